@@ -1,0 +1,266 @@
+//! The validated configuration: what the rest of phasegate reads. A value of
+//! these types only exists after `config::load` checked it, so nothing
+//! downstream re-validates names, durations, globs or regexes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use globset::GlobSet;
+use regex::Regex;
+use serde::Serialize;
+
+/// How strictly failures that are not plain check failures are treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Every tier blocks and every `warn` becomes `block`.
+    Strict,
+    /// Fail closed, with `on_missing` deciding what a missing tool means.
+    #[default]
+    Auto,
+    /// Fail open: missing tools are skipped, timeouts and crashes only warn.
+    Fast,
+}
+
+impl Profile {
+    pub const NAMES: [&'static str; 3] = ["strict", "auto", "fast"];
+
+    pub fn parse(name: &str) -> Option<Profile> {
+        match name {
+            "strict" => Some(Profile::Strict),
+            "auto" => Some(Profile::Auto),
+            "fast" => Some(Profile::Fast),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Strict => "strict",
+            Profile::Auto => "auto",
+            Profile::Fast => "fast",
+        }
+    }
+}
+
+/// What a failing check does to the verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OnFailure {
+    #[default]
+    Block,
+    Warn,
+    /// The check is disabled: it does not run.
+    Skip,
+}
+
+impl OnFailure {
+    pub const NAMES: [&'static str; 3] = ["block", "warn", "skip"];
+
+    pub fn parse(name: &str) -> Option<OnFailure> {
+        match name {
+            "block" => Some(OnFailure::Block),
+            "warn" => Some(OnFailure::Warn),
+            "skip" => Some(OnFailure::Skip),
+            _ => None,
+        }
+    }
+}
+
+/// What a missing executable means under the `auto` profile (tier 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OnMissing {
+    /// The verdict is `incomplete` and blocks.
+    #[default]
+    Block,
+    /// The check is reported as missing and the verdict only warns.
+    Warn,
+    /// The check is skipped, noted in the verdict.
+    Skip,
+}
+
+impl OnMissing {
+    pub const NAMES: [&'static str; 3] = ["block", "warn", "skip"];
+
+    pub fn parse(name: &str) -> Option<OnMissing> {
+        match name {
+            "block" => Some(OnMissing::Block),
+            "warn" => Some(OnMissing::Warn),
+            "skip" => Some(OnMissing::Skip),
+            _ => None,
+        }
+    }
+}
+
+/// Where a diagnostic comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    Test,
+    Lint,
+    Build,
+    Typecheck,
+    Runtime,
+}
+
+impl Origin {
+    pub const NAMES: [&'static str; 5] = ["test", "lint", "build", "typecheck", "runtime"];
+
+    pub fn parse(name: &str) -> Option<Origin> {
+        match name {
+            "test" => Some(Origin::Test),
+            "lint" => Some(Origin::Lint),
+            "build" => Some(Origin::Build),
+            "typecheck" => Some(Origin::Typecheck),
+            "runtime" => Some(Origin::Runtime),
+            _ => None,
+        }
+    }
+
+    /// The origin a check implies by its conventional name.
+    pub fn for_check_name(name: &str) -> Origin {
+        match name {
+            "tests" | "test" => Origin::Test,
+            "lint" | "fmt" | "format" | "docs" => Origin::Lint,
+            "build" => Origin::Build,
+            "typecheck" | "check" => Origin::Typecheck,
+            _ => Origin::Runtime,
+        }
+    }
+}
+
+/// How a check's command was configured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckKind {
+    /// The command comes from `[commands]` (or the detected default) by name.
+    Code,
+    /// The check has its own `command`.
+    Custom,
+    /// An external reviewer that answers with one JSON object.
+    Verifier,
+}
+
+/// A command line as configured: split into argv, or handed to `sh -c`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandLine {
+    /// Split with shell-like quoting rules, run without a shell.
+    Argv(Vec<String>),
+    /// Run as `sh -c <script>` (`shell = true`).
+    Shell(String),
+}
+
+/// Which parser turns a check's output into diagnostics.
+#[derive(Debug, Clone)]
+pub enum ParserChoice {
+    /// Chosen from the program name and the output.
+    Auto,
+    /// A parser by name (`generic`, `none`, a tool family).
+    Named(String),
+    /// A custom regex with at least the named groups `file` and `line`.
+    Regex(Regex),
+}
+
+/// A place in a configuration file, for diagnostics that point back at it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfigLocation {
+    /// The file, relative to the repository root (`phasegate.toml`).
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub column: u32,
+}
+
+/// One configured check, validated.
+#[derive(Debug, Clone)]
+pub struct CheckSpec {
+    pub name: String,
+    pub kind: CheckKind,
+    pub command: CommandLine,
+    /// The globs as written, for display.
+    pub files: Vec<String>,
+    /// The compiled `files` globs; `None` when the check has no filter.
+    pub file_filter: Option<GlobSet>,
+    pub timeout: Duration,
+    pub env: BTreeMap<String, String>,
+    /// Relative to the repository root.
+    pub cwd: Option<PathBuf>,
+    pub parser: ParserChoice,
+    pub origin: Origin,
+    pub on_failure: OnFailure,
+    pub on_missing: OnMissing,
+    /// Where the check is defined, or `None` for the embedded default.
+    pub location: Option<ConfigLocation>,
+}
+
+/// A phase: the checks that run in it.
+#[derive(Debug, Clone, Default)]
+pub struct Phase {
+    pub checks: Vec<CheckSpec>,
+}
+
+/// A workflow replaces the checks of some phases.
+#[derive(Debug, Clone, Default)]
+pub struct Workflow {
+    pub phases: BTreeMap<String, Phase>,
+}
+
+/// `[gate]`.
+#[derive(Debug, Clone)]
+pub struct GateConfig {
+    pub profile: Profile,
+    pub default_phase: String,
+    pub max_retries: u32,
+    /// The workflow used when `--workflow` is not given.
+    pub workflow: Option<String>,
+    /// Parallel checks; `None` means the number of CPUs.
+    pub jobs: Option<usize>,
+}
+
+/// `[handoff]`.
+#[derive(Debug, Clone)]
+pub struct HandoffConfig {
+    pub paths: Vec<String>,
+    pub path_filter: GlobSet,
+    /// Required checkpoints per stage, when overridden.
+    pub checkpoints: BTreeMap<String, Vec<String>>,
+    /// Checkpoint name → check name whose result verifies it.
+    pub claims: BTreeMap<String, String>,
+}
+
+/// Where the configuration came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum ConfigOrigin {
+    /// `phasegate.toml` (and `phasegate.local.toml` when present).
+    File { files: Vec<String> },
+    /// No file: the embedded default for the detected language.
+    Embedded { language: Option<String> },
+}
+
+/// The whole validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub origin: ConfigOrigin,
+    pub gate: GateConfig,
+    pub commands: BTreeMap<String, CommandLine>,
+    pub phases: BTreeMap<String, Phase>,
+    pub workflows: BTreeMap<String, Workflow>,
+    pub handoff: HandoffConfig,
+}
+
+impl Config {
+    /// The checks of `phase`, as the given workflow (if any) replaces them.
+    /// `None` when the phase does not exist.
+    pub fn checks_for(&self, phase: &str, workflow: Option<&str>) -> Option<&[CheckSpec]> {
+        if let Some(flow) = workflow.and_then(|w| self.workflows.get(w)) {
+            if let Some(p) = flow.phases.get(phase) {
+                return Some(&p.checks);
+            }
+        }
+        self.phases.get(phase).map(|p| p.checks.as_slice())
+    }
+}

@@ -1,0 +1,129 @@
+//! What the runner is asked to do (`CheckPlan`) and what it reports back
+//! (`CheckOutcome`). The runner never decides pass or fail: it records how
+//! each process ended, and `gate::decide` turns that into a verdict.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::{CheckKind, Origin, ParserChoice};
+use crate::diagnostics::Diagnostic;
+
+/// One process to start: a check with a `{files}` list too long for one
+/// command line becomes several invocations, and every one must pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// `argv[0]` is the program (a name looked up on `PATH`, or a path).
+    pub argv: Vec<String>,
+}
+
+/// A check resolved for this run: commands expanded, paths absolute.
+#[derive(Debug, Clone)]
+pub struct CheckPlan {
+    pub name: String,
+    pub kind: CheckKind,
+    pub origin: Origin,
+    /// At least one. Run in order; a failing batch does not stop the rest.
+    pub invocations: Vec<Invocation>,
+    /// The working directory (absolute).
+    pub cwd: PathBuf,
+    /// Variables added to phasegate's own environment for the child.
+    pub env: Vec<(String, String)>,
+    /// For the whole check, all invocations together.
+    pub timeout: Duration,
+    /// Where the full, interleaved output is written.
+    pub log_path: PathBuf,
+    pub parser: ParserChoice,
+    /// Lines and paths in diagnostics are made relative to this directory.
+    pub root: PathBuf,
+}
+
+/// How a check's process(es) ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Termination {
+    /// Every invocation exited; the code is the first non-zero one, or 0.
+    Exited(i32),
+    /// A process was killed by a signal it did not ask for (a crash).
+    Signaled(i32),
+    /// The check ran past its timeout; its process group was killed.
+    TimedOut(Duration),
+    /// The program was not found before spawning (tier 1).
+    Missing { program: String },
+    /// The process could not be started, or its output not read (tier 2).
+    SpawnFailed(String),
+}
+
+/// A verifier's answer, read from its standard output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VerifierReply {
+    /// The one JSON object the protocol asks for.
+    Answer(VerifierAnswer),
+    /// Anything else, with what was wrong with it (tier 3).
+    Malformed(String),
+}
+
+/// `{"verdict": "pass" | "fail", "findings": [...]}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifierAnswer {
+    pub pass: bool,
+    pub findings: Vec<Diagnostic>,
+}
+
+/// What the runner kept of a check's output: the first and the last bytes,
+/// with the total size, so memory stays bounded whatever the tool prints.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CapturedOutput {
+    pub head: Vec<u8>,
+    pub tail: Vec<u8>,
+    /// Every byte the check printed, including the ones not kept.
+    pub total_bytes: u64,
+}
+
+impl CapturedOutput {
+    /// Whether bytes between `head` and `tail` were dropped.
+    pub fn truncated(&self) -> bool {
+        self.total_bytes > (self.head.len() + self.tail.len()) as u64
+    }
+
+    /// The last `max_lines` lines of output, decoded lossily, ANSI escapes
+    /// removed.
+    pub fn tail_lines(&self, max_lines: usize) -> Vec<String> {
+        let source = if self.tail.is_empty() {
+            &self.head
+        } else {
+            &self.tail
+        };
+        let text = crate::diagnostics::strip_ansi(&String::from_utf8_lossy(source));
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim_end)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let start = lines.len().saturating_sub(max_lines);
+        lines[start..].iter().map(|l| (*l).to_string()).collect()
+    }
+}
+
+/// The result of running one plan.
+#[derive(Debug, Clone)]
+pub struct CheckOutcome {
+    pub name: String,
+    pub termination: Termination,
+    pub duration: Duration,
+    pub output: CapturedOutput,
+    pub log_path: PathBuf,
+    /// Diagnostics parsed from the output as it streamed.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Diagnostics beyond the per-check cap, counted but not kept.
+    pub dropped_diagnostics: usize,
+    /// For `kind = "verifier"` checks that exited.
+    pub verifier: Option<VerifierReply>,
+    /// The argv of each invocation, as run.
+    pub invocations: Vec<Invocation>,
+}
+
+/// Progress reported while checks run, for a live display.
+#[derive(Debug, Clone)]
+pub enum RunEvent {
+    Started { name: String },
+    Finished { name: String, ok: bool, duration: Duration },
+}
