@@ -1,8 +1,10 @@
 //! Turning tool output into `Diagnostic`s.
 
 mod diagnostic;
+mod extractor;
 
 pub use diagnostic::*;
+pub use extractor::*;
 
 /// Removes ANSI escape sequences (colours, cursor moves) from `text`.
 pub fn strip_ansi(text: &str) -> String {

@@ -50,6 +50,9 @@ pub enum Termination {
     Missing { program: String },
     /// The process could not be started, or its output not read (tier 2).
     SpawnFailed(String),
+    /// phasegate itself was interrupted (SIGINT, SIGTERM, SIGHUP) and killed
+    /// the check's process group.
+    Interrupted,
 }
 
 /// A verifier's answer, read from its standard output.
