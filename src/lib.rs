@@ -1,7 +1,99 @@
 //! phasegate: an objective quality gate for work handed between agents and
-//! people. `run` is the whole program; `main.rs` only calls it.
+//! people. `run` is the whole program; `main.rs` only calls it. Any error or
+//! panic below becomes a verdict here, never a silent pass.
 
+pub mod cli;
+pub mod commands;
 pub mod config;
+pub mod context;
 pub mod diagnostics;
 pub mod exit;
+pub mod gate;
+pub mod git;
+pub mod report;
 pub mod runner;
+pub mod state;
+
+use std::io::Write;
+use std::panic::{self, AssertUnwindSafe};
+
+use cli::{Cli, Command, Format};
+use commands::Streams;
+use exit::ExitCode;
+
+/// Runs one command line to completion and returns its exit code.
+pub fn run(cli: &Cli) -> ExitCode {
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let mut out = stdout.lock();
+    let mut err = stderr.lock();
+    // Buffer standard output so a panic half-way never leaves half a JSON
+    // document behind: the report is written at the end, in one piece.
+    let mut buffer: Vec<u8> = Vec::new();
+    let result = {
+        let mut io = Streams {
+            out: &mut buffer,
+            err: &mut err,
+        };
+        panic::catch_unwind(AssertUnwindSafe(|| dispatch(cli, &mut io)))
+    };
+    match result {
+        Ok(code) => {
+            write_out(&mut out, &buffer);
+            code
+        }
+        Err(payload) => {
+            let message = panic_message(payload.as_ref());
+            let json = matches!(&cli.command, Command::Run(args) if args.format == Format::Json);
+            let verdict = gate::Verdict::stopped(
+                config::Profile::default(),
+                None,
+                commands::internal_message(format!("phasegate panicked: {message}")),
+            );
+            if json {
+                let mut document = Vec::new();
+                // Serialising a verdict cannot fail: it holds only strings,
+                // numbers and lists.
+                let _ = report::json::render(&verdict, &mut document);
+                write_out(&mut out, &document);
+            } else {
+                write_out(&mut out, &buffer);
+                let _ = writeln!(
+                    err,
+                    "error: phasegate hit an internal error and could not finish: {message}\n\
+                     The verdict is `incomplete` (exit 3). This is a bug in phasegate; please report it."
+                );
+            }
+            ExitCode::Incomplete
+        }
+    }
+}
+
+fn dispatch(cli: &Cli, io: &mut Streams<'_>) -> ExitCode {
+    let ctx = match context::Context::from_env() {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            let _ = writeln!(io.err, "error: failed to read the current directory: {e}");
+            return ExitCode::Incomplete;
+        }
+    };
+    match &cli.command {
+        Command::Run(args) => commands::run::run(&ctx, args, io),
+        Command::Init(args) => commands::init::run(&ctx, args, io),
+    }
+}
+
+fn write_out(out: &mut dyn Write, bytes: &[u8]) {
+    // A closed pipe on stdout is a quiet, normal end.
+    let _ = out.write_all(bytes).and_then(|()| out.flush());
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic payload".to_string()
+    }
+}

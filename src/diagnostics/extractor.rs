@@ -48,7 +48,13 @@ impl Extractor {
 
     /// Feeds one line of output, without its line terminator.
     pub fn line(&mut self, _line: &str) {
-        let _ = (&self.check, self.origin, &self.parser, &self.root, &self.cwd);
+        let _ = (
+            &self.check,
+            self.origin,
+            &self.parser,
+            &self.root,
+            &self.cwd,
+        );
     }
 
     /// The diagnostics found, and how many more were dropped over the cap.

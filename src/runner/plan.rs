@@ -127,6 +127,12 @@ pub struct CheckOutcome {
 /// Progress reported while checks run, for a live display.
 #[derive(Debug, Clone)]
 pub enum RunEvent {
-    Started { name: String },
-    Finished { name: String, ok: bool, duration: Duration },
+    Started {
+        name: String,
+    },
+    Finished {
+        name: String,
+        ok: bool,
+        duration: Duration,
+    },
 }

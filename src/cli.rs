@@ -1,0 +1,66 @@
+//! The command line, as clap definitions only: no behaviour here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// An objective quality gate for work handed between AI agents and people.
+#[derive(Debug, Parser)]
+#[command(name = "phasegate", version, about, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the checks of a phase and print the verdict.
+    Run(RunArgs),
+    /// Detect the project's language and write a commented `phasegate.toml`.
+    Init(InitArgs),
+}
+
+/// Output formats of `run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A compact report for people.
+    Human,
+    /// The `phasegate/verdict/v1` JSON document, and nothing else on stdout.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The phase whose checks run (default: `PHASEGATE_PHASE`, then
+    /// `gate.default_phase`).
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
+    /// strict | auto | fast (default: `PHASEGATE_PROFILE`, then `gate.profile`).
+    #[arg(long, value_name = "PROFILE")]
+    pub profile: Option<String>,
+    /// A workflow whose phase definitions replace the defaults.
+    #[arg(long, value_name = "NAME")]
+    pub workflow: Option<String>,
+    /// Run only this check (repeatable).
+    #[arg(long = "check", value_name = "NAME")]
+    pub checks: Vec<String>,
+    /// Select every tracked file (the default until staged runs exist).
+    #[arg(long, conflicts_with = "files")]
+    pub all_files: bool,
+    /// Select these files, relative to the current directory.
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// How to print the verdict.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// How many checks run at once (default: the number of CPUs).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Overwrite an existing `phasegate.toml`.
+    #[arg(long)]
+    pub force: bool,
+}

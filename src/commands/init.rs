@@ -1,0 +1,42 @@
+//! `phasegate init`: write a commented `phasegate.toml` for the detected
+//! language; never overwrite one without `--force`.
+
+use crate::cli::InitArgs;
+use crate::config;
+use crate::context::Context;
+use crate::exit::ExitCode;
+
+use super::Streams;
+
+pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
+    let root = match crate::git::discover(&ctx.cwd) {
+        Ok(Some(repo)) => repo.root,
+        Ok(None) => ctx.cwd.clone(),
+        Err(e) => {
+            let _ = writeln!(io.err, "error: {e}");
+            return ExitCode::Usage;
+        }
+    };
+    let path = root.join("phasegate.toml");
+    if path.exists() && !args.force {
+        let _ = writeln!(
+            io.err,
+            "error: `{}` already exists\nhelp: run `phasegate init --force` to replace it",
+            path.display()
+        );
+        return ExitCode::Usage;
+    }
+    let text = config::init_template(&root);
+    if let Err(e) = std::fs::write(&path, text) {
+        let _ = writeln!(io.err, "error: failed to write `{}`: {e}", path.display());
+        return ExitCode::Incomplete;
+    }
+    let language = config::detect_language(&root)
+        .map_or_else(|| "no known language".to_string(), |l| l.name().to_string());
+    let _ = writeln!(
+        io.out,
+        "wrote {} ({language}); run `phasegate run` to try it",
+        path.display()
+    );
+    ExitCode::Proceed
+}

@@ -1,0 +1,273 @@
+//! `phasegate run`: select files, resolve the phase, run its checks, decide,
+//! record and render. Glue only: every decision lives in `gate`.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::cli::{Format, RunArgs};
+use crate::config::{self, Config, Profile};
+use crate::context::Context;
+use crate::exit::ExitCode;
+use crate::gate::{self, CheckInput, CheckRun, GateInput, Verdict, VerdictError};
+use crate::report;
+use crate::runner;
+use crate::state::{self, RunDir};
+
+use super::Streams;
+
+/// Runs the gate and returns the exit code.
+pub fn run(ctx: &Context, args: &RunArgs, io: &mut Streams<'_>) -> ExitCode {
+    let json = args.format == Format::Json;
+    let stop = |io: &mut Streams<'_>, profile: Profile, error: VerdictError| {
+        let verdict = Verdict::stopped(profile, args.phase.clone(), error);
+        super::emit_stopped(&verdict, json, ctx, io)
+    };
+
+    let repo = match crate::git::discover(&ctx.cwd) {
+        Ok(repo) => repo,
+        Err(e @ crate::git::GitError::Bare { .. }) => {
+            return stop(io, Profile::default(), super::usage_error(e.to_string()));
+        }
+        Err(e) => return stop(io, Profile::default(), super::internal_error(&e)),
+    };
+    let root = repo
+        .as_ref()
+        .map_or_else(|| ctx.cwd.clone(), |r| r.root.clone());
+
+    let config = match config::load(&root) {
+        Ok(config) => config,
+        Err(error) => {
+            if !json {
+                report::errors::render_diagnostic(&error, io.err, ctx.color_for(ctx.stderr_tty));
+            }
+            return stop(io, Profile::default(), super::config_error(&error));
+        }
+    };
+    ctx.maybe_test_panic("config");
+
+    let settings = match resolve(ctx, args, &config) {
+        Ok(settings) => settings,
+        Err(message) => return stop(io, config.gate.profile, super::usage_error(message)),
+    };
+
+    let (selection, mut notes) = match select_files(ctx, args, &root, repo.is_some()) {
+        Ok(selection) => selection,
+        Err(error) => return stop(io, settings.profile, error),
+    };
+
+    let state_dir = state::state_dir(
+        repo.as_ref().map(|r| r.common_dir.as_path()),
+        &root,
+        &ctx.temp_dir,
+    );
+    let run_dir = match RunDir::create(&state_dir, SystemTime::now(), std::process::id()) {
+        Ok(dir) => dir,
+        Err(e) => {
+            return stop(
+                io,
+                settings.profile,
+                super::internal_message(format!(
+                    "failed to create a run directory under `{}`: {e}",
+                    state_dir.display()
+                )),
+            )
+        }
+    };
+
+    let specs: Vec<&config::CheckSpec> = config
+        .checks_for(&settings.phase, settings.workflow.as_deref())
+        .unwrap_or_default()
+        .iter()
+        .filter(|c| args.checks.is_empty() || args.checks.contains(&c.name))
+        .collect();
+    let planned: Vec<_> = specs
+        .iter()
+        .map(|spec| gate::plan_check(spec, &selection, &ctx.skip, &root, &run_dir))
+        .collect();
+    let plans: Vec<runner::CheckPlan> = planned
+        .iter()
+        .filter_map(|p| p.as_ref().ok().cloned())
+        .collect();
+    ctx.maybe_test_panic("run");
+
+    let jobs = args
+        .jobs
+        .map(usize::from)
+        .or(config.gate.jobs)
+        .unwrap_or(ctx.cpus)
+        .max(1);
+    let outcomes = if !json && ctx.stderr_tty && !plans.is_empty() {
+        let mut progress = report::progress::Progress::new(&mut *io.err, plans.len());
+        let outcomes = runner::run_checks(&plans, jobs, &mut |event| progress.event(&event));
+        progress.finish();
+        outcomes
+    } else {
+        runner::run_checks(&plans, jobs, &mut |_| {})
+    };
+
+    let pinned: Vec<(String, String)> = runner::PINNED_ENV
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+        .collect();
+    let mut outcomes = outcomes.into_iter();
+    let mut checks = Vec::with_capacity(specs.len());
+    for (spec, planned) in specs.iter().zip(planned) {
+        let run = match planned {
+            Err(reason) => CheckRun::NotRun(reason),
+            Ok(plan) => {
+                let Some(outcome) = outcomes.next() else {
+                    unreachable!("the runner returns one outcome per plan")
+                };
+                if let Err(e) = run_dir.write_invocation(&plan, &outcome, &pinned) {
+                    notes.push(format!(
+                        "failed to write the invocation record of `{}`: {e}",
+                        plan.name
+                    ));
+                }
+                CheckRun::Ran(Box::new(outcome))
+            }
+        };
+        checks.push(CheckInput {
+            name: spec.name.clone(),
+            kind: spec.kind,
+            origin: spec.origin,
+            on_failure: spec.on_failure,
+            on_missing: spec.on_missing,
+            location: spec.location.clone(),
+            run,
+        });
+    }
+
+    let verdict = gate::decide(GateInput {
+        phase: settings.phase,
+        profile: settings.profile,
+        workflow: settings.workflow,
+        run_id: Some(run_dir.id.clone()),
+        checks,
+        notes,
+        environment: pinned,
+        root: root.clone(),
+        summary_limit: 5,
+    });
+    ctx.maybe_test_panic("decide");
+    if let Err(e) = run_dir.write_verdict(&verdict) {
+        // The verdict on stdout is still the answer; the record is a copy.
+        let _ = writeln!(
+            io.err,
+            "warning: failed to record the verdict in `{}`: {e}",
+            run_dir.path.display()
+        );
+    }
+    super::emit(&verdict, json, ctx, io)
+}
+
+/// The phase, profile and workflow of this run, checked against the config.
+struct Settings {
+    phase: String,
+    profile: Profile,
+    workflow: Option<String>,
+}
+
+fn resolve(ctx: &Context, args: &RunArgs, config: &Config) -> Result<Settings, String> {
+    let profile = match args.profile.as_ref().or(ctx.profile.as_ref()) {
+        Some(name) => Profile::parse(name).ok_or_else(|| {
+            format!(
+                "unknown profile `{name}`: expected one of {}",
+                Profile::NAMES.join(", ")
+            )
+        })?,
+        None => config.gate.profile,
+    };
+    let workflow = args
+        .workflow
+        .clone()
+        .or_else(|| config.gate.workflow.clone());
+    if let Some(name) = &workflow {
+        if !config.workflows.contains_key(name) {
+            return Err(unknown("workflow", name, config.workflows.keys()));
+        }
+    }
+    let phase = args
+        .phase
+        .clone()
+        .or_else(|| ctx.phase.clone())
+        .unwrap_or_else(|| config.gate.default_phase.clone());
+    let Some(checks) = config.checks_for(&phase, workflow.as_deref()) else {
+        return Err(unknown("phase", &phase, config.phases.keys()));
+    };
+    for name in &args.checks {
+        if !checks.iter().any(|c| &c.name == name) {
+            return Err(unknown(
+                &format!("check in phase `{phase}`:"),
+                name,
+                checks.iter().map(|c| &c.name),
+            ));
+        }
+    }
+    Ok(Settings {
+        phase,
+        profile,
+        workflow,
+    })
+}
+
+fn unknown<'a>(what: &str, name: &str, known: impl Iterator<Item = &'a String>) -> String {
+    let known: Vec<&String> = known.collect();
+    let mut message = format!("unknown {what} `{name}`");
+    if let Some(near) = config::suggest(name, known.iter().map(|s| s.as_str())) {
+        message.push_str(&format!(": did you mean `{near}`?"));
+    } else if known.is_empty() {
+        message.push_str(": none is defined");
+    } else {
+        let list: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+        message.push_str(&format!(": expected one of {}", list.join(", ")));
+    }
+    message
+}
+
+/// The selected files, relative to `root`, and notes about the selection.
+fn select_files(
+    ctx: &Context,
+    args: &RunArgs,
+    root: &Path,
+    in_repo: bool,
+) -> Result<(Vec<String>, Vec<String>), VerdictError> {
+    let mut notes = Vec::new();
+    if !args.files.is_empty() {
+        let mut files = Vec::new();
+        for file in &args.files {
+            let absolute: PathBuf = if file.is_absolute() {
+                file.clone()
+            } else {
+                ctx.cwd.join(file)
+            };
+            if !absolute.is_file() {
+                notes.push(format!(
+                    "`{}` is not a file; it was left out",
+                    file.display()
+                ));
+                continue;
+            }
+            let absolute = std::fs::canonicalize(&absolute).unwrap_or(absolute);
+            match absolute.strip_prefix(root) {
+                Ok(relative) => files.push(relative.to_string_lossy().into_owned()),
+                Err(_) => {
+                    return Err(super::usage_error(format!(
+                        "`{}` is outside the repository at `{}`",
+                        file.display(),
+                        root.display()
+                    )))
+                }
+            }
+        }
+        files.sort();
+        files.dedup();
+        return Ok((files, notes));
+    }
+    if !in_repo {
+        return Ok((Vec::new(), notes));
+    }
+    crate::git::tracked_files(root)
+        .map(|files| (files, notes))
+        .map_err(|e| super::internal_error(&e))
+}

@@ -1,0 +1,90 @@
+//! The one place phasegate reads its environment: working directory,
+//! terminal, colour, CI and every `PHASEGATE_*` variable. Everything else
+//! takes a `Context`, so tests can set it and nothing reaches for `std::env`.
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// What phasegate knows about where and how it runs.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// The directory phasegate was started in.
+    pub cwd: PathBuf,
+    /// Standard output is a terminal.
+    pub stdout_tty: bool,
+    /// Standard error is a terminal (the live progress line goes there).
+    pub stderr_tty: bool,
+    /// `NO_COLOR` is set to anything non-empty (<https://no-color.org>).
+    pub no_color: bool,
+    /// `TERM=dumb`.
+    pub dumb_terminal: bool,
+    /// Running in a CI system (`CI` set, as every major CI sets it).
+    pub ci: bool,
+    /// `PHASEGATE_PHASE`: the phase when `--phase` is not given.
+    pub phase: Option<String>,
+    /// `PHASEGATE_PROFILE`: the profile when `--profile` is not given.
+    pub profile: Option<String>,
+    /// `PHASEGATE_SKIP=check,check`: checks to skip, recorded in the verdict.
+    pub skip: Vec<String>,
+    /// `PHASEGATE_SESSION`: the agent session, recorded with interventions.
+    pub session: Option<String>,
+    /// `PHASEGATE_TEST_PANIC=<stage>`: a hidden switch that makes phasegate
+    /// panic at a named stage, so the panic path can be tested end to end.
+    pub test_panic: Option<String>,
+    /// The system's temporary directory (state outside a git repository).
+    pub temp_dir: PathBuf,
+    /// The number of CPUs, the default for `--jobs`.
+    pub cpus: usize,
+}
+
+impl Context {
+    /// Reads the real process environment.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "this is the one place the environment is read"
+    )]
+    pub fn from_env() -> std::io::Result<Context> {
+        let var = |name: &str| -> Option<String> {
+            std::env::var_os(name)
+                .map(|v: OsString| v.to_string_lossy().into_owned())
+                .filter(|v| !v.is_empty())
+        };
+        Ok(Context {
+            cwd: std::env::current_dir()?,
+            stdout_tty: std::io::stdout().is_terminal(),
+            stderr_tty: std::io::stderr().is_terminal(),
+            no_color: var("NO_COLOR").is_some(),
+            dumb_terminal: var("TERM").as_deref() == Some("dumb"),
+            ci: var("CI").is_some_and(|v| v != "false" && v != "0"),
+            phase: var("PHASEGATE_PHASE"),
+            profile: var("PHASEGATE_PROFILE"),
+            skip: var("PHASEGATE_SKIP")
+                .map(|v| {
+                    v.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            session: var("PHASEGATE_SESSION"),
+            test_panic: var("PHASEGATE_TEST_PANIC"),
+            temp_dir: std::env::temp_dir(),
+            cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+        })
+    }
+
+    /// Whether output to a stream that is (or is not) a terminal gets colour.
+    pub fn color_for(&self, is_tty: bool) -> bool {
+        is_tty && !self.no_color && !self.dumb_terminal
+    }
+
+    /// Panics when the hidden test switch names `stage`.
+    pub fn maybe_test_panic(&self, stage: &str) {
+        assert!(
+            self.test_panic.as_deref() != Some(stage),
+            "PHASEGATE_TEST_PANIC: forced panic at stage `{stage}`"
+        );
+    }
+}

@@ -1,0 +1,568 @@
+//! The policy: check outcomes + `on_failure` + profile + failure tiers →
+//! `Verdict`. A pure function of its input: no I/O, no clock, no printing.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::config::{CheckKind, ConfigLocation, OnFailure, OnMissing, Origin, Profile};
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::runner::{CheckOutcome, Termination, VerifierReply};
+
+use super::verdict::{CheckResult, CheckStatus, Effect, Next, Status, Verdict, SCHEMA};
+
+/// How many output lines a failing check with no parsed diagnostic shows.
+const TAIL_LINES: usize = 20;
+
+/// Why a configured check did not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkipReason {
+    /// `on_failure = "skip"`: the check is disabled.
+    Disabled,
+    /// It has a `files` filter and no selected file matches.
+    NoMatchingFiles,
+    /// It passes `{files}` and no file is selected.
+    NoFiles,
+    /// Named in `PHASEGATE_SKIP`.
+    SkippedByEnv,
+}
+
+impl SkipReason {
+    fn describe(&self) -> &'static str {
+        match self {
+            SkipReason::Disabled => "disabled (on_failure = \"skip\")",
+            SkipReason::NoMatchingFiles => "no selected file matches its `files`",
+            SkipReason::NoFiles => "no files selected for `{files}`",
+            SkipReason::SkippedByEnv => "skipped by PHASEGATE_SKIP",
+        }
+    }
+}
+
+/// What happened to one check.
+#[derive(Debug, Clone)]
+pub enum CheckRun {
+    NotRun(SkipReason),
+    Ran(Box<CheckOutcome>),
+}
+
+/// One check as the policy sees it.
+#[derive(Debug, Clone)]
+pub struct CheckInput {
+    pub name: String,
+    pub kind: CheckKind,
+    pub origin: Origin,
+    pub on_failure: OnFailure,
+    pub on_missing: OnMissing,
+    /// Where the check is configured, for diagnostics with nothing better.
+    pub location: Option<ConfigLocation>,
+    pub run: CheckRun,
+}
+
+/// Everything `decide` needs.
+#[derive(Debug, Clone)]
+pub struct GateInput {
+    pub phase: String,
+    pub profile: Profile,
+    pub workflow: Option<String>,
+    pub run_id: Option<String>,
+    pub checks: Vec<CheckInput>,
+    /// Notes gathered before the checks ran (e.g. files that do not exist).
+    pub notes: Vec<String>,
+    pub environment: Vec<(String, String)>,
+    /// The repository root: logs are shown relative to it.
+    pub root: std::path::PathBuf,
+    /// How many lines the summary keeps.
+    pub summary_limit: usize,
+}
+
+/// One check judged.
+struct Judged {
+    status: CheckStatus,
+    effect: Effect,
+    tier: Option<u8>,
+    reason: Option<String>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Applies the policy.
+pub fn decide(input: GateInput) -> Verdict {
+    let mut checks = Vec::with_capacity(input.checks.len());
+    let mut diagnostics = Vec::new();
+    let mut notes = input.notes;
+
+    for check in &input.checks {
+        let judged = judge(input.profile, check);
+        let result = check_result(check, &judged, &input.root);
+        match judged.effect {
+            Effect::FailOpen => notes.push(format!(
+                "check `{}` {} under the fast profile: verification is incomplete but fails open",
+                check.name,
+                judged.reason.as_deref().unwrap_or("did not finish"),
+            )),
+            Effect::None if judged.status == CheckStatus::Skipped && judged.tier == Some(1) => {
+                notes.push(format!(
+                    "check `{}` skipped: {}",
+                    check.name,
+                    judged.reason.as_deref().unwrap_or("its tool is missing")
+                ));
+            }
+            _ => {}
+        }
+        diagnostics.extend(judged.diagnostics);
+        checks.push(result);
+    }
+
+    let ran = checks
+        .iter()
+        .filter(|c| c.status != CheckStatus::Skipped)
+        .count();
+    if ran == 0 {
+        notes.push(format!("no check ran in phase `{}`", input.phase));
+    }
+
+    let worst = |effect: Effect| checks.iter().any(|c| c.effect == effect);
+    let (status, next, fail_open) = if worst(Effect::Block) {
+        (Status::Failed, Next::Fix, false)
+    } else if worst(Effect::Incomplete) {
+        (Status::Incomplete, Next::Resume, false)
+    } else if worst(Effect::FailOpen) {
+        (Status::Incomplete, Next::Proceed, true)
+    } else if worst(Effect::Warn) {
+        (Status::Warned, Next::Proceed, false)
+    } else {
+        (Status::Passed, Next::Proceed, false)
+    };
+
+    let summary = summarize(&diagnostics, &checks, input.summary_limit);
+
+    Verdict {
+        schema: SCHEMA,
+        status,
+        next,
+        phase: Some(input.phase),
+        profile: input.profile,
+        workflow: input.workflow,
+        run_id: input.run_id,
+        fail_open,
+        checks,
+        handoffs: Vec::new(),
+        diagnostics,
+        summary,
+        notes,
+        interventions: Vec::new(),
+        environment: input.environment,
+        error: None,
+    }
+}
+
+/// The effect of an event that kept verification from finishing (tiers 2
+/// and 3): fail closed unless the profile is `fast`.
+fn unfinished(profile: Profile) -> Effect {
+    match profile {
+        Profile::Fast => Effect::FailOpen,
+        Profile::Strict | Profile::Auto => Effect::Incomplete,
+    }
+}
+
+fn judge(profile: Profile, check: &CheckInput) -> Judged {
+    let outcome = match &check.run {
+        CheckRun::NotRun(reason) => {
+            return Judged {
+                status: CheckStatus::Skipped,
+                effect: Effect::None,
+                tier: None,
+                reason: Some(reason.describe().to_string()),
+                diagnostics: Vec::new(),
+            };
+        }
+        CheckRun::Ran(outcome) => outcome,
+    };
+    // `strict` turns every warning into a block.
+    let on_failure = match (profile, check.on_failure) {
+        (Profile::Strict, _) => OnFailure::Block,
+        (_, other) => other,
+    };
+    let failed_effect = match on_failure {
+        OnFailure::Warn => (CheckStatus::Warned, Effect::Warn),
+        OnFailure::Block | OnFailure::Skip => (CheckStatus::Failed, Effect::Block),
+    };
+    let mut parsed = outcome.diagnostics.clone();
+
+    match &outcome.termination {
+        Termination::Missing { program } => {
+            let (status, effect) = match (profile, check.on_missing) {
+                (Profile::Strict, _) | (Profile::Auto, OnMissing::Block) => {
+                    (CheckStatus::Missing, Effect::Incomplete)
+                }
+                (Profile::Auto, OnMissing::Warn) => (CheckStatus::Missing, Effect::Warn),
+                (Profile::Auto, OnMissing::Skip) | (Profile::Fast, _) => {
+                    (CheckStatus::Skipped, Effect::None)
+                }
+            };
+            let reason = format!("`{program}` is not installed (not found on PATH)");
+            let severity = if effect == Effect::Incomplete {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            let diagnostic = located(
+                check,
+                severity,
+                Some("missing-tool"),
+                format!(
+                    "{reason}; install it, or set `on_missing` for check `{}` to \"warn\" or \"skip\"",
+                    check.name
+                ),
+            );
+            Judged {
+                status,
+                effect,
+                tier: Some(1),
+                reason: Some(reason),
+                diagnostics: vec![diagnostic],
+            }
+        }
+        Termination::TimedOut(limit) => {
+            let reason = format!(
+                "timed out after {}; its process group was killed",
+                format_duration(*limit)
+            );
+            tier_event(
+                check,
+                outcome,
+                CheckStatus::TimedOut,
+                unfinished(profile),
+                2,
+                reason,
+                "timeout",
+            )
+        }
+        Termination::Signaled(signal) => {
+            let reason = format!("crashed: killed by signal {}", signal_name(*signal));
+            tier_event(
+                check,
+                outcome,
+                CheckStatus::Crashed,
+                unfinished(profile),
+                2,
+                reason,
+                "crash",
+            )
+        }
+        Termination::SpawnFailed(message) => {
+            let reason = format!("could not be run: {message}");
+            tier_event(
+                check,
+                outcome,
+                CheckStatus::Crashed,
+                unfinished(profile),
+                2,
+                reason,
+                "spawn-failed",
+            )
+        }
+        Termination::Interrupted => {
+            // An interrupted run never lets a commit through, whatever the
+            // profile: the person pressing Ctrl-C did not get an answer.
+            tier_event(
+                check,
+                outcome,
+                CheckStatus::Crashed,
+                Effect::Incomplete,
+                2,
+                "interrupted before it finished".to_string(),
+                "interrupted",
+            )
+        }
+        Termination::Exited(code) if check.kind == CheckKind::Verifier => {
+            judge_verifier(profile, check, outcome, *code, failed_effect)
+        }
+        Termination::Exited(0) => Judged {
+            status: CheckStatus::Passed,
+            effect: Effect::None,
+            tier: None,
+            reason: None,
+            diagnostics: parsed,
+        },
+        Termination::Exited(code) => {
+            if !parsed.iter().any(|d| d.severity == Severity::Error) {
+                parsed.push(tail_diagnostic(
+                    check,
+                    outcome,
+                    &format!("check `{}` failed (exit {code})", check.name),
+                ));
+            }
+            Judged {
+                status: failed_effect.0,
+                effect: failed_effect.1,
+                tier: None,
+                reason: Some(format!("exit {code}")),
+                diagnostics: parsed,
+            }
+        }
+    }
+}
+
+fn judge_verifier(
+    profile: Profile,
+    check: &CheckInput,
+    outcome: &CheckOutcome,
+    code: i32,
+    failed_effect: (CheckStatus, Effect),
+) -> Judged {
+    match (&outcome.verifier, code) {
+        (Some(VerifierReply::Answer(answer)), 0) if answer.pass => Judged {
+            status: CheckStatus::Passed,
+            effect: Effect::None,
+            tier: None,
+            reason: None,
+            diagnostics: answer.findings.clone(),
+        },
+        (Some(VerifierReply::Answer(answer)), _) if !answer.pass => {
+            let mut findings = answer.findings.clone();
+            if !findings.iter().any(|d| d.severity == Severity::Error) {
+                findings.push(located(
+                    check,
+                    Severity::Error,
+                    Some("verifier-fail"),
+                    format!("verifier `{}` answered \"fail\"", check.name),
+                ));
+            }
+            Judged {
+                status: failed_effect.0,
+                effect: failed_effect.1,
+                tier: None,
+                reason: Some("the verifier answered \"fail\"".to_string()),
+                diagnostics: findings,
+            }
+        }
+        (Some(VerifierReply::Answer(_)), code) => tier_event(
+            check,
+            outcome,
+            CheckStatus::Crashed,
+            unfinished(profile),
+            3,
+            format!("the verifier answered \"pass\" but exited {code}"),
+            "verifier-malformed",
+        ),
+        (Some(VerifierReply::Malformed(why)), 0) => tier_event(
+            check,
+            outcome,
+            CheckStatus::Crashed,
+            unfinished(profile),
+            3,
+            format!("the verifier's answer could not be parsed: {why}"),
+            "verifier-malformed",
+        ),
+        (_, code) => tier_event(
+            check,
+            outcome,
+            CheckStatus::Crashed,
+            unfinished(profile),
+            2,
+            format!("the verifier failed (exit {code}) without an answer"),
+            "verifier-error",
+        ),
+    }
+}
+
+fn tier_event(
+    check: &CheckInput,
+    outcome: &CheckOutcome,
+    status: CheckStatus,
+    effect: Effect,
+    tier: u8,
+    reason: String,
+    code: &str,
+) -> Judged {
+    let mut diagnostics = outcome.diagnostics.clone();
+    let mut diagnostic =
+        tail_diagnostic(check, outcome, &format!("check `{}` {reason}", check.name));
+    diagnostic.code = Some(code.to_string());
+    if effect != Effect::Incomplete {
+        diagnostic.severity = Severity::Warning;
+    }
+    diagnostics.push(diagnostic);
+    Judged {
+        status,
+        effect,
+        tier: Some(tier),
+        reason: Some(reason),
+        diagnostics,
+    }
+}
+
+/// A diagnostic located at the check's definition in `phasegate.toml`.
+fn located(
+    check: &CheckInput,
+    severity: Severity,
+    code: Option<&str>,
+    message: String,
+) -> Diagnostic {
+    Diagnostic {
+        check: check.name.clone(),
+        origin: check.origin,
+        tool: "phasegate".to_string(),
+        file: check.location.as_ref().map(|l| l.file.clone()),
+        line: check.location.as_ref().map(|l| l.line),
+        column: check.location.as_ref().map(|l| l.column),
+        severity,
+        code: code.map(str::to_string),
+        message,
+    }
+}
+
+/// The diagnostic for a failure nothing could parse: the headline and the
+/// last lines of output.
+fn tail_diagnostic(check: &CheckInput, outcome: &CheckOutcome, headline: &str) -> Diagnostic {
+    let tail = outcome.output.tail_lines(TAIL_LINES);
+    let message = if tail.is_empty() {
+        format!("{headline} and printed nothing")
+    } else {
+        format!("{headline}; last lines of output:\n{}", tail.join("\n"))
+    };
+    located(check, Severity::Error, Some("check-failed"), message)
+}
+
+fn check_result(check: &CheckInput, judged: &Judged, root: &Path) -> CheckResult {
+    let (exit_code, signal, duration_ms, log, argv, dropped, tail) = match &check.run {
+        CheckRun::NotRun(_) => (None, None, 0, None, Vec::new(), 0, Vec::new()),
+        CheckRun::Ran(outcome) => {
+            let (exit_code, signal) = match outcome.termination {
+                Termination::Exited(code) => (Some(code), None),
+                Termination::Signaled(signal) => (None, Some(signal)),
+                _ => (None, None),
+            };
+            let ran = !matches!(outcome.termination, Termination::Missing { .. });
+            let log = ran.then(|| display_path(&outcome.log_path, root));
+            let tail = if judged.status == CheckStatus::Passed || !ran {
+                Vec::new()
+            } else {
+                outcome.output.tail_lines(TAIL_LINES)
+            };
+            (
+                exit_code,
+                signal,
+                u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+                log,
+                outcome.invocations.iter().map(|i| i.argv.clone()).collect(),
+                outcome.dropped_diagnostics,
+                tail,
+            )
+        }
+    };
+    CheckResult {
+        name: check.name.clone(),
+        kind: check.kind,
+        status: judged.status,
+        on_failure: check.on_failure,
+        effect: judged.effect,
+        tier: judged.tier,
+        exit_code,
+        signal,
+        duration_ms,
+        diagnostics: judged.diagnostics.len(),
+        dropped_diagnostics: dropped,
+        log,
+        reason: judged.reason.clone(),
+        argv,
+        output_tail: tail,
+    }
+}
+
+/// `path` relative to `root` when it is inside it, else as it is.
+fn display_path(path: &Path, root: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Ranks diagnostics root cause first: errors of checks that block, then
+/// of checks that stop verification, then warnings; one line each.
+fn summarize(diagnostics: &[Diagnostic], checks: &[CheckResult], limit: usize) -> Vec<String> {
+    let rank_check = |name: &str| {
+        checks
+            .iter()
+            .find(|c| c.name == name)
+            .map_or(4, |c| match c.effect {
+                Effect::Block => 0,
+                Effect::Incomplete => 1,
+                Effect::Warn | Effect::FailOpen => 2,
+                Effect::None => 3,
+            })
+    };
+    let mut ranked: Vec<(usize, Severity, usize, &Diagnostic)> = diagnostics
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| matches!(d.severity, Severity::Error | Severity::Warning))
+        .map(|(i, d)| (rank_check(&d.check), d.severity, i, d))
+        .filter(|(rank, ..)| *rank < 3)
+        .collect();
+    ranked.sort_by_key(|(rank, severity, index, _)| (*severity, *rank, *index));
+    let mut lines: Vec<String> = Vec::new();
+    for (.., d) in ranked {
+        let line = summary_line(d);
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+        if lines.len() == limit {
+            break;
+        }
+    }
+    lines
+}
+
+fn summary_line(d: &Diagnostic) -> String {
+    let mut line = String::new();
+    if let Some(file) = &d.file {
+        line.push_str(file);
+        if let Some(l) = d.line {
+            line.push_str(&format!(":{l}"));
+        }
+        line.push(' ');
+    }
+    if let Some(code) = &d.code {
+        line.push_str(code);
+        line.push(' ');
+    }
+    line.push_str(d.message.lines().next().unwrap_or(""));
+    line.push_str(&format!(" ({})", d.check));
+    line
+}
+
+/// `1.2s`, `450ms`, `2m03s`, `10m`.
+pub fn format_duration(duration: Duration) -> String {
+    let ms = duration.as_millis();
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", duration.as_secs_f64())
+    } else {
+        let secs = duration.as_secs();
+        let (m, s) = (secs / 60, secs % 60);
+        if s == 0 {
+            format!("{m}m")
+        } else {
+            format!("{m}m{s:02}s")
+        }
+    }
+}
+
+/// `SIGSEGV (11)` for the common signals, the number otherwise.
+pub fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => return signal.to_string(),
+    };
+    format!("{name} ({signal})")
+}

@@ -1,0 +1,10 @@
+//! Policy: outcomes + `on_failure` + profile + failure tiers → `Verdict`.
+//! Decides; never runs anything and never prints.
+
+mod decide;
+mod plan;
+mod verdict;
+
+pub use decide::*;
+pub use plan::*;
+pub use verdict::*;

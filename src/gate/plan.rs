@@ -1,0 +1,83 @@
+//! From configured checks to runnable plans: which checks run on this
+//! selection of files, with which command lines, where.
+
+use std::path::Path;
+
+use crate::config::{CheckSpec, CommandLine, OnFailure};
+use crate::runner::{expand_invocations, CheckPlan};
+use crate::state::RunDir;
+
+use super::SkipReason;
+
+/// Whether a command passes the selected files (`{files}`).
+fn takes_files(command: &CommandLine) -> bool {
+    match command {
+        CommandLine::Argv(argv) => argv.iter().any(|a| a == "{files}"),
+        CommandLine::Shell(script) => script.contains("{files}"),
+    }
+}
+
+/// Resolves one check for this run, or says why it does not run.
+/// `selection` holds paths relative to `root`.
+pub fn plan_check(
+    spec: &CheckSpec,
+    selection: &[String],
+    skip: &[String],
+    root: &Path,
+    run_dir: &RunDir,
+) -> Result<CheckPlan, SkipReason> {
+    if spec.on_failure == OnFailure::Skip {
+        return Err(SkipReason::Disabled);
+    }
+    if skip.iter().any(|s| s == &spec.name) {
+        return Err(SkipReason::SkippedByEnv);
+    }
+    let matched: Vec<&String> = match &spec.file_filter {
+        Some(filter) => selection
+            .iter()
+            .filter(|f| filter.is_match(f.as_str()))
+            .collect(),
+        None => selection.iter().collect(),
+    };
+    if spec.file_filter.is_some() && matched.is_empty() {
+        return Err(SkipReason::NoMatchingFiles);
+    }
+    let cwd = match &spec.cwd {
+        Some(dir) => root.join(dir),
+        None => root.to_path_buf(),
+    };
+    let invocations = if takes_files(&spec.command) {
+        if matched.is_empty() {
+            return Err(SkipReason::NoFiles);
+        }
+        // Paths are relative to the root; a check that runs elsewhere gets
+        // absolute ones so they still name the right files.
+        let files: Vec<String> = if cwd == root {
+            matched.iter().map(|f| (*f).clone()).collect()
+        } else {
+            matched
+                .iter()
+                .map(|f| root.join(f).to_string_lossy().into_owned())
+                .collect()
+        };
+        expand_invocations(&spec.command, &files)
+    } else {
+        expand_invocations(&spec.command, &[])
+    };
+    Ok(CheckPlan {
+        name: spec.name.clone(),
+        kind: spec.kind,
+        origin: spec.origin,
+        invocations,
+        cwd,
+        env: spec
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        timeout: spec.timeout,
+        log_path: run_dir.log_path(&spec.name),
+        parser: spec.parser.clone(),
+        root: root.to_path_buf(),
+    })
+}

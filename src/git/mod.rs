@@ -1,0 +1,5 @@
+//! Git: repository discovery and file selection.
+
+mod repo;
+
+pub use repo::*;

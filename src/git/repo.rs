@@ -1,0 +1,91 @@
+//! Repository discovery and the tracked-file listing. Reads git; never
+//! writes to the work tree or the index.
+
+use std::path::{Path, PathBuf};
+
+/// Failures reading the repository.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("failed to open the git repository at `{path}`")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("`{path}` is a bare repository: phasegate needs a work tree to run checks in")]
+    Bare { path: PathBuf },
+    #[error("failed to read the git index of `{path}`")]
+    Index {
+        path: PathBuf,
+        #[source]
+        source: git2::Error,
+    },
+}
+
+/// A discovered repository with a work tree.
+#[derive(Debug, Clone)]
+pub struct RepoInfo {
+    /// The top of the work tree.
+    pub root: PathBuf,
+    /// The common git directory (shared by linked worktrees): state lives
+    /// under `<common_dir>/phasegate/`.
+    pub common_dir: PathBuf,
+}
+
+/// Finds the repository containing `dir`; `Ok(None)` outside any repository.
+pub fn discover(dir: &Path) -> Result<Option<RepoInfo>, GitError> {
+    let repo = match git2::Repository::discover(dir) {
+        Ok(repo) => repo,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(GitError::Open {
+                path: dir.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let Some(workdir) = repo.workdir() else {
+        return Err(GitError::Bare {
+            path: repo.path().to_path_buf(),
+        });
+    };
+    let root = canonical(workdir);
+    Ok(Some(RepoInfo {
+        root,
+        common_dir: canonical(repo.commondir()),
+    }))
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    // Canonical paths keep `strip_prefix` honest when the repository is
+    // reached through a symbolic link (macOS `/tmp`, for one).
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The mode of a submodule entry in the index.
+const GITLINK: u32 = 0o160_000;
+
+/// Every file in the index that exists in the work tree, relative to the
+/// root, in index order. Submodules (gitlinks) are left out.
+pub fn tracked_files(root: &Path) -> Result<Vec<String>, GitError> {
+    let repo = git2::Repository::open(root).map_err(|source| GitError::Open {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    let index = repo.index().map_err(|source| GitError::Index {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    let mut files = Vec::with_capacity(index.len());
+    for entry in index.iter() {
+        if entry.mode & 0o170_000 == GITLINK {
+            continue;
+        }
+        let path = String::from_utf8_lossy(&entry.path).into_owned();
+        if root.join(&path).is_file() {
+            files.push(path);
+        }
+    }
+    files.dedup();
+    Ok(files)
+}

@@ -1,0 +1,207 @@
+//! The human report: one line per check, the failing checks' diagnostics or
+//! output tail, the summary, and a final verdict line. Colour only when the
+//! caller says the stream is a terminal and `NO_COLOR` is unset.
+
+use std::io::{self, Write};
+
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::gate::{format_duration, CheckResult, CheckStatus, Effect, Status, Verdict};
+
+/// How many diagnostics are printed per check before "and N more".
+const MAX_PER_CHECK: usize = 20;
+
+struct Paint {
+    color: bool,
+}
+
+impl Paint {
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\u{1b}[{code}m{text}\u{1b}[0m")
+        } else {
+            text.to_string()
+        }
+    }
+    fn red(&self, t: &str) -> String {
+        self.paint("31", t)
+    }
+    fn green(&self, t: &str) -> String {
+        self.paint("32", t)
+    }
+    fn yellow(&self, t: &str) -> String {
+        self.paint("33", t)
+    }
+    fn dim(&self, t: &str) -> String {
+        self.paint("2", t)
+    }
+    fn bold(&self, t: &str) -> String {
+        self.paint("1", t)
+    }
+}
+
+/// Writes the report for `verdict`.
+pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    let p = Paint { color };
+    if let Some(error) = &verdict.error {
+        // Configuration and usage errors are drawn by miette before this;
+        // here only the verdict line follows.
+        writeln!(out, "{} {}", p.red("error:"), error.message)?;
+        return verdict_line(verdict, out, &p);
+    }
+    let width = verdict
+        .checks
+        .iter()
+        .map(|c| c.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let phase = verdict.phase.as_deref().unwrap_or("?");
+    let mut heading = format!(
+        "phasegate · phase {phase} · profile {}",
+        verdict.profile.as_str()
+    );
+    if let Some(workflow) = &verdict.workflow {
+        heading.push_str(&format!(" · workflow {workflow}"));
+    }
+    writeln!(out, "{}", p.bold(&heading))?;
+    for check in &verdict.checks {
+        check_line(check, width, out, &p)?;
+    }
+
+    // Failing checks first, then warnings, each with its diagnostics.
+    let mut detailed: Vec<&CheckResult> = verdict
+        .checks
+        .iter()
+        .filter(|c| c.effect != Effect::None)
+        .collect();
+    detailed.sort_by_key(|c| match c.effect {
+        Effect::Block => 0,
+        Effect::Incomplete => 1,
+        _ => 2,
+    });
+    for check in detailed {
+        writeln!(out)?;
+        let title = match &check.reason {
+            Some(reason) => format!("{} — {reason}", check.name),
+            None => check.name.clone(),
+        };
+        writeln!(out, "{}", p.bold(&title))?;
+        let diagnostics: Vec<&Diagnostic> = verdict
+            .diagnostics
+            .iter()
+            .filter(|d| d.check == check.name)
+            .collect();
+        for d in diagnostics.iter().take(MAX_PER_CHECK) {
+            diagnostic_line(d, out, &p)?;
+        }
+        if diagnostics.len() > MAX_PER_CHECK {
+            writeln!(out, "  … and {} more", diagnostics.len() - MAX_PER_CHECK)?;
+        }
+        if let Some(log) = &check.log {
+            writeln!(out, "  {}", p.dim(&format!("full log: {log}")))?;
+        }
+    }
+
+    if !verdict.notes.is_empty() {
+        writeln!(out)?;
+        for note in &verdict.notes {
+            writeln!(out, "{} {note}", p.yellow("note:"))?;
+        }
+    }
+    if !verdict.summary.is_empty() && verdict.status != Status::Passed {
+        writeln!(out)?;
+        writeln!(out, "{}", p.bold("summary"))?;
+        for line in &verdict.summary {
+            writeln!(out, "  {line}")?;
+        }
+    }
+    writeln!(out)?;
+    verdict_line(verdict, out, &p)
+}
+
+fn check_line(check: &CheckResult, width: usize, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+    let (mark, status) = match check.status {
+        CheckStatus::Passed => (p.green("✓"), p.green("passed")),
+        CheckStatus::Skipped => (p.dim("-"), p.dim("skipped")),
+        CheckStatus::Warned => (p.yellow("!"), p.yellow("warned")),
+        other if check.effect == Effect::Warn || check.effect == Effect::FailOpen => {
+            (p.yellow("!"), p.yellow(other.as_str()))
+        }
+        other => (p.red("✗"), p.red(other.as_str())),
+    };
+    let status_pad = 10usize.saturating_sub(check.status.as_str().chars().count());
+    let mut detail = Vec::new();
+    if check.status != CheckStatus::Skipped && check.status != CheckStatus::Missing {
+        detail.push(format_duration(std::time::Duration::from_millis(
+            check.duration_ms,
+        )));
+    }
+    if let Some(reason) = &check.reason {
+        detail.push(reason.clone());
+    }
+    if check.diagnostics > 0 && check.status != CheckStatus::Passed {
+        let n = check.diagnostics;
+        detail.push(format!("{n} diagnostic{}", if n == 1 { "" } else { "s" }));
+    }
+    writeln!(
+        out,
+        "  {mark} {name:<width$}  {status}{pad}  {detail}",
+        name = check.name,
+        pad = " ".repeat(status_pad),
+        detail = p.dim(&detail.join(" · ")),
+    )
+}
+
+fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+    let mut place = String::new();
+    if let Some(file) = &d.file {
+        place.push_str(file);
+        if let Some(line) = d.line {
+            place.push_str(&format!(":{line}"));
+            if let Some(col) = d.column {
+                place.push_str(&format!(":{col}"));
+            }
+        }
+    }
+    let severity = match d.severity {
+        Severity::Error => p.red("error"),
+        Severity::Warning => p.yellow("warning"),
+        other => p.dim(other.as_str()),
+    };
+    let code = d.code.as_ref().map(|c| format!(" {c}")).unwrap_or_default();
+    let mut lines = d.message.lines();
+    let first = lines.next().unwrap_or("");
+    if place.is_empty() {
+        writeln!(out, "  {severity}{code} {first}")?;
+    } else {
+        writeln!(out, "  {} {severity}{code} {first}", p.bold(&place))?;
+    }
+    for line in lines {
+        writeln!(out, "    {}", p.dim(&format!("│ {line}")))?;
+    }
+    Ok(())
+}
+
+fn verdict_line(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+    let code = verdict.exit_code().code();
+    let line = match verdict.status {
+        Status::Passed => p.green("✓ passed — proceed"),
+        Status::Warned => p.yellow("! warned — proceed, but read the warnings above"),
+        Status::Failed => p.red("✗ failed — fix the blocking checks and run again"),
+        Status::Incomplete if verdict.fail_open => {
+            p.yellow("! incomplete — verification did not finish; the fast profile lets it through")
+        }
+        Status::Incomplete if verdict.error.is_some() => {
+            p.red("✗ incomplete — phasegate could not run the gate")
+        }
+        Status::Incomplete => {
+            p.red("✗ incomplete — verification did not finish; remove the cause and run again")
+        }
+        Status::Blocked => p.red("✗ blocked — a person is needed"),
+    };
+    writeln!(
+        out,
+        "{} {}",
+        p.bold(&line),
+        p.dim(&format!("(exit {code})"))
+    )
+}

@@ -1,0 +1,7 @@
+//! Renderers: they draw what they are given and decide nothing. The only
+//! module that writes to the terminal.
+
+pub mod errors;
+pub mod human;
+pub mod json;
+pub mod progress;

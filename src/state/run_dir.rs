@@ -1,0 +1,188 @@
+//! A run's directory under the state directory: its id, every check's log
+//! and invocation record, and the verdict.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use crate::gate::Verdict;
+use crate::runner::{CheckOutcome, CheckPlan, Termination};
+
+/// Where one run keeps its files.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    pub id: String,
+    pub path: PathBuf,
+}
+
+impl RunDir {
+    /// Creates `<state_dir>/runs/<run-id>/`.
+    pub fn create(state_dir: &Path, now: SystemTime, pid: u32) -> io::Result<RunDir> {
+        let runs = state_dir.join("runs");
+        fs::create_dir_all(&runs)?;
+        let base = run_id(now, pid);
+        // Two runs in the same second from the same pid cannot happen, but a
+        // reused pid after a crash can: never reuse a directory.
+        for attempt in 0..100u32 {
+            let id = if attempt == 0 {
+                base.clone()
+            } else {
+                format!("{base}-{attempt}")
+            };
+            let path = runs.join(&id);
+            match fs::create_dir(&path) {
+                Ok(()) => return Ok(RunDir { id, path }),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::other(format!(
+            "failed to create a new run directory under `{}`",
+            runs.display()
+        )))
+    }
+
+    /// The log file of a check: its name made safe for a file name.
+    pub fn log_path(&self, check: &str) -> PathBuf {
+        self.path.join(format!("{}.log", file_stem(check)))
+    }
+
+    /// Writes what was run for a check, so a person can replay it.
+    pub fn write_invocation(
+        &self,
+        plan: &CheckPlan,
+        outcome: &CheckOutcome,
+        pinned: &[(String, String)],
+    ) -> io::Result<()> {
+        let record = InvocationRecord {
+            check: &plan.name,
+            argv: outcome.invocations.iter().map(|i| i.argv.clone()).collect(),
+            cwd: &plan.cwd,
+            env_set: plan.env.iter().map(|(k, _)| k.clone()).collect(),
+            env_pinned: pinned.iter().map(|(k, _)| k.clone()).collect(),
+            termination: termination_record(&outcome.termination),
+            duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+            parser: match &plan.parser {
+                crate::config::ParserChoice::Auto => "auto".to_string(),
+                crate::config::ParserChoice::Named(name) => name.clone(),
+                crate::config::ParserChoice::Regex(_) => "custom regex".to_string(),
+            },
+            output_bytes: outcome.output.total_bytes,
+        };
+        let path = self.path.join(format!("{}.json", file_stem(&plan.name)));
+        write_json(&path, &record)
+    }
+
+    /// Writes the verdict as `verdict.json`.
+    pub fn write_verdict(&self, verdict: &Verdict) -> io::Result<()> {
+        write_json(&self.path.join("verdict.json"), verdict)
+    }
+}
+
+#[derive(Serialize)]
+struct InvocationRecord<'a> {
+    check: &'a str,
+    argv: Vec<Vec<String>>,
+    cwd: &'a Path,
+    /// The names of the variables the check's `env` sets; never the values.
+    env_set: Vec<String>,
+    /// The names of the variables phasegate pins for every check.
+    env_pinned: Vec<String>,
+    termination: serde_json::Value,
+    duration_ms: u64,
+    parser: String,
+    output_bytes: u64,
+}
+
+fn termination_record(termination: &Termination) -> serde_json::Value {
+    match termination {
+        Termination::Exited(code) => serde_json::json!({"exited": code}),
+        Termination::Signaled(signal) => serde_json::json!({"signal": signal}),
+        Termination::TimedOut(limit) => {
+            serde_json::json!({"timed_out_after_ms": limit.as_millis()})
+        }
+        Termination::Missing { program } => serde_json::json!({"missing": program}),
+        Termination::SpawnFailed(message) => serde_json::json!({"spawn_failed": message}),
+        Termination::Interrupted => serde_json::json!({"interrupted": true}),
+    }
+}
+
+fn write_json(path: &Path, value: &impl Serialize) -> io::Result<()> {
+    let mut file = io::BufWriter::new(fs::File::create(path)?);
+    serde_json::to_writer_pretty(&mut file, value).map_err(io::Error::other)?;
+    file.write_all(b"\n")?;
+    file.flush()
+}
+
+/// A check name as a file name: anything but `[A-Za-z0-9._-]` becomes `_`.
+fn file_stem(name: &str) -> String {
+    let stem: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if stem.starts_with('.') || stem.is_empty() {
+        format!("_{stem}")
+    } else {
+        stem
+    }
+}
+
+/// `20261122T153000Z-12345`: sortable by time, unique per process.
+pub fn run_id(now: SystemTime, pid: u32) -> String {
+    let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (y, mo, d, h, mi, s) = civil(secs);
+    format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z-{pid}")
+}
+
+/// Seconds since the epoch → UTC calendar date and time (Howard Hinnant's
+/// days-from-civil algorithm, inverted).
+#[expect(
+    clippy::many_single_char_names,
+    reason = "the names of the published algorithm"
+)]
+pub fn civil(secs: u64) -> (u64, u64, u64, u64, u64, u64) {
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    let (h, mi, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d, h, mi, s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn run_ids_are_utc_timestamps() {
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_361_400);
+        assert_eq!(run_id(t, 42), "20261122T153000Z-42");
+        assert_eq!(run_id(UNIX_EPOCH, 1), "19700101T000000Z-1");
+        // 2024-02-29 is a leap day.
+        assert_eq!(civil(1_709_164_800), (2024, 2, 29, 0, 0, 0));
+    }
+
+    #[test]
+    fn check_names_become_safe_file_names() {
+        assert_eq!(file_stem("tests"), "tests");
+        assert_eq!(file_stem("a/b c"), "a_b_c");
+        assert_eq!(file_stem(".."), "_..");
+    }
+}
