@@ -1,11 +1,14 @@
 //! Streaming extraction: the runner feeds each output line as it arrives and
 //! collects the diagnostics at the end, so memory stays bounded.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 use crate::config::{Origin, ParserChoice};
 
-use super::Diagnostic;
+use super::{strip_ansi, Diagnostic, Severity};
 
 /// At most this many diagnostics are kept per check; the rest are counted.
 pub const MAX_DIAGNOSTICS_PER_CHECK: usize = 1000;
@@ -13,16 +16,84 @@ pub const MAX_DIAGNOSTICS_PER_CHECK: usize = 1000;
 /// Parser names accepted by `parser = "..."` besides a custom regex.
 pub const PARSER_NAMES: &[&str] = &["auto", "none", "generic", "cargo"];
 
+/// Which line grammar an extractor applies.
+#[derive(Debug)]
+enum Grammar {
+    /// Nothing is parsed; a failure shows its output tail.
+    None,
+    /// `file:line[:col]: severity: message`.
+    Generic,
+    /// rustc, cargo build/check/clippy and cargo test, human output.
+    Cargo(Box<CargoState>),
+    /// A user's regex with named groups.
+    Custom(Regex),
+}
+
+/// A rustc diagnostic header waiting for its `-->` location line, or a
+/// test panic waiting for its message line.
+#[derive(Debug, Default)]
+struct CargoState {
+    pending: Option<Diagnostic>,
+    panic_pending: Option<Diagnostic>,
+}
+
 /// Collects diagnostics from one check's output, line by line.
 #[derive(Debug)]
 pub struct Extractor {
     check: String,
     origin: Origin,
-    parser: ParserChoice,
+    tool: String,
+    grammar: Grammar,
     root: PathBuf,
     cwd: PathBuf,
     found: Vec<Diagnostic>,
     dropped: usize,
+}
+
+static GENERIC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+)(?::(?P<col>\d+))?:\s*(?P<severity>fatal error|error|warning|note|info)(?:\[(?P<code>[^\]]+)\])?:\s*(?P<message>.+)$",
+    )
+    .expect("the generic diagnostic pattern is a valid regex")
+});
+
+static RUSTC_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<severity>error|warning)(?:\[(?P<code>[^\]]+)\])?: (?P<message>.+)$")
+        .expect("the rustc header pattern is a valid regex")
+});
+
+static RUSTC_LOCATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*--> (?P<file>.+?):(?P<line>\d+):(?P<col>\d+)$")
+        .expect("the rustc location pattern is a valid regex")
+});
+
+static CLIPPY_LINT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"#\[(?:warn|deny)\((?P<lint>clippy::[a-z_]+)\)\]|-D (?P<dlint>clippy::[a-z_]+)")
+        .expect("the clippy lint pattern is a valid regex")
+});
+
+/// `thread 'name' panicked at src/lib.rs:10:5:` (Rust 1.73 and later).
+static PANIC_NEW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^thread '(?P<test>[^']*)' (?:\(\d+\) )?panicked at (?P<file>.+?):(?P<line>\d+):(?P<col>\d+):$")
+        .expect("the panic pattern is a valid regex")
+});
+
+/// `thread 'name' panicked at 'message', src/lib.rs:10:5` (before 1.73).
+static PANIC_OLD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^thread '(?P<test>[^']*)' panicked at '(?P<message>.*)', (?P<file>.+?):(?P<line>\d+):(?P<col>\d+)$")
+        .expect("the old panic pattern is a valid regex")
+});
+
+/// rustc summary lines that repeat what the diagnostics already say.
+fn is_rustc_noise(message: &str) -> bool {
+    message.starts_with("aborting due to")
+        || message.starts_with("could not compile")
+        || message.starts_with("build failed")
+        || message.contains("warnings emitted")
+        || message.contains("warning emitted")
+        || message.starts_with("test failed, to rerun")
+        || message.starts_with("1 target failed")
+        || message.ends_with("targets failed:")
 }
 
 impl Extractor {
@@ -31,14 +102,33 @@ impl Extractor {
         check: &str,
         origin: Origin,
         parser: &ParserChoice,
-        _program: &str,
+        program: &str,
         root: &Path,
         cwd: &Path,
     ) -> Extractor {
+        let base = Path::new(program)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (grammar, tool) = match parser {
+            ParserChoice::Regex(regex) => (Grammar::Custom(regex.clone()), base),
+            ParserChoice::Named(name) => match name.as_str() {
+                "none" => (Grammar::None, base),
+                "cargo" => (Grammar::Cargo(Box::default()), "cargo".to_string()),
+                _ => (Grammar::Generic, base),
+            },
+            ParserChoice::Auto => match base.as_str() {
+                "cargo" | "rustc" | "cargo-clippy" | "clippy-driver" => {
+                    (Grammar::Cargo(Box::default()), base)
+                }
+                _ => (Grammar::Generic, base),
+            },
+        };
         Extractor {
             check: check.to_string(),
             origin,
-            parser: parser.clone(),
+            tool,
+            grammar,
             root: root.to_path_buf(),
             cwd: cwd.to_path_buf(),
             found: Vec::new(),
@@ -47,18 +137,341 @@ impl Extractor {
     }
 
     /// Feeds one line of output, without its line terminator.
-    pub fn line(&mut self, _line: &str) {
-        let _ = (
-            &self.check,
-            self.origin,
-            &self.parser,
-            &self.root,
-            &self.cwd,
-        );
+    pub fn line(&mut self, line: &str) {
+        let line = if line.contains('\u{1b}') {
+            strip_ansi(line)
+        } else {
+            line.to_string()
+        };
+        let line = line.trim_end();
+        let mut emitted: Vec<Diagnostic> = Vec::new();
+        match &mut self.grammar {
+            Grammar::None => {}
+            Grammar::Generic => {
+                if let Some(c) = GENERIC.captures(line) {
+                    let severity = Severity::from_word(c["severity"].trim_start_matches("fatal "));
+                    emitted.push(self.make(
+                        Some(&c["file"]),
+                        c["line"].parse().ok(),
+                        c.name("col").and_then(|m| m.as_str().parse().ok()),
+                        severity,
+                        c.name("code").map(|m| m.as_str().to_string()),
+                        c["message"].to_string(),
+                    ));
+                }
+            }
+            Grammar::Custom(regex) => {
+                if let Some(c) = regex.captures(line) {
+                    let message = c
+                        .name("message")
+                        .map_or_else(|| line.to_string(), |m| m.as_str().to_string());
+                    let severity = c
+                        .name("severity")
+                        .map_or(Severity::Error, |m| Severity::from_word(m.as_str()));
+                    emitted.push(self.make(
+                        c.name("file").map(|m| m.as_str()),
+                        c.name("line").and_then(|m| m.as_str().parse().ok()),
+                        c.name("col").and_then(|m| m.as_str().parse().ok()),
+                        severity,
+                        c.name("code").map(|m| m.as_str().to_string()),
+                        message,
+                    ));
+                }
+            }
+            Grammar::Cargo(_) => emitted = self.cargo_line(line),
+        }
+        for diagnostic in emitted {
+            self.push(diagnostic);
+        }
+    }
+
+    fn cargo_line(&mut self, line: &str) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let Grammar::Cargo(state) = &mut self.grammar else {
+            return out;
+        };
+        if let Some(mut panic) = state.panic_pending.take() {
+            if !line.trim().is_empty() {
+                panic.message = line.trim().to_string();
+            }
+            out.push(panic);
+            return out;
+        }
+        if let Some(c) = RUSTC_LOCATION.captures(line) {
+            if let Some(mut pending) = state.pending.take() {
+                let (file, l, col) = (
+                    c["file"].to_string(),
+                    c["line"].parse().ok(),
+                    c["col"].parse().ok(),
+                );
+                pending.file = Some(file);
+                pending.line = l;
+                pending.column = col;
+                state.pending = Some(pending);
+            }
+            return out;
+        }
+        if let Some(c) = CLIPPY_LINT.captures(line) {
+            if let Some(pending) = state.pending.as_mut() {
+                let lint_name = c
+                    .name("lint")
+                    .or_else(|| c.name("dlint"))
+                    .map(|m| m.as_str());
+                if pending.code.is_none() {
+                    pending.code = lint_name.map(str::to_string);
+                }
+            }
+            return out;
+        }
+        let header = RUSTC_HEADER.captures(line);
+        let panic_new = PANIC_NEW.captures(line);
+        let panic_old = PANIC_OLD.captures(line);
+        if header.is_some() || panic_new.is_some() || panic_old.is_some() {
+            if let Some(done) = state.pending.take() {
+                out.push(done);
+            }
+        }
+        let raw = |file: &str, line: &str, col: &str| -> (String, Option<u32>, Option<u32>) {
+            (file.to_string(), line.parse().ok(), col.parse().ok())
+        };
+        if let Some(c) = header {
+            let message = c["message"].to_string();
+            if !is_rustc_noise(&message) {
+                let pending = Diagnostic {
+                    check: String::new(),
+                    origin: self.origin,
+                    tool: self.tool.clone(),
+                    file: None,
+                    line: None,
+                    column: None,
+                    severity: Severity::from_word(&c["severity"]),
+                    code: c.name("code").map(|m| m.as_str().to_string()),
+                    message,
+                };
+                if let Grammar::Cargo(state) = &mut self.grammar {
+                    state.pending = Some(pending);
+                }
+            }
+        } else if let Some(c) = panic_new {
+            let (file, l, col) = raw(&c["file"], &c["line"], &c["col"]);
+            // The message is on the next line; until it comes, say who panicked.
+            let d = Diagnostic {
+                check: String::new(),
+                origin: Origin::Test,
+                tool: self.tool.clone(),
+                file: Some(file),
+                line: l,
+                column: col,
+                severity: Severity::Error,
+                code: None,
+                message: format!("test `{}` panicked", &c["test"]),
+            };
+            if let Grammar::Cargo(state) = &mut self.grammar {
+                state.panic_pending = Some(d);
+            }
+        } else if let Some(c) = panic_old {
+            let (file, l, col) = raw(&c["file"], &c["line"], &c["col"]);
+            out.push(Diagnostic {
+                check: String::new(),
+                origin: Origin::Test,
+                tool: self.tool.clone(),
+                file: Some(file),
+                line: l,
+                column: col,
+                severity: Severity::Error,
+                code: None,
+                message: c["message"].to_string(),
+            });
+        }
+        out.into_iter()
+            .map(|mut d| {
+                let file = d.file.take();
+                let made = self.make(
+                    file.as_deref(),
+                    d.line,
+                    d.column,
+                    d.severity,
+                    d.code.take(),
+                    std::mem::take(&mut d.message),
+                );
+                Diagnostic {
+                    origin: d.origin,
+                    ..made
+                }
+            })
+            .collect()
+    }
+
+    fn make(
+        &self,
+        file: Option<&str>,
+        line: Option<u32>,
+        column: Option<u32>,
+        severity: Severity,
+        code: Option<String>,
+        message: String,
+    ) -> Diagnostic {
+        Diagnostic {
+            check: self.check.clone(),
+            origin: self.origin,
+            tool: self.tool.clone(),
+            file: file.map(|f| relative_to_root(f, &self.cwd, &self.root)),
+            line: line.filter(|l| *l > 0),
+            column: column.filter(|c| *c > 0),
+            severity,
+            code,
+            message,
+        }
+    }
+
+    fn push(&mut self, diagnostic: Diagnostic) {
+        if self.found.contains(&diagnostic) {
+            return;
+        }
+        if self.found.len() >= MAX_DIAGNOSTICS_PER_CHECK {
+            self.dropped += 1;
+        } else {
+            self.found.push(diagnostic);
+        }
     }
 
     /// The diagnostics found, and how many more were dropped over the cap.
-    pub fn finish(self) -> (Vec<Diagnostic>, usize) {
+    pub fn finish(mut self) -> (Vec<Diagnostic>, usize) {
+        let pending = match &mut self.grammar {
+            Grammar::Cargo(state) => [state.pending.take(), state.panic_pending.take()],
+            _ => [None, None],
+        };
+        for diagnostic in pending.into_iter().flatten() {
+            let file = diagnostic.file.clone();
+            let made = self.make(
+                file.as_deref(),
+                diagnostic.line,
+                diagnostic.column,
+                diagnostic.severity,
+                diagnostic.code,
+                diagnostic.message,
+            );
+            self.push(Diagnostic {
+                origin: diagnostic.origin,
+                ..made
+            });
+        }
         (self.found, self.dropped)
+    }
+}
+
+/// A path as a tool printed it (absolute, `./x`, relative to the check's
+/// working directory) → relative to the repository root when inside it.
+pub fn relative_to_root(printed: &str, cwd: &Path, root: &Path) -> String {
+    let path = Path::new(printed);
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    };
+    let normal = normalize(&absolute);
+    match normal.strip_prefix(normalize(root)) {
+        Ok(relative) => relative.to_string_lossy().into_owned(),
+        Err(_) => normal.to_string_lossy().into_owned(),
+    }
+}
+
+/// Removes `.` and resolves `..` lexically, without touching the disk.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn extract(parser: ParserChoice, program: &str, text: &str) -> Vec<Diagnostic> {
+        let root = Path::new("/repo");
+        let mut x = Extractor::new("c", Origin::Build, &parser, program, root, root);
+        for line in text.lines() {
+            x.line(line);
+        }
+        x.finish().0
+    }
+
+    #[test]
+    fn generic_lines_need_a_severity() {
+        let found = extract(
+            ParserChoice::Auto,
+            "sh",
+            "src/a.c:3:7: error: expected ';'\n./b.py:10: warning: unused\nat x.js:1:2 something\n",
+        );
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].file.as_deref(), Some("src/a.c"));
+        assert_eq!((found[0].line, found[0].column), (Some(3), Some(7)));
+        assert_eq!(found[1].file.as_deref(), Some("b.py"));
+        assert_eq!(found[1].severity, Severity::Warning);
+        assert_eq!(found[1].column, None);
+    }
+
+    #[test]
+    fn rustc_headers_take_their_location_line() {
+        let text = "error[E0308]: mismatched types\n  --> src/lib.rs:10:5\n   |\nwarning: unused variable: `x`\n --> /repo/src/main.rs:2:9\nerror: aborting due to 1 previous error\n";
+        let found = extract(ParserChoice::Auto, "cargo", text);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].code.as_deref(), Some("E0308"));
+        assert_eq!(found[0].file.as_deref(), Some("src/lib.rs"));
+        assert_eq!(found[1].file.as_deref(), Some("src/main.rs"));
+        assert_eq!(found[1].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn test_panics_in_both_layouts() {
+        let text = "thread 'tests::adds' panicked at src/lib.rs:12:9:\nassertion `left == right` failed\nthread 'old' panicked at 'boom', src/old.rs:3:1\n";
+        let found = extract(ParserChoice::Auto, "cargo", text);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].message, "assertion `left == right` failed");
+        assert_eq!(found[0].origin, Origin::Test);
+        assert_eq!(found[1].message, "boom");
+        assert_eq!(found[1].line, Some(3));
+    }
+
+    #[test]
+    fn custom_regexes_and_caps() {
+        let re = Regex::new(r"^(?P<file>\S+) line (?P<line>\d+): (?P<message>.*)$").unwrap();
+        let text: String = (0..1005)
+            .map(|i| format!("f.txt line {i}: bad\n"))
+            .collect();
+        let root = Path::new("/repo");
+        let mut x = Extractor::new("c", Origin::Lint, &ParserChoice::Regex(re), "x", root, root);
+        for line in text.lines() {
+            x.line(line);
+        }
+        let (found, dropped) = x.finish();
+        assert_eq!(found.len(), MAX_DIAGNOSTICS_PER_CHECK);
+        assert_eq!(dropped, 5);
+        assert_eq!(found[0].line, None, "line 0 is not a line number");
+    }
+
+    #[test]
+    fn paths_become_relative_to_the_root() {
+        let root = Path::new("/repo");
+        assert_eq!(
+            relative_to_root("./a/../b.rs", &root.join("sub"), root),
+            "sub/b.rs"
+        );
+        assert_eq!(
+            relative_to_root("/repo/x.rs", &root.join("sub"), root),
+            "x.rs"
+        );
+        assert_eq!(
+            relative_to_root("/elsewhere/x.rs", root, root),
+            "/elsewhere/x.rs"
+        );
     }
 }
