@@ -395,9 +395,9 @@ fn normalize(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    fn extract(parser: ParserChoice, program: &str, text: &str) -> Vec<Diagnostic> {
+    fn extract(parser: &ParserChoice, program: &str, text: &str) -> Vec<Diagnostic> {
         let root = Path::new("/repo");
-        let mut x = Extractor::new("c", Origin::Build, &parser, program, root, root);
+        let mut x = Extractor::new("c", Origin::Build, parser, program, root, root);
         for line in text.lines() {
             x.line(line);
         }
@@ -407,7 +407,7 @@ mod tests {
     #[test]
     fn generic_lines_need_a_severity() {
         let found = extract(
-            ParserChoice::Auto,
+            &ParserChoice::Auto,
             "sh",
             "src/a.c:3:7: error: expected ';'\n./b.py:10: warning: unused\nat x.js:1:2 something\n",
         );
@@ -422,7 +422,7 @@ mod tests {
     #[test]
     fn rustc_headers_take_their_location_line() {
         let text = "error[E0308]: mismatched types\n  --> src/lib.rs:10:5\n   |\nwarning: unused variable: `x`\n --> /repo/src/main.rs:2:9\nerror: aborting due to 1 previous error\n";
-        let found = extract(ParserChoice::Auto, "cargo", text);
+        let found = extract(&ParserChoice::Auto, "cargo", text);
         assert_eq!(found.len(), 2, "{found:?}");
         assert_eq!(found[0].code.as_deref(), Some("E0308"));
         assert_eq!(found[0].file.as_deref(), Some("src/lib.rs"));
@@ -433,7 +433,7 @@ mod tests {
     #[test]
     fn test_panics_in_both_layouts() {
         let text = "thread 'tests::adds' panicked at src/lib.rs:12:9:\nassertion `left == right` failed\nthread 'old' panicked at 'boom', src/old.rs:3:1\n";
-        let found = extract(ParserChoice::Auto, "cargo", text);
+        let found = extract(&ParserChoice::Auto, "cargo", text);
         assert_eq!(found.len(), 2, "{found:?}");
         assert_eq!(found[0].message, "assertion `left == right` failed");
         assert_eq!(found[0].origin, Origin::Test);
@@ -444,12 +444,10 @@ mod tests {
     #[test]
     fn custom_regexes_and_caps() {
         let re = Regex::new(r"^(?P<file>\S+) line (?P<line>\d+): (?P<message>.*)$").unwrap();
-        let text: String = (0..1005)
-            .map(|i| format!("f.txt line {i}: bad\n"))
-            .collect();
+        let text: Vec<String> = (0..1005).map(|i| format!("f.txt line {i}: bad")).collect();
         let root = Path::new("/repo");
         let mut x = Extractor::new("c", Origin::Lint, &ParserChoice::Regex(re), "x", root, root);
-        for line in text.lines() {
+        for line in &text {
             x.line(line);
         }
         let (found, dropped) = x.finish();
