@@ -97,3 +97,27 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         "unknown panic payload".to_string()
     }
 }
+
+/// A command line clap rejected. `run --format json` still gets its one
+/// JSON verdict on stdout; `print_error` draws clap's own message on stderr.
+pub fn usage_failure(args: &[String], message: &str, print_error: impl FnOnce()) -> ExitCode {
+    print_error();
+    let json_flag = args
+        .windows(2)
+        .any(|w| w[0] == "--format" && w[1] == "json")
+        || args.iter().any(|a| a == "--format=json");
+    let wants_json = args.first().map(String::as_str) == Some("run") && json_flag;
+    if wants_json {
+        let first_line = message.lines().next().unwrap_or(message);
+        let first_line = first_line.strip_prefix("error: ").unwrap_or(first_line);
+        let verdict = gate::Verdict::stopped(
+            config::Profile::default(),
+            None,
+            commands::usage_error(first_line.to_string()),
+        );
+        let mut document = Vec::new();
+        let _ = report::json::render(&verdict, &mut document);
+        write_out(&mut std::io::stdout().lock(), &document);
+    }
+    ExitCode::Usage
+}

@@ -8,13 +8,15 @@ fn main() -> std::process::ExitCode {
         Err(e) => {
             // Help and version are successful exits; everything else is a
             // usage error, exit 2 like any other.
-            let code = if e.use_stderr() {
-                phasegate::exit::ExitCode::Usage
-            } else {
-                phasegate::exit::ExitCode::Proceed
-            };
-            let _ = e.print();
-            return code.into();
+            if !e.use_stderr() {
+                let _ = e.print();
+                return phasegate::exit::ExitCode::Proceed.into();
+            }
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            return phasegate::usage_failure(&args, &e.render().to_string(), || {
+                let _ = e.print();
+            })
+            .into();
         }
     };
     phasegate::run(&cli).into()
