@@ -1,0 +1,88 @@
+//! Configuration errors: miette reports that point into phasegate.toml,
+//! exit 2, and still one JSON verdict under `--format json`.
+
+use crate::support::TestRepo;
+
+#[test]
+fn an_unknown_key_points_at_its_span_and_suggests_the_near_miss() {
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[gate]
+profle = "strict"
+
+[phases.implementation]
+checks = []
+"#,
+    );
+    let run = repo.phasegate(&["run"]);
+    assert_eq!(run.code, 2);
+    insta::assert_snapshot!("unknown_key", repo.redact(&run.stderr));
+
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 2);
+    assert_eq!(v["status"], "incomplete");
+    assert_eq!(v["next"], "fix");
+    assert_eq!(v["error"]["kind"], "config");
+    let problem = &v["error"]["problems"][0];
+    assert_eq!(problem["file"], "phasegate.toml");
+    assert_eq!((problem["line"].as_u64(), problem["column"].as_u64()), (Some(2), Some(1)));
+    assert!(problem["help"].as_str().unwrap().contains("profile"), "{problem:#}");
+}
+
+#[test]
+fn malformed_toml_wrong_types_and_bad_values_exit_2() {
+    let repo = TestRepo::new();
+    let cases = [
+        ("[gate\nprofile = \"auto\"\n", 1),
+        ("[gate]\nmax_retries = \"three\"\n[phases.implementation]\nchecks = []\n", 2),
+        ("[gate]\nprofile = \"strickt\"\n[phases.implementation]\nchecks = []\n", 2),
+        (
+            "[phases.implementation]\nchecks = [ { name = \"tset\" } ]\n",
+            2,
+        ),
+        (
+            "[phases.implementation]\nchecks = [ { name = \"a\", command = \"true\", timeout = \"soon\" } ]\n",
+            2,
+        ),
+        (
+            "[phases.implementation]\nchecks = [ { name = \"a\", command = \"true\" }, { name = \"a\", command = \"true\" } ]\n",
+            2,
+        ),
+    ];
+    for (text, line) in cases {
+        repo.config(text);
+        let run = repo.phasegate(&["run"]);
+        assert_eq!(run.code, 2, "{text}\n{}", run.stderr);
+        assert!(run.stderr.contains("phasegate.toml"), "{}", run.stderr);
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 2);
+        assert_eq!(v["error"]["problems"][0]["line"], line, "{text}\n{v:#}");
+    }
+}
+
+#[test]
+fn the_local_override_wins_and_its_errors_name_it() {
+    let repo = TestRepo::new();
+    repo.config("[gate]\nprofile = \"auto\"\n\n[phases.implementation]\nchecks = [ { name = \"c\", command = \"false\", on_failure = \"warn\" } ]\n");
+    assert_eq!(repo.verdict(&[]).0, 0);
+    repo.write("phasegate.local.toml", "[gate]\nprofile = \"strict\"\n");
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "strict from the local file turns the warning into a block");
+    assert_eq!(v["profile"], "strict");
+    repo.write("phasegate.local.toml", "[gate]\nprofil = \"strict\"\n");
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 2);
+    assert_eq!(v["error"]["problems"][0]["file"], "phasegate.local.toml");
+}
+
+#[test]
+fn a_bad_command_line_is_a_usage_error_with_a_json_verdict() {
+    let repo = TestRepo::new();
+    let run = repo.phasegate(&["run", "--format", "json", "--no-such-flag"]);
+    assert_eq!(run.code, 2);
+    let v = run.json();
+    assert_eq!(v["error"]["kind"], "usage");
+    let run = repo.phasegate(&["run", "--profile", "turbo", "--format", "json"]);
+    assert_eq!(run.code, 2);
+    assert!(run.json()["error"]["message"].as_str().unwrap().contains("strict, auto, fast"));
+}

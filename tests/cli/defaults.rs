@@ -1,0 +1,90 @@
+//! No configuration: the embedded default for the detected language, and
+//! `phasegate init`.
+
+use crate::support::{check, TestRepo};
+
+fn cargo_project(repo: &TestRepo, test_body: &str) {
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    );
+    repo.write(
+        "src/lib.rs",
+        &format!(
+            "pub fn add(a: u32, b: u32) -> u32 {{\n    a + b\n}}\n\n#[cfg(test)]\nmod tests {{\n    #[test]\n    fn adds() {{\n        {test_body}\n    }}\n}}\n"
+        ),
+    );
+    repo.write(".gitignore", "/target\n");
+    repo.git(&["add", "-A"]);
+}
+
+#[test]
+fn a_small_cargo_project_runs_on_the_embedded_default() {
+    let repo = TestRepo::new();
+    cargo_project(&repo, "assert_eq!(super::add(2, 2), 4);");
+    let (code, v) = repo.verdict(&["--jobs", "1"]);
+    assert_eq!(code, 0, "{v:#}");
+    for name in ["tests", "lint", "build", "typecheck"] {
+        assert_eq!(check(&v, name)["status"], "passed", "{name}: {v:#}");
+    }
+    assert_eq!(v["phase"], "implementation");
+
+    // A failing test fails the gate and is located in the test file.
+    cargo_project(&repo, "assert_eq!(super::add(2, 2), 5, \"two and two\");");
+    let (code, v) = repo.verdict(&["--check", "tests"]);
+    assert_eq!(code, 1, "{v:#}");
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["file"], "src/lib.rs", "{v:#}");
+    assert_eq!(d["line"], 9);
+    assert_eq!(d["origin"], "test");
+}
+
+#[test]
+fn no_known_language_and_no_config_runs_no_check_and_says_so() {
+    let repo = TestRepo::new();
+    repo.stage("notes.txt", "hello\n");
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(v["checks"].as_array().unwrap().is_empty());
+    assert!(v["notes"].to_string().contains("no check ran"));
+}
+
+#[test]
+fn init_writes_a_config_that_loads_and_refuses_to_overwrite() {
+    let repo = TestRepo::new();
+    repo.write("go.mod", "module example.com/x\n\ngo 1.22\n");
+    let run = repo.phasegate(&["init"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = repo.read("phasegate.toml");
+    assert!(text.contains("go test ./..."), "{text}");
+    assert!(text.contains("golangci-lint run ./..."), "{text}");
+    assert!(text.lines().any(|l| l.trim_start().starts_with('#')), "the file explains itself");
+
+    let again = repo.phasegate(&["init"]);
+    assert_eq!(again.code, 2);
+    assert!(again.stderr.contains("--force"), "{}", again.stderr);
+    assert_eq!(repo.read("phasegate.toml"), text);
+    assert_eq!(repo.phasegate(&["init", "--force"]).code, 0);
+
+    // The file it wrote is valid: a run loads it (the Go tools are not
+    // installed here, so the verdict is about them, not about the file).
+    let (code, v) = repo.verdict(&["--profile", "fast"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(v["error"].is_null());
+}
+
+#[test]
+fn node_commands_follow_the_lock_file() {
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name": "x", "scripts": {"test": "node -e 0", "lint": "node -e 0"}}"#,
+    );
+    repo.write("pnpm-lock.yaml", "lockfileVersion: '9.0'\n");
+    let run = repo.phasegate(&["init"]);
+    assert_eq!(run.code, 0);
+    let text = repo.read("phasegate.toml");
+    assert!(text.contains("pnpm test"), "{text}");
+    assert!(text.contains("pnpm run lint"), "{text}");
+    assert!(!text.contains("run build"), "no build script, no build check: {text}");
+}

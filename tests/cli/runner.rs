@@ -1,0 +1,145 @@
+//! The runner seen from the command line: process groups, timeouts, huge
+//! output, `{files}`, `env` and `cwd`.
+
+use crate::support::{check, process_gone, TestRepo};
+
+#[test]
+fn a_timeout_kills_the_whole_process_group() {
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "hang", shell = true, timeout = "1s", command = "sleep 300 & echo $! > grandchild.pid; sleep 300" } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 3, "{v:#}");
+    assert_eq!(check(&v, "hang")["status"], "timed_out");
+    let pid: u32 = repo.read("grandchild.pid").trim().parse().unwrap();
+    assert!(process_gone(pid), "the grandchild {pid} survived the timeout");
+}
+
+#[test]
+fn a_check_that_leaves_a_background_process_does_not_hang_the_run() {
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "bg", shell = true, timeout = "60s", command = "sleep 300 & echo $! > bg.pid; echo done" } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    let pid: u32 = repo.read("bg.pid").trim().parse().unwrap();
+    assert!(process_gone(pid), "the background process {pid} was left running");
+}
+
+#[test]
+fn hundreds_of_megabytes_of_output_complete_and_are_logged_in_full() {
+    let repo = TestRepo::new();
+    // 200 MB of lines, then a failure: the tail must still explain it.
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "loud", shell = true, command = "yes 'a line of noise' | head -c 200000000; echo 'the real error'; exit 1" } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    let log = repo.path().join(check(&v, "loud")["log"].as_str().unwrap());
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), 200_000_000 + 15);
+    let message = v["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(message.ends_with("the real error"), "{message}");
+}
+
+#[test]
+fn non_utf8_output_is_tolerated() {
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "bytes", shell = true, command = "printf 'caf\\351 \\377\\376 broken\\n'; exit 1" } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1);
+    let message = v["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(message.contains("caf\u{fffd} \u{fffd}\u{fffd} broken"), "{message}");
+}
+
+#[test]
+fn files_are_passed_as_separate_arguments_and_odd_names_survive() {
+    let repo = TestRepo::new();
+    let names = ["plain.md", "with space.md", "-leading-dash.md", "ünïcode.md", "quote'd.md"];
+    for name in names {
+        repo.stage(name, "# doc\n");
+    }
+    repo.stage("skip.rs", "fn main() {}\n");
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "docs", files = ["*.md"], command = "sh -c 'printf \"<%s>\\n\" \"$@\" > args.txt' sh {files}" } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{v:#}");
+    let args = repo.read("args.txt");
+    let mut got: Vec<&str> = args.lines().collect();
+    got.sort_unstable();
+    let mut want: Vec<String> = names
+        .iter()
+        .map(|n| if n.starts_with('-') { format!("<./{n}>") } else { format!("<{n}>") })
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_check_whose_files_do_not_match_is_skipped() {
+    let repo = TestRepo::new();
+    repo.stage("a.rs", "fn main() {}\n");
+    repo.config(
+        r#"[phases.implementation]
+checks = [
+  { name = "docs", files = ["*.md"], command = "false" },
+  { name = "whole", command = "true" },
+]
+"#,
+    );
+    let (code, v) = repo.verdict(&["--files", "a.rs"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(check(&v, "docs")["status"], "skipped");
+    assert_eq!(check(&v, "whole")["status"], "passed");
+}
+
+#[test]
+fn env_and_cwd_reach_the_check() {
+    let repo = TestRepo::new();
+    repo.write("sub/marker", "");
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "c", shell = true, cwd = "sub", env = { GREETING = "hello" }, command = "test -f marker && echo \"$GREETING $NO_COLOR\" > out.txt" } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(repo.read("sub/out.txt"), "hello 1\n");
+    assert!(v["environment"].to_string().contains("NO_COLOR"));
+}
+
+#[test]
+fn every_check_leaves_a_log_and_an_invocation_record() {
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "c", command = "echo hi", env = { SECRET = "hunter2" } } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0);
+    let run_id = v["run_id"].as_str().unwrap();
+    let run_dir = repo.path().join(".git/phasegate/runs").join(run_id);
+    assert_eq!(std::fs::read_to_string(run_dir.join("c.log")).unwrap(), "hi\n");
+    let record = std::fs::read_to_string(run_dir.join("c.json")).unwrap();
+    assert!(record.contains("\"echo\""), "{record}");
+    assert!(record.contains("SECRET"), "{record}");
+    assert!(!record.contains("hunter2"), "values of variables must never be recorded");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("verdict.json")).unwrap()).unwrap();
+    assert_eq!(saved["status"], "passed");
+}

@@ -1,0 +1,181 @@
+//! A real temporary git repository and the real `phasegate` binary, isolated
+//! from the user's git configuration and environment.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use regex::Regex;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_phasegate");
+
+pub struct TestRepo {
+    dir: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+/// What one phasegate invocation did.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// The stdout as the one JSON document it must be.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not one JSON document ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+impl TestRepo {
+    pub fn new() -> TestRepo {
+        let repo = TestRepo {
+            dir: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+        };
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo.git(&["config", "user.email", "test@example.com"]);
+        repo.git(&["config", "user.name", "Test"]);
+        repo
+    }
+
+    /// A directory that is not a git repository.
+    pub fn plain() -> TestRepo {
+        TestRepo {
+            dir: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        std::fs::canonicalize(self.dir.path()).unwrap()
+    }
+
+    pub fn config(&self, toml: &str) -> &Self {
+        self.write("phasegate.toml", toml)
+    }
+
+    pub fn write(&self, path: &str, content: &str) -> &Self {
+        let full = self.dir.path().join(path);
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(full, content).unwrap();
+        self
+    }
+
+    pub fn read(&self, path: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(path)).unwrap()
+    }
+
+    pub fn exists(&self, path: &str) -> bool {
+        self.dir.path().join(path).exists()
+    }
+
+    /// Writes a file and stages it.
+    pub fn stage(&self, path: &str, content: &str) -> &Self {
+        self.write(path, content);
+        self.git(&["add", "--", path]);
+        self
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = self.command("git").args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A command with the test's isolated environment, in the repository.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(self.dir.path())
+            .env("HOME", self.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", self.home.path().join("gitconfig"))
+            .env_remove("NO_COLOR")
+            .env_remove("CI")
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITLAB_CI");
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("PHASEGATE_") {
+                cmd.env_remove(key);
+            }
+        }
+        cmd
+    }
+
+    pub fn phasegate(&self, args: &[&str]) -> Run {
+        self.phasegate_with(args, &[])
+    }
+
+    pub fn phasegate_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = self.command(BIN);
+        cmd.args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        output(&cmd.output().unwrap())
+    }
+
+    /// `phasegate run --format json ARGS` → exit code and verdict.
+    pub fn verdict(&self, args: &[&str]) -> (i32, serde_json::Value) {
+        self.verdict_with(args, &[])
+    }
+
+    pub fn verdict_with(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, serde_json::Value) {
+        let mut all = vec!["run", "--format", "json"];
+        all.extend_from_slice(args);
+        let run = self.phasegate_with(&all, env);
+        let json = run.json();
+        (run.code, json)
+    }
+
+    /// Removes what changes from one run to the next: the temporary path,
+    /// durations and run ids.
+    pub fn redact(&self, text: &str) -> String {
+        let text = text.replace(&self.path().to_string_lossy().into_owned(), "[REPO]");
+        let text = text.replace(&self.dir.path().to_string_lossy().into_owned(), "[REPO]");
+        let run_id = Regex::new(r"\d{8}T\d{6}Z-\d+(-\d+)?").unwrap();
+        let text = run_id.replace_all(&text, "[RUN]");
+        let duration = Regex::new(r"\b\d+(\.\d+)?(ms|s)\b").unwrap();
+        duration.replace_all(&text, "[DUR]").into_owned()
+    }
+}
+
+pub fn output(out: &Output) -> Run {
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The check named `name` in a verdict.
+pub fn check<'a>(verdict: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    verdict["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check `{name}` in {verdict:#}"))
+}
+
+/// Whether the process `pid` is gone (or a zombie nobody reaped yet).
+pub fn process_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
