@@ -91,6 +91,7 @@ fn is_rustc_noise(message: &str) -> bool {
         || message.starts_with("build failed")
         || message.contains("warnings emitted")
         || message.contains("warning emitted")
+        || (message.contains(" generated ") && message.contains(" warning"))
         || message.starts_with("test failed, to rerun")
         || message.starts_with("1 target failed")
         || message.ends_with("targets failed:")
@@ -454,6 +455,68 @@ mod tests {
         assert_eq!(found.len(), MAX_DIAGNOSTICS_PER_CHECK);
         assert_eq!(dropped, 5);
         assert_eq!(found[0].line, None, "line 0 is not a line number");
+    }
+
+    fn fixture(name: &str) -> Vec<Diagnostic> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/diagnostics/cargo")
+            .join(name);
+        let text = std::fs::read_to_string(path).unwrap();
+        extract(&ParserChoice::Auto, "cargo", &text)
+    }
+
+    fn brief(found: &[Diagnostic]) -> Vec<String> {
+        found
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}:{}:{} {} {} {}",
+                    d.file.as_deref().unwrap_or("-"),
+                    d.line.unwrap_or(0),
+                    d.column.unwrap_or(0),
+                    d.severity.as_str(),
+                    d.code.as_deref().unwrap_or("-"),
+                    d.message
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn recorded_cargo_build() {
+        assert_eq!(
+            brief(&fixture("build.txt")),
+            [
+                "src/lib.rs:7:18 error E0308 mismatched types",
+                "src/lib.rs:2:9 warning - unused variable: `unused`",
+            ]
+        );
+    }
+
+    #[test]
+    fn recorded_cargo_test() {
+        let found = fixture("test.txt");
+        let errors: Vec<&Diagnostic> = found
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .collect();
+        assert_eq!(errors.len(), 1, "{found:?}");
+        assert_eq!(
+            brief(&[errors[0].clone()]),
+            ["src/lib.rs:15:9 error - assertion `left == right` failed: two and two"]
+        );
+        assert_eq!(errors[0].origin, Origin::Test);
+    }
+
+    #[test]
+    fn recorded_cargo_clippy() {
+        assert_eq!(
+            brief(&fixture("clippy.txt")),
+            [
+                "src/lib.rs:2:9 warning - unused variable: `unused`",
+                "src/lib.rs:20:5 warning clippy::len_zero length comparison to zero",
+            ]
+        );
     }
 
     #[test]
