@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Measures phasegate against the bare check it runs, side by side in one run.
+
+  python3 bench/gate.py [PATH-TO-PHASEGATE]
+
+Prints figures; asserts nothing. Targets (see README "Performance"):
+overhead of `phasegate run` with one check `true` under 5 ms; peak memory
+under 50 MB while a check prints 200 MB; wall time within 1.5x of the check
+alone when it prints 300 MB.
+"""
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROUNDS = 200
+
+
+def peak_rss_kib(argv, cwd):
+    """Runs argv in a fresh interpreter and returns the peak RSS of the
+    largest process it waited for (phasegate itself: the checks it spawns
+    are a few MB)."""
+    probe = (
+        "import resource, subprocess, sys\n"
+        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, *argv], cwd=cwd, capture_output=True, text=True, check=True)
+    return int(out.stdout.strip())
+
+
+def wall(argv, cwd, rounds, stdout=subprocess.DEVNULL):
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        subprocess.run(argv, cwd=cwd, stdout=stdout, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+REPOS = []
+
+
+def repo_with(check_command):
+    repo = tempfile.mkdtemp(prefix="phasegate-bench-")
+    REPOS.append(repo)
+    subprocess.run(["git", "init", "-q", repo], check=True)
+    with open(os.path.join(repo, "phasegate.toml"), "w") as f:
+        f.write(
+            "[phases.implementation]\n"
+            f"checks = [ {{ name = \"c\", shell = true, command = \"{check_command}\" }} ]\n"
+        )
+    return repo
+
+
+def main():
+    phasegate = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/release/phasegate")
+    print(f"phasegate: {phasegate}")
+
+    # 1. Overhead: one check `true`, against `true` alone.
+    repo = repo_with("true")
+    gate = [phasegate, "run", "--format", "json"]
+    wall(gate, repo, 10)  # warm the page cache
+    bare = wall(["true"], repo, ROUNDS)
+    gated = wall(gate, repo, ROUNDS)
+    b, g = statistics.median(bare) * 1000, statistics.median(gated) * 1000
+    print(f"overhead   true alone {b:6.2f} ms | phasegate run {g:6.2f} ms | overhead {g - b:6.2f} ms (median of {ROUNDS}; target < 5 ms)")
+
+    # 2. Peak memory while a check prints 200 MB.
+    repo = repo_with("yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 200000000")
+    kib = peak_rss_kib(gate, repo)
+    print(f"memory     check prints 200 MB: phasegate peak RSS {kib / 1024:6.1f} MB (target < 50 MB)")
+
+    # 3. Wall time on a check that prints 300 MB, against the check alone
+    #    writing to /dev/null, and alone writing to a file (phasegate keeps
+    #    the full log on disk).
+    command = "yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 300000000"
+    repo = repo_with(command)
+    alone = wall(["sh", "-c", command], repo, 5)
+    with tempfile.TemporaryFile() as sink:
+        to_file = wall(["sh", "-c", command], repo, 5, stdout=sink)
+    gated = wall(gate, repo, 5)
+    a, f, g = statistics.median(alone), statistics.median(to_file), statistics.median(gated)
+    print(
+        f"throughput check prints 300 MB: alone {a:5.2f} s | alone into a file {f:5.2f} s | "
+        f"under phasegate {g:5.2f} s | ratio {g / a:4.2f}x (target < 1.5x)"
+    )
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    finally:
+        for repo in REPOS:
+            shutil.rmtree(repo, ignore_errors=True)

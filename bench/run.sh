@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --locked --quiet
+python3 bench/gate.py target/release/phasegate
