@@ -566,3 +566,286 @@ pub fn signal_name(signal: i32) -> String {
     };
     format!("{name} ({signal})")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exit::ExitCode;
+    use crate::runner::{CapturedOutput, VerifierAnswer};
+
+    const PROFILES: [Profile; 3] = [Profile::Strict, Profile::Auto, Profile::Fast];
+    const ON_FAILURE: [OnFailure; 2] = [OnFailure::Block, OnFailure::Warn];
+    const ON_MISSING: [OnMissing; 3] = [OnMissing::Block, OnMissing::Warn, OnMissing::Skip];
+
+    fn outcome(termination: Termination, verifier: Option<VerifierReply>) -> CheckOutcome {
+        CheckOutcome {
+            name: "c".to_string(),
+            termination,
+            duration: Duration::from_millis(5),
+            output: CapturedOutput {
+                head: b"some output\n".to_vec(),
+                tail: Vec::new(),
+                total_bytes: 12,
+            },
+            log_path: "/repo/.git/phasegate/runs/r/c.log".into(),
+            diagnostics: Vec::new(),
+            dropped_diagnostics: 0,
+            verifier,
+            invocations: Vec::new(),
+        }
+    }
+
+    fn input(profile: Profile, check: CheckInput) -> GateInput {
+        GateInput {
+            phase: "implementation".to_string(),
+            profile,
+            workflow: None,
+            run_id: None,
+            checks: vec![check],
+            notes: Vec::new(),
+            environment: Vec::new(),
+            root: "/repo".into(),
+            summary_limit: 5,
+        }
+    }
+
+    fn check(
+        kind: CheckKind,
+        on_failure: OnFailure,
+        on_missing: OnMissing,
+        run: CheckRun,
+    ) -> CheckInput {
+        CheckInput {
+            name: "c".to_string(),
+            kind,
+            origin: Origin::Test,
+            on_failure,
+            on_missing,
+            location: Some(ConfigLocation {
+                file: "phasegate.toml".to_string(),
+                line: 4,
+                column: 12,
+            }),
+            run,
+        }
+    }
+
+    fn answer(pass: bool) -> VerifierReply {
+        VerifierReply::Answer(VerifierAnswer {
+            pass,
+            findings: Vec::new(),
+        })
+    }
+
+    /// Every way a check can end, with whether it is a plain failure and
+    /// which tier it is otherwise.
+    fn endings() -> Vec<(CheckKind, Termination, Option<VerifierReply>, &'static str)> {
+        vec![
+            (CheckKind::Code, Termination::Exited(0), None, "pass"),
+            (CheckKind::Code, Termination::Exited(1), None, "fail"),
+            (CheckKind::Code, Termination::Exited(101), None, "fail"),
+            (
+                CheckKind::Code,
+                Termination::Missing {
+                    program: "x".into(),
+                },
+                None,
+                "tier1",
+            ),
+            (
+                CheckKind::Code,
+                Termination::TimedOut(Duration::from_secs(1)),
+                None,
+                "tier2",
+            ),
+            (CheckKind::Code, Termination::Signaled(11), None, "tier2"),
+            (
+                CheckKind::Code,
+                Termination::SpawnFailed("no".into()),
+                None,
+                "tier2",
+            ),
+            (
+                CheckKind::Code,
+                Termination::Interrupted,
+                None,
+                "interrupted",
+            ),
+            (
+                CheckKind::Verifier,
+                Termination::Exited(0),
+                answer(true),
+                "pass",
+            ),
+            (
+                CheckKind::Verifier,
+                Termination::Exited(0),
+                answer(false),
+                "fail",
+            ),
+            (
+                CheckKind::Verifier,
+                Termination::Exited(1),
+                answer(false),
+                "fail",
+            ),
+            (
+                CheckKind::Verifier,
+                Termination::Exited(1),
+                answer(true),
+                "tier3",
+            ),
+            (
+                CheckKind::Verifier,
+                Termination::Exited(0),
+                Some(VerifierReply::Malformed("not JSON".into())),
+                "tier3",
+            ),
+            (
+                CheckKind::Verifier,
+                Termination::Exited(2),
+                Some(VerifierReply::Malformed("empty".into())),
+                "tier2",
+            ),
+        ]
+    }
+
+    /// The whole policy table, every combination: the exit code each must
+    /// map to, straight from the profiles-and-tiers table of the design.
+    #[test]
+    fn every_combination_follows_the_tier_table() {
+        for profile in PROFILES {
+            for on_failure in ON_FAILURE {
+                for on_missing in ON_MISSING {
+                    for (kind, termination, reply, class) in endings() {
+                        let run =
+                            CheckRun::Ran(Box::new(outcome(termination.clone(), reply.clone())));
+                        let verdict =
+                            decide(input(profile, check(kind, on_failure, on_missing, run)));
+                        let warn_only = on_failure == OnFailure::Warn && profile != Profile::Strict;
+                        let expected = match class {
+                            "pass" => ExitCode::Proceed,
+                            "fail" if warn_only => ExitCode::Proceed,
+                            "fail" => ExitCode::Failed,
+                            "tier1" => match (profile, on_missing) {
+                                (Profile::Strict, _) | (Profile::Auto, OnMissing::Block) => {
+                                    ExitCode::Incomplete
+                                }
+                                _ => ExitCode::Proceed,
+                            },
+                            "tier2" | "tier3" if profile == Profile::Fast => ExitCode::Proceed,
+                            "tier2" | "tier3" | "interrupted" => ExitCode::Incomplete,
+                            other => unreachable!("{other}"),
+                        };
+                        let context = format!("{profile:?} {on_failure:?} {on_missing:?} {kind:?} {termination:?} {reply:?}");
+                        assert_eq!(verdict.exit_code(), expected, "{context}");
+                        // Whatever the ending, something explains a check that did not pass.
+                        if class != "pass" && verdict.checks[0].effect != Effect::None {
+                            assert!(!verdict.diagnostics.is_empty(), "{context}");
+                            assert!(!verdict.summary.is_empty(), "{context}");
+                        }
+                        // Fail-open is always visible.
+                        if verdict.fail_open {
+                            assert_eq!(profile, Profile::Fast, "{context}");
+                            assert!(!verdict.notes.is_empty(), "{context}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_failed_blocking_check_never_proceeds_among_others() {
+        for profile in PROFILES {
+            let failing = check(
+                CheckKind::Code,
+                OnFailure::Block,
+                OnMissing::Block,
+                CheckRun::Ran(Box::new(outcome(Termination::Exited(1), None))),
+            );
+            for (kind, termination, reply, _) in endings() {
+                let other = check(
+                    kind,
+                    OnFailure::Warn,
+                    OnMissing::Skip,
+                    CheckRun::Ran(Box::new(outcome(termination, reply))),
+                );
+                let mut gate = input(profile, failing.clone());
+                gate.checks.push(CheckInput {
+                    name: "other".to_string(),
+                    ..other
+                });
+                let verdict = decide(gate);
+                assert_eq!(verdict.exit_code(), ExitCode::Failed, "{profile:?}");
+                assert_eq!(verdict.next, Next::Fix);
+            }
+        }
+    }
+
+    #[test]
+    fn skipped_checks_and_empty_phases_pass_with_a_note() {
+        let skipped = check(
+            CheckKind::Code,
+            OnFailure::Skip,
+            OnMissing::Block,
+            CheckRun::NotRun(SkipReason::Disabled),
+        );
+        let verdict = decide(input(Profile::Strict, skipped));
+        assert_eq!(verdict.status, Status::Passed);
+        assert_eq!(verdict.checks[0].status, CheckStatus::Skipped);
+        assert!(verdict.notes.iter().any(|n| n.contains("no check ran")));
+    }
+
+    #[test]
+    fn the_summary_puts_errors_of_blocking_checks_first() {
+        let mut lint = outcome(Termination::Exited(1), None);
+        lint.diagnostics = vec![
+            Diagnostic {
+                check: "lint".into(),
+                origin: Origin::Lint,
+                tool: "x".into(),
+                file: Some("a.rs".into()),
+                line: Some(3),
+                column: None,
+                severity: Severity::Warning,
+                code: Some("W1".into()),
+                message: "style".into(),
+            },
+            Diagnostic {
+                check: "lint".into(),
+                origin: Origin::Lint,
+                tool: "x".into(),
+                file: Some("b.rs".into()),
+                line: Some(9),
+                column: Some(2),
+                severity: Severity::Error,
+                code: Some("E1".into()),
+                message: "broken\nsecond line".into(),
+            },
+        ];
+        let mut gate = input(
+            Profile::Auto,
+            CheckInput {
+                name: "lint".into(),
+                ..check(
+                    CheckKind::Code,
+                    OnFailure::Block,
+                    OnMissing::Block,
+                    CheckRun::Ran(Box::new(lint)),
+                )
+            },
+        );
+        gate.summary_limit = 1;
+        let verdict = decide(gate);
+        assert_eq!(verdict.summary, ["b.rs:9 E1 broken (lint)"]);
+    }
+
+    #[test]
+    fn durations_read_like_people_write_them() {
+        assert_eq!(format_duration(Duration::from_millis(450)), "450ms");
+        assert_eq!(format_duration(Duration::from_millis(1234)), "1.2s");
+        assert_eq!(format_duration(Duration::from_secs(600)), "10m");
+        assert_eq!(format_duration(Duration::from_secs(123)), "2m03s");
+    }
+}
