@@ -674,25 +674,25 @@ mod tests {
             (
                 CheckKind::Verifier,
                 Termination::Exited(0),
-                answer(true),
+                Some(answer(true)),
                 "pass",
             ),
             (
                 CheckKind::Verifier,
                 Termination::Exited(0),
-                answer(false),
+                Some(answer(false)),
                 "fail",
             ),
             (
                 CheckKind::Verifier,
                 Termination::Exited(1),
-                answer(false),
+                Some(answer(false)),
                 "fail",
             ),
             (
                 CheckKind::Verifier,
                 Termination::Exited(1),
-                answer(true),
+                Some(answer(true)),
                 "tier3",
             ),
             (
