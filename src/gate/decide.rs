@@ -415,10 +415,14 @@ fn located(
 /// last lines of output.
 fn tail_diagnostic(check: &CheckInput, outcome: &CheckOutcome, headline: &str) -> Diagnostic {
     let tail = outcome.output.tail_lines(TAIL_LINES);
-    let message = if tail.is_empty() {
-        format!("{headline} and printed nothing")
-    } else {
-        format!("{headline}; last lines of output:\n{}", tail.join("\n"))
+    // The first line stands alone in summaries, so it carries the last
+    // line of output, which is usually the error.
+    let message = match tail.last() {
+        None => format!("{headline}; it printed nothing"),
+        Some(last) => format!(
+            "{headline}: {last}\nlast lines of output:\n{}",
+            tail.join("\n")
+        ),
     };
     located(check, Severity::Error, Some("check-failed"), message)
 }

@@ -5,3 +5,6 @@ pub mod errors;
 pub mod human;
 pub mod json;
 pub mod progress;
+
+#[cfg(test)]
+mod tests;
