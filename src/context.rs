@@ -36,6 +36,8 @@ pub struct Context {
     pub temp_dir: PathBuf,
     /// The number of CPUs, the default for `--jobs`.
     pub cpus: usize,
+    /// `PATH`, where checks' programs are looked up.
+    pub path: Option<OsString>,
 }
 
 impl Context {
@@ -72,6 +74,7 @@ impl Context {
             test_panic: var("PHASEGATE_TEST_PANIC"),
             temp_dir: std::env::temp_dir(),
             cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            path: std::env::var_os("PATH"),
         })
     }
 

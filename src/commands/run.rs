@@ -82,7 +82,16 @@ pub fn run(ctx: &Context, args: &RunArgs, io: &mut Streams<'_>) -> ExitCode {
         .collect();
     let planned: Vec<_> = specs
         .iter()
-        .map(|spec| gate::plan_check(spec, &selection, &ctx.skip, &root, &run_dir))
+        .map(|spec| {
+            gate::plan_check(
+                spec,
+                &selection,
+                &ctx.skip,
+                &root,
+                &run_dir,
+                ctx.path.as_deref(),
+            )
+        })
         .collect();
     let plans: Vec<runner::CheckPlan> = planned
         .iter()

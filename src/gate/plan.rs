@@ -1,6 +1,7 @@
 //! From configured checks to runnable plans: which checks run on this
 //! selection of files, with which command lines, where.
 
+use std::ffi::OsStr;
 use std::path::Path;
 
 use crate::config::{CheckSpec, CommandLine, OnFailure};
@@ -25,6 +26,7 @@ pub fn plan_check(
     skip: &[String],
     root: &Path,
     run_dir: &RunDir,
+    path: Option<&OsStr>,
 ) -> Result<CheckPlan, SkipReason> {
     if spec.on_failure == OnFailure::Skip {
         return Err(SkipReason::Disabled);
@@ -79,5 +81,11 @@ pub fn plan_check(
         log_path: run_dir.log_path(&spec.name),
         parser: spec.parser.clone(),
         root: root.to_path_buf(),
+        // The check's own `PATH` wins, as it does for the child.
+        path: spec
+            .env
+            .get("PATH")
+            .map(Into::into)
+            .or_else(|| path.map(OsStr::to_os_string)),
     })
 }

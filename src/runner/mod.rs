@@ -1,6 +1,16 @@
 //! Spawning checks: process groups, timeouts, parallelism and bounded output
 //! capture. The runner records what happened; it never decides the verdict.
 
+mod batch;
+mod capture;
 mod plan;
+mod pool;
+mod spawn;
+mod sys;
+mod verifier;
 
+pub use batch::{expand_invocations, shell_quote};
 pub use plan::*;
+pub use pool::run_checks;
+pub use spawn::{run_check, PINNED_ENV, REMOVED_ENV};
+pub use verifier::parse_verifier_answer;

@@ -35,6 +35,8 @@ pub struct CheckPlan {
     pub parser: ParserChoice,
     /// Lines and paths in diagnostics are made relative to this directory.
     pub root: PathBuf,
+    /// The `PATH` the child sees, where its program is looked up.
+    pub path: Option<std::ffi::OsString>,
 }
 
 /// How a check's process(es) ended.
@@ -90,10 +92,14 @@ impl CapturedOutput {
     /// The last `max_lines` lines of output, decoded lossily, ANSI escapes
     /// removed.
     pub fn tail_lines(&self, max_lines: usize) -> Vec<String> {
-        let source = if self.tail.is_empty() {
-            &self.head
-        } else {
+        // Head and tail are disjoint: when nothing was dropped between them
+        // they read as one text.
+        let joined;
+        let source: &[u8] = if self.truncated() {
             &self.tail
+        } else {
+            joined = [self.head.as_slice(), self.tail.as_slice()].concat();
+            &joined
         };
         let text = crate::diagnostics::strip_ansi(&String::from_utf8_lossy(source));
         let lines: Vec<&str> = text

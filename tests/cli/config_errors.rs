@@ -25,8 +25,14 @@ checks = []
     assert_eq!(v["error"]["kind"], "config");
     let problem = &v["error"]["problems"][0];
     assert_eq!(problem["file"], "phasegate.toml");
-    assert_eq!((problem["line"].as_u64(), problem["column"].as_u64()), (Some(2), Some(1)));
-    assert!(problem["help"].as_str().unwrap().contains("profile"), "{problem:#}");
+    assert_eq!(
+        (problem["line"].as_u64(), problem["column"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert!(
+        problem["help"].as_str().unwrap().contains("profile"),
+        "{problem:#}"
+    );
 }
 
 #[test]
@@ -67,7 +73,10 @@ fn the_local_override_wins_and_its_errors_name_it() {
     assert_eq!(repo.verdict(&[]).0, 0);
     repo.write("phasegate.local.toml", "[gate]\nprofile = \"strict\"\n");
     let (code, v) = repo.verdict(&[]);
-    assert_eq!(code, 1, "strict from the local file turns the warning into a block");
+    assert_eq!(
+        code, 1,
+        "strict from the local file turns the warning into a block"
+    );
     assert_eq!(v["profile"], "strict");
     repo.write("phasegate.local.toml", "[gate]\nprofil = \"strict\"\n");
     let (code, v) = repo.verdict(&[]);
@@ -84,5 +93,8 @@ fn a_bad_command_line_is_a_usage_error_with_a_json_verdict() {
     assert_eq!(v["error"]["kind"], "usage");
     let run = repo.phasegate(&["run", "--profile", "turbo", "--format", "json"]);
     assert_eq!(run.code, 2);
-    assert!(run.json()["error"]["message"].as_str().unwrap().contains("strict, auto, fast"));
+    assert!(run.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("strict, auto, fast"));
 }

@@ -58,7 +58,10 @@ fn init_writes_a_config_that_loads_and_refuses_to_overwrite() {
     let text = repo.read("phasegate.toml");
     assert!(text.contains("go test ./..."), "{text}");
     assert!(text.contains("golangci-lint run ./..."), "{text}");
-    assert!(text.lines().any(|l| l.trim_start().starts_with('#')), "the file explains itself");
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with('#')),
+        "the file explains itself"
+    );
 
     let again = repo.phasegate(&["init"]);
     assert_eq!(again.code, 2);
@@ -86,5 +89,8 @@ fn node_commands_follow_the_lock_file() {
     let text = repo.read("phasegate.toml");
     assert!(text.contains("pnpm test"), "{text}");
     assert!(text.contains("pnpm run lint"), "{text}");
-    assert!(!text.contains("run build"), "no build script, no build check: {text}");
+    assert!(
+        !text.contains("run build"),
+        "no build script, no build check: {text}"
+    );
 }

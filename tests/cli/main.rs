@@ -1,4 +1,8 @@
 //! Integration tests: the real binary in real temporary git repositories.
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on anything unexpected"
+)]
 
 mod support;
 

@@ -1,4 +1,4 @@
-//! on_failure, profiles and the three failure tiers, end to end.
+//! `on_failure`, profiles and the three failure tiers, end to end.
 
 use crate::support::{check, TestRepo};
 
@@ -56,7 +56,10 @@ fn block_warn_and_skip() {
     repo.config(&one_check("touch ran", r#"on_failure = "skip""#));
     let (code, v) = repo.verdict(&[]);
     assert_eq!((code, status(&v)), (0, ("passed", "proceed", "skipped")));
-    assert!(!repo.exists("ran"), "a check with on_failure = skip must not run");
+    assert!(
+        !repo.exists("ran"),
+        "a check with on_failure = skip must not run"
+    );
 }
 
 #[test]
@@ -94,10 +97,7 @@ fn tier_2_timeout_crash_and_spawn_failure_under_every_profile() {
     let repo = TestRepo::new();
     let cases = [
         (one_check("sleep 30", r#"timeout = "1s""#), "timed_out"),
-        (
-            one_check("kill -SEGV $$", "shell = true"),
-            "crashed",
-        ),
+        (one_check("kill -SEGV $$", "shell = true"), "crashed"),
         (one_check("true", r#"cwd = "no/such/dir""#), "crashed"),
     ];
     for (config, expected) in cases {
@@ -113,7 +113,11 @@ fn tier_2_timeout_crash_and_spawn_failure_under_every_profile() {
             assert_eq!(v["fail_open"], false);
         }
         let (code, v) = repo.verdict(&["--profile", "fast"]);
-        assert_eq!((code, status(&v)), (0, ("incomplete", "proceed", expected)), "{v:#}");
+        assert_eq!(
+            (code, status(&v)),
+            (0, ("incomplete", "proceed", expected)),
+            "{v:#}"
+        );
         assert_eq!(v["fail_open"], true);
         assert!(v["notes"].to_string().contains("fails open"));
     }
@@ -147,7 +151,11 @@ fn tier_3_malformed_verifier_answers() {
             assert_eq!(check(&v, "c")["tier"], 3);
         }
         let (code, v) = repo.verdict(&["--profile", "fast"]);
-        assert_eq!((code, v["fail_open"].as_bool()), (0, Some(true)), "{answer}");
+        assert_eq!(
+            (code, v["fail_open"].as_bool()),
+            (0, Some(true)),
+            "{answer}"
+        );
     }
     // A verifier that dies without an answer is an API error: tier 2.
     repo.config(&verifier("echo 'rate limited' >&2; exit 7"));
@@ -197,7 +205,13 @@ checks = [
     assert_eq!(v["checks"].as_array().unwrap().len(), 1);
     let (code, v) = repo.verdict(&["--check", "slw"]);
     assert_eq!(code, 2);
-    assert!(v["error"]["message"].as_str().unwrap().contains("did you mean `slow`"), "{v:#}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `slow`"),
+        "{v:#}"
+    );
 }
 
 #[test]
@@ -207,7 +221,10 @@ fn phasegate_skip_skips_checks_and_says_so() {
     let (code, v) = repo.verdict_with(&[], &[("PHASEGATE_SKIP", "c")]);
     assert_eq!(code, 0);
     assert_eq!(check(&v, "c")["status"], "skipped");
-    assert!(check(&v, "c")["reason"].as_str().unwrap().contains("PHASEGATE_SKIP"));
+    assert!(check(&v, "c")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("PHASEGATE_SKIP"));
 }
 
 #[test]
@@ -252,10 +269,16 @@ checks = [ { name = "qa", command = "true" } ]
 "#,
     );
     assert_eq!(repo.verdict(&[]).1["phase"], "implementation");
-    assert_eq!(repo.verdict_with(&[], &[("PHASEGATE_PHASE", "qa")]).1["phase"], "qa");
+    assert_eq!(
+        repo.verdict_with(&[], &[("PHASEGATE_PHASE", "qa")]).1["phase"],
+        "qa"
+    );
     let (_, v) = repo.verdict_with(&["--phase", "implementation"], &[("PHASEGATE_PHASE", "qa")]);
     assert_eq!(v["phase"], "implementation");
     let (code, v) = repo.verdict(&["--phase", "qaa"]);
     assert_eq!(code, 2);
-    assert!(v["error"]["message"].as_str().unwrap().contains("did you mean `qa`"));
+    assert!(v["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("did you mean `qa`"));
 }

@@ -15,7 +15,10 @@ checks = [ { name = "hang", shell = true, timeout = "1s", command = "sleep 300 &
     assert_eq!(code, 3, "{v:#}");
     assert_eq!(check(&v, "hang")["status"], "timed_out");
     let pid: u32 = repo.read("grandchild.pid").trim().parse().unwrap();
-    assert!(process_gone(pid), "the grandchild {pid} survived the timeout");
+    assert!(
+        process_gone(pid),
+        "the grandchild {pid} survived the timeout"
+    );
 }
 
 #[test]
@@ -29,7 +32,10 @@ checks = [ { name = "bg", shell = true, timeout = "60s", command = "sleep 300 & 
     let (code, v) = repo.verdict(&[]);
     assert_eq!(code, 0, "{v:#}");
     let pid: u32 = repo.read("bg.pid").trim().parse().unwrap();
-    assert!(process_gone(pid), "the background process {pid} was left running");
+    assert!(
+        process_gone(pid),
+        "the background process {pid} was left running"
+    );
 }
 
 #[test]
@@ -60,13 +66,22 @@ checks = [ { name = "bytes", shell = true, command = "printf 'caf\\351 \\377\\37
     let (code, v) = repo.verdict(&[]);
     assert_eq!(code, 1);
     let message = v["diagnostics"][0]["message"].as_str().unwrap();
-    assert!(message.contains("caf\u{fffd} \u{fffd}\u{fffd} broken"), "{message}");
+    assert!(
+        message.contains("caf\u{fffd} \u{fffd}\u{fffd} broken"),
+        "{message}"
+    );
 }
 
 #[test]
 fn files_are_passed_as_separate_arguments_and_odd_names_survive() {
     let repo = TestRepo::new();
-    let names = ["plain.md", "with space.md", "-leading-dash.md", "ünïcode.md", "quote'd.md"];
+    let names = [
+        "plain.md",
+        "with space.md",
+        "-leading-dash.md",
+        "ünïcode.md",
+        "quote'd.md",
+    ];
     for name in names {
         repo.stage(name, "# doc\n");
     }
@@ -83,7 +98,13 @@ checks = [ { name = "docs", files = ["*.md"], command = "sh -c 'printf \"<%s>\\n
     got.sort_unstable();
     let mut want: Vec<String> = names
         .iter()
-        .map(|n| if n.starts_with('-') { format!("<./{n}>") } else { format!("<{n}>") })
+        .map(|n| {
+            if n.starts_with('-') {
+                format!("<./{n}>")
+            } else {
+                format!("<{n}>")
+            }
+        })
         .collect();
     want.sort();
     assert_eq!(got, want);
@@ -134,12 +155,19 @@ checks = [ { name = "c", command = "echo hi", env = { SECRET = "hunter2" } } ]
     assert_eq!(code, 0);
     let run_id = v["run_id"].as_str().unwrap();
     let run_dir = repo.path().join(".git/phasegate/runs").join(run_id);
-    assert_eq!(std::fs::read_to_string(run_dir.join("c.log")).unwrap(), "hi\n");
+    assert_eq!(
+        std::fs::read_to_string(run_dir.join("c.log")).unwrap(),
+        "hi\n"
+    );
     let record = std::fs::read_to_string(run_dir.join("c.json")).unwrap();
     assert!(record.contains("\"echo\""), "{record}");
     assert!(record.contains("SECRET"), "{record}");
-    assert!(!record.contains("hunter2"), "values of variables must never be recorded");
+    assert!(
+        !record.contains("hunter2"),
+        "values of variables must never be recorded"
+    );
     let saved: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(run_dir.join("verdict.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("verdict.json")).unwrap())
+            .unwrap();
     assert_eq!(saved["status"], "passed");
 }

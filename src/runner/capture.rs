@@ -1,0 +1,221 @@
+//! Bounded capture of a check's output: every byte to the log file, the
+//! first and last bytes in memory, complete lines to the diagnostics
+//! extractor. Memory stays fixed whatever the tool prints.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+
+use crate::diagnostics::Extractor;
+
+use super::CapturedOutput;
+
+/// Bytes kept from the start of the output.
+pub const HEAD_BYTES: usize = 64 * 1024;
+/// Bytes kept from the end of the output.
+pub const TAIL_BYTES: usize = 64 * 1024;
+/// Longer lines are cut to this length before parsing.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+pub struct Capture {
+    log: Option<BufWriter<File>>,
+    log_error: Option<io::Error>,
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    total: u64,
+    line: Vec<u8>,
+    line_overflow: bool,
+    extractor: Extractor,
+    /// Standard output of a verifier, kept whole up to a limit.
+    answer: Option<(Vec<u8>, usize)>,
+}
+
+impl Capture {
+    pub fn new(log: File, extractor: Extractor) -> Capture {
+        Capture {
+            log: Some(BufWriter::with_capacity(64 * 1024, log)),
+            log_error: None,
+            head: Vec::new(),
+            tail: Vec::new(),
+            total: 0,
+            line: Vec::new(),
+            line_overflow: false,
+            extractor,
+            answer: None,
+        }
+    }
+
+    /// Also keeps the stream whole, up to `limit` bytes (a verifier's answer).
+    pub fn keep_answer(&mut self, limit: usize) {
+        self.answer = Some((Vec::new(), limit));
+    }
+
+    /// Takes the next chunk of output.
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        if let Some(log) = self.log.as_mut() {
+            if let Err(e) = log.write_all(bytes) {
+                // Keep running: the verdict matters more than the copy, and
+                // the error is reported with the outcome.
+                self.log_error = Some(e);
+                self.log = None;
+            }
+        }
+        if let Some((answer, limit)) = self.answer.as_mut() {
+            let room = (*limit + 1).saturating_sub(answer.len());
+            answer.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
+        let mut rest = bytes;
+        if self.head.len() < HEAD_BYTES {
+            let take = rest.len().min(HEAD_BYTES - self.head.len());
+            self.head.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+        }
+        if !rest.is_empty() {
+            if rest.len() >= TAIL_BYTES {
+                self.tail.clear();
+                self.tail
+                    .extend_from_slice(&rest[rest.len() - TAIL_BYTES..]);
+            } else {
+                self.tail.extend_from_slice(rest);
+                if self.tail.len() > 2 * TAIL_BYTES {
+                    let excess = self.tail.len() - TAIL_BYTES;
+                    self.tail.drain(..excess);
+                }
+            }
+        }
+        self.split_lines(bytes);
+    }
+
+    fn split_lines(&mut self, bytes: &[u8]) {
+        let mut rest = bytes;
+        while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
+            self.extend_line(&rest[..pos]);
+            self.flush_line();
+            rest = &rest[pos + 1..];
+        }
+        self.extend_line(rest);
+    }
+
+    fn extend_line(&mut self, bytes: &[u8]) {
+        let room = MAX_LINE_BYTES.saturating_sub(self.line.len());
+        if bytes.len() > room {
+            self.line_overflow = true;
+        }
+        self.line.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    fn flush_line(&mut self) {
+        let mut line = self.line.as_slice();
+        if let Some(stripped) = line.strip_suffix(b"\r") {
+            line = stripped;
+        }
+        self.extractor.line(&String::from_utf8_lossy(line));
+        self.line.clear();
+        self.line_overflow = false;
+    }
+
+    /// Flushes the log and returns what was kept: the output, the verifier
+    /// answer (and whether it exceeded its limit), the extractor's findings
+    /// and any error writing the log.
+    pub fn finish(mut self) -> Finished {
+        if !self.line.is_empty() {
+            self.flush_line();
+        }
+        if let Some(mut log) = self.log.take() {
+            if let Err(e) = log.flush() {
+                self.log_error = Some(e);
+            }
+        }
+        let (diagnostics, dropped) = self.extractor.finish();
+        let mut tail = self.tail;
+        if tail.len() > TAIL_BYTES {
+            tail.drain(..tail.len() - TAIL_BYTES);
+        }
+        Finished {
+            output: CapturedOutput {
+                head: self.head,
+                tail,
+                total_bytes: self.total,
+            },
+            answer: self
+                .answer
+                .map(|(bytes, limit)| (bytes.len() > limit, bytes)),
+            diagnostics,
+            dropped,
+            log_error: self.log_error,
+        }
+    }
+}
+
+pub struct Finished {
+    pub output: CapturedOutput,
+    /// `(over_limit, bytes)`.
+    pub answer: Option<(bool, Vec<u8>)>,
+    pub diagnostics: Vec<crate::diagnostics::Diagnostic>,
+    pub dropped: usize,
+    pub log_error: Option<io::Error>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Origin, ParserChoice};
+    use std::path::Path;
+
+    fn capture(dir: &Path) -> Capture {
+        let log = File::create(dir.join("c.log")).unwrap();
+        let extractor = Extractor::new("c", Origin::Lint, &ParserChoice::Auto, "sh", dir, dir);
+        Capture::new(log, extractor)
+    }
+
+    #[test]
+    fn memory_is_bounded_and_the_log_is_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = capture(dir.path());
+        let chunk = vec![b'x'; 10_000];
+        for _ in 0..1000 {
+            c.push(&chunk);
+        }
+        c.push(b"\nthe end\n");
+        let done = c.finish();
+        assert_eq!(done.output.total_bytes, 10_000_009);
+        assert_eq!(done.output.head.len(), HEAD_BYTES);
+        assert_eq!(done.output.tail.len(), TAIL_BYTES);
+        assert!(done.output.tail.ends_with(b"\nthe end\n"));
+        assert!(done.output.truncated());
+        assert_eq!(
+            std::fs::metadata(dir.path().join("c.log")).unwrap().len(),
+            10_000_009
+        );
+    }
+
+    #[test]
+    fn lines_split_across_chunks_and_crlf_are_parsed_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = capture(dir.path());
+        for piece in [
+            &b"src/a.c:1:2: err"[..],
+            b"or: boom\r\nsrc/b.c:3: warning: w",
+            b"\n\xff\xfe\n",
+        ] {
+            c.push(piece);
+        }
+        let done = c.finish();
+        assert_eq!(done.diagnostics.len(), 2, "{:?}", done.diagnostics);
+        assert_eq!(done.diagnostics[0].message, "boom");
+        assert_eq!(done.diagnostics[1].file.as_deref(), Some("src/b.c"));
+        assert!(!done.output.truncated());
+    }
+
+    #[test]
+    fn a_verifier_answer_is_kept_up_to_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = capture(dir.path());
+        c.keep_answer(4);
+        c.push(b"abc");
+        c.push(b"defg");
+        let (over, bytes) = c.finish().answer.unwrap();
+        assert!(over);
+        assert_eq!(bytes, b"abcde");
+    }
+}

@@ -1,0 +1,579 @@
+//! Running one check: resolve the program, spawn each invocation in its own
+//! process group, pump its output through the capture, enforce the timeout
+//! and interrupts by killing the whole group.
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::config::CheckKind;
+use crate::diagnostics::Extractor;
+
+use super::capture::Capture;
+use super::verifier::{parse_verifier_answer, MAX_ANSWER_BYTES};
+use super::{sys, CapturedOutput, CheckOutcome, CheckPlan, Termination, VerifierReply};
+
+/// Variables set for every check so tool output is predictable; the verdict
+/// records them.
+pub const PINNED_ENV: &[(&str, &str)] = &[("NO_COLOR", "1")];
+/// Variables removed for every check: they would force colour back on.
+pub const REMOVED_ENV: &[&str] = &["FORCE_COLOR", "CLICOLOR_FORCE"];
+
+/// How often a waiting check looks at its deadline and the interrupt flag.
+const POLL: Duration = Duration::from_millis(50);
+/// How long output may keep flowing after the check's own process exited
+/// (a background process it started still holds the pipe).
+const LEADER_EXIT_GRACE: Duration = Duration::from_millis(200);
+/// Between SIGTERM and SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How long to wait for the pipe to close once every process was killed.
+const DRAIN_LIMIT: Duration = Duration::from_secs(1);
+/// Bytes per read from the pipe.
+const CHUNK: usize = 64 * 1024;
+
+enum Msg {
+    Data(Vec<u8>),
+    End(std::io::Result<()>),
+}
+
+/// Why an invocation stopped before its process ended by itself.
+#[derive(Clone, PartialEq, Eq)]
+enum Stop {
+    None,
+    TimedOut,
+    Interrupted,
+    ReadFailed(String),
+}
+
+/// Runs every invocation of `plan` and reports how it went.
+pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
+    let start = Instant::now();
+    let deadline = start + plan.timeout;
+    let mut outcome = CheckOutcome {
+        name: plan.name.clone(),
+        termination: Termination::Exited(0),
+        duration: Duration::ZERO,
+        output: CapturedOutput::default(),
+        log_path: plan.log_path.clone(),
+        diagnostics: Vec::new(),
+        dropped_diagnostics: 0,
+        verifier: None,
+        invocations: plan.invocations.clone(),
+    };
+    let Some(program) = plan.invocations.first().and_then(|i| i.argv.first()) else {
+        outcome.termination = Termination::SpawnFailed("the check has no command".to_string());
+        return outcome;
+    };
+    let Ok(resolved) = which::which_in(program, plan.path.as_ref(), &plan.cwd) else {
+        outcome.termination = Termination::Missing {
+            program: program.clone(),
+        };
+        return outcome;
+    };
+    let log = match open_log(&plan.log_path) {
+        Ok(log) => log,
+        Err(e) => {
+            outcome.termination = Termination::SpawnFailed(format!(
+                "failed to create its log `{}`: {e}",
+                plan.log_path.display()
+            ));
+            return outcome;
+        }
+    };
+    let verifier = plan.kind == CheckKind::Verifier;
+    let stderr_log = if verifier { log.try_clone().ok() } else { None };
+    let extractor = Extractor::new(
+        &plan.name,
+        plan.origin,
+        &plan.parser,
+        program,
+        &plan.root,
+        &plan.cwd,
+    );
+    let mut capture = Capture::new(log, extractor);
+    if verifier {
+        capture.keep_answer(MAX_ANSWER_BYTES);
+    }
+
+    let mut termination = Termination::Exited(0);
+    for invocation in &plan.invocations {
+        if sys::interrupted() {
+            termination = Termination::Interrupted;
+            break;
+        }
+        let this = run_invocation(
+            plan,
+            &resolved,
+            &invocation.argv[1..],
+            stderr_log.as_ref(),
+            deadline,
+            &mut capture,
+        );
+        match (&termination, this) {
+            // Every batch must pass: the first failure is the one reported,
+            // and the remaining batches still run to report theirs.
+            (Termination::Exited(0), Termination::Exited(code)) => {
+                termination = Termination::Exited(code);
+            }
+            (Termination::Exited(_), Termination::Exited(_)) => {}
+            (_, other) => {
+                termination = other;
+                break;
+            }
+        }
+    }
+
+    let finished = capture.finish();
+    outcome.output = finished.output;
+    outcome.diagnostics = finished.diagnostics;
+    outcome.dropped_diagnostics = finished.dropped;
+    if let Some(e) = finished.log_error {
+        outcome.diagnostics.push(crate::diagnostics::Diagnostic {
+            check: plan.name.clone(),
+            origin: plan.origin,
+            tool: "phasegate".to_string(),
+            file: None,
+            line: None,
+            column: None,
+            severity: crate::diagnostics::Severity::Warning,
+            code: Some("log-write-failed".to_string()),
+            message: format!("failed to write the log `{}`: {e}", plan.log_path.display()),
+        });
+    }
+    if verifier {
+        if let (Termination::Exited(_), Some((over, answer))) = (&termination, finished.answer) {
+            outcome.verifier = Some(if over {
+                VerifierReply::Malformed(format!(
+                    "the answer is longer than {MAX_ANSWER_BYTES} bytes"
+                ))
+            } else {
+                parse_verifier_answer(&answer, &plan.name, plan.origin)
+            });
+        }
+        // The verifier's standard error went straight to the log; show its
+        // end, which is where an API error would be.
+        if let Ok(tail) = read_tail(&plan.log_path, super::capture::TAIL_BYTES) {
+            outcome.output.tail = tail;
+        }
+    }
+    outcome.termination = termination;
+    outcome.duration = start.elapsed();
+    outcome
+}
+
+fn open_log(path: &std::path::Path) -> std::io::Result<File> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    // Append mode: a verifier's standard error is written to the same file
+    // by the child itself, and must not overwrite what phasegate writes.
+    OpenOptions::new().create(true).append(true).open(path)
+}
+
+fn read_tail(path: &std::path::Path, bytes: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let start = len.saturating_sub(bytes as u64);
+    file.seek(SeekFrom::Start(start))?;
+    let mut out = Vec::new();
+    file.read_to_end(&mut out)?;
+    Ok(out)
+}
+
+fn run_invocation(
+    plan: &CheckPlan,
+    program: &PathBuf,
+    args: &[String],
+    stderr_log: Option<&File>,
+    deadline: Instant,
+    capture: &mut Capture,
+) -> Termination {
+    let mut expr = duct::cmd(program, args)
+        .dir(&plan.cwd)
+        .stdin_null()
+        .unchecked()
+        .before_spawn(|command| {
+            // Its own process group, so a timeout or an interrupt can kill
+            // everything the check started, grandchildren included.
+            command.process_group(0);
+            Ok(())
+        });
+    for (key, value) in PINNED_ENV {
+        expr = expr.env(key, value);
+    }
+    for key in REMOVED_ENV {
+        expr = expr.env_remove(key);
+    }
+    for (key, value) in &plan.env {
+        expr = expr.env(key, value);
+    }
+    expr = match stderr_log.map(File::try_clone) {
+        Some(Ok(file)) => expr.stderr_file(file),
+        Some(Err(e)) => return Termination::SpawnFailed(format!("failed to share its log: {e}")),
+        None => expr.stderr_to_stdout(),
+    };
+    let reader = match expr.reader() {
+        Ok(reader) => Arc::new(reader),
+        Err(e) => return Termination::SpawnFailed(e.to_string()),
+    };
+    let Some(pgid) = reader.pids().first().copied() else {
+        return Termination::SpawnFailed("the process has no id".to_string());
+    };
+
+    let (tx, rx) = mpsc::sync_channel::<Msg>(8);
+    let pump_reader = Arc::clone(&reader);
+    // Detached on purpose: if a process escaped the group and holds the pipe
+    // open, this thread stays blocked and is abandoned, not joined.
+    let spawned = std::thread::Builder::new()
+        .name(format!("pump-{}", plan.name))
+        .spawn(move || pump(&pump_reader, &tx));
+    if let Err(e) = spawned {
+        let _ = kill_group(pgid);
+        return Termination::SpawnFailed(format!("failed to start its output reader: {e}"));
+    }
+
+    let stop = watch(&rx, &reader, pgid, deadline, capture);
+    let status = wait_exit(&reader);
+    match (stop, status) {
+        (Stop::TimedOut, _) => Termination::TimedOut(plan.timeout),
+        (Stop::Interrupted, _) => Termination::Interrupted,
+        (Stop::ReadFailed(e), _) => {
+            Termination::SpawnFailed(format!("failed to read its output: {e}"))
+        }
+        (Stop::None, Some(status)) => match (status.code(), status.signal()) {
+            (Some(code), _) => Termination::Exited(code),
+            (None, Some(signal)) => Termination::Signaled(signal),
+            (None, None) => {
+                Termination::SpawnFailed(format!("ended with an unknown status {status}"))
+            }
+        },
+        (Stop::None, None) => {
+            Termination::SpawnFailed("its exit status could not be read".to_string())
+        }
+    }
+}
+
+/// Reads the pipe until it closes.
+fn pump(reader: &duct::ReaderHandle, tx: &mpsc::SyncSender<Msg>) {
+    let mut reader = reader;
+    loop {
+        let mut buffer = vec![0u8; CHUNK];
+        match reader.read(&mut buffer) {
+            Ok(0) => {
+                let _ = tx.send(Msg::End(Ok(())));
+                return;
+            }
+            Ok(n) => {
+                buffer.truncate(n);
+                if tx.send(Msg::Data(buffer)).is_err() {
+                    return;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                let _ = tx.send(Msg::End(Err(e)));
+                return;
+            }
+        }
+    }
+}
+
+/// Feeds output to the capture until the pipe closes, enforcing the
+/// deadline, the interrupt flag and leftover background processes.
+fn watch(
+    rx: &Receiver<Msg>,
+    reader: &duct::ReaderHandle,
+    pgid: u32,
+    deadline: Instant,
+    capture: &mut Capture,
+) -> Stop {
+    let mut leader_exited: Option<Instant> = None;
+    loop {
+        let now = Instant::now();
+        let wait = POLL
+            .min(deadline.saturating_duration_since(now))
+            .max(Duration::from_millis(1));
+        match rx.recv_timeout(wait) {
+            Ok(Msg::Data(bytes)) => capture.push(&bytes),
+            Ok(Msg::End(Err(e))) => {
+                kill_group(pgid);
+                return Stop::ReadFailed(e.to_string());
+            }
+            Ok(Msg::End(Ok(()))) | Err(RecvTimeoutError::Disconnected) => {
+                // The pipe closed; anything the check left running in its
+                // group (a daemon that closed its output) is stopped too.
+                if sys::group_alive(pgid) && leader_done(reader) {
+                    let _ = kill_group(pgid);
+                }
+                return Stop::None;
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                let stop = if sys::interrupted() {
+                    Stop::Interrupted
+                } else if Instant::now() >= deadline {
+                    Stop::TimedOut
+                } else {
+                    if leader_exited.is_none() && leader_done(reader) {
+                        leader_exited = Some(Instant::now());
+                    }
+                    match leader_exited {
+                        Some(at) if at.elapsed() >= LEADER_EXIT_GRACE => {
+                            let _ = kill_group(pgid);
+                            drain(rx, capture);
+                            return Stop::None;
+                        }
+                        _ => continue,
+                    }
+                };
+                kill_group(pgid);
+                drain(rx, capture);
+                return stop;
+            }
+        }
+    }
+}
+
+fn leader_done(reader: &duct::ReaderHandle) -> bool {
+    matches!(reader.try_wait(), Ok(Some(_)) | Err(_))
+}
+
+/// SIGTERM to the group, a grace period, then SIGKILL. Returns whether the
+/// group had to be killed.
+fn kill_group(pgid: u32) -> bool {
+    if !sys::signal_group(pgid, sys::SIGTERM) {
+        return false;
+    }
+    let until = Instant::now() + KILL_GRACE;
+    while Instant::now() < until {
+        if !sys::group_alive(pgid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    sys::signal_group(pgid, sys::SIGKILL);
+    true
+}
+
+/// Takes what is still in the pipe after a kill, for a bounded time.
+fn drain(rx: &Receiver<Msg>, capture: &mut Capture) {
+    let until = Instant::now() + DRAIN_LIMIT;
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        match rx.recv_timeout(left) {
+            Ok(Msg::Data(bytes)) => capture.push(&bytes),
+            Ok(Msg::End(_)) | Err(_) => return,
+        }
+    }
+}
+
+/// The exit status of the check's own process, waiting briefly after a kill.
+fn wait_exit(reader: &duct::ReaderHandle) -> Option<std::process::ExitStatus> {
+    let until = Instant::now() + KILL_GRACE;
+    loop {
+        match reader.try_wait() {
+            Ok(Some(output)) => return Some(output.status),
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Origin, ParserChoice};
+    use crate::runner::{run_checks, Invocation, RunEvent};
+
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "tests take PATH from their own environment"
+    )]
+    fn plan(dir: &std::path::Path, name: &str, script: &str, timeout: Duration) -> CheckPlan {
+        CheckPlan {
+            name: name.to_string(),
+            kind: CheckKind::Custom,
+            origin: Origin::Runtime,
+            invocations: vec![Invocation {
+                argv: vec!["sh".into(), "-c".into(), script.into()],
+            }],
+            cwd: dir.to_path_buf(),
+            env: Vec::new(),
+            timeout,
+            log_path: dir.join(format!("{name}.log")),
+            parser: ParserChoice::Auto,
+            root: dir.to_path_buf(),
+            path: std::env::var_os("PATH"),
+        }
+    }
+
+    fn gone(pid: u32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => stat
+                .rsplit_once(')')
+                .is_some_and(|(_, s)| s.trim_start().starts_with('Z')),
+        }
+    }
+
+    #[test]
+    fn exit_codes_and_signals() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |script| run_check(&plan(dir.path(), "c", script, Duration::from_secs(30)));
+        assert_eq!(p("exit 0").termination, Termination::Exited(0));
+        assert_eq!(p("exit 7").termination, Termination::Exited(7));
+        assert_eq!(p("kill -SEGV $$").termination, Termination::Signaled(11));
+    }
+
+    #[test]
+    fn a_missing_program_is_not_spawned() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path(), "c", "", Duration::from_secs(30));
+        p.invocations[0].argv = vec!["phasegate-no-such-program".into()];
+        let outcome = run_check(&p);
+        assert_eq!(
+            outcome.termination,
+            Termination::Missing {
+                program: "phasegate-no-such-program".into()
+            }
+        );
+        assert!(!p.log_path.exists(), "nothing ran, so nothing was logged");
+    }
+
+    #[test]
+    fn a_timeout_kills_grandchildren() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = plan(
+            dir.path(),
+            "c",
+            "sleep 300 & echo $! > pid; sleep 300",
+            Duration::from_millis(500),
+        );
+        let outcome = run_check(&p);
+        assert_eq!(
+            outcome.termination,
+            Termination::TimedOut(Duration::from_millis(500))
+        );
+        let pid: u32 = std::fs::read_to_string(dir.path().join("pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(gone(pid), "grandchild {pid} survived");
+    }
+
+    #[test]
+    fn a_leftover_background_process_neither_hangs_the_run_nor_survives_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = plan(
+            dir.path(),
+            "c",
+            "sleep 300 & echo $! > pid; echo done",
+            Duration::from_secs(60),
+        );
+        let outcome = run_check(&p);
+        assert_eq!(outcome.termination, Termination::Exited(0));
+        assert!(
+            outcome.duration < Duration::from_secs(30),
+            "{:?}",
+            outcome.duration
+        );
+        let pid: u32 = std::fs::read_to_string(dir.path().join("pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(gone(pid), "background process {pid} survived");
+    }
+
+    #[test]
+    fn stdout_and_stderr_interleave_in_order_and_env_and_cwd_apply() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let mut p = plan(
+            dir.path(),
+            "c",
+            "echo 1; echo 2 >&2; echo \"$X\" 3; pwd >&2; echo \"$NO_COLOR\"",
+            Duration::from_secs(30),
+        );
+        p.cwd = dir.path().join("sub");
+        p.env = vec![("X".into(), "x".into())];
+        let outcome = run_check(&p);
+        let log = std::fs::read_to_string(&p.log_path).unwrap();
+        let sub = std::fs::canonicalize(dir.path().join("sub")).unwrap();
+        assert_eq!(log, format!("1\n2\nx 3\n{}\n1\n", sub.display()));
+        assert_eq!(outcome.output.head, log.as_bytes());
+    }
+
+    #[test]
+    fn batches_all_run_and_the_first_failure_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path(), "c", "", Duration::from_secs(30));
+        p.invocations = ["echo a", "exit 3", "echo c; exit 4"]
+            .iter()
+            .map(|s| Invocation {
+                argv: vec!["sh".into(), "-c".into(), (*s).into()],
+            })
+            .collect();
+        let outcome = run_check(&p);
+        assert_eq!(outcome.termination, Termination::Exited(3));
+        assert_eq!(std::fs::read_to_string(&p.log_path).unwrap(), "a\nc\n");
+    }
+
+    #[test]
+    fn a_verifier_answer_is_read_from_stdout_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(
+            dir.path(),
+            "v",
+            "echo thinking >&2; echo '{\"verdict\": \"fail\", \"findings\": [{\"message\": \"m\"}]}'",
+            Duration::from_secs(30),
+        );
+        p.kind = CheckKind::Verifier;
+        let outcome = run_check(&p);
+        let Some(VerifierReply::Answer(answer)) = outcome.verifier else {
+            panic!("{:?}", outcome.verifier);
+        };
+        assert!(!answer.pass);
+        assert!(std::fs::read_to_string(&p.log_path)
+            .unwrap()
+            .contains("thinking"));
+    }
+
+    #[test]
+    fn checks_run_in_parallel_and_come_back_in_plan_order() {
+        let dir = tempfile::tempdir().unwrap();
+        // Each waits for the other's file: only a parallel run finishes.
+        let a = plan(
+            dir.path(),
+            "a",
+            "touch a; while [ ! -e b ]; do sleep 0.01; done",
+            Duration::from_secs(20),
+        );
+        let b = plan(
+            dir.path(),
+            "b",
+            "touch b; while [ ! -e a ]; do sleep 0.01; done; exit 2",
+            Duration::from_secs(20),
+        );
+        let mut events = Vec::new();
+        let outcomes = run_checks(&[a, b], 2, &mut |e| events.push(e));
+        assert_eq!(outcomes[0].name, "a");
+        assert_eq!(outcomes[0].termination, Termination::Exited(0));
+        assert_eq!(outcomes[1].termination, Termination::Exited(2));
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, RunEvent::Finished { .. }))
+                .count(),
+            2
+        );
+    }
+}
