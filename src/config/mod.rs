@@ -1,6 +1,19 @@
 //! `phasegate.toml`: its schema, loading with exact error spans, the embedded
 //! defaults and language detection. Nothing here runs a check or prints.
 
+mod defaults;
+mod duration;
+mod error;
+mod load;
 mod model;
+mod suggest;
 
+pub use defaults::{detect_language, init_template, Language, PackageManager, STAGES};
+pub use duration::parse_duration;
+pub use error::{ConfigError, ConfigProblem};
+pub use load::{load, CONFIG_FILE, DEFAULT_TIMEOUT, LOCAL_FILE};
 pub use model::*;
+pub use suggest::suggest;
+
+#[cfg(test)]
+mod tests;

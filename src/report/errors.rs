@@ -3,8 +3,22 @@
 
 use std::io::Write;
 
-/// Draws `diagnostic` on `out`; colour only when asked.
+/// Draws `diagnostic` on `out`; colour only when asked. A diagnostic that
+/// gathers several (`related`) is drawn as each of them in turn.
 pub fn render_diagnostic(diagnostic: &dyn miette::Diagnostic, out: &mut dyn Write, color: bool) {
+    if let Some(related) = diagnostic.related() {
+        let related: Vec<&dyn miette::Diagnostic> = related.collect();
+        if !related.is_empty() {
+            for one in related {
+                render_one(one, out, color);
+            }
+            return;
+        }
+    }
+    render_one(diagnostic, out, color);
+}
+
+fn render_one(diagnostic: &dyn miette::Diagnostic, out: &mut dyn Write, color: bool) {
     let theme = if color {
         miette::GraphicalTheme::unicode()
     } else {

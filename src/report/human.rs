@@ -43,9 +43,11 @@ impl Paint {
 pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result<()> {
     let p = Paint { color };
     if let Some(error) = &verdict.error {
-        // Configuration and usage errors are drawn by miette before this;
-        // here only the verdict line follows.
-        writeln!(out, "{} {}", p.red("error:"), error.message)?;
+        // Configuration errors were drawn by miette, with their spans, just
+        // before this; the others are one line.
+        if error.kind != "config" {
+            writeln!(out, "{} {}", p.red("error:"), error.message)?;
+        }
         return verdict_line(verdict, out, &p);
     }
     let width = verdict
@@ -191,7 +193,11 @@ fn verdict_line(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Result
             p.yellow("! incomplete — verification did not finish; the fast profile lets it through")
         }
         Status::Incomplete if verdict.error.is_some() => {
-            p.red("✗ incomplete — phasegate could not run the gate")
+            match verdict.error.as_ref().map(|e| e.kind) {
+                Some("config") => p.red("✗ invalid configuration — fix it and run again"),
+                Some("usage") => p.red("✗ usage error — nothing was checked"),
+                _ => p.red("✗ incomplete — phasegate could not finish"),
+            }
         }
         Status::Incomplete => {
             p.red("✗ incomplete — verification did not finish; remove the cause and run again")

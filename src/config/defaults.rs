@@ -1,0 +1,334 @@
+//! Language detection and the embedded defaults: the standard commands per
+//! language, the default phases, and the commented file `init` writes.
+
+use std::path::Path;
+
+/// A Node package manager, detected from the lock file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PackageManager {
+    Bun,
+    Pnpm,
+    Yarn,
+    Npm,
+}
+
+/// A project language phasegate knows the standard commands of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Language {
+    Rust,
+    Go,
+    Node {
+        manager: PackageManager,
+        /// `package.json` has a `lint` script.
+        lint: bool,
+        /// `package.json` has a `build` script.
+        build: bool,
+        /// There is a `tsconfig.json`.
+        typescript: bool,
+    },
+    Python,
+}
+
+impl Language {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Go => "go",
+            Language::Node { manager, .. } => match manager {
+                PackageManager::Bun => "node (bun)",
+                PackageManager::Pnpm => "node (pnpm)",
+                PackageManager::Yarn => "node (yarn)",
+                PackageManager::Npm => "node (npm)",
+            },
+            Language::Python => "python",
+        }
+    }
+
+    /// The standard commands, in check order: tests, lint, build, typecheck.
+    pub fn commands(&self) -> Vec<(&'static str, &'static str)> {
+        match self {
+            Language::Rust => vec![
+                ("tests", "cargo test"),
+                ("lint", "cargo clippy"),
+                ("build", "cargo build"),
+                ("typecheck", "cargo check"),
+            ],
+            Language::Go => vec![
+                ("tests", "go test ./..."),
+                ("lint", "golangci-lint run ./..."),
+                ("build", "go build ./..."),
+                ("typecheck", "go build -o /dev/null ./..."),
+            ],
+            Language::Python => vec![
+                ("tests", "pytest"),
+                ("lint", "ruff check ."),
+                ("typecheck", "pyright"),
+            ],
+            Language::Node {
+                manager,
+                lint,
+                build,
+                typescript,
+            } => {
+                let (test, run_lint, run_build, tsc) = match manager {
+                    PackageManager::Bun => (
+                        "bun test",
+                        "bun run lint",
+                        "bun run build",
+                        "bunx tsc --noEmit",
+                    ),
+                    PackageManager::Pnpm => (
+                        "pnpm test",
+                        "pnpm run lint",
+                        "pnpm run build",
+                        "pnpm exec tsc --noEmit",
+                    ),
+                    PackageManager::Yarn => (
+                        "yarn test",
+                        "yarn run lint",
+                        "yarn run build",
+                        "yarn tsc --noEmit",
+                    ),
+                    PackageManager::Npm => (
+                        "npm test",
+                        "npm run lint",
+                        "npm run build",
+                        "npx tsc --noEmit",
+                    ),
+                };
+                let mut out = vec![("tests", test)];
+                if *lint {
+                    out.push(("lint", run_lint));
+                }
+                if *build {
+                    out.push(("build", run_build));
+                }
+                if *typescript {
+                    out.push(("typecheck", tsc));
+                }
+                out
+            }
+        }
+    }
+}
+
+/// The project's language, from the files at its root (first match in the
+/// order Rust, Go, Node/TypeScript, Python).
+pub fn detect_language(root: &Path) -> Option<Language> {
+    let has = |name: &str| root.join(name).is_file();
+    if has("Cargo.toml") {
+        return Some(Language::Rust);
+    }
+    if has("go.mod") {
+        return Some(Language::Go);
+    }
+    if has("package.json") || has("tsconfig.json") {
+        let manager = if has("bun.lock") || has("bun.lockb") {
+            PackageManager::Bun
+        } else if has("pnpm-lock.yaml") {
+            PackageManager::Pnpm
+        } else if has("yarn.lock") {
+            PackageManager::Yarn
+        } else {
+            PackageManager::Npm
+        };
+        let scripts = std::fs::read_to_string(root.join("package.json"))
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+            .and_then(|json| json.get("scripts").cloned());
+        let script = |name: &str| scripts.as_ref().is_some_and(|s| s.get(name).is_some());
+        return Some(Language::Node {
+            manager,
+            lint: script("lint"),
+            build: script("build"),
+            typescript: has("tsconfig.json"),
+        });
+    }
+    if has("pyproject.toml") || has("setup.cfg") || has("setup.py") || has("requirements.txt") {
+        return Some(Language::Python);
+    }
+    None
+}
+
+/// The stages of work, in order; every default configuration has a phase
+/// for each.
+pub const STAGES: [&str; 4] = ["requirements", "architecture", "implementation", "qa"];
+
+/// Quotes a string for TOML.
+fn quoted(s: &str) -> String {
+    format!("{s:?}")
+}
+
+/// The embedded default as TOML, loaded under the files: every standard command
+/// of the language blocks in `implementation`, the tests block in `qa`.
+pub fn embedded_toml(language: Option<&Language>) -> String {
+    let commands = language.map(Language::commands).unwrap_or_default();
+    // No [gate]: its defaults live in the loader, so a file that leaves a
+    // value out gets the same default whether or not it exists.
+    let mut text = String::from("[commands]\n");
+    for (name, command) in &commands {
+        text.push_str(&format!("{name} = {}\n", quoted(command)));
+    }
+    text.push('\n');
+    text.push_str(&default_phases(&commands, false));
+    text
+}
+
+fn default_phases(commands: &[(&str, &str)], commented: bool) -> String {
+    let mut text = String::new();
+    for stage in STAGES {
+        text.push_str(&format!("[phases.{stage}]\n"));
+        let names: Vec<&str> = match stage {
+            "implementation" => commands.iter().map(|(n, _)| *n).collect(),
+            "qa" => commands
+                .iter()
+                .map(|(n, _)| *n)
+                .filter(|n| *n == "tests")
+                .collect(),
+            _ => Vec::new(),
+        };
+        if names.is_empty() {
+            if commented && (stage == "requirements" || stage == "architecture") {
+                text.push_str(
+                    "# Document phases: their handoffs are validated, no command runs.\n",
+                );
+            }
+            text.push_str("checks = []\n\n");
+            continue;
+        }
+        text.push_str("checks = [\n");
+        for name in names {
+            text.push_str(&format!(
+                "  {{ name = {}, on_failure = \"block\" }},\n",
+                quoted(name)
+            ));
+        }
+        text.push_str("]\n\n");
+    }
+    text
+}
+
+/// A commented `phasegate.toml` for the project at `root`.
+pub fn init_template(root: &Path) -> String {
+    let language = detect_language(root);
+    let commands = language
+        .as_ref()
+        .map(Language::commands)
+        .unwrap_or_default();
+    let mut text = String::new();
+    text.push_str("# phasegate configuration; phasegate's README describes every option.\n");
+    text.push_str(&format!(
+        "# Written by `phasegate init` for a {} project. Every key is optional\n# unless marked otherwise.\n\n",
+        language.as_ref().map_or("project of no known language", Language::name)
+    ));
+    text.push_str(
+        "[gate]\n\
+         # strict: everything blocks, warnings too; auto: fail closed (missing tools,\n\
+         # timeouts and crashes block); fast: fail open, with a visible warning.\n\
+         profile = \"auto\"\n\
+         # The phase `phasegate run` checks when neither --phase, PHASEGATE_PHASE nor\n\
+         # a handoff document says otherwise.\n\
+         default_phase = \"implementation\"\n\
+         # How many failed handoff attempts before a person is asked to step in.\n\
+         max_retries = 3\n\n",
+    );
+    text.push_str(
+        "# The project's commands. A check without its own `command` takes the\n\
+         # command of its name from here. Commands are split like a shell would but\n\
+         # run without one; give a check `shell = true` for pipes and redirections.\n\
+         [commands]\n",
+    );
+    if commands.is_empty() {
+        text.push_str("# tests = \"make test\"\n# lint = \"make lint\"\n");
+    }
+    for (name, command) in &commands {
+        text.push_str(&format!("{name} = {}\n", quoted(command)));
+    }
+    text.push('\n');
+    text.push_str(
+        "# Each phase lists its checks. Per check: name (required), command, files\n\
+         # (globs; the check runs only when a selected file matches, and `{files}`\n\
+         # in its command receives them), timeout (\"90s\", \"10m\"; default 10m), env,\n\
+         # cwd, shell, parser (\"auto\", a parser name, or a regex with named groups\n\
+         # `file` and `line`), origin, on_failure (block | warn | skip) and\n\
+         # on_missing (block | warn | skip: what a missing tool means under `auto`).\n\
+         # `checks = []` runs no check in a phase.\n",
+    );
+    text.push_str(&default_phases(&commands, true));
+    text.push_str(
+        "# A workflow replaces the checks of some phases: `phasegate run --workflow quick`.\n\
+         # [workflows.quick.phases.implementation]\n\
+         # checks = []\n\n",
+    );
+    text.push_str(
+        "[handoff]\n\
+         # Where the handoff documents live.\n\
+         paths = [\"handoffs/**/*.md\"]\n",
+    );
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn languages_are_detected_from_their_files() {
+        assert_eq!(
+            detect_language(project(&[("Cargo.toml", "")]).path()),
+            Some(Language::Rust)
+        );
+        assert_eq!(
+            detect_language(project(&[("go.mod", "")]).path()),
+            Some(Language::Go)
+        );
+        assert_eq!(
+            detect_language(project(&[("pyproject.toml", "")]).path()),
+            Some(Language::Python)
+        );
+        assert_eq!(detect_language(project(&[("README.md", "")]).path()), None);
+        let node = project(&[
+            (
+                "package.json",
+                r#"{"scripts": {"test": "x", "build": "y"}}"#,
+            ),
+            ("yarn.lock", ""),
+            ("tsconfig.json", "{}"),
+        ]);
+        let language = detect_language(node.path()).unwrap();
+        assert_eq!(language.name(), "node (yarn)");
+        assert_eq!(
+            language.commands(),
+            [
+                ("tests", "yarn test"),
+                ("build", "yarn run build"),
+                ("typecheck", "yarn tsc --noEmit")
+            ]
+        );
+    }
+
+    #[test]
+    fn node_package_managers_follow_the_lock_file() {
+        for (lock, test) in [
+            ("bun.lock", "bun test"),
+            ("bun.lockb", "bun test"),
+            ("pnpm-lock.yaml", "pnpm test"),
+            ("package-lock.json", "npm test"),
+        ] {
+            let dir = project(&[("package.json", "{}"), (lock, "")]);
+            assert_eq!(
+                detect_language(dir.path()).unwrap().commands()[0].1,
+                test,
+                "{lock}"
+            );
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! Durations as people write them: `500ms`, `90s`, `10m`, `1h`, `1m30s`.
+
+use std::time::Duration;
+
+/// Parses a duration; the error says what was expected.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("a duration cannot be empty".to_string());
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if digits == 0 {
+            return Err(format!("`{text}` is not a duration"));
+        }
+        let number: u64 = rest[..digits]
+            .parse()
+            .map_err(|_| format!("`{text}` is too large"))?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let unit = &rest[..unit_len];
+        rest = &rest[unit_len..];
+        let part = match unit {
+            "ms" => Duration::from_millis(number),
+            "s" => Duration::from_secs(number),
+            "m" => Duration::from_secs(number.saturating_mul(60)),
+            "h" => Duration::from_secs(number.saturating_mul(3600)),
+            "" => return Err(format!("`{text}` needs a unit: ms, s, m or h")),
+            other => {
+                return Err(format!(
+                    "`{other}` is not a unit of time: use ms, s, m or h"
+                ))
+            }
+        };
+        total = total.saturating_add(part);
+    }
+    if total.is_zero() {
+        return Err("a timeout of zero would stop every check at once".to_string());
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("10").unwrap_err().contains("unit"));
+        assert!(parse_duration("5d").unwrap_err().contains("`d`"));
+        assert!(parse_duration("0s").is_err());
+    }
+}

@@ -1,0 +1,1233 @@
+//! Loading: `phasegate.toml`, with `phasegate.local.toml` over it and the
+//! embedded default under both, parsed into a spanned tree and validated
+//! into a `Config`. Every problem is collected with its exact span.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use miette::NamedSource;
+use regex::Regex;
+
+use crate::diagnostics::PARSER_NAMES;
+
+use super::defaults::{detect_language, embedded_toml, STAGES};
+use super::duration::parse_duration;
+use super::error::{line_column, ConfigError, Problem, SourceFile};
+use super::suggest::suggest;
+use super::{
+    CheckKind, CheckSpec, CommandLine, Config, ConfigLocation, ConfigOrigin, GateConfig,
+    HandoffConfig, OnFailure, OnMissing, Origin, ParserChoice, Phase, Profile, Workflow,
+};
+
+/// The main configuration file, at the repository root.
+pub const CONFIG_FILE: &str = "phasegate.toml";
+/// The personal, git-ignored override beside it.
+pub const LOCAL_FILE: &str = "phasegate.local.toml";
+/// The name the embedded default goes by in messages.
+const EMBEDDED: &str = "<embedded default>";
+
+/// The default timeout of a check.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Named groups a custom parser regex may use.
+const REGEX_GROUPS: [&str; 6] = ["file", "line", "col", "severity", "code", "message"];
+
+/// Where a value is: which source file, which bytes.
+#[derive(Debug, Clone)]
+struct At {
+    file: usize,
+    span: Range<usize>,
+}
+
+#[derive(Debug, Clone)]
+struct Key {
+    name: String,
+    at: At,
+}
+
+#[derive(Debug, Clone)]
+enum Val {
+    Table(Vec<(Key, Node)>),
+    Array(Vec<Node>),
+    Str(String),
+    Int(i64),
+    Float,
+    Bool(bool),
+    Datetime,
+}
+
+#[derive(Debug, Clone)]
+struct Node {
+    val: Val,
+    at: At,
+}
+
+impl Node {
+    fn kind(&self) -> &'static str {
+        match self.val {
+            Val::Table(_) => "a table",
+            Val::Array(_) => "a list",
+            Val::Str(_) => "a string",
+            Val::Int(_) => "an integer",
+            Val::Float => "a float",
+            Val::Bool(_) => "a boolean",
+            Val::Datetime => "a date-time",
+        }
+    }
+}
+
+fn convert(value: &toml::Spanned<toml::de::DeValue<'_>>, file: usize) -> Node {
+    use toml::de::DeValue;
+    let at = At {
+        file,
+        span: value.span(),
+    };
+    let val = match value.get_ref() {
+        DeValue::String(s) => Val::Str(s.to_string()),
+        DeValue::Integer(i) => {
+            Val::Int(i64::from_str_radix(i.as_str(), i.radix()).unwrap_or(i64::MAX))
+        }
+        DeValue::Float(_) => Val::Float,
+        DeValue::Boolean(b) => Val::Bool(*b),
+        DeValue::Datetime(_) => Val::Datetime,
+        DeValue::Array(items) => Val::Array(items.iter().map(|item| convert(item, file)).collect()),
+        DeValue::Table(table) => Val::Table(convert_table(table, file)),
+    };
+    Node { val, at }
+}
+
+fn convert_table(table: &toml::de::DeTable<'_>, file: usize) -> Vec<(Key, Node)> {
+    table
+        .iter()
+        .map(|(key, value)| {
+            (
+                Key {
+                    name: key.get_ref().to_string(),
+                    at: At {
+                        file,
+                        span: key.span(),
+                    },
+                },
+                convert(value, file),
+            )
+        })
+        .collect()
+}
+
+/// Lays `over` on `base`: tables merge key by key, anything else replaces.
+fn merge(base: &mut Vec<(Key, Node)>, over: Vec<(Key, Node)>) {
+    for (key, node) in over {
+        match base.iter_mut().find(|(k, _)| k.name == key.name) {
+            Some((_, existing)) => match (&mut existing.val, node.val) {
+                (Val::Table(inner), Val::Table(overlay)) => merge(inner, overlay),
+                (_, val) => {
+                    *existing = Node { val, at: node.at };
+                }
+            },
+            None => base.push((key, node)),
+        }
+    }
+}
+
+fn get_path<'a>(entries: &'a [(Key, Node)], path: &[&str]) -> Option<&'a Node> {
+    let (first, rest) = path.split_first()?;
+    let node = get(entries, first)?;
+    if rest.is_empty() {
+        return Some(node);
+    }
+    match &node.val {
+        Val::Table(inner) => get_path(inner, rest),
+        _ => None,
+    }
+}
+
+fn get<'a>(entries: &'a [(Key, Node)], name: &str) -> Option<&'a Node> {
+    entries.iter().find(|(k, _)| k.name == name).map(|(_, n)| n)
+}
+
+/// Reads a configuration file; `Ok(None)` when it does not exist.
+fn read(root: &Path, name: &str) -> Result<Option<SourceFile>, ConfigError> {
+    let path = root.join(name);
+    match std::fs::read(&path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => Ok(Some(SourceFile {
+                name: name.to_string(),
+                text,
+            })),
+            Err(e) => {
+                let offset = e.utf8_error().valid_up_to();
+                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                let (line, column) = line_column(&text, offset);
+                Err(ConfigError::new(vec![Problem {
+                    message: format!("`{name}` is not valid UTF-8 (byte {offset})"),
+                    source_code: NamedSource::new(name, text),
+                    span: Some((offset, 1).into()),
+                    label: "not UTF-8".to_string(),
+                    help: Some("save the file as UTF-8".to_string()),
+                    location: Some(ConfigLocation {
+                        file: name.to_string(),
+                        line,
+                        column,
+                    }),
+                }]))
+            }
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ConfigError::unlocated(
+            name,
+            format!("failed to read `{}`: {e}", path.display()),
+            Some("check the file's permissions".to_string()),
+        )),
+    }
+}
+
+/// Loads the configuration of the repository at `root`.
+pub fn load(root: &Path) -> Result<Config, ConfigError> {
+    let language = detect_language(root);
+    let mut sources = vec![SourceFile {
+        name: EMBEDDED.to_string(),
+        text: embedded_toml(language.as_ref()),
+    }];
+    for name in [CONFIG_FILE, LOCAL_FILE] {
+        if let Some(file) = read(root, name)? {
+            sources.push(file);
+        }
+    }
+    let mut trees = Vec::new();
+    let mut problems = Vec::new();
+    for (index, source) in sources.iter().enumerate() {
+        match toml::de::DeTable::parse(&source.text) {
+            Ok(table) => trees.push(convert_table(table.get_ref(), index)),
+            Err(e) => {
+                let span = e.span().unwrap_or(0..0);
+                problems.push(problem(
+                    &sources,
+                    &At { file: index, span },
+                    format!(
+                        "`{}` is not valid TOML: {}",
+                        source.name,
+                        e.message().trim()
+                    ),
+                    "here",
+                    Some("see https://toml.io for the syntax".to_string()),
+                ));
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(ConfigError::new(problems));
+    }
+    let mut trees = trees.into_iter();
+    let mut root_table = trees.next().unwrap_or_default();
+    // The embedded phases apply only when no file defines any.
+    let files_define_phases = trees.clone().any(|t| get(&t, "phases").is_some());
+    if files_define_phases {
+        root_table.retain(|(k, _)| k.name != "phases");
+    }
+    for tree in trees {
+        merge(&mut root_table, tree);
+    }
+
+    let origin = if sources.len() == 1 {
+        ConfigOrigin::Embedded {
+            language: language.as_ref().map(|l| l.name().to_string()),
+        }
+    } else {
+        ConfigOrigin::File {
+            files: sources[1..].iter().map(|s| s.name.clone()).collect(),
+        }
+    };
+    let mut v = Validator {
+        sources: &sources,
+        problems: Vec::new(),
+    };
+    let config = v.config(&root_table, origin);
+    if v.problems.is_empty() {
+        config.ok_or_else(|| ConfigError::new(Vec::new()))
+    } else {
+        Err(ConfigError::new(v.problems))
+    }
+}
+
+fn problem(
+    sources: &[SourceFile],
+    at: &At,
+    message: String,
+    label: &str,
+    help: Option<String>,
+) -> Problem {
+    let source = &sources[at.file];
+    let start = at.span.start.min(source.text.len());
+    let len = at.span.end.saturating_sub(at.span.start);
+    let (line, column) = line_column(&source.text, start);
+    Problem {
+        message,
+        source_code: NamedSource::new(source.name.clone(), source.text.clone())
+            .with_language("toml"),
+        span: Some((start, len).into()),
+        label: label.to_string(),
+        help,
+        location: Some(ConfigLocation {
+            file: source.name.clone(),
+            line,
+            column,
+        }),
+    }
+}
+
+struct Validator<'s> {
+    sources: &'s [SourceFile],
+    problems: Vec<Problem>,
+}
+
+impl Validator<'_> {
+    fn error(&mut self, at: &At, message: String, label: &str, help: Option<String>) {
+        self.problems
+            .push(problem(self.sources, at, message, label, help));
+    }
+
+    fn location(&self, at: &At) -> Option<ConfigLocation> {
+        let source = &self.sources[at.file];
+        if source.name == EMBEDDED {
+            return None;
+        }
+        let (line, column) = line_column(&source.text, at.span.start);
+        Some(ConfigLocation {
+            file: source.name.clone(),
+            line,
+            column,
+        })
+    }
+
+    /// Reports every key of `entries` not in `allowed`.
+    fn known_keys(&mut self, entries: &[(Key, Node)], allowed: &[&str], context: &str) {
+        for (key, _) in entries {
+            if allowed.contains(&key.name.as_str()) {
+                continue;
+            }
+            let help = match suggest(&key.name, allowed.iter().copied()) {
+                Some(near) => format!("did you mean `{near}`?"),
+                None => format!("expected one of {}", backticked(allowed)),
+            };
+            self.error(
+                &key.at,
+                format!("unknown key `{}` in {context}", key.name),
+                "unknown key",
+                Some(help),
+            );
+        }
+    }
+
+    fn table<'n>(&mut self, node: &'n Node, what: &str) -> Option<&'n [(Key, Node)]> {
+        match &node.val {
+            Val::Table(entries) => Some(entries),
+            _ => {
+                self.wrong_type(node, what, "a table");
+                None
+            }
+        }
+    }
+
+    fn wrong_type(&mut self, node: &Node, what: &str, expected: &str) {
+        self.error(
+            &node.at,
+            format!("{what} must be {expected}, not {}", node.kind()),
+            &format!("expected {expected}"),
+            None,
+        );
+    }
+
+    fn string(&mut self, node: &Node, what: &str) -> Option<String> {
+        match &node.val {
+            Val::Str(s) => Some(s.clone()),
+            _ => {
+                self.wrong_type(node, what, "a string");
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, node: &Node, what: &str) -> Option<bool> {
+        match &node.val {
+            Val::Bool(b) => Some(*b),
+            _ => {
+                self.wrong_type(node, what, "a boolean (true or false)");
+                None
+            }
+        }
+    }
+
+    fn integer(&mut self, node: &Node, what: &str, min: i64) -> Option<i64> {
+        match &node.val {
+            Val::Int(i) if *i >= min => Some(*i),
+            Val::Int(i) => {
+                self.error(
+                    &node.at,
+                    format!("{what} must be at least {min}, not {i}"),
+                    "out of range",
+                    None,
+                );
+                None
+            }
+            _ => {
+                let expected = if min > 0 {
+                    "a positive integer"
+                } else {
+                    "a non-negative integer"
+                };
+                self.wrong_type(node, what, expected);
+                None
+            }
+        }
+    }
+
+    fn strings(&mut self, node: &Node, what: &str) -> Option<Vec<(String, At)>> {
+        let Val::Array(items) = &node.val else {
+            self.wrong_type(node, what, "a list of strings");
+            return None;
+        };
+        let mut out = Vec::new();
+        for item in items {
+            out.push((
+                self.string(item, &format!("each entry of {what}"))?,
+                item.at.clone(),
+            ));
+        }
+        Some(out)
+    }
+
+    fn choice<T>(
+        &mut self,
+        node: &Node,
+        what: &str,
+        names: &[&str],
+        parse: fn(&str) -> Option<T>,
+    ) -> Option<T> {
+        let value = self.string(node, what)?;
+        if let Some(parsed) = parse(&value) {
+            return Some(parsed);
+        }
+        let help = match suggest(&value, names.iter().copied()) {
+            Some(near) => format!("did you mean \"{near}\"?"),
+            None => format!("use one of {}", quoted_list(names)),
+        };
+        self.error(
+            &node.at,
+            format!(
+                "{what} must be one of {}, not \"{value}\"",
+                quoted_list(names)
+            ),
+            "unknown value",
+            Some(help),
+        );
+        None
+    }
+
+    fn command_line(&mut self, node: &Node, what: &str, shell: bool) -> Option<CommandLine> {
+        let text = self.string(node, what)?;
+        if shell {
+            if text.trim().is_empty() {
+                self.error(&node.at, format!("{what} is empty"), "empty", None);
+                return None;
+            }
+            return Some(CommandLine::Shell(text));
+        }
+        match shlex::split(&text) {
+            Some(argv) if !argv.is_empty() => Some(CommandLine::Argv(argv)),
+            Some(_) => {
+                self.error(&node.at, format!("{what} is empty"), "empty", None);
+                None
+            }
+            None => {
+                self.error(
+                    &node.at,
+                    format!("{what} cannot be split into arguments: a quote is not closed or a `\\` ends it"),
+                    "unbalanced quoting",
+                    Some("close the quote, or set `shell = true` to hand the command to `sh -c`".to_string()),
+                );
+                None
+            }
+        }
+    }
+
+    fn config(&mut self, root: &[(Key, Node)], origin: ConfigOrigin) -> Option<Config> {
+        self.known_keys(
+            root,
+            &["gate", "commands", "phases", "workflows", "handoff"],
+            "the configuration",
+        );
+
+        let commands = self.commands(get(root, "commands"));
+        let phase_nodes: Vec<(Key, Node)> = match get(root, "phases") {
+            Some(node) => self
+                .table(node, "`phases`")
+                .map(<[_]>::to_vec)
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let mut phases = BTreeMap::new();
+        for (key, node) in &phase_nodes {
+            if let Some(phase) = self.phase(key, node, &commands, &format!("[phases.{}]", key.name))
+            {
+                phases.insert(key.name.clone(), phase);
+            }
+        }
+        // Existence is checked against every declared phase, valid or not,
+        // so one mistake inside a phase does not make it "unknown" elsewhere.
+        let declared: BTreeSet<String> = phase_nodes.iter().map(|(k, _)| k.name.clone()).collect();
+        let workflows = self.workflows(get(root, "workflows"), &declared, &commands);
+        let gate = self.gate(get(root, "gate"), &declared, &workflows);
+        if let (Some(gate), Some(node)) = (&gate, get(root, "phases")) {
+            if !declared.contains(&gate.default_phase)
+                && get_path(root, &["gate", "default_phase"]).is_none()
+            {
+                self.error(
+                    &node.at,
+                    format!("the default phase `{}` is not defined", gate.default_phase),
+                    "these phases",
+                    Some(format!(
+                        "define [phases.{}], or set `default_phase` under [gate] to one of the phases",
+                        gate.default_phase
+                    )),
+                );
+            }
+        }
+        let handoff = self.handoff(get(root, "handoff"));
+        Some(Config {
+            origin,
+            gate: gate?,
+            commands: commands.into_iter().map(|(k, (c, _))| (k, c)).collect(),
+            phases,
+            workflows,
+            handoff: handoff?,
+        })
+    }
+
+    fn commands(&mut self, node: Option<&Node>) -> BTreeMap<String, (CommandLine, At)> {
+        let mut out = BTreeMap::new();
+        let Some(entries) = node.and_then(|n| self.table(n, "`[commands]`")) else {
+            return out;
+        };
+        for (key, value) in entries {
+            if let Some(command) =
+                self.command_line(value, &format!("the command `{}`", key.name), false)
+            {
+                out.insert(key.name.clone(), (command, key.at.clone()));
+            }
+        }
+        out
+    }
+
+    fn gate(
+        &mut self,
+        node: Option<&Node>,
+        phases: &BTreeSet<String>,
+        workflows: &BTreeMap<String, Workflow>,
+    ) -> Option<GateConfig> {
+        let mut gate = GateConfig {
+            profile: Profile::Auto,
+            default_phase: "implementation".to_string(),
+            max_retries: 3,
+            workflow: None,
+            jobs: None,
+        };
+        let Some(entries) = node.and_then(|n| self.table(n, "`[gate]`")) else {
+            return Some(gate);
+        };
+        self.known_keys(
+            entries,
+            &[
+                "profile",
+                "default_phase",
+                "max_retries",
+                "workflow",
+                "jobs",
+            ],
+            "[gate]",
+        );
+        let mut ok = true;
+        if let Some(node) = get(entries, "profile") {
+            match self.choice(node, "`profile`", &Profile::NAMES, Profile::parse) {
+                Some(profile) => gate.profile = profile,
+                None => ok = false,
+            }
+        }
+        if let Some(node) = get(entries, "max_retries") {
+            match self.integer(node, "`max_retries`", 0) {
+                Some(n) => gate.max_retries = u32::try_from(n).unwrap_or(u32::MAX),
+                None => ok = false,
+            }
+        }
+        if let Some(node) = get(entries, "jobs") {
+            match self.integer(node, "`jobs`", 1) {
+                Some(n) => gate.jobs = Some(usize::try_from(n).unwrap_or(usize::MAX)),
+                None => ok = false,
+            }
+        }
+        if let Some(node) = get(entries, "default_phase") {
+            match self.string(node, "`default_phase`") {
+                Some(name) if phases.contains(&name) => gate.default_phase = name,
+                Some(name) => {
+                    self.unknown_name(
+                        node,
+                        "phase",
+                        &name,
+                        phases.iter().map(String::as_str),
+                        "define it under [phases]",
+                    );
+                    ok = false;
+                }
+                None => ok = false,
+            }
+        }
+        if let Some(node) = get(entries, "workflow") {
+            match self.string(node, "`workflow`") {
+                Some(name) if workflows.contains_key(&name) => gate.workflow = Some(name),
+                Some(name) => {
+                    self.unknown_name(
+                        node,
+                        "workflow",
+                        &name,
+                        workflows.keys().map(String::as_str),
+                        "define it under [workflows]",
+                    );
+                    ok = false;
+                }
+                None => ok = false,
+            }
+        }
+        ok.then_some(gate)
+    }
+
+    fn unknown_name<'a>(
+        &mut self,
+        node: &Node,
+        what: &str,
+        name: &str,
+        known: impl Iterator<Item = &'a str> + Clone,
+        otherwise: &str,
+    ) {
+        let help = match suggest(name, known.clone()) {
+            Some(near) => format!("did you mean `{near}`?"),
+            None => {
+                let list: Vec<&str> = known.collect();
+                if list.is_empty() {
+                    otherwise.to_string()
+                } else {
+                    format!("defined: {}; or {otherwise}", backticked(&list))
+                }
+            }
+        };
+        self.error(
+            &node.at,
+            format!("unknown {what} `{name}`"),
+            &format!("no such {what}"),
+            Some(help),
+        );
+    }
+
+    fn phase(
+        &mut self,
+        key: &Key,
+        node: &Node,
+        commands: &BTreeMap<String, (CommandLine, At)>,
+        context: &str,
+    ) -> Option<Phase> {
+        let entries = self.table(node, &format!("`{context}`"))?;
+        self.known_keys(entries, &["checks"], context);
+        let Some(checks) = get(entries, "checks") else {
+            self.error(
+                &key.at,
+                format!("{context} has no `checks` list"),
+                "this phase",
+                Some(
+                    "add `checks = [...]`, or `checks = []` for a phase that runs no check"
+                        .to_string(),
+                ),
+            );
+            return None;
+        };
+        let Val::Array(items) = &checks.val else {
+            self.wrong_type(checks, "`checks`", "a list of checks");
+            return None;
+        };
+        let mut specs: Vec<CheckSpec> = Vec::new();
+        let mut seen: Vec<(String, At)> = Vec::new();
+        let mut ok = true;
+        for item in items {
+            let Some((spec, name_at)) = self.check(item, commands, context) else {
+                ok = false;
+                continue;
+            };
+            if let Some((_, first)) = seen.iter().find(|(n, _)| *n == spec.name) {
+                let (line, _) = line_column(&self.sources[first.file].text, first.span.start);
+                self.error(
+                    &name_at,
+                    format!("check `{}` is defined twice in {context}", spec.name),
+                    "second definition",
+                    Some(format!(
+                        "the first is on line {line}; give each check a unique name"
+                    )),
+                );
+                ok = false;
+                continue;
+            }
+            seen.push((spec.name.clone(), name_at));
+            specs.push(spec);
+        }
+        ok.then_some(Phase { checks: specs })
+    }
+
+    fn check(
+        &mut self,
+        node: &Node,
+        commands: &BTreeMap<String, (CommandLine, At)>,
+        context: &str,
+    ) -> Option<(CheckSpec, At)> {
+        let empty = Vec::new();
+        let (entries, name_node): (&[(Key, Node)], &Node) = match &node.val {
+            Val::Str(_) => (&empty, node),
+            Val::Table(entries) => {
+                self.known_keys(
+                    entries,
+                    &[
+                        "name",
+                        "command",
+                        "kind",
+                        "files",
+                        "timeout",
+                        "env",
+                        "cwd",
+                        "parser",
+                        "origin",
+                        "on_failure",
+                        "on_missing",
+                        "shell",
+                    ],
+                    &format!("a check of {context}"),
+                );
+                let Some(name_node) = get(entries, "name") else {
+                    self.error(
+                        &node.at,
+                        format!("a check of {context} has no `name`"),
+                        "this check",
+                        Some("add `name = \"...\"`".to_string()),
+                    );
+                    return None;
+                };
+                (entries, name_node)
+            }
+            _ => {
+                self.error(
+                    &node.at,
+                    format!("a check must be a table like {{ name = \"tests\" }} or a check name, not {}", node.kind()),
+                    "not a check",
+                    None,
+                );
+                return None;
+            }
+        };
+        let name = self.string(name_node, "a check's `name`")?;
+        if name.trim().is_empty() {
+            self.error(
+                &name_node.at,
+                "a check's name cannot be empty".to_string(),
+                "empty name",
+                None,
+            );
+            return None;
+        }
+        let what = |key: &str| format!("`{key}` of check `{name}`");
+        let mut ok = true;
+
+        let shell = match get(entries, "shell") {
+            Some(node) => self.boolean(node, &what("shell")).unwrap_or_else(|| {
+                ok = false;
+                false
+            }),
+            None => false,
+        };
+        let kind_value =
+            match get(entries, "kind") {
+                Some(node) => {
+                    let k =
+                        self.choice(node, &what("kind"), &["code", "custom", "verifier"], |s| {
+                            match s {
+                                "code" => Some(CheckKind::Code),
+                                "custom" => Some(CheckKind::Custom),
+                                "verifier" => Some(CheckKind::Verifier),
+                                _ => None,
+                            }
+                        });
+                    ok &= k.is_some();
+                    k
+                }
+                None => None,
+            };
+        let own_command = match get(entries, "command") {
+            Some(node) => {
+                let c = self.command_line(node, &what("command"), shell);
+                ok &= c.is_some();
+                c
+            }
+            None => None,
+        };
+        let command = match own_command {
+            Some(command) => Some(command),
+            None if ok => {
+                if let Some((command, _)) = commands.get(&name) {
+                    Some(match (command, shell) {
+                        (CommandLine::Argv(argv), true) => CommandLine::Shell(argv.join(" ")),
+                        (other, _) => other.clone(),
+                    })
+                } else {
+                    let help = match suggest(&name, commands.keys().map(String::as_str)) {
+                        Some(near) => format!("did you mean `{near}`? Or give the check a `command`"),
+                        None => format!("add `{name} = \"...\"` under [commands], or give the check a `command`"),
+                    };
+                    self.error(
+                        &name_node.at,
+                        format!("check `{name}` has no command: no `command` key and no `{name}` in [commands]"),
+                        "no command for this check",
+                        Some(help),
+                    );
+                    return None;
+                }
+            }
+            None => None,
+        };
+        let kind = match (kind_value, get(entries, "command").is_some()) {
+            (Some(kind), _) => kind,
+            (None, true) => CheckKind::Custom,
+            (None, false) => CheckKind::Code,
+        };
+        if kind == CheckKind::Code && get(entries, "command").is_some() && kind_value.is_some() {
+            self.error(
+                &get(entries, "kind").map_or_else(|| name_node.at.clone(), |n| n.at.clone()),
+                format!("check `{name}` is of kind \"code\" but has its own `command`"),
+                "kind \"code\"",
+                Some("a \"code\" check takes its command from [commands]: remove `command`, or the `kind`".to_string()),
+            );
+            ok = false;
+        }
+
+        let (files, file_filter) = match get(entries, "files") {
+            Some(node) => match self.globs(node, &what("files")) {
+                Some((files, set)) => (files, Some(set)),
+                None => {
+                    ok = false;
+                    (Vec::new(), None)
+                }
+            },
+            None => (Vec::new(), None),
+        };
+        let timeout = match get(entries, "timeout") {
+            Some(node) => self.timeout(node, &what("timeout")).unwrap_or_else(|| {
+                ok = false;
+                DEFAULT_TIMEOUT
+            }),
+            None => DEFAULT_TIMEOUT,
+        };
+        let mut env = BTreeMap::new();
+        if let Some(node) = get(entries, "env") {
+            if let Some(vars) = self.table(node, &what("env")) {
+                for (key, value) in vars {
+                    match self.string(
+                        value,
+                        &format!("the variable `{}` of check `{name}`", key.name),
+                    ) {
+                        Some(v) => {
+                            env.insert(key.name.clone(), v);
+                        }
+                        None => ok = false,
+                    }
+                }
+            } else {
+                ok = false;
+            }
+        }
+        let cwd = match get(entries, "cwd") {
+            Some(node) => match self.string(node, &what("cwd")) {
+                Some(dir) if Path::new(&dir).is_absolute() => {
+                    self.error(
+                        &node.at,
+                        format!("{} must be relative to the repository root", what("cwd")),
+                        "absolute path",
+                        Some("an absolute path ties the configuration to one machine".to_string()),
+                    );
+                    ok = false;
+                    None
+                }
+                Some(dir) => Some(PathBuf::from(dir)),
+                None => {
+                    ok = false;
+                    None
+                }
+            },
+            None => None,
+        };
+        let parser = match get(entries, "parser") {
+            Some(node) => self.parser(node, &what("parser")).unwrap_or_else(|| {
+                ok = false;
+                ParserChoice::Auto
+            }),
+            None => ParserChoice::Auto,
+        };
+        let origin = match get(entries, "origin") {
+            Some(node) => self
+                .choice(node, &what("origin"), &Origin::NAMES, Origin::parse)
+                .unwrap_or_else(|| {
+                    ok = false;
+                    Origin::Runtime
+                }),
+            None => Origin::for_check_name(&name),
+        };
+        let on_failure = match get(entries, "on_failure") {
+            Some(node) => self
+                .choice(
+                    node,
+                    &what("on_failure"),
+                    &OnFailure::NAMES,
+                    OnFailure::parse,
+                )
+                .unwrap_or_else(|| {
+                    ok = false;
+                    OnFailure::Block
+                }),
+            None => OnFailure::Block,
+        };
+        let on_missing = match get(entries, "on_missing") {
+            Some(node) => self
+                .choice(
+                    node,
+                    &what("on_missing"),
+                    &OnMissing::NAMES,
+                    OnMissing::parse,
+                )
+                .unwrap_or_else(|| {
+                    ok = false;
+                    OnMissing::Block
+                }),
+            None => OnMissing::Block,
+        };
+        let command = command?;
+        if !ok {
+            return None;
+        }
+        Some((
+            CheckSpec {
+                location: self.location(&name_node.at),
+                name,
+                kind,
+                command,
+                files,
+                file_filter,
+                timeout,
+                env,
+                cwd,
+                parser,
+                origin,
+                on_failure,
+                on_missing,
+            },
+            name_node.at.clone(),
+        ))
+    }
+
+    fn globs(&mut self, node: &Node, what: &str) -> Option<(Vec<String>, GlobSet)> {
+        let patterns = self.strings(node, what)?;
+        let (set, ok) = self.compile_globs(&patterns, what);
+        ok.then(|| (patterns.into_iter().map(|(p, _)| p).collect(), set))
+    }
+
+    fn compile_globs(&mut self, patterns: &[(String, At)], what: &str) -> (GlobSet, bool) {
+        let mut builder = GlobSetBuilder::new();
+        let mut ok = true;
+        for (pattern, at) in patterns {
+            // Like .gitignore: a pattern without `/` matches a name at any
+            // depth; one with `/` is anchored at the repository root.
+            let anchored = pattern.trim_start_matches('/');
+            let full = if pattern.contains('/') {
+                anchored.to_string()
+            } else {
+                format!("**/{pattern}")
+            };
+            match GlobBuilder::new(&full).literal_separator(true).build() {
+                Ok(glob) => {
+                    builder.add(glob);
+                }
+                Err(e) => {
+                    self.error(
+                        at,
+                        format!("{what}: `{pattern}` is not a valid glob: {}", e.kind()),
+                        "invalid glob",
+                        Some("globs use `*`, `**`, `?`, `[abc]` and `{a,b}`".to_string()),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        match builder.build() {
+            Ok(set) => (set, ok),
+            Err(_) => (GlobSet::empty(), false),
+        }
+    }
+
+    fn timeout(&mut self, node: &Node, what: &str) -> Option<Duration> {
+        match &node.val {
+            Val::Int(seconds) if *seconds > 0 => Some(Duration::from_secs(seconds.unsigned_abs())),
+            Val::Str(text) => match parse_duration(text) {
+                Ok(duration) => Some(duration),
+                Err(reason) => {
+                    self.error(
+                        &node.at,
+                        format!("{what} is not a valid duration: {reason}"),
+                        "invalid duration",
+                        Some("write a duration such as \"90s\", \"10m\" or \"1m30s\"".to_string()),
+                    );
+                    None
+                }
+            },
+            _ => {
+                self.error(
+                    &node.at,
+                    format!(
+                        "{what} must be a duration such as \"90s\", not {}",
+                        node.kind()
+                    ),
+                    "invalid duration",
+                    None,
+                );
+                None
+            }
+        }
+    }
+
+    fn parser(&mut self, node: &Node, what: &str) -> Option<ParserChoice> {
+        let text = self.string(node, what)?;
+        if text == "auto" {
+            return Some(ParserChoice::Auto);
+        }
+        if PARSER_NAMES.contains(&text.as_str()) {
+            return Some(ParserChoice::Named(text));
+        }
+        if !text.contains("(?P<") && !text.contains("(?<") {
+            let help = match suggest(&text, PARSER_NAMES.iter().copied()) {
+                Some(near) => format!("did you mean \"{near}\"?"),
+                None => format!(
+                    "use one of {}, or a regex with named groups such as (?P<file>...) and (?P<line>...)",
+                    quoted_list(PARSER_NAMES)
+                ),
+            };
+            self.error(
+                &node.at,
+                format!("{what}: unknown parser \"{text}\""),
+                "unknown parser",
+                Some(help),
+            );
+            return None;
+        }
+        let regex = match Regex::new(&text) {
+            Ok(regex) => regex,
+            Err(e) => {
+                let reason = e.to_string();
+                let last = reason.lines().last().unwrap_or(&reason).trim().to_string();
+                self.error(
+                    &node.at,
+                    format!("{what} is not a valid regex: {last}"),
+                    "invalid regex",
+                    None,
+                );
+                return None;
+            }
+        };
+        let names: Vec<&str> = regex.capture_names().flatten().collect();
+        for name in &names {
+            if !REGEX_GROUPS.contains(name) {
+                let help = match suggest(name, REGEX_GROUPS) {
+                    Some(near) => format!("did you mean `{near}`?"),
+                    None => format!("the groups are {}", backticked(&REGEX_GROUPS)),
+                };
+                self.error(
+                    &node.at,
+                    format!("{what} has an unknown group `{name}`"),
+                    "unknown group",
+                    Some(help),
+                );
+                return None;
+            }
+        }
+        let missing: Vec<&str> = ["file", "line"]
+            .into_iter()
+            .filter(|g| !names.contains(g))
+            .collect();
+        if !missing.is_empty() {
+            self.error(
+                &node.at,
+                format!(
+                    "{what} needs the named groups `file` and `line`; it lacks {}",
+                    backticked(&missing)
+                ),
+                "missing groups",
+                Some("name them with (?P<file>...) and (?P<line>\\d+)".to_string()),
+            );
+            return None;
+        }
+        Some(ParserChoice::Regex(regex))
+    }
+
+    fn workflows(
+        &mut self,
+        node: Option<&Node>,
+        phases: &BTreeSet<String>,
+        commands: &BTreeMap<String, (CommandLine, At)>,
+    ) -> BTreeMap<String, Workflow> {
+        let mut out = BTreeMap::new();
+        let Some(entries) = node.and_then(|n| self.table(n, "`[workflows]`")) else {
+            return out;
+        };
+        for (key, node) in entries {
+            let context = format!("[workflows.{}]", key.name);
+            let Some(flow) = self.table(node, &format!("`{context}`")) else {
+                continue;
+            };
+            self.known_keys(flow, &["phases"], &context);
+            let mut workflow = Workflow::default();
+            if let Some(flow_phases) =
+                get(flow, "phases").and_then(|n| self.table(n, &format!("`{context}.phases`")))
+            {
+                for (phase_key, phase_node) in flow_phases {
+                    if !phases.contains(&phase_key.name) {
+                        let at_node = Node {
+                            val: Val::Str(String::new()),
+                            at: phase_key.at.clone(),
+                        };
+                        self.unknown_name(
+                            &at_node,
+                            "phase",
+                            &phase_key.name,
+                            phases.iter().map(String::as_str),
+                            "define it under [phases] first",
+                        );
+                        continue;
+                    }
+                    let phase_context = format!("{context}.phases.{}", phase_key.name);
+                    if let Some(phase) = self.phase(
+                        phase_key,
+                        phase_node,
+                        commands,
+                        &format!("[{}]", &phase_context[1..]),
+                    ) {
+                        workflow.phases.insert(phase_key.name.clone(), phase);
+                    }
+                }
+            }
+            out.insert(key.name.clone(), workflow);
+        }
+        out
+    }
+
+    fn handoff(&mut self, node: Option<&Node>) -> Option<HandoffConfig> {
+        let mut config = HandoffConfig {
+            paths: vec!["handoffs/**/*.md".to_string()],
+            path_filter: GlobSet::empty(),
+            checkpoints: BTreeMap::new(),
+            claims: [("tests_passing", "tests"), ("no_lint_errors", "lint")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let mut ok = true;
+        let mut paths: Vec<(String, At)> = Vec::new();
+        if let Some(entries) = node.and_then(|n| self.table(n, "`[handoff]`")) {
+            self.known_keys(entries, &["paths", "checkpoints", "claims"], "[handoff]");
+            if let Some(node) = get(entries, "paths") {
+                match self.strings(node, "`paths` of [handoff]") {
+                    Some(list) => paths = list,
+                    None => ok = false,
+                }
+            }
+            if let Some(table) =
+                get(entries, "checkpoints").and_then(|n| self.table(n, "`[handoff.checkpoints]`"))
+            {
+                for (key, value) in table {
+                    if !STAGES.contains(&key.name.as_str()) {
+                        let at_node = Node {
+                            val: Val::Str(String::new()),
+                            at: key.at.clone(),
+                        };
+                        self.unknown_name(
+                            &at_node,
+                            "stage",
+                            &key.name,
+                            STAGES.iter().copied(),
+                            "use a stage name",
+                        );
+                        ok = false;
+                        continue;
+                    }
+                    match self.strings(value, &format!("the checkpoints of `{}`", key.name)) {
+                        Some(list) => {
+                            config.checkpoints.insert(
+                                key.name.clone(),
+                                list.into_iter().map(|(s, _)| s).collect(),
+                            );
+                        }
+                        None => ok = false,
+                    }
+                }
+            }
+            if let Some(table) =
+                get(entries, "claims").and_then(|n| self.table(n, "`[handoff.claims]`"))
+            {
+                config.claims.clear();
+                for (key, value) in table {
+                    match self.string(value, &format!("the claim `{}`", key.name)) {
+                        Some(check) => {
+                            config.claims.insert(key.name.clone(), check);
+                        }
+                        None => ok = false,
+                    }
+                }
+            }
+        }
+        if paths.is_empty() {
+            paths = config
+                .paths
+                .iter()
+                .map(|p| {
+                    (
+                        p.clone(),
+                        At {
+                            file: 0,
+                            span: 0..0,
+                        },
+                    )
+                })
+                .collect();
+        }
+        let (set, globs_ok) = self.compile_globs(&paths, "`paths` of [handoff]");
+        config.path_filter = set;
+        config.paths = paths.into_iter().map(|(p, _)| p).collect();
+        (ok && globs_ok).then_some(config)
+    }
+}
+
+fn backticked(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn quoted_list(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
