@@ -137,12 +137,51 @@ impl Extractor {
         }
     }
 
+    /// Whether `line` could matter to the parser: a cheap look at the bytes
+    /// that spares the great majority of a long output any decoding and
+    /// regex work. Never says no to a line the parser would use.
+    ///
+    /// `maybe_coloured` is false when the caller knows the line holds no
+    /// escape character (it looked at the whole chunk at once).
+    pub fn wants(&self, line: &[u8], maybe_coloured: bool) -> bool {
+        if matches!(self.grammar, Grammar::None) {
+            return false;
+        }
+        if maybe_coloured && memchr::memchr(0x1b, line).is_some() {
+            // Coloured output: only the real parse can tell.
+            return !matches!(self.grammar, Grammar::None);
+        }
+        match &self.grammar {
+            Grammar::None => false,
+            Grammar::Custom(_) => true,
+            Grammar::Generic => memchr::memchr_iter(b':', line)
+                .any(|i| line.get(i + 1).is_some_and(u8::is_ascii_digit)),
+            Grammar::Cargo(state) => {
+                if state.panic_pending.is_some() {
+                    return true;
+                }
+                let start = line
+                    .iter()
+                    .position(|b| !b.is_ascii_whitespace())
+                    .unwrap_or(line.len());
+                let trimmed = &line[start..];
+                trimmed.starts_with(b"error")
+                    || trimmed.starts_with(b"warning")
+                    || trimmed.starts_with(b"thread '")
+                    || trimmed.starts_with(b"-->")
+                    || (state.pending.is_some() && trimmed.starts_with(b"= note"))
+            }
+        }
+    }
+
     /// Feeds one line of output, without its line terminator.
     pub fn line(&mut self, line: &str) {
+        let stripped;
         let line = if line.contains('\u{1b}') {
-            strip_ansi(line)
+            stripped = strip_ansi(line);
+            stripped.as_str()
         } else {
-            line.to_string()
+            line
         };
         let line = line.trim_end();
         let mut emitted: Vec<Diagnostic> = Vec::new();
@@ -400,7 +439,10 @@ mod tests {
         let root = Path::new("/repo");
         let mut x = Extractor::new("c", Origin::Build, parser, program, root, root);
         for line in text.lines() {
-            x.line(line);
+            // As the runner does: only lines the prefilter wants are parsed.
+            if x.wants(line.as_bytes(), true) {
+                x.line(line);
+            }
         }
         x.finish().0
     }

@@ -87,13 +87,34 @@ impl Capture {
     }
 
     fn split_lines(&mut self, bytes: &[u8]) {
-        let mut rest = bytes;
-        while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
-            self.extend_line(&rest[..pos]);
-            self.flush_line();
-            rest = &rest[pos + 1..];
+        // One look at the whole chunk spares every line its own.
+        let coloured = memchr::memchr(0x1b, bytes).is_some();
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', bytes) {
+            let piece = &bytes[start..end];
+            if self.line.is_empty() && !self.line_overflow {
+                // The common case: a whole line inside one chunk, parsed in
+                // place without a copy.
+                Self::parse_line(&mut self.extractor, piece, coloured);
+            } else {
+                self.extend_line(piece);
+                self.flush_line();
+            }
+            start = end + 1;
         }
-        self.extend_line(rest);
+        self.extend_line(&bytes[start..]);
+    }
+
+    fn parse_line(extractor: &mut Extractor, line: &[u8], coloured: bool) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = &line[..line.len().min(MAX_LINE_BYTES)];
+        if !extractor.wants(line, coloured) {
+            return;
+        }
+        match std::str::from_utf8(line) {
+            Ok(text) => extractor.line(text),
+            Err(_) => extractor.line(&String::from_utf8_lossy(line)),
+        }
     }
 
     fn extend_line(&mut self, bytes: &[u8]) {
@@ -105,11 +126,7 @@ impl Capture {
     }
 
     fn flush_line(&mut self) {
-        let mut line = self.line.as_slice();
-        if let Some(stripped) = line.strip_suffix(b"\r") {
-            line = stripped;
-        }
-        self.extractor.line(&String::from_utf8_lossy(line));
+        Self::parse_line(&mut self.extractor, &self.line, true);
         self.line.clear();
         self.line_overflow = false;
     }

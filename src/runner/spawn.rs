@@ -226,18 +226,20 @@ fn run_invocation(
     };
 
     let (tx, rx) = mpsc::sync_channel::<Msg>(8);
+    // Read buffers travel back to the pump to be filled again.
+    let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
     let pump_reader = Arc::clone(&reader);
     // Detached on purpose: if a process escaped the group and holds the pipe
     // open, this thread stays blocked and is abandoned, not joined.
     let spawned = std::thread::Builder::new()
         .name(format!("pump-{}", plan.name))
-        .spawn(move || pump(&pump_reader, &tx));
+        .spawn(move || pump(&pump_reader, &tx, &recycle_rx));
     if let Err(e) = spawned {
         let _ = kill_group(pgid);
         return Termination::SpawnFailed(format!("failed to start its output reader: {e}"));
     }
 
-    let stop = watch(&rx, &reader, pgid, deadline, capture);
+    let stop = watch(&rx, &recycle_tx, &reader, pgid, deadline, capture);
     let status = wait_exit(&reader);
     match (stop, status) {
         (Stop::TimedOut, _) => Termination::TimedOut(plan.timeout),
@@ -259,10 +261,11 @@ fn run_invocation(
 }
 
 /// Reads the pipe until it closes.
-fn pump(reader: &duct::ReaderHandle, tx: &mpsc::SyncSender<Msg>) {
+fn pump(reader: &duct::ReaderHandle, tx: &mpsc::SyncSender<Msg>, recycled: &Receiver<Vec<u8>>) {
     let mut reader = reader;
     loop {
-        let mut buffer = vec![0u8; CHUNK];
+        let mut buffer = recycled.try_recv().unwrap_or_default();
+        buffer.resize(CHUNK, 0);
         match reader.read(&mut buffer) {
             Ok(0) => {
                 let _ = tx.send(Msg::End(Ok(())));
@@ -287,6 +290,7 @@ fn pump(reader: &duct::ReaderHandle, tx: &mpsc::SyncSender<Msg>) {
 /// deadline, the interrupt flag and leftover background processes.
 fn watch(
     rx: &Receiver<Msg>,
+    recycle: &mpsc::Sender<Vec<u8>>,
     reader: &duct::ReaderHandle,
     pgid: u32,
     deadline: Instant,
@@ -299,7 +303,10 @@ fn watch(
             .min(deadline.saturating_duration_since(now))
             .max(Duration::from_millis(1));
         match rx.recv_timeout(wait) {
-            Ok(Msg::Data(bytes)) => capture.push(&bytes),
+            Ok(Msg::Data(bytes)) => {
+                capture.push(&bytes);
+                let _ = recycle.send(bytes);
+            }
             Ok(Msg::End(Err(e))) => {
                 kill_group(pgid);
                 return Stop::ReadFailed(e.to_string());
