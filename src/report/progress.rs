@@ -31,13 +31,16 @@ impl<W: Write> Progress<W> {
                 self.done += 1;
             }
         }
+        let doing = if self.running.is_empty() {
+            "done".to_string()
+        } else {
+            format!("running {}", self.running.join(", "))
+        };
         // A progress line that cannot be drawn is not worth failing for.
         let _ = write!(
             self.out,
-            "\r\u{1b}[2K[{}/{}] running {}",
-            self.done,
-            self.total,
-            self.running.join(", ")
+            "\r\u{1b}[2K[{}/{}] {doing}",
+            self.done, self.total
         );
         let _ = self.out.flush();
     }

@@ -171,3 +171,49 @@ checks = [ { name = "c", command = "echo hi", env = { SECRET = "hunter2" } } ]
             .unwrap();
     assert_eq!(saved["status"], "passed");
 }
+
+#[test]
+fn an_interrupted_run_kills_its_checks_and_ends_incomplete() {
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "hang", shell = true, command = "sleep 300 & echo $! > child.pid; sleep 300" } ]
+"#,
+    );
+    let child = repo
+        .command(crate::support::BIN)
+        .args(["run", "--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the check is running: it writes its child's pid first.
+    let pid_file = repo.path().join("child.pid");
+    let started = std::time::Instant::now();
+    while !pid_file.exists()
+        || std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .is_empty()
+    {
+        assert!(started.elapsed().as_secs() < 30, "the check never started");
+        std::thread::yield_now();
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    let verdict: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(verdict["status"], "incomplete");
+    assert!(check(&verdict, "hang")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("interrupted"));
+    let pid: u32 = repo.read("child.pid").trim().parse().unwrap();
+    assert!(
+        process_gone(pid),
+        "the check's child {pid} survived the interrupt"
+    );
+}
