@@ -31,6 +31,14 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
         let _ = writeln!(io.err, "error: failed to write `{}`: {e}", path.display());
         return ExitCode::Incomplete;
     }
+    // The personal override must never be committed by accident.
+    if let Err(e) = ignore_local_file(&root) {
+        let _ = writeln!(
+            io.err,
+            "warning: failed to add `{}` to .gitignore: {e}",
+            config::LOCAL_FILE
+        );
+    }
     let language = config::detect_language(&root)
         .map_or_else(|| "no known language".to_string(), |l| l.name().to_string());
     let _ = writeln!(
@@ -39,4 +47,28 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
         path.display()
     );
     ExitCode::Proceed
+}
+
+/// Adds `phasegate.local.toml` to the root `.gitignore` unless a line
+/// already names it.
+fn ignore_local_file(root: &std::path::Path) -> std::io::Result<()> {
+    let path = root.join(".gitignore");
+    let current = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    let name = config::LOCAL_FILE;
+    if current
+        .lines()
+        .any(|l| l.trim().trim_start_matches('/') == name)
+    {
+        return Ok(());
+    }
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!("/{name}\n"));
+    std::fs::write(path, text)
 }

@@ -62,12 +62,18 @@ fn init_writes_a_config_that_loads_and_refuses_to_overwrite() {
         text.lines().any(|l| l.trim_start().starts_with('#')),
         "the file explains itself"
     );
+    assert_eq!(repo.read(".gitignore"), "/phasegate.local.toml\n");
 
     let again = repo.phasegate(&["init"]);
     assert_eq!(again.code, 2);
     assert!(again.stderr.contains("--force"), "{}", again.stderr);
     assert_eq!(repo.read("phasegate.toml"), text);
     assert_eq!(repo.phasegate(&["init", "--force"]).code, 0);
+    assert_eq!(
+        repo.read(".gitignore"),
+        "/phasegate.local.toml\n",
+        "added once"
+    );
 
     // The file it wrote is valid: a run loads it (the Go tools are not
     // installed here, so the verdict is about them, not about the file).
