@@ -18,6 +18,19 @@ pub enum Command {
     Run(RunArgs),
     /// Detect the project's language and write a commented `phasegate.toml`.
     Init(InitArgs),
+    /// What an installed git hook calls: run the gate for that hook.
+    Hook(HookArgs),
+    /// Finish a killed run: bring back the unstaged changes it saved.
+    Restore,
+}
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The git hook: `pre-commit` or `pre-push`.
+    pub name: String,
+    /// The arguments git passed to the hook.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
 }
 
 /// Output formats of `run`.
@@ -44,12 +57,19 @@ pub struct RunArgs {
     /// Run only this check (repeatable).
     #[arg(long = "check", value_name = "NAME")]
     pub checks: Vec<String>,
-    /// Select every tracked file (the default until staged runs exist).
-    #[arg(long, conflicts_with = "files")]
+    /// Select every tracked file (default: the staged files; in CI, the pull
+    /// or merge request's changes when they can be detected).
+    #[arg(long, conflicts_with_all = ["files", "from_ref"])]
     pub all_files: bool,
     /// Select these files, relative to the current directory.
-    #[arg(long, num_args = 1.., value_name = "FILE")]
+    #[arg(long, num_args = 1.., value_name = "FILE", conflicts_with = "from_ref")]
     pub files: Vec<PathBuf>,
+    /// Select the files changed on `--to-ref` since its merge base with this.
+    #[arg(long, value_name = "REF", requires = "to_ref")]
+    pub from_ref: Option<String>,
+    /// The end of the range (with `--from-ref`).
+    #[arg(long, value_name = "REF", requires = "from_ref")]
+    pub to_ref: Option<String>,
     /// How to print the verdict.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,

@@ -38,6 +38,35 @@ pub struct Context {
     pub cpus: usize,
     /// `PATH`, where checks' programs are looked up.
     pub path: Option<OsString>,
+    /// `PHASEGATE_TEST_PAUSE_AT=<step>`: a hidden switch that makes
+    /// phasegate stop at a step of the unstaged-change protection, so a test
+    /// can kill it there.
+    pub pause_at: Option<String>,
+    /// The pull or merge request's range (base, head) when CI says so.
+    pub ci_range: Option<(String, String)>,
+}
+
+/// The range a CI system's pull or merge request covers, as (base, head).
+fn ci_range(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
+    // GitHub Actions: pull_request events name the target branch; the
+    // checkout is the merge commit or the head.
+    if var("GITHUB_ACTIONS").as_deref() == Some("true") {
+        let event = var("GITHUB_EVENT_NAME")?;
+        if event == "pull_request" || event == "pull_request_target" {
+            let base = var("GITHUB_BASE_REF")?;
+            return Some((format!("origin/{base}"), "HEAD".to_string()));
+        }
+        return None;
+    }
+    // GitLab merge-request pipelines.
+    if var("GITLAB_CI").is_some() {
+        if let Some(base) = var("CI_MERGE_REQUEST_DIFF_BASE_SHA") {
+            return Some((base, "HEAD".to_string()));
+        }
+        let target = var("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")?;
+        return Some((format!("origin/{target}"), "HEAD".to_string()));
+    }
+    None
 }
 
 impl Context {
@@ -75,12 +104,27 @@ impl Context {
             temp_dir: std::env::temp_dir(),
             cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             path: std::env::var_os("PATH"),
+            pause_at: var("PHASEGATE_TEST_PAUSE_AT"),
+            ci_range: ci_range(&var),
         })
     }
 
     /// Whether output to a stream that is (or is not) a terminal gets colour.
     pub fn color_for(&self, is_tty: bool) -> bool {
         is_tty && !self.no_color && !self.dumb_terminal
+    }
+
+    /// Stops here, for good, when the hidden test switch names `step`: a
+    /// file `paused` in `state_dir` tells the waiting test where.
+    pub fn maybe_pause(&self, step: &str, state_dir: &std::path::Path) {
+        if self.pause_at.as_deref() != Some(step) {
+            return;
+        }
+        let _ = std::fs::create_dir_all(state_dir);
+        let _ = std::fs::write(state_dir.join("paused"), step);
+        loop {
+            std::thread::park();
+        }
     }
 
     /// Panics when the hidden test switch names `stage`.

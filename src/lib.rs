@@ -80,6 +80,8 @@ fn dispatch(cli: &Cli, io: &mut Streams<'_>) -> ExitCode {
     match &cli.command {
         Command::Run(args) => commands::run::run(&ctx, args, io),
         Command::Init(args) => commands::init::run(&ctx, args, io),
+        Command::Hook(args) => commands::hook::run(&ctx, args, io),
+        Command::Restore => commands::restore::run(&ctx, io),
     }
 }
 

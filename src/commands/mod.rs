@@ -2,7 +2,9 @@
 //! to `report`, return an exit code. Shared helpers for stopping early live
 //! here.
 
+pub mod hook;
 pub mod init;
+pub mod restore;
 pub mod run;
 
 use std::io::Write;

@@ -8,15 +8,75 @@ use crate::cli::{Format, RunArgs};
 use crate::config::{self, Config, Profile};
 use crate::context::Context;
 use crate::exit::ExitCode;
-use crate::gate::{self, CheckInput, CheckRun, GateInput, Verdict, VerdictError};
+use crate::gate::{self, CheckInput, CheckRun, GateInput, SelectionSummary, Verdict, VerdictError};
 use crate::report;
 use crate::runner;
 use crate::state::{self, RunDir};
 
 use super::Streams;
 
-/// Runs the gate and returns the exit code.
+/// Which files a run looks at, as asked.
+#[derive(Debug, Clone)]
+pub enum SelectionRequest {
+    /// Staged files (protecting unstaged changes); in CI the pull or merge
+    /// request's range when detected, else every tracked file.
+    Default,
+    /// The staged files, protecting unstaged changes (what a pre-commit
+    /// hook checks, in CI too).
+    Staged,
+    /// Every tracked file.
+    All,
+    /// These files, relative to the current directory.
+    Files(Vec<PathBuf>),
+    /// Changed on `to` since its merge base with `from`.
+    Range { from: String, to: String },
+}
+
+/// A run as `phasegate run` or a git hook asks for it.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub phase: Option<String>,
+    pub profile: Option<String>,
+    pub workflow: Option<String>,
+    pub checks: Vec<String>,
+    pub selection: SelectionRequest,
+    pub format: Format,
+    pub jobs: Option<u16>,
+}
+
+impl RunRequest {
+    pub fn from_args(args: &RunArgs) -> RunRequest {
+        let selection = if !args.files.is_empty() {
+            SelectionRequest::Files(args.files.clone())
+        } else if args.all_files {
+            SelectionRequest::All
+        } else if let (Some(from), Some(to)) = (&args.from_ref, &args.to_ref) {
+            SelectionRequest::Range {
+                from: from.clone(),
+                to: to.clone(),
+            }
+        } else {
+            SelectionRequest::Default
+        };
+        RunRequest {
+            phase: args.phase.clone(),
+            profile: args.profile.clone(),
+            workflow: args.workflow.clone(),
+            checks: args.checks.clone(),
+            selection,
+            format: args.format,
+            jobs: args.jobs,
+        }
+    }
+}
+
+/// `phasegate run`.
 pub fn run(ctx: &Context, args: &RunArgs, io: &mut Streams<'_>) -> ExitCode {
+    execute(ctx, &RunRequest::from_args(args), io)
+}
+
+/// Runs the gate and returns the exit code.
+pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCode {
     let json = args.format == Format::Json;
     let stop = |io: &mut Streams<'_>, profile: Profile, error: VerdictError| {
         let verdict = Verdict::stopped(profile, args.phase.clone(), error);
@@ -50,16 +110,30 @@ pub fn run(ctx: &Context, args: &RunArgs, io: &mut Streams<'_>) -> ExitCode {
         Err(message) => return stop(io, config.gate.profile, super::usage_error(message)),
     };
 
-    let (selection, mut notes) = match select_files(ctx, args, &root, repo.is_some()) {
-        Ok(selection) => selection,
-        Err(error) => return stop(io, settings.profile, error),
-    };
-
     let state_dir = state::state_dir(
         repo.as_ref().map(|r| r.common_dir.as_path()),
         &root,
         &ctx.temp_dir,
     );
+    // A run that was killed while it held unstaged changes aside is
+    // finished first, whatever this run selects.
+    let mut notes = Vec::new();
+    if repo.is_some() {
+        match crate::git::recover(&root, &state_dir) {
+            Ok(restored) if !restored.is_empty() => notes.push(format!(
+                "restored the unstaged changes a killed run had set aside: {}",
+                restored.join(", ")
+            )),
+            Ok(_) => {}
+            Err(e) => return stop(io, settings.profile, super::internal_error(&e)),
+        }
+    }
+
+    let (selection, mode, selection_notes) = match select_files(ctx, args, &root, repo.is_some()) {
+        Ok(selection) => selection,
+        Err(error) => return stop(io, settings.profile, error),
+    };
+    notes.extend(selection_notes);
     let run_dir = match RunDir::create(&state_dir, SystemTime::now(), std::process::id()) {
         Ok(dir) => dir,
         Err(e) => {
@@ -105,6 +179,17 @@ pub fn run(ctx: &Context, args: &RunArgs, io: &mut Streams<'_>) -> ExitCode {
         .or(config.gate.jobs)
         .unwrap_or(ctx.cpus)
         .max(1);
+    // Staged runs check exactly what will be committed: unstaged changes
+    // of tracked files are set aside first and come back afterwards.
+    let pause = |step: &str| ctx.maybe_pause(step, &state_dir);
+    let guard = if mode.mode == "staged" && !plans.is_empty() {
+        match crate::git::protect(&root, &state_dir, &run_dir.id, &pause) {
+            Ok(guard) => guard,
+            Err(e) => return stop(io, settings.profile, super::internal_error(&e)),
+        }
+    } else {
+        None
+    };
     let outcomes = if !json && ctx.stderr_tty && !plans.is_empty() {
         let mut progress = report::progress::Progress::new(&mut *io.err, plans.len());
         let outcomes = runner::run_checks(&plans, jobs, &mut |event| progress.event(&event));
@@ -113,6 +198,35 @@ pub fn run(ctx: &Context, args: &RunArgs, io: &mut Streams<'_>) -> ExitCode {
     } else {
         runner::run_checks(&plans, jobs, &mut |_| {})
     };
+
+    let mut blocking = Vec::new();
+    if let Some(guard) = guard {
+        match guard.finish(&pause) {
+            Ok(after) => {
+                if !after.modified.is_empty() {
+                    let by: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
+                    blocking.push(gate_finding(format!(
+                        "files were modified by {}: {}",
+                        describe_checks(&by),
+                        after.modified.join(", ")
+                    )));
+                }
+                if !after.conflicts.is_empty() {
+                    notes.push(format!(
+                        "the checks changed files that also had unstaged changes; their changes were dropped and yours restored: {}",
+                        after.conflicts.join(", ")
+                    ));
+                }
+            }
+            Err(e) => {
+                let mut error = super::internal_error(&e);
+                error.message.push_str(
+                    "; the unstaged changes are kept under .git/phasegate/protect: run `phasegate restore`",
+                );
+                return stop(io, settings.profile, error);
+            }
+        }
+    }
 
     let pinned: Vec<(String, String)> = runner::PINNED_ENV
         .iter()
@@ -157,6 +271,8 @@ pub fn run(ctx: &Context, args: &RunArgs, io: &mut Streams<'_>) -> ExitCode {
         environment: pinned,
         root: root.clone(),
         summary_limit: 5,
+        selection: Some(mode),
+        blocking,
     });
     ctx.maybe_test_panic("decide");
     if let Err(e) = run_dir.write_verdict(&verdict) {
@@ -177,7 +293,7 @@ struct Settings {
     workflow: Option<String>,
 }
 
-fn resolve(ctx: &Context, args: &RunArgs, config: &Config) -> Result<Settings, String> {
+fn resolve(ctx: &Context, args: &RunRequest, config: &Config) -> Result<Settings, String> {
     let profile = match args.profile.as_ref().or(ctx.profile.as_ref()) {
         Some(name) => Profile::parse(name).ok_or_else(|| {
             format!(
@@ -234,49 +350,132 @@ fn unknown<'a>(what: &str, name: &str, known: impl Iterator<Item = &'a String>) 
     message
 }
 
-/// The selected files, relative to `root`, and notes about the selection.
+/// A finding of phasegate itself, outside any check.
+fn gate_finding(message: String) -> crate::diagnostics::Diagnostic {
+    crate::diagnostics::Diagnostic {
+        check: String::new(),
+        origin: crate::config::Origin::Runtime,
+        tool: "phasegate".to_string(),
+        file: None,
+        line: None,
+        column: None,
+        severity: crate::diagnostics::Severity::Error,
+        code: Some("files-modified".to_string()),
+        message,
+    }
+}
+
+fn describe_checks(names: &[&str]) -> String {
+    match names {
+        [one] => format!("`{one}`"),
+        many => format!(
+            "the checks ({})",
+            many.iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The selected files, relative to `root`, how they were chosen, and notes.
 fn select_files(
     ctx: &Context,
-    args: &RunArgs,
+    args: &RunRequest,
     root: &Path,
     in_repo: bool,
-) -> Result<(Vec<String>, Vec<String>), VerdictError> {
+) -> Result<(Vec<String>, SelectionSummary, Vec<String>), VerdictError> {
     let mut notes = Vec::new();
-    if !args.files.is_empty() {
-        let mut files = Vec::new();
-        for file in &args.files {
-            let absolute: PathBuf = if file.is_absolute() {
-                file.clone()
-            } else {
-                ctx.cwd.join(file)
-            };
-            if !absolute.is_file() {
-                notes.push(format!(
-                    "`{}` is not a file; it was left out",
-                    file.display()
-                ));
-                continue;
-            }
-            let absolute = std::fs::canonicalize(&absolute).unwrap_or(absolute);
-            match absolute.strip_prefix(root) {
-                Ok(relative) => files.push(relative.to_string_lossy().into_owned()),
-                Err(_) => {
-                    return Err(super::usage_error(format!(
-                        "`{}` is outside the repository at `{}`",
-                        file.display(),
-                        root.display()
-                    )))
+    let summary =
+        |mode: &'static str, files: &[String], range: Option<(&str, &str)>| SelectionSummary {
+            mode,
+            files: files.len(),
+            from: range.map(|r| r.0.to_string()),
+            to: range.map(|r| r.1.to_string()),
+        };
+    let git = |e: crate::git::GitError| match e {
+        e @ (crate::git::GitError::Revision { .. } | crate::git::GitError::MergeBase { .. }) => {
+            super::usage_error(e.to_string())
+        }
+        e => super::internal_error(&e),
+    };
+    let range = |from: &str, to: &str| -> Result<_, VerdictError> {
+        if !in_repo {
+            return Err(super::usage_error(
+                "--from-ref and --to-ref need a git repository".to_string(),
+            ));
+        }
+        let files = crate::git::range_files(root, from, to).map_err(git)?;
+        let s = summary("range", &files, Some((from, to)));
+        Ok((files, s))
+    };
+    match &args.selection {
+        SelectionRequest::Files(given) => {
+            let mut files = Vec::new();
+            for file in given {
+                let absolute: PathBuf = if file.is_absolute() {
+                    file.clone()
+                } else {
+                    ctx.cwd.join(file)
+                };
+                if !absolute.is_file() {
+                    notes.push(format!(
+                        "`{}` is not a file; it was left out",
+                        file.display()
+                    ));
+                    continue;
+                }
+                let absolute = std::fs::canonicalize(&absolute).unwrap_or(absolute);
+                match absolute.strip_prefix(root) {
+                    Ok(relative) => files.push(relative.to_string_lossy().into_owned()),
+                    Err(_) => {
+                        return Err(super::usage_error(format!(
+                            "`{}` is outside the repository at `{}`",
+                            file.display(),
+                            root.display()
+                        )))
+                    }
                 }
             }
+            files.sort();
+            files.dedup();
+            let s = summary("files", &files, None);
+            Ok((files, s, notes))
         }
-        files.sort();
-        files.dedup();
-        return Ok((files, notes));
+        SelectionRequest::Range { from, to } => {
+            let (files, s) = range(from, to)?;
+            Ok((files, s, notes))
+        }
+        SelectionRequest::All => {
+            let files = if in_repo {
+                crate::git::tracked_files(root).map_err(git)?
+            } else {
+                Vec::new()
+            };
+            let s = summary("all", &files, None);
+            Ok((files, s, notes))
+        }
+        SelectionRequest::Default if !in_repo => Ok((Vec::new(), summary("all", &[], None), notes)),
+        SelectionRequest::Default if ctx.ci => {
+            if let Some((from, to)) = &ctx.ci_range {
+                let (files, s) = range(from, to)?;
+                return Ok((files, s, notes));
+            }
+            let files = crate::git::tracked_files(root).map_err(git)?;
+            notes.push(
+                "in CI with no pull or merge request range: every tracked file is selected"
+                    .to_string(),
+            );
+            let s = summary("all", &files, None);
+            Ok((files, s, notes))
+        }
+        SelectionRequest::Staged if !in_repo => Err(super::usage_error(
+            "staged files need a git repository".to_string(),
+        )),
+        SelectionRequest::Default | SelectionRequest::Staged => {
+            let files = crate::git::staged_files(root).map_err(git)?;
+            let s = summary("staged", &files, None);
+            Ok((files, s, notes))
+        }
     }
-    if !in_repo {
-        return Ok((Vec::new(), notes));
-    }
-    crate::git::tracked_files(root)
-        .map(|files| (files, notes))
-        .map_err(|e| super::internal_error(&e))
 }

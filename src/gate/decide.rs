@@ -8,7 +8,9 @@ use crate::config::{CheckKind, ConfigLocation, OnFailure, OnMissing, Origin, Pro
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::runner::{CheckOutcome, Termination, VerifierReply};
 
-use super::verdict::{CheckResult, CheckStatus, Effect, Next, Status, Verdict, SCHEMA};
+use super::verdict::{
+    CheckResult, CheckStatus, Effect, Next, SelectionSummary, Status, Verdict, SCHEMA,
+};
 
 /// How many output lines a failing check with no parsed diagnostic shows.
 const TAIL_LINES: usize = 20;
@@ -72,6 +74,11 @@ pub struct GateInput {
     pub root: std::path::PathBuf,
     /// How many lines the summary keeps.
     pub summary_limit: usize,
+    /// Which files the run looked at.
+    pub selection: Option<SelectionSummary>,
+    /// Failures phasegate found itself, outside any check (files the
+    /// checks modified): each one fails the run.
+    pub blocking: Vec<Diagnostic>,
 }
 
 /// One check judged.
@@ -119,8 +126,10 @@ pub fn decide(input: GateInput) -> Verdict {
         notes.push(format!("no check ran in phase `{}`", input.phase));
     }
 
+    let blocked_by_gate = !input.blocking.is_empty();
+    diagnostics.splice(0..0, input.blocking);
     let worst = |effect: Effect| checks.iter().any(|c| c.effect == effect);
-    let (status, next, fail_open) = if worst(Effect::Block) {
+    let (status, next, fail_open) = if worst(Effect::Block) || blocked_by_gate {
         (Status::Failed, Next::Fix, false)
     } else if worst(Effect::Incomplete) {
         (Status::Incomplete, Next::Resume, false)
@@ -150,6 +159,7 @@ pub fn decide(input: GateInput) -> Verdict {
         notes,
         interventions: Vec::new(),
         environment: input.environment,
+        selection: input.selection,
         error: None,
     }
 }
@@ -485,6 +495,10 @@ fn display_path(path: &Path, root: &Path) -> String {
 /// of checks that stop verification, then warnings; one line each.
 fn summarize(diagnostics: &[Diagnostic], checks: &[CheckResult], limit: usize) -> Vec<String> {
     let rank_check = |name: &str| {
+        if name.is_empty() {
+            // phasegate's own findings (files modified by the checks).
+            return 0;
+        }
         checks
             .iter()
             .find(|c| c.name == name)
@@ -610,6 +624,8 @@ mod tests {
             environment: Vec::new(),
             root: "/repo".into(),
             summary_limit: 5,
+            selection: None,
+            blocking: Vec::new(),
         }
     }
 

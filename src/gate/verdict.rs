@@ -158,6 +158,19 @@ pub struct ErrorProblem {
     pub column: Option<u32>,
 }
 
+/// How the files of a run were chosen.
+#[derive(Debug, Clone, Serialize)]
+pub struct SelectionSummary {
+    /// `staged`, `all`, `files` or `range`.
+    pub mode: &'static str,
+    /// How many files were selected.
+    pub files: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+}
+
 /// The verdict of one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Verdict {
@@ -183,6 +196,9 @@ pub struct Verdict {
     pub interventions: Vec<String>,
     /// The environment variables phasegate pinned for every check.
     pub environment: Vec<(String, String)>,
+    /// Which files the run looked at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selection: Option<SelectionSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<VerdictError>,
 }
@@ -227,6 +243,7 @@ impl Verdict {
             notes: Vec::new(),
             interventions: Vec::new(),
             environment: Vec::new(),
+            selection: None,
             error: Some(error),
         }
     }

@@ -20,6 +20,25 @@ pub enum GitError {
         #[source]
         source: git2::Error,
     },
+    #[error("failed to read {what} from git")]
+    Read {
+        what: String,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("`{spec}` does not name a commit (fetch it first, e.g. `git fetch origin {spec}`)")]
+    Revision {
+        spec: String,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("`{from}` and `{to}` have no common ancestor (a shallow clone? fetch more history)")]
+    MergeBase {
+        from: String,
+        to: String,
+        #[source]
+        source: git2::Error,
+    },
 }
 
 /// A discovered repository with a work tree.

@@ -135,6 +135,8 @@ pub fn sample() -> Verdict {
         environment: vec![("NO_COLOR".into(), "1".into())],
         root: "/repo".into(),
         summary_limit: 5,
+        selection: None,
+        blocking: Vec::new(),
     })
 }
 

@@ -8,6 +8,7 @@ mod support;
 
 mod config_errors;
 mod defaults;
+mod git;
 mod policy;
 mod runner;
 mod verdict;

@@ -1,0 +1,40 @@
+//! `phasegate restore`: finish a killed run by writing back the unstaged
+//! changes it had set aside.
+
+use crate::context::Context;
+use crate::exit::ExitCode;
+use crate::state;
+
+use super::Streams;
+
+pub fn run(ctx: &Context, io: &mut Streams<'_>) -> ExitCode {
+    let repo = match crate::git::discover(&ctx.cwd) {
+        Ok(Some(repo)) => repo,
+        Ok(None) => {
+            let _ = writeln!(io.err, "error: not inside a git repository");
+            return ExitCode::Usage;
+        }
+        Err(e) => {
+            let _ = writeln!(io.err, "error: {e}");
+            return ExitCode::Usage;
+        }
+    };
+    let state_dir = state::state_dir(Some(&repo.common_dir), &repo.root, &ctx.temp_dir);
+    match crate::git::recover(&repo.root, &state_dir) {
+        Ok(restored) if restored.is_empty() => {
+            let _ = writeln!(io.out, "nothing to restore");
+            ExitCode::Proceed
+        }
+        Ok(restored) => {
+            let _ = writeln!(io.out, "restored the unstaged changes of:");
+            for path in restored {
+                let _ = writeln!(io.out, "  {path}");
+            }
+            ExitCode::Proceed
+        }
+        Err(e) => {
+            let _ = writeln!(io.err, "error: {}", super::internal_error(&e).message);
+            ExitCode::Incomplete
+        }
+    }
+}

@@ -1,0 +1,546 @@
+//! Protection of unstaged changes while checks look at the staged content.
+//!
+//! Before anything in the work tree changes, every tracked file with
+//! unstaged changes is copied whole (bytes, mode, or its absence) under
+//! `.git/phasegate/protect/<id>/`, with a journal, all flushed to disk. The
+//! files are then put at their staged content, the checks run, and the
+//! copies are written back. A run killed at any point is finished by the
+//! next one (or `phasegate restore`) from the journal; the saved copies are
+//! deleted only after they were written back.
+
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use git2::build::CheckoutBuilder;
+use git2::{Delta, DiffOptions, Repository};
+use serde::{Deserialize, Serialize};
+
+/// Git's extended index flag for `git add --intent-to-add` entries.
+const INTENT_TO_ADD: u16 = 1 << 13;
+const MODE_LINK: u32 = 0o120_000;
+const MODE_EXEC: u32 = 0o100_755;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProtectError {
+    #[error("failed to {what}")]
+    Git {
+        what: String,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("failed to {what} `{}`", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("another phasegate run (pid {pid}) is protecting unstaged changes in this repository; wait for it, or run `phasegate restore` if it is gone")]
+    Busy { pid: u32 },
+}
+
+fn io_error<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> ProtectError + 'a {
+    move |source| ProtectError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn git_error(what: &str) -> impl FnOnce(git2::Error) -> ProtectError + '_ {
+    move |source| ProtectError::Git {
+        what: what.to_string(),
+        source,
+    }
+}
+
+/// One file with unstaged changes, as the journal records it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Entry {
+    path: String,
+    /// The copy under `files/`, or `None` when the file is deleted in the
+    /// work tree.
+    saved: Option<String>,
+    /// Git's mode of the work-tree file (regular, executable or link).
+    mode: u32,
+    /// Only `git add --intent-to-add`ed: its staged content is "nothing".
+    intent_to_add: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum State {
+    /// Copies are being written; the work tree is untouched.
+    Saving,
+    /// Every copy is on disk; the work tree may hold staged content.
+    Saved,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Journal {
+    state: State,
+    pid: u32,
+    entries: Vec<Entry>,
+}
+
+/// A test-only hook: `PHASEGATE_TEST_PAUSE_AT=<step>` makes phasegate stop
+/// at that step so a test can kill it there.
+pub type Pause<'a> = &'a dyn Fn(&str);
+
+/// What the checks did to the work tree, found with one comparison.
+#[derive(Debug, Default)]
+pub struct Aftermath {
+    /// Tracked files the checks changed (kept, unless they conflicted).
+    pub modified: Vec<String>,
+    /// Files the checks changed that also had unstaged changes: the checks'
+    /// changes were rolled back and the unstaged changes restored.
+    pub conflicts: Vec<String>,
+}
+
+/// Holds the unstaged changes aside while it lives; `finish` puts them back.
+/// Dropped without `finish` (a panic), it puts them back all the same.
+pub struct UnstagedGuard {
+    root: PathBuf,
+    dir: PathBuf,
+    entries: Vec<Entry>,
+    /// The index as the checks found it, to see whether they staged
+    /// anything (`git add` in a formatter).
+    index_before: Vec<git2::IndexEntry>,
+    done: bool,
+}
+
+fn copy_entry(e: &git2::IndexEntry) -> git2::IndexEntry {
+    git2::IndexEntry {
+        ctime: e.ctime,
+        mtime: e.mtime,
+        dev: e.dev,
+        ino: e.ino,
+        mode: e.mode,
+        uid: e.uid,
+        gid: e.gid,
+        file_size: e.file_size,
+        id: e.id,
+        flags: e.flags,
+        flags_extended: e.flags_extended,
+        path: e.path.clone(),
+    }
+}
+
+fn index_entries(repo: &Repository) -> Result<Vec<git2::IndexEntry>, ProtectError> {
+    let index = repo.index().map_err(git_error("read the index"))?;
+    Ok(index.iter().collect())
+}
+
+fn protect_root(state_dir: &Path) -> PathBuf {
+    state_dir.join("protect")
+}
+
+fn open(root: &Path) -> Result<Repository, ProtectError> {
+    Repository::open(root).map_err(git_error("open the repository"))
+}
+
+/// Writes `bytes` to `path` and flushes it to disk.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), ProtectError> {
+    let mut file = fs::File::create(path).map_err(io_error("create", path))?;
+    file.write_all(bytes).map_err(io_error("write", path))?;
+    file.sync_all().map_err(io_error("flush", path))
+}
+
+fn sync_dir(dir: &Path) -> Result<(), ProtectError> {
+    fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_error("flush", dir))
+}
+
+/// Replaces the journal atomically: a new file, flushed, renamed over.
+fn write_journal(dir: &Path, journal: &Journal) -> Result<(), ProtectError> {
+    let path = dir.join("journal.json");
+    let temp = dir.join("journal.json.tmp");
+    let bytes = serde_json::to_vec_pretty(journal).map_err(|e| ProtectError::Io {
+        what: "encode",
+        path: path.clone(),
+        source: io::Error::other(e),
+    })?;
+    write_synced(&temp, &bytes)?;
+    fs::rename(&temp, &path).map_err(io_error("replace", &path))?;
+    sync_dir(dir)
+}
+
+fn read_journal(dir: &Path) -> Result<Option<Journal>, ProtectError> {
+    let path = dir.join("journal.json");
+    match fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| ProtectError::Io {
+                what: "read the journal",
+                path,
+                source: io::Error::other(e),
+            }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ProtectError::Io {
+            what: "read",
+            path,
+            source: e,
+        }),
+    }
+}
+
+fn pid_alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Finishes every protection a killed run left behind: its saved changes are
+/// written back. Returns the files restored. A protection whose run is still
+/// alive is left alone and reported as busy.
+pub fn recover(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectError> {
+    let base = protect_root(state_dir);
+    let Ok(dirs) = fs::read_dir(&base) else {
+        return Ok(Vec::new());
+    };
+    let mut restored = Vec::new();
+    for dir in dirs.flatten() {
+        let dir = dir.path();
+        let Some(journal) = read_journal(&dir)? else {
+            // Created but no journal yet: nothing was saved or touched.
+            let _ = fs::remove_dir_all(&dir);
+            continue;
+        };
+        if journal.pid != std::process::id() && pid_alive(journal.pid) {
+            return Err(ProtectError::Busy { pid: journal.pid });
+        }
+        if journal.state == State::Saved {
+            restore_entries(root, &dir, &journal.entries, &|_| {})?;
+            restored.extend(journal.entries.iter().map(|e| e.path.clone()));
+        }
+        fs::remove_dir_all(&dir).map_err(io_error("remove", &dir))?;
+    }
+    Ok(restored)
+}
+
+/// Sets the unstaged changes of tracked files aside and puts those files at
+/// their staged content. `Ok(None)` when there is nothing to protect.
+pub fn protect(
+    root: &Path,
+    state_dir: &Path,
+    id: &str,
+    pause: Pause<'_>,
+) -> Result<Option<UnstagedGuard>, ProtectError> {
+    recover(root, state_dir)?;
+    let repo = open(root)?;
+    let index = repo.index().map_err(git_error("read the index"))?;
+    let mut options = DiffOptions::new();
+    options
+        .include_typechange(true)
+        .include_untracked(false)
+        .ignore_submodules(true);
+    let diff = repo
+        .diff_index_to_workdir(Some(&index), Some(&mut options))
+        .map_err(git_error("compare the index with the work tree"))?;
+    let mut entries = Vec::new();
+    for delta in diff.deltas() {
+        if !matches!(
+            delta.status(),
+            Delta::Modified | Delta::Deleted | Delta::Typechange
+        ) {
+            continue;
+        }
+        let Some(path) = delta.new_file().path().or_else(|| delta.old_file().path()) else {
+            continue;
+        };
+        let Some(path) = path.to_str().map(str::to_string) else {
+            continue;
+        };
+        let intent_to_add = index
+            .get_path(Path::new(&path), 0)
+            .is_some_and(|e| e.flags_extended & INTENT_TO_ADD != 0);
+        entries.push(Entry {
+            path,
+            saved: None,
+            mode: 0,
+            intent_to_add,
+        });
+    }
+    // Intent-to-add files with no content yet show no difference but still
+    // are not part of the commit.
+    for entry in index.iter() {
+        if entry.flags_extended & INTENT_TO_ADD == 0 {
+            continue;
+        }
+        let path = String::from_utf8_lossy(&entry.path).into_owned();
+        if !entries.iter().any(|e| e.path == path) && root.join(&path).exists() {
+            entries.push(Entry {
+                path,
+                saved: None,
+                mode: 0,
+                intent_to_add: true,
+            });
+        }
+    }
+    if entries.is_empty() {
+        return Ok(None);
+    }
+
+    let dir = protect_root(state_dir).join(id);
+    let files = dir.join("files");
+    fs::create_dir_all(&files).map_err(io_error("create", &files))?;
+    let mut journal = Journal {
+        state: State::Saving,
+        pid: std::process::id(),
+        entries: Vec::new(),
+    };
+    write_journal(&dir, &journal)?;
+    for (n, mut entry) in entries.into_iter().enumerate() {
+        let source = root.join(&entry.path);
+        match fs::symlink_metadata(&source) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = fs::read_link(&source).map_err(io_error("read the link", &source))?;
+                let name = format!("files/{n}");
+                write_synced(&dir.join(&name), target.as_os_str().as_encoded_bytes())?;
+                entry.saved = Some(name);
+                entry.mode = MODE_LINK;
+            }
+            Ok(meta) => {
+                let bytes = fs::read(&source).map_err(io_error("read", &source))?;
+                let name = format!("files/{n}");
+                write_synced(&dir.join(&name), &bytes)?;
+                entry.saved = Some(name);
+                entry.mode = if meta.permissions().mode() & 0o111 != 0 {
+                    MODE_EXEC
+                } else {
+                    0o100_644
+                };
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(ProtectError::Io {
+                    what: "read",
+                    path: source,
+                    source: e,
+                })
+            }
+        }
+        journal.entries.push(entry);
+        if n == 0 {
+            pause("saving");
+        }
+    }
+    sync_dir(&files)?;
+    journal.state = State::Saved;
+    write_journal(&dir, &journal)?;
+    pause("saved");
+
+    let guard = UnstagedGuard {
+        root: root.to_path_buf(),
+        dir,
+        entries: journal.entries,
+        index_before: index_entries(&repo)?,
+        done: false,
+    };
+    guard.checkout_staged(&repo)?;
+    pause("checked-out");
+    Ok(Some(guard))
+}
+
+impl UnstagedGuard {
+    /// Puts every protected file at its staged content.
+    fn checkout_staged(&self, repo: &Repository) -> Result<(), ProtectError> {
+        let mut builder = CheckoutBuilder::new();
+        builder.force().update_index(false).recreate_missing(true);
+        let mut any = false;
+        for entry in &self.entries {
+            let path = self.root.join(&entry.path);
+            if entry.intent_to_add {
+                // Nothing of it is staged: the commit will not contain it.
+                match fs::remove_file(&path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(ProtectError::Io {
+                            what: "set aside",
+                            path,
+                            source: e,
+                        })
+                    }
+                }
+            } else {
+                builder.path(entry.path.as_str());
+                any = true;
+            }
+        }
+        if any {
+            let mut index = repo.index().map_err(git_error("read the index"))?;
+            repo.checkout_index(Some(&mut index), Some(&mut builder))
+                .map_err(git_error("put the files at their staged content"))?;
+        }
+        Ok(())
+    }
+
+    /// The files the checks changed: one comparison of the work tree with
+    /// the index after the checks.
+    fn changed_by_checks(&self) -> Result<Vec<String>, ProtectError> {
+        let repo = open(&self.root)?;
+        let index = repo.index().map_err(git_error("read the index"))?;
+        let mut options = DiffOptions::new();
+        options
+            .include_typechange(true)
+            .include_untracked(false)
+            .ignore_submodules(true);
+        let diff = repo
+            .diff_index_to_workdir(Some(&index), Some(&mut options))
+            .map_err(git_error("compare the index with the work tree"))?;
+        let mut out = Vec::new();
+        for delta in diff.deltas() {
+            let Some(path) = delta.new_file().path().and_then(Path::to_str) else {
+                continue;
+            };
+            // Intent-to-add files were set aside on purpose.
+            let set_aside = self
+                .entries
+                .iter()
+                .any(|e| e.intent_to_add && e.path == path);
+            if !set_aside {
+                out.push(path.to_string());
+            }
+        }
+        Ok(out)
+    }
+
+    /// The paths whose index entries the checks changed, added or removed.
+    fn staged_by_checks(&self, repo: &Repository) -> Result<Vec<String>, ProtectError> {
+        let after = index_entries(repo)?;
+        let key = |e: &git2::IndexEntry| (e.path.clone(), e.id, e.mode);
+        let before: Vec<_> = self.index_before.iter().map(key).collect();
+        let now: Vec<_> = after.iter().map(key).collect();
+        let mut changed: Vec<String> = before
+            .iter()
+            .filter(|k| !now.contains(k))
+            .chain(now.iter().filter(|k| !before.contains(k)))
+            .map(|(path, _, _)| String::from_utf8_lossy(path).into_owned())
+            .collect();
+        changed.sort();
+        changed.dedup();
+        Ok(changed)
+    }
+
+    /// Puts the index entries of `paths` back as they were before the checks.
+    fn unstage(&self, repo: &Repository, paths: &[String]) -> Result<(), ProtectError> {
+        let mut index = repo.index().map_err(git_error("read the index"))?;
+        for path in paths {
+            match self.index_before.iter().find(|e| e.path == path.as_bytes()) {
+                Some(entry) => index.add(&copy_entry(entry)),
+                None => index.remove_path(Path::new(path)),
+            }
+            .map_err(git_error("roll back the checks' change to the index"))?;
+        }
+        index.write().map_err(git_error("write the index"))
+    }
+
+    /// Writes the unstaged changes back and reports what the checks changed.
+    pub fn finish(mut self, pause: Pause<'_>) -> Result<Aftermath, ProtectError> {
+        pause("checks-done");
+        let repo = open(&self.root)?;
+        let staged = self.staged_by_checks(&repo)?;
+        let mut modified = self.changed_by_checks()?;
+        modified.extend(staged.iter().cloned());
+        modified.sort();
+        modified.dedup();
+        let conflicts: Vec<String> = modified
+            .iter()
+            .filter(|p| self.entries.iter().any(|e| &e.path == *p))
+            .cloned()
+            .collect();
+        // A check that staged a file whose unstaged changes phasegate holds
+        // would mix its change with the user's: its staging is undone.
+        let unstage: Vec<String> = staged
+            .iter()
+            .filter(|p| conflicts.contains(p))
+            .cloned()
+            .collect();
+        if !unstage.is_empty() {
+            self.unstage(&repo, &unstage)?;
+        }
+        restore_entries(&self.root, &self.dir, &self.entries, pause)?;
+        fs::remove_dir_all(&self.dir).map_err(io_error("remove", &self.dir))?;
+        self.done = true;
+        Ok(Aftermath {
+            modified,
+            conflicts,
+        })
+    }
+}
+
+impl Drop for UnstagedGuard {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        // A panic between protect and finish: put the changes back now. If
+        // that fails too, the journal stays and the next run finishes it.
+        if restore_entries(&self.root, &self.dir, &self.entries, &|_| {}).is_ok() {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Writes every saved file back, byte for byte, with its mode; a file that
+/// was deleted in the work tree is deleted again. Safe to repeat.
+fn restore_entries(
+    root: &Path,
+    dir: &Path,
+    entries: &[Entry],
+    pause: Pause<'_>,
+) -> Result<(), ProtectError> {
+    for (n, entry) in entries.iter().enumerate() {
+        let target = root.join(&entry.path);
+        match &entry.saved {
+            None => match fs::remove_file(&target) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(ProtectError::Io {
+                        what: "delete",
+                        path: target,
+                        source: e,
+                    })
+                }
+            },
+            Some(saved) => {
+                let saved = dir.join(saved);
+                let bytes = fs::read(&saved).map_err(io_error("read the saved copy", &saved))?;
+                if let Some(parent) = target.parent() {
+                    fs::create_dir_all(parent).map_err(io_error("create", parent))?;
+                }
+                if let Ok(meta) = fs::symlink_metadata(&target) {
+                    if meta.file_type().is_symlink() || entry.mode == MODE_LINK {
+                        fs::remove_file(&target).map_err(io_error("replace", &target))?;
+                    }
+                }
+                if entry.mode == MODE_LINK {
+                    let link = PathBuf::from(std::ffi::OsString::from(
+                        String::from_utf8_lossy(&bytes).into_owned(),
+                    ));
+                    std::os::unix::fs::symlink(&link, &target)
+                        .map_err(io_error("restore the link", &target))?;
+                } else {
+                    let mut file =
+                        fs::File::create(&target).map_err(io_error("restore", &target))?;
+                    file.write_all(&bytes)
+                        .map_err(io_error("restore", &target))?;
+                    let mode = if entry.mode == MODE_EXEC {
+                        0o755
+                    } else {
+                        0o644
+                    };
+                    file.set_permissions(fs::Permissions::from_mode(mode))
+                        .map_err(io_error("set the mode of", &target))?;
+                }
+            }
+        }
+        if n == 0 {
+            pause("restoring");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,119 @@
+//! File selection: the staged files, the files changed on a branch since its
+//! merge base, or every tracked file. Paths are relative to the repository
+//! root; deleted files and submodules are never selected.
+
+use std::path::Path;
+
+use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Repository};
+
+use super::GitError;
+
+fn open(root: &Path) -> Result<Repository, GitError> {
+    Repository::open(root).map_err(|source| GitError::Open {
+        path: root.to_path_buf(),
+        source,
+    })
+}
+
+fn failed(what: &str, source: git2::Error) -> GitError {
+    GitError::Read {
+        what: what.to_string(),
+        source,
+    }
+}
+
+/// The new-side paths of a diff that still exist: added, copied, modified,
+/// renamed and type-changed files, without submodules.
+fn changed_paths(diff: &mut git2::Diff<'_>) -> Result<Vec<String>, GitError> {
+    let mut find = DiffFindOptions::new();
+    find.renames(true).copies(true);
+    diff.find_similar(Some(&mut find))
+        .map_err(|e| failed("rename detection", e))?;
+    let mut out = Vec::new();
+    for delta in diff.deltas() {
+        if !matches!(
+            delta.status(),
+            Delta::Added | Delta::Copied | Delta::Modified | Delta::Renamed | Delta::Typechange
+        ) {
+            continue;
+        }
+        let file = delta.new_file();
+        if file.mode() == FileMode::Commit {
+            continue;
+        }
+        if let Some(path) = file.path_bytes() {
+            out.push(String::from_utf8_lossy(path).into_owned());
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// The files staged for the next commit (the index against `HEAD`, or
+/// against nothing before the first commit).
+pub fn staged_files(root: &Path) -> Result<Vec<String>, GitError> {
+    let repo = open(root)?;
+    let head_tree = match repo.head() {
+        Ok(head) => Some(
+            head.peel_to_tree()
+                .map_err(|e| failed("the tree of HEAD", e))?,
+        ),
+        // An unborn branch: the first commit of a new repository.
+        Err(e)
+            if matches!(
+                e.code(),
+                git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound
+            ) =>
+        {
+            None
+        }
+        Err(e) => return Err(failed("HEAD", e)),
+    };
+    let index = repo.index().map_err(|source| GitError::Index {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    let mut options = DiffOptions::new();
+    options.include_typechange(true);
+    let mut diff = repo
+        .diff_tree_to_index(head_tree.as_ref(), Some(&index), Some(&mut options))
+        .map_err(|e| failed("the staged changes", e))?;
+    changed_paths(&mut diff)
+}
+
+/// The files changed on `to` since its merge base with `from`, as a merge
+/// gate wants them.
+pub fn range_files(root: &Path, from: &str, to: &str) -> Result<Vec<String>, GitError> {
+    let repo = open(root)?;
+    let resolve = |spec: &str| -> Result<git2::Commit<'_>, GitError> {
+        repo.revparse_single(spec)
+            .and_then(|object| object.peel_to_commit())
+            .map_err(|source| GitError::Revision {
+                spec: spec.to_string(),
+                source,
+            })
+    };
+    let from_commit = resolve(from)?;
+    let to_commit = resolve(to)?;
+    let base = repo
+        .merge_base(from_commit.id(), to_commit.id())
+        .map_err(|source| GitError::MergeBase {
+            from: from.to_string(),
+            to: to.to_string(),
+            source,
+        })?;
+    let base_tree = repo
+        .find_commit(base)
+        .and_then(|c| c.tree())
+        .map_err(|e| failed("the merge base", e))?;
+    let to_tree = to_commit
+        .tree()
+        .map_err(|e| failed("the tree of the target", e))?;
+    let mut options = DiffOptions::new();
+    options.include_typechange(true);
+    let mut diff = repo
+        .diff_tree_to_tree(Some(&base_tree), Some(&to_tree), Some(&mut options))
+        .map_err(|e| failed("the changes of the range", e))?;
+    changed_paths(&mut diff)
+}

@@ -1,0 +1,351 @@
+//! Git integration: staged runs that never lose unstaged work, ranges, CI.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use crate::support::{check, TestRepo};
+
+/// Every file of the work tree (outside `.git`): bytes, mode, or link.
+fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let relative = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if relative == ".git" {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                out.insert(
+                    relative,
+                    (target.as_os_str().as_encoded_bytes().to_vec(), 0o120_000),
+                );
+            } else if meta.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(
+                    relative,
+                    (
+                        std::fs::read(&path).unwrap(),
+                        meta.permissions().mode() & 0o777,
+                    ),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The work tree, the index and both diffs.
+type Snapshot = (BTreeMap<String, (Vec<u8>, u32)>, String, String, String);
+
+/// What must survive any run.
+fn snapshot(repo: &TestRepo) -> Snapshot {
+    (
+        tree(&repo.path()),
+        repo.git(&["ls-files", "--stage"]),
+        repo.git(&["diff", "--binary"]),
+        repo.git(&["diff", "--cached", "--binary"]),
+    )
+}
+
+/// A check that records what it sees of `files` and the files it gets.
+const RECORDER: &str = r#"[phases.implementation]
+checks = [ { name = "look", shell = true, command = "for f in *.txt; do printf '%s=%s\n' \"$f\" \"$(cat \"$f\")\"; done > ../seen.out" } ]
+"#;
+
+/// A repository with one commit and a mix of staged and unstaged changes.
+fn partially_staged() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a1\n").write("b.txt", "b1\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    repo.stage("a.txt", "a2 staged\n");
+    repo.write("a.txt", "a3 unstaged\n");
+    repo.write("b.txt", "b2 unstaged only\n");
+    repo
+}
+
+#[test]
+fn a_staged_run_sees_exactly_what_will_be_committed_and_gives_unstaged_work_back() {
+    let repo = partially_staged();
+    let seen = repo.path().parent().unwrap().join("seen.out");
+    let _ = std::fs::remove_file(&seen);
+    repo.config(&RECORDER.replace("../seen.out", &seen.to_string_lossy()));
+    let before = snapshot(&repo);
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["selection"]["mode"], "staged");
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap(),
+        "a.txt=a2 staged\nb.txt=b1\n"
+    );
+    assert_eq!(
+        snapshot(&repo),
+        before,
+        "the work tree and index must come back byte for byte"
+    );
+}
+
+#[test]
+fn staged_files_are_selected_without_deleted_ones_and_with_renames() {
+    let repo = TestRepo::new();
+    repo.write("old.md", "# old\n")
+        .write("gone.md", "# gone\n")
+        .write("keep.md", "# keep\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    repo.git(&["mv", "old.md", "new.md"]);
+    repo.git(&["rm", "-q", "gone.md"]);
+    repo.stage("added.md", "# added\n");
+    repo.write("untracked.md", "# not staged\n");
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "docs", files = ["*.md"], command = "sh -c 'printf \"%s\\n\" \"$@\" > /dev/stderr' sh {files}" } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    let argv = check(&v, "docs")["argv"][0].as_array().unwrap().clone();
+    let files: Vec<&str> = argv.iter().skip(4).map(|a| a.as_str().unwrap()).collect();
+    assert_eq!(files, ["added.md", "new.md"]);
+}
+
+#[test]
+fn the_first_commit_of_a_new_repository_works() {
+    let repo = TestRepo::new();
+    repo.stage("a.md", "# a\n");
+    repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"true\" } ]\n");
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(check(&v, "docs")["status"], "passed");
+    assert_eq!(v["selection"]["files"], 1);
+}
+
+#[test]
+fn files_modified_by_a_check_fail_the_run_and_are_kept_with_the_unstaged_changes() {
+    let repo = partially_staged();
+    repo.stage("c.txt", "c  messy\n");
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "fmt", shell = true, command = "printf 'c tidy\n' > c.txt" } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    let message = v["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("files were modified by `fmt`: c.txt"),
+        "{message}"
+    );
+    assert_eq!(
+        repo.read("c.txt"),
+        "c tidy\n",
+        "the formatter's change is kept"
+    );
+    assert_eq!(repo.read("a.txt"), "a3 unstaged\n");
+    assert_eq!(repo.read("b.txt"), "b2 unstaged only\n");
+}
+
+#[test]
+fn a_check_that_changes_a_file_with_unstaged_changes_loses_to_them() {
+    let repo = partially_staged();
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "fmt", shell = true, command = "printf 'reformatted\n' > a.txt && git add a.txt" } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(
+        repo.read("a.txt"),
+        "a3 unstaged\n",
+        "the unstaged change wins"
+    );
+    assert_eq!(
+        repo.git(&["show", ":a.txt"]),
+        "a2 staged\n",
+        "the check's `git add` is undone"
+    );
+    assert!(v["notes"].to_string().contains("a.txt"), "{v:#}");
+}
+
+#[test]
+fn intent_to_add_binary_crlf_mode_and_deleted_files_come_back_byte_for_byte() {
+    let repo = TestRepo::new();
+    repo.write("crlf.txt", "one\r\ntwo\r\n");
+    std::fs::write(
+        repo.path().join("blob.bin"),
+        [0u8, 159, 146, 150, 255, 0, 10],
+    )
+    .unwrap();
+    repo.write("script.sh", "#!/bin/sh\n")
+        .write("doomed.txt", "x\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    repo.write("crlf.txt", "one\r\ntwo\r\nthree\r\n");
+    std::fs::write(repo.path().join("blob.bin"), [1u8, 2, 0, 255]).unwrap();
+    std::fs::set_permissions(
+        repo.path().join("script.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::remove_file(repo.path().join("doomed.txt")).unwrap();
+    repo.write("planned.txt", "intent to add\n");
+    repo.git(&["add", "-N", "planned.txt"]);
+    repo.stage("real.txt", "staged\n");
+    let seen = repo.path().parent().unwrap().join("seen-ita.out");
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"ls > {} 2>&1; test ! -e planned.txt && test -e doomed.txt\" }} ]\n",
+        seen.display()
+    ));
+    let before = snapshot(&repo);
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(
+        code,
+        0,
+        "{v:#}\n{}",
+        std::fs::read_to_string(&seen).unwrap_or_default()
+    );
+    assert_eq!(snapshot(&repo), before);
+}
+
+#[test]
+fn a_killed_run_is_finished_by_restore_or_the_next_run_at_every_step() {
+    for step in ["saving", "saved", "checked-out", "checks-done", "restoring"] {
+        for recover_with in ["restore", "run"] {
+            let repo = TestRepo::new();
+            repo.write("crlf.txt", "one\r\ntwo\r\n")
+                .write("move-me.txt", "moving\n")
+                .write("rm.txt", "rm\n");
+            std::fs::write(repo.path().join("blob.bin"), [0u8, 1, 2, 255]).unwrap();
+            repo.git(&["add", "-A"]);
+            repo.git(&["commit", "-qm", "one"]);
+            repo.git(&["mv", "move-me.txt", "moved.txt"]);
+            repo.git(&["rm", "-q", "--cached", "rm.txt"]);
+            repo.stage("crlf.txt", "one\r\ntwo\r\nstaged\r\n");
+            repo.write("crlf.txt", "one\r\ntwo\r\nstaged\r\nunstaged\r\n");
+            std::fs::write(repo.path().join("blob.bin"), [9u8, 0, 9]).unwrap();
+            repo.write("moved.txt", "moved and edited\n");
+            repo.config(
+                "[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n",
+            );
+            let before = snapshot(&repo);
+
+            let mut child = repo
+                .command(crate::support::BIN)
+                .args(["run", "--format", "json"])
+                .env("PHASEGATE_TEST_PAUSE_AT", step)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let marker = repo.path().join(".git/phasegate/paused");
+            let started = std::time::Instant::now();
+            while std::fs::read_to_string(&marker).ok().as_deref() != Some(step) {
+                assert!(
+                    started.elapsed().as_secs() < 60,
+                    "phasegate never reached `{step}`"
+                );
+                assert!(
+                    child.try_wait().unwrap().is_none(),
+                    "phasegate ended before `{step}`"
+                );
+                std::thread::yield_now();
+            }
+            child.kill().unwrap();
+            child.wait().unwrap();
+            std::fs::remove_file(&marker).unwrap();
+
+            let run = match recover_with {
+                "restore" => repo.phasegate(&["restore"]),
+                _ => repo.phasegate(&["run"]),
+            };
+            assert_eq!(
+                run.code, 0,
+                "{step}/{recover_with}: {}{}",
+                run.stdout, run.stderr
+            );
+            let after = snapshot(&repo);
+            assert_eq!(
+                after.0, before.0,
+                "work tree after a kill at `{step}`, recovered by {recover_with}"
+            );
+            assert_eq!(after.1, before.1, "index after a kill at `{step}`");
+            assert_eq!(after.2, before.2, "unstaged diff after a kill at `{step}`");
+            assert_eq!(after.3, before.3, "staged diff after a kill at `{step}`");
+            let left = std::fs::read_dir(repo.path().join(".git/phasegate/protect"))
+                .map_or(0, Iterator::count);
+            assert_eq!(left, 0, "the saved copies are removed once written back");
+        }
+    }
+}
+
+#[test]
+fn ranges_select_the_branch_changes_since_the_merge_base() {
+    let repo = TestRepo::new();
+    repo.write("base.md", "# base\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "base"]);
+    repo.git(&["checkout", "-qb", "feature"]);
+    repo.write("feature.md", "# feature\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "feature"]);
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write("main-only.md", "# main moved on\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "main"]);
+    repo.git(&["checkout", "-q", "feature"]);
+    repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n");
+    let (code, v) = repo.verdict(&["--from-ref", "main", "--to-ref", "HEAD"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(check(&v, "docs")["argv"][0][1], "feature.md");
+    assert_eq!(v["selection"]["mode"], "range");
+
+    // GitHub Actions on a pull request picks the range up by itself.
+    let main = repo.git(&["rev-parse", "main"]);
+    repo.git(&["update-ref", "refs/remotes/origin/main", main.trim()]);
+    let (code, v) = repo.verdict_with(
+        &[],
+        &[
+            ("CI", "true"),
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_EVENT_NAME", "pull_request"),
+            ("GITHUB_BASE_REF", "main"),
+        ],
+    );
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["selection"]["from"], "origin/main");
+    assert_eq!(check(&v, "docs")["argv"][0][1], "feature.md");
+
+    let (code, v) = repo.verdict(&["--from-ref", "no-such-branch", "--to-ref", "HEAD"]);
+    assert_eq!(code, 2, "{v:#}");
+    assert!(v["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("no-such-branch"));
+}
+
+#[test]
+fn a_bare_repository_gets_a_clear_error() {
+    let repo = TestRepo::plain();
+    repo.command("git")
+        .args(["init", "-q", "--bare", "."])
+        .status()
+        .unwrap();
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 2, "{v:#}");
+    assert!(v["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("bare repository"));
+}
