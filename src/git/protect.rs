@@ -109,6 +109,8 @@ pub struct UnstagedGuard {
     /// anything (`git add` in a formatter).
     index_before: Vec<git2::IndexEntry>,
     done: bool,
+    /// Held until the changes are back; released last (fields drop in order).
+    _lock: Lock,
 }
 
 fn copy_entry(e: &git2::IndexEntry) -> git2::IndexEntry {
@@ -191,16 +193,87 @@ fn pid_alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
+/// The lock that makes one run at a time hold unstaged changes aside. It
+/// names its holder's pid; a lock whose holder is gone is taken over.
+struct Lock {
+    path: PathBuf,
+}
+
+impl Lock {
+    fn acquire(state_dir: &Path) -> Result<Lock, ProtectError> {
+        let base = protect_root(state_dir);
+        fs::create_dir_all(&base).map_err(io_error("create", &base))?;
+        let path = base.join("lock");
+        for _ in 0..2 {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut file) => {
+                    file.write_all(std::process::id().to_string().as_bytes())
+                        .and_then(|()| file.sync_all())
+                        .map_err(io_error("write", &path))?;
+                    return Ok(Lock { path });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    let holder = fs::read_to_string(&path)
+                        .ok()
+                        .and_then(|s| s.trim().parse::<u32>().ok());
+                    match holder {
+                        Some(pid) if pid != std::process::id() && pid_alive(pid) => {
+                            return Err(ProtectError::Busy { pid });
+                        }
+                        // A killed run's lock: its journal is recovered next.
+                        _ => {
+                            let _ = fs::remove_file(&path);
+                        }
+                    }
+                }
+                Err(e) => {
+                    return Err(ProtectError::Io {
+                        what: "create",
+                        path,
+                        source: e,
+                    })
+                }
+            }
+        }
+        Err(ProtectError::Io {
+            what: "take",
+            path,
+            source: io::Error::other("the lock kept reappearing"),
+        })
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
 /// Finishes every protection a killed run left behind: its saved changes are
 /// written back. Returns the files restored. A protection whose run is still
 /// alive is left alone and reported as busy.
 pub fn recover(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectError> {
+    if !protect_root(state_dir).exists() {
+        return Ok(Vec::new());
+    }
+    let _lock = Lock::acquire(state_dir)?;
+    recover_locked(root, state_dir)
+}
+
+fn recover_locked(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectError> {
     let base = protect_root(state_dir);
     let Ok(dirs) = fs::read_dir(&base) else {
         return Ok(Vec::new());
     };
     let mut restored = Vec::new();
     for dir in dirs.flatten() {
+        if !dir.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
         let dir = dir.path();
         let Some(journal) = read_journal(&dir)? else {
             // Created but no journal yet: nothing was saved or touched.
@@ -227,7 +300,8 @@ pub fn protect(
     id: &str,
     pause: Pause<'_>,
 ) -> Result<Option<UnstagedGuard>, ProtectError> {
-    recover(root, state_dir)?;
+    let lock = Lock::acquire(state_dir)?;
+    recover_locked(root, state_dir)?;
     let repo = open(root)?;
     let index = repo.index().map_err(git_error("read the index"))?;
     let mut options = DiffOptions::new();
@@ -337,6 +411,7 @@ pub fn protect(
         entries: journal.entries,
         index_before: index_entries(&repo)?,
         done: false,
+        _lock: lock,
     };
     guard.checkout_staged(&repo)?;
     pause("checked-out");

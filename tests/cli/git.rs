@@ -349,3 +349,149 @@ fn a_bare_repository_gets_a_clear_error() {
         .unwrap()
         .contains("bare repository"));
 }
+
+/// Starts `phasegate run` paused at `step` (or with a check that hangs) and
+/// waits until it is there.
+fn start_paused(repo: &TestRepo, step: Option<&str>, ready: &Path) -> std::process::Child {
+    let mut command = repo.command(crate::support::BIN);
+    command
+        .args(["run", "--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    if let Some(step) = step {
+        command.env("PHASEGATE_TEST_PAUSE_AT", step);
+    }
+    let mut child = command.spawn().unwrap();
+    let started = std::time::Instant::now();
+    while !ready.exists() {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "phasegate never got ready"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "phasegate ended early");
+        std::thread::yield_now();
+    }
+    child
+}
+
+#[test]
+fn two_runs_at_once_do_not_both_touch_the_work_tree() {
+    let repo = partially_staged();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    let before = snapshot(&repo);
+    let mut first = start_paused(
+        &repo,
+        Some("checked-out"),
+        &repo.path().join(".git/phasegate/paused"),
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 3, "{v:#}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("another phasegate run"),
+        "{v:#}"
+    );
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert_eq!(repo.phasegate(&["restore"]).code, 0);
+    assert_eq!(snapshot(&repo), before);
+}
+
+#[test]
+fn ctrl_c_and_a_double_ctrl_c_mid_run_give_the_unstaged_changes_back() {
+    for presses in [1, 2] {
+        let repo = partially_staged();
+        repo.config(
+            "[phases.implementation]\nchecks = [ { name = \"c\", shell = true, command = \"touch .git/check-started; sleep 300\" } ]\n",
+        );
+        let before = snapshot(&repo);
+        let marker = repo.path().join(".git/check-started");
+        let child = {
+            let mut command = repo.command(crate::support::BIN);
+            command
+                .args(["run", "--format", "json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null());
+            command.spawn().unwrap()
+        };
+        let started = std::time::Instant::now();
+        while !marker.exists() {
+            assert!(started.elapsed().as_secs() < 60, "the check never started");
+            std::thread::yield_now();
+        }
+        for _ in 0..presses {
+            let status = std::process::Command::new("kill")
+                .args(["-INT", &child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(3), "{presses} presses");
+        assert_eq!(snapshot(&repo), before, "{presses} presses");
+    }
+}
+
+#[test]
+fn a_merge_in_progress_keeps_its_state() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n").write("b.txt", "b\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "base"]);
+    repo.git(&["checkout", "-qb", "side"]);
+    repo.write("side.txt", "side\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "side"]);
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write("main.txt", "main\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "main"]);
+    repo.git(&["merge", "--no-commit", "--no-ff", "-q", "side"]);
+    repo.write("a.txt", "unstaged during the merge\n");
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    let git_dir = repo.path().join(".git");
+    let merge_head = std::fs::read(git_dir.join("MERGE_HEAD")).unwrap();
+    let merge_msg = std::fs::read(git_dir.join("MERGE_MSG")).unwrap();
+    let before = snapshot(&repo);
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(snapshot(&repo), before);
+    assert_eq!(
+        std::fs::read(git_dir.join("MERGE_HEAD")).unwrap(),
+        merge_head
+    );
+    assert_eq!(std::fs::read(git_dir.join("MERGE_MSG")).unwrap(), merge_msg);
+}
+
+#[test]
+fn submodules_with_recursion_configured_are_left_alone() {
+    let outer = TestRepo::new();
+    let inner = TestRepo::new();
+    inner.write("lib.txt", "inner\n");
+    inner.git(&["add", "-A"]);
+    inner.git(&["commit", "-qm", "inner"]);
+    outer.write("a.txt", "a\n");
+    outer.git(&["add", "-A"]);
+    outer.git(&["commit", "-qm", "outer"]);
+    outer.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        &inner.path().to_string_lossy(),
+        "sub",
+    ]);
+    outer.git(&["commit", "-qm", "submodule"]);
+    outer.git(&["config", "submodule.recurse", "true"]);
+    outer.write("sub/lib.txt", "changed inside the submodule\n");
+    outer.write("a.txt", "unstaged\n");
+    outer.stage("b.txt", "staged\n");
+    outer.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    let before = snapshot(&outer);
+    let (code, v) = outer.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(snapshot(&outer), before);
+}
