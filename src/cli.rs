@@ -70,6 +70,11 @@ pub struct RunArgs {
     /// The end of the range (with `--from-ref`).
     #[arg(long, value_name = "REF", requires = "from_ref")]
     pub to_ref: Option<String>,
+    /// Read `phasegate.toml` from this commit instead of the work tree (and
+    /// ignore `phasegate.local.toml`), so the branch under test cannot
+    /// weaken its own gate.
+    #[arg(long, value_name = "REF")]
+    pub config_from_ref: Option<String>,
     /// How to print the verdict.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,

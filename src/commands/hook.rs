@@ -39,6 +39,7 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
         selection,
         format: Format::Human,
         jobs: None,
+        config_from_ref: None,
     };
     execute(ctx, &request, io)
 }

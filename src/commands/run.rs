@@ -42,6 +42,7 @@ pub struct RunRequest {
     pub selection: SelectionRequest,
     pub format: Format,
     pub jobs: Option<u16>,
+    pub config_from_ref: Option<String>,
 }
 
 impl RunRequest {
@@ -66,6 +67,7 @@ impl RunRequest {
             selection,
             format: args.format,
             jobs: args.jobs,
+            config_from_ref: args.config_from_ref.clone(),
         }
     }
 }
@@ -94,7 +96,27 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         .as_ref()
         .map_or_else(|| ctx.cwd.clone(), |r| r.root.clone());
 
-    let config = match config::load(&root) {
+    let loaded = match &args.config_from_ref {
+        None => config::load(&root),
+        Some(spec) => {
+            if repo.is_none() {
+                return stop(
+                    io,
+                    Profile::default(),
+                    super::usage_error("--config-from-ref needs a git repository".to_string()),
+                );
+            }
+            match crate::git::file_at(&root, spec, config::CONFIG_FILE) {
+                Ok(bytes) => config::load_committed(
+                    &root,
+                    &format!("{}@{spec}", config::CONFIG_FILE),
+                    bytes.map(|b| String::from_utf8_lossy(&b).into_owned()),
+                ),
+                Err(e) => return stop(io, Profile::default(), super::usage_error(e.to_string())),
+            }
+        }
+    };
+    let config = match loaded {
         Ok(config) => config,
         Err(error) => {
             if !json {

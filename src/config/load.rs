@@ -186,16 +186,36 @@ fn read(root: &Path, name: &str) -> Result<Option<SourceFile>, ConfigError> {
 
 /// Loads the configuration of the repository at `root`.
 pub fn load(root: &Path) -> Result<Config, ConfigError> {
+    let mut files = Vec::new();
+    for name in [CONFIG_FILE, LOCAL_FILE] {
+        if let Some(file) = read(root, name)? {
+            files.push(file);
+        }
+    }
+    load_files(root, files)
+}
+
+/// Loads `phasegate.toml` as it is in a commit (`text`, or `None` when the
+/// commit has none), ignoring the work tree's files: a gate the branch
+/// under test cannot weaken.
+pub fn load_committed(root: &Path, name: &str, text: Option<String>) -> Result<Config, ConfigError> {
+    let files = text
+        .map(|text| SourceFile {
+            name: name.to_string(),
+            text,
+        })
+        .into_iter()
+        .collect();
+    load_files(root, files)
+}
+
+fn load_files(root: &Path, files: Vec<SourceFile>) -> Result<Config, ConfigError> {
     let language = detect_language(root);
     let mut sources = vec![SourceFile {
         name: EMBEDDED.to_string(),
         text: embedded_toml(language.as_ref()),
     }];
-    for name in [CONFIG_FILE, LOCAL_FILE] {
-        if let Some(file) = read(root, name)? {
-            sources.push(file);
-        }
-    }
+    sources.extend(files);
     let mut trees = Vec::new();
     let mut problems = Vec::new();
     for (index, source) in sources.iter().enumerate() {

@@ -82,6 +82,27 @@ pub fn staged_files(root: &Path) -> Result<Vec<String>, GitError> {
     changed_paths(&mut diff)
 }
 
+/// The text of `path` in the commit `spec`; `Ok(None)` when the commit has
+/// no such file.
+pub fn file_at(root: &Path, spec: &str, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+    let repo = open(root)?;
+    let tree = repo
+        .revparse_single(spec)
+        .and_then(|object| object.peel_to_tree())
+        .map_err(|source| GitError::Revision {
+            spec: spec.to_string(),
+            source,
+        })?;
+    let Ok(entry) = tree.get_path(Path::new(path)) else {
+        return Ok(None);
+    };
+    let blob = entry
+        .to_object(&repo)
+        .and_then(|object| object.peel_to_blob())
+        .map_err(|e| failed("a file of the commit", e))?;
+    Ok(Some(blob.content().to_vec()))
+}
+
 /// The files changed on `to` since its merge base with `from`, as a merge
 /// gate wants them.
 pub fn range_files(root: &Path, from: &str, to: &str) -> Result<Vec<String>, GitError> {

@@ -495,3 +495,32 @@ fn submodules_with_recursion_configured_are_left_alone() {
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(snapshot(&outer), before);
 }
+
+#[test]
+fn config_from_ref_reads_the_gate_of_the_target_branch() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"strict\", command = \"false\" } ]\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "the gate"]);
+    repo.git(&["checkout", "-qb", "weaker"]);
+    // The branch tries to switch its own gate off, also in a local file.
+    repo.config("[phases.implementation]\nchecks = []\n");
+    repo.write("phasegate.local.toml", "[gate]\nprofile = \"fast\"\n");
+    repo.git(&["add", "phasegate.toml"]);
+    repo.git(&["commit", "-qm", "weaken"]);
+    assert_eq!(repo.verdict(&["--all-files"]).0, 0);
+    let (code, v) = repo.verdict(&["--all-files", "--config-from-ref", "main"]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(v["profile"], "auto");
+    assert_eq!(check(&v, "strict")["status"], "failed");
+    let (code, v) = repo.verdict(&["--config-from-ref", "nope"]);
+    assert_eq!(code, 2, "{v:#}");
+
+    // An invalid gate on the target branch names the commit it came from.
+    repo.git(&["checkout", "-q", "main"]);
+    repo.config("[gate]\nprofle = \"fast\"\n");
+    repo.git(&["commit", "-qam", "broken"]);
+    let run = repo.phasegate(&["run", "--config-from-ref", "main"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("phasegate.toml@main"), "{}", run.stderr);
+}
