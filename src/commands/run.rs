@@ -176,6 +176,20 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         .iter()
         .filter(|c| args.checks.is_empty() || args.checks.contains(&c.name))
         .collect();
+    // Under `isolation = "snapshot"` a staged run's checks work in a
+    // temporary checkout of the index; the work tree is never touched.
+    let staged = mode.mode == "staged";
+    let snapshot = if staged && config.gate.isolation == config::Isolation::Snapshot {
+        match Snapshot::create(&root, &state_dir.join("snapshots").join(&run_dir.id)) {
+            Ok(snapshot) => Some(snapshot),
+            Err(error) => return stop(io, settings.profile, error),
+        }
+    } else {
+        None
+    };
+    let check_root = snapshot
+        .as_ref()
+        .map_or(root.as_path(), |s| s.dir.as_path());
     let planned: Vec<_> = specs
         .iter()
         .map(|spec| {
@@ -183,7 +197,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
                 spec,
                 &selection,
                 &ctx.skip,
-                &root,
+                check_root,
                 &run_dir,
                 ctx.path.as_deref(),
             )
@@ -204,7 +218,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // Staged runs check exactly what will be committed: unstaged changes
     // of tracked files are set aside first and come back afterwards.
     let pause = |step: &str| ctx.maybe_pause(step, &state_dir);
-    let guard = if mode.mode == "staged" && !plans.is_empty() {
+    let guard = if staged && snapshot.is_none() && !plans.is_empty() {
         match crate::git::protect(&root, &state_dir, &run_dir.id, &pause) {
             Ok(guard) => guard,
             Err(e) => return stop(io, settings.profile, super::internal_error(&e)),
@@ -370,6 +384,35 @@ fn unknown<'a>(what: &str, name: &str, known: impl Iterator<Item = &'a String>) 
         message.push_str(&format!(": expected one of {}", list.join(", ")));
     }
     message
+}
+
+/// A temporary checkout of the index, removed when dropped.
+struct Snapshot {
+    dir: PathBuf,
+}
+
+impl Snapshot {
+    fn create(root: &Path, dir: &Path) -> Result<Snapshot, VerdictError> {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            super::internal_message(format!(
+                "failed to create the snapshot `{}`: {e}",
+                dir.display()
+            ))
+        })?;
+        let snapshot = Snapshot {
+            dir: std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
+        };
+        crate::git::checkout_index_to(root, &snapshot.dir)
+            .map_err(|e| super::internal_error(&e))?;
+        Ok(snapshot)
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        // A snapshot left behind is only disk space; the next run's is new.
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// A finding of phasegate itself, outside any check.

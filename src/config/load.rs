@@ -19,7 +19,7 @@ use super::error::{line_column, ConfigError, Problem, SourceFile};
 use super::suggest::suggest;
 use super::{
     CheckKind, CheckSpec, CommandLine, Config, ConfigLocation, ConfigOrigin, GateConfig,
-    HandoffConfig, OnFailure, OnMissing, Origin, ParserChoice, Phase, Profile, Workflow,
+    HandoffConfig, Isolation, OnFailure, OnMissing, Origin, ParserChoice, Phase, Profile, Workflow,
 };
 
 /// The main configuration file, at the repository root.
@@ -198,7 +198,11 @@ pub fn load(root: &Path) -> Result<Config, ConfigError> {
 /// Loads `phasegate.toml` as it is in a commit (`text`, or `None` when the
 /// commit has none), ignoring the work tree's files: a gate the branch
 /// under test cannot weaken.
-pub fn load_committed(root: &Path, name: &str, text: Option<String>) -> Result<Config, ConfigError> {
+pub fn load_committed(
+    root: &Path,
+    name: &str,
+    text: Option<String>,
+) -> Result<Config, ConfigError> {
     let files = text
         .map(|text| SourceFile {
             name: name.to_string(),
@@ -553,6 +557,7 @@ impl Validator<'_> {
             max_retries: 3,
             workflow: None,
             jobs: None,
+            isolation: Isolation::Worktree,
         };
         let Some(entries) = node.and_then(|n| self.table(n, "`[gate]`")) else {
             return Some(gate);
@@ -565,10 +570,17 @@ impl Validator<'_> {
                 "max_retries",
                 "workflow",
                 "jobs",
+                "isolation",
             ],
             "[gate]",
         );
         let mut ok = true;
+        if let Some(node) = get(entries, "isolation") {
+            match self.choice(node, "`isolation`", &Isolation::NAMES, Isolation::parse) {
+                Some(isolation) => gate.isolation = isolation,
+                None => ok = false,
+            }
+        }
         if let Some(node) = get(entries, "profile") {
             match self.choice(node, "`profile`", &Profile::NAMES, Profile::parse) {
                 Some(profile) => gate.profile = profile,

@@ -208,6 +208,30 @@ pub struct Workflow {
     pub phases: BTreeMap<String, Phase>,
 }
 
+/// How a staged run shows the checks the staged content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    /// In the work tree: unstaged changes are set aside and put back.
+    #[default]
+    Worktree,
+    /// In a temporary checkout of the index; the work tree is never touched
+    /// (but holds no build caches or untracked files).
+    Snapshot,
+}
+
+impl Isolation {
+    pub const NAMES: [&'static str; 2] = ["worktree", "snapshot"];
+
+    pub fn parse(name: &str) -> Option<Isolation> {
+        match name {
+            "worktree" => Some(Isolation::Worktree),
+            "snapshot" => Some(Isolation::Snapshot),
+            _ => None,
+        }
+    }
+}
+
 /// `[gate]`.
 #[derive(Debug, Clone)]
 pub struct GateConfig {
@@ -218,6 +242,7 @@ pub struct GateConfig {
     pub workflow: Option<String>,
     /// Parallel checks; `None` means the number of CPUs.
     pub jobs: Option<usize>,
+    pub isolation: Isolation,
 }
 
 /// `[handoff]`.

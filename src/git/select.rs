@@ -138,3 +138,21 @@ pub fn range_files(root: &Path, from: &str, to: &str) -> Result<Vec<String>, Git
         .map_err(|e| failed("the changes of the range", e))?;
     changed_paths(&mut diff)
 }
+
+/// Writes the index's content into `dir` (a temporary checkout), leaving the
+/// work tree and the index untouched.
+pub fn checkout_index_to(root: &Path, dir: &Path) -> Result<(), GitError> {
+    let repo = open(root)?;
+    let mut index = repo.index().map_err(|source| GitError::Index {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    let mut builder = git2::build::CheckoutBuilder::new();
+    builder
+        .force()
+        .recreate_missing(true)
+        .update_index(false)
+        .target_dir(dir);
+    repo.checkout_index(Some(&mut index), Some(&mut builder))
+        .map_err(|e| failed("a snapshot of the index", e))
+}

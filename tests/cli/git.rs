@@ -499,7 +499,9 @@ fn submodules_with_recursion_configured_are_left_alone() {
 #[test]
 fn config_from_ref_reads_the_gate_of_the_target_branch() {
     let repo = TestRepo::new();
-    repo.config("[phases.implementation]\nchecks = [ { name = \"strict\", command = \"false\" } ]\n");
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"strict\", command = \"false\" } ]\n",
+    );
     repo.git(&["add", "-A"]);
     repo.git(&["commit", "-qm", "the gate"]);
     repo.git(&["checkout", "-qb", "weaker"]);
@@ -523,4 +525,28 @@ fn config_from_ref_reads_the_gate_of_the_target_branch() {
     let run = repo.phasegate(&["run", "--config-from-ref", "main"]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("phasegate.toml@main"), "{}", run.stderr);
+}
+
+#[test]
+fn snapshot_isolation_never_touches_the_work_tree() {
+    let repo = partially_staged();
+    let seen = repo
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("seen-snapshot-{}.out", std::process::id()));
+    repo.config(&format!(
+        "[gate]\nisolation = \"snapshot\"\n\n[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"cat a.txt b.txt > {}; echo scribble > a.txt\" }} ]\n",
+        seen.display()
+    ));
+    let before = snapshot(&repo);
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), "a2 staged\nb1\n");
+    assert_eq!(
+        snapshot(&repo),
+        before,
+        "not a byte of the work tree changes"
+    );
+    let _ = std::fs::remove_file(seen);
 }
