@@ -18,10 +18,35 @@ pub enum Command {
     Run(RunArgs),
     /// Detect the project's language and write a commented `phasegate.toml`.
     Init(InitArgs),
+    /// Install phasegate as a git hook (pre-commit by default).
+    Install(InstallArgs),
+    /// Remove phasegate's git hooks and put back the hooks they replaced.
+    Uninstall(UninstallArgs),
     /// What an installed git hook calls: run the gate for that hook.
     Hook(HookArgs),
     /// Finish a killed run: bring back the unstaged changes it saved.
     Restore,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Which hook: pre-commit or pre-push (repeatable; default pre-commit).
+    #[arg(long = "hook", value_name = "HOOK", value_parser = ["pre-commit", "pre-push"])]
+    pub hooks: Vec<String>,
+    /// Back up a hook kept from an earlier install instead of refusing.
+    #[arg(long)]
+    pub force: bool,
+    /// When phasegate is not installed, stop the commit instead of letting
+    /// it through with a warning.
+    #[arg(long)]
+    pub fail_closed: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// Which hook (repeatable; default: both).
+    #[arg(long = "hook", value_name = "HOOK", value_parser = ["pre-commit", "pre-push"])]
+    pub hooks: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -81,6 +81,8 @@ fn dispatch(cli: &Cli, io: &mut Streams<'_>) -> ExitCode {
         Command::Run(args) => commands::run::run(&ctx, args, io),
         Command::Init(args) => commands::init::run(&ctx, args, io),
         Command::Hook(args) => commands::hook::run(&ctx, args, io),
+        Command::Install(args) => commands::install::install(&ctx, args, io),
+        Command::Uninstall(args) => commands::install::uninstall(&ctx, args, io),
         Command::Restore => commands::restore::run(&ctx, io),
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod hook;
 pub mod init;
+pub mod install;
 pub mod restore;
 pub mod run;
 

@@ -1,0 +1,78 @@
+//! `phasegate install` and `phasegate uninstall`.
+
+use crate::cli::{InstallArgs, UninstallArgs};
+use crate::context::Context;
+use crate::exit::ExitCode;
+use crate::git::{self, HookKind, InstallOptions, InstallOutcome, UninstallOutcome};
+
+use super::Streams;
+
+fn kinds(names: &[String], default: &[HookKind]) -> Vec<HookKind> {
+    if names.is_empty() {
+        return default.to_vec();
+    }
+    names.iter().filter_map(|n| HookKind::parse(n)).collect()
+}
+
+pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitCode {
+    let options = InstallOptions {
+        force: args.force,
+        fail_closed: args.fail_closed,
+    };
+    for kind in kinds(&args.hooks, &[HookKind::PreCommit]) {
+        match git::install(&ctx.cwd, kind, &options) {
+            Ok(InstallOutcome::Installed { path, chained }) => {
+                let _ = writeln!(
+                    io.out,
+                    "installed the {} hook: {}",
+                    kind.name(),
+                    path.display()
+                );
+                if let Some(chained) = chained {
+                    let _ = writeln!(
+                        io.out,
+                        "  the hook that was there is kept as {} and still runs first",
+                        chained.display()
+                    );
+                }
+            }
+            Ok(InstallOutcome::AlreadyInstalled { path }) => {
+                let _ = writeln!(
+                    io.out,
+                    "the {} hook was already installed: {}",
+                    kind.name(),
+                    path.display()
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(io.err, "error: {}", super::internal_error(&e).message);
+                return ExitCode::Usage;
+            }
+        }
+    }
+    ExitCode::Proceed
+}
+
+pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> ExitCode {
+    for kind in kinds(&args.hooks, &[HookKind::PreCommit, HookKind::PrePush]) {
+        match git::uninstall(&ctx.cwd, kind) {
+            Ok(UninstallOutcome::Removed { path, restored }) => {
+                let _ = writeln!(
+                    io.out,
+                    "removed the {} hook: {}",
+                    kind.name(),
+                    path.display()
+                );
+                if restored.is_some() {
+                    let _ = writeln!(io.out, "  the hook it replaced is back");
+                }
+            }
+            Ok(UninstallOutcome::NotInstalled) => {}
+            Err(e) => {
+                let _ = writeln!(io.err, "error: {}", super::internal_error(&e).message);
+                return ExitCode::Usage;
+            }
+        }
+    }
+    ExitCode::Proceed
+}

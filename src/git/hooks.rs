@@ -1,0 +1,207 @@
+//! Installing and removing phasegate's git hooks. A hook phasegate did not
+//! write is never lost: it is kept beside ours and still runs first, and
+//! uninstalling puts it back.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// The line that marks a hook as phasegate's own.
+const MARKER: &str = "# phasegate-hook v1";
+const PRE_COMMIT: &str = include_str!("../../hooks/pre-commit");
+const PRE_PUSH: &str = include_str!("../../hooks/pre-push");
+
+/// The hooks phasegate can install.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookKind {
+    PreCommit,
+    PrePush,
+}
+
+impl HookKind {
+    pub const NAMES: [&'static str; 2] = ["pre-commit", "pre-push"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            HookKind::PreCommit => "pre-commit",
+            HookKind::PrePush => "pre-push",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<HookKind> {
+        match name {
+            "pre-commit" => Some(HookKind::PreCommit),
+            "pre-push" => Some(HookKind::PrePush),
+            _ => None,
+        }
+    }
+
+    fn script(self, fail_closed: bool) -> String {
+        let template = match self {
+            HookKind::PreCommit => PRE_COMMIT,
+            HookKind::PrePush => PRE_PUSH,
+        };
+        template.replace("@FAIL_CLOSED@", if fail_closed { "1" } else { "0" })
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InstallOptions {
+    /// Replace a hook kept from an earlier install (it is backed up).
+    pub force: bool,
+    /// When phasegate is missing, the hook stops the commit instead of
+    /// letting it through with a warning.
+    pub fail_closed: bool,
+}
+
+#[derive(Debug)]
+pub enum InstallOutcome {
+    Installed {
+        path: PathBuf,
+        chained: Option<PathBuf>,
+    },
+    /// Ours was there already; it was rewritten with the current options.
+    AlreadyInstalled { path: PathBuf },
+}
+
+#[derive(Debug)]
+pub enum UninstallOutcome {
+    Removed {
+        path: PathBuf,
+        restored: Option<PathBuf>,
+    },
+    NotInstalled,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error("failed to open the git repository at `{}`", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("`{}` is a bare repository: hooks need a work tree", path.display())]
+    Bare { path: PathBuf },
+    #[error("failed to read `core.hooksPath`")]
+    Config(#[source] git2::Error),
+    #[error("failed to {what} `{}`", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{}` is a hook phasegate did not write, and `{}` already keeps an earlier one; run `phasegate install --force` to back that one up and chain this one", hook.display(), chained.display())]
+    ChainOccupied { hook: PathBuf, chained: PathBuf },
+}
+
+fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> HookError + 'a {
+    move |source| HookError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The directory git runs hooks from: `core.hooksPath` (relative to the
+/// work tree) or the hooks of the common git directory, which linked
+/// worktrees share and submodules have of their own.
+pub fn hooks_dir(repo_dir: &Path) -> Result<PathBuf, HookError> {
+    let repo = git2::Repository::discover(repo_dir).map_err(|source| HookError::Open {
+        path: repo_dir.to_path_buf(),
+        source,
+    })?;
+    let Some(workdir) = repo.workdir() else {
+        return Err(HookError::Bare {
+            path: repo.path().to_path_buf(),
+        });
+    };
+    let config = repo.config().map_err(HookError::Config)?;
+    match config.get_path("core.hooksPath") {
+        Ok(path) if path.is_absolute() => Ok(path),
+        Ok(path) => Ok(workdir.join(path)),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(repo.commondir().join("hooks")),
+        Err(e) => Err(HookError::Config(e)),
+    }
+}
+
+fn is_ours(path: &Path) -> bool {
+    fs::read_to_string(path)
+        .is_ok_and(|text| text.lines().nth(1).is_some_and(|l| l.starts_with(MARKER)))
+}
+
+fn chained_path(hook: &Path) -> PathBuf {
+    let mut name = hook.file_name().unwrap_or_default().to_os_string();
+    name.push(".phasegate-chained");
+    hook.with_file_name(name)
+}
+
+/// Writes an executable file atomically: a temporary file in the same
+/// directory, flushed, renamed over.
+fn write_executable(path: &Path, text: &str) -> Result<(), HookError> {
+    let temp = path.with_extension("phasegate-tmp");
+    let mut file = fs::File::create(&temp).map_err(io("create", &temp))?;
+    file.write_all(text.as_bytes())
+        .map_err(io("write", &temp))?;
+    file.set_permissions(fs::Permissions::from_mode(0o755))
+        .map_err(io("make executable", &temp))?;
+    file.sync_all().map_err(io("flush", &temp))?;
+    fs::rename(&temp, path).map_err(io("install", path))
+}
+
+/// Installs the hook `kind` in the repository containing `repo_dir`.
+pub fn install(
+    repo_dir: &Path,
+    kind: HookKind,
+    options: &InstallOptions,
+) -> Result<InstallOutcome, HookError> {
+    let dir = hooks_dir(repo_dir)?;
+    fs::create_dir_all(&dir).map_err(io("create", &dir))?;
+    let path = dir.join(kind.name());
+    let script = kind.script(options.fail_closed);
+    if is_ours(&path) {
+        write_executable(&path, &script)?;
+        return Ok(InstallOutcome::AlreadyInstalled { path });
+    }
+    let mut chained = None;
+    // `symlink_metadata`: a hook that is a symbolic link is moved as a link.
+    if fs::symlink_metadata(&path).is_ok() {
+        let keep = chained_path(&path);
+        if fs::symlink_metadata(&keep).is_ok() {
+            if !options.force {
+                return Err(HookError::ChainOccupied {
+                    hook: path,
+                    chained: keep,
+                });
+            }
+            let backup = (1..1000)
+                .map(|n| keep.with_extension(format!("phasegate-chained.{n}")))
+                .find(|p| fs::symlink_metadata(p).is_err())
+                .unwrap_or_else(|| keep.with_extension("phasegate-chained.old"));
+            fs::rename(&keep, &backup).map_err(io("back up", &keep))?;
+        }
+        fs::rename(&path, &keep).map_err(io("keep", &path))?;
+        chained = Some(keep);
+    }
+    write_executable(&path, &script)?;
+    Ok(InstallOutcome::Installed { path, chained })
+}
+
+/// Removes phasegate's hook `kind` and puts back the hook it replaced.
+pub fn uninstall(repo_dir: &Path, kind: HookKind) -> Result<UninstallOutcome, HookError> {
+    let path = hooks_dir(repo_dir)?.join(kind.name());
+    if !is_ours(&path) {
+        return Ok(UninstallOutcome::NotInstalled);
+    }
+    fs::remove_file(&path).map_err(io("remove", &path))?;
+    let keep = chained_path(&path);
+    let restored = if fs::symlink_metadata(&keep).is_ok() {
+        fs::rename(&keep, &path).map_err(io("restore", &keep))?;
+        Some(path.clone())
+    } else {
+        None
+    };
+    Ok(UninstallOutcome::Removed { path, restored })
+}

@@ -1,0 +1,237 @@
+//! `phasegate install` / `uninstall` and real `git commit` / `git push`
+//! through the installed hooks.
+
+use std::os::unix::fs::PermissionsExt;
+
+use crate::support::{output, TestRepo, BIN};
+
+/// `git ARGS` with the hook finding the phasegate under test.
+fn git_with_hook(repo: &TestRepo, args: &[&str]) -> crate::support::Run {
+    output(
+        &repo
+            .command("git")
+            .args(args)
+            .env("PHASEGATE_BIN", BIN)
+            .output()
+            .unwrap(),
+    )
+}
+
+fn gate(repo: &TestRepo, command: &str) {
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [ {{ name = \"gate\", shell = true, command = {command:?} }} ]\n"
+    ));
+}
+
+fn commits(repo: &TestRepo) -> usize {
+    repo.git(&["rev-list", "--all", "--count"])
+        .trim()
+        .parse()
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_failing_blocking_check_refuses_a_real_commit_and_a_passing_one_lets_it_through() {
+    let repo = TestRepo::new();
+    let run = repo.phasegate(&["install"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let hook = repo.path().join(".git/hooks/pre-commit");
+    assert!(std::fs::metadata(&hook).unwrap().permissions().mode() & 0o111 != 0);
+
+    gate(&repo, "echo 'src/a.rs:1:1: error: not today'; exit 1");
+    repo.stage("a.txt", "a\n");
+    let refused = git_with_hook(&repo, &["commit", "-qm", "refused"]);
+    assert_ne!(refused.code, 0);
+    assert!(
+        refused.stdout.contains("not today") || refused.stderr.contains("not today"),
+        "{refused:?}"
+    );
+    assert_eq!(commits(&repo), 0);
+
+    gate(&repo, "exit 0");
+    let accepted = git_with_hook(&repo, &["commit", "-qm", "accepted"]);
+    assert_eq!(accepted.code, 0, "{accepted:?}");
+    assert_eq!(commits(&repo), 1);
+}
+
+#[test]
+fn a_commit_holds_the_staged_content_and_unstaged_work_survives_it() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "one\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+    gate(&repo, "grep -q staged a.txt");
+    repo.stage("a.txt", "staged\n");
+    repo.write("a.txt", "staged\nand more, unstaged\n");
+    let run = git_with_hook(&repo, &["commit", "-qm", "two"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(repo.git(&["show", "HEAD:a.txt"]), "staged\n");
+    assert_eq!(repo.read("a.txt"), "staged\nand more, unstaged\n");
+}
+
+#[test]
+fn install_is_idempotent_and_keeps_and_restores_a_foreign_hook() {
+    let repo = TestRepo::new();
+    let hook = repo.path().join(".git/hooks/pre-commit");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    let foreign = "#!/bin/sh\necho foreign >> \"$(git rev-parse --git-dir)/foreign-ran\"\n";
+    std::fs::write(&hook, foreign).unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+    let installed = std::fs::read_to_string(&hook).unwrap();
+    let again = repo.phasegate(&["install"]);
+    assert_eq!(again.code, 0);
+    assert!(
+        again.stdout.contains("already installed"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&hook).unwrap(), installed);
+    let chained = repo.path().join(".git/hooks/pre-commit.phasegate-chained");
+    assert_eq!(
+        std::fs::read_to_string(&chained).unwrap(),
+        foreign,
+        "installing twice never chains our own hook"
+    );
+
+    gate(&repo, "exit 0");
+    repo.stage("a.txt", "a\n");
+    let run = git_with_hook(&repo, &["commit", "-qm", "both hooks"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        repo.read(".git/foreign-ran"),
+        "foreign\n",
+        "the foreign hook still runs"
+    );
+
+    assert_eq!(repo.phasegate(&["uninstall"]).code, 0);
+    assert_eq!(std::fs::read_to_string(&hook).unwrap(), foreign);
+    assert!(std::fs::metadata(&hook).unwrap().permissions().mode() & 0o111 != 0);
+    assert!(!chained.exists());
+}
+
+#[test]
+fn without_phasegate_on_path_the_hook_fails_open_unless_installed_fail_closed() {
+    let repo = TestRepo::new();
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+    repo.stage("a.txt", "a\n");
+    let run = output(
+        &repo
+            .command("git")
+            .args(["commit", "-qm", "open"])
+            .env("PHASEGATE_BIN", "phasegate-not-installed-here")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains("not installed or not on PATH"),
+        "{}",
+        run.stderr
+    );
+
+    assert_eq!(repo.phasegate(&["install", "--fail-closed"]).code, 0);
+    repo.stage("b.txt", "b\n");
+    let run = output(
+        &repo
+            .command("git")
+            .args(["commit", "-qm", "closed"])
+            .env("PHASEGATE_BIN", "phasegate-not-installed-here")
+            .output()
+            .unwrap(),
+    );
+    assert_ne!(run.code, 0);
+    assert_eq!(commits(&repo), 1);
+}
+
+#[test]
+fn hooks_go_where_git_runs_them() {
+    // core.hooksPath, relative to the work tree.
+    let repo = TestRepo::new();
+    repo.git(&["config", "core.hooksPath", ".githooks"]);
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+    assert!(repo.exists(".githooks/pre-commit"));
+
+    // A linked worktree shares the main repository's hooks.
+    let main = TestRepo::new();
+    main.write("a.txt", "a\n");
+    main.git(&["add", "-A"]);
+    main.git(&["commit", "-qm", "one"]);
+    let linked = main
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("linked-{}", std::process::id()));
+    main.git(&["worktree", "add", "-q", &linked.to_string_lossy()]);
+    let run = output(
+        &main
+            .command(BIN)
+            .arg("install")
+            .current_dir(&linked)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(main.exists(".git/hooks/pre-commit"));
+    main.git(&["worktree", "remove", "--force", &linked.to_string_lossy()]);
+}
+
+#[test]
+fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
+    let remote = TestRepo::plain();
+    remote
+        .command("git")
+        .args(["init", "-q", "--bare", "."])
+        .status()
+        .unwrap();
+    let repo = TestRepo::new();
+    repo.write("a.md", "# a\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    repo.git(&["remote", "add", "origin", &remote.path().to_string_lossy()]);
+    let hook = repo.path().join(".git/hooks/pre-push");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ncat > \"$(git rev-parse --git-dir)/chained-refs\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"sh -c 'echo \\\"$@\\\" > .git/pushed-files' sh {files}\" } ]\n",
+    );
+    let run = git_with_hook(&repo, &["push", "-q", "origin", "main"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(repo
+        .read(".git/chained-refs")
+        .starts_with("refs/heads/main "));
+    assert_eq!(repo.read(".git/pushed-files"), "a.md\n");
+}
+
+#[test]
+fn force_backs_up_an_earlier_kept_hook_and_never_deletes_one() {
+    let repo = TestRepo::new();
+    let dir = repo.path().join(".git/hooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("pre-commit"), "#!/bin/sh\necho new foreign\n").unwrap();
+    std::fs::write(
+        dir.join("pre-commit.phasegate-chained"),
+        "#!/bin/sh\necho older\n",
+    )
+    .unwrap();
+    let refused = repo.phasegate(&["install"]);
+    assert_eq!(refused.code, 2);
+    assert!(refused.stderr.contains("--force"), "{}", refused.stderr);
+    assert_eq!(repo.phasegate(&["install", "--force"]).code, 0);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pre-commit.phasegate-chained.1")).unwrap(),
+        "#!/bin/sh\necho older\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pre-commit.phasegate-chained")).unwrap(),
+        "#!/bin/sh\necho new foreign\n"
+    );
+}
