@@ -84,8 +84,10 @@ fn canonical(path: &Path) -> PathBuf {
 /// The mode of a submodule entry in the index.
 const GITLINK: u32 = 0o160_000;
 
-/// Every file in the index that exists in the work tree, relative to the
-/// root, in index order. Submodules (gitlinks) are left out.
+/// Every file in the index, relative to the root, in index order (what
+/// `git ls-files` lists). Submodules (gitlinks) and intent-to-add entries
+/// are left out; the work tree is not looked at, which keeps this fast on
+/// large repositories.
 pub fn tracked_files(root: &Path) -> Result<Vec<String>, GitError> {
     let repo = git2::Repository::open(root).map_err(|source| GitError::Open {
         path: root.to_path_buf(),
@@ -100,10 +102,11 @@ pub fn tracked_files(root: &Path) -> Result<Vec<String>, GitError> {
         if entry.mode & 0o170_000 == GITLINK {
             continue;
         }
-        let path = String::from_utf8_lossy(&entry.path).into_owned();
-        if root.join(&path).is_file() {
-            files.push(path);
+        // Git's extended flag for `git add --intent-to-add` entries.
+        if entry.flags_extended & (1 << 13) != 0 {
+            continue;
         }
+        files.push(String::from_utf8_lossy(&entry.path).into_owned());
     }
     files.dedup();
     Ok(files)

@@ -26,7 +26,7 @@ fn failed(what: &str, source: git2::Error) -> GitError {
 /// renamed and type-changed files, without submodules.
 fn changed_paths(diff: &mut git2::Diff<'_>) -> Result<Vec<String>, GitError> {
     let mut find = DiffFindOptions::new();
-    find.renames(true).copies(true);
+    find.renames(true);
     diff.find_similar(Some(&mut find))
         .map_err(|e| failed("rename detection", e))?;
     let mut out = Vec::new();
