@@ -211,8 +211,9 @@ impl Lock {
                 .open(&path)
             {
                 Ok(mut file) => {
+                    // Not flushed: after a crash a lost or stale lock is the
+                    // same thing, a lock whose holder is gone.
                     file.write_all(std::process::id().to_string().as_bytes())
-                        .and_then(|()| file.sync_all())
                         .map_err(io_error("write", &path))?;
                     return Ok(Lock { path });
                 }
@@ -257,11 +258,18 @@ impl Drop for Lock {
 /// written back. Returns the files restored. A protection whose run is still
 /// alive is left alone and reported as busy.
 pub fn recover(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectError> {
-    if !protect_root(state_dir).exists() {
+    if !has_journals(state_dir) {
         return Ok(Vec::new());
     }
     let _lock = Lock::acquire(state_dir)?;
     recover_locked(root, state_dir)
+}
+
+/// Whether any run left saved changes behind (a directory per run).
+fn has_journals(state_dir: &Path) -> bool {
+    fs::read_dir(protect_root(state_dir)).is_ok_and(|mut dirs| {
+        dirs.any(|d| d.is_ok_and(|d| d.file_type().is_ok_and(|t| t.is_dir())))
+    })
 }
 
 fn recover_locked(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectError> {
@@ -292,16 +300,9 @@ fn recover_locked(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectE
     Ok(restored)
 }
 
-/// Sets the unstaged changes of tracked files aside and puts those files at
-/// their staged content. `Ok(None)` when there is nothing to protect.
-pub fn protect(
-    root: &Path,
-    state_dir: &Path,
-    id: &str,
-    pause: Pause<'_>,
-) -> Result<Option<UnstagedGuard>, ProtectError> {
-    let lock = Lock::acquire(state_dir)?;
-    recover_locked(root, state_dir)?;
+/// The tracked files whose work-tree state differs from the index, and
+/// the intent-to-add files (their staged content is "nothing").
+fn unstaged_entries(root: &Path) -> Result<Vec<Entry>, ProtectError> {
     let repo = open(root)?;
     let index = repo.index().map_err(git_error("read the index"))?;
     let mut options = DiffOptions::new();
@@ -352,9 +353,29 @@ pub fn protect(
             });
         }
     }
+    Ok(entries)
+}
+
+/// Sets the unstaged changes of tracked files aside and puts those files at
+/// their staged content. `Ok(None)` when there is nothing to protect.
+pub fn protect(
+    root: &Path,
+    state_dir: &Path,
+    id: &str,
+    pause: Pause<'_>,
+) -> Result<Option<UnstagedGuard>, ProtectError> {
+    // The common case, nothing unstaged and nothing left by a killed run,
+    // needs neither the lock nor a single write.
+    if !has_journals(state_dir) && unstaged_entries(root)?.is_empty() {
+        return Ok(None);
+    }
+    let lock = Lock::acquire(state_dir)?;
+    recover_locked(root, state_dir)?;
+    let entries = unstaged_entries(root)?;
     if entries.is_empty() {
         return Ok(None);
     }
+    let repo = open(root)?;
 
     let dir = protect_root(state_dir).join(id);
     let files = dir.join("files");
