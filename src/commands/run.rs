@@ -449,10 +449,10 @@ fn select_files(
     args: &RunRequest,
     root: &Path,
     in_repo: bool,
-) -> Result<(Vec<String>, SelectionSummary, Vec<String>), VerdictError> {
+) -> Result<(Vec<PathBuf>, SelectionSummary, Vec<String>), VerdictError> {
     let mut notes = Vec::new();
     let summary =
-        |mode: &'static str, files: &[String], range: Option<(&str, &str)>| SelectionSummary {
+        |mode: &'static str, files: &[PathBuf], range: Option<(&str, &str)>| SelectionSummary {
             mode,
             files: files.len(),
             from: range.map(|r| r.0.to_string()),
@@ -492,7 +492,7 @@ fn select_files(
                 }
                 let absolute = std::fs::canonicalize(&absolute).unwrap_or(absolute);
                 match absolute.strip_prefix(root) {
-                    Ok(relative) => files.push(relative.to_string_lossy().into_owned()),
+                    Ok(relative) => files.push(relative.to_path_buf()),
                     Err(_) => {
                         return Err(super::usage_error(format!(
                             "`{}` is outside the repository at `{}`",

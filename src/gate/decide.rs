@@ -458,7 +458,11 @@ fn check_result(check: &CheckInput, judged: &Judged, root: &Path) -> CheckResult
                 signal,
                 u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
                 log,
-                outcome.invocations.iter().map(|i| i.argv.clone()).collect(),
+                outcome
+                    .invocations
+                    .iter()
+                    .map(crate::runner::Invocation::display)
+                    .collect(),
                 outcome.dropped_diagnostics,
                 tail,
             )

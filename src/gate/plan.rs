@@ -2,7 +2,7 @@
 //! selection of files, with which command lines, where.
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::config::{CheckSpec, CommandLine, OnFailure};
 use crate::runner::{expand_invocations, CheckPlan};
@@ -22,7 +22,7 @@ fn takes_files(command: &CommandLine) -> bool {
 /// `selection` holds paths relative to `root`.
 pub fn plan_check(
     spec: &CheckSpec,
-    selection: &[String],
+    selection: &[PathBuf],
     skip: &[String],
     root: &Path,
     run_dir: &RunDir,
@@ -34,11 +34,8 @@ pub fn plan_check(
     if skip.iter().any(|s| s == &spec.name) {
         return Err(SkipReason::SkippedByEnv);
     }
-    let matched: Vec<&String> = match &spec.file_filter {
-        Some(filter) => selection
-            .iter()
-            .filter(|f| filter.is_match(f.as_str()))
-            .collect(),
+    let matched: Vec<&PathBuf> = match &spec.file_filter {
+        Some(filter) => selection.iter().filter(|f| filter.is_match(f)).collect(),
         None => selection.iter().collect(),
     };
     if spec.file_filter.is_some() && matched.is_empty() {
@@ -54,13 +51,10 @@ pub fn plan_check(
         }
         // Paths are relative to the root; a check that runs elsewhere gets
         // absolute ones so they still name the right files.
-        let files: Vec<String> = if cwd == root {
+        let files: Vec<PathBuf> = if cwd == root {
             matched.iter().map(|f| (*f).clone()).collect()
         } else {
-            matched
-                .iter()
-                .map(|f| root.join(f).to_string_lossy().into_owned())
-                .collect()
+            matched.iter().map(|f| root.join(f)).collect()
         };
         expand_invocations(&spec.command, &files)
     } else {

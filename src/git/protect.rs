@@ -8,8 +8,10 @@
 //! next one (or `phasegate restore`) from the journal; the saved copies are
 //! deleted only after they were written back.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -59,7 +61,8 @@ fn git_error(what: &str) -> impl FnOnce(git2::Error) -> ProtectError + '_ {
 /// One file with unstaged changes, as the journal records it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Entry {
-    path: String,
+    /// Bytes, not text: file names need not be UTF-8.
+    path: Vec<u8>,
     /// The copy under `files/`, or `None` when the file is deleted in the
     /// work tree.
     saved: Option<String>,
@@ -67,6 +70,16 @@ struct Entry {
     mode: u32,
     /// Only `git add --intent-to-add`ed: its staged content is "nothing".
     intent_to_add: bool,
+}
+
+impl Entry {
+    fn rel(&self) -> &Path {
+        Path::new(OsStr::from_bytes(&self.path))
+    }
+
+    fn shown(&self) -> String {
+        String::from_utf8_lossy(&self.path).into_owned()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -293,7 +306,7 @@ fn recover_locked(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectE
         }
         if journal.state == State::Saved {
             restore_entries(root, &dir, &journal.entries, &|_| {})?;
-            restored.extend(journal.entries.iter().map(|e| e.path.clone()));
+            restored.extend(journal.entries.iter().map(Entry::shown));
         }
         fs::remove_dir_all(&dir).map_err(io_error("remove", &dir))?;
     }
@@ -321,14 +334,16 @@ fn unstaged_entries(root: &Path) -> Result<Vec<Entry>, ProtectError> {
         ) {
             continue;
         }
-        let Some(path) = delta.new_file().path().or_else(|| delta.old_file().path()) else {
+        let Some(path) = delta
+            .new_file()
+            .path_bytes()
+            .or_else(|| delta.old_file().path_bytes())
+        else {
             continue;
         };
-        let Some(path) = path.to_str().map(str::to_string) else {
-            continue;
-        };
+        let path = path.to_vec();
         let intent_to_add = index
-            .get_path(Path::new(&path), 0)
+            .get_path(Path::new(OsStr::from_bytes(&path)), 0)
             .is_some_and(|e| e.flags_extended & INTENT_TO_ADD != 0);
         entries.push(Entry {
             path,
@@ -343,8 +358,8 @@ fn unstaged_entries(root: &Path) -> Result<Vec<Entry>, ProtectError> {
         if entry.flags_extended & INTENT_TO_ADD == 0 {
             continue;
         }
-        let path = String::from_utf8_lossy(&entry.path).into_owned();
-        if !entries.iter().any(|e| e.path == path) && root.join(&path).exists() {
+        let path = entry.path.clone();
+        if !entries.iter().any(|e| e.path == path) && root.join(OsStr::from_bytes(&path)).exists() {
             entries.push(Entry {
                 path,
                 saved: None,
@@ -387,7 +402,7 @@ pub fn protect(
     };
     write_journal(&dir, &journal)?;
     for (n, mut entry) in entries.into_iter().enumerate() {
-        let source = root.join(&entry.path);
+        let source = root.join(entry.rel());
         match fs::symlink_metadata(&source) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 let target = fs::read_link(&source).map_err(io_error("read the link", &source))?;
@@ -443,10 +458,15 @@ impl UnstagedGuard {
     /// Puts every protected file at its staged content.
     fn checkout_staged(&self, repo: &Repository) -> Result<(), ProtectError> {
         let mut builder = CheckoutBuilder::new();
-        builder.force().update_index(false).recreate_missing(true);
+        // Exact paths, not patterns: a name may hold `*`, `[` or a newline.
+        builder
+            .force()
+            .update_index(false)
+            .recreate_missing(true)
+            .disable_pathspec_match(true);
         let mut any = false;
         for entry in &self.entries {
-            let path = self.root.join(&entry.path);
+            let path = self.root.join(entry.rel());
             if entry.intent_to_add {
                 // Nothing of it is staged: the commit will not contain it.
                 match fs::remove_file(&path) {
@@ -461,7 +481,7 @@ impl UnstagedGuard {
                     }
                 }
             } else {
-                builder.path(entry.path.as_str());
+                builder.path(entry.rel());
                 any = true;
             }
         }
@@ -488,7 +508,7 @@ impl UnstagedGuard {
             .map_err(git_error("compare the index with the work tree"))?;
         let mut out = Vec::new();
         for delta in diff.deltas() {
-            let Some(path) = delta.new_file().path().and_then(Path::to_str) else {
+            let Some(path) = delta.new_file().path_bytes() else {
                 continue;
             };
             // Intent-to-add files were set aside on purpose.
@@ -497,7 +517,7 @@ impl UnstagedGuard {
                 .iter()
                 .any(|e| e.intent_to_add && e.path == path);
             if !set_aside {
-                out.push(path.to_string());
+                out.push(String::from_utf8_lossy(path).into_owned());
             }
         }
         Ok(out)
@@ -544,7 +564,7 @@ impl UnstagedGuard {
         modified.dedup();
         let conflicts: Vec<String> = modified
             .iter()
-            .filter(|p| self.entries.iter().any(|e| &e.path == *p))
+            .filter(|p| self.entries.iter().any(|e| e.shown() == **p))
             .cloned()
             .collect();
         // A check that staged a file whose unstaged changes phasegate holds
@@ -589,7 +609,7 @@ fn restore_entries(
     pause: Pause<'_>,
 ) -> Result<(), ProtectError> {
     for (n, entry) in entries.iter().enumerate() {
-        let target = root.join(&entry.path);
+        let target = root.join(entry.rel());
         match &entry.saved {
             None => match fs::remove_file(&target) {
                 Ok(()) => {}

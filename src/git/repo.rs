@@ -1,6 +1,7 @@
 //! Repository discovery and the tracked-file listing. Reads git; never
 //! writes to the work tree or the index.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Failures reading the repository.
@@ -88,7 +89,7 @@ const GITLINK: u32 = 0o160_000;
 /// `git ls-files` lists). Submodules (gitlinks) and intent-to-add entries
 /// are left out; the work tree is not looked at, which keeps this fast on
 /// large repositories.
-pub fn tracked_files(root: &Path) -> Result<Vec<String>, GitError> {
+pub fn tracked_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
     let repo = git2::Repository::open(root).map_err(|source| GitError::Open {
         path: root.to_path_buf(),
         source,
@@ -106,7 +107,7 @@ pub fn tracked_files(root: &Path) -> Result<Vec<String>, GitError> {
         if entry.flags_extended & (1 << 13) != 0 {
             continue;
         }
-        files.push(String::from_utf8_lossy(&entry.path).into_owned());
+        files.push(PathBuf::from(std::ffi::OsStr::from_bytes(&entry.path)));
     }
     files.dedup();
     Ok(files)

@@ -2,7 +2,9 @@
 //! merge base, or every tracked file. Paths are relative to the repository
 //! root; deleted files and submodules are never selected.
 
-use std::path::Path;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Repository};
 
@@ -24,7 +26,7 @@ fn failed(what: &str, source: git2::Error) -> GitError {
 
 /// The new-side paths of a diff that still exist: added, copied, modified,
 /// renamed and type-changed files, without submodules.
-fn changed_paths(diff: &mut git2::Diff<'_>) -> Result<Vec<String>, GitError> {
+fn changed_paths(diff: &mut git2::Diff<'_>) -> Result<Vec<PathBuf>, GitError> {
     let mut find = DiffFindOptions::new();
     find.renames(true);
     diff.find_similar(Some(&mut find))
@@ -42,7 +44,8 @@ fn changed_paths(diff: &mut git2::Diff<'_>) -> Result<Vec<String>, GitError> {
             continue;
         }
         if let Some(path) = file.path_bytes() {
-            out.push(String::from_utf8_lossy(path).into_owned());
+            // Bytes, not text: file names need not be UTF-8.
+            out.push(PathBuf::from(OsStr::from_bytes(path)));
         }
     }
     out.sort();
@@ -52,7 +55,7 @@ fn changed_paths(diff: &mut git2::Diff<'_>) -> Result<Vec<String>, GitError> {
 
 /// The files staged for the next commit (the index against `HEAD`, or
 /// against nothing before the first commit).
-pub fn staged_files(root: &Path) -> Result<Vec<String>, GitError> {
+pub fn staged_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
     let repo = open(root)?;
     let head_tree = match repo.head() {
         Ok(head) => Some(
@@ -105,7 +108,7 @@ pub fn file_at(root: &Path, spec: &str, path: &str) -> Result<Option<Vec<u8>>, G
 
 /// The files changed on `to` since its merge base with `from`, as a merge
 /// gate wants them.
-pub fn range_files(root: &Path, from: &str, to: &str) -> Result<Vec<String>, GitError> {
+pub fn range_files(root: &Path, from: &str, to: &str) -> Result<Vec<PathBuf>, GitError> {
     let repo = open(root)?;
     let resolve = |spec: &str| -> Result<git2::Commit<'_>, GitError> {
         repo.revparse_single(spec)

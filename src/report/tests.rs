@@ -27,7 +27,7 @@ fn outcome(
         dropped_diagnostics: 0,
         verifier: None,
         invocations: vec![Invocation {
-            argv: vec![name.to_string()],
+            argv: vec![name.into()],
         }],
     }
 }

@@ -1,6 +1,10 @@
 //! `{files}` expansion: the selected files as separate arguments, split into
 //! as many invocations as the operating system's argument limit requires.
 
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
 use crate::config::CommandLine;
 
 use super::{sys, Invocation};
@@ -15,55 +19,65 @@ fn budget() -> usize {
 }
 
 /// The cost of one argument: its bytes, the NUL and the pointer to it.
-fn cost(arg: &str) -> usize {
+fn cost(arg: &[u8]) -> usize {
     arg.len() + 1 + std::mem::size_of::<usize>()
 }
 
 /// A relative path that starts with `-` would read as an option.
-fn safe_path(file: &str) -> String {
-    if file.starts_with('-') {
-        format!("./{file}")
+fn safe_path(file: &Path) -> OsString {
+    if file.as_os_str().as_bytes().starts_with(b"-") {
+        Path::new(".").join(file).into_os_string()
     } else {
-        file.to_string()
+        file.as_os_str().to_os_string()
     }
 }
 
-/// Quotes `s` for `sh`, whatever it contains.
-pub fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
+/// Quotes `s` for `sh`, whatever bytes it holds.
+pub fn shell_quote(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len() + 2);
+    out.push(b'\'');
+    for &b in s {
+        if b == b'\'' {
+            out.extend_from_slice(b"'\\''");
+        } else {
+            out.push(b);
+        }
+    }
+    out.push(b'\'');
+    out
 }
 
 /// The invocations that run `command` over `files`. Without a `{files}`
 /// token the command runs once, as it is.
-pub fn expand_invocations(command: &CommandLine, files: &[String]) -> Vec<Invocation> {
+pub fn expand_invocations(command: &CommandLine, files: &[PathBuf]) -> Vec<Invocation> {
     expand_with_budget(command, files, budget())
 }
 
-fn expand_with_budget(command: &CommandLine, files: &[String], budget: usize) -> Vec<Invocation> {
-    let files: Vec<String> = files.iter().map(|f| safe_path(f)).collect();
+fn expand_with_budget(command: &CommandLine, files: &[PathBuf], budget: usize) -> Vec<Invocation> {
+    let files: Vec<OsString> = files.iter().map(|f| safe_path(f)).collect();
     match command {
         CommandLine::Argv(argv) => {
             let Some(at) = argv.iter().position(|a| a == "{files}") else {
-                return vec![Invocation { argv: argv.clone() }];
+                return vec![Invocation::new(argv)];
             };
-            let fixed: usize = argv.iter().map(|a| cost(a)).sum();
+            let fixed: usize = argv.iter().map(|a| cost(a.as_bytes())).sum();
             let room = budget.saturating_sub(fixed).max(1);
-            batches(&files, room, cost)
+            batches(&files, room, |f| cost(f.as_bytes()))
                 .into_iter()
                 .map(|batch| {
-                    let mut out = argv[..at].to_vec();
+                    let mut out: Vec<OsString> = argv[..at].iter().map(OsString::from).collect();
                     out.extend(batch.iter().map(|f| (*f).clone()));
-                    out.extend(argv[at + 1..].iter().cloned());
+                    out.extend(argv[at + 1..].iter().map(OsString::from));
                     Invocation { argv: out }
                 })
                 .collect()
         }
         CommandLine::Shell(script) => {
-            let shell = |script: String| Invocation {
-                argv: vec!["sh".to_string(), "-c".to_string(), script],
+            let shell = |script: Vec<u8>| Invocation {
+                argv: vec!["sh".into(), "-c".into(), OsString::from_vec(script)],
             };
             if !script.contains("{files}") {
-                return vec![shell(script.clone())];
+                return vec![shell(script.clone().into_bytes())];
             }
             // The script is one argument, so it must also stay under the
             // single-argument limit.
@@ -71,11 +85,26 @@ fn expand_with_budget(command: &CommandLine, files: &[String], budget: usize) ->
                 .min(MAX_SINGLE_ARG)
                 .saturating_sub(script.len() + 64)
                 .max(1);
-            batches(&files, room, |f| shell_quote(f).len() + 1)
+            batches(&files, room, |f| shell_quote(f.as_bytes()).len() + 1)
                 .into_iter()
                 .map(|batch| {
-                    let quoted: Vec<String> = batch.iter().map(|f| shell_quote(f)).collect();
-                    shell(script.replace("{files}", &quoted.join(" ")))
+                    let mut quoted = Vec::new();
+                    for (i, f) in batch.iter().enumerate() {
+                        if i > 0 {
+                            quoted.push(b' ');
+                        }
+                        quoted.extend(shell_quote(f.as_bytes()));
+                    }
+                    let mut bytes = Vec::new();
+                    let mut pieces = script.split("{files}");
+                    if let Some(first) = pieces.next() {
+                        bytes.extend_from_slice(first.as_bytes());
+                    }
+                    for piece in pieces {
+                        bytes.extend_from_slice(&quoted);
+                        bytes.extend_from_slice(piece.as_bytes());
+                    }
+                    shell(bytes)
                 })
                 .collect()
         }
@@ -84,9 +113,13 @@ fn expand_with_budget(command: &CommandLine, files: &[String], budget: usize) ->
 
 /// Splits `files` into runs whose total cost stays within `room`; a file
 /// that alone exceeds it still gets a batch of its own.
-fn batches(files: &[String], room: usize, cost: impl Fn(&str) -> usize) -> Vec<Vec<&String>> {
-    let mut out: Vec<Vec<&String>> = Vec::new();
-    let mut current: Vec<&String> = Vec::new();
+fn batches(
+    files: &[OsString],
+    room: usize,
+    cost: impl Fn(&OsString) -> usize,
+) -> Vec<Vec<&OsString>> {
+    let mut out: Vec<Vec<&OsString>> = Vec::new();
+    let mut current: Vec<&OsString> = Vec::new();
     let mut used = 0;
     for file in files {
         let c = cost(file);
@@ -111,21 +144,20 @@ mod tests {
         CommandLine::Argv(s.split(' ').map(str::to_string).collect())
     }
 
+    fn paths(names: &[&str]) -> Vec<PathBuf> {
+        names.iter().map(PathBuf::from).collect()
+    }
+
     #[test]
     fn no_files_token_runs_once_unchanged() {
-        let got = expand_invocations(&argv("cargo test"), &["a".into()]);
-        assert_eq!(
-            got,
-            [Invocation {
-                argv: vec!["cargo".into(), "test".into()]
-            }]
-        );
+        let got = expand_invocations(&argv("cargo test"), &paths(&["a"]));
+        assert_eq!(got, [Invocation::new(["cargo", "test"])]);
     }
 
     #[test]
     fn files_become_separate_arguments_in_batches_that_cover_every_file_once() {
-        let files: Vec<String> = (0..5000)
-            .map(|i| format!("dir/file with space {i:05}.md"))
+        let files: Vec<PathBuf> = (0..5000)
+            .map(|i| PathBuf::from(format!("dir/file with space {i:05}.md")))
             .collect();
         let got = expand_with_budget(&argv("lint --fix {files} --end"), &files, 16 * 1024);
         assert!(got.len() > 1, "a small budget must split");
@@ -133,36 +165,29 @@ mod tests {
         for inv in &got {
             assert_eq!(&inv.argv[..2], ["lint", "--fix"]);
             assert_eq!(inv.argv.last().unwrap(), "--end");
-            let size: usize = inv.argv.iter().map(|a| cost(a)).sum();
+            let size: usize = inv.argv.iter().map(|a| cost(a.as_bytes())).sum();
             assert!(size <= 16 * 1024, "batch of {size} bytes");
-            seen.extend(inv.argv[2..inv.argv.len() - 1].iter().cloned());
+            seen.extend(inv.argv[2..inv.argv.len() - 1].iter().map(PathBuf::from));
         }
         assert_eq!(seen, files);
     }
 
     #[test]
     fn leading_dashes_cannot_become_options() {
-        let got = expand_invocations(&argv("cat {files}"), &["-rf".into(), "a-b".into()]);
+        let got = expand_invocations(&argv("cat {files}"), &paths(&["-rf", "a-b"]));
         assert_eq!(got[0].argv, ["cat", "./-rf", "a-b"]);
     }
 
     #[test]
-    fn shell_commands_quote_every_name() {
-        let names = vec![
-            "it's".to_string(),
-            "a b".into(),
-            "$(rm -rf x)".into(),
-            "new\nline".into(),
-        ];
+    fn shell_commands_quote_every_name_even_non_utf8_ones() {
+        let mut names = paths(&["it's", "a b", "$(rm -rf x)", "new\nline"]);
+        names.push(PathBuf::from(OsString::from_vec(b"caf\xe9".to_vec())));
         let got = expand_invocations(&CommandLine::Shell("printf '<%s>' {files}".into()), &names);
         assert_eq!(got.len(), 1);
         let out = std::process::Command::new(&got[0].argv[0])
             .args(&got[0].argv[1..])
             .output()
             .unwrap();
-        assert_eq!(
-            String::from_utf8(out.stdout).unwrap(),
-            "<it's><a b><$(rm -rf x)><new\nline>"
-        );
+        assert_eq!(out.stdout, b"<it's><a b><$(rm -rf x)><new\nline><caf\xe9>");
     }
 }

@@ -2,6 +2,7 @@
 //! (`CheckOutcome`). The runner never decides pass or fail: it records how
 //! each process ended, and `gate::decide` turns that into a verdict.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -13,7 +14,24 @@ use crate::diagnostics::Diagnostic;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invocation {
     /// `argv[0]` is the program (a name looked up on `PATH`, or a path).
-    pub argv: Vec<String>,
+    /// Not `String`: file names need not be UTF-8.
+    pub argv: Vec<OsString>,
+}
+
+impl Invocation {
+    pub fn new<I: IntoIterator<Item = S>, S: Into<OsString>>(argv: I) -> Invocation {
+        Invocation {
+            argv: argv.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// The arguments as text, for people and JSON (lossy for non-UTF-8).
+    pub fn display(&self) -> Vec<String> {
+        self.argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
 }
 
 /// A check resolved for this run: commands expanded, paths absolute.

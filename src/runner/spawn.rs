@@ -70,7 +70,7 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
     };
     let Ok(resolved) = which::which_in(program, plan.path.as_ref(), &plan.cwd) else {
         outcome.termination = Termination::Missing {
-            program: program.clone(),
+            program: program.to_string_lossy().into_owned(),
         };
         return outcome;
     };
@@ -90,7 +90,7 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
         &plan.name,
         plan.origin,
         &plan.parser,
-        program,
+        &program.to_string_lossy(),
         &plan.root,
         &plan.cwd,
     );
@@ -188,7 +188,7 @@ fn read_tail(path: &std::path::Path, bytes: usize) -> std::io::Result<Vec<u8>> {
 fn run_invocation(
     plan: &CheckPlan,
     program: &PathBuf,
-    args: &[String],
+    args: &[std::ffi::OsString],
     stderr_log: Option<&File>,
     deadline: Instant,
     capture: &mut Capture,

@@ -59,7 +59,11 @@ impl RunDir {
     ) -> io::Result<()> {
         let record = InvocationRecord {
             check: &plan.name,
-            argv: outcome.invocations.iter().map(|i| i.argv.clone()).collect(),
+            argv: outcome
+                .invocations
+                .iter()
+                .map(crate::runner::Invocation::display)
+                .collect(),
             cwd: &plan.cwd,
             env_set: plan.env.iter().map(|(k, _)| k.clone()).collect(),
             env_pinned: pinned.iter().map(|(k, _)| k.clone()).collect(),

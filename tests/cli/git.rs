@@ -550,3 +550,63 @@ fn snapshot_isolation_never_touches_the_work_tree() {
     );
     let _ = std::fs::remove_file(seen);
 }
+
+#[test]
+fn odd_file_names_reach_the_checks_intact_and_their_unstaged_changes_survive() {
+    use std::os::unix::ffi::OsStrExt;
+    let repo = TestRepo::new();
+    let names: Vec<Vec<u8>> = vec![
+        b"with space.txt".to_vec(),
+        b"new\nline.txt".to_vec(),
+        b"-leading-dash.txt".to_vec(),
+        "ünïcödé.txt".as_bytes().to_vec(),
+        b"caf\xe9 latin1.txt".to_vec(),
+    ];
+    let path = |name: &[u8]| repo.path().join(std::ffi::OsStr::from_bytes(name));
+    for name in &names {
+        std::fs::write(path(name), b"committed\n").unwrap();
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "odd names"]);
+    for name in &names {
+        std::fs::write(path(name), b"staged\n").unwrap();
+    }
+    repo.git(&["add", "-A"]);
+    for name in &names {
+        std::fs::write(path(name), b"staged\nunstaged\n").unwrap();
+    }
+    let out = repo
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("odd-args-{}.out", std::process::id()));
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [ {{ name = \"args\", files = [\"*.txt\"], command = \"sh -c 'for f; do printf \\\"%s=\\\" \\\"$f\\\"; cat -- \\\"$f\\\"; printf \\\"\\\\\\\\0\\\"; done > {}' sh {{files}}\" }} ]\n",
+        out.display()
+    ));
+    let before = snapshot(&repo);
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    let seen = std::fs::read(&out).unwrap();
+    let mut got: Vec<Vec<u8>> = seen
+        .split(|b| *b == 0)
+        .filter(|s| !s.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect();
+    got.sort();
+    let mut want: Vec<Vec<u8>> = names
+        .iter()
+        .map(|n| {
+            let shown = if n.starts_with(b"-") {
+                [b"./".as_slice(), n].concat()
+            } else {
+                n.clone()
+            };
+            [shown.as_slice(), b"=staged\n"].concat()
+        })
+        .collect();
+    want.sort();
+    assert_eq!(got, want, "every file, exactly once, at its staged content");
+    assert_eq!(snapshot(&repo), before);
+    let _ = std::fs::remove_file(out);
+}
