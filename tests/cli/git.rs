@@ -327,6 +327,23 @@ fn ranges_select_the_branch_changes_since_the_merge_base() {
     assert_eq!(v["selection"]["from"], "origin/main");
     assert_eq!(check(&v, "docs")["argv"][0][1], "feature.md");
 
+    // So does a GitLab merge-request pipeline.
+    let (code, v) = repo.verdict_with(
+        &[],
+        &[
+            ("CI", "true"),
+            ("GITLAB_CI", "true"),
+            ("CI_MERGE_REQUEST_DIFF_BASE_SHA", main.trim()),
+        ],
+    );
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["selection"]["mode"], "range");
+    assert_eq!(check(&v, "docs")["argv"][0][1], "feature.md");
+    // CI with no request to look at checks every tracked file.
+    let (code, v) = repo.verdict_with(&[], &[("CI", "true")]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["selection"]["mode"], "all");
+
     let (code, v) = repo.verdict(&["--from-ref", "no-such-branch", "--to-ref", "HEAD"]);
     assert_eq!(code, 2, "{v:#}");
     assert!(v["error"]["message"]

@@ -235,3 +235,32 @@ fn force_backs_up_an_earlier_kept_hook_and_never_deletes_one() {
         "#!/bin/sh\necho new foreign\n"
     );
 }
+
+#[test]
+fn a_submodule_gets_its_own_hooks() {
+    let inner = TestRepo::new();
+    inner.write("lib.txt", "inner\n");
+    inner.git(&["add", "-A"]);
+    inner.git(&["commit", "-qm", "inner"]);
+    let outer = TestRepo::new();
+    outer.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        &inner.path().to_string_lossy(),
+        "sub",
+    ]);
+    let run = output(
+        &outer
+            .command(BIN)
+            .arg("install")
+            .current_dir(outer.path().join("sub"))
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(outer.exists(".git/modules/sub/hooks/pre-commit"));
+    assert!(!outer.exists(".git/hooks/pre-commit"));
+}
