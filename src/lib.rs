@@ -10,6 +10,7 @@ pub mod diagnostics;
 pub mod exit;
 pub mod gate;
 pub mod git;
+pub mod handoff;
 pub mod report;
 pub mod runner;
 pub mod state;

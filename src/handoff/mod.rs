@@ -1,0 +1,5 @@
+//! Handoff documents: frontmatter extraction, YAML with exact locations,
+//! the schema rules, claims against the run's checks, and feedback.
+
+pub mod extract;
+pub mod yaml;
