@@ -27,7 +27,9 @@ pub enum ExtractError {
 impl ExtractError {
     pub fn message(&self) -> &'static str {
         match self {
-            ExtractError::Missing => "the document has no frontmatter: its first line must be `---`",
+            ExtractError::Missing => {
+                "the document has no frontmatter: its first line must be `---`"
+            }
             ExtractError::Unterminated => {
                 "the frontmatter is not closed: add a `---` line after the last field"
             }

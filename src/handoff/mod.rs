@@ -3,3 +3,10 @@
 
 pub mod extract;
 pub mod yaml;
+
+pub mod time;
+
+pub mod validate;
+
+#[cfg(test)]
+mod tests;

@@ -151,8 +151,11 @@ struct Builder<'a> {
     duplicates: Vec<YamlError>,
 }
 
-impl<'a> Builder<'a> {
-    fn next<'i>(&self, parser: &mut Parser<'i, saphyr_parser::StrInput<'i>>) -> Result<(Event<'i>, Span), YamlError> {
+impl Builder<'_> {
+    fn next<'i>(
+        &self,
+        parser: &mut Parser<'i, saphyr_parser::StrInput<'i>>,
+    ) -> Result<(Event<'i>, Span), YamlError> {
         match parser.next_event() {
             Some(Ok(pair)) => Ok(pair),
             Some(Err(e)) => Err(YamlError {
@@ -273,8 +276,13 @@ fn plain(text: &str) -> Value {
             return Value::Int(i);
         }
     }
-    let looks_numeric = digits.bytes().next().is_some_and(|b| b.is_ascii_digit() || b == b'.')
-        && digits.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'));
+    let looks_numeric = digits
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_digit() || b == b'.')
+        && digits
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'));
     if looks_numeric {
         if let Ok(f) = text.parse::<f64>() {
             return Value::Float(f);
@@ -303,12 +311,24 @@ mod tests {
         assert_eq!(root.get("ready").unwrap().value, Value::Bool(true));
         assert_eq!(root.get("nothing").unwrap().value, Value::Null);
         assert_eq!(root.get("quoted").unwrap().value, Value::Str("2".into()));
-        assert_eq!(root.get("when").unwrap().value, Value::Str("2026-01-02T03:04:05Z".into()));
+        assert_eq!(
+            root.get("when").unwrap().value,
+            Value::Str("2026-01-02T03:04:05Z".into())
+        );
         let retry = root.key("retry_count").unwrap().pos;
         assert_eq!((retry.line, retry.column), (3, 1));
         let value = root.get("retry_count").unwrap().pos;
-        assert_eq!((value.line, value.column, &doc[value.offset..value.offset + value.len]), (3, 14, "2"));
-        let Value::Seq(items) = &root.get("list").unwrap().value else { panic!() };
+        assert_eq!(
+            (
+                value.line,
+                value.column,
+                &doc[value.offset..value.offset + value.len]
+            ),
+            (3, 14, "2")
+        );
+        let Value::Seq(items) = &root.get("list").unwrap().value else {
+            panic!()
+        };
         let status = items[0].get("status").unwrap().pos;
         assert_eq!((status.line, status.column), (10, 13));
     }

@@ -1,0 +1,117 @@
+//! Every fixture document through the validator, with the exact line and
+//! column of each problem.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::validate::{validate, Rules};
+
+fn rules() -> Rules {
+    Rules {
+        max_retries: 3,
+        checkpoints: BTreeMap::new(),
+        claims: [("tests_passing", "tests"), ("no_lint_errors", "lint")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        failed_checks: Vec::new(),
+        passed_checks: Vec::new(),
+    }
+}
+
+/// A report as lines: validity, escalation, then `line:col field: message`.
+fn render(path: &str, text: &str, rules: &Rules) -> String {
+    let report = validate(path, text, rules);
+    let mut out = format!("valid: {}, escalate: {}\n", report.valid, report.escalate);
+    for e in &report.errors {
+        let _ = writeln!(
+            out,
+            "error {}:{} {}: {}",
+            e.line, e.column, e.field, e.message
+        );
+        // The span must be the text at that line and column.
+        let line = text.lines().nth(e.line - 1).unwrap_or("");
+        let at = line
+            .trim_start_matches('\u{feff}')
+            .chars()
+            .skip(e.column - 1)
+            .collect::<String>();
+        let spanned = &text[e.offset..(e.offset + e.len).min(text.len())];
+        assert!(
+            at.starts_with(spanned.lines().next().unwrap_or("")) || spanned.is_empty(),
+            "{path}: span {spanned:?} is not at line {} column {} ({at:?})",
+            e.line,
+            e.column
+        );
+    }
+    for w in &report.warnings {
+        let _ = writeln!(
+            out,
+            "warning {}:{} {}: {}",
+            w.line, w.column, w.field, w.message
+        );
+    }
+    out
+}
+
+#[test]
+fn fixtures() {
+    insta::glob!("../../fixtures/handoff", "*.md", |path| {
+        if path.file_name().is_some_and(|n| n == "README.md") {
+            return;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        insta::assert_snapshot!(render(&name, &text, &rules()));
+    });
+}
+
+#[test]
+fn valid_documents_are_valid() {
+    for name in [
+        "valid-complete.md",
+        "valid-in-progress.md",
+        "crlf-bom.md",
+        "body-with-dashes.md",
+        "escalates.md",
+    ] {
+        let path = format!("{}/fixtures/handoff/{name}", env!("CARGO_MANIFEST_DIR"));
+        let report = validate(name, &std::fs::read_to_string(path).unwrap(), &rules());
+        assert!(report.valid, "{name}: {:?}", report.errors);
+    }
+}
+
+#[test]
+fn a_claim_the_run_contradicts_is_an_error_at_the_checkpoint() {
+    let path = format!(
+        "{}/fixtures/handoff/valid-complete.md",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut rules = rules();
+    rules.failed_checks = vec!["tests".to_string()];
+    let report = validate("valid-complete.md", &text, &rules);
+    assert!(!report.valid);
+    let e = &report.errors[0];
+    assert_eq!(
+        (e.line, e.column, e.field.as_str()),
+        (16, 13, "checkpoints.tests_passing")
+    );
+    assert!(
+        e.message.contains("claim contradicted by check `tests`"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn required_checkpoints_can_be_overridden() {
+    let text = "---\nid: X\nstage: qa\ntitle: t\nstarted_at: 2026-01-01\nstatus: in_progress\nhandoff_ready: true\ncheckpoints:\n  - name: smoke\n    status: pass\n---\n";
+    let mut rules = rules();
+    assert!(!validate("x.md", text, &rules).valid);
+    rules
+        .checkpoints
+        .insert("qa".to_string(), vec!["smoke".to_string()]);
+    let report = validate("x.md", text, &rules);
+    assert!(report.valid, "{:?}", report.errors);
+}

@@ -1,0 +1,697 @@
+//! The rules of a handoff document: fields, types, enums, timestamps,
+//! status consistency, checkpoints per stage, `handoff_ready`, the retry
+//! budget, and claims checked against this run's checks. Every problem
+//! points at its line and column in the document.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::config::suggest;
+
+use super::extract::extract;
+use super::time::parse_instant;
+use super::yaml::{parse, Node, Pos, Value};
+
+pub const STAGES: [&str; 4] = ["requirements", "architecture", "implementation", "qa"];
+pub const STATUSES: [&str; 4] = ["in_progress", "complete", "failed", "blocked"];
+pub const CHECKPOINT_STATUSES: [&str; 3] = ["pass", "fail", "skip"];
+pub const BLOCK_REASONS: [&str; 3] = ["needs_human_input", "external_dependency", "scope_change"];
+const FIELDS: [&str; 12] = [
+    "id",
+    "stage",
+    "title",
+    "started_at",
+    "completed_at",
+    "status",
+    "handoff_ready",
+    "checkpoints",
+    "retry_count",
+    "last_failure",
+    "block_reason",
+    "block_details",
+];
+const CHECKPOINT_FIELDS: [&str; 3] = ["name", "status", "message"];
+
+/// The checkpoints every document of a stage must have.
+pub fn default_checkpoints(stage: &str) -> &'static [&'static str] {
+    match stage {
+        "requirements" => &[
+            "requirements_identified",
+            "impact_analyzed",
+            "acceptance_criteria_defined",
+            "no_open_blockers",
+        ],
+        "architecture" => &[
+            "requirements_addressed",
+            "design_complete",
+            "tasks_defined",
+            "tests_planned",
+        ],
+        "implementation" => &[
+            "tests_written",
+            "code_complete",
+            "tests_passing",
+            "no_lint_errors",
+        ],
+        "qa" => &[
+            "criteria_verified",
+            "tests_passing",
+            "no_critical_bugs",
+            "docs_updated",
+        ],
+        _ => &[],
+    }
+}
+
+/// What the rules need from the configuration and the run.
+#[derive(Debug, Clone, Default)]
+pub struct Rules {
+    pub max_retries: u32,
+    /// Required checkpoints per stage, where the configuration overrides them.
+    pub checkpoints: BTreeMap<String, Vec<String>>,
+    /// Checkpoint → the check whose result verifies it.
+    pub claims: BTreeMap<String, String>,
+    /// The checks that failed in this run (for claims).
+    pub failed_checks: Vec<String>,
+    /// The checks that passed in this run.
+    pub passed_checks: Vec<String>,
+}
+
+/// One problem, located in the document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Issue {
+    pub line: usize,
+    pub column: usize,
+    pub field: String,
+    pub message: String,
+    #[serde(skip)]
+    pub offset: usize,
+    #[serde(skip)]
+    pub len: usize,
+}
+
+/// A checkpoint as the document states it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Checkpoint {
+    pub name: String,
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    pub line: usize,
+    /// Where its `status` value is (for edits and claims).
+    #[serde(skip)]
+    pub status_pos: Pos,
+}
+
+/// The result of validating one document.
+#[derive(Debug, Clone, Serialize)]
+pub struct HandoffReport {
+    pub path: String,
+    pub id: Option<String>,
+    pub stage: Option<String>,
+    pub status: Option<String>,
+    pub valid: bool,
+    pub escalate: bool,
+    pub errors: Vec<Issue>,
+    pub warnings: Vec<Issue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_count: Option<i64>,
+    pub max_retries: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checkpoints: Vec<Checkpoint>,
+    /// The required checkpoints of the stage, for feedback.
+    #[serde(skip)]
+    pub required: Vec<String>,
+}
+
+struct Collector {
+    errors: Vec<Issue>,
+    warnings: Vec<Issue>,
+}
+
+impl Collector {
+    fn error(&mut self, pos: Pos, field: &str, message: String) {
+        self.errors.push(issue(pos, field, message));
+    }
+    fn warning(&mut self, pos: Pos, field: &str, message: String) {
+        self.warnings.push(issue(pos, field, message));
+    }
+}
+
+fn issue(pos: Pos, field: &str, message: String) -> Issue {
+    Issue {
+        line: pos.line,
+        column: pos.column,
+        field: field.to_string(),
+        message,
+        offset: pos.offset,
+        len: pos.len,
+    }
+}
+
+fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Validates the document `text` found at `path`.
+pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
+    let mut report = HandoffReport {
+        path: path.to_string(),
+        id: None,
+        stage: None,
+        status: None,
+        valid: false,
+        escalate: false,
+        errors: Vec::new(),
+        warnings: Vec::new(),
+        retry_count: None,
+        max_retries: rules.max_retries,
+        last_failure: None,
+        checkpoints: Vec::new(),
+        required: Vec::new(),
+    };
+    let mut c = Collector {
+        errors: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let start = Pos {
+        line: 1,
+        column: 1,
+        offset: 0,
+        len: text.lines().next().map_or(1, |l| l.len().max(1)),
+    };
+    let fm = match extract(text) {
+        Ok(fm) => fm,
+        Err(e) => {
+            c.error(start, "frontmatter", e.message().to_string());
+            return finish(report, c);
+        }
+    };
+    // Where a missing field would go: the closing delimiter.
+    let closing = Pos {
+        line: fm.closing_line,
+        column: 1,
+        offset: fm.offset + fm.yaml.len(),
+        len: 3,
+    };
+    let root = match parse(&fm) {
+        Ok((root, duplicates)) => {
+            for d in duplicates {
+                c.error(d.pos, "frontmatter", d.message);
+            }
+            root
+        }
+        Err(e) => {
+            c.error(e.pos, "frontmatter", e.message);
+            return finish(report, c);
+        }
+    };
+    let Some(root) = root.filter(|r| matches!(r.value, Value::Map(_))) else {
+        c.error(
+            start,
+            "frontmatter",
+            "the frontmatter must be a YAML mapping of fields (`id: ...`, `stage: ...`)"
+                .to_string(),
+        );
+        return finish(report, c);
+    };
+    if let Value::Map(entries) = &root.value {
+        for (key, _) in entries {
+            if !FIELDS.contains(&key.name.as_str()) {
+                let hint = match suggest(&key.name, FIELDS) {
+                    Some(near) => format!("; did you mean `{near}`?"),
+                    None => String::new(),
+                };
+                c.warning(
+                    key.pos,
+                    &key.name,
+                    format!("unknown field `{}`{hint}", key.name),
+                );
+            }
+        }
+    }
+
+    let text_field = |c: &mut Collector, name: &str, required: bool| -> Option<(String, Pos)> {
+        match root.get(name) {
+            None
+            | Some(Node {
+                value: Value::Null, ..
+            }) if required => {
+                let pos = root.get(name).map_or(closing, |n| n.pos);
+                c.error(pos, name, format!("`{name}` is required"));
+                None
+            }
+            None
+            | Some(Node {
+                value: Value::Null, ..
+            }) => None,
+            Some(Node {
+                value: Value::Str(s),
+                pos,
+            }) if s.trim().is_empty() && required => {
+                c.error(*pos, name, format!("`{name}` cannot be empty"));
+                None
+            }
+            Some(Node {
+                value: Value::Str(s),
+                pos,
+            }) => Some((s.clone(), *pos)),
+            Some(node) => {
+                c.error(
+                    node.pos,
+                    name,
+                    format!("`{name}` must be text, not {}", node.kind()),
+                );
+                None
+            }
+        }
+    };
+    let choice = |c: &mut Collector,
+                  name: &str,
+                  allowed: &[&str],
+                  required: bool|
+     -> Option<(String, Pos)> {
+        let (value, pos) = text_field(c, name, required)?;
+        if allowed.contains(&value.as_str()) {
+            return Some((value, pos));
+        }
+        let hint = match suggest(&value, allowed.iter().copied()) {
+            Some(near) => format!("; did you mean \"{near}\"?"),
+            None => String::new(),
+        };
+        c.error(
+            pos,
+            name,
+            format!(
+                "`{name}` must be one of {}, not \"{value}\"{hint}",
+                quoted(allowed)
+            ),
+        );
+        None
+    };
+    let instant = |c: &mut Collector, name: &str, required: bool| -> Option<((i64, u32), Pos)> {
+        let (value, pos) = text_field(c, name, required)?;
+        match parse_instant(&value) {
+            Some(at) => Some((at, pos)),
+            None => {
+                c.error(
+                    pos,
+                    name,
+                    format!("`{name}` is not an ISO 8601 timestamp (`{value}`): write it like 2026-01-31T14:05:00Z"),
+                );
+                None
+            }
+        }
+    };
+
+    report.id = text_field(&mut c, "id", true).map(|(v, _)| v);
+    let _ = text_field(&mut c, "title", true);
+    let stage = choice(&mut c, "stage", &STAGES, true);
+    report.stage = stage.as_ref().map(|(s, _)| s.clone());
+    let status = choice(&mut c, "status", &STATUSES, true);
+    report.status = status.as_ref().map(|(s, _)| s.clone());
+    let started = instant(&mut c, "started_at", true);
+    let completed = instant(&mut c, "completed_at", false);
+    report.last_failure = text_field(&mut c, "last_failure", false).map(|(v, _)| v);
+    let block_reason = choice(&mut c, "block_reason", &BLOCK_REASONS, false);
+    let block_details = text_field(&mut c, "block_details", false);
+
+    let retry_count = match root.get("retry_count") {
+        None
+        | Some(Node {
+            value: Value::Null, ..
+        }) => Some(0),
+        Some(Node {
+            value: Value::Int(n),
+            pos,
+        }) => {
+            if *n < 0 || *n > i64::from(rules.max_retries) {
+                c.error(
+                    *pos,
+                    "retry_count",
+                    format!(
+                        "`retry_count` must be between 0 and {} (`max_retries`), not {n}",
+                        rules.max_retries
+                    ),
+                );
+            }
+            Some(*n)
+        }
+        Some(node) => {
+            c.error(
+                node.pos,
+                "retry_count",
+                format!("`retry_count` must be a whole number, not {}", node.kind()),
+            );
+            None
+        }
+    };
+    report.retry_count = retry_count;
+
+    let ready = match root.get("handoff_ready") {
+        Some(Node {
+            value: Value::Bool(b),
+            pos,
+        }) => Some((*b, *pos)),
+        None
+        | Some(Node {
+            value: Value::Null, ..
+        }) => {
+            let pos = root.get("handoff_ready").map_or(closing, |n| n.pos);
+            c.error(
+                pos,
+                "handoff_ready",
+                "`handoff_ready` is required (true or false)".to_string(),
+            );
+            None
+        }
+        Some(node) => {
+            c.error(
+                node.pos,
+                "handoff_ready",
+                format!("`handoff_ready` must be true or false, not {}", node.kind()),
+            );
+            None
+        }
+    };
+
+    // Status consistency.
+    if let Some((status, status_pos)) = &status {
+        match status.as_str() {
+            "blocked" => {
+                if block_reason.is_none() && !c.errors.iter().any(|e| e.field == "block_reason") {
+                    c.error(
+                        *status_pos,
+                        "block_reason",
+                        format!(
+                            "a blocked document needs `block_reason` ({})",
+                            quoted(&BLOCK_REASONS)
+                        ),
+                    );
+                }
+                if block_details.is_none() && !c.errors.iter().any(|e| e.field == "block_details") {
+                    c.error(
+                        *status_pos,
+                        "block_details",
+                        "a blocked document needs `block_details`: say what is needed".to_string(),
+                    );
+                }
+            }
+            "complete" => match (&completed, &started) {
+                (None, _) if !c.errors.iter().any(|e| e.field == "completed_at") => c.error(
+                    *status_pos,
+                    "completed_at",
+                    "a complete document needs `completed_at`".to_string(),
+                ),
+                (Some((done, pos)), Some((begun, _))) if done < begun => c.error(
+                    *pos,
+                    "completed_at",
+                    "`completed_at` is before `started_at`".to_string(),
+                ),
+                _ => {}
+            },
+            "in_progress" => {
+                if let Some((_, pos)) = &completed {
+                    c.error(*pos, "completed_at", "a document in progress has no `completed_at`: remove it or set `status: complete`".to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // Checkpoints.
+    let required: Vec<String> = match &report.stage {
+        Some(stage) => rules.checkpoints.get(stage).cloned().unwrap_or_else(|| {
+            default_checkpoints(stage)
+                .iter()
+                .map(|s| (*s).to_string())
+                .collect()
+        }),
+        None => Vec::new(),
+    };
+    report.required.clone_from(&required);
+    match root.get("checkpoints") {
+        None
+        | Some(Node {
+            value: Value::Null, ..
+        }) => {
+            let pos = root.get("checkpoints").map_or(closing, |n| n.pos);
+            c.error(
+                pos,
+                "checkpoints",
+                "`checkpoints` is required: a list of `{name, status}`".to_string(),
+            );
+        }
+        Some(Node {
+            value: Value::Seq(items),
+            pos: list_pos,
+        }) => {
+            // Names listed, valid entries or not: a checkpoint with a bad
+            // status is wrong, not missing.
+            let listed: Vec<String> = items
+                .iter()
+                .filter_map(|item| match item.get("name") {
+                    Some(Node {
+                        value: Value::Str(s),
+                        ..
+                    }) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect();
+            for item in items {
+                if let Some(cp) = checkpoint(&mut c, item) {
+                    if report.checkpoints.iter().any(|p| p.name == cp.name) {
+                        let first = report
+                            .checkpoints
+                            .iter()
+                            .find(|p| p.name == cp.name)
+                            .map_or(0, |p| p.line);
+                        let pos = item.get("name").map_or(item.pos, |n| n.pos);
+                        c.error(
+                            pos,
+                            "checkpoints",
+                            format!(
+                                "checkpoint `{}` is listed twice (first on line {first})",
+                                cp.name
+                            ),
+                        );
+                        continue;
+                    }
+                    report.checkpoints.push(cp);
+                }
+            }
+            let key_pos = root.key("checkpoints").map_or(*list_pos, |k| k.pos);
+            let missing: Vec<&str> = required
+                .iter()
+                .filter(|r| !listed.contains(r))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                c.error(
+                    key_pos,
+                    "checkpoints",
+                    format!(
+                        "stage `{}` requires the checkpoint{} {}",
+                        report.stage.as_deref().unwrap_or("?"),
+                        if missing.len() == 1 { "" } else { "s" },
+                        missing
+                            .iter()
+                            .map(|m| format!("`{m}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+        }
+        Some(node) => c.error(
+            node.pos,
+            "checkpoints",
+            format!("`checkpoints` must be a list, not {}", node.kind()),
+        ),
+    }
+
+    // handoff_ready must say what the checkpoints say.
+    if let Some((ready, pos)) = ready {
+        let not_passing: Vec<&str> = required
+            .iter()
+            .filter(|r| {
+                !report
+                    .checkpoints
+                    .iter()
+                    .any(|p| &p.name == *r && p.status == "pass")
+            })
+            .map(String::as_str)
+            .collect();
+        if ready && !not_passing.is_empty() {
+            c.error(
+                pos,
+                "handoff_ready",
+                format!(
+                    "`handoff_ready` is true but {} not pass (a skip is not a pass)",
+                    not_passing
+                        .iter()
+                        .map(|m| format!("`{m}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                        + if not_passing.len() == 1 {
+                            " does"
+                        } else {
+                            " do"
+                        }
+                ),
+            );
+        } else if !ready && not_passing.is_empty() && !required.is_empty() {
+            c.error(
+                pos,
+                "handoff_ready",
+                "`handoff_ready` is false although every required checkpoint passes: set it to true".to_string(),
+            );
+        }
+    }
+
+    // Claims the run can verify.
+    for cp in &report.checkpoints {
+        if cp.status != "pass" {
+            continue;
+        }
+        if let Some(check) = rules.claims.get(&cp.name) {
+            if rules.failed_checks.contains(check) {
+                c.error(
+                    cp.status_pos,
+                    &format!("checkpoints.{}", cp.name),
+                    format!("claim contradicted by check `{check}`: `{}` says pass, but `{check}` failed in this run", cp.name),
+                );
+            }
+        }
+    }
+
+    let failing = matches!(report.status.as_deref(), Some("failed" | "blocked"));
+    report.escalate = failing && retry_count.is_some_and(|n| n >= i64::from(rules.max_retries));
+    finish(report, c)
+}
+
+fn checkpoint(c: &mut Collector, item: &Node) -> Option<Checkpoint> {
+    let Value::Map(entries) = &item.value else {
+        c.error(
+            item.pos,
+            "checkpoints",
+            format!(
+                "a checkpoint must be a mapping `{{name, status}}`, not {}",
+                item.kind()
+            ),
+        );
+        return None;
+    };
+    for (key, _) in entries {
+        if !CHECKPOINT_FIELDS.contains(&key.name.as_str()) {
+            let hint = match suggest(&key.name, CHECKPOINT_FIELDS) {
+                Some(near) => format!("; did you mean `{near}`?"),
+                None => String::new(),
+            };
+            c.warning(
+                key.pos,
+                "checkpoints",
+                format!("unknown checkpoint field `{}`{hint}", key.name),
+            );
+        }
+    }
+    let name = match item.get("name") {
+        Some(Node {
+            value: Value::Str(s),
+            ..
+        }) if !s.trim().is_empty() => s.clone(),
+        Some(node) => {
+            c.error(
+                node.pos,
+                "checkpoints",
+                "a checkpoint's `name` must be non-empty text".to_string(),
+            );
+            return None;
+        }
+        None => {
+            c.error(
+                item.pos,
+                "checkpoints",
+                "a checkpoint needs a `name`".to_string(),
+            );
+            return None;
+        }
+    };
+    let field = format!("checkpoints.{name}");
+    let (status, status_pos) = match item.get("status") {
+        Some(Node {
+            value: Value::Str(s),
+            pos,
+        }) if CHECKPOINT_STATUSES.contains(&s.as_str()) => (s.clone(), *pos),
+        Some(node) => {
+            let shown = match &node.value {
+                Value::Str(s) => format!("\"{s}\""),
+                _ => node.kind().to_string(),
+            };
+            c.error(
+                node.pos,
+                &field,
+                format!(
+                    "checkpoint `{name}`: `status` must be one of {}, not {shown}",
+                    quoted(&CHECKPOINT_STATUSES)
+                ),
+            );
+            return None;
+        }
+        None => {
+            c.error(
+                item.pos,
+                &field,
+                format!(
+                    "checkpoint `{name}` needs a `status` ({})",
+                    quoted(&CHECKPOINT_STATUSES)
+                ),
+            );
+            return None;
+        }
+    };
+    let message = match item.get("message") {
+        None
+        | Some(Node {
+            value: Value::Null, ..
+        }) => None,
+        Some(Node {
+            value: Value::Str(s),
+            ..
+        }) => Some(s.clone()),
+        Some(node) => {
+            c.error(
+                node.pos,
+                &field,
+                format!(
+                    "checkpoint `{name}`: `message` must be text, not {}",
+                    node.kind()
+                ),
+            );
+            None
+        }
+    };
+    Some(Checkpoint {
+        name,
+        status,
+        message,
+        line: item.pos.line,
+        status_pos,
+    })
+}
+
+fn finish(mut report: HandoffReport, mut c: Collector) -> HandoffReport {
+    c.errors.sort_by_key(|e| (e.line, e.column));
+    c.warnings.sort_by_key(|e| (e.line, e.column));
+    report.valid = c.errors.is_empty();
+    report.errors = c.errors;
+    report.warnings = c.warnings;
+    report
+}
