@@ -26,6 +26,27 @@ pub enum Command {
     Hook(HookArgs),
     /// Finish a killed run: bring back the unstaged changes it saved.
     Restore,
+    /// Validate handoff documents, or tell an agent what to fix.
+    #[command(subcommand)]
+    Handoff(HandoffCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HandoffCommand {
+    /// Validate handoff documents (default: every tracked one under
+    /// `[handoff] paths`); exit 1 when any is invalid.
+    Validate {
+        /// Documents to validate.
+        paths: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// The "Validation Failed" feedback an agent reads before it retries.
+    Feedback {
+        path: PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -85,6 +85,7 @@ fn dispatch(cli: &Cli, io: &mut Streams<'_>) -> ExitCode {
         Command::Install(args) => commands::install::install(&ctx, args, io),
         Command::Uninstall(args) => commands::install::uninstall(&ctx, args, io),
         Command::Restore => commands::restore::run(&ctx, io),
+        Command::Handoff(command) => commands::handoff::run(&ctx, command, io),
     }
 }
 

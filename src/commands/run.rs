@@ -127,11 +127,6 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     };
     ctx.maybe_test_panic("config");
 
-    let settings = match resolve(ctx, args, &config) {
-        Ok(settings) => settings,
-        Err(message) => return stop(io, config.gate.profile, super::usage_error(message)),
-    };
-
     let state_dir = state::state_dir(
         repo.as_ref().map(|r| r.common_dir.as_path()),
         &root,
@@ -147,15 +142,31 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
                 restored.join(", ")
             )),
             Ok(_) => {}
-            Err(e) => return stop(io, settings.profile, super::internal_error(&e)),
+            Err(e) => return stop(io, config.gate.profile, super::internal_error(&e)),
         }
     }
 
     let (selection, mode, selection_notes) = match select_files(ctx, args, &root, repo.is_some()) {
         Ok(selection) => selection,
-        Err(error) => return stop(io, settings.profile, error),
+        Err(error) => return stop(io, config.gate.profile, error),
     };
     notes.extend(selection_notes);
+
+    // The handoff documents among the selected files; their stage names the
+    // phase when neither --phase nor PHASEGATE_PHASE does.
+    let documents = read_handoffs(&root, &selection, &config);
+    let mut rules = handoff_rules(&config);
+    let doc_stages: Vec<(String, String)> = documents
+        .iter()
+        .filter_map(|(path, text)| {
+            let report = crate::handoff::validate(path, text, &rules);
+            report.stage.map(|s| (path.clone(), s))
+        })
+        .collect();
+    let settings = match resolve(ctx, args, &config, &doc_stages) {
+        Ok(settings) => settings,
+        Err(message) => return stop(io, config.gate.profile, super::usage_error(message)),
+    };
     let run_dir = match RunDir::create(&state_dir, SystemTime::now(), std::process::id()) {
         Ok(dir) => dir,
         Err(e) => {
@@ -297,6 +308,19 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         });
     }
 
+    rules.failed_checks = checks
+        .iter()
+        .filter(|c| match &c.run {
+            // Only a check that ran and failed contradicts a claim; one
+            // that could not finish verified nothing either way.
+            CheckRun::Ran(outcome) => {
+                matches!(outcome.termination, runner::Termination::Exited(code) if code != 0)
+                    || matches!(&outcome.verifier, Some(runner::VerifierReply::Answer(a)) if !a.pass)
+            }
+            CheckRun::NotRun(_) => false,
+        })
+        .map(|c| c.name.clone())
+        .collect();
     let verdict = gate::decide(GateInput {
         phase: settings.phase,
         profile: settings.profile,
@@ -309,6 +333,10 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         summary_limit: 5,
         selection: Some(mode),
         blocking,
+        handoffs: documents
+            .iter()
+            .map(|(path, text)| crate::handoff::validate(path, text, &rules))
+            .collect(),
     });
     ctx.maybe_test_panic("decide");
     if let Err(e) = run_dir.write_verdict(&verdict) {
@@ -329,7 +357,37 @@ struct Settings {
     workflow: Option<String>,
 }
 
-fn resolve(ctx: &Context, args: &RunRequest, config: &Config) -> Result<Settings, String> {
+/// The handoff documents among `selection`, read; a document that cannot be
+/// read is validated as empty text, which reports it.
+fn read_handoffs(root: &Path, selection: &[PathBuf], config: &Config) -> Vec<(String, String)> {
+    selection
+        .iter()
+        .filter(|f| config.handoff.path_filter.is_match(f))
+        .map(|f| {
+            let text = std::fs::read(root.join(f))
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            (f.to_string_lossy().into_owned(), text)
+        })
+        .collect()
+}
+
+fn handoff_rules(config: &Config) -> crate::handoff::Rules {
+    crate::handoff::Rules {
+        max_retries: config.gate.max_retries,
+        checkpoints: config.handoff.checkpoints.clone(),
+        claims: config.handoff.claims.clone(),
+        failed_checks: Vec::new(),
+        passed_checks: Vec::new(),
+    }
+}
+
+fn resolve(
+    ctx: &Context,
+    args: &RunRequest,
+    config: &Config,
+    stages: &[(String, String)],
+) -> Result<Settings, String> {
     let profile = match args.profile.as_ref().or(ctx.profile.as_ref()) {
         Some(name) => Profile::parse(name).ok_or_else(|| {
             format!(
@@ -348,10 +406,25 @@ fn resolve(ctx: &Context, args: &RunRequest, config: &Config) -> Result<Settings
             return Err(unknown("workflow", name, config.workflows.keys()));
         }
     }
+    let stage = match stages {
+        [] => None,
+        [(_, first), rest @ ..] => {
+            if let Some((path, other)) = rest.iter().find(|(_, s)| s != first) {
+                let (first_path, _) = &stages[0];
+                if args.phase.is_none() && ctx.phase.is_none() {
+                    return Err(format!(
+                        "the handoff documents disagree on the stage: `{first_path}` says `{first}`, `{path}` says `{other}`; pass --phase"
+                    ));
+                }
+            }
+            Some(first.clone())
+        }
+    };
     let phase = args
         .phase
         .clone()
         .or_else(|| ctx.phase.clone())
+        .or(stage)
         .unwrap_or_else(|| config.gate.default_phase.clone());
     let Some(checks) = config.checks_for(&phase, workflow.as_deref()) else {
         return Err(unknown("phase", &phase, config.phases.keys()));

@@ -79,6 +79,8 @@ pub struct GateInput {
     /// Failures phasegate found itself, outside any check (files the
     /// checks modified): each one fails the run.
     pub blocking: Vec<Diagnostic>,
+    /// The handoff documents among the selected files, validated.
+    pub handoffs: Vec<crate::handoff::HandoffReport>,
 }
 
 /// One check judged.
@@ -126,10 +128,45 @@ pub fn decide(input: GateInput) -> Verdict {
         notes.push(format!("no check ran in phase `{}`", input.phase));
     }
 
-    let blocked_by_gate = !input.blocking.is_empty();
-    diagnostics.splice(0..0, input.blocking);
+    let mut own = input.blocking;
+    for report in &input.handoffs {
+        for issue in &report.errors {
+            own.push(Diagnostic {
+                check: String::new(),
+                origin: Origin::Runtime,
+                tool: "phasegate".to_string(),
+                file: Some(report.path.clone()),
+                line: u32::try_from(issue.line).ok(),
+                column: u32::try_from(issue.column).ok(),
+                severity: Severity::Error,
+                code: Some(format!("handoff:{}", issue.field)),
+                message: issue.message.clone(),
+            });
+        }
+        if report.escalate {
+            notes.push(format!(
+                "handoff `{}` is out of retries ({} of {}): a person is needed",
+                report.path,
+                report.retry_count.unwrap_or(0),
+                report.max_retries
+            ));
+        } else if report.status.as_deref() == Some("blocked") {
+            notes.push(format!(
+                "handoff `{}` says it is blocked: a person is needed",
+                report.path
+            ));
+        }
+    }
+    let escalate = input
+        .handoffs
+        .iter()
+        .any(|h| h.escalate || h.status.as_deref() == Some("blocked"));
+    let blocked_by_gate = !own.is_empty();
+    diagnostics.splice(0..0, own);
     let worst = |effect: Effect| checks.iter().any(|c| c.effect == effect);
-    let (status, next, fail_open) = if worst(Effect::Block) || blocked_by_gate {
+    let (status, next, fail_open) = if escalate {
+        (Status::Blocked, Next::Escalate, false)
+    } else if worst(Effect::Block) || blocked_by_gate {
         (Status::Failed, Next::Fix, false)
     } else if worst(Effect::Incomplete) {
         (Status::Incomplete, Next::Resume, false)
@@ -153,7 +190,11 @@ pub fn decide(input: GateInput) -> Verdict {
         run_id: input.run_id,
         fail_open,
         checks,
-        handoffs: Vec::new(),
+        handoffs: input
+            .handoffs
+            .iter()
+            .map(|h| serde_json::to_value(h).unwrap_or_default())
+            .collect(),
         diagnostics,
         summary,
         notes,
@@ -630,6 +671,7 @@ mod tests {
             summary_limit: 5,
             selection: None,
             blocking: Vec::new(),
+            handoffs: Vec::new(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! the schema rules, claims against the run's checks, and feedback.
 
 pub mod extract;
+pub mod feedback;
 pub mod yaml;
 
 pub mod time;
@@ -10,3 +11,5 @@ pub mod validate;
 
 #[cfg(test)]
 mod tests;
+
+pub use validate::{validate, HandoffReport, Issue, Rules};

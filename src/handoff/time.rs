@@ -3,7 +3,10 @@
 /// Seconds since the epoch (with a fraction in nanoseconds) of an ISO 8601
 /// date or date-time: `2026-01-02`, `2026-01-02T03:04:05Z`,
 /// `2026-01-02 03:04:05.5+02:00`. No zone means UTC.
-#[expect(clippy::many_single_char_names, reason = "short names for a compact date parser")]
+#[expect(
+    clippy::many_single_char_names,
+    reason = "short names for a compact date parser"
+)]
 pub fn parse_instant(text: &str) -> Option<(i64, u32)> {
     let text = text.trim();
     let b = text.as_bytes();

@@ -2,6 +2,7 @@
 //! module that writes to the terminal.
 
 pub mod errors;
+pub mod handoff;
 pub mod human;
 pub mod json;
 pub mod progress;

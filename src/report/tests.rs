@@ -137,6 +137,7 @@ pub fn sample() -> Verdict {
         summary_limit: 5,
         selection: None,
         blocking: Vec::new(),
+        handoffs: Vec::new(),
     })
 }
 

@@ -9,6 +9,7 @@ mod support;
 mod config_errors;
 mod defaults;
 mod git;
+mod handoff;
 mod hooks;
 mod policy;
 mod runner;

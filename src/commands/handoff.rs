@@ -1,0 +1,133 @@
+//! `phasegate handoff validate` and `phasegate handoff feedback`.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::{Format, HandoffCommand};
+use crate::config;
+use crate::context::Context;
+use crate::exit::ExitCode;
+use crate::handoff::{self, feedback::feedback, HandoffReport, Rules};
+use crate::report;
+
+use super::Streams;
+
+pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> ExitCode {
+    let root = match crate::git::discover(&ctx.cwd) {
+        Ok(Some(repo)) => repo.root,
+        Ok(None) => ctx.cwd.clone(),
+        Err(e) => {
+            let _ = writeln!(io.err, "error: {e}");
+            return ExitCode::Usage;
+        }
+    };
+    let config = match config::load(&root) {
+        Ok(config) => config,
+        Err(error) => {
+            report::errors::render_diagnostic(&error, io.err, ctx.color_for(ctx.stderr_tty));
+            return ExitCode::Usage;
+        }
+    };
+    let rules = Rules {
+        max_retries: config.gate.max_retries,
+        checkpoints: config.handoff.checkpoints.clone(),
+        claims: config.handoff.claims.clone(),
+        failed_checks: Vec::new(),
+        passed_checks: Vec::new(),
+    };
+    match command {
+        HandoffCommand::Validate { paths, format } => {
+            let paths = if paths.is_empty() {
+                match crate::git::tracked_files(&root) {
+                    Ok(files) => files
+                        .into_iter()
+                        .filter(|f| config.handoff.path_filter.is_match(f))
+                        .map(|f| root.join(f))
+                        .collect(),
+                    Err(_) => Vec::new(),
+                }
+            } else {
+                paths
+                    .iter()
+                    .map(|p| ctx.cwd.join(p))
+                    .collect::<Vec<PathBuf>>()
+            };
+            let reports: Vec<(HandoffReport, String)> = paths
+                .iter()
+                .map(|p| validate_file(p, &root, &rules))
+                .collect();
+            let written = if *format == Format::Json {
+                report::handoff::render_json(&reports, io.out)
+            } else {
+                report::handoff::render_human(&reports, io.out, ctx.color_for(ctx.stdout_tty))
+            };
+            if let Err(e) = written {
+                let _ = writeln!(io.err, "error: failed to write the report: {e}");
+            }
+            if reports.iter().any(|(r, _)| !r.valid) {
+                ExitCode::Failed
+            } else {
+                ExitCode::Proceed
+            }
+        }
+        HandoffCommand::Feedback { path, format } => {
+            let (report, _) = validate_file(&ctx.cwd.join(path), &root, &rules);
+            let data = feedback(&report);
+            let written = if *format == Format::Json {
+                report::handoff::render_feedback_json(&data, io.out)
+            } else {
+                report::handoff::render_feedback(&data, io.out)
+            };
+            if let Err(e) = written {
+                let _ = writeln!(io.err, "error: failed to write the feedback: {e}");
+            }
+            if data.escalate {
+                ExitCode::Escalate
+            } else if !data.items.is_empty() || !data.valid {
+                ExitCode::Failed
+            } else {
+                ExitCode::Proceed
+            }
+        }
+    }
+}
+
+/// Reads and validates one document; its path is shown relative to the
+/// repository root. An unreadable file is reported as such.
+fn validate_file(path: &Path, root: &Path, rules: &Rules) -> (HandoffReport, String) {
+    let shown = std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.strip_prefix(root).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.to_path_buf())
+        .to_string_lossy()
+        .into_owned();
+    match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => (handoff::validate(&shown, &text, rules), text),
+            Err(e) => {
+                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                let mut report = handoff::validate(&shown, "", rules);
+                report.errors = vec![handoff::Issue {
+                    line: 1,
+                    column: 1,
+                    field: "document".to_string(),
+                    message: "the document is not valid UTF-8: save it as UTF-8".to_string(),
+                    offset: 0,
+                    len: 1,
+                }];
+                (report, text)
+            }
+        },
+        Err(e) => {
+            let mut report = handoff::validate(&shown, "", rules);
+            report.errors = vec![handoff::Issue {
+                line: 1,
+                column: 1,
+                field: "document".to_string(),
+                message: format!("failed to read the document: {e}"),
+                offset: 0,
+                len: 0,
+            }];
+            (report, String::new())
+        }
+    }
+}

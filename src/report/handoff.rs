@@ -1,0 +1,118 @@
+//! Handoff reports: validation results (miette snippets for people, JSON
+//! for programs) and the retry feedback an agent reads.
+
+use std::io::{self, Write};
+
+use miette::{LabeledSpan, NamedSource};
+
+use crate::handoff::feedback::Feedback;
+use crate::handoff::HandoffReport;
+
+/// `{"handoffs": [...]}`.
+pub fn render_json(reports: &[(HandoffReport, String)], out: &mut dyn Write) -> io::Result<()> {
+    let list: Vec<&HandoffReport> = reports.iter().map(|(r, _)| r).collect();
+    serde_json::to_writer_pretty(&mut *out, &serde_json::json!({ "handoffs": list }))
+        .map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+/// One line per valid document; each invalid one drawn with its labels.
+pub fn render_human(
+    reports: &[(HandoffReport, String)],
+    out: &mut dyn Write,
+    color: bool,
+) -> io::Result<()> {
+    if reports.is_empty() {
+        return writeln!(out, "no handoff documents to validate");
+    }
+    for (report, text) in reports {
+        let what = format!(
+            "{} ({}, {})",
+            report.path,
+            report.id.as_deref().unwrap_or("no id"),
+            report.stage.as_deref().unwrap_or("no stage")
+        );
+        if report.valid {
+            let escalate = if report.escalate {
+                " — out of retries: a person is needed"
+            } else {
+                ""
+            };
+            writeln!(out, "✓ {what}{escalate}")?;
+        } else {
+            let labels = report.errors.iter().map(|e| {
+                LabeledSpan::new(Some(e.message.clone()), e.offset.min(text.len()), e.len)
+            });
+            let diagnostic =
+                miette::MietteDiagnostic::new(format!("invalid handoff document {what}"))
+                    .with_labels(labels)
+                    .with_help(
+                        "fix each labelled line, then run `phasegate handoff validate` again",
+                    );
+            let report_with_source = miette::Report::new(diagnostic)
+                .with_source_code(NamedSource::new(report.path.clone(), text.clone()));
+            super::errors::render_diagnostic(report_with_source.as_ref(), out, color);
+            for e in &report.errors {
+                writeln!(
+                    out,
+                    "  {}:{}:{} error {}",
+                    report.path, e.line, e.column, e.message
+                )?;
+            }
+        }
+        for w in &report.warnings {
+            writeln!(
+                out,
+                "  {}:{}:{} warning {}",
+                report.path, w.line, w.column, w.message
+            )?;
+        }
+    }
+    Ok(())
+}
+
+pub fn render_feedback_json(feedback: &Feedback, out: &mut dyn Write) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, feedback).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+/// The "Validation Failed" markdown.
+pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<()> {
+    let id = feedback.id.as_deref().unwrap_or(&feedback.path);
+    if feedback.items.is_empty() && feedback.valid {
+        writeln!(out, "## Validation Passed: {id}\n")?;
+        return writeln!(
+            out,
+            "Every required checkpoint passes; the handoff may proceed."
+        );
+    }
+    writeln!(
+        out,
+        "## Validation Failed: {id} ({})\n",
+        feedback.stage.as_deref().unwrap_or("unknown stage")
+    )?;
+    writeln!(
+        out,
+        "Retry attempt {} of {}\n",
+        feedback.attempt, feedback.max_retries
+    )?;
+    if feedback.escalate {
+        writeln!(
+            out,
+            "**Escalation:** the retry budget is spent. Stop here and hand this to a person.\n"
+        )?;
+    }
+    for item in &feedback.items {
+        match item.kind {
+            "checkpoint" => writeln!(out, "### Checkpoint `{}` (line {})", item.name, item.line)?,
+            _ => writeln!(out, "### Defect in `{}` (line {})", item.name, item.line)?,
+        }
+        writeln!(out, "- **Status:** {}", item.status)?;
+        writeln!(out, "- **Reason:** {}", item.reason)?;
+        if let Some(details) = &item.details {
+            writeln!(out, "- **Details:** {details}")?;
+        }
+        writeln!(out, "- **What to fix:** {}\n", item.fix)?;
+    }
+    Ok(())
+}

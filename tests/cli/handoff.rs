@@ -1,0 +1,162 @@
+//! Handoff documents from the command line: validate, feedback, and runs
+//! whose phase, verdict and claims come from them.
+
+use crate::support::TestRepo;
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/fixtures/handoff/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+const GATE: &str = r#"[phases.implementation]
+checks = [ { name = "tests", command = "true" }, { name = "lint", command = "true" } ]
+
+[phases.qa]
+checks = [ { name = "qa-tests", command = "true" } ]
+"#;
+
+#[test]
+fn validate_prints_the_documented_json_and_exits_1_on_an_invalid_document() {
+    let repo = TestRepo::new();
+    repo.stage("handoffs/good.md", &fixture("valid-complete.md"));
+    repo.stage("handoffs/bad.md", &fixture("ready-but-skip.md"));
+    let run = repo.phasegate(&["handoff", "validate", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let v = run.json();
+    let list = v["handoffs"].as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    let bad = list
+        .iter()
+        .find(|h| h["path"] == "handoffs/bad.md")
+        .unwrap();
+    assert_eq!(bad["valid"], false);
+    assert_eq!(bad["id"], "F011");
+    assert_eq!(bad["stage"], "implementation");
+    assert_eq!(bad["escalate"], false);
+    let error = &bad["errors"][0];
+    assert_eq!(
+        (error["line"].as_u64(), error["column"].as_u64()),
+        (Some(7), Some(16))
+    );
+    assert_eq!(error["field"], "handoff_ready");
+
+    let run = repo.phasegate(&["handoff", "validate", "handoffs/good.md"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(run
+        .stdout
+        .contains("✓ handoffs/good.md (F001, implementation)"));
+    let run = repo.phasegate(&["handoff", "validate", "handoffs/bad.md"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.contains("handoffs/bad.md:7:16"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_run_takes_its_phase_from_the_handoff_and_fails_on_an_invalid_one() {
+    let repo = TestRepo::new();
+    repo.config(GATE);
+    repo.stage("handoffs/F003.md", &fixture("crlf-bom.md"));
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["phase"], "qa");
+    assert_eq!(v["handoffs"][0]["valid"], true);
+
+    repo.stage("handoffs/F011.md", &fixture("ready-but-skip.md"));
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 2, "the documents disagree on the stage: {v:#}");
+    let (code, v) = repo.verdict(&["--phase", "implementation"]);
+    assert_eq!(code, 1, "{v:#}");
+    let d = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["file"] == "handoffs/F011.md")
+        .unwrap();
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(7), Some(16))
+    );
+}
+
+#[test]
+fn a_document_out_of_retries_blocks_the_run_for_a_person() {
+    let repo = TestRepo::new();
+    repo.config(GATE);
+    repo.stage("handoffs/F016.md", &fixture("escalates.md"));
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 4, "{v:#}");
+    assert_eq!(v["status"], "blocked");
+    assert_eq!(v["next"], "escalate");
+    assert_eq!(v["handoffs"][0]["escalate"], true);
+
+    let run = repo.phasegate(&["handoff", "feedback", "handoffs/F016.md"]);
+    assert_eq!(run.code, 4);
+    assert!(
+        run.stdout.contains("## Validation Failed: F016"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("Retry attempt 4 of 3"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("### Checkpoint `tests_passing`"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_claim_the_checks_contradict_fails_at_the_checkpoint_line() {
+    let repo = TestRepo::new();
+    repo.config(&GATE.replace(
+        r#"{ name = "tests", command = "true" }"#,
+        r#"{ name = "tests", command = "false" }"#,
+    ));
+    repo.stage("handoffs/F001.md", &fixture("valid-complete.md"));
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    let d = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "handoff:checkpoints.tests_passing")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(d["line"], 16);
+    assert!(d["message"]
+        .as_str()
+        .unwrap()
+        .contains("claim contradicted by check `tests`"));
+}
+
+#[test]
+fn feedback_as_json_lists_what_to_fix() {
+    let repo = TestRepo::new();
+    repo.write("handoffs/F002.md", &fixture("valid-in-progress.md"));
+    let run = repo.phasegate(&[
+        "handoff",
+        "feedback",
+        "handoffs/F002.md",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 1);
+    let v = run.json();
+    assert_eq!(v["attempt"], 1);
+    let names: Vec<&str> = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["code_complete", "tests_passing"]);
+    assert_eq!(v["items"][0]["reason"], "the parser is half done");
+}
