@@ -41,6 +41,10 @@ pub enum HandoffCommand {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
+    /// Write the last run's results into a document's frontmatter (the
+    /// checkpoints its checks verify, `handoff_ready`, `retry_count`,
+    /// `last_failure`), changing nothing else.
+    Stamp { path: PathBuf },
     /// The "Validation Failed" feedback an agent reads before it retries.
     Feedback {
         path: PathBuf,

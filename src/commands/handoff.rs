@@ -69,6 +69,7 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
                 ExitCode::Proceed
             }
         }
+        HandoffCommand::Stamp { path } => stamp(ctx, &root, &config, path, io),
         HandoffCommand::Feedback { path, format } => {
             let (report, _) = validate_file(&ctx.cwd.join(path), &root, &rules);
             let data = feedback(&report);
@@ -130,4 +131,104 @@ fn validate_file(path: &Path, root: &Path, rules: &Rules) -> (HandoffReport, Str
             (report, String::new())
         }
     }
+}
+
+/// The newest run's verdict, as JSON.
+fn last_verdict(ctx: &Context, root: &Path) -> Option<serde_json::Value> {
+    let repo = crate::git::discover(root).ok().flatten();
+    let state = crate::state::state_dir(
+        repo.as_ref().map(|r| r.common_dir.as_path()),
+        root,
+        &ctx.temp_dir,
+    );
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(state.join("runs"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("verdict.json").is_file())
+        .collect();
+    runs.sort();
+    let text = std::fs::read(runs.last()?.join("verdict.json")).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+fn stamp(
+    ctx: &Context,
+    root: &Path,
+    config: &config::Config,
+    path: &Path,
+    io: &mut Streams<'_>,
+) -> ExitCode {
+    use crate::handoff::stamp::{apply, stamp_edits, RunResults};
+    let Some(verdict) = last_verdict(ctx, root) else {
+        let _ = writeln!(
+            io.err,
+            "error: there is no run to stamp from\nhelp: run `phasegate run` first"
+        );
+        return ExitCode::Usage;
+    };
+    let mut results = RunResults::default();
+    for check in verdict["checks"].as_array().into_iter().flatten() {
+        let (Some(name), Some(status)) = (check["name"].as_str(), check["status"].as_str()) else {
+            continue;
+        };
+        match status {
+            "passed" => {
+                results.checks.insert(name.to_string(), true);
+            }
+            "failed" | "warned" => {
+                results.checks.insert(name.to_string(), false);
+            }
+            // Skipped, missing, timed out or crashed: verified nothing.
+            _ => {}
+        }
+    }
+    results.failed = matches!(verdict["status"].as_str(), Some("failed" | "blocked"));
+    results.failure = verdict["summary"][0].as_str().map(str::to_string);
+    let full = ctx.cwd.join(path);
+    let text = match std::fs::read_to_string(&full) {
+        Ok(text) => text,
+        Err(e) => {
+            let _ = writeln!(io.err, "error: failed to read `{}`: {e}", path.display());
+            return ExitCode::Usage;
+        }
+    };
+    let stage = crate::handoff::validate("", &text, &crate::handoff::Rules::default()).stage;
+    let required = stage.and_then(|s| config.handoff.checkpoints.get(&s).cloned());
+    let edits = match stamp_edits(&text, &results, &config.handoff.claims, required.as_deref()) {
+        Ok(edits) => edits,
+        Err(reason) => {
+            let _ = writeln!(io.err, "error: cannot stamp `{}`: {reason}", path.display());
+            return ExitCode::Failed;
+        }
+    };
+    if edits.is_empty() {
+        let _ = writeln!(
+            io.out,
+            "`{}` already says what the last run found",
+            path.display()
+        );
+        return ExitCode::Proceed;
+    }
+    let stamped = apply(&text, &edits);
+    // Atomically, keeping the file's permissions.
+    let temp = full.with_extension("phasegate-stamp");
+    let written = std::fs::write(&temp, &stamped).and_then(|()| {
+        if let Ok(meta) = std::fs::metadata(&full) {
+            std::fs::set_permissions(&temp, meta.permissions())?;
+        }
+        std::fs::rename(&temp, &full)
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        let _ = writeln!(io.err, "error: failed to write `{}`: {e}", path.display());
+        return ExitCode::Incomplete;
+    }
+    let _ = writeln!(
+        io.out,
+        "stamped `{}` with the results of run {}",
+        path.display(),
+        verdict["run_id"].as_str().unwrap_or("?")
+    );
+    ExitCode::Proceed
 }

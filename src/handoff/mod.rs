@@ -3,6 +3,7 @@
 
 pub mod extract;
 pub mod feedback;
+pub mod stamp;
 pub mod yaml;
 
 pub mod time;

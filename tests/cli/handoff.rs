@@ -160,3 +160,28 @@ fn feedback_as_json_lists_what_to_fix() {
     assert_eq!(names, ["code_complete", "tests_passing"]);
     assert_eq!(v["items"][0]["reason"], "the parser is half done");
 }
+
+#[test]
+fn stamp_writes_the_last_runs_results_and_nothing_else() {
+    let repo = TestRepo::new();
+    repo.config(&GATE.replace(
+        r#"{ name = "tests", command = "true" }"#,
+        r#"{ name = "tests", command = "false" }"#,
+    ));
+    let doc = fixture("valid-in-progress.md");
+    repo.stage("handoffs/F002.md", &doc);
+    let run = repo.phasegate(&["handoff", "stamp", "handoffs/F002.md"]);
+    assert_eq!(run.code, 2, "no run yet: {}", run.stderr);
+    assert_eq!(repo.verdict(&[]).0, 1);
+    let run = repo.phasegate(&["handoff", "stamp", "handoffs/F002.md"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let stamped = repo.read("handoffs/F002.md");
+    let expected = doc
+        .replace("  - name: tests_passing\n    status: skip", "  - name: tests_passing\n    status: fail")
+        .replacen(
+            "    status: pass\n---\n",
+            "    status: pass\nretry_count: 1\nlast_failure: \"phasegate.toml:2 check-failed check `tests` failed (exit 1); it printed nothing (tests)\"\n---\n",
+            1,
+        );
+    assert_eq!(stamped, expected);
+}

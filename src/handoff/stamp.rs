@@ -1,0 +1,368 @@
+//! Writing a run's results back into a handoff document's frontmatter: the
+//! checkpoints the run verified, `handoff_ready`, `retry_count` (+1 on a
+//! failure) and `last_failure`. Only those values change; every other byte
+//! of the file stays as it was.
+
+use std::collections::BTreeMap;
+
+use super::extract::extract;
+use super::validate::default_checkpoints;
+use super::yaml::{parse, Node, Pos, Value};
+
+/// What a run says about a document.
+#[derive(Debug, Clone, Default)]
+pub struct RunResults {
+    /// Check name → whether it passed, for the checks that ran.
+    pub checks: BTreeMap<String, bool>,
+    /// The run failed (a blocking check, an invalid document).
+    pub failed: bool,
+    /// One line on why, for `last_failure`.
+    pub failure: Option<String>,
+}
+
+/// One replacement of bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
+}
+
+/// A YAML double-quoted string.
+fn quote(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn replace(pos: Pos, text: String) -> Edit {
+    Edit {
+        start: pos.offset,
+        end: pos.offset + pos.len,
+        text,
+    }
+}
+
+/// The edits that stamp `results` into `text`, or why it cannot be stamped
+/// (no frontmatter, invalid YAML).
+pub fn stamp_edits(
+    text: &str,
+    results: &RunResults,
+    claims: &BTreeMap<String, String>,
+    required: Option<&[String]>,
+) -> Result<Vec<Edit>, String> {
+    let fm = extract(text).map_err(|e| e.message().to_string())?;
+    let (root, duplicates) =
+        parse(&fm).map_err(|e| format!("line {}: {}", e.pos.line, e.message))?;
+    if let Some(d) = duplicates.first() {
+        return Err(format!("line {}: {}", d.pos.line, d.message));
+    }
+    let Some(root) = root.filter(|r| matches!(r.value, Value::Map(_))) else {
+        return Err("the frontmatter is not a mapping of fields".to_string());
+    };
+    let newline =
+        if fm.yaml.contains("\r\n") || text[fm.offset + fm.yaml.len()..].starts_with("---\r\n") {
+            "\r\n"
+        } else {
+            "\n"
+        };
+    let insert_at = fm.offset + fm.yaml.len();
+    let mut edits = Vec::new();
+    let mut inserted = String::new();
+
+    // Checkpoints the run verified.
+    let mut statuses: BTreeMap<String, String> = BTreeMap::new();
+    if let Some(Node {
+        value: Value::Seq(items),
+        ..
+    }) = root.get("checkpoints")
+    {
+        for item in items {
+            let Some(Node {
+                value: Value::Str(name),
+                ..
+            }) = item.get("name")
+            else {
+                continue;
+            };
+            let mut status = match item.get("status") {
+                Some(Node {
+                    value: Value::Str(s),
+                    ..
+                }) => s.clone(),
+                _ => String::new(),
+            };
+            if let Some(passed) = claims.get(name).and_then(|check| results.checks.get(check)) {
+                let verified = if *passed { "pass" } else { "fail" };
+                if let Some(node) = item.get("status") {
+                    if status != verified {
+                        edits.push(replace(node.pos, verified.to_string()));
+                    }
+                }
+                status = verified.to_string();
+            }
+            statuses.insert(name.clone(), status);
+        }
+    }
+
+    // handoff_ready follows the required checkpoints.
+    let stage = match root.get("stage") {
+        Some(Node {
+            value: Value::Str(s),
+            ..
+        }) => s.clone(),
+        _ => String::new(),
+    };
+    let defaults: Vec<String> = default_checkpoints(&stage)
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect();
+    let required = required.unwrap_or(&defaults);
+    let ready = !required.is_empty()
+        && required
+            .iter()
+            .all(|r| statuses.get(r).is_some_and(|s| s == "pass"));
+    match root.get("handoff_ready") {
+        Some(Node {
+            value: Value::Bool(b),
+            ..
+        }) if *b == ready => {}
+        Some(node) => edits.push(replace(node.pos, ready.to_string())),
+        None => inserted.push_str(&format!("handoff_ready: {ready}{newline}")),
+    }
+
+    if results.failed {
+        match root.get("retry_count") {
+            Some(Node {
+                value: Value::Int(n),
+                pos,
+            }) => edits.push(replace(*pos, (n + 1).to_string())),
+            Some(node) if matches!(node.value, Value::Null) => {
+                edits.push(replace(node.pos, "1".to_string()));
+            }
+            Some(_) => {
+                return Err("`retry_count` is not a number; fix it before stamping".to_string())
+            }
+            None => inserted.push_str(&format!("retry_count: 1{newline}")),
+        }
+        let failure = quote(results.failure.as_deref().unwrap_or("the gate failed"));
+        match (root.get("last_failure"), root.key("last_failure")) {
+            (Some(node), Some(_)) if !matches!(node.value, Value::Null) || node.pos.len > 1 => {
+                edits.push(replace(node.pos, failure));
+            }
+            (_, Some(key)) => {
+                // `last_failure:` with nothing after it: the value goes after
+                // the colon.
+                let colon = text[key.pos.offset..]
+                    .find(':')
+                    .map_or(key.pos.offset + key.pos.len, |i| key.pos.offset + i + 1);
+                edits.push(Edit {
+                    start: colon,
+                    end: colon,
+                    text: format!(" {failure}"),
+                });
+            }
+            (_, None) => inserted.push_str(&format!("last_failure: {failure}{newline}")),
+        }
+    }
+    if !inserted.is_empty() {
+        // New fields go just before the closing delimiter, on lines of
+        // their own.
+        let needs_newline = !fm.yaml.is_empty() && !fm.yaml.ends_with('\n');
+        let text = if needs_newline {
+            format!("{newline}{inserted}")
+        } else {
+            inserted
+        };
+        edits.push(Edit {
+            start: insert_at,
+            end: insert_at,
+            text,
+        });
+    }
+    edits.sort_by_key(|e| e.start);
+    Ok(edits)
+}
+
+/// Applies edits (sorted, not overlapping) to `text`.
+pub fn apply(text: &str, edits: &[Edit]) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut at = 0;
+    for edit in edits {
+        out.push_str(&text[at..edit.start]);
+        out.push_str(&edit.text);
+        at = edit.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handoff::validate::{validate, Rules};
+
+    fn claims() -> BTreeMap<String, String> {
+        [("tests_passing", "tests"), ("no_lint_errors", "lint")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn results(tests: bool, lint: bool) -> RunResults {
+        RunResults {
+            checks: [("tests".to_string(), tests), ("lint".to_string(), lint)]
+                .into_iter()
+                .collect(),
+            failed: !(tests && lint),
+            failure: (!(tests && lint)).then(|| "tests: 2 failed \"quoted\"".to_string()),
+        }
+    }
+
+    const DOC: &str = "---\nid: F1   # the id\nstage: implementation\ntitle: 'Stamp me'\nstarted_at: 2026-11-20T09:00:00Z\nstatus: in_progress\nhandoff_ready: false\nretry_count: 0\nlast_failure:\ncheckpoints:\n  - name: tests_written\n    status: pass   # by hand\n  - name: code_complete\n    status: pass\n  - name: tests_passing\n    status: skip\n  - name: no_lint_errors\n    status: fail\n---\nBody\n---\n";
+
+    #[test]
+    fn a_passing_run_marks_the_claims_and_readiness() {
+        let edits = stamp_edits(DOC, &results(true, true), &claims(), None).unwrap();
+        let out = apply(DOC, &edits);
+        assert_eq!(
+            out,
+            DOC.replace("status: skip", "status: pass")
+                .replace("    status: fail", "    status: pass")
+                .replace("handoff_ready: false", "handoff_ready: true")
+        );
+        let report = validate(
+            "x.md",
+            &out,
+            &Rules {
+                max_retries: 3,
+                claims: claims(),
+                ..Rules::default()
+            },
+        );
+        assert!(report.valid, "{:?}", report.errors);
+    }
+
+    #[test]
+    fn a_failing_run_counts_the_retry_and_says_why() {
+        let out = apply(
+            DOC,
+            &stamp_edits(DOC, &results(false, true), &claims(), None).unwrap(),
+        );
+        assert!(out.contains("retry_count: 1\n"), "{out}");
+        assert!(
+            out.contains("last_failure: \"tests: 2 failed \\\"quoted\\\"\"\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("  - name: tests_passing\n    status: fail\n"),
+            "{out}"
+        );
+        assert!(out.contains("id: F1   # the id\n"));
+        assert!(out.ends_with("---\nBody\n---\n"));
+    }
+
+    #[test]
+    fn missing_fields_are_added_before_the_closing_line_with_the_files_line_ends() {
+        let doc = "---\r\nid: F2\r\nstage: qa\r\ncheckpoints: []\r\n---\r\nbody\r\n";
+        let out = apply(
+            doc,
+            &stamp_edits(doc, &results(false, false), &claims(), None).unwrap(),
+        );
+        assert_eq!(
+            out,
+            "---\r\nid: F2\r\nstage: qa\r\ncheckpoints: []\r\nhandoff_ready: false\r\nretry_count: 1\r\nlast_failure: \"tests: 2 failed \\\"quoted\\\"\"\r\n---\r\nbody\r\n"
+        );
+    }
+
+    /// Property: whatever the layout (comments, quoting, indentation, line
+    /// ends, field order), stamping changes only the stamped values: every
+    /// other line of the document is byte for byte the same.
+    #[test]
+    fn stamping_leaves_every_other_byte_alone() {
+        let layouts = [
+            ("\n", "  ", ""),
+            ("\r\n", "    ", "  # note"),
+            ("\n", " ", " # ✓ unicode comment"),
+        ];
+        let stamped_keys = ["handoff_ready:", "retry_count:", "last_failure:", "status:"];
+        for (nl, indent, comment) in layouts {
+            for order in 0..3 {
+                let mut fields = vec![
+                    format!("id: 'F{order}'{comment}"),
+                    "stage: implementation".to_string(),
+                    format!("title: \"Layout {order}\"{comment}"),
+                    "started_at: 2026-11-20T09:00:00+01:00".to_string(),
+                    "status: in_progress".to_string(),
+                    format!("handoff_ready: false{comment}"),
+                    format!("retry_count: {order}"),
+                    "extra_field: kept".to_string(),
+                ];
+                fields.rotate_left(order);
+                let mut doc = format!("---{nl}");
+                for f in &fields {
+                    doc.push_str(f);
+                    doc.push_str(nl);
+                }
+                doc.push_str(&format!("checkpoints:{nl}"));
+                for (name, status) in [
+                    ("tests_written", "pass"),
+                    ("code_complete", "pass"),
+                    ("tests_passing", "fail"),
+                    ("no_lint_errors", "skip"),
+                ] {
+                    doc.push_str(&format!(
+                        "{indent}- name: {name}{comment}{nl}{indent}  status: {status}{nl}"
+                    ));
+                }
+                doc.push_str(&format!("---{nl}# Body{nl}---{nl}text{nl}"));
+                for (tests, lint) in [(true, true), (false, true), (true, false)] {
+                    let out = apply(
+                        &doc,
+                        &stamp_edits(&doc, &results(tests, lint), &claims(), None).unwrap(),
+                    );
+                    let before: Vec<&str> = doc.split(nl).collect();
+                    let after: Vec<&str> = out.split(nl).collect();
+                    let mut a = 0;
+                    for line in &before {
+                        // Lines stamping added (fields the document lacked)
+                        // come before the closing line.
+                        while *line == "---"
+                            && a < after.len()
+                            && stamped_keys.iter().any(|k| after[a].starts_with(k))
+                        {
+                            a += 1;
+                        }
+                        let stamped = stamped_keys
+                            .iter()
+                            .any(|k| line.trim_start().trim_start_matches("- ").starts_with(k));
+                        if stamped {
+                            // The line's key and everything before the value stay.
+                            let key_end = line.find(':').unwrap() + 1;
+                            assert_eq!(&after[a][..key_end], &line[..key_end], "{doc}\n=>\n{out}");
+                        } else {
+                            assert_eq!(
+                                after[a], *line,
+                                "only stamped values may change:\n{doc}\n=>\n{out}"
+                            );
+                        }
+                        a += 1;
+                    }
+                    // Anything added comes before the closing line only.
+                    assert!(after.len() >= before.len());
+                }
+            }
+        }
+    }
+}
