@@ -9,13 +9,9 @@ use crate::exit::ExitCode;
 use super::Streams;
 
 pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
-    let root = match crate::git::discover(&ctx.cwd) {
-        Ok(Some(repo)) => repo.root,
-        Ok(None) => ctx.cwd.clone(),
-        Err(e) => {
-            let _ = writeln!(io.err, "error: {e}");
-            return ExitCode::Usage;
-        }
+    let root = match super::project_root(ctx, io) {
+        Ok(root) => root,
+        Err(code) => return code,
     };
     let path = root.join("phasegate.toml");
     if path.exists() && !args.force {

@@ -64,6 +64,19 @@ fn finish_write(written: std::io::Result<()>, io: &mut Streams<'_>) {
     }
 }
 
+/// The repository's work tree, or the current directory outside one; a
+/// repository that cannot be used is reported and ends the command.
+pub fn project_root(ctx: &Context, io: &mut Streams<'_>) -> Result<std::path::PathBuf, ExitCode> {
+    match crate::git::discover(&ctx.cwd) {
+        Ok(Some(repo)) => Ok(repo.root),
+        Ok(None) => Ok(ctx.cwd.clone()),
+        Err(e) => {
+            let _ = writeln!(io.err, "error: {e}");
+            Err(ExitCode::Usage)
+        }
+    }
+}
+
 pub fn usage_error(message: String) -> VerdictError {
     VerdictError {
         kind: "usage",

@@ -313,19 +313,27 @@ fn recover_locked(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectE
     Ok(restored)
 }
 
-/// The tracked files whose work-tree state differs from the index, and
-/// the intent-to-add files (their staged content is "nothing").
-fn unstaged_entries(root: &Path) -> Result<Vec<Entry>, ProtectError> {
-    let repo = open(root)?;
-    let index = repo.index().map_err(git_error("read the index"))?;
+/// The index against the work tree: tracked files only, submodules left
+/// alone.
+fn unstaged_diff<'r>(
+    repo: &'r Repository,
+    index: &git2::Index,
+) -> Result<git2::Diff<'r>, ProtectError> {
     let mut options = DiffOptions::new();
     options
         .include_typechange(true)
         .include_untracked(false)
         .ignore_submodules(true);
-    let diff = repo
-        .diff_index_to_workdir(Some(&index), Some(&mut options))
-        .map_err(git_error("compare the index with the work tree"))?;
+    repo.diff_index_to_workdir(Some(index), Some(&mut options))
+        .map_err(git_error("compare the index with the work tree"))
+}
+
+/// The tracked files whose work-tree state differs from the index, and
+/// the intent-to-add files (their staged content is "nothing").
+fn unstaged_entries(root: &Path) -> Result<Vec<Entry>, ProtectError> {
+    let repo = open(root)?;
+    let index = repo.index().map_err(git_error("read the index"))?;
+    let diff = unstaged_diff(&repo, &index)?;
     let mut entries = Vec::new();
     for delta in diff.deltas() {
         if !matches!(
@@ -498,14 +506,7 @@ impl UnstagedGuard {
     fn changed_by_checks(&self) -> Result<Vec<String>, ProtectError> {
         let repo = open(&self.root)?;
         let index = repo.index().map_err(git_error("read the index"))?;
-        let mut options = DiffOptions::new();
-        options
-            .include_typechange(true)
-            .include_untracked(false)
-            .ignore_submodules(true);
-        let diff = repo
-            .diff_index_to_workdir(Some(&index), Some(&mut options))
-            .map_err(git_error("compare the index with the work tree"))?;
+        let diff = unstaged_diff(&repo, &index)?;
         let mut out = Vec::new();
         for delta in diff.deltas() {
             let Some(path) = delta.new_file().path_bytes() else {

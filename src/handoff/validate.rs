@@ -223,19 +223,7 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
         return finish(report, c);
     };
     if let Value::Map(entries) = &root.value {
-        for (key, _) in entries {
-            if !FIELDS.contains(&key.name.as_str()) {
-                let hint = match suggest(&key.name, FIELDS) {
-                    Some(near) => format!("; did you mean `{near}`?"),
-                    None => String::new(),
-                };
-                c.warning(
-                    key.pos,
-                    &key.name,
-                    format!("unknown field `{}`{hint}", key.name),
-                );
-            }
-        }
+        unknown_fields(&mut c, entries, &FIELDS, None);
     }
 
     let text_field = |c: &mut Collector, name: &str, required: bool| -> Option<(String, Pos)> {
@@ -577,6 +565,35 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
     finish(report, c)
 }
 
+/// A warning for every key not in `known`, with the nearest known one.
+/// `field` names where they are (the key itself when `None`).
+fn unknown_fields(
+    c: &mut Collector,
+    entries: &[(super::yaml::Key, Node)],
+    known: &[&str],
+    field: Option<&str>,
+) {
+    for (key, _) in entries {
+        if known.contains(&key.name.as_str()) {
+            continue;
+        }
+        let hint = match suggest(&key.name, known.iter().copied()) {
+            Some(near) => format!("; did you mean `{near}`?"),
+            None => String::new(),
+        };
+        let what = if field.is_some() {
+            "checkpoint field"
+        } else {
+            "field"
+        };
+        c.warning(
+            key.pos,
+            field.unwrap_or(&key.name),
+            format!("unknown {what} `{}`{hint}", key.name),
+        );
+    }
+}
+
 fn checkpoint(c: &mut Collector, item: &Node) -> Option<Checkpoint> {
     let Value::Map(entries) = &item.value else {
         c.error(
@@ -589,19 +606,7 @@ fn checkpoint(c: &mut Collector, item: &Node) -> Option<Checkpoint> {
         );
         return None;
     };
-    for (key, _) in entries {
-        if !CHECKPOINT_FIELDS.contains(&key.name.as_str()) {
-            let hint = match suggest(&key.name, CHECKPOINT_FIELDS) {
-                Some(near) => format!("; did you mean `{near}`?"),
-                None => String::new(),
-            };
-            c.warning(
-                key.pos,
-                "checkpoints",
-                format!("unknown checkpoint field `{}`{hint}", key.name),
-            );
-        }
-    }
+    unknown_fields(c, entries, &CHECKPOINT_FIELDS, Some("checkpoints"));
     let name = match item.get("name") {
         Some(Node {
             value: Value::Str(s),
