@@ -54,6 +54,28 @@ fn replace(pos: Pos, text: String) -> Edit {
     }
 }
 
+/// The edit that sets `key` of the mapping `parent` (which has it) to
+/// `new`. A value written as nothing (`key:` or `key: # comment`) gets the
+/// new value right after the colon; anything else is replaced in place.
+fn set_value(text: &str, parent: &Node, key: &str, new: String) -> Option<Edit> {
+    let node = parent.get(key)?;
+    let written = text
+        .get(node.pos.offset..node.pos.offset + node.pos.len)
+        .unwrap_or("");
+    let spelled_null = matches!(written, "~" | "null" | "Null" | "NULL");
+    if matches!(node.value, Value::Null) && !spelled_null {
+        let key = parent.key(key)?;
+        let after_key = key.pos.offset + key.pos.len;
+        let colon = after_key + text.get(after_key..)?.find(':')? + 1;
+        return Some(Edit {
+            start: colon,
+            end: colon,
+            text: format!(" {new}"),
+        });
+    }
+    Some(replace(node.pos, new))
+}
+
 /// The edits that stamp `results` into `text`, or why it cannot be stamped
 /// (no frontmatter, invalid YAML).
 pub fn stamp_edits(
@@ -78,6 +100,13 @@ pub fn stamp_edits(
             "\n"
         };
     let insert_at = fm.offset + fm.yaml.len();
+    // New fields line up with the existing ones, however they are indented.
+    let indent = match &root.value {
+        Value::Map(entries) => entries.first().map_or_else(String::new, |(key, _)| {
+            " ".repeat(key.pos.column.saturating_sub(1))
+        }),
+        _ => String::new(),
+    };
     let mut edits = Vec::new();
     let mut inserted = String::new();
 
@@ -105,10 +134,8 @@ pub fn stamp_edits(
             };
             if let Some(passed) = claims.get(name).and_then(|check| results.checks.get(check)) {
                 let verified = if *passed { "pass" } else { "fail" };
-                if let Some(node) = item.get("status") {
-                    if status != verified {
-                        edits.push(replace(node.pos, verified.to_string()));
-                    }
+                if status != verified {
+                    edits.extend(set_value(text, item, "status", verified.to_string()));
                 }
                 status = verified.to_string();
             }
@@ -138,45 +165,38 @@ pub fn stamp_edits(
             value: Value::Bool(b),
             ..
         }) if *b == ready => {}
-        Some(node) => edits.push(replace(node.pos, ready.to_string())),
-        None => inserted.push_str(&format!("handoff_ready: {ready}{newline}")),
+        Some(_) => edits.extend(set_value(text, &root, "handoff_ready", ready.to_string())),
+        None => inserted.push_str(&format!("{indent}handoff_ready: {ready}{newline}")),
     }
 
     if results.failed {
         match root.get("retry_count") {
             Some(Node {
                 value: Value::Int(n),
-                pos,
-            }) => edits.push(replace(*pos, (n + 1).to_string())),
+                ..
+            }) => edits.extend(set_value(text, &root, "retry_count", (n + 1).to_string())),
             Some(node) if matches!(node.value, Value::Null) => {
-                edits.push(replace(node.pos, "1".to_string()));
+                edits.extend(set_value(text, &root, "retry_count", "1".to_string()));
             }
             Some(_) => {
                 return Err("`retry_count` is not a number; fix it before stamping".to_string())
             }
-            None => inserted.push_str(&format!("retry_count: 1{newline}")),
+            None => inserted.push_str(&format!("{indent}retry_count: 1{newline}")),
         }
         let failure = quote(results.failure.as_deref().unwrap_or("the gate failed"));
-        match (root.get("last_failure"), root.key("last_failure")) {
-            (Some(node), Some(_)) if !matches!(node.value, Value::Null) || node.pos.len > 1 => {
-                edits.push(replace(node.pos, failure));
-            }
-            (_, Some(key)) => {
-                // `last_failure:` with nothing after it: the value goes after
-                // the colon.
-                let colon = text[key.pos.offset..]
-                    .find(':')
-                    .map_or(key.pos.offset + key.pos.len, |i| key.pos.offset + i + 1);
-                edits.push(Edit {
-                    start: colon,
-                    end: colon,
-                    text: format!(" {failure}"),
-                });
-            }
-            (_, None) => inserted.push_str(&format!("last_failure: {failure}{newline}")),
+        if root.key("last_failure").is_some() {
+            edits.extend(set_value(text, &root, "last_failure", failure));
+        } else {
+            inserted.push_str(&format!("{indent}last_failure: {failure}{newline}"));
         }
     }
     if !inserted.is_empty() {
+        if text[root.pos.offset..].starts_with('{') {
+            return Err(
+                "the frontmatter is one `{...}` mapping: write one field per line to stamp it"
+                    .to_string(),
+            );
+        }
         // New fields go just before the closing delimiter, on lines of
         // their own.
         let needs_newline = !fm.yaml.is_empty() && !fm.yaml.ends_with('\n');
@@ -192,6 +212,21 @@ pub fn stamp_edits(
         });
     }
     edits.sort_by_key(|e| e.start);
+    // A safety net for layouts the edits cannot follow (complex keys, odd
+    // indentation): never write a document that no longer parses.
+    let stamped = apply(text, &edits);
+    let reparsed = extract(&stamped)
+        .ok()
+        .and_then(|fm| parse(&fm).ok())
+        .is_some_and(|(root, duplicates)| {
+            duplicates.is_empty() && root.is_some_and(|r| matches!(r.value, Value::Map(_)))
+        });
+    if !reparsed {
+        return Err(
+            "the frontmatter's layout cannot be stamped safely: write one `field: value` per line"
+                .to_string(),
+        );
+    }
     Ok(edits)
 }
 
@@ -283,6 +318,19 @@ mod tests {
         assert_eq!(
             out,
             "---\r\nid: F2\r\nstage: qa\r\ncheckpoints: []\r\nhandoff_ready: false\r\nretry_count: 1\r\nlast_failure: \"tests: 2 failed \\\"quoted\\\"\"\r\n---\r\nbody\r\n"
+        );
+    }
+
+    #[test]
+    fn values_written_as_nothing_or_as_a_comment_get_filled_in() {
+        let doc = "---\nid: F3\nstage: implementation\nhandoff_ready: # later\nretry_count: ~\nlast_failure:\ncheckpoints:\n  - name: tests_passing\n    status: # unsure\n---\n";
+        let out = apply(
+            doc,
+            &stamp_edits(doc, &results(false, true), &claims(), None).unwrap(),
+        );
+        assert_eq!(
+            out,
+            "---\nid: F3\nstage: implementation\nhandoff_ready: false # later\nretry_count: 1\nlast_failure: \"tests: 2 failed \\\"quoted\\\"\"\ncheckpoints:\n  - name: tests_passing\n    status: fail # unsure\n---\n"
         );
     }
 
