@@ -122,6 +122,15 @@ def big_repo(files, staged, partial):
     for i in range(partial):
         with open(os.path.join(repo, f"d{i % 100}", f"f{i}.txt"), "a") as f:
             f.write("unstaged change\n")
+    # Files a repository has had for a while, not written this second (git
+    # and libgit2 re-read "racily clean" files to be sure).
+    past = time.time() - 3600
+    for d, _, names in os.walk(repo):
+        if "/.git" in d or d.endswith(".git"):
+            continue
+        for name in names:
+            os.utime(os.path.join(d, name), (past, past))
+    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=repo, stdout=subprocess.DEVNULL)
     with open(os.path.join(repo, ".git", "info", "exclude"), "a") as f:
         f.write("phasegate.toml\n")
     with open(os.path.join(repo, "phasegate.toml"), "w") as f:
