@@ -589,7 +589,9 @@ fn summary_line(d: &Diagnostic) -> String {
         line.push(' ');
     }
     line.push_str(d.message.lines().next().unwrap_or(""));
-    line.push_str(&format!(" ({})", d.check));
+    if !d.check.is_empty() {
+        line.push_str(&format!(" ({})", d.check));
+    }
     line
 }
 

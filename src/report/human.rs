@@ -103,6 +103,36 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
         }
     }
 
+    // Findings of phasegate itself: handoff documents, files the checks
+    // modified.
+    let own: Vec<&Diagnostic> = verdict.diagnostics.iter().filter(|d| d.check.is_empty()).collect();
+    if !verdict.handoffs.is_empty() || !own.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "{}", p.bold("gate"))?;
+        for handoff in &verdict.handoffs {
+            let path = handoff["path"].as_str().unwrap_or("?");
+            let state = if handoff["valid"] == false {
+                p.red("invalid")
+            } else if handoff["escalate"] == true {
+                p.red("out of retries")
+            } else {
+                p.green("valid")
+            };
+            writeln!(
+                out,
+                "  handoff {path} ({}, {}): {state}",
+                handoff["id"].as_str().unwrap_or("no id"),
+                handoff["stage"].as_str().unwrap_or("no stage")
+            )?;
+        }
+        for d in own.iter().take(MAX_PER_CHECK) {
+            diagnostic_line(d, out, &p)?;
+        }
+        if own.len() > MAX_PER_CHECK {
+            writeln!(out, "  … and {} more", own.len() - MAX_PER_CHECK)?;
+        }
+    }
+
     if !verdict.notes.is_empty() {
         writeln!(out)?;
         for note in &verdict.notes {
