@@ -218,7 +218,7 @@ fn verdict_line(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Result
     let line = match verdict.status {
         Status::Passed => p.green("✓ passed — proceed"),
         Status::Warned => p.yellow("! warned — proceed, but read the warnings above"),
-        Status::Failed => p.red("✗ failed — fix the blocking checks and run again"),
+        Status::Failed => p.red("✗ failed — fix what is listed above and run again"),
         Status::Incomplete if verdict.fail_open => {
             p.yellow("! incomplete — verification did not finish; the fast profile lets it through")
         }

@@ -185,3 +185,13 @@ fn stamp_writes_the_last_runs_results_and_nothing_else() {
         );
     assert_eq!(stamped, expected);
 }
+
+#[test]
+fn the_human_report_lists_the_documents_and_their_problems() {
+    let repo = TestRepo::new();
+    repo.config(GATE);
+    repo.stage("handoffs/F011.md", &fixture("ready-but-skip.md"));
+    let run = repo.phasegate(&["run"]);
+    assert_eq!(run.code, 1);
+    insta::assert_snapshot!(repo.redact(&run.stdout));
+}
