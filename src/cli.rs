@@ -29,6 +29,27 @@ pub enum Command {
     /// Validate handoff documents, or tell an agent what to fix.
     #[command(subcommand)]
     Handoff(HandoffCommand),
+    /// Turn a tool's output into diagnostics.
+    #[command(subcommand)]
+    Diagnostics(DiagnosticsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DiagnosticsCommand {
+    /// Parse a tool's output (a file, or standard input) into diagnostics.
+    Parse {
+        /// `auto` (the default: by the output's content), or a parser name.
+        #[arg(long, default_value = "auto")]
+        parser: String,
+        /// The directory the tool ran in: the paths it printed are relative
+        /// to it (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// The output to parse; `-` or nothing for standard input.
+        file: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -86,6 +86,7 @@ fn dispatch(cli: &Cli, io: &mut Streams<'_>) -> ExitCode {
         Command::Uninstall(args) => commands::install::uninstall(&ctx, args, io),
         Command::Restore => commands::restore::run(&ctx, io),
         Command::Handoff(command) => commands::handoff::run(&ctx, command, io),
+        Command::Diagnostics(command) => commands::diagnostics::run(&ctx, command, io),
     }
 }
 

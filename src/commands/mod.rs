@@ -2,6 +2,7 @@
 //! to `report`, return an exit code. Shared helpers for stopping early live
 //! here.
 
+pub mod diagnostics;
 pub mod handoff;
 pub mod hook;
 pub mod init;

@@ -37,7 +37,7 @@ impl Severity {
 }
 
 /// One finding, located in the repository where possible.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
     /// The check that produced it.
     pub check: String,
@@ -53,4 +53,127 @@ pub struct Diagnostic {
     pub severity: Severity,
     pub code: Option<String>,
     pub message: String,
+}
+
+impl Diagnostic {
+    /// A stable identity for "the same problem": the tool, the code, the
+    /// file and the message with its numbers and spacing normalised, never
+    /// the line, so moved code keeps its fingerprint. 16 hex digits of
+    /// FNV-1a, stable across builds and machines.
+    pub fn fingerprint(&self) -> String {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut feed = |bytes: &[u8]| {
+            for b in bytes {
+                hash ^= u64::from(*b);
+                hash = hash.wrapping_mul(0x0100_0000_01b3);
+            }
+            hash ^= 0xff;
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        };
+        feed(self.tool.as_bytes());
+        feed(self.code.as_deref().unwrap_or("").as_bytes());
+        feed(
+            self.file
+                .as_deref()
+                .unwrap_or("")
+                .trim_start_matches("./")
+                .as_bytes(),
+        );
+        feed(normalise_message(&self.message).as_bytes());
+        format!("{hash:016x}")
+    }
+}
+
+/// The first line of a message with every number replaced by `#` and runs
+/// of spaces collapsed: "expected 3 arguments, found 2" and "expected 4
+/// arguments, found 1" are the same problem.
+fn normalise_message(message: &str) -> String {
+    let first = message.lines().next().unwrap_or("");
+    let mut out = String::with_capacity(first.len());
+    let mut in_number = false;
+    let mut in_space = false;
+    for c in first.trim().chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+            in_space = false;
+            continue;
+        }
+        in_number = false;
+        if c.is_whitespace() {
+            if !in_space {
+                out.push(' ');
+            }
+            in_space = true;
+            continue;
+        }
+        in_space = false;
+        out.push(c);
+    }
+    out
+}
+
+impl Serialize for Diagnostic {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Shown<'a> {
+            check: &'a str,
+            origin: Origin,
+            tool: &'a str,
+            file: Option<&'a str>,
+            line: Option<u32>,
+            column: Option<u32>,
+            severity: Severity,
+            code: Option<&'a str>,
+            message: &'a str,
+            fingerprint: String,
+        }
+        Shown {
+            check: &self.check,
+            origin: self.origin,
+            tool: &self.tool,
+            file: self.file.as_deref(),
+            line: self.line,
+            column: self.column,
+            severity: self.severity,
+            code: self.code.as_deref(),
+            message: &self.message,
+            fingerprint: self.fingerprint(),
+        }
+        .serialize(serializer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diagnostic(line: u32, message: &str) -> Diagnostic {
+        Diagnostic {
+            check: "build".into(),
+            origin: Origin::Build,
+            tool: "cargo".into(),
+            file: Some("src/lib.rs".into()),
+            line: Some(line),
+            column: Some(5),
+            severity: Severity::Error,
+            code: Some("E0061".into()),
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn fingerprints_ignore_lines_and_numbers_but_not_meaning() {
+        let a = diagnostic(10, "this function takes 3 arguments but 2 were supplied");
+        let moved = diagnostic(
+            42,
+            "this function takes 4 arguments  but 1 were supplied\nnote: more",
+        );
+        let other = diagnostic(10, "mismatched types");
+        assert_eq!(a.fingerprint(), moved.fingerprint());
+        assert_ne!(a.fingerprint(), other.fingerprint());
+        assert_eq!(a.fingerprint().len(), 16);
+    }
 }

@@ -122,6 +122,7 @@ impl Extractor {
                 "cargo" | "rustc" | "cargo-clippy" | "clippy-driver" => {
                     (Grammar::Cargo(Box::default()), base)
                 }
+                "" => (Grammar::Generic, "generic".to_string()),
                 _ => (Grammar::Generic, base),
             },
         };

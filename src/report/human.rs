@@ -105,7 +105,11 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
 
     // Findings of phasegate itself: handoff documents, files the checks
     // modified.
-    let own: Vec<&Diagnostic> = verdict.diagnostics.iter().filter(|d| d.check.is_empty()).collect();
+    let own: Vec<&Diagnostic> = verdict
+        .diagnostics
+        .iter()
+        .filter(|d| d.check.is_empty())
+        .collect();
     if !verdict.handoffs.is_empty() || !own.is_empty() {
         writeln!(out)?;
         writeln!(out, "{}", p.bold("gate"))?;

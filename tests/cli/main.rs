@@ -8,6 +8,7 @@ mod support;
 
 mod config_errors;
 mod defaults;
+mod diagnostics;
 mod git;
 mod handoff;
 mod hooks;

@@ -1,0 +1,104 @@
+//! `phasegate diagnostics parse`: a tool's output in, diagnostics out.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+
+use crate::cli::{DiagnosticsCommand, Format};
+use crate::config::{Origin, ParserChoice};
+use crate::context::Context;
+use crate::diagnostics::{Diagnostic, Extractor, PARSER_NAMES};
+use crate::exit::ExitCode;
+use crate::report;
+
+use super::Streams;
+
+pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) -> ExitCode {
+    let DiagnosticsCommand::Parse {
+        parser,
+        cwd,
+        format,
+        file,
+    } = command;
+    let choice = match parser.as_str() {
+        "auto" => ParserChoice::Auto,
+        name if PARSER_NAMES.contains(&name) => ParserChoice::Named(name.to_string()),
+        other => {
+            let hint = crate::config::suggest(other, PARSER_NAMES.iter().copied())
+                .map_or_else(String::new, |near| format!("; did you mean `{near}`?"));
+            let _ = writeln!(
+                io.err,
+                "error: unknown parser `{other}`{hint}\nhelp: the parsers are {}",
+                PARSER_NAMES.join(", ")
+            );
+            return ExitCode::Usage;
+        }
+    };
+    let tool_dir: PathBuf = cwd
+        .as_ref()
+        .map_or_else(|| ctx.cwd.clone(), |d| ctx.cwd.join(d));
+    let root = match crate::git::discover(&tool_dir) {
+        Ok(Some(repo)) => repo.root,
+        _ => std::fs::canonicalize(&tool_dir).unwrap_or_else(|_| tool_dir.clone()),
+    };
+    let tool_dir = std::fs::canonicalize(&tool_dir).unwrap_or(tool_dir);
+    let input: Box<dyn Read> = match file.as_deref() {
+        None => Box::new(std::io::stdin().lock()),
+        Some(path) if path.as_os_str() == "-" => Box::new(std::io::stdin().lock()),
+        Some(path) => match std::fs::File::open(ctx.cwd.join(path)) {
+            Ok(file) => Box::new(file),
+            Err(e) => {
+                let _ = writeln!(io.err, "error: failed to read `{}`: {e}", path.display());
+                return ExitCode::Usage;
+            }
+        },
+    };
+
+    // `auto` without a program to go by: every grammar reads the output
+    // and the one that understood most of it wins.
+    let candidates: Vec<(&str, ParserChoice)> = match &choice {
+        ParserChoice::Auto => vec![("cargo", ParserChoice::Auto), ("", ParserChoice::Auto)],
+        other => vec![("", other.clone())],
+    };
+    let mut extractors: Vec<Extractor> = candidates
+        .iter()
+        .map(|(program, parser)| {
+            Extractor::new("", Origin::Runtime, parser, program, &root, &tool_dir)
+        })
+        .collect();
+    let mut reader = BufReader::new(input);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => {
+                let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
+                let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+                let text = String::from_utf8_lossy(bytes);
+                for x in &mut extractors {
+                    if x.wants(bytes, true) {
+                        x.line(&text);
+                    }
+                }
+            }
+            Err(e) => {
+                let _ = writeln!(io.err, "error: failed to read the input: {e}");
+                return ExitCode::Incomplete;
+            }
+        }
+    }
+    let (diagnostics, dropped): (Vec<Diagnostic>, usize) = extractors
+        .into_iter()
+        .map(Extractor::finish)
+        .max_by_key(|(found, _)| found.len())
+        .unwrap_or_default();
+    let written = if *format == Format::Json {
+        report::diagnostics::render_json(&diagnostics, dropped, io.out)
+    } else {
+        report::diagnostics::render_human(&diagnostics, dropped, io.out)
+    };
+    if let Err(e) = written {
+        let _ = writeln!(io.err, "error: failed to write: {e}");
+    }
+    ExitCode::Proceed
+}

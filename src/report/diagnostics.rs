@@ -1,0 +1,43 @@
+//! `phasegate diagnostics parse` output.
+
+use std::io::{self, Write};
+
+use crate::diagnostics::Diagnostic;
+
+/// `{"diagnostics": [...], "dropped": N}`.
+pub fn render_json(
+    diagnostics: &[Diagnostic],
+    dropped: usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let document = serde_json::json!({ "diagnostics": diagnostics, "dropped": dropped });
+    serde_json::to_writer_pretty(&mut *out, &document).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+/// `file:line:col severity code message`, one per line.
+pub fn render_human(
+    diagnostics: &[Diagnostic],
+    dropped: usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    for d in diagnostics {
+        let place = match (&d.file, d.line, d.column) {
+            (Some(f), Some(l), Some(c)) => format!("{f}:{l}:{c} "),
+            (Some(f), Some(l), None) => format!("{f}:{l} "),
+            (Some(f), None, _) => format!("{f} "),
+            _ => String::new(),
+        };
+        let code = d.code.as_ref().map(|c| format!(" {c}")).unwrap_or_default();
+        writeln!(
+            out,
+            "{place}{}{code} {}",
+            d.severity.as_str(),
+            d.message.lines().next().unwrap_or("")
+        )?;
+    }
+    if dropped > 0 {
+        writeln!(out, "… and {dropped} more over the limit")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,74 @@
+//! `phasegate diagnostics parse` on recorded tool output.
+
+use std::io::Write;
+use std::process::Stdio;
+
+use crate::support::{TestRepo, BIN};
+
+fn fixture(path: &str) -> String {
+    format!("{}/fixtures/diagnostics/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn recorded_cargo_output_becomes_located_diagnostics_with_fingerprints() {
+    let repo = TestRepo::new();
+    let run = repo.phasegate(&[
+        "diagnostics",
+        "parse",
+        "--format",
+        "json",
+        &fixture("cargo/build.txt"),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = run.json();
+    assert_eq!(v["dropped"], 0);
+    let first = &v["diagnostics"][0];
+    assert_eq!(first["file"], "src/lib.rs");
+    assert_eq!(
+        (first["line"].as_u64(), first["column"].as_u64()),
+        (Some(7), Some(18))
+    );
+    assert_eq!(first["code"], "E0308");
+    assert_eq!(first["tool"], "cargo");
+    assert_eq!(first["fingerprint"].as_str().unwrap().len(), 16);
+}
+
+#[test]
+fn standard_input_and_the_tools_directory() {
+    let repo = TestRepo::new();
+    repo.write("pkg/src/a.c", "int main() {}\n");
+    let mut child = repo
+        .command(BIN)
+        .args(["diagnostics", "parse", "--cwd", "pkg", "--format", "json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"src/a.c:1:5: warning: unused\r\nnoise\n./src/a.c:2:1: error: boom\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let files: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        files,
+        ["pkg/src/a.c", "pkg/src/a.c"],
+        "paths are relative to the repository root"
+    );
+
+    let run = repo.phasegate(&["diagnostics", "parse", "--parser", "gneric", "-"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("did you mean `generic`"),
+        "{}",
+        run.stderr
+    );
+}
