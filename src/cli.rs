@@ -115,8 +115,8 @@ pub enum Format {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The phase whose checks run (default: `PHASEGATE_PHASE`, then
-    /// `gate.default_phase`).
+    /// The phase whose checks run (default: `PHASEGATE_PHASE`, then the
+    /// stage of the selected handoff documents, then `gate.default_phase`).
     #[arg(long, value_name = "PHASE")]
     pub phase: Option<String>,
     /// strict | auto | fast (default: `PHASEGATE_PROFILE`, then `gate.profile`).
