@@ -57,6 +57,12 @@ static GENERIC: LazyLock<Regex> = LazyLock::new(|| {
     .expect("the generic diagnostic pattern is a valid regex")
 });
 
+/// The flag gcc and clang end a warning with: ` [-Wint-conversion]`.
+static GCC_FLAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r" \[(?P<flag>-[Wf][A-Za-z0-9=_+-]+)\]$")
+        .expect("the gcc flag pattern is a valid regex")
+});
+
 static RUSTC_HEADER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?P<severity>error|warning)(?:\[(?P<code>[^\]]+)\])?: (?P<message>.+)$")
         .expect("the rustc header pattern is a valid regex")
@@ -191,13 +197,23 @@ impl Extractor {
             Grammar::Generic => {
                 if let Some(c) = GENERIC.captures(line) {
                     let severity = Severity::from_word(c["severity"].trim_start_matches("fatal "));
+                    let mut message = c["message"].to_string();
+                    let mut code = c.name("code").map(|m| m.as_str().to_string());
+                    // gcc and clang name the warning flag last: `[-Wunused-variable]`.
+                    if let Some(flag) = GCC_FLAG.captures(&message).and_then(|f| f.name("flag")) {
+                        if code.is_none() {
+                            code = Some(flag.as_str().to_string());
+                        }
+                        let cut = flag.start().saturating_sub(2);
+                        message.truncate(cut);
+                    }
                     emitted.push(self.make(
                         Some(&c["file"]),
                         c["line"].parse().ok(),
                         c.name("col").and_then(|m| m.as_str().parse().ok()),
                         severity,
-                        c.name("code").map(|m| m.as_str().to_string()),
-                        c["message"].to_string(),
+                        code,
+                        message,
                     ));
                 }
             }
@@ -501,11 +517,38 @@ mod tests {
     }
 
     fn fixture(name: &str) -> Vec<Diagnostic> {
+        recorded("cargo", name, "cargo")
+    }
+
+    fn recorded(dir: &str, name: &str, program: &str) -> Vec<Diagnostic> {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/diagnostics/cargo")
+            .join("fixtures/diagnostics")
+            .join(dir)
             .join(name);
         let text = std::fs::read_to_string(path).unwrap();
-        extract(&ParserChoice::Auto, "cargo", &text)
+        extract(&ParserChoice::Auto, program, &text)
+    }
+
+    #[test]
+    fn recorded_gcc_and_gxx() {
+        assert_eq!(
+            brief(&recorded("gcc", "gcc.txt", "gcc")),
+            [
+                "main.c:4:17 error - expected ‘;’ before ‘}’ token",
+                "main.c:9:27 warning -Wint-conversion passing argument 2 of ‘add’ makes integer from pointer without a cast",
+                "main.c:3:20 note - expected ‘int’ but argument is of type ‘char *’",
+                "main.c:10:12 error - ‘undefined_name’ undeclared (first use in this function)",
+                "main.c:10:12 note - each undeclared identifier is reported only once for each function it appears in",
+                "main.c:8:9 warning -Wunused-variable unused variable ‘unused’",
+            ]
+        );
+        let gxx = recorded("gcc", "gxx.txt", "g++");
+        assert_eq!(gxx.len(), 5, "{gxx:?}");
+        assert_eq!(gxx[0].code.as_deref(), Some("-fpermissive"));
+        assert_eq!(
+            gxx[0].message,
+            "invalid conversion from ‘const char*’ to ‘int’"
+        );
     }
 
     fn brief(found: &[Diagnostic]) -> Vec<String> {
