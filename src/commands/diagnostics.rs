@@ -56,7 +56,11 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
     // `auto` without a program to go by: every grammar reads the output
     // and the one that understood most of it wins.
     let candidates: Vec<(&str, ParserChoice)> = match &choice {
-        ParserChoice::Auto => vec![("cargo", ParserChoice::Auto), ("", ParserChoice::Auto)],
+        ParserChoice::Auto => vec![
+            ("cargo", ParserChoice::Auto),
+            ("python", ParserChoice::Auto),
+            ("", ParserChoice::Auto),
+        ],
         other => vec![("", other.clone())],
     };
     let mut extractors: Vec<Extractor> = candidates

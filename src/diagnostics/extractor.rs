@@ -14,7 +14,7 @@ use super::{strip_ansi, Diagnostic, Severity};
 pub const MAX_DIAGNOSTICS_PER_CHECK: usize = 1000;
 
 /// Parser names accepted by `parser = "..."` besides a custom regex.
-pub const PARSER_NAMES: &[&str] = &["auto", "none", "generic", "cargo"];
+pub const PARSER_NAMES: &[&str] = &["auto", "none", "generic", "cargo", "python"];
 
 /// Which line grammar an extractor applies.
 #[derive(Debug)]
@@ -25,8 +25,19 @@ enum Grammar {
     Generic,
     /// rustc, cargo build/check/clippy and cargo test, human output.
     Cargo(Box<CargoState>),
+    /// ruff (concise and full), flake8, pylint, mypy and pytest.
+    Python(Box<PythonState>),
     /// A user's regex with named groups.
     Custom(Regex),
+}
+
+/// What the Python grammar carries between lines.
+#[derive(Debug, Default)]
+struct PythonState {
+    /// pytest's `E   ` lines of the failure being read.
+    explanation: Vec<String>,
+    /// A ruff (full format) header waiting for its `-->` line.
+    pending: Option<(String, String)>,
 }
 
 /// A rustc diagnostic header waiting for its `-->` location line, or a
@@ -61,6 +72,31 @@ static GENERIC: LazyLock<Regex> = LazyLock::new(|| {
 static GCC_FLAG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r" \[(?P<flag>-[Wf][A-Za-z0-9=_+-]+)\]$")
         .expect("the gcc flag pattern is a valid regex")
+});
+
+/// `file:line[:col]: CODE message` (ruff concise, flake8) and
+/// `file:line:col: CODE: message (symbol)` (pylint, 0-based columns).
+static PY_LINT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<file>[^:\s][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<code>[A-Z]+\d+)(?P<pylint>:)? (?:\[\*\] )?(?P<message>.+)$")
+        .expect("the Python lint pattern is a valid regex")
+});
+
+/// ruff's full format: `F401 [*] message`, then ` --> file:line:col`.
+static RUFF_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<code>[A-Z]{1,4}\d{2,4}) (?:\[\*\] )?(?P<message>.+)$")
+        .expect("the ruff header pattern is a valid regex")
+});
+
+/// pytest's crash site: `tests/test_x.py:10: AssertionError`.
+static PYTEST_SITE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<file>[^\s:][^:]*\.py):(?P<line>\d+): (?P<error>[A-Za-z_][\w.]*)$")
+        .expect("the pytest pattern is a valid regex")
+});
+
+/// mypy's trailing error code: `  [assignment]`.
+static MYPY_CODE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\s{2}\[(?P<code>[a-z][a-z0-9-]*)\]$")
+        .expect("the mypy code pattern is a valid regex")
 });
 
 static RUSTC_HEADER: LazyLock<Regex> = LazyLock::new(|| {
@@ -122,12 +158,15 @@ impl Extractor {
             ParserChoice::Named(name) => match name.as_str() {
                 "none" => (Grammar::None, base),
                 "cargo" => (Grammar::Cargo(Box::default()), "cargo".to_string()),
+                "python" => (Grammar::Python(Box::default()), base),
                 _ => (Grammar::Generic, base),
             },
             ParserChoice::Auto => match base.as_str() {
                 "cargo" | "rustc" | "cargo-clippy" | "clippy-driver" => {
                     (Grammar::Cargo(Box::default()), base)
                 }
+                "ruff" | "flake8" | "pylint" | "mypy" | "pytest" | "py.test" | "python"
+                | "python3" => (Grammar::Python(Box::default()), base),
                 "" => (Grammar::Generic, "generic".to_string()),
                 _ => (Grammar::Generic, base),
             },
@@ -160,7 +199,7 @@ impl Extractor {
         }
         match &self.grammar {
             Grammar::None => false,
-            Grammar::Custom(_) => true,
+            Grammar::Custom(_) | Grammar::Python(_) => true,
             Grammar::Generic => memchr::memchr_iter(b':', line)
                 .any(|i| line.get(i + 1).is_some_and(u8::is_ascii_digit)),
             Grammar::Cargo(state) => {
@@ -236,10 +275,119 @@ impl Extractor {
                 }
             }
             Grammar::Cargo(_) => emitted = self.cargo_line(line),
+            Grammar::Python(_) => emitted = self.python_line(line),
         }
         for diagnostic in emitted {
             self.push(diagnostic);
         }
+    }
+
+    fn python_line(&mut self, line: &str) -> Vec<Diagnostic> {
+        let Grammar::Python(state) = &mut self.grammar else {
+            return Vec::new();
+        };
+        // pytest: remember the explanation, report at the crash site.
+        if let Some(rest) = line.strip_prefix("E ") {
+            if state.explanation.len() < 20 {
+                state.explanation.push(rest.trim().to_string());
+            }
+            return Vec::new();
+        }
+        if line.starts_with("____") {
+            state.explanation.clear();
+            return Vec::new();
+        }
+        if let Some(c) = PYTEST_SITE.captures(line) {
+            let message = state
+                .explanation
+                .first()
+                .cloned()
+                .unwrap_or_else(|| c["error"].to_string());
+            state.explanation.clear();
+            let mut d = self.make(
+                Some(&c["file"]),
+                c["line"].parse().ok(),
+                None,
+                Severity::Error,
+                Some(c["error"].to_string()),
+                message,
+            );
+            d.origin = Origin::Test;
+            return vec![d];
+        }
+        // ruff's full format: the header, then its location.
+        if let Some(rest) = line.trim_start().strip_prefix("--> ") {
+            let Some((code, message)) = state.pending.take() else {
+                return Vec::new();
+            };
+            let mut parts = rest.rsplitn(3, ':');
+            let (col, l, file) = (parts.next(), parts.next(), parts.next());
+            if let (Some(file), Some(l), Some(col)) = (file, l, col) {
+                return vec![self.make(
+                    Some(file),
+                    l.parse().ok(),
+                    col.parse().ok(),
+                    Severity::Error,
+                    Some(code),
+                    message,
+                )];
+            }
+            return Vec::new();
+        }
+        if let Some(c) = PY_LINT.captures(line) {
+            let code = c["code"].to_string();
+            let pylint = c.name("pylint").is_some();
+            let severity = if pylint {
+                match code.as_bytes().first() {
+                    Some(b'E' | b'F') => Severity::Error,
+                    Some(b'W') => Severity::Warning,
+                    _ => Severity::Info,
+                }
+            } else if code.starts_with('W') && self.tool == "flake8" {
+                Severity::Warning
+            } else {
+                Severity::Error
+            };
+            // pylint counts columns from 0.
+            let column = c
+                .name("col")
+                .and_then(|m| m.as_str().parse::<u32>().ok())
+                .map(|col| if pylint { col + 1 } else { col });
+            return vec![self.make(
+                Some(&c["file"]),
+                c["line"].parse().ok(),
+                column,
+                severity,
+                Some(code),
+                c["message"].to_string(),
+            )];
+        }
+        if let Some(c) = RUFF_HEADER.captures(line) {
+            state.pending = Some((c["code"].to_string(), c["message"].to_string()));
+            return Vec::new();
+        }
+        // mypy and the like: `file:line: error: message  [code]`.
+        if let Some(c) = GENERIC.captures(line) {
+            let mut message = c["message"].to_string();
+            let mut code = c.name("code").map(|m| m.as_str().to_string());
+            if let Some(found) = MYPY_CODE
+                .captures(&message)
+                .and_then(|m| m.name("code").map(|g| (g.start(), g.as_str().to_string())))
+            {
+                code = code.or(Some(found.1));
+                message.truncate(found.0.saturating_sub(3));
+                message.truncate(message.trim_end().len());
+            }
+            return vec![self.make(
+                Some(&c["file"]),
+                c["line"].parse().ok(),
+                c.name("col").and_then(|m| m.as_str().parse().ok()),
+                Severity::from_word(&c["severity"]),
+                code,
+                message,
+            )];
+        }
+        Vec::new()
     }
 
     fn cargo_line(&mut self, line: &str) -> Vec<Diagnostic> {
@@ -527,6 +675,50 @@ mod tests {
             .join(name);
         let text = std::fs::read_to_string(path).unwrap();
         extract(&ParserChoice::Auto, program, &text)
+    }
+
+    #[test]
+    fn recorded_python_tools() {
+        let py = |name: &str, program: &str| brief(&recorded("python", name, program));
+        let lint = [
+            "pkg/calc.py:1:8 error F401 `os` imported but unused",
+            "pkg/calc.py:2:8 error F401 `sys` imported but unused",
+            "pkg/calc.py:15:5 error F841 Local variable `l` is assigned to but never used",
+        ];
+        assert_eq!(py("ruff-concise.txt", "ruff"), lint);
+        assert_eq!(py("ruff-full.txt", "ruff"), lint);
+        assert_eq!(
+            py("mypy.txt", "mypy"),
+            ["pkg/calc.py:10:0 error assignment Incompatible types in assignment (expression has type \"int\", variable has type \"str\")"]
+        );
+        let flake8 = py("flake8.txt", "flake8");
+        assert_eq!(flake8.len(), 4);
+        assert_eq!(
+            flake8[3],
+            "pkg/calc.py:15:5 error E741 ambiguous variable name 'l'"
+        );
+        let pylint = py("pylint.txt", "pylint");
+        assert_eq!(pylint.len(), 8, "{pylint:?}");
+        assert!(
+            pylint.contains(
+                &"pkg/calc.py:14:19 warning W0613 Unused argument 'y' (unused-argument)"
+                    .to_string()
+            ),
+            "{pylint:?}"
+        );
+        assert!(pylint.contains(
+            &"pkg/calc.py:1:1 info C0114 Missing module docstring (missing-module-docstring)"
+                .to_string()
+        ));
+        let pytest = recorded("python", "pytest.txt", "pytest");
+        assert_eq!(
+            brief(&pytest),
+            [
+                "tests/test_calc.py:10:0 error AssertionError AssertionError: two and two",
+                "tests/test_calc.py:14:0 error KeyError KeyError: 'missing'",
+            ]
+        );
+        assert!(pytest.iter().all(|d| d.origin == Origin::Test));
     }
 
     #[test]
