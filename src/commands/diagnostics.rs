@@ -59,6 +59,7 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
         ParserChoice::Auto => vec![
             ("cargo", ParserChoice::Auto),
             ("python", ParserChoice::Auto),
+            ("tsc", ParserChoice::Auto),
             ("", ParserChoice::Auto),
         ],
         other => vec![("", other.clone())],

@@ -14,7 +14,10 @@ use super::{strip_ansi, Diagnostic, Severity};
 pub const MAX_DIAGNOSTICS_PER_CHECK: usize = 1000;
 
 /// Parser names accepted by `parser = "..."` besides a custom regex.
-pub const PARSER_NAMES: &[&str] = &["auto", "none", "generic", "cargo", "python"];
+pub const PARSER_NAMES: &[&str] = &["auto", "none", "generic", "cargo", "python", "node"];
+
+/// The most of a JSON report (ESLint's `-f json`) kept to parse at the end.
+const MAX_JSON_BYTES: usize = 16 * 1024 * 1024;
 
 /// Which line grammar an extractor applies.
 #[derive(Debug)]
@@ -27,8 +30,19 @@ enum Grammar {
     Cargo(Box<CargoState>),
     /// ruff (concise and full), flake8, pylint, mypy and pytest.
     Python(Box<PythonState>),
+    /// tsc (plain and pretty) and ESLint (stylish and JSON).
+    Node(Box<NodeState>),
     /// A user's regex with named groups.
     Custom(Regex),
+}
+
+/// What the Node grammar carries between lines.
+#[derive(Debug, Default)]
+struct NodeState {
+    /// The file an ESLint stylish block is about.
+    file: Option<String>,
+    /// ESLint's JSON report, gathered whole (it is one document).
+    json: Option<String>,
 }
 
 /// What the Python grammar carries between lines.
@@ -99,6 +113,24 @@ static MYPY_CODE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the mypy code pattern is a valid regex")
 });
 
+/// `src/a.ts(5,7): error TS2322: message` (tsc --pretty false).
+static TSC_PLAIN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+),(?P<col>\d+)\): (?P<severity>error|warning|message) (?P<code>TS\d+): (?P<message>.+)$")
+        .expect("the tsc pattern is a valid regex")
+});
+
+/// `src/a.ts:5:7 - error TS2322: message` (tsc --pretty, colours removed).
+static TSC_PRETTY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+) - (?P<severity>error|warning|message) (?P<code>TS\d+): (?P<message>.+)$")
+        .expect("the tsc pretty pattern is a valid regex")
+});
+
+/// An ESLint stylish row: `  1:5  error  message  rule-id`.
+static ESLINT_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<severity>error|warning)\s+(?P<message>.+?)(?:\s{2,}(?P<rule>[@\w/-]+))?$")
+        .expect("the eslint pattern is a valid regex")
+});
+
 static RUSTC_HEADER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?P<severity>error|warning)(?:\[(?P<code>[^\]]+)\])?: (?P<message>.+)$")
         .expect("the rustc header pattern is a valid regex")
@@ -159,6 +191,7 @@ impl Extractor {
                 "none" => (Grammar::None, base),
                 "cargo" => (Grammar::Cargo(Box::default()), "cargo".to_string()),
                 "python" => (Grammar::Python(Box::default()), base),
+                "node" => (Grammar::Node(Box::default()), base),
                 _ => (Grammar::Generic, base),
             },
             ParserChoice::Auto => match base.as_str() {
@@ -167,6 +200,7 @@ impl Extractor {
                 }
                 "ruff" | "flake8" | "pylint" | "mypy" | "pytest" | "py.test" | "python"
                 | "python3" => (Grammar::Python(Box::default()), base),
+                "tsc" | "eslint" | "vue-tsc" => (Grammar::Node(Box::default()), base),
                 "" => (Grammar::Generic, "generic".to_string()),
                 _ => (Grammar::Generic, base),
             },
@@ -199,7 +233,7 @@ impl Extractor {
         }
         match &self.grammar {
             Grammar::None => false,
-            Grammar::Custom(_) | Grammar::Python(_) => true,
+            Grammar::Custom(_) | Grammar::Python(_) | Grammar::Node(_) => true,
             Grammar::Generic => memchr::memchr_iter(b':', line)
                 .any(|i| line.get(i + 1).is_some_and(u8::is_ascii_digit)),
             Grammar::Cargo(state) => {
@@ -276,10 +310,91 @@ impl Extractor {
             }
             Grammar::Cargo(_) => emitted = self.cargo_line(line),
             Grammar::Python(_) => emitted = self.python_line(line),
+            Grammar::Node(_) => emitted = self.node_line(line),
         }
         for diagnostic in emitted {
             self.push(diagnostic);
         }
+    }
+
+    fn node_line(&mut self, line: &str) -> Vec<Diagnostic> {
+        let Grammar::Node(state) = &mut self.grammar else {
+            return Vec::new();
+        };
+        if let Some(json) = state.json.as_mut() {
+            if json.len() + line.len() < MAX_JSON_BYTES {
+                json.push_str(line);
+                json.push('\n');
+            }
+            return Vec::new();
+        }
+        if line.starts_with("[{\"filePath\"") || line == "[]" {
+            state.json = Some(format!("{line}\n"));
+            return Vec::new();
+        }
+        for pattern in [&*TSC_PLAIN, &*TSC_PRETTY] {
+            if let Some(c) = pattern.captures(line) {
+                let severity = Severity::from_word(&c["severity"]);
+                return vec![self.make(
+                    Some(&c["file"]),
+                    c["line"].parse().ok(),
+                    c["col"].parse().ok(),
+                    severity,
+                    Some(c["code"].to_string()),
+                    c["message"].to_string(),
+                )];
+            }
+        }
+        if let Some(c) = ESLINT_ROW.captures(line) {
+            let Some(file) = state.file.clone() else {
+                return Vec::new();
+            };
+            return vec![self.make(
+                Some(&file),
+                c["line"].parse().ok(),
+                c["col"].parse().ok(),
+                Severity::from_word(&c["severity"]),
+                c.name("rule").map(|m| m.as_str().to_string()),
+                c["message"].to_string(),
+            )];
+        }
+        // A stylish block starts with the file's path alone on its line.
+        let trimmed = line.trim_end();
+        if !trimmed.is_empty() && !line.starts_with(char::is_whitespace) && !trimmed.contains(' ') {
+            state.file = Some(trimmed.to_string());
+        } else if trimmed.is_empty() || trimmed.starts_with('✖') {
+            state.file = None;
+        }
+        Vec::new()
+    }
+
+    /// ESLint's JSON report, read whole at the end.
+    fn eslint_json(&self, text: &str) -> Vec<Diagnostic> {
+        let Ok(serde_json::Value::Array(files)) = serde_json::from_str::<serde_json::Value>(text)
+        else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for file in &files {
+            let path = file["filePath"].as_str();
+            for m in file["messages"].as_array().into_iter().flatten() {
+                let severity = match m["severity"].as_u64() {
+                    Some(2) => Severity::Error,
+                    Some(1) => Severity::Warning,
+                    _ => Severity::Info,
+                };
+                let number = |key: &str| m[key].as_u64().and_then(|n| u32::try_from(n).ok());
+                out.push(self.make(
+                    path,
+                    number("line"),
+                    number("column"),
+                    severity,
+                    m["ruleId"].as_str().map(str::to_string),
+                    m["message"].as_str().unwrap_or("").to_string(),
+                ));
+            }
+        }
+        out
     }
 
     fn python_line(&mut self, line: &str) -> Vec<Diagnostic> {
@@ -542,6 +657,13 @@ impl Extractor {
 
     /// The diagnostics found, and how many more were dropped over the cap.
     pub fn finish(mut self) -> (Vec<Diagnostic>, usize) {
+        if let Grammar::Node(state) = &mut self.grammar {
+            if let Some(json) = state.json.take() {
+                for diagnostic in self.eslint_json(&json) {
+                    self.push(diagnostic);
+                }
+            }
+        }
         let pending = match &mut self.grammar {
             Grammar::Cargo(state) => [state.pending.take(), state.panic_pending.take()],
             _ => [None, None],
@@ -719,6 +841,54 @@ mod tests {
             ]
         );
         assert!(pytest.iter().all(|d| d.origin == Origin::Test));
+    }
+
+    #[test]
+    fn recorded_tsc_and_eslint() {
+        let tsc = [
+            "src/app.ts:5:7 error TS2322 Type 'number' is not assignable to type 'string'.",
+            "src/app.ts:6:30 error TS2322 Type 'string' is not assignable to type 'number'.",
+            "src/app.ts:7:5 error TS2345 Argument of type 'string' is not assignable to parameter of type 'number'.",
+        ];
+        assert_eq!(brief(&recorded("node", "tsc-plain.txt", "tsc")), tsc);
+        assert_eq!(brief(&recorded("node", "tsc-pretty.txt", "tsc")), tsc);
+
+        // ESLint prints absolute paths; they become relative to the root.
+        let eslint = |name: &str| {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/diagnostics/node")
+                .join(name);
+            let text = std::fs::read_to_string(path).unwrap();
+            let root = Path::new("/tmp/tsrec");
+            let mut x = Extractor::new(
+                "lint",
+                Origin::Lint,
+                &ParserChoice::Auto,
+                "eslint",
+                root,
+                root,
+            );
+            for line in text.lines() {
+                x.line(line);
+            }
+            brief(&x.finish().0)
+        };
+        let stylish = eslint("eslint-stylish.txt");
+        assert_eq!(
+            stylish,
+            [
+                "src/util.js:1:1 warning no-var Unexpected var, use let or const instead",
+                "src/util.js:1:5 error no-unused-vars 'unused' is assigned a value but never used",
+                "src/util.js:2:10 error no-unused-vars 'check' is defined but never used",
+                "src/util.js:3:9 error eqeqeq Expected '===' and instead saw '=='",
+            ]
+        );
+        let json = eslint("eslint.json");
+        assert_eq!(json.len(), 4, "{json:?}");
+        assert_eq!(
+            json[1],
+            "src/util.js:1:5 error no-unused-vars 'unused' is assigned a value but never used."
+        );
     }
 
     #[test]
