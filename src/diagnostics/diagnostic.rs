@@ -21,7 +21,7 @@ impl Severity {
         match word.trim().to_ascii_lowercase().as_str() {
             "warning" | "warn" | "w" => Severity::Warning,
             "note" | "help" | "hint" => Severity::Note,
-            "info" | "information" | "i" => Severity::Info,
+            "info" | "information" | "i" | "style" | "convention" | "refactor" => Severity::Info,
             _ => Severity::Error,
         }
     }

@@ -14,7 +14,15 @@ use super::{strip_ansi, Diagnostic, Severity};
 pub const MAX_DIAGNOSTICS_PER_CHECK: usize = 1000;
 
 /// Parser names accepted by `parser = "..."` besides a custom regex.
-pub const PARSER_NAMES: &[&str] = &["auto", "none", "generic", "cargo", "python", "node"];
+pub const PARSER_NAMES: &[&str] = &[
+    "auto",
+    "none",
+    "generic",
+    "cargo",
+    "python",
+    "node",
+    "shellcheck",
+];
 
 /// The most of a JSON report (ESLint's `-f json`) kept to parse at the end.
 const MAX_JSON_BYTES: usize = 16 * 1024 * 1024;
@@ -32,6 +40,8 @@ enum Grammar {
     Python(Box<PythonState>),
     /// tsc (plain and pretty) and ESLint (stylish and JSON).
     Node(Box<NodeState>),
+    /// ShellCheck's default (tty) format; its gcc format is generic.
+    Shellcheck(Box<Option<(String, u32)>>),
     /// A user's regex with named groups.
     Custom(Regex),
 }
@@ -82,10 +92,23 @@ static GENERIC: LazyLock<Regex> = LazyLock::new(|| {
     .expect("the generic diagnostic pattern is a valid regex")
 });
 
-/// The flag gcc and clang end a warning with: ` [-Wint-conversion]`.
+/// The flag gcc and clang end a warning with (` [-Wint-conversion]`), or
+/// ShellCheck's code in its gcc format (` [SC2086]`).
 static GCC_FLAG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r" \[(?P<flag>-[Wf][A-Za-z0-9=_+-]+)\]$")
+    Regex::new(r" \[(?P<flag>-[Wf][A-Za-z0-9=_+-]+|SC\d+)\]$")
         .expect("the gcc flag pattern is a valid regex")
+});
+
+/// `In scripts/x.sh line 3:` opens a ShellCheck block.
+static SHELLCHECK_AT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^In (?P<file>.+) line (?P<line>\d+):$")
+        .expect("the shellcheck pattern is a valid regex")
+});
+
+/// `     ^-----^ SC2086 (info): message`: the caret gives the column.
+static SHELLCHECK_NOTE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<pad>\s*)\^[-~^]*\s+(?P<code>SC\d+) \((?P<severity>\w+)\): (?P<message>.+)$")
+        .expect("the shellcheck note pattern is a valid regex")
 });
 
 /// `file:line[:col]: CODE message` (ruff concise, flake8) and
@@ -192,6 +215,7 @@ impl Extractor {
                 "cargo" => (Grammar::Cargo(Box::default()), "cargo".to_string()),
                 "python" => (Grammar::Python(Box::default()), base),
                 "node" => (Grammar::Node(Box::default()), base),
+                "shellcheck" => (Grammar::Shellcheck(Box::default()), base),
                 _ => (Grammar::Generic, base),
             },
             ParserChoice::Auto => match base.as_str() {
@@ -201,6 +225,7 @@ impl Extractor {
                 "ruff" | "flake8" | "pylint" | "mypy" | "pytest" | "py.test" | "python"
                 | "python3" => (Grammar::Python(Box::default()), base),
                 "tsc" | "eslint" | "vue-tsc" => (Grammar::Node(Box::default()), base),
+                "shellcheck" => (Grammar::Shellcheck(Box::default()), base),
                 "" => (Grammar::Generic, "generic".to_string()),
                 _ => (Grammar::Generic, base),
             },
@@ -233,7 +258,9 @@ impl Extractor {
         }
         match &self.grammar {
             Grammar::None => false,
-            Grammar::Custom(_) | Grammar::Python(_) | Grammar::Node(_) => true,
+            Grammar::Custom(_) | Grammar::Python(_) | Grammar::Node(_) | Grammar::Shellcheck(_) => {
+                true
+            }
             Grammar::Generic => memchr::memchr_iter(b':', line)
                 .any(|i| line.get(i + 1).is_some_and(u8::is_ascii_digit)),
             Grammar::Cargo(state) => {
@@ -311,10 +338,51 @@ impl Extractor {
             Grammar::Cargo(_) => emitted = self.cargo_line(line),
             Grammar::Python(_) => emitted = self.python_line(line),
             Grammar::Node(_) => emitted = self.node_line(line),
+            Grammar::Shellcheck(_) => emitted = self.shellcheck_line(line),
         }
         for diagnostic in emitted {
             self.push(diagnostic);
         }
+    }
+
+    fn shellcheck_line(&mut self, line: &str) -> Vec<Diagnostic> {
+        let Grammar::Shellcheck(at) = &mut self.grammar else {
+            return Vec::new();
+        };
+        if let Some(c) = SHELLCHECK_AT.captures(line) {
+            **at = c["line"].parse().ok().map(|l| (c["file"].to_string(), l));
+            return Vec::new();
+        }
+        if let (Some((file, l)), Some(c)) = (at.as_ref(), SHELLCHECK_NOTE.captures(line)) {
+            let (file, l) = (file.clone(), *l);
+            let column = u32::try_from(c["pad"].chars().count() + 1).ok();
+            return vec![self.make(
+                Some(&file),
+                Some(l),
+                column,
+                Severity::from_word(&c["severity"]),
+                Some(c["code"].to_string()),
+                c["message"].to_string(),
+            )];
+        }
+        // The gcc format (`-f gcc`) reads like any compiler.
+        if let Some(c) = GENERIC.captures(line) {
+            let mut message = c["message"].to_string();
+            let mut code = None;
+            if let Some(flag) = GCC_FLAG.captures(&message).and_then(|f| f.name("flag")) {
+                code = Some(flag.as_str().to_string());
+                message.truncate(flag.start().saturating_sub(2));
+            }
+            return vec![self.make(
+                Some(&c["file"]),
+                c["line"].parse().ok(),
+                c.name("col").and_then(|m| m.as_str().parse().ok()),
+                Severity::from_word(&c["severity"]),
+                code,
+                message,
+            )];
+        }
+        Vec::new()
     }
 
     fn node_line(&mut self, line: &str) -> Vec<Diagnostic> {
@@ -889,6 +957,25 @@ mod tests {
             json[1],
             "src/util.js:1:5 error no-unused-vars 'unused' is assigned a value but never used."
         );
+    }
+
+    #[test]
+    fn recorded_shellcheck_in_both_formats() {
+        let expected = [
+            "scripts/deploy.sh:3:15 info SC2086 Double quote to prevent globbing and word splitting.",
+            "scripts/deploy.sh:4:6 info SC2086 Double quote to prevent globbing and word splitting.",
+            "scripts/deploy.sh:4:14 warning SC3014 In POSIX sh, == in place of = is undefined.",
+            "scripts/deploy.sh:7:1 warning SC2164 Use 'cd ... || exit' or 'cd ... || return' in case cd fails.",
+        ];
+        assert_eq!(
+            brief(&recorded("shellcheck", "shellcheck-tty.txt", "shellcheck")),
+            expected
+        );
+        // The gcc format says `note` where the default one says `info`.
+        let gcc = brief(&recorded("shellcheck", "shellcheck-gcc.txt", "shellcheck"));
+        assert_eq!(gcc.len(), 4);
+        assert_eq!(gcc[2], expected[2]);
+        assert_eq!(gcc[0], expected[0].replace(" info ", " note "));
     }
 
     #[test]
