@@ -28,7 +28,6 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
         checkpoints: config.handoff.checkpoints.clone(),
         claims: config.handoff.claims.clone(),
         failed_checks: Vec::new(),
-        passed_checks: Vec::new(),
     };
     match command {
         HandoffCommand::Validate { paths, format } => {

@@ -378,7 +378,6 @@ fn handoff_rules(config: &Config) -> crate::handoff::Rules {
         checkpoints: config.handoff.checkpoints.clone(),
         claims: config.handoff.claims.clone(),
         failed_checks: Vec::new(),
-        passed_checks: Vec::new(),
     }
 }
 

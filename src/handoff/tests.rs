@@ -15,7 +15,6 @@ fn rules() -> Rules {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         failed_checks: Vec::new(),
-        passed_checks: Vec::new(),
     }
 }
 

@@ -74,8 +74,6 @@ pub struct Rules {
     pub claims: BTreeMap<String, String>,
     /// The checks that failed in this run (for claims).
     pub failed_checks: Vec<String>,
-    /// The checks that passed in this run.
-    pub passed_checks: Vec<String>,
 }
 
 /// One problem, located in the document.
