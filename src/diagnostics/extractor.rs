@@ -22,6 +22,7 @@ pub const PARSER_NAMES: &[&str] = &[
     "python",
     "node",
     "shellcheck",
+    "go",
 ];
 
 /// The most of a JSON report (ESLint's `-f json`) kept to parse at the end.
@@ -42,8 +43,20 @@ enum Grammar {
     Node(Box<NodeState>),
     /// ShellCheck's default (tty) format; its gcc format is generic.
     Shellcheck(Box<Option<(String, u32)>>),
+    /// go build, go vet and go test.
+    Go(Box<GoState>),
     /// A user's regex with named groups.
     Custom(Regex),
+}
+
+/// What the Go grammar carries between lines.
+#[derive(Debug, Default)]
+struct GoState {
+    /// Test failures whose files are relative to a package directory not
+    /// named yet (`FAIL <package>` comes after them).
+    pending: Vec<Diagnostic>,
+    /// The failing test being read.
+    test: Option<String>,
 }
 
 /// What the Node grammar carries between lines.
@@ -97,6 +110,24 @@ static GENERIC: LazyLock<Regex> = LazyLock::new(|| {
 static GCC_FLAG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r" \[(?P<flag>-[Wf][A-Za-z0-9=_+-]+|SC\d+)\]$")
         .expect("the gcc flag pattern is a valid regex")
+});
+
+/// `calc/calc.go:6:17: undefined: missing` (go build, go vet).
+static GO_POSITION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<file>[^\s:#][^:]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<message>.+)$")
+        .expect("the go pattern is a valid regex")
+});
+
+/// An indented `calc_test.go:7: message` inside a failing test's output.
+static GO_TEST_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s+(?P<file>[^\s:]+\.go):(?P<line>\d+): (?P<message>.+)$")
+        .expect("the go test pattern is a valid regex")
+});
+
+/// `FAIL\texample.com/shop/calc\t0.002s` or `ok  \t...`.
+static GO_PACKAGE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:FAIL|ok)\s+(?P<package>\S+)\s")
+        .expect("the go package pattern is a valid regex")
 });
 
 /// `In scripts/x.sh line 3:` opens a ShellCheck block.
@@ -216,6 +247,7 @@ impl Extractor {
                 "python" => (Grammar::Python(Box::default()), base),
                 "node" => (Grammar::Node(Box::default()), base),
                 "shellcheck" => (Grammar::Shellcheck(Box::default()), base),
+                "go" => (Grammar::Go(Box::default()), base),
                 _ => (Grammar::Generic, base),
             },
             ParserChoice::Auto => match base.as_str() {
@@ -226,6 +258,7 @@ impl Extractor {
                 | "python3" => (Grammar::Python(Box::default()), base),
                 "tsc" | "eslint" | "vue-tsc" => (Grammar::Node(Box::default()), base),
                 "shellcheck" => (Grammar::Shellcheck(Box::default()), base),
+                "go" => (Grammar::Go(Box::default()), base),
                 "" => (Grammar::Generic, "generic".to_string()),
                 _ => (Grammar::Generic, base),
             },
@@ -258,9 +291,11 @@ impl Extractor {
         }
         match &self.grammar {
             Grammar::None => false,
-            Grammar::Custom(_) | Grammar::Python(_) | Grammar::Node(_) | Grammar::Shellcheck(_) => {
-                true
-            }
+            Grammar::Custom(_)
+            | Grammar::Python(_)
+            | Grammar::Node(_)
+            | Grammar::Shellcheck(_)
+            | Grammar::Go(_) => true,
             Grammar::Generic => memchr::memchr_iter(b':', line)
                 .any(|i| line.get(i + 1).is_some_and(u8::is_ascii_digit)),
             Grammar::Cargo(state) => {
@@ -339,10 +374,87 @@ impl Extractor {
             Grammar::Python(_) => emitted = self.python_line(line),
             Grammar::Node(_) => emitted = self.node_line(line),
             Grammar::Shellcheck(_) => emitted = self.shellcheck_line(line),
+            Grammar::Go(_) => emitted = self.go_line(line),
         }
         for diagnostic in emitted {
             self.push(diagnostic);
         }
+    }
+
+    fn go_line(&mut self, line: &str) -> Vec<Diagnostic> {
+        let module = self.go_module();
+        let Grammar::Go(state) = &mut self.grammar else {
+            return Vec::new();
+        };
+        if let Some(test) = line.strip_prefix("--- FAIL: ") {
+            state.test = test.split_whitespace().next().map(str::to_string);
+            return Vec::new();
+        }
+        if let Some(c) = GO_TEST_LINE.captures(line) {
+            state.pending.push(Diagnostic {
+                check: String::new(),
+                origin: Origin::Test,
+                tool: String::new(),
+                file: Some(c["file"].to_string()),
+                line: c["line"].parse().ok(),
+                column: None,
+                severity: Severity::Error,
+                code: state.test.clone(),
+                message: c["message"].to_string(),
+            });
+            return Vec::new();
+        }
+        if let Some(c) = GO_PACKAGE.captures(line) {
+            // The package names the directory its test files are in.
+            let package = c["package"].to_string();
+            let dir = match &module {
+                Some(module) => package
+                    .strip_prefix(module.as_str())
+                    .map_or_else(String::new, |rest| rest.trim_start_matches('/').to_string()),
+                None => String::new(),
+            };
+            let pending = std::mem::take(&mut state.pending);
+            state.test = None;
+            return pending
+                .into_iter()
+                .map(|d| {
+                    let file = d.file.as_deref().map(|f| {
+                        if dir.is_empty() {
+                            f.to_string()
+                        } else {
+                            format!("{dir}/{f}")
+                        }
+                    });
+                    let made =
+                        self.make(file.as_deref(), d.line, None, d.severity, d.code, d.message);
+                    Diagnostic {
+                        origin: Origin::Test,
+                        ..made
+                    }
+                })
+                .collect();
+        }
+        if let Some(c) = GO_POSITION.captures(line) {
+            return vec![self.make(
+                Some(&c["file"]),
+                c["line"].parse().ok(),
+                c.name("col").and_then(|m| m.as_str().parse().ok()),
+                Severity::Error,
+                None,
+                c["message"].to_string(),
+            )];
+        }
+        Vec::new()
+    }
+
+    /// The module path from `go.mod` in the check's directory or the root.
+    fn go_module(&self) -> Option<String> {
+        [&self.cwd, &self.root].iter().find_map(|dir| {
+            let text = std::fs::read_to_string(dir.join("go.mod")).ok()?;
+            text.lines()
+                .find_map(|l| l.trim().strip_prefix("module "))
+                .map(|m| m.trim().trim_matches('"').to_string())
+        })
     }
 
     fn shellcheck_line(&mut self, line: &str) -> Vec<Diagnostic> {
@@ -725,6 +837,24 @@ impl Extractor {
 
     /// The diagnostics found, and how many more were dropped over the cap.
     pub fn finish(mut self) -> (Vec<Diagnostic>, usize) {
+        if let Grammar::Go(state) = &mut self.grammar {
+            // Test lines no package line claimed: relative to the check.
+            let pending = std::mem::take(&mut state.pending);
+            for d in pending {
+                let made = self.make(
+                    d.file.as_deref(),
+                    d.line,
+                    None,
+                    d.severity,
+                    d.code,
+                    d.message,
+                );
+                self.push(Diagnostic {
+                    origin: Origin::Test,
+                    ..made
+                });
+            }
+        }
         if let Grammar::Node(state) = &mut self.grammar {
             if let Some(json) = state.json.take() {
                 for diagnostic in self.eslint_json(&json) {
@@ -976,6 +1106,50 @@ mod tests {
         assert_eq!(gcc.len(), 4);
         assert_eq!(gcc[2], expected[2]);
         assert_eq!(gcc[0], expected[0].replace(" info ", " note "));
+    }
+
+    #[test]
+    fn recorded_go_build_vet_and_test() {
+        let go = |name: &str| {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/diagnostics/go")
+                .join(name);
+            let text = std::fs::read_to_string(path).unwrap();
+            let root = tempfile::tempdir().unwrap();
+            std::fs::write(
+                root.path().join("go.mod"),
+                "module example.com/shop\n\ngo 1.19\n",
+            )
+            .unwrap();
+            let mut x = Extractor::new(
+                "c",
+                Origin::Build,
+                &ParserChoice::Auto,
+                "go",
+                root.path(),
+                root.path(),
+            );
+            for line in text.lines() {
+                if x.wants(line.as_bytes(), true) {
+                    x.line(line);
+                }
+            }
+            x.finish().0
+        };
+        assert_eq!(
+            brief(&go("go-build.txt")),
+            ["calc/calc.go:6:17 error - undefined: missing"]
+        );
+        assert_eq!(
+            brief(&go("go-vet.txt")),
+            ["calc/vet.go:6:9 error - fmt.Sprintf format %s has arg n of wrong type int"]
+        );
+        let test = go("go-test.txt");
+        assert_eq!(
+            brief(&test),
+            ["calc/calc_test.go:7:0 error TestAdd Add(2, 2) = 4, want 5"]
+        );
+        assert_eq!(test[0].origin, Origin::Test);
     }
 
     #[test]
