@@ -308,6 +308,7 @@ impl Extractor {
                     .unwrap_or(line.len());
                 let trimmed = &line[start..];
                 trimmed.starts_with(b"error")
+                    || trimmed.starts_with(b"{\"reason\":\"compiler-message\"")
                     || trimmed.starts_with(b"warning")
                     || trimmed.starts_with(b"thread '")
                     || trimmed.starts_with(b"-->")
@@ -685,7 +686,40 @@ impl Extractor {
         Vec::new()
     }
 
+    /// One line of `cargo --message-format=json`.
+    fn cargo_json(&self, line: &str) -> Vec<Diagnostic> {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+            return Vec::new();
+        };
+        let message = &value["message"];
+        let text = message["message"].as_str().unwrap_or("");
+        let level = message["level"].as_str().unwrap_or("error");
+        if level == "failure-note" || is_rustc_noise(text) {
+            return Vec::new();
+        }
+        let spans = message["spans"].as_array();
+        let primary = spans.and_then(|s| {
+            s.iter()
+                .find(|span| span["is_primary"] == true)
+                .or_else(|| s.first())
+        });
+        let number = |span: &serde_json::Value, key: &str| {
+            span[key].as_u64().and_then(|n| u32::try_from(n).ok())
+        };
+        vec![self.make(
+            primary.and_then(|s| s["file_name"].as_str()),
+            primary.and_then(|s| number(s, "line_start")),
+            primary.and_then(|s| number(s, "column_start")),
+            Severity::from_word(level),
+            message["code"]["code"].as_str().map(str::to_string),
+            text.to_string(),
+        )]
+    }
+
     fn cargo_line(&mut self, line: &str) -> Vec<Diagnostic> {
+        if line.starts_with("{\"reason\":\"compiler-message\"") {
+            return self.cargo_json(line);
+        }
         let mut out = Vec::new();
         let Grammar::Cargo(state) = &mut self.grammar else {
             return out;
@@ -1198,6 +1232,18 @@ mod tests {
             [
                 "src/lib.rs:7:18 error E0308 mismatched types",
                 "src/lib.rs:2:9 warning - unused variable: `unused`",
+            ]
+        );
+    }
+
+    #[test]
+    fn recorded_cargo_json() {
+        assert_eq!(
+            brief(&fixture("build.json")),
+            [
+                "src/lib.rs:7:18 error E0308 mismatched types",
+                // The JSON names the lint the human output only notes.
+                "src/lib.rs:2:9 warning unused_variables unused variable: `unused`",
             ]
         );
     }
