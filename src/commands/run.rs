@@ -330,7 +330,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         notes,
         environment: pinned,
         root: root.clone(),
-        summary_limit: 5,
+        summary_limit: config.gate.summary,
         selection: Some(mode),
         blocking,
         handoffs: documents

@@ -558,6 +558,7 @@ impl Validator<'_> {
             workflow: None,
             jobs: None,
             isolation: Isolation::Worktree,
+            summary: 5,
         };
         let Some(entries) = node.and_then(|n| self.table(n, "`[gate]`")) else {
             return Some(gate);
@@ -571,10 +572,17 @@ impl Validator<'_> {
                 "workflow",
                 "jobs",
                 "isolation",
+                "summary",
             ],
             "[gate]",
         );
         let mut ok = true;
+        if let Some(node) = get(entries, "summary") {
+            match self.integer(node, "`summary`", 1) {
+                Some(n) => gate.summary = usize::try_from(n).unwrap_or(usize::MAX),
+                None => ok = false,
+            }
+        }
         if let Some(node) = get(entries, "isolation") {
             match self.choice(node, "`isolation`", &Isolation::NAMES, Isolation::parse) {
                 Some(isolation) => gate.isolation = isolation,

@@ -243,6 +243,8 @@ pub struct GateConfig {
     /// Parallel checks; `None` means the number of CPUs.
     pub jobs: Option<usize>,
     pub isolation: Isolation,
+    /// How many distinct errors the verdict's summary lists.
+    pub summary: usize,
 }
 
 /// `[handoff]`.

@@ -215,6 +215,22 @@ checks = [
 }
 
 #[test]
+fn the_summary_keeps_as_many_errors_as_configured() {
+    let repo = TestRepo::new();
+    let lines: String = (1..=8)
+        .map(|i| format!("echo 'f{i}.c:{i}:1: error: problem {i}'; "))
+        .collect();
+    repo.config(&format!(
+        "[gate]\nsummary = 3\n\n[phases.implementation]\nchecks = [ {{ name = \"c\", shell = true, command = \"{lines}exit 1\" }} ]\n"
+    ));
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(v["diagnostics"].as_array().unwrap().len(), 8);
+    assert_eq!(v["summary"].as_array().unwrap().len(), 3);
+    assert_eq!(v["summary"][0], "f1.c:1 problem 1 (c)");
+}
+
+#[test]
 fn phasegate_skip_skips_checks_and_says_so() {
     let repo = TestRepo::new();
     repo.config(&one_check("false", r#"on_failure = "block""#));
