@@ -217,11 +217,12 @@ checks = [
 #[test]
 fn the_summary_keeps_as_many_errors_as_configured() {
     let repo = TestRepo::new();
-    let lines: String = (1..=8)
-        .map(|i| format!("echo 'f{i}.c:{i}:1: error: problem {i}'; "))
-        .collect();
+    let lines = (1..=8)
+        .map(|i| format!("echo 'f{i}.c:{i}:1: error: problem {i}';"))
+        .collect::<Vec<_>>()
+        .join(" ");
     repo.config(&format!(
-        "[gate]\nsummary = 3\n\n[phases.implementation]\nchecks = [ {{ name = \"c\", shell = true, command = \"{lines}exit 1\" }} ]\n"
+        "[gate]\nsummary = 3\n\n[phases.implementation]\nchecks = [ {{ name = \"c\", shell = true, command = \"{lines} exit 1\" }} ]\n"
     ));
     let (code, v) = repo.verdict(&[]);
     assert_eq!(code, 1, "{v:#}");
