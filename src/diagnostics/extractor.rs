@@ -130,6 +130,12 @@ static GO_PACKAGE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the go package pattern is a valid regex")
 });
 
+/// The linter golangci-lint names after an issue: ` (errcheck)`.
+static GOLANGCI_LINTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r" \((?P<linter>[a-z][a-z0-9-]*)\)$")
+        .expect("the golangci-lint pattern is a valid regex")
+});
+
 /// `In scripts/x.sh line 3:` opens a ShellCheck block.
 static SHELLCHECK_AT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^In (?P<file>.+) line (?P<line>\d+):$")
@@ -258,7 +264,7 @@ impl Extractor {
                 | "python3" => (Grammar::Python(Box::default()), base),
                 "tsc" | "eslint" | "vue-tsc" => (Grammar::Node(Box::default()), base),
                 "shellcheck" => (Grammar::Shellcheck(Box::default()), base),
-                "go" => (Grammar::Go(Box::default()), base),
+                "go" | "golangci-lint" => (Grammar::Go(Box::default()), base),
                 "" => (Grammar::Generic, "generic".to_string()),
                 _ => (Grammar::Generic, base),
             },
@@ -435,17 +441,63 @@ impl Extractor {
                 })
                 .collect();
         }
+        if line.starts_with("{\"Issues\":") {
+            return self.golangci_json(line);
+        }
         if let Some(c) = GO_POSITION.captures(line) {
+            // golangci-lint ends each issue with its linter: `(errcheck)`.
+            let mut message = c["message"].to_string();
+            let mut code = None;
+            let linter = if self.tool == "golangci-lint" {
+                GOLANGCI_LINTER
+                    .captures(&message)
+                    .and_then(|m| m.name("linter"))
+                    .map(|m| (m.start(), m.as_str().to_string()))
+            } else {
+                None
+            };
+            if let Some((start, linter)) = linter {
+                code = Some(linter);
+                message.truncate(start.saturating_sub(2));
+            }
             return vec![self.make(
                 Some(&c["file"]),
                 c["line"].parse().ok(),
                 c.name("col").and_then(|m| m.as_str().parse().ok()),
                 Severity::Error,
-                None,
-                c["message"].to_string(),
+                code,
+                message,
             )];
         }
         Vec::new()
+    }
+
+    /// golangci-lint's JSON report: one line, `{"Issues": [...]}`.
+    fn golangci_json(&self, line: &str) -> Vec<Diagnostic> {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+            return Vec::new();
+        };
+        let number = |v: &serde_json::Value| v.as_u64().and_then(|n| u32::try_from(n).ok());
+        value["Issues"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|issue| {
+                let severity = match issue["Severity"].as_str() {
+                    Some(word) if !word.is_empty() => Severity::from_word(word),
+                    _ => Severity::Error,
+                };
+                self.make(
+                    issue["Pos"]["Filename"].as_str(),
+                    number(&issue["Pos"]["Line"]),
+                    // 0 means golangci-lint does not know the column.
+                    number(&issue["Pos"]["Column"]),
+                    severity,
+                    issue["FromLinter"].as_str().map(str::to_string),
+                    issue["Text"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
     }
 
     /// The module path from `go.mod` in the check's directory or the root.
@@ -1184,6 +1236,25 @@ mod tests {
             ["calc/calc_test.go:7:0 error TestAdd Add(2, 2) = 4, want 5"]
         );
         assert_eq!(test[0].origin, Origin::Test);
+    }
+
+    /// Written from golangci-lint's documentation (see the fixture's README).
+    #[test]
+    fn golangci_lint_text_and_json() {
+        assert_eq!(
+            brief(&recorded("golangci-lint", "text.txt", "golangci-lint")),
+            [
+                "main.go:12:2 error errcheck Error return value of `f.Close` is not checked",
+                "util/strings.go:5:6 error unused func `unused` is unused",
+            ]
+        );
+        assert_eq!(
+            brief(&recorded("golangci-lint", "json.txt", "golangci-lint")),
+            [
+                "main.go:12:2 error errcheck Error return value of `f.Close` is not checked",
+                "util/strings.go:3:0 error gofmt File is not `gofmt`-ed with `-s`",
+            ]
+        );
     }
 
     #[test]
