@@ -108,7 +108,7 @@ static GENERIC: LazyLock<Regex> = LazyLock::new(|| {
 /// The flag gcc and clang end a warning with (` [-Wint-conversion]`), or
 /// ShellCheck's code in its gcc format (` [SC2086]`).
 static GCC_FLAG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r" \[(?P<flag>-[Wf][A-Za-z0-9=_+-]+|SC\d+)\]$")
+    Regex::new(r" \[(?P<code>-[Wf][A-Za-z0-9=_+-]+|SC\d+)\]$")
         .expect("the gcc flag pattern is a valid regex")
 });
 
@@ -132,7 +132,7 @@ static GO_PACKAGE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// The linter golangci-lint names after an issue: ` (errcheck)`.
 static GOLANGCI_LINTER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r" \((?P<linter>[a-z][a-z0-9-]*)\)$")
+    Regex::new(r" \((?P<code>[a-z][a-z0-9-]*)\)$")
         .expect("the golangci-lint pattern is a valid regex")
 });
 
@@ -339,24 +339,8 @@ impl Extractor {
             Grammar::Generic => {
                 if let Some(c) = GENERIC.captures(line) {
                     let severity = Severity::from_word(c["severity"].trim_start_matches("fatal "));
-                    let mut message = c["message"].to_string();
-                    let mut code = c.name("code").map(|m| m.as_str().to_string());
                     // gcc and clang name the warning flag last: `[-Wunused-variable]`.
-                    if let Some(flag) = GCC_FLAG.captures(&message).and_then(|f| f.name("flag")) {
-                        if code.is_none() {
-                            code = Some(flag.as_str().to_string());
-                        }
-                        let cut = flag.start().saturating_sub(2);
-                        message.truncate(cut);
-                    }
-                    emitted.push(self.make(
-                        Some(&c["file"]),
-                        c["line"].parse().ok(),
-                        c.name("col").and_then(|m| m.as_str().parse().ok()),
-                        severity,
-                        code,
-                        message,
-                    ));
+                    emitted.push(self.positioned(&c, severity, Some(&GCC_FLAG)));
                 }
             }
             Grammar::Custom(regex) => {
@@ -446,28 +430,8 @@ impl Extractor {
         }
         if let Some(c) = GO_POSITION.captures(line) {
             // golangci-lint ends each issue with its linter: `(errcheck)`.
-            let mut message = c["message"].to_string();
-            let mut code = None;
-            let linter = if self.tool == "golangci-lint" {
-                GOLANGCI_LINTER
-                    .captures(&message)
-                    .and_then(|m| m.name("linter"))
-                    .map(|m| (m.start(), m.as_str().to_string()))
-            } else {
-                None
-            };
-            if let Some((start, linter)) = linter {
-                code = Some(linter);
-                message.truncate(start.saturating_sub(2));
-            }
-            return vec![self.make(
-                Some(&c["file"]),
-                c["line"].parse().ok(),
-                c.name("col").and_then(|m| m.as_str().parse().ok()),
-                Severity::Error,
-                code,
-                message,
-            )];
+            let trailer = (self.tool == "golangci-lint").then_some(&*GOLANGCI_LINTER);
+            return vec![self.positioned(&c, Severity::Error, trailer)];
         }
         Vec::new()
     }
@@ -532,20 +496,7 @@ impl Extractor {
         }
         // The gcc format (`-f gcc`) reads like any compiler.
         if let Some(c) = GENERIC.captures(line) {
-            let mut message = c["message"].to_string();
-            let mut code = None;
-            if let Some(flag) = GCC_FLAG.captures(&message).and_then(|f| f.name("flag")) {
-                code = Some(flag.as_str().to_string());
-                message.truncate(flag.start().saturating_sub(2));
-            }
-            return vec![self.make(
-                Some(&c["file"]),
-                c["line"].parse().ok(),
-                c.name("col").and_then(|m| m.as_str().parse().ok()),
-                Severity::from_word(&c["severity"]),
-                code,
-                message,
-            )];
+            return vec![self.positioned(&c, Severity::from_word(&c["severity"]), Some(&GCC_FLAG))];
         }
         Vec::new()
     }
@@ -716,23 +667,10 @@ impl Extractor {
         }
         // mypy and the like: `file:line: error: message  [code]`.
         if let Some(c) = GENERIC.captures(line) {
-            let mut message = c["message"].to_string();
-            let mut code = c.name("code").map(|m| m.as_str().to_string());
-            if let Some(found) = MYPY_CODE
-                .captures(&message)
-                .and_then(|m| m.name("code").map(|g| (g.start(), g.as_str().to_string())))
-            {
-                code = code.or(Some(found.1));
-                message.truncate(found.0.saturating_sub(3));
-                message.truncate(message.trim_end().len());
-            }
-            return vec![self.make(
-                Some(&c["file"]),
-                c["line"].parse().ok(),
-                c.name("col").and_then(|m| m.as_str().parse().ok()),
+            return vec![self.positioned(
+                &c,
                 Severity::from_word(&c["severity"]),
-                code,
-                message,
+                Some(&MYPY_CODE),
             )];
         }
         Vec::new()
@@ -886,6 +824,34 @@ impl Extractor {
                 }
             })
             .collect()
+    }
+
+    /// A diagnostic from a `file:line[:col]` match with a `message` (and
+    /// maybe a `code`) group. `trailer` takes out of the message the code
+    /// some tools append to it: ` [-Wunused]`, ` [SC2086]`, `  [assignment]`,
+    /// ` (errcheck)`.
+    fn positioned(
+        &self,
+        c: &regex::Captures<'_>,
+        severity: Severity,
+        trailer: Option<&Regex>,
+    ) -> Diagnostic {
+        let mut message = c["message"].to_string();
+        let mut code = c.name("code").map(|m| m.as_str().to_string());
+        if let Some(t) = trailer.and_then(|re| re.captures(&c["message"])) {
+            if let (Some(whole), Some(found)) = (t.get(0), t.name("code")) {
+                code = code.or_else(|| Some(found.as_str().to_string()));
+                message.truncate(whole.start());
+            }
+        }
+        self.make(
+            Some(&c["file"]),
+            c["line"].parse().ok(),
+            c.name("col").and_then(|m| m.as_str().parse().ok()),
+            severity,
+            code,
+            message.trim_end().to_string(),
+        )
     }
 
     fn make(
