@@ -208,13 +208,13 @@ static CLIPPY_LINT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// `thread 'name' panicked at src/lib.rs:10:5:` (Rust 1.73 and later).
 static PANIC_NEW: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^thread '(?P<test>[^']*)' (?:\(\d+\) )?panicked at (?P<file>.+?):(?P<line>\d+):(?P<col>\d+):$")
+    Regex::new(r"^\s*thread '(?P<test>[^']*)' (?:\(\d+\) )?panicked at (?P<file>.+?):(?P<line>\d+):(?P<col>\d+):$")
         .expect("the panic pattern is a valid regex")
 });
 
 /// `thread 'name' panicked at 'message', src/lib.rs:10:5` (before 1.73).
 static PANIC_OLD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^thread '(?P<test>[^']*)' panicked at '(?P<message>.*)', (?P<file>.+?):(?P<line>\d+):(?P<col>\d+)$")
+    Regex::new(r"^\s*thread '(?P<test>[^']*)' panicked at '(?P<message>.*)', (?P<file>.+?):(?P<line>\d+):(?P<col>\d+)$")
         .expect("the old panic pattern is a valid regex")
 });
 
@@ -227,6 +227,7 @@ fn is_rustc_noise(message: &str) -> bool {
         || message.contains("warning emitted")
         || (message.contains(" generated ") && message.contains(" warning"))
         || message.starts_with("test failed, to rerun")
+        || message == "test run failed"
         || message.starts_with("1 target failed")
         || message.ends_with("targets failed:")
 }
@@ -1270,6 +1271,20 @@ mod tests {
                 "src/lib.rs:7:18 error E0308 mismatched types",
                 "src/lib.rs:2:9 warning - unused variable: `unused`",
             ]
+        );
+    }
+
+    #[test]
+    fn recorded_cargo_nextest() {
+        // nextest indents the test's output; the panic is found all the same.
+        let found = fixture("nextest.txt");
+        let errors: Vec<String> = brief(&found)
+            .into_iter()
+            .filter(|d| d.contains(" error "))
+            .collect();
+        assert_eq!(
+            errors,
+            ["src/lib.rs:15:9 error - assertion `left == right` failed: two and two"]
         );
     }
 
