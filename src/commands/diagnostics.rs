@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use crate::cli::{DiagnosticsCommand, Format};
 use crate::config::{Origin, ParserChoice};
 use crate::context::Context;
-use crate::diagnostics::{Diagnostic, Extractor, PARSER_NAMES};
+use crate::diagnostics::{Extracted, Extractor, PARSER_NAMES};
 use crate::exit::ExitCode;
 use crate::report;
 
@@ -53,37 +53,23 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
         },
     };
 
-    // `auto` without a program to go by: every grammar reads the output
-    // and the one that understood most of it wins.
-    let candidates: Vec<(&str, ParserChoice)> = match &choice {
-        ParserChoice::Auto => vec![
-            ("cargo", ParserChoice::Auto),
-            ("python", ParserChoice::Auto),
-            ("tsc", ParserChoice::Auto),
-            ("", ParserChoice::Auto),
-        ],
-        other => vec![("", other.clone())],
-    };
-    let mut extractors: Vec<Extractor> = candidates
-        .iter()
-        .map(|(program, parser)| {
-            Extractor::new("", Origin::Runtime, parser, program, &root, &tool_dir)
-        })
-        .collect();
+    // Without a program to go by, `auto` lets the output decide.
+    let mut extractor = Extractor::new("", Origin::Runtime, &choice, &[], &root, &tool_dir);
     let mut reader = BufReader::new(input);
     let mut line = Vec::new();
+    let mut offset: u64 = 0;
     loop {
         line.clear();
         match reader.read_until(b'\n', &mut line) {
             Ok(0) => break,
-            Ok(_) => {
+            Ok(n) => {
+                let start = offset;
+                offset += n as u64;
                 let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
+                let end = start + bytes.len() as u64;
                 let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-                let text = String::from_utf8_lossy(bytes);
-                for x in &mut extractors {
-                    if x.wants(bytes, true) {
-                        x.line(&text);
-                    }
+                if extractor.wants(bytes, true) {
+                    extractor.line(&String::from_utf8_lossy(bytes), start..end);
                 }
             }
             Err(e) => {
@@ -92,11 +78,11 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
             }
         }
     }
-    let (diagnostics, dropped): (Vec<Diagnostic>, usize) = extractors
-        .into_iter()
-        .map(Extractor::finish)
-        .max_by_key(|(found, _)| found.len())
-        .unwrap_or_default();
+    let Extracted {
+        diagnostics,
+        dropped,
+        ..
+    } = extractor.finish();
     let written = if *format == Format::Json {
         report::diagnostics::render_json(&diagnostics, dropped, io.out)
     } else {

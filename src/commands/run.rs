@@ -493,12 +493,10 @@ fn gate_finding(message: String) -> crate::diagnostics::Diagnostic {
         check: String::new(),
         origin: crate::config::Origin::Runtime,
         tool: "phasegate".to_string(),
-        file: None,
-        line: None,
-        column: None,
         severity: crate::diagnostics::Severity::Error,
         code: Some("files-modified".to_string()),
         message,
+        ..crate::diagnostics::Diagnostic::default()
     }
 }
 

@@ -95,13 +95,14 @@ impl OnMissing {
 }
 
 /// Where a diagnostic comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord, Hash, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Origin {
     Test,
     Lint,
     Build,
     Typecheck,
+    #[default]
     Runtime,
 }
 

@@ -5,9 +5,10 @@ use serde::Serialize;
 use crate::config::Origin;
 
 /// How serious a finding is, in the tool's own terms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    #[default]
     Error,
     Warning,
     Note,
@@ -36,23 +37,62 @@ impl Severity {
     }
 }
 
+/// What a column counts. Tools disagree: rustc and Python tools count
+/// characters, clang and Go count bytes, tsc and ESLint count UTF-16 code
+/// units, gcc counts display columns (a tab to the next multiple of 8, a
+/// wide character as 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ColumnUnit {
+    /// Unicode scalar values: what phasegate reports whenever it can.
+    #[default]
+    Character,
+    Byte,
+    Utf16,
+    Display,
+}
+
+/// Which parser read a diagnostic, and which of the tool's output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ParserId {
+    pub name: &'static str,
+    pub dialect: &'static str,
+}
+
 /// One finding, located in the repository where possible.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Diagnostic {
     /// The check that produced it.
     pub check: String,
     pub origin: Origin,
     /// The tool that printed it (`cargo`, `verifier`, `phasegate`).
     pub tool: String,
+    /// The tool's version, when its output says it.
+    pub tool_version: Option<String>,
+    /// `None` for findings phasegate made itself.
+    pub parser: Option<ParserId>,
     /// Relative to the repository root; `None` when the tool named no file.
     pub file: Option<String>,
     /// 1-based.
     pub line: Option<u32>,
     /// 1-based; `None` when the tool printed none.
     pub column: Option<u32>,
+    pub end_line: Option<u32>,
+    pub end_column: Option<u32>,
+    /// What `column` and `end_column` count now.
+    pub column_unit: ColumnUnit,
+    /// What the tool's columns counted, before phasegate converted them.
+    pub tool_column_unit: ColumnUnit,
     pub severity: Severity,
     pub code: Option<String>,
+    /// The failed test's name, when a test runner said it.
+    pub test: Option<String>,
+    /// Whole, with the tool's own `help:` and fix lines.
     pub message: String,
+    /// The bytes of the check's log the finding was read from.
+    pub log_range: Option<(u64, u64)>,
+    /// Outside the lines the change touched (the changed-line filter).
+    pub pre_existing: bool,
 }
 
 impl Diagnostic {
@@ -81,6 +121,18 @@ impl Diagnostic {
         );
         feed(normalise_message(&self.message).as_bytes());
         format!("{hash:016x}")
+    }
+
+    /// `file:line:col`, as far as it is known; empty when nothing is.
+    pub fn location(&self) -> String {
+        let mut out = self.file.clone().unwrap_or_default();
+        if let Some(line) = self.line {
+            out.push_str(&format!(":{line}"));
+            if let Some(column) = self.column {
+                out.push_str(&format!(":{column}"));
+            }
+        }
+        out
     }
 }
 
@@ -122,24 +174,44 @@ impl Serialize for Diagnostic {
             check: &'a str,
             origin: Origin,
             tool: &'a str,
+            tool_version: Option<&'a str>,
+            parser: Option<&'a str>,
+            dialect: Option<&'a str>,
             file: Option<&'a str>,
             line: Option<u32>,
             column: Option<u32>,
+            end_line: Option<u32>,
+            end_column: Option<u32>,
+            column_unit: ColumnUnit,
+            tool_column_unit: ColumnUnit,
             severity: Severity,
             code: Option<&'a str>,
+            test: Option<&'a str>,
             message: &'a str,
+            log_range: Option<[u64; 2]>,
+            pre_existing: bool,
             fingerprint: String,
         }
         Shown {
             check: &self.check,
             origin: self.origin,
             tool: &self.tool,
+            tool_version: self.tool_version.as_deref(),
+            parser: self.parser.map(|p| p.name),
+            dialect: self.parser.map(|p| p.dialect),
             file: self.file.as_deref(),
             line: self.line,
             column: self.column,
+            end_line: self.end_line,
+            end_column: self.end_column,
+            column_unit: self.column_unit,
+            tool_column_unit: self.tool_column_unit,
             severity: self.severity,
             code: self.code.as_deref(),
+            test: self.test.as_deref(),
             message: &self.message,
+            log_range: self.log_range.map(|(start, end)| [start, end]),
+            pre_existing: self.pre_existing,
             fingerprint: self.fingerprint(),
         }
         .serialize(serializer)
@@ -158,9 +230,9 @@ mod tests {
             file: Some("src/lib.rs".into()),
             line: Some(line),
             column: Some(5),
-            severity: Severity::Error,
             code: Some("E0061".into()),
             message: message.into(),
+            ..Diagnostic::default()
         }
     }
 

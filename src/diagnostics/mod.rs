@@ -1,10 +1,17 @@
-//! Turning tool output into `Diagnostic`s.
+//! Turning tool output into `Diagnostic`s: the model, the streaming
+//! extractor, one grammar per tool family, column units, the changed-line
+//! filter and the root-cause summary.
 
+mod columns;
 mod diagnostic;
 mod extractor;
+mod parsers;
+#[cfg(test)]
+mod tests;
 
 pub use diagnostic::*;
 pub use extractor::*;
+pub use parsers::PARSER_NAMES;
 
 /// Removes ANSI escape sequences (colours, cursor moves) from `text`.
 pub fn strip_ansi(text: &str) -> String {

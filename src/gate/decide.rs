@@ -141,6 +141,7 @@ pub fn decide(input: GateInput) -> Verdict {
                 severity: Severity::Error,
                 code: Some(format!("handoff:{}", issue.field)),
                 message: issue.message.clone(),
+                ..Diagnostic::default()
             });
         }
         if report.escalate {
@@ -459,6 +460,7 @@ fn located(
         severity,
         code: code.map(str::to_string),
         message,
+        ..Diagnostic::default()
     }
 }
 
@@ -655,6 +657,8 @@ mod tests {
             log_path: "/repo/.git/phasegate/runs/r/c.log".into(),
             diagnostics: Vec::new(),
             dropped_diagnostics: 0,
+            parser_used: None,
+            errors_fail: false,
             verifier,
             invocations: Vec::new(),
         }
@@ -879,6 +883,7 @@ mod tests {
                 severity: Severity::Warning,
                 code: Some("W1".into()),
                 message: "style".into(),
+                ..Diagnostic::default()
             },
             Diagnostic {
                 check: "lint".into(),
@@ -890,6 +895,7 @@ mod tests {
                 severity: Severity::Error,
                 code: Some("E1".into()),
                 message: "broken\nsecond line".into(),
+                ..Diagnostic::default()
             },
         ];
         let mut gate = input(

@@ -25,6 +25,8 @@ fn outcome(
         log_path: format!("/repo/.git/phasegate/runs/20261122T153000Z-1/{name}.log").into(),
         diagnostics,
         dropped_diagnostics: 0,
+        parser_used: None,
+        errors_fail: false,
         verifier: None,
         invocations: vec![Invocation {
             argv: vec![name.into()],
@@ -61,6 +63,7 @@ pub fn sample() -> Verdict {
         severity: Severity::Error,
         code: Some("E0308".into()),
         message: "mismatched types\nexpected `u32`, found `&str`".into(),
+        ..Diagnostic::default()
     };
     let checks = vec![
         input(

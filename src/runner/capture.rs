@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
+use std::ops::Range;
 
 use crate::diagnostics::Extractor;
 
@@ -23,6 +24,8 @@ pub struct Capture {
     tail: Vec<u8>,
     total: u64,
     line: Vec<u8>,
+    /// Where the line being gathered starts in the log.
+    line_start: u64,
     line_overflow: bool,
     extractor: Extractor,
     /// Standard output of a verifier, kept whole up to a limit.
@@ -38,6 +41,7 @@ impl Capture {
             tail: Vec::new(),
             total: 0,
             line: Vec::new(),
+            line_start: 0,
             line_overflow: false,
             extractor,
             answer: None,
@@ -51,6 +55,7 @@ impl Capture {
 
     /// Takes the next chunk of output.
     pub fn push(&mut self, bytes: &[u8]) {
+        let chunk_start = self.total;
         self.total += bytes.len() as u64;
         if let Some(log) = self.log.as_mut() {
             if let Err(e) = log.write_all(bytes) {
@@ -83,37 +88,40 @@ impl Capture {
                 }
             }
         }
-        self.split_lines(bytes);
+        self.split_lines(bytes, chunk_start);
     }
 
-    fn split_lines(&mut self, bytes: &[u8]) {
+    fn split_lines(&mut self, bytes: &[u8], chunk_start: u64) {
         // One look at the whole chunk spares every line its own.
         let coloured = memchr::memchr(0x1b, bytes).is_some();
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', bytes) {
             let piece = &bytes[start..end];
+            let end_offset = chunk_start + end as u64;
             if self.line.is_empty() && !self.line_overflow {
                 // The common case: a whole line inside one chunk, parsed in
                 // place without a copy.
-                Self::parse_line(&mut self.extractor, piece, coloured);
+                let at = chunk_start + start as u64..end_offset;
+                Self::parse_line(&mut self.extractor, piece, at, coloured);
             } else {
                 self.extend_line(piece);
-                self.flush_line();
+                self.flush_line(end_offset);
             }
             start = end + 1;
+            self.line_start = chunk_start + start as u64;
         }
         self.extend_line(&bytes[start..]);
     }
 
-    fn parse_line(extractor: &mut Extractor, line: &[u8], coloured: bool) {
+    fn parse_line(extractor: &mut Extractor, line: &[u8], at: Range<u64>, coloured: bool) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let line = &line[..line.len().min(MAX_LINE_BYTES)];
         if !extractor.wants(line, coloured) {
             return;
         }
         match std::str::from_utf8(line) {
-            Ok(text) => extractor.line(text),
-            Err(_) => extractor.line(&String::from_utf8_lossy(line)),
+            Ok(text) => extractor.line(text, at),
+            Err(_) => extractor.line(&String::from_utf8_lossy(line), at),
         }
     }
 
@@ -125,8 +133,9 @@ impl Capture {
         self.line.extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
 
-    fn flush_line(&mut self) {
-        Self::parse_line(&mut self.extractor, &self.line, true);
+    fn flush_line(&mut self, end: u64) {
+        let at = self.line_start..end;
+        Self::parse_line(&mut self.extractor, &self.line, at, true);
         self.line.clear();
         self.line_overflow = false;
     }
@@ -136,14 +145,14 @@ impl Capture {
     /// and any error writing the log.
     pub fn finish(mut self) -> Finished {
         if !self.line.is_empty() {
-            self.flush_line();
+            self.flush_line(self.total);
         }
         if let Some(mut log) = self.log.take() {
             if let Err(e) = log.flush() {
                 self.log_error = Some(e);
             }
         }
-        let (diagnostics, dropped) = self.extractor.finish();
+        let extracted = self.extractor.finish();
         let mut tail = self.tail;
         if tail.len() > TAIL_BYTES {
             tail.drain(..tail.len() - TAIL_BYTES);
@@ -157,8 +166,7 @@ impl Capture {
             answer: self
                 .answer
                 .map(|(bytes, limit)| (bytes.len() > limit, bytes)),
-            diagnostics,
-            dropped,
+            extracted,
             log_error: self.log_error,
         }
     }
@@ -168,8 +176,7 @@ pub struct Finished {
     pub output: CapturedOutput,
     /// `(over_limit, bytes)`.
     pub answer: Option<(bool, Vec<u8>)>,
-    pub diagnostics: Vec<crate::diagnostics::Diagnostic>,
-    pub dropped: usize,
+    pub extracted: crate::diagnostics::Extracted,
     pub log_error: Option<io::Error>,
 }
 
@@ -181,7 +188,14 @@ mod tests {
 
     fn capture(dir: &Path) -> Capture {
         let log = File::create(dir.join("c.log")).unwrap();
-        let extractor = Extractor::new("c", Origin::Lint, &ParserChoice::Auto, "sh", dir, dir);
+        let extractor = Extractor::new(
+            "c",
+            Origin::Lint,
+            &ParserChoice::Auto,
+            &["sh".to_string()],
+            dir,
+            dir,
+        );
         Capture::new(log, extractor)
     }
 
@@ -218,9 +232,17 @@ mod tests {
             c.push(piece);
         }
         let done = c.finish();
-        assert_eq!(done.diagnostics.len(), 2, "{:?}", done.diagnostics);
-        assert_eq!(done.diagnostics[0].message, "boom");
-        assert_eq!(done.diagnostics[1].file.as_deref(), Some("src/b.c"));
+        assert_eq!(
+            done.extracted.diagnostics.len(),
+            2,
+            "{:?}",
+            done.extracted.diagnostics
+        );
+        assert_eq!(done.extracted.diagnostics[0].message, "boom");
+        assert_eq!(
+            done.extracted.diagnostics[1].file.as_deref(),
+            Some("src/b.c")
+        );
         assert!(!done.output.truncated());
     }
 

@@ -142,6 +142,11 @@ pub struct CheckOutcome {
     pub diagnostics: Vec<Diagnostic>,
     /// Diagnostics beyond the per-check cap, counted but not kept.
     pub dropped_diagnostics: usize,
+    /// The parser that read the output, when one found anything.
+    pub parser_used: Option<&'static str>,
+    /// The output's format reports errors under exit 0 (`go vet -json`):
+    /// its error diagnostics fail the check.
+    pub errors_fail: bool,
     /// For `kind = "verifier"` checks that exited.
     pub verifier: Option<VerifierReply>,
     /// The argv of each invocation, as run.

@@ -68,6 +68,8 @@ pub fn run_checks(
                     log_path: plan.log_path.clone(),
                     diagnostics: Vec::new(),
                     dropped_diagnostics: 0,
+                    parser_used: None,
+                    errors_fail: false,
                     verifier: None,
                     invocations: plan.invocations.clone(),
                 })

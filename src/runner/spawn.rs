@@ -61,6 +61,8 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
         log_path: plan.log_path.clone(),
         diagnostics: Vec::new(),
         dropped_diagnostics: 0,
+        parser_used: None,
+        errors_fail: false,
         verifier: None,
         invocations: plan.invocations.clone(),
     };
@@ -86,11 +88,22 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
     };
     let verifier = plan.kind == CheckKind::Verifier;
     let stderr_log = if verifier { log.try_clone().ok() } else { None };
+    let argv: Vec<String> = plan
+        .invocations
+        .first()
+        .map(|i| {
+            i.argv
+                .iter()
+                .take(8)
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
     let extractor = Extractor::new(
         &plan.name,
         plan.origin,
         &plan.parser,
-        &program.to_string_lossy(),
+        &argv,
         &plan.root,
         &plan.cwd,
     );
@@ -129,19 +142,19 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
 
     let finished = capture.finish();
     outcome.output = finished.output;
-    outcome.diagnostics = finished.diagnostics;
-    outcome.dropped_diagnostics = finished.dropped;
+    outcome.diagnostics = finished.extracted.diagnostics;
+    outcome.dropped_diagnostics = finished.extracted.dropped;
+    outcome.parser_used = finished.extracted.parser;
+    outcome.errors_fail = finished.extracted.errors_fail;
     if let Some(e) = finished.log_error {
         outcome.diagnostics.push(crate::diagnostics::Diagnostic {
             check: plan.name.clone(),
             origin: plan.origin,
             tool: "phasegate".to_string(),
-            file: None,
-            line: None,
-            column: None,
             severity: crate::diagnostics::Severity::Warning,
             code: Some("log-write-failed".to_string()),
             message: format!("failed to write the log `{}`: {e}", plan.log_path.display()),
+            ..crate::diagnostics::Diagnostic::default()
         });
     }
     if verifier {

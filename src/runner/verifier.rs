@@ -87,6 +87,7 @@ fn finding(item: &Value, check: &str, origin: Origin) -> Result<Diagnostic, Stri
         severity: text("severity")?.map_or(Severity::Error, |s| Severity::from_word(&s)),
         code: text("code")?,
         message,
+        ..Diagnostic::default()
     })
 }
 

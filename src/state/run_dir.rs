@@ -74,6 +74,7 @@ impl RunDir {
                 crate::config::ParserChoice::Named(name) => name.clone(),
                 crate::config::ParserChoice::Regex(_) => "custom regex".to_string(),
             },
+            parser_used: outcome.parser_used,
             output_bytes: outcome.output.total_bytes,
         };
         let path = self.path.join(format!("{}.json", file_stem(&plan.name)));
@@ -98,6 +99,8 @@ struct InvocationRecord<'a> {
     termination: serde_json::Value,
     duration_ms: u64,
     parser: String,
+    /// The parser that read the output, when one found anything.
+    parser_used: Option<&'static str>,
     output_bytes: u64,
 }
 

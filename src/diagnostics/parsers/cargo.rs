@@ -1,0 +1,245 @@
+//! rustc and cargo: `cargo build`/`check`/`clippy` in human output and
+//! `--message-format=json`, and test panics from `cargo test` and
+//! cargo-nextest in both layouts (before and after Rust 1.73).
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{json_number, number, starts_trimmed, Found, Grammar, Out};
+use crate::config::Origin;
+use crate::diagnostics::Severity;
+
+/// Lines of a diagnostic's body (snippet, notes, help) kept in its message.
+const MAX_BODY_LINES: usize = 40;
+
+static HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<severity>error|warning)(?:\[(?P<code>[^\]]+)\])?: (?P<message>.+)$")
+        .expect("the rustc header regex is valid")
+});
+
+static LOCATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*--> (?P<file>.+?):(?P<line>\d+):(?P<col>\d+)$")
+        .expect("the rustc location regex is valid")
+});
+
+/// The lint a note names: `#[warn(unused_variables)]`, `-D clippy::x`.
+static LINT_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"#\[(?:warn|deny|forbid)\((?P<lint>[a-z_]+(?:::[a-z_]+)?)\)\]|-D (?P<dlint>clippy::[a-z_]+)")
+        .expect("the clippy lint regex is valid")
+});
+
+/// `thread 'name' panicked at src/lib.rs:10:5:` (Rust 1.73 and later; the
+/// thread id in parentheses since 1.91).
+static PANIC_NEW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*thread '(?P<test>[^']*)' (?:\(\d+\) )?panicked at (?P<file>.+?):(?P<line>\d+):(?P<col>\d+):$")
+        .expect("the panic regex is valid")
+});
+
+/// `thread 'name' panicked at 'message', src/lib.rs:10:5` (before 1.73).
+static PANIC_OLD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*thread '(?P<test>[^']*)' panicked at '(?P<message>.*)', (?P<file>.+?):(?P<line>\d+):(?P<col>\d+)$")
+        .expect("the old panic regex is valid")
+});
+
+/// rustc and cargo summary lines that repeat what the diagnostics say.
+fn is_noise(message: &str) -> bool {
+    message.starts_with("aborting due to")
+        || message.starts_with("could not compile")
+        || message.starts_with("build failed")
+        || message.contains("warnings emitted")
+        || message.contains("warning emitted")
+        || (message.contains(" generated ") && message.contains(" warning"))
+        || message.starts_with("test failed, to rerun")
+        || message == "test run failed"
+        || message.starts_with("1 target failed")
+        || message.ends_with("targets failed:")
+}
+
+/// What is being read.
+#[derive(Debug, Default)]
+enum Open {
+    #[default]
+    Nothing,
+    /// A compiler diagnostic: its header came, its body follows.
+    Diagnostic(Found, usize),
+    /// A test panic (new layout): its message lines follow.
+    Panic(Found, usize),
+}
+
+#[derive(Debug, Default)]
+pub struct Cargo {
+    open: Open,
+}
+
+impl Cargo {
+    fn close(&mut self, out: &mut Out) {
+        match std::mem::take(&mut self.open) {
+            Open::Nothing => {}
+            Open::Diagnostic(found, _) | Open::Panic(found, _) => out.push(found),
+        }
+    }
+}
+
+impl Grammar for Cargo {
+    fn name(&self) -> &'static str {
+        "cargo"
+    }
+
+    fn wants(&self, line: &[u8]) -> bool {
+        !matches!(self.open, Open::Nothing)
+            || starts_trimmed(line, b"error")
+            || starts_trimmed(line, b"warning")
+            || starts_trimmed(line, b"thread '")
+    }
+
+    fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
+        let trimmed = line.trim();
+        match &mut self.open {
+            Open::Diagnostic(found, body) => {
+                if let Some(c) = LOCATION.captures(line) {
+                    if found.file.is_none() {
+                        *found = std::mem::take(found).at(
+                            &c["file"],
+                            number(&c["line"]),
+                            number(&c["col"]),
+                        );
+                        found.range.end = at.end;
+                        return;
+                    }
+                }
+                let next = HEADER.is_match(line) || PANIC_NEW.is_match(line);
+                if !trimmed.is_empty() && !next {
+                    if let Some(c) = LINT_NAME.captures(line) {
+                        if found.code.is_none() {
+                            found.code = c
+                                .name("lint")
+                                .or_else(|| c.name("dlint"))
+                                .map(|m| m.as_str().to_string());
+                        }
+                    }
+                    if *body < MAX_BODY_LINES {
+                        found.message.push('\n');
+                        found.message.push_str(line);
+                        *body += 1;
+                    }
+                    found.range.end = at.end;
+                    return;
+                }
+                self.close(out);
+                if !next {
+                    return;
+                }
+            }
+            Open::Panic(found, body) => {
+                let ends = trimmed.is_empty()
+                    || trimmed.starts_with("note: run with `RUST_BACKTRACE")
+                    || trimmed.starts_with("stack backtrace:")
+                    || PANIC_NEW.is_match(line);
+                if !ends {
+                    if *body == 0 {
+                        found.message = trimmed.to_string();
+                    } else if *body < MAX_BODY_LINES {
+                        found.message.push('\n');
+                        found.message.push_str(trimmed);
+                    }
+                    *body += 1;
+                    found.range.end = at.end;
+                    return;
+                }
+                self.close(out);
+                if !PANIC_NEW.is_match(line) {
+                    return;
+                }
+            }
+            Open::Nothing => {}
+        }
+
+        if let Some(c) = HEADER.captures(trimmed) {
+            let message = &c["message"];
+            if !is_noise(message) {
+                let found = Found::new("human", Severity::from_word(&c["severity"]), message)
+                    .code(c.name("code").map(|m| m.as_str().to_string()))
+                    .range(at);
+                self.open = Open::Diagnostic(found, 0);
+            }
+        } else if let Some(c) = PANIC_NEW.captures(line) {
+            let found = Found::new(
+                "panic",
+                Severity::Error,
+                format!("test `{}` panicked", &c["test"]),
+            )
+            .at(&c["file"], number(&c["line"]), number(&c["col"]))
+            .test(Some(c["test"].to_string()))
+            .origin(Origin::Test)
+            .range(at);
+            self.open = Open::Panic(found, 0);
+        } else if let Some(c) = PANIC_OLD.captures(line) {
+            out.push(
+                Found::new("panic-old", Severity::Error, &c["message"])
+                    .at(&c["file"], number(&c["line"]), number(&c["col"]))
+                    .test(Some(c["test"].to_string()))
+                    .origin(Origin::Test)
+                    .range(at),
+            );
+        }
+    }
+
+    /// `cargo --message-format=json`: one `compiler-message` per line.
+    fn document(&mut self, doc: &serde_json::Value, at: &Range<u64>, out: &mut Out) {
+        if doc["reason"] != "compiler-message" {
+            return;
+        }
+        let message = &doc["message"];
+        let text = message["message"].as_str().unwrap_or("");
+        let level = message["level"].as_str().unwrap_or("error");
+        if level == "failure-note" || is_noise(text) {
+            return;
+        }
+        let mut whole = text.to_string();
+        for child in message["children"].as_array().into_iter().flatten() {
+            let child_text = child["message"].as_str().unwrap_or("");
+            whole.push_str(&format!(
+                "\n{}: {child_text}",
+                child["level"].as_str().unwrap_or("note")
+            ));
+            let replacement = child["spans"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find_map(|s| s["suggested_replacement"].as_str());
+            if let Some(replacement) = replacement {
+                whole.push_str(&format!(": `{replacement}`"));
+            }
+        }
+        let spans = message["spans"].as_array();
+        let primary = spans.and_then(|s| {
+            s.iter()
+                .find(|span| span["is_primary"] == true)
+                .or_else(|| s.first())
+        });
+        let mut found = Found::new("json", Severity::from_word(level), whole)
+            .code(message["code"]["code"].as_str().map(str::to_string))
+            .range(at);
+        if let Some(span) = primary {
+            if let Some(file) = span["file_name"].as_str() {
+                found = found
+                    .at(
+                        file,
+                        json_number(&span["line_start"]),
+                        json_number(&span["column_start"]),
+                    )
+                    .ends(
+                        json_number(&span["line_end"]),
+                        json_number(&span["column_end"]),
+                    );
+            }
+        }
+        out.push(found);
+    }
+
+    fn finish(&mut self, out: &mut Out) {
+        self.close(out);
+    }
+}

@@ -1,0 +1,236 @@
+//! Go: `go build`, `go vet` (text and `-json`, which exits 0 while
+//! reporting), `go test` (text and `-json`, test files named relative to
+//! their package), and golangci-lint (v1 and v2: text, tab and JSON).
+//! Go counts columns in bytes.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+use regex::Regex;
+
+/// What the prefilter looks for in a line, built once.
+static NEEDLE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b".go:"));
+
+use super::{json_number, number, split_trailer, Found, Grammar, Out};
+use crate::config::Origin;
+use crate::diagnostics::{ColumnUnit, Severity};
+
+/// `calc/calc.go:6:17: undefined: missing` (go build, go vet, golangci-lint).
+static POSITION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<file>[^\s:#][^:]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<message>.+)$")
+        .expect("the go position regex is valid")
+});
+
+/// golangci-lint's tab format: `main.go:12:2  errcheck  message`.
+static TAB: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<file>[^\s:#][^:]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?\s{2,}(?P<linter>[a-z][a-z0-9-]*)\s{2,}(?P<message>.+)$")
+        .expect("the golangci-lint tab regex is valid")
+});
+
+/// An indented `calc_test.go:7: message` inside a failing test's output.
+static TEST_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s+(?P<file>[^\s:]+\.go):(?P<line>\d+): (?P<message>.+)$")
+        .expect("the go test regex is valid")
+});
+
+/// `FAIL\texample.com/shop/calc\t0.002s` or `ok  \t...`.
+static PACKAGE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:FAIL|ok)\s+(?P<package>\S+)\s").expect("the go package regex is valid")
+});
+
+/// The linter golangci-lint names after an issue: ` (errcheck)`.
+static LINTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r" \((?P<code>[a-z][a-z0-9-]*)\)$").expect("the golangci-lint regex is valid")
+});
+
+/// v2's closing count: `2 issues:`.
+static ISSUES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\d+ issues?:$").expect("the golangci-lint summary regex is valid")
+});
+
+#[derive(Debug, Default)]
+pub struct Go {
+    /// Test failures waiting for the `FAIL <package>` line that says
+    /// which directory their files are in.
+    pending: Vec<Found>,
+    /// The failing test being read.
+    test: Option<String>,
+}
+
+impl Go {
+    fn test_output(&mut self, line: &str, at: &Range<u64>, package: Option<&str>, out: &mut Out) {
+        if let Some(test) = line.strip_prefix("--- FAIL: ") {
+            self.test = test.split_whitespace().next().map(str::to_string);
+            return;
+        }
+        let Some(c) = TEST_LINE.captures(line) else {
+            return;
+        };
+        let found = Found::new(
+            if package.is_some() {
+                "test-json"
+            } else {
+                "test"
+            },
+            Severity::Error,
+            &c["message"],
+        )
+        .at(&c["file"], number(&c["line"]), None)
+        .test(self.test.clone())
+        .origin(Origin::Test)
+        .range(at);
+        match package {
+            Some(package) => out.push(Found {
+                package: Some(package.to_string()),
+                ..found
+            }),
+            None => self.pending.push(found),
+        }
+    }
+}
+
+impl Grammar for Go {
+    fn name(&self) -> &'static str {
+        "go"
+    }
+
+    fn wants(&self, line: &[u8]) -> bool {
+        NEEDLE.find(line).is_some()
+            || line.starts_with(b"--- FAIL")
+            || line.starts_with(b"FAIL")
+            || line.starts_with(b"ok ")
+    }
+
+    fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
+        if line.starts_with("--- FAIL: ") || TEST_LINE.is_match(line) {
+            self.test_output(line, at, None, out);
+            return;
+        }
+        if let Some(c) = PACKAGE.captures(line) {
+            let package = c["package"].to_string();
+            for found in self.pending.drain(..) {
+                out.push(Found {
+                    package: Some(package.clone()),
+                    ..found
+                });
+            }
+            self.test = None;
+            return;
+        }
+        if ISSUES.is_match(line) {
+            // v2's closing count, not an issue.
+            return;
+        }
+        if let Some(c) = TAB.captures(line) {
+            out.push(
+                Found::new("golangci-tab", Severity::Error, &c["message"])
+                    .at(
+                        &c["file"],
+                        number(&c["line"]),
+                        c.name("col").and_then(|m| number(m.as_str())),
+                    )
+                    .code(Some(c["linter"].to_string()))
+                    .tool("golangci-lint")
+                    .unit(ColumnUnit::Byte)
+                    .range(at),
+            );
+            return;
+        }
+        if let Some(c) = POSITION.captures(line) {
+            let (message, linter) = split_trailer(&c["message"], &LINTER);
+            let mut found = Found::new("text", Severity::Error, message)
+                .at(
+                    &c["file"],
+                    number(&c["line"]),
+                    c.name("col").and_then(|m| number(m.as_str())),
+                )
+                .unit(ColumnUnit::Byte)
+                .range(at);
+            if linter.is_some() {
+                found = found.code(linter).tool("golangci-lint");
+                found.dialect = "golangci-text";
+            }
+            out.push(found);
+        }
+    }
+
+    fn document(&mut self, doc: &serde_json::Value, at: &Range<u64>, out: &mut Out) {
+        // go test -json: one event per line; the output events carry text.
+        if let Some(action) = doc["Action"].as_str() {
+            if action == "output" {
+                if let (Some(text), Some(package)) =
+                    (doc["Output"].as_str(), doc["Package"].as_str())
+                {
+                    if let Some(test) = doc["Test"].as_str() {
+                        self.test = Some(test.to_string());
+                    }
+                    self.test_output(text.trim_end(), at, Some(package), out);
+                }
+            }
+            return;
+        }
+        // golangci-lint: `{"Issues": [...], "Report": {...}}`.
+        if let Some(issues) = doc["Issues"].as_array() {
+            for issue in issues {
+                let severity = match issue["Severity"].as_str() {
+                    Some(word) if !word.is_empty() => Severity::from_word(word),
+                    _ => Severity::Error,
+                };
+                let pos = &issue["Pos"];
+                let mut found = Found::new(
+                    "golangci-json",
+                    severity,
+                    issue["Text"].as_str().unwrap_or(""),
+                )
+                .code(issue["FromLinter"].as_str().map(str::to_string))
+                .tool("golangci-lint")
+                .unit(ColumnUnit::Byte)
+                .range(at);
+                if let Some(file) = pos["Filename"].as_str() {
+                    // A `Column` of 0 means golangci-lint does not know it.
+                    found = found.at(file, json_number(&pos["Line"]), json_number(&pos["Column"]));
+                }
+                out.push(found);
+            }
+            return;
+        }
+        // go vet -json: `{"<package>": {"<analyzer>": [{"posn", "message"}]}}`.
+        // It exits 0 whatever it finds, so its findings fail the check.
+        let Some(packages) = doc.as_object() else {
+            return;
+        };
+        for analyzers in packages.values() {
+            let Some(analyzers) = analyzers.as_object() else {
+                continue;
+            };
+            for (analyzer, findings) in analyzers {
+                for finding in findings.as_array().into_iter().flatten() {
+                    let (Some(posn), Some(message)) =
+                        (finding["posn"].as_str(), finding["message"].as_str())
+                    else {
+                        continue;
+                    };
+                    out.errors_fail = true;
+                    let mut parts = posn.rsplitn(3, ':');
+                    let (col, line, file) = (parts.next(), parts.next(), parts.next());
+                    let mut found = Found::new("vet-json", Severity::Error, message)
+                        .code(Some(analyzer.clone()))
+                        .unit(ColumnUnit::Byte)
+                        .range(at);
+                    if let (Some(file), Some(line), Some(col)) = (file, line, col) {
+                        found = found.at(file, number(line), number(col));
+                    }
+                    out.push(found);
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, out: &mut Out) {
+        // Test lines no package line claimed: relative to the check.
+        for found in self.pending.drain(..) {
+            out.push(found);
+        }
+    }
+}

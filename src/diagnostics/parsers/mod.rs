@@ -1,0 +1,353 @@
+//! One grammar per tool family, and the registry that picks one: by the
+//! name given in `parser = "..."`, by the check's program and subcommand,
+//! or (when neither says) by the output itself.
+//!
+//! A grammar reads text lines and whole JSON documents and pushes `Found`
+//! values; it never touches the disk or the diagnostics' final shape (paths,
+//! columns, caps and duplicates are the extractor's business).
+
+mod cargo;
+mod eslint;
+mod gcc;
+mod generic;
+mod go;
+mod jstest;
+mod pyright;
+mod pytest;
+mod python;
+mod shellcheck;
+mod tsc;
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::config::Origin;
+
+use super::{ColumnUnit, Severity};
+
+pub use generic::Custom;
+
+/// One finding as a grammar read it: positions as the tool printed them
+/// (1-based; a grammar for a 0-based tool adds the 1 itself), paths as
+/// printed.
+#[derive(Debug, Clone, Default)]
+pub struct Found {
+    pub dialect: &'static str,
+    /// The tool, when the grammar knows it better than the program name
+    /// (`ruff` under `python -m`, `golangci-lint` under `make lint`).
+    pub tool: Option<&'static str>,
+    pub origin: Option<Origin>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub end_line: Option<u32>,
+    pub end_column: Option<u32>,
+    pub unit: ColumnUnit,
+    /// `file` is relative to this Go package's directory, which the
+    /// extractor finds through `go.mod`.
+    pub package: Option<String>,
+    pub severity: Severity,
+    pub code: Option<String>,
+    /// The failed test, for test runners.
+    pub test: Option<String>,
+    pub message: String,
+    pub range: Range<u64>,
+}
+
+impl Found {
+    pub fn new(dialect: &'static str, severity: Severity, message: impl Into<String>) -> Found {
+        Found {
+            dialect,
+            severity,
+            message: message.into(),
+            ..Found::default()
+        }
+    }
+
+    pub fn at(mut self, file: &str, line: Option<u32>, column: Option<u32>) -> Found {
+        self.file = Some(file.to_string());
+        self.line = line;
+        self.column = column;
+        self
+    }
+
+    pub fn ends(mut self, line: Option<u32>, column: Option<u32>) -> Found {
+        self.end_line = line;
+        self.end_column = column;
+        self
+    }
+
+    pub fn code(mut self, code: Option<String>) -> Found {
+        self.code = code.filter(|c| !c.is_empty());
+        self
+    }
+
+    pub fn unit(mut self, unit: ColumnUnit) -> Found {
+        self.unit = unit;
+        self
+    }
+
+    pub fn test(mut self, test: Option<String>) -> Found {
+        self.test = test.filter(|t| !t.is_empty());
+        self
+    }
+
+    pub fn tool(mut self, tool: &'static str) -> Found {
+        self.tool = Some(tool);
+        self
+    }
+
+    pub fn origin(mut self, origin: Origin) -> Found {
+        self.origin = Some(origin);
+        self
+    }
+
+    pub fn range(mut self, range: &Range<u64>) -> Found {
+        self.range = range.clone();
+        self
+    }
+}
+
+/// Where a grammar puts what it found.
+#[derive(Debug, Default)]
+pub struct Out {
+    pub found: Vec<Found>,
+    /// The tool's version, when the output names it.
+    pub version: Option<String>,
+    /// The output is a format whose tool exits 0 while reporting errors
+    /// (`go vet -json`): its errors fail the check.
+    pub errors_fail: bool,
+}
+
+impl Out {
+    pub fn push(&mut self, found: Found) {
+        self.found.push(found);
+    }
+}
+
+/// A tool family's reader.
+pub trait Grammar: std::fmt::Debug + Send {
+    /// The parser's name, as `parser = "..."` gives it.
+    fn name(&self) -> &'static str;
+
+    /// A cheap look at a raw line: never says no to a line `line` would use.
+    /// Most output is noise, and this spares it decoding and regexes.
+    fn wants(&self, _line: &[u8]) -> bool {
+        true
+    }
+
+    /// One line of text output, ANSI codes removed, without its terminator.
+    fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out);
+
+    /// One complete JSON document (or one JSON line) from the output.
+    fn document(&mut self, _doc: &serde_json::Value, _at: &Range<u64>, _out: &mut Out) {}
+
+    /// The output ended: anything held back is pushed now.
+    fn finish(&mut self, _out: &mut Out) {}
+}
+
+/// Parser names accepted by `parser = "..."` besides a custom regex.
+pub const PARSER_NAMES: &[&str] = &[
+    "auto",
+    "none",
+    "generic",
+    "cargo",
+    "rustc",
+    "clippy",
+    "nextest",
+    "gcc",
+    "g++",
+    "clang",
+    "go",
+    "golangci-lint",
+    "tsc",
+    "eslint",
+    "jest",
+    "vitest",
+    "bun",
+    "pytest",
+    "ruff",
+    "flake8",
+    "pylint",
+    "mypy",
+    "pyright",
+    "shellcheck",
+];
+
+/// The grammar a name in `PARSER_NAMES` stands for (`None` for `none`).
+pub fn by_name(name: &str) -> Option<Box<dyn Grammar>> {
+    Some(match name {
+        "none" => return None,
+        "cargo" | "rustc" | "clippy" | "nextest" => Box::new(cargo::Cargo::default()),
+        "gcc" | "g++" => Box::new(gcc::Gcc::new(ColumnUnit::Display)),
+        "clang" => Box::new(gcc::Gcc::new(ColumnUnit::Byte)),
+        "go" | "golangci-lint" => Box::new(go::Go::default()),
+        "tsc" => Box::new(tsc::Tsc::default()),
+        "eslint" => Box::new(eslint::Eslint::default()),
+        "jest" | "vitest" | "bun" => Box::new(jstest::JsTest::default()),
+        "pytest" => Box::new(pytest::Pytest::default()),
+        "ruff" | "flake8" | "pylint" | "mypy" => Box::new(python::Python::default()),
+        "pyright" => Box::new(pyright::Pyright::default()),
+        "shellcheck" => Box::new(shellcheck::Shellcheck::default()),
+        _ => Box::new(generic::Generic),
+    })
+}
+
+/// Programs that only launch another one: the tool is the next word.
+const LAUNCHERS: &[&str] = &["npx", "bunx", "pnpx", "uvx", "pipx", "poetry", "uv", "env"];
+
+/// The tool a check's argv runs and the grammar `auto` gives it, or `None`
+/// when the program says nothing and the output must tell.
+pub fn for_argv(argv: &[String]) -> Option<(String, Box<dyn Grammar>)> {
+    let base = |word: &str| {
+        std::path::Path::new(word)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let mut words: Vec<String> = argv.to_vec();
+    // `sh -c "cargo test"`: the script's first command.
+    if matches!(
+        base(words.first()?).as_str(),
+        "sh" | "bash" | "zsh" | "dash"
+    ) {
+        if let Some(script) = words
+            .iter()
+            .position(|w| w == "-c")
+            .and_then(|i| words.get(i + 1))
+        {
+            words = shlex::split(script).unwrap_or_default();
+        }
+    }
+    // Skip launchers and their `run`/`exec` verbs: `npx tsc`, `uv run pytest`.
+    let mut i = 0;
+    while let Some(word) = words.get(i) {
+        let b = base(word);
+        if LAUNCHERS.contains(&b.as_str())
+            || (i > 0 && matches!(b.as_str(), "run" | "exec" | "--"))
+            || (i > 0 && word.starts_with('-') && LAUNCHERS.contains(&base(&words[i - 1]).as_str()))
+            || word.contains('=') && i == 0
+        {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    let program = base(words.get(i)?);
+    let rest = &words[i + 1..];
+    let sub = rest
+        .iter()
+        .find(|w| !w.starts_with('-'))
+        .map(String::as_str);
+    // `python -m pytest`: the module is the tool.
+    let program = if program.starts_with("python") {
+        match rest
+            .iter()
+            .position(|w| w == "-m")
+            .and_then(|i| rest.get(i + 1))
+        {
+            Some(module) => module.clone(),
+            None => return None,
+        }
+    } else {
+        program
+    };
+    let grammar: Box<dyn Grammar> = match program.as_str() {
+        "cargo" | "rustc" | "cargo-clippy" | "clippy-driver" | "cargo-nextest" => {
+            Box::new(cargo::Cargo::default())
+        }
+        "gcc" | "g++" | "cc" | "c++" => Box::new(gcc::Gcc::new(ColumnUnit::Display)),
+        name if name.starts_with("gcc-") || name.starts_with("g++-") => {
+            Box::new(gcc::Gcc::new(ColumnUnit::Display))
+        }
+        name if name.starts_with("clang") => Box::new(gcc::Gcc::new(ColumnUnit::Byte)),
+        "go" | "golangci-lint" => Box::new(go::Go::default()),
+        "tsc" | "vue-tsc" => Box::new(tsc::Tsc::default()),
+        "eslint" => Box::new(eslint::Eslint::default()),
+        "jest" | "vitest" => Box::new(jstest::JsTest::default()),
+        "bun" if sub == Some("test") => Box::new(jstest::JsTest::default()),
+        "pytest" | "py.test" => Box::new(pytest::Pytest::default()),
+        "ruff" | "flake8" | "pylint" | "mypy" | "dmypy" => Box::new(python::Python::default()),
+        "pyright" | "basedpyright" => Box::new(pyright::Pyright::default()),
+        "shellcheck" => Box::new(shellcheck::Shellcheck::default()),
+        _ => return None,
+    };
+    Some((program, grammar))
+}
+
+/// Every grammar, in the order that wins a tie when the output decides.
+pub fn candidates() -> Vec<Box<dyn Grammar>> {
+    vec![
+        Box::new(cargo::Cargo::default()),
+        Box::new(go::Go::default()),
+        Box::new(tsc::Tsc::default()),
+        Box::new(eslint::Eslint::default()),
+        Box::new(jstest::JsTest::default()),
+        Box::new(pytest::Pytest::default()),
+        Box::new(python::Python::default()),
+        Box::new(pyright::Pyright::default()),
+        Box::new(shellcheck::Shellcheck::default()),
+        Box::new(gcc::Gcc::new(ColumnUnit::Display)),
+        Box::new(generic::Generic),
+    ]
+}
+
+/// `file:line[:col]: severity: message`, the shape compilers share.
+pub static COMPILER_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+)(?::(?P<col>\d+))?:\s*(?P<severity>fatal error|error|warning|note|info)(?:\[(?P<code>[^\]]+)\])?:\s*(?P<message>.+)$",
+    )
+    .expect("the compiler-line regex is valid")
+});
+
+/// Parses a number a tool printed; 0 and garbage are "unknown".
+pub fn number(text: &str) -> Option<u32> {
+    text.parse().ok().filter(|n| *n > 0)
+}
+
+/// A JSON number field; 0 and absence are "unknown".
+pub fn json_number(value: &serde_json::Value) -> Option<u32> {
+    value
+        .as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .filter(|n| *n > 0)
+}
+
+/// A 0-based JSON number made 1-based.
+pub fn json_number0(value: &serde_json::Value) -> Option<u32> {
+    value
+        .as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .map(|n| n + 1)
+}
+
+/// Takes a trailing code out of a message: ` [-Wunused]`, ` [SC2086]`,
+/// `  [assignment]`, ` (errcheck)`. Returns the message and the code.
+pub fn split_trailer(message: &str, trailer: &Regex) -> (String, Option<String>) {
+    match trailer.captures(message) {
+        Some(c) => match (c.get(0), c.name("code")) {
+            (Some(whole), Some(code)) => (
+                message[..whole.start()].trim_end().to_string(),
+                Some(code.as_str().to_string()),
+            ),
+            _ => (message.to_string(), None),
+        },
+        None => (message.to_string(), None),
+    }
+}
+
+/// Whether a byte line starts, after spaces, with `prefix`.
+pub fn starts_trimmed(line: &[u8], prefix: &[u8]) -> bool {
+    let start = line
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(line.len());
+    line[start..].starts_with(prefix)
+}
+
+/// Whether the line has `:` followed by a digit (`file:12`).
+pub fn has_colon_digit(line: &[u8]) -> bool {
+    memchr::memchr_iter(b':', line).any(|i| line.get(i + 1).is_some_and(u8::is_ascii_digit))
+}

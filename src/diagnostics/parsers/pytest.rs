@@ -1,0 +1,178 @@
+//! pytest, in its long (default), short and line traceback styles. A
+//! failure is located at the deepest frame in the project (the assertion
+//! in the test file, or the line in the code under test that raised), its
+//! message the `E` lines, its code the exception type.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+use regex::Regex;
+
+/// What the prefilter looks for in a line, built once.
+static NEEDLE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b".py:"));
+
+use super::{number, Found, Grammar, Out};
+use crate::config::Origin;
+use crate::diagnostics::Severity;
+
+/// `E` lines kept in one message.
+const MAX_EXPLANATION_LINES: usize = 20;
+
+/// A frame or crash site: `tests/test_x.py:10: AssertionError`,
+/// `pkg/calc.py:6: in add`, `tests/test_x.py:14: ` (long style, between
+/// frames), `/abs/tests/test_x.py:10: AssertionError: msg` (line style).
+static SITE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<file>[^\s:][^:]*\.py):(?P<line>\d+):(?: in (?P<function>\S+)| (?P<error>[A-Za-z_][\w.]*)(?:: (?P<message>.+))?)?\s*$")
+        .expect("the pytest site regex is valid")
+});
+
+/// `____ test_name ____` or `____ ERROR collecting tests/x.py ____`.
+static SECTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^_{3,} (?P<name>.+?) _{3,}$").expect("the pytest section regex is valid")
+});
+
+/// `platform linux -- Python 3.11.7, pytest-9.2.0, pluggy-1.7.0`.
+static VERSION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^platform \S+ -- Python \S+, pytest-(?P<version>[\w.]+)")
+        .expect("the pytest version regex is valid")
+});
+
+#[derive(Debug, Default)]
+pub struct Pytest {
+    /// The test whose failure is being read.
+    test: Option<String>,
+    /// Its frames, outermost first.
+    frames: Vec<(String, u32)>,
+    explanation: Vec<String>,
+    start: Option<u64>,
+}
+
+/// Whether a frame is the project's (not the standard library's or an
+/// installed package's).
+fn in_project(file: &str) -> bool {
+    !(file.contains("site-packages/")
+        || file.contains("dist-packages/")
+        || file.contains("/lib/python")
+        || file.starts_with('<'))
+}
+
+impl Pytest {
+    fn flush(
+        &mut self,
+        error: Option<&str>,
+        message: Option<&str>,
+        at: &Range<u64>,
+        out: &mut Out,
+    ) {
+        let frames = std::mem::take(&mut self.frames);
+        let explanation = std::mem::take(&mut self.explanation);
+        let start = self.start.take();
+        let Some(test) = self.test.clone() else {
+            return;
+        };
+        let site = frames
+            .iter()
+            .rev()
+            .find(|(file, _)| in_project(file))
+            .or_else(|| frames.last());
+        let headline = explanation
+            .first()
+            .cloned()
+            .or_else(|| message.map(str::to_string))
+            .or_else(|| error.map(str::to_string))
+            .unwrap_or_else(|| format!("{test} failed"));
+        let mut whole = headline;
+        for more in explanation.iter().skip(1) {
+            whole.push('\n');
+            whole.push_str(more);
+        }
+        let mut found = Found::new("long", Severity::Error, whole)
+            .code(error.map(str::to_string).or_else(|| {
+                explanation
+                    .first()
+                    .and_then(|e| e.split(':').next())
+                    .filter(|e| !e.contains(' '))
+                    .map(str::to_string)
+            }))
+            .test(Some(test))
+            .origin(Origin::Test)
+            .range(&(start.unwrap_or(at.start)..at.end));
+        if let Some((file, line)) = site {
+            found = found.at(file, Some(*line), None);
+        }
+        out.push(found);
+    }
+}
+
+impl Grammar for Pytest {
+    fn name(&self) -> &'static str {
+        "pytest"
+    }
+
+    fn wants(&self, line: &[u8]) -> bool {
+        line.starts_with(b"platform ")
+            || line.starts_with(b"___")
+            || line.starts_with(b"====")
+            || line.starts_with(b"E ")
+            || NEEDLE.find(line).is_some()
+    }
+
+    fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
+        if let Some(c) = VERSION.captures(line) {
+            out.version = Some(c["version"].to_string());
+            return;
+        }
+        if let Some(c) = SECTION.captures(line) {
+            if !self.frames.is_empty() || !self.explanation.is_empty() {
+                self.flush(None, None, at, out);
+            }
+            let name = c["name"].to_string();
+            // `_ _ _ _` separates frames inside one failure.
+            if !name.starts_with("_ ") {
+                self.test = Some(name);
+                self.start = Some(at.start);
+            }
+            return;
+        }
+        if line.starts_with("====") {
+            if !self.frames.is_empty() || !self.explanation.is_empty() {
+                self.flush(None, None, at, out);
+            }
+            self.test = None;
+            return;
+        }
+        if let Some(rest) = line.strip_prefix("E ") {
+            if self.explanation.len() < MAX_EXPLANATION_LINES {
+                self.explanation.push(rest.trim().to_string());
+            }
+            return;
+        }
+        let Some(c) = SITE.captures(line) else {
+            return;
+        };
+        let Some(l) = number(&c["line"]) else {
+            return;
+        };
+        self.frames.push((c["file"].to_string(), l));
+        if let Some(error) = c.name("error") {
+            let message = c.name("message").map(|m| m.as_str().to_string());
+            if self.test.is_none() {
+                // `--tb=line`: one line per failure, no section.
+                self.test = Some(format!("{}:{l}", &c["file"]));
+                self.start = Some(at.start);
+            }
+            self.flush(Some(error.as_str()), message.as_deref(), at, out);
+            if message.is_some() {
+                self.test = None;
+            }
+        }
+    }
+
+    fn finish(&mut self, out: &mut Out) {
+        if !self.frames.is_empty() {
+            let end = self.start.unwrap_or(0);
+            self.flush(None, None, &(end..end), out);
+        }
+    }
+}

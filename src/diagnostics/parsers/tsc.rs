@@ -1,0 +1,84 @@
+//! The TypeScript compiler, plain (`--pretty false`, `file(line,col)`) and
+//! pretty (`file:line:col - error`, the default on a terminal). tsc counts
+//! columns in UTF-16 units.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+use regex::Regex;
+
+/// What the prefilter looks for in a line, built once.
+static NEEDLE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b" TS"));
+
+use super::{number, Found, Grammar, Out};
+use crate::diagnostics::{ColumnUnit, Severity};
+
+/// More lines of one message kept (tsc elaborates type errors below).
+const MAX_BODY_LINES: usize = 12;
+
+/// `src/a.ts(5,7): error TS2322: message`.
+static PLAIN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+),(?P<col>\d+)\): (?P<severity>error|warning|message) (?P<code>TS\d+): (?P<message>.+)$")
+        .expect("the tsc regex is valid")
+});
+
+/// `src/a.ts:5:7 - error TS2322: message`.
+static PRETTY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+) - (?P<severity>error|warning|message) (?P<code>TS\d+): (?P<message>.+)$")
+        .expect("the tsc pretty regex is valid")
+});
+
+#[derive(Debug, Default)]
+pub struct Tsc {
+    /// A plain-format error whose indented elaboration may follow.
+    open: Option<(Found, usize)>,
+}
+
+impl Grammar for Tsc {
+    fn name(&self) -> &'static str {
+        "tsc"
+    }
+
+    fn wants(&self, line: &[u8]) -> bool {
+        self.open.is_some() || NEEDLE.find(line).is_some()
+    }
+
+    fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
+        if let Some((found, body)) = self.open.as_mut() {
+            if line.starts_with("  ") && !line.trim().is_empty() {
+                if *body < MAX_BODY_LINES {
+                    found.message.push('\n');
+                    found.message.push_str(line.trim());
+                    *body += 1;
+                }
+                found.range.end = at.end;
+                return;
+            }
+            if let Some((done, _)) = self.open.take() {
+                out.push(done);
+            }
+        }
+        for (pattern, dialect) in [(&*PLAIN, "plain"), (&*PRETTY, "pretty")] {
+            if let Some(c) = pattern.captures(line) {
+                let found = Found::new(dialect, Severity::from_word(&c["severity"]), &c["message"])
+                    .at(&c["file"], number(&c["line"]), number(&c["col"]))
+                    .code(Some(c["code"].to_string()))
+                    .unit(ColumnUnit::Utf16)
+                    .range(at);
+                if dialect == "plain" {
+                    self.open = Some((found, 0));
+                } else {
+                    out.push(found);
+                }
+                return;
+            }
+        }
+    }
+
+    fn finish(&mut self, out: &mut Out) {
+        if let Some((done, _)) = self.open.take() {
+            out.push(done);
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! Golden tests over the recorded tool outputs in `fixtures/diagnostics/`:
+//! each directory's `cases.toml` says which command printed each output,
+//! and its diagnostics are compared with a snapshot and, where the tool has
+//! a machine-readable mode, with what that mode reports.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{Diagnostic, Extracted, Extractor};
+use crate::config::{Origin, ParserChoice};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Cases {
+    recorded_in: Option<PathBuf>,
+    #[serde(default)]
+    sources: BTreeMap<String, String>,
+    case: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    output: String,
+    command: String,
+    /// Another output of the same run in the tool's other format: both
+    /// must locate the same findings.
+    same_as: Option<String>,
+    parser: Option<String>,
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/diagnostics")
+}
+
+/// Feeds `bytes` the way the runner does: line by line with byte ranges,
+/// through the prefilter.
+pub fn extract(mut x: Extractor, bytes: &[u8]) -> Extracted {
+    let mut start = 0usize;
+    while start < bytes.len() {
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+        let line = &bytes[start..end];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if x.wants(line, true) {
+            x.line(&String::from_utf8_lossy(line), start as u64..end as u64);
+        }
+        start = end + 1;
+    }
+    x.finish()
+}
+
+fn run_case(dir: &Path, cases: &Cases, case: &Case, root: &Path) -> Extracted {
+    let argv = shlex::split(&case.command).expect("a command in cases.toml splits");
+    let parser = case
+        .parser
+        .clone()
+        .map_or(ParserChoice::Auto, ParserChoice::Named);
+    let mut x = Extractor::new("c", Origin::Lint, &parser, &argv, root, root);
+    if let Some(recorded) = &cases.recorded_in {
+        x = x.recorded_in(recorded);
+    }
+    let bytes = std::fs::read(dir.join(&case.output)).expect("the output is readable");
+    extract(x, &bytes)
+}
+
+/// One diagnostic per block, every field that matters.
+pub fn render(found: &Extracted) -> String {
+    let mut out = String::new();
+    for d in &found.diagnostics {
+        out.push_str(&brief(d));
+        for line in d.message.lines() {
+            out.push_str(&format!("\n    | {line}"));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "parser: {:?}, dropped: {}, errors fail: {}\n",
+        found.parser, found.dropped, found.errors_fail
+    ));
+    out
+}
+
+fn brief(d: &Diagnostic) -> String {
+    let mut line = format!(
+        "{} {} {}",
+        if d.location().is_empty() {
+            "-".to_string()
+        } else {
+            d.location()
+        },
+        d.severity.as_str(),
+        d.code.as_deref().unwrap_or("-"),
+    );
+    if let (Some(l), Some(c)) = (d.end_line, d.end_column) {
+        line.push_str(&format!(" to {l}:{c}"));
+    }
+    let parser = d.parser.unwrap_or_default();
+    line.push_str(&format!(
+        " [{}/{} {:?}",
+        parser.name, parser.dialect, d.origin
+    ));
+    if d.tool_column_unit != d.column_unit || d.column_unit != super::ColumnUnit::Character {
+        line.push_str(&format!(
+            " columns {:?} from {:?}",
+            d.column_unit, d.tool_column_unit
+        ));
+    }
+    line.push_str(&format!(" tool {}", d.tool));
+    if let Some(v) = &d.tool_version {
+        line.push_str(&format!(" {v}"));
+    }
+    if let Some(t) = &d.test {
+        line.push_str(&format!(" test {t}"));
+    }
+    if let Some((a, b)) = d.log_range {
+        line.push_str(&format!(" log {a}..{b}"));
+    }
+    line.push(']');
+    line
+}
+
+/// What two formats of one run must agree on.
+fn key(
+    d: &Diagnostic,
+) -> (
+    Option<String>,
+    Option<u32>,
+    Option<u32>,
+    Option<String>,
+    super::Severity,
+) {
+    (d.file.clone(), d.line, d.column, d.code.clone(), d.severity)
+}
+
+#[test]
+fn recorded_outputs_match_their_golden_files() {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("cases.toml").exists())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 7, "fixture directories: {dirs:?}");
+    let mut disagreements = Vec::new();
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let cases: Cases =
+            toml::from_str(&std::fs::read_to_string(dir.join("cases.toml")).unwrap())
+                .unwrap_or_else(|e| panic!("{name}/cases.toml: {e}"));
+        let root = tempfile::tempdir().unwrap();
+        for (path, source) in &cases.sources {
+            let target = root.path().join(path);
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::copy(dir.join(source), target).unwrap();
+        }
+        let root = std::fs::canonicalize(root.path()).unwrap();
+        for case in &cases.case {
+            let found = run_case(&dir, &cases, case, &root);
+            assert!(
+                !found.diagnostics.is_empty(),
+                "{name}/{}: nothing parsed",
+                case.output
+            );
+            insta::assert_snapshot!(format!("{name}__{}", case.output), render(&found));
+            if let Some(other) = &case.same_as {
+                let twin = cases
+                    .case
+                    .iter()
+                    .find(|c| &c.output == other)
+                    .unwrap_or_else(|| panic!("{name}: no case for {other}"));
+                let theirs = run_case(&dir, &cases, twin, &root);
+                let mut a: Vec<_> = found.diagnostics.iter().map(key).collect();
+                let mut b: Vec<_> = theirs.diagnostics.iter().map(key).collect();
+                a.sort();
+                b.sort();
+                if a != b {
+                    disagreements.push(format!(
+                        "{name}: {} and {other} disagree:\n  {a:?}\n  {b:?}",
+                        case.output
+                    ));
+                }
+            }
+        }
+    }
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}
