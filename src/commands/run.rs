@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::cli::{Format, RunArgs};
-use crate::config::{self, Config, Profile};
+use crate::config::{self, Config, Filter, Profile};
 use crate::context::Context;
 use crate::exit::ExitCode;
 use crate::gate::{self, CheckInput, CheckRun, GateInput, SelectionSummary, Verdict, VerdictError};
@@ -303,9 +303,16 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
             origin: spec.origin,
             on_failure: spec.on_failure,
             on_missing: spec.on_missing,
+            filter: spec
+                .filter
+                .or(config.gate.filter)
+                .unwrap_or(Filter::default_for(spec.origin)),
             location: spec.location.clone(),
             run,
         });
+    }
+    if let Some(note) = mark_pre_existing(&root, &mode, &mut checks) {
+        notes.push(note);
     }
 
     rules.failed_checks = checks
@@ -485,6 +492,54 @@ impl Drop for Snapshot {
         // A snapshot left behind is only disk space; the next run's is new.
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Applies each check's changed-line filter over the change the run looked
+/// at (the staged diff or the range's). With every file or named files
+/// there is no change to compare with, and nothing is pre-existing.
+fn mark_pre_existing(
+    root: &Path,
+    mode: &SelectionSummary,
+    checks: &mut [CheckInput],
+) -> Option<String> {
+    let base = match (mode.mode, &mode.from, &mode.to) {
+        ("staged", ..) => crate::git::ChangeBase::Staged,
+        ("range", Some(from), Some(to)) => crate::git::ChangeBase::Range {
+            from: from.clone(),
+            to: to.clone(),
+        },
+        _ => return None,
+    };
+    let filtered = |c: &CheckInput| c.filter != Filter::Nofilter;
+    let mut files: Vec<String> = checks
+        .iter()
+        .filter(|c| filtered(c))
+        .filter_map(|c| match &c.run {
+            CheckRun::Ran(outcome) => Some(outcome.diagnostics.iter()),
+            CheckRun::NotRun(_) => None,
+        })
+        .flatten()
+        .filter_map(|d| d.file.clone())
+        .collect();
+    files.sort();
+    files.dedup();
+    if files.is_empty() {
+        return None;
+    }
+    let changes = match crate::git::changed_lines(root, &base, &files) {
+        Ok(changes) => changes,
+        Err(e) => {
+            return Some(format!(
+                "the changed-line filter was not applied: failed to read the change: {e}"
+            ))
+        }
+    };
+    for check in checks.iter_mut().filter(|c| filtered(c)) {
+        if let CheckRun::Ran(outcome) = &mut check.run {
+            crate::diagnostics::mark_pre_existing(&mut outcome.diagnostics, check.filter, &changes);
+        }
+    }
+    None
 }
 
 /// A finding of phasegate itself, outside any check.

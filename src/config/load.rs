@@ -18,7 +18,7 @@ use super::duration::parse_duration;
 use super::error::{line_column, ConfigError, Problem, SourceFile};
 use super::suggest::suggest;
 use super::{
-    CheckKind, CheckSpec, CommandLine, Config, ConfigLocation, ConfigOrigin, GateConfig,
+    CheckKind, CheckSpec, CommandLine, Config, ConfigLocation, ConfigOrigin, Filter, GateConfig,
     HandoffConfig, Isolation, OnFailure, OnMissing, Origin, ParserChoice, Phase, Profile, Workflow,
 };
 
@@ -559,6 +559,7 @@ impl Validator<'_> {
             jobs: None,
             isolation: Isolation::Worktree,
             summary: 5,
+            filter: None,
         };
         let Some(entries) = node.and_then(|n| self.table(n, "`[gate]`")) else {
             return Some(gate);
@@ -573,6 +574,7 @@ impl Validator<'_> {
                 "jobs",
                 "isolation",
                 "summary",
+                "filter",
             ],
             "[gate]",
         );
@@ -580,6 +582,12 @@ impl Validator<'_> {
         if let Some(node) = get(entries, "summary") {
             match self.integer(node, "`summary`", 1) {
                 Some(n) => gate.summary = usize::try_from(n).unwrap_or(usize::MAX),
+                None => ok = false,
+            }
+        }
+        if let Some(node) = get(entries, "filter") {
+            match self.choice(node, "`filter`", &Filter::NAMES, Filter::parse) {
+                Some(filter) => gate.filter = Some(filter),
                 None => ok = false,
             }
         }
@@ -746,6 +754,7 @@ impl Validator<'_> {
                         "on_failure",
                         "on_missing",
                         "shell",
+                        "filter",
                     ],
                     &format!("a check of {context}"),
                 );
@@ -953,6 +962,14 @@ impl Validator<'_> {
                 }),
             None => OnMissing::Block,
         };
+        let filter = match get(entries, "filter") {
+            Some(node) => {
+                let filter = self.choice(node, &what("filter"), &Filter::NAMES, Filter::parse);
+                ok &= filter.is_some();
+                filter
+            }
+            None => None,
+        };
         let command = command?;
         if !ok {
             return None;
@@ -972,6 +989,7 @@ impl Validator<'_> {
                 origin,
                 on_failure,
                 on_missing,
+                filter,
             },
             name_node.at.clone(),
         ))

@@ -193,6 +193,8 @@ pub struct CheckSpec {
     pub origin: Origin,
     pub on_failure: OnFailure,
     pub on_missing: OnMissing,
+    /// The changed-line filter, when the check sets one.
+    pub filter: Option<Filter>,
     /// Where the check is defined, or `None` for the embedded default.
     pub location: Option<ConfigLocation>,
 }
@@ -233,6 +235,45 @@ impl Isolation {
     }
 }
 
+/// Which diagnostics count as the change's own: the rest are marked
+/// pre-existing (never dropped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Filter {
+    /// On lines the change added or modified.
+    Added,
+    /// Inside the diff's hunks, context lines included.
+    DiffContext,
+    /// In a file the change touched.
+    File,
+    /// Every diagnostic is the change's.
+    Nofilter,
+}
+
+impl Filter {
+    pub const NAMES: [&'static str; 4] = ["added", "diff_context", "file", "nofilter"];
+
+    pub fn parse(name: &str) -> Option<Filter> {
+        match name {
+            "added" => Some(Filter::Added),
+            "diff_context" => Some(Filter::DiffContext),
+            "file" => Some(Filter::File),
+            "nofilter" => Some(Filter::Nofilter),
+            _ => None,
+        }
+    }
+
+    /// The default for a check of `origin`: lint findings on lines the
+    /// change never touched are not its fault, but a change breaks
+    /// builds, types and tests on lines it never touched.
+    pub fn default_for(origin: Origin) -> Filter {
+        match origin {
+            Origin::Lint => Filter::Added,
+            _ => Filter::Nofilter,
+        }
+    }
+}
+
 /// `[gate]`.
 #[derive(Debug, Clone)]
 pub struct GateConfig {
@@ -246,6 +287,8 @@ pub struct GateConfig {
     pub isolation: Isolation,
     /// How many distinct errors the verdict's summary lists.
     pub summary: usize,
+    /// The changed-line filter for checks that set none.
+    pub filter: Option<Filter>,
 }
 
 /// `[handoff]`.

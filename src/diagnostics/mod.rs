@@ -5,13 +5,17 @@
 mod columns;
 mod diagnostic;
 mod extractor;
+mod filter;
 mod parsers;
+mod summary;
 #[cfg(test)]
 mod tests;
 
 pub use diagnostic::*;
 pub use extractor::*;
+pub use filter::*;
 pub use parsers::PARSER_NAMES;
+pub use summary::*;
 
 /// Removes ANSI escape sequences (colours, cursor moves) from `text`.
 pub fn strip_ansi(text: &str) -> String {

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::config::{CheckKind, ConfigLocation, OnFailure, OnMissing, Origin, Profile};
+use crate::config::{CheckKind, ConfigLocation, Filter, OnFailure, OnMissing, Origin, Profile};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::runner::{CheckOutcome, Termination, VerifierReply};
 
@@ -54,6 +54,8 @@ pub struct CheckInput {
     pub origin: Origin,
     pub on_failure: OnFailure,
     pub on_missing: OnMissing,
+    /// The changed-line filter its diagnostics were marked with.
+    pub filter: Filter,
     /// Where the check is configured, for diagnostics with nothing better.
     pub location: Option<ConfigLocation>,
     pub run: CheckRun,
@@ -328,13 +330,36 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
         Termination::Exited(code) if check.kind == CheckKind::Verifier => {
             judge_verifier(profile, check, outcome, *code, failed_effect)
         }
-        Termination::Exited(0) => Judged {
-            status: CheckStatus::Passed,
-            effect: Effect::None,
-            tier: None,
-            reason: None,
-            diagnostics: parsed,
-        },
+        Termination::Exited(0) => {
+            let errors = parsed
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .count();
+            // Some formats report findings under exit 0 (`go vet -json`):
+            // there the diagnostics decide.
+            if outcome.errors_fail && errors > 0 {
+                return demote_if_pre_existing(
+                    profile,
+                    check,
+                    Judged {
+                        status: failed_effect.0,
+                        effect: failed_effect.1,
+                        tier: None,
+                        reason: Some(format!(
+                            "exit 0, but it reported {errors} error(s) in a format whose tool exits 0 on findings"
+                        )),
+                        diagnostics: parsed,
+                    },
+                );
+            }
+            Judged {
+                status: CheckStatus::Passed,
+                effect: Effect::None,
+                tier: None,
+                reason: None,
+                diagnostics: parsed,
+            }
+        }
         Termination::Exited(code) => {
             if !parsed.iter().any(|d| d.severity == Severity::Error) {
                 parsed.push(tail_diagnostic(
@@ -343,14 +368,49 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
                     &format!("check `{}` failed (exit {code})", check.name),
                 ));
             }
-            Judged {
-                status: failed_effect.0,
-                effect: failed_effect.1,
-                tier: None,
-                reason: Some(format!("exit {code}")),
-                diagnostics: parsed,
-            }
+            demote_if_pre_existing(
+                profile,
+                check,
+                Judged {
+                    status: failed_effect.0,
+                    effect: failed_effect.1,
+                    tier: None,
+                    reason: Some(format!("exit {code}")),
+                    diagnostics: parsed,
+                },
+            )
         }
+    }
+}
+
+/// A blocking failure whose every error lies outside the change (the
+/// changed-line filter marked them all pre-existing) is the old code's
+/// fault, not the change's: it warns instead. Never under `strict`, and
+/// never when an error could not be placed (the output-tail finding).
+fn demote_if_pre_existing(profile: Profile, check: &CheckInput, judged: Judged) -> Judged {
+    let mut errors = judged
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .peekable();
+    let all_old = errors.peek().is_some() && errors.all(|d| d.pre_existing);
+    if profile == Profile::Strict || judged.effect != Effect::Block || !all_old {
+        return judged;
+    }
+    let filter = match check.filter {
+        Filter::Added => "added",
+        Filter::DiffContext => "diff_context",
+        Filter::File => "file",
+        Filter::Nofilter => "nofilter",
+    };
+    Judged {
+        status: CheckStatus::Warned,
+        effect: Effect::Warn,
+        reason: Some(format!(
+            "{}; every error is pre-existing (outside the change, filter = \"{filter}\"), so it warns",
+            judged.reason.as_deref().unwrap_or("failed")
+        )),
+        ..judged
     }
 }
 
@@ -523,6 +583,8 @@ fn check_result(check: &CheckInput, judged: &Judged, root: &Path) -> CheckResult
         duration_ms,
         diagnostics: judged.diagnostics.len(),
         dropped_diagnostics: dropped,
+        filter: check.filter,
+        pre_existing: judged.diagnostics.iter().filter(|d| d.pre_existing).count(),
         log,
         reason: judged.reason.clone(),
         argv,
@@ -538,63 +600,26 @@ fn display_path(path: &Path, root: &Path) -> String {
         .into_owned()
 }
 
-/// Ranks diagnostics root cause first: errors of checks that block, then
-/// of checks that stop verification, then warnings; one line each.
+/// The summary: errors of checks that block first, then of checks that
+/// stop verification, then of the others; passing checks left out.
 fn summarize(diagnostics: &[Diagnostic], checks: &[CheckResult], limit: usize) -> Vec<String> {
-    let rank_check = |name: &str| {
-        if name.is_empty() {
+    let rank = |d: &Diagnostic| {
+        if d.check.is_empty() {
             // phasegate's own findings (files modified by the checks).
-            return 0;
+            return Some(0);
         }
-        checks
+        let rank = checks
             .iter()
-            .find(|c| c.name == name)
+            .find(|c| c.name == d.check)
             .map_or(4, |c| match c.effect {
                 Effect::Block => 0,
                 Effect::Incomplete => 1,
                 Effect::Warn | Effect::FailOpen => 2,
                 Effect::None => 3,
-            })
+            });
+        (rank < 3).then_some(rank)
     };
-    let mut ranked: Vec<(usize, Severity, usize, &Diagnostic)> = diagnostics
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| matches!(d.severity, Severity::Error | Severity::Warning))
-        .map(|(i, d)| (rank_check(&d.check), d.severity, i, d))
-        .filter(|(rank, ..)| *rank < 3)
-        .collect();
-    ranked.sort_by_key(|(rank, severity, index, _)| (*severity, *rank, *index));
-    let mut lines: Vec<String> = Vec::new();
-    for (.., d) in ranked {
-        let line = summary_line(d);
-        if !lines.contains(&line) {
-            lines.push(line);
-        }
-        if lines.len() == limit {
-            break;
-        }
-    }
-    lines
-}
-
-fn summary_line(d: &Diagnostic) -> String {
-    let mut line = String::new();
-    if let Some(file) = &d.file {
-        line.push_str(file);
-        if let Some(l) = d.line {
-            line.push_str(&format!(":{l}"));
-        }
-        line.push(' ');
-    }
-    if let Some(code) = &d.code {
-        line.push_str(code);
-        line.push(' ');
-    }
-    line.push_str(d.message.lines().next().unwrap_or(""));
-    if !d.check.is_empty() {
-        line.push_str(&format!(" ({})", d.check));
-    }
-    line
+    crate::diagnostics::summarize(diagnostics, rank, limit)
 }
 
 /// `1.2s`, `450ms`, `2m03s`, `10m`.
@@ -688,6 +713,7 @@ mod tests {
         run: CheckRun,
     ) -> CheckInput {
         CheckInput {
+            filter: crate::config::Filter::Nofilter,
             name: "c".to_string(),
             kind,
             origin: Origin::Test,
@@ -845,6 +871,7 @@ mod tests {
                 );
                 let mut gate = input(profile, failing.clone());
                 gate.checks.push(CheckInput {
+                    filter: crate::config::Filter::Nofilter,
                     name: "other".to_string(),
                     ..other
                 });
@@ -901,6 +928,7 @@ mod tests {
         let mut gate = input(
             Profile::Auto,
             CheckInput {
+                filter: crate::config::Filter::Nofilter,
                 name: "lint".into(),
                 ..check(
                     CheckKind::Code,

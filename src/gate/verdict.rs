@@ -112,6 +112,11 @@ pub struct CheckResult {
     /// Diagnostics beyond the per-check cap, counted but not kept.
     #[serde(skip_serializing_if = "is_zero")]
     pub dropped_diagnostics: usize,
+    /// The changed-line filter applied to its diagnostics.
+    pub filter: crate::config::Filter,
+    /// How many of its diagnostics lie outside the change.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pre_existing: usize,
     /// The full output, relative to the repository root where possible.
     pub log: Option<String>,
     /// Why it was skipped, or what went wrong, in one line.

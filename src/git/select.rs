@@ -10,14 +10,14 @@ use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Repository};
 
 use super::GitError;
 
-fn open(root: &Path) -> Result<Repository, GitError> {
+pub(super) fn open(root: &Path) -> Result<Repository, GitError> {
     Repository::open(root).map_err(|source| GitError::Open {
         path: root.to_path_buf(),
         source,
     })
 }
 
-fn failed(what: &str, source: git2::Error) -> GitError {
+pub(super) fn failed(what: &str, source: git2::Error) -> GitError {
     GitError::Read {
         what: what.to_string(),
         source,
@@ -57,6 +57,18 @@ fn changed_paths(diff: &mut git2::Diff<'_>) -> Result<Vec<PathBuf>, GitError> {
 /// against nothing before the first commit).
 pub fn staged_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
     let repo = open(root)?;
+    let mut options = DiffOptions::new();
+    options.include_typechange(true);
+    let mut diff = staged_diff(&repo, root, &mut options)?;
+    changed_paths(&mut diff)
+}
+
+/// The index against `HEAD` (or against nothing before the first commit).
+pub(super) fn staged_diff<'r>(
+    repo: &'r Repository,
+    root: &Path,
+    options: &mut DiffOptions,
+) -> Result<git2::Diff<'r>, GitError> {
     let head_tree = match repo.head() {
         Ok(head) => Some(
             head.peel_to_tree()
@@ -77,12 +89,8 @@ pub fn staged_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
         path: root.to_path_buf(),
         source,
     })?;
-    let mut options = DiffOptions::new();
-    options.include_typechange(true);
-    let mut diff = repo
-        .diff_tree_to_index(head_tree.as_ref(), Some(&index), Some(&mut options))
-        .map_err(|e| failed("the staged changes", e))?;
-    changed_paths(&mut diff)
+    repo.diff_tree_to_index(head_tree.as_ref(), Some(&index), Some(options))
+        .map_err(|e| failed("the staged changes", e))
 }
 
 /// The text of `path` in the commit `spec`; `Ok(None)` when the commit has
@@ -110,6 +118,19 @@ pub fn file_at(root: &Path, spec: &str, path: &str) -> Result<Option<Vec<u8>>, G
 /// gate wants them.
 pub fn range_files(root: &Path, from: &str, to: &str) -> Result<Vec<PathBuf>, GitError> {
     let repo = open(root)?;
+    let mut options = DiffOptions::new();
+    options.include_typechange(true);
+    let mut diff = range_diff(&repo, from, to, &mut options)?;
+    changed_paths(&mut diff)
+}
+
+/// The tree of `to` against its merge base with `from`.
+pub(super) fn range_diff<'r>(
+    repo: &'r Repository,
+    from: &str,
+    to: &str,
+    options: &mut DiffOptions,
+) -> Result<git2::Diff<'r>, GitError> {
     let resolve = |spec: &str| -> Result<git2::Commit<'_>, GitError> {
         repo.revparse_single(spec)
             .and_then(|object| object.peel_to_commit())
@@ -134,12 +155,8 @@ pub fn range_files(root: &Path, from: &str, to: &str) -> Result<Vec<PathBuf>, Gi
     let to_tree = to_commit
         .tree()
         .map_err(|e| failed("the tree of the target", e))?;
-    let mut options = DiffOptions::new();
-    options.include_typechange(true);
-    let mut diff = repo
-        .diff_tree_to_tree(Some(&base_tree), Some(&to_tree), Some(&mut options))
-        .map_err(|e| failed("the changes of the range", e))?;
-    changed_paths(&mut diff)
+    repo.diff_tree_to_tree(Some(&base_tree), Some(&to_tree), Some(options))
+        .map_err(|e| failed("the changes of the range", e))
 }
 
 /// Writes the index's content into `dir` (a temporary checkout), leaving the

@@ -36,6 +36,7 @@ fn outcome(
 
 fn input(name: &str, on_failure: OnFailure, line: u32, run: CheckRun) -> CheckInput {
     CheckInput {
+        filter: crate::config::Filter::Nofilter,
         name: name.to_string(),
         kind: CheckKind::Code,
         origin: Origin::for_check_name(name),

@@ -19,9 +19,13 @@ use super::{sys, CapturedOutput, CheckOutcome, CheckPlan, Termination, VerifierR
 
 /// Variables set for every check so tool output is predictable; the verdict
 /// records them.
-pub const PINNED_ENV: &[(&str, &str)] = &[("NO_COLOR", "1")];
+pub const PINNED_ENV: &[(&str, &str)] = &[
+    ("NO_COLOR", "1"),
+    ("CARGO_TERM_COLOR", "never"),
+    ("PY_COLORS", "0"),
+];
 /// Variables removed for every check: they would force colour back on.
-pub const REMOVED_ENV: &[&str] = &["FORCE_COLOR", "CLICOLOR_FORCE"];
+pub const REMOVED_ENV: &[&str] = &["FORCE_COLOR", "CLICOLOR_FORCE", "MYPY_FORCE_COLOR"];
 
 /// How often a waiting check looks at its deadline and the interrupt flag.
 const POLL: Duration = Duration::from_millis(50);

@@ -9,6 +9,7 @@ mod support;
 mod config_errors;
 mod defaults;
 mod diagnostics;
+mod filter;
 mod git;
 mod handoff;
 mod hooks;

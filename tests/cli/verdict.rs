@@ -38,7 +38,8 @@ checks = [
 ]
 "#,
     );
-    let run = repo.phasegate(&["run"]);
+    // Every file: with no change to compare with, no finding is old.
+    let run = repo.phasegate(&["run", "--all-files"]);
     assert_eq!(run.code, 1);
     assert!(!run.stdout.contains('\u{1b}'), "no colour off a terminal");
     insta::assert_snapshot!("human_report", repo.redact(&run.stdout));

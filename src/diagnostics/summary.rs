@@ -1,0 +1,259 @@
+//! The summary: the top N distinct problems, root cause first, one line
+//! each (`file:line code message (check)`). What a person or an agent reads
+//! first, so a cascade of consequences must not bury its cause.
+
+use std::collections::HashMap;
+
+use super::{Diagnostic, Severity};
+
+/// Codes that name a root cause other errors follow from: something the
+/// code needs cannot be found.
+const ROOT_CAUSE_CODES: &[&str] = &[
+    // rustc: unresolved import, failed to resolve.
+    "E0432",
+    "E0433",
+    "E0463",
+    // tsc: cannot find module, has no exported member.
+    "TS2307",
+    "TS2305",
+    // mypy and pyright.
+    "import-not-found",
+    "import-untyped",
+    "import",
+    "reportMissingImports",
+    "reportMissingModuleSource",
+    // pytest's exception types.
+    "ModuleNotFoundError",
+    "ImportError",
+];
+
+/// Message fragments that name a root cause, lowercase.
+const ROOT_CAUSE_WORDS: &[&str] = &[
+    "test suite failed to run",
+    "cannot find module",
+    "no module named",
+    "unresolved import",
+    "could not import",
+    "cannot find package",
+    "failed to resolve",
+    "no such file or directory",
+    "failed to load",
+    "error collecting",
+];
+
+/// Whether other errors likely follow from `d`.
+pub fn is_root_cause(d: &Diagnostic) -> bool {
+    if d.severity != Severity::Error {
+        return false;
+    }
+    if d.code
+        .as_deref()
+        .is_some_and(|c| ROOT_CAUSE_CODES.contains(&c))
+    {
+        return true;
+    }
+    let first = d.message.lines().next().unwrap_or("").to_lowercase();
+    ROOT_CAUSE_WORDS.iter().any(|w| first.contains(w))
+        || d.test
+            .as_deref()
+            .is_some_and(|t| t.to_lowercase().contains("error collecting"))
+}
+
+/// One summary entry before it is written out.
+struct Entry<'a> {
+    d: &'a Diagnostic,
+    /// Consequences collapsed under it.
+    follow_on: usize,
+    /// The same problem elsewhere.
+    repeats: usize,
+}
+
+/// The top `limit` distinct problems among `diagnostics`.
+///
+/// `rank` orders checks (lower first; `None` leaves a diagnostic out):
+/// errors come before warnings, new problems before pre-existing ones,
+/// blocking checks before the others, root causes before their
+/// consequences. Errors in the same file and check as a root cause are
+/// collapsed under it, and repeats of one fingerprint count once.
+pub fn summarize(
+    diagnostics: &[Diagnostic],
+    rank: impl Fn(&Diagnostic) -> Option<usize>,
+    limit: usize,
+) -> Vec<String> {
+    let mut ranked: Vec<(usize, usize, &Diagnostic)> = diagnostics
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| matches!(d.severity, Severity::Error | Severity::Warning))
+        .filter_map(|(i, d)| rank(d).map(|r| (r, i, d)))
+        .collect();
+    ranked.sort_by_key(|(r, i, d)| (d.severity, d.pre_existing, *r, !is_root_cause(d), *i));
+
+    // The files (per check) a root cause explains.
+    let causes: Vec<(&str, Option<&str>)> = ranked
+        .iter()
+        .filter(|(.., d)| is_root_cause(d))
+        .map(|(.., d)| (d.check.as_str(), d.file.as_deref()))
+        .collect();
+
+    let mut entries: Vec<Entry<'_>> = Vec::new();
+    let mut by_fingerprint: HashMap<String, usize> = HashMap::new();
+    for (.., d) in ranked {
+        if !is_root_cause(d) && d.severity == Severity::Error {
+            let explained = causes.iter().position(|(check, file)| {
+                *check == d.check && file.is_some() && *file == d.file.as_deref()
+            });
+            if let Some(cause) = explained {
+                let (check, file) = causes[cause];
+                if let Some(entry) = entries.iter_mut().find(|e| {
+                    e.d.check == check && e.d.file.as_deref() == file && is_root_cause(e.d)
+                }) {
+                    entry.follow_on += 1;
+                    continue;
+                }
+            }
+        }
+        let fingerprint = format!("{}\u{0}{}", d.check, d.fingerprint());
+        if let Some(&at) = by_fingerprint.get(&fingerprint) {
+            entries[at].repeats += 1;
+            continue;
+        }
+        by_fingerprint.insert(fingerprint, entries.len());
+        entries.push(Entry {
+            d,
+            follow_on: 0,
+            repeats: 0,
+        });
+    }
+    entries.iter().take(limit).map(line).collect()
+}
+
+/// `file:line code message (check)`.
+fn line(entry: &Entry<'_>) -> String {
+    let d = entry.d;
+    let mut out = String::new();
+    if let Some(file) = &d.file {
+        out.push_str(file);
+        if let Some(l) = d.line {
+            out.push_str(&format!(":{l}"));
+        }
+        out.push(' ');
+    }
+    if let Some(code) = &d.code {
+        out.push_str(code);
+        out.push(' ');
+    }
+    out.push_str(d.message.lines().next().unwrap_or("").trim());
+    let mut notes = Vec::new();
+    if !d.check.is_empty() {
+        notes.push(d.check.clone());
+    }
+    if d.pre_existing {
+        notes.push("pre-existing".to_string());
+    }
+    if entry.repeats > 0 {
+        notes.push(format!("{} more like it", entry.repeats));
+    }
+    if entry.follow_on > 0 {
+        notes.push(format!("+{} follow-on errors", entry.follow_on));
+    }
+    if !notes.is_empty() {
+        out.push_str(&format!(" ({})", notes.join("; ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(check: &str, file: &str, line: u32, code: &str, message: &str) -> Diagnostic {
+        Diagnostic {
+            check: check.into(),
+            tool: "t".into(),
+            file: Some(file.into()),
+            line: Some(line),
+            code: Some(code.into()),
+            message: message.into(),
+            ..Diagnostic::default()
+        }
+    }
+
+    #[test]
+    fn an_unresolved_import_comes_first_and_its_consequences_collapse() {
+        let mut warning = error("lint", "a.ts", 1, "no-var", "Unexpected var");
+        warning.severity = Severity::Warning;
+        let diagnostics = vec![
+            warning,
+            error(
+                "typecheck",
+                "a.ts",
+                9,
+                "TS2339",
+                "Property 'x' does not exist",
+            ),
+            error(
+                "typecheck",
+                "a.ts",
+                12,
+                "TS2339",
+                "Property 'y' does not exist",
+            ),
+            error(
+                "typecheck",
+                "a.ts",
+                2,
+                "TS2307",
+                "Cannot find module './gone'",
+            ),
+            error(
+                "typecheck",
+                "b.ts",
+                4,
+                "TS2322",
+                "Type 'string' is not assignable",
+            ),
+            error(
+                "typecheck",
+                "c.ts",
+                4,
+                "TS2322",
+                "Type 'string' is not assignable",
+            ),
+        ];
+        let lines = summarize(&diagnostics, |_| Some(0), 5);
+        assert_eq!(
+            lines,
+            [
+                "a.ts:2 TS2307 Cannot find module './gone' (typecheck; +2 follow-on errors)",
+                "b.ts:4 TS2322 Type 'string' is not assignable (typecheck)",
+                "c.ts:4 TS2322 Type 'string' is not assignable (typecheck)",
+                "a.ts:1 no-var Unexpected var (lint)",
+            ]
+        );
+    }
+
+    #[test]
+    fn repeats_count_once_and_new_problems_come_before_old_ones() {
+        let mut old = error("lint", "a.py", 1, "F401", "`os` imported but unused");
+        old.pre_existing = true;
+        let diagnostics = vec![
+            old,
+            error("lint", "b.py", 3, "E501", "line too long (90 > 79)"),
+            error("lint", "b.py", 7, "E501", "line too long (95 > 79)"),
+        ];
+        let lines = summarize(&diagnostics, |_| Some(0), 1);
+        assert_eq!(
+            lines,
+            ["b.py:3 E501 line too long (90 > 79) (lint; 1 more like it)"]
+        );
+        let lines = summarize(
+            &diagnostics,
+            |d| (d.file.as_deref() != Some("b.py")).then_some(0),
+            5,
+        );
+        assert_eq!(
+            lines,
+            ["a.py:1 F401 `os` imported but unused (lint; pre-existing)"]
+        );
+    }
+}
