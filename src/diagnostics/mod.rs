@@ -49,6 +49,11 @@ pub fn strip_ansi(text: &str) -> String {
                     }
                 }
             }
+            // Character set designations: `ESC ( B`.
+            Some('(' | ')' | '*' | '+' | '-' | '.' | '/') => {
+                chars.next();
+                chars.next();
+            }
             Some(_) => {
                 chars.next();
             }

@@ -29,6 +29,8 @@ struct Case {
     /// must locate the same findings.
     same_as: Option<String>,
     parser: Option<String>,
+    /// Where this output was recorded, when not where the others were.
+    recorded_in: Option<PathBuf>,
 }
 
 fn fixtures() -> PathBuf {
@@ -58,7 +60,7 @@ fn run_case(dir: &Path, cases: &Cases, case: &Case, root: &Path) -> Extracted {
         .clone()
         .map_or(ParserChoice::Auto, ParserChoice::Named);
     let mut x = Extractor::new("c", Origin::Lint, &parser, &argv, root, root);
-    if let Some(recorded) = &cases.recorded_in {
+    if let Some(recorded) = case.recorded_in.as_ref().or(cases.recorded_in.as_ref()) {
         x = x.recorded_in(recorded);
     }
     let bytes = std::fs::read(dir.join(&case.output)).expect("the output is readable");

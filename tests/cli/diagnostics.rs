@@ -72,3 +72,21 @@ fn standard_input_and_the_tools_directory() {
         run.stderr
     );
 }
+
+#[test]
+fn a_format_that_exits_0_on_findings_fails_on_its_errors() {
+    // `go vet -json` exits 0 whatever it finds (recorded with go 1.19).
+    let repo = TestRepo::new();
+    let vet = fixture("go/go-vet.json");
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [ {{ name = \"vet\", command = \"cat {vet}\", parser = \"go\", origin = \"lint\", filter = \"nofilter\" }} ]\n"
+    ));
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1, "{v:#}");
+    let vet_check = crate::support::check(&v, "vet");
+    assert_eq!(vet_check["status"], "failed");
+    assert_eq!(vet_check["exit_code"], 0);
+    assert!(vet_check["reason"].as_str().unwrap().contains("exit 0"), "{vet_check:#}");
+    assert_eq!(v["diagnostics"][0]["code"], "printf");
+    assert_eq!(v["diagnostics"][0]["dialect"], "vet-json");
+}

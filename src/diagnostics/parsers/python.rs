@@ -97,19 +97,27 @@ impl Python {
                 true
             }
             Open::Mypy(found, body) => {
-                // `--pretty` wraps the message onto indented lines and then
-                // shows the source with a caret.
-                if line.starts_with(' ') && !line.trim().is_empty() && *body < MAX_BODY_LINES {
-                    let text = line.trim();
-                    if !text.chars().all(|c| c == '^' || c == '~') {
-                        found.message.push('\n');
-                        found.message.push_str(text);
-                    }
-                    *body += 1;
-                    found.range.end = at.end;
-                    return true;
+                // `--pretty` wraps the message onto unindented lines, then
+                // shows the source line and a caret, indented.
+                if line.trim().is_empty()
+                    || *body >= MAX_BODY_LINES
+                    || super::COMPILER_LINE.is_match(line)
+                    || line.starts_with("Found ")
+                    || line.starts_with("Success:")
+                {
+                    return false;
                 }
-                false
+                *body += 1;
+                found.range.end = at.end;
+                if !line.starts_with(' ') {
+                    let (text, code) = split_trailer(line.trim(), &MYPY_CODE);
+                    found.message.push(' ');
+                    found.message.push_str(&text);
+                    if found.code.is_none() {
+                        found.code = code;
+                    }
+                }
+                true
             }
         }
     }
