@@ -45,6 +45,8 @@ struct Reader {
     kept: Vec<Found>,
     dropped: usize,
     seen: HashSet<u64>,
+    /// Errors and warnings pushed, repeats included: the contest's tally.
+    weight: usize,
 }
 
 impl Reader {
@@ -55,6 +57,7 @@ impl Reader {
             kept: Vec::new(),
             dropped: 0,
             seen: HashSet::new(),
+            weight: 0,
         }
     }
 
@@ -62,6 +65,12 @@ impl Reader {
     /// within the cap.
     fn collect(&mut self) {
         for found in self.out.found.drain(..) {
+            if matches!(
+                found.severity,
+                super::Severity::Error | super::Severity::Warning
+            ) {
+                self.weight += 1;
+            }
             let mut hasher = std::collections::hash_map::DefaultHasher::new();
             (
                 &found.file,
@@ -73,12 +82,16 @@ impl Reader {
                 &found.message,
             )
                 .hash(&mut hasher);
-            if !self.seen.insert(hasher.finish()) {
+            let hash = hasher.finish();
+            if self.seen.contains(&hash) {
                 continue;
             }
+            // Past the cap only a count grows: memory stays bounded
+            // however many distinct findings the output holds.
             if self.kept.len() >= MAX_DIAGNOSTICS_PER_CHECK {
                 self.dropped += 1;
             } else {
+                self.seen.insert(hash);
                 self.kept.push(found);
             }
         }
@@ -167,6 +180,8 @@ pub struct Extractor {
     readers: Vec<Reader>,
     /// The output decides the parser: the program said nothing.
     detecting: bool,
+    /// Lines read, to look at the contest now and then.
+    lines: u64,
     document: Option<Document>,
     root: PathBuf,
     cwd: PathBuf,
@@ -206,6 +221,7 @@ impl Extractor {
             check: check.to_string(),
             origin,
             detecting,
+            lines: 0,
             tool,
             readers: grammars.into_iter().map(Reader::new).collect(),
             document: None,
@@ -273,6 +289,10 @@ impl Extractor {
     }
 
     fn text_line(&mut self, line: &str, at: &Range<u64>) {
+        self.lines += 1;
+        if self.readers.len() > 1 && self.lines % 256 == 0 {
+            self.settle();
+        }
         for reader in &mut self.readers {
             if reader.grammar.wants(line.as_bytes()) {
                 reader.grammar.line(line, at, &mut reader.out);
@@ -281,15 +301,53 @@ impl Extractor {
         }
     }
 
+    /// When the output decides and one grammar has clearly won, the others
+    /// stop reading: the winner takes everything at the end anyway, and
+    /// reading every line ten times costs most of the time. Clearly: 50
+    /// errors and warnings and twice any other's, or 500 and the most
+    /// (the first listed winning a tie, as at the end).
+    fn settle(&mut self) {
+        let weights: Vec<usize> = self.readers.iter().map(|r| r.weight).collect();
+        let Some((leader, best)) = weights
+            .iter()
+            .copied()
+            .enumerate()
+            .max_by_key(|(i, w)| (*w, std::cmp::Reverse(*i)))
+        else {
+            return;
+        };
+        let others = weights
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != leader)
+            .map(|(_, w)| *w)
+            .max()
+            .unwrap_or(0);
+        if (best >= 50 && best >= others.saturating_mul(2)) || best >= 500 {
+            let winner = self.readers.swap_remove(leader);
+            self.readers = vec![winner];
+        }
+    }
+
     /// A gathered document: JSON goes to the grammars whole; anything else
     /// (a `{` that opened plain text) is read line by line after all.
     fn close_document(&mut self, document: &Document) {
         let range = document.range();
+        let wanted = self
+            .readers
+            .iter()
+            .any(|r| r.grammar.wants_document(&document.text));
+        if !wanted && document.depth == 0 {
+            // Whole and of no interest to any grammar.
+            return;
+        }
         if document.text.len() <= MAX_JSON_BYTES {
             if let Ok(value) = serde_json::from_str::<serde_json::Value>(&document.text) {
                 for reader in &mut self.readers {
-                    reader.grammar.document(&value, &range, &mut reader.out);
-                    reader.collect();
+                    if reader.grammar.wants_document(&document.text) {
+                        reader.grammar.document(&value, &range, &mut reader.out);
+                        reader.collect();
+                    }
                 }
                 return;
             }

@@ -86,7 +86,10 @@ fn a_format_that_exits_0_on_findings_fails_on_its_errors() {
     let vet_check = crate::support::check(&v, "vet");
     assert_eq!(vet_check["status"], "failed");
     assert_eq!(vet_check["exit_code"], 0);
-    assert!(vet_check["reason"].as_str().unwrap().contains("exit 0"), "{vet_check:#}");
+    assert!(
+        vet_check["reason"].as_str().unwrap().contains("exit 0"),
+        "{vet_check:#}"
+    );
     assert_eq!(v["diagnostics"][0]["code"], "printf");
     assert_eq!(v["diagnostics"][0]["dialect"], "vet-json");
 }

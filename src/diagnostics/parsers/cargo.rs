@@ -98,7 +98,7 @@ impl Grammar for Cargo {
         let trimmed = line.trim();
         match &mut self.open {
             Open::Diagnostic(found, body) => {
-                if let Some(c) = LOCATION.captures(line) {
+                if let Some(c) = super::caps(&LOCATION, line) {
                     if found.file.is_none() {
                         *found = std::mem::take(found).at(
                             &c["file"],
@@ -111,7 +111,7 @@ impl Grammar for Cargo {
                 }
                 let next = HEADER.is_match(line) || PANIC_NEW.is_match(line);
                 if !trimmed.is_empty() && !next {
-                    if let Some(c) = LINT_NAME.captures(line) {
+                    if let Some(c) = super::caps(&LINT_NAME, line) {
                         if found.code.is_none() {
                             found.code = c
                                 .name("lint")
@@ -156,7 +156,7 @@ impl Grammar for Cargo {
             Open::Nothing => {}
         }
 
-        if let Some(c) = HEADER.captures(trimmed) {
+        if let Some(c) = super::caps(&HEADER, trimmed) {
             let message = &c["message"];
             if !is_noise(message) {
                 let found = Found::new("human", Severity::from_word(&c["severity"]), message)
@@ -164,7 +164,7 @@ impl Grammar for Cargo {
                     .range(at);
                 self.open = Open::Diagnostic(found, 0);
             }
-        } else if let Some(c) = PANIC_NEW.captures(line) {
+        } else if let Some(c) = super::caps(&PANIC_NEW, line) {
             let found = Found::new(
                 "panic",
                 Severity::Error,
@@ -175,7 +175,7 @@ impl Grammar for Cargo {
             .origin(Origin::Test)
             .range(at);
             self.open = Open::Panic(found, 0);
-        } else if let Some(c) = PANIC_OLD.captures(line) {
+        } else if let Some(c) = super::caps(&PANIC_OLD, line) {
             out.push(
                 Found::new("panic-old", Severity::Error, &c["message"])
                     .at(&c["file"], number(&c["line"]), number(&c["col"]))
@@ -184,6 +184,10 @@ impl Grammar for Cargo {
                     .range(at),
             );
         }
+    }
+
+    fn wants_document(&self, text: &str) -> bool {
+        text.contains("\"compiler-message\"")
     }
 
     /// `cargo --message-format=json`: one `compiler-message` per line.

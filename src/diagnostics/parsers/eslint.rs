@@ -40,7 +40,7 @@ impl Grammar for Eslint {
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
-        if let Some(c) = ROW.captures(line) {
+        if let Some(c) = super::caps(&ROW, line) {
             let Some(file) = self.file.as_deref() else {
                 return;
             };

@@ -23,19 +23,36 @@ static CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
 
 #[derive(Debug)]
 pub struct Gcc {
+    /// `gcc`, or `generic` when the compiler is not known.
+    name: &'static str,
     unit: ColumnUnit,
     open: Option<(Found, usize)>,
 }
 
 impl Gcc {
+    /// gcc (display columns) or clang (bytes).
     pub fn new(unit: ColumnUnit) -> Gcc {
-        Gcc { unit, open: None }
+        Gcc {
+            name: "gcc",
+            unit,
+            open: None,
+        }
+    }
+
+    /// Any tool printing `file:line[:col]: severity: message`: columns
+    /// as printed, and only indented lines after it kept as its snippet.
+    pub fn generic() -> Gcc {
+        Gcc {
+            name: "generic",
+            unit: ColumnUnit::Character,
+            open: None,
+        }
     }
 }
 
 impl Grammar for Gcc {
     fn name(&self) -> &'static str {
-        "gcc"
+        self.name
     }
 
     fn wants(&self, line: &[u8]) -> bool {
@@ -43,7 +60,12 @@ impl Grammar for Gcc {
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
-        if let Some(found) = compiler_line(line, "human") {
+        let dialect = if self.name == "generic" {
+            "generic"
+        } else {
+            "human"
+        };
+        if let Some(found) = compiler_line(line, dialect) {
             if let Some((done, _)) = self.open.take() {
                 out.push(done);
             }
@@ -53,7 +75,8 @@ impl Grammar for Gcc {
         let Some((found, body)) = self.open.as_mut() else {
             return;
         };
-        if line.trim().is_empty() || CONTEXT.is_match(line) {
+        let foreign = self.name == "generic" && !line.starts_with([' ', '\t']);
+        if foreign || line.trim().is_empty() || CONTEXT.is_match(line) {
             if let Some((done, _)) = self.open.take() {
                 out.push(done);
             }

@@ -1,12 +1,14 @@
-//! The generic `file:line[:col]: severity: message` grammar, and custom
-//! regexes from `phasegate.toml`.
+//! The compiler-shaped line (`file:line[:col]: severity: message`) every
+//! grammar that meets one reads the same way, and custom regexes from
+//! `phasegate.toml`. The `generic` parser is gcc's grammar not knowing
+//! the compiler.
 
 use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{has_colon_digit, number, split_trailer, Found, Grammar, Out, COMPILER_LINE};
+use super::{compiler_line_parts, number, split_trailer, Found, Grammar, Out};
 use crate::diagnostics::Severity;
 
 /// A code some tools append to a compiler-shaped line: ` [-Wunused]`,
@@ -16,39 +18,14 @@ static TRAILING_CODE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the trailing-code regex is valid")
 });
 
-/// `file:line[:col]: severity: message`.
-#[derive(Debug, Default)]
-pub struct Generic;
-
-impl Grammar for Generic {
-    fn name(&self) -> &'static str {
-        "generic"
-    }
-
-    fn wants(&self, line: &[u8]) -> bool {
-        has_colon_digit(line)
-    }
-
-    fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
-        if let Some(found) = compiler_line(line, "generic") {
-            out.push(found.range(at));
-        }
-    }
-}
-
 /// A compiler-shaped line as a `Found`, its trailing code taken out.
 pub fn compiler_line(line: &str, dialect: &'static str) -> Option<Found> {
-    let c = COMPILER_LINE.captures(line)?;
-    let severity = Severity::from_word(c["severity"].trim_start_matches("fatal "));
-    let (message, trailer) = split_trailer(&c["message"], &TRAILING_CODE);
-    let code = c.name("code").map(|m| m.as_str().to_string()).or(trailer);
+    let c = compiler_line_parts(line)?;
+    let (message, trailer) = split_trailer(c.message, &TRAILING_CODE);
+    let code = c.code.map(str::to_string).or(trailer);
     Some(
-        Found::new(dialect, severity, message)
-            .at(
-                &c["file"],
-                number(&c["line"]),
-                c.name("col").and_then(|m| number(m.as_str())),
-            )
+        Found::new(dialect, Severity::from_word(c.severity), message)
+            .at(c.file, number(c.line), c.column.and_then(number))
             .code(code),
     )
 }

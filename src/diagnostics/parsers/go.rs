@@ -64,7 +64,7 @@ impl Go {
             self.test = test.split_whitespace().next().map(str::to_string);
             return;
         }
-        let Some(c) = TEST_LINE.captures(line) else {
+        let Some(c) = super::caps(&TEST_LINE, line) else {
             return;
         };
         let found = Found::new(
@@ -85,7 +85,11 @@ impl Go {
                 package: Some(package.to_string()),
                 ..found
             }),
-            None => self.pending.push(found),
+            // Bounded: the extractor keeps no more than its cap anyway.
+            None if self.pending.len() < crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK => {
+                self.pending.push(found);
+            }
+            None => {}
         }
     }
 }
@@ -107,7 +111,7 @@ impl Grammar for Go {
             self.test_output(line, at, None, out);
             return;
         }
-        if let Some(c) = PACKAGE.captures(line) {
+        if let Some(c) = super::caps(&PACKAGE, line) {
             let package = c["package"].to_string();
             for found in self.pending.drain(..) {
                 out.push(Found {
@@ -122,7 +126,7 @@ impl Grammar for Go {
             // v2's closing count, not an issue.
             return;
         }
-        if let Some(c) = TAB.captures(line) {
+        if let Some(c) = super::caps(&TAB, line) {
             out.push(
                 Found::new("golangci-tab", Severity::Error, &c["message"])
                     .at(
@@ -137,7 +141,7 @@ impl Grammar for Go {
             );
             return;
         }
-        if let Some(c) = POSITION.captures(line) {
+        if let Some(c) = super::caps(&POSITION, line) {
             let (message, linter) = split_trailer(&c["message"], &LINTER);
             let mut found = Found::new("text", Severity::Error, message)
                 .at(
@@ -153,6 +157,11 @@ impl Grammar for Go {
             }
             out.push(found);
         }
+    }
+
+    fn wants_document(&self, text: &str) -> bool {
+        // go test -json: only output events carry findings.
+        !text.starts_with("{\"Time\"") || text.contains("\"Action\":\"output\"")
     }
 
     fn document(&mut self, doc: &serde_json::Value, at: &Range<u64>, out: &mut Out) {

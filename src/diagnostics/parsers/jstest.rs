@@ -1,20 +1,356 @@
-//! JavaScript test runners: jest, vitest and `bun test`.
+//! JavaScript test runners: jest (default reporter and `--json`), vitest
+//! (default reporter and `--reporter=json`, the same report shape) and
+//! `bun test`. A failure is located at the first stack frame inside the
+//! project (the assertion in the test file, or the line of the code under
+//! test that threw); a suite that failed to run is one finding, the root
+//! cause of everything else in that file.
 
 use std::ops::Range;
+use std::sync::LazyLock;
 
-use super::{Grammar, Out};
+use regex::Regex;
+
+use super::{caps, number, Found, Grammar, Out};
+use crate::config::Origin;
+use crate::diagnostics::{strip_ansi, ColumnUnit, Severity};
+
+/// Message lines kept of one failure (jest's Expected/Received).
+const MAX_MESSAGE_LINES: usize = 8;
+
+/// A V8 or `JavaScriptCore` stack frame: `at fn (file:line:col)`,
+/// `at file:line:col`, vitest's `❯ fn file:line:col`.
+static FRAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:at |❯ )(?:[^()]*? \(|[^\s()]+ )?(?:file://)?(?P<file>[^\s()][^()]*?):(?P<line>\d+):(?P<col>\d+)\)?$")
+        .expect("the stack frame regex is valid")
+});
+
+/// `FAIL src/x.test.js` (jest) or ` FAIL  src/x.test.js > name` (vitest).
+static FAIL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*FAIL\s+(?P<file>\S+)(?: > (?P<test>.+)| \[ .* \])?$")
+        .expect("the FAIL regex is valid")
+});
+
+/// An error's first line, as bun prints it: `error: expect(...)` or
+/// `TypeError: null is not an object`.
+static BUN_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:error|[A-Z][A-Za-z]*(?:Error|Exception)): ")
+        .expect("the bun error regex is valid")
+});
+
+/// bun's test result: `(fail) adds [0.35ms]` or `✗ adds [0.29ms]`.
+static BUN_RESULT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\((?P<state>pass|fail|skip|todo)\)|(?P<mark>[✓✗»]))\s+(?P<test>.+?)(?: \[[\d.]+m?s\])?$")
+        .expect("the bun result regex is valid")
+});
+
+/// Whether a frame is the project's, not a dependency's or the runtime's.
+fn in_project(file: &str) -> bool {
+    !(file.contains("node_modules/")
+        || file.starts_with("node:")
+        || file.starts_with("internal/")
+        || file.starts_with('<'))
+}
+
+/// The first in-project frame of a stack, as text lines.
+fn first_frame<'a>(
+    lines: impl Iterator<Item = &'a str>,
+) -> Option<(String, Option<u32>, Option<u32>)> {
+    lines
+        .filter_map(|l| caps(&FRAME, l))
+        .find(|c| in_project(&c["file"]))
+        .map(|c| (c["file"].to_string(), number(&c["line"]), number(&c["col"])))
+}
+
+/// Which runner's layout is being read.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    #[default]
+    Unknown,
+    Jest,
+    Vitest,
+    Bun,
+}
+
+/// A failure being read.
+#[derive(Debug, Default)]
+struct Failure {
+    test: Option<String>,
+    file: Option<String>,
+    message: Vec<String>,
+    frame: Option<(String, Option<u32>, Option<u32>)>,
+    /// The code frame started: message lines are over.
+    in_code: bool,
+    start: u64,
+    end: u64,
+}
 
 #[derive(Debug, Default)]
-pub struct JsTest {}
+pub struct JsTest {
+    layout: Layout,
+    /// The test file being reported on.
+    file: Option<String>,
+    open: Option<Failure>,
+    /// bun: inside `# Unhandled error between tests`.
+    unhandled: bool,
+}
+
+impl JsTest {
+    fn emit(&mut self, out: &mut Out) {
+        let Some(failure) = self.open.take() else {
+            return;
+        };
+        let dialect = match self.layout {
+            Layout::Jest | Layout::Unknown => "jest",
+            Layout::Vitest => "vitest",
+            Layout::Bun => "bun",
+        };
+        let mut message = failure.message.join("\n");
+        if message.is_empty() {
+            message = format!(
+                "{} failed",
+                failure.test.as_deref().unwrap_or("the test file")
+            );
+        }
+        let mut found = Found::new(dialect, Severity::Error, message)
+            .test(failure.test)
+            .origin(Origin::Test)
+            .unit(ColumnUnit::Utf16)
+            .range(&(failure.start..failure.end));
+        match failure.frame {
+            Some((file, line, column)) => found = found.at(&file, line, column),
+            None => {
+                if let Some(file) = failure.file.or_else(|| self.file.clone()) {
+                    found = found.at(&file, None, None);
+                }
+            }
+        }
+        out.push(found);
+    }
+
+    fn open(&mut self, test: Option<String>, file: Option<String>, at: &Range<u64>, out: &mut Out) {
+        self.emit(out);
+        self.open = Some(Failure {
+            test,
+            file,
+            start: at.start,
+            end: at.end,
+            ..Failure::default()
+        });
+    }
+
+    fn jest_line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) -> bool {
+        let trimmed = line.trim();
+        if let Some(c) = caps(&FAIL, line) {
+            self.emit(out);
+            self.file = Some(c["file"].to_string());
+            if let Some(test) = c.name("test") {
+                // vitest: `FAIL  file > describe > test`.
+                self.layout = Layout::Vitest;
+                let test = test.as_str().to_string();
+                self.open(Some(test), Some(c["file"].to_string()), at, out);
+            } else if line.contains(" [ ") {
+                self.layout = Layout::Vitest;
+                self.open(
+                    Some("test file failed to run".to_string()),
+                    Some(c["file"].to_string()),
+                    at,
+                    out,
+                );
+            } else if self.layout == Layout::Unknown {
+                self.layout = Layout::Jest;
+            }
+            return true;
+        }
+        if let Some(test) = trimmed.strip_prefix("● ") {
+            self.layout = Layout::Jest;
+            self.open(Some(test.to_string()), None, at, out);
+            return true;
+        }
+        if trimmed.starts_with("PASS ")
+            || trimmed.starts_with("Test Suites:")
+            || trimmed.starts_with("Test Files ")
+            || trimmed.starts_with('⎯')
+        {
+            self.emit(out);
+            return true;
+        }
+        false
+    }
+
+    fn bun_line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) -> bool {
+        if let Some(version) = line.strip_prefix("bun test v") {
+            self.layout = Layout::Bun;
+            out.version = version.split_whitespace().next().map(str::to_string);
+            return true;
+        }
+        if self.layout != Layout::Bun {
+            return false;
+        }
+        if line.ends_with(':') && !line.starts_with(' ') && !line.contains(": ") {
+            self.emit(out);
+            self.file = Some(line.trim_end_matches(':').to_string());
+            return true;
+        }
+        if line.starts_with("# Unhandled error") {
+            self.unhandled = true;
+            self.open(
+                Some("unhandled error between tests".to_string()),
+                None,
+                at,
+                out,
+            );
+            return true;
+        }
+        if self.unhandled && !line.is_empty() && line.bytes().all(|b| b == b'-') {
+            if self.open.as_ref().is_some_and(|f| !f.message.is_empty()) {
+                self.unhandled = false;
+                self.emit(out);
+            }
+            return true;
+        }
+        if let Some(c) = caps(&BUN_RESULT, line) {
+            let failed = c.name("state").is_some_and(|s| s.as_str() == "fail")
+                || c.name("mark").is_some_and(|m| m.as_str() == "✗");
+            if failed {
+                if let Some(failure) = self.open.as_mut() {
+                    failure.test = Some(c["test"].to_string());
+                    failure.end = at.end;
+                }
+                self.emit(out);
+            } else {
+                self.open = None;
+            }
+            return true;
+        }
+        if BUN_ERROR.is_match(line) && !self.unhandled {
+            self.open(None, None, at, out);
+        }
+        false
+    }
+}
 
 impl Grammar for JsTest {
     fn name(&self) -> &'static str {
         "jest"
     }
 
-    fn wants(&self, _line: &[u8]) -> bool {
-        false
+    fn wants(&self, line: &[u8]) -> bool {
+        // Outside a failure only headers matter: they hold one of these.
+        self.open.is_some()
+            || memchr::memmem::find(line, b"FAIL").is_some()
+            || memchr::memmem::find(line, "●".as_bytes()).is_some()
+            || line.starts_with(b"bun test")
+            || self.layout == Layout::Bun
     }
 
-    fn line(&mut self, _line: &str, _at: &Range<u64>, _out: &mut Out) {}
+    fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
+        if let Some(rest) = line.trim().strip_prefix("RUN  v") {
+            self.layout = Layout::Vitest;
+            out.version = rest.split_whitespace().next().map(str::to_string);
+            return;
+        }
+        if self.jest_line(line, at, out) || self.bun_line(line, at, out) {
+            return;
+        }
+        let Some(failure) = self.open.as_mut() else {
+            return;
+        };
+        failure.end = at.end;
+        let trimmed = line.trim();
+        if let Some(c) = caps(&FRAME, line) {
+            if failure.frame.is_none() && in_project(&c["file"]) {
+                failure.frame =
+                    Some((c["file"].to_string(), number(&c["line"]), number(&c["col"])));
+            }
+            failure.in_code = true;
+            return;
+        }
+        // A code frame (`> 4 |   expect(...)`, `5 |`, a caret line) ends
+        // the message.
+        let code_frame = trimmed.starts_with('>')
+            || trimmed.starts_with('|')
+            || trimmed
+                .split_once(" |")
+                .is_some_and(|(n, _)| n.trim().parse::<u32>().is_ok())
+            || (!trimmed.is_empty() && trimmed.chars().all(|c| c == '^' || c == '~'));
+        if code_frame {
+            failure.in_code = true;
+            return;
+        }
+        if trimmed.is_empty() || failure.in_code || failure.message.len() >= MAX_MESSAGE_LINES {
+            return;
+        }
+        // bun prefixes its own assertion errors with `error: `.
+        let text = if self.layout == Layout::Bun {
+            trimmed.strip_prefix("error: ").unwrap_or(trimmed)
+        } else {
+            trimmed
+        };
+        failure.message.push(text.to_string());
+    }
+
+    /// jest's `--json` and vitest's `--reporter=json`: `{"testResults":
+    /// [{"name", "status", "message", "assertionResults": [{"fullName",
+    /// "status", "failureMessages"}]}]}`.
+    fn document(&mut self, doc: &serde_json::Value, at: &Range<u64>, out: &mut Out) {
+        let Some(results) = doc["testResults"].as_array() else {
+            return;
+        };
+        let dialect = if doc.get("openHandles").is_some() {
+            "jest-json"
+        } else {
+            "vitest-json"
+        };
+        for result in results {
+            let Some(file) = result["name"].as_str() else {
+                continue;
+            };
+            let assertions = result["assertionResults"].as_array();
+            let failed: Vec<&serde_json::Value> = assertions
+                .into_iter()
+                .flatten()
+                .filter(|a| a["status"] == "failed")
+                .collect();
+            let mut push = |test: String, text: &str| {
+                let text = strip_ansi(text);
+                let frame = first_frame(text.lines());
+                let message: Vec<&str> = text
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with("at ") && !l.starts_with('●'))
+                    .take_while(|l| !l.starts_with('>') && !l.contains(" |"))
+                    .take(MAX_MESSAGE_LINES)
+                    .collect();
+                let mut found = Found::new(dialect, Severity::Error, message.join("\n"))
+                    .test(Some(test))
+                    .origin(Origin::Test)
+                    .unit(ColumnUnit::Utf16)
+                    .range(at);
+                found = match frame {
+                    Some((f, line, column)) => found.at(&f, line, column),
+                    None => found.at(file, None, None),
+                };
+                out.push(found);
+            };
+            if failed.is_empty() && result["status"] == "failed" {
+                push(
+                    "Test suite failed to run".to_string(),
+                    result["message"].as_str().unwrap_or(""),
+                );
+            }
+            for assertion in failed {
+                let text = assertion["failureMessages"][0].as_str().unwrap_or("");
+                // jest prefixes its matcher messages with `Error: `.
+                let text = text.strip_prefix("Error: ").unwrap_or(text);
+                push(
+                    assertion["fullName"].as_str().unwrap_or("").to_string(),
+                    text,
+                );
+            }
+        }
+    }
+
+    fn finish(&mut self, out: &mut Out) {
+        self.emit(out);
+    }
 }

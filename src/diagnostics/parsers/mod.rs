@@ -19,7 +19,6 @@ mod shellcheck;
 mod tsc;
 
 use std::ops::Range;
-use std::sync::LazyLock;
 
 use regex::Regex;
 
@@ -141,6 +140,12 @@ pub trait Grammar: std::fmt::Debug + Send {
     /// One line of text output, ANSI codes removed, without its terminator.
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out);
 
+    /// A cheap look at a JSON document's text before it is parsed: most
+    /// JSON lines (`compiler-artifact`, a test's `run` event) say nothing.
+    fn wants_document(&self, _text: &str) -> bool {
+        true
+    }
+
     /// One complete JSON document (or one JSON line) from the output.
     fn document(&mut self, _doc: &serde_json::Value, _at: &Range<u64>, _out: &mut Out) {}
 
@@ -191,7 +196,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Grammar>> {
         "ruff" | "flake8" | "pylint" | "mypy" => Box::new(python::Python::default()),
         "pyright" => Box::new(pyright::Pyright::default()),
         "shellcheck" => Box::new(shellcheck::Shellcheck::default()),
-        _ => Box::new(generic::Generic),
+        _ => Box::new(gcc::Gcc::generic()),
     })
 }
 
@@ -289,18 +294,75 @@ pub fn candidates() -> Vec<Box<dyn Grammar>> {
         Box::new(python::Python::default()),
         Box::new(pyright::Pyright::default()),
         Box::new(shellcheck::Shellcheck::default()),
-        Box::new(gcc::Gcc::new(ColumnUnit::Display)),
-        Box::new(generic::Generic),
+        // gcc's grammar reads every compiler-shaped line; not knowing the
+        // compiler, it keeps the columns as printed.
+        Box::new(gcc::Gcc::generic()),
     ]
 }
 
-/// `file:line[:col]: severity: message`, the shape compilers share.
-pub static COMPILER_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+)(?::(?P<col>\d+))?:\s*(?P<severity>fatal error|error|warning|note|info)(?:\[(?P<code>[^\]]+)\])?:\s*(?P<message>.+)$",
-    )
-    .expect("the compiler-line regex is valid")
-});
+/// `file:line[:col]: severity[code]: message`, the shape compilers share,
+/// taken apart.
+#[derive(Debug, Clone, Copy)]
+pub struct CompilerLine<'a> {
+    pub file: &'a str,
+    pub line: &'a str,
+    pub column: Option<&'a str>,
+    /// `error`, `warning`, `note`, `info` (`fatal error` reads as `error`).
+    pub severity: &'a str,
+    pub code: Option<&'a str>,
+    pub message: &'a str,
+}
+
+/// Reads a compiler-shaped line by hand: it is the shape most lines of
+/// most tools are tried against, and a capturing regex costs ten times
+/// more. The file holds no `:` and starts with neither a space nor one.
+pub fn compiler_line_parts(text: &str) -> Option<CompilerLine<'_>> {
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    let first = text.bytes().next()?;
+    if first == b':' || first.is_ascii_whitespace() {
+        return None;
+    }
+    let colon = memchr::memchr(b':', text.as_bytes())?;
+    let file = &text[..colon];
+    let rest = &text[colon + 1..];
+    let n = digits(rest);
+    if n == 0 {
+        return None;
+    }
+    let line = &rest[..n];
+    let mut rest = rest[n..].strip_prefix(':')?;
+    let mut column = None;
+    let m = digits(rest);
+    if m > 0 {
+        if let Some(after) = rest[m..].strip_prefix(':') {
+            column = Some(&rest[..m]);
+            rest = after;
+        }
+    }
+    let rest = rest.trim_start();
+    let word = ["fatal error", "error", "warning", "note", "info"]
+        .into_iter()
+        .find(|w| rest.starts_with(w))?;
+    let mut rest = &rest[word.len()..];
+    let mut code = None;
+    if let Some(inner) = rest.strip_prefix('[') {
+        let close = inner.find(']')?;
+        code = Some(&inner[..close]);
+        rest = &inner[close + 1..];
+    }
+    let message = rest.strip_prefix(':')?.trim_start();
+    if message.is_empty() {
+        return None;
+    }
+    Some(CompilerLine {
+        file,
+        line,
+        column,
+        severity: word.trim_start_matches("fatal "),
+        code,
+        message,
+    })
+}
 
 /// Parses a number a tool printed; 0 and garbage are "unknown".
 pub fn number(text: &str) -> Option<u32> {
@@ -326,7 +388,11 @@ pub fn json_number0(value: &serde_json::Value) -> Option<u32> {
 /// Takes a trailing code out of a message: ` [-Wunused]`, ` [SC2086]`,
 /// `  [assignment]`, ` (errcheck)`. Returns the message and the code.
 pub fn split_trailer(message: &str, trailer: &Regex) -> (String, Option<String>) {
-    match trailer.captures(message) {
+    // Every trailer closes a bracket; most messages end otherwise.
+    if !message.ends_with([']', ')']) {
+        return (message.to_string(), None);
+    }
+    match caps(trailer, message) {
         Some(c) => match (c.get(0), c.name("code")) {
             (Some(whole), Some(code)) => (
                 message[..whole.start()].trim_end().to_string(),
@@ -350,4 +416,81 @@ pub fn starts_trimmed(line: &[u8], prefix: &[u8]) -> bool {
 /// Whether the line has `:` followed by a digit (`file:12`).
 pub fn has_colon_digit(line: &[u8]) -> bool {
     memchr::memchr_iter(b':', line).any(|i| line.get(i + 1).is_some_and(u8::is_ascii_digit))
+}
+
+/// `regex.captures(line)`, after the lazy DFA said there is a match: most
+/// lines match nothing, and finding that out costs a fraction of a
+/// capturing search.
+pub fn caps<'h>(regex: &Regex, line: &'h str) -> Option<regex::Captures<'h>> {
+    if regex.is_match(line) {
+        regex.captures(line)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn picked(command: &str) -> Option<(String, &'static str)> {
+        let argv = shlex::split(command).unwrap();
+        for_argv(&argv).map(|(tool, grammar)| (tool, grammar.name()))
+    }
+
+    #[test]
+    fn auto_goes_by_the_program_past_launchers_and_shells() {
+        let cases = [
+            ("cargo clippy --all-targets", Some(("cargo", "cargo"))),
+            ("npx tsc --noEmit", Some(("tsc", "tsc"))),
+            ("bunx tsc", Some(("tsc", "tsc"))),
+            ("bun test", Some(("bun", "jest"))),
+            ("npx vitest run", Some(("vitest", "jest"))),
+            ("python3 -m pytest -q", Some(("pytest", "pytest"))),
+            ("uv run mypy src", Some(("mypy", "python"))),
+            (
+                "sh -c 'cargo test 2>&1 | tee out'",
+                Some(("cargo", "cargo")),
+            ),
+            ("/usr/bin/clang++-14 -c a.cpp", Some(("clang++-14", "gcc"))),
+            ("golangci-lint run ./...", Some(("golangci-lint", "go"))),
+            ("pyright", Some(("pyright", "pyright"))),
+            // Nothing to go by: the output decides.
+            ("make lint", None),
+            ("npm test", None),
+            ("bun run lint", None),
+            ("python3 script.py", None),
+        ];
+        for (command, expected) in cases {
+            let expected = expected.map(|(tool, name)| (tool.to_string(), name));
+            assert_eq!(picked(command), expected, "{command}");
+        }
+    }
+
+    #[test]
+    fn compiler_lines_are_taken_apart_like_the_shape_says() {
+        let c = compiler_line_parts("src/a.c:3:7: error[E1]: expected ';'").unwrap();
+        assert_eq!(
+            (c.file, c.line, c.column, c.severity, c.code, c.message),
+            (
+                "src/a.c",
+                "3",
+                Some("7"),
+                "error",
+                Some("E1"),
+                "expected ';'"
+            )
+        );
+        let c = compiler_line_parts("x.py:10: fatal error:  boom").unwrap();
+        assert_eq!((c.column, c.severity, c.message), (None, "error", "boom"));
+        for not in [
+            " a.c:1: error: x",
+            "a.c:x: error: y",
+            "a.c:1: oops: y",
+            "a.c:1: error:",
+            ":1: error: x",
+        ] {
+            assert!(compiler_line_parts(not).is_none(), "{not}");
+        }
+    }
 }

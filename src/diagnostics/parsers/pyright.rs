@@ -41,7 +41,7 @@ impl Grammar for Pyright {
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
-        if let Some(c) = ROW.captures(line) {
+        if let Some(c) = super::caps(&ROW, line) {
             if let Some(done) = self.open.take() {
                 out.push(done);
             }
@@ -54,9 +54,11 @@ impl Grammar for Pyright {
             );
             return;
         }
-        // A multi-line message continues on lines indented deeper.
+        // A multi-line message continues on lines indented deeper (with
+        // no-break spaces).
         if let Some(found) = self.open.as_mut() {
-            if line.starts_with("    ") && !line.trim().is_empty() {
+            let indent = line.chars().take_while(|c| c.is_whitespace()).count();
+            if indent > 2 && !line.trim().is_empty() {
                 let (text, rule) = split_trailer(line.trim(), &RULE);
                 found.message.push('\n');
                 found.message.push_str(&text);

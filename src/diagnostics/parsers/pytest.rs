@@ -16,6 +16,9 @@ use super::{number, Found, Grammar, Out};
 use crate::config::Origin;
 use crate::diagnostics::Severity;
 
+/// Frames kept of one failure (the innermost ones matter).
+const MAX_FRAMES: usize = 256;
+
 /// `E` lines kept in one message.
 const MAX_EXPLANATION_LINES: usize = 20;
 
@@ -119,11 +122,11 @@ impl Grammar for Pytest {
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
-        if let Some(c) = VERSION.captures(line) {
+        if let Some(c) = super::caps(&VERSION, line) {
             out.version = Some(c["version"].to_string());
             return;
         }
-        if let Some(c) = SECTION.captures(line) {
+        if let Some(c) = super::caps(&SECTION, line) {
             if !self.frames.is_empty() || !self.explanation.is_empty() {
                 self.flush(None, None, at, out);
             }
@@ -148,12 +151,15 @@ impl Grammar for Pytest {
             }
             return;
         }
-        let Some(c) = SITE.captures(line) else {
+        let Some(c) = super::caps(&SITE, line) else {
             return;
         };
         let Some(l) = number(&c["line"]) else {
             return;
         };
+        if self.frames.len() >= MAX_FRAMES {
+            self.frames.remove(0);
+        }
         self.frames.push((c["file"].to_string(), l));
         if let Some(error) = c.name("error") {
             let message = c.name("message").map(|m| m.as_str().to_string());

@@ -74,7 +74,7 @@ impl Python {
             Open::Nothing => false,
             Open::Ruff(found, located) => {
                 if !*located {
-                    if let Some(c) = RUFF_LOCATION.captures(line) {
+                    if let Some(c) = super::caps(&RUFF_LOCATION, line) {
                         *found = std::mem::take(found).at(
                             &c["file"],
                             number(&c["line"]),
@@ -101,7 +101,7 @@ impl Python {
                 // shows the source line and a caret, indented.
                 if line.trim().is_empty()
                     || *body >= MAX_BODY_LINES
-                    || super::COMPILER_LINE.is_match(line)
+                    || super::compiler_line_parts(line).is_some()
                     || line.starts_with("Found ")
                     || line.starts_with("Success:")
                 {
@@ -139,7 +139,7 @@ impl Grammar for Python {
             return;
         }
         self.close(out);
-        if let Some(c) = LINT.captures(line) {
+        if let Some(c) = super::caps(&LINT, line) {
             let code = c["code"].to_string();
             let pylint = c.name("pylint").is_some();
             let column = c.name("col").and_then(|m| m.as_str().parse::<u32>().ok());
@@ -163,7 +163,7 @@ impl Grammar for Python {
             out.push(found.range(at));
             return;
         }
-        if let Some(c) = RUFF_HEADER.captures(line) {
+        if let Some(c) = super::caps(&RUFF_HEADER, line) {
             let found = Found::new("ruff-full", Severity::Error, &c["message"])
                 .code(Some(c["code"].to_string()))
                 .tool("ruff")
@@ -172,12 +172,8 @@ impl Grammar for Python {
             return;
         }
         // mypy: `file:line[:col]: error: message  [code]`.
-        if let Some(c) = super::COMPILER_LINE.captures(line) {
-            let (message, code) = split_trailer(&c["message"], &MYPY_CODE);
-            if let Some(found) = compiler_line(line, "mypy") {
-                let found = Found { message, ..found }.code(code).tool("mypy").range(at);
-                self.open = Open::Mypy(found, 0);
-            }
+        if let Some(found) = compiler_line(line, "mypy") {
+            self.open = Open::Mypy(found.tool("mypy").range(at), 0);
         }
     }
 

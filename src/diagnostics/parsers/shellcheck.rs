@@ -41,11 +41,11 @@ impl Grammar for Shellcheck {
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
-        if let Some(c) = AT.captures(line) {
+        if let Some(c) = super::caps(&AT, line) {
             self.at = number(&c["line"]).map(|l| (c["file"].to_string(), l));
             return;
         }
-        if let (Some((file, l)), Some(c)) = (self.at.as_ref(), NOTE.captures(line)) {
+        if let (Some((file, l)), Some(c)) = (self.at.as_ref(), super::caps(&NOTE, line)) {
             let column = u32::try_from(c["pad"].chars().count() + 1).ok();
             out.push(
                 Found::new("tty", Severity::from_word(&c["severity"]), &c["message"])

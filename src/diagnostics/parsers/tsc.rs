@@ -60,7 +60,7 @@ impl Grammar for Tsc {
             }
         }
         for (pattern, dialect) in [(&*PLAIN, "plain"), (&*PRETTY, "pretty")] {
-            if let Some(c) = pattern.captures(line) {
+            if let Some(c) = super::caps(pattern, line) {
                 let found = Found::new(dialect, Severity::from_word(&c["severity"]), &c["message"])
                     .at(&c["file"], number(&c["line"]), number(&c["col"]))
                     .code(Some(c["code"].to_string()))
