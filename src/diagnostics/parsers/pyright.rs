@@ -1,6 +1,6 @@
 //! pyright: its text output (`  /abs/file.py:12:5 - error: message
 //! (rule)`, 1-based, under a line naming the file) and `--outputjson`
-//! (0-based `range`).
+//! (0-based `range`). Both count columns in UTF-16 units.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -12,7 +12,7 @@ use regex::Regex;
 static NEEDLE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b" - "));
 
 use super::{json_number0, number, split_trailer, Found, Grammar, Out};
-use crate::diagnostics::Severity;
+use crate::diagnostics::{ColumnUnit, Severity};
 
 /// `  /abs/src/calc.py:12:5 - error: message (reportX)`.
 static ROW: LazyLock<Regex> = LazyLock::new(|| {
@@ -50,6 +50,7 @@ impl Grammar for Pyright {
                 Found::new("text", Severity::from_word(&c["severity"]), message)
                     .at(&c["file"], number(&c["line"]), number(&c["col"]))
                     .code(rule)
+                    .unit(ColumnUnit::Utf16)
                     .range(at),
             );
             return;
@@ -103,6 +104,7 @@ impl Grammar for Pyright {
                 )
                 .ends(json_number0(&end["line"]), json_number0(&end["character"]))
                 .code(item["rule"].as_str().map(str::to_string))
+                .unit(ColumnUnit::Utf16)
                 .range(at),
             );
         }
