@@ -511,3 +511,97 @@ fn normalize(path: &Path) -> PathBuf {
 
 /// Used by `columns`: files read once per extraction.
 pub(super) type FileCache = HashMap<String, Option<Vec<String>>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::tests::extract;
+    use crate::diagnostics::Severity;
+
+    fn run(parser: &ParserChoice, argv: &[&str], text: &str) -> Extracted {
+        let argv: Vec<String> = argv.iter().map(ToString::to_string).collect();
+        let root = Path::new("/repo");
+        let x = Extractor::new("c", Origin::Build, parser, &argv, root, &root.join("sub"));
+        extract(x, text.as_bytes())
+    }
+
+    #[test]
+    fn at_most_a_thousand_are_kept_and_the_rest_counted() {
+        let text: String = (1..=1500)
+            .map(|i| format!("a.c:{i}:1: error: broken {i}\n"))
+            .collect();
+        let found = run(&ParserChoice::Auto, &["gcc"], &text);
+        assert_eq!(found.diagnostics.len(), MAX_DIAGNOSTICS_PER_CHECK);
+        assert_eq!(found.dropped, 500);
+        // Repeats are one finding, and never count as dropped.
+        let found = run(
+            &ParserChoice::Auto,
+            &["gcc"],
+            &"a.c:1:1: error: x\n".repeat(3000),
+        );
+        assert_eq!((found.diagnostics.len(), found.dropped), (1, 0));
+    }
+
+    #[test]
+    fn paths_become_relative_to_the_root_from_the_checks_directory() {
+        let text = "x.c:1:1: error: a\n./y/z.c:2:1: error: b\n../top.c:3:1: error: c\n/repo/abs.c:4:1: error: d\n/elsewhere/e.c:5:1: error: e\n";
+        let found = run(&ParserChoice::Auto, &["gcc"], text);
+        let files: Vec<&str> = found
+            .diagnostics
+            .iter()
+            .map(|d| d.file.as_deref().unwrap())
+            .collect();
+        assert_eq!(
+            files,
+            ["sub/x.c", "sub/y/z.c", "top.c", "abs.c", "/elsewhere/e.c"]
+        );
+    }
+
+    #[test]
+    fn a_custom_regex_reads_its_named_groups() {
+        let regex = regex::Regex::new(
+            r"^(?P<severity>\w+) in (?P<file>\S+) at (?P<line>\d+),(?P<col>\d+) \[(?P<code>\w+)\]: (?P<message>.+)$",
+        )
+        .unwrap();
+        let found = run(
+            &ParserChoice::Regex(regex),
+            &["lint.sh"],
+            "warning in src/a.rs at 3,9 [W1]: too long\nnoise\n",
+        );
+        let d = &found.diagnostics[0];
+        assert_eq!(found.diagnostics.len(), 1);
+        assert_eq!(d.location(), "sub/src/a.rs:3:9");
+        assert_eq!(
+            (d.severity, d.code.as_deref()),
+            (Severity::Warning, Some("W1"))
+        );
+        assert_eq!(d.message, "too long");
+        assert_eq!(d.log_range, Some((0, 41)));
+    }
+
+    #[test]
+    fn a_brace_that_opens_no_json_is_read_as_text_after_all() {
+        // A test printing a struct: the lines it swallowed while looking
+        // like JSON are still read.
+        let text = "{\n  field: 1,\nsrc/a.c:1:2: error: after the brace\n";
+        let found = run(&ParserChoice::Auto, &["make"], text);
+        assert_eq!(found.diagnostics.len(), 1, "{:?}", found.diagnostics);
+        assert_eq!(found.diagnostics[0].message, "after the brace");
+    }
+
+    #[test]
+    fn when_the_program_says_nothing_the_output_decides() {
+        let cargo = "error[E0308]: mismatched types\n --> src/lib.rs:7:18\n\n";
+        let found = run(&ParserChoice::Auto, &["make", "check"], cargo);
+        assert_eq!(found.parser, Some("cargo"));
+        assert_eq!(found.diagnostics[0].tool, "cargo");
+        assert_eq!(found.diagnostics[0].code.as_deref(), Some("E0308"));
+        let tsc =
+            "src/a.ts(5,7): error TS2322: Type 'number' is not assignable to type 'string'.\n";
+        let found = run(&ParserChoice::Auto, &["npm", "run", "check"], tsc);
+        assert_eq!(found.parser, Some("tsc"));
+        // `none` reads nothing.
+        let found = run(&ParserChoice::Named("none".into()), &["gcc"], cargo);
+        assert!(found.diagnostics.is_empty());
+    }
+}

@@ -247,3 +247,38 @@ impl Grammar for Cargo {
         self.close(out);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Before Rust 1.73 the message came first, on the panic line itself:
+    /// `thread 'name' panicked at 'message', file:line:col` (the layout
+    /// this machine's toolchain no longer prints, so written here from
+    /// the format, not recorded).
+    #[test]
+    fn the_old_panic_layout_is_read_too() {
+        let mut cargo = Cargo::default();
+        let mut out = Out::default();
+        let at = 0..10;
+        for line in [
+            "---- tests::adds stdout ----",
+            "thread 'tests::adds' panicked at 'assertion failed: `(left == right)`', src/lib.rs:15:9",
+            "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+        ] {
+            if cargo.wants(line.as_bytes()) {
+                cargo.line(line, &at, &mut out);
+            }
+        }
+        cargo.finish(&mut out);
+        assert_eq!(out.found.len(), 1);
+        let found = &out.found[0];
+        assert_eq!(found.dialect, "panic-old");
+        assert_eq!(
+            (found.file.as_deref(), found.line, found.column),
+            (Some("src/lib.rs"), Some(15), Some(9))
+        );
+        assert_eq!(found.test.as_deref(), Some("tests::adds"));
+        assert_eq!(found.message, "assertion failed: `(left == right)`");
+    }
+}
