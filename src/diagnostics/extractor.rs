@@ -527,9 +527,10 @@ mod tests {
 
     #[test]
     fn at_most_a_thousand_are_kept_and_the_rest_counted() {
-        let text: String = (1..=1500)
-            .map(|i| format!("a.c:{i}:1: error: broken {i}\n"))
-            .collect();
+        let mut text = String::new();
+        for i in 1..=1500 {
+            text.push_str(&format!("a.c:{i}:1: error: broken {i}\n"));
+        }
         let found = run(&ParserChoice::Auto, &["gcc"], &text);
         assert_eq!(found.diagnostics.len(), MAX_DIAGNOSTICS_PER_CHECK);
         assert_eq!(found.dropped, 500);
