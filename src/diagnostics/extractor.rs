@@ -601,6 +601,16 @@ mod tests {
             "src/a.ts(5,7): error TS2322: Type 'number' is not assignable to type 'string'.\n";
         let found = run(&ParserChoice::Auto, &["npm", "run", "check"], tsc);
         assert_eq!(found.parser, Some("tsc"));
+        // A compiler-shaped line is nobody's exception.
+        let found = run(&ParserChoice::Auto, &["sh"], "a.py:1: error: broken\n");
+        assert_eq!(found.parser, Some("generic"));
+        assert_eq!(
+            (
+                found.diagnostics[0].code.as_deref(),
+                found.diagnostics[0].test.as_deref()
+            ),
+            (None, None)
+        );
         // `none` reads nothing.
         let found = run(&ParserChoice::Named("none".into()), &["gcc"], cargo);
         assert!(found.diagnostics.is_empty());

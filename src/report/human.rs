@@ -203,9 +203,17 @@ fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result
         Severity::Warning => p.yellow("warning"),
         other => p.dim(other.as_str()),
     };
-    let code = d.code.as_ref().map(|c| format!(" {c}")).unwrap_or_default();
+    let mut code = d.code.as_ref().map(|c| format!(" {c}")).unwrap_or_default();
+    if let Some(test) = &d.test {
+        code.push_str(&format!(" [{test}]"));
+    }
     let mut lines = d.message.lines();
     let first = lines.next().unwrap_or("");
+    let first = if d.pre_existing {
+        format!("{first} {}", p.dim("(pre-existing)"))
+    } else {
+        first.to_string()
+    };
     if place.is_empty() {
         writeln!(out, "  {severity}{code} {first}")?;
     } else {

@@ -66,6 +66,15 @@ fn a_lint_check_failing_only_on_old_lines_warns() {
         pre_existing(&v),
         [("a.py:1".to_string(), true), ("b.py:1".to_string(), true)]
     );
+    let human = repo.phasegate(&["run"]);
+    assert_eq!(human.code, 0);
+    assert!(
+        human
+            .stdout
+            .contains("a.py:1 error broken here (pre-existing)"),
+        "{}",
+        human.stdout
+    );
 }
 
 #[test]

@@ -25,8 +25,10 @@ const MAX_EXPLANATION_LINES: usize = 20;
 /// A frame or crash site: `tests/test_x.py:10: AssertionError`,
 /// `pkg/calc.py:6: in add`, `tests/test_x.py:14: ` (long style, between
 /// frames), `/abs/tests/test_x.py:10: AssertionError: msg` (line style).
+/// An exception's name is capitalised (`KeyError`, `mod.CustomError`),
+/// which tells it from a compiler's `error:`.
 static SITE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<file>[^\s:][^:]*\.py):(?P<line>\d+):(?: in (?P<function>\S+)| (?P<error>[A-Za-z_][\w.]*)(?:: (?P<message>.+))?)?\s*$")
+    Regex::new(r"^(?P<file>[^\s:][^:]*\.py):(?P<line>\d+):(?: in (?P<function>\S+)| (?P<error>(?:[a-z_]\w*\.)*[A-Z]\w*)(?:: (?P<message>.+))?)?\s*$")
         .expect("the pytest site regex is valid")
 });
 
