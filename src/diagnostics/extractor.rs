@@ -602,8 +602,15 @@ mod tests {
         let found = run(&ParserChoice::Auto, &["npm", "run", "check"], tsc);
         assert_eq!(found.parser, Some("tsc"));
         // A compiler-shaped line is nobody's exception.
-        let found = run(&ParserChoice::Auto, &["sh"], "a.py:1: error: broken\n");
+        let found = run(&ParserChoice::Auto, &["sh"], "a.c:1: error: broken\n");
         assert_eq!(found.parser, Some("generic"));
+        let found = run(
+            &ParserChoice::Auto,
+            &["sh"],
+            "a.py:1: error: broken  [misc]\n",
+        );
+        assert_eq!(found.parser, Some("python"));
+        assert_eq!(found.diagnostics[0].tool, "mypy");
         assert_eq!(
             (
                 found.diagnostics[0].code.as_deref(),

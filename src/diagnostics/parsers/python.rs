@@ -173,7 +173,14 @@ impl Grammar for Python {
         }
         // mypy: `file:line[:col]: error: message  [code]`.
         if let Some(found) = compiler_line(line, "mypy") {
-            self.open = Open::Mypy(found.tool("mypy").range(at), 0);
+            // Only about Python files: other compiler lines are not mypy's.
+            if found
+                .file
+                .as_deref()
+                .is_some_and(|f| f.ends_with(".py") || f.ends_with(".pyi"))
+            {
+                self.open = Open::Mypy(found.tool("mypy").range(at), 0);
+            }
         }
     }
 
