@@ -604,6 +604,9 @@ mod tests {
         // A compiler-shaped line is nobody's exception.
         let found = run(&ParserChoice::Auto, &["sh"], "a.c:1: error: broken\n");
         assert_eq!(found.parser, Some("generic"));
+        let d = &found.diagnostics[0];
+        assert_eq!((d.code.as_deref(), d.test.as_deref()), (None, None));
+        // About a Python file, it is mypy's.
         let found = run(
             &ParserChoice::Auto,
             &["sh"],
@@ -611,13 +614,6 @@ mod tests {
         );
         assert_eq!(found.parser, Some("python"));
         assert_eq!(found.diagnostics[0].tool, "mypy");
-        assert_eq!(
-            (
-                found.diagnostics[0].code.as_deref(),
-                found.diagnostics[0].test.as_deref()
-            ),
-            (None, None)
-        );
         // `none` reads nothing.
         let found = run(&ParserChoice::Named("none".into()), &["gcc"], cargo);
         assert!(found.diagnostics.is_empty());

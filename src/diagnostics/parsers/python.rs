@@ -177,7 +177,8 @@ impl Grammar for Python {
             if found
                 .file
                 .as_deref()
-                .is_some_and(|f| f.ends_with(".py") || f.ends_with(".pyi"))
+                .and_then(|f| std::path::Path::new(f).extension())
+                .is_some_and(|e| e.eq_ignore_ascii_case("py") || e.eq_ignore_ascii_case("pyi"))
             {
                 self.open = Open::Mypy(found.tool("mypy").range(at), 0);
             }
