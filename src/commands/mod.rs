@@ -7,6 +7,7 @@ pub mod handoff;
 pub mod hook;
 pub mod init;
 pub mod install;
+pub mod record;
 pub mod restore;
 pub mod run;
 

@@ -170,14 +170,30 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     let run_dir = match RunDir::create(&state_dir, SystemTime::now(), std::process::id()) {
         Ok(dir) => dir,
         Err(e) => {
-            return stop(
-                io,
-                settings.profile,
-                super::internal_message(format!(
-                    "failed to create a run directory under `{}`: {e}",
-                    state_dir.display()
-                )),
-            )
+            // A state directory that cannot be written does not decide the
+            // verdict: the logs go to the temporary directory instead.
+            let fallback = ctx.temp_dir.join("phasegate-runs");
+            match RunDir::create(&fallback, SystemTime::now(), std::process::id()) {
+                Ok(dir) => {
+                    notes.push(format!(
+                        "failed to create a run directory under `{}` ({e}); the logs are under `{}`",
+                        state_dir.display(),
+                        dir.path.display()
+                    ));
+                    dir
+                }
+                Err(e2) => {
+                    return stop(
+                        io,
+                        settings.profile,
+                        super::internal_message(format!(
+                            "failed to create a run directory under `{}` ({e}) or `{}` ({e2})",
+                            state_dir.display(),
+                            fallback.display()
+                        )),
+                    )
+                }
+            }
         }
     };
 
@@ -328,7 +344,20 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         })
         .map(|c| c.name.clone())
         .collect();
-    let verdict = gate::decide(GateInput {
+    let selection_record = crate::state::SelectionRecord {
+        mode: mode.mode.to_string(),
+        files: if mode.mode == "files" {
+            selection
+                .iter()
+                .map(|f| f.to_string_lossy().into_owned())
+                .collect()
+        } else {
+            Vec::new()
+        },
+        from: mode.from.clone(),
+        to: mode.to.clone(),
+    };
+    let mut verdict = gate::decide(GateInput {
         phase: settings.phase,
         profile: settings.profile,
         workflow: settings.workflow,
@@ -346,6 +375,14 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
             .collect(),
     });
     ctx.maybe_test_panic("decide");
+    super::record::record_run(
+        &state_dir,
+        &config,
+        ctx.session.as_deref(),
+        selection_record,
+        &mut verdict,
+        &mut *io.err,
+    );
     if let Err(e) = run_dir.write_verdict(&verdict) {
         // The verdict on stdout is still the answer; the record is a copy.
         let _ = writeln!(

@@ -560,6 +560,8 @@ impl Validator<'_> {
             isolation: Isolation::Worktree,
             summary: 5,
             filter: None,
+            keep_runs: 20,
+            escalate_after: 3,
         };
         let Some(entries) = node.and_then(|n| self.table(n, "`[gate]`")) else {
             return Some(gate);
@@ -575,6 +577,8 @@ impl Validator<'_> {
                 "isolation",
                 "summary",
                 "filter",
+                "keep_runs",
+                "escalate_after",
             ],
             "[gate]",
         );
@@ -582,6 +586,18 @@ impl Validator<'_> {
         if let Some(node) = get(entries, "summary") {
             match self.integer(node, "`summary`", 1) {
                 Some(n) => gate.summary = usize::try_from(n).unwrap_or(usize::MAX),
+                None => ok = false,
+            }
+        }
+        if let Some(node) = get(entries, "keep_runs") {
+            match self.integer(node, "`keep_runs`", 1) {
+                Some(n) => gate.keep_runs = usize::try_from(n).unwrap_or(usize::MAX),
+                None => ok = false,
+            }
+        }
+        if let Some(node) = get(entries, "escalate_after") {
+            match self.integer(node, "`escalate_after`", 2) {
+                Some(n) => gate.escalate_after = usize::try_from(n).unwrap_or(usize::MAX),
                 None => ok = false,
             }
         }

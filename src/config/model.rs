@@ -289,6 +289,10 @@ pub struct GateConfig {
     pub summary: usize,
     /// The changed-line filter for checks that set none.
     pub filter: Option<Filter>,
+    /// Run directories kept under `.git/phasegate/runs/`.
+    pub keep_runs: usize,
+    /// The same errors failing this many runs in a row escalate.
+    pub escalate_after: usize,
 }
 
 /// `[handoff]`.

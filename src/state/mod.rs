@@ -1,9 +1,18 @@
-//! State under `.git/phasegate/`: run directories with logs, invocation
-//! records and verdicts.
+//! State under `.git/phasegate/` (the common git directory, so linked
+//! worktrees share it): run directories with logs, invocation records and
+//! verdicts; `state.json` with the run history; the intervention queue and
+//! `emergency.log`. Everything written here is written atomically under
+//! the state lock.
 
+mod interventions;
+mod lock;
 mod run_dir;
+mod store;
 
+pub use interventions::*;
+pub use lock::*;
 pub use run_dir::*;
+pub use store::*;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,220 @@
+//! After the verdict: the run is recorded in the state (history, repeated
+//! errors, interventions, pruning), under the state lock. A state that
+//! cannot be read is moved aside and the run fails closed; a state that
+//! cannot be written leaves the verdict as it is, says so, and goes to
+//! `emergency.log` where possible.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::config::Config;
+use crate::gate::{self, Next, Status, Verdict};
+use crate::state::{
+    self, CheckRecord, Loaded, NewIntervention, Placement, Priority, Queue, RunRecord,
+    SelectionRecord, State, StateLock,
+};
+
+/// How long a run waits for another to finish with the state.
+const LOCK_WAIT: Duration = Duration::from_secs(30);
+
+/// `2026-11-22T21:47:03Z`.
+pub fn now_rfc3339() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (y, mo, d, h, mi, s) = state::civil(secs);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+}
+
+/// Records `verdict` and applies what the history says to it.
+pub fn record_run(
+    state_dir: &Path,
+    config: &Config,
+    session: Option<&str>,
+    selection: SelectionRecord,
+    verdict: &mut Verdict,
+    err: &mut dyn Write,
+) {
+    let mut problems: Vec<String> = Vec::new();
+    let lock = match StateLock::acquire(state_dir, LOCK_WAIT) {
+        Ok(lock) => lock,
+        Err(e) => {
+            report(
+                state_dir,
+                verdict,
+                err,
+                &[format!("the run was not recorded: {e}")],
+                &[],
+            );
+            return;
+        }
+    };
+    let mut critical: Vec<NewIntervention> = Vec::new();
+    let mut state = match state::load(state_dir) {
+        Ok(Loaded::State(state)) => state,
+        Ok(Loaded::Corrupt { moved_to, error }) => {
+            let message = format!(
+                "`state.json` could not be read ({error}); it was moved to `{}` and a new history begun, and this run fails closed",
+                moved_to.display()
+            );
+            verdict.notes.push(message.clone());
+            if matches!(verdict.status, Status::Passed | Status::Warned) {
+                verdict.status = Status::Incomplete;
+                verdict.next = Next::Resume;
+                verdict.fail_open = false;
+            }
+            critical.push(NewIntervention {
+                kind: "state_corrupt".to_string(),
+                priority: Priority::Critical,
+                check: None,
+                message,
+            });
+            State::default()
+        }
+        Err(e) => {
+            problems.push(format!("failed to read `state.json`: {e}"));
+            State::default()
+        }
+    };
+
+    let phase = verdict.phase.clone().unwrap_or_default();
+    let previous: Vec<Vec<String>> = state
+        .runs
+        .iter()
+        .filter(|r| r.phase == phase)
+        .map(RunRecord::error_set)
+        .collect();
+    gate::escalate_repeats(verdict, &previous, config.gate.escalate_after);
+
+    let mut emergency: Vec<String> = Vec::new();
+    let now = now_rfc3339();
+    let run_id = verdict.run_id.clone().unwrap_or_default();
+    let queue = match Queue::load(state_dir) {
+        Ok((queue, unreadable)) => {
+            emergency.extend(unreadable);
+            Some(queue)
+        }
+        Err(e) => {
+            problems.push(format!("failed to read the intervention queue: {e}"));
+            None
+        }
+    };
+    let mut overflow = 0usize;
+    let news: Vec<NewIntervention> = critical
+        .into_iter()
+        .chain(gate::interventions_for(verdict))
+        .collect();
+    let mut queue = queue;
+    if let Some(queue) = queue.as_mut() {
+        let origin = state::Origin {
+            phase: &phase,
+            session,
+            run_id: &run_id,
+            now: &now,
+        };
+        for new in news {
+            match queue.add(new, &origin) {
+                Placement::Created(id) | Placement::Merged(id) => {
+                    if !verdict.interventions.contains(&id) {
+                        verdict.interventions.push(id);
+                    }
+                }
+                Placement::Overflow(record) => {
+                    overflow += 1;
+                    emergency.push(serde_json::to_string(&record).unwrap_or_default());
+                }
+            }
+        }
+    } else {
+        for new in news {
+            overflow += 1;
+            emergency.push(format!(
+                "{now} {run_id} {:?} {}: {}",
+                new.priority, new.kind, new.message
+            ));
+        }
+    }
+    if overflow > 0 {
+        verdict.notes.push(format!(
+            "{overflow} intervention(s) over the queue's limits were written to `{}`",
+            state::emergency_file(state_dir).display()
+        ));
+    }
+
+    state.runs.push(RunRecord {
+        run_id: run_id.clone(),
+        time: now,
+        phase,
+        profile: verdict.profile.as_str().to_string(),
+        workflow: verdict.workflow.clone(),
+        status: verdict.status.as_str().to_string(),
+        selection,
+        checks: verdict
+            .checks
+            .iter()
+            .map(|c| CheckRecord {
+                name: c.name.clone(),
+                status: c.status.as_str().to_string(),
+                fingerprints: check_fingerprints(verdict, &c.name),
+            })
+            .collect(),
+    });
+    if let Err(e) = state::save(state_dir, &mut state) {
+        problems.push(format!("failed to write `state.json`: {e}"));
+    }
+    if let Some(queue) = &queue {
+        if let Err(e) = queue.save(state_dir) {
+            problems.push(format!("failed to write the intervention queue: {e}"));
+        }
+    }
+    if let Err(e) = state::prune_runs(state_dir, config.gate.keep_runs) {
+        problems.push(format!("failed to prune old runs: {e}"));
+    }
+    drop(lock);
+    report(state_dir, verdict, err, &problems, &emergency);
+}
+
+/// The fingerprints of a check's errors, sorted.
+fn check_fingerprints(verdict: &Verdict, check: &str) -> Vec<String> {
+    let mut set: Vec<String> = gate::error_set(verdict)
+        .into_iter()
+        .filter(|f| {
+            verdict
+                .diagnostics
+                .iter()
+                .any(|d| d.check == check && d.fingerprint() == *f)
+        })
+        .collect();
+    set.sort();
+    set
+}
+
+/// Problems go into the verdict's notes (never its status) and standard
+/// error; they and any overflow go to `emergency.log` where possible.
+fn report(
+    state_dir: &Path,
+    verdict: &mut Verdict,
+    err: &mut dyn Write,
+    problems: &[String],
+    emergency: &[String],
+) {
+    let mut lines: Vec<String> = emergency.to_vec();
+    for problem in problems {
+        let _ = writeln!(err, "warning: {problem}");
+        verdict.notes.push(problem.clone());
+        lines.push(format!(
+            "{} run {}: {problem}",
+            now_rfc3339(),
+            verdict.run_id.as_deref().unwrap_or("?")
+        ));
+    }
+    if let Err(e) = state::append_emergency(state_dir, &lines) {
+        if !lines.is_empty() {
+            let _ = writeln!(err, "warning: failed to write `emergency.log` too: {e}");
+            for line in &lines {
+                let _ = writeln!(err, "  {line}");
+            }
+        }
+    }
+}

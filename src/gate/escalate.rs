@@ -1,0 +1,178 @@
+//! Policy over runs: the same errors failing run after run mean an agent
+//! is stuck and a person is needed; and every failure becomes an
+//! intervention of a type and priority. Pure: the state is read and
+//! written by the caller.
+
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::state::{NewIntervention, Priority};
+
+use super::{CheckStatus, Next, Status, Verdict};
+
+/// The fingerprints of the errors that made this run fail or stop: errors
+/// of checks that failed or did not finish, the change's own (not
+/// pre-existing), sorted, once each.
+pub fn error_set(verdict: &Verdict) -> Vec<String> {
+    let failing: Vec<&str> = verdict
+        .checks
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.status,
+                CheckStatus::Failed
+                    | CheckStatus::Missing
+                    | CheckStatus::TimedOut
+                    | CheckStatus::Crashed
+            )
+        })
+        .map(|c| c.name.as_str())
+        .collect();
+    let mut set: Vec<String> = verdict
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error && !d.pre_existing)
+        .filter(|d| failing.contains(&d.check.as_str()))
+        .map(Diagnostic::fingerprint)
+        .collect();
+    set.sort();
+    set.dedup();
+    set
+}
+
+/// When this run failed with the same errors as each of the `needed - 1`
+/// runs before it in the phase (`previous`, newest last), it ends
+/// `blocked` with `next: escalate`, saying which errors keep coming back.
+/// Returns whether it did.
+pub fn escalate_repeats(verdict: &mut Verdict, previous: &[Vec<String>], needed: usize) -> bool {
+    if needed < 2 || !matches!(verdict.status, Status::Failed | Status::Incomplete) {
+        return false;
+    }
+    let current = error_set(verdict);
+    if current.is_empty() || previous.len() + 1 < needed {
+        return false;
+    }
+    let repeated = previous[previous.len() + 1 - needed..]
+        .iter()
+        .all(|set| *set == current);
+    if !repeated {
+        return false;
+    }
+    let lines: Vec<String> = verdict
+        .diagnostics
+        .iter()
+        .filter(|d| current.contains(&d.fingerprint()))
+        .map(|d| {
+            format!(
+                "{} {}",
+                d.location(),
+                d.message.lines().next().unwrap_or("")
+            )
+            .trim()
+            .to_string()
+        })
+        .take(5)
+        .collect();
+    verdict.status = Status::Blocked;
+    verdict.next = Next::Escalate;
+    verdict.notes.push(format!(
+        "the same {} error(s) failed {needed} runs in a row: a person is needed. They keep coming back: {}",
+        current.len(),
+        lines.join("; ")
+    ));
+    true
+}
+
+/// The interventions a finished run creates: one per failing check (its
+/// type and priority from what went wrong), one per invalid handoff, one
+/// when limits were reached, one for an internal failure.
+pub fn interventions_for(verdict: &Verdict) -> Vec<NewIntervention> {
+    let mut out = Vec::new();
+    let first_error = |check: &str| {
+        verdict
+            .diagnostics
+            .iter()
+            .find(|d| d.check == check && d.severity == Severity::Error)
+            .map(|d| {
+                format!(
+                    "{} {}",
+                    d.location(),
+                    d.message.lines().next().unwrap_or("")
+                )
+                .trim()
+                .to_string()
+            })
+    };
+    for check in &verdict.checks {
+        let reason = check.reason.clone().unwrap_or_default();
+        let (kind, priority) = match check.status {
+            CheckStatus::Passed | CheckStatus::Skipped => {
+                if check.dropped_diagnostics > 0 {
+                    out.push(NewIntervention {
+                        kind: "limit_reached".to_string(),
+                        priority: Priority::Low,
+                        check: Some(check.name.clone()),
+                        message: format!(
+                            "check `{}` printed more diagnostics than are kept; {} were only counted",
+                            check.name, check.dropped_diagnostics
+                        ),
+                    });
+                }
+                continue;
+            }
+            CheckStatus::Warned if check.pre_existing > 0 => continue,
+            CheckStatus::Missing => ("missing_tool", Priority::High),
+            CheckStatus::TimedOut => ("timeout", Priority::High),
+            CheckStatus::Crashed if check.tier == Some(3) => {
+                ("unparseable_output", Priority::Medium)
+            }
+            CheckStatus::Crashed if reason.to_lowercase().contains("permission denied") => {
+                ("permission_denied", Priority::High)
+            }
+            CheckStatus::Crashed => ("tool_crashed", Priority::High),
+            CheckStatus::Failed | CheckStatus::Warned => {
+                let unparsed = verdict
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.check == check.name && d.severity == Severity::Error)
+                    .all(|d| d.code.as_deref() == Some("check-failed"));
+                if unparsed {
+                    ("unparsed_failure", Priority::Medium)
+                } else {
+                    ("check_failed", Priority::High)
+                }
+            }
+        };
+        let detail = first_error(&check.name).unwrap_or(reason);
+        out.push(NewIntervention {
+            kind: kind.to_string(),
+            priority,
+            check: Some(check.name.clone()),
+            message: format!("check `{}` {}: {detail}", check.name, check.status.as_str()),
+        });
+    }
+    for handoff in &verdict.handoffs {
+        if handoff["valid"] == false {
+            out.push(NewIntervention {
+                kind: "handoff_invalid".to_string(),
+                priority: Priority::Medium,
+                check: None,
+                message: format!(
+                    "handoff `{}` is invalid",
+                    handoff["path"].as_str().unwrap_or("?")
+                ),
+            });
+        }
+    }
+    if let Some(error) = &verdict.error {
+        out.push(NewIntervention {
+            kind: error.kind.to_string(),
+            priority: if error.kind == "internal" {
+                Priority::Critical
+            } else {
+                Priority::High
+            },
+            check: None,
+            message: error.message.clone(),
+        });
+    }
+    out
+}

@@ -1,0 +1,162 @@
+//! `state.json`: the history of recent runs with the fingerprints of their
+//! errors, which is how the same errors repeating are noticed. Read and
+//! written under the state lock, written atomically; a file that cannot be
+//! read is moved aside, never deleted.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::lock::write_atomic;
+
+pub const STATE_SCHEMA: &str = "phasegate/state/v1";
+/// Runs remembered in `state.json`.
+pub const MAX_HISTORY: usize = 100;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct State {
+    pub schema: String,
+    pub runs: Vec<RunRecord>,
+}
+
+impl Default for State {
+    fn default() -> State {
+        State {
+            schema: STATE_SCHEMA.to_string(),
+            runs: Vec::new(),
+        }
+    }
+}
+
+/// One run, as later runs, `history` and `resume` need it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RunRecord {
+    pub run_id: String,
+    /// RFC 3339, UTC.
+    pub time: String,
+    pub phase: String,
+    pub profile: String,
+    #[serde(default)]
+    pub workflow: Option<String>,
+    pub status: String,
+    pub selection: SelectionRecord,
+    pub checks: Vec<CheckRecord>,
+}
+
+/// How the run chose its files, enough to choose them again.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct SelectionRecord {
+    /// `staged`, `all`, `files` or `range`.
+    pub mode: String,
+    #[serde(default)]
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub from: Option<String>,
+    #[serde(default)]
+    pub to: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CheckRecord {
+    pub name: String,
+    pub status: String,
+    /// Fingerprints of its errors, sorted.
+    #[serde(default)]
+    pub fingerprints: Vec<String>,
+}
+
+impl RunRecord {
+    /// The fingerprints of every error of the run, sorted, once each.
+    pub fn error_set(&self) -> Vec<String> {
+        let mut all: Vec<String> = self
+            .checks
+            .iter()
+            .flat_map(|c| c.fingerprints.iter().cloned())
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+}
+
+/// What reading `state.json` found.
+#[derive(Debug)]
+pub enum Loaded {
+    State(State),
+    /// It could not be read: moved to `moved_to`, and a fresh state begun.
+    Corrupt {
+        moved_to: PathBuf,
+        error: String,
+    },
+}
+
+pub fn state_file(state_dir: &Path) -> PathBuf {
+    state_dir.join("state.json")
+}
+
+/// Reads `state.json` (a missing file is a fresh state).
+pub fn load(state_dir: &Path) -> io::Result<Loaded> {
+    let path = state_file(state_dir);
+    let bytes = match fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Ok(Loaded::State(State::default()))
+        }
+        Err(e) => return Err(e),
+    };
+    let parsed = serde_json::from_slice::<State>(&bytes)
+        .map_err(|e| e.to_string())
+        .and_then(|state| {
+            if state.schema == STATE_SCHEMA {
+                Ok(state)
+            } else {
+                Err(format!("unknown schema `{}`", state.schema))
+            }
+        });
+    match parsed {
+        Ok(state) => Ok(Loaded::State(state)),
+        Err(error) => {
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let moved_to =
+                state_dir.join(format!("state.json.corrupt-{stamp}-{}", std::process::id()));
+            fs::rename(&path, &moved_to)?;
+            Ok(Loaded::Corrupt { moved_to, error })
+        }
+    }
+}
+
+/// Writes `state.json` atomically, keeping the newest `MAX_HISTORY` runs.
+pub fn save(state_dir: &Path, state: &mut State) -> io::Result<()> {
+    if state.runs.len() > MAX_HISTORY {
+        let excess = state.runs.len() - MAX_HISTORY;
+        state.runs.drain(..excess);
+    }
+    let mut bytes = serde_json::to_vec_pretty(state).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+    write_atomic(&state_file(state_dir), &bytes)
+}
+
+/// Removes the oldest run directories beyond `keep`. Run ids start with
+/// their UTC time, so their names sort oldest first.
+pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
+    let runs = state_dir.join("runs");
+    let mut dirs: Vec<PathBuf> = match fs::read_dir(&runs) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    dirs.sort();
+    let excess = dirs.len().saturating_sub(keep);
+    for dir in &dirs[..excess] {
+        fs::remove_dir_all(dir)?;
+    }
+    Ok(excess)
+}
