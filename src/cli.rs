@@ -32,6 +32,57 @@ pub enum Command {
     /// Turn a tool's output into diagnostics.
     #[command(subcommand)]
     Diagnostics(DiagnosticsCommand),
+    /// Run again only what the last run left failed or incomplete (same
+    /// phase, profile and files); its passes are carried over.
+    Resume(ResumeArgs),
+    /// Recent runs: time, phase, verdict, failing checks.
+    History(HistoryArgs),
+    /// The intervention queue: what needs a person.
+    Interventions(InterventionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// How many checks run at once (default: the number of CPUs).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// How many runs, newest first.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct InterventionsArgs {
+    #[command(subcommand)]
+    pub command: Option<InterventionsCommand>,
+    #[arg(long, value_enum, default_value_t = Format::Human, global = true)]
+    pub format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InterventionsCommand {
+    /// Every intervention, open ones first (the default).
+    List {
+        /// Resolved ones too.
+        #[arg(long)]
+        all: bool,
+    },
+    /// One intervention, whole.
+    Show { id: String },
+    /// Mark an intervention resolved, saying how.
+    Resolve {
+        id: String,
+        #[arg(long)]
+        note: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -45,7 +45,11 @@ pub fn run(cli: &Cli) -> ExitCode {
         }
         Err(payload) => {
             let message = panic_message(payload.as_ref());
-            let json = matches!(&cli.command, Command::Run(args) if args.format == Format::Json);
+            let json = match &cli.command {
+                Command::Run(args) => args.format == Format::Json,
+                Command::Resume(args) => args.format == Format::Json,
+                _ => false,
+            };
             let verdict = gate::Verdict::stopped(
                 config::Profile::default(),
                 None,
@@ -87,6 +91,9 @@ fn dispatch(cli: &Cli, io: &mut Streams<'_>) -> ExitCode {
         Command::Restore => commands::restore::run(&ctx, io),
         Command::Handoff(command) => commands::handoff::run(&ctx, command, io),
         Command::Diagnostics(command) => commands::diagnostics::run(&ctx, command, io),
+        Command::Resume(args) => commands::resume::run(&ctx, args, io),
+        Command::History(args) => commands::state::history(&ctx, args, io),
+        Command::Interventions(args) => commands::state::interventions(&ctx, args, io),
     }
 }
 

@@ -40,6 +40,7 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
         format: Format::Human,
         jobs: None,
         config_from_ref: None,
+        resume_of: None,
     };
     execute(ctx, &request, io)
 }

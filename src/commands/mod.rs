@@ -9,7 +9,9 @@ pub mod init;
 pub mod install;
 pub mod record;
 pub mod restore;
+pub mod resume;
 pub mod run;
+pub mod state;
 
 use std::io::Write;
 

@@ -34,6 +34,7 @@ pub fn record_run(
     session: Option<&str>,
     selection: SelectionRecord,
     verdict: &mut Verdict,
+    pause: &dyn Fn(&str),
     err: &mut dyn Write,
 ) {
     let mut problems: Vec<String> = Vec::new();
@@ -160,7 +161,7 @@ pub fn record_run(
             })
             .collect(),
     });
-    if let Err(e) = state::save(state_dir, &mut state) {
+    if let Err(e) = state::save(state_dir, &mut state, &|| pause("state-rename")) {
         problems.push(format!("failed to write `state.json`: {e}"));
     }
     if let Some(queue) = &queue {

@@ -43,6 +43,8 @@ pub struct RunRequest {
     pub format: Format,
     pub jobs: Option<u16>,
     pub config_from_ref: Option<String>,
+    /// `phasegate resume`: the run whose passes are carried over.
+    pub resume_of: Option<crate::state::RunRecord>,
 }
 
 impl RunRequest {
@@ -68,6 +70,7 @@ impl RunRequest {
             format: args.format,
             jobs: args.jobs,
             config_from_ref: args.config_from_ref.clone(),
+            resume_of: None,
         }
     }
 }
@@ -197,10 +200,14 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         }
     };
 
-    let specs: Vec<&config::CheckSpec> = config
+    let phase_specs: Vec<&config::CheckSpec> = config
         .checks_for(&settings.phase, settings.workflow.as_deref())
         .unwrap_or_default()
         .iter()
+        .collect();
+    let specs: Vec<&config::CheckSpec> = phase_specs
+        .iter()
+        .copied()
         .filter(|c| args.checks.is_empty() || args.checks.contains(&c.name))
         .collect();
     // Under `isolation = "snapshot"` a staged run's checks work in a
@@ -375,12 +382,16 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
             .collect(),
     });
     ctx.maybe_test_panic("decide");
+    if let Some(previous) = &args.resume_of {
+        carry_passes(previous, &phase_specs, &mut verdict);
+    }
     super::record::record_run(
         &state_dir,
         &config,
         ctx.session.as_deref(),
         selection_record,
         &mut verdict,
+        &pause,
         &mut *io.err,
     );
     if let Err(e) = run_dir.write_verdict(&verdict) {
@@ -577,6 +588,53 @@ fn mark_pre_existing(
         }
     }
     None
+}
+
+/// `resume`: the checks that passed in the resumed run and were not run
+/// again join the verdict as passes, so it covers the whole phase. They
+/// change nothing in its status: a pass never does.
+fn carry_passes(
+    previous: &crate::state::RunRecord,
+    specs: &[&config::CheckSpec],
+    verdict: &mut Verdict,
+) {
+    let rerun: Vec<String> = verdict.checks.iter().map(|c| c.name.clone()).collect();
+    for record in previous.checks.iter().filter(|c| c.status == "passed") {
+        if rerun.contains(&record.name) {
+            continue;
+        }
+        let Some(spec) = specs.iter().find(|s| s.name == record.name) else {
+            continue;
+        };
+        verdict.checks.push(gate::CheckResult {
+            name: record.name.clone(),
+            kind: spec.kind,
+            status: gate::CheckStatus::Passed,
+            on_failure: spec.on_failure,
+            effect: gate::Effect::None,
+            tier: None,
+            exit_code: None,
+            signal: None,
+            duration_ms: 0,
+            diagnostics: 0,
+            dropped_diagnostics: 0,
+            filter: spec.filter.unwrap_or(Filter::default_for(spec.origin)),
+            pre_existing: 0,
+            log: None,
+            reason: Some(format!("passed in run {} (not run again)", previous.run_id)),
+            argv: Vec::new(),
+            output_tail: Vec::new(),
+        });
+    }
+    verdict.notes.push(format!(
+        "resumed run {}: ran again {}",
+        previous.run_id,
+        rerun
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
 }
 
 /// A finding of phasegate itself, outside any check.

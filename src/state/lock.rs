@@ -84,6 +84,12 @@ impl Drop for StateLock {
 /// flushed to disk, renamed over it, the directory flushed. A reader sees
 /// the old file or the new one, never a part; a kill leaves the old one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, bytes, &|| {})
+}
+
+/// `write_atomic`, calling `before_rename` once the new content is on
+/// disk and the old file still in place (where a kill is tested).
+pub fn write_atomic_with(path: &Path, bytes: &[u8], before_rename: &dyn Fn()) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -94,6 +100,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let mut file = fs::File::create(&temp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
+        before_rename();
         fs::rename(&temp, path)?;
         fs::File::open(dir)?.sync_all()
     })();

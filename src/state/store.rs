@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::lock::write_atomic;
+use super::lock::write_atomic_with;
 
 pub const STATE_SCHEMA: &str = "phasegate/state/v1";
 /// Runs remembered in `state.json`.
@@ -130,14 +130,14 @@ pub fn load(state_dir: &Path) -> io::Result<Loaded> {
 }
 
 /// Writes `state.json` atomically, keeping the newest `MAX_HISTORY` runs.
-pub fn save(state_dir: &Path, state: &mut State) -> io::Result<()> {
+pub fn save(state_dir: &Path, state: &mut State, before_rename: &dyn Fn()) -> io::Result<()> {
     if state.runs.len() > MAX_HISTORY {
         let excess = state.runs.len() - MAX_HISTORY;
         state.runs.drain(..excess);
     }
     let mut bytes = serde_json::to_vec_pretty(state).map_err(io::Error::other)?;
     bytes.push(b'\n');
-    write_atomic(&state_file(state_dir), &bytes)
+    write_atomic_with(&state_file(state_dir), &bytes, before_rename)
 }
 
 /// Removes the oldest run directories beyond `keep`. Run ids start with

@@ -15,4 +15,5 @@ mod handoff;
 mod hooks;
 mod policy;
 mod runner;
+mod state;
 mod verdict;

@@ -1,0 +1,181 @@
+//! `phasegate history` and `phasegate interventions`: reading (and, for
+//! `resolve`, updating) the state under `.git/phasegate/`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::cli::{Format, HistoryArgs, InterventionsArgs, InterventionsCommand};
+use crate::context::Context;
+use crate::exit::ExitCode;
+use crate::state::{self, Queue, StateLock};
+
+use super::Streams;
+
+/// The state directory of the repository (or directory) phasegate runs in.
+pub fn state_dir_for(ctx: &Context) -> PathBuf {
+    match crate::git::discover(&ctx.cwd) {
+        Ok(Some(repo)) => state::state_dir(Some(&repo.common_dir), &repo.root, &ctx.temp_dir),
+        _ => state::state_dir(None, &ctx.cwd, &ctx.temp_dir),
+    }
+}
+
+/// The recorded runs, oldest first; a state that cannot be read is an
+/// error here (nothing is moved: only a run repairs the state).
+pub fn read_runs(ctx: &Context) -> Result<Vec<state::RunRecord>, String> {
+    let path = state::state_file(&state_dir_for(ctx));
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice::<state::State>(&bytes)
+            .map(|s| s.runs)
+            .map_err(|e| {
+                format!(
+                    "`{}` cannot be read: {e}; the next run moves it aside",
+                    path.display()
+                )
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(format!("failed to read `{}`: {e}", path.display())),
+    }
+}
+
+pub fn history(ctx: &Context, args: &HistoryArgs, io: &mut Streams<'_>) -> ExitCode {
+    let runs = match read_runs(ctx) {
+        Ok(runs) => runs,
+        Err(message) => {
+            let _ = writeln!(io.err, "error: {message}");
+            return ExitCode::Incomplete;
+        }
+    };
+    let recent: Vec<&state::RunRecord> = runs.iter().rev().take(args.limit).collect();
+    let failing = |r: &state::RunRecord| -> Vec<String> {
+        r.checks
+            .iter()
+            .filter(|c| !matches!(c.status.as_str(), "passed" | "skipped" | "warned"))
+            .map(|c| c.name.clone())
+            .collect()
+    };
+    if args.format == Format::Json {
+        let shown: Vec<serde_json::Value> = recent
+            .iter()
+            .map(|r| {
+                json!({
+                    "run_id": r.run_id,
+                    "time": r.time,
+                    "phase": r.phase,
+                    "profile": r.profile,
+                    "status": r.status,
+                    "selection": r.selection.mode,
+                    "failing": failing(r),
+                })
+            })
+            .collect();
+        let _ = writeln!(io.out, "{}", json!({ "runs": shown }));
+        return ExitCode::Proceed;
+    }
+    if recent.is_empty() {
+        let _ = writeln!(io.out, "no run recorded yet");
+    }
+    for r in recent {
+        let failing = failing(r);
+        let tail = if failing.is_empty() {
+            String::new()
+        } else {
+            format!("  failing: {}", failing.join(", "))
+        };
+        let _ = writeln!(
+            io.out,
+            "{}  {:<10} {:<15} {:<10}{tail}",
+            r.time, r.status, r.phase, r.run_id
+        );
+    }
+    ExitCode::Proceed
+}
+
+pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'_>) -> ExitCode {
+    let state_dir = state_dir_for(ctx);
+    let json = args.format == Format::Json;
+    let fail = |io: &mut Streams<'_>, message: String| {
+        let _ = writeln!(io.err, "error: {message}");
+        ExitCode::Incomplete
+    };
+    match &args.command {
+        None | Some(InterventionsCommand::List { .. }) => {
+            let all = matches!(
+                &args.command,
+                Some(InterventionsCommand::List { all: true })
+            );
+            let (queue, _) = match Queue::load(&state_dir) {
+                Ok(loaded) => loaded,
+                Err(e) => return fail(io, format!("failed to read the intervention queue: {e}")),
+            };
+            let mut shown: Vec<&state::Intervention> = queue
+                .records
+                .iter()
+                .filter(|r| all || r.status == "open")
+                .collect();
+            shown.sort_by_key(|r| (r.status != "open", r.priority));
+            if json {
+                let _ = writeln!(io.out, "{}", json!({ "interventions": shown }));
+                return ExitCode::Proceed;
+            }
+            if shown.is_empty() {
+                let _ = writeln!(io.out, "no open intervention");
+            }
+            for r in shown {
+                let _ = writeln!(
+                    io.out,
+                    "{}  {:<8} {:<8} {:<18} ×{:<3} {}",
+                    r.id,
+                    r.status,
+                    format!("{:?}", r.priority).to_lowercase(),
+                    r.kind,
+                    r.occurrences,
+                    r.message.lines().next().unwrap_or("")
+                );
+            }
+            ExitCode::Proceed
+        }
+        Some(InterventionsCommand::Show { id }) => {
+            let (queue, _) = match Queue::load(&state_dir) {
+                Ok(loaded) => loaded,
+                Err(e) => return fail(io, format!("failed to read the intervention queue: {e}")),
+            };
+            let Some(record) = queue.records.iter().find(|r| r.id == *id) else {
+                let _ = writeln!(io.err, "error: no intervention `{id}`; `phasegate interventions list --all` shows them");
+                return ExitCode::Usage;
+            };
+            if json {
+                let _ = writeln!(io.out, "{}", json!(record));
+            } else {
+                let text = serde_json::to_string_pretty(record).unwrap_or_default();
+                let _ = writeln!(io.out, "{text}");
+            }
+            ExitCode::Proceed
+        }
+        Some(InterventionsCommand::Resolve { id, note }) => {
+            let _lock = match StateLock::acquire(&state_dir, Duration::from_secs(30)) {
+                Ok(lock) => lock,
+                Err(e) => return fail(io, e.to_string()),
+            };
+            let (mut queue, _) = match Queue::load(&state_dir) {
+                Ok(loaded) => loaded,
+                Err(e) => return fail(io, format!("failed to read the intervention queue: {e}")),
+            };
+            if !queue.resolve(id, note, &super::record::now_rfc3339()) {
+                let _ = writeln!(io.err, "error: no intervention `{id}`; `phasegate interventions list --all` shows them");
+                return ExitCode::Usage;
+            }
+            if let Err(e) = queue.save(&state_dir) {
+                return fail(io, format!("failed to write the intervention queue: {e}"));
+            }
+            if json {
+                let record = queue.records.iter().find(|r| r.id == *id);
+                let _ = writeln!(io.out, "{}", json!(record));
+            } else {
+                let _ = writeln!(io.out, "resolved {id}");
+            }
+            ExitCode::Proceed
+        }
+    }
+}

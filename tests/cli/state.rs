@@ -1,0 +1,362 @@
+//! Run state: history, repeated errors escalating, interventions with
+//! backpressure, a corrupt or unwritable state, two runs at once, a kill
+//! while the state is written, `resume`, `history`, pruning.
+
+use std::path::PathBuf;
+
+use crate::support::{check, TestRepo, BIN};
+
+fn state(repo: &TestRepo) -> PathBuf {
+    repo.path().join(".git/phasegate")
+}
+
+/// A check failing with whatever `msg.txt` holds, as a compiler line.
+fn failing_with_message(repo: &TestRepo) {
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"build\", shell = true, command = \"printf 'a.c:1:1: error: %s\\\\n' \\\"$(cat msg.txt)\\\"; exit 1\" } ]\n",
+    );
+}
+
+fn interventions(repo: &TestRepo, all: bool) -> Vec<serde_json::Value> {
+    let mut args = vec!["interventions", "list", "--format", "json"];
+    if all {
+        args.push("--all");
+    }
+    let run = repo.phasegate(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.json()["interventions"].as_array().unwrap().clone()
+}
+
+#[test]
+fn the_same_errors_three_runs_in_a_row_escalate_and_different_ones_do_not() {
+    let repo = TestRepo::new();
+    failing_with_message(&repo);
+    for word in ["alpha", "beta", "gamma"] {
+        repo.write("msg.txt", word);
+        let (code, v) = repo.verdict(&["--all-files"]);
+        assert_eq!(code, 1, "different errors never escalate: {v:#}");
+    }
+    repo.write("msg.txt", "stuck");
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1);
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1);
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 4, "{v:#}");
+    assert_eq!(v["status"], "blocked");
+    assert_eq!(v["next"], "escalate");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("failed 3 runs in a row") && notes.contains("stuck"),
+        "{notes}"
+    );
+
+    let history = repo.phasegate(&["history", "--format", "json"]).json();
+    let runs = history["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 6);
+    assert_eq!(runs[0]["status"], "blocked");
+    assert_eq!(runs[0]["failing"], serde_json::json!(["build"]));
+    let human = repo.phasegate(&["history"]);
+    assert!(
+        human.stdout.contains("blocked") && human.stdout.contains("failing: build"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn every_failure_becomes_an_intervention_a_person_can_resolve() {
+    let repo = TestRepo::new();
+    failing_with_message(&repo);
+    repo.write("msg.txt", "broken");
+    let (_, v) = repo.verdict_with(&["--all-files"], &[("PHASEGATE_SESSION", "agent-7")]);
+    let ids = v["interventions"].as_array().unwrap();
+    assert_eq!(ids.len(), 1, "{v:#}");
+    let list = interventions(&repo, false);
+    let record = &list[0];
+    assert_eq!(record["id"], ids[0]);
+    assert_eq!(record["type"], "check_failed");
+    assert_eq!(record["priority"], "high");
+    assert_eq!(record["check"], "build");
+    assert_eq!(record["session"], "agent-7");
+    assert_eq!(record["run_id"], v["run_id"]);
+    assert_eq!(record["occurrences"], 1);
+    assert_eq!(record["status"], "open");
+    assert!(
+        record["message"]
+            .as_str()
+            .unwrap()
+            .contains("a.c:1:1 broken"),
+        "{record:#}"
+    );
+    for key in ["phase", "created_at", "note"] {
+        assert!(record.get(key).is_some(), "{key} in {record:#}");
+    }
+
+    let id = record["id"].as_str().unwrap();
+    let shown = repo.phasegate(&["interventions", "show", id, "--format", "json"]);
+    assert_eq!(shown.json()["id"], id);
+    let resolved = repo.phasegate(&["interventions", "resolve", id, "--note", "fixed the build"]);
+    assert_eq!(resolved.code, 0, "{}", resolved.stderr);
+    assert!(interventions(&repo, false).is_empty());
+    let all = interventions(&repo, true);
+    assert_eq!(all[0]["status"], "resolved");
+    assert_eq!(all[0]["note"], "fixed the build");
+    let missing = repo.phasegate(&["interventions", "show", "iv-9999"]);
+    assert_eq!(missing.code, 2);
+}
+
+/// Six failing checks and an invalid handoff per run: six intervention
+/// types (`check_failed`, `missing_tool`, `unparsed_failure`,
+/// `tool_crashed`, `limit_reached`, `handoff_invalid`).
+const SIX_WAYS: &str = r#"[phases.implementation]
+checks = [
+  { name = "lint", shell = true, command = "echo 'a.c:1:1: error: lint'; exit 1" },
+  { name = "gone", command = "no-such-tool-anywhere" },
+  { name = "noisy", shell = true, command = "echo 'something broke'; exit 1" },
+  { name = "crash", shell = true, command = "kill -SEGV $$" },
+  { name = "flood", shell = true, command = "i=0; while [ $i -lt 1001 ]; do echo \"f$i.c:1:1: error: e\"; i=$((i+1)); done" },
+]
+"#;
+
+#[test]
+fn backpressure_keeps_the_queue_bounded_and_drops_nothing() {
+    let repo = TestRepo::new();
+    repo.config(SIX_WAYS);
+    repo.stage(
+        "handoffs/F1.md",
+        "---\nid: F1\nstage: implementation\nstatus: in_progress\n---\n",
+    );
+    // 3 runs of one session: 5 records, then merged by type; the sixth
+    // type has no record of its own in that session and overflows.
+    for _ in 0..3 {
+        repo.verdict_with(&["--all-files"], &[("PHASEGATE_SESSION", "s1")]);
+    }
+    // 10 runs without a session: 42 more records, then the ceiling of 50.
+    for _ in 0..10 {
+        repo.verdict(&["--all-files"]);
+    }
+    let open = interventions(&repo, false);
+    assert_eq!(open.len(), 50);
+    let s1: Vec<&serde_json::Value> = open.iter().filter(|r| r["session"] == "s1").collect();
+    assert_eq!(s1.len(), 5);
+    assert!(s1.iter().all(|r| r["occurrences"] == 3), "{s1:#?}");
+    let mut per_type = std::collections::BTreeMap::new();
+    for r in &open {
+        *per_type
+            .entry(r["type"].as_str().unwrap().to_string())
+            .or_insert(0) += 1;
+    }
+    assert_eq!(per_type.len(), 6, "{per_type:?}");
+    assert!(per_type.values().all(|n| *n <= 10), "{per_type:?}");
+    let occurrences: u64 = open
+        .iter()
+        .map(|r| r["occurrences"].as_u64().unwrap())
+        .sum();
+    assert_eq!(occurrences, 60);
+    // 13 runs × 6 = 78 = 60 in the queue + 18 in emergency.log.
+    let emergency = std::fs::read_to_string(state(&repo).join("emergency.log")).unwrap();
+    assert_eq!(emergency.lines().count(), 18, "{emergency}");
+    assert!(emergency.contains("handoff_invalid"));
+}
+
+#[test]
+fn past_ten_of_one_type_the_count_grows() {
+    let repo = TestRepo::new();
+    failing_with_message(&repo);
+    for i in 0..12 {
+        repo.write("msg.txt", ["alpha", "beta"][i % 2]);
+        repo.verdict(&["--all-files"]);
+    }
+    let open = interventions(&repo, false);
+    assert_eq!(open.len(), 10);
+    let occurrences: Vec<u64> = open
+        .iter()
+        .map(|r| r["occurrences"].as_u64().unwrap())
+        .collect();
+    assert_eq!(occurrences.iter().sum::<u64>(), 12);
+    assert_eq!(
+        open.iter().filter(|r| r["occurrences"] == 3).count(),
+        1,
+        "{occurrences:?}"
+    );
+}
+
+#[test]
+fn a_corrupt_state_is_moved_aside_and_the_run_fails_closed() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    repo.verdict(&["--all-files"]);
+    std::fs::write(state(&repo).join("state.json"), b"{ not json").unwrap();
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 3, "{v:#}");
+    assert_eq!(v["status"], "incomplete");
+    assert!(v["notes"].to_string().contains("moved to"), "{v:#}");
+    let aside: Vec<_> = std::fs::read_dir(state(&repo))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("state.json.corrupt-"))
+        .collect();
+    assert_eq!(aside.len(), 1);
+    assert_eq!(
+        std::fs::read(state(&repo).join(&aside[0])).unwrap(),
+        b"{ not json"
+    );
+    let critical = interventions(&repo, false);
+    assert_eq!(critical[0]["priority"], "critical");
+    assert_eq!(critical[0]["type"], "state_corrupt");
+    // The next run has a fresh state and passes.
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn a_state_that_cannot_be_written_does_not_change_the_verdict() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    // state.json is a directory: it can be neither read nor replaced.
+    std::fs::create_dir_all(state(&repo).join("state.json")).unwrap();
+    let run = repo.phasegate(&["run", "--all-files", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["status"], "passed");
+    assert!(
+        run.stderr.contains("failed to write `state.json`"),
+        "{}",
+        run.stderr
+    );
+    let emergency = std::fs::read_to_string(state(&repo).join("emergency.log")).unwrap();
+    assert!(
+        emergency.contains("failed to write `state.json`"),
+        "{emergency}"
+    );
+
+    // The whole state directory unusable (a file where it should be): the
+    // logs go to the temporary directory and the verdict still stands.
+    let other = TestRepo::new();
+    other.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    std::fs::write(state(&other), b"not a directory").unwrap();
+    let run = other.phasegate(&["run", "--all-files", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = run.json();
+    assert_eq!(v["status"], "passed");
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("failed to create a run directory"),
+        "{v:#}"
+    );
+    assert!(run.stderr.contains("was not recorded"), "{}", run.stderr);
+}
+
+#[test]
+fn two_runs_at_once_both_land_in_the_history() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"slow\", command = \"sleep 0.3\" } ]\n",
+    );
+    let start = || {
+        repo.command(BIN)
+            .args(["run", "--all-files", "--format", "json"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (mut a, mut b) = (start(), start());
+    assert!(a.wait().unwrap().success());
+    assert!(b.wait().unwrap().success());
+    let text = std::fs::read_to_string(state(&repo).join("state.json")).unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(parsed["runs"].as_array().unwrap().len(), 2);
+    assert!(!state(&repo).join("state.lock").exists());
+}
+
+#[test]
+fn a_kill_while_the_state_is_written_leaves_the_previous_state() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    repo.verdict(&["--all-files"]);
+    let before = std::fs::read(state(&repo).join("state.json")).unwrap();
+    let mut child = repo
+        .command(BIN)
+        .args(["run", "--all-files", "--format", "json"])
+        .env("PHASEGATE_TEST_PAUSE_AT", "state-rename")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let marker = state(&repo).join("paused");
+    let started = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(started.elapsed().as_secs() < 60, "never paused");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "ended before the pause"
+        );
+        std::thread::yield_now();
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    assert_eq!(
+        std::fs::read(state(&repo).join("state.json")).unwrap(),
+        before
+    );
+    // The dead run's lock is taken over and the history goes on.
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0);
+    let history = repo.phasegate(&["history", "--format", "json"]).json();
+    assert_eq!(history["runs"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn resume_runs_again_only_what_failed_and_keeps_the_passes() {
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[phases.implementation]
+checks = [
+  { name = "fine", shell = true, command = "echo ran >> fine.count" },
+  { name = "flaky", shell = true, command = "test -f fixed" },
+]
+"#,
+    );
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1);
+    repo.write("fixed", "");
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = run.json();
+    assert_eq!(v["status"], "passed");
+    assert_eq!(check(&v, "flaky")["status"], "passed");
+    assert!(check(&v, "fine")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("not run again"));
+    // `fine` ran once, in the first run only.
+    assert_eq!(repo.read("fine.count"), "ran\n");
+    let again = repo.phasegate(&["resume"]);
+    assert_eq!(again.code, 0);
+    assert!(
+        again.stderr.contains("nothing to resume"),
+        "{}",
+        again.stderr
+    );
+}
+
+#[test]
+fn old_runs_are_pruned() {
+    let repo = TestRepo::new();
+    repo.config("[gate]\nkeep_runs = 2\n[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        let (_, v) = repo.verdict(&["--all-files"]);
+        ids.push(v["run_id"].as_str().unwrap().to_string());
+    }
+    let runs = state(&repo).join("runs");
+    let mut left: Vec<String> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ids[2..]);
+}
