@@ -360,3 +360,41 @@ fn old_runs_are_pruned() {
     left.sort();
     assert_eq!(left, ids[2..]);
 }
+
+#[test]
+fn linked_worktrees_share_the_state() {
+    let repo = TestRepo::new();
+    repo.stage("a.txt", "a\n");
+    repo.git(&["commit", "-qm", "base"]);
+    let linked = repo.path().parent().unwrap().join(format!(
+        "{}-linked",
+        repo.path().file_name().unwrap().to_string_lossy()
+    ));
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "side",
+        linked.to_str().unwrap(),
+    ]);
+    std::fs::write(
+        linked.join("phasegate.toml"),
+        "[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n",
+    )
+    .unwrap();
+    let run = repo
+        .command(BIN)
+        .current_dir(&linked)
+        .args(["run", "--all-files", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let history = repo.phasegate(&["history", "--format", "json"]).json();
+    assert_eq!(history["runs"].as_array().unwrap().len(), 1);
+    let _ = std::fs::remove_dir_all(&linked);
+}
