@@ -41,6 +41,23 @@ pub enum Command {
     Interventions(InterventionsArgs),
 }
 
+/// What `run` and `diagnostics parse` write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// A compact report for people.
+    Human,
+    /// The `phasegate/verdict/v1` JSON document.
+    Json,
+    /// SARIF 2.1.0, for GitHub code scanning.
+    Sarif,
+    /// JUnit XML, for CI test reports.
+    Junit,
+    /// GitHub Actions annotations (workflow commands).
+    Github,
+    /// GitLab Code Quality JSON.
+    Codequality,
+}
+
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -96,8 +113,8 @@ pub enum DiagnosticsCommand {
         /// to it (default: the current directory).
         #[arg(long, value_name = "DIR")]
         cwd: Option<PathBuf>,
-        #[arg(long, value_enum, default_value_t = Format::Human)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
+        format: ReportFormat,
         /// The output to parse; `-` or nothing for standard input.
         file: Option<PathBuf>,
     },
@@ -198,8 +215,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "REF")]
     pub config_from_ref: Option<String>,
     /// How to print the verdict.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
+    pub format: ReportFormat,
+    /// Write the `--format` report to FILE; the human report still goes
+    /// to the terminal.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write a report: `FORMAT=FILE` (repeatable), e.g.
+    /// `--report sarif=phasegate.sarif --report junit=junit.xml`.
+    #[arg(long = "report", value_name = "FORMAT=FILE")]
+    pub reports: Vec<String>,
     /// How many checks run at once (default: the number of CPUs).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,

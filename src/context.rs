@@ -44,6 +44,8 @@ pub struct Context {
     pub pause_at: Option<String>,
     /// The pull or merge request's range (base, head) when CI says so.
     pub ci_range: Option<(String, String)>,
+    /// `GITHUB_STEP_SUMMARY`: where the GitHub report appends its summary.
+    pub github_step_summary: Option<PathBuf>,
 }
 
 /// The range a CI system's pull or merge request covers, as (base, head).
@@ -106,6 +108,7 @@ impl Context {
             path: std::env::var_os("PATH"),
             pause_at: var("PHASEGATE_TEST_PAUSE_AT"),
             ci_range: ci_range(&var),
+            github_step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
         })
     }
 

@@ -46,7 +46,7 @@ pub fn run(cli: &Cli) -> ExitCode {
         Err(payload) => {
             let message = panic_message(payload.as_ref());
             let json = match &cli.command {
-                Command::Run(args) => args.format == Format::Json,
+                Command::Run(args) => args.format == crate::cli::ReportFormat::Json,
                 Command::Resume(args) => args.format == Format::Json,
                 _ => false,
             };

@@ -3,7 +3,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 
-use crate::cli::{DiagnosticsCommand, Format};
+use crate::cli::{DiagnosticsCommand, ReportFormat};
 use crate::config::{Origin, ParserChoice};
 use crate::context::Context;
 use crate::diagnostics::{Extracted, Extractor, PARSER_NAMES};
@@ -83,10 +83,15 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
         dropped,
         ..
     } = extractor.finish();
-    let written = if *format == Format::Json {
-        report::diagnostics::render_json(&diagnostics, dropped, io.out)
-    } else {
-        report::diagnostics::render_human(&diagnostics, dropped, io.out)
+    // Its own JSON (`{"diagnostics", "dropped"}`) and human forms; the
+    // CI formats render the diagnostics as a run's would.
+    let written = match format {
+        ReportFormat::Json => report::diagnostics::render_json(&diagnostics, dropped, io.out),
+        ReportFormat::Human => report::diagnostics::render_human(&diagnostics, dropped, io.out),
+        other => {
+            let verdict = crate::gate::Verdict::of_diagnostics(diagnostics);
+            super::render_report(&verdict, *other, ctx, false, io.out)
+        }
     };
     if let Err(e) = written {
         let _ = writeln!(io.err, "error: failed to write: {e}");

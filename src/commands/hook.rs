@@ -3,7 +3,7 @@
 
 use std::io::BufRead;
 
-use crate::cli::{Format, HookArgs};
+use crate::cli::HookArgs;
 use crate::context::Context;
 use crate::exit::ExitCode;
 
@@ -37,7 +37,9 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
         workflow: None,
         checks: Vec::new(),
         selection,
-        format: Format::Human,
+        format: crate::cli::ReportFormat::Human,
+        output: None,
+        reports: Vec::new(),
         jobs: None,
         config_from_ref: None,
         resume_of: None,

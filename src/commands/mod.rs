@@ -14,7 +14,11 @@ pub mod run;
 pub mod state;
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
+use clap::ValueEnum;
+
+use crate::cli::ReportFormat;
 use crate::context::Context;
 use crate::exit::ExitCode;
 use crate::gate::{ErrorProblem, Verdict, VerdictError};
@@ -34,6 +38,122 @@ pub fn emit(verdict: &Verdict, json: bool, ctx: &Context, io: &mut Streams<'_>) 
         report::human::render(verdict, io.out, ctx.color_for(ctx.stdout_tty))
     };
     finish_write(written, io);
+    verdict.exit_code()
+}
+
+/// The reports a run writes: its `--format` (to stdout, or to `--output`
+/// with the human report on stdout) and every `--report FORMAT=FILE`.
+#[derive(Debug, Clone)]
+pub struct Reports {
+    pub format: ReportFormat,
+    pub output: Option<PathBuf>,
+    pub extra: Vec<(ReportFormat, PathBuf)>,
+}
+
+impl Reports {
+    pub fn parse(
+        format: ReportFormat,
+        output: Option<PathBuf>,
+        given: &[String],
+    ) -> Result<Reports, String> {
+        let mut extra = Vec::new();
+        for spec in given {
+            let Some((name, file)) = spec
+                .split_once('=')
+                .filter(|(n, f)| !n.is_empty() && !f.is_empty())
+            else {
+                return Err(format!(
+                    "`--report {spec}` is not FORMAT=FILE (e.g. `--report sarif=phasegate.sarif`)"
+                ));
+            };
+            let format = ReportFormat::from_str(name, true).map_err(|_| {
+                format!("unknown report format `{name}`: expected one of human, json, sarif, junit, github, codequality")
+            })?;
+            extra.push((format, PathBuf::from(file)));
+        }
+        Ok(Reports {
+            format,
+            output,
+            extra,
+        })
+    }
+}
+
+/// Writes one report of `verdict`.
+pub fn render_report(
+    verdict: &Verdict,
+    format: ReportFormat,
+    ctx: &Context,
+    terminal: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    match format {
+        ReportFormat::Human => report::human::render(verdict, out, ctx.color_for(terminal)),
+        ReportFormat::Json => report::json::render(verdict, out),
+        ReportFormat::Sarif => report::sarif::render(verdict, out),
+        ReportFormat::Junit => report::junit::render(verdict, out),
+        ReportFormat::Github => report::github::render(verdict, out),
+        ReportFormat::Codequality => report::codequality::render(verdict, out),
+    }
+}
+
+/// Renders a finished verdict in every report asked for and returns its
+/// exit code. A report file that cannot be written is said on stderr.
+pub fn emit_reports(
+    verdict: &Verdict,
+    reports: &Reports,
+    ctx: &Context,
+    io: &mut Streams<'_>,
+) -> ExitCode {
+    let mut to_files: Vec<(ReportFormat, &Path)> = reports
+        .extra
+        .iter()
+        .map(|(f, p)| (*f, p.as_path()))
+        .collect();
+    if let Some(path) = &reports.output {
+        to_files.push((reports.format, path.as_path()));
+    }
+    for (format, path) in &to_files {
+        let path = ctx.cwd.join(path);
+        let written = std::fs::File::create(&path).and_then(|file| {
+            let mut file = std::io::BufWriter::new(file);
+            render_report(verdict, *format, ctx, false, &mut file)?;
+            file.flush()
+        });
+        if let Err(e) = written {
+            let _ = writeln!(
+                io.err,
+                "warning: failed to write the report `{}`: {e}",
+                path.display()
+            );
+        }
+    }
+    let on_stdout = if reports.output.is_some() {
+        ReportFormat::Human
+    } else {
+        reports.format
+    };
+    let written = render_report(verdict, on_stdout, ctx, ctx.stdout_tty, io.out);
+    finish_write(written, io);
+    let github = reports.format == ReportFormat::Github
+        || reports
+            .extra
+            .iter()
+            .any(|(f, _)| *f == ReportFormat::Github);
+    if let (true, Some(path)) = (github, &ctx.github_step_summary) {
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut file| file.write_all(report::github::step_summary(verdict).as_bytes()));
+        if let Err(e) = appended {
+            let _ = writeln!(
+                io.err,
+                "warning: failed to append to `GITHUB_STEP_SUMMARY` `{}`: {e}",
+                path.display()
+            );
+        }
+    }
     verdict.exit_code()
 }
 

@@ -77,10 +77,12 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         checks: again,
         selection,
         format: if args.format == Format::Json {
-            Format::Json
+            crate::cli::ReportFormat::Json
         } else {
-            Format::Human
+            crate::cli::ReportFormat::Human
         },
+        output: None,
+        reports: Vec::new(),
         jobs: args.jobs,
         config_from_ref: None,
         resume_of: Some(last.clone()),

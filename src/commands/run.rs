@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::cli::{Format, RunArgs};
+use crate::cli::{ReportFormat, RunArgs};
 use crate::config::{self, Config, Filter, Profile};
 use crate::context::Context;
 use crate::exit::ExitCode;
@@ -40,7 +40,12 @@ pub struct RunRequest {
     pub workflow: Option<String>,
     pub checks: Vec<String>,
     pub selection: SelectionRequest,
-    pub format: Format,
+    pub format: ReportFormat,
+    /// `--output FILE`: the `format` report goes there, the human one to
+    /// the terminal.
+    pub output: Option<PathBuf>,
+    /// `--report FORMAT=FILE`, as given.
+    pub reports: Vec<String>,
     pub jobs: Option<u16>,
     pub config_from_ref: Option<String>,
     /// `phasegate resume`: the run whose passes are carried over.
@@ -68,6 +73,8 @@ impl RunRequest {
             checks: args.checks.clone(),
             selection,
             format: args.format,
+            output: args.output.clone(),
+            reports: args.reports.clone(),
             jobs: args.jobs,
             config_from_ref: args.config_from_ref.clone(),
             resume_of: None,
@@ -82,7 +89,14 @@ pub fn run(ctx: &Context, args: &RunArgs, io: &mut Streams<'_>) -> ExitCode {
 
 /// Runs the gate and returns the exit code.
 pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCode {
-    let json = args.format == Format::Json;
+    let json = args.format == ReportFormat::Json;
+    let reports = match super::Reports::parse(args.format, args.output.clone(), &args.reports) {
+        Ok(reports) => reports,
+        Err(message) => {
+            let verdict = Verdict::stopped(Profile::default(), None, super::usage_error(message));
+            return super::emit_stopped(&verdict, json, ctx, io);
+        }
+    };
     let stop = |io: &mut Streams<'_>, profile: Profile, error: VerdictError| {
         let verdict = Verdict::stopped(profile, args.phase.clone(), error);
         super::emit_stopped(&verdict, json, ctx, io)
@@ -402,7 +416,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
             run_dir.path.display()
         );
     }
-    super::emit(&verdict, json, ctx, io)
+    super::emit_reports(&verdict, &reports, ctx, io)
 }
 
 /// The phase, profile and workflow of this run, checked against the config.

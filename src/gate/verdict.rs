@@ -225,6 +225,37 @@ impl Verdict {
         }
     }
 
+    /// A verdict holding only `diagnostics` (a saved log parsed by
+    /// `diagnostics parse`), for the report formats.
+    pub fn of_diagnostics(diagnostics: Vec<Diagnostic>) -> Verdict {
+        let failed = diagnostics
+            .iter()
+            .any(|d| d.severity == crate::diagnostics::Severity::Error);
+        Verdict {
+            schema: SCHEMA,
+            status: if failed {
+                Status::Failed
+            } else {
+                Status::Passed
+            },
+            next: if failed { Next::Fix } else { Next::Proceed },
+            phase: None,
+            profile: Profile::default(),
+            workflow: None,
+            run_id: None,
+            fail_open: false,
+            checks: Vec::new(),
+            handoffs: Vec::new(),
+            diagnostics,
+            summary: Vec::new(),
+            notes: Vec::new(),
+            interventions: Vec::new(),
+            environment: Vec::new(),
+            selection: None,
+            error: None,
+        }
+    }
+
     /// A verdict for a run that stopped before any check ran.
     pub fn stopped(profile: Profile, phase: Option<String>, error: VerdictError) -> Verdict {
         let next = if error.kind == "internal" {

@@ -51,8 +51,8 @@ fn input(name: &str, on_failure: OnFailure, line: u32, run: CheckRun) -> CheckIn
     }
 }
 
-/// A verdict with a pass, a located failure, an unparsed failure, a
-/// warning, a timeout and a skip.
+/// A verdict with a pass, a located failure with a pre-existing warning,
+/// failed tests, an unparsed failure, a warning, a timeout and a skip.
 pub fn sample() -> Verdict {
     let lint_error = Diagnostic {
         check: "lint".into(),
@@ -64,6 +64,31 @@ pub fn sample() -> Verdict {
         severity: Severity::Error,
         code: Some("E0308".into()),
         message: "mismatched types\nexpected `u32`, found `&str`".into(),
+        ..Diagnostic::default()
+    };
+    let old_warning = Diagnostic {
+        check: "lint".into(),
+        origin: Origin::Lint,
+        tool: "cargo".into(),
+        file: Some("src/old.rs".into()),
+        line: Some(2),
+        column: Some(9),
+        severity: Severity::Warning,
+        code: Some("unused_variables".into()),
+        message: "unused variable: `x`".into(),
+        pre_existing: true,
+        ..Diagnostic::default()
+    };
+    let failed_test = |test: &str, line: u32, message: &str| Diagnostic {
+        check: "unit".into(),
+        origin: Origin::Test,
+        tool: "cargo".into(),
+        file: Some("src/lib.rs".into()),
+        line: Some(line),
+        column: Some(9),
+        severity: Severity::Error,
+        test: Some(test.into()),
+        message: message.into(),
         ..Diagnostic::default()
     };
     let checks = vec![
@@ -79,6 +104,28 @@ pub fn sample() -> Verdict {
             ))),
         ),
         input(
+            "unit",
+            OnFailure::Block,
+            9,
+            CheckRun::Ran(Box::new(outcome(
+                "unit",
+                Termination::Exited(101),
+                "",
+                vec![
+                    failed_test(
+                        "tests::adds",
+                        15,
+                        "assertion `left == right` failed\n  left: 4\n right: 5",
+                    ),
+                    failed_test(
+                        "tests::parses",
+                        22,
+                        "called `Option::unwrap()` on a `None` value",
+                    ),
+                ],
+            ))),
+        ),
+        input(
             "lint",
             OnFailure::Block,
             4,
@@ -86,7 +133,7 @@ pub fn sample() -> Verdict {
                 "lint",
                 Termination::Exited(101),
                 "",
-                vec![lint_error],
+                vec![lint_error, old_warning],
             ))),
         ),
         input(
@@ -164,4 +211,168 @@ fn json() {
     let mut out = Vec::new();
     super::json::render(&sample(), &mut out).unwrap();
     insta::assert_snapshot!(String::from_utf8(out).unwrap());
+}
+
+/// Every format on the sample.
+#[test]
+fn ci_formats() {
+    let verdict = sample();
+    for (name, render) in [
+        (
+            "sarif",
+            super::sarif::render as fn(&Verdict, &mut dyn std::io::Write) -> std::io::Result<()>,
+        ),
+        ("junit", super::junit::render),
+        ("github", super::github::render),
+        ("codequality", super::codequality::render),
+    ] {
+        let mut out = Vec::new();
+        render(&verdict, &mut out).unwrap();
+        let text = String::from_utf8(out)
+            .unwrap()
+            .replace(env!("CARGO_PKG_VERSION"), "[version]");
+        insta::assert_snapshot!(name, text);
+    }
+    insta::assert_snapshot!("github_step_summary", super::github::step_summary(&verdict));
+}
+
+/// More diagnostics than GitHub annotates: 13 errors, 12 warnings and 11
+/// notes, every other one pre-existing.
+fn crowded() -> Verdict {
+    let mut verdict = sample();
+    verdict.diagnostics.clear();
+    for (severity, count) in [
+        (Severity::Error, 13),
+        (Severity::Warning, 12),
+        (Severity::Note, 11),
+    ] {
+        for i in 0..count {
+            verdict.diagnostics.push(Diagnostic {
+                check: "lint".into(),
+                tool: "x".into(),
+                file: Some(format!("src/f{i}.rs")),
+                line: Some(i + 1),
+                severity,
+                message: format!("{} {i}", severity.as_str()),
+                pre_existing: i % 2 == 1,
+                ..Diagnostic::default()
+            });
+        }
+    }
+    verdict
+}
+
+#[test]
+fn github_annotates_ten_of_each_the_changes_own_first() {
+    let mut out = Vec::new();
+    super::github::render(&crowded(), &mut out).unwrap();
+    insta::assert_snapshot!(String::from_utf8(out).unwrap());
+}
+
+#[test]
+fn github_commands_escape_what_would_end_them() {
+    let mut verdict = sample();
+    verdict.diagnostics = vec![Diagnostic {
+        check: "lint,strict".into(),
+        tool: "x".into(),
+        file: Some("src/a:b,c.rs".into()),
+        line: Some(3),
+        column: Some(1),
+        code: Some("E:1".into()),
+        message: "100% wrong: a, b\nsecond line\r".into(),
+        ..Diagnostic::default()
+    }];
+    let mut out = Vec::new();
+    super::github::render(&verdict, &mut out).unwrap();
+    let first = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        first,
+        "::error file=src/a%3Ab%2Cc.rs,line=3,col=1,title=lint%2Cstrict E%3A1::100%25 wrong: a, b%0Asecond line%0D"
+    );
+}
+
+#[test]
+fn sarif_keeps_the_most_important_results_within_githubs_limit() {
+    let mut verdict = sample();
+    let mut many = Vec::new();
+    for i in 0..super::sarif::MAX_RESULTS + 5 {
+        many.push(Diagnostic {
+            check: "lint".into(),
+            tool: "x".into(),
+            file: Some("a.rs".into()),
+            line: Some(u32::try_from(i + 1).unwrap()),
+            severity: if i < 5 {
+                Severity::Note
+            } else {
+                Severity::Error
+            },
+            message: format!("problem {i}"),
+            ..Diagnostic::default()
+        });
+    }
+    verdict.diagnostics = many;
+    let log = super::sarif::log(&verdict);
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), super::sarif::MAX_RESULTS);
+    assert!(
+        results.iter().all(|r| r["level"] == "error"),
+        "the notes are what is cut"
+    );
+    assert_eq!(log["runs"][0]["properties"]["resultsCut"], 5);
+    let note = &log["runs"][0]["invocations"][0]["toolExecutionNotifications"][0];
+    assert!(note["message"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("5 of 25005 results were cut"));
+}
+
+#[test]
+fn junit_names_are_unique_and_every_failed_test_is_a_case() {
+    let mut verdict = sample();
+    let dup = verdict
+        .diagnostics
+        .iter()
+        .find(|d| d.test.is_some())
+        .unwrap()
+        .clone();
+    verdict.diagnostics.push(dup);
+    let mut out = Vec::new();
+    super::junit::render(&verdict, &mut out).unwrap();
+    let xml = String::from_utf8(out).unwrap();
+    assert!(xml.contains(r#"name="unit::tests::adds""#), "{xml}");
+    assert!(xml.contains(r#"name="unit::tests::parses""#), "{xml}");
+    let names: Vec<&str> = xml
+        .match_indices(r#" name=""#)
+        .map(|(i, _)| &xml[i..i + 40])
+        .collect();
+    let mut unique = names.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(names.len(), unique.len(), "{names:?}");
+}
+
+#[test]
+fn sarif_is_valid_against_the_sarif_2_1_0_schema() {
+    let schema_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sarif/sarif-2.1.0.json");
+    let schema: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for verdict in [sample(), crowded(), Verdict::of_diagnostics(Vec::new())] {
+        let log = super::sarif::log(&verdict);
+        let errors: Vec<String> = validator
+            .iter_errors(&log)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+    }
+    // The validator does catch a broken log.
+    let mut broken = super::sarif::log(&sample());
+    broken["runs"][0]["results"][0]["level"] = serde_json::json!("fatal");
+    assert!(!validator.is_valid(&broken));
 }

@@ -14,6 +14,7 @@ mod git;
 mod handoff;
 mod hooks;
 mod policy;
+mod reports;
 mod runner;
 mod state;
 mod verdict;

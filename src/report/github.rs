@@ -1,0 +1,151 @@
+//! GitHub Actions workflow commands (`::error file=…,line=…::message`) and
+//! the Markdown step summary. GitHub shows at most 10 errors, 10 warnings
+//! and 10 notices per step as annotations, so the change's own findings go
+//! first, and a last notice says how many more there are.
+
+use std::io::{self, Write};
+
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::gate::{CheckStatus, Verdict};
+
+/// Annotations of one kind GitHub shows per step.
+const PER_KIND: usize = 10;
+/// GitHub takes at most 1 MiB of step summary per step.
+pub const MAX_SUMMARY_BYTES: usize = 1024 * 1024;
+
+/// Escapes a command's message: `%`, CR and LF.
+pub fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escapes a property value: the message's escapes, and `:` and `,`.
+pub fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+fn kind(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Note | Severity::Info => "notice",
+    }
+}
+
+fn command(d: &Diagnostic) -> String {
+    let mut properties = Vec::new();
+    if let Some(file) = &d.file {
+        properties.push(format!("file={}", escape_property(file)));
+        if let Some(line) = d.line {
+            properties.push(format!("line={line}"));
+            if let Some(end) = d.end_line {
+                properties.push(format!("endLine={end}"));
+            }
+            if let Some(col) = d.column {
+                properties.push(format!("col={col}"));
+            }
+            if let (Some(end), true) = (d.end_column, d.end_line.is_none_or(|e| e == line)) {
+                properties.push(format!("endColumn={end}"));
+            }
+        }
+    }
+    let mut title = if d.check.is_empty() {
+        "phasegate".to_string()
+    } else {
+        d.check.clone()
+    };
+    if let Some(code) = &d.code {
+        title.push_str(&format!(" {code}"));
+    }
+    if d.pre_existing {
+        title.push_str(" (pre-existing)");
+    }
+    properties.push(format!("title={}", escape_property(&title)));
+    format!(
+        "::{} {}::{}",
+        kind(d.severity),
+        properties.join(","),
+        escape_data(&d.message)
+    )
+}
+
+pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
+    let mut ordered: Vec<(usize, &Diagnostic)> = verdict.diagnostics.iter().enumerate().collect();
+    ordered.sort_by_key(|(i, d)| (d.pre_existing, d.severity, *i));
+    let mut shown = [0usize; 3];
+    let mut hidden = [0usize; 3];
+    let slot = |s: Severity| match s {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Note | Severity::Info => 2,
+    };
+    for (_, d) in ordered {
+        let k = slot(d.severity);
+        // One notice is kept for the closing count.
+        let room = if k == 2 { PER_KIND - 1 } else { PER_KIND };
+        if shown[k] < room {
+            writeln!(out, "{}", command(d))?;
+            shown[k] += 1;
+        } else {
+            hidden[k] += 1;
+        }
+    }
+    if hidden.iter().any(|n| *n > 0) {
+        writeln!(
+            out,
+            "::notice title=phasegate::{}",
+            escape_data(&format!(
+                "{} more error(s), {} warning(s) and {} note(s) are not annotated (GitHub shows 10 of each per step); the verdict and the SARIF report have them all",
+                hidden[0], hidden[1], hidden[2]
+            ))
+        )?;
+    }
+    writeln!(
+        out,
+        "phasegate: {} ({} diagnostic(s))",
+        verdict.status.as_str(),
+        verdict.diagnostics.len()
+    )
+}
+
+/// The Markdown step summary, under GitHub's 1 MiB.
+pub fn step_summary(verdict: &Verdict) -> String {
+    let mut out = format!(
+        "## phasegate: {} — phase `{}`\n\n| check | status | diagnostics |\n|---|---|---|\n",
+        verdict.status.as_str(),
+        verdict.phase.as_deref().unwrap_or("-")
+    );
+    for check in &verdict.checks {
+        let mark = match check.status {
+            CheckStatus::Passed => "✅",
+            CheckStatus::Skipped => "⏭️",
+            CheckStatus::Warned => "⚠️",
+            _ => "❌",
+        };
+        out.push_str(&format!(
+            "| `{}` | {mark} {} | {} |\n",
+            check.name.replace('|', "\\|"),
+            check.status.as_str(),
+            check.diagnostics
+        ));
+    }
+    if !verdict.summary.is_empty() {
+        out.push_str("\n### Top problems\n\n");
+        for line in &verdict.summary {
+            out.push_str(&format!("- `{}`\n", line.replace('`', "'")));
+        }
+    }
+    for note in &verdict.notes {
+        out.push_str(&format!("\n> {}\n", note.replace('\n', " ")));
+    }
+    if out.len() > MAX_SUMMARY_BYTES {
+        let mut end = MAX_SUMMARY_BYTES - 64;
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+        out.push_str("\n\n… cut to GitHub's 1 MiB\n");
+    }
+    out
+}

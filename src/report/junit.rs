@@ -1,0 +1,200 @@
+//! JUnit XML, as GitLab and most CI systems read it: one testsuite per
+//! phase, one testcase per check, and one per failed test for test checks
+//! whose parser knows the test names; failures carry their diagnostics.
+//! Names are unique, and each failure's text is bounded so the report
+//! stays inside GitLab's artifact limits.
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+
+use crate::diagnostics::Diagnostic;
+use crate::gate::{CheckResult, CheckStatus, Verdict};
+
+/// Bytes of diagnostics kept in one failure's text.
+const MAX_FAILURE_BYTES: usize = 64 * 1024;
+
+/// Escapes text for XML content and attributes, dropping the characters
+/// XML 1.0 cannot hold.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn line(d: &Diagnostic) -> String {
+    let mut out = d.location();
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(d.severity.as_str());
+    if let Some(code) = &d.code {
+        out.push(' ');
+        out.push_str(code);
+    }
+    out.push(' ');
+    out.push_str(&d.message);
+    if d.pre_existing {
+        out.push_str(" (pre-existing)");
+    }
+    out
+}
+
+fn body(diagnostics: &[&Diagnostic]) -> String {
+    let mut out = String::new();
+    for (i, d) in diagnostics.iter().enumerate() {
+        let next = line(d);
+        if out.len() + next.len() > MAX_FAILURE_BYTES {
+            out.push_str(&format!("… and {} more\n", diagnostics.len() - i));
+            break;
+        }
+        out.push_str(&next);
+        out.push('\n');
+    }
+    out
+}
+
+struct Case {
+    classname: String,
+    name: String,
+    time: f64,
+    /// `failure` or `error` with its message and text; `skipped`.
+    outcome: Option<(&'static str, String, String)>,
+}
+
+fn unique(name: String, seen: &mut HashSet<String>) -> String {
+    if seen.insert(name.clone()) {
+        return name;
+    }
+    // Bounded by the names already taken: one of them must be free.
+    (2..=seen.len() + 1)
+        .map(|n| format!("{name} ({n})"))
+        .find(|candidate| seen.insert(candidate.clone()))
+        .unwrap_or(name)
+}
+
+fn cases(verdict: &Verdict, phase: &str) -> Vec<Case> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for check in &verdict.checks {
+        let own: Vec<&Diagnostic> = verdict
+            .diagnostics
+            .iter()
+            .filter(|d| d.check == check.name)
+            .collect();
+        let reason = check.reason.clone().unwrap_or_default();
+        let outcome = outcome(check, &own, &reason);
+        out.push(Case {
+            classname: phase.to_string(),
+            name: unique(check.name.clone(), &mut seen),
+            #[expect(clippy::cast_precision_loss, reason = "seconds for people")]
+            time: check.duration_ms as f64 / 1000.0,
+            outcome,
+        });
+        // A test check whose parser named the failed tests: one case each.
+        let mut tests: Vec<&str> = own.iter().filter_map(|d| d.test.as_deref()).collect();
+        tests.dedup();
+        for test in tests {
+            let failures: Vec<&Diagnostic> = own
+                .iter()
+                .copied()
+                .filter(|d| d.test.as_deref() == Some(test))
+                .collect();
+            let message = failures[0].message.lines().next().unwrap_or("").to_string();
+            out.push(Case {
+                classname: format!("{phase}.{}", check.name),
+                name: unique(format!("{}::{test}", check.name), &mut seen),
+                time: 0.0,
+                outcome: Some(("failure", message, body(&failures))),
+            });
+        }
+    }
+    out
+}
+
+fn outcome(
+    check: &CheckResult,
+    own: &[&Diagnostic],
+    reason: &str,
+) -> Option<(&'static str, String, String)> {
+    match check.status {
+        CheckStatus::Passed => None,
+        CheckStatus::Skipped => Some(("skipped", reason.to_string(), String::new())),
+        CheckStatus::Failed | CheckStatus::Warned => Some((
+            "failure",
+            format!("{} ({reason})", check.status.as_str()),
+            body(own),
+        )),
+        CheckStatus::Missing | CheckStatus::TimedOut | CheckStatus::Crashed => Some((
+            "error",
+            format!("{} ({reason})", check.status.as_str()),
+            body(own),
+        )),
+    }
+}
+
+pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
+    let phase = verdict
+        .phase
+        .clone()
+        .unwrap_or_else(|| "phasegate".to_string());
+    let cases = cases(verdict, &phase);
+    let count = |kind: &str| {
+        cases
+            .iter()
+            .filter(|c| c.outcome.as_ref().is_some_and(|o| o.0 == kind))
+            .count()
+    };
+    let time: f64 = cases.iter().map(|c| c.time).sum();
+    let (failures, errors, skipped) = (count("failure"), count("error"), count("skipped"));
+    writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
+    writeln!(
+        out,
+        r#"<testsuites name="phasegate" tests="{}" failures="{failures}" errors="{errors}" skipped="{skipped}" time="{time:.3}">"#,
+        cases.len()
+    )?;
+    writeln!(
+        out,
+        r#"  <testsuite name="{}" tests="{}" failures="{failures}" errors="{errors}" skipped="{skipped}" time="{time:.3}">"#,
+        escape(&phase),
+        cases.len()
+    )?;
+    for case in &cases {
+        let open = format!(
+            r#"    <testcase classname="{}" name="{}" time="{:.3}""#,
+            escape(&case.classname),
+            escape(&case.name),
+            case.time
+        );
+        match &case.outcome {
+            None => writeln!(out, "{open}/>")?,
+            Some(("skipped", message, _)) => {
+                writeln!(out, "{open}>")?;
+                writeln!(out, r#"      <skipped message="{}"/>"#, escape(message))?;
+                writeln!(out, "    </testcase>")?;
+            }
+            Some((kind, message, text)) => {
+                writeln!(out, "{open}>")?;
+                writeln!(
+                    out,
+                    r#"      <{kind} message="{}" type="{kind}">{}</{kind}>"#,
+                    escape(message),
+                    escape(text)
+                )?;
+                writeln!(out, "    </testcase>")?;
+            }
+        }
+    }
+    writeln!(out, "  </testsuite>")?;
+    writeln!(out, "</testsuites>")
+}

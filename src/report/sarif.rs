@@ -1,0 +1,206 @@
+//! SARIF 2.1.0, as GitHub code scanning ingests it: the tool with its
+//! version, one rule per code (with a description and, for tools that
+//! document their codes, a help link), every result located (a failure
+//! nothing could parse points at its check in `phasegate.toml`), stable
+//! `partialFingerprints`, columns declared as code points. Within GitHub's
+//! limits: the most important results are kept and the rest counted.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use serde_json::{json, Value};
+
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::gate::Verdict;
+
+/// GitHub code scanning takes at most 25,000 results per run.
+pub const MAX_RESULTS: usize = 25_000;
+/// GitHub takes at most 10 MB of gzipped SARIF; JSON like this compresses
+/// well over 5 to 1, so an uncompressed 40 MB stays inside it.
+const MAX_BYTES: usize = 40 * 1024 * 1024;
+
+/// The rule a diagnostic belongs to: `tool/code`, or `tool/check` when the
+/// tool gave no code.
+pub fn rule_id(d: &Diagnostic) -> String {
+    let tool = if d.tool.is_empty() {
+        "phasegate"
+    } else {
+        &d.tool
+    };
+    match (&d.code, d.check.is_empty()) {
+        (Some(code), _) => format!("{tool}/{code}"),
+        (None, false) => format!("{tool}/{}", d.check),
+        (None, true) => tool.to_string(),
+    }
+}
+
+/// Where a tool documents a code, for the ones that have a page per code.
+fn help_uri(d: &Diagnostic) -> Option<String> {
+    let code = d.code.as_deref()?;
+    let tool = d.parser.map_or(d.tool.as_str(), |p| p.name);
+    if let Some(lint) = code.strip_prefix("clippy::") {
+        return Some(format!(
+            "https://rust-lang.github.io/rust-clippy/master/index.html#{lint}"
+        ));
+    }
+    if tool == "cargo" && code.len() == 5 && code.starts_with('E') {
+        return Some(format!("https://doc.rust-lang.org/error_codes/{code}.html"));
+    }
+    if code.starts_with("SC") && code[2..].chars().all(|c| c.is_ascii_digit()) {
+        return Some(format!("https://www.shellcheck.net/wiki/{code}"));
+    }
+    if tool == "eslint" && !code.contains('/') {
+        return Some(format!("https://eslint.org/docs/latest/rules/{code}"));
+    }
+    None
+}
+
+/// A path as a URI reference: bytes outside the unreserved set and `/`
+/// percent-encoded (spaces, `#`, `%`, non-ASCII).
+pub fn encode_uri(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Note | Severity::Info => "note",
+    }
+}
+
+/// Most important first: errors before warnings before notes, the
+/// change's own before pre-existing ones, then as found.
+pub fn by_importance(diagnostics: &[Diagnostic]) -> Vec<&Diagnostic> {
+    let mut ordered: Vec<(usize, &Diagnostic)> = diagnostics.iter().enumerate().collect();
+    ordered.sort_by_key(|(i, d)| (d.severity, d.pre_existing, *i));
+    ordered.into_iter().map(|(_, d)| d).collect()
+}
+
+fn result(d: &Diagnostic) -> Value {
+    // Every result needs a place: a finding with none is about the gate
+    // itself and points at its configuration.
+    let file = d
+        .file
+        .clone()
+        .unwrap_or_else(|| "phasegate.toml".to_string());
+    // A path outside the repository (a system header) is an absolute
+    // `file://` URI; the rest are relative to the source root.
+    let artifact = if file.starts_with('/') {
+        json!({ "uri": format!("file://{}", encode_uri(&file)) })
+    } else {
+        json!({ "uri": encode_uri(&file), "uriBaseId": "%SRCROOT%" })
+    };
+    let mut region = serde_json::Map::new();
+    region.insert("startLine".into(), json!(d.line.unwrap_or(1)));
+    if let Some(column) = d.column {
+        region.insert("startColumn".into(), json!(column));
+    }
+    if let Some(end) = d.end_line {
+        region.insert("endLine".into(), json!(end));
+    }
+    if let Some(end) = d.end_column {
+        region.insert("endColumn".into(), json!(end));
+    }
+    let mut properties = json!({ "check": d.check, "tool": d.tool, "origin": d.origin });
+    if let Some(test) = &d.test {
+        properties["test"] = json!(test);
+    }
+    json!({
+        "ruleId": rule_id(d),
+        "level": level(d.severity),
+        "message": { "text": d.message },
+        "locations": [{
+            "physicalLocation": {
+                "artifactLocation": artifact,
+                "region": region,
+            }
+        }],
+        "partialFingerprints": { "phasegate/v1": d.fingerprint() },
+        "baselineState": if d.pre_existing { "unchanged" } else { "new" },
+        "properties": properties,
+    })
+}
+
+/// The SARIF log for `verdict`.
+pub fn log(verdict: &Verdict) -> Value {
+    let ordered = by_importance(&verdict.diagnostics);
+    let mut results = Vec::new();
+    let mut size = 0usize;
+    for d in ordered.iter().take(MAX_RESULTS) {
+        let r = result(d);
+        size += r.to_string().len();
+        if size > MAX_BYTES {
+            break;
+        }
+        results.push(r);
+    }
+    let cut = ordered.len() - results.len();
+    let mut rules: BTreeMap<String, Value> = BTreeMap::new();
+    for d in ordered.iter().take(results.len()) {
+        rules.entry(rule_id(d)).or_insert_with(|| {
+            let mut rule = json!({
+                "id": rule_id(d),
+                "shortDescription": { "text": d.message.lines().next().unwrap_or("").trim() },
+                // GitHub code scanning requires a full description too.
+                "fullDescription": { "text": d.message.trim() },
+                "help": { "text": format!(
+                    "Reported by {} in the check `{}`{}.",
+                    d.tool,
+                    d.check,
+                    d.code.as_deref().map_or(String::new(), |c| format!(" as {c}"))
+                ) },
+                "defaultConfiguration": { "level": level(d.severity) },
+            });
+            if let Some(uri) = help_uri(d) {
+                rule["helpUri"] = json!(uri);
+            }
+            rule
+        });
+    }
+    let mut notifications = Vec::new();
+    if cut > 0 {
+        notifications.push(json!({
+            "level": "warning",
+            "message": { "text": format!(
+                "{cut} of {} results were cut to stay within GitHub's limits (25,000 results, 10 MB gzipped); the most important are kept",
+                ordered.len()
+            ) },
+        }));
+    }
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "phasegate",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules.into_values().collect::<Vec<_>>(),
+            } },
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+            "invocations": [{
+                "executionSuccessful": verdict.error.is_none(),
+                "toolExecutionNotifications": notifications,
+            }],
+            "properties": {
+                "phase": verdict.phase,
+                "status": verdict.status.as_str(),
+                "resultsCut": cut,
+            },
+        }],
+    })
+}
+
+pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &log(verdict)).map_err(io::Error::other)?;
+    writeln!(out)
+}

@@ -1,0 +1,112 @@
+//! The CI report formats from the command line: `--format`, `--output`,
+//! `--report FORMAT=FILE`, the GitHub step summary, and `diagnostics
+//! parse` in the same formats.
+
+use crate::support::TestRepo;
+
+const FAILING: &str = "[phases.implementation]\nchecks = [ { name = \"lint\", shell = true, command = \"echo 'src/a.c:3:7: error: no semicolon'; exit 1\" } ]\n";
+
+#[test]
+fn sarif_on_stdout_is_one_sarif_document() {
+    let repo = TestRepo::new();
+    repo.config(FAILING);
+    let run = repo.phasegate(&["run", "--all-files", "--format", "sarif"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let log = run.json();
+    assert_eq!(log["version"], "2.1.0");
+    let result = &log["runs"][0]["results"][0];
+    assert_eq!(result["ruleId"], "generic/lint");
+    assert_eq!(result["level"], "error");
+    let location = &result["locations"][0]["physicalLocation"];
+    assert_eq!(location["artifactLocation"]["uri"], "src/a.c");
+    assert_eq!(location["region"]["startLine"], 3);
+    assert_eq!(location["region"]["startColumn"], 7);
+    assert_eq!(
+        result["partialFingerprints"]["phasegate/v1"]
+            .as_str()
+            .unwrap()
+            .len(),
+        16
+    );
+    assert_eq!(log["runs"][0]["columnKind"], "unicodeCodePoints");
+}
+
+#[test]
+fn reports_go_to_files_while_people_read_the_terminal() {
+    let repo = TestRepo::new();
+    repo.config(FAILING);
+    let summary = repo.path().join("step-summary.md");
+    let run = repo.phasegate_with(
+        &[
+            "run",
+            "--all-files",
+            "--format",
+            "github",
+            "--output",
+            "annotations.txt",
+            "--report",
+            "junit=junit.xml",
+            "--report",
+            "codequality=gl-code-quality.json",
+            "--report",
+            "sarif=out.sarif",
+        ],
+        &[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("✗ failed"),
+        "the human report: {}",
+        run.stdout
+    );
+    assert!(repo
+        .read("annotations.txt")
+        .starts_with("::error file=src/a.c,line=3,col=7,"));
+    assert!(repo
+        .read("junit.xml")
+        .contains(r#"<testcase classname="implementation" name="lint""#));
+    let quality: serde_json::Value =
+        serde_json::from_str(&repo.read("gl-code-quality.json")).unwrap();
+    assert_eq!(quality[0]["location"]["path"], "src/a.c");
+    assert_eq!(quality[0]["severity"], "critical");
+    let sarif: serde_json::Value = serde_json::from_str(&repo.read("out.sarif")).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    let markdown = std::fs::read_to_string(&summary).unwrap();
+    assert!(markdown.starts_with("## phasegate: failed"), "{markdown}");
+    assert!(
+        markdown.contains("| `lint` | ❌ failed | 1 |"),
+        "{markdown}"
+    );
+}
+
+#[test]
+fn a_bad_report_request_is_a_usage_error() {
+    let repo = TestRepo::new();
+    repo.config(FAILING);
+    for bad in ["sarif", "xml=out.xml", "=out"] {
+        let run = repo.phasegate(&["run", "--report", bad]);
+        assert_eq!(run.code, 2, "{bad}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn a_saved_log_becomes_any_report() {
+    let repo = TestRepo::new();
+    let log = format!(
+        "{}/fixtures/diagnostics/gcc/gcc.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let run = repo.phasegate(&["diagnostics", "parse", "--format", "junit", &log]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("<?xml"), "{}", run.stdout);
+    let run = repo.phasegate(&["diagnostics", "parse", "--format", "codequality", &log]);
+    let issues: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(issues.as_array().unwrap().len(), 6);
+    let fingerprints: std::collections::HashSet<&str> = issues
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["fingerprint"].as_str().unwrap())
+        .collect();
+    assert_eq!(fingerprints.len(), 6, "unique per occurrence");
+}
