@@ -32,6 +32,11 @@ impl SourceLines {
         }
     }
 
+    /// The text of `file`'s 1-based `line`, at most 300 characters.
+    pub fn text(&mut self, file: &str, line: u32) -> Option<String> {
+        self.line(file, line).map(|t| t.chars().take(300).collect())
+    }
+
     fn line(&mut self, file: &str, line: u32) -> Option<&str> {
         if !self.cache.contains_key(file) {
             if self.cache.len() >= MAX_FILES {

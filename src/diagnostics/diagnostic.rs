@@ -91,6 +91,8 @@ pub struct Diagnostic {
     pub message: String,
     /// The bytes of the check's log the finding was read from.
     pub log_range: Option<(u64, u64)>,
+    /// The text of `line` as the check saw it, for a report to show.
+    pub source_line: Option<String>,
     /// Outside the lines the change touched (the changed-line filter).
     pub pre_existing: bool,
 }
@@ -189,6 +191,8 @@ impl Serialize for Diagnostic {
             test: Option<&'a str>,
             message: &'a str,
             log_range: Option<[u64; 2]>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            source_line: Option<&'a str>,
             pre_existing: bool,
             fingerprint: String,
         }
@@ -211,6 +215,7 @@ impl Serialize for Diagnostic {
             test: self.test.as_deref(),
             message: &self.message,
             log_range: self.log_range.map(|(start, end)| [start, end]),
+            source_line: self.source_line.as_deref(),
             pre_existing: self.pre_existing,
             fingerprint: self.fingerprint(),
         }

@@ -434,10 +434,14 @@ impl Extractor {
                     message: found.message,
                     log_range: (found.range.end > 0)
                         .then_some((found.range.start, found.range.end)),
+                    source_line: None,
                     pre_existing: false,
                 };
                 if d.column_unit != ColumnUnit::Character {
                     lines.convert(&mut d);
+                }
+                if let (Some(file), Some(line)) = (d.file.as_deref(), d.line) {
+                    d.source_line = lines.text(file, line);
                 }
                 d
             })

@@ -87,11 +87,19 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
             None => check.name.clone(),
         };
         writeln!(out, "{}", p.bold(&title))?;
-        let diagnostics: Vec<&Diagnostic> = verdict
+        let mut diagnostics: Vec<&Diagnostic> = verdict
             .diagnostics
             .iter()
             .filter(|d| d.check == check.name)
             .collect();
+        // Grouped by file, files in the order they first come up.
+        let mut files: Vec<Option<&str>> = Vec::new();
+        for d in &diagnostics {
+            if !files.contains(&d.file.as_deref()) {
+                files.push(d.file.as_deref());
+            }
+        }
+        diagnostics.sort_by_key(|d| files.iter().position(|f| *f == d.file.as_deref()));
         for d in diagnostics.iter().take(MAX_PER_CHECK) {
             diagnostic_line(d, out, &p)?;
         }
@@ -218,6 +226,31 @@ fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result
         writeln!(out, "  {severity}{code} {first}")?;
     } else {
         writeln!(out, "  {} {severity}{code} {first}", p.bold(&place))?;
+    }
+    // The line as the check saw it, and a caret under the column.
+    // (Unless the tool's message already shows it, as rustc's does.)
+    let shown_already = d
+        .source_line
+        .as_deref()
+        .is_some_and(|s| !s.trim().is_empty() && d.message.contains(s.trim()));
+    if let (Some(source), Some(number), false) = (&d.source_line, d.line, shown_already) {
+        let gutter = number.to_string();
+        let shown = source.replace('\t', "    ");
+        writeln!(out, "    {} {shown}", p.dim(&format!("{gutter} │")))?;
+        if let Some(column) = d.column {
+            let before: String = source
+                .chars()
+                .take(usize::try_from(column).unwrap_or(1).saturating_sub(1))
+                .map(|c| if c == '\t' { "    " } else { " " })
+                .collect();
+            let pad = " ".repeat(gutter.len());
+            writeln!(
+                out,
+                "    {} {before}{}",
+                p.dim(&format!("{pad} │")),
+                p.red("^")
+            )?;
+        }
     }
     for line in lines {
         writeln!(out, "    {}", p.dim(&format!("│ {line}")))?;

@@ -64,6 +64,7 @@ pub fn sample() -> Verdict {
         severity: Severity::Error,
         code: Some("E0308".into()),
         message: "mismatched types\nexpected `u32`, found `&str`".into(),
+        source_line: Some("\tlet s: u32 = \"text\";".into()),
         ..Diagnostic::default()
     };
     let old_warning = Diagnostic {
