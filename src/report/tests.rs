@@ -377,3 +377,55 @@ fn sarif_is_valid_against_the_sarif_2_1_0_schema() {
     broken["runs"][0]["results"][0]["level"] = serde_json::json!("fatal");
     assert!(!validator.is_valid(&broken));
 }
+
+#[test]
+fn junit_is_well_formed_and_its_counts_add_up() {
+    let mut verdict = sample();
+    // Text XML 1.0 cannot hold, and markup characters, in a message.
+    verdict.diagnostics[0].message = "a <b> & \"c\" \u{1} d".into();
+    let mut out = Vec::new();
+    super::junit::render(&verdict, &mut out).unwrap();
+    let xml = String::from_utf8(out).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    let suite = root
+        .children()
+        .find(|n| n.has_tag_name("testsuite"))
+        .unwrap();
+    let cases: Vec<_> = suite
+        .children()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    let count = |kind: &str| {
+        cases
+            .iter()
+            .filter(|c| c.children().any(|n| n.has_tag_name(kind)))
+            .count()
+    };
+    assert_eq!(
+        suite.attribute("tests"),
+        Some(cases.len().to_string().as_str())
+    );
+    assert_eq!(
+        suite.attribute("failures"),
+        Some(count("failure").to_string().as_str())
+    );
+    assert_eq!(
+        suite.attribute("errors"),
+        Some(count("error").to_string().as_str())
+    );
+    assert_eq!(
+        suite.attribute("skipped"),
+        Some(count("skipped").to_string().as_str())
+    );
+    let text: String = cases
+        .iter()
+        .flat_map(|c| c.descendants())
+        .filter_map(|n| n.text())
+        .collect();
+    assert!(
+        text.contains("a <b> & \"c\"  d"),
+        "the message survives escaping: {text}"
+    );
+}
