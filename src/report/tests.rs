@@ -421,7 +421,7 @@ fn junit_is_well_formed_and_its_counts_add_up() {
     );
     let text: String = cases
         .iter()
-        .flat_map(|c| c.descendants())
+        .flat_map(roxmltree::Node::descendants)
         .filter_map(|n| n.text())
         .collect();
     assert!(
