@@ -102,6 +102,7 @@ pub fn record_run(
         }
     };
     let mut overflow = 0usize;
+    let mut queue_changed = false;
     let news: Vec<NewIntervention> = critical
         .into_iter()
         .chain(gate::interventions_for(verdict))
@@ -117,6 +118,7 @@ pub fn record_run(
         for new in news {
             match queue.add(new, &origin) {
                 Placement::Created(id) | Placement::Merged(id) => {
+                    queue_changed = true;
                     if !verdict.interventions.contains(&id) {
                         verdict.interventions.push(id);
                     }
@@ -164,7 +166,8 @@ pub fn record_run(
     if let Err(e) = state::save(state_dir, &mut state, &|| pause("state-rename")) {
         problems.push(format!("failed to write `state.json`: {e}"));
     }
-    if let Some(queue) = &queue {
+    // A run that passed adds nothing to the queue: nothing to write.
+    if let (Some(queue), true) = (&queue, queue_changed) {
         if let Err(e) = queue.save(state_dir) {
             problems.push(format!("failed to write the intervention queue: {e}"));
         }
