@@ -399,6 +399,9 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     if let Some(previous) = &args.resume_of {
         carry_passes(previous, &phase_specs, &mut verdict);
     }
+    if args.config_from_ref.is_none() {
+        show_config_lines(&root, &mut verdict);
+    }
     super::record::record_run(
         &state_dir,
         &config,
@@ -649,6 +652,27 @@ fn carry_passes(
             .collect::<Vec<_>>()
             .join(", ")
     ));
+}
+
+/// Findings placed at a check in `phasegate.toml` (a failure nothing could
+/// parse, a missing tool) show that line, as tool findings show theirs.
+fn show_config_lines(root: &Path, verdict: &mut Verdict) {
+    let mut text: Option<Option<String>> = None;
+    for d in &mut verdict.diagnostics {
+        let (Some(file), Some(line), None) = (d.file.as_deref(), d.line, &d.source_line) else {
+            continue;
+        };
+        if file != config::CONFIG_FILE {
+            continue;
+        }
+        let content = text
+            .get_or_insert_with(|| std::fs::read_to_string(root.join(config::CONFIG_FILE)).ok());
+        d.source_line = content.as_deref().and_then(|t| {
+            t.lines()
+                .nth(usize::try_from(line).ok()?.checked_sub(1)?)
+                .map(|l| l.chars().take(300).collect())
+        });
+    }
 }
 
 /// A finding of phasegate itself, outside any check.
