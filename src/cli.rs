@@ -106,9 +106,14 @@ pub enum InterventionsCommand {
 pub enum DiagnosticsCommand {
     /// Parse a tool's output (a file, or standard input) into diagnostics.
     Parse {
-        /// `auto` (the default: by the output's content), or a parser name.
+        /// `auto` (the default: by the command when `--command` names it,
+        /// else by the output's content), or a parser name.
         #[arg(long, default_value = "auto")]
         parser: String,
+        /// The command that printed the output (`"cargo test"`), which
+        /// `auto` goes by as it does for a check.
+        #[arg(long, value_name = "COMMAND")]
+        command: Option<String>,
         /// The directory the tool ran in: the paths it printed are relative
         /// to it (default: the current directory).
         #[arg(long, value_name = "DIR")]

@@ -15,6 +15,7 @@ use super::Streams;
 pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) -> ExitCode {
     let DiagnosticsCommand::Parse {
         parser,
+        command: program,
         cwd,
         format,
         file,
@@ -54,7 +55,15 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
     };
 
     // Without a program to go by, `auto` lets the output decide.
-    let mut extractor = Extractor::new("", Origin::Runtime, &choice, &[], &root, &tool_dir);
+    let argv: Vec<String> = match program.as_deref().map(shlex::split) {
+        None => Vec::new(),
+        Some(Some(argv)) => argv,
+        Some(None) => {
+            let _ = writeln!(io.err, "error: `--command` has unbalanced quotes");
+            return ExitCode::Usage;
+        }
+    };
+    let mut extractor = Extractor::new("", Origin::Runtime, &choice, &argv, &root, &tool_dir);
     let mut reader = BufReader::new(input);
     let mut line = Vec::new();
     let mut offset: u64 = 0;

@@ -93,3 +93,26 @@ fn a_format_that_exits_0_on_findings_fails_on_its_errors() {
     assert_eq!(v["diagnostics"][0]["code"], "printf");
     assert_eq!(v["diagnostics"][0]["dialect"], "vet-json");
 }
+
+#[test]
+fn the_command_that_printed_a_log_picks_its_parser() {
+    // tsc's plain output read as `npx tsc` names the tool; the output
+    // alone is read by the same grammar, found by content.
+    let repo = TestRepo::new();
+    let log = fixture("node/tsc-plain.txt");
+    let by_command = repo.phasegate(&[
+        "diagnostics",
+        "parse",
+        "--command",
+        "npx tsc --pretty false",
+        "--format",
+        "json",
+        &log,
+    ]);
+    assert_eq!(by_command.code, 0, "{}", by_command.stderr);
+    let v = by_command.json();
+    assert_eq!(v["diagnostics"][0]["tool"], "tsc");
+    assert_eq!(v["diagnostics"][0]["parser"], "tsc");
+    let bad = repo.phasegate(&["diagnostics", "parse", "--command", "npx 'tsc", &log]);
+    assert_eq!(bad.code, 2);
+}
