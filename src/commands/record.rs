@@ -91,7 +91,7 @@ pub fn record_run(
     let mut emergency: Vec<String> = Vec::new();
     let now = now_rfc3339();
     let run_id = verdict.run_id.clone().unwrap_or_default();
-    let queue = match Queue::load(state_dir) {
+    let mut queue = match Queue::load(state_dir) {
         Ok((queue, unreadable)) => {
             emergency.extend(unreadable);
             Some(queue)
@@ -107,7 +107,6 @@ pub fn record_run(
         .into_iter()
         .chain(gate::interventions_for(verdict))
         .collect();
-    let mut queue = queue;
     if let Some(queue) = queue.as_mut() {
         let origin = state::Origin {
             phase: &phase,
@@ -145,6 +144,8 @@ pub fn record_run(
         ));
     }
 
+    // Each diagnostic's fingerprint is worked out once for every check.
+    let error_sets = gate::check_error_sets(verdict);
     state.runs.push(RunRecord {
         run_id: run_id.clone(),
         time: now,
@@ -159,7 +160,11 @@ pub fn record_run(
             .map(|c| CheckRecord {
                 name: c.name.clone(),
                 status: c.status.as_str().to_string(),
-                fingerprints: check_fingerprints(verdict, &c.name),
+                fingerprints: error_sets
+                    .iter()
+                    .find(|(name, _)| *name == c.name)
+                    .map(|(_, set)| set.clone())
+                    .unwrap_or_default(),
             })
             .collect(),
     });
@@ -177,21 +182,6 @@ pub fn record_run(
     }
     drop(lock);
     report(state_dir, verdict, err, &problems, &emergency);
-}
-
-/// The fingerprints of a check's errors, sorted.
-fn check_fingerprints(verdict: &Verdict, check: &str) -> Vec<String> {
-    let mut set: Vec<String> = gate::error_set(verdict)
-        .into_iter()
-        .filter(|f| {
-            verdict
-                .diagnostics
-                .iter()
-                .any(|d| d.check == check && d.fingerprint() == *f)
-        })
-        .collect();
-    set.sort();
-    set
 }
 
 /// Problems go into the verdict's notes (never its status) and standard

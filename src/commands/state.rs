@@ -26,14 +26,12 @@ pub fn state_dir_for(ctx: &Context) -> PathBuf {
 pub fn read_runs(ctx: &Context) -> Result<Vec<state::RunRecord>, String> {
     let path = state::state_file(&state_dir_for(ctx));
     match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice::<state::State>(&bytes)
-            .map(|s| s.runs)
-            .map_err(|e| {
-                format!(
-                    "`{}` cannot be read: {e}; the next run moves it aside",
-                    path.display()
-                )
-            }),
+        Ok(bytes) => state::parse(&bytes).map(|s| s.runs).map_err(|e| {
+            format!(
+                "`{}` cannot be read: {e}; the next run moves it aside",
+                path.display()
+            )
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(format!("failed to read `{}`: {e}", path.display())),
     }

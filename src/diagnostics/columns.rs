@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 
 use unicode_width::UnicodeWidthChar;
 
-use super::extractor::FileCache;
 use super::{ColumnUnit, Diagnostic};
+
+/// Each file's lines, read once per extraction (`None`: unreadable).
+type FileCache = std::collections::HashMap<String, Option<Vec<String>>>;
 
 /// gcc's default `-ftabstop`.
 const TAB_STOP: usize = 8;

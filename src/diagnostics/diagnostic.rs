@@ -103,26 +103,30 @@ impl Diagnostic {
     /// the line, so moved code keeps its fingerprint. 16 hex digits of
     /// FNV-1a, stable across builds and machines.
     pub fn fingerprint(&self) -> String {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        let mut feed = |bytes: &[u8]| {
-            for b in bytes {
-                hash ^= u64::from(*b);
-                hash = hash.wrapping_mul(0x0100_0000_01b3);
-            }
-            hash ^= 0xff;
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        };
-        feed(self.tool.as_bytes());
-        feed(self.code.as_deref().unwrap_or("").as_bytes());
-        feed(
-            self.file
-                .as_deref()
-                .unwrap_or("")
-                .trim_start_matches("./")
-                .as_bytes(),
-        );
-        feed(normalise_message(&self.message).as_bytes());
-        format!("{hash:016x}")
+        let mut hash = Fnv::default();
+        // Each part ends with 0xff, a byte UTF-8 text never holds.
+        for part in [
+            self.tool.as_str(),
+            self.code.as_deref().unwrap_or(""),
+            self.file.as_deref().unwrap_or("").trim_start_matches("./"),
+            &normalise_message(&self.message),
+        ] {
+            hash.write(part.as_bytes());
+            hash.write(&[0xff]);
+        }
+        format!("{:016x}", hash.finish())
+    }
+
+    /// `file:line:col message-first-line`, the one line a note or an
+    /// intervention names it by.
+    pub fn headline(&self) -> String {
+        format!(
+            "{} {}",
+            self.location(),
+            self.message.lines().next().unwrap_or("")
+        )
+        .trim()
+        .to_string()
     }
 
     /// `file:line:col`, as far as it is known; empty when nothing is.
@@ -135,6 +139,30 @@ impl Diagnostic {
             }
         }
         out
+    }
+}
+
+/// 64-bit FNV-1a: stable across builds and machines, unlike `std`'s
+/// hasher, for identities that are stored and compared later.
+#[derive(Debug, Clone, Copy)]
+pub struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    pub fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    pub fn finish(self) -> u64 {
+        self.0
     }
 }
 

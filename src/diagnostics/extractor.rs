@@ -6,7 +6,7 @@
 //! documents gathered across lines, paths made relative to the repository,
 //! columns converted to characters, duplicates removed and the cap.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
@@ -512,9 +512,6 @@ fn normalize(path: &Path) -> PathBuf {
     }
     out
 }
-
-/// Used by `columns`: files read once per extraction.
-pub(super) type FileCache = HashMap<String, Option<Vec<String>>>;
 
 #[cfg(test)]
 mod tests {

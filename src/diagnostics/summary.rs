@@ -62,6 +62,8 @@ pub fn is_root_cause(d: &Diagnostic) -> bool {
 /// One summary entry before it is written out.
 struct Entry<'a> {
     d: &'a Diagnostic,
+    /// It is a root cause (`is_root_cause`).
+    cause: bool,
     /// Consequences collapsed under it.
     follow_on: usize,
     /// The same problem elsewhere.
@@ -80,33 +82,36 @@ pub fn summarize(
     rank: impl Fn(&Diagnostic) -> Option<usize>,
     limit: usize,
 ) -> Vec<String> {
-    let mut ranked: Vec<(usize, usize, &Diagnostic)> = diagnostics
+    // (rank, index, root cause?, diagnostic): whether it is a root cause
+    // is read once, not at every comparison.
+    let mut ranked: Vec<(usize, usize, bool, &Diagnostic)> = diagnostics
         .iter()
         .enumerate()
         .filter(|(_, d)| matches!(d.severity, Severity::Error | Severity::Warning))
-        .filter_map(|(i, d)| rank(d).map(|r| (r, i, d)))
+        .filter_map(|(i, d)| rank(d).map(|r| (r, i, is_root_cause(d), d)))
         .collect();
-    ranked.sort_by_key(|(r, i, d)| (d.severity, d.pre_existing, *r, !is_root_cause(d), *i));
+    ranked.sort_by_key(|(r, i, cause, d)| (d.severity, d.pre_existing, *r, !cause, *i));
 
     // The files (per check) a root cause explains.
     let causes: Vec<(&str, Option<&str>)> = ranked
         .iter()
-        .filter(|(.., d)| is_root_cause(d))
+        .filter(|(_, _, cause, _)| *cause)
         .map(|(.., d)| (d.check.as_str(), d.file.as_deref()))
         .collect();
 
     let mut entries: Vec<Entry<'_>> = Vec::new();
     let mut by_fingerprint: HashMap<String, usize> = HashMap::new();
-    for (.., d) in ranked {
-        if !is_root_cause(d) && d.severity == Severity::Error {
+    for (_, _, cause, d) in ranked {
+        if !cause && d.severity == Severity::Error {
             let explained = causes.iter().position(|(check, file)| {
                 *check == d.check && file.is_some() && *file == d.file.as_deref()
             });
-            if let Some(cause) = explained {
-                let (check, file) = causes[cause];
-                if let Some(entry) = entries.iter_mut().find(|e| {
-                    e.d.check == check && e.d.file.as_deref() == file && is_root_cause(e.d)
-                }) {
+            if let Some(at) = explained {
+                let (check, file) = causes[at];
+                if let Some(entry) = entries
+                    .iter_mut()
+                    .find(|e| e.cause && e.d.check == check && e.d.file.as_deref() == file)
+                {
                     entry.follow_on += 1;
                     continue;
                 }
@@ -120,6 +125,7 @@ pub fn summarize(
         by_fingerprint.insert(fingerprint, entries.len());
         entries.push(Entry {
             d,
+            cause,
             follow_on: 0,
             repeats: 0,
         });

@@ -338,18 +338,14 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
             // Some formats report findings under exit 0 (`go vet -json`):
             // there the diagnostics decide.
             if outcome.errors_fail && errors > 0 {
-                return demote_if_pre_existing(
+                return failed(
                     profile,
                     check,
-                    Judged {
-                        status: failed_effect.0,
-                        effect: failed_effect.1,
-                        tier: None,
-                        reason: Some(format!(
-                            "exit 0, but it reported {errors} error(s) in a format whose tool exits 0 on findings"
-                        )),
-                        diagnostics: parsed,
-                    },
+                    failed_effect,
+                    format!(
+                        "exit 0, but it reported {errors} error(s) in a format whose tool exits 0 on findings"
+                    ),
+                    parsed,
                 );
             }
             Judged {
@@ -368,19 +364,37 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
                     &format!("check `{}` failed (exit {code})", check.name),
                 ));
             }
-            demote_if_pre_existing(
+            failed(
                 profile,
                 check,
-                Judged {
-                    status: failed_effect.0,
-                    effect: failed_effect.1,
-                    tier: None,
-                    reason: Some(format!("exit {code}")),
-                    diagnostics: parsed,
-                },
+                failed_effect,
+                format!("exit {code}"),
+                parsed,
             )
         }
     }
+}
+
+/// A check that failed for `reason`, as its `on_failure` says (demoted
+/// when every error is pre-existing).
+fn failed(
+    profile: Profile,
+    check: &CheckInput,
+    (status, effect): (CheckStatus, Effect),
+    reason: String,
+    diagnostics: Vec<Diagnostic>,
+) -> Judged {
+    demote_if_pre_existing(
+        profile,
+        check,
+        Judged {
+            status,
+            effect,
+            tier: None,
+            reason: Some(reason),
+            diagnostics,
+        },
+    )
 }
 
 /// A blocking failure whose every error lies outside the change (the

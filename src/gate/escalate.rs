@@ -8,11 +8,11 @@ use crate::state::{NewIntervention, Priority};
 
 use super::{CheckStatus, Next, Status, Verdict};
 
-/// The fingerprints of the errors that made this run fail or stop: errors
-/// of checks that failed or did not finish, the change's own (not
-/// pre-existing), sorted, once each.
-pub fn error_set(verdict: &Verdict) -> Vec<String> {
-    let failing: Vec<&str> = verdict
+/// Per check, the fingerprints of the errors that made it fail or stop:
+/// errors of checks that failed or did not finish, the change's own (not
+/// pre-existing), sorted, once each. Checks that have none are left out.
+pub fn check_error_sets(verdict: &Verdict) -> Vec<(String, Vec<String>)> {
+    verdict
         .checks
         .iter()
         .filter(|c| {
@@ -24,14 +24,26 @@ pub fn error_set(verdict: &Verdict) -> Vec<String> {
                     | CheckStatus::Crashed
             )
         })
-        .map(|c| c.name.as_str())
-        .collect();
-    let mut set: Vec<String> = verdict
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error && !d.pre_existing)
-        .filter(|d| failing.contains(&d.check.as_str()))
-        .map(Diagnostic::fingerprint)
+        .filter_map(|c| {
+            let mut set: Vec<String> = verdict
+                .diagnostics
+                .iter()
+                .filter(|d| d.check == c.name && d.severity == Severity::Error && !d.pre_existing)
+                .map(Diagnostic::fingerprint)
+                .collect();
+            set.sort();
+            set.dedup();
+            (!set.is_empty()).then(|| (c.name.clone(), set))
+        })
+        .collect()
+}
+
+/// The fingerprints of every error that made this run fail or stop (the
+/// union of `check_error_sets`), sorted, once each.
+pub fn error_set(verdict: &Verdict) -> Vec<String> {
+    let mut set: Vec<String> = check_error_sets(verdict)
+        .into_iter()
+        .flat_map(|(_, set)| set)
         .collect();
     set.sort();
     set.dedup();
@@ -60,15 +72,7 @@ pub fn escalate_repeats(verdict: &mut Verdict, previous: &[Vec<String>], needed:
         .diagnostics
         .iter()
         .filter(|d| current.contains(&d.fingerprint()))
-        .map(|d| {
-            format!(
-                "{} {}",
-                d.location(),
-                d.message.lines().next().unwrap_or("")
-            )
-            .trim()
-            .to_string()
-        })
+        .map(Diagnostic::headline)
         .take(5)
         .collect();
     verdict.status = Status::Blocked;
@@ -91,15 +95,7 @@ pub fn interventions_for(verdict: &Verdict) -> Vec<NewIntervention> {
             .diagnostics
             .iter()
             .find(|d| d.check == check && d.severity == Severity::Error)
-            .map(|d| {
-                format!(
-                    "{} {}",
-                    d.location(),
-                    d.message.lines().next().unwrap_or("")
-                )
-                .trim()
-                .to_string()
-            })
+            .map(Diagnostic::headline)
     };
     for check in &verdict.checks {
         let reason = check.reason.clone().unwrap_or_default();

@@ -202,10 +202,6 @@ fn read_journal(dir: &Path) -> Result<Option<Journal>, ProtectError> {
     }
 }
 
-fn pid_alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
-}
-
 /// The lock that makes one run at a time hold unstaged changes aside. It
 /// names its holder's pid; a lock whose holder is gone is taken over.
 struct Lock {
@@ -235,7 +231,9 @@ impl Lock {
                         .ok()
                         .and_then(|s| s.trim().parse::<u32>().ok());
                     match holder {
-                        Some(pid) if pid != std::process::id() && pid_alive(pid) => {
+                        Some(pid)
+                            if pid != std::process::id() && crate::state::process_alive(pid) =>
+                        {
                             return Err(ProtectError::Busy { pid });
                         }
                         // A killed run's lock: its journal is recovered next.
@@ -301,7 +299,7 @@ fn recover_locked(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectE
             let _ = fs::remove_dir_all(&dir);
             continue;
         };
-        if journal.pid != std::process::id() && pid_alive(journal.pid) {
+        if journal.pid != std::process::id() && crate::state::process_alive(journal.pid) {
             return Err(ProtectError::Busy { pid: journal.pid });
         }
         if journal.state == State::Saved {

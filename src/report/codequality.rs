@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use serde_json::json;
 
-use crate::diagnostics::Severity;
+use crate::diagnostics::{Fnv, Severity};
 use crate::gate::Verdict;
 
 use super::sarif::rule_id;
@@ -37,7 +37,9 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
             );
             let n = seen.entry(base.clone()).or_insert(0);
             *n += 1;
-            let fingerprint = format!("{}-{:016x}", d.fingerprint(), fnv(&format!("{base}#{n}")));
+            let mut occurrence = Fnv::default();
+            occurrence.write(format!("{base}#{n}").as_bytes());
+            let fingerprint = format!("{}-{:016x}", d.fingerprint(), occurrence.finish());
             json!({
                 "description": d.message,
                 "check_name": rule_id(d),
@@ -52,13 +54,4 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
         .collect();
     serde_json::to_writer_pretty(&mut *out, &issues).map_err(io::Error::other)?;
     writeln!(out)
-}
-
-fn fnv(text: &str) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash
 }

@@ -16,7 +16,8 @@ pub struct StateLock {
     path: PathBuf,
 }
 
-fn alive(pid: u32) -> bool {
+/// Whether a process with this pid runs (a lock's holder).
+pub fn process_alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
@@ -42,7 +43,7 @@ impl StateLock {
                         .ok()
                         .and_then(|s| s.trim().parse::<u32>().ok());
                     match holder {
-                        Some(pid) if pid != std::process::id() && alive(pid) => {
+                        Some(pid) if pid != std::process::id() && process_alive(pid) => {
                             if start.elapsed() >= wait {
                                 return Err(io::Error::new(
                                     io::ErrorKind::WouldBlock,

@@ -106,16 +106,7 @@ pub fn load(state_dir: &Path) -> io::Result<Loaded> {
         }
         Err(e) => return Err(e),
     };
-    let parsed = serde_json::from_slice::<State>(&bytes)
-        .map_err(|e| e.to_string())
-        .and_then(|state| {
-            if state.schema == STATE_SCHEMA {
-                Ok(state)
-            } else {
-                Err(format!("unknown schema `{}`", state.schema))
-            }
-        });
-    match parsed {
+    match parse(&bytes) {
         Ok(state) => Ok(Loaded::State(state)),
         Err(error) => {
             let stamp = std::time::SystemTime::now()
@@ -126,6 +117,16 @@ pub fn load(state_dir: &Path) -> io::Result<Loaded> {
             fs::rename(&path, &moved_to)?;
             Ok(Loaded::Corrupt { moved_to, error })
         }
+    }
+}
+
+/// Reads `state.json`'s content, or says why it cannot be read.
+pub fn parse(bytes: &[u8]) -> Result<State, String> {
+    let state = serde_json::from_slice::<State>(bytes).map_err(|e| e.to_string())?;
+    if state.schema == STATE_SCHEMA {
+        Ok(state)
+    } else {
+        Err(format!("unknown schema `{}`", state.schema))
     }
 }
 
