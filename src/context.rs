@@ -46,6 +46,10 @@ pub struct Context {
     pub ci_range: Option<(String, String)>,
     /// `GITHUB_STEP_SUMMARY`: where the GitHub report appends its summary.
     pub github_step_summary: Option<PathBuf>,
+    /// `GIT_INDEX_FILE`: the index git points a hook at during `git commit
+    /// -a` or `git commit PATH` (a temporary one holding what will be
+    /// committed), absolute.
+    pub index_file: Option<PathBuf>,
 }
 
 /// The range a CI system's pull or merge request covers, as (base, head).
@@ -83,8 +87,12 @@ impl Context {
                 .map(|v: OsString| v.to_string_lossy().into_owned())
                 .filter(|v| !v.is_empty())
         };
+        let cwd = std::env::current_dir()?;
         Ok(Context {
-            cwd: std::env::current_dir()?,
+            index_file: std::env::var_os("GIT_INDEX_FILE")
+                .filter(|v| !v.is_empty())
+                .map(|v| cwd.join(v)),
+            cwd,
             stdout_tty: std::io::stdout().is_terminal(),
             stderr_tty: std::io::stderr().is_terminal(),
             no_color: var("NO_COLOR").is_some(),

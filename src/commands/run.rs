@@ -112,6 +112,9 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     let root = repo
         .as_ref()
         .map_or_else(|| ctx.cwd.clone(), |r| r.root.clone());
+    if let Some(index) = &ctx.index_file {
+        crate::git::use_index_file(index.clone());
+    }
 
     let loaded = match &args.config_from_ref {
         None => config::load(&root),
@@ -163,7 +166,12 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         }
     }
 
-    let (selection, mode, selection_notes) = match select_files(ctx, args, &root, repo.is_some()) {
+    let Selected {
+        files: selection,
+        summary: mode,
+        notes: selection_notes,
+        unstaged,
+    } = match select_files(ctx, args, &root, repo.is_some()) {
         Ok(selection) => selection,
         Err(error) => return stop(io, config.gate.profile, error),
     };
@@ -267,7 +275,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // of tracked files are set aside first and come back afterwards.
     let pause = |step: &str| ctx.maybe_pause(step, &state_dir);
     let guard = if staged && snapshot.is_none() && !plans.is_empty() {
-        match crate::git::protect(&root, &state_dir, &run_dir.id, &pause) {
+        match crate::git::protect(&root, &state_dir, &run_dir.id, unstaged.as_ref(), &pause) {
             Ok(guard) => guard,
             Err(e) => return stop(io, settings.profile, super::internal_error(&e)),
         }
@@ -701,13 +709,36 @@ fn describe_checks(names: &[&str]) -> String {
     }
 }
 
+/// The files a run selected and what it learnt on the way.
+struct Selected {
+    /// Relative to the root.
+    files: Vec<PathBuf>,
+    /// How they were chosen.
+    summary: SelectionSummary,
+    notes: Vec<String>,
+    /// For a staged run: the only tracked files that may have unstaged
+    /// changes, found while the staged files were.
+    unstaged: Option<crate::git::UnstagedHint>,
+}
+
+impl Selected {
+    fn new(files: Vec<PathBuf>, summary: SelectionSummary, notes: Vec<String>) -> Selected {
+        Selected {
+            files,
+            summary,
+            notes,
+            unstaged: None,
+        }
+    }
+}
+
 /// The selected files, relative to `root`, how they were chosen, and notes.
 fn select_files(
     ctx: &Context,
     args: &RunRequest,
     root: &Path,
     in_repo: bool,
-) -> Result<(Vec<PathBuf>, SelectionSummary, Vec<String>), VerdictError> {
+) -> Result<Selected, VerdictError> {
     let mut notes = Vec::new();
     let summary =
         |mode: &'static str, files: &[PathBuf], range: Option<(&str, &str)>| SelectionSummary {
@@ -763,11 +794,11 @@ fn select_files(
             files.sort();
             files.dedup();
             let s = summary("files", &files, None);
-            Ok((files, s, notes))
+            Ok(Selected::new(files, s, notes))
         }
         SelectionRequest::Range { from, to } => {
             let (files, s) = range(from, to)?;
-            Ok((files, s, notes))
+            Ok(Selected::new(files, s, notes))
         }
         SelectionRequest::All => {
             let files = if in_repo {
@@ -776,13 +807,15 @@ fn select_files(
                 Vec::new()
             };
             let s = summary("all", &files, None);
-            Ok((files, s, notes))
+            Ok(Selected::new(files, s, notes))
         }
-        SelectionRequest::Default if !in_repo => Ok((Vec::new(), summary("all", &[], None), notes)),
+        SelectionRequest::Default if !in_repo => {
+            Ok(Selected::new(Vec::new(), summary("all", &[], None), notes))
+        }
         SelectionRequest::Default if ctx.ci => {
             if let Some((from, to)) = &ctx.ci_range {
                 let (files, s) = range(from, to)?;
-                return Ok((files, s, notes));
+                return Ok(Selected::new(files, s, notes));
             }
             let files = crate::git::tracked_files(root).map_err(git)?;
             notes.push(
@@ -790,15 +823,20 @@ fn select_files(
                     .to_string(),
             );
             let s = summary("all", &files, None);
-            Ok((files, s, notes))
+            Ok(Selected::new(files, s, notes))
         }
         SelectionRequest::Staged if !in_repo => Err(super::usage_error(
             "staged files need a git repository".to_string(),
         )),
         SelectionRequest::Default | SelectionRequest::Staged => {
-            let files = crate::git::staged_files(root).map_err(git)?;
-            let s = summary("staged", &files, None);
-            Ok((files, s, notes))
+            let staged = crate::git::staged_selection(root, ctx.cpus).map_err(git)?;
+            let s = summary("staged", &staged.files, None);
+            Ok(Selected {
+                files: staged.files,
+                summary: s,
+                notes,
+                unstaged: staged.unstaged,
+            })
         }
     }
 }

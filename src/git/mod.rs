@@ -2,6 +2,7 @@
 
 mod changes;
 mod hooks;
+mod index;
 mod protect;
 mod repo;
 mod select;
@@ -11,3 +12,34 @@ pub use hooks::*;
 pub use protect::*;
 pub use repo::*;
 pub use select::*;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The index file git named for this process (`GIT_INDEX_FILE`), set once
+/// at the start of a run: every repository phasegate opens reads and writes
+/// that index instead of `.git/index`, as git's own commands do.
+static INDEX_FILE: OnceLock<PathBuf> = OnceLock::new();
+
+/// Makes every repository opened from now on use `path` as its index.
+pub fn use_index_file(path: PathBuf) {
+    let _ = INDEX_FILE.set(path);
+}
+
+/// The index file of `repo`: `GIT_INDEX_FILE`'s when git named one.
+fn index_path(repo: &git2::Repository) -> PathBuf {
+    INDEX_FILE
+        .get()
+        .cloned()
+        .unwrap_or_else(|| repo.path().join("index"))
+}
+
+/// Opens the repository at `root` with the index git named, if any.
+fn open_repository(root: &Path) -> Result<git2::Repository, git2::Error> {
+    let repo = git2::Repository::open(root)?;
+    if let Some(path) = INDEX_FILE.get() {
+        let mut index = git2::Index::open(path)?;
+        repo.set_index(&mut index)?;
+    }
+    Ok(repo)
+}

@@ -19,6 +19,8 @@ use git2::build::CheckoutBuilder;
 use git2::{Delta, DiffOptions, Repository};
 use serde::{Deserialize, Serialize};
 
+use super::UnstagedHint;
+
 /// Git's extended index flag for `git add --intent-to-add` entries.
 const INTENT_TO_ADD: u16 = 1 << 13;
 const MODE_LINK: u32 = 0o120_000;
@@ -153,7 +155,7 @@ fn protect_root(state_dir: &Path) -> PathBuf {
 }
 
 fn open(root: &Path) -> Result<Repository, ProtectError> {
-    Repository::open(root).map_err(git_error("open the repository"))
+    super::open_repository(root).map_err(git_error("open the repository"))
 }
 
 /// Writes `bytes` to `path` and flushes it to disk.
@@ -316,22 +318,35 @@ fn recover_locked(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectE
 fn unstaged_diff<'r>(
     repo: &'r Repository,
     index: &git2::Index,
+    only: Option<&[Vec<u8>]>,
 ) -> Result<git2::Diff<'r>, ProtectError> {
     let mut options = DiffOptions::new();
     options
         .include_typechange(true)
         .include_untracked(false)
         .ignore_submodules(true);
+    if let Some(paths) = only {
+        // Exact paths, not patterns: a name may hold `*`, `[` or a newline.
+        options.disable_pathspec_match(true);
+        for path in paths {
+            options.pathspec(path.clone());
+        }
+    }
     repo.diff_index_to_workdir(Some(index), Some(&mut options))
         .map_err(git_error("compare the index with the work tree"))
 }
 
 /// The tracked files whose work-tree state differs from the index, and
-/// the intent-to-add files (their staged content is "nothing").
-fn unstaged_entries(root: &Path) -> Result<Vec<Entry>, ProtectError> {
+/// the intent-to-add files (their staged content is "nothing"). With
+/// `only`, just those paths are compared: the others are known unchanged.
+fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entry>, ProtectError> {
+    let only = only.map(|hint| hint.0.as_slice());
+    if only.is_some_and(<[Vec<u8>]>::is_empty) {
+        return Ok(Vec::new());
+    }
     let repo = open(root)?;
     let index = repo.index().map_err(git_error("read the index"))?;
-    let diff = unstaged_diff(&repo, &index)?;
+    let diff = unstaged_diff(&repo, &index, only)?;
     let mut entries = Vec::new();
     for delta in diff.deltas() {
         if !matches!(
@@ -379,20 +394,25 @@ fn unstaged_entries(root: &Path) -> Result<Vec<Entry>, ProtectError> {
 
 /// Sets the unstaged changes of tracked files aside and puts those files at
 /// their staged content. `Ok(None)` when there is nothing to protect.
+///
+/// `hint`, when given, names the only tracked files that may have unstaged
+/// changes (from `staged_selection`); the others are not compared again.
 pub fn protect(
     root: &Path,
     state_dir: &Path,
     id: &str,
+    hint: Option<&UnstagedHint>,
     pause: Pause<'_>,
 ) -> Result<Option<UnstagedGuard>, ProtectError> {
     // The common case, nothing unstaged and nothing left by a killed run,
     // needs neither the lock nor a single write.
-    if !has_journals(state_dir) && unstaged_entries(root)?.is_empty() {
+    if !has_journals(state_dir) && unstaged_entries(root, hint)?.is_empty() {
         return Ok(None);
     }
     let lock = Lock::acquire(state_dir)?;
-    recover_locked(root, state_dir)?;
-    let entries = unstaged_entries(root)?;
+    // A killed run's changes, written back now, make the hint stale.
+    let recovered = recover_locked(root, state_dir)?;
+    let entries = unstaged_entries(root, hint.filter(|_| recovered.is_empty()))?;
     if entries.is_empty() {
         return Ok(None);
     }
@@ -487,6 +507,10 @@ impl UnstagedGuard {
                     }
                 }
             } else {
+                // libgit2 skips a file whose stat data still matches the
+                // index, whatever its content: the copy is saved, so the
+                // file goes and is written afresh from the index.
+                let _ = fs::remove_file(&path);
                 builder.path(entry.rel());
                 any = true;
             }
@@ -504,7 +528,7 @@ impl UnstagedGuard {
     fn changed_by_checks(&self) -> Result<Vec<String>, ProtectError> {
         let repo = open(&self.root)?;
         let index = repo.index().map_err(git_error("read the index"))?;
-        let diff = unstaged_diff(&repo, &index)?;
+        let diff = unstaged_diff(&repo, &index, None)?;
         let mut out = Vec::new();
         for delta in diff.deltas() {
             let Some(path) = delta.new_file().path_bytes() else {

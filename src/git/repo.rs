@@ -21,6 +21,14 @@ pub enum GitError {
         #[source]
         source: git2::Error,
     },
+    #[error("the repository at `{path}` uses a split index, which phasegate cannot read: turn it off with `git config core.splitIndex false && git update-index --no-split-index`")]
+    SplitIndex { path: PathBuf },
+    #[error("failed to read the git index `{path}`")]
+    IndexFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("failed to read {what} from git")]
     Read {
         what: String,
@@ -40,6 +48,21 @@ pub enum GitError {
         #[source]
         source: git2::Error,
     },
+}
+
+/// libgit2's failure to read the index, with what to do about the one
+/// case users meet: a split index (`core.splitIndex`).
+pub(super) fn index_error(root: &Path, source: git2::Error) -> GitError {
+    if source.message().contains("extension: 'link'") {
+        GitError::SplitIndex {
+            path: root.to_path_buf(),
+        }
+    } else {
+        GitError::Index {
+            path: root.to_path_buf(),
+            source,
+        }
+    }
 }
 
 /// A discovered repository with a work tree.
@@ -90,14 +113,11 @@ const GITLINK: u32 = 0o160_000;
 /// are left out; the work tree is not looked at, which keeps this fast on
 /// large repositories.
 pub fn tracked_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
-    let repo = git2::Repository::open(root).map_err(|source| GitError::Open {
+    let repo = super::open_repository(root).map_err(|source| GitError::Open {
         path: root.to_path_buf(),
         source,
     })?;
-    let index = repo.index().map_err(|source| GitError::Index {
-        path: root.to_path_buf(),
-        source,
-    })?;
+    let index = repo.index().map_err(|source| index_error(root, source))?;
     let mut files = Vec::with_capacity(index.len());
     for entry in index.iter() {
         if entry.mode & 0o170_000 == GITLINK {

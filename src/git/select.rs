@@ -11,7 +11,7 @@ use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Repository};
 use super::GitError;
 
 pub(super) fn open(root: &Path) -> Result<Repository, GitError> {
-    Repository::open(root).map_err(|source| GitError::Open {
+    super::open_repository(root).map_err(|source| GitError::Open {
         path: root.to_path_buf(),
         source,
     })
@@ -63,6 +63,143 @@ pub fn staged_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
     changed_paths(&mut diff)
 }
 
+/// What a staged run needs to know of the repository, from one read of the
+/// index: the staged files, and which tracked files may have unstaged
+/// changes.
+#[derive(Debug)]
+pub struct StagedSelection {
+    pub files: Vec<PathBuf>,
+    /// The only tracked files that may differ from the index (their stat
+    /// data says so); `None` when the index was read by libgit2 and nothing
+    /// is known yet.
+    pub unstaged: Option<UnstagedHint>,
+}
+
+/// The candidates for unstaged changes, as `protect` takes them.
+#[derive(Debug, Clone)]
+pub struct UnstagedHint(pub(super) Vec<Vec<u8>>);
+
+/// The staged files and the unstaged candidates. The work tree is looked
+/// at on `threads` threads while the index is compared with `HEAD`.
+pub fn staged_selection(root: &Path, threads: usize) -> Result<StagedSelection, GitError> {
+    let repo = open(root)?;
+    let index = if reads_own_index(&repo) {
+        let path = super::index_path(&repo);
+        super::index::read(&path).map_err(|source| GitError::IndexFile { path, source })?
+    } else {
+        None
+    };
+    let Some(index) = index else {
+        // A split or sparse index, or another object format: libgit2's way.
+        return Ok(StagedSelection {
+            files: staged_files(root)?,
+            unstaged: None,
+        });
+    };
+    // The work tree is looked at while the index is compared with HEAD;
+    // this thread joins the scan when the comparison is done.
+    let scan = super::index::Scan::new(root, &index);
+    let helpers = if scan.is_large() {
+        threads.clamp(2, 8) - 1
+    } else {
+        0
+    };
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..helpers).map(|_| scope.spawn(|| scan.work())).collect();
+        let files = staged_in(&repo, &index);
+        let mut candidates = scan.work();
+        for worker in workers {
+            match worker.join() {
+                Ok(found) => candidates.extend(found),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        candidates.sort_unstable();
+        Ok(StagedSelection {
+            files: files?,
+            unstaged: Some(UnstagedHint(candidates)),
+        })
+    })
+}
+
+/// Whether phasegate's own index reader applies: SHA-1 repositories (the
+/// reader declines split and sparse indexes by itself).
+fn reads_own_index(repo: &Repository) -> bool {
+    repo.config()
+        .and_then(|c| c.get_string("extensions.objectformat"))
+        .map_or(true, |format| format.eq_ignore_ascii_case("sha1"))
+}
+
+/// The index entries whose content or mode differs from `HEAD`'s, or that
+/// `HEAD` does not have: what `git diff --cached --name-only` lists, less
+/// deletions and submodules. Intent-to-add entries are not staged content.
+fn staged_in(repo: &Repository, index: &super::index::Index) -> Result<Vec<PathBuf>, GitError> {
+    let head = head_files(repo)?;
+    let mut head = head.iter().peekable();
+    let mut out = Vec::new();
+    // Both lists are sorted by path bytes: one walk compares them.
+    for entry in &index.entries {
+        let mut same = false;
+        while let Some((path, mode, oid)) = head.peek() {
+            match path.as_slice().cmp(&entry.path) {
+                std::cmp::Ordering::Less => {
+                    head.next();
+                }
+                std::cmp::Ordering::Equal => {
+                    same = *mode == entry.mode && oid.as_bytes() == entry.oid;
+                    break;
+                }
+                std::cmp::Ordering::Greater => break,
+            }
+        }
+        if !same && entry.stage == 0 && !entry.is_gitlink() && !entry.intent_to_add() {
+            out.push(PathBuf::from(OsStr::from_bytes(&entry.path)));
+        }
+    }
+    Ok(out)
+}
+
+/// Every non-tree entry of `HEAD`'s tree with its full path, sorted by path
+/// bytes as the index is; empty before the first commit.
+fn head_files(repo: &Repository) -> Result<Vec<(Vec<u8>, u32, git2::Oid)>, GitError> {
+    let tree = match repo.head() {
+        Ok(head) => head
+            .peel_to_tree()
+            .map_err(|e| failed("the tree of HEAD", e))?,
+        Err(e)
+            if matches!(
+                e.code(),
+                git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound
+            ) =>
+        {
+            return Ok(Vec::new())
+        }
+        Err(e) => return Err(failed("HEAD", e)),
+    };
+    let mut out = Vec::new();
+    // Recursion by hand: libgit2's walk gives directory names as text and
+    // stops at one that is not UTF-8.
+    let mut pending = vec![(Vec::new(), tree)];
+    while let Some((prefix, tree)) = pending.pop() {
+        for entry in &tree {
+            let mut path = prefix.clone();
+            path.extend_from_slice(entry.name_bytes());
+            let mode = u32::try_from(entry.filemode()).unwrap_or(0);
+            if entry.kind() == Some(git2::ObjectType::Tree) {
+                let subtree = repo
+                    .find_tree(entry.id())
+                    .map_err(|e| failed("a tree of HEAD", e))?;
+                path.push(b'/');
+                pending.push((path, subtree));
+            } else {
+                out.push((path, mode, entry.id()));
+            }
+        }
+    }
+    out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
 /// The index against `HEAD` (or against nothing before the first commit).
 pub(super) fn staged_diff<'r>(
     repo: &'r Repository,
@@ -85,10 +222,9 @@ pub(super) fn staged_diff<'r>(
         }
         Err(e) => return Err(failed("HEAD", e)),
     };
-    let index = repo.index().map_err(|source| GitError::Index {
-        path: root.to_path_buf(),
-        source,
-    })?;
+    let index = repo
+        .index()
+        .map_err(|source| super::repo::index_error(root, source))?;
     repo.diff_tree_to_index(head_tree.as_ref(), Some(&index), Some(options))
         .map_err(|e| failed("the staged changes", e))
 }
@@ -163,10 +299,9 @@ pub(super) fn range_diff<'r>(
 /// work tree and the index untouched.
 pub fn checkout_index_to(root: &Path, dir: &Path) -> Result<(), GitError> {
     let repo = open(root)?;
-    let mut index = repo.index().map_err(|source| GitError::Index {
-        path: root.to_path_buf(),
-        source,
-    })?;
+    let mut index = repo
+        .index()
+        .map_err(|source| super::repo::index_error(root, source))?;
     let mut builder = git2::build::CheckoutBuilder::new();
     builder
         .force()

@@ -627,3 +627,160 @@ fn odd_file_names_reach_the_checks_intact_and_their_unstaged_changes_survive() {
     assert_eq!(snapshot(&repo), before);
     let _ = std::fs::remove_file(out);
 }
+
+/// The files a `{files}` check received, NUL-separated in `out`, sorted.
+fn received(out: &Path) -> Vec<Vec<u8>> {
+    let seen = std::fs::read(out).unwrap();
+    let mut got: Vec<Vec<u8>> = seen
+        .split(|b| *b == 0)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.strip_prefix(b"./").unwrap_or(s).to_vec())
+        .collect();
+    got.sort();
+    got
+}
+
+#[test]
+fn the_staged_selection_is_what_git_lists_on_every_index_format() {
+    use std::os::unix::ffi::OsStrExt;
+    for format in ["2", "3", "4", "split"] {
+        let repo = TestRepo::new();
+        let file = |name: &[u8]| repo.path().join(std::ffi::OsStr::from_bytes(name));
+        for (name, text) in [
+            (b"keep.txt".as_slice(), "same\n"),
+            (b"edit.txt", "one\n"),
+            (b"gone.txt", "gone\n"),
+            (b"moving.txt", "moving\n"),
+            (b"tool.sh", "#!/bin/sh\n"),
+            (b"a/deep/nested.rs", "fn main() {}\n"),
+            (b"a.b", "dot\n"),
+            (b"a-b", "dash\n"),
+            (b"with space.txt", "space\n"),
+            (b"new\nline.txt", "newline\n"),
+            (b"-dash.txt", "dash\n"),
+            (b"caf\xe9.txt", "latin1\n"),
+        ] {
+            let path = file(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-qm", "base"]);
+        match format {
+            "split" => repo.git(&["update-index", "--split-index"]),
+            version => repo.git(&["update-index", "--index-version", version]),
+        };
+        repo.stage("edit.txt", "two\n");
+        repo.git(&["rm", "-q", "gone.txt"]);
+        repo.git(&["mv", "moving.txt", "moved.txt"]);
+        std::fs::set_permissions(file(b"tool.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        repo.git(&["add", "tool.sh"]);
+        repo.stage("a/deep/nested.rs", "fn main() { }\n");
+        repo.stage("a/deep/added.rs", "// new\n");
+        std::fs::write(file(b"new\nline.txt"), "staged\n").unwrap();
+        std::fs::write(file(b"caf\xe9.txt"), "staged\n").unwrap();
+        std::fs::write(file(b"-dash.txt"), "staged\n").unwrap();
+        repo.git(&["add", "-A"]);
+        std::os::unix::fs::symlink("keep.txt", file(b"link")).unwrap();
+        repo.git(&["add", "link"]);
+        // Not staged: intent-to-add, and unstaged changes of tracked files.
+        repo.write("planned.txt", "later\n");
+        repo.git(&["add", "-N", "planned.txt"]);
+        repo.write("a.b", "dot, unstaged\n");
+        repo.write("edit.txt", "two\nthree, unstaged\n");
+
+        let out = repo
+            .path()
+            .parent()
+            .unwrap()
+            .join(format!("staged-{format}-{}.out", std::process::id()));
+        repo.config(&format!(
+            "[phases.implementation]\nchecks = [ {{ name = \"args\", files = [\"*\"], command = \"sh -c 'printf \\\"%s\\\\\\\\0\\\" \\\"$@\\\" > {}' sh {{files}}\" }} ]\n",
+            out.display()
+        ));
+        std::fs::write(repo.path().join(".git/info/exclude"), "phasegate.toml\n").unwrap();
+        let listed = repo
+            .command("git")
+            .args([
+                "diff",
+                "--cached",
+                "--name-only",
+                "-z",
+                "--no-renames",
+                "--diff-filter=AMT",
+            ])
+            .output()
+            .unwrap()
+            .stdout;
+        let mut want: Vec<Vec<u8>> = listed
+            .split(|b| *b == 0)
+            .filter(|s| !s.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect();
+        want.sort();
+        assert!(
+            want.len() >= 9,
+            "{format}: the scenario stages enough: {want:?}"
+        );
+
+        let before = snapshot(&repo);
+        let (code, v) = repo.verdict(&[]);
+        if format == "split" {
+            // libgit2 cannot read a split index: a clear error, not a pass.
+            assert_eq!(code, 3, "{v:#}");
+            let message = v["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains("git update-index --no-split-index"),
+                "{message}"
+            );
+            assert_eq!(snapshot(&repo), before);
+            continue;
+        }
+        assert_eq!(code, 0, "{format}: {v:#}");
+        assert_eq!(received(&out), want, "index format {format}");
+        assert_eq!(snapshot(&repo), before, "index format {format}");
+        let _ = std::fs::remove_file(out);
+    }
+}
+
+#[test]
+fn a_same_size_change_with_the_recorded_mtime_is_still_protected() {
+    // Same size and the modification time the index recorded: only the
+    // change time gives it away.
+    let repo = TestRepo::new();
+    repo.write("same.txt", "aaaa\n").write("other.txt", "x\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "base"]);
+    repo.stage("other.txt", "y\n");
+    let out = repo
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("racy-{}.out", std::process::id()));
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"cat same.txt > {}\" }} ]\n",
+        out.display()
+    ));
+    std::fs::write(repo.path().join(".git/info/exclude"), "phasegate.toml\n").unwrap();
+    let recorded = std::fs::metadata(repo.path().join("same.txt"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    repo.write("same.txt", "bbbb\n");
+    // The file's times as the index recorded them: only the content changed.
+    let file = std::fs::File::options()
+        .write(true)
+        .open(repo.path().join("same.txt"))
+        .unwrap();
+    file.set_modified(recorded).unwrap();
+    let before = snapshot(&repo);
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "aaaa\n",
+        "the check saw the staged content"
+    );
+    assert_eq!(snapshot(&repo), before);
+    let _ = std::fs::remove_file(out);
+}

@@ -71,6 +71,37 @@ fn a_commit_holds_the_staged_content_and_unstaged_work_survives_it() {
 }
 
 #[test]
+fn commit_all_and_commit_of_named_paths_check_what_git_will_commit() {
+    // git hands the hook a temporary index (GIT_INDEX_FILE) for these.
+    let repo = TestRepo::new();
+    repo.write("a.txt", "good\n").write("b.txt", "good\n");
+    gate(&repo, "! grep -q bad a.txt b.txt");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+
+    repo.write("a.txt", "bad\n");
+    let all = git_with_hook(&repo, &["commit", "-qam", "all"]);
+    assert_ne!(
+        all.code, 0,
+        "`git commit -a` of a bad change is refused: {all:?}"
+    );
+    assert_eq!(commits(&repo), 1);
+    assert_eq!(repo.read("a.txt"), "bad\n");
+
+    // `git commit b.txt` commits b.txt alone: a.txt's staged change is not
+    // part of it, so the checks see a.txt as committed.
+    repo.git(&["add", "a.txt"]);
+    repo.write("b.txt", "better\n");
+    let named = git_with_hook(&repo, &["commit", "-qm", "b only", "b.txt"]);
+    assert_eq!(named.code, 0, "{named:?}");
+    assert_eq!(repo.git(&["show", "HEAD:b.txt"]), "better\n");
+    assert_eq!(repo.git(&["show", "HEAD:a.txt"]), "good\n");
+    assert_eq!(repo.git(&["show", ":a.txt"]), "bad\n", "still staged");
+    assert_eq!(repo.read("a.txt"), "bad\n");
+}
+
+#[test]
 fn install_is_idempotent_and_keeps_and_restores_a_foreign_hook() {
     let repo = TestRepo::new();
     let hook = repo.path().join(".git/hooks/pre-commit");

@@ -1,0 +1,551 @@
+//! A reader for git's index file (`.git/index`, versions 2 to 4), for the
+//! two questions a staged run asks of every tracked file: is it staged, and
+//! may it have unstaged changes. libgit2 answers both too, but hashes the
+//! whole index on every load and walks every directory of the work tree;
+//! on a large repository that is most of a run. An index this reader does
+//! not know (a split or sparse index, another object format) is left to
+//! libgit2.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// Git's extended flag for `git add --intent-to-add` entries.
+pub(super) const INTENT_TO_ADD: u16 = 1 << 13;
+/// Git's extended flag for entries outside a sparse checkout.
+const SKIP_WORKTREE: u16 = 1 << 14;
+const MODE_TYPE: u32 = 0o170_000;
+const MODE_FILE: u32 = 0o100_000;
+const MODE_LINK: u32 = 0o120_000;
+/// A submodule: a commit, not a file.
+pub(super) const MODE_GITLINK: u32 = 0o160_000;
+
+/// One entry of the index, with the stat data git recorded for it.
+#[derive(Debug, Clone)]
+pub(super) struct Entry {
+    pub ctime: (u32, u32),
+    pub mtime: (u32, u32),
+    pub ino: u32,
+    pub mode: u32,
+    pub size: u32,
+    pub oid: [u8; 20],
+    /// The conflict stage: 0 unless a merge left the path unresolved.
+    pub stage: u8,
+    pub extended: u16,
+    /// Bytes, not text: file names need not be UTF-8.
+    pub path: Vec<u8>,
+}
+
+impl Entry {
+    pub fn intent_to_add(&self) -> bool {
+        self.extended & INTENT_TO_ADD != 0
+    }
+
+    pub fn is_gitlink(&self) -> bool {
+        self.mode & MODE_TYPE == MODE_GITLINK
+    }
+
+    /// A stage-0 file or link whose content git tracks in the work tree.
+    fn in_work_tree(&self) -> bool {
+        self.stage == 0 && !self.is_gitlink() && self.extended & SKIP_WORKTREE == 0
+    }
+}
+
+/// The entries of an index file, in its order (by path, then stage).
+#[derive(Debug, Default)]
+pub(super) struct Index {
+    pub entries: Vec<Entry>,
+    /// When the index file was last written: an entry modified in the same
+    /// instant or later is "racily clean" and its stat data proves nothing.
+    written: (i64, u32),
+}
+
+/// Reads the index at `path`. `Ok(None)` for an index this reader leaves to
+/// libgit2 (an unknown version or a required extension it does not know);
+/// a missing index is an empty one (a repository with nothing added yet).
+pub(super) fn read(path: &Path) -> io::Result<Option<Index>> {
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Some(Index::default())),
+        Err(e) => return Err(e),
+    };
+    let meta = fs::metadata(path)?;
+    let written = (meta.mtime(), u32::try_from(meta.mtime_nsec()).unwrap_or(0));
+    Ok(parse(&bytes).map(|entries| Index { entries, written }))
+}
+
+/// A cursor over the index bytes; every read is bounds-checked, so a
+/// truncated or corrupt file is `None`, never a panic.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n)?;
+        let out = self.bytes.get(self.at..end)?;
+        self.at = end;
+        Some(out)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        let b = self.take(4)?;
+        Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn u16(&mut self) -> Option<u16> {
+        let b = self.take(2)?;
+        Some(u16::from_be_bytes([b[0], b[1]]))
+    }
+
+    /// Bytes up to the next NUL, which is consumed.
+    fn until_nul(&mut self) -> Option<&'a [u8]> {
+        let rest = self.bytes.get(self.at..)?;
+        let len = memchr::memchr(0, rest)?;
+        self.at += len + 1;
+        Some(&rest[..len])
+    }
+
+    /// Version 4's prefix-compression length: git's "offset" varint.
+    fn varint(&mut self) -> Option<usize> {
+        let mut byte = self.take(1)?[0];
+        let mut value = usize::from(byte & 0x7f);
+        while byte & 0x80 != 0 {
+            byte = self.take(1)?[0];
+            value = value
+                .checked_add(1)?
+                .checked_mul(128)?
+                .checked_add(usize::from(byte & 0x7f))?;
+        }
+        Some(value)
+    }
+}
+
+/// The checksum that closes the file (SHA-1).
+const TRAILER: usize = 20;
+
+fn parse(bytes: &[u8]) -> Option<Vec<Entry>> {
+    let mut c = Cursor { bytes, at: 0 };
+    if c.take(4)? != b"DIRC" {
+        return None;
+    }
+    let version = c.u32()?;
+    if !(2..=4).contains(&version) {
+        return None;
+    }
+    let count = usize::try_from(c.u32()?).ok()?;
+    // Each entry takes at least 62 bytes: a count beyond that is corrupt.
+    if count > bytes.len() / 62 {
+        return None;
+    }
+    let mut entries: Vec<Entry> = Vec::with_capacity(count);
+    let mut previous: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let start = c.at;
+        let ctime = (c.u32()?, c.u32()?);
+        let mtime = (c.u32()?, c.u32()?);
+        let _dev = c.u32()?;
+        let ino = c.u32()?;
+        let mode = c.u32()?;
+        let _uid = c.u32()?;
+        let _gid = c.u32()?;
+        let size = c.u32()?;
+        let oid: [u8; 20] = c.take(20)?.try_into().ok()?;
+        let flags = c.u16()?;
+        let extended = if flags & 0x4000 != 0 {
+            if version < 3 {
+                return None;
+            }
+            c.u16()?
+        } else {
+            0
+        };
+        let path = if version == 4 {
+            let strip = c.varint()?;
+            let keep = previous.len().checked_sub(strip)?;
+            let mut path = previous[..keep].to_vec();
+            path.extend_from_slice(c.until_nul()?);
+            path
+        } else {
+            let path = c.until_nul()?.to_vec();
+            // Entries are padded with NULs to a multiple of 8 bytes.
+            let len = c.at - start;
+            let padded = len.div_ceil(8) * 8;
+            c.take(padded - len)?;
+            path
+        };
+        // A directory entry belongs to a sparse index.
+        if mode & MODE_TYPE == 0o040_000 || path.is_empty() {
+            return None;
+        }
+        if version == 4 {
+            previous.clone_from(&path);
+        }
+        entries.push(Entry {
+            ctime,
+            mtime,
+            ino,
+            mode,
+            size,
+            oid,
+            stage: u8::try_from((flags >> 12) & 0x3).ok()?,
+            extended,
+            path,
+        });
+    }
+    // Extensions: optional ones (an upper-case signature) are caches this
+    // reader does without; a required one (a split index's `link`, a
+    // sparse index's `sdir`) changes what the entries mean.
+    while bytes.len().saturating_sub(c.at) > TRAILER {
+        let signature = c.take(4)?;
+        if !signature[0].is_ascii_uppercase() {
+            return None;
+        }
+        let len = usize::try_from(c.u32()?).ok()?;
+        c.take(len)?;
+    }
+    Some(entries)
+}
+
+/// The search for tracked files whose work-tree state may differ from the
+/// index: the stat data git recorded no longer matches, the entry is racily
+/// clean, or it is only intent-to-add. Everything else is unchanged, by the
+/// same test git itself uses; the candidates still need their content
+/// compared (with the repository's filters) to be sure.
+///
+/// Several threads can `work` on one scan at once: each takes the next
+/// slice of entries until none is left, so a thread that joins late (after
+/// other work) still shares the load evenly.
+pub(super) struct Scan<'a> {
+    /// The root's directory handle: each file is looked up relative to it.
+    dir: Option<rustix::fd::OwnedFd>,
+    entries: Vec<&'a Entry>,
+    next: std::sync::atomic::AtomicUsize,
+    written: (i64, u32),
+}
+
+/// Entries a thread takes at a time.
+const SLICE: usize = 256;
+
+impl<'a> Scan<'a> {
+    pub fn new(root: &Path, index: &'a Index) -> Scan<'a> {
+        let dir = rustix::fs::open(
+            root,
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .ok();
+        Scan {
+            dir,
+            entries: index.entries.iter().filter(|e| e.in_work_tree()).collect(),
+            next: std::sync::atomic::AtomicUsize::new(0),
+            written: index.written,
+        }
+    }
+
+    /// Whether the scan is worth more than one thread.
+    pub fn is_large(&self) -> bool {
+        self.entries.len() > 2 * SLICE
+    }
+
+    /// Looks at slices of entries until none is left; returns the
+    /// candidates this thread found.
+    pub fn work(&self) -> Vec<Vec<u8>> {
+        use std::sync::atomic::Ordering;
+        let mut out = Vec::new();
+        loop {
+            let start = self.next.fetch_add(SLICE, Ordering::Relaxed);
+            let Some(part) = self.entries.get(start..) else {
+                return out;
+            };
+            for entry in part.iter().take(SLICE) {
+                if entry.intent_to_add() || self.differs(entry) {
+                    out.push(entry.path.clone());
+                }
+            }
+        }
+    }
+
+    fn differs(&self, entry: &Entry) -> bool {
+        // Without the root's handle every file is a candidate, and the
+        // comparison that follows reports what is wrong.
+        let Some(dir) = &self.dir else {
+            return true;
+        };
+        let seen = rustix::fs::statat(
+            dir,
+            entry.path.as_slice(),
+            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        );
+        differs(entry, seen.ok().map(Seen::from), self.written)
+    }
+}
+
+/// A file's stat data, in the index's terms.
+struct Seen {
+    /// The file type bits of the mode.
+    kind: u32,
+    executable: bool,
+    mtime: (u32, u32),
+    ctime: (u32, u32),
+    ino: u32,
+    size: u32,
+}
+
+impl From<rustix::fs::Stat> for Seen {
+    // The index keeps the low 32 bits of each field; the fields' own types
+    // differ between architectures.
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::unnecessary_cast
+    )]
+    fn from(st: rustix::fs::Stat) -> Seen {
+        let mode = st.st_mode as u32;
+        Seen {
+            kind: mode & MODE_TYPE,
+            executable: mode & 0o100 != 0,
+            mtime: (st.st_mtime as u32, st.st_mtime_nsec as u32),
+            ctime: (st.st_ctime as u32, st.st_ctime_nsec as u32),
+            ino: st.st_ino as u32,
+            size: st.st_size as u32,
+        }
+    }
+}
+
+/// Whether the file may differ from its entry: git's stat test, made
+/// stricter rather than looser where the two could disagree (any doubt
+/// only costs a content comparison). `None`: the file is gone or cannot be
+/// looked at.
+fn differs(entry: &Entry, seen: Option<Seen>, written: (i64, u32)) -> bool {
+    let Some(seen) = seen else {
+        return true;
+    };
+    let expected = entry.mode & MODE_TYPE;
+    if seen.kind != expected || (expected != MODE_FILE && expected != MODE_LINK) {
+        return true;
+    }
+    if expected == MODE_FILE && (entry.mode & 0o100 != 0) != seen.executable {
+        return true;
+    }
+    // Nanoseconds count only when they were recorded.
+    let same_time = |recorded: (u32, u32), now: (u32, u32)| {
+        recorded.0 == now.0 && (recorded.1 == 0 || recorded.1 == now.1)
+    };
+    if !same_time(entry.mtime, seen.mtime)
+        || !same_time(entry.ctime, seen.ctime)
+        || (entry.ino != 0 && entry.ino != seen.ino)
+        || entry.size != seen.size
+    {
+        return true;
+    }
+    // Racily clean: modified in the instant the index was written, or after.
+    let modified = (i64::from(entry.mtime.0), entry.mtime.1);
+    modified.0 > written.0
+        || (modified.0 == written.0 && (modified.1 == 0 || modified.1 >= written.1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(mode: u32, mtime: (u32, u32), size: u32) -> Entry {
+        Entry {
+            ctime: mtime,
+            mtime,
+            ino: 7,
+            mode,
+            size,
+            oid: [0; 20],
+            stage: 0,
+            extended: 0,
+            path: b"f".to_vec(),
+        }
+    }
+
+    #[allow(clippy::unnecessary_wraps, reason = "what `differs` takes")]
+    fn seen(kind: u32, executable: bool, time: (u32, u32), size: u32) -> Option<Seen> {
+        Some(Seen {
+            kind,
+            executable,
+            mtime: time,
+            ctime: time,
+            ino: 7,
+            size,
+        })
+    }
+
+    const FILE: u32 = 0o100_644;
+    const EXEC: u32 = 0o100_755;
+    const WRITTEN: (i64, u32) = (1000, 500);
+
+    #[test]
+    fn matching_stat_data_older_than_the_index_is_unchanged() {
+        let e = entry(FILE, (999, 10), 5);
+        assert!(!differs(&e, seen(MODE_FILE, false, (999, 10), 5), WRITTEN));
+    }
+
+    #[test]
+    fn any_difference_in_the_stat_data_makes_a_candidate() {
+        let e = entry(FILE, (999, 10), 5);
+        assert!(differs(&e, None, WRITTEN), "deleted");
+        assert!(
+            differs(&e, seen(MODE_FILE, false, (999, 10), 6), WRITTEN),
+            "size"
+        );
+        assert!(
+            differs(&e, seen(MODE_FILE, false, (999, 11), 5), WRITTEN),
+            "ns"
+        );
+        assert!(
+            differs(&e, seen(MODE_FILE, false, (998, 10), 5), WRITTEN),
+            "s"
+        );
+        assert!(
+            differs(&e, seen(MODE_FILE, true, (999, 10), 5), WRITTEN),
+            "+x"
+        );
+        assert!(
+            differs(&e, seen(MODE_LINK, false, (999, 10), 5), WRITTEN),
+            "link"
+        );
+        assert!(
+            differs(&e, seen(0o040_000, false, (999, 10), 5), WRITTEN),
+            "dir"
+        );
+        let x = entry(EXEC, (999, 10), 5);
+        assert!(
+            differs(&x, seen(MODE_FILE, false, (999, 10), 5), WRITTEN),
+            "-x"
+        );
+        let mut other_inode = seen(MODE_FILE, false, (999, 10), 5);
+        if let Some(s) = other_inode.as_mut() {
+            s.ino = 8;
+        }
+        assert!(differs(&e, other_inode, WRITTEN), "inode");
+    }
+
+    #[test]
+    fn racily_clean_entries_are_candidates() {
+        // Modified in the instant the index was written, or after.
+        for mtime in [(1000, 500), (1000, 900), (1001, 0), (1000, 0)] {
+            let e = entry(FILE, mtime, 5);
+            assert!(
+                differs(&e, seen(MODE_FILE, false, mtime, 5), WRITTEN),
+                "{mtime:?}"
+            );
+        }
+        let e = entry(FILE, (1000, 499), 5);
+        assert!(!differs(
+            &e,
+            seen(MODE_FILE, false, (1000, 499), 5),
+            WRITTEN
+        ));
+    }
+
+    #[test]
+    fn nanoseconds_count_only_when_recorded() {
+        // git built without nanosecond support writes 0.
+        let e = entry(FILE, (999, 0), 5);
+        assert!(!differs(&e, seen(MODE_FILE, false, (999, 123), 5), WRITTEN));
+    }
+
+    /// A real index written by git, at `version`.
+    fn git_index(version: &str) -> (tempfile::TempDir, Vec<u8>) {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}: {out:?}");
+            out.stdout
+        };
+        git(&["init", "-q"]);
+        for name in ["b.txt", "a/one.rs", "a/two.rs", "a b.txt", "z\nnl.txt"] {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, name).unwrap();
+        }
+        git(&["add", "-A"]);
+        std::fs::write(dir.path().join("ita.txt"), "x").unwrap();
+        git(&["add", "-N", "ita.txt"]);
+        git(&["update-index", "--index-version", version]);
+        let listing = git(&["ls-files", "-s", "-z"]);
+        (dir, listing)
+    }
+
+    #[test]
+    fn reads_what_git_writes_in_versions_2_to_4() {
+        // Version 2 cannot hold the intent-to-add flag: git writes 3.
+        for version in ["2", "3", "4"] {
+            let (dir, listing) = git_index(version);
+            let index = read(&dir.path().join(".git/index")).unwrap().unwrap();
+            let mine: Vec<Vec<u8>> = index
+                .entries
+                .iter()
+                .map(|e| {
+                    let oid = git2::Oid::from_bytes(&e.oid).unwrap().to_string();
+                    let mut line = format!("{:o} {oid} {}\t", e.mode, e.stage).into_bytes();
+                    line.extend_from_slice(&e.path);
+                    line
+                })
+                .collect();
+            let git: Vec<Vec<u8>> = listing
+                .split(|b| *b == 0)
+                .filter(|l| !l.is_empty())
+                .map(<[u8]>::to_vec)
+                .collect();
+            assert_eq!(mine, git, "index version {version}");
+            let ita: Vec<&Entry> = index.entries.iter().filter(|e| e.intent_to_add()).collect();
+            assert_eq!(ita.len(), 1);
+            assert_eq!(ita[0].path, b"ita.txt");
+        }
+    }
+
+    #[test]
+    fn a_truncated_or_damaged_index_is_left_to_libgit2_never_a_panic() {
+        for version in ["2", "4"] {
+            let (dir, _) = git_index(version);
+            let bytes = std::fs::read(dir.path().join(".git/index")).unwrap();
+            assert!(parse(&bytes).is_some());
+            for cut in 0..bytes.len().saturating_sub(TRAILER) {
+                let _ = parse(&bytes[..cut]);
+            }
+            let mut flipped = bytes.clone();
+            for at in (12..flipped.len()).step_by(7) {
+                flipped[at] ^= 0xff;
+                let _ = parse(&flipped);
+            }
+        }
+        assert!(
+            parse(b"DIRC\0\0\0\x05\0\0\0\0").is_none(),
+            "unknown version"
+        );
+        assert!(parse(b"not an index").is_none());
+    }
+
+    #[test]
+    fn a_split_index_is_left_to_libgit2() {
+        let (dir, _) = git_index("2");
+        let out = std::process::Command::new("git")
+            .args(["update-index", "--split-index"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(read(&dir.path().join(".git/index")).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_missing_index_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = read(&dir.path().join("index")).unwrap().unwrap();
+        assert!(index.entries.is_empty());
+    }
+}
