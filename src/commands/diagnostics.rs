@@ -96,7 +96,12 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
     // CI formats render the diagnostics as a run's would.
     let written = match format {
         ReportFormat::Json => report::diagnostics::render_json(&diagnostics, dropped, io.out),
-        ReportFormat::Human => report::diagnostics::render_human(&diagnostics, dropped, io.out),
+        ReportFormat::Human => report::diagnostics::render_human(
+            &diagnostics,
+            dropped,
+            io.out,
+            ctx.color_for(ctx.stdout_tty),
+        ),
         other => {
             let verdict = crate::gate::Verdict::of_diagnostics(diagnostics);
             super::render_report(&verdict, *other, ctx, false, io.out)

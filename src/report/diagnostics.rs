@@ -15,11 +15,13 @@ pub fn render_json(
     writeln!(out)
 }
 
-/// `file:line:col severity code message`, one per line.
+/// `file:line:col severity code message`, one per line, each with its
+/// source line drawn by miette below it when the file could be read.
 pub fn render_human(
     diagnostics: &[Diagnostic],
     dropped: usize,
     out: &mut dyn Write,
+    color: bool,
 ) -> io::Result<()> {
     for d in diagnostics {
         let place = match (&d.file, d.line, d.column) {
@@ -35,6 +37,7 @@ pub fn render_human(
             d.severity.as_str(),
             d.message.lines().next().unwrap_or("")
         )?;
+        out.write_all(super::snippet::render(d, " ", color).as_bytes())?;
     }
     if dropped > 0 {
         writeln!(out, "… and {dropped} more over the limit")?;

@@ -227,31 +227,8 @@ fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result
     } else {
         writeln!(out, "  {} {severity}{code} {first}", p.bold(&place))?;
     }
-    // The line as the check saw it, and a caret under the column.
-    // (Unless the tool's message already shows it, as rustc's does.)
-    let shown_already = d
-        .source_line
-        .as_deref()
-        .is_some_and(|s| !s.trim().is_empty() && d.message.contains(s.trim()));
-    if let (Some(source), Some(number), false) = (&d.source_line, d.line, shown_already) {
-        let gutter = number.to_string();
-        let shown = source.replace('\t', "    ");
-        writeln!(out, "    {} {shown}", p.dim(&format!("{gutter} │")))?;
-        if let Some(column) = d.column {
-            let before: String = source
-                .chars()
-                .take(usize::try_from(column).unwrap_or(1).saturating_sub(1))
-                .map(|c| if c == '\t' { "    " } else { " " })
-                .collect();
-            let pad = " ".repeat(gutter.len());
-            writeln!(
-                out,
-                "    {} {before}{}",
-                p.dim(&format!("{pad} │")),
-                p.red("^")
-            )?;
-        }
-    }
+    // The line as the check saw it, with a label at the column.
+    out.write_all(super::snippet::render(d, "   ", p.color).as_bytes())?;
     for line in lines {
         writeln!(out, "    {}", p.dim(&format!("│ {line}")))?;
     }

@@ -11,6 +11,7 @@ pub mod json;
 pub mod junit;
 pub mod progress;
 pub mod sarif;
+mod snippet;
 
 #[cfg(test)]
 mod tests;

@@ -429,3 +429,201 @@ fn junit_is_well_formed_and_its_counts_add_up() {
         "the message survives escaping: {text}"
     );
 }
+
+/// One located diagnostic on `source`, at `column`.
+fn located(source: &str, column: Option<u32>) -> Diagnostic {
+    Diagnostic {
+        check: "lint".into(),
+        tool: "x".into(),
+        file: Some("src/a.rs".into()),
+        line: Some(12),
+        column,
+        severity: Severity::Error,
+        code: Some("E1".into()),
+        message: "bad call".into(),
+        source_line: Some(source.into()),
+        ..Diagnostic::default()
+    }
+}
+
+/// What `phasegate diagnostics parse` prints for `d`: the headline and
+/// miette's snippet.
+fn drawn(d: &Diagnostic, color: bool) -> String {
+    let mut out = Vec::new();
+    super::diagnostics::render_human(std::slice::from_ref(d), 0, &mut out, color).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn the_label_sits_under_its_character_after_multi_byte_ones() {
+    let source = "let é = \"ü→\"; bad();";
+    let column = source.chars().position(|c| c == 'b').unwrap() + 1;
+    let d = located(source, Some(u32::try_from(column).unwrap()));
+    assert_eq!(
+        drawn(&d, false),
+        "src/a.rs:12:15 error E1 bad call\n\
+         \x20    ╭─[src/a.rs:12:15]\n\
+         \x20 12 │ let é = \"ü→\"; bad();\n\
+         \x20    ·               ─\n\
+         \x20    ╰────\n"
+    );
+    // Every character before `b` is one column wide: the label is as far
+    // from the bar as `b` is.
+    let text = drawn(&d, false);
+    let row = |prefix: &str| {
+        text.lines()
+            .find(|l| l.contains(prefix))
+            .unwrap()
+            .to_string()
+    };
+    let at_b = row("12 │").chars().position(|c| c == 'b').unwrap();
+    let at_label = row("·").chars().position(|c| c == '─').unwrap();
+    assert_eq!(at_b, at_label);
+}
+
+#[test]
+fn a_tab_and_a_wide_character_move_the_label_as_far_as_they_are_wide() {
+    // The tab reaches the next multiple of 4, `漢` takes two columns.
+    let d = located("\t漢x", Some(3));
+    assert_eq!(
+        drawn(&d, false),
+        "src/a.rs:12:3 error E1 bad call\n\
+         \x20    ╭─[src/a.rs:12:3]\n\
+         \x20 12 │     漢x\n\
+         \x20    ·       ─\n\
+         \x20    ╰────\n"
+    );
+}
+
+#[test]
+fn a_column_past_the_end_of_the_line_points_just_after_it() {
+    let d = located("let x = 1", Some(40));
+    assert_eq!(
+        drawn(&d, false),
+        "src/a.rs:12:40 error E1 bad call\n\
+         \x20    ╭─[src/a.rs:12:40]\n\
+         \x20 12 │ let x = 1\n\
+         \x20    ·          ▲\n\
+         \x20    ╰────\n"
+    );
+}
+
+#[test]
+fn without_a_column_the_whole_line_is_marked() {
+    let d = located("    assert_eq!(x, 2);  ", None);
+    assert_eq!(
+        drawn(&d, false),
+        "src/a.rs:12 error E1 bad call\n\
+         \x20    ╭─[src/a.rs:12:1]\n\
+         \x20 12 │     assert_eq!(x, 2);\n\
+         \x20    ·     ─────────────────\n\
+         \x20    ╰────\n"
+    );
+}
+
+#[test]
+fn without_the_lines_text_there_is_nothing_to_draw() {
+    // Nor when the message shows the line already.
+    let mut d = located("let x = 1", Some(5));
+    d.source_line = None;
+    assert_eq!(drawn(&d, false), "src/a.rs:12:5 error E1 bad call\n");
+    let mut d = located("let x = 1", Some(5));
+    d.message = "bad call\n12 | let x = 1\n  |     ^".into();
+    assert_eq!(drawn(&d, false), "src/a.rs:12:5 error E1 bad call\n");
+}
+
+#[test]
+fn a_span_on_its_line_is_underlined_to_its_end_column() {
+    // `end_column` points just past the span: `bad()` is 5 characters.
+    let mut d = located("let é = bad();", Some(9));
+    d.end_line = Some(12);
+    d.end_column = Some(14);
+    assert_eq!(
+        drawn(&d, false),
+        "src/a.rs:12:9 error E1 bad call\n\
+         \x20    ╭─[src/a.rs:12:9]\n\
+         \x20 12 │ let é = bad();\n\
+         \x20    ·         ─────\n\
+         \x20    ╰────\n"
+    );
+    // A span that ends on another line is drawn as its first character.
+    d.end_line = Some(14);
+    assert!(
+        drawn(&d, false).contains("\n     ·         ─\n"),
+        "{}",
+        drawn(&d, false)
+    );
+}
+
+#[test]
+fn snippets_are_coloured_only_when_asked() {
+    let d = located("let x = bad();", Some(9));
+    let plain = drawn(&d, false);
+    assert!(plain.contains("12 │ let x = bad();"), "{plain}");
+    assert!(!plain.contains('\u{1b}'), "{plain:?}");
+    let mut out = Vec::new();
+    super::human::render(&sample(), &mut out, false).unwrap();
+    assert!(!String::from_utf8(out).unwrap().contains('\u{1b}'));
+
+    // The label takes the severity's colour (red for an error), in the
+    // snippet of the human report too.
+    let label_row = |text: &str| {
+        text.lines()
+            .find(|l| l.contains('·') && l.contains('─'))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let coloured = drawn(&d, true);
+    assert!(label_row(&coloured).contains("\u{1b}[31m"), "{coloured:?}");
+    let mut out = Vec::new();
+    super::human::render(&sample(), &mut out, true).unwrap();
+    let human = String::from_utf8(out).unwrap();
+    assert!(label_row(&human).contains("\u{1b}[31m"), "{human:?}");
+}
+
+#[test]
+fn odd_lines_and_columns_never_break_the_drawing() {
+    let long = "x".repeat(1000);
+    let sources = [
+        "",
+        " ",
+        "\t\t",
+        "é",
+        "漢字漢字",
+        "a\u{1b}[31mred\u{1b}[0m",
+        "carriage\rreturn",
+        "new\nline",
+        "\u{301}combining first",
+        long.as_str(),
+    ];
+    let columns = [
+        None,
+        Some(1),
+        Some(2),
+        Some(3),
+        Some(299),
+        Some(300),
+        Some(301),
+        Some(u32::MAX),
+    ];
+    for source in sources {
+        for column in columns {
+            for end in [None, Some(0), Some(1), Some(4), Some(u32::MAX)] {
+                for line in [1, 12, u32::MAX] {
+                    let mut d = located(source, column);
+                    d.line = Some(line);
+                    d.end_column = end;
+                    for color in [false, true] {
+                        let text = drawn(&d, color);
+                        assert!(text.starts_with("src/a.rs:"), "{text:?}");
+                        if !color {
+                            assert!(!text.contains('\u{1b}'), "{text:?}");
+                        }
+                        // The line is one line, whatever it held.
+                        assert!(text.lines().count() <= 5, "{text:?}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -74,6 +74,36 @@ fn standard_input_and_the_tools_directory() {
 }
 
 #[test]
+fn the_human_form_shows_the_line_of_each_finding() {
+    let repo = TestRepo::new();
+    repo.write("src/a.c", "int main() {\n\treturn x;\n}\n");
+    let mut child = repo
+        .command(BIN)
+        .args(["diagnostics", "parse", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"src/a.c:2:9: error: use of undeclared identifier 'x'\nsrc/a.c:9: warning: no such line\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(
+        text,
+        "src/a.c:2:9 error use of undeclared identifier 'x'\n\
+         \x20   ╭─[src/a.c:2:9]\n\
+         \x20 2 │     return x;\n\
+         \x20   ·            ─\n\
+         \x20   ╰────\n\
+         src/a.c:9 warning no such line\n"
+    );
+}
+
+#[test]
 fn a_format_that_exits_0_on_findings_fails_on_its_errors() {
     // `go vet -json` exits 0 whatever it finds (recorded with go 1.19).
     let repo = TestRepo::new();

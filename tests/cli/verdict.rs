@@ -45,6 +45,28 @@ checks = [
     insta::assert_snapshot!("human_report", repo.redact(&run.stdout));
 }
 
+/// Each finding's line, as the file has it, drawn by miette under the
+/// finding with its real line number and a label at the column.
+#[test]
+fn the_human_report_shows_each_findings_line_under_it() {
+    let repo = TestRepo::new();
+    repo.stage(
+        "src/a.rs",
+        "fn main() {\n    let café = 1\n    let x: u32 = \"text\";\n}\n",
+    );
+    repo.config(
+        r#"[phases.implementation]
+checks = [
+  { name = "lint", shell = true, command = "echo 'src/a.rs:2:17: error: expected `;`'; echo 'src/a.rs:3:18: error: mismatched types'; exit 1" },
+]
+"#,
+    );
+    let run = repo.phasegate(&["run", "--all-files"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(!run.stdout.contains('\u{1b}'), "no colour off a terminal");
+    insta::assert_snapshot!(repo.redact(&run.stdout));
+}
+
 #[test]
 fn outside_a_git_repository_the_gate_still_runs() {
     let dir = TestRepo::plain();
