@@ -245,14 +245,33 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// Whether the scan is worth more than one thread.
-    pub fn is_large(&self) -> bool {
-        self.entries.len() > 2 * SLICE
+    /// Runs `first` on this thread while `threads - 1` others scan (none
+    /// for a small scan), then joins the scan: its result and the
+    /// candidates, sorted.
+    pub fn alongside<T>(&self, threads: usize, first: impl FnOnce() -> T) -> (T, Vec<Vec<u8>>) {
+        let helpers = if self.entries.len() > 2 * SLICE {
+            threads.clamp(2, 8) - 1
+        } else {
+            0
+        };
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..helpers).map(|_| scope.spawn(|| self.work())).collect();
+            let result = first();
+            let mut candidates = self.work();
+            for worker in workers {
+                match worker.join() {
+                    Ok(found) => candidates.extend(found),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            candidates.sort_unstable();
+            (result, candidates)
+        })
     }
 
     /// Looks at slices of entries until none is left; returns the
     /// candidates this thread found.
-    pub fn work(&self) -> Vec<Vec<u8>> {
+    fn work(&self) -> Vec<Vec<u8>> {
         use std::sync::atomic::Ordering;
         let mut out = Vec::new();
         loop {

@@ -11,7 +11,7 @@
 use std::ffi::OsStr;
 use std::fs;
 use std::io::{self, Write};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -65,9 +65,13 @@ fn git_error(what: &str) -> impl FnOnce(git2::Error) -> ProtectError + '_ {
 struct Entry {
     /// Bytes, not text: file names need not be UTF-8.
     path: Vec<u8>,
-    /// The copy under `files/`, or `None` when the file is deleted in the
-    /// work tree.
+    /// The file holding the copy, or `None` when the file is deleted in
+    /// the work tree.
     saved: Option<String>,
+    /// Where in `saved` the copy lies (offset, length); the whole file when
+    /// absent (journals of earlier versions kept one file per copy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    range: Option<(u64, u64)>,
     /// Git's mode of the work-tree file (regular, executable or link).
     mode: u32,
     /// Only `git add --intent-to-add`ed: its staged content is "nothing".
@@ -123,6 +127,9 @@ pub struct UnstagedGuard {
     /// The index as the checks found it, to see whether they staged
     /// anything (`git add` in a formatter).
     index_before: Vec<git2::IndexEntry>,
+    /// The stat data of each protected file as the checks found it (at its
+    /// staged content): the same afterwards means the checks left it alone.
+    checked_out: Vec<(Vec<u8>, Option<FileStat>)>,
     done: bool,
     /// Held until the changes are back; released last (fields drop in order).
     _lock: Lock,
@@ -157,6 +164,34 @@ fn protect_root(state_dir: &Path) -> PathBuf {
 fn open(root: &Path) -> Result<Repository, ProtectError> {
     super::open_repository(root).map_err(git_error("open the repository"))
 }
+
+/// What changes when anything writes a file: its times, inode, size and
+/// mode (`None`: the file is absent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStat {
+    modified: (i64, i64),
+    changed: (i64, i64),
+    ino: u64,
+    size: u64,
+    mode: u32,
+}
+
+impl FileStat {
+    fn of(path: &Path) -> Option<FileStat> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = fs::symlink_metadata(path).ok()?;
+        Some(FileStat {
+            modified: (meta.mtime(), meta.mtime_nsec()),
+            changed: (meta.ctime(), meta.ctime_nsec()),
+            ino: meta.ino(),
+            size: meta.size(),
+            mode: meta.mode(),
+        })
+    }
+}
+
+/// The file in a protection's directory that holds every saved copy.
+const SAVED: &str = "saved";
 
 /// Writes `bytes` to `path` and flushes it to disk.
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), ProtectError> {
@@ -369,6 +404,7 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
         entries.push(Entry {
             path,
             saved: None,
+            range: None,
             mode: 0,
             intent_to_add,
         });
@@ -384,6 +420,7 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
             entries.push(Entry {
                 path,
                 saved: None,
+                range: None,
                 mode: 0,
                 intent_to_add: true,
             });
@@ -405,9 +442,16 @@ pub fn protect(
     pause: Pause<'_>,
 ) -> Result<Option<UnstagedGuard>, ProtectError> {
     // The common case, nothing unstaged and nothing left by a killed run,
-    // needs neither the lock nor a single write.
-    if !has_journals(state_dir) && unstaged_entries(root, hint)?.is_empty() {
-        return Ok(None);
+    // needs neither the lock nor a single write. Candidates are compared
+    // once, under the lock, where no other run can be moving files.
+    if !has_journals(state_dir) {
+        let nothing = match hint {
+            Some(hint) => hint.0.is_empty(),
+            None => unstaged_entries(root, None)?.is_empty(),
+        };
+        if nothing {
+            return Ok(None);
+        }
     }
     let lock = Lock::acquire(state_dir)?;
     // A killed run's changes, written back now, make the hint stale.
@@ -419,36 +463,35 @@ pub fn protect(
     let repo = open(root)?;
 
     let dir = protect_root(state_dir).join(id);
-    let files = dir.join("files");
-    fs::create_dir_all(&files).map_err(io_error("create", &files))?;
+    fs::create_dir_all(&dir).map_err(io_error("create", &dir))?;
     let mut journal = Journal {
         state: State::Saving,
         pid: std::process::id(),
         entries: Vec::new(),
     };
     write_journal(&dir, &journal)?;
+    // Every copy goes into one file, flushed once: a flush per file would
+    // cost more than the rest of the protection together.
+    let saved = dir.join(SAVED);
+    let mut pack = fs::File::create(&saved).map_err(io_error("create", &saved))?;
+    let mut offset = 0u64;
     for (n, mut entry) in entries.into_iter().enumerate() {
         let source = root.join(entry.rel());
-        match fs::symlink_metadata(&source) {
+        let copy = match fs::symlink_metadata(&source) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 let target = fs::read_link(&source).map_err(io_error("read the link", &source))?;
-                let name = format!("files/{n}");
-                write_synced(&dir.join(&name), target.as_os_str().as_encoded_bytes())?;
-                entry.saved = Some(name);
                 entry.mode = MODE_LINK;
+                Some(target.into_os_string().into_vec())
             }
             Ok(meta) => {
-                let bytes = fs::read(&source).map_err(io_error("read", &source))?;
-                let name = format!("files/{n}");
-                write_synced(&dir.join(&name), &bytes)?;
-                entry.saved = Some(name);
                 entry.mode = if meta.permissions().mode() & 0o111 != 0 {
                     MODE_EXEC
                 } else {
                     0o100_644
                 };
+                Some(fs::read(&source).map_err(io_error("read", &source))?)
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => {
                 return Err(ProtectError::Io {
                     what: "read",
@@ -456,26 +499,40 @@ pub fn protect(
                     source: e,
                 })
             }
+        };
+        if let Some(bytes) = copy {
+            pack.write_all(&bytes).map_err(io_error("write", &saved))?;
+            let len = bytes.len() as u64;
+            entry.saved = Some(SAVED.to_string());
+            entry.range = Some((offset, len));
+            offset += len;
         }
         journal.entries.push(entry);
         if n == 0 {
             pause("saving");
         }
     }
-    sync_dir(&files)?;
+    pack.sync_all().map_err(io_error("flush", &saved))?;
+    drop(pack);
     journal.state = State::Saved;
     write_journal(&dir, &journal)?;
     pause("saved");
 
-    let guard = UnstagedGuard {
+    let mut guard = UnstagedGuard {
         root: root.to_path_buf(),
         dir,
+        checked_out: Vec::new(),
         entries: journal.entries,
         index_before: index_entries(&repo)?,
         done: false,
         _lock: lock,
     };
     guard.checkout_staged(&repo)?;
+    guard.checked_out = guard
+        .entries
+        .iter()
+        .map(|e| (e.path.clone(), FileStat::of(&root.join(e.rel()))))
+        .collect();
     pause("checked-out");
     Ok(Some(guard))
 }
@@ -528,7 +585,40 @@ impl UnstagedGuard {
     fn changed_by_checks(&self) -> Result<Vec<String>, ProtectError> {
         let repo = open(&self.root)?;
         let index = repo.index().map_err(git_error("read the index"))?;
-        let diff = unstaged_diff(&repo, &index, None)?;
+        // The stat scan names the files that may differ; only those are
+        // compared (all of them when the index is one libgit2 must read).
+        let own = if super::select::reads_own_index(&repo) {
+            super::index::read(&super::index_path(&repo)).ok().flatten()
+        } else {
+            None
+        };
+        let only = own.as_ref().map(|own| {
+            let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+            super::index::Scan::new(&self.root, own)
+                .alongside(threads, || ())
+                .1
+        });
+        // A protected file whose stat data is what phasegate left there
+        // holds its staged content still.
+        let left: std::collections::HashMap<&[u8], Option<FileStat>> = self
+            .checked_out
+            .iter()
+            .map(|(path, stat)| (path.as_slice(), *stat))
+            .collect();
+        let only = only.map(|candidates| {
+            candidates
+                .into_iter()
+                .filter(|path| {
+                    left.get(path.as_slice()).is_none_or(|stat| {
+                        *stat != FileStat::of(&self.root.join(OsStr::from_bytes(path)))
+                    })
+                })
+                .collect::<Vec<_>>()
+        });
+        if only.as_ref().is_some_and(Vec::is_empty) {
+            return Ok(Vec::new());
+        }
+        let diff = unstaged_diff(&repo, &index, only.as_deref())?;
         let mut out = Vec::new();
         for delta in diff.deltas() {
             let Some(path) = delta.new_file().path_bytes() else {
@@ -623,6 +713,24 @@ impl Drop for UnstagedGuard {
     }
 }
 
+/// A saved copy: its range of the saved file, or the whole file.
+fn read_copy(saved: &Path, range: Option<(u64, u64)>) -> Result<Vec<u8>, ProtectError> {
+    let what = "read the saved copy";
+    let Some((offset, len)) = range else {
+        return fs::read(saved).map_err(io_error(what, saved));
+    };
+    let file = fs::File::open(saved).map_err(io_error(what, saved))?;
+    let len = usize::try_from(len).map_err(|e| ProtectError::Io {
+        what,
+        path: saved.to_path_buf(),
+        source: io::Error::other(e),
+    })?;
+    let mut bytes = vec![0; len];
+    std::os::unix::fs::FileExt::read_exact_at(&file, &mut bytes, offset)
+        .map_err(io_error(what, saved))?;
+    Ok(bytes)
+}
+
 /// Writes every saved file back, byte for byte, with its mode; a file that
 /// was deleted in the work tree is deleted again. Safe to repeat.
 fn restore_entries(
@@ -647,7 +755,7 @@ fn restore_entries(
             },
             Some(saved) => {
                 let saved = dir.join(saved);
-                let bytes = fs::read(&saved).map_err(io_error("read the saved copy", &saved))?;
+                let bytes = read_copy(&saved, entry.range)?;
                 if let Some(parent) = target.parent() {
                     fs::create_dir_all(parent).map_err(io_error("create", parent))?;
                 }
@@ -657,9 +765,8 @@ fn restore_entries(
                     }
                 }
                 if entry.mode == MODE_LINK {
-                    let link = PathBuf::from(std::ffi::OsString::from(
-                        String::from_utf8_lossy(&bytes).into_owned(),
-                    ));
+                    // Bytes, not text: a link's target need not be UTF-8.
+                    let link = PathBuf::from(std::ffi::OsString::from_vec(bytes));
                     std::os::unix::fs::symlink(&link, &target)
                         .map_err(io_error("restore the link", &target))?;
                 } else {

@@ -99,32 +99,16 @@ pub fn staged_selection(root: &Path, threads: usize) -> Result<StagedSelection, 
     // The work tree is looked at while the index is compared with HEAD;
     // this thread joins the scan when the comparison is done.
     let scan = super::index::Scan::new(root, &index);
-    let helpers = if scan.is_large() {
-        threads.clamp(2, 8) - 1
-    } else {
-        0
-    };
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..helpers).map(|_| scope.spawn(|| scan.work())).collect();
-        let files = staged_in(&repo, &index);
-        let mut candidates = scan.work();
-        for worker in workers {
-            match worker.join() {
-                Ok(found) => candidates.extend(found),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        candidates.sort_unstable();
-        Ok(StagedSelection {
-            files: files?,
-            unstaged: Some(UnstagedHint(candidates)),
-        })
+    let (files, candidates) = scan.alongside(threads, || staged_in(&repo, &index));
+    Ok(StagedSelection {
+        files: files?,
+        unstaged: Some(UnstagedHint(candidates)),
     })
 }
 
 /// Whether phasegate's own index reader applies: SHA-1 repositories (the
 /// reader declines split and sparse indexes by itself).
-fn reads_own_index(repo: &Repository) -> bool {
+pub(super) fn reads_own_index(repo: &Repository) -> bool {
     repo.config()
         .and_then(|c| c.get_string("extensions.objectformat"))
         .map_or(true, |format| format.eq_ignore_ascii_case("sha1"))

@@ -784,3 +784,59 @@ fn a_same_size_change_with_the_recorded_mtime_is_still_protected() {
     assert_eq!(snapshot(&repo), before);
     let _ = std::fs::remove_file(out);
 }
+
+#[test]
+fn a_journal_of_the_one_file_per_copy_layout_is_still_recovered() {
+    // An earlier phasegate, killed after its checkout, left one file per
+    // saved copy and a journal without ranges.
+    let repo = TestRepo::new();
+    repo.write("a.txt", "committed\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    let dir = repo
+        .path()
+        .join(".git/phasegate/protect/20250101T000000Z-1");
+    std::fs::create_dir_all(dir.join("files")).unwrap();
+    std::fs::write(dir.join("files/0"), "the user's unstaged work\n").unwrap();
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    let path: Vec<u8> = b"a.txt".to_vec();
+    std::fs::write(
+        dir.join("journal.json"),
+        serde_json::json!({
+            "state": "saved",
+            "pid": pid,
+            "entries": [{"path": path, "saved": "files/0", "mode": 0o100_644, "intent_to_add": false}],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let run = repo.phasegate(&["restore"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(repo.read("a.txt"), "the user's unstaged work\n");
+    assert!(!dir.exists());
+}
+
+#[test]
+fn a_link_whose_target_is_not_utf8_comes_back_byte_for_byte() {
+    use std::os::unix::ffi::OsStrExt;
+    let repo = TestRepo::new();
+    std::os::unix::fs::symlink("plain", repo.path().join("link")).unwrap();
+    repo.write("a.txt", "one\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    repo.stage("a.txt", "two\n");
+    std::fs::remove_file(repo.path().join("link")).unwrap();
+    std::os::unix::fs::symlink(
+        std::ffi::OsStr::from_bytes(b"caf\xe9-target"),
+        repo.path().join("link"),
+    )
+    .unwrap();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", shell = true, command = \"test \\\"$(readlink link)\\\" = plain\" } ]\n");
+    std::fs::write(repo.path().join(".git/info/exclude"), "phasegate.toml\n").unwrap();
+    let before = snapshot(&repo);
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "the check saw the committed link: {v:#}");
+    assert_eq!(snapshot(&repo), before);
+}
