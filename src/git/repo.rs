@@ -117,14 +117,34 @@ pub fn tracked_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
         path: root.to_path_buf(),
         source,
     })?;
+    // phasegate's own reader where it applies: libgit2 hashes the whole
+    // index first.
+    if super::select::reads_own_index(&repo) {
+        let path = super::index_path(&repo);
+        let own =
+            super::index::read(&path).map_err(|source| GitError::IndexFile { path, source })?;
+        if let Some(index) = own {
+            let mut paths: Vec<&[u8]> = index
+                .entries
+                .iter()
+                .filter(|e| !e.is_gitlink() && !e.intent_to_add())
+                .map(|e| e.path.as_slice())
+                .collect();
+            // Conflicted paths have an entry per stage.
+            paths.dedup();
+            return Ok(paths
+                .into_iter()
+                .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
+                .collect());
+        }
+    }
     let index = repo.index().map_err(|source| index_error(root, source))?;
     let mut files = Vec::with_capacity(index.len());
     for entry in index.iter() {
         if entry.mode & 0o170_000 == GITLINK {
             continue;
         }
-        // Git's extended flag for `git add --intent-to-add` entries.
-        if entry.flags_extended & (1 << 13) != 0 {
+        if entry.flags_extended & super::index::INTENT_TO_ADD != 0 {
             continue;
         }
         files.push(PathBuf::from(std::ffi::OsStr::from_bytes(&entry.path)));
