@@ -87,24 +87,21 @@ pub fn render_report(
     terminal: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
+    // The CI formats have no place for a run's error but its findings.
+    let shown = report::with_error_findings(verdict);
     match format {
         ReportFormat::Human => report::human::render(verdict, out, ctx.color_for(terminal)),
         ReportFormat::Json => report::json::render(verdict, out),
-        ReportFormat::Sarif => report::sarif::render(verdict, out),
-        ReportFormat::Junit => report::junit::render(verdict, out),
-        ReportFormat::Github => report::github::render(verdict, out),
-        ReportFormat::Codequality => report::codequality::render(verdict, out),
+        ReportFormat::Sarif => report::sarif::render(&shown, out),
+        ReportFormat::Junit => report::junit::render(&shown, out),
+        ReportFormat::Github => report::github::render(&shown, out),
+        ReportFormat::Codequality => report::codequality::render(&shown, out),
     }
 }
 
-/// Renders a finished verdict in every report asked for and returns its
-/// exit code. A report file that cannot be written is said on stderr.
-pub fn emit_reports(
-    verdict: &Verdict,
-    reports: &Reports,
-    ctx: &Context,
-    io: &mut Streams<'_>,
-) -> ExitCode {
+/// Writes the reports that go to files (`--output`, `--report`); a file
+/// that cannot be written is said on stderr.
+fn write_report_files(verdict: &Verdict, reports: &Reports, ctx: &Context, io: &mut Streams<'_>) {
     let mut to_files: Vec<(ReportFormat, &Path)> = reports
         .extra
         .iter()
@@ -128,6 +125,17 @@ pub fn emit_reports(
             );
         }
     }
+}
+
+/// Renders a finished verdict in every report asked for and returns its
+/// exit code. A report file that cannot be written is said on stderr.
+pub fn emit_reports(
+    verdict: &Verdict,
+    reports: &Reports,
+    ctx: &Context,
+    io: &mut Streams<'_>,
+) -> ExitCode {
+    write_report_files(verdict, reports, ctx, io);
     let on_stdout = if reports.output.is_some() {
         ReportFormat::Human
     } else {
@@ -155,6 +163,31 @@ pub fn emit_reports(
         }
     }
     verdict.exit_code()
+}
+
+/// Renders the verdict of a run that stopped before its checks in every
+/// report asked for: a CI format on stdout and in its files says why the
+/// run stopped; JSON goes to stdout, and people read the error on stderr.
+pub fn emit_stopped_reports(
+    verdict: &Verdict,
+    reports: &Reports,
+    ctx: &Context,
+    io: &mut Streams<'_>,
+) -> ExitCode {
+    write_report_files(verdict, reports, ctx, io);
+    let on_stdout = reports.output.is_none().then_some(reports.format);
+    if let Some(
+        format @ (ReportFormat::Sarif
+        | ReportFormat::Junit
+        | ReportFormat::Github
+        | ReportFormat::Codequality),
+    ) = on_stdout
+    {
+        let written = render_report(verdict, format, ctx, false, io.out);
+        finish_write(written, io);
+        return verdict.exit_code();
+    }
+    emit_stopped(verdict, on_stdout == Some(ReportFormat::Json), ctx, io)
 }
 
 /// Renders the verdict of a run that stopped before its checks: JSON on

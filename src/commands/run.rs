@@ -99,7 +99,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     };
     let stop = |io: &mut Streams<'_>, profile: Profile, error: VerdictError| {
         let verdict = Verdict::stopped(profile, args.phase.clone(), error);
-        super::emit_stopped(&verdict, json, ctx, io)
+        super::emit_stopped_reports(&verdict, &reports, ctx, io)
     };
 
     let repo = match crate::git::discover(&ctx.cwd) {

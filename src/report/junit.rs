@@ -119,6 +119,28 @@ fn cases(verdict: &Verdict, phase: &str) -> Vec<Case> {
             });
         }
     }
+    // phasegate's own findings (a run that stopped, files a check
+    // modified, an invalid handoff): one case, so the failure shows.
+    let own: Vec<&Diagnostic> = verdict
+        .diagnostics
+        .iter()
+        .filter(|d| d.check.is_empty())
+        .collect();
+    if !own.is_empty() {
+        let (kind, message) = match &verdict.error {
+            Some(error) => ("error", error.message.clone()),
+            None => (
+                "failure",
+                own[0].message.lines().next().unwrap_or("").to_string(),
+            ),
+        };
+        out.push(Case {
+            classname: phase.to_string(),
+            name: unique("phasegate".to_string(), &mut seen),
+            time: 0.0,
+            outcome: Some((kind, message, body(&own))),
+        });
+    }
     out
 }
 
@@ -160,7 +182,8 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
     writeln!(
         out,
-        r#"<testsuites name="phasegate" tests="{}" failures="{failures}" errors="{errors}" skipped="{skipped}" time="{time:.3}">"#,
+        // The JUnit schema has no `skipped` count on the outer element.
+        r#"<testsuites name="phasegate" tests="{}" failures="{failures}" errors="{errors}" time="{time:.3}">"#,
         cases.len()
     )?;
     writeln!(

@@ -13,5 +13,47 @@ pub mod progress;
 pub mod sarif;
 mod snippet;
 
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::gate::Verdict;
+
+/// A verdict whose run stopped on an error (bad configuration or usage, an
+/// internal failure), with that error as findings of phasegate itself, so a
+/// CI report shows why nothing was checked: one per located problem (its
+/// place in `phasegate.toml`), else one for the whole error. A verdict
+/// without an error comes back as it is.
+pub fn with_error_findings(verdict: &Verdict) -> std::borrow::Cow<'_, Verdict> {
+    let Some(error) = &verdict.error else {
+        return std::borrow::Cow::Borrowed(verdict);
+    };
+    let finding = |message: String, file: Option<String>, line, column| Diagnostic {
+        tool: "phasegate".to_string(),
+        origin: crate::config::Origin::Runtime,
+        severity: Severity::Error,
+        code: Some(format!("{}-error", error.kind)),
+        message,
+        file,
+        line,
+        column,
+        ..Diagnostic::default()
+    };
+    let mut findings: Vec<Diagnostic> = error
+        .problems
+        .iter()
+        .map(|p| {
+            let message = match &p.help {
+                Some(help) => format!("{} ({help})", p.message),
+                None => p.message.clone(),
+            };
+            finding(message, p.file.clone(), p.line, p.column)
+        })
+        .collect();
+    if findings.is_empty() {
+        findings.push(finding(error.message.clone(), None, None, None));
+    }
+    let mut shown = verdict.clone();
+    shown.diagnostics.extend(findings);
+    std::borrow::Cow::Owned(shown)
+}
+
 #[cfg(test)]
 mod tests;

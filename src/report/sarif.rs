@@ -176,6 +176,12 @@ pub fn log(verdict: &Verdict) -> Value {
             ) },
         }));
     }
+    if let Some(error) = &verdict.error {
+        notifications.push(json!({
+            "level": "error",
+            "message": { "text": error.message },
+        }));
+    }
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",

@@ -627,3 +627,88 @@ fn odd_lines_and_columns_never_break_the_drawing() {
         }
     }
 }
+
+fn junit_of(verdict: &Verdict) -> String {
+    let mut out = Vec::new();
+    super::junit::render(verdict, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn junit_shows_phasegates_own_findings_as_a_case() {
+    let mut verdict = sample();
+    verdict.diagnostics.push(Diagnostic {
+        tool: "phasegate".into(),
+        origin: Origin::Runtime,
+        severity: Severity::Error,
+        code: Some("files-modified".into()),
+        message: "files were modified by `fmt`: src/lib.rs".into(),
+        ..Diagnostic::default()
+    });
+    let xml = junit_of(&verdict);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let case = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some("phasegate"))
+        .expect("a case for phasegate's own findings");
+    let failure = case.children().find(|n| n.has_tag_name("failure")).unwrap();
+    assert_eq!(
+        failure.attribute("message"),
+        Some("files were modified by `fmt`: src/lib.rs")
+    );
+    // A verdict with none of them has no such case.
+    let mut none = sample();
+    none.diagnostics.retain(|d| !d.check.is_empty());
+    assert!(!junit_of(&none).contains(r#"name="phasegate" time="#));
+}
+
+#[test]
+fn a_stopped_runs_error_becomes_findings_for_the_ci_formats() {
+    let error = crate::gate::VerdictError {
+        kind: "config",
+        message: "invalid configuration in `phasegate.toml`".into(),
+        problems: vec![crate::gate::ErrorProblem {
+            message: "unknown key `profle` in [gate]".into(),
+            help: Some("did you mean `profile`?".into()),
+            file: Some("phasegate.toml".into()),
+            line: Some(2),
+            column: Some(1),
+        }],
+    };
+    let verdict = Verdict::stopped(crate::config::Profile::default(), None, error);
+    let shown = super::with_error_findings(&verdict);
+    assert_eq!(shown.diagnostics.len(), 1);
+    let d = &shown.diagnostics[0];
+    assert_eq!(d.file.as_deref(), Some("phasegate.toml"));
+    assert_eq!((d.line, d.column), (Some(2), Some(1)));
+    assert_eq!(d.code.as_deref(), Some("config-error"));
+    assert!(
+        d.message.contains("did you mean `profile`?"),
+        "{}",
+        d.message
+    );
+    let xml = junit_of(&shown);
+    assert!(
+        xml.contains(r#"<error message="invalid configuration in `phasegate.toml`""#),
+        "{xml}"
+    );
+    let sarif = super::sarif::log(&shown);
+    assert_eq!(
+        sarif["runs"][0]["invocations"][0]["executionSuccessful"],
+        false
+    );
+    assert_eq!(
+        sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        2
+    );
+    // An internal error with no place is one finding at the configuration.
+    let internal = crate::gate::VerdictError {
+        kind: "internal",
+        message: "failed to read the git index".into(),
+        problems: Vec::new(),
+    };
+    let verdict = Verdict::stopped(crate::config::Profile::default(), None, internal);
+    let shown = super::with_error_findings(&verdict);
+    assert_eq!(shown.diagnostics[0].message, "failed to read the git index");
+    assert_eq!(shown.diagnostics[0].code.as_deref(), Some("internal-error"));
+}

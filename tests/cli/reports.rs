@@ -110,3 +110,42 @@ fn a_saved_log_becomes_any_report() {
         .collect();
     assert_eq!(fingerprints.len(), 6, "unique per occurrence");
 }
+
+#[test]
+fn a_run_stopped_by_its_configuration_still_writes_every_ci_report() {
+    let repo = TestRepo::new();
+    repo.config("[gate]\nprofle = \"auto\"\n");
+    let run = repo.phasegate(&[
+        "run",
+        "--all-files",
+        "--format",
+        "junit",
+        "--report",
+        "sarif=out.sarif",
+        "--report",
+        "codequality=quality.json",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let doc = roxmltree::Document::parse(&run.stdout).unwrap();
+    let error = doc
+        .descendants()
+        .find(|n| n.has_tag_name("error"))
+        .expect("the error as a JUnit error");
+    assert!(error.text().unwrap().contains("profle"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("did you mean `profile`?"),
+        "people still read it"
+    );
+    let sarif: serde_json::Value = serde_json::from_str(&repo.read("out.sarif")).unwrap();
+    let result = &sarif["runs"][0]["results"][0];
+    assert!(
+        result["ruleId"].as_str().unwrap().contains("config-error"),
+        "{result}"
+    );
+    assert_eq!(
+        result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "phasegate.toml"
+    );
+    let quality: serde_json::Value = serde_json::from_str(&repo.read("quality.json")).unwrap();
+    assert_eq!(quality[0]["location"]["lines"]["begin"], 2);
+}
