@@ -527,7 +527,7 @@ pub fn protect(
         done: false,
         _lock: lock,
     };
-    guard.checkout_staged(&repo)?;
+    guard.checkout_staged(&repo, pause)?;
     guard.checked_out = guard
         .entries
         .iter()
@@ -539,7 +539,7 @@ pub fn protect(
 
 impl UnstagedGuard {
     /// Puts every protected file at its staged content.
-    fn checkout_staged(&self, repo: &Repository) -> Result<(), ProtectError> {
+    fn checkout_staged(&self, repo: &Repository, pause: Pause<'_>) -> Result<(), ProtectError> {
         let mut builder = CheckoutBuilder::new();
         // Exact paths, not patterns: a name may hold `*`, `[` or a newline.
         builder
@@ -572,6 +572,9 @@ impl UnstagedGuard {
                 any = true;
             }
         }
+        // The protected files are gone from the work tree here: only the
+        // saved copies hold them.
+        pause("checking-out");
         if any {
             let mut index = repo.index().map_err(git_error("read the index"))?;
             repo.checkout_index(Some(&mut index), Some(&mut builder))

@@ -221,7 +221,14 @@ fn intent_to_add_binary_crlf_mode_and_deleted_files_come_back_byte_for_byte() {
 
 #[test]
 fn a_killed_run_is_finished_by_restore_or_the_next_run_at_every_step() {
-    for step in ["saving", "saved", "checked-out", "checks-done", "restoring"] {
+    for step in [
+        "saving",
+        "saved",
+        "checking-out",
+        "checked-out",
+        "checks-done",
+        "restoring",
+    ] {
         for recover_with in ["restore", "run"] {
             let repo = TestRepo::new();
             repo.write("crlf.txt", "one\r\ntwo\r\n")
