@@ -143,22 +143,31 @@ fn staged_in(repo: &Repository, index: &super::index::Index) -> Result<Vec<PathB
     Ok(out)
 }
 
-/// Every non-tree entry of `HEAD`'s tree with its full path, sorted by path
-/// bytes as the index is; empty before the first commit.
-fn head_files(repo: &Repository) -> Result<Vec<(Vec<u8>, u32, git2::Oid)>, GitError> {
-    let tree = match repo.head() {
+/// The tree of `HEAD`; `None` on an unborn branch (the first commit of a
+/// new repository).
+fn head_tree(repo: &Repository) -> Result<Option<git2::Tree<'_>>, GitError> {
+    match repo.head() {
         Ok(head) => head
             .peel_to_tree()
-            .map_err(|e| failed("the tree of HEAD", e))?,
+            .map(Some)
+            .map_err(|e| failed("the tree of HEAD", e)),
         Err(e)
             if matches!(
                 e.code(),
                 git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound
             ) =>
         {
-            return Ok(Vec::new())
+            Ok(None)
         }
-        Err(e) => return Err(failed("HEAD", e)),
+        Err(e) => Err(failed("HEAD", e)),
+    }
+}
+
+/// Every non-tree entry of `HEAD`'s tree with its full path, sorted by path
+/// bytes as the index is; empty before the first commit.
+fn head_files(repo: &Repository) -> Result<Vec<(Vec<u8>, u32, git2::Oid)>, GitError> {
+    let Some(tree) = head_tree(repo)? else {
+        return Ok(Vec::new());
     };
     let mut out = Vec::new();
     // Recursion by hand: libgit2's walk gives directory names as text and
@@ -190,22 +199,7 @@ pub(super) fn staged_diff<'r>(
     root: &Path,
     options: &mut DiffOptions,
 ) -> Result<git2::Diff<'r>, GitError> {
-    let head_tree = match repo.head() {
-        Ok(head) => Some(
-            head.peel_to_tree()
-                .map_err(|e| failed("the tree of HEAD", e))?,
-        ),
-        // An unborn branch: the first commit of a new repository.
-        Err(e)
-            if matches!(
-                e.code(),
-                git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound
-            ) =>
-        {
-            None
-        }
-        Err(e) => return Err(failed("HEAD", e)),
-    };
+    let head_tree = head_tree(repo)?;
     let index = repo
         .index()
         .map_err(|source| super::repo::index_error(root, source))?;

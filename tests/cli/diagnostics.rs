@@ -33,25 +33,31 @@ fn recorded_cargo_output_becomes_located_diagnostics_with_fingerprints() {
     assert_eq!(first["fingerprint"].as_str().unwrap().len(), 16);
 }
 
-#[test]
-fn standard_input_and_the_tools_directory() {
-    let repo = TestRepo::new();
-    repo.write("pkg/src/a.c", "int main() {}\n");
+/// `phasegate diagnostics parse ARGS` reading `input` on standard input:
+/// its standard output.
+fn parse_stdin(repo: &TestRepo, args: &[&str], input: &[u8]) -> Vec<u8> {
     let mut child = repo
         .command(BIN)
-        .args(["diagnostics", "parse", "--cwd", "pkg", "--format", "json"])
+        .args(["diagnostics", "parse"])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"src/a.c:1:5: warning: unused\r\nnoise\n./src/a.c:2:1: error: boom\n")
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap().stdout
+}
+
+#[test]
+fn standard_input_and_the_tools_directory() {
+    let repo = TestRepo::new();
+    repo.write("pkg/src/a.c", "int main() {}\n");
+    let output = parse_stdin(
+        &repo,
+        &["--cwd", "pkg", "--format", "json"],
+        b"src/a.c:1:5: warning: unused\r\nnoise\n./src/a.c:2:1: error: boom\n",
+    );
+    let v: serde_json::Value = serde_json::from_slice(&output).unwrap();
     let files: Vec<&str> = v["diagnostics"]
         .as_array()
         .unwrap()
@@ -77,21 +83,12 @@ fn standard_input_and_the_tools_directory() {
 fn the_human_form_shows_the_line_of_each_finding() {
     let repo = TestRepo::new();
     repo.write("src/a.c", "int main() {\n\treturn x;\n}\n");
-    let mut child = repo
-        .command(BIN)
-        .args(["diagnostics", "parse", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"src/a.c:2:9: error: use of undeclared identifier 'x'\nsrc/a.c:9: warning: no such line\n")
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let text = String::from_utf8(output.stdout).unwrap();
+    let output = parse_stdin(
+        &repo,
+        &["-"],
+        b"src/a.c:2:9: error: use of undeclared identifier 'x'\nsrc/a.c:9: warning: no such line\n",
+    );
+    let text = String::from_utf8(output).unwrap();
     assert_eq!(
         text,
         "src/a.c:2:9 error use of undeclared identifier 'x'\n\
