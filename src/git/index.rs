@@ -52,10 +52,17 @@ impl Entry {
     }
 }
 
+/// Directories whose tree the index's cache-tree holds: (path with a
+/// trailing `/`, tree id), sorted by path; the root is the empty path.
+pub(super) type CachedTrees = Vec<(Vec<u8>, [u8; 20])>;
+
 /// The entries of an index file, in its order (by path, then stage).
 #[derive(Debug, Default)]
 pub(super) struct Index {
     pub entries: Vec<Entry>,
+    /// The cache-tree extension (`TREE`): the directories whose tree git
+    /// already knows.
+    pub trees: CachedTrees,
     /// When the index file was last written: an entry modified in the same
     /// instant or later is "racily clean" and its stat data proves nothing.
     written: (i64, u32),
@@ -72,7 +79,11 @@ pub(super) fn read(path: &Path) -> io::Result<Option<Index>> {
     };
     let meta = fs::metadata(path)?;
     let written = (meta.mtime(), u32::try_from(meta.mtime_nsec()).unwrap_or(0));
-    Ok(parse(&bytes).map(|entries| Index { entries, written }))
+    Ok(parse(&bytes).map(|(entries, trees)| Index {
+        entries,
+        trees,
+        written,
+    }))
 }
 
 /// A cursor over the index bytes; every read is bounds-checked, so a
@@ -126,7 +137,7 @@ impl<'a> Cursor<'a> {
 /// The checksum that closes the file (SHA-1).
 const TRAILER: usize = 20;
 
-fn parse(bytes: &[u8]) -> Option<Vec<Entry>> {
+fn parse(bytes: &[u8]) -> Option<(Vec<Entry>, CachedTrees)> {
     let mut c = Cursor { bytes, at: 0 };
     if c.take(4)? != b"DIRC" {
         return None;
@@ -198,15 +209,52 @@ fn parse(bytes: &[u8]) -> Option<Vec<Entry>> {
     // Extensions: optional ones (an upper-case signature) are caches this
     // reader does without; a required one (a split index's `link`, a
     // sparse index's `sdir`) changes what the entries mean.
+    let mut trees = Vec::new();
     while bytes.len().saturating_sub(c.at) > TRAILER {
         let signature = c.take(4)?;
         if !signature[0].is_ascii_uppercase() {
             return None;
         }
         let len = usize::try_from(c.u32()?).ok()?;
-        c.take(len)?;
+        let data = c.take(len)?;
+        if signature == b"TREE" {
+            // A cache the reader can do without: a damaged one is ignored.
+            let mut tree = Cursor { bytes: data, at: 0 };
+            if cache_tree(&mut tree, &[], &mut trees).is_none() {
+                trees.clear();
+            }
+        }
     }
-    Some(entries)
+    trees.sort_unstable();
+    Some((entries, trees))
+}
+
+/// One node of the cache tree and, recursively, its subtrees: the valid
+/// ones (an entry count of -1 marks a directory changed since) with their
+/// full paths.
+fn cache_tree(c: &mut Cursor<'_>, parent: &[u8], out: &mut Vec<(Vec<u8>, [u8; 20])>) -> Option<()> {
+    let name = c.until_nul()?;
+    let mut path = parent.to_vec();
+    if !name.is_empty() {
+        path.extend_from_slice(name);
+        path.push(b'/');
+    }
+    let number = |text: &[u8]| std::str::from_utf8(text).ok()?.parse::<i64>().ok();
+    let rest = c.bytes.get(c.at..)?;
+    let space = memchr::memchr(b' ', rest)?;
+    let entries = number(c.take(space)?)?;
+    c.take(1)?;
+    let rest = c.bytes.get(c.at..)?;
+    let newline = memchr::memchr(b'\n', rest)?;
+    let subtrees = number(c.take(newline)?)?;
+    c.take(1)?;
+    if entries >= 0 {
+        out.push((path.clone(), c.take(20)?.try_into().ok()?));
+    }
+    for _ in 0..subtrees {
+        cache_tree(c, &path, out)?;
+    }
+    Some(())
 }
 
 /// The search for tracked files whose work-tree state may differ from the
@@ -559,6 +607,40 @@ mod tests {
             .unwrap();
         assert!(out.status.success());
         assert!(read(&dir.path().join(".git/index")).unwrap().is_none());
+    }
+
+    #[test]
+    fn the_cache_tree_holds_the_trees_git_wrote() {
+        let (dir, _) = git_index("2");
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        };
+        // git leaves the root's tree unknown while an entry is only
+        // intent-to-add.
+        git(&["rm", "-q", "--cached", "ita.txt"]);
+        git(&["write-tree"]);
+        let index = read(&dir.path().join(".git/index")).unwrap().unwrap();
+        let id = |path: &[u8]| {
+            index
+                .trees
+                .iter()
+                .find(|(p, _)| p == path)
+                .map(|(_, id)| git2::Oid::from_bytes(id).unwrap().to_string())
+        };
+        assert_eq!(id(b""), Some(git(&["write-tree"])));
+        let a = git(&["rev-parse", &format!("{}:a", git(&["write-tree"]))]);
+        assert_eq!(id(b"a/"), Some(a));
+        // A change to a/ invalidates a/ and the root, nothing else.
+        std::fs::write(dir.path().join("a/one.rs"), "changed").unwrap();
+        git(&["add", "a/one.rs"]);
+        let index = read(&dir.path().join(".git/index")).unwrap().unwrap();
+        let paths: Vec<&[u8]> = index.trees.iter().map(|(p, _)| p.as_slice()).collect();
+        assert!(!paths.contains(&b"".as_slice()) && !paths.contains(&b"a/".as_slice()));
     }
 
     #[test]

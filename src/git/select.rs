@@ -117,12 +117,23 @@ pub(super) fn reads_own_index(repo: &Repository) -> bool {
 /// The index entries whose content or mode differs from `HEAD`'s, or that
 /// `HEAD` does not have: what `git diff --cached --name-only` lists, less
 /// deletions and submodules. Intent-to-add entries are not staged content.
+/// A directory whose cached tree (the index's cache-tree) is `HEAD`'s has
+/// nothing staged: neither its tree nor its entries are read.
 fn staged_in(repo: &Repository, index: &super::index::Index) -> Result<Vec<PathBuf>, GitError> {
-    let head = head_files(repo)?;
+    let (head, same_dirs) = head_files(repo, &index.trees)?;
     let mut head = head.iter().peekable();
+    let unchanged = |path: &[u8]| {
+        // The greatest unchanged directory not after `path` is the only
+        // one that can hold it.
+        let at = same_dirs.partition_point(|dir| dir.as_slice() <= path);
+        at > 0 && path.starts_with(&same_dirs[at - 1])
+    };
     let mut out = Vec::new();
     // Both lists are sorted by path bytes: one walk compares them.
     for entry in &index.entries {
+        if entry.stage != 0 || entry.is_gitlink() || entry.intent_to_add() {
+            continue;
+        }
         let mut same = false;
         while let Some((path, mode, oid)) = head.peek() {
             match path.as_slice().cmp(&entry.path) {
@@ -136,7 +147,7 @@ fn staged_in(repo: &Repository, index: &super::index::Index) -> Result<Vec<PathB
                 std::cmp::Ordering::Greater => break,
             }
         }
-        if !same && entry.stage == 0 && !entry.is_gitlink() && !entry.intent_to_add() {
+        if !same && !unchanged(&entry.path) {
             out.push(PathBuf::from(OsStr::from_bytes(&entry.path)));
         }
     }
@@ -163,12 +174,31 @@ fn head_tree(repo: &Repository) -> Result<Option<git2::Tree<'_>>, GitError> {
     }
 }
 
+/// A file of `HEAD`: its full path, mode and blob (or commit) id.
+type HeadFile = (Vec<u8>, u32, git2::Oid);
+
 /// Every non-tree entry of `HEAD`'s tree with its full path, sorted by path
-/// bytes as the index is; empty before the first commit.
-fn head_files(repo: &Repository) -> Result<Vec<(Vec<u8>, u32, git2::Oid)>, GitError> {
+/// bytes as the index is (empty before the first commit), and the
+/// directories left out because `trees` (the index's cache-tree) holds
+/// `HEAD`'s tree for them, sorted, each with its trailing `/` (the root as
+/// the empty path).
+fn head_files(
+    repo: &Repository,
+    trees: &[(Vec<u8>, [u8; 20])],
+) -> Result<(Vec<HeadFile>, Vec<Vec<u8>>), GitError> {
     let Some(tree) = head_tree(repo)? else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     };
+    let cached = |dir: &[u8], id: git2::Oid| {
+        trees
+            .binary_search_by(|(path, _)| path.as_slice().cmp(dir))
+            .is_ok_and(|at| trees[at].1 == id.as_bytes())
+    };
+    let mut same_dirs = Vec::new();
+    if cached(b"", tree.id()) {
+        same_dirs.push(Vec::new());
+        return Ok((Vec::new(), same_dirs));
+    }
     let mut out = Vec::new();
     // Recursion by hand: libgit2's walk gives directory names as text and
     // stops at one that is not UTF-8.
@@ -179,10 +209,14 @@ fn head_files(repo: &Repository) -> Result<Vec<(Vec<u8>, u32, git2::Oid)>, GitEr
             path.extend_from_slice(entry.name_bytes());
             let mode = u32::try_from(entry.filemode()).unwrap_or(0);
             if entry.kind() == Some(git2::ObjectType::Tree) {
+                path.push(b'/');
+                if cached(&path, entry.id()) {
+                    same_dirs.push(path);
+                    continue;
+                }
                 let subtree = repo
                     .find_tree(entry.id())
                     .map_err(|e| failed("a tree of HEAD", e))?;
-                path.push(b'/');
                 pending.push((path, subtree));
             } else {
                 out.push((path, mode, entry.id()));
@@ -190,7 +224,8 @@ fn head_files(repo: &Repository) -> Result<Vec<(Vec<u8>, u32, git2::Oid)>, GitEr
         }
     }
     out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    Ok(out)
+    same_dirs.sort_unstable();
+    Ok((out, same_dirs))
 }
 
 /// The index against `HEAD` (or against nothing before the first commit).

@@ -847,3 +847,33 @@ fn a_link_whose_target_is_not_utf8_comes_back_byte_for_byte() {
     assert_eq!(code, 0, "the check saw the committed link: {v:#}");
     assert_eq!(snapshot(&repo), before);
 }
+
+#[test]
+fn the_index_cache_tree_never_hides_a_staged_change() {
+    // git keeps a tree id per directory in the index; where it matches
+    // HEAD's nothing is staged there, where it does not, something is.
+    let repo = TestRepo::new();
+    for dir in ["a", "b", "c/deep"] {
+        repo.write(&format!("{dir}/one.txt"), "one\n")
+            .write(&format!("{dir}/two.txt"), "two\n");
+    }
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    std::fs::write(repo.path().join(".git/info/exclude"), "phasegate.toml\n").unwrap();
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    let staged = |repo: &TestRepo| {
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 0, "{v:#}");
+        v["selection"]["files"].as_u64().unwrap()
+    };
+    assert_eq!(staged(&repo), 0, "a clean index");
+    repo.stage("c/deep/two.txt", "changed\n");
+    assert_eq!(staged(&repo), 1);
+    repo.git(&["commit", "-qm", "two"]);
+    assert_eq!(staged(&repo), 0);
+    // The index's trees are the newer commit's; HEAD is the older one.
+    repo.git(&["reset", "-q", "--soft", "HEAD~1"]);
+    assert_eq!(staged(&repo), 1, "the undone commit's change is staged");
+    repo.git(&["write-tree"]);
+    assert_eq!(staged(&repo), 1, "with every cached tree valid again");
+}
