@@ -23,6 +23,8 @@ pub enum GitError {
     },
     #[error("the repository at `{path}` uses a split index, which phasegate cannot read: turn it off with `git config core.splitIndex false && git update-index --no-split-index`")]
     SplitIndex { path: PathBuf },
+    #[error("the repository at `{path}` uses a sparse index, which phasegate cannot read: turn it off with `git sparse-checkout init --no-sparse-index`")]
+    SparseIndex { path: PathBuf },
     #[error("failed to read the git index `{path}`")]
     IndexFile {
         path: PathBuf,
@@ -50,18 +52,17 @@ pub enum GitError {
     },
 }
 
-/// libgit2's failure to read the index, with what to do about the one
-/// case users meet: a split index (`core.splitIndex`).
+/// libgit2's failure to read the index, with what to do about the cases
+/// users meet: a split index (`core.splitIndex`) or a sparse one
+/// (`index.sparse`).
 pub(super) fn index_error(root: &Path, source: git2::Error) -> GitError {
+    let path = root.to_path_buf();
     if source.message().contains("extension: 'link'") {
-        GitError::SplitIndex {
-            path: root.to_path_buf(),
-        }
+        GitError::SplitIndex { path }
+    } else if source.message().contains("extension: 'sdir'") {
+        GitError::SparseIndex { path }
     } else {
-        GitError::Index {
-            path: root.to_path_buf(),
-            source,
-        }
+        GitError::Index { path, source }
     }
 }
 

@@ -877,3 +877,20 @@ fn the_index_cache_tree_never_hides_a_staged_change() {
     repo.git(&["write-tree"]);
     assert_eq!(staged(&repo), 1, "with every cached tree valid again");
 }
+
+#[test]
+fn a_sparse_index_gets_a_clear_error() {
+    let repo = TestRepo::new();
+    repo.write("a/one.txt", "one\n").write("b/two.txt", "two\n");
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    std::fs::write(repo.path().join(".git/info/exclude"), "phasegate.toml\n").unwrap();
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    repo.git(&["sparse-checkout", "init", "--cone", "--sparse-index"]);
+    repo.git(&["sparse-checkout", "set", "a"]);
+    repo.stage("a/one.txt", "staged\n");
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 3, "{v:#}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("--no-sparse-index"), "{message}");
+}
