@@ -275,7 +275,14 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // of tracked files are set aside first and come back afterwards.
     let pause = |step: &str| ctx.maybe_pause(step, &state_dir);
     let guard = if staged && snapshot.is_none() && !plans.is_empty() {
-        match crate::git::protect(&root, &state_dir, &run_dir.id, unstaged.as_ref(), &pause) {
+        match crate::git::protect(
+            &root,
+            &state_dir,
+            &run_dir.id,
+            unstaged.as_ref(),
+            ctx.cpus,
+            &pause,
+        ) {
             Ok(guard) => guard,
             Err(e) => return stop(io, settings.profile, super::internal_error(&e)),
         }

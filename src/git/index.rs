@@ -17,7 +17,7 @@ pub(super) const INTENT_TO_ADD: u16 = 1 << 13;
 const SKIP_WORKTREE: u16 = 1 << 14;
 const MODE_TYPE: u32 = 0o170_000;
 const MODE_FILE: u32 = 0o100_000;
-const MODE_LINK: u32 = 0o120_000;
+pub(super) const MODE_LINK: u32 = 0o120_000;
 /// A submodule: a commit, not a file.
 pub(super) const MODE_GITLINK: u32 = 0o160_000;
 

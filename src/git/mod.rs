@@ -34,6 +34,20 @@ fn index_path(repo: &git2::Repository) -> PathBuf {
         .unwrap_or_else(|| repo.path().join("index"))
 }
 
+/// The index of `repo` as phasegate's own reader sees it; `Ok(None)` where
+/// libgit2 must read it (another object format, a split or sparse index).
+fn read_own_index(repo: &git2::Repository) -> Result<Option<index::Index>, GitError> {
+    let sha1 = repo
+        .config()
+        .and_then(|c| c.get_string("extensions.objectformat"))
+        .map_or(true, |format| format.eq_ignore_ascii_case("sha1"));
+    if !sha1 {
+        return Ok(None);
+    }
+    let path = index_path(repo);
+    index::read(&path).map_err(|source| GitError::IndexFile { path, source })
+}
+
 /// Opens the repository at `root` with the index git named, if any.
 fn open_repository(root: &Path) -> Result<git2::Repository, git2::Error> {
     let repo = git2::Repository::open(root)?;

@@ -19,11 +19,9 @@ use git2::build::CheckoutBuilder;
 use git2::{Delta, DiffOptions, Repository};
 use serde::{Deserialize, Serialize};
 
+use super::index::{INTENT_TO_ADD, MODE_LINK};
 use super::UnstagedHint;
 
-/// Git's extended index flag for `git add --intent-to-add` entries.
-const INTENT_TO_ADD: u16 = 1 << 13;
-const MODE_LINK: u32 = 0o120_000;
 const MODE_EXEC: u32 = 0o100_755;
 
 #[derive(Debug, thiserror::Error)]
@@ -130,6 +128,8 @@ pub struct UnstagedGuard {
     /// The stat data of each protected file as the checks found it (at its
     /// staged content): the same afterwards means the checks left it alone.
     checked_out: Vec<(Vec<u8>, Option<FileStat>)>,
+    /// Threads for the work-tree scan after the checks.
+    threads: usize,
     done: bool,
     /// Held until the changes are back; released last (fields drop in order).
     _lock: Lock,
@@ -434,11 +434,13 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
 ///
 /// `hint`, when given, names the only tracked files that may have unstaged
 /// changes (from `staged_selection`); the others are not compared again.
+/// The work tree is scanned on `threads` threads after the checks.
 pub fn protect(
     root: &Path,
     state_dir: &Path,
     id: &str,
     hint: Option<&UnstagedHint>,
+    threads: usize,
     pause: Pause<'_>,
 ) -> Result<Option<UnstagedGuard>, ProtectError> {
     // The common case, nothing unstaged and nothing left by a killed run,
@@ -522,6 +524,7 @@ pub fn protect(
         root: root.to_path_buf(),
         dir,
         checked_out: Vec::new(),
+        threads,
         entries: journal.entries,
         index_before: index_entries(&repo)?,
         done: false,
@@ -587,18 +590,12 @@ impl UnstagedGuard {
     /// the index after the checks.
     fn changed_by_checks(&self) -> Result<Vec<String>, ProtectError> {
         let repo = open(&self.root)?;
-        let index = repo.index().map_err(git_error("read the index"))?;
         // The stat scan names the files that may differ; only those are
         // compared (all of them when the index is one libgit2 must read).
-        let own = if super::select::reads_own_index(&repo) {
-            super::index::read(&super::index_path(&repo)).ok().flatten()
-        } else {
-            None
-        };
+        let own = super::read_own_index(&repo).ok().flatten();
         let only = own.as_ref().map(|own| {
-            let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
             super::index::Scan::new(&self.root, own)
-                .alongside(threads, || ())
+                .alongside(self.threads, || ())
                 .1
         });
         // A protected file whose stat data is what phasegate left there
@@ -621,6 +618,7 @@ impl UnstagedGuard {
         if only.as_ref().is_some_and(Vec::is_empty) {
             return Ok(Vec::new());
         }
+        let index = repo.index().map_err(git_error("read the index"))?;
         let diff = unstaged_diff(&repo, &index, only.as_deref())?;
         let mut out = Vec::new();
         for delta in diff.deltas() {

@@ -106,9 +106,6 @@ fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// The mode of a submodule entry in the index.
-const GITLINK: u32 = 0o160_000;
-
 /// Every file in the index, relative to the root, in index order (what
 /// `git ls-files` lists). Submodules (gitlinks) and intent-to-add entries
 /// are left out; the work tree is not looked at, which keeps this fast on
@@ -120,29 +117,24 @@ pub fn tracked_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
     })?;
     // phasegate's own reader where it applies: libgit2 hashes the whole
     // index first.
-    if super::select::reads_own_index(&repo) {
-        let path = super::index_path(&repo);
-        let own =
-            super::index::read(&path).map_err(|source| GitError::IndexFile { path, source })?;
-        if let Some(index) = own {
-            let mut paths: Vec<&[u8]> = index
-                .entries
-                .iter()
-                .filter(|e| !e.is_gitlink() && !e.intent_to_add())
-                .map(|e| e.path.as_slice())
-                .collect();
-            // Conflicted paths have an entry per stage.
-            paths.dedup();
-            return Ok(paths
-                .into_iter()
-                .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
-                .collect());
-        }
+    if let Some(index) = super::read_own_index(&repo)? {
+        let mut paths: Vec<&[u8]> = index
+            .entries
+            .iter()
+            .filter(|e| !e.is_gitlink() && !e.intent_to_add())
+            .map(|e| e.path.as_slice())
+            .collect();
+        // Conflicted paths have an entry per stage.
+        paths.dedup();
+        return Ok(paths
+            .into_iter()
+            .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
+            .collect());
     }
     let index = repo.index().map_err(|source| index_error(root, source))?;
     let mut files = Vec::with_capacity(index.len());
     for entry in index.iter() {
-        if entry.mode & 0o170_000 == GITLINK {
+        if entry.mode & 0o170_000 == super::index::MODE_GITLINK {
             continue;
         }
         if entry.flags_extended & super::index::INTENT_TO_ADD != 0 {

@@ -83,13 +83,7 @@ pub struct UnstagedHint(pub(super) Vec<Vec<u8>>);
 /// at on `threads` threads while the index is compared with `HEAD`.
 pub fn staged_selection(root: &Path, threads: usize) -> Result<StagedSelection, GitError> {
     let repo = open(root)?;
-    let index = if reads_own_index(&repo) {
-        let path = super::index_path(&repo);
-        super::index::read(&path).map_err(|source| GitError::IndexFile { path, source })?
-    } else {
-        None
-    };
-    let Some(index) = index else {
+    let Some(index) = super::read_own_index(&repo)? else {
         // A split or sparse index, or another object format: libgit2's way.
         return Ok(StagedSelection {
             files: staged_files(root)?,
@@ -104,14 +98,6 @@ pub fn staged_selection(root: &Path, threads: usize) -> Result<StagedSelection, 
         files: files?,
         unstaged: Some(UnstagedHint(candidates)),
     })
-}
-
-/// Whether phasegate's own index reader applies: SHA-1 repositories (the
-/// reader declines split and sparse indexes by itself).
-pub(super) fn reads_own_index(repo: &Repository) -> bool {
-    repo.config()
-        .and_then(|c| c.get_string("extensions.objectformat"))
-        .map_or(true, |format| format.eq_ignore_ascii_case("sha1"))
 }
 
 /// The index entries whose content or mode differs from `HEAD`'s, or that
