@@ -111,10 +111,10 @@ impl<'a> Cursor<'a> {
         Some(u16::from_be_bytes([b[0], b[1]]))
     }
 
-    /// Bytes up to the next NUL, which is consumed.
-    fn until_nul(&mut self) -> Option<&'a [u8]> {
+    /// Bytes up to the next `end`, which is consumed.
+    fn until(&mut self, end: u8) -> Option<&'a [u8]> {
         let rest = self.bytes.get(self.at..)?;
-        let len = memchr::memchr(0, rest)?;
+        let len = memchr::memchr(end, rest)?;
         self.at += len + 1;
         Some(&rest[..len])
     }
@@ -177,10 +177,10 @@ fn parse(bytes: &[u8]) -> Option<(Vec<Entry>, CachedTrees)> {
             let strip = c.varint()?;
             let keep = previous.len().checked_sub(strip)?;
             let mut path = previous[..keep].to_vec();
-            path.extend_from_slice(c.until_nul()?);
+            path.extend_from_slice(c.until(0)?);
             path
         } else {
-            let path = c.until_nul()?.to_vec();
+            let path = c.until(0)?.to_vec();
             // Entries are padded with NULs to a multiple of 8 bytes.
             let len = c.at - start;
             let padded = len.div_ceil(8) * 8;
@@ -233,21 +233,15 @@ fn parse(bytes: &[u8]) -> Option<(Vec<Entry>, CachedTrees)> {
 /// ones (an entry count of -1 marks a directory changed since) with their
 /// full paths.
 fn cache_tree(c: &mut Cursor<'_>, parent: &[u8], out: &mut Vec<(Vec<u8>, [u8; 20])>) -> Option<()> {
-    let name = c.until_nul()?;
+    let name = c.until(0)?;
     let mut path = parent.to_vec();
     if !name.is_empty() {
         path.extend_from_slice(name);
         path.push(b'/');
     }
     let number = |text: &[u8]| std::str::from_utf8(text).ok()?.parse::<i64>().ok();
-    let rest = c.bytes.get(c.at..)?;
-    let space = memchr::memchr(b' ', rest)?;
-    let entries = number(c.take(space)?)?;
-    c.take(1)?;
-    let rest = c.bytes.get(c.at..)?;
-    let newline = memchr::memchr(b'\n', rest)?;
-    let subtrees = number(c.take(newline)?)?;
-    c.take(1)?;
+    let entries = number(c.until(b' ')?)?;
+    let subtrees = number(c.until(b'\n')?)?;
     if entries >= 0 {
         out.push((path.clone(), c.take(20)?.try_into().ok()?));
     }
@@ -298,7 +292,7 @@ impl<'a> Scan<'a> {
     /// candidates, sorted.
     pub fn alongside<T>(&self, threads: usize, first: impl FnOnce() -> T) -> (T, Vec<Vec<u8>>) {
         let helpers = if self.entries.len() > 2 * SLICE {
-            threads.clamp(2, 8) - 1
+            threads.clamp(1, 8) - 1
         } else {
             0
         };
