@@ -33,8 +33,9 @@ pub(super) struct Entry {
     /// The conflict stage: 0 unless a merge left the path unresolved.
     pub stage: u8,
     pub extended: u16,
-    /// Bytes, not text: file names need not be UTF-8.
-    pub path: Vec<u8>,
+    /// Where the path lies in the index's `paths` (start, end): one buffer
+    /// for every path instead of an allocation each.
+    path: (u32, u32),
 }
 
 impl Entry {
@@ -60,12 +61,27 @@ pub(super) type CachedTrees = Vec<(Vec<u8>, [u8; 20])>;
 #[derive(Debug, Default)]
 pub(super) struct Index {
     pub entries: Vec<Entry>,
+    /// Every entry's path, one after the other.
+    paths: Vec<u8>,
     /// The cache-tree extension (`TREE`): the directories whose tree git
     /// already knows.
     pub trees: CachedTrees,
     /// When the index file was last written: an entry modified in the same
     /// instant or later is "racily clean" and its stat data proves nothing.
     written: (i64, u32),
+}
+
+impl Index {
+    /// The path of `entry`, relative to the work tree's root. Bytes, not
+    /// text: file names need not be UTF-8.
+    pub fn path(&self, entry: &Entry) -> &[u8] {
+        path_in(&self.paths, entry)
+    }
+}
+
+fn path_in<'p>(paths: &'p [u8], entry: &Entry) -> &'p [u8] {
+    let (start, end) = entry.path;
+    paths.get(start as usize..end as usize).unwrap_or_default()
 }
 
 /// Reads the index at `path`. `Ok(None)` for an index this reader leaves to
@@ -79,8 +95,9 @@ pub(super) fn read(path: &Path) -> io::Result<Option<Index>> {
     };
     let meta = fs::metadata(path)?;
     let written = (meta.mtime(), u32::try_from(meta.mtime_nsec()).unwrap_or(0));
-    Ok(parse(&bytes).map(|(entries, trees)| Index {
+    Ok(parse(&bytes).map(|(entries, paths, trees)| Index {
         entries,
+        paths,
         trees,
         written,
     }))
@@ -137,7 +154,7 @@ impl<'a> Cursor<'a> {
 /// The checksum that closes the file (SHA-1).
 const TRAILER: usize = 20;
 
-fn parse(bytes: &[u8]) -> Option<(Vec<Entry>, CachedTrees)> {
+fn parse(bytes: &[u8]) -> Option<(Vec<Entry>, Vec<u8>, CachedTrees)> {
     let mut c = Cursor { bytes, at: 0 };
     if c.take(4)? != b"DIRC" {
         return None;
@@ -152,7 +169,9 @@ fn parse(bytes: &[u8]) -> Option<(Vec<Entry>, CachedTrees)> {
         return None;
     }
     let mut entries: Vec<Entry> = Vec::with_capacity(count);
-    let mut previous: Vec<u8> = Vec::new();
+    let mut paths: Vec<u8> = Vec::new();
+    // Version 4 writes each path as a change to the one before.
+    let mut previous = 0..0;
     for _ in 0..count {
         let start = c.at;
         let ctime = (c.u32()?, c.u32()?);
@@ -173,27 +192,28 @@ fn parse(bytes: &[u8]) -> Option<(Vec<Entry>, CachedTrees)> {
         } else {
             0
         };
-        let path = if version == 4 {
+        let path_start = paths.len();
+        if version == 4 {
             let strip = c.varint()?;
             let keep = previous.len().checked_sub(strip)?;
-            let mut path = previous[..keep].to_vec();
-            path.extend_from_slice(c.until(0)?);
-            path
+            paths.extend_from_within(previous.start..previous.start + keep);
+            paths.extend_from_slice(c.until(0)?);
+            previous = path_start..paths.len();
         } else {
-            let path = c.until(0)?.to_vec();
+            paths.extend_from_slice(c.until(0)?);
             // Entries are padded with NULs to a multiple of 8 bytes.
             let len = c.at - start;
             let padded = len.div_ceil(8) * 8;
             c.take(padded - len)?;
-            path
-        };
+        }
         // A directory entry belongs to a sparse index.
-        if mode & MODE_TYPE == 0o040_000 || path.is_empty() {
+        if mode & MODE_TYPE == 0o040_000 || paths.len() == path_start {
             return None;
         }
-        if version == 4 {
-            previous.clone_from(&path);
-        }
+        let path = (
+            u32::try_from(path_start).ok()?,
+            u32::try_from(paths.len()).ok()?,
+        );
         entries.push(Entry {
             ctime,
             mtime,
@@ -226,7 +246,7 @@ fn parse(bytes: &[u8]) -> Option<(Vec<Entry>, CachedTrees)> {
         }
     }
     trees.sort_unstable();
-    Some((entries, trees))
+    Some((entries, paths, trees))
 }
 
 /// One node of the cache tree and, recursively, its subtrees: the valid
@@ -264,6 +284,7 @@ pub(super) struct Scan<'a> {
     /// The root's directory handle: each file is looked up relative to it.
     dir: Option<rustix::fd::OwnedFd>,
     entries: Vec<&'a Entry>,
+    paths: &'a [u8],
     next: std::sync::atomic::AtomicUsize,
     written: (i64, u32),
 }
@@ -282,6 +303,7 @@ impl<'a> Scan<'a> {
         Scan {
             dir,
             entries: index.entries.iter().filter(|e| e.in_work_tree()).collect(),
+            paths: &index.paths,
             next: std::sync::atomic::AtomicUsize::new(0),
             written: index.written,
         }
@@ -316,31 +338,68 @@ impl<'a> Scan<'a> {
     fn work(&self) -> Vec<Vec<u8>> {
         use std::sync::atomic::Ordering;
         let mut out = Vec::new();
+        let mut dir = OpenDir::default();
         loop {
             let start = self.next.fetch_add(SLICE, Ordering::Relaxed);
             let Some(part) = self.entries.get(start..) else {
                 return out;
             };
             for entry in part.iter().take(SLICE) {
-                if entry.intent_to_add() || self.differs(entry) {
-                    out.push(entry.path.clone());
+                let path = path_in(self.paths, entry);
+                if entry.intent_to_add() || self.differs(entry, path, &mut dir) {
+                    out.push(path.to_vec());
                 }
             }
         }
     }
 
-    fn differs(&self, entry: &Entry) -> bool {
+    fn differs(&self, entry: &Entry, path: &'a [u8], dir: &mut OpenDir<'a>) -> bool {
         // Without the root's handle every file is a candidate, and the
         // comparison that follows reports what is wrong.
-        let Some(dir) = &self.dir else {
+        let Some(root) = &self.dir else {
             return true;
         };
-        let seen = rustix::fs::statat(
-            dir,
-            entry.path.as_slice(),
-            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-        );
+        let seen = dir.stat(root, path);
         differs(entry, seen.ok().map(Seen::from), self.written)
+    }
+}
+
+/// The directory a scanning thread looked in last, kept open: entries come
+/// sorted, so a directory's files follow one another, and each is looked
+/// up by its name alone instead of its whole path.
+#[derive(Default)]
+struct OpenDir<'a> {
+    path: Option<&'a [u8]>,
+    handle: Option<rustix::fd::OwnedFd>,
+}
+
+impl<'a> OpenDir<'a> {
+    /// `path`'s stat data, without following a symbolic link at its end.
+    fn stat(
+        &mut self,
+        root: &rustix::fd::OwnedFd,
+        path: &'a [u8],
+    ) -> rustix::io::Result<rustix::fs::Stat> {
+        use rustix::fs::{AtFlags, Mode, OFlags};
+        let Some(slash) = memchr::memrchr(b'/', path) else {
+            return rustix::fs::statat(root, path, AtFlags::SYMLINK_NOFOLLOW);
+        };
+        let (parent, name) = (&path[..slash], &path[slash + 1..]);
+        if self.path != Some(parent) {
+            self.path = Some(parent);
+            self.handle = rustix::fs::openat(
+                root,
+                parent,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .ok();
+        }
+        match &self.handle {
+            Some(handle) => rustix::fs::statat(handle, name, AtFlags::SYMLINK_NOFOLLOW),
+            // The directory is gone or is not one: the whole path says why.
+            None => rustix::fs::statat(root, path, AtFlags::SYMLINK_NOFOLLOW),
+        }
     }
 }
 
@@ -422,7 +481,7 @@ mod tests {
             oid: [0; 20],
             stage: 0,
             extended: 0,
-            path: b"f".to_vec(),
+            path: (0, 0),
         }
     }
 
@@ -553,7 +612,7 @@ mod tests {
                 .map(|e| {
                     let oid = git2::Oid::from_bytes(&e.oid).unwrap().to_string();
                     let mut line = format!("{:o} {oid} {}\t", e.mode, e.stage).into_bytes();
-                    line.extend_from_slice(&e.path);
+                    line.extend_from_slice(index.path(e));
                     line
                 })
                 .collect();
@@ -565,7 +624,7 @@ mod tests {
             assert_eq!(mine, git, "index version {version}");
             let ita: Vec<&Entry> = index.entries.iter().filter(|e| e.intent_to_add()).collect();
             assert_eq!(ita.len(), 1);
-            assert_eq!(ita[0].path, b"ita.txt");
+            assert_eq!(index.path(ita[0]), b"ita.txt");
         }
     }
 

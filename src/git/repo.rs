@@ -122,7 +122,7 @@ pub fn tracked_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
             .entries
             .iter()
             .filter(|e| !e.is_gitlink() && !e.intent_to_add())
-            .map(|e| e.path.as_slice())
+            .map(|e| index.path(e))
             .collect();
         // Conflicted paths have an entry per stage.
         paths.dedup();

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Repository};
 
+use super::index::{Entry, Index};
 use super::GitError;
 
 pub(super) fn open(root: &Path) -> Result<Repository, GitError> {
@@ -105,39 +106,202 @@ pub fn staged_selection(root: &Path, threads: usize) -> Result<StagedSelection, 
 /// deletions and submodules. Intent-to-add entries are not staged content.
 /// A directory whose cached tree (the index's cache-tree) is `HEAD`'s has
 /// nothing staged: neither its tree nor its entries are read.
-fn staged_in(repo: &Repository, index: &super::index::Index) -> Result<Vec<PathBuf>, GitError> {
-    let (head, same_dirs) = head_files(repo, &index.trees)?;
-    let mut head = head.iter().peekable();
-    let unchanged = |path: &[u8]| {
-        // The greatest unchanged directory not after `path` is the only
-        // one that can hold it.
-        let at = same_dirs.partition_point(|dir| dir.as_slice() <= path);
-        at > 0 && path.starts_with(&same_dirs[at - 1])
+fn staged_in(repo: &Repository, index: &Index) -> Result<Vec<PathBuf>, GitError> {
+    let mut walk = HeadWalk {
+        index,
+        prefix: Vec::new(),
+        staged: Vec::new(),
     };
-    let mut out = Vec::new();
-    // Both lists are sorted by path bytes: one walk compares them.
-    for entry in &index.entries {
-        if entry.stage != 0 || entry.is_gitlink() || entry.intent_to_add() {
-            continue;
-        }
-        let mut same = false;
-        while let Some((path, mode, oid)) = head.peek() {
-            match path.as_slice().cmp(&entry.path) {
-                std::cmp::Ordering::Less => {
-                    head.next();
-                }
-                std::cmp::Ordering::Equal => {
-                    same = *mode == entry.mode && oid.as_bytes() == entry.oid;
-                    break;
-                }
-                std::cmp::Ordering::Greater => break,
-            }
-        }
-        if !same && !unchanged(&entry.path) {
-            out.push(PathBuf::from(OsStr::from_bytes(&entry.path)));
+    match head_tree(repo)? {
+        None => walk.not_in_head(&index.entries),
+        Some(tree) => {
+            let odb = repo.odb().map_err(|e| failed("the object database", e))?;
+            walk.tree(&odb, tree.id(), &index.entries)?;
         }
     }
-    Ok(out)
+    Ok(walk.staged)
+}
+
+/// One walk of `HEAD`'s trees alongside the index. Both are sorted the same
+/// way (git orders a tree's entries as full paths, a directory's name with
+/// its `/`), so each tree is read once, compared with the run of index
+/// entries under its directory, and no list of `HEAD`'s files is built.
+struct HeadWalk<'a> {
+    index: &'a Index,
+    /// The directory being compared, with its trailing `/` (empty at the
+    /// root).
+    prefix: Vec<u8>,
+    staged: Vec<PathBuf>,
+}
+
+impl HeadWalk<'_> {
+    /// Compares the tree `id` at `self.prefix` with `entries`, the index
+    /// entries under that directory.
+    fn tree(
+        &mut self,
+        odb: &git2::Odb<'_>,
+        id: git2::Oid,
+        mut entries: &[Entry],
+    ) -> Result<(), GitError> {
+        // Nothing in the index under this directory: its files were
+        // deleted, and deletions are not selected.
+        if entries.is_empty() || self.cached(id) {
+            return Ok(());
+        }
+        let object = odb.read(id).map_err(|e| failed("a tree of HEAD", e))?;
+        if object.kind() != git2::ObjectType::Tree {
+            return Err(damaged(id));
+        }
+        let at = self.prefix.len();
+        for item in TreeItems(object.data()) {
+            let (mode, name, oid) = item.ok_or_else(|| damaged(id))?;
+            let dir = mode == TREE_MODE;
+            // Index entries before this one are not in HEAD: added.
+            let before = entries
+                .iter()
+                .take_while(|e| after_prefix(self.index.path(e), at, name, dir).is_lt())
+                .count();
+            self.not_in_head(&entries[..before]);
+            entries = &entries[before..];
+            if dir {
+                let under = entries
+                    .iter()
+                    .take_while(|e| after_prefix(self.index.path(e), at, name, true).is_eq())
+                    .count();
+                self.prefix.extend_from_slice(name);
+                self.prefix.push(b'/');
+                let subtree = git2::Oid::from_bytes(&oid).map_err(|_| damaged(id))?;
+                let result = self.tree(odb, subtree, &entries[..under]);
+                self.prefix.truncate(at);
+                result?;
+                entries = &entries[under..];
+            } else {
+                // Every stage of a conflicted path has the same name.
+                let same = entries
+                    .iter()
+                    .take_while(|e| after_prefix(self.index.path(e), at, name, false).is_eq())
+                    .count();
+                for entry in &entries[..same] {
+                    if staged(entry) && (entry.mode != canonical(mode) || entry.oid != oid) {
+                        self.staged.push(path_of(self.index, entry));
+                    }
+                }
+                entries = &entries[same..];
+            }
+        }
+        self.not_in_head(entries);
+        Ok(())
+    }
+
+    /// Whether the index's cache-tree holds `id` for this directory.
+    fn cached(&self, id: git2::Oid) -> bool {
+        let trees = &self.index.trees;
+        trees
+            .binary_search_by(|(path, _)| path.as_slice().cmp(&self.prefix))
+            .is_ok_and(|at| trees[at].1 == id.as_bytes())
+    }
+
+    /// Index entries `HEAD` does not have: each is staged content.
+    fn not_in_head(&mut self, entries: &[Entry]) {
+        let index = self.index;
+        self.staged.extend(
+            entries
+                .iter()
+                .filter(|e| staged(e))
+                .map(|e| path_of(index, e)),
+        );
+    }
+}
+
+/// An index entry that can carry staged content: resolved, a file or
+/// link (not a submodule), not only intent-to-add.
+fn staged(entry: &Entry) -> bool {
+    entry.stage == 0 && !entry.is_gitlink() && !entry.intent_to_add()
+}
+
+fn path_of(index: &Index, entry: &Entry) -> PathBuf {
+    // Bytes, not text: file names need not be UTF-8.
+    PathBuf::from(OsStr::from_bytes(index.path(entry)))
+}
+
+/// `path` past its first `at` bytes (its directory) against a tree entry
+/// `name`, which for a directory is ordered as `name/`. `Equal` for a
+/// directory means `path` lies under it.
+fn after_prefix(path: &[u8], at: usize, name: &[u8], dir: bool) -> std::cmp::Ordering {
+    let rest = path.get(at..).unwrap_or_default();
+    if !dir {
+        return rest.cmp(name);
+    }
+    match rest.get(..name.len()).map(|head| head.cmp(name)) {
+        Some(std::cmp::Ordering::Equal) => match rest.get(name.len()) {
+            Some(b'/') => std::cmp::Ordering::Equal,
+            Some(&c) => c.cmp(&b'/'),
+            None => std::cmp::Ordering::Less,
+        },
+        Some(order) => order,
+        // Shorter than `name`: ordered by the bytes it has (a proper
+        // prefix sorts first).
+        None => rest.cmp(name),
+    }
+}
+
+const TREE_MODE: u32 = 0o040_000;
+
+/// The mode git compares: a regular file is 100644 or 100755 whatever
+/// other permission bits an old tree recorded.
+fn canonical(mode: u32) -> u32 {
+    if mode & 0o170_000 == 0o100_000 {
+        if mode & 0o100 != 0 {
+            0o100_755
+        } else {
+            0o100_644
+        }
+    } else {
+        mode
+    }
+}
+
+fn damaged(id: git2::Oid) -> GitError {
+    failed(
+        "a tree of HEAD",
+        git2::Error::from_str(&format!("tree {id} is damaged (run `git fsck`)")),
+    )
+}
+
+/// The entries of a raw tree object: `<octal mode> <name>\0<20-byte id>`,
+/// repeated; `None` for a malformed one, after which nothing follows.
+struct TreeItems<'a>(&'a [u8]);
+
+/// A tree entry: its mode, name and object id.
+type TreeItem<'a> = (u32, &'a [u8], [u8; 20]);
+
+impl<'a> Iterator for TreeItems<'a> {
+    type Item = Option<TreeItem<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let Some((item, rest)) = tree_item(self.0) else {
+            self.0 = &[];
+            return Some(None);
+        };
+        self.0 = rest;
+        Some(Some(item))
+    }
+}
+
+/// The first entry of a raw tree and what follows it.
+fn tree_item(bytes: &[u8]) -> Option<(TreeItem<'_>, &[u8])> {
+    let space = memchr::memchr(b' ', bytes)?;
+    let mode = bytes[..space].iter().try_fold(0u32, |m, &d| {
+        let digit = (b'0'..=b'7').contains(&d).then(|| u32::from(d - b'0'))?;
+        m.checked_mul(8)?.checked_add(digit)
+    })?;
+    let rest = &bytes[space + 1..];
+    let nul = memchr::memchr(0, rest)?;
+    let oid: [u8; 20] = rest.get(nul + 1..nul + 21)?.try_into().ok()?;
+    Some(((mode, &rest[..nul], oid), &rest[nul + 21..]))
 }
 
 /// The tree of `HEAD`; `None` on an unborn branch (the first commit of a
@@ -158,60 +322,6 @@ fn head_tree(repo: &Repository) -> Result<Option<git2::Tree<'_>>, GitError> {
         }
         Err(e) => Err(failed("HEAD", e)),
     }
-}
-
-/// A file of `HEAD`: its full path, mode and blob (or commit) id.
-type HeadFile = (Vec<u8>, u32, git2::Oid);
-
-/// Every non-tree entry of `HEAD`'s tree with its full path, sorted by path
-/// bytes as the index is (empty before the first commit), and the
-/// directories left out because `trees` (the index's cache-tree) holds
-/// `HEAD`'s tree for them, sorted, each with its trailing `/` (the root as
-/// the empty path).
-fn head_files(
-    repo: &Repository,
-    trees: &[(Vec<u8>, [u8; 20])],
-) -> Result<(Vec<HeadFile>, Vec<Vec<u8>>), GitError> {
-    let Some(tree) = head_tree(repo)? else {
-        return Ok((Vec::new(), Vec::new()));
-    };
-    let cached = |dir: &[u8], id: git2::Oid| {
-        trees
-            .binary_search_by(|(path, _)| path.as_slice().cmp(dir))
-            .is_ok_and(|at| trees[at].1 == id.as_bytes())
-    };
-    let mut same_dirs = Vec::new();
-    if cached(b"", tree.id()) {
-        same_dirs.push(Vec::new());
-        return Ok((Vec::new(), same_dirs));
-    }
-    let mut out = Vec::new();
-    // Recursion by hand: libgit2's walk gives directory names as text and
-    // stops at one that is not UTF-8.
-    let mut pending = vec![(Vec::new(), tree)];
-    while let Some((prefix, tree)) = pending.pop() {
-        for entry in &tree {
-            let mut path = prefix.clone();
-            path.extend_from_slice(entry.name_bytes());
-            let mode = u32::try_from(entry.filemode()).unwrap_or(0);
-            if entry.kind() == Some(git2::ObjectType::Tree) {
-                path.push(b'/');
-                if cached(&path, entry.id()) {
-                    same_dirs.push(path);
-                    continue;
-                }
-                let subtree = repo
-                    .find_tree(entry.id())
-                    .map_err(|e| failed("a tree of HEAD", e))?;
-                pending.push((path, subtree));
-            } else {
-                out.push((path, mode, entry.id()));
-            }
-        }
-    }
-    out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    same_dirs.sort_unstable();
-    Ok((out, same_dirs))
 }
 
 /// The index against `HEAD` (or against nothing before the first commit).
@@ -309,4 +419,93 @@ pub fn checkout_index_to(root: &Path, dir: &Path) -> Result<(), GitError> {
         .target_dir(dir);
     repo.checkout_index(Some(&mut index), Some(&mut builder))
         .map_err(|e| failed("a snapshot of the index", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_paths_compare_with_tree_entries_as_full_paths() {
+        let names: [&[u8]; 8] = [b"a", b"a-b", b"a.b", b"a0", b"ab", b"", b"b", b"a/"];
+        let paths: [&[u8]; 9] = [
+            b"a", b"a-b", b"a.b", b"a/x", b"a/x/y", b"a0", b"ab", b"b", b"\xff",
+        ];
+        for prefix in [&b""[..], b"dir/"] {
+            for path in paths {
+                let full = [prefix, path].concat();
+                for name in names {
+                    for dir in [false, true] {
+                        let key = [name, if dir { b"/" } else { b"" }].concat();
+                        let want = if dir && path.starts_with(&key) {
+                            std::cmp::Ordering::Equal
+                        } else {
+                            path.cmp(key.as_slice())
+                        };
+                        assert_eq!(
+                            after_prefix(&full, prefix.len(), name, dir),
+                            want,
+                            "{:?} against {:?} (directory: {dir})",
+                            String::from_utf8_lossy(&full),
+                            String::from_utf8_lossy(name),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn raw_trees_read_as_libgit2_reads_them_and_damage_stops_the_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        let blob = repo.blob(b"content\n").unwrap();
+        let empty = repo.treebuilder(None).unwrap().write().unwrap();
+        let mut builder = repo.treebuilder(None).unwrap();
+        builder.insert("file.txt", blob, 0o100_644).unwrap();
+        builder.insert("tool.sh", blob, 0o100_755).unwrap();
+        builder.insert("link", blob, 0o120_000).unwrap();
+        builder
+            .insert("caf\u{e9} with space", blob, 0o100_644)
+            .unwrap();
+        builder.insert("sub", empty, 0o040_000).unwrap();
+        let id = builder.write().unwrap();
+        let raw = repo.odb().unwrap().read(id).unwrap().data().to_vec();
+
+        let mine: Vec<(u32, Vec<u8>, [u8; 20])> = TreeItems(&raw)
+            .map(|item| {
+                let (mode, name, oid) = item.unwrap();
+                (mode, name.to_vec(), oid)
+            })
+            .collect();
+        let tree = repo.find_tree(id).unwrap();
+        let theirs: Vec<(u32, Vec<u8>, [u8; 20])> = tree
+            .iter()
+            .map(|e| {
+                let mode = u32::try_from(e.filemode()).unwrap();
+                (
+                    mode,
+                    e.name_bytes().to_vec(),
+                    e.id().as_bytes().try_into().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(mine, theirs);
+
+        // Cut anywhere but between entries, the last item is `None` and
+        // nothing follows it; never a panic.
+        let ends: Vec<usize> = (0..=raw.len())
+            .filter(|&end| TreeItems(&raw[..end]).all(|item| item.is_some()))
+            .collect();
+        assert_eq!(ends.len(), theirs.len() + 1, "whole entries only: {ends:?}");
+        for end in 0..raw.len() {
+            let items: Vec<_> = TreeItems(&raw[..end]).collect();
+            if let Some(at) = items.iter().position(Option::is_none) {
+                assert_eq!(at, items.len() - 1);
+            }
+        }
+        let mut bad_mode = raw.clone();
+        bad_mode[0] = b'9';
+        assert_eq!(TreeItems(&bad_mode).next(), Some(None));
+    }
 }

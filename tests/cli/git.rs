@@ -662,10 +662,16 @@ fn the_staged_selection_is_what_git_lists_on_every_index_format() {
             (b"a/deep/nested.rs", "fn main() {}\n"),
             (b"a.b", "dot\n"),
             (b"a-b", "dash\n"),
+            (
+                b"a/same.txt",
+                "unchanged, next to a staged sibling of its directory\n",
+            ),
             (b"with space.txt", "space\n"),
             (b"new\nline.txt", "newline\n"),
             (b"-dash.txt", "dash\n"),
             (b"caf\xe9.txt", "latin1\n"),
+            (b"was-file", "a file, then a directory\n"),
+            (b"was-dir/inside.txt", "a directory, then a file\n"),
         ] {
             let path = file(name);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -684,9 +690,17 @@ fn the_staged_selection_is_what_git_lists_on_every_index_format() {
         repo.git(&["add", "tool.sh"]);
         repo.stage("a/deep/nested.rs", "fn main() { }\n");
         repo.stage("a/deep/added.rs", "// new\n");
+        // Sorts between `a.b` and the directory `a/` (`.` before `/`).
+        repo.stage("a.c", "new\n");
         std::fs::write(file(b"new\nline.txt"), "staged\n").unwrap();
         std::fs::write(file(b"caf\xe9.txt"), "staged\n").unwrap();
         std::fs::write(file(b"-dash.txt"), "staged\n").unwrap();
+        // Type changes: a file that became a directory, and back.
+        std::fs::remove_file(file(b"was-file")).unwrap();
+        std::fs::create_dir(file(b"was-file")).unwrap();
+        std::fs::write(file(b"was-file/now.txt"), "inside\n").unwrap();
+        std::fs::remove_dir_all(file(b"was-dir")).unwrap();
+        std::fs::write(file(b"was-dir"), "a file now\n").unwrap();
         repo.git(&["add", "-A"]);
         std::os::unix::fs::symlink("keep.txt", file(b"link")).unwrap();
         repo.git(&["add", "link"]);
