@@ -132,10 +132,35 @@ def big_repo(files, staged, partial):
             os.utime(os.path.join(d, name), (past, past))
     subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=repo, stdout=subprocess.DEVNULL)
     with open(os.path.join(repo, ".git", "info", "exclude"), "a") as f:
-        f.write("phasegate.toml\n")
+        f.write("phasegate.toml\n.pre-commit-config.yaml\n")
     with open(os.path.join(repo, "phasegate.toml"), "w") as f:
         f.write('[phases.implementation]\nchecks = [ { name = "c", command = "true" } ]\n')
+    # The same check for the hook managers that are installed.
+    with open(os.path.join(repo, ".pre-commit-config.yaml"), "w") as f:
+        f.write(
+            "repos:\n  - repo: local\n    hooks:\n"
+            "      - { id: c, name: c, entry: 'true', language: system, pass_filenames: false, always_run: true }\n"
+        )
     return repo
+
+
+# Hook managers measured beside phasegate when they are on PATH
+# (`pip install prek pre-commit`): each runs the same `true` check on the
+# staged files, hiding unstaged changes its own way.
+HOOK_MANAGERS = [("prek", ["prek", "run"]), ("pre-commit", ["pre-commit", "run"])]
+
+
+def hook_managers(repo, rounds, base, what):
+    found = [(name, argv) for name, argv in HOOK_MANAGERS if shutil.which(argv[0])]
+    if not found:
+        print("           (prek and pre-commit are not installed: `pip install prek pre-commit` to compare)")
+        return
+    figures = []
+    for name, argv in found:
+        wall(argv, repo, 2)
+        t = statistics.median(wall(argv, repo, rounds))
+        figures.append(f"{name} run {t * 1000:6.1f} ms ({t / base:4.2f}x to {what})")
+    print("           same repository and check: " + " | ".join(figures))
 
 
 def staged_runs(phasegate):
@@ -160,6 +185,7 @@ def staged_runs(phasegate):
         f"           ratio {p / g:4.2f}x to git diff --cached (target < 2x), "
         f"{p / (g + d):4.2f}x to git diff --cached and git diff-files together, {p / s:4.2f}x to git status"
     )
+    hook_managers(repo, 20, g, "git diff --cached")
 
     # 5. The protect-run-restore cycle with 200 partially staged files,
     #    against the classic shell sequence (no fsync there).
@@ -176,6 +202,7 @@ def staged_runs(phasegate):
         f"protect    200 partially staged files: classic save/checkout/apply {c * 1000:6.1f} ms | "
         f"phasegate run (fsync included) {p * 1000:6.1f} ms | ratio {p / c:4.2f}x (target <= 1x)"
     )
+    hook_managers(repo, 10, c, "classic")
 
 
 if __name__ == "__main__":
