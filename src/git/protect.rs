@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::index::{INTENT_TO_ADD, MODE_LINK};
 use super::UnstagedHint;
+use crate::state::FileLock;
 
 const MODE_EXEC: u32 = 0o100_755;
 
@@ -39,8 +40,8 @@ pub enum ProtectError {
         #[source]
         source: io::Error,
     },
-    #[error("another phasegate run (pid {pid}) is protecting unstaged changes in this repository; wait for it, or run `phasegate restore` if it is gone")]
-    Busy { pid: u32 },
+    #[error("{holder} is protecting unstaged changes in this repository; wait for it to finish")]
+    Busy { holder: String },
 }
 
 fn io_error<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> ProtectError + 'a {
@@ -98,6 +99,8 @@ enum State {
 #[derive(Debug, Serialize, Deserialize)]
 struct Journal {
     state: State,
+    /// The run's process, for a person reading the journal; whether it
+    /// still runs is the lock's to say.
     pid: u32,
     entries: Vec<Entry>,
 }
@@ -132,7 +135,7 @@ pub struct UnstagedGuard {
     threads: usize,
     done: bool,
     /// Held until the changes are back; released last (fields drop in order).
-    _lock: Lock,
+    _lock: FileLock,
 }
 
 fn copy_entry(e: &git2::IndexEntry) -> git2::IndexEntry {
@@ -193,31 +196,15 @@ impl FileStat {
 /// The file in a protection's directory that holds every saved copy.
 const SAVED: &str = "saved";
 
-/// Writes `bytes` to `path` and flushes it to disk.
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), ProtectError> {
-    let mut file = fs::File::create(path).map_err(io_error("create", path))?;
-    file.write_all(bytes).map_err(io_error("write", path))?;
-    file.sync_all().map_err(io_error("flush", path))
-}
-
-fn sync_dir(dir: &Path) -> Result<(), ProtectError> {
-    fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_error("flush", dir))
-}
-
 /// Replaces the journal atomically: a new file, flushed, renamed over.
 fn write_journal(dir: &Path, journal: &Journal) -> Result<(), ProtectError> {
     let path = dir.join("journal.json");
-    let temp = dir.join("journal.json.tmp");
     let bytes = serde_json::to_vec_pretty(journal).map_err(|e| ProtectError::Io {
         what: "encode",
         path: path.clone(),
         source: io::Error::other(e),
     })?;
-    write_synced(&temp, &bytes)?;
-    fs::rename(&temp, &path).map_err(io_error("replace", &path))?;
-    sync_dir(dir)
+    crate::state::write_atomic(&path, &bytes).map_err(io_error("replace", &path))
 }
 
 fn read_journal(dir: &Path) -> Result<Option<Journal>, ProtectError> {
@@ -239,67 +226,17 @@ fn read_journal(dir: &Path) -> Result<Option<Journal>, ProtectError> {
     }
 }
 
-/// The lock that makes one run at a time hold unstaged changes aside. It
-/// names its holder's pid; a lock whose holder is gone is taken over.
-struct Lock {
-    path: PathBuf,
-}
-
-impl Lock {
-    fn acquire(state_dir: &Path) -> Result<Lock, ProtectError> {
-        let base = protect_root(state_dir);
-        fs::create_dir_all(&base).map_err(io_error("create", &base))?;
-        let path = base.join("lock");
-        for _ in 0..2 {
-            match fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut file) => {
-                    // Not flushed: after a crash a lost or stale lock is the
-                    // same thing, a lock whose holder is gone.
-                    file.write_all(std::process::id().to_string().as_bytes())
-                        .map_err(io_error("write", &path))?;
-                    return Ok(Lock { path });
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    let holder = fs::read_to_string(&path)
-                        .ok()
-                        .and_then(|s| s.trim().parse::<u32>().ok());
-                    match holder {
-                        Some(pid)
-                            if pid != std::process::id() && crate::state::process_alive(pid) =>
-                        {
-                            return Err(ProtectError::Busy { pid });
-                        }
-                        // A killed run's lock: its journal is recovered next.
-                        _ => {
-                            let _ = fs::remove_file(&path);
-                        }
-                    }
-                }
-                Err(e) => {
-                    return Err(ProtectError::Io {
-                        what: "create",
-                        path,
-                        source: e,
-                    })
-                }
-            }
-        }
-        Err(ProtectError::Io {
-            what: "take",
-            path,
-            source: io::Error::other("the lock kept reappearing"),
+/// Takes the lock that makes one run at a time hold unstaged changes
+/// aside, without waiting.
+fn lock(state_dir: &Path) -> Result<FileLock, ProtectError> {
+    let base = protect_root(state_dir);
+    fs::create_dir_all(&base).map_err(io_error("create", &base))?;
+    let path = base.join("lock");
+    FileLock::try_acquire(&path)
+        .map_err(io_error("take", &path))?
+        .map_err(|holder| ProtectError::Busy {
+            holder: holder.to_string(),
         })
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
-    }
 }
 
 /// Finishes every protection a killed run left behind: its saved changes are
@@ -309,7 +246,7 @@ pub fn recover(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectErro
     if !has_journals(state_dir) {
         return Ok(Vec::new());
     }
-    let _lock = Lock::acquire(state_dir)?;
+    let _lock = lock(state_dir)?;
     recover_locked(root, state_dir)
 }
 
@@ -336,9 +273,8 @@ fn recover_locked(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectE
             let _ = fs::remove_dir_all(&dir);
             continue;
         };
-        if journal.pid != std::process::id() && crate::state::process_alive(journal.pid) {
-            return Err(ProtectError::Busy { pid: journal.pid });
-        }
+        // Under the lock, every journal is a run that ended without
+        // finishing (its lock went with it).
         if journal.state == State::Saved {
             restore_entries(root, &dir, &journal.entries, &|_| {})?;
             restored.extend(journal.entries.iter().map(Entry::shown));
@@ -455,7 +391,7 @@ pub fn protect(
             return Ok(None);
         }
     }
-    let lock = Lock::acquire(state_dir)?;
+    let lock = lock(state_dir)?;
     // A killed run's changes, written back now, make the hint stale.
     let recovered = recover_locked(root, state_dir)?;
     let entries = unstaged_entries(root, hint.filter(|_| recovered.is_empty()))?;

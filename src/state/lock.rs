@@ -1,83 +1,120 @@
-//! The state lock: one phasegate at a time reads and writes `state.json`
-//! and the intervention queue. The lock file names its holder's pid; a
-//! lock whose holder is gone (killed mid-write) is taken over.
+//! Locks and atomic writes for the files under `.git/phasegate/`.
+//!
+//! A lock is a file held with flock(2): the kernel lets go of it when its
+//! holder exits, however that happens (a kill included), so a lock is never
+//! stale and no process id has to be trusted (a pid can be reused). The
+//! file names its holder's pid for the messages, and is removed when the
+//! lock is let go.
 
 use std::fs;
 use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// How often a waiting run looks at the lock again.
+/// How often a waiting run looks at the state lock again.
 const POLL: Duration = Duration::from_millis(25);
 
-/// Held while the state is read and written; released on drop.
+/// A held lock file; let go of on drop.
 #[derive(Debug)]
-pub struct StateLock {
+pub struct FileLock {
     path: PathBuf,
+    /// Held open: closing it lets go of the lock.
+    _file: fs::File,
 }
 
-/// Whether a process with this pid runs (a lock's holder).
-pub fn process_alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
+/// Who holds a lock: "another phasegate run (pid N)", the pid when the
+/// holder has written it yet.
+#[derive(Debug)]
+pub struct Holder(pub Option<u32>);
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(pid) => write!(f, "another phasegate run (pid {pid})"),
+            None => write!(f, "another phasegate run"),
+        }
+    }
+}
+
+impl FileLock {
+    /// One attempt at the lock `path`, without waiting: the lock, or who
+    /// holds it.
+    pub fn try_acquire(path: &Path) -> io::Result<Result<FileLock, Holder>> {
+        loop {
+            let file = fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)?;
+            match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => {}
+                Err(rustix::io::Errno::WOULDBLOCK) => {
+                    let pid = fs::read_to_string(path)
+                        .ok()
+                        .and_then(|s| s.trim().parse::<u32>().ok());
+                    return Ok(Err(Holder(pid)));
+                }
+                Err(e) => return Err(e.into()),
+            }
+            // The last holder removes the file as it lets go: a lock taken
+            // on the file it removed guards nothing. Only the file that is
+            // at `path` now counts.
+            let locked = file.metadata()?;
+            match fs::symlink_metadata(path) {
+                Ok(now) if now.dev() == locked.dev() && now.ino() == locked.ino() => {}
+                Ok(_) => continue,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            }
+            file.set_len(0)?;
+            (&file).write_all(std::process::id().to_string().as_bytes())?;
+            return Ok(Ok(FileLock {
+                path: path.to_path_buf(),
+                _file: file,
+            }));
+        }
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        // Removed while still held; the lock goes with the handle, after.
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// Held while the state is read and written; one phasegate at a time
+/// reads and writes `state.json` and the intervention queue.
+#[derive(Debug)]
+pub struct StateLock {
+    _lock: FileLock,
 }
 
 impl StateLock {
-    /// Takes `<state_dir>/state.lock`, waiting up to `wait` for a live
-    /// holder to let go. A holder that no longer runs is taken over.
+    /// Takes `<state_dir>/state.lock`, waiting up to `wait` for the run
+    /// that holds it to let go.
     pub fn acquire(state_dir: &Path, wait: Duration) -> io::Result<StateLock> {
         fs::create_dir_all(state_dir)?;
         let path = state_dir.join("state.lock");
         let start = Instant::now();
         loop {
-            match fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut file) => {
-                    file.write_all(std::process::id().to_string().as_bytes())?;
-                    return Ok(StateLock { path });
+            match FileLock::try_acquire(&path)? {
+                Ok(lock) => return Ok(StateLock { _lock: lock }),
+                Err(holder) if start.elapsed() >= wait => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::WouldBlock,
+                        format!(
+                            "{holder} has held `{}` for {}s; wait for it to finish",
+                            path.display(),
+                            wait.as_secs()
+                        ),
+                    ));
                 }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    let holder = fs::read_to_string(&path)
-                        .ok()
-                        .and_then(|s| s.trim().parse::<u32>().ok());
-                    match holder {
-                        Some(pid) if pid != std::process::id() && process_alive(pid) => {
-                            if start.elapsed() >= wait {
-                                return Err(io::Error::new(
-                                    io::ErrorKind::WouldBlock,
-                                    format!(
-                                        "another phasegate (pid {pid}) has held `{}` for {}s; wait for it, or remove the file if no phasegate runs",
-                                        path.display(),
-                                        wait.as_secs()
-                                    ),
-                                ));
-                            }
-                            std::thread::sleep(POLL);
-                        }
-                        // Empty (its holder died before writing) or dead: the
-                        // files it guards are whole, since every write is a
-                        // rename.
-                        Some(_) | None => {
-                            if holder.is_none() && start.elapsed() < POLL * 4 {
-                                // It may be being written right now.
-                                std::thread::sleep(POLL);
-                                continue;
-                            }
-                            let _ = fs::remove_file(&path);
-                        }
-                    }
-                }
-                Err(e) => return Err(e),
+                Err(_) => std::thread::sleep(POLL),
             }
         }
-    }
-}
-
-impl Drop for StateLock {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
     }
 }
 
@@ -109,4 +146,70 @@ pub fn write_atomic_with(path: &Path, bytes: &[u8], before_rename: &dyn Fn()) ->
         let _ = fs::remove_file(&temp);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn a_held_lock_names_its_holder_and_is_gone_once_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let lock = FileLock::try_acquire(&path).unwrap().unwrap();
+        let Err(holder) = FileLock::try_acquire(&path).unwrap() else {
+            panic!("a held lock was taken twice");
+        };
+        assert_eq!(holder.0, Some(std::process::id()));
+        assert_eq!(
+            holder.to_string(),
+            format!("another phasegate run (pid {})", std::process::id())
+        );
+        drop(lock);
+        assert!(!path.exists());
+        assert!(FileLock::try_acquire(&path).unwrap().is_ok());
+    }
+
+    #[test]
+    fn a_lock_file_nobody_holds_is_taken_whatever_pid_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        // A killed holder's file, naming a pid that may well run again.
+        std::fs::write(&path, "1").unwrap();
+        let _lock = FileLock::try_acquire(&path).unwrap().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            std::process::id().to_string()
+        );
+    }
+
+    #[test]
+    fn only_one_holder_at_a_time_while_holders_come_and_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let inside = AtomicUsize::new(0);
+        let entered = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for _ in 0..200 {
+                        let lock = loop {
+                            if let Ok(lock) = FileLock::try_acquire(&path).unwrap() {
+                                break lock;
+                            }
+                            std::thread::yield_now();
+                        };
+                        assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
+                        entered.fetch_add(1, Ordering::SeqCst);
+                        std::thread::yield_now();
+                        inside.fetch_sub(1, Ordering::SeqCst);
+                        drop(lock);
+                    }
+                });
+            }
+        });
+        assert_eq!(entered.load(Ordering::SeqCst), 800);
+        assert!(!path.exists());
+    }
 }
