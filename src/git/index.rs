@@ -287,13 +287,47 @@ pub(super) struct Scan<'a> {
     paths: &'a [u8],
     next: std::sync::atomic::AtomicUsize,
     written: (i64, u32),
+    check: StatCheck,
+}
+
+/// Which stat data the test compares, as the repository's git does: with
+/// `core.trustCtime = false` the change time is left out, and with
+/// `core.checkStat = minimal` nanoseconds and the inode number are too.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StatCheck {
+    pub ctime: bool,
+    pub minimal: bool,
+}
+
+impl Default for StatCheck {
+    fn default() -> StatCheck {
+        StatCheck {
+            ctime: true,
+            minimal: false,
+        }
+    }
+}
+
+impl StatCheck {
+    /// The repository's settings; git's defaults where it has none.
+    pub fn of(repo: &git2::Repository) -> StatCheck {
+        let Ok(config) = repo.config() else {
+            return StatCheck::default();
+        };
+        StatCheck {
+            ctime: config.get_bool("core.trustctime").unwrap_or(true),
+            minimal: config
+                .get_string("core.checkstat")
+                .is_ok_and(|v| v.eq_ignore_ascii_case("minimal")),
+        }
+    }
 }
 
 /// Entries a thread takes at a time.
 const SLICE: usize = 256;
 
 impl<'a> Scan<'a> {
-    pub fn new(root: &Path, index: &'a Index) -> Scan<'a> {
+    pub fn new(root: &Path, index: &'a Index, check: StatCheck) -> Scan<'a> {
         let dir = rustix::fs::open(
             root,
             rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
@@ -306,6 +340,7 @@ impl<'a> Scan<'a> {
             paths: &index.paths,
             next: std::sync::atomic::AtomicUsize::new(0),
             written: index.written,
+            check,
         }
     }
 
@@ -360,7 +395,7 @@ impl<'a> Scan<'a> {
             return true;
         };
         let seen = dir.stat(root, path);
-        differs(entry, seen.ok().map(Seen::from), self.written)
+        differs(entry, seen.ok().map(Seen::from), self.written, self.check)
     }
 }
 
@@ -439,7 +474,7 @@ impl From<rustix::fs::Stat> for Seen {
 /// stricter rather than looser where the two could disagree (any doubt
 /// only costs a content comparison). `None`: the file is gone or cannot be
 /// looked at.
-fn differs(entry: &Entry, seen: Option<Seen>, written: (i64, u32)) -> bool {
+fn differs(entry: &Entry, seen: Option<Seen>, written: (i64, u32), check: StatCheck) -> bool {
     let Some(seen) = seen else {
         return true;
     };
@@ -452,11 +487,11 @@ fn differs(entry: &Entry, seen: Option<Seen>, written: (i64, u32)) -> bool {
     }
     // Nanoseconds count only when they were recorded.
     let same_time = |recorded: (u32, u32), now: (u32, u32)| {
-        recorded.0 == now.0 && (recorded.1 == 0 || recorded.1 == now.1)
+        recorded.0 == now.0 && (check.minimal || recorded.1 == 0 || recorded.1 == now.1)
     };
     if !same_time(entry.mtime, seen.mtime)
-        || !same_time(entry.ctime, seen.ctime)
-        || (entry.ino != 0 && entry.ino != seen.ino)
+        || (check.ctime && !same_time(entry.ctime, seen.ctime))
+        || (!check.minimal && entry.ino != 0 && entry.ino != seen.ino)
         || entry.size != seen.size
     {
         return true;
@@ -504,47 +539,90 @@ mod tests {
     #[test]
     fn matching_stat_data_older_than_the_index_is_unchanged() {
         let e = entry(FILE, (999, 10), 5);
-        assert!(!differs(&e, seen(MODE_FILE, false, (999, 10), 5), WRITTEN));
+        assert!(!differs(
+            &e,
+            seen(MODE_FILE, false, (999, 10), 5),
+            WRITTEN,
+            StatCheck::default()
+        ));
     }
 
     #[test]
     fn any_difference_in_the_stat_data_makes_a_candidate() {
         let e = entry(FILE, (999, 10), 5);
-        assert!(differs(&e, None, WRITTEN), "deleted");
+        assert!(differs(&e, None, WRITTEN, StatCheck::default()), "deleted");
         assert!(
-            differs(&e, seen(MODE_FILE, false, (999, 10), 6), WRITTEN),
+            differs(
+                &e,
+                seen(MODE_FILE, false, (999, 10), 6),
+                WRITTEN,
+                StatCheck::default()
+            ),
             "size"
         );
         assert!(
-            differs(&e, seen(MODE_FILE, false, (999, 11), 5), WRITTEN),
+            differs(
+                &e,
+                seen(MODE_FILE, false, (999, 11), 5),
+                WRITTEN,
+                StatCheck::default()
+            ),
             "ns"
         );
         assert!(
-            differs(&e, seen(MODE_FILE, false, (998, 10), 5), WRITTEN),
+            differs(
+                &e,
+                seen(MODE_FILE, false, (998, 10), 5),
+                WRITTEN,
+                StatCheck::default()
+            ),
             "s"
         );
         assert!(
-            differs(&e, seen(MODE_FILE, true, (999, 10), 5), WRITTEN),
+            differs(
+                &e,
+                seen(MODE_FILE, true, (999, 10), 5),
+                WRITTEN,
+                StatCheck::default()
+            ),
             "+x"
         );
         assert!(
-            differs(&e, seen(MODE_LINK, false, (999, 10), 5), WRITTEN),
+            differs(
+                &e,
+                seen(MODE_LINK, false, (999, 10), 5),
+                WRITTEN,
+                StatCheck::default()
+            ),
             "link"
         );
         assert!(
-            differs(&e, seen(0o040_000, false, (999, 10), 5), WRITTEN),
+            differs(
+                &e,
+                seen(0o040_000, false, (999, 10), 5),
+                WRITTEN,
+                StatCheck::default()
+            ),
             "dir"
         );
         let x = entry(EXEC, (999, 10), 5);
         assert!(
-            differs(&x, seen(MODE_FILE, false, (999, 10), 5), WRITTEN),
+            differs(
+                &x,
+                seen(MODE_FILE, false, (999, 10), 5),
+                WRITTEN,
+                StatCheck::default()
+            ),
             "-x"
         );
         let mut other_inode = seen(MODE_FILE, false, (999, 10), 5);
         if let Some(s) = other_inode.as_mut() {
             s.ino = 8;
         }
-        assert!(differs(&e, other_inode, WRITTEN), "inode");
+        assert!(
+            differs(&e, other_inode, WRITTEN, StatCheck::default()),
+            "inode"
+        );
     }
 
     #[test]
@@ -553,7 +631,12 @@ mod tests {
         for mtime in [(1000, 500), (1000, 900), (1001, 0), (1000, 0)] {
             let e = entry(FILE, mtime, 5);
             assert!(
-                differs(&e, seen(MODE_FILE, false, mtime, 5), WRITTEN),
+                differs(
+                    &e,
+                    seen(MODE_FILE, false, mtime, 5),
+                    WRITTEN,
+                    StatCheck::default()
+                ),
                 "{mtime:?}"
             );
         }
@@ -561,7 +644,8 @@ mod tests {
         assert!(!differs(
             &e,
             seen(MODE_FILE, false, (1000, 499), 5),
-            WRITTEN
+            WRITTEN,
+            StatCheck::default()
         ));
     }
 
@@ -569,7 +653,87 @@ mod tests {
     fn nanoseconds_count_only_when_recorded() {
         // git built without nanosecond support writes 0.
         let e = entry(FILE, (999, 0), 5);
-        assert!(!differs(&e, seen(MODE_FILE, false, (999, 123), 5), WRITTEN));
+        assert!(!differs(
+            &e,
+            seen(MODE_FILE, false, (999, 123), 5),
+            WRITTEN,
+            StatCheck::default()
+        ));
+    }
+
+    #[test]
+    fn the_repository_can_leave_ctime_and_fine_stat_data_out() {
+        let e = entry(FILE, (999, 10), 5);
+        let seen_with = |ctime: (u32, u32), mtime: (u32, u32), ino: u32| {
+            let mut seen = seen(MODE_FILE, false, mtime, 5);
+            if let Some(s) = seen.as_mut() {
+                s.ctime = ctime;
+                s.ino = ino;
+            }
+            seen
+        };
+        let no_ctime = StatCheck {
+            ctime: false,
+            minimal: false,
+        };
+        let minimal = StatCheck {
+            ctime: true,
+            minimal: true,
+        };
+        // Only the change time moved (a chmod to the same mode, a backup tool).
+        let ctime_moved = seen_with((1005, 3), (999, 10), 7);
+        assert!(differs(&e, ctime_moved, WRITTEN, StatCheck::default()));
+        assert!(!differs(
+            &e,
+            seen_with((1005, 3), (999, 10), 7),
+            WRITTEN,
+            no_ctime
+        ));
+        // Nanoseconds and the inode number left out, whole seconds kept.
+        let fine = seen_with((999, 77), (999, 77), 8);
+        assert!(differs(&e, fine, WRITTEN, StatCheck::default()));
+        assert!(!differs(
+            &e,
+            seen_with((999, 77), (999, 77), 8),
+            WRITTEN,
+            minimal
+        ));
+        assert!(differs(
+            &e,
+            seen_with((999, 10), (998, 10), 7),
+            WRITTEN,
+            minimal
+        ));
+        assert!(differs(
+            &e,
+            seen_with((999, 10), (999, 10), 7).map(|mut s| {
+                s.size = 6;
+                s
+            }),
+            WRITTEN,
+            minimal
+        ));
+        // Racily clean stays a candidate whatever the settings.
+        let racy = entry(FILE, (1000, 600), 5);
+        assert!(differs(
+            &racy,
+            seen(MODE_FILE, false, (1000, 600), 5),
+            WRITTEN,
+            minimal
+        ));
+    }
+
+    #[test]
+    fn the_settings_are_read_from_the_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        let check = StatCheck::of(&repo);
+        assert!(check.ctime && !check.minimal);
+        let mut config = repo.config().unwrap();
+        config.set_bool("core.trustCtime", false).unwrap();
+        config.set_str("core.checkStat", "minimal").unwrap();
+        let check = StatCheck::of(&repo);
+        assert!(!check.ctime && check.minimal);
     }
 
     /// A real index written by git, at `version`.

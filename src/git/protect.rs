@@ -530,7 +530,7 @@ impl UnstagedGuard {
         // compared (all of them when the index is one libgit2 must read).
         let own = super::read_own_index(&repo).ok().flatten();
         let only = own.as_ref().map(|own| {
-            super::index::Scan::new(&self.root, own)
+            super::index::Scan::new(&self.root, own, super::index::StatCheck::of(&repo))
                 .alongside(self.threads, || ())
                 .1
         });

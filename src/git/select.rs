@@ -93,7 +93,8 @@ pub fn staged_selection(root: &Path, threads: usize) -> Result<StagedSelection, 
     };
     // The work tree is looked at while the index is compared with HEAD;
     // this thread joins the scan when the comparison is done.
-    let scan = super::index::Scan::new(root, &index);
+    let check = super::index::StatCheck::of(&repo);
+    let scan = super::index::Scan::new(root, &index, check);
     let (files, candidates) = scan.alongside(threads, || staged_in(&repo, &index));
     Ok(StagedSelection {
         files: files?,
