@@ -509,4 +509,124 @@ mod tests {
         bad_mode[0] = b'9';
         assert_eq!(TreeItems(&bad_mode).next(), Some(None));
     }
+
+    /// A small deterministic generator (no dependency for a test).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            usize::try_from(self.0 >> 33).unwrap() % n
+        }
+    }
+
+    #[test]
+    fn the_staged_selection_is_what_git_lists_on_random_changes() {
+        use std::os::unix::fs::PermissionsExt;
+        // Names that sort on either side of `/` and of each other.
+        const NAMES: [&str; 9] = ["a", "a-b", "a.b", "a0", "a!", "b", "\u{e9}", "x y", "sub"];
+        let mut rng = Lcg(0x5eed);
+        for round in 0..24 {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path();
+            let git = |args: &[&str]| {
+                let out = std::process::Command::new("git")
+                    .args(args)
+                    .current_dir(root)
+                    .env("GIT_CONFIG_NOSYSTEM", "1")
+                    .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "{args:?}: {out:?}");
+                out.stdout
+            };
+            let mut random_path = |rng: &mut Lcg| {
+                let depth = rng.below(3);
+                let mut parts: Vec<&str> = (0..depth).map(|_| NAMES[rng.below(4)]).collect();
+                parts.push(NAMES[rng.below(NAMES.len())]);
+                parts.join("/")
+            };
+            // Writes a file, first clearing whatever stands in its way (a
+            // file where a directory must be, or the reverse).
+            let put = |path: &str, text: &str| {
+                let full = root.join(path);
+                let mut at = root.to_path_buf();
+                for part in std::path::Path::new(path)
+                    .parent()
+                    .into_iter()
+                    .flat_map(|p| p.iter())
+                {
+                    at.push(part);
+                    if at.is_file() || at.is_symlink() {
+                        std::fs::remove_file(&at).unwrap();
+                    }
+                }
+                if full.is_dir() {
+                    std::fs::remove_dir_all(&full).unwrap();
+                }
+                std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+                std::fs::write(full, text).unwrap();
+            };
+            git(&["init", "-q"]);
+            git(&["config", "user.email", "t@example.com"]);
+            git(&["config", "user.name", "t"]);
+            for i in 0..12 {
+                put(&random_path(&mut rng), &format!("base {i}\n"));
+            }
+            git(&["add", "-A"]);
+            git(&["commit", "-qm", "base"]);
+            if rng.below(2) == 0 {
+                git(&["update-index", "--index-version", "4"]);
+            }
+            let tracked = git(&["ls-files", "-z"]);
+            let tracked: Vec<String> = tracked
+                .split(|b| *b == 0)
+                .filter(|p| !p.is_empty())
+                .map(|p| String::from_utf8(p.to_vec()).unwrap())
+                .collect();
+            for _ in 0..6 {
+                let path = tracked[rng.below(tracked.len())].clone();
+                let full = root.join(&path);
+                match rng.below(5) {
+                    0 if full.is_file() => std::fs::write(&full, "changed\n").unwrap(),
+                    1 if full.is_file() => std::fs::remove_file(&full).unwrap(),
+                    2 if full.is_file() => {
+                        std::fs::set_permissions(&full, std::fs::Permissions::from_mode(0o755))
+                            .unwrap();
+                    }
+                    3 if full.is_file() => {
+                        std::fs::remove_file(&full).unwrap();
+                        std::os::unix::fs::symlink("target", &full).unwrap();
+                    }
+                    _ => put(&random_path(&mut rng), "new\n"),
+                }
+            }
+            git(&["add", "-A"]);
+            // Not staged content: intent-to-add, and unstaged edits.
+            put("planned-later.txt", "later\n");
+            git(&["add", "-N", "planned-later.txt"]);
+
+            let listed = git(&[
+                "diff",
+                "--cached",
+                "--name-only",
+                "-z",
+                "--no-renames",
+                "--diff-filter=AMT",
+            ]);
+            let want: Vec<PathBuf> = listed
+                .split(|b| *b == 0)
+                .filter(|p| !p.is_empty())
+                .map(|p| PathBuf::from(OsStr::from_bytes(p)))
+                .collect();
+            let mut got = staged_selection(root, 2).unwrap().files;
+            got.sort();
+            let mut want = want;
+            want.sort();
+            assert_eq!(got, want, "round {round}");
+        }
+    }
 }
