@@ -543,7 +543,7 @@ mod tests {
                 assert!(out.status.success(), "{args:?}: {out:?}");
                 out.stdout
             };
-            let mut random_path = |rng: &mut Lcg| {
+            let random_path = |rng: &mut Lcg| {
                 let depth = rng.below(3);
                 let mut parts: Vec<&str> = (0..depth).map(|_| NAMES[rng.below(4)]).collect();
                 parts.push(NAMES[rng.below(NAMES.len())]);
