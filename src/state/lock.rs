@@ -56,6 +56,15 @@ impl FileLock {
                         .and_then(|s| s.trim().parse::<u32>().ok());
                     return Ok(Err(Holder(pid)));
                 }
+                Err(e @ (rustix::io::Errno::NOLCK | rustix::io::Errno::OPNOTSUPP)) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::Unsupported,
+                        format!(
+                            "the file system of `{}` does not support flock(2) locks ({e}); keep the repository on a local file system, or mount it with locking",
+                            path.display()
+                        ),
+                    ));
+                }
                 Err(e) => return Err(e.into()),
             }
             // The last holder removes the file as it lets go: a lock taken
