@@ -52,6 +52,14 @@ pub struct RunRequest {
     pub resume_of: Option<crate::state::RunRecord>,
 }
 
+impl SelectionRequest {
+    /// Whether this selects the staged files (the default does outside CI).
+    fn is_staged(&self, ci: bool) -> bool {
+        matches!(self, SelectionRequest::Staged)
+            || (matches!(self, SelectionRequest::Default) && !ci)
+    }
+}
+
 impl RunRequest {
     pub fn from_args(args: &RunArgs) -> RunRequest {
         let selection = if !args.files.is_empty() {
@@ -115,6 +123,13 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     if let Some(index) = &ctx.index_file {
         crate::git::use_index_file(index.clone());
     }
+    // A staged selection is most of a run's start (it looks at every
+    // tracked file): it begins now, on its own thread, while the
+    // configuration is read.
+    let early = (repo.is_some() && args.selection.is_staged(ctx.ci)).then(|| {
+        let (root, cpus) = (root.clone(), ctx.cpus);
+        std::thread::spawn(move || crate::git::staged_selection(&root, cpus))
+    });
 
     let loaded = match &args.config_from_ref {
         None => config::load(&root),
@@ -155,12 +170,18 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // A run that was killed while it held unstaged changes aside is
     // finished first, whatever this run selects.
     let mut notes = Vec::new();
+    let mut early = early;
     if repo.is_some() {
         match crate::git::recover(&root, &state_dir) {
-            Ok(restored) if !restored.is_empty() => notes.push(format!(
-                "restored the unstaged changes a killed run had set aside: {}",
-                restored.join(", ")
-            )),
+            Ok(restored) if !restored.is_empty() => {
+                // The early selection may have looked at the work tree
+                // before those files came back.
+                early = None;
+                notes.push(format!(
+                    "restored the unstaged changes a killed run had set aside: {}",
+                    restored.join(", ")
+                ));
+            }
             Ok(_) => {}
             Err(e) => return stop(io, config.gate.profile, super::internal_error(&e)),
         }
@@ -171,7 +192,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         summary: mode,
         notes: selection_notes,
         unstaged,
-    } = match select_files(ctx, args, &root, repo.is_some()) {
+    } = match select_files(ctx, args, &root, repo.is_some(), early) {
         Ok(selection) => selection,
         Err(error) => return stop(io, config.gate.profile, error),
     };
@@ -739,12 +760,18 @@ impl Selected {
     }
 }
 
+/// A staged selection begun on its own thread.
+type EarlySelection =
+    std::thread::JoinHandle<Result<crate::git::StagedSelection, crate::git::GitError>>;
+
 /// The selected files, relative to `root`, how they were chosen, and notes.
+/// A staged selection takes `early`'s result when there is one.
 fn select_files(
     ctx: &Context,
     args: &RunRequest,
     root: &Path,
     in_repo: bool,
+    early: Option<EarlySelection>,
 ) -> Result<Selected, VerdictError> {
     let mut notes = Vec::new();
     let summary =
@@ -836,7 +863,12 @@ fn select_files(
             "staged files need a git repository".to_string(),
         )),
         SelectionRequest::Default | SelectionRequest::Staged => {
-            let staged = crate::git::staged_selection(root, ctx.cpus).map_err(git)?;
+            let staged = match early.map(std::thread::JoinHandle::join) {
+                Some(Ok(result)) => result,
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                None => crate::git::staged_selection(root, ctx.cpus),
+            }
+            .map_err(git)?;
             let s = summary("staged", &staged.files, None);
             Ok(Selected {
                 files: staged.files,
