@@ -908,3 +908,57 @@ fn a_sparse_index_gets_a_clear_error() {
     let message = v["error"]["message"].as_str().unwrap();
     assert!(message.contains("--no-sparse-index"), "{message}");
 }
+
+#[test]
+fn a_killed_run_whose_pid_now_belongs_to_another_process_is_still_recovered() {
+    let repo = partially_staged();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    let before = snapshot(&repo);
+    let mut child = repo
+        .command(crate::support::BIN)
+        .args(["run", "--format", "json"])
+        .env("PHASEGATE_TEST_PAUSE_AT", "checked-out")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let marker = repo.path().join(".git/phasegate/paused");
+    let started = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(started.elapsed().as_secs() < 60, "phasegate never paused");
+        std::thread::yield_now();
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::remove_file(&marker).unwrap();
+
+    // After a reboot, say, the killed run's pid is some other live
+    // process's: its lock file and journal name that pid.
+    let mut other = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let protect = repo.path().join(".git/phasegate/protect");
+    std::fs::write(protect.join("lock"), other.id().to_string()).unwrap();
+    let run_dir = std::fs::read_dir(&protect)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .expect("the killed run's saved changes");
+    let journal_path = run_dir.join("journal.json");
+    let mut journal: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&journal_path).unwrap()).unwrap();
+    journal["pid"] = other.id().into();
+    std::fs::write(&journal_path, serde_json::to_vec(&journal).unwrap()).unwrap();
+
+    let run = repo.phasegate(&["run"]);
+    other.kill().unwrap();
+    other.wait().unwrap();
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("restored the unstaged changes"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(snapshot(&repo), before);
+}
