@@ -739,17 +739,7 @@ mod tests {
     /// A real index written by git, at `version`.
     fn git_index(version: &str) -> (tempfile::TempDir, Vec<u8>) {
         let dir = tempfile::tempdir().unwrap();
-        let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .args(args)
-                .current_dir(dir.path())
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{args:?}: {out:?}");
-            out.stdout
-        };
+        let git = |args: &[&str]| crate::git::test_git(dir.path(), args);
         git(&["init", "-q"]);
         for name in ["b.txt", "a/one.rs", "a/two.rs", "a b.txt", "z\nnl.txt"] {
             let path = dir.path().join(name);
@@ -817,12 +807,7 @@ mod tests {
     #[test]
     fn a_split_index_is_left_to_libgit2() {
         let (dir, _) = git_index("2");
-        let out = std::process::Command::new("git")
-            .args(["update-index", "--split-index"])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success());
+        crate::git::test_git(dir.path(), &["update-index", "--split-index"]);
         assert!(read(&dir.path().join(".git/index")).unwrap().is_none());
     }
 
@@ -830,12 +815,8 @@ mod tests {
     fn the_cache_tree_holds_the_trees_git_wrote() {
         let (dir, _) = git_index("2");
         let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .args(args)
-                .current_dir(dir.path())
-                .output()
-                .unwrap();
-            String::from_utf8(out.stdout).unwrap().trim().to_string()
+            let out = crate::git::test_git(dir.path(), args);
+            String::from_utf8(out).unwrap().trim().to_string()
         };
         // git leaves the root's tree unknown while an entry is only
         // intent-to-add.

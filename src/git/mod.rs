@@ -62,3 +62,18 @@ fn open_repository(root: &Path) -> Result<git2::Repository, git2::Error> {
     }
     Ok(repo)
 }
+
+/// Runs the real `git` in `dir` for a test, away from the machine's own
+/// configuration, and returns what it printed; a failure fails the test.
+#[cfg(test)]
+fn test_git(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    out.stdout
+}

@@ -532,17 +532,7 @@ mod tests {
         for round in 0..24 {
             let dir = tempfile::tempdir().unwrap();
             let root = dir.path();
-            let git = |args: &[&str]| {
-                let out = std::process::Command::new("git")
-                    .args(args)
-                    .current_dir(root)
-                    .env("GIT_CONFIG_NOSYSTEM", "1")
-                    .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                    .output()
-                    .unwrap();
-                assert!(out.status.success(), "{args:?}: {out:?}");
-                out.stdout
-            };
+            let git = |args: &[&str]| crate::git::test_git(root, args);
             let random_path = |rng: &mut Lcg| {
                 let depth = rng.below(3);
                 let mut parts: Vec<&str> = (0..depth).map(|_| NAMES[rng.below(4)]).collect();
