@@ -178,6 +178,11 @@ pub struct Extractor {
     /// One reader when the parser is known; several when the output
     /// decides (the best one wins at the end).
     readers: Vec<Reader>,
+    /// What the readers' grammars can want, as byte tables (`None`: one
+    /// may want any line).
+    gate: Option<parsers::Gate>,
+    /// A grammar is in the middle of a block: every line goes to `wants`.
+    busy: bool,
     /// The output decides the parser: the program said nothing.
     detecting: bool,
     /// Lines read, to look at the contest now and then.
@@ -223,6 +228,8 @@ impl Extractor {
             detecting,
             lines: 0,
             tool,
+            gate: parsers::Gate::of(grammars.iter().map(|g| g.triggers())),
+            busy: grammars.iter().any(|g| g.busy()),
             readers: grammars.into_iter().map(Reader::new).collect(),
             document: None,
             root: root.to_path_buf(),
@@ -251,8 +258,13 @@ impl Extractor {
         if self.document.is_some() || (maybe_coloured && memchr::memchr(0x1b, line).is_some()) {
             return true;
         }
-        matches!(line.first(), Some(b'{' | b'['))
-            || self.readers.iter().any(|r| r.grammar.wants(line))
+        if matches!(line.first(), Some(b'{' | b'[')) {
+            return true;
+        }
+        if !self.busy && self.gate.as_ref().is_some_and(|gate| !gate.admits(line)) {
+            return false;
+        }
+        self.readers.iter().any(|r| r.grammar.wants(line))
     }
 
     /// Feeds one line of output, without its terminator; `at` is its byte
@@ -299,6 +311,7 @@ impl Extractor {
                 reader.collect();
             }
         }
+        self.busy = self.readers.iter().any(|r| r.grammar.busy());
     }
 
     /// When the output decides and one grammar has clearly won, the others
@@ -325,6 +338,7 @@ impl Extractor {
             .unwrap_or(0);
         if (best >= 50 && best >= others.saturating_mul(2)) || best >= 500 {
             let winner = self.readers.swap_remove(leader);
+            self.gate = parsers::Gate::of([winner.grammar.triggers()]);
             self.readers = vec![winner];
         }
     }
@@ -349,6 +363,7 @@ impl Extractor {
                         reader.collect();
                     }
                 }
+                self.busy = self.readers.iter().any(|r| r.grammar.busy());
                 return;
             }
         }

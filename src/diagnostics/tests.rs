@@ -188,3 +188,84 @@ fn recorded_outputs_match_their_golden_files() {
     }
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
 }
+
+/// Every recorded line, raw and without colour, and lines made to sit on
+/// the edges of the grammars' triggers.
+fn every_line() -> Vec<Vec<Vec<u8>>> {
+    let mut outputs = Vec::new();
+    for dir in std::fs::read_dir(fixtures()).unwrap() {
+        let dir = dir.unwrap().path();
+        for file in std::fs::read_dir(&dir).unwrap() {
+            let file = file.unwrap().path();
+            if file.extension().is_some_and(|e| e == "toml" || e == "md") {
+                continue;
+            }
+            let bytes = std::fs::read(&file).unwrap();
+            let plain = super::strip_ansi(&String::from_utf8_lossy(&bytes)).into_bytes();
+            for text in [bytes, plain] {
+                outputs.push(
+                    text.split(|b| *b == b'\n')
+                        .map(|l| l.strip_suffix(b"\r").unwrap_or(l).to_vec())
+                        .collect(),
+                );
+            }
+        }
+    }
+    outputs.push(
+        [
+            &b""[..],
+            b"   ",
+            b"\x0cerror: form feed first",
+            b"\terror[E0308]: tab first",
+            b"  12:5  error  indented row  no-undef",
+            b"/abs/path/app.js",
+            b"C:\\src\\app.ts",
+            b"0123456789abcdefghijklmnopqrstuvwxyz",
+            "\u{2716} 2 problems".as_bytes(),
+            "  \u{25cf} suite \u{203a} test".as_bytes(),
+            b"bun test v1.1.0",
+            b"ok  \texample.com/m\t0.01s",
+            b"--- FAIL: TestX (0.00s)",
+            b"E   assert 1 == 2",
+            b"In script.sh line 3:",
+            b"src/a.ts(1,2): error TS2322: no",
+            b"  /x.py:1:2 - error: no",
+        ]
+        .iter()
+        .map(|l| l.to_vec())
+        .collect(),
+    );
+    outputs
+}
+
+/// The gate never keeps a line from a grammar that would want it: for
+/// every grammar, over every recorded output, each line the grammar wants
+/// while it is not busy holds one of its triggers.
+#[test]
+fn the_gate_admits_every_line_a_grammar_wants() {
+    let outputs = every_line();
+    let names = super::parsers::PARSER_NAMES
+        .iter()
+        .filter(|n| !matches!(**n, "auto" | "none"));
+    for name in names {
+        for lines in &outputs {
+            let mut grammar = super::parsers::by_name(name).unwrap();
+            let Some(gate) = super::parsers::Gate::of([grammar.triggers()]) else {
+                continue;
+            };
+            let mut out = super::parsers::Out::default();
+            for (i, line) in lines.iter().enumerate() {
+                if !grammar.wants(line) {
+                    continue;
+                }
+                assert!(
+                    grammar.busy() || gate.admits(line),
+                    "{name} wants {:?}, which its triggers leave out",
+                    String::from_utf8_lossy(line)
+                );
+                let at = i as u64..i as u64 + 1;
+                grammar.line(&String::from_utf8_lossy(line), &at, &mut out);
+            }
+        }
+    }
+}

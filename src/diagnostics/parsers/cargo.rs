@@ -87,8 +87,20 @@ impl Grammar for Cargo {
         "cargo"
     }
 
-    fn wants(&self, line: &[u8]) -> bool {
+    fn triggers(&self) -> Option<super::Triggers> {
+        Some(super::Triggers {
+            first: b"ewt",
+            indented: b"ewt",
+            anywhere: b"",
+        })
+    }
+
+    fn busy(&self) -> bool {
         !matches!(self.open, Open::Nothing)
+    }
+
+    fn wants(&self, line: &[u8]) -> bool {
+        self.busy()
             || starts_trimmed(line, b"error")
             || starts_trimmed(line, b"warning")
             || starts_trimmed(line, b"thread '")

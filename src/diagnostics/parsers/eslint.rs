@@ -15,6 +15,15 @@ static ROW: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the eslint row regex is valid")
 });
 
+/// A file's path alone: no space, and a directory separator or an
+/// extension (ESLint prints its files' absolute paths). A long output of
+/// other space-less lines (hashes, progress dots) is not read as headers.
+fn looks_like_a_path(line: &[u8]) -> bool {
+    !line.is_empty()
+        && memchr::memchr(b' ', line).is_none()
+        && memchr::memchr3(b'/', b'.', b'\\', line).is_some()
+}
+
 #[derive(Debug, Default)]
 pub struct Eslint {
     /// The file a stylish block is about.
@@ -26,6 +35,14 @@ impl Grammar for Eslint {
         "eslint"
     }
 
+    fn triggers(&self) -> Option<super::Triggers> {
+        Some(super::Triggers {
+            first: "✖".as_bytes(),
+            indented: b"0123456789",
+            anywhere: b"/.\\",
+        })
+    }
+
     fn wants(&self, line: &[u8]) -> bool {
         // Rows (`  1:5  error ...`), a file's path alone, the blank line or
         // `✖` summary that ends a block.
@@ -35,7 +52,7 @@ impl Grammar for Eslint {
                 .iter()
                 .find(|b| !b.is_ascii_whitespace())
                 .is_some_and(u8::is_ascii_digit),
-            Some(_) => memchr::memchr(b' ', line).is_none() || line.starts_with("✖".as_bytes()),
+            Some(_) => looks_like_a_path(line) || line.starts_with("✖".as_bytes()),
         }
     }
 
@@ -59,7 +76,7 @@ impl Grammar for Eslint {
         }
         // A stylish block starts with the file's path alone on its line.
         let trimmed = line.trim_end();
-        if !trimmed.is_empty() && !line.starts_with(char::is_whitespace) && !trimmed.contains(' ') {
+        if !line.starts_with(char::is_whitespace) && looks_like_a_path(trimmed.as_bytes()) {
             self.file = Some(trimmed.to_string());
         } else if trimmed.is_empty() || trimmed.starts_with('✖') {
             self.file = None;

@@ -55,8 +55,19 @@ impl Grammar for Gcc {
         self.name
     }
 
+    fn triggers(&self) -> Option<super::Triggers> {
+        Some(super::Triggers {
+            anywhere: b":",
+            ..super::Triggers::default()
+        })
+    }
+
+    fn busy(&self) -> bool {
+        self.open.is_some()
+    }
+
     fn wants(&self, line: &[u8]) -> bool {
-        self.open.is_some() || has_colon_digit(line)
+        self.busy() || has_colon_digit(line)
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {

@@ -99,6 +99,14 @@ impl Grammar for Go {
         "go"
     }
 
+    fn triggers(&self) -> Option<super::Triggers> {
+        Some(super::Triggers {
+            first: b"-Fo",
+            indented: b"",
+            anywhere: b":",
+        })
+    }
+
     fn wants(&self, line: &[u8]) -> bool {
         NEEDLE.find(line).is_some()
             || line.starts_with(b"--- FAIL")

@@ -14,6 +14,13 @@ use super::{caps, number, Found, Grammar, Out};
 use crate::config::Origin;
 use crate::diagnostics::{strip_ansi, ColumnUnit, Severity};
 
+/// What a failure's header holds (searchers built once: a line is looked
+/// at millions of times in a long output).
+static FAIL_WORD: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b"FAIL"));
+static BULLET: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new("●".as_bytes()));
+
 /// Message lines kept of one failure (jest's Expected/Received).
 const MAX_MESSAGE_LINES: usize = 8;
 
@@ -234,13 +241,25 @@ impl Grammar for JsTest {
         "jest"
     }
 
+    fn triggers(&self) -> Option<super::Triggers> {
+        Some(super::Triggers {
+            first: b"b",
+            indented: b"",
+            // `FAIL`, and `●`'s first byte.
+            anywhere: b"F\xe2",
+        })
+    }
+
+    fn busy(&self) -> bool {
+        self.open.is_some() || self.layout == Layout::Bun
+    }
+
     fn wants(&self, line: &[u8]) -> bool {
         // Outside a failure only headers matter: they hold one of these.
-        self.open.is_some()
-            || memchr::memmem::find(line, b"FAIL").is_some()
-            || memchr::memmem::find(line, "●".as_bytes()).is_some()
+        self.busy()
+            || FAIL_WORD.find(line).is_some()
+            || BULLET.find(line).is_some()
             || line.starts_with(b"bun test")
-            || self.layout == Layout::Bun
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {

@@ -137,6 +137,18 @@ pub trait Grammar: std::fmt::Debug + Send {
         true
     }
 
+    /// The bytes without which `wants` says no while the grammar is not
+    /// `busy`; `None` (the default): any line may matter.
+    fn triggers(&self) -> Option<Triggers> {
+        None
+    }
+
+    /// In the middle of a block, where `wants` may take any line whatever
+    /// its `triggers`.
+    fn busy(&self) -> bool {
+        false
+    }
+
     /// One line of text output, ANSI codes removed, without its terminator.
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out);
 
@@ -151,6 +163,70 @@ pub trait Grammar: std::fmt::Debug + Send {
 
     /// The output ended: anything held back is pushed now.
     fn finish(&mut self, _out: &mut Out) {}
+}
+
+/// What a line needs for a grammar that is not `busy` to want it: to be
+/// empty, to start with a `first` byte, to be indented with an `indented`
+/// byte first after the blanks, or to hold an `anywhere` byte.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Triggers {
+    pub first: &'static [u8],
+    pub indented: &'static [u8],
+    pub anywhere: &'static [u8],
+}
+
+/// Several grammars' triggers as byte tables: one look at a line says
+/// whether any of them can want it, where asking each would cost a dozen
+/// searches a line (most of a long output's time).
+#[derive(Debug, Clone)]
+pub struct Gate {
+    first: [bool; 256],
+    indented: [bool; 256],
+    anywhere: [bool; 256],
+}
+
+impl Gate {
+    /// The gate of grammars with these triggers; `None` when one has none
+    /// (it may want any line).
+    pub fn of(triggers: impl IntoIterator<Item = Option<Triggers>>) -> Option<Gate> {
+        let mut gate = Gate {
+            first: [false; 256],
+            indented: [false; 256],
+            anywhere: [false; 256],
+        };
+        for t in triggers {
+            let t = t?;
+            for (table, bytes) in [
+                (&mut gate.first, t.first),
+                (&mut gate.indented, t.indented),
+                (&mut gate.anywhere, t.anywhere),
+            ] {
+                for &b in bytes {
+                    table[usize::from(b)] = true;
+                }
+            }
+        }
+        Some(gate)
+    }
+
+    /// Whether one of the grammars can want `line`.
+    pub fn admits(&self, line: &[u8]) -> bool {
+        let Some(&first) = line.first() else {
+            return true;
+        };
+        if self.first[usize::from(first)] {
+            return true;
+        }
+        if first.is_ascii_whitespace()
+            && line
+                .iter()
+                .find(|b| !b.is_ascii_whitespace())
+                .is_some_and(|&b| self.indented[usize::from(b)])
+        {
+            return true;
+        }
+        line.iter().any(|&b| self.anywhere[usize::from(b)])
+    }
 }
 
 /// Parser names accepted by `parser = "..."` besides a custom regex.

@@ -115,6 +115,14 @@ impl Grammar for Pytest {
         "pytest"
     }
 
+    fn triggers(&self) -> Option<super::Triggers> {
+        Some(super::Triggers {
+            first: b"p_=E",
+            indented: b"",
+            anywhere: b":",
+        })
+    }
+
     fn wants(&self, line: &[u8]) -> bool {
         line.starts_with(b"platform ")
             || line.starts_with(b"___")

@@ -128,8 +128,20 @@ impl Grammar for Python {
         "python"
     }
 
-    fn wants(&self, line: &[u8]) -> bool {
+    fn triggers(&self) -> Option<super::Triggers> {
+        Some(super::Triggers {
+            first: b"ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+            indented: b"",
+            anywhere: b":",
+        })
+    }
+
+    fn busy(&self) -> bool {
         !matches!(self.open, Open::Nothing)
+    }
+
+    fn wants(&self, line: &[u8]) -> bool {
+        self.busy()
             || line.first().is_some_and(u8::is_ascii_uppercase)
             || super::has_colon_digit(line)
     }

@@ -36,6 +36,14 @@ impl Grammar for Shellcheck {
         "shellcheck"
     }
 
+    fn triggers(&self) -> Option<super::Triggers> {
+        Some(super::Triggers {
+            first: b"I",
+            indented: b"",
+            anywhere: b"S",
+        })
+    }
+
     fn wants(&self, line: &[u8]) -> bool {
         line.starts_with(b"In ") || NEEDLE.find(line).is_some()
     }

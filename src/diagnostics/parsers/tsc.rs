@@ -40,8 +40,19 @@ impl Grammar for Tsc {
         "tsc"
     }
 
+    fn triggers(&self) -> Option<super::Triggers> {
+        Some(super::Triggers {
+            anywhere: b"T",
+            ..super::Triggers::default()
+        })
+    }
+
+    fn busy(&self) -> bool {
+        self.open.is_some()
+    }
+
     fn wants(&self, line: &[u8]) -> bool {
-        self.open.is_some() || NEEDLE.find(line).is_some()
+        self.busy() || NEEDLE.find(line).is_some()
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
