@@ -46,6 +46,15 @@ def wall(argv, cwd, rounds, stdout=subprocess.DEVNULL, before=None):
     return times
 
 
+def interleaved(commands, cwd, rounds):
+    """The median wall time of each command, run in turn round by round."""
+    times = [[] for _ in commands]
+    for _ in range(rounds):
+        for argv, out in zip(commands, times):
+            out.extend(wall(argv, cwd, 1))
+    return [statistics.median(t) for t in times]
+
+
 REPOS = []
 
 
@@ -174,10 +183,10 @@ def staged_runs(phasegate):
     scan = ["git", "diff-files", "--quiet"]
     wall(gate, repo, 3)
     wall(status, repo, 3)
-    g = statistics.median(wall(git, repo, 20))
-    d = statistics.median(wall(scan, repo, 20))
-    s = statistics.median(wall(status, repo, 20))
-    p = statistics.median(wall(gate, repo, 20))
+    # Round by round, each command in turn: on a shared machine speed
+    # drifts over seconds, and blocks of one command each would compare
+    # different moments.
+    g, d, s, p = interleaved([git, scan, status, gate], repo, 30)
     print(
         f"staged     20,000 files, 5,000 staged: git diff --cached --name-only {g * 1000:6.1f} ms | "
         f"git diff-files (the work-tree scan alone) {d * 1000:6.1f} ms | "
