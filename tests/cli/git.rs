@@ -914,20 +914,8 @@ fn a_killed_run_whose_pid_now_belongs_to_another_process_is_still_recovered() {
     let repo = partially_staged();
     repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
     let before = snapshot(&repo);
-    let mut child = repo
-        .command(crate::support::BIN)
-        .args(["run", "--format", "json"])
-        .env("PHASEGATE_TEST_PAUSE_AT", "checked-out")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
     let marker = repo.path().join(".git/phasegate/paused");
-    let started = std::time::Instant::now();
-    while !marker.exists() {
-        assert!(started.elapsed().as_secs() < 60, "phasegate never paused");
-        std::thread::yield_now();
-    }
+    let mut child = start_paused(&repo, Some("checked-out"), &marker);
     child.kill().unwrap();
     child.wait().unwrap();
     std::fs::remove_file(&marker).unwrap();
