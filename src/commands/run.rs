@@ -126,7 +126,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // A staged selection is most of a run's start (it looks at every
     // tracked file): it begins now, on its own thread, while the
     // configuration is read.
-    let early = (repo.is_some() && args.selection.is_staged(ctx.ci)).then(|| {
+    let mut early = (repo.is_some() && args.selection.is_staged(ctx.ci)).then(|| {
         let (root, cpus) = (root.clone(), ctx.cpus);
         std::thread::spawn(move || crate::git::staged_selection(&root, cpus))
     });
@@ -170,7 +170,6 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // A run that was killed while it held unstaged changes aside is
     // finished first, whatever this run selects.
     let mut notes = Vec::new();
-    let mut early = early;
     if repo.is_some() {
         match crate::git::recover(&root, &state_dir) {
             Ok(restored) if !restored.is_empty() => {
