@@ -311,6 +311,12 @@ impl Extractor {
                 reader.collect();
             }
         }
+        self.note_busy();
+    }
+
+    /// Whether a grammar is now in the middle of a block (its state
+    /// changes only with the lines and documents it is fed).
+    fn note_busy(&mut self) {
         self.busy = self.readers.iter().any(|r| r.grammar.busy());
     }
 
@@ -363,7 +369,7 @@ impl Extractor {
                         reader.collect();
                     }
                 }
-                self.busy = self.readers.iter().any(|r| r.grammar.busy());
+                self.note_busy();
                 return;
             }
         }
