@@ -88,14 +88,14 @@ pub fn render_report(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     // The CI formats have no place for a run's error but its findings.
-    let shown = report::with_error_findings(verdict);
+    let shown = || report::with_error_findings(verdict);
     match format {
         ReportFormat::Human => report::human::render(verdict, out, ctx.color_for(terminal)),
         ReportFormat::Json => report::json::render(verdict, out),
-        ReportFormat::Sarif => report::sarif::render(&shown, out),
-        ReportFormat::Junit => report::junit::render(&shown, out),
-        ReportFormat::Github => report::github::render(&shown, out),
-        ReportFormat::Codequality => report::codequality::render(&shown, out),
+        ReportFormat::Sarif => report::sarif::render(&shown(), out),
+        ReportFormat::Junit => report::junit::render(&shown(), out),
+        ReportFormat::Github => report::github::render(&shown(), out),
+        ReportFormat::Codequality => report::codequality::render(&shown(), out),
     }
 }
 
