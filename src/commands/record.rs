@@ -16,7 +16,7 @@ use crate::state::{
 };
 
 /// How long a run waits for another to finish with the state.
-const LOCK_WAIT: Duration = Duration::from_secs(30);
+pub const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// `2026-11-22T21:47:03Z`.
 pub fn now_rfc3339() -> String {
@@ -27,10 +27,12 @@ pub fn now_rfc3339() -> String {
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 
-/// Records `verdict` and applies what the history says to it.
+/// Records `verdict` and applies what the history says to it; `pruning`,
+/// when old run directories are being removed, is waited for.
 pub fn record_run(
     state_dir: &Path,
     config: &Config,
+    pruning: Option<state::Pruning>,
     session: Option<&str>,
     selection: SelectionRecord,
     verdict: &mut Verdict,
@@ -38,16 +40,14 @@ pub fn record_run(
     err: &mut dyn Write,
 ) {
     let mut problems: Vec<String> = Vec::new();
+    if let Some(Err(e)) = pruning.map(state::Pruning::finish) {
+        problems.push(format!("failed to prune old runs: {e}"));
+    }
     let lock = match StateLock::acquire(state_dir, LOCK_WAIT) {
         Ok(lock) => lock,
         Err(e) => {
-            report(
-                state_dir,
-                verdict,
-                err,
-                &[format!("the run was not recorded: {e}")],
-                &[],
-            );
+            problems.push(format!("the run was not recorded: {e}"));
+            report(state_dir, verdict, err, &problems, &[]);
             return;
         }
     };
@@ -176,9 +176,6 @@ pub fn record_run(
         if let Err(e) = queue.save(state_dir) {
             problems.push(format!("failed to write the intervention queue: {e}"));
         }
-    }
-    if let Err(e) = state::prune_runs(state_dir, config.gate.keep_runs) {
-        problems.push(format!("failed to prune old runs: {e}"));
     }
     drop(lock);
     report(state_dir, verdict, err, &problems, &emergency);

@@ -212,8 +212,14 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         Ok(settings) => settings,
         Err(message) => return stop(io, config.gate.profile, super::usage_error(message)),
     };
-    let run_dir = match RunDir::create(&state_dir, SystemTime::now(), std::process::id()) {
-        Ok(dir) => dir,
+    let (run_dir, pruning) = match RunDir::create(&state_dir, SystemTime::now(), std::process::id())
+    {
+        Ok(dir) => {
+            // Old run directories are removed while this run's checks run.
+            let pruning =
+                state::Pruning::start(&state_dir, config.gate.keep_runs, super::record::LOCK_WAIT);
+            (dir, Some(pruning))
+        }
         Err(e) => {
             // A state directory that cannot be written does not decide the
             // verdict: the logs go to the temporary directory instead.
@@ -225,7 +231,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
                         state_dir.display(),
                         dir.path.display()
                     ));
-                    dir
+                    (dir, None)
                 }
                 Err(e2) => {
                     return stop(
@@ -440,6 +446,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     super::record::record_run(
         &state_dir,
         &config,
+        pruning,
         ctx.session.as_deref(),
         selection_record,
         &mut verdict,

@@ -141,6 +141,31 @@ pub fn save(state_dir: &Path, state: &mut State, before_rename: &dyn Fn()) -> io
     write_atomic_with(&state_file(state_dir), &bytes, before_rename)
 }
 
+/// The pruning of old run directories, on a thread of its own so that it
+/// costs nothing while the checks run. It holds the state lock while it
+/// works.
+#[derive(Debug)]
+pub struct Pruning(std::thread::JoinHandle<io::Result<usize>>);
+
+impl Pruning {
+    /// Starts removing the oldest run directories beyond `keep`, waiting up
+    /// to `wait` for the state lock.
+    pub fn start(state_dir: &Path, keep: usize, wait: std::time::Duration) -> Pruning {
+        let dir = state_dir.to_path_buf();
+        Pruning(std::thread::spawn(move || {
+            let _lock = super::StateLock::acquire(&dir, wait)?;
+            prune_runs(&dir, keep)
+        }))
+    }
+
+    /// Waits for the pruning to end: the number of directories removed.
+    pub fn finish(self) -> io::Result<usize> {
+        self.0
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the pruning thread panicked")))
+    }
+}
+
 /// Removes the oldest run directories beyond `keep`. Run ids start with
 /// their UTC time, so their names sort oldest first.
 pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
