@@ -21,9 +21,22 @@ pub(super) const MODE_LINK: u32 = 0o120_000;
 /// A submodule: a commit, not a file.
 pub(super) const MODE_GITLINK: u32 = 0o160_000;
 
-/// One entry of the index, with the stat data git recorded for it.
-#[derive(Debug, Clone)]
+/// One entry of the index: where its fields and its path lie in what was
+/// read. Twelve bytes instead of the sixty its fields take decoded: the
+/// index of a large repository is read on every run, and every page of
+/// fresh memory costs a page fault.
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Entry {
+    /// Where the entry's fields start in the index file.
+    at: u32,
+    /// Where its path lies (start, end): in the file itself, or for
+    /// version 4 in the paths expanded from their prefix compression.
+    path: (u32, u32),
+}
+
+/// An entry's fields, with the stat data git recorded for it.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Fields {
     pub ctime: (u32, u32),
     pub mtime: (u32, u32),
     pub ino: u32,
@@ -33,12 +46,42 @@ pub(super) struct Entry {
     /// The conflict stage: 0 unless a merge left the path unresolved.
     pub stage: u8,
     pub extended: u16,
-    /// Where the path lies in the index's `paths` (start, end): one buffer
-    /// for every path instead of an allocation each.
-    path: (u32, u32),
 }
 
-impl Entry {
+impl Fields {
+    /// Reads the fields at the cursor (an entry's start), in the file's
+    /// `version`; the cursor stops where the path begins.
+    fn read(c: &mut Cursor<'_>, version: u32) -> Option<Fields> {
+        let ctime = (c.u32()?, c.u32()?);
+        let mtime = (c.u32()?, c.u32()?);
+        let _dev = c.u32()?;
+        let ino = c.u32()?;
+        let mode = c.u32()?;
+        let _uid = c.u32()?;
+        let _gid = c.u32()?;
+        let size = c.u32()?;
+        let oid: [u8; 20] = c.take(20)?.try_into().ok()?;
+        let flags = c.u16()?;
+        let extended = if flags & 0x4000 != 0 {
+            if version < 3 {
+                return None;
+            }
+            c.u16()?
+        } else {
+            0
+        };
+        Some(Fields {
+            ctime,
+            mtime,
+            ino,
+            mode,
+            size,
+            oid,
+            stage: u8::try_from((flags >> 12) & 0x3).ok()?,
+            extended,
+        })
+    }
+
     pub fn intent_to_add(&self) -> bool {
         self.extended & INTENT_TO_ADD != 0
     }
@@ -61,8 +104,12 @@ pub(super) type CachedTrees = Vec<(Vec<u8>, [u8; 20])>;
 #[derive(Debug, Default)]
 pub(super) struct Index {
     pub entries: Vec<Entry>,
-    /// Every entry's path, one after the other.
-    paths: Vec<u8>,
+    /// The file as read, which each entry's fields are decoded from.
+    bytes: Vec<u8>,
+    version: u32,
+    /// Version 4's paths, expanded one after the other; the other
+    /// versions keep each path whole in the file.
+    expanded: Vec<u8>,
     /// The cache-tree extension (`TREE`): the directories whose tree git
     /// already knows.
     pub trees: CachedTrees,
@@ -75,13 +122,25 @@ impl Index {
     /// The path of `entry`, relative to the work tree's root. Bytes, not
     /// text: file names need not be UTF-8.
     pub fn path(&self, entry: &Entry) -> &[u8] {
-        path_in(&self.paths, entry)
+        let paths = if self.version == 4 {
+            &self.expanded
+        } else {
+            &self.bytes
+        };
+        let (start, end) = entry.path;
+        paths.get(start as usize..end as usize).unwrap_or_default()
     }
-}
 
-fn path_in<'p>(paths: &'p [u8], entry: &Entry) -> &'p [u8] {
-    let (start, end) = entry.path;
-    paths.get(start as usize..end as usize).unwrap_or_default()
+    /// The fields of `entry`, decoded. They were read once already when
+    /// the file was, so this cannot fail; if it ever did, the default
+    /// (no mode) makes the entry look changed, never unchanged.
+    pub fn fields(&self, entry: &Entry) -> Fields {
+        let mut c = Cursor {
+            bytes: &self.bytes,
+            at: entry.at as usize,
+        };
+        Fields::read(&mut c, self.version).unwrap_or_default()
+    }
 }
 
 /// Reads the index at `path`. `Ok(None)` for an index this reader leaves to
@@ -95,12 +154,16 @@ pub(super) fn read(path: &Path) -> io::Result<Option<Index>> {
     };
     let meta = fs::metadata(path)?;
     let written = (meta.mtime(), u32::try_from(meta.mtime_nsec()).unwrap_or(0));
-    Ok(parse(&bytes).map(|(entries, paths, trees)| Index {
-        entries,
-        paths,
-        trees,
-        written,
-    }))
+    Ok(
+        parse(&bytes).map(|(entries, version, expanded, trees)| Index {
+            entries,
+            bytes,
+            version,
+            expanded,
+            trees,
+            written,
+        }),
+    )
 }
 
 /// A cursor over the index bytes; every read is bounds-checked, so a
@@ -154,7 +217,9 @@ impl<'a> Cursor<'a> {
 /// The checksum that closes the file (SHA-1).
 const TRAILER: usize = 20;
 
-fn parse(bytes: &[u8]) -> Option<(Vec<Entry>, Vec<u8>, CachedTrees)> {
+type Parsed = (Vec<Entry>, u32, Vec<u8>, CachedTrees);
+
+fn parse(bytes: &[u8]) -> Option<Parsed> {
     let mut c = Cursor { bytes, at: 0 };
     if c.take(4)? != b"DIRC" {
         return None;
@@ -169,61 +234,39 @@ fn parse(bytes: &[u8]) -> Option<(Vec<Entry>, Vec<u8>, CachedTrees)> {
         return None;
     }
     let mut entries: Vec<Entry> = Vec::with_capacity(count);
-    let mut paths: Vec<u8> = Vec::new();
+    let mut expanded: Vec<u8> = Vec::new();
     // Version 4 writes each path as a change to the one before.
     let mut previous = 0..0;
     for _ in 0..count {
         let start = c.at;
-        let ctime = (c.u32()?, c.u32()?);
-        let mtime = (c.u32()?, c.u32()?);
-        let _dev = c.u32()?;
-        let ino = c.u32()?;
-        let mode = c.u32()?;
-        let _uid = c.u32()?;
-        let _gid = c.u32()?;
-        let size = c.u32()?;
-        let oid: [u8; 20] = c.take(20)?.try_into().ok()?;
-        let flags = c.u16()?;
-        let extended = if flags & 0x4000 != 0 {
-            if version < 3 {
-                return None;
-            }
-            c.u16()?
-        } else {
-            0
-        };
-        let path_start = paths.len();
-        if version == 4 {
+        let fields = Fields::read(&mut c, version)?;
+        let path = if version == 4 {
+            let path_start = expanded.len();
             let strip = c.varint()?;
             let keep = previous.len().checked_sub(strip)?;
-            paths.extend_from_within(previous.start..previous.start + keep);
-            paths.extend_from_slice(c.until(0)?);
-            previous = path_start..paths.len();
+            expanded.extend_from_within(previous.start..previous.start + keep);
+            expanded.extend_from_slice(c.until(0)?);
+            previous = path_start..expanded.len();
+            previous.clone()
         } else {
-            paths.extend_from_slice(c.until(0)?);
+            let path_start = c.at;
+            let path = path_start..path_start + c.until(0)?.len();
             // Entries are padded with NULs to a multiple of 8 bytes.
             let len = c.at - start;
             let padded = len.div_ceil(8) * 8;
             c.take(padded - len)?;
-        }
+            path
+        };
         // A directory entry belongs to a sparse index.
-        if mode & MODE_TYPE == 0o040_000 || paths.len() == path_start {
+        if fields.mode & MODE_TYPE == 0o040_000 || path.is_empty() {
             return None;
         }
-        let path = (
-            u32::try_from(path_start).ok()?,
-            u32::try_from(paths.len()).ok()?,
-        );
         entries.push(Entry {
-            ctime,
-            mtime,
-            ino,
-            mode,
-            size,
-            oid,
-            stage: u8::try_from((flags >> 12) & 0x3).ok()?,
-            extended,
-            path,
+            at: u32::try_from(start).ok()?,
+            path: (
+                u32::try_from(path.start).ok()?,
+                u32::try_from(path.end).ok()?,
+            ),
         });
     }
     // Extensions: optional ones (an upper-case signature) are caches this
@@ -246,7 +289,7 @@ fn parse(bytes: &[u8]) -> Option<(Vec<Entry>, Vec<u8>, CachedTrees)> {
         }
     }
     trees.sort_unstable();
-    Some((entries, paths, trees))
+    Some((entries, version, expanded, trees))
 }
 
 /// One node of the cache tree and, recursively, its subtrees: the valid
@@ -283,8 +326,7 @@ fn cache_tree(c: &mut Cursor<'_>, parent: &[u8], out: &mut Vec<(Vec<u8>, [u8; 20
 pub(super) struct Scan<'a> {
     /// The root's directory handle: each file is looked up relative to it.
     dir: Option<rustix::fd::OwnedFd>,
-    entries: Vec<&'a Entry>,
-    paths: &'a [u8],
+    index: &'a Index,
     next: std::sync::atomic::AtomicUsize,
     written: (i64, u32),
     check: StatCheck,
@@ -336,8 +378,7 @@ impl<'a> Scan<'a> {
         .ok();
         Scan {
             dir,
-            entries: index.entries.iter().filter(|e| e.in_work_tree()).collect(),
-            paths: &index.paths,
+            index,
             next: std::sync::atomic::AtomicUsize::new(0),
             written: index.written,
             check,
@@ -348,7 +389,7 @@ impl<'a> Scan<'a> {
     /// for a small scan), then joins the scan: its result and the
     /// candidates, sorted.
     pub fn alongside<T>(&self, threads: usize, first: impl FnOnce() -> T) -> (T, Vec<Vec<u8>>) {
-        let helpers = if self.entries.len() > 2 * SLICE {
+        let helpers = if self.index.entries.len() > 2 * SLICE {
             threads.clamp(1, 8) - 1
         } else {
             0
@@ -376,19 +417,23 @@ impl<'a> Scan<'a> {
         let mut dir = OpenDir::default();
         loop {
             let start = self.next.fetch_add(SLICE, Ordering::Relaxed);
-            let Some(part) = self.entries.get(start..) else {
+            let Some(part) = self.index.entries.get(start..) else {
                 return out;
             };
             for entry in part.iter().take(SLICE) {
-                let path = path_in(self.paths, entry);
-                if entry.intent_to_add() || self.differs(entry, path, &mut dir) {
+                let fields = self.index.fields(entry);
+                if !fields.in_work_tree() {
+                    continue;
+                }
+                let path = self.index.path(entry);
+                if fields.intent_to_add() || self.differs(&fields, path, &mut dir) {
                     out.push(path.to_vec());
                 }
             }
         }
     }
 
-    fn differs(&self, entry: &Entry, path: &'a [u8], dir: &mut OpenDir<'a>) -> bool {
+    fn differs(&self, entry: &Fields, path: &'a [u8], dir: &mut OpenDir<'a>) -> bool {
         // Without the root's handle every file is a candidate, and the
         // comparison that follows reports what is wrong.
         let Some(root) = &self.dir else {
@@ -474,7 +519,7 @@ impl From<rustix::fs::Stat> for Seen {
 /// stricter rather than looser where the two could disagree (any doubt
 /// only costs a content comparison). `None`: the file is gone or cannot be
 /// looked at.
-fn differs(entry: &Entry, seen: Option<Seen>, written: (i64, u32), check: StatCheck) -> bool {
+fn differs(entry: &Fields, seen: Option<Seen>, written: (i64, u32), check: StatCheck) -> bool {
     let Some(seen) = seen else {
         return true;
     };
@@ -506,8 +551,8 @@ fn differs(entry: &Entry, seen: Option<Seen>, written: (i64, u32), check: StatCh
 mod tests {
     use super::*;
 
-    fn entry(mode: u32, mtime: (u32, u32), size: u32) -> Entry {
-        Entry {
+    fn entry(mode: u32, mtime: (u32, u32), size: u32) -> Fields {
+        Fields {
             ctime: mtime,
             mtime,
             ino: 7,
@@ -516,7 +561,6 @@ mod tests {
             oid: [0; 20],
             stage: 0,
             extended: 0,
-            path: (0, 0),
         }
     }
 
@@ -764,8 +808,9 @@ mod tests {
                 .entries
                 .iter()
                 .map(|e| {
-                    let oid = git2::Oid::from_bytes(&e.oid).unwrap().to_string();
-                    let mut line = format!("{:o} {oid} {}\t", e.mode, e.stage).into_bytes();
+                    let f = index.fields(e);
+                    let oid = git2::Oid::from_bytes(&f.oid).unwrap().to_string();
+                    let mut line = format!("{:o} {oid} {}\t", f.mode, f.stage).into_bytes();
                     line.extend_from_slice(index.path(e));
                     line
                 })
@@ -776,7 +821,11 @@ mod tests {
                 .map(<[u8]>::to_vec)
                 .collect();
             assert_eq!(mine, git, "index version {version}");
-            let ita: Vec<&Entry> = index.entries.iter().filter(|e| e.intent_to_add()).collect();
+            let ita: Vec<&Entry> = index
+                .entries
+                .iter()
+                .filter(|e| index.fields(e).intent_to_add())
+                .collect();
             assert_eq!(ita.len(), 1);
             assert_eq!(index.path(ita[0]), b"ita.txt");
         }

@@ -121,7 +121,10 @@ pub fn tracked_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
         let mut paths: Vec<&[u8]> = index
             .entries
             .iter()
-            .filter(|e| !e.is_gitlink() && !e.intent_to_add())
+            .filter(|e| {
+                let fields = index.fields(e);
+                !fields.is_gitlink() && !fields.intent_to_add()
+            })
             .map(|e| index.path(e))
             .collect();
         // Conflicted paths have an entry per stage.

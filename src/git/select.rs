@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Repository};
 
-use super::index::{Entry, Index};
+use super::index::{Entry, Fields, Index};
 use super::GitError;
 
 pub(super) fn open(root: &Path) -> Result<Repository, GitError> {
@@ -183,7 +183,8 @@ impl HeadWalk<'_> {
                     .take_while(|e| after_prefix(self.index.path(e), at, name, false).is_eq())
                     .count();
                 for entry in &entries[..same] {
-                    if staged(entry) && (entry.mode != canonical(mode) || entry.oid != oid) {
+                    let fields = self.index.fields(entry);
+                    if staged(&fields) && (fields.mode != canonical(mode) || fields.oid != oid) {
                         self.staged.push(path_of(self.index, entry));
                     }
                 }
@@ -208,7 +209,7 @@ impl HeadWalk<'_> {
         self.staged.extend(
             entries
                 .iter()
-                .filter(|e| staged(e))
+                .filter(|e| staged(&index.fields(e)))
                 .map(|e| path_of(index, e)),
         );
     }
@@ -216,7 +217,7 @@ impl HeadWalk<'_> {
 
 /// An index entry that can carry staged content: resolved, a file or
 /// link (not a submodule), not only intent-to-add.
-fn staged(entry: &Entry) -> bool {
+fn staged(entry: &Fields) -> bool {
     entry.stage == 0 && !entry.is_gitlink() && !entry.intent_to_add()
 }
 
