@@ -126,10 +126,8 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // A staged selection is most of a run's start (it looks at every
     // tracked file): it begins now, on its own thread, while the
     // configuration is read.
-    let mut early = (repo.is_some() && args.selection.is_staged(ctx.ci)).then(|| {
-        let (root, cpus) = (root.clone(), ctx.cpus);
-        std::thread::spawn(move || crate::git::staged_selection(&root, cpus))
-    });
+    let mut early = (repo.is_some() && args.selection.is_staged(ctx.ci))
+        .then(|| EarlySelection::start(root.clone(), ctx.cpus));
 
     let loaded = match &args.config_from_ref {
         None => config::load(&root),
@@ -767,8 +765,35 @@ impl Selected {
 }
 
 /// A staged selection begun on its own thread.
-type EarlySelection =
-    std::thread::JoinHandle<Result<crate::git::StagedSelection, crate::git::GitError>>;
+/// A staged selection begun on its own thread. Its answer arrives before
+/// the thread lets go of the index and repository it read.
+struct EarlySelection {
+    answer: std::sync::mpsc::Receiver<Result<crate::git::StagedSelection, crate::git::GitError>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl EarlySelection {
+    fn start(root: PathBuf, cpus: usize) -> EarlySelection {
+        let (tx, answer) = std::sync::mpsc::sync_channel(1);
+        let thread = std::thread::spawn(move || {
+            let (selection, held) = crate::git::staged_selection_held(&root, cpus);
+            let _ = tx.send(selection);
+            drop(held);
+        });
+        EarlySelection { answer, thread }
+    }
+
+    /// The answer; a panic on the thread is resumed here.
+    fn join(self) -> Result<crate::git::StagedSelection, crate::git::GitError> {
+        match self.answer.recv() {
+            Ok(answer) => answer,
+            Err(_) => match self.thread.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => unreachable!("the selection thread sends its answer before it ends"),
+            },
+        }
+    }
+}
 
 /// The selected files, relative to `root`, how they were chosen, and notes.
 /// A staged selection takes `early`'s result when there is one.
@@ -869,9 +894,8 @@ fn select_files(
             "staged files need a git repository".to_string(),
         )),
         SelectionRequest::Default | SelectionRequest::Staged => {
-            let staged = match early.map(std::thread::JoinHandle::join) {
-                Some(Ok(result)) => result,
-                Some(Err(panic)) => std::panic::resume_unwind(panic),
+            let staged = match early {
+                Some(early) => early.join(),
                 None => crate::git::staged_selection(root, ctx.cpus),
             }
             .map_err(git)?;

@@ -83,23 +83,56 @@ pub struct UnstagedHint(pub(super) Vec<Vec<u8>>);
 /// The staged files and the unstaged candidates. The work tree is looked
 /// at on `threads` threads while the index is compared with `HEAD`.
 pub fn staged_selection(root: &Path, threads: usize) -> Result<StagedSelection, GitError> {
-    let repo = open(root)?;
-    let Some(index) = super::read_own_index(&repo)? else {
+    staged_selection_held(root, threads).0
+}
+
+/// What a staged selection read (the repository and its index), handed
+/// back so the caller can let go of it when it suits: freeing a large
+/// index costs a fraction of a millisecond that need not be waited for.
+pub struct Held {
+    _index: Option<Index>,
+    _repo: Option<Repository>,
+}
+
+/// `staged_selection`, with what it read still held.
+pub fn staged_selection_held(
+    root: &Path,
+    threads: usize,
+) -> (Result<StagedSelection, GitError>, Held) {
+    let mut held = Held {
+        _index: None,
+        _repo: None,
+    };
+    let repo = match open(root) {
+        Ok(repo) => repo,
+        Err(e) => return (Err(e), held),
+    };
+    let index = match super::read_own_index(&repo) {
+        Ok(Some(index)) => index,
         // A split or sparse index, or another object format: libgit2's way.
-        return Ok(StagedSelection {
-            files: staged_files(root)?,
-            unstaged: None,
-        });
+        Ok(None) => {
+            let files = staged_files(root);
+            let selection = files.map(|files| StagedSelection {
+                files,
+                unstaged: None,
+            });
+            return (selection, held);
+        }
+        Err(e) => return (Err(e), held),
     };
     // The work tree is looked at while the index is compared with HEAD;
     // this thread joins the scan when the comparison is done.
     let check = super::index::StatCheck::of(&repo);
     let scan = super::index::Scan::new(root, &index, check);
     let (files, candidates) = scan.alongside(threads, || staged_in(&repo, &index));
-    Ok(StagedSelection {
-        files: files?,
+    drop(scan);
+    held._index = Some(index);
+    held._repo = Some(repo);
+    let selection = files.map(|files| StagedSelection {
+        files,
         unstaged: Some(UnstagedHint(candidates)),
-    })
+    });
+    (selection, held)
 }
 
 /// The index entries whose content or mode differs from `HEAD`'s, or that
