@@ -27,18 +27,28 @@ pub fn now_rfc3339() -> String {
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 
-/// Records `verdict` and applies what the history says to it; `pruning`,
-/// when old run directories are being removed, is waited for.
+/// What the history keeps of a run besides its verdict.
+pub struct RunFacts<'a> {
+    pub session: Option<&'a str>,
+    pub selection: SelectionRecord,
+    /// Old run directories being removed meanwhile: waited for first.
+    pub pruning: Option<state::Pruning>,
+}
+
+/// Records `verdict` and applies what the history says to it.
 pub fn record_run(
     state_dir: &Path,
     config: &Config,
-    pruning: Option<state::Pruning>,
-    session: Option<&str>,
-    selection: SelectionRecord,
+    facts: RunFacts<'_>,
     verdict: &mut Verdict,
     pause: &dyn Fn(&str),
     err: &mut dyn Write,
 ) {
+    let RunFacts {
+        session,
+        selection,
+        pruning,
+    } = facts;
     let mut problems: Vec<String> = Vec::new();
     if let Some(Err(e)) = pruning.map(state::Pruning::finish) {
         problems.push(format!("failed to prune old runs: {e}"));

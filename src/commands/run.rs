@@ -441,12 +441,15 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     if args.config_from_ref.is_none() {
         show_config_lines(&root, &mut verdict);
     }
+    let facts = super::record::RunFacts {
+        session: ctx.session.as_deref(),
+        selection: selection_record,
+        pruning,
+    };
     super::record::record_run(
         &state_dir,
         &config,
-        pruning,
-        ctx.session.as_deref(),
-        selection_record,
+        facts,
         &mut verdict,
         &pause,
         &mut *io.err,

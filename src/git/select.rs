@@ -89,23 +89,19 @@ pub fn staged_selection(root: &Path, threads: usize) -> Result<StagedSelection, 
 /// What a staged selection read (the repository and its index), handed
 /// back so the caller can let go of it when it suits: freeing a large
 /// index costs a fraction of a millisecond that need not be waited for.
-pub struct Held {
-    _index: Option<Index>,
-    _repo: Option<Repository>,
-}
+pub struct Held(
+    #[expect(dead_code, reason = "held only to be dropped when the caller chooses")]
+    Option<(Index, Repository)>,
+);
 
 /// `staged_selection`, with what it read still held.
 pub fn staged_selection_held(
     root: &Path,
     threads: usize,
 ) -> (Result<StagedSelection, GitError>, Held) {
-    let mut held = Held {
-        _index: None,
-        _repo: None,
-    };
     let repo = match open(root) {
         Ok(repo) => repo,
-        Err(e) => return (Err(e), held),
+        Err(e) => return (Err(e), Held(None)),
     };
     let index = match super::read_own_index(&repo) {
         Ok(Some(index)) => index,
@@ -116,9 +112,9 @@ pub fn staged_selection_held(
                 files,
                 unstaged: None,
             });
-            return (selection, held);
+            return (selection, Held(None));
         }
-        Err(e) => return (Err(e), held),
+        Err(e) => return (Err(e), Held(None)),
     };
     // The work tree is looked at while the index is compared with HEAD;
     // this thread joins the scan when the comparison is done.
@@ -126,13 +122,11 @@ pub fn staged_selection_held(
     let scan = super::index::Scan::new(root, &index, check);
     let (files, candidates) = scan.alongside(threads, || staged_in(&repo, &index));
     drop(scan);
-    held._index = Some(index);
-    held._repo = Some(repo);
     let selection = files.map(|files| StagedSelection {
         files,
         unstaged: Some(UnstagedHint(candidates)),
     });
-    (selection, held)
+    (selection, Held(Some((index, repo))))
 }
 
 /// The index entries whose content or mode differs from `HEAD`'s, or that
