@@ -12,10 +12,14 @@ use crate::gate::Verdict;
 use crate::runner::{CheckOutcome, CheckPlan, Termination};
 
 /// Where one run keeps its files.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct RunDir {
     pub id: String,
     pub path: PathBuf,
+    /// The directory, held with flock(2) while the run lasts, so that
+    /// another run's pruning leaves it alone (`None` on a file system
+    /// without flock). The kernel lets go of it however the run ends.
+    _alive: Option<fs::File>,
 }
 
 impl RunDir {
@@ -34,7 +38,17 @@ impl RunDir {
             };
             let path = runs.join(&id);
             match fs::create_dir(&path) {
-                Ok(()) => return Ok(RunDir { id, path }),
+                Ok(()) => {
+                    let alive = fs::File::open(&path).ok().filter(|dir| {
+                        rustix::fs::flock(dir, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+                            .is_ok()
+                    });
+                    return Ok(RunDir {
+                        id,
+                        path,
+                        _alive: alive,
+                    });
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(e),
             }
@@ -102,6 +116,18 @@ struct InvocationRecord<'a> {
     /// The parser that read the output, when one found anything.
     parser_used: Option<&'static str>,
     output_bytes: u64,
+}
+
+/// Whether the run that owns `dir` is still going: it holds the directory
+/// locked. A run that ended, however it ended, does not.
+pub(super) fn still_going(dir: &Path) -> bool {
+    let Ok(handle) = fs::File::open(dir) else {
+        return false;
+    };
+    matches!(
+        rustix::fs::flock(&handle, rustix::fs::FlockOperation::NonBlockingLockShared),
+        Err(rustix::io::Errno::WOULDBLOCK)
+    )
 }
 
 fn termination_record(termination: &Termination) -> serde_json::Value {

@@ -166,8 +166,9 @@ impl Pruning {
     }
 }
 
-/// Removes the oldest run directories beyond `keep`. Run ids start with
-/// their UTC time, so their names sort oldest first.
+/// Removes the oldest run directories beyond `keep`, except those of runs
+/// still going (a long run started before others keeps its logs). Run ids
+/// start with their UTC time, so their names sort oldest first.
 pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
     let runs = state_dir.join("runs");
     let mut dirs: Vec<PathBuf> = match fs::read_dir(&runs) {
@@ -181,8 +182,13 @@ pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
     };
     dirs.sort();
     let excess = dirs.len().saturating_sub(keep);
-    for dir in &dirs[..excess] {
+    let mut removed = 0;
+    for dir in dirs[..excess]
+        .iter()
+        .filter(|d| !super::run_dir::still_going(d))
+    {
         fs::remove_dir_all(dir)?;
+        removed += 1;
     }
-    Ok(excess)
+    Ok(removed)
 }

@@ -362,6 +362,66 @@ fn old_runs_are_pruned() {
 }
 
 #[test]
+fn a_run_still_going_is_never_pruned_by_another() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[gate]\nkeep_runs = 1\n[phases.implementation]\nchecks = [\n  { name = \"wait\", shell = true, command = \"while [ ! -e go ]; do sleep 0.05; done; echo done\" },\n  { name = \"quick\", command = \"true\" },\n]\n",
+    );
+    let slow = repo
+        .command(BIN)
+        .args(["run", "--all-files", "--check", "wait", "--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let runs = state(&repo).join("runs");
+    let started = std::time::Instant::now();
+    let slow_dir = loop {
+        let found = std::fs::read_dir(&runs)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.join("wait.log").exists());
+        if let Some(dir) = found {
+            break dir;
+        }
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the slow run never started its check"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    // Two quick runs while the slow one waits: with one run kept, each
+    // prunes what is older than itself, except a run still going.
+    let mut quick = Vec::new();
+    for _ in 0..2 {
+        let (code, v) = repo.verdict(&["--all-files", "--check", "quick"]);
+        assert_eq!(code, 0);
+        quick.push(v["run_id"].as_str().unwrap().to_string());
+    }
+    repo.write("go", "");
+    let out = slow.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let verdict: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(verdict["status"], "passed");
+    assert!(
+        slow_dir.join("verdict.json").exists(),
+        "the slow run lost its directory"
+    );
+    assert!(
+        std::fs::read_to_string(slow_dir.join("wait.log"))
+            .unwrap()
+            .contains("done"),
+        "the slow run's log is gone"
+    );
+    assert!(
+        !runs.join(&quick[0]).exists(),
+        "an ended run beyond keep_runs stays"
+    );
+}
+
+#[test]
 fn linked_worktrees_share_the_state() {
     let repo = TestRepo::new();
     repo.stage("a.txt", "a\n");
