@@ -117,6 +117,10 @@ def big_repo(files, staged, partial):
     run("init", "-q")
     run("config", "user.email", "bench@example.com")
     run("config", "user.name", "bench")
+    # No automatic gc starting in the background while the commands are
+    # timed: the history is packed once, as in a cloned repository.
+    run("config", "gc.auto", "0")
+    run("config", "maintenance.auto", "false")
     for i in range(files):
         d = os.path.join(repo, f"d{i % 100}")
         os.makedirs(d, exist_ok=True)
@@ -124,6 +128,7 @@ def big_repo(files, staged, partial):
             f.write(f"line one of {i}\nline two\n")
     run("add", "-A")
     run("commit", "-qm", "base")
+    run("gc", "-q")
     for i in range(staged):
         with open(os.path.join(repo, f"d{i % 100}", f"f{i}.txt"), "a") as f:
             f.write("staged change\n")
