@@ -767,7 +767,6 @@ impl Selected {
     }
 }
 
-/// A staged selection begun on its own thread.
 /// A staged selection begun on its own thread. Its answer arrives before
 /// the thread lets go of the index and repository it read.
 struct EarlySelection {
