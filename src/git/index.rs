@@ -15,8 +15,11 @@ use std::path::Path;
 pub(super) const INTENT_TO_ADD: u16 = 1 << 13;
 /// Git's extended flag for entries outside a sparse checkout.
 const SKIP_WORKTREE: u16 = 1 << 14;
-const MODE_TYPE: u32 = 0o170_000;
-const MODE_FILE: u32 = 0o100_000;
+/// The file-type bits of a mode, and the types git records.
+pub(super) const MODE_TYPE: u32 = 0o170_000;
+pub(super) const MODE_FILE: u32 = 0o100_000;
+/// A directory: in a tree, or in a sparse index.
+pub(super) const MODE_TREE: u32 = 0o040_000;
 pub(super) const MODE_LINK: u32 = 0o120_000;
 /// A submodule: a commit, not a file.
 pub(super) const MODE_GITLINK: u32 = 0o160_000;
@@ -258,7 +261,7 @@ fn parse(bytes: &[u8]) -> Option<Parsed> {
             path
         };
         // A directory entry belongs to a sparse index.
-        if fields.mode & MODE_TYPE == 0o040_000 || path.is_empty() {
+        if fields.mode & MODE_TYPE == MODE_TREE || path.is_empty() {
             return None;
         }
         entries.push(Entry {
@@ -643,7 +646,7 @@ mod tests {
         assert!(
             differs(
                 &e,
-                seen(0o040_000, false, (999, 10), 5),
+                seen(MODE_TREE, false, (999, 10), 5),
                 WRITTEN,
                 StatCheck::default()
             ),

@@ -137,7 +137,7 @@ pub fn tracked_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
     let index = repo.index().map_err(|source| index_error(root, source))?;
     let mut files = Vec::with_capacity(index.len());
     for entry in index.iter() {
-        if entry.mode & 0o170_000 == super::index::MODE_GITLINK {
+        if entry.mode & super::index::MODE_TYPE == super::index::MODE_GITLINK {
             continue;
         }
         if entry.flags_extended & super::index::INTENT_TO_ADD != 0 {

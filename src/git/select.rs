@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Repository};
 
-use super::index::{Entry, Fields, Index};
+use super::index::{Entry, Fields, Index, MODE_FILE, MODE_TREE, MODE_TYPE};
 use super::GitError;
 
 pub(super) fn open(root: &Path) -> Result<Repository, GitError> {
@@ -183,7 +183,7 @@ impl HeadWalk<'_> {
         let at = self.prefix.len();
         for item in TreeItems(object.data()) {
             let (mode, name, oid) = item.ok_or_else(|| damaged(id))?;
-            let dir = mode == TREE_MODE;
+            let dir = mode == MODE_TREE;
             // Index entries before this one are not in HEAD: added.
             let before = entries
                 .iter()
@@ -274,12 +274,10 @@ fn after_prefix(path: &[u8], at: usize, name: &[u8], dir: bool) -> std::cmp::Ord
     }
 }
 
-const TREE_MODE: u32 = 0o040_000;
-
 /// The mode git compares: a regular file is 100644 or 100755 whatever
 /// other permission bits an old tree recorded.
 fn canonical(mode: u32) -> u32 {
-    if mode & 0o170_000 == 0o100_000 {
+    if mode & MODE_TYPE == MODE_FILE {
         if mode & 0o100 != 0 {
             0o100_755
         } else {
@@ -635,14 +633,13 @@ mod tests {
                 "--no-renames",
                 "--diff-filter=AMT",
             ]);
-            let want: Vec<PathBuf> = listed
+            let mut want: Vec<PathBuf> = listed
                 .split(|b| *b == 0)
                 .filter(|p| !p.is_empty())
                 .map(|p| PathBuf::from(OsStr::from_bytes(p)))
                 .collect();
             let mut got = staged_selection(root, 2).unwrap().files;
             got.sort();
-            let mut want = want;
             want.sort();
             assert_eq!(got, want, "round {round}");
         }
