@@ -50,6 +50,11 @@ pub struct Context {
     /// -a` or `git commit PATH` (a temporary one holding what will be
     /// committed), absolute.
     pub index_file: Option<PathBuf>,
+    /// `GIT_DIR`: the repository git named (exported to hooks, and the only
+    /// way to reach a bare repository with a separate work tree), absolute.
+    pub git_dir: Option<PathBuf>,
+    /// `GIT_WORK_TREE`: the work tree git named with it, absolute.
+    pub git_work_tree: Option<PathBuf>,
 }
 
 /// The range a CI system's pull or merge request covers, as (base, head).
@@ -88,10 +93,17 @@ impl Context {
                 .filter(|v| !v.is_empty())
         };
         let cwd = std::env::current_dir()?;
-        Ok(Context {
-            index_file: std::env::var_os("GIT_INDEX_FILE")
+        // git exports relative paths to hooks (`GIT_WORK_TREE=.`): they are
+        // relative to the directory phasegate starts in.
+        let path_var = |name: &str| -> Option<PathBuf> {
+            std::env::var_os(name)
                 .filter(|v| !v.is_empty())
-                .map(|v| cwd.join(v)),
+                .map(|v| cwd.join(v).components().collect())
+        };
+        Ok(Context {
+            index_file: path_var("GIT_INDEX_FILE"),
+            git_dir: path_var("GIT_DIR"),
+            git_work_tree: path_var("GIT_WORK_TREE"),
             cwd,
             stdout_tty: std::io::stdout().is_terminal(),
             stderr_tty: std::io::stderr().is_terminal(),

@@ -270,17 +270,23 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     let check_root = snapshot
         .as_ref()
         .map_or(root.as_path(), |s| s.dir.as_path());
+    // Checks run without git's repository variables; only a repository
+    // they could not find from the work tree is named for them. These go
+    // first, so a check's own `env` still wins.
+    let git_env = crate::git::repository_env_for_checks(&root, check_root);
     let planned: Vec<_> = specs
         .iter()
         .map(|spec| {
-            gate::plan_check(
+            let mut plan = gate::plan_check(
                 spec,
                 &selection,
                 &ctx.skip,
                 check_root,
                 &run_dir,
                 ctx.path.as_deref(),
-            )
+            )?;
+            plan.env.splice(0..0, git_env.iter().cloned());
+            Ok(plan)
         })
         .collect();
     let plans: Vec<runner::CheckPlan> = planned

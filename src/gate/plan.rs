@@ -69,7 +69,7 @@ pub fn plan_check(
         env: spec
             .env
             .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| (k.clone(), v.into()))
             .collect(),
         timeout: spec.timeout,
         log_path: run_dir.log_path(&spec.name),

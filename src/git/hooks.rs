@@ -82,6 +82,8 @@ pub enum HookError {
         #[source]
         source: git2::Error,
     },
+    #[error("`{}` is not in a git repository: run `git init` first, or name the repository with GIT_DIR and its work tree with GIT_WORK_TREE", path.display())]
+    NotARepository { path: PathBuf },
     #[error("`{}` is a bare repository: hooks need a work tree", path.display())]
     Bare { path: PathBuf },
     #[error("failed to read `core.hooksPath`")]
@@ -109,10 +111,20 @@ fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> 
 /// work tree) or the hooks of the common git directory, which linked
 /// worktrees share and submodules have of their own.
 pub fn hooks_dir(repo_dir: &Path) -> Result<PathBuf, HookError> {
-    let repo = git2::Repository::discover(repo_dir).map_err(|source| HookError::Open {
-        path: repo_dir.to_path_buf(),
-        source,
-    })?;
+    let repo = match super::locate(repo_dir) {
+        Ok(Some(repo)) => repo,
+        Ok(None) => {
+            return Err(HookError::NotARepository {
+                path: repo_dir.to_path_buf(),
+            })
+        }
+        Err(source) => {
+            return Err(HookError::Open {
+                path: repo_dir.to_path_buf(),
+                source,
+            })
+        }
+    };
     let Some(workdir) = repo.workdir() else {
         return Err(HookError::Bare {
             path: repo.path().to_path_buf(),

@@ -13,6 +13,7 @@ pub use protect::*;
 pub use repo::*;
 pub use select::*;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -32,6 +33,75 @@ fn index_path(repo: &git2::Repository) -> PathBuf {
         .get()
         .cloned()
         .unwrap_or_else(|| repo.path().join("index"))
+}
+
+/// The repository git named for this process with `GIT_DIR` (and the work
+/// tree with `GIT_WORK_TREE`), set once at the start. git exports them to
+/// hooks, and a bare repository with a separate work tree (the "dotfiles"
+/// layout: `git --git-dir=~/.cfg --work-tree=~`) is reached no other way.
+static NAMED: OnceLock<Named> = OnceLock::new();
+
+/// A repository named by the environment instead of found from a directory.
+#[derive(Debug, Clone)]
+struct Named {
+    git_dir: PathBuf,
+    work_tree: Option<PathBuf>,
+}
+
+/// Makes every repository opened from now on the one `GIT_DIR` names, with
+/// `GIT_WORK_TREE`'s work tree. With only `GIT_WORK_TREE`, the repository
+/// is the one found from `cwd`, as git finds it.
+pub fn use_named_repository(git_dir: Option<PathBuf>, work_tree: Option<PathBuf>, cwd: &Path) {
+    let git_dir = match git_dir {
+        Some(dir) => dir,
+        None if work_tree.is_some() => match git2::Repository::discover(cwd) {
+            Ok(repo) => repo.path().to_path_buf(),
+            Err(_) => return,
+        },
+        None => return,
+    };
+    let _ = NAMED.set(Named { git_dir, work_tree });
+}
+
+/// The repository at `dir`'s work tree: the one the environment named, or
+/// the one containing `dir`. `Ok(None)` when there is none.
+fn locate(dir: &Path) -> Result<Option<git2::Repository>, git2::Error> {
+    let Some(named) = NAMED.get() else {
+        return match git2::Repository::discover(dir) {
+            Ok(repo) => Ok(Some(repo)),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e),
+        };
+    };
+    let repo = git2::Repository::open(&named.git_dir)?;
+    if let Some(work_tree) = &named.work_tree {
+        repo.set_workdir(work_tree, false)?;
+    }
+    Ok(Some(repo))
+}
+
+/// The variables a check running in `tree` needs to reach the repository
+/// of `root`: `GIT_DIR` and `GIT_WORK_TREE`, absolute, when the environment
+/// named a repository that git cannot find from its work tree (a bare
+/// repository with a separate work tree); none otherwise. Checks never
+/// inherit git's repository variables (see `runner::GIT_LOCAL_ENV`).
+pub fn repository_env_for_checks(root: &Path, tree: &Path) -> Vec<(String, OsString)> {
+    let Some(named) = NAMED.get() else {
+        return Vec::new();
+    };
+    let found = git2::Repository::discover(root)
+        .ok()
+        .map(|repo| repo::canonical(repo.path()));
+    if found == Some(repo::canonical(&named.git_dir)) {
+        return Vec::new();
+    }
+    vec![
+        (
+            "GIT_DIR".to_string(),
+            named.git_dir.clone().into_os_string(),
+        ),
+        ("GIT_WORK_TREE".to_string(), tree.as_os_str().to_os_string()),
+    ]
 }
 
 /// The index of `repo` as phasegate's own reader sees it; `Ok(None)` where
@@ -55,7 +125,14 @@ fn open_repository(root: &Path) -> Result<git2::Repository, git2::Error> {
     // of the time it takes to read HEAD's trees.
     static READ_AS_GIT: std::sync::Once = std::sync::Once::new();
     READ_AS_GIT.call_once(|| git2::opts::strict_hash_verification(false));
-    let repo = git2::Repository::open(root)?;
+    let repo = match NAMED.get() {
+        Some(named) => {
+            let repo = git2::Repository::open(&named.git_dir)?;
+            repo.set_workdir(root, false)?;
+            repo
+        }
+        None => git2::Repository::open(root)?,
+    };
     if let Some(path) = INDEX_FILE.get() {
         let mut index = git2::Index::open(path)?;
         repo.set_index(&mut index)?;
@@ -67,13 +144,15 @@ fn open_repository(root: &Path) -> Result<git2::Repository, git2::Error> {
 /// configuration, and returns what it printed; a failure fails the test.
 #[cfg(test)]
 fn test_git(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let out = std::process::Command::new("git")
-        .args(args)
+    let mut git = std::process::Command::new("git");
+    git.args(args)
         .current_dir(dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
+        .env("GIT_CONFIG_GLOBAL", "/dev/null");
+    for key in crate::runner::GIT_LOCAL_ENV {
+        git.env_remove(key);
+    }
+    let out = git.output().unwrap();
     assert!(out.status.success(), "git {args:?}: {out:?}");
     out.stdout
 }

@@ -78,9 +78,9 @@ pub struct RepoInfo {
 
 /// Finds the repository containing `dir`; `Ok(None)` outside any repository.
 pub fn discover(dir: &Path) -> Result<Option<RepoInfo>, GitError> {
-    let repo = match git2::Repository::discover(dir) {
-        Ok(repo) => repo,
-        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+    let repo = match super::locate(dir) {
+        Ok(Some(repo)) => repo,
+        Ok(None) => return Ok(None),
         Err(source) => {
             return Err(GitError::Open {
                 path: dir.to_path_buf(),
@@ -100,7 +100,7 @@ pub fn discover(dir: &Path) -> Result<Option<RepoInfo>, GitError> {
     }))
 }
 
-fn canonical(path: &Path) -> PathBuf {
+pub(super) fn canonical(path: &Path) -> PathBuf {
     // Canonical paths keep `strip_prefix` honest when the repository is
     // reached through a symbolic link (macOS `/tmp`, for one).
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())

@@ -12,5 +12,5 @@ mod verifier;
 pub use batch::{expand_invocations, shell_quote};
 pub use plan::*;
 pub use pool::run_checks;
-pub use spawn::{run_check, PINNED_ENV, REMOVED_ENV};
+pub use spawn::{run_check, GIT_LOCAL_ENV, PINNED_ENV, REMOVED_ENV};
 pub use verifier::parse_verifier_answer;

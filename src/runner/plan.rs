@@ -44,8 +44,9 @@ pub struct CheckPlan {
     pub invocations: Vec<Invocation>,
     /// The working directory (absolute).
     pub cwd: PathBuf,
-    /// Variables added to phasegate's own environment for the child.
-    pub env: Vec<(String, String)>,
+    /// Variables added to phasegate's own environment for the child; a
+    /// later one wins over an earlier one of the same name.
+    pub env: Vec<(String, std::ffi::OsString)>,
     /// For the whole check, all invocations together.
     pub timeout: Duration,
     /// Where the full, interleaved output is written.

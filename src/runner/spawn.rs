@@ -26,6 +26,30 @@ pub const PINNED_ENV: &[(&str, &str)] = &[
 ];
 /// Variables removed for every check: they would force colour back on.
 pub const REMOVED_ENV: &[&str] = &["FORCE_COLOR", "CLICOLOR_FORCE", "MYPY_FORCE_COLOR"];
+/// git's repository-local variables (`git rev-parse --local-env-vars`),
+/// removed for every check, as git removes them before it works in a
+/// submodule. git exports some to hooks (`GIT_DIR`, `GIT_INDEX_FILE`,
+/// `GIT_WORK_TREE`), and a test suite that runs `git` in a temporary
+/// repository would write into the user's instead: its index, its config,
+/// its branch. A check that runs git finds the repository from its
+/// directory, as it would in a terminal.
+pub const GIT_LOCAL_ENV: &[&str] = &[
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+];
 
 /// How often a waiting check looks at its deadline and the interrupt flag.
 const POLL: Duration = Duration::from_millis(50);
@@ -220,14 +244,20 @@ fn run_invocation(
             command.process_group(0);
             Ok(())
         });
+    // duct applies the last call first and each earlier one over it, so
+    // the calls go from the strongest to the weakest.
     for (key, value) in PINNED_ENV {
         expr = expr.env(key, value);
     }
     for key in REMOVED_ENV {
         expr = expr.env_remove(key);
     }
-    for (key, value) in &plan.env {
+    // Of two entries of the same name, the later wins.
+    for (key, value) in plan.env.iter().rev() {
         expr = expr.env(key, value);
+    }
+    for key in GIT_LOCAL_ENV {
+        expr = expr.env_remove(key);
     }
     expr = match stderr_log.map(File::try_clone) {
         Some(Ok(file)) => expr.stderr_file(file),
@@ -534,6 +564,30 @@ mod tests {
         let sub = std::fs::canonicalize(dir.path().join("sub")).unwrap();
         assert_eq!(log, format!("1\n2\nx 3\n{}\n1\n", sub.display()));
         assert_eq!(outcome.output.head, log.as_bytes());
+    }
+
+    #[test]
+    fn a_later_env_entry_wins_and_git_variables_can_be_named_but_not_colour() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(
+            dir.path(),
+            "c",
+            "echo \"$GIT_DIR|$GIT_WORK_TREE|$NO_COLOR|${FORCE_COLOR-unset}\"",
+            Duration::from_secs(30),
+        );
+        p.env = [
+            ("GIT_DIR", "first"),
+            ("GIT_WORK_TREE", "tree"),
+            ("GIT_DIR", "second"),
+            ("NO_COLOR", ""),
+            ("FORCE_COLOR", "1"),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), (*v).into()))
+        .collect();
+        run_check(&p);
+        let log = std::fs::read_to_string(&p.log_path).unwrap();
+        assert_eq!(log, "second|tree|1|unset\n");
     }
 
     #[test]

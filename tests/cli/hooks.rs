@@ -295,3 +295,136 @@ fn a_submodule_gets_its_own_hooks() {
     assert!(outer.exists(".git/modules/sub/hooks/pre-commit"));
     assert!(!outer.exists(".git/hooks/pre-commit"));
 }
+
+#[test]
+fn a_check_running_git_in_its_own_repository_never_reaches_the_one_being_committed() {
+    // git exports GIT_DIR and GIT_INDEX_FILE to hooks (from a linked
+    // worktree, and for `git commit -a`); a test suite that makes a fixture
+    // repository with `git init` would otherwise commit into the user's.
+    let main = TestRepo::new();
+    main.write("a.txt", "one\n");
+    main.git(&["add", "-A"]);
+    main.git(&["commit", "-qm", "one"]);
+    let linked = main
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("linked-env-{}", std::process::id()));
+    main.git(&["worktree", "add", "-q", &linked.to_string_lossy()]);
+    let fixture = main.path().join(".git/fixture-repo");
+    let script = format!(
+        "mkdir -p '{f}' && cd '{f}' && git init -q && echo x > fixture.txt && git add fixture.txt \
+         && git -c user.name=t -c user.email=t@example.com commit -qm fixture \
+         && git config core.bare true && git config --get core.bare",
+        f = fixture.display()
+    );
+    let config = format!(
+        "[phases.implementation]\nchecks = [ {{ name = \"suite\", shell = true, command = {script:?} }} ]\n"
+    );
+    let in_linked = |args: &[&str]| {
+        let mut git = main.command("git");
+        git.args(args)
+            .current_dir(&linked)
+            .env("PHASEGATE_BIN", BIN);
+        output(&git.output().unwrap())
+    };
+    std::fs::write(linked.join("phasegate.toml"), &config).unwrap();
+    std::fs::write(linked.join("a.txt"), "two\n").unwrap();
+    assert_eq!(in_linked(&["add", "phasegate.toml"]).code, 0);
+    let install = output(
+        &main
+            .command(BIN)
+            .arg("install")
+            .current_dir(&linked)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(install.code, 0, "{install:?}");
+
+    let commit = in_linked(&["commit", "-qam", "two"]);
+    assert_eq!(commit.code, 0, "{commit:?}");
+    let files = in_linked(&["show", "--name-only", "--format=%s", "HEAD"]);
+    assert_eq!(files.stdout, "two\n\na.txt\nphasegate.toml\n");
+    assert_eq!(in_linked(&["ls-files"]).stdout, "a.txt\nphasegate.toml\n");
+    assert_eq!(main.git(&["config", "--get", "core.bare"]), "false\n");
+    let fixture_log = output(
+        &main
+            .command("git")
+            .args(["log", "--format=%s"])
+            .current_dir(&fixture)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        fixture_log.stdout, "fixture\n",
+        "the check made its own repository"
+    );
+    main.git(&["worktree", "remove", "--force", &linked.to_string_lossy()]);
+}
+
+#[test]
+fn a_bare_repository_with_a_separate_work_tree_is_gated_through_git_dir() {
+    // The "dotfiles" layout: `git --git-dir=~/.cfg --work-tree=~`, with no
+    // `.git` in the work tree. git names both to the hook.
+    let home = TestRepo::plain();
+    let store = TestRepo::plain();
+    let git_dir = store.path().join("cfg");
+    let dot = |args: &[&str]| {
+        let mut git = home.command("git");
+        git.arg(format!("--git-dir={}", git_dir.display()))
+            .arg(format!("--work-tree={}", home.path().display()))
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .env("PHASEGATE_BIN", BIN);
+        output(&git.output().unwrap())
+    };
+    assert_eq!(
+        home.command("git")
+            .args(["init", "-q", "--bare"])
+            .arg(&git_dir)
+            .status()
+            .unwrap()
+            .code(),
+        Some(0)
+    );
+    home.write(".vimrc", "one\n");
+    home.config(
+        "[phases.implementation]\nchecks = [ { name = \"gate\", shell = true, cwd = \"sub\", command = \"git status --porcelain > ../status.out; ! grep -q bad ../.vimrc\" } ]\n",
+    );
+    home.write("sub/keep", "");
+    assert_eq!(
+        dot(&["add", ".vimrc", "phasegate.toml", "sub/keep"]).code,
+        0
+    );
+    assert_eq!(dot(&["commit", "-qm", "one"]).code, 0);
+
+    let install = home.phasegate_with(
+        &["install"],
+        &[
+            ("GIT_DIR", &git_dir.to_string_lossy()),
+            ("GIT_WORK_TREE", "."),
+        ],
+    );
+    assert_eq!(install.code, 0, "{install:?}");
+    assert!(git_dir.join("hooks/pre-commit").exists());
+
+    // A bad staged change is refused, though the work tree's is good.
+    home.write(".vimrc", "bad\n");
+    assert_eq!(dot(&["add", ".vimrc"]).code, 0);
+    home.write(".vimrc", "good, unstaged\n");
+    let refused = dot(&["commit", "-qm", "bad"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert_eq!(home.read(".vimrc"), "good, unstaged\n");
+    // The check's own git saw the repository, with the unstaged change
+    // set aside, from its own directory.
+    assert_eq!(home.read("status.out"), "M  .vimrc\n?? status.out\n");
+
+    // A good staged change goes through; the unstaged one stays.
+    home.write(".vimrc", "good\n");
+    assert_eq!(dot(&["add", ".vimrc"]).code, 0);
+    home.write(".vimrc", "good\nmore, unstaged\n");
+    let accepted = dot(&["commit", "-qm", "good"]);
+    assert_eq!(accepted.code, 0, "{accepted:?}");
+    assert_eq!(dot(&["show", "HEAD:.vimrc"]).stdout, "good\n");
+    assert_eq!(home.read(".vimrc"), "good\nmore, unstaged\n");
+}

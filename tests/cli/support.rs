@@ -111,6 +111,11 @@ impl TestRepo {
                 cmd.env_remove(key);
             }
         }
+        // Run from a git hook, the suite must still reach its own
+        // repositories, never the one being committed.
+        for key in phasegate::runner::GIT_LOCAL_ENV {
+            cmd.env_remove(key);
+        }
         cmd
     }
 
