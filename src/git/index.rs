@@ -498,24 +498,24 @@ struct Seen {
 }
 
 impl From<rustix::fs::Stat> for Seen {
-    // The index keeps the low 32 bits of each field; the fields' own types
-    // differ between architectures.
-    #[allow(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::unnecessary_cast
-    )]
     fn from(st: rustix::fs::Stat) -> Seen {
-        let mode = st.st_mode as u32;
+        let mode = low32(st.st_mode);
         Seen {
             kind: mode & MODE_TYPE,
             executable: mode & 0o100 != 0,
-            mtime: (st.st_mtime as u32, st.st_mtime_nsec as u32),
-            ctime: (st.st_ctime as u32, st.st_ctime_nsec as u32),
-            ino: st.st_ino as u32,
-            size: st.st_size as u32,
+            mtime: (low32(st.st_mtime), low32(st.st_mtime_nsec)),
+            ctime: (low32(st.st_ctime), low32(st.st_ctime_nsec)),
+            ino: low32(st.st_ino),
+            size: low32(st.st_size),
         }
     }
+}
+
+/// The low 32 bits of a stat field, which is what the index keeps. The
+/// fields' types differ between architectures; all of them fit an `i128`.
+fn low32(value: impl Into<i128>) -> u32 {
+    let [a, b, c, d, ..] = value.into().to_le_bytes();
+    u32::from_le_bytes([a, b, c, d])
 }
 
 /// Whether the file may differ from its entry: git's stat test, made
@@ -567,7 +567,7 @@ mod tests {
         }
     }
 
-    #[allow(clippy::unnecessary_wraps, reason = "what `differs` takes")]
+    #[expect(clippy::unnecessary_wraps, reason = "what `differs` takes")]
     fn seen(kind: u32, executable: bool, time: (u32, u32), size: u32) -> Option<Seen> {
         Some(Seen {
             kind,
@@ -582,6 +582,14 @@ mod tests {
     const FILE: u32 = 0o100_644;
     const EXEC: u32 = 0o100_755;
     const WRITTEN: (i64, u32) = (1000, 500);
+
+    #[test]
+    fn stat_fields_keep_their_low_32_bits_as_git_does() {
+        assert_eq!(low32(5_u32), 5);
+        assert_eq!(low32(0x1_0000_0007_u64), 7);
+        assert_eq!(low32(-1_i64), u32::MAX);
+        assert_eq!(low32(i64::MIN + 3), 3);
+    }
 
     #[test]
     fn matching_stat_data_older_than_the_index_is_unchanged() {
