@@ -1,6 +1,7 @@
 //! Git: repository discovery and file selection.
 
 mod changes;
+mod filters;
 mod hooks;
 mod index;
 mod protect;

@@ -8,6 +8,7 @@
 //! next one (or `phasegate restore`) from the journal; the saved copies are
 //! deleted only after they were written back.
 
+use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::fs;
 use std::io::{self, Write};
@@ -19,6 +20,7 @@ use git2::build::CheckoutBuilder;
 use git2::{Delta, DiffOptions, Repository};
 use serde::{Deserialize, Serialize};
 
+use super::filters::{self, Drivers, Place, Way};
 use super::index::{INTENT_TO_ADD, MODE_LINK};
 use super::UnstagedHint;
 use crate::state::FileLock;
@@ -35,6 +37,13 @@ pub enum ProtectError {
     },
     #[error("failed to {what} `{}`", path.display())]
     Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("failed to {what} through the git filters of `{}` (is the filter's program, such as git-lfs, installed?)", path.display())]
+    Filter {
         what: &'static str,
         path: PathBuf,
         #[source]
@@ -307,6 +316,40 @@ fn unstaged_diff<'r>(
         .map_err(git_error("compare the index with the work tree"))
 }
 
+/// The files `diff` found modified that git would find unchanged: a filter
+/// program libgit2 cannot run (git-lfs, git-crypt) cleans their content
+/// into what is staged.
+fn unchanged_through_filters(
+    repo: &Repository,
+    root: &Path,
+    diff: &git2::Diff<'_>,
+) -> Result<HashSet<Vec<u8>>, ProtectError> {
+    let drivers = Drivers::of(repo);
+    if drivers.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let modified: Vec<(Vec<u8>, String)> = diff
+        .deltas()
+        .filter(|delta| delta.status() == Delta::Modified)
+        .filter_map(|delta| {
+            let path = delta.new_file().path_bytes()?;
+            drivers
+                .filters(repo, path, Way::In)
+                .then(|| (path.to_vec(), delta.old_file().id().to_string()))
+        })
+        .collect();
+    if modified.is_empty() {
+        return Ok(HashSet::new());
+    }
+    filters::clean_as_staged(&Place::of(repo, root), &modified).map_err(|source| {
+        ProtectError::Filter {
+            what: "compare files with the index",
+            path: root.to_path_buf(),
+            source,
+        }
+    })
+}
+
 /// The tracked files whose work-tree state differs from the index, and
 /// the intent-to-add files (their staged content is "nothing"). With
 /// `only`, just those paths are compared: the others are known unchanged.
@@ -318,6 +361,7 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
     let repo = open(root)?;
     let index = repo.index().map_err(git_error("read the index"))?;
     let diff = unstaged_diff(&repo, &index, only)?;
+    let same = unchanged_through_filters(&repo, root, &diff)?;
     let mut entries = Vec::new();
     for delta in diff.deltas() {
         if !matches!(
@@ -333,6 +377,9 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
         else {
             continue;
         };
+        if same.contains(path) {
+            continue;
+        }
         let path = path.to_vec();
         let intent_to_add = index
             .get_path(Path::new(OsStr::from_bytes(&path)), 0)
@@ -518,6 +565,19 @@ impl UnstagedGuard {
             let mut index = repo.index().map_err(git_error("read the index"))?;
             repo.checkout_index(Some(&mut index), Some(&mut builder))
                 .map_err(git_error("put the files at their staged content"))?;
+            let paths: Vec<&[u8]> = self
+                .entries
+                .iter()
+                .filter(|e| !e.intent_to_add)
+                .map(|e| e.path.as_slice())
+                .collect();
+            filters::smudge_checked_out(repo, &self.root, &index, &paths, &self.root).map_err(
+                |source| ProtectError::Filter {
+                    what: "put files at their staged content",
+                    path: self.root.clone(),
+                    source,
+                },
+            )?;
         }
         Ok(())
     }
@@ -556,11 +616,15 @@ impl UnstagedGuard {
         }
         let index = repo.index().map_err(git_error("read the index"))?;
         let diff = unstaged_diff(&repo, &index, only.as_deref())?;
+        let same = unchanged_through_filters(&repo, &self.root, &diff)?;
         let mut out = Vec::new();
         for delta in diff.deltas() {
             let Some(path) = delta.new_file().path_bytes() else {
                 continue;
             };
+            if same.contains(path) {
+                continue;
+            }
             // Intent-to-add files were set aside on purpose.
             let set_aside = self
                 .entries

@@ -31,6 +31,12 @@ pub enum GitError {
         #[source]
         source: std::io::Error,
     },
+    #[error("failed to put the files of `{path}` through their git filters (is the filter's program, such as git-lfs, installed?)")]
+    Filter {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("failed to read {what} from git")]
     Read {
         what: String,

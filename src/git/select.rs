@@ -445,7 +445,15 @@ pub fn checkout_index_to(root: &Path, dir: &Path) -> Result<(), GitError> {
         .update_index(false)
         .target_dir(dir);
     repo.checkout_index(Some(&mut index), Some(&mut builder))
-        .map_err(|e| failed("a snapshot of the index", e))
+        .map_err(|e| failed("a snapshot of the index", e))?;
+    let paths: Vec<Vec<u8>> = index.iter().map(|e| e.path).collect();
+    let paths: Vec<&[u8]> = paths.iter().map(Vec::as_slice).collect();
+    super::filters::smudge_checked_out(&repo, root, &index, &paths, dir).map_err(|source| {
+        GitError::Filter {
+            path: dir.to_path_buf(),
+            source,
+        }
+    })
 }
 
 #[cfg(test)]

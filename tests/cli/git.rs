@@ -950,3 +950,58 @@ fn a_killed_run_whose_pid_now_belongs_to_another_process_is_still_recovered() {
     );
     assert_eq!(snapshot(&repo), before);
 }
+
+#[test]
+fn files_under_a_filter_program_are_compared_and_checked_out_as_git_does() {
+    // git-lfs and git-crypt install filter programs, which libgit2 cannot
+    // run: the checks must see the content git would check out, never what
+    // the object store keeps (a pointer, ciphertext).
+    let repo = TestRepo::new();
+    repo.git(&["config", "filter.rot13.clean", "tr A-Za-z N-ZA-Mn-za-m"]);
+    repo.git(&["config", "filter.rot13.smudge", "tr A-Za-z N-ZA-Mn-za-m"]);
+    repo.write(".gitattributes", "*.txt filter=rot13\n");
+    repo.write("f.txt", "hello\n").write("g.txt", "other\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    assert_eq!(repo.git(&["cat-file", "-p", "HEAD:g.txt"]), "bgure\n");
+    repo.stage("f.txt", "hello staged\n");
+    let seen = repo.path().join(".git/seen");
+    for isolation in ["worktree", "snapshot"] {
+        repo.write("f.txt", "hello staged, and unstaged\n");
+        // Written again with the same content: new stat data, no change.
+        std::fs::remove_file(repo.path().join("g.txt")).unwrap();
+        repo.write("g.txt", "other\n");
+        assert_eq!(repo.git(&["status", "--porcelain", "-uno"]), "MM f.txt\n");
+        repo.config(&format!(
+            "[gate]\nisolation = \"{isolation}\"\n\n[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"cat f.txt g.txt > {}; cat g.txt > g.new; mv g.new g.txt\" }} ]\n",
+            seen.display()
+        ));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 0, "{isolation}: {v:#}");
+        assert_eq!(
+            std::fs::read_to_string(&seen).unwrap(),
+            "hello staged\nother\n",
+            "{isolation}"
+        );
+        assert_eq!(repo.read("f.txt"), "hello staged, and unstaged\n");
+        assert_eq!(repo.read("g.txt"), "other\n");
+        assert_eq!(repo.git(&["status", "--porcelain", "-uno"]), "MM f.txt\n");
+    }
+
+    // A smudge program that fails is an error the run reports, and the
+    // unstaged change still comes back.
+    repo.git(&["config", "filter.rot13.smudge", "false"]);
+    repo.git(&["config", "filter.rot13.required", "true"]);
+    repo.config("[phases.implementation]\nchecks = [ { name = \"look\", command = \"true\" } ]\n");
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 3, "{v:#}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("git filters"), "{v:#}");
+    assert!(message.contains("smudge filter rot13 failed"), "{v:#}");
+    assert_eq!(repo.read("f.txt"), "hello staged, and unstaged\n");
+    let kept = repo.path().join(".git/phasegate/protect");
+    assert!(
+        kept.read_dir().map_or(true, |mut d| d.next().is_none()),
+        "nothing is left to restore"
+    );
+}
