@@ -1,7 +1,7 @@
 //! Protection of unstaged changes while checks look at the staged content.
 //!
 //! Before anything in the work tree changes, every tracked file with
-//! unstaged changes is copied whole (bytes, mode, or its absence) under
+//! unstaged changes is copied whole (bytes, permissions, or its absence) under
 //! `.git/phasegate/protect/<id>/`, with a journal, all flushed to disk. The
 //! files are then put at their staged content, the checks run, and the
 //! copies are written back. A run killed at any point is finished by the
@@ -82,6 +82,11 @@ struct Entry {
     range: Option<(u64, u64)>,
     /// Git's mode of the work-tree file (regular, executable or link).
     mode: u32,
+    /// The file's own permission bits (`0o600`, `0o444`…), which git does
+    /// not keep; absent in journals of earlier versions, which restore
+    /// git's `0o644` or `0o755`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    permissions: Option<u32>,
     /// Only `git add --intent-to-add`ed: its staged content is "nothing".
     intent_to_add: bool,
 }
@@ -389,6 +394,7 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
             saved: None,
             range: None,
             mode: 0,
+            permissions: None,
             intent_to_add,
         });
     }
@@ -405,6 +411,7 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
                 saved: None,
                 range: None,
                 mode: 0,
+                permissions: None,
                 intent_to_add: true,
             });
         }
@@ -469,6 +476,7 @@ pub fn protect(
                 Some(target.into_os_string().into_vec())
             }
             Ok(meta) => {
+                entry.permissions = Some(meta.permissions().mode() & 0o7777);
                 entry.mode = if meta.permissions().mode() & 0o111 != 0 {
                     MODE_EXEC
                 } else {
@@ -775,11 +783,11 @@ fn restore_entries(
                         fs::File::create(&target).map_err(io_error("restore", &target))?;
                     file.write_all(&bytes)
                         .map_err(io_error("restore", &target))?;
-                    let mode = if entry.mode == MODE_EXEC {
+                    let mode = entry.permissions.unwrap_or(if entry.mode == MODE_EXEC {
                         0o755
                     } else {
                         0o644
-                    };
+                    });
                     file.set_permissions(fs::Permissions::from_mode(mode))
                         .map_err(io_error("set the mode of", &target))?;
                 }

@@ -200,6 +200,17 @@ fn intent_to_add_binary_crlf_mode_and_deleted_files_come_back_byte_for_byte() {
     )
     .unwrap();
     std::fs::remove_file(repo.path().join("doomed.txt")).unwrap();
+    // Permissions git does not keep come back too: a private file stays
+    // private, a read-only one read-only.
+    for (name, mode) in [("private.txt", 0o600), ("read-only.txt", 0o444)] {
+        repo.stage(name, "staged\n")
+            .write(name, "staged\nunstaged\n");
+        std::fs::set_permissions(
+            repo.path().join(name),
+            std::fs::Permissions::from_mode(mode),
+        )
+        .unwrap();
+    }
     repo.write("planned.txt", "intent to add\n");
     repo.git(&["add", "-N", "planned.txt"]);
     repo.stage("real.txt", "staged\n");
@@ -243,6 +254,13 @@ fn a_killed_run_is_finished_by_restore_or_the_next_run_at_every_step() {
             repo.write("crlf.txt", "one\r\ntwo\r\nstaged\r\nunstaged\r\n");
             std::fs::write(repo.path().join("blob.bin"), [9u8, 0, 9]).unwrap();
             repo.write("moved.txt", "moved and edited\n");
+            repo.stage("private.txt", "staged\n")
+                .write("private.txt", "staged\nunstaged\n");
+            std::fs::set_permissions(
+                repo.path().join("private.txt"),
+                std::fs::Permissions::from_mode(0o640),
+            )
+            .unwrap();
             repo.config(
                 "[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n",
             );
