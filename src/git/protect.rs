@@ -13,7 +13,7 @@ use std::ffi::OsStr;
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use git2::build::CheckoutBuilder;
@@ -455,7 +455,13 @@ pub fn protect(
     let repo = open(root)?;
 
     let dir = protect_root(state_dir).join(id);
-    fs::create_dir_all(&dir).map_err(io_error("create", &dir))?;
+    // The copies may hold what only the user may read (a 0600 file): no one
+    // else can look inside.
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(io_error("create", &dir))?;
     let mut journal = Journal {
         state: State::Saving,
         pid: std::process::id(),

@@ -287,6 +287,18 @@ fn a_killed_run_is_finished_by_restore_or_the_next_run_at_every_step() {
                 );
                 std::thread::yield_now();
             }
+            if step == "saved" {
+                // The copies are the user's alone.
+                let mut dirs = 0;
+                for kept in std::fs::read_dir(repo.path().join(".git/phasegate/protect")).unwrap() {
+                    let meta = kept.unwrap().metadata().unwrap();
+                    if meta.is_dir() {
+                        assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+                        dirs += 1;
+                    }
+                }
+                assert_eq!(dirs, 1);
+            }
             child.kill().unwrap();
             child.wait().unwrap();
             std::fs::remove_file(&marker).unwrap();
