@@ -11,7 +11,7 @@
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Seek, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -475,11 +475,15 @@ pub fn protect(
     let mut offset = 0u64;
     for (n, mut entry) in entries.into_iter().enumerate() {
         let source = root.join(entry.rel());
-        let copy = match fs::symlink_metadata(&source) {
+        // The length of the copy written, streamed: a file may be larger
+        // than memory.
+        let copied = match fs::symlink_metadata(&source) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 let target = fs::read_link(&source).map_err(io_error("read the link", &source))?;
                 entry.mode = MODE_LINK;
-                Some(target.into_os_string().into_vec())
+                let bytes = target.into_os_string().into_vec();
+                pack.write_all(&bytes).map_err(io_error("write", &saved))?;
+                Some(bytes.len() as u64)
             }
             Ok(meta) => {
                 entry.permissions = Some(meta.permissions().mode() & 0o7777);
@@ -488,7 +492,8 @@ pub fn protect(
                 } else {
                     0o100_644
                 };
-                Some(fs::read(&source).map_err(io_error("read", &source))?)
+                let mut file = fs::File::open(&source).map_err(io_error("read", &source))?;
+                Some(io::copy(&mut file, &mut pack).map_err(io_error("copy", &source))?)
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => {
@@ -499,9 +504,7 @@ pub fn protect(
                 })
             }
         };
-        if let Some(bytes) = copy {
-            pack.write_all(&bytes).map_err(io_error("write", &saved))?;
-            let len = bytes.len() as u64;
+        if let Some(len) = copied {
             entry.saved = Some(SAVED.to_string());
             entry.range = Some((offset, len));
             offset += len;
@@ -728,22 +731,18 @@ impl Drop for UnstagedGuard {
     }
 }
 
-/// A saved copy: its range of the saved file, or the whole file.
-fn read_copy(saved: &Path, range: Option<(u64, u64)>) -> Result<Vec<u8>, ProtectError> {
+/// A saved copy, to be read from its start: its range of the saved file,
+/// or the whole file (journals of earlier versions kept one per copy).
+fn open_copy(saved: &Path, range: Option<(u64, u64)>) -> Result<io::Take<fs::File>, ProtectError> {
     let what = "read the saved copy";
-    let Some((offset, len)) = range else {
-        return fs::read(saved).map_err(io_error(what, saved));
+    let mut file = fs::File::open(saved).map_err(io_error(what, saved))?;
+    let (offset, len) = match range {
+        Some(range) => range,
+        None => (0, file.metadata().map_err(io_error(what, saved))?.len()),
     };
-    let file = fs::File::open(saved).map_err(io_error(what, saved))?;
-    let len = usize::try_from(len).map_err(|e| ProtectError::Io {
-        what,
-        path: saved.to_path_buf(),
-        source: io::Error::other(e),
-    })?;
-    let mut bytes = vec![0; len];
-    std::os::unix::fs::FileExt::read_exact_at(&file, &mut bytes, offset)
+    file.seek(io::SeekFrom::Start(offset))
         .map_err(io_error(what, saved))?;
-    Ok(bytes)
+    Ok(file.take(len))
 }
 
 /// Writes every saved file back, byte for byte, with its mode; a file that
@@ -770,7 +769,8 @@ fn restore_entries(
             },
             Some(saved) => {
                 let saved = dir.join(saved);
-                let bytes = read_copy(&saved, entry.range)?;
+                let mut copy = open_copy(&saved, entry.range)?;
+                let len = copy.limit();
                 if let Some(parent) = target.parent() {
                     fs::create_dir_all(parent).map_err(io_error("create", parent))?;
                 }
@@ -781,14 +781,29 @@ fn restore_entries(
                 }
                 if entry.mode == MODE_LINK {
                     // Bytes, not text: a link's target need not be UTF-8.
+                    let mut bytes = Vec::new();
+                    copy.read_to_end(&mut bytes)
+                        .map_err(io_error("read the saved copy", &saved))?;
                     let link = PathBuf::from(std::ffi::OsString::from_vec(bytes));
                     std::os::unix::fs::symlink(&link, &target)
                         .map_err(io_error("restore the link", &target))?;
                 } else {
                     let mut file =
                         fs::File::create(&target).map_err(io_error("restore", &target))?;
-                    file.write_all(&bytes)
-                        .map_err(io_error("restore", &target))?;
+                    // Streamed, as it was saved. Cut short, the journal stays
+                    // and the next run writes the file again.
+                    let written =
+                        io::copy(&mut copy, &mut file).map_err(io_error("restore", &target))?;
+                    if written != len {
+                        return Err(ProtectError::Io {
+                            what: "restore",
+                            path: target,
+                            source: io::Error::new(
+                                io::ErrorKind::UnexpectedEof,
+                                format!("the saved copy `{}` is cut short", saved.display()),
+                            ),
+                        });
+                    }
                     let mode = entry.permissions.unwrap_or(if entry.mode == MODE_EXEC {
                         0o755
                     } else {
