@@ -49,6 +49,8 @@ pub enum ProtectError {
         #[source]
         source: io::Error,
     },
+    #[error("`{}` is tracked as a file, but a directory stands in its place in the work tree: phasegate cannot put the staged file there without moving what the directory holds. Move the directory away, or stage the change (`git rm --cached`), and run again", path.display())]
+    DirectoryInTheWay { path: PathBuf },
     #[error("{holder} is protecting unstaged changes in this repository; wait for it to finish")]
     Busy { holder: String },
 }
@@ -462,12 +464,50 @@ pub fn protect(
         .mode(0o700)
         .create(&dir)
         .map_err(io_error("create", &dir))?;
+    // Until every copy is on disk the work tree is untouched: a failure
+    // leaves nothing to recover.
+    let journal = match save(root, &dir, entries, pause) {
+        Ok(journal) => journal,
+        Err(error) => {
+            let _ = fs::remove_dir_all(&dir);
+            return Err(error);
+        }
+    };
+
+    let mut guard = UnstagedGuard {
+        root: root.to_path_buf(),
+        dir,
+        checked_out: Vec::new(),
+        threads,
+        entries: journal.entries,
+        index_before: index_entries(&repo)?,
+        done: false,
+        _lock: lock,
+    };
+    guard.checkout_staged(&repo, pause)?;
+    guard.checked_out = guard
+        .entries
+        .iter()
+        .map(|e| (e.path.clone(), FileStat::of(&root.join(e.rel()))))
+        .collect();
+    pause("checked-out");
+    Ok(Some(guard))
+}
+
+/// Copies every entry's work-tree state into `dir`, with the journal,
+/// flushed to disk; the work tree is not touched.
+fn save(
+    root: &Path,
+    dir: &Path,
+    entries: Vec<Entry>,
+    pause: Pause<'_>,
+) -> Result<Journal, ProtectError> {
     let mut journal = Journal {
         state: State::Saving,
         pid: std::process::id(),
         entries: Vec::new(),
     };
-    write_journal(&dir, &journal)?;
+    write_journal(dir, &journal)?;
     // Every copy goes into one file, flushed once: a flush per file would
     // cost more than the rest of the protection together.
     let saved = dir.join(SAVED);
@@ -484,6 +524,9 @@ pub fn protect(
                 let bytes = target.into_os_string().into_vec();
                 pack.write_all(&bytes).map_err(io_error("write", &saved))?;
                 Some(bytes.len() as u64)
+            }
+            Ok(meta) if meta.is_dir() => {
+                return Err(ProtectError::DirectoryInTheWay { path: source });
             }
             Ok(meta) => {
                 entry.permissions = Some(meta.permissions().mode() & 0o7777);
@@ -517,27 +560,9 @@ pub fn protect(
     pack.sync_all().map_err(io_error("flush", &saved))?;
     drop(pack);
     journal.state = State::Saved;
-    write_journal(&dir, &journal)?;
+    write_journal(dir, &journal)?;
     pause("saved");
-
-    let mut guard = UnstagedGuard {
-        root: root.to_path_buf(),
-        dir,
-        checked_out: Vec::new(),
-        threads,
-        entries: journal.entries,
-        index_before: index_entries(&repo)?,
-        done: false,
-        _lock: lock,
-    };
-    guard.checkout_staged(&repo, pause)?;
-    guard.checked_out = guard
-        .entries
-        .iter()
-        .map(|e| (e.path.clone(), FileStat::of(&root.join(e.rel()))))
-        .collect();
-    pause("checked-out");
-    Ok(Some(guard))
+    Ok(journal)
 }
 
 impl UnstagedGuard {

@@ -1035,3 +1035,30 @@ fn files_under_a_filter_program_are_compared_and_checked_out_as_git_does() {
         "nothing is left to restore"
     );
 }
+
+#[test]
+fn a_directory_in_place_of_a_tracked_file_is_a_clear_error_and_nothing_moves() {
+    let repo = TestRepo::new();
+    repo.write("a", "a1\n").write("b.txt", "b1\n");
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    repo.stage("a", "a2 staged\n");
+    repo.write("b.txt", "b2 unstaged\n");
+    std::fs::remove_file(repo.path().join("a")).unwrap();
+    repo.write("a/inside.txt", "untracked, in the way\n");
+    let before = snapshot(&repo);
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 3, "{v:#}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("a directory stands in its place") && message.contains("/a`"),
+        "{message}"
+    );
+    assert_eq!(snapshot(&repo), before);
+    let kept = repo.path().join(".git/phasegate/protect");
+    assert!(
+        kept.read_dir().map_or(true, |mut d| d.next().is_none()),
+        "nothing is left to recover"
+    );
+}
