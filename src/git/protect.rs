@@ -51,6 +51,12 @@ pub enum ProtectError {
     },
     #[error("`{}` is tracked as a file, but a directory stands in its place in the work tree: phasegate cannot put the staged file there without moving what the directory holds. Move the directory away, or stage the change (`git rm --cached`), and run again", path.display())]
     DirectoryInTheWay { path: PathBuf },
+    #[error("`{}` is tracked, but {what} stands in place of its directory `{}` in the work tree: phasegate never writes through it. Move it away, or stage the change (`git rm --cached`), and run again", path.display(), parent.display())]
+    ParentInTheWay {
+        path: PathBuf,
+        parent: PathBuf,
+        what: &'static str,
+    },
     #[error("{holder} is protecting unstaged changes in this repository; wait for it to finish")]
     Busy { holder: String },
 }
@@ -494,6 +500,25 @@ pub fn protect(
     Ok(Some(guard))
 }
 
+/// The first of `path`'s directories that is something else in the work
+/// tree (a symbolic link, a file): git sees nothing of `path` beyond it, and
+/// writing `path` would go through a link to a file outside the repository
+/// or untracked. A directory that is missing is not in the way.
+fn parent_in_the_way(root: &Path, path: &[u8]) -> Option<(PathBuf, &'static str)> {
+    let slash = memchr::memrchr(b'/', path)?;
+    let mut parent = root.to_path_buf();
+    for name in path[..slash].split(|&b| b == b'/') {
+        parent.push(OsStr::from_bytes(name));
+        match fs::symlink_metadata(&parent) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(meta) if meta.file_type().is_symlink() => return Some((parent, "a symbolic link")),
+            Ok(_) => return Some((parent, "a file")),
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
 /// Copies every entry's work-tree state into `dir`, with the journal,
 /// flushed to disk; the work tree is not touched.
 fn save(
@@ -515,6 +540,13 @@ fn save(
     let mut offset = 0u64;
     for (n, mut entry) in entries.into_iter().enumerate() {
         let source = root.join(entry.rel());
+        if let Some((parent, what)) = parent_in_the_way(root, &entry.path) {
+            return Err(ProtectError::ParentInTheWay {
+                path: source,
+                parent,
+                what,
+            });
+        }
         // The length of the copy written, streamed: a file may be larger
         // than memory.
         let copied = match fs::symlink_metadata(&source) {
@@ -780,6 +812,15 @@ fn restore_entries(
 ) -> Result<(), ProtectError> {
     for (n, entry) in entries.iter().enumerate() {
         let target = root.join(entry.rel());
+        // A check put a link (or a file) where a directory was: nothing is
+        // written through it, and the copies wait in the journal.
+        if let Some((parent, what)) = parent_in_the_way(root, &entry.path) {
+            return Err(ProtectError::ParentInTheWay {
+                path: target,
+                parent,
+                what,
+            });
+        }
         match &entry.saved {
             None => match fs::remove_file(&target) {
                 Ok(()) => {}

@@ -1062,3 +1062,54 @@ fn a_directory_in_place_of_a_tracked_file_is_a_clear_error_and_nothing_moves() {
         "nothing is left to recover"
     );
 }
+
+#[test]
+fn nothing_is_ever_written_through_a_link_where_a_directory_was() {
+    // git sees nothing of a tracked path beyond a symbolic link; writing it
+    // would change a file outside the repository.
+    let outside = TestRepo::plain();
+    outside.write("x", "outside, untouched\n");
+    let link_to_outside = |repo: &TestRepo| {
+        std::os::unix::fs::symlink(outside.path(), repo.path().join("d")).unwrap();
+    };
+    let repo = TestRepo::new();
+    repo.write("d/x", "x1\n");
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    repo.stage("d/x", "x2 staged\n");
+    std::fs::remove_dir_all(repo.path().join("d")).unwrap();
+    link_to_outside(&repo);
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 3, "{v:#}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("a symbolic link stands in place of its directory"),
+        "{message}"
+    );
+    assert_eq!(outside.read("x"), "outside, untouched\n");
+
+    // A check that puts the link there itself: the unstaged change waits in
+    // the journal until the link is gone.
+    let repo = TestRepo::new();
+    repo.write("d/x", "x1\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    repo.stage("d/x", "x2 staged\n");
+    repo.write("d/x", "x3 unstaged\n");
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [ {{ name = \"c\", shell = true, command = \"mv d d.moved && ln -s '{}' d\" }} ]\n",
+        outside.path().display()
+    ));
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 3, "{v:#}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("phasegate restore"), "{message}");
+    assert_eq!(outside.read("x"), "outside, untouched\n");
+    std::fs::remove_file(repo.path().join("d")).unwrap();
+    std::fs::rename(repo.path().join("d.moved"), repo.path().join("d")).unwrap();
+    let restored = repo.phasegate(&["restore"]);
+    assert_eq!(restored.code, 0, "{restored:?}");
+    assert_eq!(repo.read("d/x"), "x3 unstaged\n");
+    assert_eq!(repo.git(&["show", ":d/x"]), "x2 staged\n");
+}
