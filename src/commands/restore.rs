@@ -3,7 +3,6 @@
 
 use crate::context::Context;
 use crate::exit::ExitCode;
-use crate::state;
 
 use super::Streams;
 
@@ -19,8 +18,7 @@ pub fn run(ctx: &Context, io: &mut Streams<'_>) -> ExitCode {
             return ExitCode::Usage;
         }
     };
-    let state_dir = state::state_dir(Some(&repo.common_dir), &repo.root, &ctx.temp_dir);
-    match crate::git::recover(&repo.root, &state_dir) {
+    match crate::git::recover(&repo.root, &repo.work_tree_state()) {
         Ok(restored) if restored.is_empty() => {
             let _ = writeln!(io.out, "nothing to restore");
             ExitCode::Proceed

@@ -165,11 +165,16 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         &root,
         &ctx.temp_dir,
     );
+    // Unstaged changes set aside belong to this work tree alone (linked
+    // worktrees share `state_dir`).
+    let work_tree_state = repo
+        .as_ref()
+        .map_or_else(|| state_dir.clone(), crate::git::RepoInfo::work_tree_state);
     // A run that was killed while it held unstaged changes aside is
     // finished first, whatever this run selects.
     let mut notes = Vec::new();
     if repo.is_some() {
-        match crate::git::recover(&root, &state_dir) {
+        match crate::git::recover(&root, &work_tree_state) {
             Ok(restored) if !restored.is_empty() => {
                 // The early selection may have looked at the work tree
                 // before those files came back.
@@ -307,7 +312,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     let guard = if staged && snapshot.is_none() && !plans.is_empty() {
         match crate::git::protect(
             &root,
-            &state_dir,
+            &work_tree_state,
             &run_dir.id,
             unstaged.as_ref(),
             ctx.cpus,
@@ -349,9 +354,10 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
             }
             Err(e) => {
                 let mut error = super::internal_error(&e);
-                error.message.push_str(
-                    "; the unstaged changes are kept under .git/phasegate/protect: run `phasegate restore`",
-                );
+                error.message.push_str(&format!(
+                    "; the unstaged changes are kept under {}: run `phasegate restore`",
+                    work_tree_state.join("protect").display()
+                ));
                 return stop(io, settings.profile, error);
             }
         }

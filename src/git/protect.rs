@@ -57,6 +57,8 @@ pub enum ProtectError {
         parent: PathBuf,
         what: &'static str,
     },
+    #[error("`{}` holds the unstaged changes a killed run set aside in another work tree, `{}`: run `phasegate restore` there, or delete `{0}` if this work tree is a copy of that one", journal.display(), root.display())]
+    OtherWorkTree { journal: PathBuf, root: PathBuf },
     #[error("{holder} is protecting unstaged changes in this repository; wait for it to finish")]
     Busy { holder: String },
 }
@@ -124,6 +126,10 @@ struct Journal {
     /// The run's process, for a person reading the journal; whether it
     /// still runs is the lock's to say.
     pid: u32,
+    /// The work tree the copies belong to, as bytes (it need not be UTF-8);
+    /// absent in journals of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    root: Option<Vec<u8>>,
     entries: Vec<Entry>,
 }
 
@@ -295,6 +301,21 @@ fn recover_locked(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectE
             let _ = fs::remove_dir_all(&dir);
             continue;
         };
+        // The copies of another work tree that still exists are never
+        // written here (a journal can only be elsewhere than its work tree's
+        // git directory if an earlier version put it in the common one).
+        if let Some(theirs) = journal
+            .root
+            .as_deref()
+            .map(|r| Path::new(OsStr::from_bytes(r)))
+        {
+            if theirs != root && theirs.is_dir() {
+                return Err(ProtectError::OtherWorkTree {
+                    journal: dir,
+                    root: theirs.to_path_buf(),
+                });
+            }
+        }
         // Under the lock, every journal is a run that ended without
         // finishing (its lock went with it).
         if journal.state == State::Saved {
@@ -530,6 +551,7 @@ fn save(
     let mut journal = Journal {
         state: State::Saving,
         pid: std::process::id(),
+        root: Some(root.as_os_str().as_bytes().to_vec()),
         entries: Vec::new(),
     };
     write_journal(dir, &journal)?;

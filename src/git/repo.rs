@@ -80,6 +80,17 @@ pub struct RepoInfo {
     /// The common git directory (shared by linked worktrees): state lives
     /// under `<common_dir>/phasegate/`.
     pub common_dir: PathBuf,
+    /// This work tree's own git directory (a linked worktree's is under the
+    /// common one; the main work tree's is the common one).
+    pub git_dir: PathBuf,
+}
+
+impl RepoInfo {
+    /// Where what belongs to this work tree alone is kept: the unstaged
+    /// changes a run set aside, which only this work tree may get back.
+    pub fn work_tree_state(&self) -> PathBuf {
+        self.git_dir.join("phasegate")
+    }
 }
 
 /// Finds the repository containing `dir`; `Ok(None)` outside any repository.
@@ -103,6 +114,7 @@ pub fn discover(dir: &Path) -> Result<Option<RepoInfo>, GitError> {
     Ok(Some(RepoInfo {
         root,
         common_dir: canonical(repo.commondir()),
+        git_dir: canonical(repo.path()),
     }))
 }
 

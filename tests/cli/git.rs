@@ -1113,3 +1113,85 @@ fn nothing_is_ever_written_through_a_link_where_a_directory_was() {
     assert_eq!(repo.read("d/x"), "x3 unstaged\n");
     assert_eq!(repo.git(&["show", ":d/x"]), "x2 staged\n");
 }
+
+#[test]
+fn a_killed_run_in_one_work_tree_is_never_recovered_into_another() {
+    // Linked worktrees share the common git directory; the unstaged changes
+    // a run set aside belong to its own work tree alone.
+    let main = partially_staged();
+    main.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    let linked = main
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("linked-killed-{}", std::process::id()));
+    main.git(&["worktree", "add", "-q", &linked.to_string_lossy()]);
+    std::fs::write(linked.join("a.txt"), "linked's own unstaged work\n").unwrap();
+    let before = snapshot(&main);
+    let mut child = start_paused(
+        &main,
+        Some("checked-out"),
+        &main.path().join(".git/phasegate/paused"),
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(main.read("a.txt"), "a2 staged\n", "killed mid-run");
+
+    let in_linked = crate::support::output(
+        &main
+            .command(crate::support::BIN)
+            .args(["run", "--format", "json"])
+            .current_dir(&linked)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(in_linked.code, 0, "{in_linked:?}");
+    assert_eq!(
+        std::fs::read_to_string(linked.join("a.txt")).unwrap(),
+        "linked's own unstaged work\n"
+    );
+    assert_eq!(
+        main.read("a.txt"),
+        "a2 staged\n",
+        "still waiting for its own"
+    );
+
+    let restored = main.phasegate(&["restore"]);
+    assert_eq!(restored.code, 0, "{restored:?}");
+    std::fs::remove_file(main.path().join(".git/phasegate/paused")).unwrap();
+    assert_eq!(snapshot(&main), before);
+    main.git(&["worktree", "remove", "--force", &linked.to_string_lossy()]);
+}
+
+#[test]
+fn a_copy_of_a_work_tree_never_takes_the_original_s_set_aside_changes() {
+    let repo = partially_staged();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    let mut child = start_paused(
+        &repo,
+        Some("checked-out"),
+        &repo.path().join(".git/phasegate/paused"),
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::remove_file(repo.path().join(".git/phasegate/paused")).unwrap();
+    let copy = TestRepo::plain();
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", repo.path().display()))
+        .arg(copy.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+
+    let (code, v) = copy.verdict(&[]);
+    assert_eq!(code, 3, "{v:#}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("another work tree") && message.contains(&*repo.path().to_string_lossy()),
+        "{message}"
+    );
+    assert_eq!(copy.read("a.txt"), "a2 staged\n");
+    assert_eq!(repo.phasegate(&["restore"]).code, 0);
+    assert_eq!(repo.read("a.txt"), "a3 unstaged\n");
+}
