@@ -335,7 +335,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
 
     let mut blocking = Vec::new();
     if let Some(guard) = guard {
-        match guard.finish(&pause) {
+        match guard.finish(&pause, &run_dir.path.join("dropped")) {
             Ok(after) => {
                 if !after.modified.is_empty() {
                     let by: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
@@ -346,8 +346,11 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
                     )));
                 }
                 if !after.conflicts.is_empty() {
+                    let kept = after.kept.map_or_else(String::new, |dir| {
+                        format!(" (their versions are kept in {})", dir.display())
+                    });
                     notes.push(format!(
-                        "the checks changed files that also had unstaged changes; their changes were dropped and yours restored: {}",
+                        "the checks changed files that also had unstaged changes; their changes were dropped and yours restored: {}{kept}",
                         after.conflicts.join(", ")
                     ));
                 }

@@ -145,6 +145,8 @@ pub struct Aftermath {
     /// Files the checks changed that also had unstaged changes: the checks'
     /// changes were rolled back and the unstaged changes restored.
     pub conflicts: Vec<String>,
+    /// Where the checks' versions of the `conflicts` were kept.
+    pub kept: Option<PathBuf>,
 }
 
 /// Holds the unstaged changes aside while it lives; `finish` puts them back.
@@ -764,7 +766,9 @@ impl UnstagedGuard {
     }
 
     /// Writes the unstaged changes back and reports what the checks changed.
-    pub fn finish(mut self, pause: Pause<'_>) -> Result<Aftermath, ProtectError> {
+    /// The checks' versions of files whose unstaged changes win are kept
+    /// under `keep` first.
+    pub fn finish(mut self, pause: Pause<'_>, keep: &Path) -> Result<Aftermath, ProtectError> {
         pause("checks-done");
         let repo = open(&self.root)?;
         let staged = self.staged_by_checks(&repo)?;
@@ -787,12 +791,17 @@ impl UnstagedGuard {
         if !unstage.is_empty() {
             self.unstage(&repo, &unstage)?;
         }
+        // Restoring overwrites what the checks (or an editor saving while
+        // they ran) wrote to those files: it is kept, so nothing anyone
+        // wrote is lost.
+        let kept = keep_versions(&self.root, &conflicts, keep)?;
         restore_entries(&self.root, &self.dir, &self.entries, pause)?;
         fs::remove_dir_all(&self.dir).map_err(io_error("remove", &self.dir))?;
         self.done = true;
         Ok(Aftermath {
             modified,
             conflicts,
+            kept: kept.then(|| keep.to_path_buf()),
         })
     }
 }
@@ -808,6 +817,33 @@ impl Drop for UnstagedGuard {
             let _ = fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// Copies the work-tree state of `paths` (files or links) under `keep`, at
+/// the same relative paths; whether anything was kept.
+fn keep_versions(root: &Path, paths: &[String], keep: &Path) -> Result<bool, ProtectError> {
+    let mut any = false;
+    for path in paths {
+        let source = root.join(path);
+        let target = keep.join(path);
+        let Ok(meta) = fs::symlink_metadata(&source) else {
+            continue;
+        };
+        if !meta.is_file() && !meta.file_type().is_symlink() {
+            continue;
+        }
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent).map_err(io_error("create", parent))?;
+        }
+        if meta.file_type().is_symlink() {
+            let link = fs::read_link(&source).map_err(io_error("read the link", &source))?;
+            std::os::unix::fs::symlink(&link, &target).map_err(io_error("keep", &target))?;
+        } else {
+            fs::copy(&source, &target).map_err(io_error("keep", &target))?;
+        }
+        any = true;
+    }
+    Ok(any)
 }
 
 /// A saved copy, to be read from its start: its range of the saved file,

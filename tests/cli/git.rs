@@ -177,6 +177,23 @@ checks = [ { name = "fmt", shell = true, command = "printf 'reformatted\n' > a.t
         "the check's `git add` is undone"
     );
     assert!(v["notes"].to_string().contains("a.txt"), "{v:#}");
+    // What the check wrote is not lost either: it is kept with the run.
+    let note = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .find(|n| n.contains("their versions are kept in "))
+        .unwrap_or_else(|| panic!("{v:#}"));
+    let kept = note
+        .rsplit("kept in ")
+        .next()
+        .unwrap()
+        .trim_end_matches(')');
+    assert_eq!(
+        std::fs::read_to_string(Path::new(kept).join("a.txt")).unwrap(),
+        "reformatted\n"
+    );
 }
 
 #[test]
