@@ -1086,17 +1086,18 @@ fn nothing_is_ever_written_through_a_link_where_a_directory_was() {
     // would change a file outside the repository.
     let outside = TestRepo::plain();
     outside.write("x", "outside, untouched\n");
-    let link_to_outside = |repo: &TestRepo| {
-        std::os::unix::fs::symlink(outside.path(), repo.path().join("d")).unwrap();
+    let staged = || {
+        let repo = TestRepo::new();
+        repo.write("d/x", "x1\n");
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-qm", "one"]);
+        repo.stage("d/x", "x2 staged\n");
+        repo
     };
-    let repo = TestRepo::new();
-    repo.write("d/x", "x1\n");
+    let repo = staged();
     repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
-    repo.stage("d/x", "x2 staged\n");
     std::fs::remove_dir_all(repo.path().join("d")).unwrap();
-    link_to_outside(&repo);
+    std::os::unix::fs::symlink(outside.path(), repo.path().join("d")).unwrap();
     let (code, v) = repo.verdict(&[]);
     assert_eq!(code, 3, "{v:#}");
     let message = v["error"]["message"].as_str().unwrap_or_default();
@@ -1108,11 +1109,7 @@ fn nothing_is_ever_written_through_a_link_where_a_directory_was() {
 
     // A check that puts the link there itself: the unstaged change waits in
     // the journal until the link is gone.
-    let repo = TestRepo::new();
-    repo.write("d/x", "x1\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
-    repo.stage("d/x", "x2 staged\n");
+    let repo = staged();
     repo.write("d/x", "x3 unstaged\n");
     repo.config(&format!(
         "[phases.implementation]\nchecks = [ {{ name = \"c\", shell = true, command = \"mv d d.moved && ln -s '{}' d\" }} ]\n",
@@ -1137,12 +1134,7 @@ fn a_killed_run_in_one_work_tree_is_never_recovered_into_another() {
     // a run set aside belong to its own work tree alone.
     let main = partially_staged();
     main.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
-    let linked = main
-        .path()
-        .parent()
-        .unwrap()
-        .join(format!("linked-killed-{}", std::process::id()));
-    main.git(&["worktree", "add", "-q", &linked.to_string_lossy()]);
+    let linked = main.linked_worktree("linked-killed");
     std::fs::write(linked.join("a.txt"), "linked's own unstaged work\n").unwrap();
     let before = snapshot(&main);
     let mut child = start_paused(

@@ -190,12 +190,7 @@ fn hooks_go_where_git_runs_them() {
     main.write("a.txt", "a\n");
     main.git(&["add", "-A"]);
     main.git(&["commit", "-qm", "one"]);
-    let linked = main
-        .path()
-        .parent()
-        .unwrap()
-        .join(format!("linked-{}", std::process::id()));
-    main.git(&["worktree", "add", "-q", &linked.to_string_lossy()]);
+    let linked = main.linked_worktree("linked");
     let run = output(
         &main
             .command(BIN)
@@ -305,12 +300,7 @@ fn a_check_running_git_in_its_own_repository_never_reaches_the_one_being_committ
     main.write("a.txt", "one\n");
     main.git(&["add", "-A"]);
     main.git(&["commit", "-qm", "one"]);
-    let linked = main
-        .path()
-        .parent()
-        .unwrap()
-        .join(format!("linked-env-{}", std::process::id()));
-    main.git(&["worktree", "add", "-q", &linked.to_string_lossy()]);
+    let linked = main.linked_worktree("linked-env");
     let fixture = main.path().join(".git/fixture-repo");
     let script = format!(
         "mkdir -p '{f}' && cd '{f}' && git init -q && echo x > fixture.txt && git add fixture.txt \

@@ -95,6 +95,18 @@ impl TestRepo {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// A linked worktree of this repository, beside it (the caller removes
+    /// it with `git worktree remove`).
+    pub fn linked_worktree(&self, name: &str) -> PathBuf {
+        let linked = self
+            .path()
+            .parent()
+            .unwrap()
+            .join(format!("{name}-{}", std::process::id()));
+        self.git(&["worktree", "add", "-q", &linked.to_string_lossy()]);
+        linked
+    }
+
     /// A command with the test's isolated environment, in the repository.
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut cmd = Command::new(program);
