@@ -19,6 +19,12 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
         force: args.force,
         fail_closed: args.fail_closed,
     };
+    if let Some(scope) = git::shared_hooks_scope(&ctx.cwd) {
+        let _ = writeln!(
+            io.err,
+            "note: core.hooksPath is set in your {scope} git configuration: the hooks installed there run in every repository that uses it"
+        );
+    }
     for kind in kinds(&args.hooks, &[HookKind::PreCommit]) {
         match git::install(&ctx.cwd, kind, &options) {
             Ok(InstallOutcome::Installed { path, chained }) => {

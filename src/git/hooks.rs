@@ -139,6 +139,20 @@ pub fn hooks_dir(repo_dir: &Path) -> Result<PathBuf, HookError> {
     }
 }
 
+/// The configuration `core.hooksPath` comes from when it is not this
+/// repository's own (`"global"`, `"system"`): hooks installed there run in
+/// every repository that shares that configuration.
+pub fn shared_hooks_scope(repo_dir: &Path) -> Option<&'static str> {
+    let repo = super::locate(repo_dir).ok()??;
+    let config = repo.config().ok()?;
+    let entry = config.get_entry("core.hooksPath").ok()?;
+    match entry.level() {
+        git2::ConfigLevel::Global | git2::ConfigLevel::XDG => Some("global"),
+        git2::ConfigLevel::System | git2::ConfigLevel::ProgramData => Some("system"),
+        _ => None,
+    }
+}
+
 fn is_ours(path: &Path) -> bool {
     fs::read_to_string(path)
         .is_ok_and(|text| text.lines().nth(1).is_some_and(|l| l.starts_with(MARKER)))

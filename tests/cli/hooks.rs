@@ -185,6 +185,27 @@ fn hooks_go_where_git_runs_them() {
     assert_eq!(repo.phasegate(&["install"]).code, 0);
     assert!(repo.exists(".githooks/pre-commit"));
 
+    // A core.hooksPath of the user's global configuration is shared by
+    // every repository: install says so.
+    let shared = TestRepo::new();
+    let status = shared
+        .command("sh")
+        .args([
+            "-c",
+            "git config --file \"$HOME/.gitconfig\" core.hooksPath \"$HOME/hooks\"",
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let run = shared.phasegate(&["install"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains("set in your global git configuration"),
+        "{run:?}"
+    );
+    assert!(!shared.exists(".git/hooks/pre-commit"), "{run:?}");
+    assert!(!repo.phasegate(&["install"]).stderr.contains("global"));
+
     // A linked worktree shares the main repository's hooks.
     let main = TestRepo::new();
     main.write("a.txt", "a\n");
