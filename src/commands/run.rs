@@ -262,10 +262,36 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         .filter(|c| args.checks.is_empty() || args.checks.contains(&c.name))
         .collect();
     // Under `isolation = "snapshot"` a staged run's checks work in a
-    // temporary checkout of the index; the work tree is never touched.
+    // temporary checkout of the index; the work tree is never touched. A
+    // range whose end is not the checked-out commit (`git push` of another
+    // branch) is checked in a temporary checkout of that end.
     let staged = mode.mode == "staged";
-    let snapshot = if staged && config.gate.isolation == config::Isolation::Snapshot {
-        match Snapshot::create(&root, &state_dir.join("snapshots").join(&run_dir.id)) {
+    let target = match (mode.mode, &mode.to) {
+        ("range", Some(to)) if repo.is_some() => {
+            match crate::git::commit_other_than_head(&root, to) {
+                Ok(target) => target,
+                Err(e) => return stop(io, settings.profile, super::usage_error(e.to_string())),
+            }
+        }
+        _ => None,
+    };
+    let snapshot_dir = state_dir.join("snapshots").join(&run_dir.id);
+    let snapshot = if let Some(commit) = target {
+        let to = mode.to.as_deref().unwrap_or_default();
+        let named = if commit.to_string().starts_with(to) {
+            format!("{commit:.10}")
+        } else {
+            format!("{to} ({commit:.10})")
+        };
+        notes.push(format!(
+            "the checks ran in a checkout of {named}: the work tree holds another commit"
+        ));
+        match Snapshot::of_commit(&root, &snapshot_dir, commit) {
+            Ok(snapshot) => Some(snapshot),
+            Err(error) => return stop(io, settings.profile, error),
+        }
+    } else if staged && config.gate.isolation == config::Isolation::Snapshot {
+        match Snapshot::create(&root, &snapshot_dir) {
             Ok(snapshot) => Some(snapshot),
             Err(error) => return stop(io, settings.profile, error),
         }
@@ -594,19 +620,32 @@ struct Snapshot {
 }
 
 impl Snapshot {
+    /// A checkout of the index.
     fn create(root: &Path, dir: &Path) -> Result<Snapshot, VerdictError> {
+        let snapshot = Snapshot::empty(dir)?;
+        crate::git::checkout_index_to(root, &snapshot.dir)
+            .map_err(|e| super::internal_error(&e))?;
+        Ok(snapshot)
+    }
+
+    /// A checkout of `commit`.
+    fn of_commit(root: &Path, dir: &Path, commit: git2::Oid) -> Result<Snapshot, VerdictError> {
+        let snapshot = Snapshot::empty(dir)?;
+        crate::git::checkout_commit_to(root, commit, &snapshot.dir)
+            .map_err(|e| super::internal_error(&e))?;
+        Ok(snapshot)
+    }
+
+    fn empty(dir: &Path) -> Result<Snapshot, VerdictError> {
         std::fs::create_dir_all(dir).map_err(|e| {
             super::internal_message(format!(
                 "failed to create the snapshot `{}`: {e}",
                 dir.display()
             ))
         })?;
-        let snapshot = Snapshot {
+        Ok(Snapshot {
             dir: std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
-        };
-        crate::git::checkout_index_to(root, &snapshot.dir)
-            .map_err(|e| super::internal_error(&e))?;
-        Ok(snapshot)
+        })
     }
 }
 

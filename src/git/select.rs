@@ -438,17 +438,57 @@ pub fn checkout_index_to(root: &Path, dir: &Path) -> Result<(), GitError> {
     let mut index = repo
         .index()
         .map_err(|source| super::repo::index_error(root, source))?;
+    checkout_to(&repo, root, &mut index, dir)
+}
+
+/// The commit `spec` names when the work tree does not hold it (HEAD is
+/// another commit): checks that must see it run in a checkout of it.
+pub fn commit_other_than_head(root: &Path, spec: &str) -> Result<Option<git2::Oid>, GitError> {
+    let repo = open(root)?;
+    let commit = repo
+        .revparse_single(spec)
+        .and_then(|object| object.peel_to_commit())
+        .map_err(|source| GitError::Revision {
+            spec: spec.to_string(),
+            source,
+        })?;
+    let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    Ok((head.map(|h| h.id()) != Some(commit.id())).then(|| commit.id()))
+}
+
+/// Writes the files of `commit` into `dir` (a temporary checkout), leaving
+/// the work tree and the index untouched.
+pub fn checkout_commit_to(root: &Path, commit: git2::Oid, dir: &Path) -> Result<(), GitError> {
+    let repo = open(root)?;
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .map_err(|e| failed("the commit to check", e))?;
+    let mut index = git2::Index::new().map_err(|e| failed("an index of the commit", e))?;
+    index
+        .read_tree(&tree)
+        .map_err(|e| failed("an index of the commit", e))?;
+    checkout_to(&repo, root, &mut index, dir)
+}
+
+/// Writes `index`'s files into `dir`, as git would check them out.
+fn checkout_to(
+    repo: &Repository,
+    root: &Path,
+    index: &mut git2::Index,
+    dir: &Path,
+) -> Result<(), GitError> {
     let mut builder = git2::build::CheckoutBuilder::new();
     builder
         .force()
         .recreate_missing(true)
         .update_index(false)
         .target_dir(dir);
-    repo.checkout_index(Some(&mut index), Some(&mut builder))
-        .map_err(|e| failed("a snapshot of the index", e))?;
+    repo.checkout_index(Some(index), Some(&mut builder))
+        .map_err(|e| failed("a snapshot", e))?;
     let paths: Vec<Vec<u8>> = index.iter().map(|e| e.path).collect();
     let paths: Vec<&[u8]> = paths.iter().map(Vec::as_slice).collect();
-    super::filters::smudge_checked_out(&repo, root, &index, &paths, dir).map_err(|source| {
+    super::filters::smudge_checked_out(repo, root, index, &paths, dir).map_err(|source| {
         GitError::Filter {
             path: dir.to_path_buf(),
             source,

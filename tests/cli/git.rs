@@ -404,6 +404,26 @@ fn ranges_select_the_branch_changes_since_the_merge_base() {
         .as_str()
         .unwrap()
         .contains("no-such-branch"));
+
+    // A range that ends elsewhere than the checked-out commit is checked in
+    // a checkout of its end: here, `feature` from `main`.
+    repo.git(&["checkout", "-q", "main"]);
+    repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], shell = true, command = \"cat {files}; test ! -e main-only.md\" } ]\n");
+    let (code, v) = repo.verdict(&["--from-ref", "main", "--to-ref", "feature"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("ran in a checkout of feature"),
+        "{v:#}"
+    );
+    let log = repo.read(check(&v, "docs")["log"].as_str().unwrap());
+    assert_eq!(log, "# feature\n");
+    assert!(repo.exists("main-only.md"), "the work tree is untouched");
+    let snapshots = repo.path().join(".git/phasegate/snapshots");
+    assert!(snapshots
+        .read_dir()
+        .map_or(true, |mut d| d.next().is_none()));
 }
 
 #[test]

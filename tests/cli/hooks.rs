@@ -256,6 +256,35 @@ fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
         .read(".git/chained-refs")
         .starts_with("refs/heads/main "));
     assert_eq!(repo.read(".git/pushed-files"), "a.md\n");
+
+    // Pushing a branch that is not checked out checks that branch's
+    // commits, not the work tree.
+    repo.git(&["checkout", "-qb", "topic"]);
+    repo.write("b.md", "# b\n");
+    repo.git(&["add", "b.md"]);
+    repo.git(&["commit", "-qm", "b"]);
+    assert_eq!(
+        git_with_hook(&repo, &["push", "-q", "origin", "topic"]).code,
+        0
+    );
+    repo.write("b.md", "# b TODO\n");
+    repo.git(&["commit", "-qam", "todo"]);
+    repo.git(&["checkout", "-q", "main"]);
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], shell = true, command = \"! grep -q TODO {files}\" } ]\n",
+    );
+    let refused = git_with_hook(&repo, &["push", "-q", "origin", "topic"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(
+        refused.stdout.contains("ran in a checkout of"),
+        "{refused:?}"
+    );
+    let pushed = remote
+        .command("git")
+        .args(["show", "topic:b.md"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&pushed.stdout), "# b\n");
 }
 
 #[test]
