@@ -16,13 +16,10 @@ fn is_zero(oid: &str) -> bool {
 }
 
 pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
-    let selection = match args.name.as_str() {
-        "pre-commit" => SelectionRequest::Staged,
-        "pre-push" => match pushed_range(std::io::stdin().lock()) {
-            Some(selection) => selection,
-            // Only deletions are pushed: there is nothing to check.
-            None => return ExitCode::Proceed,
-        },
+    let selections = match args.name.as_str() {
+        "pre-commit" => vec![SelectionRequest::Staged],
+        // Each pushed ref on its own; only deletions leave nothing to check.
+        "pre-push" => pushed_ranges(std::io::stdin().lock()),
         other => {
             let _ = writeln!(
                 io.err,
@@ -31,7 +28,17 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
             return ExitCode::Usage;
         }
     };
-    let request = RunRequest {
+    // The push goes through only if every ref passes; the code is the
+    // gravest of their answers.
+    selections
+        .into_iter()
+        .map(|selection| execute(ctx, &request(selection), io))
+        .max()
+        .unwrap_or(ExitCode::Proceed)
+}
+
+fn request(selection: SelectionRequest) -> RunRequest {
+    RunRequest {
         phase: None,
         profile: None,
         workflow: None,
@@ -43,15 +50,15 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
         jobs: None,
         config_from_ref: None,
         resume_of: None,
-    };
-    execute(ctx, &request, io)
+    }
 }
 
-/// The range a pre-push hook checks, from the lines git writes on its
-/// standard input: `<local ref> <local oid> <remote ref> <remote oid>`. A
-/// new branch (no remote oid) checks every tracked file.
-fn pushed_range(input: impl BufRead) -> Option<SelectionRequest> {
-    let mut selection = None;
+/// What a pre-push hook checks, from the lines git writes on its standard
+/// input, one per pushed ref: `<local ref> <local oid> <remote ref> <remote
+/// oid>`. An updated branch checks its range; a new one (no remote oid)
+/// every file of its commit; a deletion nothing.
+fn pushed_ranges(input: impl BufRead) -> Vec<SelectionRequest> {
+    let mut selections = Vec::new();
     for line in input.lines().map_while(Result::ok) {
         let fields: Vec<&str> = line.split_whitespace().collect();
         let [_, local, _, remote] = fields.as_slice() else {
@@ -60,15 +67,16 @@ fn pushed_range(input: impl BufRead) -> Option<SelectionRequest> {
         if is_zero(local) {
             continue;
         }
-        if is_zero(remote) {
-            return Some(SelectionRequest::All);
-        }
-        selection.get_or_insert(SelectionRequest::Range {
-            from: (*remote).to_string(),
-            to: (*local).to_string(),
+        selections.push(if is_zero(remote) {
+            SelectionRequest::AllOf((*local).to_string())
+        } else {
+            SelectionRequest::Range {
+                from: (*remote).to_string(),
+                to: (*local).to_string(),
+            }
         });
     }
-    selection
+    selections
 }
 
 #[cfg(test)]
@@ -76,19 +84,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pushed_ranges() {
+    fn pushed_ranges_one_per_ref() {
         let zero = "0".repeat(40);
         let (a, b) = ("a".repeat(40), "b".repeat(40));
         let line = |l: &str, r: &str| format!("refs/heads/x {l} refs/heads/x {r}\n");
+        let pushed = pushed_ranges(
+            [line(&a, &b), line(&b, &zero), line(&zero, &a)]
+                .concat()
+                .as_bytes(),
+        );
         assert!(matches!(
-            pushed_range(line(&a, &b).as_bytes()),
-            Some(SelectionRequest::Range { from, to }) if from == b && to == a
+            pushed.as_slice(),
+            [
+                SelectionRequest::Range { from, to },
+                SelectionRequest::AllOf(new),
+            ] if *from == b && *to == a && *new == b
         ));
-        assert!(matches!(
-            pushed_range(line(&a, &zero).as_bytes()),
-            Some(SelectionRequest::All)
-        ));
-        assert!(pushed_range(line(&zero, &b).as_bytes()).is_none());
-        assert!(pushed_range(&b""[..]).is_none());
+        assert!(pushed_ranges(line(&zero, &b).as_bytes()).is_empty());
+        assert!(pushed_ranges(&b""[..]).is_empty());
     }
 }

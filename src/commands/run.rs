@@ -30,6 +30,8 @@ pub enum SelectionRequest {
     Files(Vec<PathBuf>),
     /// Changed on `to` since its merge base with `from`.
     Range { from: String, to: String },
+    /// Every file of this commit (a new branch being pushed).
+    AllOf(String),
 }
 
 /// A run as `phasegate run` or a git hook asks for it.
@@ -263,11 +265,12 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         .collect();
     // Under `isolation = "snapshot"` a staged run's checks work in a
     // temporary checkout of the index; the work tree is never touched. A
-    // range whose end is not the checked-out commit (`git push` of another
-    // branch) is checked in a temporary checkout of that end.
+    // range whose end, or a commit whose files, are not the checked-out
+    // commit (`git push` of another branch) is checked in a temporary
+    // checkout of that commit.
     let staged = mode.mode == "staged";
     let target = match (mode.mode, &mode.to) {
-        ("range", Some(to)) if repo.is_some() => {
+        ("range" | "all", Some(to)) if repo.is_some() => {
             match crate::git::commit_other_than_head(&root, to) {
                 Ok(target) => target,
                 Err(e) => return stop(io, settings.profile, super::usage_error(e.to_string())),
@@ -919,6 +922,16 @@ fn select_files(
         }
         SelectionRequest::Range { from, to } => {
             let (files, s) = range(from, to)?;
+            Ok(Selected::new(files, s, notes))
+        }
+        SelectionRequest::AllOf(commit) => {
+            let files = crate::git::commit_files(root, commit).map_err(git)?;
+            let s = SelectionSummary {
+                mode: "all",
+                files: files.len(),
+                from: None,
+                to: Some(commit.clone()),
+            };
             Ok(Selected::new(files, s, notes))
         }
         SelectionRequest::All => {

@@ -441,6 +441,50 @@ pub fn checkout_index_to(root: &Path, dir: &Path) -> Result<(), GitError> {
     checkout_to(&repo, root, &mut index, dir)
 }
 
+/// Every file of the commit `spec` names, relative to the root, without
+/// submodules: what a new branch being pushed holds.
+pub fn commit_files(root: &Path, spec: &str) -> Result<Vec<PathBuf>, GitError> {
+    let repo = open(root)?;
+    let tree = repo
+        .revparse_single(spec)
+        .and_then(|object| object.peel_to_tree())
+        .map_err(|source| GitError::Revision {
+            spec: spec.to_string(),
+            source,
+        })?;
+    let mut files = Vec::new();
+    blobs_of(&repo, &tree, &mut Vec::new(), &mut files)
+        .map_err(|e| failed("the files of the commit", e))?;
+    files.sort();
+    Ok(files)
+}
+
+/// The paths of `tree`'s files under `prefix`, in bytes: names need not be
+/// UTF-8 (libgit2's own walk stops at one that is not).
+fn blobs_of(
+    repo: &Repository,
+    tree: &git2::Tree<'_>,
+    prefix: &mut Vec<u8>,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), git2::Error> {
+    for entry in tree {
+        let len = prefix.len();
+        prefix.extend_from_slice(entry.name_bytes());
+        match entry.kind() {
+            Some(git2::ObjectType::Blob) => out.push(PathBuf::from(OsStr::from_bytes(prefix))),
+            Some(git2::ObjectType::Tree) => {
+                let subtree = repo.find_tree(entry.id())?;
+                prefix.push(b'/');
+                blobs_of(repo, &subtree, prefix, out)?;
+            }
+            // Submodules are never selected.
+            _ => {}
+        }
+        prefix.truncate(len);
+    }
+    Ok(())
+}
+
 /// The commit `spec` names when the work tree does not hold it (HEAD is
 /// another commit): checks that must see it run in a checkout of it.
 pub fn commit_other_than_head(root: &Path, spec: &str) -> Result<Option<git2::Oid>, GitError> {

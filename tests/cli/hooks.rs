@@ -285,6 +285,39 @@ fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&pushed.stdout), "# b\n");
+
+    // Every pushed ref is checked, a new branch with every file of its
+    // commit: here the second ref, new and not checked out, is bad.
+    repo.git(&["checkout", "-qb", "fresh"]);
+    repo.write("c.md", "# c TODO\n");
+    repo.git(&["add", "c.md"]);
+    repo.git(&["commit", "-qm", "c"]);
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write("a.md", "# a, fine\n");
+    repo.git(&["commit", "-qam", "a"]);
+    let refused = git_with_hook(&repo, &["push", "-q", "origin", "main", "fresh"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert_eq!(
+        refused.stdout.matches("phasegate · phase").count(),
+        2,
+        "one run per ref: {refused:?}"
+    );
+    assert!(
+        refused.stdout.contains("ran in a checkout of"),
+        "{refused:?}"
+    );
+    let fresh = remote
+        .command("git")
+        .args(["rev-parse", "--verify", "-q", "fresh"])
+        .output()
+        .unwrap();
+    assert!(fresh.stdout.is_empty(), "nothing was pushed");
+    repo.git(&["checkout", "-q", "fresh"]);
+    repo.write("c.md", "# c\n");
+    repo.git(&["commit", "-qam", "c, done"]);
+    repo.git(&["checkout", "-q", "main"]);
+    let accepted = git_with_hook(&repo, &["push", "-q", "origin", "main", "fresh"]);
+    assert_eq!(accepted.code, 0, "{accepted:?}");
 }
 
 #[test]
