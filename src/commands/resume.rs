@@ -68,6 +68,11 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
                     .collect::<Vec<PathBuf>>(),
             )
         }
+        "all" => match &last.selection.to {
+            // Every file of a pushed commit.
+            Some(commit) => SelectionRequest::AllOf(commit.clone()),
+            None => SelectionRequest::All,
+        },
         _ => SelectionRequest::All,
     };
     let request = RunRequest {

@@ -312,6 +312,19 @@ fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
         .output()
         .unwrap();
     assert!(fresh.stdout.is_empty(), "nothing was pushed");
+    // `phasegate resume` checks that same commit again.
+    let resumed = repo.phasegate(&["resume", "--format", "json"]);
+    let v = resumed.json();
+    assert_eq!(resumed.code, 1, "{v:#}");
+    assert_eq!(v["selection"]["mode"], "all");
+    assert_eq!(
+        v["selection"]["to"].as_str().unwrap(),
+        repo.git(&["rev-parse", "fresh"]).trim()
+    );
+    assert!(
+        v["notes"].to_string().contains("ran in a checkout of"),
+        "{v:#}"
+    );
     repo.git(&["checkout", "-q", "fresh"]);
     repo.write("c.md", "# c\n");
     repo.git(&["commit", "-qam", "c, done"]);
