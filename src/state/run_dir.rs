@@ -120,6 +120,18 @@ struct InvocationRecord<'a> {
 
 /// Whether the run that owns `dir` is still going: it holds the directory
 /// locked. A run that ended, however it ended, does not.
+/// Whether the run of `dir` has surely ended: its directory is gone, or
+/// its lock can be taken. Where locks are not supported this cannot be
+/// known, and the answer is no.
+pub(super) fn surely_ended(dir: &Path) -> bool {
+    match fs::File::open(dir) {
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        Ok(handle) => {
+            rustix::fs::flock(&handle, rustix::fs::FlockOperation::NonBlockingLockShared).is_ok()
+        }
+    }
+}
+
 pub(super) fn still_going(dir: &Path) -> bool {
     let Ok(handle) = fs::File::open(dir) else {
         return false;

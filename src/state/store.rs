@@ -190,5 +190,14 @@ pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
         fs::remove_dir_all(dir)?;
         removed += 1;
     }
+    // The temporary checkout of a run that was killed (a whole work tree)
+    // goes too, once its run has surely ended.
+    if let Ok(snapshots) = fs::read_dir(state_dir.join("snapshots")) {
+        for snapshot in snapshots.filter_map(Result::ok) {
+            if super::run_dir::surely_ended(&runs.join(snapshot.file_name())) {
+                fs::remove_dir_all(snapshot.path())?;
+            }
+        }
+    }
     Ok(removed)
 }

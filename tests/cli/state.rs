@@ -458,3 +458,52 @@ fn linked_worktrees_share_the_state() {
     assert_eq!(history["runs"].as_array().unwrap().len(), 1);
     let _ = std::fs::remove_dir_all(&linked);
 }
+
+#[test]
+fn a_killed_run_s_snapshot_is_pruned_and_a_live_one_is_not() {
+    let repo = TestRepo::new();
+    let go = repo.path().join("go");
+    repo.config(&format!(
+        "[gate]\nisolation = \"snapshot\"\n[phases.implementation]\nchecks = [\n  {{ name = \"wait\", shell = true, command = \"while [ ! -e '{}' ]; do sleep 0.05; done; cat a.txt\" }},\n  {{ name = \"quick\", command = \"true\" }},\n]\n",
+        go.display()
+    ));
+    repo.stage("a.txt", "staged\n");
+    // What a killed run left: a checkout, and no run still holding it.
+    let leftover = state(&repo).join("snapshots/20200101T000000Z-1");
+    std::fs::create_dir_all(&leftover).unwrap();
+    std::fs::write(leftover.join("a.txt"), "old\n").unwrap();
+
+    let slow = repo
+        .command(BIN)
+        .args(["run", "--check", "wait", "--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let snapshots = state(&repo).join("snapshots");
+    let started = std::time::Instant::now();
+    while !std::fs::read_dir(&snapshots)
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.path() != leftover && e.path().join("a.txt").exists())
+    {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the slow run made no snapshot"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // Another run prunes while the slow one is still in its snapshot.
+    let (code, v) = repo.verdict(&["--all-files", "--check", "quick"]);
+    let pruned = !leftover.exists();
+    // Let the slow run finish before anything can fail the test.
+    std::fs::write(&go, "").unwrap();
+    let out = slow.wait_with_output().unwrap();
+    assert_eq!(code, 0, "{v:#}");
+    assert!(pruned, "the killed run's snapshot is gone");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "passed", "{v:#}");
+    let log = repo.read(check(&v, "wait")["log"].as_str().unwrap());
+    assert!(log.ends_with("staged\n"), "{log}");
+    assert!(std::fs::read_dir(&snapshots).unwrap().next().is_none());
+}
