@@ -305,9 +305,18 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         .as_ref()
         .map_or(root.as_path(), |s| s.dir.as_path());
     // Checks run without git's repository variables; only a repository
-    // they could not find from the work tree is named for them. These go
-    // first, so a check's own `env` still wins.
-    let git_env = crate::git::repository_env_for_checks(&root, check_root);
+    // they could not find from the work tree is named for them. The index
+    // git named (its temporary one, for `git commit -a`) is passed under a
+    // name of phasegate's, for a check that asks git about what is staged:
+    // `GIT_INDEX_FILE=$PHASEGATE_GIT_INDEX_FILE git diff --cached`. These
+    // go first, so a check's own `env` still wins.
+    let mut git_env = crate::git::repository_env_for_checks(&root, check_root);
+    if let Some(index) = &ctx.index_file {
+        git_env.push((
+            "PHASEGATE_GIT_INDEX_FILE".to_string(),
+            index.clone().into_os_string(),
+        ));
+    }
     let planned: Vec<_> = specs
         .iter()
         .map(|spec| {

@@ -404,8 +404,12 @@ fn a_check_running_git_in_its_own_repository_never_reaches_the_one_being_committ
          && git config core.bare true && git config --get core.bare",
         f = fixture.display()
     );
+    // A check that asks git what is staged can still reach git's temporary
+    // index, by name.
+    let staged = main.path().join(".git/staged-names");
     let config = format!(
-        "[phases.implementation]\nchecks = [ {{ name = \"suite\", shell = true, command = {script:?} }} ]\n"
+        "[phases.implementation]\nchecks = [\n  {{ name = \"suite\", shell = true, command = {script:?} }},\n  {{ name = \"staged\", shell = true, command = \"GIT_INDEX_FILE=$PHASEGATE_GIT_INDEX_FILE git diff --cached --name-only > '{}'\" }},\n]\n",
+        staged.display()
     );
     let in_linked = |args: &[&str]| {
         let mut git = main.command("git");
@@ -432,6 +436,11 @@ fn a_check_running_git_in_its_own_repository_never_reaches_the_one_being_committ
     let files = in_linked(&["show", "--name-only", "--format=%s", "HEAD"]);
     assert_eq!(files.stdout, "two\n\na.txt\nphasegate.toml\n");
     assert_eq!(in_linked(&["ls-files"]).stdout, "a.txt\nphasegate.toml\n");
+    assert_eq!(
+        std::fs::read_to_string(&staged).unwrap(),
+        "a.txt\nphasegate.toml\n",
+        "`commit -a`'s own index, with a.txt in it"
+    );
     assert_eq!(main.git(&["config", "--get", "core.bare"]), "false\n");
     let fixture_log = output(
         &main
