@@ -114,7 +114,9 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
 
     let repo = match crate::git::discover(&ctx.cwd) {
         Ok(repo) => repo,
-        Err(e @ crate::git::GitError::Bare { .. }) => {
+        Err(
+            e @ (crate::git::GitError::Bare { .. } | crate::git::GitError::NamedRepository { .. }),
+        ) => {
             return stop(io, Profile::default(), super::usage_error(e.to_string()));
         }
         Err(e) => return stop(io, Profile::default(), super::internal_error(&e)),

@@ -64,6 +64,11 @@ pub fn use_named_repository(git_dir: Option<PathBuf>, work_tree: Option<PathBuf>
     let _ = NAMED.set(Named { git_dir, work_tree });
 }
 
+/// The git directory the environment named, if any.
+fn named_git_dir() -> Option<&'static Path> {
+    NAMED.get().map(|named| named.git_dir.as_path())
+}
+
 /// The repository at `dir`'s work tree: the one the environment named, or
 /// the one containing `dir`. `Ok(None)` when there is none.
 fn locate(dir: &Path) -> Result<Option<git2::Repository>, git2::Error> {

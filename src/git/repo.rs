@@ -15,6 +15,14 @@ pub enum GitError {
     },
     #[error("`{path}` is a bare repository: phasegate needs a work tree to run checks in")]
     Bare { path: PathBuf },
+    #[error(
+        "GIT_DIR names `{path}`, which is not a git repository: point GIT_DIR at one, or unset it"
+    )]
+    NamedRepository {
+        path: PathBuf,
+        #[source]
+        source: git2::Error,
+    },
     #[error("failed to read the git index of `{path}`")]
     Index {
         path: PathBuf,
@@ -99,9 +107,15 @@ pub fn discover(dir: &Path) -> Result<Option<RepoInfo>, GitError> {
         Ok(Some(repo)) => repo,
         Ok(None) => return Ok(None),
         Err(source) => {
-            return Err(GitError::Open {
-                path: dir.to_path_buf(),
-                source,
+            return Err(match super::named_git_dir() {
+                Some(path) => GitError::NamedRepository {
+                    path: path.to_path_buf(),
+                    source,
+                },
+                None => GitError::Open {
+                    path: dir.to_path_buf(),
+                    source,
+                },
             })
         }
     };

@@ -502,6 +502,12 @@ fn a_bare_repository_with_a_separate_work_tree_is_gated_through_git_dir() {
     );
     assert_eq!(install.code, 0, "{install:?}");
     assert!(git_dir.join("hooks/pre-commit").exists());
+    let astray = home.phasegate_with(&["run"], &[("GIT_DIR", "no-such-repository")]);
+    assert_eq!(astray.code, 2, "{astray:?}");
+    assert!(
+        astray.stderr.contains("GIT_DIR names") && astray.stderr.contains("no-such-repository"),
+        "{astray:?}"
+    );
 
     // A bad staged change is refused, though the work tree's is good.
     home.write(".vimrc", "bad\n");
