@@ -9,6 +9,7 @@ use crate::config::{self, Config, Filter, Profile};
 use crate::context::Context;
 use crate::exit::ExitCode;
 use crate::gate::{self, CheckInput, CheckRun, GateInput, SelectionSummary, Verdict, VerdictError};
+use crate::git::CommitView;
 use crate::report;
 use crate::runner;
 use crate::state::{self, RunDir};
@@ -271,26 +272,35 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // commit (`git push` of another branch) is checked in a temporary
     // checkout of that commit.
     let staged = mode.mode == "staged";
+    // The checked-out commit is checked in the work tree, with its
+    // unstaged changes set aside as for a staged run: nothing staged, so
+    // the files are at the commit's content.
+    let mut protect_at_head = false;
     let target = match (mode.mode, &mode.to) {
-        ("range" | "all", Some(to)) if repo.is_some() => {
-            match crate::git::commit_other_than_head(&root, to) {
-                Ok(target) => target,
-                Err(e) => return stop(io, settings.profile, super::usage_error(e.to_string())),
+        ("range" | "all", Some(to)) if repo.is_some() => match crate::git::commit_view(&root, to) {
+            Ok(CommitView::WorkTree) => {
+                protect_at_head = true;
+                None
             }
-        }
+            Ok(CommitView::Staged(commit)) => {
+                Some((commit, "the index holds staged changes it does not"))
+            }
+            Ok(CommitView::Elsewhere(commit)) => {
+                Some((commit, "the work tree holds another commit"))
+            }
+            Err(e) => return stop(io, settings.profile, super::usage_error(e.to_string())),
+        },
         _ => None,
     };
     let snapshot_dir = state_dir.join("snapshots").join(&run_dir.id);
-    let snapshot = if let Some(commit) = target {
+    let snapshot = if let Some((commit, why)) = target {
         let to = mode.to.as_deref().unwrap_or_default();
         let named = if commit.to_string().starts_with(to) {
             format!("{commit:.10}")
         } else {
             format!("{to} ({commit:.10})")
         };
-        notes.push(format!(
-            "the checks ran in a checkout of {named}: the work tree holds another commit"
-        ));
+        notes.push(format!("the checks ran in a checkout of {named}: {why}"));
         match Snapshot::of_commit(&root, &snapshot_dir, commit) {
             Ok(snapshot) => Some(snapshot),
             Err(error) => return stop(io, settings.profile, error),
@@ -349,7 +359,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // Staged runs check exactly what will be committed: unstaged changes
     // of tracked files are set aside first and come back afterwards.
     let pause = |step: &str| ctx.maybe_pause(step, &state_dir);
-    let guard = if staged && snapshot.is_none() && !plans.is_empty() {
+    let guard = if (staged || protect_at_head) && snapshot.is_none() && !plans.is_empty() {
         match crate::git::protect(
             &root,
             &work_tree_state,

@@ -485,9 +485,21 @@ fn blobs_of(
     Ok(())
 }
 
-/// The commit `spec` names when the work tree does not hold it (HEAD is
-/// another commit): checks that must see it run in a checkout of it.
-pub fn commit_other_than_head(root: &Path, spec: &str) -> Result<Option<git2::Oid>, GitError> {
+/// Where the checks of a commit (a range's end, a pushed branch) find its
+/// files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitView {
+    /// It is `HEAD`'s commit and nothing is staged: the work tree holds it
+    /// once its unstaged changes are set aside.
+    WorkTree,
+    /// It is `HEAD`'s commit, but the index holds changes it does not.
+    Staged(git2::Oid),
+    /// The work tree holds another commit.
+    Elsewhere(git2::Oid),
+}
+
+/// Where the files of the commit `spec` names are.
+pub fn commit_view(root: &Path, spec: &str) -> Result<CommitView, GitError> {
     let repo = open(root)?;
     let commit = repo
         .revparse_single(spec)
@@ -497,7 +509,25 @@ pub fn commit_other_than_head(root: &Path, spec: &str) -> Result<Option<git2::Oi
             source,
         })?;
     let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
-    Ok((head.map(|h| h.id()) != Some(commit.id())).then(|| commit.id()))
+    if head.map(|h| h.id()) != Some(commit.id()) {
+        return Ok(CommitView::Elsewhere(commit.id()));
+    }
+    let tree = commit
+        .tree()
+        .map_err(|e| failed("the tree of the commit", e))?;
+    let index = repo
+        .index()
+        .map_err(|source| super::repo::index_error(root, source))?;
+    let mut options = DiffOptions::new();
+    options.ignore_submodules(true);
+    let staged = repo
+        .diff_tree_to_index(Some(&tree), Some(&index), Some(&mut options))
+        .map_err(|e| failed("the index against the commit", e))?;
+    Ok(if staged.deltas().len() == 0 {
+        CommitView::WorkTree
+    } else {
+        CommitView::Staged(commit.id())
+    })
 }
 
 /// Writes the files of `commit` into `dir` (a temporary checkout), leaving

@@ -331,6 +331,21 @@ fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
     repo.git(&["checkout", "-q", "main"]);
     let accepted = git_with_hook(&repo, &["push", "-q", "origin", "main", "fresh"]);
     assert_eq!(accepted.code, 0, "{accepted:?}");
+
+    // Pushing the checked-out branch checks its commit, not uncommitted
+    // work on top of it: unstaged changes are set aside meanwhile, and with
+    // staged ones the checks run in a checkout of the commit.
+    repo.write("a.md", "# a TODO\n");
+    repo.git(&["commit", "-qam", "todo on main"]);
+    repo.write("a.md", "# a, fixed but not committed\n");
+    let refused = git_with_hook(&repo, &["push", "-q", "origin", "main"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert_eq!(repo.read("a.md"), "# a, fixed but not committed\n");
+    repo.git(&["add", "a.md"]);
+    let refused = git_with_hook(&repo, &["push", "-q", "origin", "main"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(refused.stdout.contains("staged changes"), "{refused:?}");
+    assert_eq!(repo.read("a.md"), "# a, fixed but not committed\n");
 }
 
 #[test]
