@@ -288,6 +288,17 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
             Ok(CommitView::Elsewhere(commit)) => {
                 Some((commit, "the work tree holds another commit"))
             }
+            // The range itself was read from commits; only the work tree's
+            // state is unknown.
+            Err(
+                e @ (crate::git::GitError::SparseIndex { .. }
+                | crate::git::GitError::SplitIndex { .. }),
+            ) => {
+                notes.push(format!(
+                    "{e}; the checks saw the work tree as it is, uncommitted changes included"
+                ));
+                None
+            }
             Err(e) => return stop(io, settings.profile, super::usage_error(e.to_string())),
         },
         _ => None,

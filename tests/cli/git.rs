@@ -974,6 +974,14 @@ fn a_sparse_index_gets_a_clear_error() {
     assert_eq!(code, 3, "{v:#}");
     let message = v["error"]["message"].as_str().unwrap();
     assert!(message.contains("--no-sparse-index"), "{message}");
+    // A range is read from commits: it still runs, and says what it could
+    // not do.
+    let (code, v) = repo.verdict(&["--from-ref", "HEAD", "--to-ref", "HEAD"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(
+        v["notes"].to_string().contains("--no-sparse-index"),
+        "{v:#}"
+    );
 }
 
 #[test]
