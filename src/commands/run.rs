@@ -370,7 +370,8 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // Staged runs check exactly what will be committed: unstaged changes
     // of tracked files are set aside first and come back afterwards.
     let pause = |step: &str| ctx.maybe_pause(step, &state_dir);
-    let guard = if (staged || protect_at_head) && snapshot.is_none() && !plans.is_empty() {
+    let in_place = (staged || protect_at_head) && snapshot.is_none() && !plans.is_empty();
+    let guard = if in_place {
         match crate::git::protect(
             &root,
             &work_tree_state,
@@ -395,11 +396,28 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     };
 
     let mut blocking = Vec::new();
+    let by: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
+    // With nothing set aside the checks still must not change what is
+    // committed: one comparison of the work tree with the index, after them.
+    // (inotify would name the files touched, but tearing its watches down
+    // waits for an RCU grace period, longer than the comparison.)
+    if in_place && guard.is_none() {
+        match crate::git::changed_in_work_tree(&root, ctx.cpus) {
+            Ok(modified) if !modified.is_empty() => {
+                blocking.push(gate_finding(format!(
+                    "files were modified by {}: {}",
+                    describe_checks(&by),
+                    modified.join(", ")
+                )));
+            }
+            Ok(_) => {}
+            Err(e) => return stop(io, settings.profile, super::internal_error(&e)),
+        }
+    }
     if let Some(guard) = guard {
         match guard.finish(&pause, &run_dir.path.join("dropped")) {
             Ok(after) => {
                 if !after.modified.is_empty() {
-                    let by: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
                     blocking.push(gate_finding(format!(
                         "files were modified by {}: {}",
                         describe_checks(&by),

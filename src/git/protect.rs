@@ -683,15 +683,6 @@ impl UnstagedGuard {
     /// The files the checks changed: one comparison of the work tree with
     /// the index after the checks.
     fn changed_by_checks(&self) -> Result<Vec<String>, ProtectError> {
-        let repo = open(&self.root)?;
-        // The stat scan names the files that may differ; only those are
-        // compared (all of them when the index is one libgit2 must read).
-        let own = super::read_own_index(&repo).ok().flatten();
-        let only = own.as_ref().map(|own| {
-            super::index::Scan::new(&self.root, own, super::index::StatCheck::of(&repo))
-                .alongside(self.threads, || ())
-                .1
-        });
         // A protected file whose stat data is what phasegate left there
         // holds its staged content still.
         let left: std::collections::HashMap<&[u8], Option<FileStat>> = self
@@ -699,40 +690,22 @@ impl UnstagedGuard {
             .iter()
             .map(|(path, stat)| (path.as_slice(), *stat))
             .collect();
-        let only = only.map(|candidates| {
-            candidates
-                .into_iter()
-                .filter(|path| {
-                    left.get(path.as_slice()).is_none_or(|stat| {
-                        *stat != FileStat::of(&self.root.join(OsStr::from_bytes(path)))
-                    })
-                })
-                .collect::<Vec<_>>()
-        });
-        if only.as_ref().is_some_and(Vec::is_empty) {
-            return Ok(Vec::new());
-        }
-        let index = repo.index().map_err(git_error("read the index"))?;
-        let diff = unstaged_diff(&repo, &index, only.as_deref())?;
-        let same = unchanged_through_filters(&repo, &self.root, &diff)?;
-        let mut out = Vec::new();
-        for delta in diff.deltas() {
-            let Some(path) = delta.new_file().path_bytes() else {
-                continue;
-            };
-            if same.contains(path) {
-                continue;
-            }
+        let as_left = |path: &[u8]| {
+            left.get(path)
+                .is_some_and(|stat| *stat == FileStat::of(&self.root.join(OsStr::from_bytes(path))))
+        };
+        let changed = changed_since(&self.root, self.threads, as_left)?;
+        Ok(changed
+            .into_iter()
             // Intent-to-add files were set aside on purpose.
-            let set_aside = self
-                .entries
-                .iter()
-                .any(|e| e.intent_to_add && e.path == path);
-            if !set_aside {
-                out.push(String::from_utf8_lossy(path).into_owned());
-            }
-        }
-        Ok(out)
+            .filter(|path| {
+                !self
+                    .entries
+                    .iter()
+                    .any(|e| e.intent_to_add && e.path == *path)
+            })
+            .map(|path| String::from_utf8_lossy(&path).into_owned())
+            .collect())
     }
 
     /// The paths whose index entries the checks changed, added or removed.
@@ -817,6 +790,50 @@ impl Drop for UnstagedGuard {
             let _ = fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// The tracked files of `root` whose work-tree state no longer matches the
+/// index: what the checks changed when nothing was set aside.
+pub fn changed_in_work_tree(root: &Path, threads: usize) -> Result<Vec<String>, ProtectError> {
+    Ok(changed_since(root, threads, |_| false)?
+        .into_iter()
+        .map(|path| String::from_utf8_lossy(&path).into_owned())
+        .collect())
+}
+
+/// The tracked files of `root` whose work-tree state differs from the
+/// index, compared through the repository's filters, leaving out those
+/// `unchanged` vouches for. One look at every file's stat data, on
+/// `threads` threads, names the files whose content is compared (all of
+/// them when the index is one libgit2 must read).
+fn changed_since(
+    root: &Path,
+    threads: usize,
+    unchanged: impl Fn(&[u8]) -> bool,
+) -> Result<Vec<Vec<u8>>, ProtectError> {
+    let repo = open(root)?;
+    let own = super::read_own_index(&repo).ok().flatten();
+    let only = own.as_ref().map(|own| {
+        let ((), candidates) =
+            super::index::Scan::new(root, own, super::index::StatCheck::of(&repo))
+                .alongside(threads, || ());
+        candidates
+            .into_iter()
+            .filter(|path| !unchanged(path))
+            .collect::<Vec<_>>()
+    });
+    if only.as_ref().is_some_and(Vec::is_empty) {
+        return Ok(Vec::new());
+    }
+    let index = repo.index().map_err(git_error("read the index"))?;
+    let diff = unstaged_diff(&repo, &index, only.as_deref())?;
+    let same = unchanged_through_filters(&repo, root, &diff)?;
+    Ok(diff
+        .deltas()
+        .filter_map(|delta| delta.new_file().path_bytes())
+        .filter(|path| !same.contains(*path))
+        .map(<[u8]>::to_vec)
+        .collect())
 }
 
 /// Copies the work-tree state of `paths` (files or links) under `keep`, at

@@ -1232,3 +1232,48 @@ fn a_copy_of_a_work_tree_never_takes_the_original_s_set_aside_changes() {
     assert_eq!(repo.phasegate(&["restore"]).code, 0);
     assert_eq!(repo.read("a.txt"), "a3 unstaged\n");
 }
+
+#[test]
+fn a_check_that_changes_staged_files_fails_the_run_with_nothing_unstaged() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n").write("sub/b.txt", "b\n");
+    std::fs::write(repo.path().join(".git/info/exclude"), "phasegate.toml\n").unwrap();
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "one"]);
+    repo.stage("a.txt", "a staged\n");
+    let gate = |command: &str| {
+        repo.config(&format!(
+            "[phases.implementation]\nchecks = [ {{ name = \"fmt\", shell = true, command = {command:?} }} ]\n"
+        ));
+        repo.verdict(&[])
+    };
+    // Untracked output (a cache directory, a build file) is no change.
+    let (code, v) =
+        gate("mkdir -p __pycache__ sub/cache && echo x > __pycache__/c && echo y > out.log");
+    assert_eq!(code, 0, "{v:#}");
+
+    for (command, changed) in [
+        ("printf 'a formatted\\n' > a.txt", "a.txt"),
+        (
+            "printf 'b\\n' > b.new && mv b.new sub/b.txt && touch sub/b.txt",
+            "",
+        ),
+        (
+            "mv sub moved && printf 'b formatted\\n' > moved/b.txt && mv moved sub",
+            "sub/b.txt",
+        ),
+    ] {
+        let (code, v) = gate(command);
+        if changed.is_empty() {
+            assert_eq!(code, 0, "{command}: the same content is no change: {v:#}");
+            continue;
+        }
+        assert_eq!(code, 1, "{command}: {v:#}");
+        let message = v["diagnostics"][0]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!("files were modified by `fmt`: {changed}")),
+            "{command}: {v:#}"
+        );
+        repo.git(&["checkout", "--", changed]);
+    }
+}
