@@ -365,17 +365,26 @@ pub(super) fn staged_diff<'r>(
         .map_err(|e| failed("the staged changes", e))
 }
 
+/// What `spec` names in `repo`, peeled by `peel` (to a commit, a tree); a
+/// clear error that names `spec` when it names nothing of the kind.
+fn named<'r, T>(
+    repo: &'r Repository,
+    spec: &str,
+    peel: impl FnOnce(git2::Object<'r>) -> Result<T, git2::Error>,
+) -> Result<T, GitError> {
+    repo.revparse_single(spec)
+        .and_then(peel)
+        .map_err(|source| GitError::Revision {
+            spec: spec.to_string(),
+            source,
+        })
+}
+
 /// The text of `path` in the commit `spec`; `Ok(None)` when the commit has
 /// no such file.
 pub fn file_at(root: &Path, spec: &str, path: &str) -> Result<Option<Vec<u8>>, GitError> {
     let repo = open(root)?;
-    let tree = repo
-        .revparse_single(spec)
-        .and_then(|object| object.peel_to_tree())
-        .map_err(|source| GitError::Revision {
-            spec: spec.to_string(),
-            source,
-        })?;
+    let tree = named(&repo, spec, |object| object.peel_to_tree())?;
     let Ok(entry) = tree.get_path(Path::new(path)) else {
         return Ok(None);
     };
@@ -403,16 +412,8 @@ pub(super) fn range_diff<'r>(
     to: &str,
     options: &mut DiffOptions,
 ) -> Result<git2::Diff<'r>, GitError> {
-    let resolve = |spec: &str| -> Result<git2::Commit<'_>, GitError> {
-        repo.revparse_single(spec)
-            .and_then(|object| object.peel_to_commit())
-            .map_err(|source| GitError::Revision {
-                spec: spec.to_string(),
-                source,
-            })
-    };
-    let from_commit = resolve(from)?;
-    let to_commit = resolve(to)?;
+    let from_commit = named(repo, from, |object| object.peel_to_commit())?;
+    let to_commit = named(repo, to, |object| object.peel_to_commit())?;
     let base = repo
         .merge_base(from_commit.id(), to_commit.id())
         .map_err(|source| GitError::MergeBase {
@@ -445,13 +446,7 @@ pub fn checkout_index_to(root: &Path, dir: &Path) -> Result<(), GitError> {
 /// submodules: what a new branch being pushed holds.
 pub fn commit_files(root: &Path, spec: &str) -> Result<Vec<PathBuf>, GitError> {
     let repo = open(root)?;
-    let tree = repo
-        .revparse_single(spec)
-        .and_then(|object| object.peel_to_tree())
-        .map_err(|source| GitError::Revision {
-            spec: spec.to_string(),
-            source,
-        })?;
+    let tree = named(&repo, spec, |object| object.peel_to_tree())?;
     let mut files = Vec::new();
     blobs_of(&repo, &tree, &mut Vec::new(), &mut files)
         .map_err(|e| failed("the files of the commit", e))?;
@@ -501,13 +496,7 @@ pub enum CommitView {
 /// Where the files of the commit `spec` names are.
 pub fn commit_view(root: &Path, spec: &str) -> Result<CommitView, GitError> {
     let repo = open(root)?;
-    let commit = repo
-        .revparse_single(spec)
-        .and_then(|object| object.peel_to_commit())
-        .map_err(|source| GitError::Revision {
-            spec: spec.to_string(),
-            source,
-        })?;
+    let commit = named(&repo, spec, |object| object.peel_to_commit())?;
     let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
     if head.map(|h| h.id()) != Some(commit.id()) {
         return Ok(CommitView::Elsewhere(commit.id()));
