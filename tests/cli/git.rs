@@ -67,8 +67,7 @@ checks = [ { name = "look", shell = true, command = "for f in *.txt; do printf '
 fn partially_staged() -> TestRepo {
     let repo = TestRepo::new();
     repo.write("a.txt", "a1\n").write("b.txt", "b1\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
+    repo.commit_all("one");
     repo.stage("a.txt", "a2 staged\n");
     repo.write("a.txt", "a3 unstaged\n");
     repo.write("b.txt", "b2 unstaged only\n");
@@ -102,8 +101,7 @@ fn staged_files_are_selected_without_deleted_ones_and_with_renames() {
     repo.write("old.md", "# old\n")
         .write("gone.md", "# gone\n")
         .write("keep.md", "# keep\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
+    repo.commit_all("one");
     repo.git(&["mv", "old.md", "new.md"]);
     repo.git(&["rm", "-q", "gone.md"]);
     repo.stage("added.md", "# added\n");
@@ -207,8 +205,7 @@ fn intent_to_add_binary_crlf_mode_and_deleted_files_come_back_byte_for_byte() {
     .unwrap();
     repo.write("script.sh", "#!/bin/sh\n")
         .write("doomed.txt", "x\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
+    repo.commit_all("one");
     repo.write("crlf.txt", "one\r\ntwo\r\nthree\r\n");
     std::fs::write(repo.path().join("blob.bin"), [1u8, 2, 0, 255]).unwrap();
     std::fs::set_permissions(
@@ -263,8 +260,7 @@ fn a_killed_run_is_finished_by_restore_or_the_next_run_at_every_step() {
                 .write("move-me.txt", "moving\n")
                 .write("rm.txt", "rm\n");
             std::fs::write(repo.path().join("blob.bin"), [0u8, 1, 2, 255]).unwrap();
-            repo.git(&["add", "-A"]);
-            repo.git(&["commit", "-qm", "one"]);
+            repo.commit_all("one");
             repo.git(&["mv", "move-me.txt", "moved.txt"]);
             repo.git(&["rm", "-q", "--cached", "rm.txt"]);
             repo.stage("crlf.txt", "one\r\ntwo\r\nstaged\r\n");
@@ -348,16 +344,13 @@ fn a_killed_run_is_finished_by_restore_or_the_next_run_at_every_step() {
 fn ranges_select_the_branch_changes_since_the_merge_base() {
     let repo = TestRepo::new();
     repo.write("base.md", "# base\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "base"]);
+    repo.commit_all("base");
     repo.git(&["checkout", "-qb", "feature"]);
     repo.write("feature.md", "# feature\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "feature"]);
+    repo.commit_all("feature");
     repo.git(&["checkout", "-q", "main"]);
     repo.write("main-only.md", "# main moved on\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "main"]);
+    repo.commit_all("main");
     repo.git(&["checkout", "-q", "feature"]);
     repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n");
     let (code, v) = repo.verdict(&["--from-ref", "main", "--to-ref", "HEAD"]);
@@ -529,16 +522,13 @@ fn ctrl_c_and_a_double_ctrl_c_mid_run_give_the_unstaged_changes_back() {
 fn a_merge_in_progress_keeps_its_state() {
     let repo = TestRepo::new();
     repo.write("a.txt", "a\n").write("b.txt", "b\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "base"]);
+    repo.commit_all("base");
     repo.git(&["checkout", "-qb", "side"]);
     repo.write("side.txt", "side\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "side"]);
+    repo.commit_all("side");
     repo.git(&["checkout", "-q", "main"]);
     repo.write("main.txt", "main\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "main"]);
+    repo.commit_all("main");
     repo.git(&["merge", "--no-commit", "--no-ff", "-q", "side"]);
     repo.write("a.txt", "unstaged during the merge\n");
     repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
@@ -561,11 +551,9 @@ fn submodules_with_recursion_configured_are_left_alone() {
     let outer = TestRepo::new();
     let inner = TestRepo::new();
     inner.write("lib.txt", "inner\n");
-    inner.git(&["add", "-A"]);
-    inner.git(&["commit", "-qm", "inner"]);
+    inner.commit_all("inner");
     outer.write("a.txt", "a\n");
-    outer.git(&["add", "-A"]);
-    outer.git(&["commit", "-qm", "outer"]);
+    outer.commit_all("outer");
     outer.git(&[
         "-c",
         "protocol.file.allow=always",
@@ -593,8 +581,7 @@ fn config_from_ref_reads_the_gate_of_the_target_branch() {
     repo.config(
         "[phases.implementation]\nchecks = [ { name = \"strict\", command = \"false\" } ]\n",
     );
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "the gate"]);
+    repo.commit_all("the gate");
     repo.git(&["checkout", "-qb", "weaker"]);
     // The branch tries to switch its own gate off, also in a local file.
     repo.config("[phases.implementation]\nchecks = []\n");
@@ -657,8 +644,7 @@ fn odd_file_names_reach_the_checks_intact_and_their_unstaged_changes_survive() {
     for name in &names {
         std::fs::write(path(name), b"committed\n").unwrap();
     }
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "odd names"]);
+    repo.commit_all("odd names");
     for name in &names {
         std::fs::write(path(name), b"staged\n").unwrap();
     }
@@ -744,8 +730,7 @@ fn the_staged_selection_is_what_git_lists_on_every_index_format() {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
-        repo.git(&["add", "-A"]);
-        repo.git(&["commit", "-qm", "base"]);
+        repo.commit_all("base");
         match format {
             "split" => repo.git(&["update-index", "--split-index"]),
             version => repo.git(&["update-index", "--index-version", version]),
@@ -837,8 +822,7 @@ fn a_same_size_change_with_the_recorded_mtime_is_still_protected() {
     // change time gives it away.
     let repo = TestRepo::new();
     repo.write("same.txt", "aaaa\n").write("other.txt", "x\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "base"]);
+    repo.commit_all("base");
     repo.stage("other.txt", "y\n");
     let out = repo
         .path()
@@ -879,8 +863,7 @@ fn a_journal_of_the_one_file_per_copy_layout_is_still_recovered() {
     // saved copy and a journal without ranges.
     let repo = TestRepo::new();
     repo.write("a.txt", "committed\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
+    repo.commit_all("one");
     let dir = repo
         .path()
         .join(".git/phasegate/protect/20250101T000000Z-1");
@@ -912,8 +895,7 @@ fn a_link_whose_target_is_not_utf8_comes_back_byte_for_byte() {
     let repo = TestRepo::new();
     std::os::unix::fs::symlink("plain", repo.path().join("link")).unwrap();
     repo.write("a.txt", "one\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
+    repo.commit_all("one");
     repo.stage("a.txt", "two\n");
     std::fs::remove_file(repo.path().join("link")).unwrap();
     std::os::unix::fs::symlink(
@@ -940,8 +922,7 @@ fn the_index_cache_tree_never_hides_a_staged_change() {
     }
     repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
     std::fs::write(repo.path().join(".git/info/exclude"), "phasegate.toml\n").unwrap();
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
+    repo.commit_all("one");
     let staged = |repo: &TestRepo| {
         let (code, v) = repo.verdict(&[]);
         assert_eq!(code, 0, "{v:#}");
@@ -965,8 +946,7 @@ fn a_sparse_index_gets_a_clear_error() {
     repo.write("a/one.txt", "one\n").write("b/two.txt", "two\n");
     repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
     std::fs::write(repo.path().join(".git/info/exclude"), "phasegate.toml\n").unwrap();
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
+    repo.commit_all("one");
     repo.git(&["sparse-checkout", "init", "--cone", "--sparse-index"]);
     repo.git(&["sparse-checkout", "set", "a"]);
     repo.stage("a/one.txt", "staged\n");
@@ -1036,8 +1016,7 @@ fn files_under_a_filter_program_are_compared_and_checked_out_as_git_does() {
     repo.git(&["config", "filter.rot13.smudge", "tr A-Za-z N-ZA-Mn-za-m"]);
     repo.write(".gitattributes", "*.txt filter=rot13\n");
     repo.write("f.txt", "hello\n").write("g.txt", "other\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
+    repo.commit_all("one");
     assert_eq!(repo.git(&["cat-file", "-p", "HEAD:g.txt"]), "bgure\n");
     repo.stage("f.txt", "hello staged\n");
     let seen = repo.path().join(".git/seen");
@@ -1086,8 +1065,7 @@ fn a_directory_in_place_of_a_tracked_file_is_a_clear_error_and_nothing_moves() {
     let repo = TestRepo::new();
     repo.write("a", "a1\n").write("b.txt", "b1\n");
     repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
+    repo.commit_all("one");
     repo.stage("a", "a2 staged\n");
     repo.write("b.txt", "b2 unstaged\n");
     std::fs::remove_file(repo.path().join("a")).unwrap();
@@ -1117,8 +1095,7 @@ fn nothing_is_ever_written_through_a_link_where_a_directory_was() {
     let staged = || {
         let repo = TestRepo::new();
         repo.write("d/x", "x1\n");
-        repo.git(&["add", "-A"]);
-        repo.git(&["commit", "-qm", "one"]);
+        repo.commit_all("one");
         repo.stage("d/x", "x2 staged\n");
         repo
     };
@@ -1238,8 +1215,7 @@ fn a_check_that_changes_staged_files_fails_the_run_with_nothing_unstaged() {
     let repo = TestRepo::new();
     repo.write("a.txt", "a\n").write("sub/b.txt", "b\n");
     std::fs::write(repo.path().join(".git/info/exclude"), "phasegate.toml\n").unwrap();
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
+    repo.commit_all("one");
     repo.stage("a.txt", "a staged\n");
     let gate = |command: &str| {
         repo.config(&format!(

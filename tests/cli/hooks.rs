@@ -58,8 +58,7 @@ fn a_failing_blocking_check_refuses_a_real_commit_and_a_passing_one_lets_it_thro
 fn a_commit_holds_the_staged_content_and_unstaged_work_survives_it() {
     let repo = TestRepo::new();
     repo.write("a.txt", "one\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
+    repo.commit_all("one");
     assert_eq!(repo.phasegate(&["install"]).code, 0);
     gate(&repo, "grep -q staged a.txt");
     repo.stage("a.txt", "staged\n");
@@ -76,8 +75,7 @@ fn commit_all_and_commit_of_named_paths_check_what_git_will_commit() {
     let repo = TestRepo::new();
     repo.write("a.txt", "good\n").write("b.txt", "good\n");
     gate(&repo, "! grep -q bad a.txt b.txt");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
+    repo.commit_all("one");
     assert_eq!(repo.phasegate(&["install"]).code, 0);
 
     repo.write("a.txt", "bad\n");
@@ -209,8 +207,7 @@ fn hooks_go_where_git_runs_them() {
     // A linked worktree shares the main repository's hooks.
     let main = TestRepo::new();
     main.write("a.txt", "a\n");
-    main.git(&["add", "-A"]);
-    main.git(&["commit", "-qm", "one"]);
+    main.commit_all("one");
     let linked = main.linked_worktree("linked");
     let run = output(
         &main
@@ -235,8 +232,7 @@ fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
         .unwrap();
     let repo = TestRepo::new();
     repo.write("a.md", "# a\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "one"]);
+    repo.commit_all("one");
     repo.git(&["remote", "add", "origin", &remote.path().to_string_lossy()]);
     let hook = repo.path().join(".git/hooks/pre-push");
     std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
@@ -377,8 +373,7 @@ fn force_backs_up_an_earlier_kept_hook_and_never_deletes_one() {
 fn a_submodule_gets_its_own_hooks() {
     let inner = TestRepo::new();
     inner.write("lib.txt", "inner\n");
-    inner.git(&["add", "-A"]);
-    inner.git(&["commit", "-qm", "inner"]);
+    inner.commit_all("inner");
     let outer = TestRepo::new();
     outer.git(&[
         "-c",
@@ -409,8 +404,7 @@ fn a_check_running_git_in_its_own_repository_never_reaches_the_one_being_committ
     // repository with `git init` would otherwise commit into the user's.
     let main = TestRepo::new();
     main.write("a.txt", "one\n");
-    main.git(&["add", "-A"]);
-    main.git(&["commit", "-qm", "one"]);
+    main.commit_all("one");
     let linked = main.linked_worktree("linked-env");
     let fixture = main.path().join(".git/fixture-repo");
     let script = format!(

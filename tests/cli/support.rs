@@ -85,6 +85,13 @@ impl TestRepo {
         self
     }
 
+    /// Stages every change and commits it.
+    pub fn commit_all(&self, message: &str) -> &Self {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-qm", message]);
+        self
+    }
+
     pub fn git(&self, args: &[&str]) -> String {
         let out = self.command("git").args(args).output().unwrap();
         assert!(
