@@ -1151,14 +1151,7 @@ fn a_killed_run_in_one_work_tree_is_never_recovered_into_another() {
     child.wait().unwrap();
     assert_eq!(main.read("a.txt"), "a2 staged\n", "killed mid-run");
 
-    let in_linked = crate::support::output(
-        &main
-            .command(crate::support::BIN)
-            .args(["run", "--format", "json"])
-            .current_dir(&linked)
-            .output()
-            .unwrap(),
-    );
+    let in_linked = main.phasegate_in(&linked, &["run", "--format", "json"]);
     assert_eq!(in_linked.code, 0, "{in_linked:?}");
     assert_eq!(
         std::fs::read_to_string(linked.join("a.txt")).unwrap(),

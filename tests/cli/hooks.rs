@@ -209,14 +209,7 @@ fn hooks_go_where_git_runs_them() {
     main.write("a.txt", "a\n");
     main.commit_all("one");
     let linked = main.linked_worktree("linked");
-    let run = output(
-        &main
-            .command(BIN)
-            .arg("install")
-            .current_dir(&linked)
-            .output()
-            .unwrap(),
-    );
+    let run = main.phasegate_in(&linked, &["install"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(main.exists(".git/hooks/pre-commit"));
     main.git(&["worktree", "remove", "--force", &linked.to_string_lossy()]);
@@ -430,14 +423,7 @@ fn a_check_running_git_in_its_own_repository_never_reaches_the_one_being_committ
     std::fs::write(linked.join("phasegate.toml"), &config).unwrap();
     std::fs::write(linked.join("a.txt"), "two\n").unwrap();
     assert_eq!(in_linked(&["add", "phasegate.toml"]).code, 0);
-    let install = output(
-        &main
-            .command(BIN)
-            .arg("install")
-            .current_dir(&linked)
-            .output()
-            .unwrap(),
-    );
+    let install = main.phasegate_in(&linked, &["install"]);
     assert_eq!(install.code, 0, "{install:?}");
 
     let commit = in_linked(&["commit", "-qam", "two"]);

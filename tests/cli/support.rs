@@ -142,6 +142,19 @@ impl TestRepo {
         self.phasegate_with(args, &[])
     }
 
+    /// phasegate started in `dir` (a linked worktree, say), with this
+    /// repository's isolated environment.
+    pub fn phasegate_in(&self, dir: &std::path::Path, args: &[&str]) -> Run {
+        output(
+            &self
+                .command(BIN)
+                .args(args)
+                .current_dir(dir)
+                .output()
+                .unwrap(),
+        )
+    }
+
     pub fn phasegate_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = self.command(BIN);
         cmd.args(args);
