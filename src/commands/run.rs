@@ -299,7 +299,10 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
                 ));
                 None
             }
-            Err(e) => return stop(io, settings.profile, super::usage_error(e.to_string())),
+            Err(e @ crate::git::GitError::Revision { .. }) => {
+                return stop(io, settings.profile, super::usage_error(e.to_string()))
+            }
+            Err(e) => return stop(io, settings.profile, super::internal_error(&e)),
         },
         _ => None,
     };
