@@ -464,6 +464,16 @@ pub fn protect(
     threads: usize,
     pause: Pause<'_>,
 ) -> Result<Option<UnstagedGuard>, ProtectError> {
+    // Without a hint from the selection (a range run), the stat scan makes
+    // one, so only the files it names are compared.
+    let scanned;
+    let hint = match hint {
+        Some(hint) => Some(hint),
+        None => {
+            scanned = scan_hint(root, threads);
+            scanned.as_ref()
+        }
+    };
     // The common case, nothing unstaged and nothing left by a killed run,
     // needs neither the lock nor a single write. Candidates are compared
     // once, under the lock, where no other run can be moving files.
@@ -521,6 +531,16 @@ pub fn protect(
         .collect();
     pause("checked-out");
     Ok(Some(guard))
+}
+
+/// The tracked files whose stat data says they may differ from the index;
+/// `None` when the index is one libgit2 must read.
+fn scan_hint(root: &Path, threads: usize) -> Option<UnstagedHint> {
+    let repo = open(root).ok()?;
+    let own = super::read_own_index(&repo).ok()??;
+    let ((), candidates) = super::index::Scan::new(root, &own, super::index::StatCheck::of(&repo))
+        .alongside(threads, || ());
+    Some(UnstagedHint(candidates))
 }
 
 /// The first of `path`'s directories that is something else in the work
