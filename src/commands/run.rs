@@ -404,6 +404,24 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // committed: one comparison of the work tree with the index, after them.
     // (inotify would name the files touched, but tearing its watches down
     // waits for an RCU grace period, longer than the comparison.)
+    // Nor in a temporary checkout: what it holds is what is checked.
+    if let Some(Snapshot {
+        dir,
+        written: Some(written),
+    }) = &snapshot
+    {
+        match crate::git::changed_in_checkout(&root, dir, written) {
+            Ok(modified) if !modified.is_empty() => {
+                blocking.push(gate_finding(format!(
+                    "files were modified by {}: {}",
+                    describe_checks(&by),
+                    modified.join(", ")
+                )));
+            }
+            Ok(_) => {}
+            Err(e) => return stop(io, settings.profile, super::internal_error(&e)),
+        }
+    }
     if in_place && guard.is_none() {
         match crate::git::changed_in_work_tree(&root, ctx.cpus) {
             Ok(modified) if !modified.is_empty() => {
@@ -673,22 +691,25 @@ fn unknown<'a>(what: &str, name: &str, known: impl Iterator<Item = &'a String>) 
 /// A temporary checkout of the index, removed when dropped.
 struct Snapshot {
     dir: PathBuf,
+    written: Option<crate::git::Written>,
 }
 
 impl Snapshot {
     /// A checkout of the index.
     fn create(root: &Path, dir: &Path) -> Result<Snapshot, VerdictError> {
-        let snapshot = Snapshot::empty(dir)?;
-        crate::git::checkout_index_to(root, &snapshot.dir)
+        let mut snapshot = Snapshot::empty(dir)?;
+        let written = crate::git::checkout_index_to(root, &snapshot.dir)
             .map_err(|e| super::internal_error(&e))?;
+        snapshot.written = Some(written);
         Ok(snapshot)
     }
 
     /// A checkout of `commit`.
     fn of_commit(root: &Path, dir: &Path, commit: git2::Oid) -> Result<Snapshot, VerdictError> {
-        let snapshot = Snapshot::empty(dir)?;
-        crate::git::checkout_commit_to(root, commit, &snapshot.dir)
+        let mut snapshot = Snapshot::empty(dir)?;
+        let written = crate::git::checkout_commit_to(root, commit, &snapshot.dir)
             .map_err(|e| super::internal_error(&e))?;
+        snapshot.written = Some(written);
         Ok(snapshot)
     }
 
@@ -701,6 +722,7 @@ impl Snapshot {
         })?;
         Ok(Snapshot {
             dir: std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
+            written: None,
         })
     }
 }

@@ -201,7 +201,7 @@ fn open(root: &Path) -> Result<Repository, ProtectError> {
 /// What changes when anything writes a file: its times, inode, size and
 /// mode (`None`: the file is absent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FileStat {
+pub(super) struct FileStat {
     modified: (i64, i64),
     changed: (i64, i64),
     ino: u64,
@@ -210,7 +210,7 @@ struct FileStat {
 }
 
 impl FileStat {
-    fn of(path: &Path) -> Option<FileStat> {
+    pub(super) fn of(path: &Path) -> Option<FileStat> {
         use std::os::unix::fs::MetadataExt;
         let meta = fs::symlink_metadata(path).ok()?;
         Some(FileStat {
@@ -355,7 +355,7 @@ fn unstaged_diff<'r>(
 /// The files `diff` found modified that git would find unchanged: a filter
 /// program libgit2 cannot run (git-lfs, git-crypt) cleans their content
 /// into what is staged.
-fn unchanged_through_filters(
+pub(super) fn unchanged_through_filters(
     repo: &Repository,
     root: &Path,
     diff: &git2::Diff<'_>,

@@ -432,14 +432,94 @@ pub(super) fn range_diff<'r>(
         .map_err(|e| failed("the changes of the range", e))
 }
 
+/// A temporary checkout as it was written: where it came from, and each
+/// file's stat data, to tell afterwards what the checks changed in it.
+pub struct Written {
+    /// The commit checked out, or `None` for the index.
+    commit: Option<git2::Oid>,
+    files: Vec<(Vec<u8>, Option<super::protect::FileStat>)>,
+}
+
 /// Writes the index's content into `dir` (a temporary checkout), leaving the
 /// work tree and the index untouched.
-pub fn checkout_index_to(root: &Path, dir: &Path) -> Result<(), GitError> {
+pub fn checkout_index_to(root: &Path, dir: &Path) -> Result<Written, GitError> {
     let repo = open(root)?;
     let mut index = repo
         .index()
         .map_err(|source| super::repo::index_error(root, source))?;
-    checkout_to(&repo, root, &mut index, dir)
+    checkout_to(&repo, root, &mut index, dir, None)
+}
+
+/// The files of the checkout in `dir` that no longer hold what was written
+/// there: their stat data changed, and their content, compared through the
+/// repository's filters, is not what `written` came from.
+pub fn changed_in_checkout(
+    root: &Path,
+    dir: &Path,
+    written: &Written,
+) -> Result<Vec<String>, GitError> {
+    let candidates: Vec<&[u8]> = written
+        .files
+        .iter()
+        .filter(|(path, stat)| {
+            super::protect::FileStat::of(&dir.join(OsStr::from_bytes(path))) != *stat
+        })
+        .map(|(path, _)| path.as_slice())
+        .collect();
+    if candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    let repo = open(root)?;
+    repo.set_workdir(dir, false)
+        .map_err(|e| failed("the checkout's files", e))?;
+    let index = match written.commit {
+        Some(commit) => index_of(&repo, commit)?,
+        None => repo
+            .index()
+            .map_err(|source| super::repo::index_error(root, source))?,
+    };
+    let mut options = DiffOptions::new();
+    options
+        .include_typechange(true)
+        .include_untracked(false)
+        .ignore_submodules(true)
+        .disable_pathspec_match(true);
+    for path in candidates {
+        options.pathspec(path);
+    }
+    let diff = repo
+        .diff_index_to_workdir(Some(&index), Some(&mut options))
+        .map_err(|e| failed("the checkout's files", e))?;
+    let same = super::protect::unchanged_through_filters(&repo, dir, &diff).map_err(|e| {
+        GitError::Filter {
+            path: dir.to_path_buf(),
+            source: std::io::Error::other(e.to_string()),
+        }
+    })?;
+    Ok(diff
+        .deltas()
+        .filter_map(|delta| {
+            delta
+                .new_file()
+                .path_bytes()
+                .or(delta.old_file().path_bytes())
+        })
+        .filter(|path| !same.contains(*path))
+        .map(|path| String::from_utf8_lossy(path).into_owned())
+        .collect())
+}
+
+/// An index holding the files of `commit`, in memory.
+fn index_of(repo: &Repository, commit: git2::Oid) -> Result<git2::Index, GitError> {
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .map_err(|e| failed("the commit to check", e))?;
+    let mut index = git2::Index::new().map_err(|e| failed("an index of the commit", e))?;
+    index
+        .read_tree(&tree)
+        .map_err(|e| failed("an index of the commit", e))?;
+    Ok(index)
 }
 
 /// Every file of the commit `spec` names, relative to the root, without
@@ -521,17 +601,10 @@ pub fn commit_view(root: &Path, spec: &str) -> Result<CommitView, GitError> {
 
 /// Writes the files of `commit` into `dir` (a temporary checkout), leaving
 /// the work tree and the index untouched.
-pub fn checkout_commit_to(root: &Path, commit: git2::Oid, dir: &Path) -> Result<(), GitError> {
+pub fn checkout_commit_to(root: &Path, commit: git2::Oid, dir: &Path) -> Result<Written, GitError> {
     let repo = open(root)?;
-    let tree = repo
-        .find_commit(commit)
-        .and_then(|c| c.tree())
-        .map_err(|e| failed("the commit to check", e))?;
-    let mut index = git2::Index::new().map_err(|e| failed("an index of the commit", e))?;
-    index
-        .read_tree(&tree)
-        .map_err(|e| failed("an index of the commit", e))?;
-    checkout_to(&repo, root, &mut index, dir)
+    let mut index = index_of(&repo, commit)?;
+    checkout_to(&repo, root, &mut index, dir, Some(commit))
 }
 
 /// Writes `index`'s files into `dir`, as git would check them out.
@@ -540,7 +613,8 @@ fn checkout_to(
     root: &Path,
     index: &mut git2::Index,
     dir: &Path,
-) -> Result<(), GitError> {
+    commit: Option<git2::Oid>,
+) -> Result<Written, GitError> {
     let mut builder = git2::build::CheckoutBuilder::new();
     builder
         .force()
@@ -556,7 +630,15 @@ fn checkout_to(
             path: dir.to_path_buf(),
             source,
         }
-    })
+    })?;
+    let files = paths
+        .iter()
+        .map(|path| {
+            let stat = super::protect::FileStat::of(&dir.join(OsStr::from_bytes(path)));
+            (path.to_vec(), stat)
+        })
+        .collect();
+    Ok(Written { commit, files })
 }
 
 #[cfg(test)]

@@ -413,6 +413,17 @@ fn ranges_select_the_branch_changes_since_the_merge_base() {
     let log = repo.read(check(&v, "docs")["log"].as_str().unwrap());
     assert_eq!(log, "# feature\n");
     assert!(repo.exists("main-only.md"), "the work tree is untouched");
+    // A check that rewrites a file of the checkout changes what is checked.
+    repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], shell = true, command = \"echo '# tidied' > feature.md\" } ]\n");
+    let (code, v) = repo.verdict(&["--from-ref", "main", "--to-ref", "feature"]);
+    assert_eq!(code, 1, "{v:#}");
+    assert!(
+        v["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("files were modified by `docs`: feature.md"),
+        "{v:#}"
+    );
     let snapshots = repo.path().join(".git/phasegate/snapshots");
     assert!(snapshots
         .read_dir()
@@ -619,13 +630,30 @@ fn snapshot_isolation_never_touches_the_work_tree() {
     ));
     let before = snapshot(&repo);
     let (code, v) = repo.verdict(&[]);
-    assert_eq!(code, 0, "{v:#}");
+    // What the check wrote in the checkout is still a change to what is
+    // checked: the run fails, as it would in place.
+    assert_eq!(code, 1, "{v:#}");
+    let message = v["diagnostics"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("files were modified by `look`: a.txt"),
+        "{v:#}"
+    );
     assert_eq!(std::fs::read_to_string(&seen).unwrap(), "a2 staged\nb1\n");
     assert_eq!(
         snapshot(&repo),
         before,
         "not a byte of the work tree changes"
     );
+    // A check that only reads, or writes untracked files, passes; a file
+    // written again with the same content is no change.
+    repo.config(&format!(
+        "[gate]\nisolation = \"snapshot\"\n\n[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"cat a.txt b.txt > {}; cp a.txt x && mv x a.txt; echo out > new.log\" }} ]\n",
+        seen.display()
+    ));
+    let before = snapshot(&repo);
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(snapshot(&repo), before);
     let _ = std::fs::remove_file(seen);
 }
 
