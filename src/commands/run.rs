@@ -199,6 +199,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         summary: mode,
         notes: selection_notes,
         unstaged,
+        held,
     } = match select_files(ctx, args, &root, repo.is_some(), early) {
         Ok(selection) => selection,
         Err(error) => return stop(io, config.gate.profile, error),
@@ -423,7 +424,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         }
     }
     if in_place && guard.is_none() {
-        match crate::git::changed_in_work_tree(&root, ctx.cpus) {
+        match crate::git::changed_in_work_tree(&root, ctx.cpus, held.and_then(HeldLater::take)) {
             Ok(modified) if !modified.is_empty() => {
                 blocking.push(gate_finding(format!(
                     "files were modified by {}: {}",
@@ -886,6 +887,9 @@ struct Selected {
     /// For a staged run: the only tracked files that may have unstaged
     /// changes, found while the staged files were.
     unstaged: Option<crate::git::UnstagedHint>,
+    /// For a staged run: what its selection read, for the comparison after
+    /// the checks.
+    held: Option<HeldLater>,
 }
 
 impl Selected {
@@ -895,15 +899,27 @@ impl Selected {
             summary,
             notes,
             unstaged: None,
+            held: None,
         }
     }
 }
 
 /// A staged selection begun on its own thread. Its answer arrives before
-/// the thread lets go of the index and repository it read.
+/// the thread lets go of the index and repository it read; it keeps them
+/// for the comparison after the checks when nothing will be set aside.
 struct EarlySelection {
     answer: std::sync::mpsc::Receiver<Result<crate::git::StagedSelection, crate::git::GitError>>,
-    thread: std::thread::JoinHandle<()>,
+    thread: std::thread::JoinHandle<Option<crate::git::Held>>,
+}
+
+/// The index and repository the early selection read, once its thread is
+/// joined.
+struct HeldLater(std::thread::JoinHandle<Option<crate::git::Held>>);
+
+impl HeldLater {
+    fn take(self) -> Option<crate::git::Held> {
+        self.0.join().ok().flatten()
+    }
 }
 
 impl EarlySelection {
@@ -911,19 +927,27 @@ impl EarlySelection {
         let (tx, answer) = std::sync::mpsc::sync_channel(1);
         let thread = std::thread::spawn(move || {
             let (selection, held) = crate::git::staged_selection_held(&root, cpus);
+            let wanted = held.wanted_after(&selection);
             let _ = tx.send(selection);
-            drop(held);
+            // Otherwise freed here, away from the critical path.
+            wanted.then_some(held)
         });
         EarlySelection { answer, thread }
     }
 
-    /// The answer; a panic on the thread is resumed here.
-    fn join(self) -> Result<crate::git::StagedSelection, crate::git::GitError> {
+    /// The answer, and what the thread keeps; a panic on the thread is
+    /// resumed here.
+    fn join(
+        self,
+    ) -> (
+        Result<crate::git::StagedSelection, crate::git::GitError>,
+        HeldLater,
+    ) {
         match self.answer.recv() {
-            Ok(answer) => answer,
+            Ok(answer) => (answer, HeldLater(self.thread)),
             Err(_) => match self.thread.join() {
                 Err(panic) => std::panic::resume_unwind(panic),
-                Ok(()) => unreachable!("the selection thread sends its answer before it ends"),
+                Ok(_) => unreachable!("the selection thread sends its answer before it ends"),
             },
         }
     }
@@ -1038,17 +1062,21 @@ fn select_files(
             "staged files need a git repository".to_string(),
         )),
         SelectionRequest::Default | SelectionRequest::Staged => {
-            let staged = match early {
-                Some(early) => early.join(),
-                None => crate::git::staged_selection(root, ctx.cpus),
-            }
-            .map_err(git)?;
+            let (staged, held) = match early {
+                Some(early) => {
+                    let (staged, held) = early.join();
+                    (staged, Some(held))
+                }
+                None => (crate::git::staged_selection(root, ctx.cpus), None),
+            };
+            let staged = staged.map_err(git)?;
             let s = summary("staged", &staged.files, None);
             Ok(Selected {
                 files: staged.files,
                 summary: s,
                 notes,
                 unstaged: staged.unstaged,
+                held,
             })
         }
     }

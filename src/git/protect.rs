@@ -714,7 +714,7 @@ impl UnstagedGuard {
             left.get(path)
                 .is_some_and(|stat| *stat == FileStat::of(&self.root.join(OsStr::from_bytes(path))))
         };
-        let changed = changed_since(&self.root, self.threads, as_left)?;
+        let changed = changed_since(&self.root, self.threads, None, as_left)?;
         Ok(changed
             .into_iter()
             // Intent-to-add files were set aside on purpose.
@@ -814,8 +814,12 @@ impl Drop for UnstagedGuard {
 
 /// The tracked files of `root` whose work-tree state no longer matches the
 /// index: what the checks changed when nothing was set aside.
-pub fn changed_in_work_tree(root: &Path, threads: usize) -> Result<Vec<String>, ProtectError> {
-    Ok(changed_since(root, threads, |_| false)?
+pub fn changed_in_work_tree(
+    root: &Path,
+    threads: usize,
+    held: Option<super::Held>,
+) -> Result<Vec<String>, ProtectError> {
+    Ok(changed_since(root, threads, held, |_| false)?
         .into_iter()
         .map(|path| String::from_utf8_lossy(&path).into_owned())
         .collect())
@@ -829,10 +833,19 @@ pub fn changed_in_work_tree(root: &Path, threads: usize) -> Result<Vec<String>, 
 fn changed_since(
     root: &Path,
     threads: usize,
+    held: Option<super::Held>,
     unchanged: impl Fn(&[u8]) -> bool,
 ) -> Result<Vec<Vec<u8>>, ProtectError> {
-    let repo = open(root)?;
-    let own = super::read_own_index(&repo).ok().flatten();
+    // The repository and index the selection read, when it hands them on:
+    // nothing of phasegate's changed them since.
+    let (repo, own) = match held.and_then(super::Held::into_parts) {
+        Some((index, repo)) => (repo, Some(index)),
+        None => {
+            let repo = open(root)?;
+            let own = super::read_own_index(&repo).ok().flatten();
+            (repo, own)
+        }
+    };
     let only = own.as_ref().map(|own| {
         let ((), candidates) =
             super::index::Scan::new(root, own, super::index::StatCheck::of(&repo))

@@ -87,12 +87,24 @@ pub fn staged_selection(root: &Path, threads: usize) -> Result<StagedSelection, 
 }
 
 /// What a staged selection read (the repository and its index), handed
-/// back so the caller can let go of it when it suits: freeing a large
-/// index costs a fraction of a millisecond that need not be waited for.
-pub struct Held(
-    #[expect(dead_code, reason = "held only to be dropped when the caller chooses")]
-    Option<(Index, Repository)>,
-);
+/// back so the caller can let go of it when it suits (freeing a large index
+/// costs a fraction of a millisecond that need not be waited for), or use
+/// it again to compare the work tree after the checks.
+pub struct Held(Option<(Index, Repository)>);
+
+impl Held {
+    /// Whether the selection found no candidate for an unstaged change:
+    /// then nothing is set aside, and the work tree is compared with this
+    /// index after the checks.
+    pub fn wanted_after(&self, selection: &Result<StagedSelection, GitError>) -> bool {
+        self.0.is_some()
+            && matches!(selection, Ok(StagedSelection { unstaged: Some(hint), .. }) if hint.0.is_empty())
+    }
+
+    pub(super) fn into_parts(self) -> Option<(Index, Repository)> {
+        self.0
+    }
+}
 
 /// `staged_selection`, with what it read still held.
 pub fn staged_selection_held(
