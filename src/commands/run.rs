@@ -316,12 +316,12 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
             format!("{to} ({commit:.10})")
         };
         notes.push(format!("the checks ran in a checkout of {named}: {why}"));
-        match Snapshot::of_commit(&root, &snapshot_dir, commit) {
+        match Snapshot::create(&root, &snapshot_dir, Some(commit)) {
             Ok(snapshot) => Some(snapshot),
             Err(error) => return stop(io, settings.profile, error),
         }
     } else if staged && config.gate.isolation == config::Isolation::Snapshot {
-        match Snapshot::create(&root, &snapshot_dir) {
+        match Snapshot::create(&root, &snapshot_dir, None) {
             Ok(snapshot) => Some(snapshot),
             Err(error) => return stop(io, settings.profile, error),
         }
@@ -399,53 +399,30 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         runner::run_checks(&plans, jobs, &mut |_| {})
     };
 
-    let mut blocking = Vec::new();
-    let by: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
-    // With nothing set aside the checks still must not change what is
-    // committed: one comparison of the work tree with the index, after them.
-    // (inotify would name the files touched, but tearing its watches down
-    // waits for an RCU grace period, longer than the comparison.)
-    // Nor in a temporary checkout: what it holds is what is checked.
-    if let Some(Snapshot {
-        dir,
-        written: Some(written),
-    }) = &snapshot
-    {
-        match crate::git::changed_in_checkout(&root, dir, written) {
-            Ok(modified) if !modified.is_empty() => {
-                blocking.push(gate_finding(format!(
-                    "files were modified by {}: {}",
-                    describe_checks(&by),
-                    modified.join(", ")
-                )));
-            }
-            Ok(_) => {}
+    // The files the checks changed: what is checked must stay what was
+    // selected, one comparison after the checks wherever they ran.
+    let mut modified = Vec::new();
+    // In a temporary checkout, with what was written there.
+    if let Some(snapshot) = &snapshot {
+        match crate::git::changed_in_checkout(&root, &snapshot.dir, &snapshot.written) {
+            Ok(changed) => modified.extend(changed),
             Err(e) => return stop(io, settings.profile, super::internal_error(&e)),
         }
     }
+    // In place with nothing set aside, with the index. (inotify would name
+    // the files touched, but tearing its watches down waits for an RCU
+    // grace period, longer than the comparison.)
     if in_place && guard.is_none() {
         match crate::git::changed_in_work_tree(&root, ctx.cpus, held.and_then(HeldLater::take)) {
-            Ok(modified) if !modified.is_empty() => {
-                blocking.push(gate_finding(format!(
-                    "files were modified by {}: {}",
-                    describe_checks(&by),
-                    modified.join(", ")
-                )));
-            }
-            Ok(_) => {}
+            Ok(changed) => modified.extend(changed),
             Err(e) => return stop(io, settings.profile, super::internal_error(&e)),
         }
     }
+    // In place with changes set aside, by the guard that puts them back.
     if let Some(guard) = guard {
         match guard.finish(&pause, &run_dir.path.join("dropped")) {
             Ok(after) => {
-                if !after.modified.is_empty() {
-                    blocking.push(gate_finding(format!(
-                        "files were modified by {}: {}",
-                        describe_checks(&by),
-                        after.modified.join(", ")
-                    )));
-                }
+                modified.extend(after.modified);
                 if !after.conflicts.is_empty() {
                     let kept = after.kept.map_or_else(String::new, |dir| {
                         format!(" (their versions are kept in {})", dir.display())
@@ -465,6 +442,15 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
                 return stop(io, settings.profile, error);
             }
         }
+    }
+    let mut blocking = Vec::new();
+    if !modified.is_empty() {
+        let by: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
+        blocking.push(gate_finding(format!(
+            "files were modified by {}: {}",
+            describe_checks(&by),
+            modified.join(", ")
+        )));
     }
 
     let pinned: Vec<(String, String)> = runner::PINNED_ENV
@@ -689,42 +675,39 @@ fn unknown<'a>(what: &str, name: &str, known: impl Iterator<Item = &'a String>) 
     message
 }
 
-/// A temporary checkout of the index, removed when dropped.
+/// A temporary checkout of the index or of a commit, removed when dropped.
 struct Snapshot {
     dir: PathBuf,
-    written: Option<crate::git::Written>,
+    /// What was written there, to tell what the checks changed.
+    written: crate::git::Written,
 }
 
 impl Snapshot {
-    /// A checkout of the index.
-    fn create(root: &Path, dir: &Path) -> Result<Snapshot, VerdictError> {
-        let mut snapshot = Snapshot::empty(dir)?;
-        let written = crate::git::checkout_index_to(root, &snapshot.dir)
-            .map_err(|e| super::internal_error(&e))?;
-        snapshot.written = Some(written);
-        Ok(snapshot)
-    }
-
-    /// A checkout of `commit`.
-    fn of_commit(root: &Path, dir: &Path, commit: git2::Oid) -> Result<Snapshot, VerdictError> {
-        let mut snapshot = Snapshot::empty(dir)?;
-        let written = crate::git::checkout_commit_to(root, commit, &snapshot.dir)
-            .map_err(|e| super::internal_error(&e))?;
-        snapshot.written = Some(written);
-        Ok(snapshot)
-    }
-
-    fn empty(dir: &Path) -> Result<Snapshot, VerdictError> {
+    /// A checkout in `dir` of `commit`, or of the index when `None`.
+    fn create(
+        root: &Path,
+        dir: &Path,
+        commit: Option<git2::Oid>,
+    ) -> Result<Snapshot, VerdictError> {
         std::fs::create_dir_all(dir).map_err(|e| {
             super::internal_message(format!(
                 "failed to create the snapshot `{}`: {e}",
                 dir.display()
             ))
         })?;
-        Ok(Snapshot {
-            dir: std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
-            written: None,
-        })
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let written = match commit {
+            Some(commit) => crate::git::checkout_commit_to(root, commit, &dir),
+            None => crate::git::checkout_index_to(root, &dir),
+        };
+        match written {
+            Ok(written) => Ok(Snapshot { dir, written }),
+            Err(e) => {
+                // Half a checkout is only disk space, but it is not left.
+                let _ = std::fs::remove_dir_all(&dir);
+                Err(super::internal_error(&e))
+            }
+        }
     }
 }
 

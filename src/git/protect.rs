@@ -355,7 +355,7 @@ fn unstaged_diff<'r>(
 /// The files `diff` found modified that git would find unchanged: a filter
 /// program libgit2 cannot run (git-lfs, git-crypt) cleans their content
 /// into what is staged.
-pub(super) fn unchanged_through_filters(
+fn unchanged_through_filters(
     repo: &Repository,
     root: &Path,
     diff: &git2::Diff<'_>,
@@ -538,28 +538,46 @@ pub fn protect(
 fn scan_hint(root: &Path, threads: usize) -> Option<UnstagedHint> {
     let repo = open(root).ok()?;
     let own = super::read_own_index(&repo).ok()??;
-    let ((), candidates) = super::index::Scan::new(root, &own, super::index::StatCheck::of(&repo))
-        .alongside(threads, || ());
-    Some(UnstagedHint(candidates))
+    Some(UnstagedHint(stat_candidates(&repo, root, &own, threads)))
 }
 
-/// The first of `path`'s directories that is something else in the work
-/// tree (a symbolic link, a file): git sees nothing of `path` beyond it, and
-/// writing `path` would go through a link to a file outside the repository
-/// or untracked. A directory that is missing is not in the way.
-fn parent_in_the_way(root: &Path, path: &[u8]) -> Option<(PathBuf, &'static str)> {
-    let slash = memchr::memrchr(b'/', path)?;
+/// The tracked files of `own` whose stat data in the work tree at `root`
+/// says they may differ from it, found on `threads` threads.
+fn stat_candidates(
+    repo: &Repository,
+    root: &Path,
+    own: &super::index::Index,
+    threads: usize,
+) -> Vec<Vec<u8>> {
+    let scan = super::index::Scan::new(root, own, super::index::StatCheck::of(repo));
+    let ((), candidates) = scan.alongside(threads, || ());
+    candidates
+}
+
+/// An error when one of `path`'s directories is something else in the
+/// work tree (a symbolic link, a file): git sees nothing of `path` beyond
+/// it, and writing `path` would go through a link to a file outside the
+/// repository or untracked. A directory that is missing is not in the way.
+fn no_parent_in_the_way(root: &Path, path: &[u8]) -> Result<(), ProtectError> {
+    let Some(slash) = memchr::memrchr(b'/', path) else {
+        return Ok(());
+    };
     let mut parent = root.to_path_buf();
     for name in path[..slash].split(|&b| b == b'/') {
         parent.push(OsStr::from_bytes(name));
-        match fs::symlink_metadata(&parent) {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(meta) if meta.file_type().is_symlink() => return Some((parent, "a symbolic link")),
-            Ok(_) => return Some((parent, "a file")),
-            Err(_) => return None,
-        }
+        let what = match fs::symlink_metadata(&parent) {
+            Ok(meta) if meta.is_dir() => continue,
+            Ok(meta) if meta.file_type().is_symlink() => "a symbolic link",
+            Ok(_) => "a file",
+            Err(_) => return Ok(()),
+        };
+        return Err(ProtectError::ParentInTheWay {
+            path: root.join(OsStr::from_bytes(path)),
+            parent,
+            what,
+        });
     }
-    None
+    Ok(())
 }
 
 /// Copies every entry's work-tree state into `dir`, with the journal,
@@ -583,14 +601,8 @@ fn save(
     let mut pack = fs::File::create(&saved).map_err(io_error("create", &saved))?;
     let mut offset = 0u64;
     for (n, mut entry) in entries.into_iter().enumerate() {
+        no_parent_in_the_way(root, &entry.path)?;
         let source = root.join(entry.rel());
-        if let Some((parent, what)) = parent_in_the_way(root, &entry.path) {
-            return Err(ProtectError::ParentInTheWay {
-                path: source,
-                parent,
-                what,
-            });
-        }
         // The length of the copy written, streamed: a file may be larger
         // than memory.
         let copied = match fs::symlink_metadata(&source) {
@@ -847,10 +859,7 @@ fn changed_since(
         }
     };
     let only = own.as_ref().map(|own| {
-        let ((), candidates) =
-            super::index::Scan::new(root, own, super::index::StatCheck::of(&repo))
-                .alongside(threads, || ());
-        candidates
+        stat_candidates(&repo, root, own, threads)
             .into_iter()
             .filter(|path| !unchanged(path))
             .collect::<Vec<_>>()
@@ -859,13 +868,56 @@ fn changed_since(
         return Ok(Vec::new());
     }
     let index = repo.index().map_err(git_error("read the index"))?;
-    let diff = unstaged_diff(&repo, &index, only.as_deref())?;
-    let same = unchanged_through_filters(&repo, root, &diff)?;
+    differing(&repo, &index, root, only.as_deref())
+}
+
+/// Of `only` (every tracked file when `None`), those whose state in the
+/// work tree of `repo` (at `work_tree`) differs from `index`, compared
+/// through the repository's filters.
+fn differing(
+    repo: &Repository,
+    index: &git2::Index,
+    work_tree: &Path,
+    only: Option<&[Vec<u8>]>,
+) -> Result<Vec<Vec<u8>>, ProtectError> {
+    let diff = unstaged_diff(repo, index, only)?;
+    let same = unchanged_through_filters(repo, work_tree, &diff)?;
     Ok(diff
         .deltas()
         .filter_map(|delta| delta.new_file().path_bytes())
         .filter(|path| !same.contains(*path))
         .map(<[u8]>::to_vec)
+        .collect())
+}
+
+/// The files of the temporary checkout in `dir` that no longer hold what
+/// was written there: their stat data changed, and their content, compared
+/// through the repository's filters, is not what `written` came from.
+pub fn changed_in_checkout(
+    root: &Path,
+    dir: &Path,
+    written: &super::Written,
+) -> Result<Vec<String>, ProtectError> {
+    let candidates: Vec<Vec<u8>> = written
+        .files
+        .iter()
+        .filter(|(path, stat)| FileStat::of(&dir.join(OsStr::from_bytes(path))) != *stat)
+        .map(|(path, _)| path.clone())
+        .collect();
+    if candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    let repo = open(root)?;
+    repo.set_workdir(dir, false)
+        .map_err(git_error("compare the checkout's files"))?;
+    let index = match written.commit {
+        Some(commit) => super::select::index_of(&repo, commit)
+            .map_err(git_error("read the files of the commit checked out"))?,
+        None => repo.index().map_err(git_error("read the index"))?,
+    };
+    Ok(differing(&repo, &index, dir, Some(&candidates))?
+        .into_iter()
+        .map(|path| String::from_utf8_lossy(&path).into_owned())
         .collect())
 }
 
@@ -919,16 +971,10 @@ fn restore_entries(
     pause: Pause<'_>,
 ) -> Result<(), ProtectError> {
     for (n, entry) in entries.iter().enumerate() {
-        let target = root.join(entry.rel());
         // A check put a link (or a file) where a directory was: nothing is
         // written through it, and the copies wait in the journal.
-        if let Some((parent, what)) = parent_in_the_way(root, &entry.path) {
-            return Err(ProtectError::ParentInTheWay {
-                path: target,
-                parent,
-                what,
-            });
-        }
+        no_parent_in_the_way(root, &entry.path)?;
+        let target = root.join(entry.rel());
         match &entry.saved {
             None => match fs::remove_file(&target) {
                 Ok(()) => {}

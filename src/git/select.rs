@@ -448,8 +448,8 @@ pub(super) fn range_diff<'r>(
 /// file's stat data, to tell afterwards what the checks changed in it.
 pub struct Written {
     /// The commit checked out, or `None` for the index.
-    commit: Option<git2::Oid>,
-    files: Vec<(Vec<u8>, Option<super::protect::FileStat>)>,
+    pub(super) commit: Option<git2::Oid>,
+    pub(super) files: Vec<(Vec<u8>, Option<super::protect::FileStat>)>,
 }
 
 /// Writes the index's content into `dir` (a temporary checkout), leaving the
@@ -462,75 +462,11 @@ pub fn checkout_index_to(root: &Path, dir: &Path) -> Result<Written, GitError> {
     checkout_to(&repo, root, &mut index, dir, None)
 }
 
-/// The files of the checkout in `dir` that no longer hold what was written
-/// there: their stat data changed, and their content, compared through the
-/// repository's filters, is not what `written` came from.
-pub fn changed_in_checkout(
-    root: &Path,
-    dir: &Path,
-    written: &Written,
-) -> Result<Vec<String>, GitError> {
-    let candidates: Vec<&[u8]> = written
-        .files
-        .iter()
-        .filter(|(path, stat)| {
-            super::protect::FileStat::of(&dir.join(OsStr::from_bytes(path))) != *stat
-        })
-        .map(|(path, _)| path.as_slice())
-        .collect();
-    if candidates.is_empty() {
-        return Ok(Vec::new());
-    }
-    let repo = open(root)?;
-    repo.set_workdir(dir, false)
-        .map_err(|e| failed("the checkout's files", e))?;
-    let index = match written.commit {
-        Some(commit) => index_of(&repo, commit)?,
-        None => repo
-            .index()
-            .map_err(|source| super::repo::index_error(root, source))?,
-    };
-    let mut options = DiffOptions::new();
-    options
-        .include_typechange(true)
-        .include_untracked(false)
-        .ignore_submodules(true)
-        .disable_pathspec_match(true);
-    for path in candidates {
-        options.pathspec(path);
-    }
-    let diff = repo
-        .diff_index_to_workdir(Some(&index), Some(&mut options))
-        .map_err(|e| failed("the checkout's files", e))?;
-    let same = super::protect::unchanged_through_filters(&repo, dir, &diff).map_err(|e| {
-        GitError::Filter {
-            path: dir.to_path_buf(),
-            source: std::io::Error::other(e.to_string()),
-        }
-    })?;
-    Ok(diff
-        .deltas()
-        .filter_map(|delta| {
-            delta
-                .new_file()
-                .path_bytes()
-                .or(delta.old_file().path_bytes())
-        })
-        .filter(|path| !same.contains(*path))
-        .map(|path| String::from_utf8_lossy(path).into_owned())
-        .collect())
-}
-
 /// An index holding the files of `commit`, in memory.
-fn index_of(repo: &Repository, commit: git2::Oid) -> Result<git2::Index, GitError> {
-    let tree = repo
-        .find_commit(commit)
-        .and_then(|c| c.tree())
-        .map_err(|e| failed("the commit to check", e))?;
-    let mut index = git2::Index::new().map_err(|e| failed("an index of the commit", e))?;
-    index
-        .read_tree(&tree)
-        .map_err(|e| failed("an index of the commit", e))?;
+pub(super) fn index_of(repo: &Repository, commit: git2::Oid) -> Result<git2::Index, git2::Error> {
+    let tree = repo.find_commit(commit)?.tree()?;
+    let mut index = git2::Index::new()?;
+    index.read_tree(&tree)?;
     Ok(index)
 }
 
@@ -615,7 +551,7 @@ pub fn commit_view(root: &Path, spec: &str) -> Result<CommitView, GitError> {
 /// the work tree and the index untouched.
 pub fn checkout_commit_to(root: &Path, commit: git2::Oid, dir: &Path) -> Result<Written, GitError> {
     let repo = open(root)?;
-    let mut index = index_of(&repo, commit)?;
+    let mut index = index_of(&repo, commit).map_err(|e| failed("the commit to check", e))?;
     checkout_to(&repo, root, &mut index, dir, Some(commit))
 }
 
