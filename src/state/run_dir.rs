@@ -118,28 +118,31 @@ struct InvocationRecord<'a> {
     output_bytes: u64,
 }
 
-/// Whether the run that owns `dir` is still going: it holds the directory
-/// locked. A run that ended, however it ended, does not.
-/// Whether the run of `dir` has surely ended: its directory is gone, or
-/// its lock can be taken. Where locks are not supported this cannot be
-/// known, and the answer is no.
-pub(super) fn surely_ended(dir: &Path) -> bool {
-    match fs::File::open(dir) {
-        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
-        Ok(handle) => {
-            rustix::fs::flock(&handle, rustix::fs::FlockOperation::NonBlockingLockShared).is_ok()
-        }
-    }
+/// What the lock on a run's directory says of its run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RunState {
+    /// The directory is gone.
+    Gone,
+    /// The run holds its directory locked: it is still going.
+    Going,
+    /// Nothing holds the lock: the run ended, however it ended.
+    Ended,
+    /// The directory cannot be opened, or the file system has no locks.
+    Unknown,
 }
 
-pub(super) fn still_going(dir: &Path) -> bool {
-    let Ok(handle) = fs::File::open(dir) else {
-        return false;
+/// The state of the run that owns `dir`.
+pub(super) fn run_state(dir: &Path) -> RunState {
+    let handle = match fs::File::open(dir) {
+        Ok(handle) => handle,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return RunState::Gone,
+        Err(_) => return RunState::Unknown,
     };
-    matches!(
-        rustix::fs::flock(&handle, rustix::fs::FlockOperation::NonBlockingLockShared),
-        Err(rustix::io::Errno::WOULDBLOCK)
-    )
+    match rustix::fs::flock(&handle, rustix::fs::FlockOperation::NonBlockingLockShared) {
+        Ok(()) => RunState::Ended,
+        Err(rustix::io::Errno::WOULDBLOCK) => RunState::Going,
+        Err(_) => RunState::Unknown,
+    }
 }
 
 fn termination_record(termination: &Termination) -> serde_json::Value {

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::lock::write_atomic_with;
+use super::run_dir::RunState;
 
 pub const STATE_SCHEMA: &str = "phasegate/state/v1";
 /// Runs remembered in `state.json`.
@@ -185,16 +186,18 @@ pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
     let mut removed = 0;
     for dir in dirs[..excess]
         .iter()
-        .filter(|d| !super::run_dir::still_going(d))
+        .filter(|d| super::run_dir::run_state(d) != RunState::Going)
     {
         fs::remove_dir_all(dir)?;
         removed += 1;
     }
     // The temporary checkout of a run that was killed (a whole work tree)
-    // goes too, once its run has surely ended.
+    // goes too, once its run has surely ended (never where locks cannot
+    // tell).
     if let Ok(snapshots) = fs::read_dir(state_dir.join("snapshots")) {
         for snapshot in snapshots.filter_map(Result::ok) {
-            if super::run_dir::surely_ended(&runs.join(snapshot.file_name())) {
+            let run = super::run_dir::run_state(&runs.join(snapshot.file_name()));
+            if matches!(run, RunState::Gone | RunState::Ended) {
                 fs::remove_dir_all(snapshot.path())?;
             }
         }
