@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::support::{check, TestRepo, BIN};
+use crate::support::{check, wait_for, TestRepo, BIN};
 
 fn state(repo: &TestRepo) -> PathBuf {
     repo.path().join(".git/phasegate")
@@ -375,23 +375,14 @@ fn a_run_still_going_is_never_pruned_by_another() {
         .spawn()
         .unwrap();
     let runs = state(&repo).join("runs");
-    let started = std::time::Instant::now();
-    let slow_dir = loop {
-        let found = std::fs::read_dir(&runs)
+    let slow_dir = wait_for("the slow run to start its check", || {
+        std::fs::read_dir(&runs)
             .into_iter()
             .flatten()
             .filter_map(Result::ok)
             .map(|e| e.path())
-            .find(|p| p.join("wait.log").exists());
-        if let Some(dir) = found {
-            break dir;
-        }
-        assert!(
-            started.elapsed().as_secs() < 60,
-            "the slow run never started its check"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    };
+            .find(|p| p.join("wait.log").exists())
+    });
     // Two quick runs while the slow one waits: with one run kept, each
     // prunes what is older than itself, except a run still going.
     let mut quick = Vec::new();
@@ -481,18 +472,13 @@ fn a_killed_run_s_snapshot_is_pruned_and_a_live_one_is_not() {
         .spawn()
         .unwrap();
     let snapshots = state(&repo).join("snapshots");
-    let started = std::time::Instant::now();
-    while !std::fs::read_dir(&snapshots)
-        .unwrap()
-        .filter_map(Result::ok)
-        .any(|e| e.path() != leftover && e.path().join("a.txt").exists())
-    {
-        assert!(
-            started.elapsed().as_secs() < 60,
-            "the slow run made no snapshot"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_for("the slow run's snapshot", || {
+        std::fs::read_dir(&snapshots)
+            .unwrap()
+            .filter_map(Result::ok)
+            .any(|e| e.path() != leftover && e.path().join("a.txt").exists())
+            .then_some(())
+    });
     // Another run prunes while the slow one is still in its snapshot.
     let (code, v) = repo.verdict(&["--all-files", "--check", "quick"]);
     let pruned = !leftover.exists();

@@ -189,6 +189,19 @@ impl TestRepo {
     }
 }
 
+/// What `probe` finds, asked every 10 ms; the test fails when it has found
+/// nothing after a minute, saying it was waiting for `what`.
+pub fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(started.elapsed().as_secs() < 60, "still waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 pub fn output(out: &Output) -> Run {
     Run {
         code: out.status.code().unwrap_or(-1),
