@@ -81,5 +81,6 @@ pub fn plan_check(
             .get("PATH")
             .map(Into::into)
             .or_else(|| path.map(OsStr::to_os_string)),
+        groups: None,
     })
 }

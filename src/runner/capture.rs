@@ -16,10 +16,16 @@ pub const HEAD_BYTES: usize = 64 * 1024;
 pub const TAIL_BYTES: usize = 64 * 1024;
 /// Longer lines are cut to this length before parsing.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
+/// The log keeps this much of the output from its start, then the last
+/// `TAIL_BYTES`: a check printing without end (a background `yes`) must not
+/// fill the disk before its timeout.
+pub const LOG_LIMIT: u64 = 1 << 30;
 
 pub struct Capture {
     log: Option<BufWriter<File>>,
     log_error: Option<io::Error>,
+    /// Bytes of output the log takes before it is cut.
+    log_limit: u64,
     head: Vec<u8>,
     tail: Vec<u8>,
     total: u64,
@@ -37,6 +43,7 @@ impl Capture {
         Capture {
             log: Some(BufWriter::with_capacity(64 * 1024, log)),
             log_error: None,
+            log_limit: LOG_LIMIT,
             head: Vec::new(),
             tail: Vec::new(),
             total: 0,
@@ -57,8 +64,12 @@ impl Capture {
     pub fn push(&mut self, bytes: &[u8]) {
         let chunk_start = self.total;
         self.total += bytes.len() as u64;
-        if let Some(log) = self.log.as_mut() {
-            if let Err(e) = log.write_all(bytes) {
+        // Up to the limit; the rest of the output is left out of the log,
+        // whose end gets the last bytes when the check is over.
+        let room = self.log_limit.saturating_sub(chunk_start);
+        let logged = &bytes[..bytes.len().min(usize::try_from(room).unwrap_or(usize::MAX))];
+        if let Some(log) = self.log.as_mut().filter(|_| !logged.is_empty()) {
+            if let Err(e) = log.write_all(logged) {
                 // Keep running: the verdict matters more than the copy, and
                 // the error is reported with the outcome.
                 self.log_error = Some(e);
@@ -148,6 +159,22 @@ impl Capture {
             self.flush_line(self.total);
         }
         if let Some(mut log) = self.log.take() {
+            if self.total > self.log_limit {
+                let left_out = self.total - self.log_limit;
+                let tail_len =
+                    usize::try_from(left_out).map_or(self.tail.len(), |n| n.min(self.tail.len()));
+                let tail = &self.tail[self.tail.len() - tail_len..];
+                let note = format!(
+                    "\n[phasegate: the log stops at {} bytes; {} more were printed, of which the last {} follow]\n",
+                    self.log_limit, left_out, tail_len
+                );
+                if let Err(e) = log
+                    .write_all(note.as_bytes())
+                    .and_then(|()| log.write_all(tail))
+                {
+                    self.log_error = Some(e);
+                }
+            }
             if let Err(e) = log.flush() {
                 self.log_error = Some(e);
             }
@@ -197,6 +224,41 @@ mod tests {
             dir,
         );
         Capture::new(log, extractor)
+    }
+
+    #[test]
+    fn a_log_past_its_limit_keeps_its_start_and_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = capture(dir.path());
+        c.log_limit = 1000;
+        c.push(&[b'a'; 900]);
+        c.push(&[b'b'; 200]);
+        for _ in 0..100 {
+            c.push(&[b'c'; 1000]);
+        }
+        c.push(b"last words\n");
+        let done = c.finish();
+        assert!(done.log_error.is_none());
+        let log = std::fs::read(dir.path().join("c.log")).unwrap();
+        let text = String::from_utf8_lossy(&log);
+        assert!(
+            text.starts_with(&format!(
+                "{}{}\n[phasegate: the log stops at 1000 bytes; 100111 more",
+                "a".repeat(900),
+                "b".repeat(100)
+            )),
+            "{}",
+            &text[..1100]
+        );
+        assert!(text.ends_with(
+            "cccc last words\n"
+                .trim_start_matches("cccc ")
+                .to_string()
+                .as_str()
+        ));
+        assert!(log.len() < 1000 + 200 + 2 * TAIL_BYTES);
+        // What was parsed and counted is the whole output.
+        assert_eq!(done.output.total_bytes, 1100 + 100_000 + 11);
     }
 
     #[test]

@@ -56,6 +56,10 @@ pub struct CheckPlan {
     pub root: PathBuf,
     /// The `PATH` the child sees, where its program is looked up.
     pub path: Option<std::ffi::OsString>,
+    /// A file where each process group the check starts is recorded while
+    /// it runs, for a later run to stop if phasegate is killed meanwhile
+    /// (see `stop_recorded_groups`).
+    pub groups: Option<PathBuf>,
 }
 
 /// How a check's process(es) ended.

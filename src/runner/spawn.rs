@@ -271,6 +271,9 @@ fn run_invocation(
     let Some(pgid) = reader.pids().first().copied() else {
         return Termination::SpawnFailed("the process has no id".to_string());
     };
+    if let Some(groups) = &plan.groups {
+        sys::record_group(groups, pgid);
+    }
 
     let (tx, rx) = mpsc::sync_channel::<Msg>(8);
     // Read buffers travel back to the pump to be filled again.
@@ -344,6 +347,10 @@ fn watch(
     capture: &mut Capture,
 ) -> Stop {
     let mut leader_exited: Option<Instant> = None;
+    // The deadline, the interrupt flag and the leader are looked at every
+    // `POLL`, output or not: a check that never stops printing must still
+    // time out and be interruptible.
+    let mut next_look = Instant::now() + POLL;
     loop {
         let now = Instant::now();
         let wait = POLL
@@ -353,6 +360,9 @@ fn watch(
             Ok(Msg::Data(bytes)) => {
                 capture.push(&bytes);
                 let _ = recycle.send(bytes);
+                if Instant::now() < next_look {
+                    continue;
+                }
             }
             Ok(Msg::End(Err(e))) => {
                 kill_group(pgid);
@@ -366,29 +376,32 @@ fn watch(
                 }
                 return Stop::None;
             }
-            Err(RecvTimeoutError::Timeout) => {
-                let stop = if sys::interrupted() {
-                    Stop::Interrupted
-                } else if Instant::now() >= deadline {
-                    Stop::TimedOut
-                } else {
-                    if leader_exited.is_none() && leader_done(reader) {
-                        leader_exited = Some(Instant::now());
-                    }
-                    match leader_exited {
-                        Some(at) if at.elapsed() >= LEADER_EXIT_GRACE => {
-                            let _ = kill_group(pgid);
-                            drain(rx, capture);
-                            return Stop::None;
-                        }
-                        _ => continue,
-                    }
-                };
-                kill_group(pgid);
-                drain(rx, capture);
-                return stop;
-            }
+            Err(RecvTimeoutError::Timeout) => {}
         }
+        next_look = Instant::now() + POLL;
+        let stop = if sys::interrupted() {
+            Stop::Interrupted
+        } else if Instant::now() >= deadline {
+            Stop::TimedOut
+        } else {
+            // The leader exited and its group lingers (a background
+            // process holding the output open, printing or not): after a
+            // grace period, it is stopped.
+            if leader_exited.is_none() && leader_done(reader) {
+                leader_exited = Some(Instant::now());
+            }
+            match leader_exited {
+                Some(at) if at.elapsed() >= LEADER_EXIT_GRACE => {
+                    let _ = kill_group(pgid);
+                    drain(rx, capture);
+                    return Stop::None;
+                }
+                _ => continue,
+            }
+        };
+        kill_group(pgid);
+        drain(rx, capture);
+        return stop;
     }
 }
 
@@ -465,6 +478,7 @@ mod tests {
             parser: ParserChoice::Auto,
             root: dir.to_path_buf(),
             path: std::env::var_os("PATH"),
+            groups: None,
         }
     }
 
@@ -530,6 +544,46 @@ mod tests {
             dir.path(),
             "c",
             "sleep 300 & echo $! > pid; echo done",
+            Duration::from_secs(60),
+        );
+        let outcome = run_check(&p);
+        assert_eq!(outcome.termination, Termination::Exited(0));
+        assert!(
+            outcome.duration < Duration::from_secs(30),
+            "{:?}",
+            outcome.duration
+        );
+        let pid: u32 = std::fs::read_to_string(dir.path().join("pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(gone(pid), "background process {pid} survived");
+    }
+
+    #[test]
+    fn a_check_that_never_stops_printing_still_times_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = plan(dir.path(), "c", "yes", Duration::from_millis(500));
+        let outcome = run_check(&p);
+        assert_eq!(
+            outcome.termination,
+            Termination::TimedOut(Duration::from_millis(500))
+        );
+        assert!(
+            outcome.duration < Duration::from_secs(30),
+            "{:?}",
+            outcome.duration
+        );
+    }
+
+    #[test]
+    fn a_background_process_printing_without_end_is_stopped_when_the_check_exits() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = plan(
+            dir.path(),
+            "c",
+            "yes & echo $! > pid; exit 0",
             Duration::from_secs(60),
         );
         let outcome = run_check(&p);

@@ -4,7 +4,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Set when phasegate receives SIGINT, SIGTERM or SIGHUP while checks run.
+/// Set when phasegate receives SIGINT, SIGTERM, SIGHUP or SIGQUIT while
+/// checks run.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 pub const SIGTERM: i32 = libc::SIGTERM;
@@ -33,7 +34,66 @@ pub fn group_alive(pgid: u32) -> bool {
     signal_group(pgid, 0)
 }
 
-/// Routes SIGINT, SIGTERM and SIGHUP to the interrupt flag while the
+/// A process's start time, in clock ticks since boot (field 22 of
+/// `/proc/<pid>/stat`), and its process group: with the pid, they name one
+/// process for as long as the machine runs.
+fn start_and_group(pid: u32) -> Option<(u64, u32)> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    // The command name, in parentheses, may hold spaces and parentheses.
+    let after = &stat[memchr::memrchr(b')', &stat)? + 1..];
+    let fields: Vec<&[u8]> = after
+        .split(u8::is_ascii_whitespace)
+        .filter(|f| !f.is_empty())
+        .collect();
+    let number = |i: usize| std::str::from_utf8(fields.get(i)?).ok()?.parse().ok();
+    // After the name: state (field 3), ppid, pgrp (5), … starttime (22).
+    Some((number(19)?, u32::try_from(number(2)?).ok()?))
+}
+
+/// Appends `<pgid> <start time>` to `file`. Not flushed: a machine that
+/// goes down takes the processes with it.
+pub fn record_group(file: &std::path::Path, pgid: u32) {
+    use std::io::Write;
+    let Some((start, _)) = start_and_group(pgid) else {
+        return;
+    };
+    if let Ok(mut out) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)
+    {
+        let _ = writeln!(out, "{pgid} {start}");
+    }
+}
+
+/// Kills the process groups recorded in `file` by a run that was killed
+/// itself, and waits (a few seconds at most) for them to go, so that nothing
+/// they do lands after the work tree is put back. A group whose leader is
+/// now another process (its number reused) is left alone.
+pub fn stop_recorded_groups(file: &std::path::Path) {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return;
+    };
+    let groups: Vec<u32> = text
+        .lines()
+        .filter_map(|line| {
+            let (pgid, start) = line.split_once(' ')?;
+            let (pgid, start): (u32, u64) = (pgid.parse().ok()?, start.parse().ok()?);
+            let ours = match start_and_group(pgid) {
+                Some((now, group)) => now == start && group == pgid,
+                // The leader is gone; what is left of its group is ours.
+                None => true,
+            };
+            (ours && signal_group(pgid, SIGKILL)).then_some(pgid)
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while groups.iter().any(|pgid| group_alive(*pgid)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Routes SIGINT, SIGTERM, SIGHUP and SIGQUIT to the interrupt flag while the
 /// returned guard lives, so a Ctrl-C stops the checks (which run in their own
 /// process groups and would not see it) instead of orphaning them.
 pub struct InterruptGuard {
@@ -43,7 +103,7 @@ pub struct InterruptGuard {
 impl InterruptGuard {
     pub fn install() -> InterruptGuard {
         INTERRUPTED.store(false, Ordering::SeqCst);
-        let ids = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP]
+        let ids = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT]
             .into_iter()
             // A signal that cannot be routed keeps its default action: the
             // checks are then orphaned on that signal, but the run is not
