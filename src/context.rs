@@ -55,6 +55,9 @@ pub struct Context {
     pub git_dir: Option<PathBuf>,
     /// `GIT_WORK_TREE`: the work tree git named with it, absolute.
     pub git_work_tree: Option<PathBuf>,
+    /// The configuration git takes from the environment (`GIT_CONFIG_*`,
+    /// `git -c`), which libgit2 would not see by itself.
+    pub git_config: crate::git::ConfigEnv,
 }
 
 /// The range a CI system's pull or merge request covers, as (base, head).
@@ -78,6 +81,50 @@ fn ci_range(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
         return Some((format!("origin/{target}"), "HEAD".to_string()));
     }
     None
+}
+
+/// `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM`, `GIT_CONFIG_NOSYSTEM` and the
+/// settings of `git -c`, as git reads them.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "this is the one place the environment is read"
+)]
+fn git_config_env(cwd: &std::path::Path) -> crate::git::ConfigEnv {
+    let text = |name: &str| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
+    // An empty name is kept (git reads no file then); a relative one is
+    // relative to where phasegate starts.
+    let file = |name: &str| {
+        std::env::var_os(name).map(|v| {
+            if v.is_empty() {
+                PathBuf::new()
+            } else {
+                cwd.join(v)
+            }
+        })
+    };
+    let count: usize = text("GIT_CONFIG_COUNT")
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    let pairs = (0..count)
+        .map_while(|n| {
+            Some((
+                text(&format!("GIT_CONFIG_KEY_{n}"))?,
+                text(&format!("GIT_CONFIG_VALUE_{n}"))?,
+            ))
+        })
+        .collect();
+    crate::git::ConfigEnv {
+        global: file("GIT_CONFIG_GLOBAL"),
+        system: file("GIT_CONFIG_SYSTEM"),
+        no_system: text("GIT_CONFIG_NOSYSTEM").is_some_and(|v| {
+            !matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "" | "0" | "false" | "no" | "off"
+            )
+        }),
+        parameters: std::env::var_os("GIT_CONFIG_PARAMETERS").filter(|v| !v.is_empty()),
+        pairs,
+    }
 }
 
 impl Context {
@@ -104,6 +151,7 @@ impl Context {
             index_file: path_var("GIT_INDEX_FILE"),
             git_dir: path_var("GIT_DIR"),
             git_work_tree: path_var("GIT_WORK_TREE"),
+            git_config: git_config_env(&cwd),
             cwd,
             stdout_tty: std::io::stdout().is_terminal(),
             stderr_tty: std::io::stderr().is_terminal(),

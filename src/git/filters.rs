@@ -117,8 +117,13 @@ impl Place {
     fn git(&self) -> Command {
         let mut command = Command::new("git");
         command.current_dir(&self.root);
+        // The repository is named below; the configuration git was given
+        // for this command (`git -c … commit`) stays, as git passes it on
+        // to the filters it runs itself.
         for key in crate::runner::GIT_LOCAL_ENV {
-            command.env_remove(key);
+            if !key.starts_with("GIT_CONFIG") {
+                command.env_remove(key);
+            }
         }
         command
             .env("GIT_DIR", &self.git_dir)

@@ -1,6 +1,7 @@
 //! Git: repository discovery and file selection.
 
 mod changes;
+mod config_env;
 mod filters;
 mod hooks;
 mod index;
@@ -9,6 +10,7 @@ mod repo;
 mod select;
 
 pub use changes::*;
+pub use config_env::{use_config_env, ConfigEnv};
 pub use hooks::*;
 pub use protect::*;
 pub use repo::*;
@@ -26,6 +28,15 @@ static INDEX_FILE: OnceLock<PathBuf> = OnceLock::new();
 /// Makes every repository opened from now on use `path` as its index.
 pub fn use_index_file(path: PathBuf) {
     let _ = INDEX_FILE.set(path);
+}
+
+/// Whether git named an index of its own making for this run: `commit -a`,
+/// `-i` and `commit PATH` build one (`index.lock`, `next-index-*.lock`)
+/// from the work tree before the hook starts.
+pub fn index_is_temporary() -> bool {
+    INDEX_FILE
+        .get()
+        .is_some_and(|path| path.file_name() != Some(std::ffi::OsStr::new("index")))
 }
 
 /// The index file of `repo`: `GIT_INDEX_FILE`'s when git named one.
@@ -74,7 +85,10 @@ fn named_git_dir() -> Option<&'static Path> {
 fn locate(dir: &Path) -> Result<Option<git2::Repository>, git2::Error> {
     let Some(named) = NAMED.get() else {
         return match git2::Repository::discover(dir) {
-            Ok(repo) => Ok(Some(repo)),
+            Ok(repo) => {
+                config_env::apply(&repo)?;
+                Ok(Some(repo))
+            }
             Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
             Err(e) => Err(e),
         };
@@ -83,6 +97,7 @@ fn locate(dir: &Path) -> Result<Option<git2::Repository>, git2::Error> {
     if let Some(work_tree) = &named.work_tree {
         repo.set_workdir(work_tree, false)?;
     }
+    config_env::apply(&repo)?;
     Ok(Some(repo))
 }
 
@@ -139,6 +154,7 @@ fn open_repository(root: &Path) -> Result<git2::Repository, git2::Error> {
         }
         None => git2::Repository::open(root)?,
     };
+    config_env::apply(&repo)?;
     if let Some(path) = INDEX_FILE.get() {
         let mut index = git2::Index::open(path)?;
         repo.set_index(&mut index)?;
