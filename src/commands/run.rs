@@ -180,14 +180,21 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     let mut notes = Vec::new();
     if repo.is_some() {
         match crate::git::recover(&root, &work_tree_state) {
-            Ok(restored) if !restored.is_empty() => {
+            Ok(recovered) if !recovered.is_empty() => {
                 // The early selection may have looked at the work tree
                 // before those files came back.
                 early = None;
-                notes.push(format!(
-                    "restored the unstaged changes a killed run had set aside: {}",
-                    restored.join(", ")
-                ));
+                notes.push(recovered.describe());
+                // git built a temporary index (`commit -a`, `commit PATH`)
+                // from the work tree as the killed run left it, without
+                // those changes: this commit would miss them.
+                if args.selection.is_staged(ctx.ci) && crate::git::index_is_temporary() {
+                    let error = super::internal_message(format!(
+                        "{}; this commit was prepared from the files as the killed run had left them, without those changes: run the commit again",
+                        recovered.describe()
+                    ));
+                    return stop(io, config.gate.profile, error);
+                }
             }
             Ok(_) => {}
             Err(e) => return stop(io, config.gate.profile, super::internal_error(&e)),
@@ -359,7 +366,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
             Ok(plan)
         })
         .collect();
-    let plans: Vec<runner::CheckPlan> = planned
+    let mut plans: Vec<runner::CheckPlan> = planned
         .iter()
         .filter_map(|p| p.as_ref().ok().cloned())
         .collect();
@@ -390,6 +397,13 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     } else {
         None
     };
+    // If phasegate is killed while the changes are aside, the run that puts
+    // them back stops these checks first.
+    if let Some(guard) = &guard {
+        for plan in &mut plans {
+            plan.groups = Some(guard.groups_file());
+        }
+    }
     let outcomes = if !json && ctx.stderr_tty && !plans.is_empty() {
         let mut progress = report::progress::Progress::new(&mut *io.err, plans.len());
         let outcomes = runner::run_checks(&plans, jobs, &mut |event| progress.event(&event));

@@ -269,12 +269,48 @@ fn lock(state_dir: &Path) -> Result<FileLock, ProtectError> {
         })
 }
 
-/// Finishes every protection a killed run left behind: its saved changes are
-/// written back. Returns the files restored. A protection whose run is still
-/// alive is left alone and reported as busy.
-pub fn recover(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectError> {
+/// What finishing a killed run did.
+#[derive(Debug, Default)]
+pub struct Recovered {
+    /// The files whose unstaged changes were written back.
+    pub restored: Vec<String>,
+    /// Of those, the files someone changed after the run was killed: what
+    /// they held was copied under `kept_in` before the changes came back.
+    pub kept: Vec<String>,
+    pub kept_in: Option<PathBuf>,
+}
+
+impl Recovered {
+    pub fn is_empty(&self) -> bool {
+        self.restored.is_empty()
+    }
+
+    /// One line for a person: what came back, and where the versions it
+    /// replaced are.
+    pub fn describe(&self) -> String {
+        let mut line = format!(
+            "restored the unstaged changes a killed run had set aside: {}",
+            self.restored.join(", ")
+        );
+        if let Some(dir) = &self.kept_in {
+            line.push_str(&format!(
+                "; {} changed after that run was killed, and the versions they held are kept in {}",
+                self.kept.join(", "),
+                dir.display()
+            ));
+        }
+        line
+    }
+}
+
+/// Finishes every protection a killed run left behind: the checks it left
+/// running are stopped, and its saved changes are written back. A file
+/// changed since the run was killed (an editor, a terminal) is copied under
+/// `kept/` first, so nothing anyone wrote is lost. A protection whose run
+/// is still alive is left alone and reported as busy.
+pub fn recover(root: &Path, state_dir: &Path) -> Result<Recovered, ProtectError> {
     if !has_journals(state_dir) {
-        return Ok(Vec::new());
+        return Ok(Recovered::default());
     }
     let _lock = lock(state_dir)?;
     recover_locked(root, state_dir)
@@ -287,12 +323,12 @@ fn has_journals(state_dir: &Path) -> bool {
     })
 }
 
-fn recover_locked(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectError> {
+fn recover_locked(root: &Path, state_dir: &Path) -> Result<Recovered, ProtectError> {
     let base = protect_root(state_dir);
     let Ok(dirs) = fs::read_dir(&base) else {
-        return Ok(Vec::new());
+        return Ok(Recovered::default());
     };
-    let mut restored = Vec::new();
+    let mut recovered = Recovered::default();
     for dir in dirs.flatten() {
         if !dir.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
@@ -319,14 +355,105 @@ fn recover_locked(root: &Path, state_dir: &Path) -> Result<Vec<String>, ProtectE
             }
         }
         // Under the lock, every journal is a run that ended without
-        // finishing (its lock went with it).
+        // finishing (its lock went with it); its checks may not have.
+        crate::runner::stop_recorded_groups(&dir.join(GROUPS));
         if journal.state == State::Saved {
+            let changed = changed_after_kill(root, &dir, &journal.entries)?;
+            if !changed.is_empty() {
+                let keep = state_dir
+                    .join("kept")
+                    .join(dir.file_name().unwrap_or_default());
+                let kept = keep_versions(root, changed.iter().map(Vec::as_slice), &keep)?;
+                if !kept.is_empty() {
+                    recovered.kept.extend(kept);
+                    recovered.kept_in = Some(keep);
+                }
+            }
             restore_entries(root, &dir, &journal.entries, &|_| {})?;
-            restored.extend(journal.entries.iter().map(Entry::shown));
+            recovered
+                .restored
+                .extend(journal.entries.iter().map(Entry::shown));
         }
         fs::remove_dir_all(&dir).map_err(io_error("remove", &dir))?;
     }
-    Ok(restored)
+    Ok(recovered)
+}
+
+/// The file where a run records the process groups of the checks it runs
+/// while unstaged changes are set aside (see `UnstagedGuard::groups_file`).
+const GROUPS: &str = "groups";
+
+/// Of a killed run's protected files, those that hold something the index
+/// does not (compared through the filters): a run killed leaves each at its
+/// staged content, so anything else was written after, by someone.
+/// (A run killed while it wrote the changes back left some of them back
+/// already: those hold their saved copy, and nothing is kept of them.)
+fn changed_after_kill(
+    root: &Path,
+    dir: &Path,
+    entries: &[Entry],
+) -> Result<Vec<Vec<u8>>, ProtectError> {
+    let repo = open(root)?;
+    let index = repo.index().map_err(git_error("read the index"))?;
+    let paths: Vec<Vec<u8>> = entries.iter().map(|e| e.path.clone()).collect();
+    let differ = differing(&repo, &index, root, Some(&paths))?;
+    Ok(entries
+        .iter()
+        .filter(|e| differ.contains(&e.path))
+        .filter(|e| !holds_saved_copy(root, dir, e))
+        .map(|e| e.path.clone())
+        .collect())
+}
+
+/// Whether the work-tree file of `entry` holds its saved copy, byte for byte.
+fn holds_saved_copy(root: &Path, dir: &Path, entry: &Entry) -> bool {
+    let Some(saved) = &entry.saved else {
+        return false;
+    };
+    let Ok(mut copy) = open_copy(&dir.join(saved), entry.range) else {
+        return false;
+    };
+    let target = root.join(entry.rel());
+    let mut held = Vec::new();
+    if entry.mode == MODE_LINK {
+        let Ok(link) = fs::read_link(&target) else {
+            return false;
+        };
+        return copy.read_to_end(&mut held).is_ok() && held == link.into_os_string().into_vec();
+    }
+    let Ok(mut file) = fs::File::open(&target) else {
+        return false;
+    };
+    // Compared a block at a time: a file may be larger than memory.
+    let (mut a, mut b) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    loop {
+        let Ok(n) = read_full(&mut copy, &mut a) else {
+            return false;
+        };
+        let Ok(m) = read_full(&mut file, &mut b) else {
+            return false;
+        };
+        if n != m || a[..n] != b[..m] {
+            return false;
+        }
+        if n == 0 {
+            return true;
+        }
+    }
+}
+
+/// Reads until `buf` is full or the input ends; the bytes read.
+fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match input.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
 }
 
 /// The index against the work tree: tracked files only, submodules left
@@ -488,6 +615,8 @@ pub fn protect(
     }
     let lock = lock(state_dir)?;
     // A killed run's changes, written back now, make the hint stale.
+    // (A run that recovers first itself reports what it kept; this one only
+    // meets a journal left by a run killed since.)
     let recovered = recover_locked(root, state_dir)?;
     let entries = unstaged_entries(root, hint.filter(|_| recovered.is_empty()))?;
     if entries.is_empty() {
@@ -773,6 +902,13 @@ impl UnstagedGuard {
     /// Writes the unstaged changes back and reports what the checks changed.
     /// The checks' versions of files whose unstaged changes win are kept
     /// under `keep` first.
+    /// Where the checks' process groups are to be recorded while they run
+    /// (a line `<pgid> <start time>` each): if phasegate is killed, the run
+    /// that finishes its work stops them before writing the changes back.
+    pub fn groups_file(&self) -> PathBuf {
+        self.dir.join(GROUPS)
+    }
+
     pub fn finish(mut self, pause: Pause<'_>, keep: &Path) -> Result<Aftermath, ProtectError> {
         pause("checks-done");
         let repo = open(&self.root)?;
@@ -799,7 +935,11 @@ impl UnstagedGuard {
         // Restoring overwrites what the checks (or an editor saving while
         // they ran) wrote to those files: it is kept, so nothing anyone
         // wrote is lost.
-        let kept = keep_versions(&self.root, &conflicts, keep)?;
+        let held = self
+            .entries
+            .iter()
+            .filter(|e| conflicts.contains(&e.shown()));
+        let kept = !keep_versions(&self.root, held.map(|e| e.path.as_slice()), keep)?.is_empty();
         restore_entries(&self.root, &self.dir, &self.entries, pause)?;
         fs::remove_dir_all(&self.dir).map_err(io_error("remove", &self.dir))?;
         self.done = true;
@@ -922,12 +1062,18 @@ pub fn changed_in_checkout(
 }
 
 /// Copies the work-tree state of `paths` (files or links) under `keep`, at
-/// the same relative paths; whether anything was kept.
-fn keep_versions(root: &Path, paths: &[String], keep: &Path) -> Result<bool, ProtectError> {
-    let mut any = false;
+/// the same relative paths; the paths kept (an absent file has nothing to
+/// keep).
+fn keep_versions<'p>(
+    root: &Path,
+    paths: impl IntoIterator<Item = &'p [u8]>,
+    keep: &Path,
+) -> Result<Vec<String>, ProtectError> {
+    let mut kept = Vec::new();
     for path in paths {
-        let source = root.join(path);
-        let target = keep.join(path);
+        let rel = Path::new(OsStr::from_bytes(path));
+        let source = root.join(rel);
+        let target = keep.join(rel);
         let Ok(meta) = fs::symlink_metadata(&source) else {
             continue;
         };
@@ -943,9 +1089,9 @@ fn keep_versions(root: &Path, paths: &[String], keep: &Path) -> Result<bool, Pro
         } else {
             fs::copy(&source, &target).map_err(io_error("keep", &target))?;
         }
-        any = true;
+        kept.push(String::from_utf8_lossy(path).into_owned());
     }
-    Ok(any)
+    Ok(kept)
 }
 
 /// A saved copy, to be read from its start: its range of the saved file,

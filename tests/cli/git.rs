@@ -1274,3 +1274,77 @@ fn a_check_that_changes_staged_files_fails_the_run_with_nothing_unstaged() {
         repo.git(&["checkout", "--", changed]);
     }
 }
+
+/// A run killed while it holds `partially_staged`'s changes aside (at
+/// staged content in the work tree); the repository is left as the kill
+/// left it.
+fn killed_mid_run(repo: &TestRepo) {
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    let marker = repo.path().join(".git/phasegate/paused");
+    let mut child = start_paused(repo, Some("checked-out"), &marker);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    assert_eq!(repo.read("a.txt"), "a2 staged\n");
+}
+
+#[test]
+fn what_is_written_after_a_killed_run_is_kept_before_its_changes_come_back() {
+    for recover_with in ["restore", "run"] {
+        let repo = partially_staged();
+        killed_mid_run(&repo);
+        // The user goes on working on what they see, before anything
+        // finishes the killed run.
+        repo.write("a.txt", "a2 staged\nnew work\n");
+        let run = match recover_with {
+            "restore" => repo.phasegate(&["restore"]),
+            _ => repo.phasegate(&["run"]),
+        };
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        // The unstaged changes are back, as promised...
+        assert_eq!(repo.read("a.txt"), "a3 unstaged\n");
+        assert_eq!(repo.read("b.txt"), "b2 unstaged only\n");
+        // ...and what replaced them is kept, and said where.
+        let kept: Vec<_> = std::fs::read_dir(repo.path().join(".git/phasegate/kept"))
+            .unwrap()
+            .map(|d| d.unwrap().path())
+            .collect();
+        assert_eq!(kept.len(), 1, "{recover_with}");
+        assert_eq!(
+            std::fs::read_to_string(kept[0].join("a.txt")).unwrap(),
+            "a2 staged\nnew work\n"
+        );
+        // b.txt still held what the killed run put there: nothing to keep.
+        assert!(!kept[0].join("b.txt").exists());
+        let said = format!("{}{}", run.stdout, run.stderr);
+        assert!(
+            said.contains(&kept[0].display().to_string()) && said.contains("a.txt"),
+            "{recover_with}: {said}"
+        );
+    }
+}
+
+#[test]
+fn a_killed_runs_checks_are_stopped_before_its_changes_come_back() {
+    let repo = partially_staged();
+    let pid_file = repo.path().parent().unwrap().join("formatter.pid");
+    let _ = std::fs::remove_file(&pid_file);
+    // A formatter that goes on writing for as long as it lives.
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [ {{ name = \"fmt\", shell = true, command = \"echo $$ > {}; while :; do echo formatted > a.txt; sleep 0.01; done\" }} ]\n",
+        pid_file.display()
+    ));
+    let mut child = start_paused(&repo, None, &pid_file);
+    let formatter: u32 = crate::support::wait_for("the formatter's pid", || {
+        std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok()
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let run = repo.phasegate(&["restore"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(crate::support::process_gone(formatter));
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(repo.read("a.txt"), "a3 unstaged\n");
+    assert_eq!(repo.read("b.txt"), "b2 unstaged only\n");
+}

@@ -185,16 +185,17 @@ fn hooks_go_where_git_runs_them() {
 
     // A core.hooksPath of the user's global configuration is shared by
     // every repository: install says so.
+    // (The file GIT_CONFIG_GLOBAL names, the one git reads.)
     let shared = TestRepo::new();
-    let status = shared
-        .command("sh")
-        .args([
-            "-c",
-            "git config --file \"$HOME/.gitconfig\" core.hooksPath \"$HOME/hooks\"",
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let global = shared.global_git_config("");
+    let hooks = global.parent().unwrap().join("hooks");
+    shared.git(&[
+        "config",
+        "--file",
+        &global.to_string_lossy(),
+        "core.hooksPath",
+        &hooks.to_string_lossy(),
+    ]);
     let run = shared.phasegate(&["install"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
@@ -523,4 +524,102 @@ fn a_bare_repository_with_a_separate_work_tree_is_gated_through_git_dir() {
     assert_eq!(accepted.code, 0, "{accepted:?}");
     assert_eq!(dot(&["show", "HEAD:.vimrc"]).stdout, "good\n");
     assert_eq!(home.read(".vimrc"), "good\nmore, unstaged\n");
+}
+
+#[test]
+fn a_commit_git_prepared_before_a_killed_run_was_finished_is_refused() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a1\n").commit_all("one");
+    gate(&repo, "true");
+    repo.commit_all("gate");
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+    repo.stage("a.txt", "a2 staged\n")
+        .write("a.txt", "a3 unstaged\n");
+    // A run killed while the unstaged change is aside.
+    let marker = repo.path().join(".git/phasegate/paused");
+    let mut child = repo
+        .command(BIN)
+        .args(["run"])
+        .env("PHASEGATE_TEST_PAUSE_AT", "checked-out")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::support::wait_for("the paused run", || {
+        assert!(child.try_wait().unwrap().is_none(), "phasegate ended early");
+        marker.exists().then_some(())
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    assert_eq!(repo.read("a.txt"), "a2 staged\n");
+
+    // `commit -a` builds its index from the work tree as the kill left it:
+    // the hook brings the change back, and refuses that commit.
+    let before = commits(&repo);
+    let refused = git_with_hook(&repo, &["commit", "-qam", "all"]);
+    assert_ne!(refused.code, 0);
+    assert!(
+        refused.stderr.contains("run the commit again"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(commits(&repo), before);
+    assert_eq!(repo.read("a.txt"), "a3 unstaged\n");
+    // Run again, it commits what the user has.
+    let again = git_with_hook(&repo, &["commit", "-qam", "all"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(repo.git(&["show", "HEAD:a.txt"]), "a3 unstaged\n");
+}
+
+#[test]
+fn configuration_git_takes_from_the_environment_is_phasegate_s_too() {
+    // `core.hooksPath` in the file GIT_CONFIG_GLOBAL names: install writes
+    // where git will look, and the gate holds.
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n").commit_all("one");
+    let hooks = repo.path().parent().unwrap().join(format!(
+        "global-hooks-{}",
+        repo.path().file_name().unwrap().to_string_lossy()
+    ));
+    repo.global_git_config(&format!("[core]\n\thooksPath = {}\n", hooks.display()));
+    let install = repo.phasegate(&["install"]);
+    assert_eq!(install.code, 0, "{}", install.stderr);
+    assert!(hooks.join("pre-commit").exists(), "{}", install.stdout);
+    assert!(!repo.path().join(".git/hooks/pre-commit").exists());
+    gate(&repo, "false");
+    repo.stage("b.txt", "b\n");
+    let before = commits(&repo);
+    assert_ne!(git_with_hook(&repo, &["commit", "-qm", "blocked"]).code, 0);
+    assert_eq!(commits(&repo), before);
+    std::fs::remove_dir_all(&hooks).unwrap();
+
+    // A filter given with `git -c`: the check reads the content the
+    // filter gives the work tree, as it would with the filter configured.
+    let repo = TestRepo::new();
+    repo.write(".gitattributes", "*.sec filter=rot\n");
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"c\", command = \"grep -q secret s.sec\" } ]\n",
+    );
+    let rot = [
+        "-c",
+        "filter.rot.clean=tr a-z n-za-m",
+        "-c",
+        "filter.rot.smudge=tr a-z n-za-m",
+    ];
+    let git_c = |args: &[&str]| {
+        let all: Vec<&str> = rot.iter().chain(args).copied().collect();
+        git_with_hook(&repo, &all)
+    };
+    repo.write("s.sec", "secret one\nx\n");
+    assert_eq!(git_c(&["add", "-A"]).code, 0);
+    assert_eq!(git_c(&["commit", "-qm", "one", "--no-verify"]).code, 0);
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+    // Partially staged: the check reads the staged content, smudged.
+    repo.write("s.sec", "secret two\nx\n");
+    assert_eq!(git_c(&["add", "s.sec"]).code, 0);
+    repo.write("s.sec", "secret two\ny\n");
+    let commit = git_c(&["commit", "-qm", "two"]);
+    assert_eq!(commit.code, 0, "{}", commit.stderr);
+    assert_eq!(repo.read("s.sec"), "secret two\ny\n");
 }

@@ -114,6 +114,14 @@ impl TestRepo {
         linked
     }
 
+    /// Writes the test's global git configuration (`GIT_CONFIG_GLOBAL`,
+    /// outside `HOME`, so only a reader of that variable finds it).
+    pub fn global_git_config(&self, text: &str) -> std::path::PathBuf {
+        let path = self.home.path().join("gitconfig");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
     /// A command with the test's isolated environment, in the repository.
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut cmd = Command::new(program);
