@@ -397,6 +397,13 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     } else {
         None
     };
+    // In place with nothing set aside, the index as the checks find it, to
+    // see afterwards whether they staged anything: the selection's own
+    // read, or one now.
+    let index_before =
+        (in_place && guard.is_none() && !crate::git::Held::kept_by(unstaged.as_ref()))
+            .then(|| crate::git::Held::now(&root))
+            .flatten();
     // If phasegate is killed while the changes are aside, the run that puts
     // them back stops these checks first.
     if let Some(guard) = &guard {
@@ -427,7 +434,8 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // the files touched, but tearing its watches down waits for an RCU
     // grace period, longer than the comparison.)
     if in_place && guard.is_none() {
-        match crate::git::changed_in_work_tree(&root, ctx.cpus, held.and_then(HeldLater::take)) {
+        let before = held.and_then(HeldLater::take).or(index_before);
+        match crate::git::changed_in_work_tree(&root, ctx.cpus, before) {
             Ok(changed) => modified.extend(changed),
             Err(e) => return stop(io, settings.profile, super::internal_error(&e)),
         }

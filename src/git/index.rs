@@ -146,6 +146,59 @@ impl Index {
     }
 }
 
+/// The paths whose staged state (mode, blob, conflict stage) differs
+/// between `before` and the index file at `path` now, added and removed
+/// ones included: what someone staged since `before` was read. Nothing
+/// when the file still ends with the same checksum (git writes a new one
+/// whenever it writes the file), or when it is one this reader leaves to
+/// libgit2.
+pub(super) fn restaged(before: &Index, path: &Path) -> io::Result<Vec<Vec<u8>>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let trailer = before
+        .bytes
+        .get(before.bytes.len().saturating_sub(TRAILER)..)
+        .filter(|t| t.len() == TRAILER && t.iter().any(|&b| b != 0));
+    if let Some(trailer) = trailer {
+        let mut file = match fs::File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let len = file.metadata()?.len();
+        if len == before.bytes.len() as u64 {
+            let mut now = [0u8; TRAILER];
+            file.seek(SeekFrom::Start(len - TRAILER as u64))?;
+            file.read_exact(&mut now)?;
+            if now == trailer {
+                return Ok(Vec::new());
+            }
+        }
+    }
+    let Some(now) = read(path)? else {
+        return Ok(Vec::new());
+    };
+    let keys = |index: &Index| -> std::collections::BTreeMap<(Vec<u8>, u8), (u32, [u8; 20])> {
+        index
+            .entries
+            .iter()
+            .map(|e| {
+                let f = index.fields(e);
+                ((index.path(e).to_vec(), f.stage), (f.mode, f.oid))
+            })
+            .collect()
+    };
+    let (was, is) = (keys(before), keys(&now));
+    let mut changed: Vec<Vec<u8>> = was
+        .iter()
+        .filter(|(key, value)| is.get(*key) != Some(*value))
+        .chain(is.iter().filter(|(key, _)| !was.contains_key(*key)))
+        .map(|((path, _), _)| path.clone())
+        .collect();
+    changed.sort();
+    changed.dedup();
+    Ok(changed)
+}
+
 /// Reads the index at `path`. `Ok(None)` for an index this reader leaves to
 /// libgit2 (an unknown version or a required extension it does not know);
 /// a missing index is an empty one (a repository with nothing added yet).

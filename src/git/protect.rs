@@ -965,13 +965,26 @@ impl Drop for UnstagedGuard {
 }
 
 /// The tracked files of `root` whose work-tree state no longer matches the
-/// index: what the checks changed when nothing was set aside.
+/// index, and, when `held` holds the index as it was before the checks,
+/// the paths they staged or unstaged (`git add` of a generated file):
+/// what the checks changed when nothing was set aside.
 pub fn changed_in_work_tree(
     root: &Path,
     threads: usize,
     held: Option<super::Held>,
 ) -> Result<Vec<String>, ProtectError> {
-    Ok(changed_since(root, threads, held, |_| false)?
+    let restaged = match held.as_ref().and_then(super::Held::parts) {
+        Some((before, repo)) => {
+            let path = super::index_path(repo);
+            super::index::restaged(before, &path).map_err(io_error("read the index", &path))?
+        }
+        None => Vec::new(),
+    };
+    let mut changed = changed_since(root, threads, held, |_| false)?;
+    changed.extend(restaged);
+    changed.sort();
+    changed.dedup();
+    Ok(changed
         .into_iter()
         .map(|path| String::from_utf8_lossy(&path).into_owned())
         .collect())

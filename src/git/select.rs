@@ -104,6 +104,24 @@ impl Held {
     pub(super) fn into_parts(self) -> Option<(Index, Repository)> {
         self.0
     }
+
+    pub(super) fn parts(&self) -> Option<(&Index, &Repository)> {
+        self.0.as_ref().map(|(index, repo)| (index, repo))
+    }
+
+    /// The index and repository as they are now, for the comparison after
+    /// the checks when the selection did not keep them; `None` for an index
+    /// only libgit2 reads.
+    pub fn now(root: &Path) -> Option<Held> {
+        let repo = open(root).ok()?;
+        let index = super::read_own_index(&repo).ok()??;
+        Some(Held(Some((index, repo))))
+    }
+
+    /// Whether the selection kept what it read (see `wanted_after`).
+    pub fn kept_by(unstaged: Option<&UnstagedHint>) -> bool {
+        unstaged.is_some_and(|hint| hint.0.is_empty())
+    }
 }
 
 /// `staged_selection`, with what it read still held.

@@ -1348,3 +1348,36 @@ fn a_killed_runs_checks_are_stopped_before_its_changes_come_back() {
     assert_eq!(repo.read("a.txt"), "a3 unstaged\n");
     assert_eq!(repo.read("b.txt"), "b2 unstaged only\n");
 }
+
+#[test]
+fn a_check_that_stages_or_unstages_files_fails_the_run_with_nothing_unstaged() {
+    for (script, path) in [
+        ("echo unchecked > gen.txt; git add gen.txt", "gen.txt"),
+        ("git rm -q --cached old.txt", "old.txt"),
+        ("git update-index --chmod=+x a.txt", "a.txt"),
+    ] {
+        let repo = TestRepo::new();
+        repo.write("old.txt", "old\n").commit_all("one");
+        repo.stage("a.txt", "a\n");
+        repo.config(&format!(
+            "[phases.implementation]\nchecks = [ {{ name = \"c\", shell = true, command = {script:?} }} ]\n"
+        ));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 1, "{script}: {v:#}");
+        let said = v["summary"].to_string();
+        assert!(
+            said.contains("files were modified by") && said.contains(path),
+            "{script}: {v:#}"
+        );
+    }
+    // A check that only reads the index (and refreshes it, as `git status`
+    // does) changes nothing.
+    let repo = TestRepo::new();
+    repo.write("old.txt", "old\n").commit_all("one");
+    repo.stage("a.txt", "a\n");
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"c\", shell = true, command = \"touch old.txt; git status >/dev/null; git diff --cached --quiet; true\" } ]\n",
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+}
