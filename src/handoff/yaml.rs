@@ -139,7 +139,7 @@ pub fn parse(fm: &Frontmatter<'_>) -> Result<(Option<Node>, Vec<YamlError>), Yam
                         message: "the frontmatter holds more than one YAML document".to_string(),
                     });
                 }
-                root = Some(builder.node(&mut parser, other, span)?);
+                root = Some(builder.node(&mut parser, other, span, 0)?);
             }
         }
     }
@@ -171,14 +171,31 @@ impl Builder<'_> {
         parser: &mut Parser<'i, saphyr_parser::StrInput<'i>>,
         event: Event<'i>,
         span: Span,
+        depth: usize,
     ) -> Result<Node, YamlError> {
         let pos = self.locator.span(&span);
+        // A handoff nests a few levels; a document nesting thousands would
+        // take the stack with it.
+        if depth > MAX_DEPTH {
+            return Err(YamlError {
+                pos,
+                message: format!(
+                    "the frontmatter nests lists and mappings more than {MAX_DEPTH} levels deep: a handoff needs a few"
+                ),
+            });
+        }
         match event {
-            Event::Scalar(text, style, _, _) => Ok(Node {
-                value: if style == ScalarStyle::Plain {
-                    plain(&text)
-                } else {
-                    Value::Str(text.into_owned())
+            Event::Scalar(text, style, _, tag) => Ok(Node {
+                value: match tag.as_deref() {
+                    None if style == ScalarStyle::Plain => plain(&text),
+                    None => Value::Str(text.into_owned()),
+                    Some(tag) => tagged(tag, &text).ok_or_else(|| YamlError {
+                        pos,
+                        message: format!(
+                            "the tag `{}{}` is not supported here (or does not fit `{text}`): write the value without it",
+                            tag.handle, tag.suffix
+                        ),
+                    })?,
                 },
                 pos,
             }),
@@ -189,7 +206,7 @@ impl Builder<'_> {
                     if matches!(event, Event::SequenceEnd | Event::StreamEnd) {
                         break;
                     }
-                    items.push(self.node(parser, event, span)?);
+                    items.push(self.node(parser, event, span, depth + 1)?);
                 }
                 Ok(Node {
                     value: Value::Seq(items),
@@ -203,7 +220,7 @@ impl Builder<'_> {
                     if matches!(event, Event::MappingEnd | Event::StreamEnd) {
                         break;
                     }
-                    let key_node = self.node(parser, event, span)?;
+                    let key_node = self.node(parser, event, span, depth + 1)?;
                     let name = match &key_node.value {
                         Value::Str(s) => s.clone(),
                         Value::Null => String::new(),
@@ -218,7 +235,7 @@ impl Builder<'_> {
                         }
                     };
                     let (event, span) = self.next(parser)?;
-                    let value = self.node(parser, event, span)?;
+                    let value = self.node(parser, event, span, depth + 1)?;
                     let key = Key {
                         name,
                         pos: key_node.pos,
@@ -249,6 +266,24 @@ impl Builder<'_> {
                 message: "unexpected YAML structure".to_string(),
             }),
         }
+    }
+}
+
+/// How deep lists and mappings may nest.
+const MAX_DEPTH: usize = 64;
+
+/// A scalar with an explicit core-schema tag (`!!str 2` is text, `!!int 2`
+/// a number); `None` for any other tag, or a value its tag does not fit.
+fn tagged(tag: &saphyr_parser::Tag, text: &str) -> Option<Value> {
+    if !tag.is_yaml_core_schema() {
+        return None;
+    }
+    let value = plain(text);
+    match (tag.suffix.as_str(), &value) {
+        ("str", _) => Some(Value::Str(text.to_string())),
+        ("float", Value::Float(_) | Value::Int(_)) => text.trim().parse().ok().map(Value::Float),
+        ("int", Value::Int(_)) | ("bool", Value::Bool(_)) | ("null", Value::Null) => Some(value),
+        _ => None,
     }
 }
 
@@ -331,6 +366,32 @@ mod tests {
         };
         let status = items[0].get("status").unwrap().pos;
         assert_eq!((status.line, status.column), (10, 13));
+    }
+
+    #[test]
+    fn core_tags_type_their_value_and_other_tags_are_refused() {
+        let (root, _) = tree("---\na: !!str 2\nb: !!int 3\nc: !!bool true\nd: !!str true\n---\n");
+        let root = root.unwrap();
+        assert!(matches!(root.get("a").unwrap().value, Value::Str(ref s) if s == "2"));
+        assert!(matches!(root.get("b").unwrap().value, Value::Int(3)));
+        assert!(matches!(root.get("c").unwrap().value, Value::Bool(true)));
+        assert!(matches!(root.get("d").unwrap().value, Value::Str(ref s) if s == "true"));
+        for bad in ["a: !!int two", "a: !custom x", "a: !!binary aGk="] {
+            let doc = format!("---\n{bad}\n---\n");
+            let error = parse(&extract(&doc).unwrap()).unwrap_err();
+            assert!(
+                error.message.contains("is not supported here"),
+                "{bad}: {error:?}"
+            );
+            assert_eq!((error.pos.line, error.pos.column), (2, 4), "{bad}");
+        }
+    }
+
+    #[test]
+    fn nesting_thousands_deep_is_an_error_not_a_crash() {
+        let doc = format!("---\nid: F1\nx:\n{}1\n---\n", "- ".repeat(100_000));
+        let error = parse(&extract(&doc).unwrap()).unwrap_err();
+        assert!(error.message.contains("levels deep"), "{error:?}");
     }
 
     #[test]
