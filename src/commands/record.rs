@@ -156,6 +156,11 @@ pub fn record_run(
 
     // Each diagnostic's fingerprint is worked out once for every check.
     let error_sets = gate::check_error_sets(verdict);
+    let specs = verdict
+        .phase
+        .as_deref()
+        .and_then(|phase| config.checks_for(phase, verdict.workflow.as_deref()))
+        .unwrap_or_default();
     state.runs.push(RunRecord {
         run_id: run_id.clone(),
         time: now,
@@ -175,6 +180,10 @@ pub fn record_run(
                     .find(|(name, _)| *name == c.name)
                     .map(|(_, set)| set.clone())
                     .unwrap_or_default(),
+                config: specs
+                    .iter()
+                    .find(|s| s.name == c.name)
+                    .map(crate::config::CheckSpec::fingerprint),
             })
             .collect(),
     });

@@ -30,9 +30,11 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         .checks
         .iter()
         .filter(|c| {
+            // The state file keeps a check's status as people read it
+            // ("timed out"); the verdict's spelling is taken too.
             matches!(
                 c.status.as_str(),
-                "failed" | "missing" | "timed_out" | "crashed"
+                "failed" | "missing" | "timed out" | "timed_out" | "crashed"
             )
         })
         .map(|c| c.name.clone())

@@ -269,10 +269,29 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         .unwrap_or_default()
         .iter()
         .collect();
+    // `resume` runs again what failed, and what passed under another
+    // configuration than the one it has now.
+    let changed: Vec<&str> = args.resume_of.as_ref().map_or_else(Vec::new, |previous| {
+        phase_specs
+            .iter()
+            .filter(|spec| {
+                previous
+                    .checks
+                    .iter()
+                    .find(|c| c.name == spec.name)
+                    .is_none_or(|c| c.config.as_deref() != Some(spec.fingerprint().as_str()))
+            })
+            .map(|spec| spec.name.as_str())
+            .collect()
+    });
     let specs: Vec<&config::CheckSpec> = phase_specs
         .iter()
         .copied()
-        .filter(|c| args.checks.is_empty() || args.checks.contains(&c.name))
+        .filter(|c| {
+            args.checks.is_empty()
+                || args.checks.contains(&c.name)
+                || changed.contains(&c.name.as_str())
+        })
         .collect();
     // Under `isolation = "snapshot"` a staged run's checks work in a
     // temporary checkout of the index; the work tree is never touched. A

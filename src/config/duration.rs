@@ -43,7 +43,21 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if total.is_zero() {
         return Err("a timeout of zero would stop every check at once".to_string());
     }
-    Ok(total)
+    within_limit(total, text)
+}
+
+/// The longest timeout: a check that may run for more than a week is one
+/// that never ends.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// `duration`, unless it is longer than `MAX_TIMEOUT`.
+pub fn within_limit(duration: Duration, text: &str) -> Result<Duration, String> {
+    if duration > MAX_TIMEOUT {
+        return Err(format!(
+            "`{text}` is longer than a week, the longest timeout (\"168h\")"
+        ));
+    }
+    Ok(duration)
 }
 
 #[cfg(test)]
@@ -57,6 +71,10 @@ mod tests {
         assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
         assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
         assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("168h"), Ok(MAX_TIMEOUT));
+        assert!(parse_duration("2562047788015215h")
+            .unwrap_err()
+            .contains("longer than a week"));
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("10").unwrap_err().contains("unit"));
         assert!(parse_duration("5d").unwrap_err().contains("`d`"));

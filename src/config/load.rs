@@ -1052,7 +1052,16 @@ impl Validator<'_> {
 
     fn timeout(&mut self, node: &Node, what: &str) -> Option<Duration> {
         match &node.val {
-            Val::Int(seconds) if *seconds > 0 => Some(Duration::from_secs(seconds.unsigned_abs())),
+            Val::Int(seconds) if *seconds > 0 => {
+                let text = format!("{seconds}s");
+                self.timeout(
+                    &Node {
+                        val: Val::Str(text),
+                        at: node.at.clone(),
+                    },
+                    what,
+                )
+            }
             Val::Str(text) => match parse_duration(text) {
                 Ok(duration) => Some(duration),
                 Err(reason) => {

@@ -199,6 +199,34 @@ pub struct CheckSpec {
     pub location: Option<ConfigLocation>,
 }
 
+impl CheckSpec {
+    /// A digest of everything that decides what the check does and how its
+    /// result is read (not its name or place in the file): `resume` carries
+    /// a pass over only while this stays the same.
+    pub fn fingerprint(&self) -> String {
+        use std::hash::{Hash, Hasher};
+        let described = format!(
+            "{:?}",
+            (
+                self.kind,
+                &self.command,
+                &self.files,
+                self.timeout,
+                &self.env,
+                &self.cwd,
+                &self.parser,
+                self.origin,
+                self.on_failure,
+                self.on_missing,
+                self.filter,
+            )
+        );
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        described.hash(&mut hasher);
+        format!("{:016x}", hasher.finish())
+    }
+}
+
 /// A phase: the checks that run in it.
 #[derive(Debug, Clone, Default)]
 pub struct Phase {

@@ -382,9 +382,14 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
                         ),
                     );
                 }
-                if block_details.is_none() && !c.errors.iter().any(|e| e.field == "block_details") {
+                let said = block_details
+                    .as_ref()
+                    .filter(|(text, _)| !text.trim().is_empty());
+                if said.is_none() && !c.errors.iter().any(|e| e.field == "block_details") {
+                    // An empty text is no more an answer than none.
+                    let pos = block_details.as_ref().map_or(*status_pos, |(_, pos)| *pos);
                     c.error(
-                        *status_pos,
+                        pos,
                         "block_details",
                         "a blocked document needs `block_details`: say what is needed".to_string(),
                     );

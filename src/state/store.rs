@@ -66,6 +66,10 @@ pub struct CheckRecord {
     /// Fingerprints of its errors, sorted.
     #[serde(default)]
     pub fingerprints: Vec<String>,
+    /// The check's configuration as it ran (`CheckSpec::fingerprint`);
+    /// absent in records of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
 }
 
 impl RunRecord {

@@ -98,3 +98,14 @@ fn a_bad_command_line_is_a_usage_error_with_a_json_verdict() {
         .unwrap()
         .contains("strict, auto, fast"));
 }
+
+#[test]
+fn a_timeout_longer_than_a_week_is_a_configuration_error() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"s\", command = \"true\", timeout = \"2562047788015215h\" } ]\n",
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 2, "{v:#}");
+    assert!(v.to_string().contains("longer than a week"), "{v:#}");
+}

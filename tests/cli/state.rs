@@ -493,3 +493,31 @@ fn a_killed_run_s_snapshot_is_pruned_and_a_live_one_is_not() {
     assert!(log.ends_with("staged\n"), "{log}");
     assert!(std::fs::read_dir(&snapshots).unwrap().next().is_none());
 }
+
+#[test]
+fn resume_runs_again_a_timed_out_check_and_a_pass_whose_configuration_changed() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"slow\", command = \"sleep 5\", timeout = \"300ms\" }, { name = \"ok\", command = \"true\" } ]\n",
+    );
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 3);
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let v = run.json();
+    assert_eq!(check(&v, "slow")["status"], "timed_out");
+    assert!(check(&v, "ok")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("not run again"));
+
+    // The pass of `ok` stood for `true`; `ok` is now `false`.
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"slow\", command = \"true\" }, { name = \"ok\", command = \"false\" } ]\n",
+    );
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let v = run.json();
+    assert_eq!(check(&v, "ok")["status"], "failed");
+    assert_eq!(check(&v, "slow")["status"], "passed");
+}
