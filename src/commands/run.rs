@@ -213,9 +213,49 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     };
     notes.extend(selection_notes);
 
-    // The handoff documents among the selected files; their stage names the
-    // phase when neither --phase nor PHASEGATE_PHASE does.
-    let documents = read_handoffs(&root, &selection, &config);
+    // A staged run is judged by the configuration it commits: an unstaged
+    // edit of `phasegate.toml` neither weakens nor breaks it.
+    let staged_run = mode.mode == "staged";
+    let config = if staged_run && args.config_from_ref.is_none() {
+        match staged_config(&root, unstaged.as_ref()) {
+            Ok(Some(loaded)) => {
+                notes.push(format!(
+                    "`{}` has unstaged changes: the staged version was used",
+                    config::CONFIG_FILE
+                ));
+                match loaded {
+                    Ok(config) => config,
+                    Err(error) => {
+                        if !json {
+                            report::errors::render_diagnostic(
+                                &error,
+                                io.err,
+                                ctx.color_for(ctx.stderr_tty),
+                            );
+                        }
+                        return stop(io, Profile::default(), super::config_error(&error));
+                    }
+                }
+            }
+            Ok(None) => config,
+            Err(e) => return stop(io, config.gate.profile, super::internal_error(&e)),
+        }
+    } else {
+        config
+    };
+
+    // The handoff documents among the selected files, as the run checks
+    // them (staged, or at the commit checked); their stage names the phase
+    // when neither --phase nor PHASEGATE_PHASE does.
+    let source = match (mode.mode, &mode.to) {
+        ("staged", _) => Content::Staged,
+        ("range" | "all", Some(to)) => Content::At(to.clone()),
+        _ => Content::WorkTree,
+    };
+    let documents = match read_handoffs(&root, &selection, &config, &source) {
+        Ok(documents) => documents,
+        Err(e) => return stop(io, config.gate.profile, super::internal_error(&e)),
+    };
     let mut rules = handoff_rules(&config);
     let doc_stages: Vec<(String, String)> = documents
         .iter()
@@ -617,17 +657,78 @@ struct Settings {
 
 /// The handoff documents among `selection`, read; a document that cannot be
 /// read is validated as empty text, which reports it.
-fn read_handoffs(root: &Path, selection: &[PathBuf], config: &Config) -> Vec<(String, String)> {
-    selection
+/// Where a run reads the selected files' content from.
+enum Content {
+    WorkTree,
+    /// The index: what a commit would record.
+    Staged,
+    /// A commit (a range's end, a pushed commit).
+    At(String),
+}
+
+/// The handoff documents among `selection`, read from `source`. A document
+/// the source does not hold (deleted there) is left out.
+fn read_handoffs(
+    root: &Path,
+    selection: &[PathBuf],
+    config: &Config,
+    source: &Content,
+) -> Result<Vec<(String, String)>, crate::git::GitError> {
+    let paths: Vec<&Path> = selection
         .iter()
         .filter(|f| config.handoff.path_filter.is_match(f))
-        .map(|f| {
-            let text = std::fs::read(root.join(f))
+        .map(PathBuf::as_path)
+        .collect();
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let contents: Vec<Option<Vec<u8>>> = match source {
+        Content::WorkTree => paths
+            .iter()
+            .map(|f| std::fs::read(root.join(f)).ok())
+            .collect(),
+        Content::Staged => crate::git::files_staged(root, &paths)?,
+        Content::At(spec) => paths
+            .iter()
+            .map(|f| crate::git::file_at(root, spec, &f.to_string_lossy()))
+            .collect::<Result<_, _>>()?,
+    };
+    Ok(paths
+        .iter()
+        .zip(contents)
+        .map(|(f, bytes)| {
+            let text = bytes
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default();
             (f.to_string_lossy().into_owned(), text)
         })
-        .collect()
+        .collect())
+}
+
+/// The configuration as staged, when `phasegate.toml` is tracked and its
+/// work-tree copy differs from the index; `None` otherwise. `unstaged`
+/// (the selection's candidates) spares the look when it does not name the
+/// file.
+fn staged_config(
+    root: &Path,
+    unstaged: Option<&crate::git::UnstagedHint>,
+) -> Result<Option<Result<Config, config::ConfigError>>, crate::git::GitError> {
+    if unstaged.is_some_and(|hint| !hint.names(config::CONFIG_FILE.as_bytes())) {
+        return Ok(None);
+    }
+    let Some(Some(staged)) = crate::git::files_staged(root, &[Path::new(config::CONFIG_FILE)])?
+        .into_iter()
+        .next()
+    else {
+        return Ok(None);
+    };
+    if std::fs::read(root.join(config::CONFIG_FILE)).is_ok_and(|now| now == staged) {
+        return Ok(None);
+    }
+    Ok(Some(config::load_staged(
+        root,
+        String::from_utf8_lossy(&staged).into_owned(),
+    )))
 }
 
 fn handoff_rules(config: &Config) -> crate::handoff::Rules {

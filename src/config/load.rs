@@ -213,6 +213,18 @@ pub fn load_committed(
     load_files(root, files)
 }
 
+/// Loads `phasegate.toml` as the index holds it (`text`), with the work
+/// tree's local overrides: a staged run is judged by the configuration it
+/// commits, not by an unstaged edit of it.
+pub fn load_staged(root: &Path, text: String) -> Result<Config, ConfigError> {
+    let mut files = vec![SourceFile {
+        name: CONFIG_FILE.to_string(),
+        text,
+    }];
+    files.extend(read(root, LOCAL_FILE)?);
+    load_files(root, files)
+}
+
 fn load_files(root: &Path, files: Vec<SourceFile>) -> Result<Config, ConfigError> {
     let language = detect_language(root);
     let mut sources = vec![SourceFile {

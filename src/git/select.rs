@@ -80,6 +80,13 @@ pub struct StagedSelection {
 #[derive(Debug, Clone)]
 pub struct UnstagedHint(pub(super) Vec<Vec<u8>>);
 
+impl UnstagedHint {
+    /// Whether `path` may have unstaged changes.
+    pub fn names(&self, path: &[u8]) -> bool {
+        self.0.iter().any(|p| p == path)
+    }
+}
+
 /// The staged files and the unstaged candidates. The work tree is looked
 /// at on `threads` threads while the index is compared with `HEAD`.
 pub fn staged_selection(root: &Path, threads: usize) -> Result<StagedSelection, GitError> {
@@ -423,6 +430,25 @@ pub fn file_at(root: &Path, spec: &str, path: &str) -> Result<Option<Vec<u8>>, G
         .and_then(|object| object.peel_to_blob())
         .map_err(|e| failed("a file of the commit", e))?;
     Ok(Some(blob.content().to_vec()))
+}
+
+/// The content of each of `paths` as the index holds it (the content a
+/// commit would record), `None` for a path it does not hold.
+pub fn files_staged(root: &Path, paths: &[&Path]) -> Result<Vec<Option<Vec<u8>>>, GitError> {
+    let repo = open(root)?;
+    let index = repo.index().map_err(|e| failed("the index", e))?;
+    paths
+        .iter()
+        .map(|path| {
+            let Some(entry) = index.get_path(path, 0) else {
+                return Ok(None);
+            };
+            let blob = repo
+                .find_blob(entry.id)
+                .map_err(|e| failed("a staged file", e))?;
+            Ok(Some(blob.content().to_vec()))
+        })
+        .collect()
 }
 
 /// The files changed on `to` since its merge base with `from`, as a merge

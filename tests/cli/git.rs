@@ -1338,6 +1338,15 @@ fn a_killed_runs_checks_are_stopped_before_its_changes_come_back() {
     let formatter: u32 = crate::support::wait_for("the formatter's pid", || {
         std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok()
     });
+    // Killed once its process group is on record (a moment after it starts).
+    crate::support::wait_for("the recorded process group", || {
+        let protect = repo.path().join(".git/phasegate/protect");
+        std::fs::read_dir(protect)
+            .ok()?
+            .flatten()
+            .any(|d| std::fs::metadata(d.path().join("groups")).is_ok_and(|m| m.len() > 0))
+            .then_some(())
+    });
     child.kill().unwrap();
     child.wait().unwrap();
 
@@ -1380,4 +1389,42 @@ fn a_check_that_stages_or_unstages_files_fails_the_run_with_nothing_unstaged() {
     );
     let (code, v) = repo.verdict(&[]);
     assert_eq!(code, 0, "{v:#}");
+}
+
+#[test]
+fn a_staged_run_judges_the_staged_configuration_and_handoff_documents() {
+    let doc = std::fs::read_to_string(format!(
+        "{}/fixtures/handoff/valid-complete.md",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let broken = doc.replace("status: complete", "status: bogus");
+    let gate = |command: &str| {
+        format!("[gate]\ndefault_phase = \"implementation\"\n[commands]\ntests = \"true\"\nlint = \"true\"\n[phases.implementation]\nchecks = [ {{ name = \"tests\" }}, {{ name = \"lint\" }}, {{ name = \"c\", command = \"{command}\" }} ]\n[handoff]\npaths = [\"handoffs/**/*.md\"]\n")
+    };
+    for (staged, unstaged, valid) in [(&broken, &doc, false), (&doc, &broken, true)] {
+        let repo = TestRepo::new();
+        repo.config(&gate("true")).commit_all("gate");
+        repo.stage("handoffs/F1.md", staged);
+        repo.write("handoffs/F1.md", unstaged);
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(v["handoffs"][0]["valid"], valid, "{v:#}");
+        assert_eq!(code, i32::from(!valid), "{v:#}");
+        // The unstaged version is back afterwards.
+        assert_eq!(repo.read("handoffs/F1.md"), *unstaged);
+    }
+    for (staged, unstaged, code) in [("false", "true", 1), ("true", "false", 0)] {
+        let repo = TestRepo::new();
+        repo.write("a.txt", "a\n").commit_all("one");
+        repo.stage("phasegate.toml", &gate(staged));
+        repo.write("phasegate.toml", &gate(unstaged));
+        let (got, v) = repo.verdict(&[]);
+        assert_eq!(got, code, "{v:#}");
+        assert!(
+            v["notes"]
+                .to_string()
+                .contains("the staged version was used"),
+            "{v:#}"
+        );
+    }
 }
