@@ -531,7 +531,17 @@ impl Validator<'_> {
                 );
             }
         }
-        let handoff = self.handoff(get(root, "handoff"));
+        // The checks a claim may name; unknown while a phase is broken (its
+        // own error says so), and then claims are not checked against it.
+        let check_names: Option<BTreeSet<String>> =
+            (phases.len() == phase_nodes.len()).then(|| {
+                phases
+                    .values()
+                    .chain(workflows.values().flat_map(|w| w.phases.values()))
+                    .flat_map(|p| p.checks.iter().map(|c| c.name.clone()))
+                    .collect()
+            });
+        let handoff = self.handoff(get(root, "handoff"), check_names.as_ref());
         Some(Config {
             origin,
             gate: gate?,
@@ -1225,7 +1235,11 @@ impl Validator<'_> {
         out
     }
 
-    fn handoff(&mut self, node: Option<&Node>) -> Option<HandoffConfig> {
+    fn handoff(
+        &mut self,
+        node: Option<&Node>,
+        check_names: Option<&BTreeSet<String>>,
+    ) -> Option<HandoffConfig> {
         let mut config = HandoffConfig {
             paths: vec!["handoffs/**/*.md".to_string()],
             path_filter: GlobSet::empty(),
@@ -1278,15 +1292,56 @@ impl Validator<'_> {
             if let Some(table) =
                 get(entries, "claims").and_then(|n| self.table(n, "`[handoff.claims]`"))
             {
-                config.claims.clear();
+                // Entries add to the default claims or replace them; an
+                // empty check name takes one away.
+                let checkpoints: BTreeSet<&str> = STAGES
+                    .iter()
+                    .flat_map(|stage| {
+                        crate::handoff::validate::default_checkpoints(stage)
+                            .iter()
+                            .copied()
+                    })
+                    .chain(config.checkpoints.values().flatten().map(String::as_str))
+                    .collect();
+                let mut claims = config.claims.clone();
                 for (key, value) in table {
+                    // A custom checkpoint may be claimed; a near miss of a
+                    // known one is a typo that would switch a claim off.
+                    if !checkpoints.contains(key.name.as_str()) {
+                        if let Some(near) = suggest(&key.name, checkpoints.iter().copied()) {
+                            self.error(
+                                &key.at,
+                                format!("unknown checkpoint `{}` in [handoff.claims]", key.name),
+                                "no such checkpoint",
+                                Some(format!("did you mean `{near}`?")),
+                            );
+                            ok = false;
+                            continue;
+                        }
+                    }
                     match self.string(value, &format!("the claim `{}`", key.name)) {
+                        Some(check) if check.is_empty() => {
+                            claims.remove(&key.name);
+                        }
                         Some(check) => {
-                            config.claims.insert(key.name.clone(), check);
+                            if let Some(names) = check_names.filter(|names| !names.contains(&check))
+                            {
+                                self.unknown_name(
+                                    value,
+                                    "check",
+                                    &check,
+                                    names.iter().map(String::as_str),
+                                    "name a check of a phase",
+                                );
+                                ok = false;
+                                continue;
+                            }
+                            claims.insert(key.name.clone(), check);
                         }
                         None => ok = false,
                     }
                 }
+                config.claims = claims;
             }
         }
         if paths.is_empty() {

@@ -195,3 +195,37 @@ fn the_human_report_lists_the_documents_and_their_problems() {
     assert_eq!(run.code, 1);
     insta::assert_snapshot!(repo.redact(&run.stdout));
 }
+
+#[test]
+fn claims_add_to_the_defaults_and_a_mistaken_claim_is_a_configuration_error() {
+    // A claim of its own keeps the default ones: `tests_passing` is still
+    // checked against `tests`.
+    let repo = TestRepo::new();
+    repo.config(&format!(
+        "{}\n[handoff.claims]\ncode_complete = \"lint\"\n",
+        GATE.replace(
+            r#"{ name = "tests", command = "true" }"#,
+            r#"{ name = "tests", command = "false" }"#,
+        )
+    ));
+    repo.stage("handoffs/F001.md", &fixture("valid-complete.md"));
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    assert!(
+        v.to_string()
+            .contains("claim contradicted by check `tests`"),
+        "{v:#}"
+    );
+
+    for (claims, said) in [
+        ("tests_pasing = \"tests\"", "did you mean `tests_passing`?"),
+        ("tests_passing = \"tset\"", "did you mean `tests`?"),
+    ] {
+        let repo = TestRepo::new();
+        repo.config(&format!("{GATE}\n[handoff.claims]\n{claims}\n"));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 2, "{claims}: {v:#}");
+        assert!(v["error"]["problems"][0]["line"].as_u64().is_some());
+        assert!(v.to_string().contains(said), "{claims}: {v:#}");
+    }
+}
