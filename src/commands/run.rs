@@ -892,7 +892,7 @@ fn mark_pre_existing(
     if files.is_empty() {
         return None;
     }
-    let changes = match crate::git::changed_lines(root, &base, &files) {
+    let mut changes = match crate::git::changed_lines(root, &base, &files) {
         Ok(changes) => changes,
         Err(e) => {
             return Some(format!(
@@ -900,6 +900,13 @@ fn mark_pre_existing(
             ))
         }
     };
+    // A finding in a file the repository does not have (a name a tool
+    // garbled, an empty one) is placed nowhere: never demoted.
+    for file in &files {
+        if file.is_empty() || std::fs::symlink_metadata(root.join(file)).is_err() {
+            changes.unplaced(file);
+        }
+    }
     for check in checks.iter_mut().filter(|c| filtered(c)) {
         if let CheckRun::Ran(outcome) = &mut check.run {
             crate::diagnostics::mark_pre_existing(&mut outcome.diagnostics, check.filter, &changes);

@@ -12,6 +12,9 @@ use super::Diagnostic;
 #[derive(Debug, Clone, Default)]
 pub struct ChangedLines {
     files: HashMap<String, FileChange>,
+    /// Files the diagnostics name that the repository does not have: what
+    /// is found there is placed nowhere, and never set aside.
+    unplaced: std::collections::HashSet<String>,
 }
 
 /// One file's changed lines, as inclusive ranges.
@@ -45,13 +48,18 @@ impl ChangedLines {
         }
     }
 
+    /// `path` names no file of the repository.
+    pub fn unplaced(&mut self, path: &str) {
+        self.unplaced.insert(path.to_string());
+    }
+
     /// Whether `d` is outside what `filter` counts as the change.
     pub fn is_pre_existing(&self, d: &Diagnostic, filter: Filter) -> bool {
         // A finding nobody can place is never set aside.
         let Some(file) = d.file.as_deref() else {
             return false;
         };
-        if filter == Filter::Nofilter {
+        if filter == Filter::Nofilter || self.unplaced.contains(file) {
             return false;
         }
         let Some(change) = self.files.get(file) else {

@@ -126,6 +126,12 @@ impl Capture {
 
     fn parse_line(extractor: &mut Extractor, line: &[u8], at: Range<u64>, coloured: bool) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
+        // A progress display rewrites its line with `\r`: what a terminal
+        // would show, the text after the last one, is the line.
+        let line = match memchr::memrchr(b'\r', line) {
+            Some(cr) => &line[cr + 1..],
+            None => line,
+        };
         let line = &line[..line.len().min(MAX_LINE_BYTES)];
         if !extractor.wants(line, coloured) {
             return;
@@ -259,6 +265,17 @@ mod tests {
         assert!(log.len() < 1000 + 200 + 2 * TAIL_BYTES);
         // What was parsed and counted is the whole output.
         assert_eq!(done.output.total_bytes, 1100 + 100_000 + 11);
+    }
+
+    #[test]
+    fn a_line_rewritten_with_carriage_returns_is_what_it_ends_as() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = capture(dir.path());
+        c.push(b"checking 1/2\rd.c:2:1: error: bad\r\n");
+        let done = c.finish();
+        let d = &done.extracted.diagnostics[0];
+        assert_eq!(d.file.as_deref(), Some("d.c"));
+        assert_eq!(d.message, "bad");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
@@ -239,9 +239,10 @@ fn run_invocation(
         .stdin_null()
         .unchecked()
         .before_spawn(|command| {
-            // Its own process group, so a timeout or an interrupt can kill
-            // everything the check started, grandchildren included.
-            command.process_group(0);
+            // Its own session and process group, so a timeout or an
+            // interrupt can kill everything the check started, grandchildren
+            // included, and no terminal to wait on.
+            sys::new_session(command);
             Ok(())
         });
     // duct applies the last call first and each earlier one over it, so

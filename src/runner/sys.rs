@@ -1,6 +1,6 @@
 //! The operating system's edges: signals to process groups, phasegate's
-//! own interrupt flag, the argument-size limit. The only unsafe code in
-//! phasegate lives here.
+//! own interrupt flag, new sessions, the argument-size limit. The only
+//! unsafe code in phasegate lives here.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -27,6 +27,29 @@ pub fn signal_group(pgid: u32, signal: i32) -> bool {
     // group id and not -1 (every process) or 0 (our own group).
     let result = unsafe { libc::kill(-pgid, signal) };
     result == 0
+}
+
+/// Makes `command`'s process the leader of a new session, and so of a new
+/// process group (its pid): a timeout or an interrupt kills the group, and
+/// with no controlling terminal a check that opens `/dev/tty` (a password
+/// prompt) fails at once instead of being stopped until its timeout.
+pub fn new_session(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    #[expect(
+        unsafe_code,
+        reason = "setsid(2) in the child has no stable safe wrapper in std"
+    )]
+    // SAFETY: the closure runs in the forked child before exec and calls
+    // only setsid(2), which is async-signal-safe, allocates nothing and
+    // touches no memory of ours.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Whether any process of the group `pgid` still exists (zombies included).

@@ -136,6 +136,21 @@ fn a_failure_nobody_can_place_is_never_demoted() {
     let (code, v) = repo.verdict(&[]);
     assert_eq!(code, 1, "{v:#}");
     assert_eq!(check(&v, "lint")["status"], "failed");
+
+    // Nor is a finding in a file the repository does not have.
+    repo.config(&reporting("lint", &["zzz.py:1"], ""));
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(pre_existing(&v), [("zzz.py:1".to_string(), false)]);
+
+    // A progress display that rewrites its line leaves the finding whole:
+    // at the changed line, in the changed file.
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"lint\", shell = true, command = \"printf 'checking 1/2\\\\ra.py:3:1: error: bad\\\\n'; exit 1\" } ]\n",
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(pre_existing(&v), [("a.py:3".to_string(), false)]);
 }
 
 #[test]

@@ -217,3 +217,37 @@ checks = [ { name = "hang", shell = true, command = "sleep 300 & echo $! > child
         "the check's child {pid} survived the interrupt"
     );
 }
+
+#[test]
+fn a_check_run_from_a_terminal_has_none_to_wait_on() {
+    // phasegate started in a terminal (a pseudo-terminal `script` makes):
+    // a check that prompts on /dev/tty fails at once, where it used to be
+    // stopped by the terminal until its timeout.
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"prompt\", shell = true, timeout = \"20s\", command = \"read x < /dev/tty; echo read $?\" } ]\n",
+    );
+    let command = format!(
+        "{} run --all-files --format json > verdict.json",
+        crate::support::BIN
+    );
+    let started = std::time::Instant::now();
+    let out = repo
+        .command("script")
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "{out:?}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&repo.read("verdict.json")).unwrap();
+    assert_eq!(check(&v, "prompt")["status"], "passed", "{v:#}");
+    let log = std::fs::read_to_string(
+        repo.path()
+            .join(check(&v, "prompt")["log"].as_str().unwrap()),
+    )
+    .unwrap();
+    assert!(log.contains("read 1") || log.contains("read 2"), "{log}");
+}
