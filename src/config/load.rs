@@ -472,7 +472,22 @@ impl Validator<'_> {
             return Some(CommandLine::Shell(text));
         }
         match shlex::split(&text) {
-            Some(argv) if !argv.is_empty() => Some(CommandLine::Argv(argv)),
+            Some(argv) if !argv.is_empty() => {
+                // `{files}` stands for many arguments: it must be one of its
+                // own, and only one (a shell command may use it anywhere).
+                let whole = argv.iter().filter(|a| *a == "{files}").count();
+                let inside = argv.iter().any(|a| a != "{files}" && a.contains("{files}"));
+                if inside || whole > 1 {
+                    self.error(
+                        &node.at,
+                        format!("{what} uses `{{files}}` inside an argument or more than once: it is replaced by the files as separate arguments, once"),
+                        "`{files}` here",
+                        Some("make `{files}` an argument of its own (`tool --check {files}`), or set `shell = true`".to_string()),
+                    );
+                    return None;
+                }
+                Some(CommandLine::Argv(argv))
+            }
             Some(_) => {
                 self.error(&node.at, format!("{what} is empty"), "empty", None);
                 None
@@ -824,6 +839,16 @@ impl Validator<'_> {
                 "a check's name cannot be empty".to_string(),
                 "empty name",
                 None,
+            );
+            return None;
+        }
+        if name.chars().any(char::is_control) {
+            self.error(
+                &name_node.at,
+                "a check's name cannot hold control characters (a newline, a tab, NUL…)"
+                    .to_string(),
+                "control character",
+                Some("name the check with printable characters".to_string()),
             );
             return None;
         }

@@ -166,9 +166,14 @@ fn write_json(path: &Path, value: &impl Serialize) -> io::Result<()> {
 }
 
 /// A check name as a file name: anything but `[A-Za-z0-9._-]` becomes `_`.
+/// A check's name as a file name in the run directory: the name itself
+/// when it is a plain one; otherwise made plain and short, with a digest of
+/// the name, so that no two checks share a log (`a/b` and `a_b`) and none
+/// takes the verdict's place (`verdict`).
 fn file_stem(name: &str) -> String {
     let stem: String = name
         .chars()
+        .take(80)
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
                 c
@@ -177,11 +182,16 @@ fn file_stem(name: &str) -> String {
             }
         })
         .collect();
-    if stem.starts_with('.') || stem.is_empty() {
-        format!("_{stem}")
-    } else {
-        stem
+    let plain = stem == name && !stem.starts_with('.') && !stem.is_empty() && name != "verdict";
+    if plain {
+        return stem;
     }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(name, &mut hasher);
+    format!(
+        "_{stem}-{:08x}",
+        std::hash::Hasher::finish(&hasher) & 0xffff_ffff
+    )
 }
 
 /// `20261122T153000Z-12345`: sortable by time, unique per process.
@@ -230,7 +240,17 @@ mod tests {
     #[test]
     fn check_names_become_safe_file_names() {
         assert_eq!(file_stem("tests"), "tests");
-        assert_eq!(file_stem("a/b c"), "a_b_c");
-        assert_eq!(file_stem(".."), "_..");
+        assert_eq!(file_stem("lint-js.v2"), "lint-js.v2");
+        for name in ["a/b c", "..", "verdict", "", &"x".repeat(300)] {
+            let stem = file_stem(name);
+            assert!(stem.starts_with('_') && stem.len() < 100, "{name}: {stem}");
+            assert!(!stem.contains('/'), "{stem}");
+        }
+        // No two checks share a file, nor a check the verdict's.
+        let names = ["a/b", "a_b", "a b", "verdict", "_verdict"];
+        let stems: std::collections::BTreeSet<String> =
+            names.iter().map(|n| file_stem(n)).collect();
+        assert_eq!(stems.len(), names.len());
+        assert!(!stems.contains("verdict"));
     }
 }

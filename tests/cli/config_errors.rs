@@ -109,3 +109,24 @@ fn a_timeout_longer_than_a_week_is_a_configuration_error() {
     assert_eq!(code, 2, "{v:#}");
     assert!(v.to_string().contains("longer than a week"), "{v:#}");
 }
+
+#[test]
+fn files_inside_an_argument_and_control_characters_in_a_name_are_configuration_errors() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"nul\\u0000x\", command = \"true\" } ]\n",
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 2, "{v:#}");
+    assert!(v.to_string().contains("control characters"), "{v:#}");
+
+    for command in ["tool --only={files}", "tool {files} {files}"] {
+        let repo = TestRepo::new();
+        repo.config(&format!(
+            "[phases.implementation]\nchecks = [ {{ name = \"c\", command = \"{command}\" }} ]\n"
+        ));
+        let (code, v) = repo.verdict(&["--all-files"]);
+        assert_eq!(code, 2, "{command}: {v:#}");
+        assert!(v.to_string().contains("argument of its own"), "{v:#}");
+    }
+}
