@@ -410,20 +410,21 @@ fn leader_done(reader: &duct::ReaderHandle) -> bool {
     matches!(reader.try_wait(), Ok(Some(_)) | Err(_))
 }
 
-/// SIGTERM to the group, a grace period, then SIGKILL. Returns whether the
-/// group had to be killed.
+/// SIGTERM to the check's session (its process group, and any group its
+/// processes made, as `timeout` does), a grace period, then SIGKILL.
+/// Returns whether anything had to be killed.
 fn kill_group(pgid: u32) -> bool {
-    if !sys::signal_group(pgid, sys::SIGTERM) {
+    if !sys::signal_session(pgid, sys::SIGTERM) {
         return false;
     }
     let until = Instant::now() + KILL_GRACE;
     while Instant::now() < until {
-        if !sys::group_alive(pgid) {
+        if !sys::session_alive(pgid) {
             return true;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    sys::signal_group(pgid, sys::SIGKILL);
+    sys::signal_session(pgid, sys::SIGKILL);
     true
 }
 
@@ -560,6 +561,29 @@ mod tests {
             .parse()
             .unwrap();
         assert!(gone(pid), "background process {pid} survived");
+    }
+
+    #[test]
+    fn a_timeout_kills_what_moved_to_a_process_group_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        // `timeout` puts itself and its command in a new process group.
+        let p = plan(
+            dir.path(),
+            "c",
+            "timeout 300 sh -c 'echo $$ > pid; exec sleep 300'",
+            Duration::from_millis(500),
+        );
+        let outcome = run_check(&p);
+        assert_eq!(
+            outcome.termination,
+            Termination::TimedOut(Duration::from_millis(500))
+        );
+        let pid: u32 = std::fs::read_to_string(dir.path().join("pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(gone(pid), "{pid} survived in a group of its own");
     }
 
     #[test]

@@ -57,6 +57,64 @@ pub fn group_alive(pgid: u32) -> bool {
     signal_group(pgid, 0)
 }
 
+/// Sends `signal` to every process of the session `sid` (a check's, whose
+/// leader started it): its own process group, and the groups its processes
+/// made since (`timeout` makes one). Returns `false` when none is left.
+pub fn signal_session(sid: u32, signal: i32) -> bool {
+    let mut any = signal_group(sid, signal);
+    for pid in other_groups_of_session(sid) {
+        any |= signal_process(pid, signal);
+    }
+    any
+}
+
+/// Whether any process of the session `sid` still exists.
+pub fn session_alive(sid: u32) -> bool {
+    group_alive(sid) || !other_groups_of_session(sid).is_empty()
+}
+
+/// The processes of session `sid` outside its leader's process group.
+fn other_groups_of_session(sid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            session_and_group(*pid).is_some_and(|(session, group)| session == sid && group != sid)
+        })
+        .collect()
+}
+
+/// A process's session and process group, from `/proc/<pid>/stat`.
+fn session_and_group(pid: u32) -> Option<(u32, u32)> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[memchr::memrchr(b')', &stat)? + 1..];
+    let mut fields = after
+        .split(u8::is_ascii_whitespace)
+        .filter(|f| !f.is_empty());
+    // state (field 3), ppid, pgrp (5), session (6)
+    let group = std::str::from_utf8(fields.nth(2)?).ok()?.parse().ok()?;
+    let session = std::str::from_utf8(fields.next()?).ok()?.parse().ok()?;
+    Some((session, group))
+}
+
+/// Sends `signal` to the process `pid`.
+fn signal_process(pid: u32, signal: i32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 1 {
+        return false;
+    }
+    #[expect(unsafe_code, reason = "kill(2) has no safe wrapper in std")]
+    // SAFETY: kill takes plain integers and touches no memory of ours; the
+    // pid is a real process id, never 0 or -1.
+    let result = unsafe { libc::kill(pid, signal) };
+    result == 0
+}
+
 /// A process's start time, in clock ticks since boot (field 22 of
 /// `/proc/<pid>/stat`), and its process group: with the pid, they name one
 /// process for as long as the machine runs.
