@@ -60,6 +60,14 @@ impl Capture {
         self.answer = Some((Vec::new(), limit));
     }
 
+    /// The answer kept so far (`(over_limit, bytes)`), and a fresh one
+    /// begun: each batch of a verifier answers on its own.
+    pub fn take_answer(&mut self) -> Option<(bool, Vec<u8>)> {
+        let (bytes, limit) = self.answer.as_mut()?;
+        let bytes = std::mem::take(bytes);
+        Some((bytes.len() > *limit, bytes))
+    }
+
     /// Takes the next chunk of output.
     pub fn push(&mut self, bytes: &[u8]) {
         let chunk_start = self.total;
@@ -157,9 +165,8 @@ impl Capture {
         self.line_overflow = false;
     }
 
-    /// Flushes the log and returns what was kept: the output, the verifier
-    /// answer (and whether it exceeded its limit), the extractor's findings
-    /// and any error writing the log.
+    /// Flushes the log and returns what was kept: the output, the
+    /// extractor's findings and any error writing the log.
     pub fn finish(mut self) -> Finished {
         if !self.line.is_empty() {
             self.flush_line(self.total);
@@ -196,9 +203,6 @@ impl Capture {
                 tail,
                 total_bytes: self.total,
             },
-            answer: self
-                .answer
-                .map(|(bytes, limit)| (bytes.len() > limit, bytes)),
             extracted,
             log_error: self.log_error,
         }
@@ -207,8 +211,6 @@ impl Capture {
 
 pub struct Finished {
     pub output: CapturedOutput,
-    /// `(over_limit, bytes)`.
-    pub answer: Option<(bool, Vec<u8>)>,
     pub extracted: crate::diagnostics::Extracted,
     pub log_error: Option<io::Error>,
 }
@@ -332,8 +334,11 @@ mod tests {
         c.keep_answer(4);
         c.push(b"abc");
         c.push(b"defg");
-        let (over, bytes) = c.finish().answer.unwrap();
+        let (over, bytes) = c.take_answer().unwrap();
         assert!(over);
         assert_eq!(bytes, b"abcde");
+        // The next batch's answer starts afresh.
+        c.push(b"xy");
+        assert_eq!(c.take_answer(), Some((false, b"xy".to_vec())));
     }
 }

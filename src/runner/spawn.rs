@@ -141,6 +141,8 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
     }
 
     let mut termination = Termination::Exited(0);
+    // A verifier's answer per batch of files.
+    let mut answers: Vec<(bool, Vec<u8>)> = Vec::new();
     for invocation in &plan.invocations {
         if sys::interrupted() {
             termination = Termination::Interrupted;
@@ -154,6 +156,7 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
             deadline,
             &mut capture,
         );
+        answers.extend(capture.take_answer());
         match (&termination, this) {
             // Every batch must pass: the first failure is the one reported,
             // and the remaining batches still run to report theirs.
@@ -186,14 +189,8 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
         });
     }
     if verifier {
-        if let (Termination::Exited(_), Some((over, answer))) = (&termination, finished.answer) {
-            outcome.verifier = Some(if over {
-                VerifierReply::Malformed(format!(
-                    "the answer is longer than {MAX_ANSWER_BYTES} bytes"
-                ))
-            } else {
-                parse_verifier_answer(&answer, &plan.name, plan.origin)
-            });
+        if matches!(termination, Termination::Exited(_)) && !answers.is_empty() {
+            outcome.verifier = Some(combine_answers(&answers, plan));
         }
         // The verifier's standard error went straight to the log; show its
         // end, which is where an API error would be.
@@ -204,6 +201,37 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
     outcome.termination = termination;
     outcome.duration = start.elapsed();
     outcome
+}
+
+/// One reply from the answers of a verifier's batches: each must be one
+/// valid answer; it passes when every batch passed, with all their findings.
+fn combine_answers(answers: &[(bool, Vec<u8>)], plan: &CheckPlan) -> VerifierReply {
+    let mut combined = crate::runner::VerifierAnswer {
+        pass: true,
+        findings: Vec::new(),
+    };
+    for (n, (over, answer)) in answers.iter().enumerate() {
+        let batch = if answers.len() > 1 {
+            format!(" (batch {} of {})", n + 1, answers.len())
+        } else {
+            String::new()
+        };
+        if *over {
+            return VerifierReply::Malformed(format!(
+                "the answer{batch} is longer than {MAX_ANSWER_BYTES} bytes"
+            ));
+        }
+        match parse_verifier_answer(answer, &plan.name, plan.origin) {
+            VerifierReply::Answer(answer) => {
+                combined.pass &= answer.pass;
+                combined.findings.extend(answer.findings);
+            }
+            VerifierReply::Malformed(reason) => {
+                return VerifierReply::Malformed(format!("{reason}{batch}"));
+            }
+        }
+    }
+    VerifierReply::Answer(combined)
 }
 
 fn open_log(path: &std::path::Path) -> std::io::Result<File> {
@@ -682,6 +710,44 @@ mod tests {
         let outcome = run_check(&p);
         assert_eq!(outcome.termination, Termination::Exited(3));
         assert_eq!(std::fs::read_to_string(&p.log_path).unwrap(), "a\nc\n");
+    }
+
+    #[test]
+    fn each_batch_of_a_verifier_answers_on_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path(), "v", "", Duration::from_secs(30));
+        p.kind = CheckKind::Verifier;
+        let batches = |answers: &[&str]| -> Vec<Invocation> {
+            answers
+                .iter()
+                .map(|a| Invocation {
+                    argv: vec!["sh".into(), "-c".into(), format!("echo '{a}'").into()],
+                })
+                .collect()
+        };
+        let pass = r#"{"verdict": "pass", "findings": []}"#;
+        let fail = r#"{"verdict": "fail", "findings": [{"message": "m"}]}"#;
+        p.invocations = batches(&[pass, pass, pass]);
+        let outcome = run_check(&p);
+        assert!(
+            matches!(&outcome.verifier, Some(VerifierReply::Answer(a)) if a.pass),
+            "{:?}",
+            outcome.verifier
+        );
+        p.invocations = batches(&[pass, fail]);
+        let outcome = run_check(&p);
+        assert!(
+            matches!(&outcome.verifier, Some(VerifierReply::Answer(a)) if !a.pass && a.findings.len() == 1),
+            "{:?}",
+            outcome.verifier
+        );
+        p.invocations = batches(&[pass, "nonsense"]);
+        let outcome = run_check(&p);
+        assert!(
+            matches!(&outcome.verifier, Some(VerifierReply::Malformed(m)) if m.contains("batch 2 of 2")),
+            "{:?}",
+            outcome.verifier
+        );
     }
 
     #[test]
