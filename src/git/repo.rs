@@ -45,6 +45,12 @@ pub enum GitError {
         #[source]
         source: std::io::Error,
     },
+    #[error("failed to write `{path}`")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("failed to read {what} from git")]
     Read {
         what: String,

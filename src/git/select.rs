@@ -3,6 +3,7 @@
 //! root; deleted files and submodules are never selected.
 
 use std::ffi::OsStr;
+use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -630,7 +631,59 @@ fn checkout_to(
             (path.to_vec(), stat)
         })
         .collect();
+    link_git_dir(repo, dir, commit)?;
     Ok(Written { commit, files })
+}
+
+/// Makes the checkout in `dir` a work tree of the repository, as a linked
+/// worktree is one: a `.git` directory naming the common git directory,
+/// with its own `HEAD` (the commit checked out, detached) and its own index
+/// (of what was checked out). A check that runs git there finds the
+/// repository and what is staged, as in a terminal, and never writes the
+/// real index or moves a branch.
+fn link_git_dir(repo: &Repository, dir: &Path, commit: Option<git2::Oid>) -> Result<(), GitError> {
+    let git = dir.join(".git");
+    let written = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| GitError::Write { path, source }
+    };
+    fs::create_dir_all(&git).map_err(written(&git))?;
+    let mut common = repo.commondir().as_os_str().as_bytes().to_vec();
+    common.push(b'\n');
+    fs::write(git.join("commondir"), common).map_err(written(&git.join("commondir")))?;
+    let head = match commit {
+        Some(commit) => format!("{commit}\n").into_bytes(),
+        None => match repo.head().ok().and_then(|head| head.target()) {
+            Some(oid) => format!("{oid}\n").into_bytes(),
+            // No commit yet: the same unborn branch.
+            None => fs::read(repo.path().join("HEAD")).map_err(written(&git.join("HEAD")))?,
+        },
+    };
+    fs::write(git.join("HEAD"), head).map_err(written(&git.join("HEAD")))?;
+    let index = git.join("index");
+    match commit {
+        Some(commit) => {
+            let tree = repo
+                .find_commit(commit)
+                .and_then(|c| c.tree())
+                .map_err(|e| failed("the commit to check", e))?;
+            let mut own = git2::Index::open(&index).map_err(|e| failed("a snapshot's index", e))?;
+            own.read_tree(&tree)
+                .and_then(|()| own.write())
+                .map_err(|e| failed("a snapshot's index", e))?;
+        }
+        None => match fs::copy(super::index_path(repo), &index) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(GitError::Write {
+                    path: index,
+                    source: e,
+                })
+            }
+        },
+    }
+    Ok(())
 }
 
 #[cfg(test)]

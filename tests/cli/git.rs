@@ -1428,3 +1428,22 @@ fn a_staged_run_judges_the_staged_configuration_and_handoff_documents() {
         );
     }
 }
+
+#[test]
+fn a_check_in_a_snapshot_runs_git_on_what_is_staged_without_touching_the_repository() {
+    let repo = partially_staged();
+    repo.config(
+        "[gate]\nisolation = \"snapshot\"\n\n[phases.implementation]\nchecks = [ { name = \"git\", shell = true, command = \"test \\\"$(git rev-parse --show-toplevel)\\\" = \\\"$(pwd -P)\\\" && git diff --cached --name-only | grep -qx a.txt && git status --porcelain | grep -q '^M  a.txt' && git add -A && git commit -qm inside\" } ]\n",
+    );
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let index = std::fs::read(repo.path().join(".git/index")).unwrap();
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    // The check's commit moved nothing of the repository's.
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]), head);
+    assert_eq!(
+        std::fs::read(repo.path().join(".git/index")).unwrap(),
+        index
+    );
+    assert_eq!(repo.read("a.txt"), "a3 unstaged\n");
+}
