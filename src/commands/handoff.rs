@@ -66,7 +66,25 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
         }
         HandoffCommand::Stamp { path } => stamp(ctx, &root, &config, path, io),
         HandoffCommand::Feedback { path, format } => {
-            let (report, _) = validate_file(&ctx.cwd.join(path), &root, &rules);
+            let full = ctx.cwd.join(path);
+            // The claims the last run that validated this document
+            // contradicted stay contradicted: its failed checks count.
+            let mut rules = rules;
+            let (shown, _) = validate_file(&full, &root, &rules);
+            if let Some(verdict) = last_verdict(ctx, &root).filter(|v| {
+                v["handoffs"]
+                    .as_array()
+                    .is_some_and(|docs| docs.iter().any(|d| d["path"] == shown.path.as_str()))
+            }) {
+                rules.failed_checks = verdict["checks"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|c| matches!(c["status"].as_str(), Some("failed" | "warned")))
+                    .filter_map(|c| c["name"].as_str().map(str::to_string))
+                    .collect();
+            }
+            let (report, _) = validate_file(&full, &root, &rules);
             let data = feedback(&report);
             let written = if *format == Format::Json {
                 report::handoff::render_feedback_json(&data, io.out)

@@ -33,7 +33,18 @@ pub struct Feedback {
     /// The attempt the next try will be (`retry_count` + 1).
     pub attempt: i64,
     pub max_retries: u32,
+    /// What a blocked document waits for (reason, details): a person, not
+    /// another attempt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<Blocked>,
     pub items: Vec<FeedbackItem>,
+}
+
+/// A document that says it is blocked.
+#[derive(Debug, Clone, Serialize)]
+pub struct Blocked {
+    pub reason: String,
+    pub details: String,
 }
 
 /// What to do about a checkpoint that does not pass.
@@ -82,12 +93,19 @@ pub fn feedback(report: &HandoffReport) -> Feedback {
             line: issue.line,
         });
     }
+    // A document that says it is blocked waits for a person, as a run
+    // says (`blocked`, next: escalate).
+    let blocked = (report.status.as_deref() == Some("blocked")).then(|| {
+        let (reason, details) = report.block.clone().unwrap_or_default();
+        Blocked { reason, details }
+    });
     Feedback {
         path: report.path.clone(),
         id: report.id.clone(),
         stage: report.stage.clone(),
         valid: report.valid,
-        escalate: report.escalate,
+        escalate: report.escalate || blocked.is_some(),
+        blocked,
         attempt: report.retry_count.unwrap_or(0) + 1,
         max_retries: report.max_retries,
         items,

@@ -123,6 +123,9 @@ pub struct HandoffReport {
     /// The required checkpoints of the stage, for feedback.
     #[serde(skip)]
     pub required: Vec<String>,
+    /// What a blocked document says it waits for (reason, details).
+    #[serde(skip)]
+    pub block: Option<(String, String)>,
 }
 
 struct Collector {
@@ -174,6 +177,7 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
         last_failure: None,
         checkpoints: Vec::new(),
         required: Vec::new(),
+        block: None,
     };
     let mut c = Collector {
         errors: Vec::new(),
@@ -308,6 +312,10 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
     report.last_failure = text_field(&mut c, "last_failure", false).map(|(v, _)| v);
     let block_reason = choice(&mut c, "block_reason", &BLOCK_REASONS, false);
     let block_details = text_field(&mut c, "block_details", false);
+    report.block = block_reason
+        .as_ref()
+        .map(|(reason, _)| reason.clone())
+        .zip(block_details.as_ref().map(|(details, _)| details.clone()));
 
     let retry_count = match root.get("retry_count") {
         None

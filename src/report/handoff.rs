@@ -79,7 +79,18 @@ pub fn render_feedback_json(feedback: &Feedback, out: &mut dyn Write) -> io::Res
 /// The "Validation Failed" markdown.
 pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<()> {
     let id = feedback.id.as_deref().unwrap_or(&feedback.path);
-    if feedback.items.is_empty() && feedback.valid {
+    if let Some(blocked) = &feedback.blocked {
+        writeln!(out, "## Blocked: {id}\n")?;
+        writeln!(
+            out,
+            "The handoff says it is blocked: a person is needed, not another attempt. Stop here and hand this to a person.\n"
+        )?;
+        writeln!(out, "- **Block reason:** {}", blocked.reason)?;
+        writeln!(out, "- **Block details:** {}\n", blocked.details)?;
+        if feedback.items.is_empty() {
+            return Ok(());
+        }
+    } else if feedback.items.is_empty() && feedback.valid {
         writeln!(out, "## Validation Passed: {id}\n")?;
         return writeln!(
             out,
@@ -91,12 +102,23 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
         "## Validation Failed: {id} ({})\n",
         feedback.stage.as_deref().unwrap_or("unknown stage")
     )?;
-    writeln!(
-        out,
-        "Retry attempt {} of {}\n",
-        feedback.attempt, feedback.max_retries
-    )?;
-    if feedback.escalate {
+    if feedback.blocked.is_none() {
+        if feedback.escalate {
+            writeln!(
+                out,
+                "Retries used: {} of {}\n",
+                feedback.attempt - 1,
+                feedback.max_retries
+            )?;
+        } else {
+            writeln!(
+                out,
+                "Retry attempt {} of {}\n",
+                feedback.attempt, feedback.max_retries
+            )?;
+        }
+    }
+    if feedback.escalate && feedback.blocked.is_none() {
         writeln!(
             out,
             "**Escalation:** the retry budget is spent. Stop here and hand this to a person.\n"

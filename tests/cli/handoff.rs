@@ -103,7 +103,7 @@ fn a_document_out_of_retries_blocks_the_run_for_a_person() {
         run.stdout
     );
     assert!(
-        run.stdout.contains("Retry attempt 4 of 3"),
+        run.stdout.contains("Retries used: 3 of 3"),
         "{}",
         run.stdout
     );
@@ -228,4 +228,42 @@ fn claims_add_to_the_defaults_and_a_mistaken_claim_is_a_configuration_error() {
         assert!(v["error"]["problems"][0]["line"].as_u64().is_some());
         assert!(v.to_string().contains(said), "{claims}: {v:#}");
     }
+}
+
+#[test]
+fn feedback_agrees_with_the_run_on_blocked_documents_and_contradicted_claims() {
+    // A blocked document waits for a person: feedback says so, exit 4.
+    let repo = TestRepo::new();
+    repo.config(GATE);
+    let blocked = fixture("valid-complete.md")
+        .replace(
+            "status: complete",
+            "status: blocked\nblock_reason: needs_human_input\nblock_details: Which auth?",
+        )
+        .replace("completed_at: 2026-11-21T17:30:00+01:00\n", "");
+    repo.write("handoffs/F001.md", &blocked);
+    let run = repo.phasegate(&["handoff", "feedback", "handoffs/F001.md"]);
+    assert_eq!(run.code, 4, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("Blocked") && run.stdout.contains("Which auth?"),
+        "{}",
+        run.stdout
+    );
+
+    // The last run found `tests_passing` contradicted: feedback does too.
+    let repo = TestRepo::new();
+    repo.config(&GATE.replace(
+        r#"{ name = "tests", command = "true" }"#,
+        r#"{ name = "tests", command = "false" }"#,
+    ));
+    repo.stage("handoffs/F001.md", &fixture("valid-complete.md"));
+    let (code, _) = repo.verdict(&[]);
+    assert_eq!(code, 1);
+    let run = repo.phasegate(&["handoff", "feedback", "handoffs/F001.md"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("claim contradicted by check `tests`"),
+        "{}",
+        run.stdout
+    );
 }
