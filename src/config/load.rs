@@ -973,6 +973,22 @@ impl Validator<'_> {
                     ok = false;
                     None
                 }
+                Some(dir)
+                    if Path::new(&dir)
+                        .components()
+                        .any(|c| c == std::path::Component::ParentDir) =>
+                {
+                    self.error(
+                        &node.at,
+                        format!("{} must stay inside the repository", what("cwd")),
+                        "`..`",
+                        Some(
+                            "name a directory of the repository, relative to its root".to_string(),
+                        ),
+                    );
+                    ok = false;
+                    None
+                }
                 Some(dir) => Some(PathBuf::from(dir)),
                 None => {
                     ok = false;

@@ -503,12 +503,17 @@ fn go_package_dir(package: &str, module: Option<&(PathBuf, String)>, cwd: &Path)
 }
 
 /// A path as a tool printed it (absolute, `./x`, relative to the check's
-/// working directory) → relative to the repository root when inside it.
+/// working directory, or to the root when only that names a file) →
+/// relative to the repository root when inside it.
 pub fn relative_to_root(printed: &str, cwd: &Path, root: &Path) -> String {
     let printed = printed.strip_prefix("file://").unwrap_or(printed);
     let path = Path::new(printed);
     let absolute = if path.is_absolute() {
         path.to_path_buf()
+    } else if cwd != root && !cwd.join(path).exists() && root.join(path).exists() {
+        // Run in a subdirectory, a tool may still print paths from the
+        // repository's root (`sub/x.c`, not `x.c`).
+        root.join(path)
     } else {
         cwd.join(path)
     };

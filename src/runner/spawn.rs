@@ -98,9 +98,21 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
         outcome.termination = Termination::SpawnFailed("the check has no command".to_string());
         return outcome;
     };
+    if !plan.cwd.is_dir() {
+        outcome.termination = Termination::SpawnFailed(format!(
+            "its working directory `{}` does not exist (`cwd` in phasegate.toml)",
+            plan.cwd.display()
+        ));
+        return outcome;
+    }
     let Ok(resolved) = which::which_in(program, plan.path.as_ref(), &plan.cwd) else {
-        outcome.termination = Termination::Missing {
-            program: program.to_string_lossy().into_owned(),
+        outcome.termination = match not_runnable(program, &plan.cwd) {
+            // A path to something that is there but cannot be run is a
+            // broken check, not a tool that is not installed.
+            Some(why) => Termination::SpawnFailed(why),
+            None => Termination::Missing {
+                program: program.to_string_lossy().into_owned(),
+            },
         };
         return outcome;
     };
@@ -201,6 +213,26 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
     outcome.termination = termination;
     outcome.duration = start.elapsed();
     outcome
+}
+
+/// Why `program`, a path (it holds a `/`), names something that exists but
+/// cannot be run; `None` when it is not there at all, or is looked up on
+/// `PATH`.
+fn not_runnable(program: &std::ffi::OsStr, cwd: &std::path::Path) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    if !program.as_bytes().contains(&b'/') {
+        return None;
+    }
+    let meta = std::fs::metadata(cwd.join(program)).ok()?;
+    let shown = program.to_string_lossy();
+    Some(if meta.is_dir() {
+        format!("`{shown}` is a directory, not a program")
+    } else if meta.permissions().mode() & 0o111 == 0 {
+        format!("`{shown}` is not executable: set its executable bit (`chmod +x {shown}`)")
+    } else {
+        format!("`{shown}` cannot be run")
+    })
 }
 
 /// One reply from the answers of a verifier's batches: each must be one
@@ -612,6 +644,33 @@ mod tests {
             .parse()
             .unwrap();
         assert!(gone(pid), "{pid} survived in a group of its own");
+    }
+
+    #[test]
+    fn a_program_that_is_there_but_cannot_run_is_no_missing_tool() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("x.sh"), "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        for (program, said) in [("./x.sh", "not executable"), ("./d", "a directory")] {
+            let mut p = plan(dir.path(), "c", "", Duration::from_secs(30));
+            p.invocations = vec![Invocation {
+                argv: vec![program.into()],
+            }];
+            let outcome = run_check(&p);
+            assert!(
+                matches!(&outcome.termination, Termination::SpawnFailed(why) if why.contains(said)),
+                "{program}: {:?}",
+                outcome.termination
+            );
+        }
+        let mut p = plan(dir.path(), "c", "true", Duration::from_secs(30));
+        p.cwd = dir.path().join("nowhere");
+        let outcome = run_check(&p);
+        assert!(
+            matches!(&outcome.termination, Termination::SpawnFailed(why) if why.contains("working directory")),
+            "{:?}",
+            outcome.termination
+        );
     }
 
     #[test]

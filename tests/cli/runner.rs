@@ -251,3 +251,38 @@ fn a_check_run_from_a_terminal_has_none_to_wait_on() {
     .unwrap();
     assert!(log.contains("read 1") || log.contains("read 2"), "{log}");
 }
+
+#[test]
+fn a_check_in_a_subdirectory_is_placed_and_reported_where_it_is() {
+    // A tool run in `sub` that prints paths from the root is still placed
+    // at the right file, as is one printing them from `sub`.
+    let repo = TestRepo::new();
+    repo.write("sub/x.c", "int x;\n")
+        .write("sub/y.c", "int y;\n");
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"c\", shell = true, cwd = \"sub\", command = \"echo 'sub/x.c:1:1: error: from the root'; echo 'y.c:1:1: error: from here'; exit 1\" } ]\n",
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1, "{v:#}");
+    let files: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["file"].as_str())
+        .collect();
+    assert_eq!(files, ["sub/x.c", "sub/y.c"], "{v:#}");
+
+    // A working directory that is not there, or outside the repository.
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"c\", cwd = \"nowhere\", command = \"true\" } ]\n",
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 3, "{v:#}");
+    assert!(v.to_string().contains("working directory"), "{v:#}");
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"c\", cwd = \"../\", command = \"true\" } ]\n",
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 2, "{v:#}");
+    assert!(v.to_string().contains("inside the repository"), "{v:#}");
+}
