@@ -84,7 +84,24 @@ pub fn record_run(
             State::default()
         }
         Err(e) => {
-            problems.push(format!("failed to read `state.json`: {e}"));
+            // Without the history, repeated failures would never escalate:
+            // as for a corrupt file, the run fails closed.
+            let message = format!(
+                "`state.json` could not be read ({e}): fix or remove `{}`; this run fails closed",
+                state::state_file(state_dir).display()
+            );
+            verdict.notes.push(message.clone());
+            if matches!(verdict.status, Status::Passed | Status::Warned) {
+                verdict.status = Status::Incomplete;
+                verdict.next = Next::Resume;
+                verdict.fail_open = false;
+            }
+            critical.push(NewIntervention {
+                kind: "state_unreadable".to_string(),
+                priority: Priority::Critical,
+                check: None,
+                message,
+            });
             State::default()
         }
     };

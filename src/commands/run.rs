@@ -403,6 +403,21 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // name of phasegate's, for a check that asks git about what is staged:
     // `GIT_INDEX_FILE=$PHASEGATE_GIT_INDEX_FILE git diff --cached`. These
     // go first, so a check's own `env` still wins.
+    // A name PHASEGATE_SKIP gives that is no check of the phase skips
+    // nothing: a typo is said, not passed over.
+    let unknown_skips: Vec<String> = ctx
+        .skip
+        .iter()
+        .filter(|name| !phase_specs.iter().any(|spec| &spec.name == *name))
+        .map(|name| format!("`{name}`"))
+        .collect();
+    if !unknown_skips.is_empty() {
+        notes.push(format!(
+            "PHASEGATE_SKIP names no check of phase `{}`: {} (skipped nothing)",
+            settings.phase,
+            unknown_skips.join(", ")
+        ));
+    }
     let mut git_env = crate::git::repository_env_for_checks(&root, check_root);
     if let Some(index) = &ctx.index_file {
         git_env.push((

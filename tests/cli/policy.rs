@@ -242,6 +242,16 @@ fn phasegate_skip_skips_checks_and_says_so() {
         .as_str()
         .unwrap()
         .contains("PHASEGATE_SKIP"));
+
+    // A name of no check skips nothing, and the verdict says so.
+    let (code, v) = repo.verdict_with(&[], &[("PHASEGATE_SKIP", "cc")]);
+    assert_eq!(code, 1);
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("PHASEGATE_SKIP names no check"),
+        "{v:#}"
+    );
 }
 
 #[test]

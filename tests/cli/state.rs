@@ -208,6 +208,17 @@ fn a_corrupt_state_is_moved_aside_and_the_run_fails_closed() {
     // The next run has a fresh state and passes.
     let (code, _) = repo.verdict(&["--all-files"]);
     assert_eq!(code, 0);
+
+    // A state that cannot be read at all (a directory in its place) fails
+    // closed too, and says what to fix.
+    std::fs::remove_file(state(&repo).join("state.json")).unwrap();
+    std::fs::create_dir(state(&repo).join("state.json")).unwrap();
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 3, "{v:#}");
+    assert!(
+        v["notes"].to_string().contains("could not be read"),
+        "{v:#}"
+    );
 }
 
 #[test]
