@@ -39,10 +39,18 @@ pub fn run(cli: &Cli) -> ExitCode {
         panic::catch_unwind(AssertUnwindSafe(|| dispatch(cli, &mut io)))
     };
     match result {
-        Ok(code) => {
-            write_out(&mut out, &buffer);
-            code
-        }
+        Ok(code) => match write_out(&mut out, &buffer) {
+            Ok(()) => code,
+            // The report never reached its reader: a run that would
+            // proceed does not.
+            Err(e) => {
+                let _ = writeln!(err, "error: failed to write to standard output: {e}");
+                match code {
+                    ExitCode::Proceed => ExitCode::Incomplete,
+                    code => code,
+                }
+            }
+        },
         Err(payload) => {
             let message = panic_message(payload.as_ref());
             let json = match &cli.command {
@@ -60,9 +68,9 @@ pub fn run(cli: &Cli) -> ExitCode {
                 // Serialising a verdict cannot fail: it holds only strings,
                 // numbers and lists.
                 let _ = report::json::render(&verdict, &mut document);
-                write_out(&mut out, &document);
+                let _ = write_out(&mut out, &document);
             } else {
-                write_out(&mut out, &buffer);
+                let _ = write_out(&mut out, &buffer);
                 let _ = writeln!(
                     err,
                     "error: phasegate hit an internal error and could not finish: {message}\n\
@@ -99,9 +107,12 @@ fn dispatch(cli: &Cli, io: &mut Streams<'_>) -> ExitCode {
     }
 }
 
-fn write_out(out: &mut dyn Write, bytes: &[u8]) {
-    // A closed pipe on stdout is a quiet, normal end.
-    let _ = out.write_all(bytes).and_then(|()| out.flush());
+fn write_out(out: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        // A closed pipe on stdout is a quiet, normal end.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -133,7 +144,7 @@ pub fn usage_failure(args: &[String], message: &str, print_error: impl FnOnce())
         );
         let mut document = Vec::new();
         let _ = report::json::render(&verdict, &mut document);
-        write_out(&mut std::io::stdout().lock(), &document);
+        let _ = write_out(&mut std::io::stdout().lock(), &document);
     }
     ExitCode::Usage
 }

@@ -37,8 +37,17 @@ pub fn emit(verdict: &Verdict, json: bool, ctx: &Context, io: &mut Streams<'_>) 
     } else {
         report::human::render(verdict, io.out, ctx.color_for(ctx.stdout_tty))
     };
-    finish_write(written, io);
-    verdict.exit_code()
+    delivered(verdict, finish_write(written, io))
+}
+
+/// The verdict's exit code, unless a report asked for could not be written:
+/// then a run that would proceed does not (3), since whoever reads the
+/// report has nothing to read.
+fn delivered(verdict: &Verdict, written: bool) -> ExitCode {
+    match verdict.exit_code() {
+        ExitCode::Proceed if !written => ExitCode::Incomplete,
+        code => code,
+    }
 }
 
 /// The reports a run writes: its `--format` (to stdout, or to `--output`
@@ -100,8 +109,14 @@ pub fn render_report(
 }
 
 /// Writes the reports that go to files (`--output`, `--report`); a file
-/// that cannot be written is said on stderr.
-fn write_report_files(verdict: &Verdict, reports: &Reports, ctx: &Context, io: &mut Streams<'_>) {
+/// that cannot be written is said on stderr. Whether all were written.
+fn write_report_files(
+    verdict: &Verdict,
+    reports: &Reports,
+    ctx: &Context,
+    io: &mut Streams<'_>,
+) -> bool {
+    let mut all = true;
     let mut to_files: Vec<(ReportFormat, &Path)> = reports
         .extra
         .iter()
@@ -118,13 +133,47 @@ fn write_report_files(verdict: &Verdict, reports: &Reports, ctx: &Context, io: &
             file.flush()
         });
         if let Err(e) = written {
+            all = false;
             let _ = writeln!(
                 io.err,
-                "warning: failed to write the report `{}`: {e}",
+                "error: failed to write the report `{}`: {e}",
                 path.display()
             );
         }
     }
+    all
+}
+
+/// Appends the GitHub step summary when a GitHub report was asked for and
+/// `GITHUB_STEP_SUMMARY` names its file; whether that went well.
+fn append_step_summary(
+    verdict: &Verdict,
+    reports: &Reports,
+    ctx: &Context,
+    io: &mut Streams<'_>,
+) -> bool {
+    let github = reports.format == ReportFormat::Github
+        || reports
+            .extra
+            .iter()
+            .any(|(f, _)| *f == ReportFormat::Github);
+    let (true, Some(path)) = (github, &ctx.github_step_summary) else {
+        return true;
+    };
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut file| file.write_all(report::github::step_summary(verdict).as_bytes()));
+    if let Err(e) = appended {
+        let _ = writeln!(
+            io.err,
+            "error: failed to append to `GITHUB_STEP_SUMMARY` `{}`: {e}",
+            path.display()
+        );
+        return false;
+    }
+    true
 }
 
 /// Renders a finished verdict in every report asked for and returns its
@@ -135,34 +184,16 @@ pub fn emit_reports(
     ctx: &Context,
     io: &mut Streams<'_>,
 ) -> ExitCode {
-    write_report_files(verdict, reports, ctx, io);
+    let files = write_report_files(verdict, reports, ctx, io);
     let on_stdout = if reports.output.is_some() {
         ReportFormat::Human
     } else {
         reports.format
     };
     let written = render_report(verdict, on_stdout, ctx, ctx.stdout_tty, io.out);
-    finish_write(written, io);
-    let github = reports.format == ReportFormat::Github
-        || reports
-            .extra
-            .iter()
-            .any(|(f, _)| *f == ReportFormat::Github);
-    if let (true, Some(path)) = (github, &ctx.github_step_summary) {
-        let appended = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .and_then(|mut file| file.write_all(report::github::step_summary(verdict).as_bytes()));
-        if let Err(e) = appended {
-            let _ = writeln!(
-                io.err,
-                "warning: failed to append to `GITHUB_STEP_SUMMARY` `{}`: {e}",
-                path.display()
-            );
-        }
-    }
-    verdict.exit_code()
+    let stdout = finish_write(written, io);
+    let summary = append_step_summary(verdict, reports, ctx, io);
+    delivered(verdict, files && stdout && summary)
 }
 
 /// Renders the verdict of a run that stopped before its checks in every
@@ -174,7 +205,8 @@ pub fn emit_stopped_reports(
     ctx: &Context,
     io: &mut Streams<'_>,
 ) -> ExitCode {
-    write_report_files(verdict, reports, ctx, io);
+    let files = write_report_files(verdict, reports, ctx, io);
+    let summary = append_step_summary(verdict, reports, ctx, io);
     let on_stdout = reports.output.is_none().then_some(reports.format);
     if let Some(
         format @ (ReportFormat::Sarif
@@ -184,10 +216,15 @@ pub fn emit_stopped_reports(
     ) = on_stdout
     {
         let written = render_report(verdict, format, ctx, false, io.out);
-        finish_write(written, io);
-        return verdict.exit_code();
+        let stdout = finish_write(written, io);
+        return delivered(verdict, files && summary && stdout);
     }
-    emit_stopped(verdict, on_stdout == Some(ReportFormat::Json), ctx, io)
+    let code = emit_stopped(verdict, on_stdout == Some(ReportFormat::Json), ctx, io);
+    if files && summary {
+        code
+    } else {
+        delivered(verdict, false)
+    }
 }
 
 /// Renders the verdict of a run that stopped before its checks: JSON on
@@ -203,21 +240,20 @@ pub fn emit_stopped(
     } else {
         report::human::render(verdict, io.err, ctx.color_for(ctx.stderr_tty))
     };
-    finish_write(written, io);
-    verdict.exit_code()
+    delivered(verdict, finish_write(written, io))
 }
 
-fn finish_write(written: std::io::Result<()>, io: &mut Streams<'_>) {
-    match written {
-        // A closed pipe (`phasegate run | head`) is a normal way to stop
-        // reading, not an error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+/// Flushes what was written to stdout; whether it all got there. A closed
+/// pipe (`phasegate run | head`) is a normal way to stop reading, not an
+/// error.
+fn finish_write(written: std::io::Result<()>, io: &mut Streams<'_>) -> bool {
+    match written.and_then(|()| io.out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => true,
         Err(e) => {
             let _ = writeln!(io.err, "error: failed to write the report: {e}");
+            false
         }
-        Ok(()) => {
-            let _ = io.out.flush();
-        }
+        Ok(()) => true,
     }
 }
 

@@ -83,9 +83,16 @@ pub fn record_run(
             });
             State::default()
         }
+        // No file can be there (a directory in its place, the state
+        // directory a file): nothing was kept to lose; as a state that
+        // cannot be written, the verdict stands and this is said.
+        Err(e) if !state::state_file(state_dir).is_file() => {
+            problems.push(format!("failed to read `state.json`: {e}"));
+            State::default()
+        }
         Err(e) => {
-            // Without the history, repeated failures would never escalate:
-            // as for a corrupt file, the run fails closed.
+            // A history there that cannot be read: repeated failures would
+            // never escalate. As for a corrupt file, the run fails closed.
             let message = format!(
                 "`state.json` could not be read ({e}): fix or remove `{}`; this run fails closed",
                 state::state_file(state_dir).display()

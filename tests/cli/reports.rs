@@ -149,3 +149,48 @@ fn a_run_stopped_by_its_configuration_still_writes_every_ci_report() {
     let quality: serde_json::Value = serde_json::from_str(&repo.read("quality.json")).unwrap();
     assert_eq!(quality[0]["location"]["lines"]["begin"], 2);
 }
+
+#[test]
+fn a_report_that_cannot_be_written_keeps_the_run_from_proceeding() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    let full = std::fs::File::options()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = repo
+        .command(crate::support::BIN)
+        .args(["run", "--all-files", "--format", "json"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("failed to write"));
+    let run = repo.phasegate(&[
+        "run",
+        "--all-files",
+        "--format",
+        "json",
+        "-o",
+        "/nonexistent/v.json",
+    ]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains("/nonexistent/v.json"), "{}", run.stderr);
+}
+
+#[test]
+fn the_github_step_summary_is_written_when_the_configuration_is_broken() {
+    let repo = TestRepo::new();
+    repo.config("[gate]\nprofle = \"x\"\n");
+    let summary = repo.path().join("summary.md");
+    let run = repo.phasegate_with(
+        &["run", "--format", "github"],
+        &[
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_STEP_SUMMARY", &summary.to_string_lossy()),
+        ],
+    );
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert!(!text.is_empty());
+}

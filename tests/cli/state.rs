@@ -209,10 +209,11 @@ fn a_corrupt_state_is_moved_aside_and_the_run_fails_closed() {
     let (code, _) = repo.verdict(&["--all-files"]);
     assert_eq!(code, 0);
 
-    // A state that cannot be read at all (a directory in its place) fails
-    // closed too, and says what to fix.
+    // A history there that cannot be read at all fails closed too, and
+    // says what to fix. (A file whose every read fails, as a disk error
+    // would make it; permissions would not stop root.)
     std::fs::remove_file(state(&repo).join("state.json")).unwrap();
-    std::fs::create_dir(state(&repo).join("state.json")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/mem", state(&repo).join("state.json")).unwrap();
     let (code, v) = repo.verdict(&["--all-files"]);
     assert_eq!(code, 3, "{v:#}");
     assert!(
