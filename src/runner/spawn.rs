@@ -202,11 +202,24 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
     }
     if verifier {
         if matches!(termination, Termination::Exited(_)) && !answers.is_empty() {
-            outcome.verifier = Some(combine_answers(&answers, plan));
+            let mut reply = combine_answers(&answers, plan);
+            // As many findings as any check keeps; the rest are counted.
+            if let VerifierReply::Answer(answer) = &mut reply {
+                let limit = crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK;
+                if answer.findings.len() > limit {
+                    outcome.dropped_diagnostics += answer.findings.len() - limit;
+                    answer.findings.truncate(limit);
+                }
+            }
+            outcome.verifier = Some(reply);
         }
         // The verifier's standard error went straight to the log; show its
         // end, which is where an API error would be.
         if let Ok(tail) = read_tail(&plan.log_path, super::capture::TAIL_BYTES) {
+            // The log's end holds standard output too: the head, read from
+            // standard output alone, would say it twice.
+            outcome.output.head.clear();
+            outcome.output.total_bytes = tail.len() as u64;
             outcome.output.tail = tail;
         }
     }
@@ -800,6 +813,18 @@ mod tests {
             "{:?}",
             outcome.verifier
         );
+        let many = format!(
+            r#"{{"verdict": "fail", "findings": [{}]}}"#,
+            vec![r#"{"message": "m"}"#; 1500].join(",")
+        );
+        p.invocations = batches(&[&many]);
+        let outcome = run_check(&p);
+        assert!(
+            matches!(&outcome.verifier, Some(VerifierReply::Answer(a)) if a.findings.len() == 1000),
+            "{:?}",
+            outcome.verifier.as_ref().map(|_| ())
+        );
+        assert_eq!(outcome.dropped_diagnostics, 500);
         p.invocations = batches(&[pass, "nonsense"]);
         let outcome = run_check(&p);
         assert!(
@@ -824,6 +849,18 @@ mod tests {
             panic!("{:?}", outcome.verifier);
         };
         assert!(!answer.pass);
+        // Each line once, in the order printed.
+        let tail = outcome.output.tail_lines(10);
+        assert_eq!(
+            tail.iter().filter(|l| l.contains("thinking")).count(),
+            1,
+            "{tail:?}"
+        );
+        assert_eq!(
+            tail.iter().filter(|l| l.contains("verdict")).count(),
+            1,
+            "{tail:?}"
+        );
         assert!(std::fs::read_to_string(&p.log_path)
             .unwrap()
             .contains("thinking"));
