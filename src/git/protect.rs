@@ -99,6 +99,16 @@ struct Entry {
     permissions: Option<u32>,
     /// Only `git add --intent-to-add`ed: its staged content is "nothing".
     intent_to_add: bool,
+    /// The file's modification time (seconds, nanoseconds), given back
+    /// with it so builds do not see a change that is not one; absent in
+    /// journals of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    modified: Option<(i64, u32)>,
+    /// For a file deleted in the work tree: the deepest of its directories
+    /// that existed (`""`, the root), so that the directories checking it
+    /// out made are removed again with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    existing_dir: Option<Vec<u8>>,
 }
 
 impl Entry {
@@ -554,6 +564,8 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
             mode: 0,
             permissions: None,
             intent_to_add,
+            modified: None,
+            existing_dir: None,
         });
     }
     // Intent-to-add files with no content yet show no difference but still
@@ -571,6 +583,8 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
                 mode: 0,
                 permissions: None,
                 intent_to_add: true,
+                modified: None,
+                existing_dir: None,
             });
         }
     }
@@ -747,6 +761,10 @@ fn save(
             }
             Ok(meta) => {
                 entry.permissions = Some(meta.permissions().mode() & 0o7777);
+                entry.modified = Some((
+                    std::os::unix::fs::MetadataExt::mtime(&meta),
+                    u32::try_from(std::os::unix::fs::MetadataExt::mtime_nsec(&meta)).unwrap_or(0),
+                ));
                 entry.mode = if meta.permissions().mode() & 0o111 != 0 {
                     MODE_EXEC
                 } else {
@@ -755,7 +773,10 @@ fn save(
                 let mut file = fs::File::open(&source).map_err(io_error("read", &source))?;
                 Some(io::copy(&mut file, &mut pack).map_err(io_error("copy", &source))?)
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                entry.existing_dir = Some(deepest_existing_dir(root, &entry.path));
+                None
+            }
             Err(e) => {
                 return Err(ProtectError::Io {
                     what: "read",
@@ -1121,8 +1142,38 @@ fn open_copy(saved: &Path, range: Option<(u64, u64)>) -> Result<io::Take<fs::Fil
     Ok(file.take(len))
 }
 
-/// Writes every saved file back, byte for byte, with its mode; a file that
-/// was deleted in the work tree is deleted again. Safe to repeat.
+/// Of `path`'s directories, the deepest that exists in `root` (`""` for
+/// the root itself).
+fn deepest_existing_dir(root: &Path, path: &[u8]) -> Vec<u8> {
+    let mut dir = path;
+    while let Some(slash) = memchr::memrchr(b'/', dir) {
+        dir = &dir[..slash];
+        if root.join(OsStr::from_bytes(dir)).is_dir() {
+            return dir.to_vec();
+        }
+    }
+    Vec::new()
+}
+
+/// Removes the directories of `path` below `existing` that are empty: the
+/// ones checking the file out made.
+fn remove_made_dirs(root: &Path, path: &[u8], existing: &[u8]) {
+    let mut dir = path;
+    while let Some(slash) = memchr::memrchr(b'/', dir) {
+        dir = &dir[..slash];
+        if dir.len() <= existing.len() {
+            return;
+        }
+        // Only an empty directory goes; anything in it stops the climb.
+        if fs::remove_dir(root.join(OsStr::from_bytes(dir))).is_err() {
+            return;
+        }
+    }
+}
+
+/// Writes every saved file back, byte for byte, with its mode and
+/// modification time; a file that was deleted in the work tree is deleted
+/// again, with the directories checking it out made. Safe to repeat.
 fn restore_entries(
     root: &Path,
     dir: &Path,
@@ -1135,17 +1186,22 @@ fn restore_entries(
         no_parent_in_the_way(root, &entry.path)?;
         let target = root.join(entry.rel());
         match &entry.saved {
-            None => match fs::remove_file(&target) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(ProtectError::Io {
-                        what: "delete",
-                        path: target,
-                        source: e,
-                    })
+            None => {
+                match fs::remove_file(&target) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(ProtectError::Io {
+                            what: "delete",
+                            path: target,
+                            source: e,
+                        })
+                    }
                 }
-            },
+                if let Some(existing) = &entry.existing_dir {
+                    remove_made_dirs(root, &entry.path, existing);
+                }
+            }
             Some(saved) => {
                 let saved = dir.join(saved);
                 let mut copy = open_copy(&saved, entry.range)?;
@@ -1190,6 +1246,15 @@ fn restore_entries(
                     });
                     file.set_permissions(fs::Permissions::from_mode(mode))
                         .map_err(io_error("set the mode of", &target))?;
+                    if let Some((secs, nanos)) = entry.modified {
+                        let when = u64::try_from(secs).ok().map(|secs| {
+                            std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos)
+                        });
+                        if let Some(when) = when {
+                            file.set_modified(when)
+                                .map_err(io_error("set the time of", &target))?;
+                        }
+                    }
                 }
             }
         }

@@ -1447,3 +1447,29 @@ fn a_check_in_a_snapshot_runs_git_on_what_is_staged_without_touching_the_reposit
     );
     assert_eq!(repo.read("a.txt"), "a3 unstaged\n");
 }
+
+#[test]
+fn restored_files_keep_their_time_and_deleted_directories_stay_deleted() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a1\n")
+        .write("d/e/f.txt", "f\n")
+        .commit_all("one");
+    repo.stage("a.txt", "a2 staged\n");
+    repo.write("a.txt", "a3 unstaged\n");
+    let a = repo.path().join("a.txt");
+    let then = std::time::UNIX_EPOCH + std::time::Duration::new(1_700_000_000, 123_456_789);
+    std::fs::File::options()
+        .write(true)
+        .open(&a)
+        .unwrap()
+        .set_modified(then)
+        .unwrap();
+    // The whole directory deleted in the work tree only.
+    std::fs::remove_dir_all(repo.path().join("d")).unwrap();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", shell = true, command = \"test -f d/e/f.txt\" } ]\n");
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(repo.read("a.txt"), "a3 unstaged\n");
+    assert_eq!(std::fs::metadata(&a).unwrap().modified().unwrap(), then);
+    assert!(!repo.path().join("d").exists());
+}
