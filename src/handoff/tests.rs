@@ -114,3 +114,15 @@ fn required_checkpoints_can_be_overridden() {
     let report = validate("x.md", text, &rules);
     assert!(report.valid, "{:?}", report.errors);
 }
+
+#[test]
+fn a_missing_completion_time_is_reported_where_it_is_written() {
+    let text = "---\nid: X\nstage: qa\ntitle: t\nstarted_at: 2026-01-01T00:00:00Z\nstatus: complete\ncompleted_at: null\nhandoff_ready: false\ncheckpoints: []\n---\n";
+    let report = validate("x.md", text, &rules());
+    let e = report
+        .errors
+        .iter()
+        .find(|e| e.field == "completed_at")
+        .unwrap_or_else(|| panic!("{:?}", report.errors));
+    assert_eq!((e.line, e.column), (7, 15), "{e:?}");
+}

@@ -405,7 +405,8 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
             }
             "complete" => match (&completed, &started) {
                 (None, _) if !c.errors.iter().any(|e| e.field == "completed_at") => c.error(
-                    *status_pos,
+                    // At `completed_at: null` when it is there, else at the status.
+                    root.get("completed_at").map_or(*status_pos, |n| n.pos),
                     "completed_at",
                     "a complete document needs `completed_at`".to_string(),
                 ),
@@ -464,14 +465,12 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
                     _ => None,
                 })
                 .collect();
+            // Each checkpoint's first line, to find one listed twice at once.
+            let mut first_lines: std::collections::HashMap<String, usize> =
+                std::collections::HashMap::new();
             for item in items {
                 if let Some(cp) = checkpoint(&mut c, item) {
-                    if report.checkpoints.iter().any(|p| p.name == cp.name) {
-                        let first = report
-                            .checkpoints
-                            .iter()
-                            .find(|p| p.name == cp.name)
-                            .map_or(0, |p| p.line);
+                    if let Some(&first) = first_lines.get(&cp.name) {
                         let pos = item.get("name").map_or(item.pos, |n| n.pos);
                         c.error(
                             pos,
@@ -483,6 +482,7 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
                         );
                         continue;
                     }
+                    first_lines.insert(cp.name.clone(), cp.line);
                     report.checkpoints.push(cp);
                 }
             }

@@ -215,6 +215,9 @@ impl Builder<'_> {
             }
             Event::MappingStart(..) => {
                 let mut entries: Vec<(Key, Node)> = Vec::new();
+                // Each key's first line, to find a duplicate at once.
+                let mut seen: std::collections::HashMap<String, usize> =
+                    std::collections::HashMap::new();
                 loop {
                     let (event, span) = self.next(parser)?;
                     if matches!(event, Event::MappingEnd | Event::StreamEnd) {
@@ -240,16 +243,17 @@ impl Builder<'_> {
                         name,
                         pos: key_node.pos,
                     };
-                    if let Some((first, _)) = entries.iter().find(|(k, _)| k.name == key.name) {
+                    if let Some(first) = seen.get(&key.name) {
                         self.duplicates.push(YamlError {
                             pos: key.pos,
                             message: format!(
-                                "duplicate key `{}` (first on line {}): remove one of them",
-                                key.name, first.pos.line
+                                "duplicate key `{}` (first on line {first}): remove one of them",
+                                key.name
                             ),
                         });
                         continue;
                     }
+                    seen.insert(key.name.clone(), key.pos.line);
                     entries.push((key, value));
                 }
                 Ok(Node {
