@@ -135,12 +135,23 @@ pub fn usage_failure(args: &[String], message: &str, print_error: impl FnOnce())
         || args.iter().any(|a| a == "--format=json");
     let wants_json = args.first().map(String::as_str) == Some("run") && json_flag;
     if wants_json {
-        let first_line = message.lines().next().unwrap_or(message);
-        let first_line = first_line.strip_prefix("error: ").unwrap_or(first_line);
+        // clap's message up to its usage line: the error and what it names
+        // (`the following required arguments were not provided:` is
+        // followed by them, one per line).
+        let said: Vec<&str> = message
+            .lines()
+            .take_while(|line| {
+                !line.starts_with("Usage:") && !line.starts_with("For more information")
+            })
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .collect();
+        let said = said.join(" ");
+        let said = said.strip_prefix("error: ").unwrap_or(&said);
         let verdict = gate::Verdict::stopped(
             config::Profile::default(),
             None,
-            commands::usage_error(first_line.to_string()),
+            commands::usage_error(said.to_string()),
         );
         let mut document = Vec::new();
         let _ = report::json::render(&verdict, &mut document);

@@ -97,6 +97,17 @@ fn a_bad_command_line_is_a_usage_error_with_a_json_verdict() {
         .as_str()
         .unwrap()
         .contains("strict, auto, fast"));
+    // The message names what is missing, not only that something is.
+    let run = repo.phasegate(&["run", "--format", "json", "--from-ref", "A"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--to-ref"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
