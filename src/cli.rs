@@ -86,7 +86,7 @@ pub struct InterventionsArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum InterventionsCommand {
-    /// Every intervention, open ones first (the default).
+    /// The open interventions (the default); `--all` adds the resolved ones.
     List {
         /// Resolved ones too.
         #[arg(long)]
@@ -177,12 +177,14 @@ pub struct HookArgs {
     pub args: Vec<String>,
 }
 
-/// Output formats of `run`.
+/// Output formats of the commands other than `run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// A compact report for people.
     Human,
-    /// The `phasegate/verdict/v1` JSON document, and nothing else on stdout.
+    /// One JSON document on stdout, and nothing else: the verdict for
+    /// `resume`, `{"handoffs": …}`, `{"runs": …}`, `{"interventions": …}`
+    /// or `{"diagnostics": …, "dropped": N}` for the others.
     Json,
 }
 

@@ -12,19 +12,24 @@ use super::run::{execute, RunRequest, SelectionRequest};
 use super::Streams;
 
 pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
+    let json = args.format == Format::Json;
+    // Under `--format json` a resume that cannot start still answers with
+    // one verdict on stdout, as `run` does.
+    let stop = |io: &mut Streams<'_>, error: crate::gate::VerdictError| {
+        let verdict = crate::gate::Verdict::stopped(crate::config::Profile::default(), None, error);
+        super::emit_stopped(&verdict, json, ctx, io)
+    };
     let runs = match super::state::read_runs(ctx) {
         Ok(runs) => runs,
-        Err(message) => {
-            let _ = writeln!(io.err, "error: {message}");
-            return ExitCode::Incomplete;
-        }
+        Err(message) => return stop(io, super::internal_message(message)),
     };
     let Some(last) = runs.last() else {
-        let _ = writeln!(
-            io.err,
-            "error: no run recorded yet: nothing to resume; `phasegate run` first"
+        return stop(
+            io,
+            super::usage_error(
+                "no run recorded yet: nothing to resume; `phasegate run` first".to_string(),
+            ),
         );
-        return ExitCode::Usage;
     };
     let again: Vec<String> = last
         .checks
@@ -45,6 +50,16 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
             "the last run ({}, {}) left nothing failed or incomplete: nothing to resume",
             last.run_id, last.status
         );
+        // Its verdict stands: under `--format json`, that is the answer.
+        if json {
+            let saved = super::state::state_dir_for(ctx)
+                .join("runs")
+                .join(&last.run_id)
+                .join("verdict.json");
+            if let Ok(bytes) = std::fs::read(&saved) {
+                let _ = io.out.write_all(&bytes);
+            }
+        }
         return ExitCode::Proceed;
     }
     let selection = match last.selection.mode.as_str() {

@@ -72,7 +72,12 @@ pub fn history(ctx: &Context, args: &HistoryArgs, io: &mut Streams<'_>) -> ExitC
         return ExitCode::Proceed;
     }
     if recent.is_empty() {
-        let _ = writeln!(io.out, "no run recorded yet");
+        let said = if runs.is_empty() {
+            "no run recorded yet".to_string()
+        } else {
+            format!("{} run(s) recorded; `--limit` shows none", runs.len())
+        };
+        let _ = writeln!(io.out, "{said}");
     }
     for r in recent {
         let failing = failing(r);
@@ -93,10 +98,15 @@ pub fn history(ctx: &Context, args: &HistoryArgs, io: &mut Streams<'_>) -> ExitC
 pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'_>) -> ExitCode {
     let state_dir = state_dir_for(ctx);
     let json = args.format == Format::Json;
-    let fail = |io: &mut Streams<'_>, message: String| {
+    // Under `--format json` an error is a JSON document on stdout too.
+    let said = |io: &mut Streams<'_>, message: &str, code: ExitCode| {
         let _ = writeln!(io.err, "error: {message}");
-        ExitCode::Incomplete
+        if json {
+            let _ = writeln!(io.out, "{}", json!({ "error": message }));
+        }
+        code
     };
+    let fail = |io: &mut Streams<'_>, message: String| said(io, &message, ExitCode::Incomplete);
     match &args.command {
         None | Some(InterventionsCommand::List { .. }) => {
             let all = matches!(
@@ -140,8 +150,13 @@ pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'
                 Err(e) => return fail(io, format!("failed to read the intervention queue: {e}")),
             };
             let Some(record) = queue.records.iter().find(|r| r.id == *id) else {
-                let _ = writeln!(io.err, "error: no intervention `{id}`; `phasegate interventions list --all` shows them");
-                return ExitCode::Usage;
+                return said(
+                    io,
+                    &format!(
+                        "no intervention `{id}`; `phasegate interventions list --all` shows them"
+                    ),
+                    ExitCode::Usage,
+                );
             };
             if json {
                 let _ = writeln!(io.out, "{}", json!(record));
@@ -152,6 +167,13 @@ pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'
             ExitCode::Proceed
         }
         Some(InterventionsCommand::Resolve { id, note }) => {
+            if note.trim().is_empty() {
+                return said(
+                    io,
+                    &format!("say how `{id}` was resolved: `--note` cannot be empty"),
+                    ExitCode::Usage,
+                );
+            }
             let _lock = match StateLock::acquire(&state_dir, Duration::from_secs(30)) {
                 Ok(lock) => lock,
                 Err(e) => return fail(io, e.to_string()),
@@ -161,8 +183,13 @@ pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'
                 Err(e) => return fail(io, format!("failed to read the intervention queue: {e}")),
             };
             if !queue.resolve(id, note, &super::record::now_rfc3339()) {
-                let _ = writeln!(io.err, "error: no intervention `{id}`; `phasegate interventions list --all` shows them");
-                return ExitCode::Usage;
+                return said(
+                    io,
+                    &format!(
+                        "no intervention `{id}`; `phasegate interventions list --all` shows them"
+                    ),
+                    ExitCode::Usage,
+                );
             }
             if let Err(e) = queue.save(&state_dir) {
                 return fail(io, format!("failed to write the intervention queue: {e}"));

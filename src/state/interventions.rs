@@ -202,11 +202,15 @@ impl Queue {
     }
 
     /// Marks `id` resolved with a note; false when there is no such record.
+    /// Resolved again, the new note follows the earlier ones: none is lost.
     pub fn resolve(&mut self, id: &str, note: &str, now: &str) -> bool {
         match self.records.iter_mut().find(|r| r.id == id) {
             Some(record) => {
                 record.status = "resolved".to_string();
-                record.note = Some(note.to_string());
+                record.note = Some(match record.note.take().filter(|n| !n.is_empty()) {
+                    Some(earlier) => format!("{earlier}\n{note}"),
+                    None => note.to_string(),
+                });
                 now.clone_into(&mut record.updated_at);
                 true
             }
@@ -303,6 +307,8 @@ mod tests {
         ));
         // Resolving one makes room.
         assert!(q.resolve("iv-0001", "fixed", "later"));
+        assert!(q.resolve("iv-0001", "and fixed again", "later still"));
+        assert_eq!(q.records[0].note.as_deref(), Some("fixed\nand fixed again"));
         assert!(matches!(
             q.add(new("another"), &origin(None)),
             Placement::Created(_)

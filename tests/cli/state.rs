@@ -533,3 +533,46 @@ fn resume_runs_again_a_timed_out_check_and_a_pass_whose_configuration_changed() 
     assert_eq!(check(&v, "ok")["status"], "failed");
     assert_eq!(check(&v, "slow")["status"], "passed");
 }
+
+#[test]
+fn history_resume_and_interventions_answer_in_json_and_lose_no_note() {
+    let repo = TestRepo::new();
+    // Nothing run yet: `resume` still answers with one verdict.
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 2);
+    assert!(run.json()["summary"][0]
+        .as_str()
+        .unwrap()
+        .contains("nothing to resume"));
+
+    repo.config("[phases.implementation]\nchecks = [ { name = \"bad\", command = \"false\" } ]\n");
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1);
+    let history = repo.phasegate(&["history", "--limit", "0"]);
+    assert!(
+        history.stdout.contains("1 run(s) recorded"),
+        "{}",
+        history.stdout
+    );
+
+    let unknown = repo.phasegate(&["interventions", "show", "iv-9999", "--format", "json"]);
+    assert_eq!(unknown.code, 2);
+    assert!(unknown.json()["error"]
+        .as_str()
+        .unwrap()
+        .contains("iv-9999"));
+
+    let id = interventions(&repo, false)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let empty = repo.phasegate(&["interventions", "resolve", &id, "--note", " "]);
+    assert_eq!(empty.code, 2);
+    for note in ["first fix", "second look"] {
+        let run = repo.phasegate(&["interventions", "resolve", &id, "--note", note]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let all = interventions(&repo, true);
+    let record = all.iter().find(|r| r["id"] == id.as_str()).unwrap();
+    assert_eq!(record["note"], "first fix\nsecond look");
+}
