@@ -149,8 +149,9 @@ pub enum HandoffCommand {
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// Which hook: pre-commit or pre-push (repeatable; default pre-commit).
-    #[arg(long = "hook", value_name = "HOOK", value_parser = ["pre-commit", "pre-push"])]
+    /// Which hook: pre-commit, pre-merge-commit or pre-push (repeatable;
+    /// default pre-commit and pre-merge-commit).
+    #[arg(long = "hook", value_name = "HOOK", value_parser = ["pre-commit", "pre-merge-commit", "pre-push"])]
     pub hooks: Vec<String>,
     /// Back up a hook kept from an earlier install instead of refusing.
     #[arg(long)]
@@ -163,14 +164,14 @@ pub struct InstallArgs {
 
 #[derive(Debug, Args)]
 pub struct UninstallArgs {
-    /// Which hook (repeatable; default: both).
-    #[arg(long = "hook", value_name = "HOOK", value_parser = ["pre-commit", "pre-push"])]
+    /// Which hook (repeatable; default: every one phasegate installs).
+    #[arg(long = "hook", value_name = "HOOK", value_parser = ["pre-commit", "pre-merge-commit", "pre-push"])]
     pub hooks: Vec<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct HookArgs {
-    /// The git hook: `pre-commit` or `pre-push`.
+    /// The git hook: `pre-commit`, `pre-merge-commit` or `pre-push`.
     pub name: String,
     /// The arguments git passed to the hook.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

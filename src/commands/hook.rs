@@ -17,13 +17,14 @@ fn is_zero(oid: &str) -> bool {
 
 pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
     let selections = match args.name.as_str() {
-        "pre-commit" => vec![SelectionRequest::Staged],
+        // A merge's commit records what is staged, as any commit does.
+        "pre-commit" | "pre-merge-commit" => vec![SelectionRequest::Staged],
         // Each pushed ref on its own; only deletions leave nothing to check.
         "pre-push" => pushed_ranges(std::io::stdin().lock()),
         other => {
             let _ = writeln!(
                 io.err,
-                "error: phasegate has no `{other}` hook\nhelp: the hooks are `pre-commit` and `pre-push`"
+                "error: phasegate has no `{other}` hook\nhelp: the hooks are `pre-commit`, `pre-merge-commit` and `pre-push`"
             );
             return ExitCode::Usage;
         }

@@ -25,7 +25,10 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
             "note: core.hooksPath is set in your {scope} git configuration: the hooks installed there run in every repository that uses it"
         );
     }
-    for kind in kinds(&args.hooks, &[HookKind::PreCommit]) {
+    for kind in kinds(
+        &args.hooks,
+        &[HookKind::PreCommit, HookKind::PreMergeCommit],
+    ) {
         match git::install(&ctx.cwd, kind, &options) {
             Ok(InstallOutcome::Installed { path, chained }) => {
                 let _ = writeln!(
@@ -60,7 +63,14 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
 }
 
 pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> ExitCode {
-    for kind in kinds(&args.hooks, &[HookKind::PreCommit, HookKind::PrePush]) {
+    for kind in kinds(
+        &args.hooks,
+        &[
+            HookKind::PreCommit,
+            HookKind::PreMergeCommit,
+            HookKind::PrePush,
+        ],
+    ) {
         match git::uninstall(&ctx.cwd, kind) {
             Ok(UninstallOutcome::Removed { path, restored }) => {
                 let _ = writeln!(

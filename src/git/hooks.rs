@@ -16,15 +16,20 @@ const PRE_PUSH: &str = include_str!("../../hooks/pre-push");
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HookKind {
     PreCommit,
+    /// Before the commit of a merge that needed no resolution (`git merge`
+    /// makes it without running pre-commit): the same gate on what it
+    /// records.
+    PreMergeCommit,
     PrePush,
 }
 
 impl HookKind {
-    pub const NAMES: [&'static str; 2] = ["pre-commit", "pre-push"];
+    pub const NAMES: [&'static str; 3] = ["pre-commit", "pre-merge-commit", "pre-push"];
 
     pub fn name(self) -> &'static str {
         match self {
             HookKind::PreCommit => "pre-commit",
+            HookKind::PreMergeCommit => "pre-merge-commit",
             HookKind::PrePush => "pre-push",
         }
     }
@@ -32,6 +37,7 @@ impl HookKind {
     pub fn parse(name: &str) -> Option<HookKind> {
         match name {
             "pre-commit" => Some(HookKind::PreCommit),
+            "pre-merge-commit" => Some(HookKind::PreMergeCommit),
             "pre-push" => Some(HookKind::PrePush),
             _ => None,
         }
@@ -39,8 +45,12 @@ impl HookKind {
 
     fn script(self, fail_closed: bool) -> String {
         let template = match self {
-            HookKind::PreCommit => PRE_COMMIT,
-            HookKind::PrePush => PRE_PUSH,
+            HookKind::PreCommit => PRE_COMMIT.to_string(),
+            // The pre-commit script, under its own name.
+            HookKind::PreMergeCommit => {
+                PRE_COMMIT.replace("hook=pre-commit", "hook=pre-merge-commit")
+            }
+            HookKind::PrePush => PRE_PUSH.to_string(),
         };
         template.replace("@FAIL_CLOSED@", if fail_closed { "1" } else { "0" })
     }

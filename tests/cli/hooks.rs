@@ -623,3 +623,35 @@ fn configuration_git_takes_from_the_environment_is_phasegate_s_too() {
     assert_eq!(commit.code, 0, "{}", commit.stderr);
     assert_eq!(repo.read("s.sec"), "secret two\ny\n");
 }
+
+#[test]
+fn a_merge_git_commits_by_itself_goes_through_the_gate_too() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n").commit_all("one");
+    repo.git(&["checkout", "-qb", "topic"]);
+    repo.write("b.txt", "b\n").commit_all("topic");
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write("c.txt", "c\n").commit_all("main moves on");
+    gate(&repo, "test ! -f b.txt");
+    repo.commit_all("gate");
+    let install = repo.phasegate(&["install"]);
+    assert_eq!(install.code, 0, "{}", install.stderr);
+    assert!(
+        repo.exists(".git/hooks/pre-merge-commit"),
+        "{}",
+        install.stdout
+    );
+    // No conflict: git makes the merge commit without pre-commit.
+    let before = commits(&repo);
+    let merge = git_with_hook(&repo, &["merge", "-q", "--no-edit", "topic"]);
+    assert_ne!(merge.code, 0, "{}", merge.stderr);
+    assert_eq!(commits(&repo), before);
+    // A merge the gate accepts goes through.
+    git_with_hook(&repo, &["merge", "--abort"]);
+    gate(&repo, "true");
+    repo.commit_all("open the gate");
+    let merge = git_with_hook(&repo, &["merge", "-q", "--no-edit", "topic"]);
+    assert_eq!(merge.code, 0, "{}", merge.stderr);
+    assert_eq!(repo.phasegate(&["uninstall"]).code, 0);
+    assert!(!repo.exists(".git/hooks/pre-merge-commit"));
+}
