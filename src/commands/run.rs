@@ -403,6 +403,17 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // name of phasegate's, for a check that asks git about what is staged:
     // `GIT_INDEX_FILE=$PHASEGATE_GIT_INDEX_FILE git diff --cached`. These
     // go first, so a check's own `env` still wins.
+    // A local override changes the gate for this machine alone: the
+    // verdict says so, for whoever reads it elsewhere.
+    if let config::ConfigOrigin::File { files } = &config.origin {
+        if files.iter().any(|f| f == config::LOCAL_FILE) {
+            notes.push(format!(
+                "`{}` overrides `{}` here: this gate is not the one the repository holds",
+                config::LOCAL_FILE,
+                config::CONFIG_FILE
+            ));
+        }
+    }
     // A name PHASEGATE_SKIP gives that is no check of the phase skips
     // nothing: a typo is said, not passed over.
     let unknown_skips: Vec<String> = ctx

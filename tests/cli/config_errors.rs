@@ -78,6 +78,13 @@ fn the_local_override_wins_and_its_errors_name_it() {
         "strict from the local file turns the warning into a block"
     );
     assert_eq!(v["profile"], "strict");
+    // And the verdict says the gate is not the repository's.
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("phasegate.local.toml` overrides"),
+        "{v:#}"
+    );
     repo.write("phasegate.local.toml", "[gate]\nprofil = \"strict\"\n");
     let (code, v) = repo.verdict(&[]);
     assert_eq!(code, 2);

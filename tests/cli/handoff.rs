@@ -267,3 +267,43 @@ fn feedback_agrees_with_the_run_on_blocked_documents_and_contradicted_claims() {
         run.stdout
     );
 }
+
+#[test]
+fn a_byte_that_is_not_utf8_is_placed_and_only_the_frontmatter_must_be_text() {
+    let repo = TestRepo::new();
+    let body = format!("{}\nbody \u{0}", fixture("valid-complete.md"));
+    let mut bytes = body.into_bytes();
+    bytes.pop();
+    bytes.push(0xe9);
+    std::fs::create_dir_all(repo.path().join("handoffs")).unwrap();
+    std::fs::write(repo.path().join("handoffs/body.md"), &bytes).unwrap();
+    std::fs::write(
+        repo.path().join("handoffs/head.md"),
+        b"---\nid: F\xe91\n---\n",
+    )
+    .unwrap();
+    let run = repo.phasegate(&[
+        "handoff",
+        "validate",
+        "--format",
+        "json",
+        "handoffs/body.md",
+        "handoffs/head.md",
+    ]);
+    let v = run.json();
+    let body = &v["handoffs"][0];
+    assert_eq!(body["valid"], true, "{v:#}");
+    assert!(
+        body["warnings"].to_string().contains("not valid UTF-8"),
+        "{v:#}"
+    );
+    let head = &v["handoffs"][1];
+    assert_eq!(head["valid"], false);
+    assert_eq!(
+        (
+            head["errors"][0]["line"].as_u64(),
+            head["errors"][0]["column"].as_u64()
+        ),
+        (Some(2), Some(6))
+    );
+}
