@@ -382,8 +382,17 @@ fn failed(
     check: &CheckInput,
     (status, effect): (CheckStatus, Effect),
     reason: String,
-    diagnostics: Vec<Diagnostic>,
+    mut diagnostics: Vec<Diagnostic>,
 ) -> Judged {
+    // A check that only warns says so in phasegate's own finding about it
+    // (CI formats show an error as one); the tool's findings keep theirs.
+    if effect == Effect::Warn {
+        for d in &mut diagnostics {
+            if d.tool == "phasegate" && d.code.as_deref() == Some("check-failed") {
+                d.severity = Severity::Warning;
+            }
+        }
+    }
     demote_if_pre_existing(
         profile,
         check,
