@@ -62,25 +62,19 @@ pub fn record_run(
         }
     };
     let mut critical: Vec<NewIntervention> = Vec::new();
+    // A history that is there but cannot be used: repeated failures would
+    // never escalate, so the run fails closed and a person is told.
+    let mut lost: Option<(&str, String)> = None;
     let mut state = match state::load(state_dir) {
         Ok(Loaded::State(state)) => state,
         Ok(Loaded::Corrupt { moved_to, error }) => {
-            let message = format!(
-                "`state.json` could not be read ({error}); it was moved to `{}` and a new history begun, and this run fails closed",
-                moved_to.display()
-            );
-            verdict.notes.push(message.clone());
-            if matches!(verdict.status, Status::Passed | Status::Warned) {
-                verdict.status = Status::Incomplete;
-                verdict.next = Next::Resume;
-                verdict.fail_open = false;
-            }
-            critical.push(NewIntervention {
-                kind: "state_corrupt".to_string(),
-                priority: Priority::Critical,
-                check: None,
-                message,
-            });
+            lost = Some((
+                "state_corrupt",
+                format!(
+                    "`state.json` could not be read ({error}); it was moved to `{}` and a new history begun, and this run fails closed",
+                    moved_to.display()
+                ),
+            ));
             State::default()
         }
         // No file can be there (a directory in its place, the state
@@ -91,27 +85,30 @@ pub fn record_run(
             State::default()
         }
         Err(e) => {
-            // A history there that cannot be read: repeated failures would
-            // never escalate. As for a corrupt file, the run fails closed.
-            let message = format!(
-                "`state.json` could not be read ({e}): fix or remove `{}`; this run fails closed",
-                state::state_file(state_dir).display()
-            );
-            verdict.notes.push(message.clone());
-            if matches!(verdict.status, Status::Passed | Status::Warned) {
-                verdict.status = Status::Incomplete;
-                verdict.next = Next::Resume;
-                verdict.fail_open = false;
-            }
-            critical.push(NewIntervention {
-                kind: "state_unreadable".to_string(),
-                priority: Priority::Critical,
-                check: None,
-                message,
-            });
+            lost = Some((
+                "state_unreadable",
+                format!(
+                    "`state.json` could not be read ({e}): fix or remove `{}`; this run fails closed",
+                    state::state_file(state_dir).display()
+                ),
+            ));
             State::default()
         }
     };
+    if let Some((kind, message)) = lost {
+        verdict.notes.push(message.clone());
+        if matches!(verdict.status, Status::Passed | Status::Warned) {
+            verdict.status = Status::Incomplete;
+            verdict.next = Next::Resume;
+            verdict.fail_open = false;
+        }
+        critical.push(NewIntervention {
+            kind: kind.to_string(),
+            priority: Priority::Critical,
+            check: None,
+            message,
+        });
+    }
 
     let phase = verdict.phase.clone().unwrap_or_default();
     let previous: Vec<Vec<String>> = state

@@ -154,14 +154,17 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
             }
         }
     };
+    // A configuration that does not load: its errors for people, and the
+    // verdict that says so.
+    let config_failed = |io: &mut Streams<'_>, error: &config::ConfigError| {
+        if !json {
+            report::errors::render_diagnostic(error, io.err, ctx.color_for(ctx.stderr_tty));
+        }
+        stop(io, Profile::default(), super::config_error(error))
+    };
     let config = match loaded {
         Ok(config) => config,
-        Err(error) => {
-            if !json {
-                report::errors::render_diagnostic(&error, io.err, ctx.color_for(ctx.stderr_tty));
-            }
-            return stop(io, Profile::default(), super::config_error(&error));
-        }
+        Err(error) => return config_failed(io, &error),
     };
     ctx.maybe_test_panic("config");
 
@@ -215,8 +218,8 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
 
     // A staged run is judged by the configuration it commits: an unstaged
     // edit of `phasegate.toml` neither weakens nor breaks it.
-    let staged_run = mode.mode == "staged";
-    let config = if staged_run && args.config_from_ref.is_none() {
+    let staged = mode.mode == "staged";
+    let config = if staged && args.config_from_ref.is_none() {
         match staged_config(&root, unstaged.as_ref()) {
             Ok(Some(loaded)) => {
                 notes.push(format!(
@@ -225,16 +228,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
                 ));
                 match loaded {
                     Ok(config) => config,
-                    Err(error) => {
-                        if !json {
-                            report::errors::render_diagnostic(
-                                &error,
-                                io.err,
-                                ctx.color_for(ctx.stderr_tty),
-                            );
-                        }
-                        return stop(io, Profile::default(), super::config_error(&error));
-                    }
+                    Err(error) => return config_failed(io, &error),
                 }
             }
             Ok(None) => config,
@@ -338,7 +332,6 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // range whose end, or a commit whose files, are not the checked-out
     // commit (`git push` of another branch) is checked in a temporary
     // checkout of that commit.
-    let staged = mode.mode == "staged";
     // The checked-out commit is checked in the work tree, with its
     // unstaged changes set aside as for a staged run: nothing staged, so
     // the files are at the commit's content.
@@ -714,10 +707,7 @@ fn read_handoffs(
             .map(|f| std::fs::read(root.join(f)).ok())
             .collect(),
         Content::Staged => crate::git::files_staged(root, &paths)?,
-        Content::At(spec) => paths
-            .iter()
-            .map(|f| crate::git::file_at(root, spec, &f.to_string_lossy()))
-            .collect::<Result<_, _>>()?,
+        Content::At(spec) => crate::git::files_at(root, spec, &paths)?,
     };
     Ok(paths
         .iter()

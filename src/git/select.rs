@@ -421,16 +421,31 @@ fn named<'r, T>(
 /// The text of `path` in the commit `spec`; `Ok(None)` when the commit has
 /// no such file.
 pub fn file_at(root: &Path, spec: &str, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+    Ok(files_at(root, spec, &[Path::new(path)])?.pop().flatten())
+}
+
+/// The content of each of `paths` in the commit `spec`, `None` for a path
+/// it does not hold.
+pub fn files_at(
+    root: &Path,
+    spec: &str,
+    paths: &[&Path],
+) -> Result<Vec<Option<Vec<u8>>>, GitError> {
     let repo = open(root)?;
     let tree = named(&repo, spec, |object| object.peel_to_tree())?;
-    let Ok(entry) = tree.get_path(Path::new(path)) else {
-        return Ok(None);
-    };
-    let blob = entry
-        .to_object(&repo)
-        .and_then(|object| object.peel_to_blob())
-        .map_err(|e| failed("a file of the commit", e))?;
-    Ok(Some(blob.content().to_vec()))
+    paths
+        .iter()
+        .map(|path| {
+            let Ok(entry) = tree.get_path(path) else {
+                return Ok(None);
+            };
+            let blob = entry
+                .to_object(&repo)
+                .and_then(|object| object.peel_to_blob())
+                .map_err(|e| failed("a file of the commit", e))?;
+            Ok(Some(blob.content().to_vec()))
+        })
+        .collect()
 }
 
 /// The content of each of `paths` as the index holds it (the content a

@@ -557,6 +557,15 @@ mod tests {
         }
     }
 
+    /// The pid a check's script wrote to `pid` in `dir`.
+    fn written_pid(dir: &std::path::Path) -> u32 {
+        std::fs::read_to_string(dir.join("pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
     fn gone(pid: u32) -> bool {
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Err(_) => true,
@@ -604,36 +613,29 @@ mod tests {
             outcome.termination,
             Termination::TimedOut(Duration::from_millis(500))
         );
-        let pid: u32 = std::fs::read_to_string(dir.path().join("pid"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let pid = written_pid(dir.path());
         assert!(gone(pid), "grandchild {pid} survived");
     }
 
     #[test]
     fn a_leftover_background_process_neither_hangs_the_run_nor_survives_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = plan(
-            dir.path(),
-            "c",
+        // Quiet, or printing without end (it holds the pipe busy).
+        for script in [
             "sleep 300 & echo $! > pid; echo done",
-            Duration::from_secs(60),
-        );
-        let outcome = run_check(&p);
-        assert_eq!(outcome.termination, Termination::Exited(0));
-        assert!(
-            outcome.duration < Duration::from_secs(30),
-            "{:?}",
-            outcome.duration
-        );
-        let pid: u32 = std::fs::read_to_string(dir.path().join("pid"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        assert!(gone(pid), "background process {pid} survived");
+            "yes & echo $! > pid; exit 0",
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let p = plan(dir.path(), "c", script, Duration::from_secs(60));
+            let outcome = run_check(&p);
+            assert_eq!(outcome.termination, Termination::Exited(0), "{script}");
+            assert!(
+                outcome.duration < Duration::from_secs(30),
+                "{script}: {:?}",
+                outcome.duration
+            );
+            let pid = written_pid(dir.path());
+            assert!(gone(pid), "{script}: background process {pid} survived");
+        }
     }
 
     #[test]
@@ -651,11 +653,7 @@ mod tests {
             outcome.termination,
             Termination::TimedOut(Duration::from_millis(500))
         );
-        let pid: u32 = std::fs::read_to_string(dir.path().join("pid"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let pid = written_pid(dir.path());
         assert!(gone(pid), "{pid} survived in a group of its own");
     }
 
@@ -700,30 +698,6 @@ mod tests {
             "{:?}",
             outcome.duration
         );
-    }
-
-    #[test]
-    fn a_background_process_printing_without_end_is_stopped_when_the_check_exits() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = plan(
-            dir.path(),
-            "c",
-            "yes & echo $! > pid; exit 0",
-            Duration::from_secs(60),
-        );
-        let outcome = run_check(&p);
-        assert_eq!(outcome.termination, Termination::Exited(0));
-        assert!(
-            outcome.duration < Duration::from_secs(30),
-            "{:?}",
-            outcome.duration
-        );
-        let pid: u32 = std::fs::read_to_string(dir.path().join("pid"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        assert!(gone(pid), "background process {pid} survived");
     }
 
     #[test]

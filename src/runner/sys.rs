@@ -14,18 +14,26 @@ pub const SIGKILL: i32 = libc::SIGKILL;
 /// Sends `signal` to every process in the group `pgid`. Returns `false`
 /// when the group has no process left.
 pub fn signal_group(pgid: u32, signal: i32) -> bool {
-    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+    kill(pgid, true, signal)
+}
+
+/// Sends `signal` to the process `pid`, or to the process group `id` when
+/// `group`. Never to "every process" (-1), our own group (0) or init (1):
+/// an id that would mean one of those signals nothing. Returns whether the
+/// signal went to anything.
+fn kill(id: u32, group: bool, signal: i32) -> bool {
+    let Ok(id) = libc::pid_t::try_from(id) else {
         return false;
     };
-    if pgid <= 1 {
-        // Never signal "every process" (-1) or our own group (0).
+    if id <= 1 {
         return false;
     }
+    let target = if group { -id } else { id };
     #[expect(unsafe_code, reason = "kill(2) has no safe wrapper in std")]
-    // SAFETY: kill takes plain integers and touches no memory of ours; a
-    // negative pid addresses the process group, checked above to be a real
-    // group id and not -1 (every process) or 0 (our own group).
-    let result = unsafe { libc::kill(-pgid, signal) };
+    // SAFETY: kill takes plain integers and touches no memory of ours; the
+    // target is a real process id, or a negative one addressing a real
+    // group, never 0 or -1 (checked above).
+    let result = unsafe { libc::kill(target, signal) };
     result == 0
 }
 
@@ -63,7 +71,7 @@ pub fn group_alive(pgid: u32) -> bool {
 pub fn signal_session(sid: u32, signal: i32) -> bool {
     let mut any = signal_group(sid, signal);
     for pid in other_groups_of_session(sid) {
-        any |= signal_process(pid, signal);
+        any |= kill(pid, false, signal);
     }
     any
 }
@@ -81,44 +89,20 @@ fn other_groups_of_session(sid: u32) -> Vec<u32> {
     entries
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            session_and_group(*pid).is_some_and(|(session, group)| session == sid && group != sid)
-        })
+        .filter(|pid| proc_stat(*pid).is_some_and(|p| p.session == sid && p.group != sid))
         .collect()
 }
 
-/// A process's session and process group, from `/proc/<pid>/stat`.
-fn session_and_group(pid: u32) -> Option<(u32, u32)> {
-    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[memchr::memrchr(b')', &stat)? + 1..];
-    let mut fields = after
-        .split(u8::is_ascii_whitespace)
-        .filter(|f| !f.is_empty());
-    // state (field 3), ppid, pgrp (5), session (6)
-    let group = std::str::from_utf8(fields.nth(2)?).ok()?.parse().ok()?;
-    let session = std::str::from_utf8(fields.next()?).ok()?.parse().ok()?;
-    Some((session, group))
+/// What `/proc/<pid>/stat` says of a process.
+struct ProcStat {
+    group: u32,
+    session: u32,
+    /// Clock ticks since boot: with the pid, it names one process for as
+    /// long as the machine runs.
+    start: u64,
 }
 
-/// Sends `signal` to the process `pid`.
-fn signal_process(pid: u32, signal: i32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid <= 1 {
-        return false;
-    }
-    #[expect(unsafe_code, reason = "kill(2) has no safe wrapper in std")]
-    // SAFETY: kill takes plain integers and touches no memory of ours; the
-    // pid is a real process id, never 0 or -1.
-    let result = unsafe { libc::kill(pid, signal) };
-    result == 0
-}
-
-/// A process's start time, in clock ticks since boot (field 22 of
-/// `/proc/<pid>/stat`), and its process group: with the pid, they name one
-/// process for as long as the machine runs.
-fn start_and_group(pid: u32) -> Option<(u64, u32)> {
+fn proc_stat(pid: u32) -> Option<ProcStat> {
     let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
     // The command name, in parentheses, may hold spaces and parentheses.
     let after = &stat[memchr::memrchr(b')', &stat)? + 1..];
@@ -126,16 +110,22 @@ fn start_and_group(pid: u32) -> Option<(u64, u32)> {
         .split(u8::is_ascii_whitespace)
         .filter(|f| !f.is_empty())
         .collect();
-    let number = |i: usize| std::str::from_utf8(fields.get(i)?).ok()?.parse().ok();
-    // After the name: state (field 3), ppid, pgrp (5), … starttime (22).
-    Some((number(19)?, u32::try_from(number(2)?).ok()?))
+    let number =
+        |i: usize| -> Option<u64> { std::str::from_utf8(fields.get(i)?).ok()?.parse().ok() };
+    // After the name: state (field 3), ppid, pgrp (5), session (6), …
+    // starttime (22).
+    Some(ProcStat {
+        group: u32::try_from(number(2)?).ok()?,
+        session: u32::try_from(number(3)?).ok()?,
+        start: number(19)?,
+    })
 }
 
 /// Appends `<pgid> <start time>` to `file`. Not flushed: a machine that
 /// goes down takes the processes with it.
 pub fn record_group(file: &std::path::Path, pgid: u32) {
     use std::io::Write;
-    let Some((start, _)) = start_and_group(pgid) else {
+    let Some(ProcStat { start, .. }) = proc_stat(pgid) else {
         return;
     };
     if let Ok(mut out) = std::fs::OpenOptions::new()
@@ -160,8 +150,8 @@ pub fn stop_recorded_groups(file: &std::path::Path) {
         .filter_map(|line| {
             let (pgid, start) = line.split_once(' ')?;
             let (pgid, start): (u32, u64) = (pgid.parse().ok()?, start.parse().ok()?);
-            let ours = match start_and_group(pgid) {
-                Some((now, group)) => now == start && group == pgid,
+            let ours = match proc_stat(pgid) {
+                Some(leader) => leader.start == start && leader.group == pgid,
                 // The leader is gone; what is left of its group is ours.
                 None => true,
             };
