@@ -1,8 +1,13 @@
 //! The verifier protocol: exactly one JSON object on standard output,
 //! `{"verdict": "pass" | "fail", "findings": [{"file", "line", "severity",
-//! "message"}...]}`. Anything else is malformed (a tier 3 event).
+//! "message"}...]}`. Anything else is malformed (a tier 3 event), and so
+//! is an object that names a key twice: `{"verdict": "fail", "verdict":
+//! "pass"}` says two things, and reading either one would be a guess.
 
-use serde_json::Value;
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
 
 use crate::config::Origin;
 use crate::diagnostics::{Diagnostic, Severity};
@@ -24,8 +29,13 @@ fn parse(stdout: &[u8], check: &str, origin: Origin) -> Result<VerifierAnswer, S
     if stdout.iter().all(u8::is_ascii_whitespace) {
         return Err("it printed nothing on standard output".to_string());
     }
-    let value: Value = serde_json::from_slice(stdout)
-        .map_err(|e| format!("standard output is not exactly one JSON object ({e})"))?;
+    let Unambiguous(value) = serde_json::from_slice(stdout).map_err(|e| {
+        if e.is_data() {
+            format!("the answer is ambiguous ({e})")
+        } else {
+            format!("standard output is not exactly one JSON object ({e})")
+        }
+    })?;
     let Value::Object(object) = value else {
         return Err("the answer is JSON but not an object".to_string());
     };
@@ -49,6 +59,77 @@ fn parse(stdout: &[u8], check: &str, origin: Origin) -> Result<VerifierAnswer, S
         Some(other) => return Err(format!("`findings` must be a list, not {other}")),
     };
     Ok(VerifierAnswer { pass, findings })
+}
+
+/// A JSON value in which no object names a key twice.
+struct Unambiguous(Value);
+
+impl<'de> de::Deserialize<'de> for Unambiguous {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_any(UnambiguousVisitor)
+            .map(Unambiguous)
+    }
+}
+
+struct UnambiguousVisitor;
+
+impl<'de> Visitor<'de> for UnambiguousVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Unambiguous(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "the key `{key}` appears twice"
+                )));
+            }
+            let Unambiguous(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 fn finding(item: &Value, check: &str, origin: Origin) -> Result<Diagnostic, String> {
@@ -147,5 +228,20 @@ mod tests {
             malformed(r#"{"verdict": "fail", "findings": [{"message": "m", "file": 7}]}"#)
                 .contains("`file` must be a string")
         );
+    }
+
+    #[test]
+    fn a_key_given_twice_is_malformed_at_any_depth() {
+        let twice = malformed(r#"{"verdict": "fail", "findings": [], "verdict": "pass"}"#);
+        assert!(twice.contains("`verdict` appears twice"), "{twice}");
+        assert!(twice.contains("ambiguous"), "{twice}");
+        let inner =
+            malformed(r#"{"verdict": "fail", "findings": [{"message": "a", "message": "b"}]}"#);
+        assert!(inner.contains("`message` appears twice"), "{inner}");
+        // The same key in two different objects is fine.
+        assert!(matches!(
+            parse(r#"{"verdict": "fail", "findings": [{"message": "a"}, {"message": "b"}]}"#),
+            VerifierReply::Answer(_)
+        ));
     }
 }

@@ -141,6 +141,8 @@ fn tier_3_malformed_verifier_answers() {
         "echo 'looks good to me'",
         r#"echo '{"verdict": "maybe"}'"#,
         r#"echo '{"verdict": "pass"} trailing'"#,
+        // Two verdicts in one answer: neither may be picked.
+        r#"echo '{"verdict": "fail", "findings": [], "verdict": "pass"}'"#,
         "true",
     ] {
         repo.config(&verifier(answer));
