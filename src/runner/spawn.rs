@@ -223,9 +223,48 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
             outcome.output.tail = tail;
         }
     }
+    // `sh -c` exits 127 when it cannot find a command: that is a tool
+    // that is not installed (tier 1), not a check that failed.
+    if termination == Termination::Exited(SHELL_NOT_FOUND) && runs_a_shell(plan) {
+        if let Some(program) = shell_not_found(&outcome.output) {
+            termination = Termination::Missing { program };
+        }
+    }
     outcome.termination = termination;
     outcome.duration = start.elapsed();
     outcome
+}
+
+/// The status a POSIX shell exits with when a command is not found.
+const SHELL_NOT_FOUND: i32 = 127;
+
+/// Whether the check is a script run by `sh -c` (`shell = true`).
+fn runs_a_shell(plan: &CheckPlan) -> bool {
+    plan.invocations.first().is_some_and(|i| {
+        i.argv.first().is_some_and(|a| a == "sh") && i.argv.get(1).is_some_and(|a| a == "-c")
+    })
+}
+
+/// The command `sh` said it could not find, in its own words (prefixed
+/// with the path it was started by): dash's `sh: 1: NAME: not found`, bash's `sh: line 1: NAME: command not found`,
+/// busybox's `sh: NAME: not found`. The last such line, as the exit
+/// status is the last command's.
+fn shell_not_found(output: &CapturedOutput) -> Option<String> {
+    static LINE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^(?:[^:\s]*/)?sh: (?:line )?(?:\d+: )?(.+?): (?:command )?not found\s*$",
+        )
+        .expect("a valid pattern")
+    });
+    let mut text = String::from_utf8_lossy(&output.head).into_owned();
+    if !output.tail.is_empty() {
+        text.push('\n');
+        text.push_str(&String::from_utf8_lossy(&output.tail));
+    }
+    text.lines()
+        .rev()
+        .find_map(|line| LINE.captures(line))
+        .map(|found| found[1].to_string())
 }
 
 /// Why `program`, a path (it holds a `/`), names something that exists but
@@ -597,6 +636,65 @@ mod tests {
             }
         );
         assert!(!p.log_path.exists(), "nothing ran, so nothing was logged");
+    }
+
+    #[test]
+    fn a_command_the_shell_cannot_find_is_a_missing_tool() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = plan(
+            dir.path(),
+            "c",
+            "echo checking; phasegate-no-such-tool --all",
+            Duration::from_secs(30),
+        );
+        let outcome = run_check(&p);
+        assert_eq!(
+            outcome.termination,
+            Termination::Missing {
+                program: "phasegate-no-such-tool".into()
+            },
+            "{:?}",
+            outcome.output
+        );
+        // A script that exits 127 itself, saying nothing of a missing
+        // command, failed.
+        let p = plan(
+            dir.path(),
+            "c",
+            "echo done; exit 127",
+            Duration::from_secs(30),
+        );
+        assert_eq!(run_check(&p).termination, Termination::Exited(127));
+    }
+
+    #[test]
+    fn the_shells_own_words_name_the_missing_command() {
+        let said = |text: &str| {
+            shell_not_found(&CapturedOutput {
+                head: text.as_bytes().to_vec(),
+                tail: Vec::new(),
+                total_bytes: text.len() as u64,
+            })
+        };
+        assert_eq!(said("sh: 1: ruff: not found\n").as_deref(), Some("ruff"));
+        assert_eq!(
+            said("sh: line 1: npx eslint: command not found\n").as_deref(),
+            Some("npx eslint")
+        );
+        assert_eq!(
+            said("sh: golangci-lint: not found").as_deref(),
+            Some("golangci-lint")
+        );
+        assert_eq!(
+            said("/usr/bin/sh: 1: pyright: not found").as_deref(),
+            Some("pyright")
+        );
+        assert_eq!(
+            said("sh: 1: a: not found\nsh: 2: b: not found\n").as_deref(),
+            Some("b")
+        );
+        assert_eq!(said("./run.sh: line 3: foo: command not found"), None);
+        assert_eq!(said("error: file not found"), None);
     }
 
     #[test]

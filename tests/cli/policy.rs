@@ -90,6 +90,22 @@ fn tier_1_missing_tool_under_every_profile() {
     repo.config(&one_check(missing, r#"on_missing = "skip""#));
     let (code, v) = repo.verdict(&["--profile", "auto"]);
     assert_eq!((code, status(&v)), (0, ("passed", "proceed", "skipped")));
+
+    // A script whose shell cannot find a command: the same tier.
+    repo.config(&one_check(
+        &format!("echo linting; {missing}"),
+        "shell = true",
+    ));
+    let (code, v) = repo.verdict(&["--profile", "auto"]);
+    assert_eq!((code, status(&v)), (3, ("incomplete", "resume", "missing")));
+    assert!(
+        v["diagnostics"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`phasegate-test-no-such-tool` is not installed")),
+        "{v:#}"
+    );
+    let (code, v) = repo.verdict(&["--profile", "fast"]);
+    assert_eq!((code, status(&v)), (0, ("passed", "proceed", "skipped")));
 }
 
 #[test]
