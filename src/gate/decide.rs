@@ -572,7 +572,10 @@ fn check_result(check: &CheckInput, judged: &Judged, root: &Path) -> CheckResult
                 Termination::Signaled(signal) => (None, Some(signal)),
                 _ => (None, None),
             };
-            let ran = !matches!(outcome.termination, Termination::Missing { .. });
+            // A program not found is not started, unless it was a shell
+            // that then said what it could not find.
+            let ran = !matches!(outcome.termination, Termination::Missing { .. })
+                || outcome.output.total_bytes > 0;
             let log = ran.then(|| display_path(&outcome.log_path, root));
             let tail = if judged.status == CheckStatus::Passed || !ran {
                 Vec::new()

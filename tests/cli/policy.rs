@@ -104,6 +104,10 @@ fn tier_1_missing_tool_under_every_profile() {
             .is_some_and(|m| m.contains("`phasegate-test-no-such-tool` is not installed")),
         "{v:#}"
     );
+    // It ran: its log and output's end show what the shell said.
+    let log = check(&v, "c")["log"].as_str().unwrap_or_default().to_string();
+    assert!(repo.read(&log).contains("not found"), "{v:#}");
+    assert!(check(&v, "c")["output_tail"].to_string().contains("not found"), "{v:#}");
     let (code, v) = repo.verdict(&["--profile", "fast"]);
     assert_eq!((code, status(&v)), (0, ("passed", "proceed", "skipped")));
 }
