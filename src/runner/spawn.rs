@@ -305,7 +305,11 @@ fn combine_answers(answers: &[(bool, Vec<u8>)], plan: &CheckPlan) -> VerifierRep
                 "the answer{batch} is longer than {MAX_ANSWER_BYTES} bytes"
             ));
         }
-        match parse_verifier_answer(answer, &plan.name, plan.origin) {
+        let place = super::verifier::Place {
+            cwd: &plan.cwd,
+            root: &plan.root,
+        };
+        match parse_verifier_answer(answer, &plan.name, plan.origin, place) {
             VerifierReply::Answer(answer) => {
                 combined.pass &= answer.pass;
                 combined.findings.extend(answer.findings);

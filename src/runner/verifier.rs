@@ -5,27 +5,46 @@
 //! "pass"}` says two things, and reading either one would be a guess.
 
 use std::fmt;
+use std::path::Path;
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use crate::config::Origin;
-use crate::diagnostics::{Diagnostic, Severity};
+use crate::diagnostics::{relative_to_root, strip_ansi, Diagnostic, Severity};
 
 use super::{VerifierAnswer, VerifierReply};
 
 /// The largest answer read; a longer one is malformed.
 pub const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
+/// Where a verifier ran: its findings' files are placed relative to the
+/// repository root, as parsed tool output is.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    pub cwd: &'a Path,
+    pub root: &'a Path,
+}
+
 /// Reads a verifier's standard output.
-pub fn parse_verifier_answer(stdout: &[u8], check: &str, origin: Origin) -> VerifierReply {
-    match parse(stdout, check, origin) {
+pub fn parse_verifier_answer(
+    stdout: &[u8],
+    check: &str,
+    origin: Origin,
+    place: Place<'_>,
+) -> VerifierReply {
+    match parse(stdout, check, origin, place) {
         Ok(answer) => VerifierReply::Answer(answer),
         Err(reason) => VerifierReply::Malformed(reason),
     }
 }
 
-fn parse(stdout: &[u8], check: &str, origin: Origin) -> Result<VerifierAnswer, String> {
+fn parse(
+    stdout: &[u8],
+    check: &str,
+    origin: Origin,
+    place: Place<'_>,
+) -> Result<VerifierAnswer, String> {
     if stdout.iter().all(u8::is_ascii_whitespace) {
         return Err("it printed nothing on standard output".to_string());
     }
@@ -54,7 +73,9 @@ fn parse(stdout: &[u8], check: &str, origin: Origin) -> Result<VerifierAnswer, S
         Some(Value::Array(items)) => items
             .iter()
             .enumerate()
-            .map(|(i, item)| finding(item, check, origin).map_err(|e| format!("finding {i}: {e}")))
+            .map(|(i, item)| {
+                finding(item, check, origin, place).map_err(|e| format!("finding {i}: {e}"))
+            })
             .collect::<Result<_, _>>()?,
         Some(other) => return Err(format!("`findings` must be a list, not {other}")),
     };
@@ -132,14 +153,21 @@ impl<'de> Visitor<'de> for UnambiguousVisitor {
     }
 }
 
-fn finding(item: &Value, check: &str, origin: Origin) -> Result<Diagnostic, String> {
+/// One finding, cleaned as parsed tool output is: colour and terminal
+/// escapes removed, its file relative to the repository root.
+fn finding(
+    item: &Value,
+    check: &str,
+    origin: Origin,
+    place: Place<'_>,
+) -> Result<Diagnostic, String> {
     let Value::Object(f) = item else {
         return Err("not an object".to_string());
     };
     let text = |key: &str| -> Result<Option<String>, String> {
         match f.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::String(s)) => Ok(Some(strip_ansi(s))),
             Some(other) => Err(format!("`{key}` must be a string, not {other}")),
         }
     };
@@ -162,7 +190,9 @@ fn finding(item: &Value, check: &str, origin: Origin) -> Result<Diagnostic, Stri
         check: check.to_string(),
         origin,
         tool: "verifier".to_string(),
-        file: text("file")?,
+        file: text("file")?
+            .filter(|file| !file.is_empty())
+            .map(|file| relative_to_root(&file, place.cwd, place.root)),
         line: number("line")?,
         column: number("column")?,
         severity: text("severity")?.map_or(Severity::Error, |s| Severity::from_word(&s)),
@@ -177,7 +207,15 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> VerifierReply {
-        parse_verifier_answer(text.as_bytes(), "review", Origin::Runtime)
+        parse_in("/repo", text)
+    }
+
+    fn parse_in(cwd: &str, text: &str) -> VerifierReply {
+        let place = Place {
+            cwd: Path::new(cwd),
+            root: Path::new("/repo"),
+        };
+        parse_verifier_answer(text.as_bytes(), "review", Origin::Runtime, place)
     }
 
     fn malformed(text: &str) -> String {
@@ -228,6 +266,32 @@ mod tests {
             malformed(r#"{"verdict": "fail", "findings": [{"message": "m", "file": 7}]}"#)
                 .contains("`file` must be a string")
         );
+    }
+
+    #[test]
+    fn findings_are_cleaned_and_placed_like_parsed_output() {
+        let VerifierReply::Answer(answer) = parse_in(
+            "/repo/sub",
+            r#"{"verdict": "fail", "findings": [
+                {"file": "/repo/src/a.rs", "line": 1, "message": "\u001b[31mred\u001b[0m \u001b]0;title\u0007done"},
+                {"file": "./b.rs", "message": "m"},
+                {"file": "/elsewhere/c.rs", "message": "m"},
+                {"file": "", "message": "m"}
+            ]}"#,
+        ) else {
+            panic!("valid answer rejected");
+        };
+        let files: Vec<Option<&str>> = answer.findings.iter().map(|d| d.file.as_deref()).collect();
+        assert_eq!(
+            files,
+            [
+                Some("src/a.rs"),
+                Some("sub/b.rs"),
+                Some("/elsewhere/c.rs"),
+                None
+            ]
+        );
+        assert_eq!(answer.findings[0].message, "red done");
     }
 
     #[test]

@@ -105,9 +105,17 @@ fn tier_1_missing_tool_under_every_profile() {
         "{v:#}"
     );
     // It ran: its log and output's end show what the shell said.
-    let log = check(&v, "c")["log"].as_str().unwrap_or_default().to_string();
+    let log = check(&v, "c")["log"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(repo.read(&log).contains("not found"), "{v:#}");
-    assert!(check(&v, "c")["output_tail"].to_string().contains("not found"), "{v:#}");
+    assert!(
+        check(&v, "c")["output_tail"]
+            .to_string()
+            .contains("not found"),
+        "{v:#}"
+    );
     let (code, v) = repo.verdict(&["--profile", "fast"]);
     assert_eq!((code, status(&v)), (0, ("passed", "proceed", "skipped")));
 }
@@ -203,6 +211,16 @@ fn verifier_answers_decide_with_located_findings() {
     assert_eq!(d["line"], 7);
     assert_eq!(d["tool"], "verifier");
     assert_eq!(d["message"], "criterion 2 is not met");
+
+    // Its files are placed and its messages cleaned as any tool's are.
+    repo.config(&verifier(
+        r#"printf '{"verdict": "fail", "findings": [{"file": "%s/handoffs/F1.md", "line": 2, "message": "\u001b[31mred\u001b[0m text"}]}' "$PWD""#,
+    ));
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["file"], "handoffs/F1.md", "{v:#}");
+    assert_eq!(d["message"], "red text");
 }
 
 #[test]
