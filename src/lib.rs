@@ -53,33 +53,66 @@ pub fn run(cli: &Cli) -> ExitCode {
         },
         Err(payload) => {
             let message = panic_message(payload.as_ref());
-            let json = match &cli.command {
-                Command::Run(args) => args.format == crate::cli::ReportFormat::Json,
-                Command::Resume(args) => args.format == Format::Json,
-                _ => false,
-            };
             let verdict = gate::Verdict::stopped(
                 config::Profile::default(),
                 None,
                 commands::internal_message(format!("phasegate panicked: {message}")),
             );
-            if json {
-                let mut document = Vec::new();
-                // Serialising a verdict cannot fail: it holds only strings,
-                // numbers and lists.
-                let _ = report::json::render(&verdict, &mut document);
-                let _ = write_out(&mut out, &document);
-            } else {
-                let _ = write_out(&mut out, &buffer);
-                let _ = writeln!(
-                    err,
-                    "error: phasegate hit an internal error and could not finish: {message}\n\
-                     The verdict is `incomplete` (exit 3). This is a bug in phasegate; please report it."
-                );
+            let stopped = match &cli.command {
+                Command::Run(args) => panic_reports(args, &verdict, &mut err),
+                Command::Resume(args) if args.format == Format::Json => {
+                    let mut document = Vec::new();
+                    // Serialising a verdict cannot fail: it holds only
+                    // strings, numbers and lists.
+                    let _ = report::json::render(&verdict, &mut document);
+                    Some(document)
+                }
+                _ => None,
+            };
+            match stopped {
+                Some(document) => {
+                    let _ = write_out(&mut out, &document);
+                }
+                None => {
+                    let _ = write_out(&mut out, &buffer);
+                }
             }
+            let _ = writeln!(
+                err,
+                "error: phasegate hit an internal error and could not finish: {message}\n\
+                 The verdict is `incomplete` (exit 3). This is a bug in phasegate; please report it."
+            );
             ExitCode::Incomplete
         }
     }
+}
+
+/// After a panic in `run`: every report asked for (`--format`, `--output`,
+/// `--report`) says why the run stopped, as for any other stop. What goes
+/// to standard output, `None` when the human report already went there
+/// (its part written before the panic stands).
+fn panic_reports(
+    args: &cli::RunArgs,
+    verdict: &gate::Verdict,
+    err: &mut dyn Write,
+) -> Option<Vec<u8>> {
+    let human = args.format == cli::ReportFormat::Human && args.output.is_none();
+    let mut document = Vec::new();
+    let reports = commands::Reports::parse(args.format, args.output.clone(), &args.reports);
+    match (reports, context::Context::from_env()) {
+        (Ok(reports), Ok(ctx)) => {
+            let mut io = Streams {
+                out: &mut document,
+                err,
+            };
+            let _ = commands::emit_stopped_reports(verdict, &reports, &ctx, &mut io);
+        }
+        _ if args.format == cli::ReportFormat::Json => {
+            let _ = report::json::render(verdict, &mut document);
+        }
+        _ => return None,
+    }
+    (!human).then_some(document)
 }
 
 fn dispatch(cli: &Cli, io: &mut Streams<'_>) -> ExitCode {

@@ -23,6 +23,33 @@ fn a_panic_still_prints_one_json_verdict() {
     let run = repo.phasegate_with(&["run"], &[("PHASEGATE_TEST_PANIC", "run")]);
     assert_eq!(run.code, 3);
     assert!(run.stderr.contains("internal error"), "{}", run.stderr);
+
+    // Every report asked for is written, and says why.
+    let run = repo.phasegate_with(
+        &[
+            "run",
+            "--format",
+            "github",
+            "--report",
+            "json=verdict.json",
+            "--report",
+            "sarif=gate.sarif",
+            "--output",
+            "annotations.txt",
+        ],
+        &[("PHASEGATE_TEST_PANIC", "decide")],
+    );
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&repo.read("verdict.json")).unwrap();
+    assert_eq!(v["error"]["kind"], "internal");
+    assert!(repo.read("gate.sarif").contains("phasegate panicked"));
+    assert!(repo.read("annotations.txt").contains("::error"));
+    let run = repo.phasegate_with(
+        &["run", "--format", "sarif"],
+        &[("PHASEGATE_TEST_PANIC", "decide")],
+    );
+    assert_eq!(run.code, 3);
+    assert!(run.stdout.contains("phasegate panicked"), "{}", run.stdout);
 }
 
 #[test]
