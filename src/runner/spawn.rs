@@ -99,16 +99,22 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
         return outcome;
     };
     if !plan.cwd.is_dir() {
+        let what = if plan.cwd.exists() {
+            "is not a directory"
+        } else {
+            "does not exist"
+        };
         outcome.termination = Termination::SpawnFailed(format!(
-            "its working directory `{}` does not exist (`cwd` in phasegate.toml)",
+            "its working directory `{}` {what} (`cwd` in phasegate.toml)",
             plan.cwd.display()
         ));
         return outcome;
     }
     let Ok(resolved) = which::which_in(program, plan.path.as_ref(), &plan.cwd) else {
-        outcome.termination = match not_runnable(program, &plan.cwd) {
-            // A path to something that is there but cannot be run is a
-            // broken check, not a tool that is not installed.
+        outcome.termination = match not_runnable(program, &plan.cwd, &plan.root) {
+            // A path to something that is there but cannot be run, or to
+            // a script of the project that is not there, is a broken
+            // check, not a tool that is not installed.
             Some(why) => Termination::SpawnFailed(why),
             None => Termination::Missing {
                 program: program.to_string_lossy().into_owned(),
@@ -116,6 +122,14 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
         };
         return outcome;
     };
+    // A script whose interpreter is not installed cannot start: that is
+    // the interpreter missing (tier 1), whatever the script is.
+    if let Some(interpreter) = missing_interpreter(&resolved) {
+        outcome.termination = Termination::Missing {
+            program: interpreter,
+        };
+        return outcome;
+    }
     let log = match open_log(&plan.log_path) {
         Ok(log) => log,
         Err(e) => {
@@ -230,9 +244,59 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
             termination = Termination::Missing { program };
         }
     }
+    // `sh -c` exits 128 + N when a command it waited for was killed by
+    // signal N, and says so: that command crashed.
+    if let Termination::Exited(code) = termination {
+        if runs_a_shell(plan) {
+            if let Some(signal) = shell_saw_crash(code, &outcome.output) {
+                termination = Termination::Signaled(signal);
+            }
+        }
+    }
     outcome.termination = termination;
     outcome.duration = start.elapsed();
     outcome
+}
+
+/// The signals that mean a process crashed, with the words a shell prints
+/// for each (`strsignal`).
+const CRASHES: &[(i32, &str)] = &[
+    (4, "Illegal instruction"),
+    (5, "Trace/breakpoint trap"),
+    (6, "Aborted"),
+    (7, "Bus error"),
+    (8, "Floating point exception"),
+    (9, "Killed"),
+    (11, "Segmentation fault"),
+    (31, "Bad system call"),
+];
+
+/// The signal that killed a command `sh` ran, when it exited with `code`
+/// 128 + that signal and printed its description: dash's `Segmentation
+/// fault`, bash's `sh: line 1: 123 Segmentation fault (core dumped) ...`.
+fn shell_saw_crash(code: i32, output: &CapturedOutput) -> Option<i32> {
+    let (signal, words) = CRASHES.iter().find(|(signal, _)| code == 128 + signal)?;
+    let text = String::from_utf8_lossy(&output.tail);
+    let head = String::from_utf8_lossy(&output.head);
+    // dash: the words alone; bash: after the process id, at the start of
+    // a line or after its `sh: line N:` prefix.
+    let said = |line: &str| {
+        let line = line.trim_end();
+        let line = line.strip_suffix(" (core dumped)").unwrap_or(line);
+        if line == *words {
+            return true;
+        }
+        let rest = match line.split_once(": line ") {
+            Some((shell, rest)) if shell.ends_with("sh") => {
+                rest.split_once(':').map_or("", |(_, rest)| rest)
+            }
+            _ => line,
+        };
+        let rest = rest.trim_start();
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        digits > 0 && rest[digits..].trim_start().starts_with(words)
+    };
+    (head.lines().chain(text.lines()).any(said)).then_some(*signal)
 }
 
 /// The status a POSIX shell exits with when a command is not found.
@@ -267,17 +331,32 @@ fn shell_not_found(output: &CapturedOutput) -> Option<String> {
         .map(|found| found[1].to_string())
 }
 
-/// Why `program`, a path (it holds a `/`), names something that exists but
-/// cannot be run; `None` when it is not there at all, or is looked up on
-/// `PATH`.
-fn not_runnable(program: &std::ffi::OsStr, cwd: &std::path::Path) -> Option<String> {
+/// Why `program`, a path (it holds a `/`), cannot be run as a check: it
+/// names something that exists but cannot be run, or a file of the project
+/// that is not there. `None` when it is looked up on `PATH`, or is an
+/// absolute path outside the project that is not there (a tool not
+/// installed).
+fn not_runnable(
+    program: &std::ffi::OsStr,
+    cwd: &std::path::Path,
+    root: &std::path::Path,
+) -> Option<String> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::PermissionsExt;
     if !program.as_bytes().contains(&b'/') {
         return None;
     }
-    let meta = std::fs::metadata(cwd.join(program)).ok()?;
+    let path = cwd.join(program);
     let shown = program.to_string_lossy();
+    let Ok(meta) = std::fs::metadata(&path) else {
+        let in_project = !std::path::Path::new(program).is_absolute() || path.starts_with(root);
+        return in_project.then(|| {
+            format!(
+                "`{shown}` does not exist (looked for `{}`): fix the check's command in phasegate.toml, or add the file",
+                path.display()
+            )
+        });
+    };
     Some(if meta.is_dir() {
         format!("`{shown}` is a directory, not a program")
     } else if meta.permissions().mode() & 0o111 == 0 {
@@ -285,6 +364,21 @@ fn not_runnable(program: &std::ffi::OsStr, cwd: &std::path::Path) -> Option<Stri
     } else {
         format!("`{shown}` cannot be run")
     })
+}
+
+/// The interpreter named by the `#!` line of the script at `program`, when
+/// it is not there (`#!/usr/bin/python9`); `None` for a program that is not
+/// a script, or whose interpreter exists. (`#!/usr/bin/env NAME` finds NAME
+/// on `PATH` itself and says so when it cannot.)
+fn missing_interpreter(program: &std::path::Path) -> Option<String> {
+    let mut head = [0u8; 256];
+    let mut file = File::open(program).ok()?;
+    let read = file.read(&mut head).ok()?;
+    let line = head[..read].strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next()?;
+    let text = String::from_utf8_lossy(line);
+    let interpreter = text.split_whitespace().next()?;
+    (!std::path::Path::new(interpreter).exists()).then(|| interpreter.to_string())
 }
 
 /// One reply from the answers of a verifier's batches: each must be one
@@ -669,6 +763,113 @@ mod tests {
             Duration::from_secs(30),
         );
         assert_eq!(run_check(&p).termination, Termination::Exited(127));
+    }
+
+    #[test]
+    fn a_crash_inside_a_shell_script_is_a_crash() {
+        let dir = tempfile::tempdir().unwrap();
+        // dash waits for the command, says how it ended and exits 128 + N.
+        let p = plan(
+            dir.path(),
+            "c",
+            "echo start; sh -c 'kill -SEGV $$'; exit $?",
+            Duration::from_secs(30),
+        );
+        let outcome = run_check(&p);
+        assert_eq!(
+            outcome.termination,
+            Termination::Signaled(11),
+            "{:?}",
+            outcome.output
+        );
+        // Exiting with the same status, saying nothing of a signal, is a
+        // failure.
+        let p = plan(
+            dir.path(),
+            "c",
+            "echo done; exit 139",
+            Duration::from_secs(30),
+        );
+        assert_eq!(run_check(&p).termination, Termination::Exited(139));
+    }
+
+    #[test]
+    fn the_shells_words_for_a_crash() {
+        let out = |text: &str| CapturedOutput {
+            head: text.as_bytes().to_vec(),
+            tail: Vec::new(),
+            total_bytes: text.len() as u64,
+        };
+        assert_eq!(
+            shell_saw_crash(139, &out("x\nSegmentation fault\n")),
+            Some(11)
+        );
+        assert_eq!(
+            shell_saw_crash(134, &out("Aborted (core dumped)\n")),
+            Some(6)
+        );
+        assert_eq!(
+            shell_saw_crash(
+                139,
+                &out("bash: line 1:  8683 Segmentation fault      (core dumped) ./crash\n")
+            ),
+            Some(11)
+        );
+        assert_eq!(
+            shell_saw_crash(139, &out("      8690 Segmentation fault      | ./crash\n")),
+            Some(11)
+        );
+        // The words must match the status.
+        assert_eq!(shell_saw_crash(134, &out("Segmentation fault\n")), None);
+        assert_eq!(
+            shell_saw_crash(139, &out("error: Segmentation fault in parser\n")),
+            None
+        );
+        assert_eq!(shell_saw_crash(1, &out("Segmentation fault\n")), None);
+    }
+
+    #[test]
+    fn a_script_of_the_project_that_is_not_there_is_a_broken_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path(), "c", "", Duration::from_secs(30));
+        p.invocations[0].argv = vec!["./scripts/run-tests.sh".into()];
+        let Termination::SpawnFailed(why) = run_check(&p).termination else {
+            panic!("a missing project script is no missing tool");
+        };
+        assert!(
+            why.contains("`./scripts/run-tests.sh` does not exist"),
+            "{why}"
+        );
+        // An absolute path outside the project is a tool not installed.
+        p.invocations[0].argv = vec!["/opt/phasegate-no-such-tool/bin/lint".into()];
+        assert!(matches!(
+            run_check(&p).termination,
+            Termination::Missing { .. }
+        ));
+    }
+
+    #[test]
+    fn a_script_whose_interpreter_is_not_installed_is_a_missing_tool() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("check.sh");
+        std::fs::write(&script, "#!/usr/bin/phasegate-no-python9 -u\nprint(1)\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut p = plan(dir.path(), "c", "", Duration::from_secs(30));
+        p.invocations[0].argv = vec!["./check.sh".into()];
+        assert_eq!(
+            run_check(&p).termination,
+            Termination::Missing {
+                program: "/usr/bin/phasegate-no-python9".into()
+            }
+        );
+        // A working directory that is a file says so.
+        let mut p = plan(dir.path(), "c", "true", Duration::from_secs(30));
+        p.cwd = script;
+        let Termination::SpawnFailed(why) = run_check(&p).termination else {
+            panic!("a file as working directory must not run");
+        };
+        assert!(why.contains("is not a directory"), "{why}");
     }
 
     #[test]
