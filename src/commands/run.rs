@@ -156,15 +156,32 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     };
     // A configuration that does not load: its errors for people, and the
     // verdict that says so.
-    let config_failed = |io: &mut Streams<'_>, error: &config::ConfigError| {
-        if !json {
+    // The profile the verdict names is the one asked for, when it is known.
+    let stop_profile = match asked_profile(ctx, args) {
+        Some(Ok(profile)) => profile,
+        _ => Profile::default(),
+    };
+    // People read the errors unless standard output carries the JSON
+    // verdict (with `--output`, it carries the human report).
+    let json_on_stdout = json && args.output.is_none();
+    let config_failed = |io: &mut Streams<'_>, error: &config::ConfigError, from: Source<'_>| {
+        if !json_on_stdout {
             report::errors::render_diagnostic(error, io.err, ctx.color_for(ctx.stderr_tty));
+            if let Some(note) = from.note() {
+                let _ = writeln!(io.err, "note: {note}");
+            }
         }
-        stop(io, Profile::default(), super::config_error(error))
+        let mut error = super::config_error(error);
+        from.locate(&mut error);
+        stop(io, stop_profile, error)
+    };
+    let from = match &args.config_from_ref {
+        Some(spec) => Source::Ref(spec),
+        None => Source::WorkTree,
     };
     let config = match loaded {
         Ok(config) => config,
-        Err(error) => return config_failed(io, &error),
+        Err(error) => return config_failed(io, &error, from),
     };
     ctx.maybe_test_panic("config");
 
@@ -228,7 +245,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
                 ));
                 match loaded {
                     Ok(config) => config,
-                    Err(error) => return config_failed(io, &error),
+                    Err(error) => return config_failed(io, &error, Source::Staged),
                 }
             }
             Ok(None) => config,
@@ -762,13 +779,9 @@ fn resolve(
     config: &Config,
     stages: &[(String, String)],
 ) -> Result<Settings, String> {
-    let profile = match args.profile.as_ref().or(ctx.profile.as_ref()) {
-        Some(name) => Profile::parse(name).ok_or_else(|| {
-            format!(
-                "unknown profile `{name}`: expected one of {}",
-                Profile::NAMES.join(", ")
-            )
-        })?,
+    let profile = match asked_profile(ctx, args) {
+        Some(Ok(profile)) => profile,
+        Some(Err(message)) => return Err(message),
         None => config.gate.profile,
     };
     let workflow = args
@@ -794,14 +807,23 @@ fn resolve(
             Some(first.clone())
         }
     };
-    let phase = args
-        .phase
-        .clone()
-        .or_else(|| ctx.phase.clone())
-        .or(stage)
-        .unwrap_or_else(|| config.gate.default_phase.clone());
+    // The phase, and what named it, for an error that says where to look.
+    let (phase, named_by) = if let Some(phase) = &args.phase {
+        (phase.clone(), None)
+    } else if let Some(phase) = &ctx.phase {
+        (phase.clone(), Some("PHASEGATE_PHASE".to_string()))
+    } else if let Some(stage) = stage {
+        let by = format!("the `stage` of `{}`", stages[0].0);
+        (stage, Some(by))
+    } else {
+        (config.gate.default_phase.clone(), None)
+    };
     let Some(checks) = config.checks_for(&phase, workflow.as_deref()) else {
-        return Err(unknown("phase", &phase, config.phases.keys()));
+        let mut message = unknown("phase", &phase, config.phases.keys());
+        if let Some(by) = named_by {
+            message = format!("{message} (named by {by})");
+        }
+        return Err(message);
     };
     for name in &args.checks {
         if !checks.iter().any(|c| &c.name == name) {
@@ -817,6 +839,65 @@ fn resolve(
         profile,
         workflow,
     })
+}
+
+/// Where a run read `phasegate.toml` from.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    WorkTree,
+    /// The index, because the work tree's version has unstaged changes.
+    Staged,
+    /// `--config-from-ref`.
+    Ref(&'a str),
+}
+
+impl Source<'_> {
+    /// What people are told besides the errors, when the file they would
+    /// open is not the one read.
+    fn note(self) -> Option<String> {
+        match self {
+            Source::WorkTree => None,
+            Source::Staged => Some(format!(
+                "this is `{}` as staged; the work tree's version has unstaged changes: `git add` your fix",
+                config::CONFIG_FILE
+            )),
+            Source::Ref(spec) => Some(format!(
+                "this is `{}` as `{spec}` holds it (--config-from-ref)",
+                config::CONFIG_FILE
+            )),
+        }
+    }
+
+    /// The errors placed in the repository's `phasegate.toml` (reports
+    /// annotate files of the repository), the message saying which version.
+    fn locate(self, error: &mut VerdictError) {
+        let Some(note) = self.note() else {
+            return;
+        };
+        if let Source::Ref(spec) = self {
+            let shown = format!("{}@{spec}", config::CONFIG_FILE);
+            for problem in &mut error.problems {
+                if problem.file.as_deref() == Some(shown.as_str()) {
+                    problem.file = Some(config::CONFIG_FILE.to_string());
+                }
+            }
+        }
+        error.message = format!("{} ({note})", error.message);
+    }
+}
+
+/// The profile asked for by `--profile` or `PHASEGATE_PROFILE`, if any; an
+/// unknown name is an error that says where it came from.
+fn asked_profile(ctx: &Context, args: &RunRequest) -> Option<Result<Profile, String>> {
+    let (name, by) = match (&args.profile, &ctx.profile) {
+        (Some(name), _) => (name, "--profile"),
+        (None, Some(name)) => (name, "PHASEGATE_PROFILE"),
+        (None, None) => return None,
+    };
+    Some(Profile::parse(name).ok_or_else(|| {
+        let names: Vec<String> = Profile::NAMES.iter().map(ToString::to_string).collect();
+        format!("{} (from {by})", unknown("profile", name, names.iter()))
+    }))
 }
 
 fn unknown<'a>(what: &str, name: &str, known: impl Iterator<Item = &'a String>) -> String {

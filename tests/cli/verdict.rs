@@ -101,3 +101,66 @@ fn outside_a_git_repository_the_gate_still_runs() {
     let (code, v) = dir.verdict(&[]);
     assert_eq!(code, 0, "{v:#}");
 }
+
+#[test]
+fn a_configuration_error_says_which_version_was_read_and_what_was_asked() {
+    let repo = TestRepo::new();
+    let good = "[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n";
+    let bad = "[gate]\nprofle = \"strict\"\n[phases.implementation]\nchecks = []\n";
+    repo.config(good).commit_all("good");
+    repo.git(&["branch", "base"]);
+
+    // The staged version is broken, the work tree's is fine.
+    repo.stage("phasegate.toml", bad);
+    repo.write("phasegate.toml", good);
+    let run = repo.phasegate(&["run"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("profle"), "{}", run.stderr);
+    assert!(run.stderr.contains("as staged"), "{}", run.stderr);
+    let (code, v) = repo.verdict(&["--profile", "strict"]);
+    assert_eq!(code, 2);
+    assert_eq!(v["profile"], "strict", "the profile asked for: {v:#}");
+    assert!(
+        v["error"]["message"].to_string().contains("as staged"),
+        "{v:#}"
+    );
+
+    // With --output the terminal gets the human report: the errors too.
+    let run = repo.phasegate(&["run", "--format", "json", "--output", "v.json"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("profle"), "{}", run.stderr);
+    repo.git(&["reset", "-q", "phasegate.toml"]);
+
+    // From another commit, the reports place the error in the repository's
+    // phasegate.toml and say which commit.
+    repo.config(bad).commit_all("bad");
+    repo.config(good);
+    let (code, v) = repo.verdict(&["--all-files", "--config-from-ref", "HEAD"]);
+    assert_eq!(code, 2, "{v:#}");
+    assert_eq!(v["error"]["problems"][0]["file"], "phasegate.toml", "{v:#}");
+    assert!(
+        v["error"]["message"]
+            .to_string()
+            .contains("`HEAD` holds it"),
+        "{v:#}"
+    );
+}
+
+#[test]
+fn a_bad_phase_or_profile_names_where_it_came_from() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    let (code, v) = repo.verdict_with(&[], &[("PHASEGATE_PROFILE", "strct")]);
+    assert_eq!(code, 2);
+    let message = v["error"]["message"].to_string();
+    assert!(message.contains("PHASEGATE_PROFILE"), "{message}");
+    assert!(message.contains("did you mean `strict`"), "{message}");
+    let (code, v) = repo.verdict_with(&[], &[("PHASEGATE_PHASE", "qa")]);
+    assert_eq!(code, 2);
+    assert!(
+        v["error"]["message"]
+            .to_string()
+            .contains("named by PHASEGATE_PHASE"),
+        "{v:#}"
+    );
+}
