@@ -80,12 +80,36 @@ impl Reports {
             })?;
             extra.push((format, PathBuf::from(file)));
         }
+        // Two reports in one file: the second would overwrite the first.
+        let mut files: Vec<(&Path, ReportFormat)> = Vec::new();
+        for (format, path) in extra
+            .iter()
+            .map(|(f, p)| (*f, p.as_path()))
+            .chain(output.as_deref().map(|p| (format, p)))
+        {
+            if let Some((_, earlier)) = files.iter().find(|(p, _)| *p == path) {
+                return Err(format!(
+                    "`{}` is named for two reports ({} and {}): give each report its own file",
+                    path.display(),
+                    format_name(*earlier),
+                    format_name(format)
+                ));
+            }
+            files.push((path, format));
+        }
         Ok(Reports {
             format,
             output,
             extra,
         })
     }
+}
+
+/// A report format as the command line names it.
+fn format_name(format: ReportFormat) -> String {
+    format
+        .to_possible_value()
+        .map_or_else(|| format!("{format:?}"), |v| v.get_name().to_string())
 }
 
 /// Writes one report of `verdict`.
@@ -190,7 +214,27 @@ pub fn emit_reports(
     } else {
         reports.format
     };
-    let written = render_report(verdict, on_stdout, ctx, ctx.stdout_tty, io.out);
+    // A report that is missing makes a run that would proceed incomplete:
+    // the human report says so, not "passed (exit 0)".
+    let missing;
+    let shown = if !files
+        && delivered(verdict, false) != verdict.exit_code()
+        && on_stdout == ReportFormat::Human
+    {
+        let mut changed = verdict.clone();
+        changed.status = crate::gate::Status::Incomplete;
+        changed.next = crate::gate::Next::Resume;
+        changed.fail_open = false;
+        changed.notes.push(
+            "a report asked for could not be written (see above): the run is incomplete"
+                .to_string(),
+        );
+        missing = changed;
+        &missing
+    } else {
+        verdict
+    };
+    let written = render_report(shown, on_stdout, ctx, ctx.stdout_tty, io.out);
     let stdout = finish_write(written, io);
     let summary = append_step_summary(verdict, reports, ctx, io);
     delivered(verdict, files && stdout && summary)

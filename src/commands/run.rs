@@ -104,8 +104,14 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     let reports = match super::Reports::parse(args.format, args.output.clone(), &args.reports) {
         Ok(reports) => reports,
         Err(message) => {
+            // The `--format` report still says why the run stopped.
             let verdict = Verdict::stopped(Profile::default(), None, super::usage_error(message));
-            return super::emit_stopped(&verdict, json, ctx, io);
+            let alone = super::Reports {
+                format: args.format,
+                output: args.output.clone(),
+                extra: Vec::new(),
+            };
+            return super::emit_stopped_reports(&verdict, &alone, ctx, io);
         }
     };
     let stop = |io: &mut Streams<'_>, profile: Profile, error: VerdictError| {

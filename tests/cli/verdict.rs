@@ -164,3 +164,44 @@ fn a_bad_phase_or_profile_names_where_it_came_from() {
         "{v:#}"
     );
 }
+
+#[test]
+fn every_report_goes_to_its_own_file_and_a_missing_one_is_said() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    // One file for two reports: the second would overwrite the first.
+    let run = repo.phasegate(&["run", "--report", "json=r.out", "--report", "sarif=r.out"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("`r.out` is named for two reports (json and sarif)"),
+        "{}",
+        run.stderr
+    );
+    let run = repo.phasegate(&[
+        "run",
+        "--format",
+        "junit",
+        "--output",
+        "r.xml",
+        "--report",
+        "json=r.xml",
+    ]);
+    assert_eq!(run.code, 2);
+
+    // A bad --report still leaves the --format report saying why.
+    let run = repo.phasegate(&["run", "--format", "sarif", "--report", "xml=a.xml"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stdout.contains("unknown report format `xml`"),
+        "{}",
+        run.stdout
+    );
+
+    // A report that cannot be written: the terminal does not say "passed".
+    let run = repo.phasegate(&["run", "--format", "json", "--output", "no/such/dir/v.json"]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(!run.stdout.contains("(exit 0)"), "{}", run.stdout);
+    assert!(run.stdout.contains("incomplete"), "{}", run.stdout);
+    assert!(run.stderr.contains("no/such/dir/v.json"), "{}", run.stderr);
+}
