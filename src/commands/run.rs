@@ -185,8 +185,22 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         Some(spec) => Source::Ref(spec),
         None => Source::WorkTree,
     };
+    // A staged run is judged by the staged `phasegate.toml`: an error in an
+    // unstaged edit of it waits until the staged version is known.
+    let may_be_staged =
+        args.config_from_ref.is_none() && repo.is_some() && args.selection.is_staged(ctx.ci);
+    let mut deferred = None;
     let config = match loaded {
         Ok(config) => config,
+        Err(error) if may_be_staged => {
+            match config::load_committed(&root, config::CONFIG_FILE, None) {
+                Ok(embedded) => {
+                    deferred = Some(error);
+                    embedded
+                }
+                Err(_) => return config_failed(io, &error, from),
+            }
+        }
         Err(error) => return config_failed(io, &error, from),
     };
     ctx.maybe_test_panic("config");
@@ -249,6 +263,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
                     "`{}` has unstaged changes: the staged version was used",
                     config::CONFIG_FILE
                 ));
+                deferred = None;
                 match loaded {
                     Ok(config) => config,
                     Err(error) => return config_failed(io, &error, Source::Staged),
@@ -260,6 +275,9 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     } else {
         config
     };
+    if let Some(error) = deferred {
+        return config_failed(io, &error, from);
+    }
 
     // The handoff documents among the selected files, as the run checks
     // them (staged, or at the commit checked); their stage names the phase

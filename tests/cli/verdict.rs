@@ -205,3 +205,23 @@ fn every_report_goes_to_its_own_file_and_a_missing_one_is_said() {
     assert!(run.stdout.contains("incomplete"), "{}", run.stdout);
     assert!(run.stderr.contains("no/such/dir/v.json"), "{}", run.stderr);
 }
+
+#[test]
+fn a_broken_unstaged_edit_of_the_configuration_does_not_stop_a_staged_run() {
+    let repo = TestRepo::new();
+    let good = "[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n";
+    repo.config(good).commit_all("good");
+    repo.write("phasegate.toml", "[gate]\nprofile = \"strcit\"\n");
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("the staged version was used"),
+        "{v:#}"
+    );
+    // Every file of the work tree is judged by the work tree's version.
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 2, "{v:#}");
+    assert!(v["error"].to_string().contains("strcit"), "{v:#}");
+}
