@@ -122,18 +122,21 @@ pub fn record_run(
     let mut emergency: Vec<String> = Vec::new();
     let now = now_rfc3339();
     let run_id = verdict.run_id.clone().unwrap_or_default();
+    let mut queue_changed = false;
     let mut queue = match Queue::load(state_dir) {
-        Ok((queue, unreadable)) => {
-            emergency.extend(unreadable);
+        Ok(mut queue) => {
+            if move_unreadable(state_dir, &mut queue, &now, &run_id, verdict, &mut problems) {
+                queue_changed = true;
+            }
             Some(queue)
         }
         Err(e) => {
-            problems.push(format!("failed to read the intervention queue: {e}"));
+            problems.push(e.to_string());
             None
         }
     };
     let mut overflow = 0usize;
-    let mut queue_changed = false;
+    let mut unqueued = 0usize;
     let news: Vec<NewIntervention> = critical
         .into_iter()
         .chain(gate::interventions_for(verdict))
@@ -161,7 +164,7 @@ pub fn record_run(
         }
     } else {
         for new in news {
-            overflow += 1;
+            unqueued += 1;
             emergency.push(format!(
                 "{now} {run_id} {:?} {}: {}",
                 new.priority, new.kind, new.message
@@ -171,6 +174,12 @@ pub fn record_run(
     if overflow > 0 {
         verdict.notes.push(format!(
             "{overflow} intervention(s) over the queue's limits were written to `{}`",
+            state::emergency_file(state_dir).display()
+        ));
+    }
+    if unqueued > 0 {
+        verdict.notes.push(format!(
+            "{unqueued} intervention(s) were written to `{}` instead of the queue, which could not be read",
             state::emergency_file(state_dir).display()
         ));
     }
@@ -209,12 +218,15 @@ pub fn record_run(
             .collect(),
     });
     if let Err(e) = state::save(state_dir, &mut state, &|| pause("state-rename")) {
-        problems.push(format!("failed to write `state.json`: {e}"));
+        problems.push(format!(
+            "failed to write `state.json` (`{}`): {e}",
+            state::state_file(state_dir).display()
+        ));
     }
     // A run that passed adds nothing to the queue: nothing to write.
     if let (Some(queue), true) = (&queue, queue_changed) {
         if let Err(e) = queue.save(state_dir) {
-            problems.push(format!("failed to write the intervention queue: {e}"));
+            problems.push(e.to_string());
         }
     }
     drop(lock);
@@ -242,10 +254,72 @@ fn report(
     }
     if let Err(e) = state::append_emergency(state_dir, &lines) {
         if !lines.is_empty() {
-            let _ = writeln!(err, "warning: failed to write `emergency.log` too: {e}");
+            let _ = writeln!(
+                err,
+                "warning: `emergency.log` could not keep this either: {e}"
+            );
             for line in &lines {
                 let _ = writeln!(err, "  {line}");
             }
+        }
+    }
+}
+
+/// Moves the queue's unreadable lines to `emergency.log`, each once, as it
+/// was, with when, which line and why, and says so in the verdict's notes.
+/// Under the state lock. Returns whether they were moved: then the caller
+/// writes the queue without them. Lines that cannot be written there stay
+/// in the queue.
+fn move_unreadable(
+    state_dir: &Path,
+    queue: &mut Queue,
+    now: &str,
+    run_id: &str,
+    verdict: &mut Verdict,
+    problems: &mut Vec<String>,
+) -> bool {
+    if queue.unreadable().is_empty() {
+        return false;
+    }
+    let file = state::queue_file(state_dir);
+    let lines: Vec<Vec<u8>> = queue
+        .unreadable()
+        .iter()
+        .map(|u| {
+            let mut line = format!(
+                "{now} run {run_id}: line {} of `{}` could not be read ({}); moved here as it was: ",
+                u.line,
+                file.display(),
+                u.reason
+            )
+            .into_bytes();
+            line.extend_from_slice(&u.bytes);
+            line
+        })
+        .collect();
+    let numbers: Vec<String> = queue
+        .unreadable()
+        .iter()
+        .map(|u| u.line.to_string())
+        .collect();
+    let which = format!(
+        "{} unreadable line(s) of `{}` (line {})",
+        numbers.len(),
+        file.display(),
+        numbers.join(", ")
+    );
+    match state::append_emergency(state_dir, &lines) {
+        Ok(()) => {
+            queue.take_unreadable();
+            verdict.notes.push(format!(
+                "{which} were moved to `{}`",
+                state::emergency_file(state_dir).display()
+            ));
+            true
+        }
+        Err(e) => {
+            problems.push(format!("{which} stay where they are: {e}"));
+            false
         }
     }
 }

@@ -105,11 +105,14 @@ impl StateLock {
     /// Takes `<state_dir>/state.lock`, waiting up to `wait` for the run
     /// that holds it to let go.
     pub fn acquire(state_dir: &Path, wait: Duration) -> io::Result<StateLock> {
-        fs::create_dir_all(state_dir)?;
         let path = state_dir.join("state.lock");
+        fs::create_dir_all(state_dir)
+            .map_err(|e| super::io_error(state_dir, state_dir, "create", &e))?;
         let start = Instant::now();
         loop {
-            match FileLock::try_acquire(&path)? {
+            match FileLock::try_acquire(&path)
+                .map_err(|e| super::io_error(state_dir, &path, "lock", &e))?
+            {
                 Ok(lock) => return Ok(StateLock { _lock: lock }),
                 Err(holder) if start.elapsed() >= wait => {
                     return Err(io::Error::new(

@@ -576,3 +576,105 @@ fn history_resume_and_interventions_answer_in_json_and_lose_no_note() {
     let record = all.iter().find(|r| r["id"] == id.as_str()).unwrap();
     assert_eq!(record["note"], "first fix\nsecond look");
 }
+
+#[test]
+fn unreadable_queue_lines_are_kept_then_moved_once_to_emergency_log() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"flaky\", shell = true, command = \"test -f fixed\" } ]\n",
+    );
+    repo.verdict(&["--all-files"]);
+    repo.verdict(&["--all-files"]);
+    let queue = state(&repo).join("interventions.jsonl");
+    let not_utf8: &[u8] = b"{\"id\":\"iv-0008\",\"message\":\"caf\xe9\"}";
+    let torn: &[u8] = b"{\"id\":\"iv-0009\",\"type\":\"check_fa";
+    let mut bytes = std::fs::read(&queue).unwrap();
+    bytes.extend_from_slice(not_utf8);
+    bytes.push(b'\n');
+    bytes.extend_from_slice(torn);
+    std::fs::write(&queue, &bytes).unwrap();
+    let contains = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+    let count =
+        |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).filter(|w| *w == needle).count();
+
+    // The records around them are read, and the lines named.
+    let list = repo.phasegate(&["interventions", "list", "--format", "json"]);
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    assert_eq!(list.json()["interventions"].as_array().unwrap().len(), 2);
+    assert!(
+        list.stderr.contains("interventions.jsonl") && list.stderr.contains("line 3, 4"),
+        "{}",
+        list.stderr
+    );
+    let show = repo.phasegate(&["interventions", "show", "iv-0001"]);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    // Resolving a record writes the queue again, those lines with it.
+    let resolved = repo.phasegate(&["interventions", "resolve", "iv-0001", "--note", "done"]);
+    assert_eq!(resolved.code, 0, "{}", resolved.stderr);
+    let after = std::fs::read(&queue).unwrap();
+    assert!(contains(&after, not_utf8) && contains(&after, torn));
+
+    // A run moves them to emergency.log, once, and says so.
+    repo.write("fixed", "");
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(v["notes"].to_string().contains("were moved to"), "{v:#}");
+    repo.verdict(&["--all-files"]);
+    let emergency = std::fs::read(state(&repo).join("emergency.log")).unwrap();
+    assert_eq!(count(&emergency, not_utf8), 1);
+    assert_eq!(count(&emergency, torn), 1);
+    assert!(
+        contains(&emergency, b"line 4 of"),
+        "{}",
+        String::from_utf8_lossy(&emergency)
+    );
+    let after = std::fs::read(&queue).unwrap();
+    assert!(!contains(&after, not_utf8) && !contains(&after, torn));
+    assert_eq!(interventions(&repo, true).len(), 2);
+}
+
+#[test]
+fn a_queue_that_cannot_be_read_is_named_and_its_interventions_kept() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"bad\", command = \"false\" } ]\n");
+    std::fs::create_dir_all(state(&repo).join("interventions.jsonl")).unwrap();
+    let list = repo.phasegate(&["interventions", "list", "--format", "json"]);
+    assert_eq!(list.code, 3);
+    let error = list.json()["error"].as_str().unwrap().to_string();
+    assert!(
+        error.contains("interventions.jsonl") && error.contains("move it aside"),
+        "{error}"
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1);
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("instead of the queue") && !notes.contains("limits"),
+        "{notes}"
+    );
+    let emergency = std::fs::read_to_string(state(&repo).join("emergency.log")).unwrap();
+    assert!(emergency.contains("check `bad` failed"), "{emergency}");
+}
+
+#[test]
+fn a_state_directory_that_is_a_file_is_named_with_what_to_do() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    std::fs::write(state(&repo), b"not a directory").unwrap();
+    let dir = state(&repo).display().to_string();
+    let run = repo.phasegate(&["run", "--all-files", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let said = format!("`{dir}`: it is not a directory");
+    assert!(
+        run.stderr.contains(&said) && run.stderr.contains("move that file aside"),
+        "{}",
+        run.stderr
+    );
+    let resolve = repo.phasegate(&["interventions", "resolve", "iv-0001", "--note", "x"]);
+    assert_eq!(resolve.code, 3);
+    assert!(
+        resolve.stderr.contains(&said) && resolve.stderr.contains("move that file aside"),
+        "{}",
+        resolve.stderr
+    );
+}
