@@ -6,7 +6,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::config::Config;
 use crate::gate::{self, Next, Status, Verdict};
@@ -50,10 +50,9 @@ pub fn record_run(
         pruning,
     } = facts;
     let mut problems: Vec<String> = Vec::new();
-    if let Some(Err(e)) = pruning.map(state::Pruning::finish) {
-        problems.push(format!("failed to prune old runs: {e}"));
-    }
-    let lock = match StateLock::acquire(state_dir, LOCK_WAIT) {
+    let (pruned, locked) = lock_after_pruning(state_dir, pruning, LOCK_WAIT);
+    problems.extend(pruned);
+    let lock = match locked {
         Ok(lock) => lock,
         Err(e) => {
             problems.push(format!("the run was not recorded: {e}"));
@@ -265,6 +264,22 @@ fn report(
     }
 }
 
+/// Waits for the pruning this run started, then takes the state lock: both
+/// within one `wait` from now (the pruning began waiting earlier, so it
+/// gives up first). What went wrong with the pruning, and the lock.
+fn lock_after_pruning(
+    state_dir: &Path,
+    pruning: Option<state::Pruning>,
+    wait: Duration,
+) -> (Option<String>, std::io::Result<StateLock>) {
+    let since = Instant::now();
+    let pruned = match pruning.map(state::Pruning::finish) {
+        Some(Err(e)) => Some(format!("failed to prune old runs: {e}")),
+        _ => None,
+    };
+    (pruned, StateLock::acquire_within(state_dir, since, wait))
+}
+
 /// Moves the queue's unreadable lines to `emergency.log`, each once, as it
 /// was, with when, which line and why, and says so in the verdict's notes.
 /// Under the state lock. Returns whether they were moved: then the caller
@@ -321,5 +336,28 @@ fn move_unreadable(
             problems.push(format!("{which} stay where they are: {e}"));
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pruning_and_recording_share_one_wait_for_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let _held = StateLock::acquire(dir.path(), Duration::ZERO).unwrap();
+        let wait = Duration::from_millis(1500);
+        let started = Instant::now();
+        let pruning = state::Pruning::start(dir.path(), 1, wait);
+        let (pruned, locked) = lock_after_pruning(dir.path(), Some(pruning), wait);
+        let waited = started.elapsed();
+        assert!(pruned.is_some_and(|p| p.contains("has held")));
+        assert!(locked.is_err());
+        // Each waiting its own `wait`, one after the other, took twice it.
+        assert!(
+            waited < wait * 3 / 2,
+            "waited {waited:?} for a wait of {wait:?}"
+        );
     }
 }

@@ -2,7 +2,6 @@
 //! `resolve`, updating) the state under `.git/phasegate/`.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde_json::json;
 
@@ -177,7 +176,7 @@ pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'
                     ExitCode::Usage,
                 );
             }
-            let _lock = match StateLock::acquire(&state_dir, Duration::from_secs(30)) {
+            let _lock = match StateLock::acquire(&state_dir, super::record::LOCK_WAIT) {
                 Ok(lock) => lock,
                 Err(e) => return fail(io, e.to_string()),
             };

@@ -105,16 +105,26 @@ impl StateLock {
     /// Takes `<state_dir>/state.lock`, waiting up to `wait` for the run
     /// that holds it to let go.
     pub fn acquire(state_dir: &Path, wait: Duration) -> io::Result<StateLock> {
+        StateLock::acquire_within(state_dir, Instant::now(), wait)
+    }
+
+    /// Takes `<state_dir>/state.lock`, waiting until `wait` after `since`
+    /// at most: steps of one run that each need the lock (pruning, then
+    /// recording) share one wait instead of adding theirs up.
+    pub fn acquire_within(
+        state_dir: &Path,
+        since: Instant,
+        wait: Duration,
+    ) -> io::Result<StateLock> {
         let path = state_dir.join("state.lock");
         fs::create_dir_all(state_dir)
             .map_err(|e| super::io_error(state_dir, state_dir, "create", &e))?;
-        let start = Instant::now();
         loop {
             match FileLock::try_acquire(&path)
                 .map_err(|e| super::io_error(state_dir, &path, "lock", &e))?
             {
                 Ok(lock) => return Ok(StateLock { _lock: lock }),
-                Err(holder) if start.elapsed() >= wait => {
+                Err(holder) if since.elapsed() >= wait => {
                     return Err(io::Error::new(
                         io::ErrorKind::WouldBlock,
                         format!(
