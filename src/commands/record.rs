@@ -60,6 +60,14 @@ pub fn record_run(
             return;
         }
     };
+    // What a run killed while it wrote left behind; no writer is at work
+    // while the lock is held.
+    if let Err(e) = state::remove_stale_temps(state_dir, &["state.json", "interventions.jsonl"]) {
+        problems.push(format!(
+            "failed to remove the temporary files of a killed run from `{}`: {e}",
+            state_dir.display()
+        ));
+    }
     let mut critical: Vec<NewIntervention> = Vec::new();
     // A history that is there but cannot be used: repeated failures would
     // never escalate, so the run fails closed and a person is told.

@@ -314,11 +314,20 @@ fn a_kill_while_the_state_is_written_leaves_the_previous_state() {
         std::fs::read(state(&repo).join("state.json")).unwrap(),
         before
     );
+    let temps = || -> Vec<String> {
+        std::fs::read_dir(state(&repo))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".tmp-"))
+            .collect()
+    };
+    assert_eq!(temps().len(), 1, "the killed run's new state, not renamed");
     // The dead run's lock is taken over and the history goes on.
     let (code, _) = repo.verdict(&["--all-files"]);
     assert_eq!(code, 0);
     let history = repo.phasegate(&["history", "--format", "json"]).json();
     assert_eq!(history["runs"].as_array().unwrap().len(), 2);
+    assert!(temps().is_empty(), "left behind: {:?}", temps());
 }
 
 #[test]
