@@ -184,7 +184,8 @@ pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'
                 Ok(queue) => queue,
                 Err(e) => return fail(io, e.to_string()),
             };
-            if !queue.resolve(id, note, &super::record::now_rfc3339()) {
+            let resolution = queue.resolve(id, note, &super::record::now_rfc3339());
+            if resolution == state::Resolution::NotFound {
                 return said(
                     io,
                     &format!(
@@ -204,11 +205,20 @@ pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'
                 "kept as they were; the next run moves them",
                 io,
             );
+            // Resolved again, the record keeps every note, a line each.
+            let done = if resolution == state::Resolution::NoteAdded {
+                format!("{id} was already resolved: the note was added after its earlier ones")
+            } else {
+                format!("resolved {id}")
+            };
             if json {
+                if resolution == state::Resolution::NoteAdded {
+                    let _ = writeln!(io.err, "{done}");
+                }
                 let record = queue.records.iter().find(|r| r.id == *id);
                 let _ = writeln!(io.out, "{}", json!(record));
             } else {
-                let _ = writeln!(io.out, "resolved {id}");
+                let _ = writeln!(io.out, "{done}");
             }
             ExitCode::Proceed
         }

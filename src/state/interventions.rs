@@ -268,22 +268,37 @@ impl Queue {
         Placement::Created(id)
     }
 
-    /// Marks `id` resolved with a note; false when there is no such record.
-    /// Resolved again, the new note follows the earlier ones: none is lost.
-    pub fn resolve(&mut self, id: &str, note: &str, now: &str) -> bool {
-        match self.records.iter_mut().find(|r| r.id == id) {
-            Some(record) => {
-                record.status = "resolved".to_string();
-                record.note = Some(match record.note.take().filter(|n| !n.is_empty()) {
-                    Some(earlier) => format!("{earlier}\n{note}"),
-                    None => note.to_string(),
-                });
-                now.clone_into(&mut record.updated_at);
-                true
-            }
-            None => false,
+    /// Marks `id` resolved with a note. Resolved again, the record stays
+    /// resolved and the new note follows the earlier ones, a line each:
+    /// none is lost.
+    pub fn resolve(&mut self, id: &str, note: &str, now: &str) -> Resolution {
+        let Some(record) = self.records.iter_mut().find(|r| r.id == id) else {
+            return Resolution::NotFound;
+        };
+        let already = record.status == "resolved";
+        record.status = "resolved".to_string();
+        record.note = Some(match record.note.take().filter(|n| !n.is_empty()) {
+            Some(earlier) => format!("{earlier}\n{note}"),
+            None => note.to_string(),
+        });
+        now.clone_into(&mut record.updated_at);
+        if already {
+            Resolution::NoteAdded
+        } else {
+            Resolution::Resolved
         }
     }
+}
+
+/// What `Queue::resolve` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// An open record is resolved now.
+    Resolved,
+    /// The record was resolved already: the note was added to its notes.
+    NoteAdded,
+    /// There is no record of that id.
+    NotFound,
 }
 
 /// Appends lines to `emergency.log`, flushed to disk. A line is bytes: an
@@ -380,8 +395,12 @@ mod tests {
             Placement::Overflow(_)
         ));
         // Resolving one makes room.
-        assert!(q.resolve("iv-0001", "fixed", "later"));
-        assert!(q.resolve("iv-0001", "and fixed again", "later still"));
+        assert_eq!(q.resolve("iv-0001", "fixed", "later"), Resolution::Resolved);
+        assert_eq!(
+            q.resolve("iv-0001", "and fixed again", "later still"),
+            Resolution::NoteAdded
+        );
+        assert_eq!(q.resolve("iv-9999", "no such", "now"), Resolution::NotFound);
         assert_eq!(q.records[0].note.as_deref(), Some("fixed\nand fixed again"));
         assert!(matches!(
             q.add(new("another"), &origin(None)),
@@ -415,7 +434,7 @@ mod tests {
             .map(|u| (u.line, u.reason.starts_with("not UTF-8")))
             .collect();
         assert_eq!(seen, [(1, true), (3, false), (5, false)]);
-        assert!(q.resolve("iv-0002", "done", "now"));
+        assert_eq!(q.resolve("iv-0002", "done", "now"), Resolution::Resolved);
         q.save(dir.path()).unwrap();
         let after = std::fs::read(queue_file(dir.path())).unwrap();
         let after: Vec<&[u8]> = after.split(|b| *b == b'\n').collect();

@@ -577,9 +577,13 @@ fn history_resume_and_interventions_answer_in_json_and_lose_no_note() {
         .to_string();
     let empty = repo.phasegate(&["interventions", "resolve", &id, "--note", " "]);
     assert_eq!(empty.code, 2);
-    for note in ["first fix", "second look"] {
+    for (note, said) in [
+        ("first fix", format!("resolved {id}\n")),
+        ("second look", format!("{id} was already resolved")),
+    ] {
         let run = repo.phasegate(&["interventions", "resolve", &id, "--note", note]);
         assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.starts_with(&said), "{}", run.stdout);
     }
     let all = interventions(&repo, true);
     let record = all.iter().find(|r| r["id"] == id.as_str()).unwrap();
