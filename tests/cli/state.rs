@@ -590,6 +590,43 @@ fn history_resume_and_interventions_answer_in_json_and_lose_no_note() {
     assert_eq!(record["note"], "first fix\nsecond look");
 }
 
+fn handoff_fixture(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/fixtures/handoff/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+/// A valid document that says it waits for a person.
+const BLOCKED_HANDOFF: &str = "---\nid: F1\nstage: implementation\ntitle: t\nstarted_at: 2026-11-20T09:00:00Z\nstatus: blocked\nblock_reason: needs_human_input\nblock_details: who decides the API?\nhandoff_ready: false\ncheckpoints:\n  - name: tests_written\n    status: pass\n  - name: code_complete\n    status: fail\n  - name: tests_passing\n    status: pass\n  - name: no_lint_errors\n    status: pass\n---\n";
+
+#[test]
+fn a_handoff_that_needs_a_person_becomes_an_intervention() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    repo.stage("handoffs/F016.md", &handoff_fixture("escalates.md"));
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 4, "{v:#}");
+    assert_eq!(v["interventions"].as_array().unwrap().len(), 1, "{v:#}");
+    repo.git(&["rm", "-qf", "handoffs/F016.md"]);
+    repo.stage("handoffs/F1.md", BLOCKED_HANDOFF);
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 4, "{v:#}");
+    assert_eq!(v["interventions"].as_array().unwrap().len(), 1, "{v:#}");
+
+    let open = interventions(&repo, false);
+    assert_eq!(open.len(), 2, "{open:#?}");
+    for (record, path) in open.iter().zip(["handoffs/F016.md", "handoffs/F1.md"]) {
+        assert_eq!(record["priority"], "high", "{record:#}");
+        let message = record["message"].as_str().unwrap();
+        assert!(
+            message.contains(path) && message.contains("a person is needed"),
+            "{record:#}"
+        );
+    }
+}
+
 #[test]
 fn unreadable_queue_lines_are_kept_then_moved_once_to_emergency_log() {
     let repo = TestRepo::new();
