@@ -42,6 +42,10 @@ pub fn history(ctx: &Context, args: &HistoryArgs, io: &mut Streams<'_>) -> ExitC
         Ok(runs) => runs,
         Err(message) => {
             let _ = writeln!(io.err, "error: {message}");
+            // Under `--format json` an error is a JSON document on stdout too.
+            if args.format == Format::Json {
+                let _ = writeln!(io.out, "{}", json!({ "error": message }));
+            }
             return ExitCode::Incomplete;
         }
     };

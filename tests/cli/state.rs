@@ -602,6 +602,122 @@ fn handoff_fixture(name: &str) -> String {
 const BLOCKED_HANDOFF: &str = "---\nid: F1\nstage: implementation\ntitle: t\nstarted_at: 2026-11-20T09:00:00Z\nstatus: blocked\nblock_reason: needs_human_input\nblock_details: who decides the API?\nhandoff_ready: false\ncheckpoints:\n  - name: tests_written\n    status: pass\n  - name: code_complete\n    status: fail\n  - name: tests_passing\n    status: pass\n  - name: no_lint_errors\n    status: pass\n---\n";
 
 #[test]
+fn resume_after_a_run_no_check_failed_runs_the_gate_again() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"fine\", shell = true, command = \"echo ran >> fine.count\" } ]\n",
+    );
+    // An invalid handoff fails the run; every check passed.
+    repo.stage(
+        "handoffs/F1.md",
+        "---\nid: F1\nstage: implementation\nstatus: bogus\n---\n",
+    );
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1);
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 1, "the document is still invalid: {}", run.stderr);
+    let v = run.json();
+    assert_eq!(v["status"], "failed");
+    assert!(check(&v, "fine")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("passed in run"));
+    // Fixed, the resume validates it again and passes.
+    repo.stage("handoffs/F1.md", &handoff_fixture("valid-complete.md"));
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["status"], "passed");
+    assert_eq!(repo.read("fine.count"), "ran\n", "`fine` ran only once");
+
+    // A blocked document: a resume still needs a person.
+    repo.stage("handoffs/F1.md", BLOCKED_HANDOFF);
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 4);
+    let run = repo.phasegate(&["resume"]);
+    assert_eq!(run.code, 4, "{}{}", run.stdout, run.stderr);
+
+    // A history that could not be read: the run was incomplete; the
+    // resume begins on the new history and passes.
+    repo.git(&["rm", "-qf", "handoffs/F1.md"]);
+    std::fs::write(state(&repo).join("state.json"), b"{").unwrap();
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 3);
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["status"], "passed");
+}
+
+#[test]
+fn resume_keeps_the_warnings_and_skips_it_does_not_run_again() {
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[phases.implementation]
+checks = [
+  { name = "lint", shell = true, command = "echo 'w.c:3:1: error: style'; exit 1", on_failure = "warn" },
+  { name = "flaky", shell = true, command = "test -f fixed" },
+  { name = "docs", command = "true", files = ["*.md"] },
+]
+"#,
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1, "{v:#}");
+    repo.write("fixed", "");
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = run.json();
+    assert_eq!(v["status"], "warned", "{v:#}");
+    let checks: Vec<(&str, &str)> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        checks,
+        [("lint", "warned"), ("flaky", "passed"), ("docs", "skipped")]
+    );
+    // The history keeps them as they were too.
+    let text = std::fs::read_to_string(state(&repo).join("state.json")).unwrap();
+    let saved: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let last = saved["runs"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["status"], "warned");
+    let statuses: Vec<&str> = last["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["warned", "passed", "skipped"]);
+}
+
+#[test]
+fn resume_after_the_failing_check_was_removed_runs_what_is_left_and_says_so() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"a\", command = \"true\" }, { name = \"b\", command = \"false\" } ]\n",
+    );
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1);
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"a\", command = \"true\" }, { name = \"b2\", command = \"true\" } ]\n",
+    );
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = run.json();
+    assert_eq!(v["status"], "passed");
+    assert_eq!(check(&v, "b2")["status"], "passed");
+    assert!(check(&v, "a")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("not run again"));
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("no longer has") && notes.contains("`b` (failed)"),
+        "{notes}"
+    );
+}
+
+#[test]
 fn a_handoff_that_needs_a_person_becomes_an_intervention() {
     let repo = TestRepo::new();
     repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
@@ -704,6 +820,29 @@ fn a_queue_that_cannot_be_read_is_named_and_its_interventions_kept() {
     );
     let emergency = std::fs::read_to_string(state(&repo).join("emergency.log")).unwrap();
     assert!(emergency.contains("check `bad` failed"), "{emergency}");
+}
+
+#[test]
+fn history_and_resume_answer_in_json_when_the_state_is_not_what_they_expect() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0);
+    // The last run passed but its directory is gone.
+    std::fs::remove_dir_all(state(&repo).join("runs")).unwrap();
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = run.json();
+    assert_eq!(v["status"], "passed");
+    assert!(v["notes"].to_string().contains("`ok` passed"), "{v:#}");
+
+    std::fs::write(state(&repo).join("state.json"), b"{").unwrap();
+    let history = repo.phasegate(&["history", "--format", "json"]);
+    assert_eq!(history.code, 3);
+    assert!(history.json()["error"]
+        .as_str()
+        .unwrap()
+        .contains("state.json"));
 }
 
 #[test]
