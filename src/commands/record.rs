@@ -6,7 +6,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::config::Config;
 use crate::gate::{self, Next, Status, Verdict};
@@ -50,10 +50,9 @@ pub fn record_run(
         pruning,
     } = facts;
     let mut problems: Vec<String> = Vec::new();
-    if let Some(Err(e)) = pruning.map(state::Pruning::finish) {
-        problems.push(format!("failed to prune old runs: {e}"));
-    }
-    let lock = match StateLock::acquire(state_dir, LOCK_WAIT) {
+    let (pruned, locked) = lock_after_pruning(state_dir, pruning, LOCK_WAIT);
+    problems.extend(pruned);
+    let lock = match locked {
         Ok(lock) => lock,
         Err(e) => {
             problems.push(format!("the run was not recorded: {e}"));
@@ -61,6 +60,14 @@ pub fn record_run(
             return;
         }
     };
+    // What a run killed while it wrote left behind; no writer is at work
+    // while the lock is held.
+    if let Err(e) = state::remove_stale_temps(state_dir, &["state.json", "interventions.jsonl"]) {
+        problems.push(format!(
+            "failed to remove the temporary files of a killed run from `{}`: {e}",
+            state_dir.display()
+        ));
+    }
     let mut critical: Vec<NewIntervention> = Vec::new();
     // A history that is there but cannot be used: repeated failures would
     // never escalate, so the run fails closed and a person is told.
@@ -122,18 +129,21 @@ pub fn record_run(
     let mut emergency: Vec<String> = Vec::new();
     let now = now_rfc3339();
     let run_id = verdict.run_id.clone().unwrap_or_default();
+    let mut queue_changed = false;
     let mut queue = match Queue::load(state_dir) {
-        Ok((queue, unreadable)) => {
-            emergency.extend(unreadable);
+        Ok(mut queue) => {
+            if move_unreadable(state_dir, &mut queue, &now, &run_id, verdict, &mut problems) {
+                queue_changed = true;
+            }
             Some(queue)
         }
         Err(e) => {
-            problems.push(format!("failed to read the intervention queue: {e}"));
+            problems.push(e.to_string());
             None
         }
     };
     let mut overflow = 0usize;
-    let mut queue_changed = false;
+    let mut unqueued = 0usize;
     let news: Vec<NewIntervention> = critical
         .into_iter()
         .chain(gate::interventions_for(verdict))
@@ -161,7 +171,7 @@ pub fn record_run(
         }
     } else {
         for new in news {
-            overflow += 1;
+            unqueued += 1;
             emergency.push(format!(
                 "{now} {run_id} {:?} {}: {}",
                 new.priority, new.kind, new.message
@@ -171,6 +181,12 @@ pub fn record_run(
     if overflow > 0 {
         verdict.notes.push(format!(
             "{overflow} intervention(s) over the queue's limits were written to `{}`",
+            state::emergency_file(state_dir).display()
+        ));
+    }
+    if unqueued > 0 {
+        verdict.notes.push(format!(
+            "{unqueued} intervention(s) were written to `{}` instead of the queue, which could not be read",
             state::emergency_file(state_dir).display()
         ));
     }
@@ -209,12 +225,15 @@ pub fn record_run(
             .collect(),
     });
     if let Err(e) = state::save(state_dir, &mut state, &|| pause("state-rename")) {
-        problems.push(format!("failed to write `state.json`: {e}"));
+        problems.push(format!(
+            "failed to write `state.json` (`{}`): {e}",
+            state::state_file(state_dir).display()
+        ));
     }
     // A run that passed adds nothing to the queue: nothing to write.
     if let (Some(queue), true) = (&queue, queue_changed) {
         if let Err(e) = queue.save(state_dir) {
-            problems.push(format!("failed to write the intervention queue: {e}"));
+            problems.push(e.to_string());
         }
     }
     drop(lock);
@@ -242,10 +261,111 @@ fn report(
     }
     if let Err(e) = state::append_emergency(state_dir, &lines) {
         if !lines.is_empty() {
-            let _ = writeln!(err, "warning: failed to write `emergency.log` too: {e}");
+            let _ = writeln!(
+                err,
+                "warning: `emergency.log` could not keep this either: {e}"
+            );
             for line in &lines {
                 let _ = writeln!(err, "  {line}");
             }
         }
+    }
+}
+
+/// Waits for the pruning this run started, then takes the state lock: both
+/// within one `wait` from now (the pruning began waiting earlier, so it
+/// gives up first). What went wrong with the pruning, and the lock.
+fn lock_after_pruning(
+    state_dir: &Path,
+    pruning: Option<state::Pruning>,
+    wait: Duration,
+) -> (Option<String>, std::io::Result<StateLock>) {
+    let since = Instant::now();
+    let pruned = match pruning.map(state::Pruning::finish) {
+        Some(Err(e)) => Some(format!("failed to prune old runs: {e}")),
+        _ => None,
+    };
+    (pruned, StateLock::acquire_within(state_dir, since, wait))
+}
+
+/// Moves the queue's unreadable lines to `emergency.log`, each once, as it
+/// was, with when, which line and why, and says so in the verdict's notes.
+/// Under the state lock. Returns whether they were moved: then the caller
+/// writes the queue without them. Lines that cannot be written there stay
+/// in the queue.
+fn move_unreadable(
+    state_dir: &Path,
+    queue: &mut Queue,
+    now: &str,
+    run_id: &str,
+    verdict: &mut Verdict,
+    problems: &mut Vec<String>,
+) -> bool {
+    if queue.unreadable().is_empty() {
+        return false;
+    }
+    let file = state::queue_file(state_dir);
+    let lines: Vec<Vec<u8>> = queue
+        .unreadable()
+        .iter()
+        .map(|u| {
+            let mut line = format!(
+                "{now} run {run_id}: line {} of `{}` could not be read ({}); moved here as it was: ",
+                u.line,
+                file.display(),
+                u.reason
+            )
+            .into_bytes();
+            line.extend_from_slice(&u.bytes);
+            line
+        })
+        .collect();
+    let numbers: Vec<String> = queue
+        .unreadable()
+        .iter()
+        .map(|u| u.line.to_string())
+        .collect();
+    let which = format!(
+        "{} unreadable line(s) of `{}` (line {})",
+        numbers.len(),
+        file.display(),
+        numbers.join(", ")
+    );
+    match state::append_emergency(state_dir, &lines) {
+        Ok(()) => {
+            queue.take_unreadable();
+            verdict.notes.push(format!(
+                "{which} were moved to `{}`",
+                state::emergency_file(state_dir).display()
+            ));
+            true
+        }
+        Err(e) => {
+            problems.push(format!("{which} stay where they are: {e}"));
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pruning_and_recording_share_one_wait_for_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let _held = StateLock::acquire(dir.path(), Duration::ZERO).unwrap();
+        let wait = Duration::from_millis(1500);
+        let started = Instant::now();
+        let pruning = state::Pruning::start(dir.path(), 1, wait);
+        let (pruned, locked) = lock_after_pruning(dir.path(), Some(pruning), wait);
+        let waited = started.elapsed();
+        assert!(pruned.is_some_and(|p| p.contains("has held")));
+        assert!(locked.is_err());
+        // Each waiting its own `wait`, one after the other, took twice it.
+        assert!(
+            waited < wait * 3 / 2,
+            "waited {waited:?} for a wait of {wait:?}"
+        );
     }
 }

@@ -1,12 +1,16 @@
 //! `phasegate resume`: run again only the checks the last run left failed
-//! or incomplete, with its phase, profile, workflow and files, and carry
-//! its passes into the new verdict.
+//! or incomplete (and those the configuration added or changed since),
+//! with its phase, profile, workflow and files, and carry its passes,
+//! warnings and skips into the new verdict.
 
 use std::path::PathBuf;
 
 use crate::cli::{Format, ResumeArgs};
+use crate::config::CheckSpec;
 use crate::context::Context;
 use crate::exit::ExitCode;
+use crate::gate::{Next, Status, Verdict};
+use crate::state::RunRecord;
 
 use super::run::{execute, RunRequest, SelectionRequest};
 use super::Streams;
@@ -31,33 +35,35 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
             ),
         );
     };
-    let again: Vec<String> = last
-        .checks
-        .iter()
-        .filter(|c| {
-            // The state file keeps a check's status as people read it
-            // ("timed out"); the verdict's spelling is taken too.
-            matches!(
-                c.status.as_str(),
-                "failed" | "missing" | "timed out" | "timed_out" | "crashed"
-            )
-        })
-        .map(|c| c.name.clone())
-        .collect();
-    if again.is_empty() {
-        let _ = writeln!(
-            io.err,
+    let unfinished = last.checks.iter().any(|c| !carried(&c.status));
+    // A run that did not pass with no check to blame (an invalid or
+    // blocked handoff, a history that could not be read) is run again too:
+    // its handoffs are validated again, its passes carried over.
+    if !unfinished && matches!(last.status.as_str(), "passed" | "warned") {
+        let said = format!(
             "the last run ({}, {}) left nothing failed or incomplete: nothing to resume",
             last.run_id, last.status
         );
+        let _ = writeln!(io.err, "{said}");
         // Its verdict stands: under `--format json`, that is the answer.
         if json {
             let saved = super::state::state_dir_for(ctx)
                 .join("runs")
                 .join(&last.run_id)
                 .join("verdict.json");
-            if let Ok(bytes) = std::fs::read(&saved) {
-                let _ = io.out.write_all(&bytes);
+            let read = std::fs::read(&saved).and_then(|bytes| {
+                serde_json::from_slice::<serde_json::Value>(&bytes)
+                    .map(|_| bytes)
+                    .map_err(std::io::Error::other)
+            });
+            match read {
+                Ok(bytes) => {
+                    let _ = io.out.write_all(&bytes);
+                }
+                Err(e) => {
+                    let verdict = as_recorded(last, said, &format!("`{}`: {e}", saved.display()));
+                    return super::emit(&verdict, true, ctx, io);
+                }
             }
         }
         return ExitCode::Proceed;
@@ -96,7 +102,9 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         phase: Some(last.phase.clone()),
         profile: Some(last.profile.clone()),
         workflow: last.workflow.clone(),
-        checks: again,
+        // Which checks run again is worked out against the configuration
+        // as it is now (`to_run_again`).
+        checks: Vec::new(),
         selection,
         format: if args.format == Format::Json {
             crate::cli::ReportFormat::Json
@@ -110,4 +118,66 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         resume_of: Some(last.clone()),
     };
     execute(ctx, &request, io)
+}
+
+/// Whether a check that ended with `status` (as the state file keeps it)
+/// is carried into a resumed run as it was, not run again: a pass, a
+/// warning, a skip. Anything else (failed, missing, timed out, crashed, a
+/// status of another version) runs again.
+pub(super) fn carried(status: &str) -> bool {
+    matches!(status, "passed" | "warned" | "skipped")
+}
+
+/// The checks of the phase as configured now (`specs`) that a resume of
+/// `previous` runs again: those it did not carry, and those it did not
+/// have or ran under another configuration. A check of `previous` that is
+/// no longer configured is not among them (it cannot run).
+pub(super) fn to_run_again<'a>(previous: &RunRecord, specs: &[&'a CheckSpec]) -> Vec<&'a str> {
+    specs
+        .iter()
+        .filter(|spec| {
+            previous
+                .checks
+                .iter()
+                .find(|c| c.name == spec.name)
+                .is_none_or(|c| {
+                    !carried(&c.status) || c.config.as_deref() != Some(spec.fingerprint().as_str())
+                })
+        })
+        .map(|spec| spec.name.as_str())
+        .collect()
+}
+
+/// The verdict `state.json` keeps of `last` when its `verdict.json` cannot
+/// be read (`why`): its status, phase, profile and checks, said as such.
+fn as_recorded(last: &RunRecord, said: String, why: &str) -> Verdict {
+    let mut verdict = Verdict::of_diagnostics(Vec::new());
+    verdict.status = if last.status == "warned" {
+        Status::Warned
+    } else {
+        Status::Passed
+    };
+    verdict.next = Next::Proceed;
+    verdict.phase = Some(last.phase.clone());
+    verdict.profile = crate::config::Profile::parse(&last.profile).unwrap_or_default();
+    verdict.workflow.clone_from(&last.workflow);
+    verdict.run_id = Some(last.run_id.clone());
+    let checks: Vec<String> = last
+        .checks
+        .iter()
+        .map(|c| format!("`{}` {}", c.name, c.status))
+        .collect();
+    verdict.notes = vec![
+        said,
+        format!(
+            "the verdict of run {} cannot be read ({why}); `state.json` keeps its status and checks: {}",
+            last.run_id,
+            if checks.is_empty() {
+                "none".to_string()
+            } else {
+                checks.join(", ")
+            }
+        ),
+    ];
+    verdict
 }

@@ -344,28 +344,18 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         .unwrap_or_default()
         .iter()
         .collect();
-    // `resume` runs again what failed, and what passed under another
-    // configuration than the one it has now.
-    let changed: Vec<&str> = args.resume_of.as_ref().map_or_else(Vec::new, |previous| {
-        phase_specs
-            .iter()
-            .filter(|spec| {
-                previous
-                    .checks
-                    .iter()
-                    .find(|c| c.name == spec.name)
-                    .is_none_or(|c| c.config.as_deref() != Some(spec.fingerprint().as_str()))
-            })
-            .map(|spec| spec.name.as_str())
-            .collect()
-    });
+    // `resume` runs again what did not pass, warn or get skipped, and what
+    // the configuration added or changed since; the rest is carried over.
+    let again: Option<Vec<&str>> = args
+        .resume_of
+        .as_ref()
+        .map(|previous| super::resume::to_run_again(previous, &phase_specs));
     let specs: Vec<&config::CheckSpec> = phase_specs
         .iter()
         .copied()
-        .filter(|c| {
-            args.checks.is_empty()
-                || args.checks.contains(&c.name)
-                || changed.contains(&c.name.as_str())
+        .filter(|c| match &again {
+            Some(again) => again.contains(&c.name.as_str()),
+            None => args.checks.is_empty() || args.checks.contains(&c.name),
         })
         .collect();
     // Under `isolation = "snapshot"` a staged run's checks work in a
@@ -679,7 +669,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     });
     ctx.maybe_test_panic("decide");
     if let Some(previous) = &args.resume_of {
-        carry_passes(previous, &phase_specs, &mut verdict);
+        carry_over(previous, &phase_specs, &mut verdict);
     }
     if args.config_from_ref.is_none() {
         show_config_lines(&root, &mut verdict);
@@ -1036,28 +1026,40 @@ fn mark_pre_existing(
     None
 }
 
-/// `resume`: the checks that passed in the resumed run and were not run
-/// again join the verdict as passes, so it covers the whole phase. They
-/// change nothing in its status: a pass never does.
-fn carry_passes(
+/// `resume`: the checks of the resumed run that were not run again join
+/// the verdict as they ended there (passed, warned or skipped), in the
+/// configuration's order, so it covers the whole phase: a warning carried
+/// over still warns. Checks it had that are no longer configured are named.
+fn carry_over(
     previous: &crate::state::RunRecord,
     specs: &[&config::CheckSpec],
     verdict: &mut Verdict,
 ) {
     let rerun: Vec<String> = verdict.checks.iter().map(|c| c.name.clone()).collect();
-    for record in previous.checks.iter().filter(|c| c.status == "passed") {
+    let mut gone = Vec::new();
+    let mut carried_ran = false;
+    for record in &previous.checks {
         if rerun.contains(&record.name) {
             continue;
         }
         let Some(spec) = specs.iter().find(|s| s.name == record.name) else {
+            gone.push(format!("`{}` ({})", record.name, record.status));
             continue;
         };
+        let (status, effect) = match record.status.as_str() {
+            "passed" => (gate::CheckStatus::Passed, gate::Effect::None),
+            "warned" => (gate::CheckStatus::Warned, gate::Effect::Warn),
+            "skipped" => (gate::CheckStatus::Skipped, gate::Effect::None),
+            // `resume::to_run_again` runs every other check again.
+            _ => continue,
+        };
+        carried_ran |= status != gate::CheckStatus::Skipped;
         verdict.checks.push(gate::CheckResult {
             name: record.name.clone(),
             kind: spec.kind,
-            status: gate::CheckStatus::Passed,
+            status,
             on_failure: spec.on_failure,
-            effect: gate::Effect::None,
+            effect,
             tier: None,
             exit_code: None,
             signal: None,
@@ -1067,20 +1069,47 @@ fn carry_passes(
             filter: spec.filter.unwrap_or(Filter::default_for(spec.origin)),
             pre_existing: 0,
             log: None,
-            reason: Some(format!("passed in run {} (not run again)", previous.run_id)),
+            reason: Some(format!(
+                "{} in run {} (not run again)",
+                record.status, previous.run_id
+            )),
             argv: Vec::new(),
             output_tail: Vec::new(),
         });
+        if effect == gate::Effect::Warn && verdict.status == gate::Status::Passed {
+            verdict.status = gate::Status::Warned;
+        }
     }
-    verdict.notes.push(format!(
-        "resumed run {}: ran again {}",
-        previous.run_id,
-        rerun
-            .iter()
-            .map(|n| format!("`{n}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    ));
+    let order = |name: &str| specs.iter().position(|s| s.name == name);
+    verdict.checks.sort_by_key(|c| order(&c.name));
+    if carried_ran {
+        // The phase's checks did run, in the resumed run.
+        let none_ran = format!("no check ran in phase `{}`", previous.phase);
+        verdict.notes.retain(|n| *n != none_ran);
+    }
+    let ran = if rerun.is_empty() {
+        "no check needed to run again; the handoff documents were validated again".to_string()
+    } else {
+        format!(
+            "ran again {}",
+            rerun
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    verdict
+        .notes
+        .push(format!("resumed run {}: {ran}", previous.run_id));
+    if !gone.is_empty() {
+        verdict.notes.push(format!(
+            "run {} had checks that phase `{}` no longer has, not run: {}",
+            previous.run_id,
+            previous.phase,
+            gone.join(", ")
+        ));
+    }
 }
 
 /// Findings placed at a check in `phasegate.toml` (a failure nothing could

@@ -2,7 +2,6 @@
 //! `resolve`, updating) the state under `.git/phasegate/`.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde_json::json;
 
@@ -24,7 +23,8 @@ pub fn state_dir_for(ctx: &Context) -> PathBuf {
 /// The recorded runs, oldest first; a state that cannot be read is an
 /// error here (nothing is moved: only a run repairs the state).
 pub fn read_runs(ctx: &Context) -> Result<Vec<state::RunRecord>, String> {
-    let path = state::state_file(&state_dir_for(ctx));
+    let state_dir = state_dir_for(ctx);
+    let path = state::state_file(&state_dir);
     match std::fs::read(&path) {
         Ok(bytes) => state::parse(&bytes).map(|s| s.runs).map_err(|e| {
             format!(
@@ -33,7 +33,7 @@ pub fn read_runs(ctx: &Context) -> Result<Vec<state::RunRecord>, String> {
             )
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(format!("failed to read `{}`: {e}", path.display())),
+        Err(e) => Err(state::io_error(&state_dir, &path, "read", &e).to_string()),
     }
 }
 
@@ -42,6 +42,10 @@ pub fn history(ctx: &Context, args: &HistoryArgs, io: &mut Streams<'_>) -> ExitC
         Ok(runs) => runs,
         Err(message) => {
             let _ = writeln!(io.err, "error: {message}");
+            // Under `--format json` an error is a JSON document on stdout too.
+            if args.format == Format::Json {
+                let _ = writeln!(io.out, "{}", json!({ "error": message }));
+            }
             return ExitCode::Incomplete;
         }
     };
@@ -113,10 +117,11 @@ pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'
                 &args.command,
                 Some(InterventionsCommand::List { all: true })
             );
-            let (queue, _) = match Queue::load(&state_dir) {
-                Ok(loaded) => loaded,
-                Err(e) => return fail(io, format!("failed to read the intervention queue: {e}")),
+            let queue = match Queue::load(&state_dir) {
+                Ok(queue) => queue,
+                Err(e) => return fail(io, e.to_string()),
             };
+            warn_unreadable(&state_dir, &queue, "the next run moves them", io);
             let mut shown: Vec<&state::Intervention> = queue
                 .records
                 .iter()
@@ -145,10 +150,11 @@ pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'
             ExitCode::Proceed
         }
         Some(InterventionsCommand::Show { id }) => {
-            let (queue, _) = match Queue::load(&state_dir) {
-                Ok(loaded) => loaded,
-                Err(e) => return fail(io, format!("failed to read the intervention queue: {e}")),
+            let queue = match Queue::load(&state_dir) {
+                Ok(queue) => queue,
+                Err(e) => return fail(io, e.to_string()),
             };
+            warn_unreadable(&state_dir, &queue, "the next run moves them", io);
             let Some(record) = queue.records.iter().find(|r| r.id == *id) else {
                 return said(
                     io,
@@ -174,15 +180,16 @@ pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'
                     ExitCode::Usage,
                 );
             }
-            let _lock = match StateLock::acquire(&state_dir, Duration::from_secs(30)) {
+            let _lock = match StateLock::acquire(&state_dir, super::record::LOCK_WAIT) {
                 Ok(lock) => lock,
                 Err(e) => return fail(io, e.to_string()),
             };
-            let (mut queue, _) = match Queue::load(&state_dir) {
-                Ok(loaded) => loaded,
-                Err(e) => return fail(io, format!("failed to read the intervention queue: {e}")),
+            let mut queue = match Queue::load(&state_dir) {
+                Ok(queue) => queue,
+                Err(e) => return fail(io, e.to_string()),
             };
-            if !queue.resolve(id, note, &super::record::now_rfc3339()) {
+            let resolution = queue.resolve(id, note, &super::record::now_rfc3339());
+            if resolution == state::Resolution::NotFound {
                 return said(
                     io,
                     &format!(
@@ -191,16 +198,52 @@ pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'
                     ExitCode::Usage,
                 );
             }
+            // The lines that could not be read are written back where they
+            // were: resolving a record never drops them.
             if let Err(e) = queue.save(&state_dir) {
-                return fail(io, format!("failed to write the intervention queue: {e}"));
+                return fail(io, e.to_string());
             }
+            warn_unreadable(
+                &state_dir,
+                &queue,
+                "kept as they were; the next run moves them",
+                io,
+            );
+            // Resolved again, the record keeps every note, a line each.
+            let done = if resolution == state::Resolution::NoteAdded {
+                format!("{id} was already resolved: the note was added after its earlier ones")
+            } else {
+                format!("resolved {id}")
+            };
             if json {
+                if resolution == state::Resolution::NoteAdded {
+                    let _ = writeln!(io.err, "{done}");
+                }
                 let record = queue.records.iter().find(|r| r.id == *id);
                 let _ = writeln!(io.out, "{}", json!(record));
             } else {
-                let _ = writeln!(io.out, "resolved {id}");
+                let _ = writeln!(io.out, "{done}");
             }
             ExitCode::Proceed
         }
     }
+}
+
+/// Says on standard error which lines of the queue could not be read, and
+/// what becomes of them (`fate`).
+fn warn_unreadable(state_dir: &std::path::Path, queue: &Queue, fate: &str, io: &mut Streams<'_>) {
+    let lines = queue.unreadable();
+    if lines.is_empty() {
+        return;
+    }
+    let numbers: Vec<String> = lines.iter().map(|u| u.line.to_string()).collect();
+    let _ = writeln!(
+        io.err,
+        "warning: {} line(s) of `{}` could not be read (line {}: {}): {fate} to `{}`",
+        lines.len(),
+        state::queue_file(state_dir).display(),
+        numbers.join(", "),
+        lines[0].reason,
+        state::emergency_file(state_dir).display()
+    );
 }

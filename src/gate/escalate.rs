@@ -87,7 +87,8 @@ pub fn escalate_repeats(verdict: &mut Verdict, previous: &[Vec<String>], needed:
 
 /// The interventions a finished run creates: one per failing check (its
 /// type and priority from what went wrong), one per invalid handoff, one
-/// when limits were reached, one for an internal failure.
+/// per handoff that needs a person (out of retries, or `status: blocked`),
+/// one when limits were reached, one for an internal failure.
 pub fn interventions_for(verdict: &Verdict) -> Vec<NewIntervention> {
     let mut out = Vec::new();
     let first_error = |check: &str| {
@@ -146,15 +147,37 @@ pub fn interventions_for(verdict: &Verdict) -> Vec<NewIntervention> {
         });
     }
     for handoff in &verdict.handoffs {
+        let path = handoff["path"].as_str().unwrap_or("?");
         if handoff["valid"] == false {
             out.push(NewIntervention {
                 kind: "handoff_invalid".to_string(),
                 priority: Priority::Medium,
                 check: None,
+                message: format!("handoff `{path}` is invalid"),
+            });
+        }
+        // A document that made the run `blocked` waits for a person: the
+        // queue is where one finds it.
+        if handoff["escalate"] == true {
+            out.push(NewIntervention {
+                kind: "handoff_escalated".to_string(),
+                priority: Priority::High,
+                check: None,
                 message: format!(
-                    "handoff `{}` is invalid",
-                    handoff["path"].as_str().unwrap_or("?")
+                    "handoff `{path}` is out of retries ({} of {}): a person is needed{}",
+                    handoff["retry_count"].as_i64().unwrap_or(0),
+                    handoff["max_retries"].as_u64().unwrap_or(0),
+                    handoff["last_failure"]
+                        .as_str()
+                        .map_or_else(String::new, |f| format!("; last failure: {f}"))
                 ),
+            });
+        } else if handoff["status"] == "blocked" {
+            out.push(NewIntervention {
+                kind: "handoff_blocked".to_string(),
+                priority: Priority::High,
+                check: None,
+                message: format!("handoff `{path}` says it is blocked: a person is needed"),
             });
         }
     }

@@ -83,6 +83,22 @@ pub struct Origin<'a> {
 #[derive(Debug, Default)]
 pub struct Queue {
     pub records: Vec<Intervention>,
+    /// Lines that could not be read, kept as they were.
+    unreadable: Vec<Unreadable>,
+}
+
+/// A line of `interventions.jsonl` that is no record (a torn write, bytes
+/// that are not UTF-8, hand edits): kept byte for byte, never dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    /// Its line number in the file, from 1.
+    pub line: usize,
+    pub bytes: Vec<u8>,
+    /// Why it could not be read.
+    pub reason: String,
+    /// How many records came before it: where it goes back when the queue
+    /// is written again.
+    after: usize,
 }
 
 pub fn queue_file(state_dir: &Path) -> PathBuf {
@@ -94,34 +110,85 @@ pub fn emergency_file(state_dir: &Path) -> PathBuf {
 }
 
 impl Queue {
-    /// Reads the queue. A line that cannot be read is kept in
-    /// `emergency.log` rather than lost; the rest are read.
-    pub fn load(state_dir: &Path) -> io::Result<(Queue, Vec<String>)> {
-        let text = match fs::read_to_string(queue_file(state_dir)) {
-            Ok(text) => text,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Ok((Queue::default(), Vec::new()))
+    /// Reads the queue. A line that cannot be read (not JSON, not a record,
+    /// not UTF-8) is kept aside as it is, and the rest are read; only a
+    /// file that cannot be read at all is an error, which names it.
+    pub fn load(state_dir: &Path) -> io::Result<Queue> {
+        let path = queue_file(state_dir);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Queue::default()),
+            Err(e) if e.kind() == io::ErrorKind::IsADirectory || path.is_dir() => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "failed to read the intervention queue `{}`: it is a directory ({e}); move it aside and phasegate begins a new queue",
+                        path.display()
+                    ),
+                ))
             }
-            Err(e) => return Err(e),
+            Err(e) => {
+                return Err(super::io_error(
+                    state_dir,
+                    &path,
+                    "read the intervention queue",
+                    &e,
+                ))
+            }
         };
         let mut queue = Queue::default();
-        let mut unreadable = Vec::new();
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            match serde_json::from_str::<Intervention>(line) {
+        for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let read = std::str::from_utf8(line)
+                .map_err(|e| format!("not UTF-8: {e}"))
+                .and_then(|text| {
+                    serde_json::from_str::<Intervention>(text).map_err(|e| e.to_string())
+                });
+            match read {
                 Ok(record) => queue.records.push(record),
-                Err(_) => unreadable.push(line.to_string()),
+                Err(reason) => queue.unreadable.push(Unreadable {
+                    line: index + 1,
+                    bytes: line.to_vec(),
+                    reason,
+                    after: queue.records.len(),
+                }),
             }
         }
-        Ok((queue, unreadable))
+        Ok(queue)
     }
 
+    /// The lines that could not be read, in file order.
+    pub fn unreadable(&self) -> &[Unreadable] {
+        &self.unreadable
+    }
+
+    /// Takes the unreadable lines out: the queue is written without them.
+    pub fn take_unreadable(&mut self) -> Vec<Unreadable> {
+        std::mem::take(&mut self.unreadable)
+    }
+
+    /// Writes the queue atomically: the records, and each unreadable line
+    /// still held back where it was among them.
     pub fn save(&self, state_dir: &Path) -> io::Result<()> {
         let mut bytes = Vec::new();
-        for record in &self.records {
+        let mut unreadable = self.unreadable.iter().peekable();
+        for (index, record) in self.records.iter().enumerate() {
+            while let Some(line) = unreadable.next_if(|u| u.after <= index) {
+                bytes.extend_from_slice(&line.bytes);
+                bytes.push(b'\n');
+            }
             serde_json::to_writer(&mut bytes, record).map_err(io::Error::other)?;
             bytes.push(b'\n');
         }
-        write_atomic(&queue_file(state_dir), &bytes)
+        for line in unreadable {
+            bytes.extend_from_slice(&line.bytes);
+            bytes.push(b'\n');
+        }
+        let path = queue_file(state_dir);
+        write_atomic(&path, &bytes)
+            .map_err(|e| super::io_error(state_dir, &path, "write the intervention queue", &e))
     }
 
     fn open(&self) -> impl Iterator<Item = &Intervention> {
@@ -201,38 +268,60 @@ impl Queue {
         Placement::Created(id)
     }
 
-    /// Marks `id` resolved with a note; false when there is no such record.
-    /// Resolved again, the new note follows the earlier ones: none is lost.
-    pub fn resolve(&mut self, id: &str, note: &str, now: &str) -> bool {
-        match self.records.iter_mut().find(|r| r.id == id) {
-            Some(record) => {
-                record.status = "resolved".to_string();
-                record.note = Some(match record.note.take().filter(|n| !n.is_empty()) {
-                    Some(earlier) => format!("{earlier}\n{note}"),
-                    None => note.to_string(),
-                });
-                now.clone_into(&mut record.updated_at);
-                true
-            }
-            None => false,
+    /// Marks `id` resolved with a note. Resolved again, the record stays
+    /// resolved and the new note follows the earlier ones, a line each:
+    /// none is lost.
+    pub fn resolve(&mut self, id: &str, note: &str, now: &str) -> Resolution {
+        let Some(record) = self.records.iter_mut().find(|r| r.id == id) else {
+            return Resolution::NotFound;
+        };
+        let already = record.status == "resolved";
+        record.status = "resolved".to_string();
+        record.note = Some(match record.note.take().filter(|n| !n.is_empty()) {
+            Some(earlier) => format!("{earlier}\n{note}"),
+            None => note.to_string(),
+        });
+        now.clone_into(&mut record.updated_at);
+        if already {
+            Resolution::NoteAdded
+        } else {
+            Resolution::Resolved
         }
     }
 }
 
-/// Appends lines to `emergency.log`, flushed to disk.
-pub fn append_emergency(state_dir: &Path, lines: &[String]) -> io::Result<()> {
+/// What `Queue::resolve` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// An open record is resolved now.
+    Resolved,
+    /// The record was resolved already: the note was added to its notes.
+    NoteAdded,
+    /// There is no record of that id.
+    NotFound,
+}
+
+/// Appends lines to `emergency.log`, flushed to disk. A line is bytes: an
+/// unreadable queue line moved here is kept as it was.
+pub fn append_emergency<L: AsRef<[u8]>>(state_dir: &Path, lines: &[L]) -> io::Result<()> {
     if lines.is_empty() {
         return Ok(());
     }
-    fs::create_dir_all(state_dir)?;
+    let path = emergency_file(state_dir);
+    let named = |e: io::Error| super::io_error(state_dir, &path, "append to", &e);
+    fs::create_dir_all(state_dir).map_err(named)?;
     let mut file = fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(emergency_file(state_dir))?;
+        .open(&path)
+        .map_err(named)?;
+    let mut bytes = Vec::new();
     for line in lines {
-        writeln!(file, "{line}")?;
+        bytes.extend_from_slice(line.as_ref());
+        bytes.push(b'\n');
     }
-    file.sync_all()
+    file.write_all(&bytes).map_err(named)?;
+    file.sync_all().map_err(named)
 }
 
 #[cfg(test)]
@@ -306,12 +395,62 @@ mod tests {
             Placement::Overflow(_)
         ));
         // Resolving one makes room.
-        assert!(q.resolve("iv-0001", "fixed", "later"));
-        assert!(q.resolve("iv-0001", "and fixed again", "later still"));
+        assert_eq!(q.resolve("iv-0001", "fixed", "later"), Resolution::Resolved);
+        assert_eq!(
+            q.resolve("iv-0001", "and fixed again", "later still"),
+            Resolution::NoteAdded
+        );
+        assert_eq!(q.resolve("iv-9999", "no such", "now"), Resolution::NotFound);
         assert_eq!(q.records[0].note.as_deref(), Some("fixed\nand fixed again"));
         assert!(matches!(
             q.add(new("another"), &origin(None)),
             Placement::Created(_)
         ));
+    }
+
+    #[test]
+    fn unreadable_lines_are_kept_in_place_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut q = Queue::default();
+        q.add(new("a"), &origin(None));
+        q.add(new("b"), &origin(None));
+        q.save(dir.path()).unwrap();
+        let good = std::fs::read(queue_file(dir.path())).unwrap();
+        let lines: Vec<&[u8]> = good.split(|b| *b == b'\n').collect();
+        let mut text = Vec::new();
+        text.extend_from_slice(b"{\"id\": \"caf\xe9\"}\n");
+        text.extend_from_slice(lines[0]);
+        text.push(b'\n');
+        text.extend_from_slice(b"not json\n");
+        text.extend_from_slice(lines[1]);
+        text.extend_from_slice(b"\n{\"id\":\"iv-0003\",\"type\":\"che");
+        std::fs::write(queue_file(dir.path()), &text).unwrap();
+
+        let mut q = Queue::load(dir.path()).unwrap();
+        assert_eq!(q.records.len(), 2);
+        let seen: Vec<(usize, bool)> = q
+            .unreadable()
+            .iter()
+            .map(|u| (u.line, u.reason.starts_with("not UTF-8")))
+            .collect();
+        assert_eq!(seen, [(1, true), (3, false), (5, false)]);
+        assert_eq!(q.resolve("iv-0002", "done", "now"), Resolution::Resolved);
+        q.save(dir.path()).unwrap();
+        let after = std::fs::read(queue_file(dir.path())).unwrap();
+        let after: Vec<&[u8]> = after.split(|b| *b == b'\n').collect();
+        let before: Vec<&[u8]> = text.split(|b| *b == b'\n').collect();
+        // Every line but the resolved record's is as it was, in its place.
+        assert_eq!(after.len(), before.len() + 1, "a newline ends the file");
+        for i in [0, 1, 2, 4] {
+            assert_eq!(after[i], before[i], "line {}", i + 1);
+        }
+        assert!(String::from_utf8_lossy(after[3]).contains("resolved"));
+
+        let moved = q.take_unreadable();
+        assert_eq!(moved.len(), 3);
+        q.save(dir.path()).unwrap();
+        let q = Queue::load(dir.path()).unwrap();
+        assert!(q.unreadable().is_empty());
+        assert_eq!(q.records.len(), 2);
     }
 }

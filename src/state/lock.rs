@@ -105,13 +105,26 @@ impl StateLock {
     /// Takes `<state_dir>/state.lock`, waiting up to `wait` for the run
     /// that holds it to let go.
     pub fn acquire(state_dir: &Path, wait: Duration) -> io::Result<StateLock> {
-        fs::create_dir_all(state_dir)?;
+        StateLock::acquire_within(state_dir, Instant::now(), wait)
+    }
+
+    /// Takes `<state_dir>/state.lock`, waiting until `wait` after `since`
+    /// at most: steps of one run that each need the lock (pruning, then
+    /// recording) share one wait instead of adding theirs up.
+    pub fn acquire_within(
+        state_dir: &Path,
+        since: Instant,
+        wait: Duration,
+    ) -> io::Result<StateLock> {
         let path = state_dir.join("state.lock");
-        let start = Instant::now();
+        fs::create_dir_all(state_dir)
+            .map_err(|e| super::io_error(state_dir, state_dir, "create", &e))?;
         loop {
-            match FileLock::try_acquire(&path)? {
+            match FileLock::try_acquire(&path)
+                .map_err(|e| super::io_error(state_dir, &path, "lock", &e))?
+            {
                 Ok(lock) => return Ok(StateLock { _lock: lock }),
-                Err(holder) if start.elapsed() >= wait => {
+                Err(holder) if since.elapsed() >= wait => {
                     return Err(io::Error::new(
                         io::ErrorKind::WouldBlock,
                         format!(
@@ -125,6 +138,56 @@ impl StateLock {
             }
         }
     }
+}
+
+/// How old a temporary file of `write_atomic` may be before it is stale
+/// whoever wrote it.
+const STALE_TEMP: Duration = Duration::from_secs(10 * 60);
+
+/// Removes the temporary files `write_atomic` left in `dir` for the files
+/// `names` when killed between writing and renaming
+/// (`.state.json.tmp-<pid>`): those whose writer is gone, or that are
+/// older than ten minutes (a pid can be reused). Called under the state
+/// lock, which every writer of those files holds, so no write in progress
+/// is touched. Returns how many went.
+pub fn remove_stale_temps(dir: &Path, names: &[&str]) -> io::Result<usize> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut removed = 0;
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix('.'))
+            .and_then(|n| n.rsplit_once(".tmp-"))
+            .filter(|(of, _)| names.contains(of))
+            .and_then(|(_, pid)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let meta = entry.metadata()?;
+        if !meta.is_file() {
+            continue;
+        }
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= STALE_TEMP);
+        let writer_gone = pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists();
+        if old || writer_gone {
+            match fs::remove_file(entry.path()) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(removed)
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it,

@@ -14,6 +14,7 @@ pub use lock::*;
 pub use run_dir::*;
 pub use store::*;
 
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// The state directory: `<common git dir>/phasegate`, or a per-directory
@@ -28,4 +29,35 @@ pub fn state_dir(common_dir: Option<&Path>, root: &Path, temp_dir: &Path) -> Pat
             temp_dir.join(format!("phasegate-{:016x}", hasher.finish()))
         }
     }
+}
+
+/// An error about `path` under the state directory `state_dir` that names
+/// the file and says what to do: `doing` reads after "failed to" ("write",
+/// "lock"). A state directory that is a file, or one this user cannot
+/// write, is said as such, since the raw error ("File exists", "Permission
+/// denied") names neither.
+pub fn io_error(state_dir: &Path, path: &Path, doing: &str, error: &io::Error) -> io::Error {
+    let dir = state_dir.display();
+    let message = if std::fs::metadata(state_dir).is_ok_and(|m| !m.is_dir()) {
+        if path == state_dir {
+            format!(
+                "failed to {doing} `{dir}`: it is not a directory ({error}); phasegate keeps its state there: move that file aside"
+            )
+        } else {
+            format!(
+                "failed to {doing} `{}`: `{dir}` is not a directory ({error}); phasegate keeps its state there: move that file aside",
+                path.display()
+            )
+        }
+    } else if error.kind() == io::ErrorKind::PermissionDenied
+        || error.kind() == io::ErrorKind::ReadOnlyFilesystem
+    {
+        format!(
+            "failed to {doing} `{}`: {error}; phasegate needs to read and write in `{dir}`: make it writable for this user (`chmod -R u+w {dir}`) or run phasegate as its owner",
+            path.display()
+        )
+    } else {
+        format!("failed to {doing} `{}`: {error}", path.display())
+    };
+    io::Error::new(error.kind(), message)
 }

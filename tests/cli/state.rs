@@ -314,11 +314,20 @@ fn a_kill_while_the_state_is_written_leaves_the_previous_state() {
         std::fs::read(state(&repo).join("state.json")).unwrap(),
         before
     );
+    let temps = || -> Vec<String> {
+        std::fs::read_dir(state(&repo))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".tmp-"))
+            .collect()
+    };
+    assert_eq!(temps().len(), 1, "the killed run's new state, not renamed");
     // The dead run's lock is taken over and the history goes on.
     let (code, _) = repo.verdict(&["--all-files"]);
     assert_eq!(code, 0);
     let history = repo.phasegate(&["history", "--format", "json"]).json();
     assert_eq!(history["runs"].as_array().unwrap().len(), 2);
+    assert!(temps().is_empty(), "left behind: {:?}", temps());
 }
 
 #[test]
@@ -568,11 +577,293 @@ fn history_resume_and_interventions_answer_in_json_and_lose_no_note() {
         .to_string();
     let empty = repo.phasegate(&["interventions", "resolve", &id, "--note", " "]);
     assert_eq!(empty.code, 2);
-    for note in ["first fix", "second look"] {
+    for (note, said) in [
+        ("first fix", format!("resolved {id}\n")),
+        ("second look", format!("{id} was already resolved")),
+    ] {
         let run = repo.phasegate(&["interventions", "resolve", &id, "--note", note]);
         assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.starts_with(&said), "{}", run.stdout);
     }
     let all = interventions(&repo, true);
     let record = all.iter().find(|r| r["id"] == id.as_str()).unwrap();
     assert_eq!(record["note"], "first fix\nsecond look");
+}
+
+fn handoff_fixture(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/fixtures/handoff/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+/// A valid document that says it waits for a person.
+const BLOCKED_HANDOFF: &str = "---\nid: F1\nstage: implementation\ntitle: t\nstarted_at: 2026-11-20T09:00:00Z\nstatus: blocked\nblock_reason: needs_human_input\nblock_details: who decides the API?\nhandoff_ready: false\ncheckpoints:\n  - name: tests_written\n    status: pass\n  - name: code_complete\n    status: fail\n  - name: tests_passing\n    status: pass\n  - name: no_lint_errors\n    status: pass\n---\n";
+
+#[test]
+fn resume_after_a_run_no_check_failed_runs_the_gate_again() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"fine\", shell = true, command = \"echo ran >> fine.count\" } ]\n",
+    );
+    // An invalid handoff fails the run; every check passed.
+    repo.stage(
+        "handoffs/F1.md",
+        "---\nid: F1\nstage: implementation\nstatus: bogus\n---\n",
+    );
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1);
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 1, "the document is still invalid: {}", run.stderr);
+    let v = run.json();
+    assert_eq!(v["status"], "failed");
+    assert!(check(&v, "fine")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("passed in run"));
+    // Fixed, the resume validates it again and passes.
+    repo.stage("handoffs/F1.md", &handoff_fixture("valid-complete.md"));
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["status"], "passed");
+    assert_eq!(repo.read("fine.count"), "ran\n", "`fine` ran only once");
+
+    // A blocked document: a resume still needs a person.
+    repo.stage("handoffs/F1.md", BLOCKED_HANDOFF);
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 4);
+    let run = repo.phasegate(&["resume"]);
+    assert_eq!(run.code, 4, "{}{}", run.stdout, run.stderr);
+
+    // A history that could not be read: the run was incomplete; the
+    // resume begins on the new history and passes.
+    repo.git(&["rm", "-qf", "handoffs/F1.md"]);
+    std::fs::write(state(&repo).join("state.json"), b"{").unwrap();
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 3);
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["status"], "passed");
+}
+
+#[test]
+fn resume_keeps_the_warnings_and_skips_it_does_not_run_again() {
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[phases.implementation]
+checks = [
+  { name = "lint", shell = true, command = "echo 'w.c:3:1: error: style'; exit 1", on_failure = "warn" },
+  { name = "flaky", shell = true, command = "test -f fixed" },
+  { name = "docs", command = "true", files = ["*.md"] },
+]
+"#,
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1, "{v:#}");
+    repo.write("fixed", "");
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = run.json();
+    assert_eq!(v["status"], "warned", "{v:#}");
+    let checks: Vec<(&str, &str)> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        checks,
+        [("lint", "warned"), ("flaky", "passed"), ("docs", "skipped")]
+    );
+    // The history keeps them as they were too.
+    let text = std::fs::read_to_string(state(&repo).join("state.json")).unwrap();
+    let saved: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let last = saved["runs"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["status"], "warned");
+    let statuses: Vec<&str> = last["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["warned", "passed", "skipped"]);
+}
+
+#[test]
+fn resume_after_the_failing_check_was_removed_runs_what_is_left_and_says_so() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"a\", command = \"true\" }, { name = \"b\", command = \"false\" } ]\n",
+    );
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1);
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"a\", command = \"true\" }, { name = \"b2\", command = \"true\" } ]\n",
+    );
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = run.json();
+    assert_eq!(v["status"], "passed");
+    assert_eq!(check(&v, "b2")["status"], "passed");
+    assert!(check(&v, "a")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("not run again"));
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("no longer has") && notes.contains("`b` (failed)"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn a_handoff_that_needs_a_person_becomes_an_intervention() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    repo.stage("handoffs/F016.md", &handoff_fixture("escalates.md"));
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 4, "{v:#}");
+    assert_eq!(v["interventions"].as_array().unwrap().len(), 1, "{v:#}");
+    repo.git(&["rm", "-qf", "handoffs/F016.md"]);
+    repo.stage("handoffs/F1.md", BLOCKED_HANDOFF);
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 4, "{v:#}");
+    assert_eq!(v["interventions"].as_array().unwrap().len(), 1, "{v:#}");
+
+    let open = interventions(&repo, false);
+    assert_eq!(open.len(), 2, "{open:#?}");
+    for (record, path) in open.iter().zip(["handoffs/F016.md", "handoffs/F1.md"]) {
+        assert_eq!(record["priority"], "high", "{record:#}");
+        let message = record["message"].as_str().unwrap();
+        assert!(
+            message.contains(path) && message.contains("a person is needed"),
+            "{record:#}"
+        );
+    }
+}
+
+#[test]
+fn unreadable_queue_lines_are_kept_then_moved_once_to_emergency_log() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"flaky\", shell = true, command = \"test -f fixed\" } ]\n",
+    );
+    repo.verdict(&["--all-files"]);
+    repo.verdict(&["--all-files"]);
+    let queue = state(&repo).join("interventions.jsonl");
+    let not_utf8: &[u8] = b"{\"id\":\"iv-0008\",\"message\":\"caf\xe9\"}";
+    let torn: &[u8] = b"{\"id\":\"iv-0009\",\"type\":\"check_fa";
+    let mut bytes = std::fs::read(&queue).unwrap();
+    bytes.extend_from_slice(not_utf8);
+    bytes.push(b'\n');
+    bytes.extend_from_slice(torn);
+    std::fs::write(&queue, &bytes).unwrap();
+    let contains = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+    let count =
+        |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).filter(|w| *w == needle).count();
+
+    // The records around them are read, and the lines named.
+    let list = repo.phasegate(&["interventions", "list", "--format", "json"]);
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    assert_eq!(list.json()["interventions"].as_array().unwrap().len(), 2);
+    assert!(
+        list.stderr.contains("interventions.jsonl") && list.stderr.contains("line 3, 4"),
+        "{}",
+        list.stderr
+    );
+    let show = repo.phasegate(&["interventions", "show", "iv-0001"]);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    // Resolving a record writes the queue again, those lines with it.
+    let resolved = repo.phasegate(&["interventions", "resolve", "iv-0001", "--note", "done"]);
+    assert_eq!(resolved.code, 0, "{}", resolved.stderr);
+    let after = std::fs::read(&queue).unwrap();
+    assert!(contains(&after, not_utf8) && contains(&after, torn));
+
+    // A run moves them to emergency.log, once, and says so.
+    repo.write("fixed", "");
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(v["notes"].to_string().contains("were moved to"), "{v:#}");
+    repo.verdict(&["--all-files"]);
+    let emergency = std::fs::read(state(&repo).join("emergency.log")).unwrap();
+    assert_eq!(count(&emergency, not_utf8), 1);
+    assert_eq!(count(&emergency, torn), 1);
+    assert!(
+        contains(&emergency, b"line 4 of"),
+        "{}",
+        String::from_utf8_lossy(&emergency)
+    );
+    let after = std::fs::read(&queue).unwrap();
+    assert!(!contains(&after, not_utf8) && !contains(&after, torn));
+    assert_eq!(interventions(&repo, true).len(), 2);
+}
+
+#[test]
+fn a_queue_that_cannot_be_read_is_named_and_its_interventions_kept() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"bad\", command = \"false\" } ]\n");
+    std::fs::create_dir_all(state(&repo).join("interventions.jsonl")).unwrap();
+    let list = repo.phasegate(&["interventions", "list", "--format", "json"]);
+    assert_eq!(list.code, 3);
+    let error = list.json()["error"].as_str().unwrap().to_string();
+    assert!(
+        error.contains("interventions.jsonl") && error.contains("move it aside"),
+        "{error}"
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1);
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("instead of the queue") && !notes.contains("limits"),
+        "{notes}"
+    );
+    let emergency = std::fs::read_to_string(state(&repo).join("emergency.log")).unwrap();
+    assert!(emergency.contains("check `bad` failed"), "{emergency}");
+}
+
+#[test]
+fn history_and_resume_answer_in_json_when_the_state_is_not_what_they_expect() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    let (code, _) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0);
+    // The last run passed but its directory is gone.
+    std::fs::remove_dir_all(state(&repo).join("runs")).unwrap();
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = run.json();
+    assert_eq!(v["status"], "passed");
+    assert!(v["notes"].to_string().contains("`ok` passed"), "{v:#}");
+
+    std::fs::write(state(&repo).join("state.json"), b"{").unwrap();
+    let history = repo.phasegate(&["history", "--format", "json"]);
+    assert_eq!(history.code, 3);
+    assert!(history.json()["error"]
+        .as_str()
+        .unwrap()
+        .contains("state.json"));
+}
+
+#[test]
+fn a_state_directory_that_is_a_file_is_named_with_what_to_do() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    std::fs::write(state(&repo), b"not a directory").unwrap();
+    let dir = state(&repo).display().to_string();
+    let run = repo.phasegate(&["run", "--all-files", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let said = format!("`{dir}`: it is not a directory");
+    assert!(
+        run.stderr.contains(&said) && run.stderr.contains("move that file aside"),
+        "{}",
+        run.stderr
+    );
+    let resolve = repo.phasegate(&["interventions", "resolve", "iv-0001", "--note", "x"]);
+    assert_eq!(resolve.code, 3);
+    assert!(
+        resolve.stderr.contains(&said) && resolve.stderr.contains("move that file aside"),
+        "{}",
+        resolve.stderr
+    );
 }
