@@ -240,6 +240,68 @@ pub fn record_run(
     report(state_dir, verdict, err, &problems, &emergency);
 }
 
+/// Records a run that stopped on an internal failure before its checks
+/// decided anything: the failure becomes a critical intervention, so a
+/// person hears of it even when nobody reads this run's output. The
+/// history is left alone (nothing was verified).
+pub fn record_stopped(
+    state_dir: &Path,
+    verdict: &mut Verdict,
+    session: Option<&str>,
+    err: &mut dyn Write,
+) {
+    let lock = match StateLock::acquire_within(state_dir, Instant::now(), LOCK_WAIT) {
+        Ok(lock) => lock,
+        Err(e) => {
+            let problem = format!("the failure was not recorded: {e}");
+            report(state_dir, verdict, err, &[problem], &[]);
+            return;
+        }
+    };
+    let now = now_rfc3339();
+    let run_id = verdict.run_id.clone().unwrap_or_default();
+    let phase = verdict.phase.clone().unwrap_or_default();
+    let news = gate::interventions_for(verdict);
+    let mut problems = Vec::new();
+    let mut emergency = Vec::new();
+    match Queue::load(state_dir) {
+        Ok(mut queue) => {
+            let origin = state::Origin {
+                phase: &phase,
+                session,
+                run_id: &run_id,
+                now: &now,
+            };
+            for new in news {
+                match queue.add(new, &origin) {
+                    Placement::Created(id) | Placement::Merged(id) => {
+                        if !verdict.interventions.contains(&id) {
+                            verdict.interventions.push(id);
+                        }
+                    }
+                    Placement::Overflow(record) => {
+                        emergency.push(serde_json::to_string(&record).unwrap_or_default());
+                    }
+                }
+            }
+            if let Err(e) = queue.save(state_dir) {
+                problems.push(e.to_string());
+            }
+        }
+        Err(e) => {
+            problems.push(e.to_string());
+            for new in news {
+                emergency.push(format!(
+                    "{now} {run_id} {:?} {}: {}",
+                    new.priority, new.kind, new.message
+                ));
+            }
+        }
+    }
+    drop(lock);
+    report(state_dir, verdict, err, &problems, &emergency);
+}
+
 /// Problems go into the verdict's notes (never its status) and standard
 /// error; they and any overflow go to `emergency.log` where possible.
 fn report(

@@ -114,8 +114,19 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
             return super::emit_stopped_reports(&verdict, &alone, ctx, io);
         }
     };
+    // Once known, where an internal failure that stops the run is recorded.
+    let known_state: std::cell::OnceCell<PathBuf> = std::cell::OnceCell::new();
     let stop = |io: &mut Streams<'_>, profile: Profile, error: VerdictError| {
-        let verdict = Verdict::stopped(profile, args.phase.clone(), error);
+        let mut verdict = Verdict::stopped(profile, args.phase.clone(), error);
+        let internal = verdict.error.as_ref().is_some_and(|e| e.kind == "internal");
+        if let (true, Some(state_dir)) = (internal, known_state.get()) {
+            super::record::record_stopped(
+                state_dir,
+                &mut verdict,
+                ctx.session.as_deref(),
+                &mut *io.err,
+            );
+        }
         super::emit_stopped_reports(&verdict, &reports, ctx, io)
     };
 
@@ -210,6 +221,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         &root,
         &ctx.temp_dir,
     );
+    let _ = known_state.set(state_dir.clone());
     // Unstaged changes set aside belong to this work tree alone (linked
     // worktrees share `state_dir`).
     let work_tree_state = repo

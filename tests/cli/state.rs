@@ -867,3 +867,39 @@ fn a_state_directory_that_is_a_file_is_named_with_what_to_do() {
         resolve.stderr
     );
 }
+
+#[test]
+fn an_internal_failure_that_stops_a_run_becomes_a_critical_intervention() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"a\", command = \"true\" } ]\n");
+    repo.write("d/f", "x\n")
+        .write("b.txt", "y\n")
+        .commit_all("base");
+    // A staged run that cannot set the unstaged change aside: a tracked
+    // directory is a symbolic link now.
+    repo.stage("b.txt", "staged\n");
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("f"), "changed\n").unwrap();
+    std::fs::remove_dir_all(repo.path().join("d")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), repo.path().join("d")).unwrap();
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 3, "{v:#}");
+    assert_eq!(v["error"]["kind"], "internal");
+    let id = v["interventions"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!id.is_empty(), "{v:#}");
+    let run = repo.phasegate(&["interventions", "list", "--format", "json"]);
+    let list = run.json();
+    let record = list["interventions"]
+        .as_array()
+        .and_then(|all| all.iter().find(|i| i["id"] == id.as_str()))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(record["priority"], "critical", "{list:#}");
+    assert!(
+        record["message"].to_string().contains("symbolic link"),
+        "{list:#}"
+    );
+}
