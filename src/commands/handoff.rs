@@ -41,10 +41,11 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
                     Err(_) => Vec::new(),
                 }
             } else {
-                paths
-                    .iter()
-                    .map(|p| ctx.cwd.join(p))
-                    .collect::<Vec<PathBuf>>()
+                let given: Vec<PathBuf> = paths.iter().map(|p| ctx.cwd.join(p)).collect();
+                if let Some(code) = missing(paths, &given, *format, io) {
+                    return code;
+                }
+                given
             };
             let reports: Vec<(HandoffReport, String)> = paths
                 .iter()
@@ -67,6 +68,14 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
         HandoffCommand::Stamp { path } => stamp(ctx, &root, &config, path, io),
         HandoffCommand::Feedback { path, format } => {
             let full = ctx.cwd.join(path);
+            if let Some(code) = missing(
+                std::slice::from_ref(path),
+                std::slice::from_ref(&full),
+                *format,
+                io,
+            ) {
+                return code;
+            }
             // The claims the last run that validated this document
             // contradicted stay contradicted: its failed checks count.
             let mut rules = rules;
@@ -103,6 +112,33 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
             }
         }
     }
+}
+
+/// A usage error when a document named on the command line is not there
+/// (a mistyped path is not an invalid document): said on stderr, or as
+/// `{"error": ...}` under `--format json`.
+fn missing(
+    given: &[PathBuf],
+    full: &[PathBuf],
+    format: Format,
+    io: &mut Streams<'_>,
+) -> Option<ExitCode> {
+    let absent: Vec<String> = given
+        .iter()
+        .zip(full)
+        .filter(|(_, full)| std::fs::symlink_metadata(full).is_err())
+        .map(|(given, _)| format!("`{}`", given.display()))
+        .collect();
+    if absent.is_empty() {
+        return None;
+    }
+    let message = format!("no such file: {}", absent.join(", "));
+    if format == Format::Json {
+        let _ = writeln!(io.out, "{}", serde_json::json!({ "error": message }));
+    } else {
+        let _ = writeln!(io.err, "error: {message}\nhelp: check the path");
+    }
+    Some(ExitCode::Usage)
 }
 
 /// Reads and validates one document; its path is shown relative to the

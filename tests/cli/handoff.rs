@@ -307,3 +307,21 @@ fn a_byte_that_is_not_utf8_is_placed_and_only_the_frontmatter_must_be_text() {
         (Some(2), Some(6))
     );
 }
+
+#[test]
+fn a_document_path_that_is_not_there_is_a_usage_error() {
+    let repo = TestRepo::new();
+    let run = repo.phasegate(&["handoff", "validate", "handoffs/F001.md"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("no such file: `handoffs/F001.md`"),
+        "{}",
+        run.stderr
+    );
+    let run = repo.phasegate(&["handoff", "validate", "--format", "json", "nope.md"]);
+    assert_eq!(run.code, 2);
+    assert!(run.json()["error"].to_string().contains("nope.md"));
+    let run = repo.phasegate(&["handoff", "feedback", "nope.md"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("no such file"), "{}", run.stderr);
+}
