@@ -57,9 +57,11 @@ pub enum GitError {
         #[source]
         source: git2::Error,
     },
-    #[error("`{spec}` does not name a commit (fetch it first, e.g. `git fetch origin {spec}`)")]
+    #[error("`{spec}` does not name a commit ({hint})")]
     Revision {
         spec: String,
+        /// What to do: the `git fetch` that would bring it.
+        hint: String,
         #[source]
         source: git2::Error,
     },

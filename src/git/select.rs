@@ -414,8 +414,47 @@ fn named<'r, T>(
         .and_then(peel)
         .map_err(|source| GitError::Revision {
             spec: spec.to_string(),
+            hint: fetch_hint(repo, spec),
             source,
         })
+}
+
+/// The `git fetch` that would bring `spec`: a remote-tracking name
+/// (`origin/main`, `refs/remotes/origin/main`) is fetched as its branch
+/// from its remote; anything else from `origin`, or the only remote.
+fn fetch_hint(repo: &Repository, spec: &str) -> String {
+    let remotes: Vec<String> = repo
+        .remotes()
+        .map(|names| {
+            names
+                .iter()
+                .flatten()
+                .flatten()
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let tracking = spec.strip_prefix("refs/remotes/").unwrap_or(spec);
+    for remote in &remotes {
+        if let Some(branch) = tracking
+            .strip_prefix(remote.as_str())
+            .and_then(|rest| rest.strip_prefix('/'))
+            .filter(|branch| !branch.is_empty())
+        {
+            return format!("fetch it first, e.g. `git fetch {remote} {branch}`");
+        }
+    }
+    let remote = if remotes.iter().any(|r| r == "origin") || remotes.is_empty() {
+        "origin"
+    } else {
+        remotes[0].as_str()
+    };
+    if remotes.is_empty() {
+        return format!(
+            "this repository has no remote to fetch it from; check the name, or add the remote and `git fetch {remote} {spec}`"
+        );
+    }
+    format!("fetch it first, e.g. `git fetch {remote} {spec}`")
 }
 
 /// The text of `path` in the commit `spec`; `Ok(None)` when the commit has

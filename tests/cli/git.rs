@@ -1473,3 +1473,34 @@ fn restored_files_keep_their_time_and_deleted_directories_stay_deleted() {
     assert_eq!(std::fs::metadata(&a).unwrap().modified().unwrap(), then);
     assert!(!repo.path().join("d").exists());
 }
+
+#[test]
+fn a_ref_that_is_not_here_gets_the_fetch_that_would_bring_it() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    repo.commit_all("base");
+    repo.git(&["remote", "add", "upstream", "https://example.invalid/r.git"]);
+    let (code, v) = repo.verdict(&["--from-ref", "upstream/main", "--to-ref", "HEAD"]);
+    assert_eq!(code, 2, "{v:#}");
+    let message = v["error"]["message"].to_string();
+    assert!(message.contains("`git fetch upstream main`"), "{message}");
+    let (_, v) = repo.verdict(&[
+        "--from-ref",
+        "refs/remotes/upstream/dev",
+        "--to-ref",
+        "HEAD",
+    ]);
+    assert!(
+        v["error"]["message"]
+            .to_string()
+            .contains("`git fetch upstream dev`"),
+        "{v:#}"
+    );
+    let (_, v) = repo.verdict(&["--from-ref", "v9.9", "--to-ref", "HEAD"]);
+    assert!(
+        v["error"]["message"]
+            .to_string()
+            .contains("`git fetch upstream v9.9`"),
+        "{v:#}"
+    );
+}
