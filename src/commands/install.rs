@@ -30,7 +30,11 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
         &[HookKind::PreCommit, HookKind::PreMergeCommit],
     ) {
         match git::install(&ctx.cwd, kind, &options) {
-            Ok(InstallOutcome::Installed { path, chained }) => {
+            Ok(InstallOutcome::Installed {
+                path,
+                chained,
+                notes,
+            }) => {
                 let _ = writeln!(
                     io.out,
                     "installed the {} hook: {}",
@@ -44,14 +48,36 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                         chained.display()
                     );
                 }
+                if let Some(backup) = notes.backed_up {
+                    let _ = writeln!(
+                        io.out,
+                        "  the hook kept by an earlier install was moved to {}: it no longer runs (uninstall leaves it there)",
+                        backup.display()
+                    );
+                }
+                if let Some(tracked) = notes.tracked {
+                    let _ = writeln!(
+                        io.err,
+                        "warning: {} is a file of this repository: installing changed it in your work tree (git status shows it). Commit that only if everyone should run phasegate; `phasegate uninstall` puts the original back.",
+                        tracked.display()
+                    );
+                }
             }
-            Ok(InstallOutcome::AlreadyInstalled { path }) => {
-                let _ = writeln!(
-                    io.out,
-                    "the {} hook was already installed: {}",
-                    kind.name(),
-                    path.display()
-                );
+            Ok(InstallOutcome::AlreadyInstalled { path, changed }) => {
+                let _ = match changed {
+                    None => writeln!(
+                        io.out,
+                        "the {} hook was already installed: {}",
+                        kind.name(),
+                        path.display()
+                    ),
+                    Some(what) => writeln!(
+                        io.out,
+                        "the {} hook was already installed, and is rewritten: {what}: {}",
+                        kind.name(),
+                        path.display()
+                    ),
+                };
             }
             Err(e) => {
                 let _ = writeln!(io.err, "error: {}", super::internal_error(&e).message);

@@ -70,9 +70,26 @@ pub enum InstallOutcome {
     Installed {
         path: PathBuf,
         chained: Option<PathBuf>,
+        notes: InstallNotes,
     },
     /// Ours was there already; it was rewritten with the current options.
-    AlreadyInstalled { path: PathBuf },
+    AlreadyInstalled {
+        path: PathBuf,
+        /// What the rewrite changed, if anything (`fail_closed` turned on
+        /// or off, a newer script).
+        changed: Option<String>,
+    },
+}
+
+/// What else people should know of an install: a kept hook that had to
+/// move aside, a hook file that the repository tracks.
+#[derive(Debug, Default)]
+pub struct InstallNotes {
+    /// `--force` moved an earlier kept hook here; it no longer runs.
+    pub backed_up: Option<PathBuf>,
+    /// The hook is a file of the repository (`core.hooksPath` in the work
+    /// tree): installing changed a tracked file.
+    pub tracked: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -198,9 +215,24 @@ pub fn install(
     let path = dir.join(kind.name());
     let script = kind.script(options.fail_closed);
     if is_ours(&path) {
+        let before = fs::read_to_string(&path).unwrap_or_default();
+        let was_closed = before.lines().any(|l| l == "fail_closed=1");
+        let changed = if before == script {
+            None
+        } else if was_closed && !options.fail_closed {
+            Some("it was fail-closed and now lets commits through when phasegate is not installed (install --fail-closed to keep it closed)".to_string())
+        } else if !was_closed && options.fail_closed {
+            Some("it is fail-closed now: commits stop when phasegate is not installed".to_string())
+        } else {
+            Some("its script was updated".to_string())
+        };
         write_executable(&path, &script)?;
-        return Ok(InstallOutcome::AlreadyInstalled { path });
+        return Ok(InstallOutcome::AlreadyInstalled { path, changed });
     }
+    let mut notes = InstallNotes {
+        tracked: tracked(repo_dir, &path).then(|| path.clone()),
+        ..InstallNotes::default()
+    };
     let mut chained = None;
     // `symlink_metadata`: a hook that is a symbolic link is moved as a link.
     if fs::symlink_metadata(&path).is_ok() {
@@ -217,12 +249,35 @@ pub fn install(
                 .find(|p| fs::symlink_metadata(p).is_err())
                 .unwrap_or_else(|| keep.with_extension("phasegate-chained.old"));
             fs::rename(&keep, &backup).map_err(io("back up", &keep))?;
+            notes.backed_up = Some(backup);
         }
         fs::rename(&path, &keep).map_err(io("keep", &path))?;
         chained = Some(keep);
     }
     write_executable(&path, &script)?;
-    Ok(InstallOutcome::Installed { path, chained })
+    Ok(InstallOutcome::Installed {
+        path,
+        chained,
+        notes,
+    })
+}
+
+/// Whether `path` is a file the repository at `repo_dir` tracks.
+fn tracked(repo_dir: &Path, path: &Path) -> bool {
+    let Ok(Some(repo)) = super::locate(repo_dir) else {
+        return false;
+    };
+    let (Some(workdir), Ok(index)) = (repo.workdir(), repo.index()) else {
+        return false;
+    };
+    let workdir = fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_path_buf());
+    let full = path
+        .parent()
+        .and_then(|dir| fs::canonicalize(dir).ok())
+        .zip(path.file_name())
+        .map_or_else(|| path.to_path_buf(), |(dir, name)| dir.join(name));
+    full.strip_prefix(&workdir)
+        .is_ok_and(|relative| index.get_path(relative, 0).is_some())
 }
 
 /// Removes phasegate's hook `kind` and puts back the hook it replaced.

@@ -161,7 +161,21 @@ fn without_phasegate_on_path_the_hook_fails_open_unless_installed_fail_closed() 
         run.stderr
     );
 
-    assert_eq!(repo.phasegate(&["install", "--fail-closed"]).code, 0);
+    let run = repo.phasegate(&["install", "--fail-closed"]);
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stdout.contains("it is fail-closed now"),
+        "{}",
+        run.stdout
+    );
+    // Installing again as it is changes nothing, and says so.
+    let run = repo.phasegate(&["install", "--fail-closed"]);
+    assert!(
+        run.stdout.contains("was already installed:"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("rewritten"), "{}", run.stdout);
     repo.stage("b.txt", "b\n");
     let run = output(
         &repo
@@ -173,6 +187,14 @@ fn without_phasegate_on_path_the_hook_fails_open_unless_installed_fail_closed() 
     );
     assert_ne!(run.code, 0);
     assert_eq!(commits(&repo), 1);
+    // A plain install turns it open again: said, never silent.
+    let run = repo.phasegate(&["install"]);
+    assert!(
+        run.stdout
+            .contains("it was fail-closed and now lets commits through"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
@@ -352,7 +374,14 @@ fn force_backs_up_an_earlier_kept_hook_and_never_deletes_one() {
     let refused = repo.phasegate(&["install"]);
     assert_eq!(refused.code, 2);
     assert!(refused.stderr.contains("--force"), "{}", refused.stderr);
-    assert_eq!(repo.phasegate(&["install", "--force"]).code, 0);
+    let run = repo.phasegate(&["install", "--force"]);
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stdout
+            .contains("pre-commit.phasegate-chained.1: it no longer runs"),
+        "{}",
+        run.stdout
+    );
     assert_eq!(
         std::fs::read_to_string(dir.join("pre-commit.phasegate-chained.1")).unwrap(),
         "#!/bin/sh\necho older\n"
@@ -654,4 +683,25 @@ fn a_merge_git_commits_by_itself_goes_through_the_gate_too() {
     assert_eq!(merge.code, 0, "{}", merge.stderr);
     assert_eq!(repo.phasegate(&["uninstall"]).code, 0);
     assert!(!repo.exists(".git/hooks/pre-merge-commit"));
+}
+
+#[test]
+fn installing_over_a_hook_the_repository_tracks_warns() {
+    let repo = TestRepo::new();
+    repo.write(".githooks/pre-commit", "#!/bin/sh\necho team hook\n")
+        .commit_all("team hooks");
+    repo.git(&["config", "core.hooksPath", ".githooks"]);
+    let run = repo.phasegate(&["install", "--hook", "pre-commit"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("is a file of this repository"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("uninstall"), "{}", run.stderr);
+    // An untracked hooks directory gets no such warning.
+    let other = TestRepo::new();
+    other.git(&["config", "core.hooksPath", ".githooks"]);
+    let run = other.phasegate(&["install", "--hook", "pre-commit"]);
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
 }
