@@ -356,6 +356,23 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         .unwrap_or_default()
         .iter()
         .collect();
+    // Nothing to run because there is nothing to go by: say why.
+    if phase_specs.is_empty() && config::detect_language(&root).is_none() {
+        let none_here = match &args.config_from_ref {
+            Some(spec) => matches!(
+                crate::git::file_at(&root, spec, config::CONFIG_FILE),
+                Ok(None)
+            )
+            .then(|| format!("`{spec}` has no `{}`", config::CONFIG_FILE)),
+            None => (!root.join(config::CONFIG_FILE).exists())
+                .then(|| format!("there is no `{}`", config::CONFIG_FILE)),
+        };
+        if let Some(none_here) = none_here {
+            notes.push(format!(
+                "{none_here} and no project phasegate knows (Cargo.toml, go.mod, package.json, pyproject.toml, setup.cfg) at the root: `phasegate init` writes a configuration to start from"
+            ));
+        }
+    }
     // `resume` runs again what did not pass, warn or get skipped, and what
     // the configuration added or changed since; the rest is carried over.
     let again: Option<Vec<&str>> = args

@@ -225,3 +225,23 @@ fn a_broken_unstaged_edit_of_the_configuration_does_not_stop_a_staged_run() {
     assert_eq!(code, 2, "{v:#}");
     assert!(v["error"].to_string().contains("strcit"), "{v:#}");
 }
+
+#[test]
+fn with_nothing_to_go_by_the_verdict_says_why_nothing_ran() {
+    let repo = TestRepo::new();
+    repo.stage("notes.txt", "hello\n");
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("there is no `phasegate.toml`"), "{notes}");
+    assert!(notes.contains("phasegate init"), "{notes}");
+    // The target branch of --config-from-ref has none either.
+    repo.commit_all("base");
+    let (_, v) = repo.verdict(&["--all-files", "--config-from-ref", "HEAD"]);
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("`HEAD` has no `phasegate.toml`"),
+        "{v:#}"
+    );
+}
