@@ -67,6 +67,33 @@ fn run_case(dir: &Path, cases: &Cases, case: &Case, root: &Path) -> Extracted {
     extract(x, &bytes)
 }
 
+/// The recorded output `fixtures/diagnostics/<path>` read by the parser
+/// named `parser` (`auto`: the output decides), as if the tool had run at
+/// the root `/repo` (absolute paths under `recorded_in`, where it really
+/// ran, read as under `/repo`).
+pub fn recorded(parser: &str, path: &str, recorded_in: Option<&str>) -> Extracted {
+    let root = Path::new("/repo");
+    let choice = match parser {
+        "auto" => ParserChoice::Auto,
+        name => ParserChoice::Named(name.to_string()),
+    };
+    let mut x = Extractor::new("c", Origin::Lint, &choice, &[], root, root);
+    if let Some(dir) = recorded_in {
+        x = x.recorded_in(Path::new(dir));
+    }
+    let bytes = std::fs::read(fixtures().join(path)).expect("the fixture is readable");
+    extract(x, &bytes)
+}
+
+/// Each diagnostic's place, code and test, to compare at a glance.
+pub fn places(found: &Extracted) -> Vec<(String, Option<&str>, Option<&str>)> {
+    found
+        .diagnostics
+        .iter()
+        .map(|d| (d.location(), d.code.as_deref(), d.test.as_deref()))
+        .collect()
+}
+
 /// One diagnostic per block, every field that matters.
 pub fn render(found: &Extracted) -> String {
     let mut out = String::new();

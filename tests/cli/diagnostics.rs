@@ -143,3 +143,43 @@ fn the_command_that_printed_a_log_picks_its_parser() {
     let bad = repo.phasegate(&["diagnostics", "parse", "--command", "npx 'tsc", &log]);
     assert_eq!(bad.code, 2);
 }
+
+/// `phasegate diagnostics parse --format json ARGS`: each diagnostic's
+/// file, line and test.
+fn parsed(repo: &TestRepo, args: &[&str]) -> Vec<(String, Option<u64>, Option<String>)> {
+    let mut all = vec!["diagnostics", "parse", "--format", "json"];
+    all.extend_from_slice(args);
+    let run = repo.phasegate(&all);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.json()["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["file"].as_str().unwrap_or("-").to_string(),
+                d["line"].as_u64(),
+                d["test"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn eslint_findings_in_a_path_with_a_space_are_kept() {
+    // ESLint 10.15.0 run in /tmp/rec-diag/eslint, outside this repository:
+    // its absolute paths stay as printed.
+    let repo = TestRepo::new();
+    let files: Vec<String> = parsed(&repo, &[&fixture("node/eslint-space.txt")])
+        .into_iter()
+        .map(|(file, _, _)| file)
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "/tmp/rec-diag/eslint/src/b.js",
+            "/tmp/rec-diag/eslint/src/my dir/a.js",
+            "/tmp/rec-diag/eslint/src/my dir/a.js"
+        ]
+    );
+}
