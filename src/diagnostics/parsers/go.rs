@@ -12,7 +12,7 @@ use regex::Regex;
 /// What the prefilter looks for in a line, built once.
 static NEEDLE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b".go:"));
 
-use super::{json_number, number, split_trailer, Found, Grammar, Out};
+use super::{json_number, number, split_trailer, starts_trimmed, Found, Grammar, Out};
 use crate::config::Origin;
 use crate::diagnostics::{ColumnUnit, Severity};
 
@@ -54,42 +54,75 @@ pub struct Go {
     /// Test failures waiting for the `FAIL <package>` line that says
     /// which directory their files are in.
     pending: Vec<Found>,
-    /// The failing test being read.
-    test: Option<String>,
+    /// The failing tests being read, outermost first: a subtest's
+    /// `--- FAIL: TestSub/case_one` is indented four columns more than its
+    /// parent's, and so are its lines.
+    tests: Vec<String>,
+}
+
+/// Where a line is indented to, a tab counting as four columns (Go before
+/// 1.14 indented a test's lines with one).
+fn indent(line: &str) -> usize {
+    line.bytes()
+        .take_while(u8::is_ascii_whitespace)
+        .map(|b| if b == b'\t' { 4 } else { 1 })
+        .sum()
 }
 
 impl Go {
-    fn test_output(&mut self, line: &str, at: &Range<u64>, package: Option<&str>, out: &mut Out) {
-        if let Some(test) = line.strip_prefix("--- FAIL: ") {
-            self.test = test.split_whitespace().next().map(str::to_string);
+    /// A test's output line: a `--- FAIL:` header or a located message.
+    /// `json`: the package and the test `go test -json` says the line is
+    /// from.
+    fn test_output(
+        &mut self,
+        line: &str,
+        at: &Range<u64>,
+        json: Option<(&str, Option<&str>)>,
+        out: &mut Out,
+    ) {
+        let depth = indent(line) / 4;
+        if let Some(test) = line.trim_start().strip_prefix("--- FAIL: ") {
+            self.tests.truncate(depth);
+            if let Some(name) = test.split_whitespace().next() {
+                self.tests.push(name.to_string());
+            }
             return;
         }
         let Some(c) = super::caps(&TEST_LINE, line) else {
             return;
         };
+        let test = match json {
+            Some((_, test)) => test.map(str::to_string),
+            // A test's lines are indented one level more than its header.
+            None => self
+                .tests
+                .get(depth.saturating_sub(1))
+                .or(self.tests.last())
+                .cloned(),
+        };
         let found = Found::new(
-            if package.is_some() {
-                "test-json"
-            } else {
-                "test"
-            },
+            if json.is_some() { "test-json" } else { "test" },
             Severity::Error,
             &c["message"],
         )
         .at(&c["file"], number(&c["line"]), None)
-        .test(self.test.clone())
+        .test(test)
         .origin(Origin::Test)
         .range(at);
-        match package {
-            Some(package) => out.push(Found {
+        match json {
+            Some((package, _)) => out.push(Found {
                 package: Some(package.to_string()),
                 ..found
             }),
-            // Bounded: the extractor keeps no more than its cap anyway.
-            None if self.pending.len() < crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK => {
-                self.pending.push(found);
-            }
-            None => {}
+            None => self.hold(found),
+        }
+    }
+
+    /// Keeps a text finding until its package's `FAIL` line. Bounded: the
+    /// extractor keeps no more than its cap anyway.
+    fn hold(&mut self, found: Found) {
+        if self.pending.len() < crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK {
+            self.pending.push(found);
         }
     }
 }
@@ -109,16 +142,12 @@ impl Grammar for Go {
 
     fn wants(&self, line: &[u8]) -> bool {
         NEEDLE.find(line).is_some()
-            || line.starts_with(b"--- FAIL")
+            || starts_trimmed(line, b"--- FAIL")
             || line.starts_with(b"FAIL")
             || line.starts_with(b"ok ")
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
-        if line.starts_with("--- FAIL: ") || TEST_LINE.is_match(line) {
-            self.test_output(line, at, None, out);
-            return;
-        }
         if let Some(c) = super::caps(&PACKAGE, line) {
             let package = c["package"].to_string();
             for found in self.pending.drain(..) {
@@ -127,9 +156,15 @@ impl Grammar for Go {
                     ..found
                 });
             }
-            self.test = None;
+            self.tests.clear();
             return;
         }
+        if starts_trimmed(line.as_bytes(), b"--- FAIL: ") || TEST_LINE.is_match(line) {
+            self.test_output(line, at, None, out);
+            return;
+        }
+        // go vet (1.19) prints a package's type errors as `vet: file:line:col: message`.
+        let line = line.strip_prefix("vet: ").unwrap_or(line);
         if ISSUES.is_match(line) {
             // v2's closing count, not an issue.
             return;
@@ -179,10 +214,9 @@ impl Grammar for Go {
                 if let (Some(text), Some(package)) =
                     (doc["Output"].as_str(), doc["Package"].as_str())
                 {
-                    if let Some(test) = doc["Test"].as_str() {
-                        self.test = Some(test.to_string());
-                    }
-                    self.test_output(text.trim_end(), at, Some(package), out);
+                    let text = text.trim_end();
+                    let test_name = doc["Test"].as_str();
+                    self.test_output(text, at, Some((package, test_name)), out);
                 }
             }
             return;
@@ -249,5 +283,30 @@ impl Grammar for Go {
         for found in self.pending.drain(..) {
             out.push(found);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostics::tests::{places, recorded};
+
+    #[test]
+    fn a_failed_subtest_is_named_in_full_as_the_json_names_it() {
+        for output in ["go/go-subtest.txt", "go/go-subtest.json"] {
+            let found = recorded("go", output, None);
+            assert_eq!(
+                places(&found),
+                [("sub_test.go:8".to_string(), None, Some("TestSub/case_one"))],
+                "{output}"
+            );
+        }
+    }
+
+    #[test]
+    fn go_vets_type_errors_are_read() {
+        // go1.19.8: `vet: sub/u.go:4:2: unused declared but not used`.
+        let found = recorded("go", "go/go-vet-typecheck.txt", None);
+        assert_eq!(places(&found), [("sub/u.go:4:2".to_string(), None, None)]);
+        assert_eq!(found.diagnostics[0].message, "unused declared but not used");
     }
 }
