@@ -183,3 +183,18 @@ fn eslint_findings_in_a_path_with_a_space_are_kept() {
         ]
     );
 }
+
+#[test]
+fn a_panicking_go_test_is_a_diagnostic_next_to_the_other_failures() {
+    let repo = TestRepo::new();
+    let found = parsed(&repo, &["--parser", "go", &fixture("go/go-panic.txt")]);
+    assert!(
+        found.contains(&(
+            "/tmp/rec-diag/go/test/panicky/p.go".to_string(),
+            Some(3),
+            Some("TestBoom".to_string())
+        )),
+        "{found:?}"
+    );
+    assert_eq!(found.len(), 2, "{found:?}");
+}
