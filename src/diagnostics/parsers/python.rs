@@ -27,6 +27,12 @@ static RUFF_HEADER: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the ruff header regex is valid")
 });
 
+/// mypy's `--pretty` wrap can put the error code alone on a line:
+/// `[no-untyped-def]` or ` [no-untyped-def]`.
+static MYPY_CODE_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s?\[(?P<code>[a-z][a-z0-9-]*)\]$").expect("the mypy code line regex is valid")
+});
+
 static RUFF_LOCATION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*--> (?P<file>.+?):(?P<line>\d+):(?P<col>\d+)$")
         .expect("the ruff location regex is valid")
@@ -97,8 +103,16 @@ impl Python {
                 true
             }
             Open::Mypy(found, body) => {
-                // `--pretty` wraps the message onto unindented lines, then
-                // shows the source line and a caret, indented.
+                // `--pretty` wraps the message onto unindented lines (the
+                // code may be alone on the last), then shows the source
+                // line and a caret, indented.
+                if let Some(c) = super::caps(&MYPY_CODE_LINE, line) {
+                    if found.code.is_none() {
+                        found.code = Some(c["code"].to_string());
+                    }
+                    found.range.end = at.end;
+                    return true;
+                }
                 if line.trim().is_empty()
                     || *body >= MAX_BODY_LINES
                     || super::compiler_line_parts(line).is_some()
@@ -289,5 +303,31 @@ impl Grammar for Python {
 
     fn finish(&mut self, out: &mut Out) {
         self.close(out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostics::tests::recorded;
+    use crate::diagnostics::Severity;
+
+    #[test]
+    fn a_mypy_code_wrapped_onto_its_own_line_is_the_code() {
+        // mypy 2.4.1 `--pretty` at 80 columns: `[no-untyped-def]` alone.
+        let found = recorded("mypy", "python/mypy-pretty-code.txt", None);
+        let errors: Vec<_> = found
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| (d.location(), d.code.as_deref(), d.message.as_str()))
+            .collect();
+        let expected = |line: u32| {
+            (
+                format!("tests/test_untyped.py:{line}"),
+                Some("no-untyped-def"),
+                "Function is missing a return type annotation",
+            )
+        };
+        assert_eq!(errors, [expected(1), expected(5)]);
     }
 }
