@@ -31,6 +31,9 @@ struct Case {
     parser: Option<String>,
     /// Where this output was recorded, when not where the others were.
     recorded_in: Option<PathBuf>,
+    /// The directory the tool ran in, relative to the sources' root, when
+    /// not that root (a member of a nested workspace).
+    cwd: Option<PathBuf>,
 }
 
 fn fixtures() -> PathBuf {
@@ -59,7 +62,11 @@ fn run_case(dir: &Path, cases: &Cases, case: &Case, root: &Path) -> Extracted {
         .parser
         .clone()
         .map_or(ParserChoice::Auto, ParserChoice::Named);
-    let mut x = Extractor::new("c", Origin::Lint, &parser, &argv, root, root);
+    let cwd = case
+        .cwd
+        .as_ref()
+        .map_or_else(|| root.to_path_buf(), |d| root.join(d));
+    let mut x = Extractor::new("c", Origin::Lint, &parser, &argv, root, &cwd);
     if let Some(recorded) = case.recorded_in.as_ref().or(cases.recorded_in.as_ref()) {
         x = x.recorded_in(recorded);
     }

@@ -198,3 +198,52 @@ fn a_panicking_go_test_is_a_diagnostic_next_to_the_other_failures() {
     );
     assert_eq!(found.len(), 2, "{found:?}");
 }
+
+#[test]
+fn a_check_in_a_workspace_member_or_a_module_package_gets_real_paths() {
+    let repo = TestRepo::new();
+    repo.write(
+        "ws/Cargo.toml",
+        "[workspace]\nmembers = [\"crates/alpha\"]\nresolver = \"2\"\n",
+    )
+    .write(
+        "ws/crates/alpha/Cargo.toml",
+        "[package]\nname = \"alpha\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .write("ws/crates/alpha/src/lib.rs", "pub fn f() {}\n")
+    .write("backend/go.mod", "module example.com/shop\n\ngo 1.19\n")
+    .write("backend/calc/inner/inner_test.go", "package inner\n");
+    let cargo = parsed(
+        &repo,
+        &[
+            "--parser",
+            "cargo",
+            "--cwd",
+            "ws/crates/alpha",
+            &fixture("cargo/cargo-test-member.txt"),
+        ],
+    );
+    let files: Vec<&str> = cargo.iter().map(|(file, _, _)| file.as_str()).collect();
+    assert_eq!(
+        files,
+        ["ws/crates/alpha/src/lib.rs", "ws/crates/alpha/src/lib.rs"]
+    );
+    let go = parsed(
+        &repo,
+        &[
+            "--parser",
+            "go",
+            "--cwd",
+            "backend/calc",
+            &fixture("go/go-test-subdir.txt"),
+        ],
+    );
+    assert_eq!(
+        go,
+        [(
+            "backend/calc/inner/inner_test.go".to_string(),
+            Some(6),
+            Some("TestInner".to_string())
+        )]
+    );
+}
