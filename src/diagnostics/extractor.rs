@@ -417,13 +417,21 @@ impl Extractor {
         };
         let mut lines = columns::SourceLines::new(&self.root);
         let module = go_module(&self.cwd, &self.root);
+        // Run in a member of a workspace, cargo and rustc still name files
+        // from the workspace's root.
+        let tool_base = if name == "cargo" {
+            cargo_root(&self.cwd, &self.root)
+        } else {
+            self.cwd.clone()
+        };
+        let ancestors = up_to_root(&self.cwd, &self.root);
         let diagnostics: Vec<Diagnostic> = reader
             .kept
             .into_iter()
             .map(|found| {
                 let base = match &found.package {
                     Some(package) => go_package_dir(package, module.as_ref(), &self.cwd),
-                    None => self.cwd.clone(),
+                    None => tool_base.clone(),
                 };
                 let file = found.file.as_deref().map(|f| {
                     let moved = self
@@ -431,7 +439,9 @@ impl Extractor {
                         .as_ref()
                         .and_then(|r| Path::new(f).strip_prefix(r).ok())
                         .map(|rest| self.root.join(rest).to_string_lossy().into_owned());
-                    relative_to_root(moved.as_deref().unwrap_or(f), &base, &self.root)
+                    let mut bases = vec![base.as_path()];
+                    bases.extend(ancestors.iter().copied());
+                    relative_to_root(moved.as_deref().unwrap_or(f), &bases, &self.root)
                 });
                 let mut d = Diagnostic {
                     check: self.check.clone(),
@@ -477,15 +487,52 @@ impl Extractor {
     }
 }
 
+/// The directories from the check's up to the repository root, nearest
+/// first; the check's and the root when the check's is not inside it.
+fn up_to_root<'a>(cwd: &'a Path, root: &'a Path) -> Vec<&'a Path> {
+    if cwd.starts_with(root) {
+        cwd.ancestors()
+            .take_while(|d| d.starts_with(root))
+            .collect()
+    } else {
+        vec![cwd, root]
+    }
+}
+
 /// The Go module the check runs in: the directory of the nearest `go.mod`
-/// (the check's directory or the root) and its module path.
+/// from the check's directory up to the root, and its module path.
 fn go_module(cwd: &Path, root: &Path) -> Option<(PathBuf, String)> {
-    [cwd, root].iter().find_map(|dir| {
+    up_to_root(cwd, root).into_iter().find_map(|dir| {
         let text = std::fs::read_to_string(dir.join("go.mod")).ok()?;
         text.lines()
             .find_map(|l| l.trim().strip_prefix("module "))
             .map(|m| (dir.to_path_buf(), m.trim().trim_matches('"').to_string()))
     })
+}
+
+/// The directory cargo names files from: the nearest workspace root (a
+/// `Cargo.toml` with a `[workspace]` table) from the check's directory up
+/// to the repository root, else the nearest package's, else the check's.
+fn cargo_root(cwd: &Path, root: &Path) -> PathBuf {
+    let dirs = up_to_root(cwd, root);
+    let declares_workspace = |dir: &Path| {
+        std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|manifest| {
+            manifest
+                .lines()
+                .map(str::trim_start)
+                .any(|l| l.starts_with("[workspace]") || l.starts_with("[workspace."))
+        })
+    };
+    dirs.iter()
+        .copied()
+        .find(|dir| declares_workspace(dir))
+        .or_else(|| {
+            dirs.iter()
+                .copied()
+                .find(|dir| dir.join("Cargo.toml").is_file())
+        })
+        .unwrap_or(cwd)
+        .to_path_buf()
 }
 
 /// The directory of a Go package (`example.com/shop/calc` → `<module
@@ -502,20 +549,26 @@ fn go_package_dir(package: &str, module: Option<&(PathBuf, String)>, cwd: &Path)
     }
 }
 
-/// A path as a tool printed it (absolute, `./x`, relative to the check's
-/// working directory, or to the root when only that names a file) →
-/// relative to the repository root when inside it.
-pub fn relative_to_root(printed: &str, cwd: &Path, root: &Path) -> String {
+/// A path as a tool printed it (absolute, `./x`, or relative to one of
+/// `bases`: the directory the tool names files from, then the check's and
+/// each directory above it up to the root) → relative to the repository
+/// root when inside it. A relative path is joined to the first base under
+/// which it exists, else to the first base.
+pub fn relative_to_root(printed: &str, bases: &[&Path], root: &Path) -> String {
     let printed = printed.strip_prefix("file://").unwrap_or(printed);
     let path = Path::new(printed);
     let absolute = if path.is_absolute() {
         path.to_path_buf()
-    } else if cwd != root && !cwd.join(path).exists() && root.join(path).exists() {
-        // Run in a subdirectory, a tool may still print paths from the
-        // repository's root (`sub/x.c`, not `x.c`).
-        root.join(path)
     } else {
-        cwd.join(path)
+        // Run in a subdirectory, a tool may still print paths from the
+        // repository's root (`sub/x.c`, not `x.c`), or from its
+        // workspace's.
+        bases
+            .iter()
+            .map(|base| base.join(path))
+            .find(|candidate| candidate.exists())
+            .or_else(|| bases.first().map(|base| base.join(path)))
+            .unwrap_or_else(|| root.join(path))
     };
     let normal = normalize(&absolute);
     match normal.strip_prefix(normalize(root)) {
@@ -582,6 +635,81 @@ mod tests {
         assert_eq!(
             files,
             ["sub/x.c", "sub/y/z.c", "top.c", "abs.c", "/elsewhere/e.c"]
+        );
+    }
+
+    #[test]
+    fn a_workspace_member_or_a_module_package_names_files_from_its_root() {
+        // Real recordings: `cargo test` run in `ws/crates/alpha`, a member
+        // of the workspace `ws/`, and `go test ./...` run in
+        // `backend/calc`, a package of the module `backend/` (the root's
+        // go.mod is another module's).
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/diagnostics");
+        for (path, fixture) in [
+            ("ws/Cargo.toml", "cargo/ws-Cargo.toml.txt"),
+            ("ws/crates/alpha/Cargo.toml", "cargo/alpha-Cargo.toml.txt"),
+            ("ws/crates/alpha/src/lib.rs", "cargo/alpha-lib.rs.txt"),
+            ("go.mod", "go/go.mod.txt"),
+            ("backend/go.mod", "go/go.mod.txt"),
+            ("backend/calc/calc.go", "go/calc.go.txt"),
+            ("backend/calc/inner/inner_test.go", "go/inner_test.go.txt"),
+        ] {
+            let target = root.join(path);
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::copy(fixtures.join(fixture), target).unwrap();
+        }
+        let files = |command: &[&str], cwd: &str, output: &str| {
+            let argv: Vec<String> = command.iter().map(ToString::to_string).collect();
+            let x = Extractor::new(
+                "c",
+                Origin::Test,
+                &ParserChoice::Auto,
+                &argv,
+                &root,
+                &root.join(cwd),
+            );
+            let found = extract(x, &std::fs::read(fixtures.join(output)).unwrap());
+            found
+                .diagnostics
+                .iter()
+                .map(Diagnostic::location)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            files(
+                &["cargo", "test"],
+                "ws/crates/alpha",
+                "cargo/cargo-test-member.txt"
+            ),
+            [
+                "ws/crates/alpha/src/lib.rs:2:9",
+                "ws/crates/alpha/src/lib.rs:10:9"
+            ]
+        );
+        assert_eq!(
+            files(
+                &["go", "test", "./..."],
+                "backend/calc",
+                "go/go-test-subdir.txt"
+            ),
+            ["backend/calc/inner/inner_test.go:6"]
+        );
+        // Without the manifests, the directory above the check's under
+        // which the file exists.
+        std::fs::remove_file(root.join("ws/Cargo.toml")).unwrap();
+        std::fs::remove_file(root.join("ws/crates/alpha/Cargo.toml")).unwrap();
+        assert_eq!(
+            files(
+                &["cargo", "test"],
+                "ws/crates/alpha",
+                "cargo/cargo-test-member.txt"
+            ),
+            [
+                "ws/crates/alpha/src/lib.rs:2:9",
+                "ws/crates/alpha/src/lib.rs:10:9"
+            ]
         );
     }
 

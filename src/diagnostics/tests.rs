@@ -31,6 +31,9 @@ struct Case {
     parser: Option<String>,
     /// Where this output was recorded, when not where the others were.
     recorded_in: Option<PathBuf>,
+    /// The directory the tool ran in, relative to the sources' root, when
+    /// not that root (a member of a nested workspace).
+    cwd: Option<PathBuf>,
 }
 
 fn fixtures() -> PathBuf {
@@ -59,12 +62,43 @@ fn run_case(dir: &Path, cases: &Cases, case: &Case, root: &Path) -> Extracted {
         .parser
         .clone()
         .map_or(ParserChoice::Auto, ParserChoice::Named);
-    let mut x = Extractor::new("c", Origin::Lint, &parser, &argv, root, root);
+    let cwd = case
+        .cwd
+        .as_ref()
+        .map_or_else(|| root.to_path_buf(), |d| root.join(d));
+    let mut x = Extractor::new("c", Origin::Lint, &parser, &argv, root, &cwd);
     if let Some(recorded) = case.recorded_in.as_ref().or(cases.recorded_in.as_ref()) {
         x = x.recorded_in(recorded);
     }
     let bytes = std::fs::read(dir.join(&case.output)).expect("the output is readable");
     extract(x, &bytes)
+}
+
+/// The recorded output `fixtures/diagnostics/<path>` read by the parser
+/// named `parser` (`auto`: the output decides), as if the tool had run at
+/// the root `/repo` (absolute paths under `recorded_in`, where it really
+/// ran, read as under `/repo`).
+pub fn recorded(parser: &str, path: &str, recorded_in: Option<&str>) -> Extracted {
+    let root = Path::new("/repo");
+    let choice = match parser {
+        "auto" => ParserChoice::Auto,
+        name => ParserChoice::Named(name.to_string()),
+    };
+    let mut x = Extractor::new("c", Origin::Lint, &choice, &[], root, root);
+    if let Some(dir) = recorded_in {
+        x = x.recorded_in(Path::new(dir));
+    }
+    let bytes = std::fs::read(fixtures().join(path)).expect("the fixture is readable");
+    extract(x, &bytes)
+}
+
+/// Each diagnostic's place, code and test, to compare at a glance.
+pub fn places(found: &Extracted) -> Vec<(String, Option<&str>, Option<&str>)> {
+    found
+        .diagnostics
+        .iter()
+        .map(|d| (d.location(), d.code.as_deref(), d.test.as_deref()))
+        .collect()
 }
 
 /// One diagnostic per block, every field that matters.

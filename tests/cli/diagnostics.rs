@@ -143,3 +143,107 @@ fn the_command_that_printed_a_log_picks_its_parser() {
     let bad = repo.phasegate(&["diagnostics", "parse", "--command", "npx 'tsc", &log]);
     assert_eq!(bad.code, 2);
 }
+
+/// `phasegate diagnostics parse --format json ARGS`: each diagnostic's
+/// file, line and test.
+fn parsed(repo: &TestRepo, args: &[&str]) -> Vec<(String, Option<u64>, Option<String>)> {
+    let mut all = vec!["diagnostics", "parse", "--format", "json"];
+    all.extend_from_slice(args);
+    let run = repo.phasegate(&all);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.json()["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["file"].as_str().unwrap_or("-").to_string(),
+                d["line"].as_u64(),
+                d["test"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn eslint_findings_in_a_path_with_a_space_are_kept() {
+    // ESLint 10.15.0 run in /tmp/rec-diag/eslint, outside this repository:
+    // its absolute paths stay as printed.
+    let repo = TestRepo::new();
+    let files: Vec<String> = parsed(&repo, &[&fixture("node/eslint-space.txt")])
+        .into_iter()
+        .map(|(file, _, _)| file)
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "/tmp/rec-diag/eslint/src/b.js",
+            "/tmp/rec-diag/eslint/src/my dir/a.js",
+            "/tmp/rec-diag/eslint/src/my dir/a.js"
+        ]
+    );
+}
+
+#[test]
+fn a_panicking_go_test_is_a_diagnostic_next_to_the_other_failures() {
+    let repo = TestRepo::new();
+    let found = parsed(&repo, &["--parser", "go", &fixture("go/go-panic.txt")]);
+    assert!(
+        found.contains(&(
+            "/tmp/rec-diag/go/test/panicky/p.go".to_string(),
+            Some(3),
+            Some("TestBoom".to_string())
+        )),
+        "{found:?}"
+    );
+    assert_eq!(found.len(), 2, "{found:?}");
+}
+
+#[test]
+fn a_check_in_a_workspace_member_or_a_module_package_gets_real_paths() {
+    let repo = TestRepo::new();
+    repo.write(
+        "ws/Cargo.toml",
+        "[workspace]\nmembers = [\"crates/alpha\"]\nresolver = \"2\"\n",
+    )
+    .write(
+        "ws/crates/alpha/Cargo.toml",
+        "[package]\nname = \"alpha\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .write("ws/crates/alpha/src/lib.rs", "pub fn f() {}\n")
+    .write("backend/go.mod", "module example.com/shop\n\ngo 1.19\n")
+    .write("backend/calc/inner/inner_test.go", "package inner\n");
+    let cargo = parsed(
+        &repo,
+        &[
+            "--parser",
+            "cargo",
+            "--cwd",
+            "ws/crates/alpha",
+            &fixture("cargo/cargo-test-member.txt"),
+        ],
+    );
+    let files: Vec<&str> = cargo.iter().map(|(file, _, _)| file.as_str()).collect();
+    assert_eq!(
+        files,
+        ["ws/crates/alpha/src/lib.rs", "ws/crates/alpha/src/lib.rs"]
+    );
+    let go = parsed(
+        &repo,
+        &[
+            "--parser",
+            "go",
+            "--cwd",
+            "backend/calc",
+            &fixture("go/go-test-subdir.txt"),
+        ],
+    );
+    assert_eq!(
+        go,
+        [(
+            "backend/calc/inner/inner_test.go".to_string(),
+            Some(6),
+            Some("TestInner".to_string())
+        )]
+    );
+}

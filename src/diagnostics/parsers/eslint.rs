@@ -15,13 +15,20 @@ static ROW: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the eslint row regex is valid")
 });
 
-/// A file's path alone: no space, and a directory separator or an
-/// extension (ESLint prints its files' absolute paths). A long output of
-/// other space-less lines (hashes, progress dots) is not read as headers.
+/// A file's path alone: a directory separator or an extension, and no
+/// space unless the path is absolute (ESLint prints its files' absolute
+/// paths, `/app/src/my dir/a.js`). A long output of other space-less lines
+/// (hashes, progress dots) is not read as headers, nor is a sentence.
 fn looks_like_a_path(line: &[u8]) -> bool {
     !line.is_empty()
-        && memchr::memchr(b' ', line).is_none()
+        && (memchr::memchr(b' ', line).is_none() || is_absolute(line))
         && memchr::memchr3(b'/', b'.', b'\\', line).is_some()
+}
+
+/// `/…`, `C:\…` or `\\server\…`.
+fn is_absolute(line: &[u8]) -> bool {
+    let drive = matches!(line, [letter, b':', b'\\' | b'/', ..] if letter.is_ascii_alphabetic());
+    line.starts_with(b"/") || line.starts_with(b"\\\\") || drive
 }
 
 #[derive(Debug, Default)]
@@ -111,5 +118,37 @@ impl Grammar for Eslint {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostics::tests::{places, recorded};
+
+    #[test]
+    fn a_path_with_a_space_heads_its_block() {
+        // ESLint 10.15.0's stylish format: the second file is
+        // `/tmp/rec-diag/eslint/src/my dir/a.js`.
+        let found = recorded(
+            "eslint",
+            "node/eslint-space.txt",
+            Some("/tmp/rec-diag/eslint"),
+        );
+        assert_eq!(
+            places(&found),
+            [
+                ("src/b.js:1:7".to_string(), Some("no-unused-vars"), None),
+                ("src/my dir/a.js:1:1".to_string(), Some("no-var"), None),
+                (
+                    "src/my dir/a.js:1:5".to_string(),
+                    Some("no-unused-vars"),
+                    None
+                ),
+            ]
+        );
+        assert_eq!(
+            found.diagnostics[2].message,
+            "'spaced' is assigned a value but never used"
+        );
     }
 }

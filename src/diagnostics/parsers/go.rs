@@ -1,7 +1,8 @@
 //! Go: `go build`, `go vet` (text and `-json`, which exits 0 while
 //! reporting), `go test` (text and `-json`, test files named relative to
-//! their package), and golangci-lint (v1 and v2: text, tab and JSON).
-//! Go counts columns in bytes.
+//! their package; a panic located at its goroutine's first frame in the
+//! project), and golangci-lint (v1 and v2: text, tab and JSON). Go counts
+//! columns in bytes.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -12,7 +13,7 @@ use regex::Regex;
 /// What the prefilter looks for in a line, built once.
 static NEEDLE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b".go:"));
 
-use super::{json_number, number, split_trailer, Found, Grammar, Out};
+use super::{json_number, number, split_trailer, starts_trimmed, Found, Grammar, Out};
 use crate::config::Origin;
 use crate::diagnostics::{ColumnUnit, Severity};
 
@@ -39,6 +40,12 @@ static PACKAGE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:FAIL|ok)\s+(?P<package>\S+)\s").expect("the go package regex is valid")
 });
 
+/// A goroutine's stack frame: `\t/abs/calc/calc.go:6 +0x1d`.
+static FRAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\t(?P<file>\S.*\.go):(?P<line>\d+)(?: \+0x[0-9a-f]+)?$")
+        .expect("the go frame regex is valid")
+});
+
 /// The linter golangci-lint names after an issue: ` (errcheck)`.
 static LINTER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r" \((?P<code>[a-z][a-z0-9-]*)\)$").expect("the golangci-lint regex is valid")
@@ -54,42 +61,183 @@ pub struct Go {
     /// Test failures waiting for the `FAIL <package>` line that says
     /// which directory their files are in.
     pending: Vec<Found>,
-    /// The failing test being read.
-    test: Option<String>,
+    /// The failing tests being read, outermost first: a subtest's
+    /// `--- FAIL: TestSub/case_one` is indented four columns more than its
+    /// parent's, and so are its lines.
+    tests: Vec<String>,
+    /// A test's panic being read, up to its package's `FAIL` line.
+    panic: Option<Panic>,
+    /// The line just read was a `--- FAIL:` header: a panic now is that
+    /// test's (one later, a timeout's, is no test's in particular).
+    after_header: bool,
+}
+
+/// A panic: its first line, then the goroutine's stack, innermost call
+/// first (`example.com/shop/calc.Div(...)`, then `\t/abs/calc/calc.go:6`).
+#[derive(Debug)]
+struct Panic {
+    found: Found,
+    /// The function of the frame whose file line comes next.
+    function: Option<String>,
+    stack: Stack,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stack {
+    /// Before `goroutine 6 [running]:`.
+    Before,
+    /// In the panicking goroutine's frames.
+    In,
+    /// Past them: other goroutines' stacks are not the panic's.
+    After,
+}
+
+/// Where a line is indented to, a tab counting as four columns (Go before
+/// 1.14 indented a test's lines with one).
+fn indent(line: &str) -> usize {
+    line.bytes()
+        .take_while(u8::is_ascii_whitespace)
+        .map(|b| if b == b'\t' { 4 } else { 1 })
+        .sum()
+}
+
+/// The package of a stack frame's function: `testing` for
+/// `testing.tRunner.func1.2({...})`, `example.com/shop/calc` for
+/// `example.com/shop/calc.(*T).Div(...)`; none for the builtin `panic(...)`.
+fn frame_package(function: &str) -> Option<&str> {
+    let function = function.strip_prefix("created by ").unwrap_or(function);
+    let head = function.split(['(', '[']).next().unwrap_or(function);
+    let name = head.rfind('/').map_or(0, |i| i + 1);
+    let dot = head[name..].find('.')?;
+    Some(&head[..name + dot])
+}
+
+/// Whether a frame is the project's: not the standard library's (a package
+/// path without a dot, its file under `GOROOT/src/<package>/`), not a
+/// dependency's (the module cache, `vendor/`), not the runtime's `panic`.
+fn in_project(function: Option<&str>, file: &str) -> bool {
+    if file.contains("/pkg/mod/") || file.contains("/vendor/") {
+        return false;
+    }
+    match function.and_then(frame_package) {
+        None => false,
+        Some(package) => package.contains('.') || !file.contains(&format!("/src/{package}/")),
+    }
 }
 
 impl Go {
-    fn test_output(&mut self, line: &str, at: &Range<u64>, package: Option<&str>, out: &mut Out) {
-        if let Some(test) = line.strip_prefix("--- FAIL: ") {
-            self.test = test.split_whitespace().next().map(str::to_string);
+    /// A test's output line: a `--- FAIL:` header or a located message.
+    /// `json`: the package and the test `go test -json` says the line is
+    /// from.
+    fn test_output(
+        &mut self,
+        line: &str,
+        at: &Range<u64>,
+        json: Option<(&str, Option<&str>)>,
+        out: &mut Out,
+    ) {
+        let depth = indent(line) / 4;
+        if let Some(test) = line.trim_start().strip_prefix("--- FAIL: ") {
+            self.tests.truncate(depth);
+            if let Some(name) = test.split_whitespace().next() {
+                self.tests.push(name.to_string());
+            }
+            self.after_header = true;
             return;
         }
         let Some(c) = super::caps(&TEST_LINE, line) else {
             return;
         };
+        let test = match json {
+            Some((_, test)) => test.map(str::to_string),
+            // A test's lines are indented one level more than its header.
+            None => self
+                .tests
+                .get(depth.saturating_sub(1))
+                .or(self.tests.last())
+                .cloned(),
+        };
         let found = Found::new(
-            if package.is_some() {
-                "test-json"
-            } else {
-                "test"
-            },
+            if json.is_some() { "test-json" } else { "test" },
             Severity::Error,
             &c["message"],
         )
         .at(&c["file"], number(&c["line"]), None)
-        .test(self.test.clone())
+        .test(test)
         .origin(Origin::Test)
         .range(at);
-        match package {
-            Some(package) => out.push(Found {
+        match json {
+            Some((package, _)) => out.push(Found {
                 package: Some(package.to_string()),
                 ..found
             }),
-            // Bounded: the extractor keeps no more than its cap anyway.
-            None if self.pending.len() < crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK => {
-                self.pending.push(found);
+            None => self.hold(found),
+        }
+    }
+
+    /// Keeps a text finding until its package's `FAIL` line. Bounded: the
+    /// extractor keeps no more than its cap anyway.
+    fn hold(&mut self, found: Found) {
+        if self.pending.len() < crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK {
+            self.pending.push(found);
+        }
+    }
+
+    /// `panic: runtime error: index out of range [5] with length 1
+    /// [recovered]` starts a panic; its message is the first line, without
+    /// the testing package's ` [recovered]`.
+    fn open_panic(&mut self, line: &str, test: Option<String>, json: bool, at: &Range<u64>) {
+        let message = match line.find(" [recovered") {
+            Some(i) if line.ends_with(']') => &line[..i],
+            _ => line,
+        };
+        let found = Found::new(
+            if json { "panic-json" } else { "panic" },
+            Severity::Error,
+            message,
+        )
+        .test(test)
+        .origin(Origin::Test)
+        .range(at);
+        self.panic = Some(Panic {
+            found,
+            function: None,
+            stack: Stack::Before,
+        });
+    }
+
+    /// A line of an open panic: the stack is read for its first frame in
+    /// the project.
+    fn panic_line(&mut self, line: &str, at: &Range<u64>) {
+        let Some(panic) = self.panic.as_mut() else {
+            return;
+        };
+        match panic.stack {
+            Stack::Before => {
+                if line.starts_with("goroutine ") {
+                    panic.stack = Stack::In;
+                }
             }
-            None => {}
+            Stack::In => {
+                if line.is_empty() || line.starts_with("goroutine ") {
+                    panic.stack = Stack::After;
+                } else if let Some(c) = super::caps(&FRAME, line) {
+                    if panic.found.file.is_none()
+                        && in_project(panic.function.as_deref(), &c["file"])
+                    {
+                        panic.found = std::mem::take(&mut panic.found).at(
+                            &c["file"],
+                            number(&c["line"]),
+                            None,
+                        );
+                        panic.found.range.end = at.end;
+                    }
+                    panic.function = None;
+                } else if !line.starts_with(char::is_whitespace) {
+                    panic.function = Some(line.to_string());
+                }
+            }
+            Stack::After => {}
         }
     }
 }
@@ -107,19 +255,32 @@ impl Grammar for Go {
         })
     }
 
+    fn busy(&self) -> bool {
+        self.panic.is_some()
+    }
+
     fn wants(&self, line: &[u8]) -> bool {
-        NEEDLE.find(line).is_some()
-            || line.starts_with(b"--- FAIL")
+        self.busy()
+            || NEEDLE.find(line).is_some()
+            || starts_trimmed(line, b"--- FAIL")
             || line.starts_with(b"FAIL")
             || line.starts_with(b"ok ")
+            || line.starts_with(b"panic: ")
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
-        if line.starts_with("--- FAIL: ") || TEST_LINE.is_match(line) {
-            self.test_output(line, at, None, out);
-            return;
+        let after_header = std::mem::take(&mut self.after_header);
+        let package = super::caps(&PACKAGE, line);
+        if self.panic.is_some() {
+            if package.is_none() {
+                self.panic_line(line, at);
+                return;
+            }
+            if let Some(panic) = self.panic.take() {
+                self.hold(panic.found);
+            }
         }
-        if let Some(c) = super::caps(&PACKAGE, line) {
+        if let Some(c) = package {
             let package = c["package"].to_string();
             for found in self.pending.drain(..) {
                 out.push(Found {
@@ -127,9 +288,20 @@ impl Grammar for Go {
                     ..found
                 });
             }
-            self.test = None;
+            self.tests.clear();
             return;
         }
+        if line.starts_with("panic: ") {
+            let test = self.tests.last().filter(|_| after_header).cloned();
+            self.open_panic(line, test, false, at);
+            return;
+        }
+        if starts_trimmed(line.as_bytes(), b"--- FAIL: ") || TEST_LINE.is_match(line) {
+            self.test_output(line, at, None, out);
+            return;
+        }
+        // go vet (1.19) prints a package's type errors as `vet: file:line:col: message`.
+        let line = line.strip_prefix("vet: ").unwrap_or(line);
         if ISSUES.is_match(line) {
             // v2's closing count, not an issue.
             return;
@@ -179,10 +351,25 @@ impl Grammar for Go {
                 if let (Some(text), Some(package)) =
                     (doc["Output"].as_str(), doc["Package"].as_str())
                 {
-                    if let Some(test) = doc["Test"].as_str() {
-                        self.test = Some(test.to_string());
+                    let text = text.trim_end();
+                    let test_name = doc["Test"].as_str();
+                    if self.panic.is_some() {
+                        if !PACKAGE.is_match(text) {
+                            self.panic_line(text, at);
+                            return;
+                        }
+                        if let Some(panic) = self.panic.take() {
+                            out.push(Found {
+                                package: Some(package.to_string()),
+                                ..panic.found
+                            });
+                        }
                     }
-                    self.test_output(text.trim_end(), at, Some(package), out);
+                    if text.starts_with("panic: ") {
+                        self.open_panic(text, test_name.map(str::to_string), true, at);
+                        return;
+                    }
+                    self.test_output(text, at, Some((package, test_name)), out);
                 }
             }
             return;
@@ -245,9 +432,103 @@ impl Grammar for Go {
     }
 
     fn finish(&mut self, out: &mut Out) {
+        // A panic no package line ended (`go run`, a test binary).
+        if let Some(panic) = self.panic.take() {
+            self.hold(panic.found);
+        }
         // Test lines no package line claimed: relative to the check.
         for found in self.pending.drain(..) {
             out.push(found);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostics::tests::{places, recorded};
+
+    const PANIC_RECORDED_IN: Option<&str> = Some("/tmp/rec-diag/go/test");
+
+    #[test]
+    fn a_panicking_test_is_located_at_its_first_frame_in_the_project() {
+        // go1.19.8: `panic: ... [recovered]`, then the goroutine's stack,
+        // the testing and runtime frames first, then
+        // `\t/tmp/rec-diag/go/test/panicky/p.go:3`.
+        for output in ["go/go-panic.txt", "go/go-panic.json"] {
+            let found = recorded("go", output, PANIC_RECORDED_IN);
+            let panic = found
+                .diagnostics
+                .iter()
+                .find(|d| d.test.as_deref() == Some("TestBoom"))
+                .unwrap_or_else(|| panic!("{output}: no panic in {:?}", places(&found)));
+            assert_eq!(panic.location(), "panicky/p.go:3", "{output}");
+            assert_eq!(
+                panic.message, "panic: runtime error: index out of range [5] with length 1",
+                "{output}"
+            );
+            // The other package's failure is still there.
+            assert_eq!(found.diagnostics.len(), 2, "{output}: {:?}", places(&found));
+        }
+    }
+
+    #[test]
+    fn frames_of_the_standard_library_and_dependencies_are_not_the_projects() {
+        let cases = [
+            (
+                "testing.tRunner.func1.2({0x518a00, 0xc00001a0a8})",
+                "/usr/lib/go-1.19/src/testing/testing.go",
+                false,
+            ),
+            (
+                "panic({0x518a00, 0xc00001a0a8})",
+                "/usr/lib/go-1.19/src/runtime/panic.go",
+                false,
+            ),
+            (
+                "created by testing.(*T).Run",
+                "/usr/lib/go-1.19/src/testing/testing.go",
+                false,
+            ),
+            (
+                "example.com/shop/panicky.Boom(...)",
+                "/tmp/rec-diag/go/test/panicky/p.go",
+                true,
+            ),
+            // Made up, in the same shapes: a dependency in the module
+            // cache, and a dotless main package.
+            (
+                "github.com/x/y.(*T).M(...)",
+                "/root/go/pkg/mod/github.com/x/y@v1.0.0/y.go",
+                false,
+            ),
+            ("main.main()", "/app/main.go", true),
+        ];
+        for (function, file, expected) in cases {
+            assert_eq!(
+                super::in_project(Some(function), file),
+                expected,
+                "{function} {file}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_failed_subtest_is_named_in_full_as_the_json_names_it() {
+        for output in ["go/go-subtest.txt", "go/go-subtest.json"] {
+            let found = recorded("go", output, None);
+            assert_eq!(
+                places(&found),
+                [("sub_test.go:8".to_string(), None, Some("TestSub/case_one"))],
+                "{output}"
+            );
+        }
+    }
+
+    #[test]
+    fn go_vets_type_errors_are_read() {
+        // go1.19.8: `vet: sub/u.go:4:2: unused declared but not used`.
+        let found = recorded("go", "go/go-vet-typecheck.txt", None);
+        assert_eq!(places(&found), [("sub/u.go:4:2".to_string(), None, None)]);
+        assert_eq!(found.diagnostics[0].message, "unused declared but not used");
     }
 }

@@ -25,15 +25,18 @@ static BULLET: LazyLock<memchr::memmem::Finder<'static>> =
 const MAX_MESSAGE_LINES: usize = 8;
 
 /// A V8 or `JavaScriptCore` stack frame: `at fn (file:line:col)`,
-/// `at file:line:col`, vitest's `❯ fn file:line:col`.
+/// `at file:line:col`, vitest's `❯ fn file:line:col`. A function's name
+/// holds no `/`, so in `at /app/sub dir/x.js:2:38` or `❯ test/sub
+/// dir/x.js:2:38` the words before the space are the path's, not a name.
 static FRAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:at |❯ )(?:[^()]*? \(|[^\s()]+ )?(?:file://)?(?P<file>[^\s()][^()]*?):(?P<line>\d+):(?P<col>\d+)\)?$")
+    Regex::new(r"^\s*(?:at |❯ )(?:[^()]*? \(|[^\s()/\\]+ )?(?:file://)?(?P<file>[^\s()][^()]*?):(?P<line>\d+):(?P<col>\d+)\)?$")
         .expect("the stack frame regex is valid")
 });
 
-/// `FAIL src/x.test.js` (jest) or ` FAIL  src/x.test.js > name` (vitest).
+/// `FAIL src/x.test.js` (jest, with its time when slow: ` (5.2 s)`) or
+/// ` FAIL  src/x.test.js > name` (vitest). A path may hold spaces.
 static FAIL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*FAIL\s+(?P<file>\S+)(?: > (?P<test>.+)| \[ .* \])?$")
+    Regex::new(r"^\s*FAIL\s+(?P<file>\S(?:.*?\S)?)(?: > (?P<test>.+)| \[ .* \]| \([\d.]+ m?s\))?$")
         .expect("the FAIL regex is valid")
 });
 
@@ -371,5 +374,67 @@ impl Grammar for JsTest {
 
     fn finish(&mut self, out: &mut Out) {
         self.emit(out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostics::tests::{places, recorded};
+
+    const RECORDED_IN: Option<&str> = Some("/tmp/rec-diag/vt/project");
+
+    #[test]
+    fn a_vitest_failure_in_a_path_with_a_space_is_located() {
+        // ` FAIL  test/sub dir/spaced.test.js > spaced`, then the frame
+        // ` ❯ test/sub dir/spaced.test.js:2:38` (vitest 4.1.12).
+        let found = recorded("vitest", "vitest/vitest-space.txt", RECORDED_IN);
+        assert_eq!(
+            places(&found),
+            [(
+                "test/sub dir/spaced.test.js:2:38".to_string(),
+                None,
+                Some("spaced")
+            )]
+        );
+        assert!(found.diagnostics[0]
+            .message
+            .starts_with("AssertionError: expected 'abc' to be 'abd'"));
+    }
+
+    #[test]
+    fn a_frame_without_a_function_name_keeps_the_whole_path() {
+        // `at /tmp/rec-diag/vt/project/test/sub dir/spaced.test.js:2:38`.
+        let found = recorded("vitest", "vitest/vitest-space.json", RECORDED_IN);
+        assert_eq!(
+            places(&found),
+            [(
+                "test/sub dir/spaced.test.js:2:38".to_string(),
+                None,
+                Some("spaced")
+            )]
+        );
+    }
+
+    /// The first two frames are from the recorded vitest and jest outputs;
+    /// the last two are made up, in V8's shapes.
+    #[test]
+    fn frames_name_their_function_when_they_have_one() {
+        let frame = |line: &str| super::caps(&super::FRAME, line).map(|c| c["file"].to_string());
+        assert_eq!(
+            frame(" ❯ total src/math.js:6:16").as_deref(),
+            Some("src/math.js")
+        );
+        assert_eq!(
+            frame("    at Object.toBe (src/math.test.js:4:21)").as_deref(),
+            Some("src/math.test.js")
+        );
+        assert_eq!(
+            frame("    at async file:///app/sub dir/x.js:1:2").as_deref(),
+            Some("/app/sub dir/x.js")
+        );
+        assert_eq!(
+            frame("    at /app/sub dir/x.js:1:2").as_deref(),
+            Some("/app/sub dir/x.js")
+        );
     }
 }

@@ -24,12 +24,20 @@ const MAX_EXPLANATION_LINES: usize = 20;
 
 /// A frame or crash site: `tests/test_x.py:10: AssertionError`,
 /// `pkg/calc.py:6: in add`, `tests/test_x.py:14: ` (long style, between
-/// frames), `/abs/tests/test_x.py:10: AssertionError: msg` (line style).
-/// An exception's name is capitalised (`KeyError`, `mod.CustomError`),
-/// which tells it from a compiler's `error:`.
+/// frames), `/abs/tests/test_x.py:10: AssertionError: msg` or
+/// `/abs/tests/test_x.py:2: assert (1 + 2) == 4` (line style, where pytest
+/// shortens a failed `assert`'s `AssertionError: assert ...`). An
+/// exception's name is capitalised (`KeyError`, `mod.CustomError`), which
+/// tells it from a compiler's `error:`.
 static SITE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<file>[^\s:][^:]*\.py):(?P<line>\d+):(?: in (?P<function>\S+)| (?P<error>(?:[a-z_]\w*\.)*[A-Z]\w*)(?:: (?P<message>.+))?)?\s*$")
+    Regex::new(r"^(?P<file>[^\s:][^:]*\.py):(?P<line>\d+):(?: in (?P<function>\S+)| (?P<error>(?:[a-z_]\w*\.)*[A-Z]\w*)(?:: (?P<message>.+))?| (?P<assert>assert .+))?\s*$")
         .expect("the pytest site regex is valid")
+});
+
+/// The short summary's `FAILED tests/test_x.py::test_a - assert ...`.
+static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^FAILED (?P<id>(?P<file>[^\s:][^:]*\.py)::.+?)(?: - .*)?$")
+        .expect("the pytest summary regex is valid")
 });
 
 /// `____ test_name ____` or `____ ERROR collecting tests/x.py ____`.
@@ -51,6 +59,9 @@ pub struct Pytest {
     frames: Vec<(String, u32)>,
     explanation: Vec<String>,
     start: Option<u64>,
+    /// `--tb=line`'s failures, which name no test: each waits for the
+    /// short summary's `FAILED <test id>` about its file, in order.
+    unnamed: Vec<Found>,
 }
 
 /// Whether a frame is the project's (not the standard library's or an
@@ -73,9 +84,12 @@ impl Pytest {
         let frames = std::mem::take(&mut self.frames);
         let explanation = std::mem::take(&mut self.explanation);
         let start = self.start.take();
-        let Some(test) = self.test.clone() else {
+        // Outside a test's section only `--tb=line`'s crash site, which
+        // names the error, closes a failure.
+        let test = self.test.clone();
+        if test.is_none() && error.is_none() {
             return;
-        };
+        }
         let site = frames
             .iter()
             .rev()
@@ -86,13 +100,14 @@ impl Pytest {
             .cloned()
             .or_else(|| message.map(str::to_string))
             .or_else(|| error.map(str::to_string))
-            .unwrap_or_else(|| format!("{test} failed"));
+            .unwrap_or_else(|| format!("{} failed", test.as_deref().unwrap_or("a test")));
         let mut whole = headline;
         for more in explanation.iter().skip(1) {
             whole.push('\n');
             whole.push_str(more);
         }
-        let mut found = Found::new("long", Severity::Error, whole)
+        let dialect = if test.is_some() { "long" } else { "line" };
+        let mut found = Found::new(dialect, Severity::Error, whole)
             .code(error.map(str::to_string).or_else(|| {
                 explanation
                     .first()
@@ -100,13 +115,36 @@ impl Pytest {
                     .filter(|e| !e.contains(' '))
                     .map(str::to_string)
             }))
-            .test(Some(test))
+            .test(test)
             .origin(Origin::Test)
             .range(&(start.unwrap_or(at.start)..at.end));
         if let Some((file, line)) = site {
             found = found.at(file, Some(*line), None);
         }
-        out.push(found);
+        // Bounded: past the extractor's cap only a count grows.
+        if found.test.is_none()
+            && self.unnamed.len() < crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK
+        {
+            self.unnamed.push(found);
+        } else {
+            out.push(found);
+        }
+    }
+
+    /// The short summary's `FAILED <test id>`: the first unnamed failure
+    /// in its file is that test's.
+    fn name_one(&mut self, id: &str, file: &str, out: &mut Out) {
+        let ours = |found: &Found| {
+            found.file.as_deref().is_some_and(|f| {
+                f == file
+                    || f.strip_suffix(file)
+                        .is_some_and(|dir| dir.ends_with(['/', '\\']))
+            })
+        };
+        if let Some(i) = self.unnamed.iter().position(ours) {
+            let found = self.unnamed.remove(i);
+            out.push(found.test(Some(id.to_string())));
+        }
     }
 }
 
@@ -161,6 +199,12 @@ impl Grammar for Pytest {
             }
             return;
         }
+        if let Some(c) = super::caps(&SUMMARY, line) {
+            if !self.unnamed.is_empty() {
+                self.name_one(&c["id"], &c["file"], out);
+            }
+            return;
+        }
         let Some(c) = super::caps(&SITE, line) else {
             return;
         };
@@ -171,17 +215,19 @@ impl Grammar for Pytest {
             self.frames.remove(0);
         }
         self.frames.push((c["file"].to_string(), l));
-        if let Some(error) = c.name("error") {
-            let message = c.name("message").map(|m| m.as_str().to_string());
-            if self.test.is_none() {
-                // `--tb=line`: one line per failure, no section.
-                self.test = Some(format!("{}:{l}", &c["file"]));
-                self.start = Some(at.start);
-            }
-            self.flush(Some(error.as_str()), message.as_deref(), at, out);
-            if message.is_some() {
-                self.test = None;
-            }
+        // A failed `assert`, shortened (line style): an `AssertionError`.
+        let (error, message) = match (c.name("error"), c.name("assert")) {
+            (Some(error), _) => (error.as_str(), c.name("message").map(|m| m.as_str())),
+            (None, Some(assert)) => ("AssertionError", Some(assert.as_str())),
+            (None, None) => return,
+        };
+        if self.test.is_none() {
+            // `--tb=line`: one line per failure, no section.
+            self.start = Some(at.start);
+        }
+        self.flush(Some(error), message, at, out);
+        if message.is_some() {
+            self.test = None;
         }
     }
 
@@ -190,5 +236,54 @@ impl Grammar for Pytest {
             let end = self.start.unwrap_or(0);
             self.flush(None, None, &(end..end), out);
         }
+        // No summary named them (`-rN`, or the output was cut).
+        for found in self.unnamed.drain(..) {
+            out.push(found);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostics::tests::{places, recorded};
+
+    #[test]
+    fn line_style_failures_end_at_each_crash_line_and_take_the_summarys_names() {
+        // pytest 9.2.0 `--tb=line`: `E   assert (1 + 2) == 4`, then
+        // `/tmp/rec-diag/pytest/tests/test_x.py:2: assert (1 + 2) == 4`.
+        let found = recorded(
+            "pytest",
+            "python/pytest-line.txt",
+            Some("/tmp/rec-diag/pytest"),
+        );
+        assert_eq!(
+            places(&found),
+            [
+                (
+                    "tests/test_x.py:2".to_string(),
+                    Some("AssertionError"),
+                    Some("tests/test_x.py::test_a")
+                ),
+                (
+                    "tests/test_x.py:5".to_string(),
+                    Some("KeyError"),
+                    Some("tests/test_x.py::test_b")
+                ),
+                (
+                    "tests/test_x.py:8".to_string(),
+                    Some("AssertionError"),
+                    Some("tests/test_x.py::test_c")
+                ),
+            ]
+        );
+        let messages: Vec<&str> = found
+            .diagnostics
+            .iter()
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(
+            messages,
+            ["assert (1 + 2) == 4", "KeyError: 'k'", "assert [1] == [2]"]
+        );
     }
 }

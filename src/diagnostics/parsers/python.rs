@@ -14,17 +14,61 @@ use crate::diagnostics::Severity;
 /// Lines of one message kept (ruff's help, mypy's wrapped text).
 const MAX_BODY_LINES: usize = 12;
 
-/// `file:line[:col]: CODE message` (ruff concise, flake8) and
-/// `file:line:col: CODE: message (symbol)` (pylint, 0-based columns).
+/// `file:line[:col]: CODE message` (ruff concise, flake8),
+/// `file:line:col: CODE: message (symbol)` (pylint, 0-based columns) and
+/// ruff's `file:line:col: rule-name: message` (its syntax errors,
+/// `invalid-syntax`, and every rule under `--preview`). `[*]`: ruff can
+/// fix it.
 static LINT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<file>[^:\s][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<code>[A-Z]+\d+)(?P<pylint>:)? (?:\[\*\] )?(?P<message>.+)$")
+    Regex::new(r"^(?P<file>[^:\s][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)? (?:(?P<code>[A-Z]+\d+)(?P<pylint>:)?|(?P<name>[a-z][a-z0-9]*(?:-[a-z0-9]+)*):) (?P<fix>\[\*\] )?(?P<message>.+)$")
         .expect("the Python lint regex is valid")
 });
 
-/// ruff's full format: `F401 [*] message`, then ` --> file:line:col`.
+/// ruff's full format: `F401 [*] message` (`ASYNC251`, `PLR0913`) or
+/// `invalid-syntax: message`, then ` --> file:line:col`.
 static RUFF_HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<code>[A-Z]{1,4}\d{2,4}) (?:\[\*\] )?(?P<message>.+)$")
+    Regex::new(r"^(?:(?P<code>[A-Z]+\d+)|(?P<name>[a-z][a-z0-9]*(?:-[a-z0-9]+)*):) (?:\[\*\] )?(?P<message>.+)$")
         .expect("the ruff header regex is valid")
+});
+
+/// ruff's closing lines: `Found 3 errors.`, `All checks passed!`.
+static RUFF_SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:Found \d+ errors?\.|All checks passed!)")
+        .expect("the ruff summary regex is valid")
+});
+
+/// A line-and-column tool's word where ruff puts a rule's name: mypy's
+/// `x.py:3:5: error: ...`, a compiler's `warning:`, rustc's `help:`.
+const SEVERITY_WORDS: &[&str] = &["error", "warning", "note", "info", "help", "fatal"];
+
+/// Whether ruff's rule name `name` on `file` is one: not a severity word,
+/// about a file ruff reads (Python, a notebook, `pyproject.toml`).
+fn ruff_named(name: &str, file: &str) -> bool {
+    !SEVERITY_WORDS.contains(&name)
+        && std::path::Path::new(file)
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e, "py" | "pyi" | "ipynb" | "toml"))
+}
+
+/// Whether a line starts with what may be a ruff rule's name and a colon
+/// (`invalid-syntax: ...`): the full format's header under `--preview` or
+/// for a syntax error.
+fn starts_with_a_rule_name(line: &[u8]) -> bool {
+    let Some(colon) = memchr::memchr(b':', line) else {
+        return false;
+    };
+    line.first().is_some_and(u8::is_ascii_lowercase)
+        && line[..colon]
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && line.get(colon + 1) == Some(&b' ')
+}
+
+/// mypy's `--pretty` wrap can put the error code alone on a line:
+/// `[no-untyped-def]` or ` [no-untyped-def]`.
+static MYPY_CODE_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s?\[(?P<code>[a-z][a-z0-9-]*)\]$").expect("the mypy code line regex is valid")
 });
 
 static RUFF_LOCATION: LazyLock<Regex> = LazyLock::new(|| {
@@ -47,9 +91,26 @@ enum Open {
     Mypy(Found, usize),
 }
 
+/// Whose `file:line:col: CODE message` lines are read. ruff calls every
+/// finding an error (`Found 3 errors.`); flake8's pycodestyle and mccabe
+/// codes (`W291`, `C901`) are warnings.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Linter {
+    /// Neither the command nor the output has said yet.
+    #[default]
+    Unknown,
+    Ruff,
+    Flake8,
+}
+
 #[derive(Debug, Default)]
 pub struct Python {
     open: Open,
+    linter: Linter,
+    /// While the linter is unknown, its concise findings, until a line says
+    /// they are ruff's (`[*]`, a rule's name, `Found 3 errors.`) or the
+    /// output ends without saying (flake8's).
+    held: Vec<Found>,
 }
 
 fn pylint_severity(code: &str) -> Severity {
@@ -60,10 +121,97 @@ fn pylint_severity(code: &str) -> Severity {
     }
 }
 
+/// A concise finding as flake8 means it.
+fn as_flake8(mut found: Found) -> Found {
+    if found
+        .code
+        .as_deref()
+        .is_some_and(|c| c.starts_with('W') || c.starts_with('C'))
+    {
+        found.severity = Severity::Warning;
+    }
+    found
+}
+
 impl Python {
+    /// The grammar for a known linter's output.
+    pub fn for_linter(linter: Linter) -> Python {
+        Python {
+            linter,
+            ..Python::default()
+        }
+    }
+
+    /// The output is ruff's: what was held is pushed as ruff's.
+    fn ruff_says(&mut self, out: &mut Out) {
+        if self.linter == Linter::Unknown {
+            self.linter = Linter::Ruff;
+            for found in self.held.drain(..) {
+                out.push(found.tool("ruff"));
+            }
+        }
+    }
+
+    /// A concise finding (`Severity::Error`), as its linter means it.
+    fn concise(&mut self, found: Found, out: &mut Out) {
+        match self.linter {
+            Linter::Ruff => out.push(found.tool("ruff")),
+            // Bounded: past the extractor's cap only a count grows.
+            Linter::Unknown if self.held.len() < crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK => {
+                self.held.push(found);
+            }
+            Linter::Flake8 | Linter::Unknown => out.push(as_flake8(found)),
+        }
+    }
+
+    /// A `file:line:col: CODE message` line; false when it is not a
+    /// linter's after all (mypy's `x.py:3:5: error: ...`).
+    fn lint_line(&mut self, c: &regex::Captures<'_>, at: &Range<u64>, out: &mut Out) -> bool {
+        let file = &c["file"];
+        let column = c.name("col").and_then(|m| m.as_str().parse::<u32>().ok());
+        if let Some(name) = c.name("name") {
+            if !ruff_named(name.as_str(), file) {
+                return false;
+            }
+            // Only ruff names its rules.
+            self.ruff_says(out);
+        }
+        let code = c
+            .name("code")
+            .or(c.name("name"))
+            .map(|m| m.as_str().to_string());
+        if c.name("pylint").is_some() {
+            // pylint counts columns from 0; its message ends with the
+            // check's symbol, `(unused-import)`, kept as printed.
+            let severity = pylint_severity(code.as_deref().unwrap_or(""));
+            out.push(
+                Found::new("pylint-text", severity, &c["message"])
+                    .at(file, number(&c["line"]), column.map(|col| col + 1))
+                    .code(code)
+                    .tool("pylint")
+                    .range(at),
+            );
+            return true;
+        }
+        if c.name("fix").is_some() {
+            // Only ruff marks what it can fix.
+            self.ruff_says(out);
+        }
+        let found = Found::new("concise", Severity::Error, &c["message"])
+            .at(file, number(&c["line"]), column.filter(|c| *c > 0))
+            .code(code)
+            .range(at);
+        self.concise(found, out);
+        true
+    }
+
     fn close(&mut self, out: &mut Out) {
         match std::mem::take(&mut self.open) {
-            Open::Ruff(found, true) | Open::Mypy(found, _) => out.push(found),
+            Open::Ruff(found, true) => {
+                self.ruff_says(out);
+                out.push(found);
+            }
+            Open::Mypy(found, _) => out.push(found),
             Open::Ruff(_, false) | Open::Nothing => {}
         }
     }
@@ -75,6 +223,17 @@ impl Python {
             Open::Ruff(found, located) => {
                 if !*located {
                     if let Some(c) = super::caps(&RUFF_LOCATION, line) {
+                        // A rule's name is ruff's only about a file ruff
+                        // reads: rustc's `warning: unused variable` over
+                        // ` --> src/lib.rs:2:9` is not.
+                        let foreign = found.code.as_deref().is_some_and(|code| {
+                            code.starts_with(|ch: char| ch.is_ascii_lowercase())
+                                && !ruff_named(code, &c["file"])
+                        });
+                        if foreign {
+                            self.open = Open::Nothing;
+                            return false;
+                        }
                         *found = std::mem::take(found).at(
                             &c["file"],
                             number(&c["line"]),
@@ -97,8 +256,16 @@ impl Python {
                 true
             }
             Open::Mypy(found, body) => {
-                // `--pretty` wraps the message onto unindented lines, then
-                // shows the source line and a caret, indented.
+                // `--pretty` wraps the message onto unindented lines (the
+                // code may be alone on the last), then shows the source
+                // line and a caret, indented.
+                if let Some(c) = super::caps(&MYPY_CODE_LINE, line) {
+                    if found.code.is_none() {
+                        found.code = Some(c["code"].to_string());
+                    }
+                    found.range.end = at.end;
+                    return true;
+                }
                 if line.trim().is_empty()
                     || *body >= MAX_BODY_LINES
                     || super::compiler_line_parts(line).is_some()
@@ -144,6 +311,7 @@ impl Grammar for Python {
         self.busy()
             || line.first().is_some_and(u8::is_ascii_uppercase)
             || super::has_colon_digit(line)
+            || starts_with_a_rule_name(line)
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
@@ -152,36 +320,24 @@ impl Grammar for Python {
         }
         self.close(out);
         if let Some(c) = super::caps(&LINT, line) {
-            let code = c["code"].to_string();
-            let pylint = c.name("pylint").is_some();
-            let column = c.name("col").and_then(|m| m.as_str().parse::<u32>().ok());
-            let found = if pylint {
-                // pylint counts columns from 0; its message ends with the
-                // check's symbol, `(unused-import)`, kept as printed.
-                Found::new("pylint-text", pylint_severity(&code), &c["message"])
-                    .at(&c["file"], number(&c["line"]), column.map(|col| col + 1))
-                    .code(Some(code))
-                    .tool("pylint")
-            } else {
-                let severity = if code.starts_with('W') || code.starts_with('C') {
-                    Severity::Warning
-                } else {
-                    Severity::Error
-                };
-                Found::new("concise", severity, &c["message"])
-                    .at(&c["file"], number(&c["line"]), column.filter(|c| *c > 0))
-                    .code(Some(code))
-            };
-            out.push(found.range(at));
+            if self.lint_line(&c, at, out) {
+                return;
+            }
+        }
+        if RUFF_SUMMARY.is_match(line) {
+            self.ruff_says(out);
             return;
         }
         if let Some(c) = super::caps(&RUFF_HEADER, line) {
-            let found = Found::new("ruff-full", Severity::Error, &c["message"])
-                .code(Some(c["code"].to_string()))
-                .tool("ruff")
-                .range(at);
-            self.open = Open::Ruff(found, false);
-            return;
+            let code = c.name("code").or(c.name("name")).map(|m| m.as_str());
+            if code.is_some_and(|code| !SEVERITY_WORDS.contains(&code)) {
+                let found = Found::new("ruff-full", Severity::Error, &c["message"])
+                    .code(code.map(str::to_string))
+                    .tool("ruff")
+                    .range(at);
+                self.open = Open::Ruff(found, false);
+                return;
+            }
         }
         // mypy: `file:line[:col]: error: message  [code]`.
         if let Some(found) = compiler_line(line, "mypy") {
@@ -289,5 +445,131 @@ impl Grammar for Python {
 
     fn finish(&mut self, out: &mut Out) {
         self.close(out);
+        // Nothing said ruff: flake8's, or a tool printing its shape.
+        for found in self.held.drain(..) {
+            out.push(as_flake8(found));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostics::tests::{places, recorded};
+    use crate::diagnostics::{Extracted, Severity};
+
+    /// Place, code, severity and tool of each finding.
+    fn read(found: &Extracted) -> Vec<(String, Option<&str>, Severity, &str)> {
+        found
+            .diagnostics
+            .iter()
+            .map(|d| (d.location(), d.code.as_deref(), d.severity, d.tool.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn ruffs_syntax_errors_and_long_rule_codes_are_read_in_every_format() {
+        // ruff 0.17.6: `syn.py:1:7: invalid-syntax: ...` and, in the full
+        // format, `ASYNC251 ...` over ` --> asy.py:3:5`.
+        let expected = [
+            ("asy.py:3:5".to_string(), Some("ASYNC251"), None),
+            ("syn.py:1:7".to_string(), Some("invalid-syntax"), None),
+            ("syn.py:1:8".to_string(), Some("invalid-syntax"), None),
+        ];
+        for output in [
+            "python/ruff-syntax-concise.txt",
+            "python/ruff-syntax-full.txt",
+            "python/ruff-syntax.json",
+        ] {
+            let found = recorded("ruff", output, Some("/tmp/rec-diag/ruff"));
+            assert_eq!(places(&found), expected, "{output}");
+            assert_eq!(
+                found.diagnostics[1].message,
+                "Expected a parameter or the end of the parameter list",
+                "{output}"
+            );
+        }
+    }
+
+    #[test]
+    fn ruffs_rule_names_under_preview_are_its_codes() {
+        let expected = [
+            (
+                "a.py:1:1".to_string(),
+                Some("missing-copyright-notice"),
+                None,
+            ),
+            (
+                "w.py:1:1".to_string(),
+                Some("missing-copyright-notice"),
+                None,
+            ),
+            ("w.py:8:13".to_string(), Some("trailing-whitespace"), None),
+        ];
+        for output in [
+            "python/ruff-preview-concise.txt",
+            "python/ruff-preview-full.txt",
+        ] {
+            let found = recorded("python", output, None);
+            assert_eq!(places(&found), expected, "{output}");
+        }
+    }
+
+    #[test]
+    fn ruffs_concise_and_full_formats_agree_whoever_reads_them() {
+        // `C901` and `W291` are warnings to flake8; ruff calls both errors
+        // (`Found 2 errors.`). The concise lines alone do not say whose
+        // they are: the closing line does.
+        let ruff = |file: &str| {
+            vec![
+                (format!("{file}:4:5"), Some("C901"), Severity::Error, "ruff"),
+                (
+                    format!("{file}:8:13"),
+                    Some("W291"),
+                    Severity::Error,
+                    "ruff",
+                ),
+            ]
+        };
+        for parser in ["auto", "python", "ruff"] {
+            for output in ["python/ruff-warn-concise.txt", "python/ruff-warn-full.txt"] {
+                let found = recorded(parser, output, None);
+                assert_eq!(read(&found), ruff("w.py"), "{parser} {output}");
+            }
+        }
+    }
+
+    #[test]
+    fn flake8s_own_output_keeps_its_warnings() {
+        // flake8 7.5.0 on the same file: `w.py:4:1: C901 ...`, no closing
+        // line.
+        for parser in ["auto", "python", "flake8"] {
+            let found = recorded(parser, "python/flake8-warn.txt", None);
+            let severities: Vec<Severity> = found.diagnostics.iter().map(|d| d.severity).collect();
+            assert_eq!(
+                severities,
+                [Severity::Warning, Severity::Warning],
+                "{parser}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_mypy_code_wrapped_onto_its_own_line_is_the_code() {
+        // mypy 2.4.1 `--pretty` at 80 columns: `[no-untyped-def]` alone.
+        let found = recorded("mypy", "python/mypy-pretty-code.txt", None);
+        let errors: Vec<_> = found
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| (d.location(), d.code.as_deref(), d.message.as_str()))
+            .collect();
+        let expected = |line: u32| {
+            (
+                format!("tests/test_untyped.py:{line}"),
+                Some("no-untyped-def"),
+                "Function is missing a return type annotation",
+            )
+        };
+        assert_eq!(errors, [expected(1), expected(5)]);
     }
 }
