@@ -3,6 +3,7 @@
 # runs it there:  ./install.sh [PATH-TO-REPOSITORY]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+echo "building phasegate with cargo (the first build takes a few minutes)..."
 cargo install --path "$here" --locked --quiet
 bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin/phasegate"
 echo "installed $bin ($("$bin" --version))"
