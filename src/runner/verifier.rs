@@ -192,7 +192,7 @@ fn finding(
         tool: "verifier".to_string(),
         file: text("file")?
             .filter(|file| !file.is_empty())
-            .map(|file| relative_to_root(&file, place.cwd, place.root)),
+            .map(|file| relative_to_root(&file, &[place.cwd, place.root], place.root)),
         line: number("line")?,
         column: number("column")?,
         severity: text("severity")?.map_or(Severity::Error, |s| Severity::from_word(&s)),
