@@ -18,7 +18,8 @@ pub enum Command {
     Run(RunArgs),
     /// Detect the project's language and write a commented `phasegate.toml`.
     Init(InitArgs),
-    /// Install phasegate as a git hook (pre-commit by default).
+    /// Install phasegate as git hooks (pre-commit and pre-merge-commit by
+    /// default).
     Install(InstallArgs),
     /// Remove phasegate's git hooks and put back the hooks they replaced.
     Uninstall(UninstallArgs),
@@ -46,7 +47,8 @@ pub enum Command {
 pub enum ReportFormat {
     /// A compact report for people.
     Human,
-    /// The `phasegate/verdict/v1` JSON document.
+    /// JSON: the `phasegate/verdict/v1` verdict for `run`;
+    /// `{"diagnostics": …, "dropped": N}` for `diagnostics parse`.
     Json,
     /// SARIF 2.1.0, for GitHub code scanning.
     Sarif,
@@ -93,10 +95,15 @@ pub enum InterventionsCommand {
         all: bool,
     },
     /// One intervention, whole.
-    Show { id: String },
+    Show {
+        /// The intervention's id (`iv-0003`).
+        id: String,
+    },
     /// Mark an intervention resolved, saying how.
     Resolve {
+        /// The intervention's id (`iv-0003`).
         id: String,
+        /// How it was resolved (kept with the record).
         #[arg(long)]
         note: String,
     },
@@ -138,9 +145,13 @@ pub enum HandoffCommand {
     /// Write the last run's results into a document's frontmatter (the
     /// checkpoints its checks verify, `handoff_ready`, `retry_count`,
     /// `last_failure`), changing nothing else.
-    Stamp { path: PathBuf },
+    Stamp {
+        /// The handoff document.
+        path: PathBuf,
+    },
     /// The "Validation Failed" feedback an agent reads before it retries.
     Feedback {
+        /// The handoff document.
         path: PathBuf,
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
