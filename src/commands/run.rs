@@ -938,8 +938,14 @@ fn asked_profile(ctx: &Context, args: &RunRequest) -> Option<Result<Profile, Str
         (None, None) => return None,
     };
     Some(Profile::parse(name).ok_or_else(|| {
-        let names: Vec<String> = Profile::NAMES.iter().map(ToString::to_string).collect();
-        format!("{} (from {by})", unknown("profile", name, names.iter()))
+        let mut message = format!(
+            "unknown profile `{name}` (from {by}): expected one of {}",
+            Profile::NAMES.join(", ")
+        );
+        if let Some(near) = config::suggest(name, Profile::NAMES.iter().copied()) {
+            message.push_str(&format!("; did you mean `{near}`?"));
+        }
+        message
     }))
 }
 

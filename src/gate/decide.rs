@@ -258,14 +258,21 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
             } else {
                 Severity::Warning
             };
+            // Under strict only installing it helps: `on_missing` is not
+            // read there.
+            let advice = if profile == Profile::Strict {
+                "install it (the strict profile blocks on every missing tool)".to_string()
+            } else {
+                format!(
+                    "install it, or set `on_missing` for check `{}` to \"warn\" or \"skip\"",
+                    check.name
+                )
+            };
             let diagnostic = located(
                 check,
                 severity,
                 Some("missing-tool"),
-                format!(
-                    "{reason}; install it, or set `on_missing` for check `{}` to \"warn\" or \"skip\"",
-                    check.name
-                ),
+                format!("{reason}; {advice}"),
             );
             Judged {
                 status,

@@ -71,9 +71,14 @@ fn tier_1_missing_tool_under_every_profile() {
     let (code, v) = repo.verdict(&["--profile", "strict"]);
     assert_eq!((code, status(&v)), (3, ("incomplete", "resume", "missing")));
     assert_eq!(check(&v, "c")["tier"], 1);
+    // Strict reads no `on_missing`: the advice does not offer it.
+    let advice = v["diagnostics"][0]["message"].to_string();
+    assert!(!advice.contains("on_missing"), "{advice}");
 
     let (code, v) = repo.verdict(&["--profile", "auto"]);
     assert_eq!((code, status(&v)), (3, ("incomplete", "resume", "missing")));
+    let advice = v["diagnostics"][0]["message"].to_string();
+    assert!(advice.contains("on_missing"), "{advice}");
 
     let (code, v) = repo.verdict(&["--profile", "fast"]);
     assert_eq!((code, status(&v)), (0, ("passed", "proceed", "skipped")));
