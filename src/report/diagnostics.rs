@@ -35,7 +35,7 @@ pub fn render_human(
             out,
             "{place}{}{code} {}",
             d.severity.as_str(),
-            d.message.lines().next().unwrap_or("")
+            super::text::first_line(d)
         )?;
         out.write_all(super::snippet::render(d, " ", color).as_bytes())?;
     }

@@ -66,7 +66,7 @@ fn command(d: &Diagnostic) -> String {
         "::{} {}::{}",
         kind(d.severity),
         properties.join(","),
-        escape_data(&d.message)
+        escape_data(&super::text::message(d))
     )
 }
 

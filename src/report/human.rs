@@ -215,7 +215,8 @@ fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result
     if let Some(test) = &d.test {
         code.push_str(&format!(" [{test}]"));
     }
-    let mut lines = d.message.lines();
+    let message = super::text::message(d);
+    let mut lines = message.lines().skip_while(|l| l.trim().is_empty());
     let first = lines.next().unwrap_or("");
     let first = if d.pre_existing {
         format!("{first} {}", p.dim("(pre-existing)"))

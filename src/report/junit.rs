@@ -43,7 +43,7 @@ fn line(d: &Diagnostic) -> String {
         out.push_str(code);
     }
     out.push(' ');
-    out.push_str(&d.message);
+    out.push_str(&super::text::message(d));
     if d.pre_existing {
         out.push_str(" (pre-existing)");
     }
@@ -110,7 +110,7 @@ fn cases(verdict: &Verdict, phase: &str) -> Vec<Case> {
                 .copied()
                 .filter(|d| d.test.as_deref() == Some(test))
                 .collect();
-            let message = failures[0].message.lines().next().unwrap_or("").to_string();
+            let message = super::text::first_line(failures[0]).into_owned();
             out.push(Case {
                 classname: format!("{phase}.{}", check.name),
                 name: unique(format!("{}::{test}", check.name), &mut seen),
@@ -129,10 +129,7 @@ fn cases(verdict: &Verdict, phase: &str) -> Vec<Case> {
     if !own.is_empty() {
         let (kind, message) = match &verdict.error {
             Some(error) => ("error", error.message.clone()),
-            None => (
-                "failure",
-                own[0].message.lines().next().unwrap_or("").to_string(),
-            ),
+            None => ("failure", super::text::first_line(own[0]).into_owned()),
         };
         out.push(Case {
             classname: phase.to_string(),

@@ -117,7 +117,7 @@ fn result(d: &Diagnostic) -> Value {
     json!({
         "ruleId": rule_id(d),
         "level": level(d.severity),
-        "message": { "text": d.message },
+        "message": { "text": super::text::message(d) },
         "locations": [{
             "physicalLocation": {
                 "artifactLocation": artifact,
@@ -149,9 +149,9 @@ pub fn log(verdict: &Verdict) -> Value {
         rules.entry(rule_id(d)).or_insert_with(|| {
             let mut rule = json!({
                 "id": rule_id(d),
-                "shortDescription": { "text": d.message.lines().next().unwrap_or("").trim() },
+                "shortDescription": { "text": super::text::first_line(d).trim() },
                 // GitHub code scanning requires a full description too.
-                "fullDescription": { "text": d.message.trim() },
+                "fullDescription": { "text": super::text::message(d).trim() },
                 "help": { "text": format!(
                     "Reported by {} in the check `{}`{}.",
                     d.tool,

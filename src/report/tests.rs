@@ -712,3 +712,101 @@ fn a_stopped_runs_error_becomes_findings_for_the_ci_formats() {
     assert_eq!(shown.diagnostics[0].message, "failed to read the git index");
     assert_eq!(shown.diagnostics[0].code.as_deref(), Some("internal-error"));
 }
+
+/// Every text each format shows for `verdict`'s findings, by format.
+fn rendered(verdict: &Verdict) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    for (name, render) in [
+        (
+            "sarif",
+            super::sarif::render as fn(&Verdict, &mut dyn std::io::Write) -> std::io::Result<()>,
+        ),
+        ("junit", super::junit::render),
+        ("github", super::github::render),
+        ("codequality", super::codequality::render),
+        ("json", super::json::render),
+    ] {
+        let mut text = Vec::new();
+        render(verdict, &mut text).unwrap();
+        out.push((name, String::from_utf8(text).unwrap()));
+    }
+    let mut text = Vec::new();
+    super::human::render(verdict, &mut text, false).unwrap();
+    out.push(("human", String::from_utf8(text).unwrap()));
+    out.push(("step summary", super::github::step_summary(verdict)));
+    out
+}
+
+#[test]
+fn a_finding_without_a_message_is_never_shown_empty() {
+    let mut verdict = sample();
+    verdict.diagnostics.push(Diagnostic {
+        check: "lint".into(),
+        tool: "sh".into(),
+        file: Some("a.c".into()),
+        line: Some(1),
+        message: String::new(),
+        ..Diagnostic::default()
+    });
+    verdict.diagnostics.push(Diagnostic {
+        check: "lint".into(),
+        tool: "sh".into(),
+        file: Some("a.c".into()),
+        line: Some(2),
+        code: Some("W1".into()),
+        message: " \n ".into(),
+        test: Some("t".into()),
+        ..Diagnostic::default()
+    });
+    let fallback = "check `lint` reported a finding with no message";
+    // SARIF: GitHub rejects a result without text and a rule without
+    // descriptions (GH1015, GH1017, GH2012).
+    let log = super::sarif::log(&verdict);
+    for result in log["runs"][0]["results"].as_array().unwrap() {
+        let text = result["message"]["text"].as_str().unwrap();
+        assert!(!text.trim().is_empty(), "{result}");
+    }
+    for rule in log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+    {
+        for field in ["shortDescription", "fullDescription"] {
+            let text = rule[field]["text"].as_str().unwrap();
+            assert!(!text.trim().is_empty(), "{rule}");
+        }
+    }
+    let sarif = log.to_string();
+    assert!(sarif.contains(fallback), "{sarif}");
+    assert!(sarif.contains("reported a finding with no message (code `W1`)"));
+    // Code Quality: a description for every issue.
+    let mut out = Vec::new();
+    super::codequality::render(&verdict, &mut out).unwrap();
+    let issues: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    for issue in issues.as_array().unwrap() {
+        assert!(
+            !issue["description"].as_str().unwrap().trim().is_empty(),
+            "{issue}"
+        );
+    }
+    // GitHub annotations, the human report and JUnit say it too.
+    for (name, text) in rendered(&verdict) {
+        if matches!(name, "github" | "human" | "junit") {
+            assert!(text.contains(fallback), "{name}: {text}");
+        }
+    }
+    let mut out = Vec::new();
+    super::github::render(&verdict, &mut out).unwrap();
+    let annotations = String::from_utf8(out).unwrap();
+    assert!(
+        annotations.lines().all(|l| !l.ends_with("::")),
+        "{annotations}"
+    );
+    let xml = junit_of(&verdict);
+    assert!(!xml.contains(r#"message="""#), "{xml}");
+    // The JSON verdict keeps the message as the tool gave it.
+    let json = serde_json::to_value(&verdict).unwrap();
+    assert_eq!(
+        json["diagnostics"][json["diagnostics"].as_array().unwrap().len() - 1]["message"],
+        " \n "
+    );
+}
