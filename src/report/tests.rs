@@ -810,3 +810,73 @@ fn a_finding_without_a_message_is_never_shown_empty() {
         " \n "
     );
 }
+
+#[test]
+fn a_sarif_rule_describes_the_rule_and_its_results_the_findings() {
+    // Two checks share phasegate's `check-failed` rule; two findings of one
+    // tool share a rule without a code.
+    let mut verdict = sample();
+    let mut typecheck = verdict
+        .diagnostics
+        .iter()
+        .find(|d| d.check == "typecheck")
+        .unwrap()
+        .clone();
+    typecheck.severity = Severity::Error;
+    verdict.diagnostics.push(Diagnostic {
+        message: "alpha broke".into(),
+        ..typecheck
+    });
+    let log = super::sarif::log(&verdict);
+    let run = &log["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    let rule = |id: &str| {
+        rules
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no rule {id}: {rules:#?}"))
+    };
+    let results = run["results"].as_array().unwrap();
+    for rule in rules {
+        let texts = [
+            rule["shortDescription"]["text"].as_str().unwrap(),
+            rule["fullDescription"]["text"].as_str().unwrap(),
+            rule["help"]["text"].as_str().unwrap(),
+        ];
+        // No result's message stands for the rule, nor the check of one.
+        for result in results.iter().filter(|r| r["ruleId"] == rule["id"]) {
+            let first = result["message"]["text"]
+                .as_str()
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap();
+            for text in texts {
+                assert!(!text.contains(first), "{rule:#}\n{result:#}");
+            }
+        }
+        assert!(texts.iter().all(|t| !t.trim().is_empty()), "{rule:#}");
+    }
+    let failed = rule("phasegate/check-failed");
+    for text in [
+        &failed["shortDescription"]["text"],
+        &failed["fullDescription"]["text"],
+        &failed["help"]["text"],
+    ] {
+        let text = text.as_str().unwrap();
+        assert!(
+            !text.contains("`build`") && !text.contains("`typecheck`"),
+            "{text}"
+        );
+    }
+    // A rule without a code is the tool's findings in its check.
+    let unit = rule("cargo/unit")["shortDescription"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(unit.contains("cargo") && unit.contains("`unit`"), "{unit}");
+    // The results keep their own messages.
+    assert!(results.iter().any(|r| r["message"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("check `build` failed")));
+}
