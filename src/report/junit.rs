@@ -102,18 +102,35 @@ fn cases(verdict: &Verdict, phase: &str) -> Vec<Case> {
             outcome,
         });
         // A test check whose parser named the failed tests: one case each.
-        let mut tests: Vec<&str> = own.iter().filter_map(|d| d.test.as_deref()).collect();
-        tests.dedup();
-        for test in tests {
+        // A test is its file and its name (pytest names `test_x` in two
+        // files alike), in the order the tests first come up, wherever
+        // their failures lie in the output.
+        let mut tests: Vec<(Option<&str>, &str)> = Vec::new();
+        for d in &own {
+            if let Some(test) = d.test.as_deref() {
+                let key = (d.file.as_deref(), test);
+                if !tests.contains(&key) {
+                    tests.push(key);
+                }
+            }
+        }
+        for &(file, test) in &tests {
             let failures: Vec<&Diagnostic> = own
                 .iter()
                 .copied()
-                .filter(|d| d.test.as_deref() == Some(test))
+                .filter(|d| d.test.as_deref() == Some(test) && d.file.as_deref() == file)
                 .collect();
             let message = super::text::first_line(failures[0]).into_owned();
+            // The file goes into the name only where the name alone is
+            // ambiguous.
+            let shared = tests.iter().filter(|(_, t)| *t == test).count() > 1;
+            let name = match file {
+                Some(file) if shared => format!("{}::{file}::{test}", check.name),
+                _ => format!("{}::{test}", check.name),
+            };
             out.push(Case {
                 classname: format!("{phase}.{}", check.name),
-                name: unique(format!("{}::{test}", check.name), &mut seen),
+                name: unique(name, &mut seen),
                 time: 0.0,
                 outcome: Some(("failure", message, body(&failures))),
             });

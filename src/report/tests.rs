@@ -880,3 +880,58 @@ fn a_sarif_rule_describes_the_rule_and_its_results_the_findings() {
         .unwrap()
         .starts_with("check `build` failed")));
 }
+
+#[test]
+fn junit_has_one_case_per_failed_test_by_file_and_name_in_any_order() {
+    // pytest names a test without its file: test_x fails in two files,
+    // with test_y between them.
+    let mut verdict = sample();
+    let failure = |file: &str, test: &str, message: &str| Diagnostic {
+        check: "unit".into(),
+        origin: Origin::Test,
+        tool: "pytest".into(),
+        file: Some(file.into()),
+        line: Some(10),
+        test: Some(test.into()),
+        message: message.into(),
+        ..Diagnostic::default()
+    };
+    verdict.diagnostics.retain(|d| d.check != "unit");
+    verdict.diagnostics.extend([
+        failure("tests/test_a.py", "test_x", "x in a"),
+        failure("tests/test_a.py", "test_y", "y in a"),
+        failure("tests/test_b.py", "test_x", "x in b"),
+    ]);
+    let xml = junit_of(&verdict);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cases: Vec<(&str, String)> = doc
+        .descendants()
+        .filter(|n| {
+            n.has_tag_name("testcase") && n.attribute("classname") == Some("implementation.unit")
+        })
+        .map(|n| {
+            let text = n
+                .children()
+                .find(|c| c.has_tag_name("failure"))
+                .and_then(|f| f.text())
+                .unwrap_or_default()
+                .to_string();
+            (n.attribute("name").unwrap(), text)
+        })
+        .collect();
+    assert_eq!(cases.len(), 3, "{xml}");
+    // Each case holds its own test's failure, and only it.
+    for (name, text) in &cases {
+        assert_eq!(text.lines().count(), 1, "{name}: {text}");
+    }
+    let find = |message: &str| {
+        cases
+            .iter()
+            .find(|(_, text)| text.contains(message))
+            .map_or_else(|| panic!("no case for {message}: {xml}"), |(name, _)| *name)
+    };
+    assert_eq!(find("x in a"), "unit::tests/test_a.py::test_x");
+    assert_eq!(find("x in b"), "unit::tests/test_b.py::test_x");
+    // A name no other file shares stays short.
+    assert_eq!(find("y in a"), "unit::test_y");
+}
