@@ -935,3 +935,77 @@ fn junit_has_one_case_per_failed_test_by_file_and_name_in_any_order() {
     // A name no other file shares stays short.
     assert_eq!(find("y in a"), "unit::test_y");
 }
+
+#[test]
+fn junit_shows_a_check_that_only_warns_as_passing_with_what_it_said() {
+    // The gate proceeds past a check with on_failure = "warn": a failed
+    // test case would show the merge request a failure the gate let
+    // through. The case passes and its output says what the check found.
+    let mut verdict = sample();
+    let unit = verdict
+        .checks
+        .iter_mut()
+        .find(|c| c.name == "unit")
+        .unwrap();
+    unit.status = crate::gate::CheckStatus::Warned;
+    unit.effect = crate::gate::Effect::Warn;
+    let docs = verdict
+        .checks
+        .iter_mut()
+        .find(|c| c.name == "docs")
+        .unwrap();
+    // A warn-only check whose program is missing did not run.
+    docs.status = crate::gate::CheckStatus::Missing;
+    docs.effect = crate::gate::Effect::Warn;
+    docs.reason = Some("`mdl` is not installed (not found on PATH)".into());
+    let xml = junit_of(&verdict);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let case = |name: &str| {
+        doc.descendants()
+            .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some(name))
+            .unwrap_or_else(|| panic!("no case {name}: {xml}"))
+    };
+    for name in ["typecheck", "unit"] {
+        let case = case(name);
+        assert!(
+            !case
+                .children()
+                .any(|n| n.has_tag_name("failure") || n.has_tag_name("error")),
+            "{name}: {xml}"
+        );
+        let out = case
+            .children()
+            .find(|n| n.has_tag_name("system-out"))
+            .and_then(|n| n.text())
+            .unwrap_or_else(|| panic!("{name} says nothing: {xml}"));
+        assert!(out.starts_with("warned ("), "{out}");
+        assert!(out.contains("does not block"), "{out}");
+    }
+    let typecheck = case("typecheck");
+    assert!(xml.contains("3 problems"), "{xml}");
+    assert!(typecheck.children().any(|n| n.has_tag_name("system-out")));
+    // Its failed tests are in its output, not failed cases of their own.
+    assert!(!xml.contains(r#"name="unit::tests::adds""#), "{xml}");
+    let unit_out = case("unit")
+        .children()
+        .find(|n| n.has_tag_name("system-out"))
+        .and_then(|n| n.text())
+        .unwrap();
+    assert!(unit_out.contains("[tests::adds]"), "{unit_out}");
+    let skipped = case("docs")
+        .children()
+        .find(|n| n.has_tag_name("skipped"))
+        .unwrap_or_else(|| panic!("{xml}"));
+    assert!(skipped
+        .attribute("message")
+        .unwrap()
+        .contains("not installed"));
+    // The counts are the gate's: the blocking failures only.
+    let suite = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testsuite"))
+        .unwrap();
+    assert_eq!(suite.attribute("failures"), Some("2"), "{xml}");
+    assert_eq!(suite.attribute("errors"), Some("1"), "{xml}");
+    assert_eq!(suite.attribute("skipped"), Some("1"), "{xml}");
+}
