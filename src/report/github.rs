@@ -91,21 +91,43 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
             hidden[k] += 1;
         }
     }
-    if hidden.iter().any(|n| *n > 0) {
+    // What a check found past its limit was counted, never kept: no
+    // report has it, and the notice must not say otherwise.
+    let dropped: usize = verdict.checks.iter().map(|c| c.dropped_diagnostics).sum();
+    let kept = verdict.diagnostics.len();
+    if hidden.iter().any(|n| *n > 0) || dropped > 0 {
+        let sarif = if kept > super::sarif::MAX_RESULTS {
+            "the SARIF report the 25,000 most important"
+        } else {
+            "the SARIF report too"
+        };
+        let rest = if dropped > 0 {
+            format!(
+                "the verdict has the {kept} kept ({sarif}); {dropped} more were counted but not kept, over their checks' limit of findings (checks[].dropped_diagnostics)"
+            )
+        } else if kept > super::sarif::MAX_RESULTS {
+            format!("the verdict has them all ({sarif})")
+        } else {
+            "the verdict and the SARIF report have them all".to_string()
+        };
         writeln!(
             out,
             "::notice title=phasegate::{}",
             escape_data(&format!(
-                "{} more error(s), {} warning(s) and {} note(s) are not annotated (GitHub shows 10 of each per step); the verdict and the SARIF report have them all",
+                "{} more error(s), {} warning(s) and {} note(s) are not annotated (GitHub shows 10 of each per step); {rest}",
                 hidden[0], hidden[1], hidden[2]
             ))
         )?;
     }
+    let not_kept = if dropped > 0 {
+        format!(", {dropped} more not kept")
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "phasegate: {} ({} diagnostic(s))",
+        "phasegate: {} ({kept} diagnostic(s){not_kept})",
         verdict.status.as_str(),
-        verdict.diagnostics.len()
     )
 }
 

@@ -1009,3 +1009,27 @@ fn junit_shows_a_check_that_only_warns_as_passing_with_what_it_said() {
     assert_eq!(suite.attribute("errors"), Some("1"), "{xml}");
     assert_eq!(suite.attribute("skipped"), Some("1"), "{xml}");
 }
+
+#[test]
+fn githubs_closing_notice_counts_the_findings_no_report_kept() {
+    let mut verdict = crowded();
+    verdict
+        .checks
+        .iter_mut()
+        .find(|c| c.name == "lint")
+        .unwrap()
+        .dropped_diagnostics = 200;
+    let mut out = Vec::new();
+    super::github::render(&verdict, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let notice = text
+        .lines()
+        .find(|l| l.starts_with("::notice title=phasegate::"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(!notice.contains("have them all"), "{notice}");
+    assert!(notice.contains("200 more"), "{notice}");
+    assert!(
+        text.ends_with("(36 diagnostic(s), 200 more not kept)\n"),
+        "{text}"
+    );
+}
