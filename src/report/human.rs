@@ -92,14 +92,7 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
             .iter()
             .filter(|d| d.check == check.name)
             .collect();
-        // Grouped by file, files in the order they first come up.
-        let mut files: Vec<Option<&str>> = Vec::new();
-        for d in &diagnostics {
-            if !files.contains(&d.file.as_deref()) {
-                files.push(d.file.as_deref());
-            }
-        }
-        diagnostics.sort_by_key(|d| files.iter().position(|f| *f == d.file.as_deref()));
+        by_importance(&mut diagnostics);
         for d in diagnostics.iter().take(MAX_PER_CHECK) {
             diagnostic_line(d, out, &p)?;
         }
@@ -113,11 +106,12 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
 
     // Findings of phasegate itself: handoff documents, files the checks
     // modified.
-    let own: Vec<&Diagnostic> = verdict
+    let mut own: Vec<&Diagnostic> = verdict
         .diagnostics
         .iter()
         .filter(|d| d.check.is_empty())
         .collect();
+    by_importance(&mut own);
     if !verdict.handoffs.is_empty() || !own.is_empty() {
         writeln!(out)?;
         writeln!(out, "{}", p.bold("gate"))?;
@@ -160,6 +154,22 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
     }
     writeln!(out)?;
     verdict_line(verdict, out, &p)
+}
+
+/// What explains a failure comes before what only comments on it, and
+/// before the cut at `MAX_PER_CHECK`: errors before warnings before notes,
+/// the change's own before pre-existing ones, then by file and line.
+fn by_importance(diagnostics: &mut [&Diagnostic]) {
+    diagnostics.sort_by_key(|d| {
+        (
+            d.severity,
+            d.pre_existing,
+            d.file.is_none(),
+            d.file.as_deref(),
+            d.line,
+            d.column,
+        )
+    });
 }
 
 fn check_line(check: &CheckResult, width: usize, out: &mut dyn Write, p: &Paint) -> io::Result<()> {

@@ -1033,3 +1033,56 @@ fn githubs_closing_notice_counts_the_findings_no_report_kept() {
         "{text}"
     );
 }
+
+#[test]
+fn a_failing_checks_details_start_with_its_errors_the_changes_own_first() {
+    let mut verdict = sample();
+    let finding = |file: &str, line: u32, severity: Severity, pre_existing: bool| Diagnostic {
+        check: "lint".into(),
+        tool: "generic".into(),
+        file: Some(file.into()),
+        line: Some(line),
+        severity,
+        message: format!("{} at {file}:{line}", severity.as_str()),
+        pre_existing,
+        ..Diagnostic::default()
+    };
+    verdict.diagnostics.retain(|d| d.check != "lint");
+    for line in 1..=25 {
+        verdict
+            .diagnostics
+            .push(finding("a.c", line, Severity::Warning, false));
+    }
+    verdict
+        .diagnostics
+        .push(finding("a.c", 30, Severity::Error, true));
+    verdict
+        .diagnostics
+        .push(finding("phasegate.toml", 4, Severity::Error, false));
+    verdict
+        .diagnostics
+        .push(finding("b.c", 2, Severity::Error, false));
+    let mut out = Vec::new();
+    super::human::render(&verdict, &mut out, false).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let section: Vec<&str> = text
+        .split("\nlint — ")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with("full log"))
+        .collect();
+    assert_eq!(
+        &section[..5],
+        [
+            "  b.c:2 error error at b.c:2",
+            "  phasegate.toml:4 error error at phasegate.toml:4",
+            "  a.c:30 error error at a.c:30 (pre-existing)",
+            "  a.c:1 warning warning at a.c:1",
+            "  a.c:2 warning warning at a.c:2",
+        ],
+        "{text}"
+    );
+    assert_eq!(section.last(), Some(&"  … and 8 more"), "{text}");
+}
