@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{shorten, Diagnostic, MAX_LINE_CHARS};
 
 /// `{"diagnostics": [...], "dropped": N}`.
 pub fn render_json(
@@ -35,7 +35,7 @@ pub fn render_human(
             out,
             "{place}{}{code} {}",
             d.severity.as_str(),
-            super::text::first_line(d)
+            shorten(&super::text::first_line(d), MAX_LINE_CHARS)
         )?;
         out.write_all(super::snippet::render(d, " ", color).as_bytes())?;
     }

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use crate::diagnostics::{Diagnostic, Severity};
+use crate::diagnostics::{shorten, Diagnostic, Severity, MAX_LINE_CHARS};
 use crate::gate::{format_duration, CheckResult, CheckStatus, Effect, Status, Verdict};
 
 /// How many diagnostics are printed per check before "and N more".
@@ -149,7 +149,7 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
         writeln!(out)?;
         writeln!(out, "{}", p.bold("summary"))?;
         for line in &verdict.summary {
-            writeln!(out, "  {line}")?;
+            writeln!(out, "  {}", shorten(line, MAX_LINE_CHARS))?;
         }
     }
     writeln!(out)?;
@@ -226,12 +226,15 @@ fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result
         code.push_str(&format!(" [{test}]"));
     }
     let message = super::text::message(d);
-    let mut lines = message.lines().skip_while(|l| l.trim().is_empty());
-    let first = lines.next().unwrap_or("");
+    let mut lines = message
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .map(|l| shorten(l, MAX_LINE_CHARS));
+    let first = lines.next().unwrap_or_default();
     let first = if d.pre_existing {
         format!("{first} {}", p.dim("(pre-existing)"))
     } else {
-        first.to_string()
+        first.into_owned()
     };
     if place.is_empty() {
         writeln!(out, "  {severity}{code} {first}")?;

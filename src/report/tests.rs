@@ -1086,3 +1086,30 @@ fn a_failing_checks_details_start_with_its_errors_the_changes_own_first() {
     );
     assert_eq!(section.last(), Some(&"  … and 8 more"), "{text}");
 }
+
+#[test]
+fn a_huge_line_of_output_is_shown_cut_and_kept_whole_in_the_json() {
+    // A check that printed one 100 KB line: its finding's headline and the
+    // output's last lines are shown cut, the JSON keeps all of it.
+    let mut verdict = sample();
+    let huge = "E".repeat(100_000);
+    let build = verdict
+        .diagnostics
+        .iter_mut()
+        .find(|d| d.check == "build")
+        .unwrap();
+    build.message = format!("check `build` failed (exit 1): {huge}\nlast lines of output:\n{huge}");
+    let mut out = Vec::new();
+    super::human::render(&verdict, &mut out, false).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let longest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(longest < 600, "a line of {longest} characters");
+    assert!(text.contains("EEE…\n"), "cut visibly");
+    let mut out = Vec::new();
+    super::diagnostics::render_human(&verdict.diagnostics, 0, &mut out, false).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let longest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(longest < 600, "a line of {longest} characters");
+    let json = serde_json::to_string(&verdict).unwrap();
+    assert!(json.contains(&format!("output:\\n{huge}\"")));
+}
