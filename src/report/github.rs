@@ -8,6 +8,8 @@ use std::io::{self, Write};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::gate::{CheckStatus, Verdict};
 
+use super::text::visible;
+
 /// Annotations of one kind GitHub shows per step.
 const PER_KIND: usize = 10;
 /// GitHub takes at most 1 MiB of step summary per step.
@@ -36,7 +38,7 @@ fn kind(severity: Severity) -> &'static str {
 fn command(d: &Diagnostic) -> String {
     let mut properties = Vec::new();
     if let Some(file) = &d.file {
-        properties.push(format!("file={}", escape_property(file)));
+        properties.push(format!("file={}", escape_property(&visible(file, &[]))));
         if let Some(line) = d.line {
             properties.push(format!("line={line}"));
             if let Some(end) = d.end_line {
@@ -61,12 +63,14 @@ fn command(d: &Diagnostic) -> String {
     if d.pre_existing {
         title.push_str(" (pre-existing)");
     }
-    properties.push(format!("title={}", escape_property(&title)));
+    properties.push(format!("title={}", escape_property(&visible(&title, &[]))));
+    // Line breaks are escaped as the workflow command wants them, and
+    // GitHub shows them as such in the annotation.
     format!(
         "::{} {}::{}",
         kind(d.severity),
         properties.join(","),
-        escape_data(&super::text::message(d))
+        escape_data(&visible(&super::text::message(d), &['\n', '\r', '\t']))
     )
 }
 
@@ -136,7 +140,7 @@ pub fn step_summary(verdict: &Verdict) -> String {
     let mut out = format!(
         "## phasegate: {} — phase `{}`\n\n| check | status | diagnostics |\n|---|---|---|\n",
         verdict.status.as_str(),
-        verdict.phase.as_deref().unwrap_or("-")
+        visible(verdict.phase.as_deref().unwrap_or("-"), &[])
     );
     for check in &verdict.checks {
         let mark = match check.status {
@@ -147,7 +151,7 @@ pub fn step_summary(verdict: &Verdict) -> String {
         };
         out.push_str(&format!(
             "| `{}` | {mark} {} | {} |\n",
-            check.name.replace('|', "\\|"),
+            visible(&check.name, &[]).replace('|', "\\|"),
             check.status.as_str(),
             check.diagnostics
         ));
@@ -155,11 +159,11 @@ pub fn step_summary(verdict: &Verdict) -> String {
     if !verdict.summary.is_empty() {
         out.push_str("\n### Top problems\n\n");
         for line in &verdict.summary {
-            out.push_str(&format!("- `{}`\n", line.replace('`', "'")));
+            out.push_str(&format!("- `{}`\n", visible(line, &[]).replace('`', "'")));
         }
     }
     for note in &verdict.notes {
-        out.push_str(&format!("\n> {}\n", note.replace('\n', " ")));
+        out.push_str(&format!("\n> {}\n", visible(&note.replace('\n', " "), &[])));
     }
     if out.len() > MAX_SUMMARY_BYTES {
         let mut end = MAX_SUMMARY_BYTES - 64;

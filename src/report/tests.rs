@@ -1113,3 +1113,41 @@ fn a_huge_line_of_output_is_shown_cut_and_kept_whole_in_the_json() {
     let json = serde_json::to_string(&verdict).unwrap();
     assert!(json.contains(&format!("output:\\n{huge}\"")));
 }
+
+#[test]
+fn control_characters_reach_no_terminal_or_ci_log_raw() {
+    // A backspace can make a terminal show "EVIL" where the tool said
+    // "SAFE"; a bell rings; U+009B starts a terminal command like ESC [.
+    let mut verdict = sample();
+    let message = "SAFE\u{8}\u{8}\u{8}\u{8}EVIL bell\u{7} soh\u{1} csi\u{9b}2J del\u{7f}\tend";
+    let lint = verdict
+        .diagnostics
+        .iter_mut()
+        .find(|d| d.check == "lint")
+        .unwrap();
+    lint.message = format!("{message}\nsecond\u{8} line");
+    lint.file = Some("src/li\u{8}b.rs".into());
+    lint.code = Some("E\u{7}1".into());
+    lint.test = Some("t\u{1b}[2J".into());
+    verdict.summary.push(format!("{message} (lint)"));
+    verdict.notes.push(format!("note {message}"));
+    verdict.checks[0].name = "te\u{8}sts".into();
+    let raw = |c: char| c.is_control() && c != '\n' && c != '\t';
+    for (name, text) in rendered(&verdict) {
+        if matches!(name, "human" | "github" | "step summary") {
+            assert!(!text.chars().any(raw), "{name}: {text:?}");
+            assert!(
+                text.contains(r"SAFE\x08\x08\x08\x08EVIL bell\x07"),
+                "{name}: {text:?}"
+            );
+        }
+    }
+    let mut out = Vec::new();
+    super::diagnostics::render_human(&verdict.diagnostics, 0, &mut out, false).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(!text.chars().any(raw), "{text:?}");
+    assert!(text.contains(r"csi\u{9b}2J"), "{text:?}");
+    // The JSON verdict keeps what the tool said.
+    let json = serde_json::to_string(&verdict).unwrap();
+    assert!(json.contains(r"SAFE\b\b\b\bEVIL"), "{json}");
+}
