@@ -135,12 +135,74 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
     )
 }
 
+/// `text` as a Markdown code span, where nothing is markup: fenced with
+/// one backtick more than its longest run of them, padded with a space
+/// where it starts or ends with one (the Markdown spec strips one space each
+/// side); in a table cell `|` is escaped, the one character GitHub's
+/// tables split on even inside a code span.
+fn code_span(text: &str, in_table: bool) -> String {
+    let text = visible(text, &[]);
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.is_empty()
+        || text.starts_with('`')
+        || text.ends_with('`')
+        || (text.starts_with(' ') && text.ends_with(' '))
+    {
+        " "
+    } else {
+        ""
+    };
+    let body = if in_table {
+        text.replace('|', "\\|")
+    } else {
+        text.into_owned()
+    };
+    format!("{fence}{pad}{body}{pad}{fence}")
+}
+
+/// `text` as Markdown that shows it as it is: every ASCII punctuation
+/// character that can be markup (`<b>`, `&amp;`, `**`, `|`, a `#` that
+/// would start a heading) backslash-escaped, except that spans between
+/// pairs of backticks stay code spans, as phasegate writes names.
+fn markdown_text(text: &str) -> String {
+    let text = visible(text, &[]);
+    let parts: Vec<&str> = text.split('`').collect();
+    // An odd number of backticks pairs up with nothing: all of it is text.
+    let spans = parts.len() % 2 == 1;
+    let mut out = String::with_capacity(text.len());
+    for (i, part) in parts.iter().enumerate() {
+        if spans && i % 2 == 1 {
+            out.push_str(&code_span(part, false));
+            continue;
+        }
+        if !spans && i > 0 {
+            out.push_str("\\`");
+        }
+        for c in part.chars() {
+            if matches!(
+                c,
+                '\\' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '|' | '~' | '!' | '#'
+            ) {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The Markdown step summary, under GitHub's 1 MiB.
 pub fn step_summary(verdict: &Verdict) -> String {
     let mut out = format!(
-        "## phasegate: {} — phase `{}`\n\n| check | status | diagnostics |\n|---|---|---|\n",
+        "## phasegate: {} — phase {}\n\n| check | status | diagnostics |\n|---|---|---|\n",
         verdict.status.as_str(),
-        visible(verdict.phase.as_deref().unwrap_or("-"), &[])
+        code_span(verdict.phase.as_deref().unwrap_or("-"), false)
     );
     for check in &verdict.checks {
         let mark = match check.status {
@@ -150,8 +212,8 @@ pub fn step_summary(verdict: &Verdict) -> String {
             _ => "❌",
         };
         out.push_str(&format!(
-            "| `{}` | {mark} {} | {} |\n",
-            visible(&check.name, &[]).replace('|', "\\|"),
+            "| {} | {mark} {} | {} |\n",
+            code_span(&check.name, true),
             check.status.as_str(),
             check.diagnostics
         ));
@@ -159,11 +221,14 @@ pub fn step_summary(verdict: &Verdict) -> String {
     if !verdict.summary.is_empty() {
         out.push_str("\n### Top problems\n\n");
         for line in &verdict.summary {
-            out.push_str(&format!("- `{}`\n", visible(line, &[]).replace('`', "'")));
+            out.push_str(&format!("- {}\n", code_span(line, false)));
         }
     }
     for note in &verdict.notes {
-        out.push_str(&format!("\n> {}\n", visible(&note.replace('\n', " "), &[])));
+        out.push_str(&format!(
+            "\n> {}\n",
+            markdown_text(&note.replace('\n', " "))
+        ));
     }
     if out.len() > MAX_SUMMARY_BYTES {
         let mut end = MAX_SUMMARY_BYTES - 64;

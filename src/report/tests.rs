@@ -1151,3 +1151,33 @@ fn control_characters_reach_no_terminal_or_ci_log_raw() {
     let json = serde_json::to_string(&verdict).unwrap();
     assert!(json.contains(r"SAFE\b\b\b\bEVIL"), "{json}");
 }
+
+#[test]
+fn the_step_summary_shows_names_and_notes_as_text_whatever_they_hold() {
+    let mut verdict = sample();
+    verdict.checks[1].name = "x `y` <b>z</b> | w".into();
+    verdict.checks[2].name = "`edge`".into();
+    verdict.summary = vec!["src/a.rs:1 uses `unwrap` (lint)".into()];
+    verdict.notes = vec!["check `a<b>` skipped: <img src=x> & **bold** | #1".into()];
+    let markdown = super::github::step_summary(&verdict);
+    // A code span fenced by more backticks than it holds, `|` escaped in
+    // a table cell: the row keeps its three cells.
+    assert!(
+        markdown.contains("| ``x `y` <b>z</b> \\| w`` | ❌ failed | 2 |\n"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("| `` `edge` `` | ❌ failed | 2 |\n"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("- ``src/a.rs:1 uses `unwrap` (lint)``\n"),
+        "{markdown}"
+    );
+    // Outside code spans, nothing is markup.
+    assert!(
+        markdown
+            .contains("> check `a<b>` skipped: \\<img src=x\\> \\& \\*\\*bold\\*\\* \\| \\#1\n"),
+        "{markdown}"
+    );
+}
