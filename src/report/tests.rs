@@ -1181,3 +1181,48 @@ fn the_step_summary_shows_names_and_notes_as_text_whatever_they_hold() {
         "{markdown}"
     );
 }
+
+/// The rows a terminal shows for each redraw of the progress line.
+fn progress_lines(width: Option<usize>, names: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut progress = super::progress::Progress::new(&mut out, names.len()).with_width(width);
+    for name in names {
+        progress.event(&crate::runner::RunEvent::Started {
+            name: (*name).to_string(),
+        });
+    }
+    progress.finish();
+    String::from_utf8(out)
+        .unwrap()
+        .split("\r\u{1b}[2K")
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_progress_line_never_wraps() {
+    // `\r` and "erase line" clear one row: a line wider than the terminal
+    // wraps and leaves its first rows behind at every redraw.
+    use unicode_width::UnicodeWidthStr;
+    let names = [
+        "unit-tests-with-long-name",
+        "integration-tests-long",
+        "lint-everything-long",
+        "漢字の検査",
+    ];
+    let lines = progress_lines(Some(40), &names);
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert_eq!(lines[0], "[0/4] running unit-tests-with-long-name");
+    for line in &lines {
+        assert!(line.width() <= 39, "{} columns: {line}", line.width());
+    }
+    assert!(lines[2].ends_with('…'), "{lines:?}");
+    // Where the width is not known, a line fits in 80 columns.
+    let lines = progress_lines(None, &names);
+    assert!(lines.iter().all(|l| l.width() < 80), "{lines:?}");
+    assert!(lines.iter().any(|l| l.width() > 39), "{lines:?}");
+    // A check's name cannot move the cursor either.
+    let lines = progress_lines(Some(200), &["a\u{8}\u{8}b"]);
+    assert_eq!(lines, [r"[0/1] running a\x08\x08b"]);
+}
