@@ -75,7 +75,15 @@ fn command(d: &Diagnostic) -> String {
 }
 
 pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
-    let mut ordered: Vec<(usize, &Diagnostic)> = verdict.diagnostics.iter().enumerate().collect();
+    // The handoff documents' warnings are annotated too, after the
+    // findings of the same severity.
+    let warnings = super::handoff_warnings(verdict, Severity::Warning);
+    let mut ordered: Vec<(usize, &Diagnostic)> = verdict
+        .diagnostics
+        .iter()
+        .chain(&warnings)
+        .enumerate()
+        .collect();
     ordered.sort_by_key(|(i, d)| (d.pre_existing, d.severity, *i));
     let mut shown = [0usize; 3];
     let mut hidden = [0usize; 3];
@@ -123,16 +131,14 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
             ))
         )?;
     }
-    let not_kept = if dropped > 0 {
-        format!(", {dropped} more not kept")
-    } else {
-        String::new()
-    };
-    writeln!(
-        out,
-        "phasegate: {} ({kept} diagnostic(s){not_kept})",
-        verdict.status.as_str(),
-    )
+    let mut counts = format!("{kept} diagnostic(s)");
+    if dropped > 0 {
+        counts.push_str(&format!(", {dropped} more not kept"));
+    }
+    if !warnings.is_empty() {
+        counts.push_str(&format!(", {} handoff warning(s)", warnings.len()));
+    }
+    writeln!(out, "phasegate: {} ({counts})", verdict.status.as_str())
 }
 
 /// `text` as a Markdown code span, where nothing is markup: fenced with

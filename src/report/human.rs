@@ -135,6 +135,21 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
                 clean(handoff["id"].as_str().unwrap_or("no id")),
                 clean(handoff["stage"].as_str().unwrap_or("no stage"))
             )?;
+            // Its warnings (an unknown field) decide nothing, and are
+            // not among the diagnostics: each is a line under it.
+            let warnings = handoff["warnings"]
+                .as_array()
+                .map_or(&[][..], Vec::as_slice);
+            for warning in warnings {
+                writeln!(
+                    out,
+                    "    {path}:{}:{} {} {}",
+                    warning["line"],
+                    warning["column"],
+                    p.yellow("warning"),
+                    clean(warning["message"].as_str().unwrap_or_default())
+                )?;
+            }
         }
         for d in own.iter().take(MAX_PER_CHECK) {
             diagnostic_line(d, out, &p)?;

@@ -134,6 +134,10 @@ fn own_rule(code: &str) -> Option<(String, String)> {
             "A check could not be started",
             "phasegate could not start a check's program; verification did not finish.",
         ),
+        "handoff-warning" => (
+            "A handoff document has a problem that does not fail it",
+            "A handoff document's frontmatter has something phasegate does not act on, such as an unknown field (a misspelt one is ignored). It does not fail the gate.",
+        ),
         "interrupted" => (
             "A check was interrupted",
             "The run was interrupted before a check finished; verification did not finish.",
@@ -205,8 +209,10 @@ fn level(severity: Severity) -> &'static str {
 
 /// Most important first: errors before warnings before notes, the
 /// change's own before pre-existing ones, then as found.
-pub fn by_importance(diagnostics: &[Diagnostic]) -> Vec<&Diagnostic> {
-    let mut ordered: Vec<(usize, &Diagnostic)> = diagnostics.iter().enumerate().collect();
+pub fn by_importance<'a>(
+    diagnostics: impl IntoIterator<Item = &'a Diagnostic>,
+) -> Vec<&'a Diagnostic> {
+    let mut ordered: Vec<(usize, &Diagnostic)> = diagnostics.into_iter().enumerate().collect();
     ordered.sort_by_key(|(i, d)| (d.severity, d.pre_existing, *i));
     ordered.into_iter().map(|(_, d)| d).collect()
 }
@@ -258,7 +264,9 @@ fn result(d: &Diagnostic) -> Value {
 
 /// The SARIF log for `verdict`.
 pub fn log(verdict: &Verdict) -> Value {
-    let ordered = by_importance(&verdict.diagnostics);
+    // The handoff documents' warnings are notes: they decide nothing.
+    let warnings = super::handoff_warnings(verdict, Severity::Note);
+    let ordered = by_importance(verdict.diagnostics.iter().chain(&warnings));
     let mut results = Vec::new();
     let mut size = 0usize;
     for d in ordered.iter().take(MAX_RESULTS) {

@@ -1226,3 +1226,46 @@ fn the_progress_line_never_wraps() {
     let lines = progress_lines(Some(200), &["a\u{8}\u{8}b"]);
     assert_eq!(lines, [r"[0/1] running a\x08\x08b"]);
 }
+
+#[test]
+fn handoff_warnings_are_in_every_report_people_read() {
+    let mut verdict = sample();
+    verdict.handoffs = vec![serde_json::json!({
+        "path": "handoffs/F001.md", "id": "F001", "stage": "implementation",
+        "valid": true, "escalate": false, "errors": [],
+        "warnings": [{"line": 10, "column": 1, "field": "reviewr",
+                      "message": "unknown field `reviewr`"}],
+    })];
+    let mut out = Vec::new();
+    super::human::render(&verdict, &mut out, false).unwrap();
+    let human = String::from_utf8(out).unwrap();
+    assert!(
+        human.contains(
+            "  handoff handoffs/F001.md (F001, implementation): valid\n    handoffs/F001.md:10:1 warning unknown field `reviewr`\n"
+        ),
+        "{human}"
+    );
+    let mut out = Vec::new();
+    super::github::render(&verdict, &mut out).unwrap();
+    let github = String::from_utf8(out).unwrap();
+    assert!(
+        github.contains(
+            "::warning file=handoffs/F001.md,line=10,col=1,title=phasegate handoff-warning::unknown field `reviewr`\n"
+        ),
+        "{github}"
+    );
+    let log = super::sarif::log(&verdict);
+    let result = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"] == "phasegate/handoff-warning")
+        .unwrap_or_else(|| panic!("{log:#}"));
+    assert_eq!(result["level"], "note");
+    assert_eq!(result["message"]["text"], "unknown field `reviewr`");
+    let place = &result["locations"][0]["physicalLocation"];
+    assert_eq!(place["artifactLocation"]["uri"], "handoffs/F001.md");
+    assert_eq!(place["region"]["startLine"], 10);
+    // A warning decides nothing: the findings counted are the checks'.
+    assert_eq!(verdict.diagnostics.len(), 7);
+}

@@ -261,3 +261,42 @@ FAILED tests/test_b.py::test_x - AssertionError: x in b
         assert_eq!(holding[0].lines().count(), 1, "{}", run.stdout);
     }
 }
+
+#[test]
+fn a_handoff_documents_warnings_are_in_the_human_github_and_sarif_reports() {
+    let repo = TestRepo::new();
+    repo.write(
+        "handoffs/F001.md",
+        "---\nid: F001\nstage: implementation\ntitle: t\nstarted_at: 2026-11-20T09:00:00Z\ncompleted_at: null\nstatus: in_progress\nhandoff_ready: true\nretry_count: 0\nreviewr: alice\ncheckpoints:\n  - name: tests_written\n    status: pass\n---\n",
+    );
+    repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n[handoff.checkpoints]\nimplementation = [\"tests_written\"]\n");
+    repo.commit_all("a handoff document with a misspelt field");
+    let run = repo.phasegate(&[
+        "run",
+        "--all-files",
+        "--format",
+        "github",
+        "--report",
+        "sarif=out.sarif",
+        "--report",
+        "human=human.txt",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("::warning file=handoffs/F001.md,line=10,col=1,title=phasegate handoff-warning::unknown field `reviewr`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        repo.read("human.txt")
+            .contains("handoffs/F001.md:10:1 warning unknown field `reviewr`"),
+        "{}",
+        repo.read("human.txt")
+    );
+    let sarif: serde_json::Value = serde_json::from_str(&repo.read("out.sarif")).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{sarif:#}");
+    assert_eq!(results[0]["level"], "note");
+    assert_eq!(results[0]["message"]["text"], "unknown field `reviewr`");
+}
