@@ -2,6 +2,7 @@
 //! each (`file:line code message (check)`). What a person or an agent reads
 //! first, so a cascade of consequences must not bury its cause.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::{Diagnostic, Severity};
@@ -57,6 +58,22 @@ pub fn is_root_cause(d: &Diagnostic) -> bool {
         || d.test
             .as_deref()
             .is_some_and(|t| t.to_lowercase().contains("error collecting"))
+}
+
+/// The most characters of a message's line that a summary entry or a
+/// report shows: a tool can print megabytes on one line, and a person
+/// reads a few hundred characters. The verdict's diagnostics keep it whole.
+pub const MAX_LINE_CHARS: usize = 500;
+
+/// `text` cut to at most `max_chars` characters, on a character boundary,
+/// its last one `…` when anything was cut.
+pub fn shorten(text: &str, max_chars: usize) -> Cow<'_, str> {
+    if text.chars().nth(max_chars).is_none() {
+        return Cow::Borrowed(text);
+    }
+    let mut out: String = text.chars().take(max_chars.saturating_sub(1)).collect();
+    out.push('…');
+    Cow::Owned(out)
 }
 
 /// One summary entry before it is written out.
@@ -148,7 +165,10 @@ fn line(entry: &Entry<'_>) -> String {
         out.push_str(code);
         out.push(' ');
     }
-    out.push_str(d.message.lines().next().unwrap_or("").trim());
+    out.push_str(&shorten(
+        d.message.lines().next().unwrap_or("").trim(),
+        MAX_LINE_CHARS,
+    ));
     let mut notes = Vec::new();
     if !d.check.is_empty() {
         notes.push(d.check.clone());
@@ -236,6 +256,28 @@ mod tests {
                 "a.ts:1 no-var Unexpected var (lint)",
             ]
         );
+    }
+
+    #[test]
+    fn a_huge_message_makes_a_summary_line_of_bounded_length() {
+        // One 3 MB line of output: the summary is what people and agents
+        // read first, one line each.
+        let huge = "E".repeat(100_000);
+        let diagnostics = vec![error("big", "a.c", 1, "X1", &format!("{huge}\nmore"))];
+        let lines = summarize(&diagnostics, |_| Some(0), 5);
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].chars().count() < 600, "{}", lines[0].len());
+        assert!(lines[0].starts_with("a.c:1 X1 EEEE"), "{}", &lines[0][..20]);
+        assert!(
+            lines[0].ends_with("E… (big)"),
+            "{}",
+            &lines[0][lines[0].len() - 20..]
+        );
+        // Cut on a character boundary.
+        let wide = "é".repeat(1000);
+        let diagnostics = vec![error("big", "a.c", 1, "X1", &wide)];
+        let line = &summarize(&diagnostics, |_| Some(0), 5)[0];
+        assert!(line.contains("éé…"), "{line}");
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
             occurrence.write(format!("{base}#{n}").as_bytes());
             let fingerprint = format!("{}-{:016x}", d.fingerprint(), occurrence.finish());
             json!({
-                "description": d.message,
+                "description": super::text::message(d),
                 "check_name": rule_id(d),
                 "fingerprint": fingerprint,
                 "severity": severity(d.severity, d.pre_existing),

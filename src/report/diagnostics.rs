@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{shorten, Diagnostic, MAX_LINE_CHARS};
 
 /// `{"diagnostics": [...], "dropped": N}`.
 pub fn render_json(
@@ -24,18 +24,23 @@ pub fn render_human(
     color: bool,
 ) -> io::Result<()> {
     for d in diagnostics {
-        let place = match (&d.file, d.line, d.column) {
+        let file = d.file.as_deref().map(super::text::line);
+        let place = match (&file, d.line, d.column) {
             (Some(f), Some(l), Some(c)) => format!("{f}:{l}:{c} "),
             (Some(f), Some(l), None) => format!("{f}:{l} "),
             (Some(f), None, _) => format!("{f} "),
             _ => String::new(),
         };
-        let code = d.code.as_ref().map(|c| format!(" {c}")).unwrap_or_default();
+        let code = d
+            .code
+            .as_ref()
+            .map(|c| format!(" {}", super::text::line(c)))
+            .unwrap_or_default();
         writeln!(
             out,
             "{place}{}{code} {}",
             d.severity.as_str(),
-            d.message.lines().next().unwrap_or("")
+            super::text::line(&shorten(&super::text::first_line(d), MAX_LINE_CHARS))
         )?;
         out.write_all(super::snippet::render(d, " ", color).as_bytes())?;
     }

@@ -8,6 +8,8 @@ use std::io::{self, Write};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::gate::{CheckStatus, Verdict};
 
+use super::text::visible;
+
 /// Annotations of one kind GitHub shows per step.
 const PER_KIND: usize = 10;
 /// GitHub takes at most 1 MiB of step summary per step.
@@ -36,7 +38,7 @@ fn kind(severity: Severity) -> &'static str {
 fn command(d: &Diagnostic) -> String {
     let mut properties = Vec::new();
     if let Some(file) = &d.file {
-        properties.push(format!("file={}", escape_property(file)));
+        properties.push(format!("file={}", escape_property(&visible(file, &[]))));
         if let Some(line) = d.line {
             properties.push(format!("line={line}"));
             if let Some(end) = d.end_line {
@@ -61,17 +63,27 @@ fn command(d: &Diagnostic) -> String {
     if d.pre_existing {
         title.push_str(" (pre-existing)");
     }
-    properties.push(format!("title={}", escape_property(&title)));
+    properties.push(format!("title={}", escape_property(&visible(&title, &[]))));
+    // Line breaks are escaped as the workflow command wants them, and
+    // GitHub shows them as such in the annotation.
     format!(
         "::{} {}::{}",
         kind(d.severity),
         properties.join(","),
-        escape_data(&d.message)
+        escape_data(&visible(&super::text::message(d), &['\n', '\r', '\t']))
     )
 }
 
 pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
-    let mut ordered: Vec<(usize, &Diagnostic)> = verdict.diagnostics.iter().enumerate().collect();
+    // The handoff documents' warnings are annotated too, after the
+    // findings of the same severity.
+    let warnings = super::handoff_warnings(verdict, Severity::Warning);
+    let mut ordered: Vec<(usize, &Diagnostic)> = verdict
+        .diagnostics
+        .iter()
+        .chain(&warnings)
+        .enumerate()
+        .collect();
     ordered.sort_by_key(|(i, d)| (d.pre_existing, d.severity, *i));
     let mut shown = [0usize; 3];
     let mut hidden = [0usize; 3];
@@ -91,30 +103,112 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
             hidden[k] += 1;
         }
     }
-    if hidden.iter().any(|n| *n > 0) {
+    // What a check found past its limit was counted, never kept: no
+    // report has it, and the notice must not say otherwise.
+    let dropped: usize = verdict.checks.iter().map(|c| c.dropped_diagnostics).sum();
+    let kept = verdict.diagnostics.len();
+    if hidden.iter().any(|n| *n > 0) || dropped > 0 {
+        let sarif = if kept > super::sarif::MAX_RESULTS {
+            "the SARIF report the 25,000 most important"
+        } else {
+            "the SARIF report too"
+        };
+        let rest = if dropped > 0 {
+            format!(
+                "the verdict has the {kept} kept ({sarif}); {dropped} more were counted but not kept, over their checks' limit of findings (checks[].dropped_diagnostics)"
+            )
+        } else if kept > super::sarif::MAX_RESULTS {
+            format!("the verdict has them all ({sarif})")
+        } else {
+            "the verdict and the SARIF report have them all".to_string()
+        };
         writeln!(
             out,
             "::notice title=phasegate::{}",
             escape_data(&format!(
-                "{} more error(s), {} warning(s) and {} note(s) are not annotated (GitHub shows 10 of each per step); the verdict and the SARIF report have them all",
+                "{} more error(s), {} warning(s) and {} note(s) are not annotated (GitHub shows 10 of each per step); {rest}",
                 hidden[0], hidden[1], hidden[2]
             ))
         )?;
     }
-    writeln!(
-        out,
-        "phasegate: {} ({} diagnostic(s))",
-        verdict.status.as_str(),
-        verdict.diagnostics.len()
-    )
+    let mut counts = format!("{kept} diagnostic(s)");
+    if dropped > 0 {
+        counts.push_str(&format!(", {dropped} more not kept"));
+    }
+    if !warnings.is_empty() {
+        counts.push_str(&format!(", {} handoff warning(s)", warnings.len()));
+    }
+    writeln!(out, "phasegate: {} ({counts})", verdict.status.as_str())
+}
+
+/// `text` as a Markdown code span, where nothing is markup: fenced with
+/// one backtick more than its longest run of them, padded with a space
+/// where it starts or ends with one (the Markdown spec strips one space each
+/// side); in a table cell `|` is escaped, the one character GitHub's
+/// tables split on even inside a code span.
+fn code_span(text: &str, in_table: bool) -> String {
+    let text = visible(text, &[]);
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.is_empty()
+        || text.starts_with('`')
+        || text.ends_with('`')
+        || (text.starts_with(' ') && text.ends_with(' '))
+    {
+        " "
+    } else {
+        ""
+    };
+    let body = if in_table {
+        text.replace('|', "\\|")
+    } else {
+        text.into_owned()
+    };
+    format!("{fence}{pad}{body}{pad}{fence}")
+}
+
+/// `text` as Markdown that shows it as it is: every ASCII punctuation
+/// character that can be markup (`<b>`, `&amp;`, `**`, `|`, a `#` that
+/// would start a heading) backslash-escaped, except that spans between
+/// pairs of backticks stay code spans, as phasegate writes names.
+fn markdown_text(text: &str) -> String {
+    let text = visible(text, &[]);
+    let parts: Vec<&str> = text.split('`').collect();
+    // An odd number of backticks pairs up with nothing: all of it is text.
+    let spans = parts.len() % 2 == 1;
+    let mut out = String::with_capacity(text.len());
+    for (i, part) in parts.iter().enumerate() {
+        if spans && i % 2 == 1 {
+            out.push_str(&code_span(part, false));
+            continue;
+        }
+        if !spans && i > 0 {
+            out.push_str("\\`");
+        }
+        for c in part.chars() {
+            if matches!(
+                c,
+                '\\' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '|' | '~' | '!' | '#'
+            ) {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The Markdown step summary, under GitHub's 1 MiB.
 pub fn step_summary(verdict: &Verdict) -> String {
     let mut out = format!(
-        "## phasegate: {} — phase `{}`\n\n| check | status | diagnostics |\n|---|---|---|\n",
+        "## phasegate: {} — phase {}\n\n| check | status | diagnostics |\n|---|---|---|\n",
         verdict.status.as_str(),
-        verdict.phase.as_deref().unwrap_or("-")
+        code_span(verdict.phase.as_deref().unwrap_or("-"), false)
     );
     for check in &verdict.checks {
         let mark = match check.status {
@@ -124,8 +218,8 @@ pub fn step_summary(verdict: &Verdict) -> String {
             _ => "❌",
         };
         out.push_str(&format!(
-            "| `{}` | {mark} {} | {} |\n",
-            check.name.replace('|', "\\|"),
+            "| {} | {mark} {} | {} |\n",
+            code_span(&check.name, true),
             check.status.as_str(),
             check.diagnostics
         ));
@@ -133,11 +227,14 @@ pub fn step_summary(verdict: &Verdict) -> String {
     if !verdict.summary.is_empty() {
         out.push_str("\n### Top problems\n\n");
         for line in &verdict.summary {
-            out.push_str(&format!("- `{}`\n", line.replace('`', "'")));
+            out.push_str(&format!("- {}\n", code_span(line, false)));
         }
     }
     for note in &verdict.notes {
-        out.push_str(&format!("\n> {}\n", note.replace('\n', " ")));
+        out.push_str(&format!(
+            "\n> {}\n",
+            markdown_text(&note.replace('\n', " "))
+        ));
     }
     if out.len() > MAX_SUMMARY_BYTES {
         let mut end = MAX_SUMMARY_BYTES - 64;

@@ -26,11 +26,15 @@ pub fn render_human(
         return writeln!(out, "no handoff documents to validate");
     }
     for (report, text) in reports {
+        // The document's own text is drawn by miette; what is written
+        // around it goes through `clean`, as a terminal obeys control
+        // characters.
+        let clean = super::text::line;
         let what = format!(
             "{} ({}, {})",
-            report.path,
-            report.id.as_deref().unwrap_or("no id"),
-            report.stage.as_deref().unwrap_or("no stage")
+            clean(&report.path),
+            clean(report.id.as_deref().unwrap_or("no id")),
+            clean(report.stage.as_deref().unwrap_or("no stage"))
         );
         if report.valid {
             let escalate = if report.escalate {
@@ -56,7 +60,10 @@ pub fn render_human(
                 writeln!(
                     out,
                     "  {}:{}:{} error {}",
-                    report.path, e.line, e.column, e.message
+                    clean(&report.path),
+                    e.line,
+                    e.column,
+                    clean(&e.message)
                 )?;
             }
         }
@@ -64,7 +71,10 @@ pub fn render_human(
             writeln!(
                 out,
                 "  {}:{}:{} warning {}",
-                report.path, w.line, w.column, w.message
+                clean(&report.path),
+                w.line,
+                w.column,
+                clean(&w.message)
             )?;
         }
     }

@@ -4,8 +4,13 @@
 
 use std::io::{self, Write};
 
-use crate::diagnostics::{Diagnostic, Severity};
+use crate::diagnostics::{shorten, Diagnostic, Severity, MAX_LINE_CHARS};
 use crate::gate::{format_duration, CheckResult, CheckStatus, Effect, Status, Verdict};
+
+// Every text that came from outside (a tool's output, a file name, the
+// configuration, a handoff document) goes through `clean` before it is
+// written: a terminal obeys the control characters in it.
+use super::text::line as clean;
 
 /// How many diagnostics are printed per check before "and N more".
 const MAX_PER_CHECK: usize = 20;
@@ -46,23 +51,23 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
         // Configuration errors were drawn by miette, with their spans, just
         // before this; the others are one line.
         if error.kind != "config" {
-            writeln!(out, "{} {}", p.red("error:"), error.message)?;
+            writeln!(out, "{} {}", p.red("error:"), clean(&error.message))?;
         }
         return verdict_line(verdict, out, &p);
     }
     let width = verdict
         .checks
         .iter()
-        .map(|c| c.name.chars().count())
+        .map(|c| clean(&c.name).chars().count())
         .max()
         .unwrap_or(0);
-    let phase = verdict.phase.as_deref().unwrap_or("?");
+    let phase = clean(verdict.phase.as_deref().unwrap_or("?"));
     let mut heading = format!(
         "phasegate · phase {phase} · profile {}",
         verdict.profile.as_str()
     );
     if let Some(workflow) = &verdict.workflow {
-        heading.push_str(&format!(" · workflow {workflow}"));
+        heading.push_str(&format!(" · workflow {}", clean(workflow)));
     }
     writeln!(out, "{}", p.bold(&heading))?;
     for check in &verdict.checks {
@@ -83,8 +88,8 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
     for check in detailed {
         writeln!(out)?;
         let title = match &check.reason {
-            Some(reason) => format!("{} — {reason}", check.name),
-            None => check.name.clone(),
+            Some(reason) => format!("{} — {}", clean(&check.name), clean(reason)),
+            None => clean(&check.name).into_owned(),
         };
         writeln!(out, "{}", p.bold(&title))?;
         let mut diagnostics: Vec<&Diagnostic> = verdict
@@ -92,14 +97,7 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
             .iter()
             .filter(|d| d.check == check.name)
             .collect();
-        // Grouped by file, files in the order they first come up.
-        let mut files: Vec<Option<&str>> = Vec::new();
-        for d in &diagnostics {
-            if !files.contains(&d.file.as_deref()) {
-                files.push(d.file.as_deref());
-            }
-        }
-        diagnostics.sort_by_key(|d| files.iter().position(|f| *f == d.file.as_deref()));
+        by_importance(&mut diagnostics);
         for d in diagnostics.iter().take(MAX_PER_CHECK) {
             diagnostic_line(d, out, &p)?;
         }
@@ -107,22 +105,23 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
             writeln!(out, "  … and {} more", diagnostics.len() - MAX_PER_CHECK)?;
         }
         if let Some(log) = &check.log {
-            writeln!(out, "  {}", p.dim(&format!("full log: {log}")))?;
+            writeln!(out, "  {}", p.dim(&format!("full log: {}", clean(log))))?;
         }
     }
 
     // Findings of phasegate itself: handoff documents, files the checks
     // modified.
-    let own: Vec<&Diagnostic> = verdict
+    let mut own: Vec<&Diagnostic> = verdict
         .diagnostics
         .iter()
         .filter(|d| d.check.is_empty())
         .collect();
+    by_importance(&mut own);
     if !verdict.handoffs.is_empty() || !own.is_empty() {
         writeln!(out)?;
         writeln!(out, "{}", p.bold("gate"))?;
         for handoff in &verdict.handoffs {
-            let path = handoff["path"].as_str().unwrap_or("?");
+            let path = clean(handoff["path"].as_str().unwrap_or("?"));
             let state = if handoff["valid"] == false {
                 p.red("invalid")
             } else if handoff["escalate"] == true {
@@ -133,9 +132,24 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
             writeln!(
                 out,
                 "  handoff {path} ({}, {}): {state}",
-                handoff["id"].as_str().unwrap_or("no id"),
-                handoff["stage"].as_str().unwrap_or("no stage")
+                clean(handoff["id"].as_str().unwrap_or("no id")),
+                clean(handoff["stage"].as_str().unwrap_or("no stage"))
             )?;
+            // Its warnings (an unknown field) decide nothing, and are
+            // not among the diagnostics: each is a line under it.
+            let warnings = handoff["warnings"]
+                .as_array()
+                .map_or(&[][..], Vec::as_slice);
+            for warning in warnings {
+                writeln!(
+                    out,
+                    "    {path}:{}:{} {} {}",
+                    warning["line"],
+                    warning["column"],
+                    p.yellow("warning"),
+                    clean(warning["message"].as_str().unwrap_or_default())
+                )?;
+            }
         }
         for d in own.iter().take(MAX_PER_CHECK) {
             diagnostic_line(d, out, &p)?;
@@ -148,18 +162,34 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
     if !verdict.notes.is_empty() {
         writeln!(out)?;
         for note in &verdict.notes {
-            writeln!(out, "{} {note}", p.yellow("note:"))?;
+            writeln!(out, "{} {}", p.yellow("note:"), clean(note))?;
         }
     }
     if !verdict.summary.is_empty() && verdict.status != Status::Passed {
         writeln!(out)?;
         writeln!(out, "{}", p.bold("summary"))?;
         for line in &verdict.summary {
-            writeln!(out, "  {line}")?;
+            writeln!(out, "  {}", clean(&shorten(line, MAX_LINE_CHARS)))?;
         }
     }
     writeln!(out)?;
     verdict_line(verdict, out, &p)
+}
+
+/// What explains a failure comes before what only comments on it, and
+/// before the cut at `MAX_PER_CHECK`: errors before warnings before notes,
+/// the change's own before pre-existing ones, then by file and line.
+fn by_importance(diagnostics: &mut [&Diagnostic]) {
+    diagnostics.sort_by_key(|d| {
+        (
+            d.severity,
+            d.pre_existing,
+            d.file.is_none(),
+            d.file.as_deref(),
+            d.line,
+            d.column,
+        )
+    });
 }
 
 fn check_line(check: &CheckResult, width: usize, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
@@ -180,7 +210,7 @@ fn check_line(check: &CheckResult, width: usize, out: &mut dyn Write, p: &Paint)
         )));
     }
     if let Some(reason) = &check.reason {
-        detail.push(reason.clone());
+        detail.push(clean(reason).into_owned());
     }
     if check.diagnostics > 0 && check.status != CheckStatus::Passed {
         let n = check.diagnostics;
@@ -189,7 +219,7 @@ fn check_line(check: &CheckResult, width: usize, out: &mut dyn Write, p: &Paint)
     writeln!(
         out,
         "  {mark} {name:<width$}  {status}{pad}  {detail}",
-        name = check.name,
+        name = clean(&check.name),
         pad = " ".repeat(status_pad),
         detail = p.dim(&detail.join(" · ")),
     )
@@ -198,7 +228,7 @@ fn check_line(check: &CheckResult, width: usize, out: &mut dyn Write, p: &Paint)
 fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
     let mut place = String::new();
     if let Some(file) = &d.file {
-        place.push_str(file);
+        place.push_str(&clean(file));
         if let Some(line) = d.line {
             place.push_str(&format!(":{line}"));
             if let Some(col) = d.column {
@@ -211,16 +241,24 @@ fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result
         Severity::Warning => p.yellow("warning"),
         other => p.dim(other.as_str()),
     };
-    let mut code = d.code.as_ref().map(|c| format!(" {c}")).unwrap_or_default();
+    let mut code = d
+        .code
+        .as_ref()
+        .map(|c| format!(" {}", clean(c)))
+        .unwrap_or_default();
     if let Some(test) = &d.test {
-        code.push_str(&format!(" [{test}]"));
+        code.push_str(&format!(" [{}]", clean(test)));
     }
-    let mut lines = d.message.lines();
-    let first = lines.next().unwrap_or("");
+    let message = super::text::message(d);
+    let mut lines = message
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .map(|l| clean(&shorten(l, MAX_LINE_CHARS)).into_owned());
+    let first = lines.next().unwrap_or_default();
     let first = if d.pre_existing {
         format!("{first} {}", p.dim("(pre-existing)"))
     } else {
-        first.to_string()
+        first
     };
     if place.is_empty() {
         writeln!(out, "  {severity}{code} {first}")?;

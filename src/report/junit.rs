@@ -1,14 +1,15 @@
 //! JUnit XML, as GitLab and most CI systems read it: one testsuite per
 //! phase, one testcase per check, and one per failed test for test checks
 //! whose parser knows the test names; failures carry their diagnostics.
-//! Names are unique, and each failure's text is bounded so the report
+//! A check that only warns passes, its findings in its `system-out`: a
+//! failure is one the gate counted. Names are unique, and each failure's text is bounded so the report
 //! stays inside GitLab's artifact limits.
 
 use std::collections::HashSet;
 use std::io::{self, Write};
 
 use crate::diagnostics::Diagnostic;
-use crate::gate::{CheckResult, CheckStatus, Verdict};
+use crate::gate::{CheckResult, CheckStatus, Effect, Verdict};
 
 /// Bytes of diagnostics kept in one failure's text.
 const MAX_FAILURE_BYTES: usize = 64 * 1024;
@@ -42,8 +43,11 @@ fn line(d: &Diagnostic) -> String {
         out.push(' ');
         out.push_str(code);
     }
+    if let Some(test) = &d.test {
+        out.push_str(&format!(" [{test}]"));
+    }
     out.push(' ');
-    out.push_str(&d.message);
+    out.push_str(&super::text::message(d));
     if d.pre_existing {
         out.push_str(" (pre-existing)");
     }
@@ -68,7 +72,8 @@ struct Case {
     classname: String,
     name: String,
     time: f64,
-    /// `failure` or `error` with its message and text; `skipped`.
+    /// `failure` or `error` with its message and text; `skipped` with
+    /// its message; `system-out` (a passing case) with its text.
     outcome: Option<(&'static str, String, String)>,
 }
 
@@ -101,19 +106,41 @@ fn cases(verdict: &Verdict, phase: &str) -> Vec<Case> {
             time: check.duration_ms as f64 / 1000.0,
             outcome,
         });
+        // A check that only warns does not fail, and neither do its tests:
+        // its case's output lists them.
+        if check.effect == Effect::Warn {
+            continue;
+        }
         // A test check whose parser named the failed tests: one case each.
-        let mut tests: Vec<&str> = own.iter().filter_map(|d| d.test.as_deref()).collect();
-        tests.dedup();
-        for test in tests {
+        // A test is its file and its name (pytest names `test_x` in two
+        // files alike), in the order the tests first come up, wherever
+        // their failures lie in the output.
+        let mut tests: Vec<(Option<&str>, &str)> = Vec::new();
+        for d in &own {
+            if let Some(test) = d.test.as_deref() {
+                let key = (d.file.as_deref(), test);
+                if !tests.contains(&key) {
+                    tests.push(key);
+                }
+            }
+        }
+        for &(file, test) in &tests {
             let failures: Vec<&Diagnostic> = own
                 .iter()
                 .copied()
-                .filter(|d| d.test.as_deref() == Some(test))
+                .filter(|d| d.test.as_deref() == Some(test) && d.file.as_deref() == file)
                 .collect();
-            let message = failures[0].message.lines().next().unwrap_or("").to_string();
+            let message = super::text::first_line(failures[0]).into_owned();
+            // The file goes into the name only where the name alone is
+            // ambiguous.
+            let shared = tests.iter().filter(|(_, t)| *t == test).count() > 1;
+            let name = match file {
+                Some(file) if shared => format!("{}::{file}::{test}", check.name),
+                _ => format!("{}::{test}", check.name),
+            };
             out.push(Case {
                 classname: format!("{phase}.{}", check.name),
-                name: unique(format!("{}::{test}", check.name), &mut seen),
+                name: unique(name, &mut seen),
                 time: 0.0,
                 outcome: Some(("failure", message, body(&failures))),
             });
@@ -129,10 +156,7 @@ fn cases(verdict: &Verdict, phase: &str) -> Vec<Case> {
     if !own.is_empty() {
         let (kind, message) = match &verdict.error {
             Some(error) => ("error", error.message.clone()),
-            None => (
-                "failure",
-                own[0].message.lines().next().unwrap_or("").to_string(),
-            ),
+            None => ("failure", super::text::first_line(own[0]).into_owned()),
         };
         out.push(Case {
             classname: phase.to_string(),
@@ -149,6 +173,25 @@ fn outcome(
     own: &[&Diagnostic],
     reason: &str,
 ) -> Option<(&'static str, String, String)> {
+    // A check that only warns (on_failure = "warn", or every error
+    // pre-existing) lets the gate proceed: a failed case would show GitLab
+    // and Jenkins a failure the gate did not count, and a run that passes
+    // with red tests. It passes, its output says what it found; if its
+    // program is missing it did not run, and is skipped.
+    if check.effect == Effect::Warn {
+        let headline = format!(
+            "{} ({reason}) — it does not block the gate",
+            check.status.as_str()
+        );
+        return Some(match check.status {
+            CheckStatus::Missing => ("skipped", headline, String::new()),
+            _ => (
+                "system-out",
+                String::new(),
+                format!("{headline}\n{}", body(own)),
+            ),
+        });
+    }
     match check.status {
         CheckStatus::Passed => None,
         CheckStatus::Skipped => Some(("skipped", reason.to_string(), String::new())),
@@ -204,6 +247,11 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
             Some(("skipped", message, _)) => {
                 writeln!(out, "{open}>")?;
                 writeln!(out, r#"      <skipped message="{}"/>"#, escape(message))?;
+                writeln!(out, "    </testcase>")?;
+            }
+            Some(("system-out", _, text)) => {
+                writeln!(out, "{open}>")?;
+                writeln!(out, "      <system-out>{}</system-out>", escape(text))?;
                 writeln!(out, "    </testcase>")?;
             }
             Some((kind, message, text)) => {

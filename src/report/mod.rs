@@ -12,6 +12,7 @@ pub mod junit;
 pub mod progress;
 pub mod sarif;
 mod snippet;
+mod text;
 
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::gate::Verdict;
@@ -53,6 +54,40 @@ pub fn with_error_findings(verdict: &Verdict) -> std::borrow::Cow<'_, Verdict> {
     let mut shown = verdict.clone();
     shown.diagnostics.extend(findings);
     std::borrow::Cow::Owned(shown)
+}
+
+/// The handoff documents' warnings (an unknown field), as findings of
+/// phasegate at their place in the document, with `severity`. They are in
+/// the verdict's `handoffs`, not among its diagnostics, since they decide
+/// nothing; the reports people read show them all the same.
+fn handoff_warnings(verdict: &Verdict, severity: Severity) -> Vec<Diagnostic> {
+    let number = |v: &serde_json::Value| v.as_u64().and_then(|n| u32::try_from(n).ok());
+    let mut out = Vec::new();
+    for handoff in &verdict.handoffs {
+        let path = handoff.get("path").and_then(serde_json::Value::as_str);
+        let warnings = handoff
+            .get("warnings")
+            .and_then(serde_json::Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        for warning in warnings {
+            out.push(Diagnostic {
+                tool: "phasegate".to_string(),
+                origin: crate::config::Origin::Runtime,
+                severity,
+                code: Some("handoff-warning".to_string()),
+                message: warning
+                    .get("message")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                file: path.map(str::to_string),
+                line: warning.get("line").and_then(number),
+                column: warning.get("column").and_then(number),
+                ..Diagnostic::default()
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -22,11 +22,7 @@ const MAX_BYTES: usize = 40 * 1024 * 1024;
 /// The rule a diagnostic belongs to: `tool/code`, or `tool/check` when the
 /// tool gave no code.
 pub fn rule_id(d: &Diagnostic) -> String {
-    let tool = if d.tool.is_empty() {
-        "phasegate"
-    } else {
-        &d.tool
-    };
+    let tool = tool(d);
     match (&d.code, d.check.is_empty()) {
         (Some(code), _) => format!("{tool}/{code}"),
         (None, false) => format!("{tool}/{}", d.check),
@@ -69,6 +65,140 @@ pub fn encode_uri(path: &str) -> String {
     out
 }
 
+/// What the rule of `d` is, short and in full. A rule stands for every
+/// result under it (phasegate's `check-failed` for every check that
+/// failed, `tool/E0308` wherever rustc says it), so it is described from
+/// what the rule id holds, never from one result's message: each result
+/// carries its own.
+fn describe_rule(d: &Diagnostic) -> (String, String) {
+    let tool = tool(d);
+    if tool == "phasegate" {
+        if let Some(own) = d.code.as_deref().and_then(own_rule) {
+            return own;
+        }
+    }
+    match (&d.code, d.check.is_empty()) {
+        (Some(code), _) => (
+            format!("{tool} reports `{code}`"),
+            format!(
+                "Findings {tool} reports as `{code}`. Each result's message says what it found{}.",
+                if help_uri(d).is_some() {
+                    "; the help link explains the code"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        (None, false) => (
+            format!("{tool} finding in the check `{}`", d.check),
+            format!(
+                "Findings {tool} reports without a code in the check `{}`. Each result's message says what it found.",
+                d.check
+            ),
+        ),
+        (None, true) => (
+            format!("{tool} finding"),
+            format!("Findings {tool} reports without a code. Each result's message says what it found."),
+        ),
+    }
+}
+
+/// The rules of phasegate's own findings, by code.
+fn own_rule(code: &str) -> Option<(String, String)> {
+    if let Some(field) = code.strip_prefix("handoff:") {
+        return Some((
+            format!("Invalid handoff document: `{field}`"),
+            format!(
+                "A handoff document's frontmatter breaks a rule about `{field}`. The result says which rule, at its line in the document."
+            ),
+        ));
+    }
+    let (short, full) = match code {
+        "check-failed" => (
+            "A check failed",
+            "A check exited with a failure status and phasegate found no error in its output to point at. The result is located at the check in phasegate.toml and carries the last lines of its output.",
+        ),
+        "missing-tool" => (
+            "A check's program is not installed",
+            "A check's program was not found on PATH, so the check could not run. Install it, or set the check's `on_missing`.",
+        ),
+        "timeout" => (
+            "A check timed out",
+            "A check ran longer than its `timeout`; its process group was killed and verification did not finish.",
+        ),
+        "crash" => (
+            "A check crashed",
+            "A check was killed by a signal before it finished; verification did not finish.",
+        ),
+        "spawn-failed" => (
+            "A check could not be started",
+            "phasegate could not start a check's program; verification did not finish.",
+        ),
+        "handoff-warning" => (
+            "A handoff document has a problem that does not fail it",
+            "A handoff document's frontmatter has something phasegate does not act on, such as an unknown field (a misspelt one is ignored). It does not fail the gate.",
+        ),
+        "interrupted" => (
+            "A check was interrupted",
+            "The run was interrupted before a check finished; verification did not finish.",
+        ),
+        "verifier-fail" => (
+            "A verifier answered \"fail\"",
+            "An external verifier check answered \"fail\" without a finding of its own.",
+        ),
+        "verifier-malformed" => (
+            "A verifier's answer could not be read",
+            "An external verifier check did not print one JSON answer phasegate could read; verification did not finish.",
+        ),
+        "verifier-error" => (
+            "A verifier failed",
+            "An external verifier check failed before it could answer; verification did not finish.",
+        ),
+        "files-modified" => (
+            "A check modified files",
+            "A check changed files it was meant only to check, so what was checked is not what was selected.",
+        ),
+        "log-write-failed" => (
+            "A check's log could not be written",
+            "phasegate could not write a check's full output to its log in the run directory.",
+        ),
+        "config-error" => (
+            "Invalid phasegate configuration",
+            "phasegate.toml could not be used, so nothing was checked. The result points at the problem.",
+        ),
+        "usage-error" => (
+            "phasegate was invoked wrongly",
+            "phasegate's command line could not be used, so nothing was checked.",
+        ),
+        "internal-error" => (
+            "phasegate could not finish",
+            "phasegate failed internally before the checks could finish, so the verdict is incomplete.",
+        ),
+        _ => return None,
+    };
+    Some((short.to_string(), full.to_string()))
+}
+
+/// Who the rule's findings come from, and its code.
+fn help_text(d: &Diagnostic) -> String {
+    let tool = tool(d);
+    match &d.code {
+        Some(code) => format!("Reported by {tool} as `{code}`."),
+        None if !d.check.is_empty() => {
+            format!("Reported by {tool} in the check `{}`.", d.check)
+        }
+        None => format!("Reported by {tool}."),
+    }
+}
+
+fn tool(d: &Diagnostic) -> &str {
+    if d.tool.is_empty() {
+        "phasegate"
+    } else {
+        &d.tool
+    }
+}
+
 fn level(severity: Severity) -> &'static str {
     match severity {
         Severity::Error => "error",
@@ -79,8 +209,10 @@ fn level(severity: Severity) -> &'static str {
 
 /// Most important first: errors before warnings before notes, the
 /// change's own before pre-existing ones, then as found.
-pub fn by_importance(diagnostics: &[Diagnostic]) -> Vec<&Diagnostic> {
-    let mut ordered: Vec<(usize, &Diagnostic)> = diagnostics.iter().enumerate().collect();
+pub fn by_importance<'a>(
+    diagnostics: impl IntoIterator<Item = &'a Diagnostic>,
+) -> Vec<&'a Diagnostic> {
+    let mut ordered: Vec<(usize, &Diagnostic)> = diagnostics.into_iter().enumerate().collect();
     ordered.sort_by_key(|(i, d)| (d.severity, d.pre_existing, *i));
     ordered.into_iter().map(|(_, d)| d).collect()
 }
@@ -117,7 +249,7 @@ fn result(d: &Diagnostic) -> Value {
     json!({
         "ruleId": rule_id(d),
         "level": level(d.severity),
-        "message": { "text": d.message },
+        "message": { "text": super::text::message(d) },
         "locations": [{
             "physicalLocation": {
                 "artifactLocation": artifact,
@@ -132,7 +264,9 @@ fn result(d: &Diagnostic) -> Value {
 
 /// The SARIF log for `verdict`.
 pub fn log(verdict: &Verdict) -> Value {
-    let ordered = by_importance(&verdict.diagnostics);
+    // The handoff documents' warnings are notes: they decide nothing.
+    let warnings = super::handoff_warnings(verdict, Severity::Note);
+    let ordered = by_importance(verdict.diagnostics.iter().chain(&warnings));
     let mut results = Vec::new();
     let mut size = 0usize;
     for d in ordered.iter().take(MAX_RESULTS) {
@@ -147,17 +281,13 @@ pub fn log(verdict: &Verdict) -> Value {
     let mut rules: BTreeMap<String, Value> = BTreeMap::new();
     for d in ordered.iter().take(results.len()) {
         rules.entry(rule_id(d)).or_insert_with(|| {
+            let (short, full) = describe_rule(d);
             let mut rule = json!({
                 "id": rule_id(d),
-                "shortDescription": { "text": d.message.lines().next().unwrap_or("").trim() },
+                "shortDescription": { "text": short },
                 // GitHub code scanning requires a full description too.
-                "fullDescription": { "text": d.message.trim() },
-                "help": { "text": format!(
-                    "Reported by {} in the check `{}`{}.",
-                    d.tool,
-                    d.check,
-                    d.code.as_deref().map_or(String::new(), |c| format!(" as {c}"))
-                ) },
+                "fullDescription": { "text": full },
+                "help": { "text": help_text(d) },
                 "defaultConfiguration": { "level": level(d.severity) },
             });
             if let Some(uri) = help_uri(d) {

@@ -173,7 +173,7 @@ fn snippet(d: &Diagnostic) -> Option<Snippet> {
     let label = LabeledSpan::new(None, start, end - start);
     Some(Snippet {
         source: OneLine {
-            file: file.to_string(),
+            file: super::text::line(file).into_owned(),
             text: text + "\n",
             line_index: zero_based(line),
             column_index: index,

@@ -712,3 +712,560 @@ fn a_stopped_runs_error_becomes_findings_for_the_ci_formats() {
     assert_eq!(shown.diagnostics[0].message, "failed to read the git index");
     assert_eq!(shown.diagnostics[0].code.as_deref(), Some("internal-error"));
 }
+
+/// Every text each format shows for `verdict`'s findings, by format.
+fn rendered(verdict: &Verdict) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    for (name, render) in [
+        (
+            "sarif",
+            super::sarif::render as fn(&Verdict, &mut dyn std::io::Write) -> std::io::Result<()>,
+        ),
+        ("junit", super::junit::render),
+        ("github", super::github::render),
+        ("codequality", super::codequality::render),
+        ("json", super::json::render),
+    ] {
+        let mut text = Vec::new();
+        render(verdict, &mut text).unwrap();
+        out.push((name, String::from_utf8(text).unwrap()));
+    }
+    let mut text = Vec::new();
+    super::human::render(verdict, &mut text, false).unwrap();
+    out.push(("human", String::from_utf8(text).unwrap()));
+    out.push(("step summary", super::github::step_summary(verdict)));
+    out
+}
+
+#[test]
+fn a_finding_without_a_message_is_never_shown_empty() {
+    let mut verdict = sample();
+    verdict.diagnostics.push(Diagnostic {
+        check: "lint".into(),
+        tool: "sh".into(),
+        file: Some("a.c".into()),
+        line: Some(1),
+        message: String::new(),
+        ..Diagnostic::default()
+    });
+    verdict.diagnostics.push(Diagnostic {
+        check: "lint".into(),
+        tool: "sh".into(),
+        file: Some("a.c".into()),
+        line: Some(2),
+        code: Some("W1".into()),
+        message: " \n ".into(),
+        test: Some("t".into()),
+        ..Diagnostic::default()
+    });
+    let fallback = "check `lint` reported a finding with no message";
+    // SARIF: GitHub rejects a result without text and a rule without
+    // descriptions (GH1015, GH1017, GH2012).
+    let log = super::sarif::log(&verdict);
+    for result in log["runs"][0]["results"].as_array().unwrap() {
+        let text = result["message"]["text"].as_str().unwrap();
+        assert!(!text.trim().is_empty(), "{result}");
+    }
+    for rule in log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+    {
+        for field in ["shortDescription", "fullDescription"] {
+            let text = rule[field]["text"].as_str().unwrap();
+            assert!(!text.trim().is_empty(), "{rule}");
+        }
+    }
+    let sarif = log.to_string();
+    assert!(sarif.contains(fallback), "{sarif}");
+    assert!(sarif.contains("reported a finding with no message (code `W1`)"));
+    // Code Quality: a description for every issue.
+    let mut out = Vec::new();
+    super::codequality::render(&verdict, &mut out).unwrap();
+    let issues: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    for issue in issues.as_array().unwrap() {
+        assert!(
+            !issue["description"].as_str().unwrap().trim().is_empty(),
+            "{issue}"
+        );
+    }
+    // GitHub annotations, the human report and JUnit say it too.
+    for (name, text) in rendered(&verdict) {
+        if matches!(name, "github" | "human" | "junit") {
+            assert!(text.contains(fallback), "{name}: {text}");
+        }
+    }
+    let mut out = Vec::new();
+    super::github::render(&verdict, &mut out).unwrap();
+    let annotations = String::from_utf8(out).unwrap();
+    assert!(
+        annotations.lines().all(|l| !l.ends_with("::")),
+        "{annotations}"
+    );
+    let xml = junit_of(&verdict);
+    assert!(!xml.contains(r#"message="""#), "{xml}");
+    // The JSON verdict keeps the message as the tool gave it.
+    let json = serde_json::to_value(&verdict).unwrap();
+    assert_eq!(
+        json["diagnostics"][json["diagnostics"].as_array().unwrap().len() - 1]["message"],
+        " \n "
+    );
+}
+
+#[test]
+fn a_sarif_rule_describes_the_rule_and_its_results_the_findings() {
+    // Two checks share phasegate's `check-failed` rule; two findings of one
+    // tool share a rule without a code.
+    let mut verdict = sample();
+    let mut typecheck = verdict
+        .diagnostics
+        .iter()
+        .find(|d| d.check == "typecheck")
+        .unwrap()
+        .clone();
+    typecheck.severity = Severity::Error;
+    verdict.diagnostics.push(Diagnostic {
+        message: "alpha broke".into(),
+        ..typecheck
+    });
+    let log = super::sarif::log(&verdict);
+    let run = &log["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    let rule = |id: &str| {
+        rules
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no rule {id}: {rules:#?}"))
+    };
+    let results = run["results"].as_array().unwrap();
+    for rule in rules {
+        let texts = [
+            rule["shortDescription"]["text"].as_str().unwrap(),
+            rule["fullDescription"]["text"].as_str().unwrap(),
+            rule["help"]["text"].as_str().unwrap(),
+        ];
+        // No result's message stands for the rule, nor the check of one.
+        for result in results.iter().filter(|r| r["ruleId"] == rule["id"]) {
+            let first = result["message"]["text"]
+                .as_str()
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap();
+            for text in texts {
+                assert!(!text.contains(first), "{rule:#}\n{result:#}");
+            }
+        }
+        assert!(texts.iter().all(|t| !t.trim().is_empty()), "{rule:#}");
+    }
+    let failed = rule("phasegate/check-failed");
+    for text in [
+        &failed["shortDescription"]["text"],
+        &failed["fullDescription"]["text"],
+        &failed["help"]["text"],
+    ] {
+        let text = text.as_str().unwrap();
+        assert!(
+            !text.contains("`build`") && !text.contains("`typecheck`"),
+            "{text}"
+        );
+    }
+    // A rule without a code is the tool's findings in its check.
+    let unit = rule("cargo/unit")["shortDescription"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(unit.contains("cargo") && unit.contains("`unit`"), "{unit}");
+    // The results keep their own messages.
+    assert!(results.iter().any(|r| r["message"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("check `build` failed")));
+}
+
+#[test]
+fn junit_has_one_case_per_failed_test_by_file_and_name_in_any_order() {
+    // pytest names a test without its file: test_x fails in two files,
+    // with test_y between them.
+    let mut verdict = sample();
+    let failure = |file: &str, test: &str, message: &str| Diagnostic {
+        check: "unit".into(),
+        origin: Origin::Test,
+        tool: "pytest".into(),
+        file: Some(file.into()),
+        line: Some(10),
+        test: Some(test.into()),
+        message: message.into(),
+        ..Diagnostic::default()
+    };
+    verdict.diagnostics.retain(|d| d.check != "unit");
+    verdict.diagnostics.extend([
+        failure("tests/test_a.py", "test_x", "x in a"),
+        failure("tests/test_a.py", "test_y", "y in a"),
+        failure("tests/test_b.py", "test_x", "x in b"),
+    ]);
+    let xml = junit_of(&verdict);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cases: Vec<(&str, String)> = doc
+        .descendants()
+        .filter(|n| {
+            n.has_tag_name("testcase") && n.attribute("classname") == Some("implementation.unit")
+        })
+        .map(|n| {
+            let text = n
+                .children()
+                .find(|c| c.has_tag_name("failure"))
+                .and_then(|f| f.text())
+                .unwrap_or_default()
+                .to_string();
+            (n.attribute("name").unwrap(), text)
+        })
+        .collect();
+    assert_eq!(cases.len(), 3, "{xml}");
+    // Each case holds its own test's failure, and only it.
+    for (name, text) in &cases {
+        assert_eq!(text.lines().count(), 1, "{name}: {text}");
+    }
+    let find = |message: &str| {
+        cases
+            .iter()
+            .find(|(_, text)| text.contains(message))
+            .map_or_else(|| panic!("no case for {message}: {xml}"), |(name, _)| *name)
+    };
+    assert_eq!(find("x in a"), "unit::tests/test_a.py::test_x");
+    assert_eq!(find("x in b"), "unit::tests/test_b.py::test_x");
+    // A name no other file shares stays short.
+    assert_eq!(find("y in a"), "unit::test_y");
+}
+
+#[test]
+fn junit_shows_a_check_that_only_warns_as_passing_with_what_it_said() {
+    // The gate proceeds past a check with on_failure = "warn": a failed
+    // test case would show the merge request a failure the gate let
+    // through. The case passes and its output says what the check found.
+    let mut verdict = sample();
+    let unit = verdict
+        .checks
+        .iter_mut()
+        .find(|c| c.name == "unit")
+        .unwrap();
+    unit.status = crate::gate::CheckStatus::Warned;
+    unit.effect = crate::gate::Effect::Warn;
+    let docs = verdict
+        .checks
+        .iter_mut()
+        .find(|c| c.name == "docs")
+        .unwrap();
+    // A warn-only check whose program is missing did not run.
+    docs.status = crate::gate::CheckStatus::Missing;
+    docs.effect = crate::gate::Effect::Warn;
+    docs.reason = Some("`mdl` is not installed (not found on PATH)".into());
+    let xml = junit_of(&verdict);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let case = |name: &str| {
+        doc.descendants()
+            .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some(name))
+            .unwrap_or_else(|| panic!("no case {name}: {xml}"))
+    };
+    for name in ["typecheck", "unit"] {
+        let case = case(name);
+        assert!(
+            !case
+                .children()
+                .any(|n| n.has_tag_name("failure") || n.has_tag_name("error")),
+            "{name}: {xml}"
+        );
+        let out = case
+            .children()
+            .find(|n| n.has_tag_name("system-out"))
+            .and_then(|n| n.text())
+            .unwrap_or_else(|| panic!("{name} says nothing: {xml}"));
+        assert!(out.starts_with("warned ("), "{out}");
+        assert!(out.contains("does not block"), "{out}");
+    }
+    let typecheck = case("typecheck");
+    assert!(xml.contains("3 problems"), "{xml}");
+    assert!(typecheck.children().any(|n| n.has_tag_name("system-out")));
+    // Its failed tests are in its output, not failed cases of their own.
+    assert!(!xml.contains(r#"name="unit::tests::adds""#), "{xml}");
+    let unit_out = case("unit")
+        .children()
+        .find(|n| n.has_tag_name("system-out"))
+        .and_then(|n| n.text())
+        .unwrap();
+    assert!(unit_out.contains("[tests::adds]"), "{unit_out}");
+    let skipped = case("docs")
+        .children()
+        .find(|n| n.has_tag_name("skipped"))
+        .unwrap_or_else(|| panic!("{xml}"));
+    assert!(skipped
+        .attribute("message")
+        .unwrap()
+        .contains("not installed"));
+    // The counts are the gate's: the blocking failures only.
+    let suite = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testsuite"))
+        .unwrap();
+    assert_eq!(suite.attribute("failures"), Some("2"), "{xml}");
+    assert_eq!(suite.attribute("errors"), Some("1"), "{xml}");
+    assert_eq!(suite.attribute("skipped"), Some("1"), "{xml}");
+}
+
+#[test]
+fn githubs_closing_notice_counts_the_findings_no_report_kept() {
+    let mut verdict = crowded();
+    verdict
+        .checks
+        .iter_mut()
+        .find(|c| c.name == "lint")
+        .unwrap()
+        .dropped_diagnostics = 200;
+    let mut out = Vec::new();
+    super::github::render(&verdict, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let notice = text
+        .lines()
+        .find(|l| l.starts_with("::notice title=phasegate::"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(!notice.contains("have them all"), "{notice}");
+    assert!(notice.contains("200 more"), "{notice}");
+    assert!(
+        text.ends_with("(36 diagnostic(s), 200 more not kept)\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_failing_checks_details_start_with_its_errors_the_changes_own_first() {
+    let mut verdict = sample();
+    let finding = |file: &str, line: u32, severity: Severity, pre_existing: bool| Diagnostic {
+        check: "lint".into(),
+        tool: "generic".into(),
+        file: Some(file.into()),
+        line: Some(line),
+        severity,
+        message: format!("{} at {file}:{line}", severity.as_str()),
+        pre_existing,
+        ..Diagnostic::default()
+    };
+    verdict.diagnostics.retain(|d| d.check != "lint");
+    for line in 1..=25 {
+        verdict
+            .diagnostics
+            .push(finding("a.c", line, Severity::Warning, false));
+    }
+    verdict
+        .diagnostics
+        .push(finding("a.c", 30, Severity::Error, true));
+    verdict
+        .diagnostics
+        .push(finding("phasegate.toml", 4, Severity::Error, false));
+    verdict
+        .diagnostics
+        .push(finding("b.c", 2, Severity::Error, false));
+    let mut out = Vec::new();
+    super::human::render(&verdict, &mut out, false).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let section: Vec<&str> = text
+        .split("\nlint — ")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with("full log"))
+        .collect();
+    assert_eq!(
+        &section[..5],
+        [
+            "  b.c:2 error error at b.c:2",
+            "  phasegate.toml:4 error error at phasegate.toml:4",
+            "  a.c:30 error error at a.c:30 (pre-existing)",
+            "  a.c:1 warning warning at a.c:1",
+            "  a.c:2 warning warning at a.c:2",
+        ],
+        "{text}"
+    );
+    assert_eq!(section.last(), Some(&"  … and 8 more"), "{text}");
+}
+
+#[test]
+fn a_huge_line_of_output_is_shown_cut_and_kept_whole_in_the_json() {
+    // A check that printed one 100 KB line: its finding's headline and the
+    // output's last lines are shown cut, the JSON keeps all of it.
+    let mut verdict = sample();
+    let huge = "E".repeat(100_000);
+    let build = verdict
+        .diagnostics
+        .iter_mut()
+        .find(|d| d.check == "build")
+        .unwrap();
+    build.message = format!("check `build` failed (exit 1): {huge}\nlast lines of output:\n{huge}");
+    let mut out = Vec::new();
+    super::human::render(&verdict, &mut out, false).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let longest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(longest < 600, "a line of {longest} characters");
+    assert!(text.contains("EEE…\n"), "cut visibly");
+    let mut out = Vec::new();
+    super::diagnostics::render_human(&verdict.diagnostics, 0, &mut out, false).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let longest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(longest < 600, "a line of {longest} characters");
+    let json = serde_json::to_string(&verdict).unwrap();
+    assert!(json.contains(&format!("output:\\n{huge}\"")));
+}
+
+#[test]
+fn control_characters_reach_no_terminal_or_ci_log_raw() {
+    // A backspace can make a terminal show "EVIL" where the tool said
+    // "SAFE"; a bell rings; U+009B starts a terminal command like ESC [.
+    let mut verdict = sample();
+    let message = "SAFE\u{8}\u{8}\u{8}\u{8}EVIL bell\u{7} soh\u{1} csi\u{9b}2J del\u{7f}\tend";
+    let lint = verdict
+        .diagnostics
+        .iter_mut()
+        .find(|d| d.check == "lint")
+        .unwrap();
+    lint.message = format!("{message}\nsecond\u{8} line");
+    lint.file = Some("src/li\u{8}b.rs".into());
+    lint.code = Some("E\u{7}1".into());
+    lint.test = Some("t\u{1b}[2J".into());
+    verdict.summary.push(format!("{message} (lint)"));
+    verdict.notes.push(format!("note {message}"));
+    verdict.checks[0].name = "te\u{8}sts".into();
+    let raw = |c: char| c.is_control() && c != '\n' && c != '\t';
+    for (name, text) in rendered(&verdict) {
+        if matches!(name, "human" | "github" | "step summary") {
+            assert!(!text.chars().any(raw), "{name}: {text:?}");
+            assert!(
+                text.contains(r"SAFE\x08\x08\x08\x08EVIL bell\x07"),
+                "{name}: {text:?}"
+            );
+        }
+    }
+    let mut out = Vec::new();
+    super::diagnostics::render_human(&verdict.diagnostics, 0, &mut out, false).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(!text.chars().any(raw), "{text:?}");
+    assert!(text.contains(r"csi\u{9b}2J"), "{text:?}");
+    // The JSON verdict keeps what the tool said.
+    let json = serde_json::to_string(&verdict).unwrap();
+    assert!(json.contains(r"SAFE\b\b\b\bEVIL"), "{json}");
+}
+
+#[test]
+fn the_step_summary_shows_names_and_notes_as_text_whatever_they_hold() {
+    let mut verdict = sample();
+    verdict.checks[1].name = "x `y` <b>z</b> | w".into();
+    verdict.checks[2].name = "`edge`".into();
+    verdict.summary = vec!["src/a.rs:1 uses `unwrap` (lint)".into()];
+    verdict.notes = vec!["check `a<b>` skipped: <img src=x> & **bold** | #1".into()];
+    let markdown = super::github::step_summary(&verdict);
+    // A code span fenced by more backticks than it holds, `|` escaped in
+    // a table cell: the row keeps its three cells.
+    assert!(
+        markdown.contains("| ``x `y` <b>z</b> \\| w`` | ❌ failed | 2 |\n"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("| `` `edge` `` | ❌ failed | 2 |\n"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("- ``src/a.rs:1 uses `unwrap` (lint)``\n"),
+        "{markdown}"
+    );
+    // Outside code spans, nothing is markup.
+    assert!(
+        markdown
+            .contains("> check `a<b>` skipped: \\<img src=x\\> \\& \\*\\*bold\\*\\* \\| \\#1\n"),
+        "{markdown}"
+    );
+}
+
+/// The rows a terminal shows for each redraw of the progress line.
+fn progress_lines(width: Option<usize>, names: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut progress = super::progress::Progress::new(&mut out, names.len()).with_width(width);
+    for name in names {
+        progress.event(&crate::runner::RunEvent::Started {
+            name: (*name).to_string(),
+        });
+    }
+    progress.finish();
+    String::from_utf8(out)
+        .unwrap()
+        .split("\r\u{1b}[2K")
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_progress_line_never_wraps() {
+    // `\r` and "erase line" clear one row: a line wider than the terminal
+    // wraps and leaves its first rows behind at every redraw.
+    use unicode_width::UnicodeWidthStr;
+    let names = [
+        "unit-tests-with-long-name",
+        "integration-tests-long",
+        "lint-everything-long",
+        "漢字の検査",
+    ];
+    let lines = progress_lines(Some(40), &names);
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert_eq!(lines[0], "[0/4] running unit-tests-with-long-name");
+    for line in &lines {
+        assert!(line.width() <= 39, "{} columns: {line}", line.width());
+    }
+    assert!(lines[2].ends_with('…'), "{lines:?}");
+    // Where the width is not known, a line fits in 80 columns.
+    let lines = progress_lines(None, &names);
+    assert!(lines.iter().all(|l| l.width() < 80), "{lines:?}");
+    assert!(lines.iter().any(|l| l.width() > 39), "{lines:?}");
+    // A check's name cannot move the cursor either.
+    let lines = progress_lines(Some(200), &["a\u{8}\u{8}b"]);
+    assert_eq!(lines, [r"[0/1] running a\x08\x08b"]);
+}
+
+#[test]
+fn handoff_warnings_are_in_every_report_people_read() {
+    let mut verdict = sample();
+    verdict.handoffs = vec![serde_json::json!({
+        "path": "handoffs/F001.md", "id": "F001", "stage": "implementation",
+        "valid": true, "escalate": false, "errors": [],
+        "warnings": [{"line": 10, "column": 1, "field": "reviewr",
+                      "message": "unknown field `reviewr`"}],
+    })];
+    let mut out = Vec::new();
+    super::human::render(&verdict, &mut out, false).unwrap();
+    let human = String::from_utf8(out).unwrap();
+    assert!(
+        human.contains(
+            "  handoff handoffs/F001.md (F001, implementation): valid\n    handoffs/F001.md:10:1 warning unknown field `reviewr`\n"
+        ),
+        "{human}"
+    );
+    let mut out = Vec::new();
+    super::github::render(&verdict, &mut out).unwrap();
+    let github = String::from_utf8(out).unwrap();
+    assert!(
+        github.contains(
+            "::warning file=handoffs/F001.md,line=10,col=1,title=phasegate handoff-warning::unknown field `reviewr`\n"
+        ),
+        "{github}"
+    );
+    let log = super::sarif::log(&verdict);
+    let result = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"] == "phasegate/handoff-warning")
+        .unwrap_or_else(|| panic!("{log:#}"));
+    assert_eq!(result["level"], "note");
+    assert_eq!(result["message"]["text"], "unknown field `reviewr`");
+    let place = &result["locations"][0]["physicalLocation"];
+    assert_eq!(place["artifactLocation"]["uri"], "handoffs/F001.md");
+    assert_eq!(place["region"]["startLine"], 10);
+    // A warning decides nothing: the findings counted are the checks'.
+    assert_eq!(verdict.diagnostics.len(), 7);
+}

@@ -194,3 +194,109 @@ fn the_github_step_summary_is_written_when_the_configuration_is_broken() {
     let text = std::fs::read_to_string(&summary).unwrap();
     assert!(!text.is_empty());
 }
+
+#[test]
+fn junit_has_a_case_for_each_failed_pytest_test_even_with_one_name_in_two_files() {
+    let repo = TestRepo::new();
+    repo.write("tests/test_a.py", &"x = 1\n".repeat(15));
+    repo.write("tests/test_b.py", &"x = 1\n".repeat(15));
+    repo.write(
+        "out.txt",
+        "============================= test session starts ==============================
+collected 4 items
+
+tests/test_a.py FF                                                       [ 50%]
+tests/test_b.py F.                                                       [100%]
+
+=================================== FAILURES ===================================
+___________________________________ test_x _____________________________________
+
+    def test_x():
+>       assert 1 == 2, \"x in a\"
+E       AssertionError: x in a
+
+tests/test_a.py:10: AssertionError
+___________________________________ test_y _____________________________________
+
+    def test_y():
+>       assert 1 == 4, \"y in a\"
+E       AssertionError: y in a
+
+tests/test_a.py:11: AssertionError
+___________________________________ test_x _____________________________________
+
+    def test_x():
+>       assert 1 == 3, \"x in b\"
+E       AssertionError: x in b
+
+tests/test_b.py:12: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_a.py::test_x - AssertionError: x in a
+FAILED tests/test_a.py::test_y - AssertionError: y in a
+FAILED tests/test_b.py::test_x - AssertionError: x in b
+========================= 3 failed, 1 passed in 0.03s ==========================
+",
+    );
+    repo.config("[phases.implementation]\nchecks = [ { name = \"tests\", shell = true, command = \"cat out.txt; exit 1\", parser = \"pytest\" } ]\n");
+    let run = repo.phasegate(&["run", "--all-files", "--format", "junit"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let doc = roxmltree::Document::parse(&run.stdout).unwrap();
+    let suite = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testsuite"))
+        .unwrap();
+    // The check, and each of the three failed tests once.
+    assert_eq!(suite.attribute("tests"), Some("4"), "{}", run.stdout);
+    assert_eq!(suite.attribute("failures"), Some("4"), "{}", run.stdout);
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.attribute("classname") == Some("implementation.tests"))
+        .filter_map(|n| n.children().find(|c| c.has_tag_name("failure")))
+        .filter_map(|f| f.text())
+        .collect();
+    assert_eq!(texts.len(), 3, "{}", run.stdout);
+    for message in ["x in a", "y in a", "x in b"] {
+        let holding: Vec<&&str> = texts.iter().filter(|t| t.contains(message)).collect();
+        assert_eq!(holding.len(), 1, "{message}: {}", run.stdout);
+        assert_eq!(holding[0].lines().count(), 1, "{}", run.stdout);
+    }
+}
+
+#[test]
+fn a_handoff_documents_warnings_are_in_the_human_github_and_sarif_reports() {
+    let repo = TestRepo::new();
+    repo.write(
+        "handoffs/F001.md",
+        "---\nid: F001\nstage: implementation\ntitle: t\nstarted_at: 2026-11-20T09:00:00Z\ncompleted_at: null\nstatus: in_progress\nhandoff_ready: true\nretry_count: 0\nreviewr: alice\ncheckpoints:\n  - name: tests_written\n    status: pass\n---\n",
+    );
+    repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n[handoff.checkpoints]\nimplementation = [\"tests_written\"]\n");
+    repo.commit_all("a handoff document with a misspelt field");
+    let run = repo.phasegate(&[
+        "run",
+        "--all-files",
+        "--format",
+        "github",
+        "--report",
+        "sarif=out.sarif",
+        "--report",
+        "human=human.txt",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("::warning file=handoffs/F001.md,line=10,col=1,title=phasegate handoff-warning::unknown field `reviewr`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        repo.read("human.txt")
+            .contains("handoffs/F001.md:10:1 warning unknown field `reviewr`"),
+        "{}",
+        repo.read("human.txt")
+    );
+    let sarif: serde_json::Value = serde_json::from_str(&repo.read("out.sarif")).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{sarif:#}");
+    assert_eq!(results[0]["level"], "note");
+    assert_eq!(results[0]["message"]["text"], "unknown field `reviewr`");
+}
