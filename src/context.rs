@@ -15,6 +15,9 @@ pub struct Context {
     pub stdout_tty: bool,
     /// Standard error is a terminal (the live progress line goes there).
     pub stderr_tty: bool,
+    /// How wide that terminal is: `COLUMNS`, else its own size; `None`
+    /// when neither says.
+    pub stderr_columns: Option<usize>,
     /// `NO_COLOR` is set to anything non-empty (<https://no-color.org>).
     pub no_color: bool,
     /// `TERM=dumb`.
@@ -155,6 +158,15 @@ impl Context {
             cwd,
             stdout_tty: std::io::stdout().is_terminal(),
             stderr_tty: std::io::stderr().is_terminal(),
+            stderr_columns: var("COLUMNS")
+                .and_then(|c| c.trim().parse::<usize>().ok())
+                .filter(|c| *c > 0)
+                .or_else(|| {
+                    rustix::termios::tcgetwinsize(std::io::stderr())
+                        .ok()
+                        .map(|size| usize::from(size.ws_col))
+                        .filter(|c| *c > 0)
+                }),
             no_color: var("NO_COLOR").is_some(),
             dumb_terminal: var("TERM").as_deref() == Some("dumb"),
             ci: var("CI").is_some_and(|v| v != "false" && v != "0"),

@@ -550,7 +550,8 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         }
     }
     let outcomes = if !json && ctx.stderr_tty && !plans.is_empty() {
-        let mut progress = report::progress::Progress::new(&mut *io.err, plans.len());
+        let mut progress = report::progress::Progress::new(&mut *io.err, plans.len())
+            .with_width(ctx.stderr_columns);
         let outcomes = runner::run_checks(&plans, jobs, &mut |event| progress.event(&event));
         progress.finish();
         outcomes
