@@ -8,14 +8,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use miette::NamedSource;
 use regex::Regex;
 
 use crate::diagnostics::PARSER_NAMES;
 
 use super::defaults::{detect_language, embedded_toml, STAGES};
 use super::duration::parse_duration;
-use super::error::{line_column, ConfigError, Problem, SourceFile};
+use super::error::{ConfigError, Problem, SourceFile};
 use super::suggest::suggest;
 use super::{
     CheckKind, CheckSpec, CommandLine, Config, ConfigLocation, ConfigOrigin, Filter, GateConfig,
@@ -153,17 +152,15 @@ fn read(root: &Path, name: &str) -> Result<Option<SourceFile>, ConfigError> {
     let path = root.join(name);
     match std::fs::read(&path) {
         Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => Ok(Some(SourceFile {
-                name: name.to_string(),
-                text,
-            })),
+            Ok(text) => Ok(Some(SourceFile::new(name.to_string(), text))),
             Err(e) => {
                 let offset = e.utf8_error().valid_up_to();
                 let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-                let (line, column) = line_column(&text, offset);
+                let source = SourceFile::new(name.to_string(), text);
+                let (line, column) = source.line_column(offset);
                 Err(ConfigError::new(vec![Problem {
                     message: format!("`{name}` is not valid UTF-8 (byte {offset})"),
-                    source_code: NamedSource::new(name, text),
+                    source_code: source.source(),
                     span: Some((offset, 1).into()),
                     label: "not UTF-8".to_string(),
                     help: Some("save the file as UTF-8".to_string()),
@@ -204,10 +201,7 @@ pub fn load_committed(
     text: Option<String>,
 ) -> Result<Config, ConfigError> {
     let files = text
-        .map(|text| SourceFile {
-            name: name.to_string(),
-            text,
-        })
+        .map(|text| SourceFile::new(name.to_string(), text))
         .into_iter()
         .collect();
     load_files(root, files)
@@ -217,20 +211,17 @@ pub fn load_committed(
 /// tree's local overrides: a staged run is judged by the configuration it
 /// commits, not by an unstaged edit of it.
 pub fn load_staged(root: &Path, text: String) -> Result<Config, ConfigError> {
-    let mut files = vec![SourceFile {
-        name: CONFIG_FILE.to_string(),
-        text,
-    }];
+    let mut files = vec![SourceFile::new(CONFIG_FILE.to_string(), text)];
     files.extend(read(root, LOCAL_FILE)?);
     load_files(root, files)
 }
 
 fn load_files(root: &Path, files: Vec<SourceFile>) -> Result<Config, ConfigError> {
     let language = detect_language(root);
-    let mut sources = vec![SourceFile {
-        name: EMBEDDED.to_string(),
-        text: embedded_toml(language.as_ref()),
-    }];
+    let mut sources = vec![SourceFile::new(
+        EMBEDDED.to_string(),
+        embedded_toml(language.as_ref()),
+    )];
     sources.extend(files);
     let mut trees = Vec::new();
     let mut problems = Vec::new();
@@ -296,13 +287,20 @@ fn problem(
     help: Option<String>,
 ) -> Problem {
     let source = &sources[at.file];
-    let start = at.span.start.min(source.text.len());
-    let len = at.span.end.saturating_sub(at.span.start);
-    let (line, column) = line_column(&source.text, start);
+    let mut start = at.span.start.min(source.text.len());
+    let mut len = at.span.end.saturating_sub(at.span.start);
+    // A span from the `\n` of a CRLF ending starts at its `\r`: the end of
+    // the line as a reader sees it, where miette then draws it.
+    if start > 0 && source.text.as_bytes()[start - 1..].starts_with(b"\r\n") {
+        start -= 1;
+        if len > 0 {
+            len += 1;
+        }
+    }
+    let (line, column) = source.line_column(start);
     Problem {
         message,
-        source_code: NamedSource::new(source.name.clone(), source.text.clone())
-            .with_language("toml"),
+        source_code: source.source(),
         span: Some((start, len).into()),
         label: label.to_string(),
         help,
@@ -330,7 +328,7 @@ impl Validator<'_> {
         if source.name == EMBEDDED {
             return None;
         }
-        let (line, column) = line_column(&source.text, at.span.start);
+        let (line, column) = source.line_column(at.span.start);
         Some(ConfigLocation {
             file: source.name.clone(),
             line,
@@ -764,7 +762,7 @@ impl Validator<'_> {
                 continue;
             };
             if let Some((_, first)) = seen.iter().find(|(n, _)| *n == spec.name) {
-                let (line, _) = line_column(&self.sources[first.file].text, first.span.start);
+                let (line, _) = self.sources[first.file].line_column(first.span.start);
                 self.error(
                     &name_at,
                     format!("check `{}` is defined twice in {context}", spec.name),

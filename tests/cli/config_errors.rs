@@ -144,3 +144,33 @@ fn a_check_that_cannot_work_as_written_is_a_configuration_error() {
         assert!(v.to_string().contains(said), "{check}: {v:#}");
     }
 }
+
+#[test]
+fn the_human_report_and_the_verdict_give_one_character_column() {
+    let repo = TestRepo::new();
+    for (text, line, column) in [
+        (
+            "[phases.implementation]\nchecks = [ { name = \"日本語\", command = \"true\", on_failure = \"blok\" } ]\n",
+            2,
+            59,
+        ),
+        // A byte order mark is not a column.
+        ("\u{feff}[gats]\n", 1, 2),
+        // Nor is the `\r` of a CRLF ending: the string ends at the line's end.
+        ("[gate]\r\nprofile = \"auto\r\n", 2, 16),
+    ] {
+        repo.config(text);
+        let run = repo.phasegate(&["run"]);
+        assert_eq!(run.code, 2, "{text:?}\n{}", run.stderr);
+        let header = format!("[phasegate.toml:{line}:{column}]");
+        assert!(run.stderr.contains(&header), "{text:?}: {header} in\n{}", run.stderr);
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 2);
+        let problem = &v["error"]["problems"][0];
+        assert_eq!(
+            (problem["line"].as_u64(), problem["column"].as_u64()),
+            (Some(line), Some(column)),
+            "{text:?}: {v:#}"
+        );
+    }
+}
