@@ -51,7 +51,7 @@ impl SourceFile {
 /// A configuration file as the source of a miette report. Its reports' header
 /// gives the same line and column as the JSON verdict: miette alone counts the
 /// bytes before the span on its line, a UTF-8 byte order mark and the `\r` of
-/// a CRLF ending included.
+/// a CRLF ending included. Shared, not copied, by every problem in the file.
 #[derive(Debug, Clone)]
 pub struct ConfigSource {
     name: String,
@@ -72,13 +72,30 @@ impl SourceCode for ConfigSource {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        // miette reads from the start of what it is given to find the lines
+        // of a span: it is given only those lines, or a file of many
+        // problems takes a pass over the file for each.
+        let first = self
+            .lines
+            .line_of(span.offset())
+            .saturating_sub(context_lines_before);
+        let last = self
+            .lines
+            .line_of(span.offset() + span.len())
+            .saturating_add(context_lines_after);
+        let from = self.lines.start(first).unwrap_or(self.text.len());
+        let to = self
+            .lines
+            .start(last.saturating_add(1))
+            .unwrap_or(self.text.len());
+        let local = SourceSpan::new(span.offset().saturating_sub(from).into(), span.len());
         let inner = <[u8] as SourceCode>::read_span(
-            self.text.as_bytes(),
-            span,
+            &self.text.as_bytes()[from..to],
+            &local,
             context_lines_before,
             context_lines_after,
         )?;
-        let (mut line, mut column) = (inner.line(), inner.column());
+        let (mut line, mut column) = (inner.line() + first, inner.column());
         // Without lines before it, the contents start at the span: their line
         // and column are those of the span, which the header shows.
         if context_lines_before == 0 {
@@ -89,10 +106,10 @@ impl SourceCode for ConfigSource {
         let contents = MietteSpanContents::new_named(
             self.name.clone(),
             inner.data(),
-            *inner.span(),
+            SourceSpan::new((inner.span().offset() + from).into(), inner.span().len()),
             line,
             column,
-            inner.line_count(),
+            inner.line_count() + first,
         )
         .with_language("toml");
         Ok(Box::new(contents))
@@ -213,6 +230,11 @@ impl LineIndex {
             .saturating_sub(1)
     }
 
+    /// Where the 0-based line `line` starts, if the text has it.
+    fn start(&self, line: usize) -> Option<usize> {
+        self.starts.get(line).copied()
+    }
+
     /// 1-based line and character column of `offset` in `text`.
     fn position(&self, text: &str, offset: usize) -> (usize, usize) {
         let offset = floor_char_boundary(text, offset.min(text.len()));
@@ -270,5 +292,19 @@ mod tests {
             "not 13, its bytes"
         );
         assert_eq!(header.data(), b"x");
+        // With context, the lines around it: what miette reads from the
+        // whole text, found without reading the text from its start.
+        for (offset, len) in [(0, 0), (0, 1), (offset, 1), (8, 12), (text.len() - 2, 2)] {
+            let span = SourceSpan::new(offset.into(), len);
+            for (before, after) in [(0, 0), (1, 1), (2, 0), (0, 2), (5, 5)] {
+                let ours = source.read_span(&span, before, after).unwrap();
+                let whole = text.read_span(&span, before, after).unwrap();
+                assert_eq!(ours.data(), whole.data(), "{offset}+{len} {before}/{after}");
+                assert_eq!(ours.span(), whole.span(), "{offset}+{len} {before}/{after}");
+                if before > 0 {
+                    assert_eq!(ours.line(), whole.line(), "{offset}+{len} {before}/{after}");
+                }
+            }
+        }
     }
 }

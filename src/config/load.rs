@@ -2,7 +2,7 @@
 //! embedded default under both, parsed into a spanned tree and validated
 //! into a `Config`. Every problem is collected with its exact span.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -117,16 +117,28 @@ fn convert_table(table: &toml::de::DeTable<'_>, file: usize) -> Vec<(Key, Node)>
 }
 
 /// Lays `over` on `base`: tables merge key by key, anything else replaces.
+/// Keys are found through a map: a file of many keys costs one pass.
 fn merge(base: &mut Vec<(Key, Node)>, over: Vec<(Key, Node)>) {
+    let mut index: HashMap<String, usize> = base
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _))| (k.name.clone(), i))
+        .collect();
     for (key, node) in over {
-        match base.iter_mut().find(|(k, _)| k.name == key.name) {
-            Some((_, existing)) => match (&mut existing.val, node.val) {
-                (Val::Table(inner), Val::Table(overlay)) => merge(inner, overlay),
-                (_, val) => {
-                    *existing = Node { val, at: node.at };
+        match index.get(&key.name) {
+            Some(&i) => {
+                let existing = &mut base[i].1;
+                match (&mut existing.val, node.val) {
+                    (Val::Table(inner), Val::Table(overlay)) => merge(inner, overlay),
+                    (_, val) => {
+                        *existing = Node { val, at: node.at };
+                    }
                 }
-            },
-            None => base.push((key, node)),
+            }
+            None => {
+                index.insert(key.name.clone(), base.len());
+                base.push((key, node));
+            }
         }
     }
 }
@@ -754,14 +766,14 @@ impl Validator<'_> {
             return None;
         };
         let mut specs: Vec<CheckSpec> = Vec::new();
-        let mut seen: Vec<(String, At)> = Vec::new();
+        let mut seen: HashMap<String, At> = HashMap::new();
         let mut ok = true;
         for item in items {
             let Some((spec, name_at)) = self.check(item, commands, context) else {
                 ok = false;
                 continue;
             };
-            if let Some((_, first)) = seen.iter().find(|(n, _)| *n == spec.name) {
+            if let Some(first) = seen.get(&spec.name) {
                 let (line, _) = self.sources[first.file].line_column(first.span.start);
                 self.error(
                     &name_at,
@@ -774,7 +786,7 @@ impl Validator<'_> {
                 ok = false;
                 continue;
             }
-            seen.push((spec.name.clone(), name_at));
+            seen.insert(spec.name.clone(), name_at);
             specs.push(spec);
         }
         ok.then_some(Phase { checks: specs })

@@ -319,3 +319,23 @@ fn a_rendered_error_shows_the_span() {
     handler.render_report(&mut out, related[0]).unwrap();
     insta::assert_snapshot!(out);
 }
+
+#[test]
+fn loading_is_linear_in_the_number_of_keys() {
+    // 100,000 keys took minutes while each was looked up with a linear
+    // search; a few hundred milliseconds with a map.
+    let mut text = String::from("[commands]\n");
+    for i in 0..100_000 {
+        text.push_str(&format!("c{i} = \"echo {i}\"\n"));
+    }
+    text.push_str(PHASE);
+    let dir = dir_with(&[("phasegate.toml", &text), ("phasegate.local.toml", &text)]);
+    let started = std::time::Instant::now();
+    let config = load(dir.path()).unwrap();
+    assert_eq!(config.commands.len(), 100_000);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
