@@ -34,6 +34,14 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// Named groups a custom parser regex may use.
 const REGEX_GROUPS: [&str; 6] = ["file", "line", "col", "severity", "code", "message"];
 
+/// A valid `[commands]` entry: split into arguments, and as written, for a
+/// check with `shell = true`.
+#[derive(Debug, Clone)]
+struct Command {
+    line: CommandLine,
+    text: String,
+}
+
 /// Where a value is: which source file, which bytes.
 #[derive(Debug, Clone)]
 struct At {
@@ -481,7 +489,12 @@ impl Validator<'_> {
             }
             return Some(CommandLine::Shell(text));
         }
-        match shlex::split(&text) {
+        self.split_command(node, &text, what)
+    }
+
+    /// `text`, the string at `node`, split into arguments.
+    fn split_command(&mut self, node: &Node, text: &str, what: &str) -> Option<CommandLine> {
+        match shlex::split(text) {
             Some(argv) if !argv.is_empty() => {
                 // `{files}` stands for many arguments: it must be one of its
                 // own, and only one (a shell command may use it anywhere).
@@ -570,23 +583,25 @@ impl Validator<'_> {
         Some(Config {
             origin,
             gate: gate?,
-            commands: commands.into_iter().map(|(k, (c, _))| (k, c)).collect(),
+            commands: commands.into_iter().map(|(k, c)| (k, c.line)).collect(),
             phases,
             workflows,
             handoff: handoff?,
         })
     }
 
-    fn commands(&mut self, node: Option<&Node>) -> BTreeMap<String, (CommandLine, At)> {
+    fn commands(&mut self, node: Option<&Node>) -> BTreeMap<String, Command> {
         let mut out = BTreeMap::new();
         let Some(entries) = node.and_then(|n| self.table(n, "`[commands]`")) else {
             return out;
         };
         for (key, value) in entries {
-            if let Some(command) =
-                self.command_line(value, &format!("the command `{}`", key.name), false)
-            {
-                out.insert(key.name.clone(), (command, key.at.clone()));
+            let what = format!("the command `{}`", key.name);
+            let Some(text) = self.string(value, &what) else {
+                continue;
+            };
+            if let Some(line) = self.split_command(value, &text, &what) {
+                out.insert(key.name.clone(), Command { line, text });
             }
         }
         out
@@ -744,7 +759,7 @@ impl Validator<'_> {
         &mut self,
         key: &Key,
         node: &Node,
-        commands: &BTreeMap<String, (CommandLine, At)>,
+        commands: &BTreeMap<String, Command>,
         context: &str,
     ) -> Option<Phase> {
         let entries = self.table(node, &format!("`{context}`"))?;
@@ -795,7 +810,7 @@ impl Validator<'_> {
     fn check(
         &mut self,
         node: &Node,
-        commands: &BTreeMap<String, (CommandLine, At)>,
+        commands: &BTreeMap<String, Command>,
         context: &str,
     ) -> Option<(CheckSpec, At)> {
         let empty = Vec::new();
@@ -900,10 +915,13 @@ impl Validator<'_> {
         let command = match own_command {
             Some(command) => Some(command),
             None if ok => {
-                if let Some((command, _)) = commands.get(&name) {
-                    Some(match (command, shell) {
-                        (CommandLine::Argv(argv), true) => CommandLine::Shell(argv.join(" ")),
-                        (other, _) => other.clone(),
+                if let Some(command) = commands.get(&name) {
+                    // The shell gets the command as the file wrote it: joining
+                    // the split arguments would lose their quoting.
+                    Some(if shell {
+                        CommandLine::Shell(command.text.clone())
+                    } else {
+                        command.line.clone()
                     })
                 } else {
                     let help = match suggest(&name, commands.keys().map(String::as_str)) {
@@ -1239,7 +1257,7 @@ impl Validator<'_> {
         &mut self,
         node: Option<&Node>,
         phases: &BTreeSet<String>,
-        commands: &BTreeMap<String, (CommandLine, At)>,
+        commands: &BTreeMap<String, Command>,
     ) -> BTreeMap<String, Workflow> {
         let mut out = BTreeMap::new();
         let Some(entries) = node.and_then(|n| self.table(n, "`[workflows]`")) else {

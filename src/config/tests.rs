@@ -321,6 +321,28 @@ fn a_rendered_error_shows_the_span() {
 }
 
 #[test]
+fn a_shell_check_gets_its_commands_entry_as_written() {
+    let config = load_text(
+        "[commands]\ntests = \"cat 'my dir/f.txt' | wc  -l\"\n[phases.implementation]\nchecks = [ { name = \"tests\", shell = true } ]\n[phases.qa]\nchecks = [ \"tests\" ]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        config.phases["implementation"].checks[0].command,
+        CommandLine::Shell("cat 'my dir/f.txt' | wc  -l".into())
+    );
+    assert_eq!(
+        config.phases["qa"].checks[0].command,
+        CommandLine::Argv(vec![
+            "cat".into(),
+            "my dir/f.txt".into(),
+            "|".into(),
+            "wc".into(),
+            "-l".into()
+        ])
+    );
+}
+
+#[test]
 fn loading_is_linear_in_the_number_of_keys() {
     // 100,000 keys took minutes while each was looked up with a linear
     // search; a few hundred milliseconds with a map.

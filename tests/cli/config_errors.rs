@@ -1,7 +1,8 @@
-//! Configuration errors: miette reports that point into phasegate.toml,
-//! exit 2, and still one JSON verdict under `--format json`.
+//! Configuration: a file means what it says, and its errors are miette
+//! reports that point into phasegate.toml, exit 2, and still one JSON verdict
+//! under `--format json`.
 
-use crate::support::TestRepo;
+use crate::support::{check, TestRepo};
 
 #[test]
 fn an_unknown_key_points_at_its_span_and_suggests_the_near_miss() {
@@ -143,6 +144,24 @@ fn a_check_that_cannot_work_as_written_is_a_configuration_error() {
         assert_eq!(code, 2, "{check}: {v:#}");
         assert!(v.to_string().contains(said), "{check}: {v:#}");
     }
+}
+
+#[test]
+fn a_shell_check_gets_its_commands_entry_as_written() {
+    let repo = TestRepo::new();
+    repo.write("my dir/f.txt", "hi\n");
+    repo.config(
+        r#"[commands]
+tests = "cat 'my dir/f.txt'"
+
+[phases.implementation]
+checks = [ { name = "tests", shell = true } ]
+"#,
+    );
+    repo.commit_all("init");
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "the quotes reach the shell: {v:#}");
+    assert_eq!(check(&v, "tests")["status"], "passed", "{v:#}");
 }
 
 #[test]
