@@ -42,6 +42,25 @@ struct Command {
     text: String,
 }
 
+/// `[commands]` as validated.
+#[derive(Debug, Default)]
+struct Commands {
+    valid: BTreeMap<String, Command>,
+    /// The names of the entries that are wrong: their own error says so, a
+    /// check that takes its command from one has nothing to add.
+    broken: BTreeSet<String>,
+    /// `[commands]` itself is not a table: none of its entries can be read.
+    unreadable: bool,
+}
+
+/// Where a command line is written: a check's help can point at the check's
+/// own `shell` option, a `[commands]` entry has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Written {
+    InCheck,
+    InCommands,
+}
+
 /// Where a value is: which source file, which bytes.
 #[derive(Debug, Clone)]
 struct At {
@@ -489,11 +508,17 @@ impl Validator<'_> {
             }
             return Some(CommandLine::Shell(text));
         }
-        self.split_command(node, &text, what)
+        self.split_command(node, &text, what, Written::InCheck)
     }
 
     /// `text`, the string at `node`, split into arguments.
-    fn split_command(&mut self, node: &Node, text: &str, what: &str) -> Option<CommandLine> {
+    fn split_command(
+        &mut self,
+        node: &Node,
+        text: &str,
+        what: &str,
+        written: Written,
+    ) -> Option<CommandLine> {
         match shlex::split(text) {
             Some(argv) if !argv.is_empty() => {
                 // `{files}` stands for many arguments: it must be one of its
@@ -501,11 +526,15 @@ impl Validator<'_> {
                 let whole = argv.iter().filter(|a| *a == "{files}").count();
                 let inside = argv.iter().any(|a| a != "{files}" && a.contains("{files}"));
                 if inside || whole > 1 {
+                    let help = match written {
+                        Written::InCheck => "make `{files}` an argument of its own (`tool --check {files}`), or set `shell = true`",
+                        Written::InCommands => "make `{files}` an argument of its own (`tool --check {files}`), or give the check its own `command` with `shell = true`",
+                    };
                     self.error(
                         &node.at,
                         format!("{what} uses `{{files}}` inside an argument or more than once: it is replaced by the files as separate arguments, once"),
                         "`{files}` here",
-                        Some("make `{files}` an argument of its own (`tool --check {files}`), or set `shell = true`".to_string()),
+                        Some(help.to_string()),
                     );
                     return None;
                 }
@@ -516,11 +545,19 @@ impl Validator<'_> {
                 None
             }
             None => {
+                // A shell would not take an unclosed quote either; only a
+                // check's own command has a `shell` option to hand it over.
+                let help = match written {
+                    Written::InCheck => {
+                        "close the quote, or set `shell = true` to hand the command to `sh -c`"
+                    }
+                    Written::InCommands => "close the quote, or remove the `\\` at the end",
+                };
                 self.error(
                     &node.at,
                     format!("{what} cannot be split into arguments: a quote is not closed or a `\\` ends it"),
                     "unbalanced quoting",
-                    Some("close the quote, or set `shell = true` to hand the command to `sh -c`".to_string()),
+                    Some(help.to_string()),
                 );
                 None
             }
@@ -583,25 +620,39 @@ impl Validator<'_> {
         Some(Config {
             origin,
             gate: gate?,
-            commands: commands.into_iter().map(|(k, c)| (k, c.line)).collect(),
+            commands: commands
+                .valid
+                .into_iter()
+                .map(|(k, c)| (k, c.line))
+                .collect(),
             phases,
             workflows,
             handoff: handoff?,
         })
     }
 
-    fn commands(&mut self, node: Option<&Node>) -> BTreeMap<String, Command> {
-        let mut out = BTreeMap::new();
-        let Some(entries) = node.and_then(|n| self.table(n, "`[commands]`")) else {
+    fn commands(&mut self, node: Option<&Node>) -> Commands {
+        let mut out = Commands::default();
+        let Some(node) = node else {
+            return out;
+        };
+        let Some(entries) = self.table(node, "`[commands]`") else {
+            out.unreadable = true;
             return out;
         };
         for (key, value) in entries {
             let what = format!("the command `{}`", key.name);
-            let Some(text) = self.string(value, &what) else {
-                continue;
-            };
-            if let Some(line) = self.split_command(value, &text, &what) {
-                out.insert(key.name.clone(), Command { line, text });
+            let line = self.string(value, &what).and_then(|text| {
+                let line = self.split_command(value, &text, &what, Written::InCommands)?;
+                Some(Command { line, text })
+            });
+            match line {
+                Some(command) => {
+                    out.valid.insert(key.name.clone(), command);
+                }
+                None => {
+                    out.broken.insert(key.name.clone());
+                }
             }
         }
         out
@@ -759,7 +810,7 @@ impl Validator<'_> {
         &mut self,
         key: &Key,
         node: &Node,
-        commands: &BTreeMap<String, Command>,
+        commands: &Commands,
         context: &str,
     ) -> Option<Phase> {
         let entries = self.table(node, &format!("`{context}`"))?;
@@ -810,7 +861,7 @@ impl Validator<'_> {
     fn check(
         &mut self,
         node: &Node,
-        commands: &BTreeMap<String, Command>,
+        commands: &Commands,
         context: &str,
     ) -> Option<(CheckSpec, At)> {
         let empty = Vec::new();
@@ -915,7 +966,7 @@ impl Validator<'_> {
         let command = match own_command {
             Some(command) => Some(command),
             None if ok => {
-                if let Some(command) = commands.get(&name) {
+                if let Some(command) = commands.valid.get(&name) {
                     // The shell gets the command as the file wrote it: joining
                     // the split arguments would lose their quoting.
                     Some(if shell {
@@ -923,8 +974,11 @@ impl Validator<'_> {
                     } else {
                         command.line.clone()
                     })
+                } else if commands.unreadable || commands.broken.contains(&name) {
+                    // Its entry's own error says what is wrong.
+                    return None;
                 } else {
-                    let help = match suggest(&name, commands.keys().map(String::as_str)) {
+                    let help = match suggest(&name, commands.valid.keys().map(String::as_str)) {
                         Some(near) => format!("did you mean `{near}`? Or give the check a `command`"),
                         None => format!("add `{name} = \"...\"` under [commands], or give the check a `command`"),
                     };
@@ -1257,7 +1311,7 @@ impl Validator<'_> {
         &mut self,
         node: Option<&Node>,
         phases: &BTreeSet<String>,
-        commands: &BTreeMap<String, Command>,
+        commands: &Commands,
     ) -> BTreeMap<String, Workflow> {
         let mut out = BTreeMap::new();
         let Some(entries) = node.and_then(|n| self.table(n, "`[workflows]`")) else {

@@ -361,3 +361,12 @@ fn loading_is_linear_in_the_number_of_keys() {
         started.elapsed()
     );
 }
+
+#[test]
+fn a_broken_commands_entry_is_one_error() {
+    let p = problems("[commands]\ntests = \"echo 'open\"\n[phases.implementation]\nchecks = [ \"tests\" ]\n[phases.qa]\nchecks = [ { name = \"tests\", shell = true } ]\n");
+    assert_eq!(
+        p,
+        ["2:9 the command `tests` cannot be split into arguments: a quote is not closed or a `\\` ends it | close the quote, or remove the `\\` at the end"]
+    );
+}

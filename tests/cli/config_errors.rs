@@ -193,3 +193,49 @@ fn the_human_report_and_the_verdict_give_one_character_column() {
         );
     }
 }
+
+#[test]
+fn a_broken_commands_entry_is_one_error_in_the_users_file() {
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[commands]
+tests = "sh -c 'echo unbalanced"
+
+[phases.implementation]
+checks = [ { name = "tests", shell = true } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 2, "{v:#}");
+    let problems = v["error"]["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{v:#}");
+    assert_eq!(problems[0]["line"], 2, "{v:#}");
+    assert!(
+        problems[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a quote is not closed"),
+        "{v:#}"
+    );
+    // A [commands] entry has no `shell` option to set.
+    assert!(
+        !problems[0]["help"].as_str().unwrap().contains("shell"),
+        "{v:#}"
+    );
+
+    // Over the embedded default of a Rust project: the mistake is in the
+    // file, and nothing is located in a file that does not exist.
+    let repo = TestRepo::new();
+    repo.write("Cargo.toml", "[package]\n");
+    for (text, line) in [("[commands]\nlint = \"\"\n", 2), ("commands = 5\n", 1)] {
+        repo.config(text);
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 2, "{text}: {v:#}");
+        let problems = v["error"]["problems"].as_array().unwrap();
+        assert_eq!(problems.len(), 1, "{text}: {v:#}");
+        assert_eq!(problems[0]["file"], "phasegate.toml", "{text}: {v:#}");
+        assert_eq!(problems[0]["line"], line, "{text}: {v:#}");
+        let run = repo.phasegate(&["run"]);
+        assert!(!run.stderr.contains("embedded"), "{text}: {}", run.stderr);
+    }
+}
