@@ -1196,38 +1196,39 @@ impl Validator<'_> {
     }
 
     fn timeout(&mut self, node: &Node, what: &str) -> Option<Duration> {
-        match &node.val {
-            Val::Int(seconds) if *seconds > 0 => {
-                let text = format!("{seconds}s");
-                self.timeout(
-                    &Node {
-                        val: Val::Str(text),
-                        at: node.at.clone(),
-                    },
-                    what,
-                )
+        const ACCEPTED: &str =
+            "a duration such as \"90s\" or \"10m\", or a positive number of seconds";
+        const HELP: &str = "write a duration such as \"90s\", \"10m\" or \"1m30s\", or a number of seconds such as 90";
+        let result = match &node.val {
+            Val::Int(seconds) if *seconds > 0 => parse_duration(&format!("{seconds}s")),
+            Val::Str(text) => parse_duration(text),
+            Val::Int(seconds) => {
+                self.error(
+                    &node.at,
+                    format!("{what} must be {ACCEPTED}, not {seconds}"),
+                    "not a positive duration",
+                    Some(HELP.to_string()),
+                );
+                return None;
             }
-            Val::Str(text) => match parse_duration(text) {
-                Ok(duration) => Some(duration),
-                Err(reason) => {
-                    self.error(
-                        &node.at,
-                        format!("{what} is not a valid duration: {reason}"),
-                        "invalid duration",
-                        Some("write a duration such as \"90s\", \"10m\" or \"1m30s\"".to_string()),
-                    );
-                    None
-                }
-            },
             _ => {
                 self.error(
                     &node.at,
-                    format!(
-                        "{what} must be a duration such as \"90s\", not {}",
-                        node.kind()
-                    ),
+                    format!("{what} must be {ACCEPTED}, not {}", node.kind()),
                     "invalid duration",
-                    None,
+                    Some(HELP.to_string()),
+                );
+                return None;
+            }
+        };
+        match result {
+            Ok(duration) => Some(duration),
+            Err(reason) => {
+                self.error(
+                    &node.at,
+                    format!("{what} is not a valid duration: {reason}"),
+                    "invalid duration",
+                    Some(HELP.to_string()),
                 );
                 None
             }

@@ -239,3 +239,34 @@ checks = [ { name = "tests", shell = true } ]
         assert!(!run.stderr.contains("embedded"), "{text}: {}", run.stderr);
     }
 }
+
+#[test]
+fn a_timeout_is_a_duration_or_a_positive_number_of_seconds() {
+    let repo = TestRepo::new();
+    for (value, accepted) in [
+        ("5", true),
+        ("\"90s\"", true),
+        ("0", false),
+        ("-5", false),
+        ("1.5", false),
+    ] {
+        let text = format!(
+            "[phases.implementation]\nchecks = [ {{ name = \"x\", command = \"true\", timeout = {value} }} ]\n"
+        );
+        repo.config(&text);
+        let (code, v) = repo.verdict(&[]);
+        if accepted {
+            assert_eq!(code, 0, "{value}: {v:#}");
+            continue;
+        }
+        assert_eq!(code, 2, "{value}: {v:#}");
+        let problem = &v["error"]["problems"][0];
+        let message = problem["message"].as_str().unwrap();
+        assert!(
+            message.contains("positive number of seconds") && !message.contains("not an integer"),
+            "{value}: {v:#}"
+        );
+        let column = text.lines().nth(1).unwrap().find(value).unwrap() + 1;
+        assert_eq!(problem["column"], column, "{value}: {v:#}");
+    }
+}
