@@ -1325,8 +1325,8 @@ impl Validator<'_> {
             };
             self.known_keys(flow, &["phases"], &context);
             let mut workflow = Workflow::default();
-            if let Some(flow_phases) =
-                get(flow, "phases").and_then(|n| self.table(n, &format!("`{context}.phases`")))
+            if let Some(flow_phases) = get(flow, "phases")
+                .and_then(|n| self.table(n, &format!("`[workflows.{}.phases]`", key.name)))
             {
                 for (phase_key, phase_node) in flow_phases {
                     if !phases.contains(&phase_key.name) {
@@ -1343,13 +1343,10 @@ impl Validator<'_> {
                         );
                         continue;
                     }
-                    let phase_context = format!("{context}.phases.{}", phase_key.name);
-                    if let Some(phase) = self.phase(
-                        phase_key,
-                        phase_node,
-                        commands,
-                        &format!("[{}]", &phase_context[1..]),
-                    ) {
+                    let phase_context =
+                        format!("[workflows.{}.phases.{}]", key.name, phase_key.name);
+                    if let Some(phase) = self.phase(phase_key, phase_node, commands, &phase_context)
+                    {
                         workflow.phases.insert(phase_key.name.clone(), phase);
                     }
                 }

@@ -270,3 +270,23 @@ fn a_timeout_is_a_duration_or_a_positive_number_of_seconds() {
         assert_eq!(problem["column"], column, "{value}: {v:#}");
     }
 }
+
+#[test]
+fn errors_in_a_workflow_phase_name_its_table() {
+    let repo = TestRepo::new();
+    for (text, said) in [
+        (
+            "[workflows.quick.phases.implementation]\nchecks = [ { name = \"x\", command = \"true\", timout = \"1s\" } ]\n",
+            "unknown key `timout` in a check of [workflows.quick.phases.implementation]",
+        ),
+        (
+            "[workflows.quick.phases.implementation]\n",
+            "[workflows.quick.phases.implementation] has no `checks` list",
+        ),
+    ] {
+        repo.config(&format!("[phases.implementation]\nchecks = []\n{text}"));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 2, "{v:#}");
+        assert_eq!(v["error"]["problems"][0]["message"], said, "{v:#}");
+    }
+}
