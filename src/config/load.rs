@@ -312,10 +312,18 @@ fn load_files(root: &Path, files: Vec<SourceFile>) -> Result<Config, ConfigError
     };
     let config = v.config(&root_table, origin);
     if v.problems.is_empty() {
-        config.ok_or_else(|| ConfigError::new(Vec::new()))
-    } else {
-        Err(ConfigError::new(v.problems))
+        return config.ok_or_else(|| ConfigError::new(Vec::new()));
     }
+    // As a reader meets them, file by file: validation walks the keys of a
+    // table in name order, not in the order they are written.
+    let mut problems = v.problems;
+    problems.sort_by_key(|p| {
+        (
+            sources.iter().position(|s| s.name == p.source_code.name()),
+            p.span.map_or(0, |span| span.offset()),
+        )
+    });
+    Err(ConfigError::new(problems))
 }
 
 fn problem(

@@ -363,6 +363,13 @@ fn loading_is_linear_in_the_number_of_keys() {
 }
 
 #[test]
+fn problems_come_in_file_order() {
+    let p = problems("[phases.implementation]\nchecks = [ { name = \"x\", command = \"true\", timout = \"1s\", envs = {}, shel = true } ]\n");
+    let columns: Vec<&str> = p.iter().map(|p| p.split(' ').next().unwrap()).collect();
+    assert_eq!(columns, ["2:44", "2:59", "2:70"], "{p:?}");
+}
+
+#[test]
 fn a_broken_commands_entry_is_one_error() {
     let p = problems("[commands]\ntests = \"echo 'open\"\n[phases.implementation]\nchecks = [ \"tests\" ]\n[phases.qa]\nchecks = [ { name = \"tests\", shell = true } ]\n");
     assert_eq!(

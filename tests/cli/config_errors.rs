@@ -290,3 +290,29 @@ fn errors_in_a_workflow_phase_name_its_table() {
         assert_eq!(v["error"]["problems"][0]["message"], said, "{v:#}");
     }
 }
+
+#[test]
+fn problems_come_in_file_order() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"x\", command = \"true\", timout = \"1s\", envs = {}, shel = true } ]\n",
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 2, "{v:#}");
+    let keys: Vec<(u64, &str)> = v["error"]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["column"].as_u64().unwrap(),
+                p["message"].as_str().unwrap().split('`').nth(1).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(keys, [(44, "timout"), (59, "envs"), (70, "shel")], "{v:#}");
+    let run = repo.phasegate(&["run"]);
+    let timout = run.stderr.find("`timout`").unwrap();
+    let shel = run.stderr.find("`shel`").unwrap();
+    assert!(timout < shel, "{}", run.stderr);
+}
