@@ -212,6 +212,13 @@ fn read(root: &Path, name: &str) -> Result<Option<SourceFile>, ConfigError> {
             }
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(_) if path.is_dir() => Err(ConfigError::unlocated(
+            name,
+            format!("`{name}` is a directory, not a file"),
+            Some(format!(
+                "phasegate reads its configuration from a file named `{name}`: rename or move the directory"
+            )),
+        )),
         Err(e) => Err(ConfigError::unlocated(
             name,
             format!("failed to read `{}`: {e}", path.display()),

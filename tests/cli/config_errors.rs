@@ -316,3 +316,24 @@ fn problems_come_in_file_order() {
     let shel = run.stderr.find("`shel`").unwrap();
     assert!(timout < shel, "{}", run.stderr);
 }
+
+#[test]
+fn a_directory_in_place_of_the_file_is_named_as_one() {
+    let repo = TestRepo::new();
+    std::fs::create_dir(repo.path().join("phasegate.toml")).unwrap();
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 2, "{v:#}");
+    let problem = &v["error"]["problems"][0];
+    assert!(
+        problem["message"]
+            .as_str()
+            .unwrap()
+            .contains("is a directory"),
+        "{v:#}"
+    );
+    let help = problem["help"].as_str().unwrap();
+    assert!(
+        help.contains("directory") && !help.contains("permissions"),
+        "{v:#}"
+    );
+}
