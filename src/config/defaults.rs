@@ -247,11 +247,11 @@ pub fn init_template(root: &Path) -> String {
     text.push('\n');
     text.push_str(
         "# Each phase lists its checks. Per check: name (required), command, files\n\
-         # (globs; the check runs only when a selected file matches, and `{files}`\n\
-         # in its command receives them), timeout (\"90s\", \"10m\" or a number of\n\
-         # seconds; default 10m), env, cwd, shell, parser (\"auto\", a parser\n\
-         # name, or a regex with named groups `file` and `line`), origin,\n\
-         # on_failure (block | warn | skip) and\n\
+         # (globs, read as in .gitignore; the check runs only when a selected file\n\
+         # matches, and `{files}` in its command receives them), timeout (\"90s\",\n\
+         # \"10m\" or a number of seconds; default 10m), env, cwd, shell, parser\n\
+         # (\"auto\", a parser name, or a regex with named groups `file` and\n\
+         # `line`), origin, on_failure (block | warn | skip) and\n\
          # on_missing (block | warn | skip: what a missing tool means under `auto`).\n\
          # `checks = []` runs no check in a phase.\n",
     );

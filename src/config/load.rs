@@ -1181,26 +1181,31 @@ impl Validator<'_> {
         let mut builder = GlobSetBuilder::new();
         let mut ok = true;
         for (pattern, at) in patterns {
-            // Like .gitignore: a pattern without `/` matches a name at any
-            // depth; one with `/` is anchored at the repository root.
-            let anchored = pattern.trim_start_matches('/');
-            let full = if pattern.contains('/') {
-                anchored.to_string()
-            } else {
-                format!("**/{pattern}")
+            let Some(globs) = gitignore_globs(pattern) else {
+                self.error(
+                    at,
+                    format!("{what}: `{pattern}` names no file"),
+                    "empty pattern",
+                    Some("name files with a glob such as `*.md` or `docs/`".to_string()),
+                );
+                ok = false;
+                continue;
             };
-            match GlobBuilder::new(&full).literal_separator(true).build() {
-                Ok(glob) => {
-                    builder.add(glob);
-                }
-                Err(e) => {
-                    self.error(
-                        at,
-                        format!("{what}: `{pattern}` is not a valid glob: {}", e.kind()),
-                        "invalid glob",
-                        Some("globs use `*`, `**`, `?`, `[abc]` and `{a,b}`".to_string()),
-                    );
-                    ok = false;
+            for full in globs {
+                match GlobBuilder::new(&full).literal_separator(true).build() {
+                    Ok(glob) => {
+                        builder.add(glob);
+                    }
+                    Err(e) => {
+                        self.error(
+                            at,
+                            format!("{what}: `{pattern}` is not a valid glob: {}", e.kind()),
+                            "invalid glob",
+                            Some("globs use `*`, `**`, `?`, `[abc]` and `{a,b}`".to_string()),
+                        );
+                        ok = false;
+                        break;
+                    }
                 }
             }
         }
@@ -1500,6 +1505,33 @@ impl Validator<'_> {
         config.paths = paths.into_iter().map(|(p, _)| p).collect();
         (ok && globs_ok).then_some(config)
     }
+}
+
+/// The globs a `files` pattern stands for, read as .gitignore reads it:
+/// a pattern with a `/` at its start or in its middle is anchored at the
+/// repository root, any other matches at any depth; a pattern matches a
+/// file of its name and everything beneath a directory of its name, and one
+/// that ends with `/` only a directory. `None` for a pattern with no name in
+/// it (`""`, `/`).
+fn gitignore_globs(pattern: &str) -> Option<Vec<String>> {
+    let directory_only = pattern.ends_with('/');
+    let name = pattern.trim_end_matches('/');
+    let anchored = name.contains('/');
+    let name = name.trim_start_matches('/');
+    if name.is_empty() {
+        return None;
+    }
+    let base = if anchored {
+        name.to_string()
+    } else {
+        format!("**/{name}")
+    };
+    let beneath = format!("{base}/**");
+    Some(if directory_only {
+        vec![beneath]
+    } else {
+        vec![base, beneath]
+    })
 }
 
 fn backticked(names: &[&str]) -> String {

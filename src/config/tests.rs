@@ -343,6 +343,50 @@ fn a_shell_check_gets_its_commands_entry_as_written() {
 }
 
 #[test]
+fn files_patterns_read_as_gitignore_patterns() {
+    let filter = |pattern: &str| {
+        let text = format!(
+            "[phases.implementation]\nchecks = [ {{ name = \"x\", command = \"true\", files = [{pattern:?}] }} ]\n"
+        );
+        let config = load_text(&text).unwrap_or_else(|e| panic!("{pattern}: {:?}", e.problems()));
+        config.phases["implementation"].checks[0]
+            .file_filter
+            .clone()
+            .unwrap()
+    };
+    for (pattern, matches, misses) in [
+        (
+            "docs/",
+            &["docs/a.md", "docs/sub/a.md", "x/docs/a.md"][..],
+            &["docs", "docs.md", "a/docs"][..],
+        ),
+        (
+            "docs",
+            &["docs", "docs/sub/a.md", "x/docs", "x/docs/a.md"],
+            &["docs.md", "mydocs/a"],
+        ),
+        (
+            "src/docs",
+            &["src/docs", "src/docs/a.md"],
+            &["x/src/docs/a.md", "docs/a.md"],
+        ),
+        ("/docs", &["docs/a.md", "docs"], &["x/docs/a.md"]),
+        ("*.md", &["a.md", "x/y/a.md"], &["a.rs"]),
+        ("docs/**", &["docs/a/b.txt"], &["x/docs/a"]),
+    ] {
+        let set = filter(pattern);
+        for path in matches {
+            assert!(set.is_match(path), "`{pattern}` should match `{path}`");
+        }
+        for path in misses {
+            assert!(!set.is_match(path), "`{pattern}` should not match `{path}`");
+        }
+    }
+    let p = problems("[phases.implementation]\nchecks = [ { name = \"x\", command = \"true\", files = [\"/\"] } ]\n");
+    assert!(p[0].contains("names no file"), "{p:?}");
+}
+
+#[test]
 fn loading_is_linear_in_the_number_of_keys() {
     // 100,000 keys took minutes while each was looked up with a linear
     // search; a few hundred milliseconds with a map.

@@ -165,6 +165,47 @@ checks = [ { name = "tests", shell = true } ]
 }
 
 #[test]
+fn a_files_pattern_that_names_a_directory_matches_everything_beneath_it() {
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[phases.implementation]
+checks = [
+  { name = "slash",     command = "true", files = ["docs/"] },
+  { name = "bare",      command = "true", files = ["docs"] },
+  { name = "deep",      command = "true", files = ["sub"] },
+  { name = "anchored",  command = "true", files = ["docs/sub"] },
+  { name = "elsewhere", command = "true", files = ["src/docs"] },
+  { name = "rooted",    command = "true", files = ["/sub"] },
+]
+"#,
+    );
+    repo.stage("docs/sub/a.md", "x\n");
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    for name in ["slash", "bare", "deep", "anchored"] {
+        assert_eq!(check(&v, name)["status"], "passed", "{name}: {v:#}");
+    }
+    for name in ["elsewhere", "rooted"] {
+        assert_eq!(check(&v, name)["status"], "skipped", "{name}: {v:#}");
+    }
+
+    // A trailing `/` matches only a directory, without one a file too.
+    repo.config(
+        r#"[phases.implementation]
+checks = [
+  { name = "directory", command = "true", files = ["notes/"] },
+  { name = "any",       command = "true", files = ["notes"] },
+]
+"#,
+    );
+    repo.stage("a/notes", "x\n");
+    let (code, v) = repo.verdict(&["--files", "a/notes"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(check(&v, "directory")["status"], "skipped", "{v:#}");
+    assert_eq!(check(&v, "any")["status"], "passed", "{v:#}");
+}
+
+#[test]
 fn the_human_report_and_the_verdict_give_one_character_column() {
     let repo = TestRepo::new();
     for (text, line, column) in [
