@@ -147,3 +147,34 @@ fn a_tsconfig_without_package_json_runs_no_package_manager() {
         );
     }
 }
+
+#[test]
+fn init_never_writes_through_a_symbolic_link() {
+    let repo = TestRepo::new();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("outside.toml");
+    let link = repo.path().join("phasegate.toml");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+
+    // A dangling link is there all the same.
+    let run = repo.phasegate(&["init"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--force"), "{}", run.stderr);
+    assert!(
+        !target.exists(),
+        "nothing is created outside the repository"
+    );
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+
+    // --force replaces the link itself, never what it points to.
+    std::fs::write(&target, "mine\n").unwrap();
+    let run = repo.phasegate(&["init", "--force"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine\n");
+    let written = std::fs::symlink_metadata(&link).unwrap();
+    assert!(written.is_file(), "{written:?}");
+    assert!(repo.read("phasegate.toml").contains("[gate]"));
+}
