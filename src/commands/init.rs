@@ -13,17 +13,29 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
         Ok(root) => root,
         Err(code) => return code,
     };
-    let path = root.join("phasegate.toml");
-    if path.exists() && !args.force {
-        let _ = writeln!(
-            io.err,
-            "error: `{}` already exists\nhelp: run `phasegate init --force` to replace it",
-            path.display()
-        );
-        return ExitCode::Usage;
+    let path = root.join(config::CONFIG_FILE);
+    // Whatever stands there counts, a symbolic link too, dangling or not:
+    // `exists` follows it, and writing would create its target, wherever
+    // it points.
+    if let Ok(existing) = std::fs::symlink_metadata(&path) {
+        if !args.force {
+            let what = if existing.file_type().is_symlink() {
+                "a symbolic link"
+            } else if existing.is_dir() {
+                "a directory"
+            } else {
+                "a file"
+            };
+            let _ = writeln!(
+                io.err,
+                "error: `{}` already exists ({what})\nhelp: run `phasegate init --force` to replace it",
+                path.display()
+            );
+            return ExitCode::Usage;
+        }
     }
     let text = config::init_template(&root);
-    if let Err(e) = std::fs::write(&path, text) {
+    if let Err(e) = replace(&path, &text) {
         let _ = writeln!(io.err, "error: failed to write `{}`: {e}", path.display());
         return ExitCode::Incomplete;
     }
@@ -43,6 +55,28 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
         path.display()
     );
     ExitCode::Proceed
+}
+
+/// Puts a new file with `text` at `path`, in place of whatever entry is there:
+/// written beside it and renamed over it, so a symbolic link is replaced
+/// itself, never written through.
+fn replace(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let temporary = path.with_file_name(format!(
+        ".{}.{}.tmp",
+        config::CONFIG_FILE,
+        std::process::id()
+    ));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temporary)
+        .and_then(|mut file| file.write_all(text.as_bytes()));
+    let renamed = written.and_then(|()| std::fs::rename(&temporary, path));
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    renamed
 }
 
 /// Adds `phasegate.local.toml` to the root `.gitignore` unless a line

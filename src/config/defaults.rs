@@ -18,7 +18,12 @@ pub enum Language {
     Rust,
     Go,
     Node {
-        manager: PackageManager,
+        /// `None` without a `package.json` (a `tsconfig.json` alone): no
+        /// package manager has anything to run then.
+        manager: Option<PackageManager>,
+        /// `package.json` has a `test` script, and not the placeholder
+        /// `npm init` writes (`echo "Error: no test specified" && exit 1`).
+        test: bool,
         /// `package.json` has a `lint` script.
         lint: bool,
         /// `package.json` has a `build` script.
@@ -35,10 +40,11 @@ impl Language {
             Language::Rust => "rust",
             Language::Go => "go",
             Language::Node { manager, .. } => match manager {
-                PackageManager::Bun => "node (bun)",
-                PackageManager::Pnpm => "node (pnpm)",
-                PackageManager::Yarn => "node (yarn)",
-                PackageManager::Npm => "node (npm)",
+                Some(PackageManager::Bun) => "node (bun)",
+                Some(PackageManager::Pnpm) => "node (pnpm)",
+                Some(PackageManager::Yarn) => "node (yarn)",
+                Some(PackageManager::Npm) => "node (npm)",
+                None => "typescript (no package.json)",
             },
             Language::Python => "python",
         }
@@ -65,12 +71,25 @@ impl Language {
                 ("typecheck", "pyright"),
             ],
             Language::Node {
-                manager,
+                manager: None,
+                typescript,
+                ..
+            } => {
+                // Nothing is installed locally: the compiler on PATH, if any.
+                if *typescript {
+                    vec![("typecheck", "tsc --noEmit")]
+                } else {
+                    Vec::new()
+                }
+            }
+            Language::Node {
+                manager: Some(manager),
+                test,
                 lint,
                 build,
                 typescript,
             } => {
-                let (test, run_lint, run_build, tsc) = match manager {
+                let (run_test, run_lint, run_build, tsc) = match manager {
                     PackageManager::Bun => (
                         "bun test",
                         "bun run lint",
@@ -96,7 +115,12 @@ impl Language {
                         "npx tsc --noEmit",
                     ),
                 };
-                let mut out = vec![("tests", test)];
+                // Like lint and build, tests only when there is a script to
+                // run: without one, `npm test` fails on every project.
+                let mut out = Vec::new();
+                if *test {
+                    out.push(("tests", run_test));
+                }
                 if *lint {
                     out.push(("lint", run_lint));
                 }
@@ -112,6 +136,9 @@ impl Language {
     }
 }
 
+/// What the `test` script `npm init` writes says: it fails on purpose.
+const NPM_INIT_TEST: &str = "Error: no test specified";
+
 /// The project's language, from the files at its root (first match in the
 /// order Rust, Go, Node/TypeScript, Python).
 pub fn detect_language(root: &Path) -> Option<Language> {
@@ -123,24 +150,33 @@ pub fn detect_language(root: &Path) -> Option<Language> {
         return Some(Language::Go);
     }
     if has("package.json") || has("tsconfig.json") {
-        let manager = if has("bun.lock") || has("bun.lockb") {
-            PackageManager::Bun
+        let manager = if !has("package.json") {
+            None
+        } else if has("bun.lock") || has("bun.lockb") {
+            Some(PackageManager::Bun)
         } else if has("pnpm-lock.yaml") {
-            PackageManager::Pnpm
+            Some(PackageManager::Pnpm)
         } else if has("yarn.lock") {
-            PackageManager::Yarn
+            Some(PackageManager::Yarn)
         } else {
-            PackageManager::Npm
+            Some(PackageManager::Npm)
         };
         let scripts = std::fs::read_to_string(root.join("package.json"))
             .ok()
             .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
             .and_then(|json| json.get("scripts").cloned());
-        let script = |name: &str| scripts.as_ref().is_some_and(|s| s.get(name).is_some());
+        let script = |name: &str| {
+            scripts
+                .as_ref()
+                .and_then(|s| s.get(name))
+                .and_then(serde_json::Value::as_str)
+                .filter(|script| !script.trim().is_empty())
+        };
         return Some(Language::Node {
             manager,
-            lint: script("lint"),
-            build: script("build"),
+            test: script("test").is_some_and(|s| !s.contains(NPM_INIT_TEST)),
+            lint: script("lint").is_some(),
+            build: script("build").is_some(),
             typescript: has("tsconfig.json"),
         });
     }
@@ -247,10 +283,11 @@ pub fn init_template(root: &Path) -> String {
     text.push('\n');
     text.push_str(
         "# Each phase lists its checks. Per check: name (required), command, files\n\
-         # (globs; the check runs only when a selected file matches, and `{files}`\n\
-         # in its command receives them), timeout (\"90s\", \"10m\"; default 10m), env,\n\
-         # cwd, shell, parser (\"auto\", a parser name, or a regex with named groups\n\
-         # `file` and `line`), origin, on_failure (block | warn | skip) and\n\
+         # (globs, read as in .gitignore; the check runs only when a selected file\n\
+         # matches, and `{files}` in its command receives them), timeout (\"90s\",\n\
+         # \"10m\" or a number of seconds; default 10m), env, cwd, shell, parser\n\
+         # (\"auto\", a parser name, or a regex with named groups `file` and\n\
+         # `line`), origin, on_failure (block | warn | skip) and\n\
          # on_missing (block | warn | skip: what a missing tool means under `auto`).\n\
          # `checks = []` runs no check in a phase.\n",
     );
@@ -323,12 +360,41 @@ mod tests {
             ("pnpm-lock.yaml", "pnpm test"),
             ("package-lock.json", "npm test"),
         ] {
-            let dir = project(&[("package.json", "{}"), (lock, "")]);
+            let dir = project(&[
+                ("package.json", r#"{"scripts": {"test": "vitest run"}}"#),
+                (lock, ""),
+            ]);
             assert_eq!(
                 detect_language(dir.path()).unwrap().commands()[0].1,
                 test,
                 "{lock}"
             );
         }
+    }
+
+    #[test]
+    fn node_tests_run_only_when_there_is_a_real_test_script() {
+        for package in [
+            r#"{"name": "x"}"#,
+            r#"{"scripts": {"build": "tsc"}}"#,
+            r#"{"scripts": {"test": "echo \"Error: no test specified\" && exit 1"}}"#,
+            r#"{"scripts": {"test": ""}}"#,
+            "not json",
+        ] {
+            let dir = project(&[("package.json", package), ("package-lock.json", "")]);
+            let language = detect_language(dir.path()).unwrap();
+            assert!(
+                language.commands().iter().all(|(name, _)| *name != "tests"),
+                "{package}: {:?}",
+                language.commands()
+            );
+        }
+    }
+
+    #[test]
+    fn a_tsconfig_without_package_json_runs_no_package_manager() {
+        let language = detect_language(project(&[("tsconfig.json", "{}")]).path()).unwrap();
+        assert_eq!(language.commands(), [("typecheck", "tsc --noEmit")]);
+        assert_eq!(language.name(), "typescript (no package.json)");
     }
 }

@@ -2,16 +2,118 @@
 //! exact span of the file it is in, with a label and a `help:` line.
 
 use std::fmt;
+use std::sync::Arc;
 
-use miette::{Diagnostic, NamedSource, SourceSpan};
+use miette::{Diagnostic, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 
 use super::ConfigLocation;
 
-/// One configuration file's name (relative to the root) and text.
+/// One configuration file's name (relative to the root) and text, with
+/// where its lines start.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     pub name: String,
-    pub text: String,
+    pub text: Arc<str>,
+    lines: Arc<LineIndex>,
+}
+
+impl SourceFile {
+    pub fn new(name: String, text: String) -> SourceFile {
+        let lines = Arc::new(LineIndex::new(&text));
+        SourceFile {
+            name,
+            text: text.into(),
+            lines,
+        }
+    }
+
+    /// 1-based line and column of a byte offset, the column in characters:
+    /// a UTF-8 byte order mark at the start of the file and the `\r` of a
+    /// CRLF ending are not counted (editors show neither).
+    pub fn line_column(&self, offset: usize) -> (u32, u32) {
+        let (line, column) = self.lines.position(&self.text, offset);
+        (
+            u32::try_from(line).unwrap_or(u32::MAX),
+            u32::try_from(column).unwrap_or(u32::MAX),
+        )
+    }
+
+    /// The file as miette's source of a report.
+    pub fn source(&self) -> ConfigSource {
+        ConfigSource {
+            name: self.name.clone(),
+            text: Arc::clone(&self.text),
+            lines: Arc::clone(&self.lines),
+        }
+    }
+}
+
+/// A configuration file as the source of a miette report. Its reports' header
+/// gives the same line and column as the JSON verdict: miette alone counts the
+/// bytes before the span on its line, a UTF-8 byte order mark and the `\r` of
+/// a CRLF ending included. Shared, not copied, by every problem in the file.
+#[derive(Debug, Clone)]
+pub struct ConfigSource {
+    name: String,
+    text: Arc<str>,
+    lines: Arc<LineIndex>,
+}
+
+impl ConfigSource {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl SourceCode for ConfigSource {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        // miette reads from the start of what it is given to find the lines
+        // of a span: it is given only those lines, or a file of many
+        // problems takes a pass over the file for each.
+        let first = self
+            .lines
+            .line_of(span.offset())
+            .saturating_sub(context_lines_before);
+        let last = self
+            .lines
+            .line_of(span.offset() + span.len())
+            .saturating_add(context_lines_after);
+        let from = self.lines.start(first).unwrap_or(self.text.len());
+        let to = self
+            .lines
+            .start(last.saturating_add(1))
+            .unwrap_or(self.text.len());
+        let local = SourceSpan::new(span.offset().saturating_sub(from).into(), span.len());
+        let inner = <[u8] as SourceCode>::read_span(
+            &self.text.as_bytes()[from..to],
+            &local,
+            context_lines_before,
+            context_lines_after,
+        )?;
+        let (mut line, mut column) = (inner.line() + first, inner.column());
+        // Without lines before it, the contents start at the span: their line
+        // and column are those of the span, which the header shows.
+        if context_lines_before == 0 {
+            let (l, c) = self.lines.position(&self.text, span.offset());
+            line = l - 1;
+            column = c - 1;
+        }
+        let contents = MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            SourceSpan::new((inner.span().offset() + from).into(), inner.span().len()),
+            line,
+            column,
+            inner.line_count() + first,
+        )
+        .with_language("toml");
+        Ok(Box::new(contents))
+    }
 }
 
 /// One problem in one file.
@@ -20,7 +122,7 @@ pub struct SourceFile {
 pub struct Problem {
     pub message: String,
     #[source_code]
-    pub source_code: NamedSource<String>,
+    pub source_code: ConfigSource,
     #[label("{label}")]
     pub span: Option<SourceSpan>,
     pub label: String,
@@ -53,7 +155,7 @@ impl ConfigError {
     pub(crate) fn unlocated(file: &str, message: String, help: Option<String>) -> ConfigError {
         ConfigError::new(vec![Problem {
             message,
-            source_code: NamedSource::new(file, String::new()),
+            source_code: SourceFile::new(file.to_string(), String::new()).source(),
             span: None,
             label: String::new(),
             help,
@@ -105,16 +207,45 @@ impl Diagnostic for ConfigError {
     }
 }
 
-/// 1-based line and column (in characters) of a byte offset.
-pub fn line_column(text: &str, offset: usize) -> (u32, u32) {
-    let offset = offset.min(text.len());
-    let before = &text[..floor_char_boundary(text, offset)];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (
-        u32::try_from(line).unwrap_or(u32::MAX),
-        u32::try_from(column).unwrap_or(u32::MAX),
-    )
+/// Where each line of a text starts, so that the position of many offsets
+/// costs a search each, not a pass over the text.
+#[derive(Debug)]
+struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> LineIndex {
+        let starts = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
+            .collect();
+        LineIndex { starts }
+    }
+
+    /// The 0-based line `offset` is on.
+    fn line_of(&self, offset: usize) -> usize {
+        // The first start is 0: at least one start is at or before it.
+        self.starts
+            .partition_point(|&start| start <= offset)
+            .saturating_sub(1)
+    }
+
+    /// Where the 0-based line `line` starts, if the text has it.
+    fn start(&self, line: usize) -> Option<usize> {
+        self.starts.get(line).copied()
+    }
+
+    /// 1-based line and character column of `offset` in `text`.
+    fn position(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = floor_char_boundary(text, offset.min(text.len()));
+        let line = self.line_of(offset);
+        let start = self.starts[line];
+        let mut before = &text[start..offset];
+        if start == 0 {
+            before = before.strip_prefix('\u{feff}').unwrap_or(before);
+        }
+        (line + 1, before.chars().filter(|&c| c != '\r').count() + 1)
+    }
 }
 
 fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
@@ -122,4 +253,58 @@ fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
         offset -= 1;
     }
     offset
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_count_characters_without_a_bom_or_carriage_returns() {
+        let at = |text: &str, offset: usize| {
+            SourceFile::new("t".to_string(), text.to_string()).line_column(offset)
+        };
+        let text = "a = 1\n名前 = 2\n";
+        assert_eq!(at(text, text.find('=').unwrap()), (1, 3));
+        assert_eq!(at(text, text.rfind('=').unwrap()), (2, 4));
+        assert_eq!(at(text, text.len()), (3, 1));
+        let bom = "\u{feff}[gats]\n";
+        assert_eq!(at(bom, bom.find('g').unwrap()), (1, 2));
+        assert_eq!(at(bom, 0), (1, 1));
+        let crlf = "[gate]\r\nx = 1\r\n";
+        assert_eq!(at(crlf, crlf.rfind('\r').unwrap()), (2, 6));
+        assert_eq!(at(crlf, crlf.rfind('\n').unwrap()), (2, 6));
+        // Inside a character: the character's own column.
+        assert_eq!(at("名", 1), (1, 1));
+        assert_eq!(at("", 5), (1, 1));
+    }
+
+    #[test]
+    fn a_report_header_gives_the_character_column() {
+        let text = "a = 1\nb = \"名前\" x\nc = 3\nd = 4\n";
+        let source = SourceFile::new("f.toml".to_string(), text.to_string()).source();
+        let offset = text.find('x').unwrap();
+        let span = SourceSpan::new(offset.into(), 1);
+        let header = source.read_span(&span, 0, 0).unwrap();
+        assert_eq!(
+            (header.line(), header.column()),
+            (1, 9),
+            "not 13, its bytes"
+        );
+        assert_eq!(header.data(), b"x");
+        // With context, the lines around it: what miette reads from the
+        // whole text, found without reading the text from its start.
+        for (offset, len) in [(0, 0), (0, 1), (offset, 1), (8, 12), (text.len() - 2, 2)] {
+            let span = SourceSpan::new(offset.into(), len);
+            for (before, after) in [(0, 0), (1, 1), (2, 0), (0, 2), (5, 5)] {
+                let ours = source.read_span(&span, before, after).unwrap();
+                let whole = text.read_span(&span, before, after).unwrap();
+                assert_eq!(ours.data(), whole.data(), "{offset}+{len} {before}/{after}");
+                assert_eq!(ours.span(), whole.span(), "{offset}+{len} {before}/{after}");
+                if before > 0 {
+                    assert_eq!(ours.line(), whole.line(), "{offset}+{len} {before}/{after}");
+                }
+            }
+        }
+    }
 }

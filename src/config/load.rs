@@ -2,20 +2,19 @@
 //! embedded default under both, parsed into a spanned tree and validated
 //! into a `Config`. Every problem is collected with its exact span.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use miette::NamedSource;
 use regex::Regex;
 
 use crate::diagnostics::PARSER_NAMES;
 
 use super::defaults::{detect_language, embedded_toml, STAGES};
 use super::duration::parse_duration;
-use super::error::{line_column, ConfigError, Problem, SourceFile};
+use super::error::{ConfigError, Problem, SourceFile};
 use super::suggest::suggest;
 use super::{
     CheckKind, CheckSpec, CommandLine, Config, ConfigLocation, ConfigOrigin, Filter, GateConfig,
@@ -34,6 +33,33 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Named groups a custom parser regex may use.
 const REGEX_GROUPS: [&str; 6] = ["file", "line", "col", "severity", "code", "message"];
+
+/// A valid `[commands]` entry: split into arguments, and as written, for a
+/// check with `shell = true`.
+#[derive(Debug, Clone)]
+struct Command {
+    line: CommandLine,
+    text: String,
+}
+
+/// `[commands]` as validated.
+#[derive(Debug, Default)]
+struct Commands {
+    valid: BTreeMap<String, Command>,
+    /// The names of the entries that are wrong: their own error says so, a
+    /// check that takes its command from one has nothing to add.
+    broken: BTreeSet<String>,
+    /// `[commands]` itself is not a table: none of its entries can be read.
+    unreadable: bool,
+}
+
+/// Where a command line is written: a check's help can point at the check's
+/// own `shell` option, a `[commands]` entry has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Written {
+    InCheck,
+    InCommands,
+}
 
 /// Where a value is: which source file, which bytes.
 #[derive(Debug, Clone)]
@@ -118,16 +144,28 @@ fn convert_table(table: &toml::de::DeTable<'_>, file: usize) -> Vec<(Key, Node)>
 }
 
 /// Lays `over` on `base`: tables merge key by key, anything else replaces.
+/// Keys are found through a map: a file of many keys costs one pass.
 fn merge(base: &mut Vec<(Key, Node)>, over: Vec<(Key, Node)>) {
+    let mut index: HashMap<String, usize> = base
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _))| (k.name.clone(), i))
+        .collect();
     for (key, node) in over {
-        match base.iter_mut().find(|(k, _)| k.name == key.name) {
-            Some((_, existing)) => match (&mut existing.val, node.val) {
-                (Val::Table(inner), Val::Table(overlay)) => merge(inner, overlay),
-                (_, val) => {
-                    *existing = Node { val, at: node.at };
+        match index.get(&key.name) {
+            Some(&i) => {
+                let existing = &mut base[i].1;
+                match (&mut existing.val, node.val) {
+                    (Val::Table(inner), Val::Table(overlay)) => merge(inner, overlay),
+                    (_, val) => {
+                        *existing = Node { val, at: node.at };
+                    }
                 }
-            },
-            None => base.push((key, node)),
+            }
+            None => {
+                index.insert(key.name.clone(), base.len());
+                base.push((key, node));
+            }
         }
     }
 }
@@ -153,17 +191,15 @@ fn read(root: &Path, name: &str) -> Result<Option<SourceFile>, ConfigError> {
     let path = root.join(name);
     match std::fs::read(&path) {
         Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => Ok(Some(SourceFile {
-                name: name.to_string(),
-                text,
-            })),
+            Ok(text) => Ok(Some(SourceFile::new(name.to_string(), text))),
             Err(e) => {
                 let offset = e.utf8_error().valid_up_to();
                 let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-                let (line, column) = line_column(&text, offset);
+                let source = SourceFile::new(name.to_string(), text);
+                let (line, column) = source.line_column(offset);
                 Err(ConfigError::new(vec![Problem {
                     message: format!("`{name}` is not valid UTF-8 (byte {offset})"),
-                    source_code: NamedSource::new(name, text),
+                    source_code: source.source(),
                     span: Some((offset, 1).into()),
                     label: "not UTF-8".to_string(),
                     help: Some("save the file as UTF-8".to_string()),
@@ -176,6 +212,13 @@ fn read(root: &Path, name: &str) -> Result<Option<SourceFile>, ConfigError> {
             }
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(_) if path.is_dir() => Err(ConfigError::unlocated(
+            name,
+            format!("`{name}` is a directory, not a file"),
+            Some(format!(
+                "phasegate reads its configuration from a file named `{name}`: rename or move the directory"
+            )),
+        )),
         Err(e) => Err(ConfigError::unlocated(
             name,
             format!("failed to read `{}`: {e}", path.display()),
@@ -204,10 +247,7 @@ pub fn load_committed(
     text: Option<String>,
 ) -> Result<Config, ConfigError> {
     let files = text
-        .map(|text| SourceFile {
-            name: name.to_string(),
-            text,
-        })
+        .map(|text| SourceFile::new(name.to_string(), text))
         .into_iter()
         .collect();
     load_files(root, files)
@@ -217,20 +257,17 @@ pub fn load_committed(
 /// tree's local overrides: a staged run is judged by the configuration it
 /// commits, not by an unstaged edit of it.
 pub fn load_staged(root: &Path, text: String) -> Result<Config, ConfigError> {
-    let mut files = vec![SourceFile {
-        name: CONFIG_FILE.to_string(),
-        text,
-    }];
+    let mut files = vec![SourceFile::new(CONFIG_FILE.to_string(), text)];
     files.extend(read(root, LOCAL_FILE)?);
     load_files(root, files)
 }
 
 fn load_files(root: &Path, files: Vec<SourceFile>) -> Result<Config, ConfigError> {
     let language = detect_language(root);
-    let mut sources = vec![SourceFile {
-        name: EMBEDDED.to_string(),
-        text: embedded_toml(language.as_ref()),
-    }];
+    let mut sources = vec![SourceFile::new(
+        EMBEDDED.to_string(),
+        embedded_toml(language.as_ref()),
+    )];
     sources.extend(files);
     let mut trees = Vec::new();
     let mut problems = Vec::new();
@@ -282,10 +319,18 @@ fn load_files(root: &Path, files: Vec<SourceFile>) -> Result<Config, ConfigError
     };
     let config = v.config(&root_table, origin);
     if v.problems.is_empty() {
-        config.ok_or_else(|| ConfigError::new(Vec::new()))
-    } else {
-        Err(ConfigError::new(v.problems))
+        return config.ok_or_else(|| ConfigError::new(Vec::new()));
     }
+    // As a reader meets them, file by file: validation walks the keys of a
+    // table in name order, not in the order they are written.
+    let mut problems = v.problems;
+    problems.sort_by_key(|p| {
+        (
+            sources.iter().position(|s| s.name == p.source_code.name()),
+            p.span.map_or(0, |span| span.offset()),
+        )
+    });
+    Err(ConfigError::new(problems))
 }
 
 fn problem(
@@ -296,13 +341,20 @@ fn problem(
     help: Option<String>,
 ) -> Problem {
     let source = &sources[at.file];
-    let start = at.span.start.min(source.text.len());
-    let len = at.span.end.saturating_sub(at.span.start);
-    let (line, column) = line_column(&source.text, start);
+    let mut start = at.span.start.min(source.text.len());
+    let mut len = at.span.end.saturating_sub(at.span.start);
+    // A span from the `\n` of a CRLF ending starts at its `\r`: the end of
+    // the line as a reader sees it, where miette then draws it.
+    if start > 0 && source.text.as_bytes()[start - 1..].starts_with(b"\r\n") {
+        start -= 1;
+        if len > 0 {
+            len += 1;
+        }
+    }
+    let (line, column) = source.line_column(start);
     Problem {
         message,
-        source_code: NamedSource::new(source.name.clone(), source.text.clone())
-            .with_language("toml"),
+        source_code: source.source(),
         span: Some((start, len).into()),
         label: label.to_string(),
         help,
@@ -330,7 +382,7 @@ impl Validator<'_> {
         if source.name == EMBEDDED {
             return None;
         }
-        let (line, column) = line_column(&source.text, at.span.start);
+        let (line, column) = source.line_column(at.span.start);
         Some(ConfigLocation {
             file: source.name.clone(),
             line,
@@ -471,18 +523,33 @@ impl Validator<'_> {
             }
             return Some(CommandLine::Shell(text));
         }
-        match shlex::split(&text) {
+        self.split_command(node, &text, what, Written::InCheck)
+    }
+
+    /// `text`, the string at `node`, split into arguments.
+    fn split_command(
+        &mut self,
+        node: &Node,
+        text: &str,
+        what: &str,
+        written: Written,
+    ) -> Option<CommandLine> {
+        match shlex::split(text) {
             Some(argv) if !argv.is_empty() => {
                 // `{files}` stands for many arguments: it must be one of its
                 // own, and only one (a shell command may use it anywhere).
                 let whole = argv.iter().filter(|a| *a == "{files}").count();
                 let inside = argv.iter().any(|a| a != "{files}" && a.contains("{files}"));
                 if inside || whole > 1 {
+                    let help = match written {
+                        Written::InCheck => "make `{files}` an argument of its own (`tool --check {files}`), or set `shell = true`",
+                        Written::InCommands => "make `{files}` an argument of its own (`tool --check {files}`), or give the check its own `command` with `shell = true`",
+                    };
                     self.error(
                         &node.at,
                         format!("{what} uses `{{files}}` inside an argument or more than once: it is replaced by the files as separate arguments, once"),
                         "`{files}` here",
-                        Some("make `{files}` an argument of its own (`tool --check {files}`), or set `shell = true`".to_string()),
+                        Some(help.to_string()),
                     );
                     return None;
                 }
@@ -493,11 +560,19 @@ impl Validator<'_> {
                 None
             }
             None => {
+                // A shell would not take an unclosed quote either; only a
+                // check's own command has a `shell` option to hand it over.
+                let help = match written {
+                    Written::InCheck => {
+                        "close the quote, or set `shell = true` to hand the command to `sh -c`"
+                    }
+                    Written::InCommands => "close the quote, or remove the `\\` at the end",
+                };
                 self.error(
                     &node.at,
                     format!("{what} cannot be split into arguments: a quote is not closed or a `\\` ends it"),
                     "unbalanced quoting",
-                    Some("close the quote, or set `shell = true` to hand the command to `sh -c`".to_string()),
+                    Some(help.to_string()),
                 );
                 None
             }
@@ -560,23 +635,39 @@ impl Validator<'_> {
         Some(Config {
             origin,
             gate: gate?,
-            commands: commands.into_iter().map(|(k, (c, _))| (k, c)).collect(),
+            commands: commands
+                .valid
+                .into_iter()
+                .map(|(k, c)| (k, c.line))
+                .collect(),
             phases,
             workflows,
             handoff: handoff?,
         })
     }
 
-    fn commands(&mut self, node: Option<&Node>) -> BTreeMap<String, (CommandLine, At)> {
-        let mut out = BTreeMap::new();
-        let Some(entries) = node.and_then(|n| self.table(n, "`[commands]`")) else {
+    fn commands(&mut self, node: Option<&Node>) -> Commands {
+        let mut out = Commands::default();
+        let Some(node) = node else {
+            return out;
+        };
+        let Some(entries) = self.table(node, "`[commands]`") else {
+            out.unreadable = true;
             return out;
         };
         for (key, value) in entries {
-            if let Some(command) =
-                self.command_line(value, &format!("the command `{}`", key.name), false)
-            {
-                out.insert(key.name.clone(), (command, key.at.clone()));
+            let what = format!("the command `{}`", key.name);
+            let line = self.string(value, &what).and_then(|text| {
+                let line = self.split_command(value, &text, &what, Written::InCommands)?;
+                Some(Command { line, text })
+            });
+            match line {
+                Some(command) => {
+                    out.valid.insert(key.name.clone(), command);
+                }
+                None => {
+                    out.broken.insert(key.name.clone());
+                }
             }
         }
         out
@@ -734,7 +825,7 @@ impl Validator<'_> {
         &mut self,
         key: &Key,
         node: &Node,
-        commands: &BTreeMap<String, (CommandLine, At)>,
+        commands: &Commands,
         context: &str,
     ) -> Option<Phase> {
         let entries = self.table(node, &format!("`{context}`"))?;
@@ -756,15 +847,15 @@ impl Validator<'_> {
             return None;
         };
         let mut specs: Vec<CheckSpec> = Vec::new();
-        let mut seen: Vec<(String, At)> = Vec::new();
+        let mut seen: HashMap<String, At> = HashMap::new();
         let mut ok = true;
         for item in items {
             let Some((spec, name_at)) = self.check(item, commands, context) else {
                 ok = false;
                 continue;
             };
-            if let Some((_, first)) = seen.iter().find(|(n, _)| *n == spec.name) {
-                let (line, _) = line_column(&self.sources[first.file].text, first.span.start);
+            if let Some(first) = seen.get(&spec.name) {
+                let (line, _) = self.sources[first.file].line_column(first.span.start);
                 self.error(
                     &name_at,
                     format!("check `{}` is defined twice in {context}", spec.name),
@@ -776,7 +867,7 @@ impl Validator<'_> {
                 ok = false;
                 continue;
             }
-            seen.push((spec.name.clone(), name_at));
+            seen.insert(spec.name.clone(), name_at);
             specs.push(spec);
         }
         ok.then_some(Phase { checks: specs })
@@ -785,7 +876,7 @@ impl Validator<'_> {
     fn check(
         &mut self,
         node: &Node,
-        commands: &BTreeMap<String, (CommandLine, At)>,
+        commands: &Commands,
         context: &str,
     ) -> Option<(CheckSpec, At)> {
         let empty = Vec::new();
@@ -890,13 +981,19 @@ impl Validator<'_> {
         let command = match own_command {
             Some(command) => Some(command),
             None if ok => {
-                if let Some((command, _)) = commands.get(&name) {
-                    Some(match (command, shell) {
-                        (CommandLine::Argv(argv), true) => CommandLine::Shell(argv.join(" ")),
-                        (other, _) => other.clone(),
+                if let Some(command) = commands.valid.get(&name) {
+                    // The shell gets the command as the file wrote it: joining
+                    // the split arguments would lose their quoting.
+                    Some(if shell {
+                        CommandLine::Shell(command.text.clone())
+                    } else {
+                        command.line.clone()
                     })
+                } else if commands.unreadable || commands.broken.contains(&name) {
+                    // Its entry's own error says what is wrong.
+                    return None;
                 } else {
-                    let help = match suggest(&name, commands.keys().map(String::as_str)) {
+                    let help = match suggest(&name, commands.valid.keys().map(String::as_str)) {
                         Some(near) => format!("did you mean `{near}`? Or give the check a `command`"),
                         None => format!("add `{name} = \"...\"` under [commands], or give the check a `command`"),
                     };
@@ -1084,26 +1181,31 @@ impl Validator<'_> {
         let mut builder = GlobSetBuilder::new();
         let mut ok = true;
         for (pattern, at) in patterns {
-            // Like .gitignore: a pattern without `/` matches a name at any
-            // depth; one with `/` is anchored at the repository root.
-            let anchored = pattern.trim_start_matches('/');
-            let full = if pattern.contains('/') {
-                anchored.to_string()
-            } else {
-                format!("**/{pattern}")
+            let Some(globs) = gitignore_globs(pattern) else {
+                self.error(
+                    at,
+                    format!("{what}: `{pattern}` names no file"),
+                    "empty pattern",
+                    Some("name files with a glob such as `*.md` or `docs/`".to_string()),
+                );
+                ok = false;
+                continue;
             };
-            match GlobBuilder::new(&full).literal_separator(true).build() {
-                Ok(glob) => {
-                    builder.add(glob);
-                }
-                Err(e) => {
-                    self.error(
-                        at,
-                        format!("{what}: `{pattern}` is not a valid glob: {}", e.kind()),
-                        "invalid glob",
-                        Some("globs use `*`, `**`, `?`, `[abc]` and `{a,b}`".to_string()),
-                    );
-                    ok = false;
+            for full in globs {
+                match GlobBuilder::new(&full).literal_separator(true).build() {
+                    Ok(glob) => {
+                        builder.add(glob);
+                    }
+                    Err(e) => {
+                        self.error(
+                            at,
+                            format!("{what}: `{pattern}` is not a valid glob: {}", e.kind()),
+                            "invalid glob",
+                            Some("globs use `*`, `**`, `?`, `[abc]` and `{a,b}`".to_string()),
+                        );
+                        ok = false;
+                        break;
+                    }
                 }
             }
         }
@@ -1114,38 +1216,39 @@ impl Validator<'_> {
     }
 
     fn timeout(&mut self, node: &Node, what: &str) -> Option<Duration> {
-        match &node.val {
-            Val::Int(seconds) if *seconds > 0 => {
-                let text = format!("{seconds}s");
-                self.timeout(
-                    &Node {
-                        val: Val::Str(text),
-                        at: node.at.clone(),
-                    },
-                    what,
-                )
+        const ACCEPTED: &str =
+            "a duration such as \"90s\" or \"10m\", or a positive number of seconds";
+        const HELP: &str = "write a duration such as \"90s\", \"10m\" or \"1m30s\", or a number of seconds such as 90";
+        let result = match &node.val {
+            Val::Int(seconds) if *seconds > 0 => parse_duration(&format!("{seconds}s")),
+            Val::Str(text) => parse_duration(text),
+            Val::Int(seconds) => {
+                self.error(
+                    &node.at,
+                    format!("{what} must be {ACCEPTED}, not {seconds}"),
+                    "not a positive duration",
+                    Some(HELP.to_string()),
+                );
+                return None;
             }
-            Val::Str(text) => match parse_duration(text) {
-                Ok(duration) => Some(duration),
-                Err(reason) => {
-                    self.error(
-                        &node.at,
-                        format!("{what} is not a valid duration: {reason}"),
-                        "invalid duration",
-                        Some("write a duration such as \"90s\", \"10m\" or \"1m30s\"".to_string()),
-                    );
-                    None
-                }
-            },
             _ => {
                 self.error(
                     &node.at,
-                    format!(
-                        "{what} must be a duration such as \"90s\", not {}",
-                        node.kind()
-                    ),
+                    format!("{what} must be {ACCEPTED}, not {}", node.kind()),
                     "invalid duration",
-                    None,
+                    Some(HELP.to_string()),
+                );
+                return None;
+            }
+        };
+        match result {
+            Ok(duration) => Some(duration),
+            Err(reason) => {
+                self.error(
+                    &node.at,
+                    format!("{what} is not a valid duration: {reason}"),
+                    "invalid duration",
+                    Some(HELP.to_string()),
                 );
                 None
             }
@@ -1229,7 +1332,7 @@ impl Validator<'_> {
         &mut self,
         node: Option<&Node>,
         phases: &BTreeSet<String>,
-        commands: &BTreeMap<String, (CommandLine, At)>,
+        commands: &Commands,
     ) -> BTreeMap<String, Workflow> {
         let mut out = BTreeMap::new();
         let Some(entries) = node.and_then(|n| self.table(n, "`[workflows]`")) else {
@@ -1242,8 +1345,8 @@ impl Validator<'_> {
             };
             self.known_keys(flow, &["phases"], &context);
             let mut workflow = Workflow::default();
-            if let Some(flow_phases) =
-                get(flow, "phases").and_then(|n| self.table(n, &format!("`{context}.phases`")))
+            if let Some(flow_phases) = get(flow, "phases")
+                .and_then(|n| self.table(n, &format!("`[workflows.{}.phases]`", key.name)))
             {
                 for (phase_key, phase_node) in flow_phases {
                     if !phases.contains(&phase_key.name) {
@@ -1260,13 +1363,10 @@ impl Validator<'_> {
                         );
                         continue;
                     }
-                    let phase_context = format!("{context}.phases.{}", phase_key.name);
-                    if let Some(phase) = self.phase(
-                        phase_key,
-                        phase_node,
-                        commands,
-                        &format!("[{}]", &phase_context[1..]),
-                    ) {
+                    let phase_context =
+                        format!("[workflows.{}.phases.{}]", key.name, phase_key.name);
+                    if let Some(phase) = self.phase(phase_key, phase_node, commands, &phase_context)
+                    {
                         workflow.phases.insert(phase_key.name.clone(), phase);
                     }
                 }
@@ -1405,6 +1505,33 @@ impl Validator<'_> {
         config.paths = paths.into_iter().map(|(p, _)| p).collect();
         (ok && globs_ok).then_some(config)
     }
+}
+
+/// The globs a `files` pattern stands for, read as .gitignore reads it:
+/// a pattern with a `/` at its start or in its middle is anchored at the
+/// repository root, any other matches at any depth; a pattern matches a
+/// file of its name and everything beneath a directory of its name, and one
+/// that ends with `/` only a directory. `None` for a pattern with no name in
+/// it (`""`, `/`).
+fn gitignore_globs(pattern: &str) -> Option<Vec<String>> {
+    let directory_only = pattern.ends_with('/');
+    let name = pattern.trim_end_matches('/');
+    let anchored = name.contains('/');
+    let name = name.trim_start_matches('/');
+    if name.is_empty() {
+        return None;
+    }
+    let base = if anchored {
+        name.to_string()
+    } else {
+        format!("**/{name}")
+    };
+    let beneath = format!("{base}/**");
+    Some(if directory_only {
+        vec![beneath]
+    } else {
+        vec![base, beneath]
+    })
 }
 
 fn backticked(names: &[&str]) -> String {

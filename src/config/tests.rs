@@ -319,3 +319,105 @@ fn a_rendered_error_shows_the_span() {
     handler.render_report(&mut out, related[0]).unwrap();
     insta::assert_snapshot!(out);
 }
+
+#[test]
+fn a_shell_check_gets_its_commands_entry_as_written() {
+    let config = load_text(
+        "[commands]\ntests = \"cat 'my dir/f.txt' | wc  -l\"\n[phases.implementation]\nchecks = [ { name = \"tests\", shell = true } ]\n[phases.qa]\nchecks = [ \"tests\" ]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        config.phases["implementation"].checks[0].command,
+        CommandLine::Shell("cat 'my dir/f.txt' | wc  -l".into())
+    );
+    assert_eq!(
+        config.phases["qa"].checks[0].command,
+        CommandLine::Argv(vec![
+            "cat".into(),
+            "my dir/f.txt".into(),
+            "|".into(),
+            "wc".into(),
+            "-l".into()
+        ])
+    );
+}
+
+#[test]
+fn files_patterns_read_as_gitignore_patterns() {
+    let filter = |pattern: &str| {
+        let text = format!(
+            "[phases.implementation]\nchecks = [ {{ name = \"x\", command = \"true\", files = [{pattern:?}] }} ]\n"
+        );
+        let config = load_text(&text).unwrap_or_else(|e| panic!("{pattern}: {:?}", e.problems()));
+        config.phases["implementation"].checks[0]
+            .file_filter
+            .clone()
+            .unwrap()
+    };
+    for (pattern, matches, misses) in [
+        (
+            "docs/",
+            &["docs/a.md", "docs/sub/a.md", "x/docs/a.md"][..],
+            &["docs", "docs.md", "a/docs"][..],
+        ),
+        (
+            "docs",
+            &["docs", "docs/sub/a.md", "x/docs", "x/docs/a.md"],
+            &["docs.md", "mydocs/a"],
+        ),
+        (
+            "src/docs",
+            &["src/docs", "src/docs/a.md"],
+            &["x/src/docs/a.md", "docs/a.md"],
+        ),
+        ("/docs", &["docs/a.md", "docs"], &["x/docs/a.md"]),
+        ("*.md", &["a.md", "x/y/a.md"], &["a.rs"]),
+        ("docs/**", &["docs/a/b.txt"], &["x/docs/a"]),
+    ] {
+        let set = filter(pattern);
+        for path in matches {
+            assert!(set.is_match(path), "`{pattern}` should match `{path}`");
+        }
+        for path in misses {
+            assert!(!set.is_match(path), "`{pattern}` should not match `{path}`");
+        }
+    }
+    let p = problems("[phases.implementation]\nchecks = [ { name = \"x\", command = \"true\", files = [\"/\"] } ]\n");
+    assert!(p[0].contains("names no file"), "{p:?}");
+}
+
+#[test]
+fn loading_is_linear_in_the_number_of_keys() {
+    // 100,000 keys took minutes while each was looked up with a linear
+    // search; a few hundred milliseconds with a map.
+    let mut text = String::from("[commands]\n");
+    for i in 0..100_000 {
+        text.push_str(&format!("c{i} = \"echo {i}\"\n"));
+    }
+    text.push_str(PHASE);
+    let dir = dir_with(&[("phasegate.toml", &text), ("phasegate.local.toml", &text)]);
+    let started = std::time::Instant::now();
+    let config = load(dir.path()).unwrap();
+    assert_eq!(config.commands.len(), 100_000);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn problems_come_in_file_order() {
+    let p = problems("[phases.implementation]\nchecks = [ { name = \"x\", command = \"true\", timout = \"1s\", envs = {}, shel = true } ]\n");
+    let columns: Vec<&str> = p.iter().map(|p| p.split(' ').next().unwrap()).collect();
+    assert_eq!(columns, ["2:44", "2:59", "2:70"], "{p:?}");
+}
+
+#[test]
+fn a_broken_commands_entry_is_one_error() {
+    let p = problems("[commands]\ntests = \"echo 'open\"\n[phases.implementation]\nchecks = [ \"tests\" ]\n[phases.qa]\nchecks = [ { name = \"tests\", shell = true } ]\n");
+    assert_eq!(
+        p,
+        ["2:9 the command `tests` cannot be split into arguments: a quote is not closed or a `\\` ends it | close the quote, or remove the `\\` at the end"]
+    );
+}

@@ -1,7 +1,8 @@
-//! Configuration errors: miette reports that point into phasegate.toml,
-//! exit 2, and still one JSON verdict under `--format json`.
+//! Configuration: a file means what it says, and its errors are miette
+//! reports that point into phasegate.toml, exit 2, and still one JSON verdict
+//! under `--format json`.
 
-use crate::support::TestRepo;
+use crate::support::{check, TestRepo};
 
 #[test]
 fn an_unknown_key_points_at_its_span_and_suggests_the_near_miss() {
@@ -143,4 +144,237 @@ fn a_check_that_cannot_work_as_written_is_a_configuration_error() {
         assert_eq!(code, 2, "{check}: {v:#}");
         assert!(v.to_string().contains(said), "{check}: {v:#}");
     }
+}
+
+#[test]
+fn a_shell_check_gets_its_commands_entry_as_written() {
+    let repo = TestRepo::new();
+    repo.write("my dir/f.txt", "hi\n");
+    repo.config(
+        r#"[commands]
+tests = "cat 'my dir/f.txt'"
+
+[phases.implementation]
+checks = [ { name = "tests", shell = true } ]
+"#,
+    );
+    repo.commit_all("init");
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "the quotes reach the shell: {v:#}");
+    assert_eq!(check(&v, "tests")["status"], "passed", "{v:#}");
+}
+
+#[test]
+fn a_files_pattern_that_names_a_directory_matches_everything_beneath_it() {
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[phases.implementation]
+checks = [
+  { name = "slash",     command = "true", files = ["docs/"] },
+  { name = "bare",      command = "true", files = ["docs"] },
+  { name = "deep",      command = "true", files = ["sub"] },
+  { name = "anchored",  command = "true", files = ["docs/sub"] },
+  { name = "elsewhere", command = "true", files = ["src/docs"] },
+  { name = "rooted",    command = "true", files = ["/sub"] },
+]
+"#,
+    );
+    repo.stage("docs/sub/a.md", "x\n");
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    for name in ["slash", "bare", "deep", "anchored"] {
+        assert_eq!(check(&v, name)["status"], "passed", "{name}: {v:#}");
+    }
+    for name in ["elsewhere", "rooted"] {
+        assert_eq!(check(&v, name)["status"], "skipped", "{name}: {v:#}");
+    }
+
+    // A trailing `/` matches only a directory, without one a file too.
+    repo.config(
+        r#"[phases.implementation]
+checks = [
+  { name = "directory", command = "true", files = ["notes/"] },
+  { name = "any",       command = "true", files = ["notes"] },
+]
+"#,
+    );
+    repo.stage("a/notes", "x\n");
+    let (code, v) = repo.verdict(&["--files", "a/notes"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(check(&v, "directory")["status"], "skipped", "{v:#}");
+    assert_eq!(check(&v, "any")["status"], "passed", "{v:#}");
+}
+
+#[test]
+fn the_human_report_and_the_verdict_give_one_character_column() {
+    let repo = TestRepo::new();
+    for (text, line, column) in [
+        (
+            "[phases.implementation]\nchecks = [ { name = \"日本語\", command = \"true\", on_failure = \"blok\" } ]\n",
+            2,
+            59,
+        ),
+        // A byte order mark is not a column.
+        ("\u{feff}[gats]\n", 1, 2),
+        // Nor is the `\r` of a CRLF ending: the string ends at the line's end.
+        ("[gate]\r\nprofile = \"auto\r\n", 2, 16),
+    ] {
+        repo.config(text);
+        let run = repo.phasegate(&["run"]);
+        assert_eq!(run.code, 2, "{text:?}\n{}", run.stderr);
+        let header = format!("[phasegate.toml:{line}:{column}]");
+        assert!(run.stderr.contains(&header), "{text:?}: {header} in\n{}", run.stderr);
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 2);
+        let problem = &v["error"]["problems"][0];
+        assert_eq!(
+            (problem["line"].as_u64(), problem["column"].as_u64()),
+            (Some(line), Some(column)),
+            "{text:?}: {v:#}"
+        );
+    }
+}
+
+#[test]
+fn a_broken_commands_entry_is_one_error_in_the_users_file() {
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[commands]
+tests = "sh -c 'echo unbalanced"
+
+[phases.implementation]
+checks = [ { name = "tests", shell = true } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 2, "{v:#}");
+    let problems = v["error"]["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{v:#}");
+    assert_eq!(problems[0]["line"], 2, "{v:#}");
+    assert!(
+        problems[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a quote is not closed"),
+        "{v:#}"
+    );
+    // A [commands] entry has no `shell` option to set.
+    assert!(
+        !problems[0]["help"].as_str().unwrap().contains("shell"),
+        "{v:#}"
+    );
+
+    // Over the embedded default of a Rust project: the mistake is in the
+    // file, and nothing is located in a file that does not exist.
+    let repo = TestRepo::new();
+    repo.write("Cargo.toml", "[package]\n");
+    for (text, line) in [("[commands]\nlint = \"\"\n", 2), ("commands = 5\n", 1)] {
+        repo.config(text);
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 2, "{text}: {v:#}");
+        let problems = v["error"]["problems"].as_array().unwrap();
+        assert_eq!(problems.len(), 1, "{text}: {v:#}");
+        assert_eq!(problems[0]["file"], "phasegate.toml", "{text}: {v:#}");
+        assert_eq!(problems[0]["line"], line, "{text}: {v:#}");
+        let run = repo.phasegate(&["run"]);
+        assert!(!run.stderr.contains("embedded"), "{text}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn a_timeout_is_a_duration_or_a_positive_number_of_seconds() {
+    let repo = TestRepo::new();
+    for (value, accepted) in [
+        ("5", true),
+        ("\"90s\"", true),
+        ("0", false),
+        ("-5", false),
+        ("1.5", false),
+    ] {
+        let text = format!(
+            "[phases.implementation]\nchecks = [ {{ name = \"x\", command = \"true\", timeout = {value} }} ]\n"
+        );
+        repo.config(&text);
+        let (code, v) = repo.verdict(&[]);
+        if accepted {
+            assert_eq!(code, 0, "{value}: {v:#}");
+            continue;
+        }
+        assert_eq!(code, 2, "{value}: {v:#}");
+        let problem = &v["error"]["problems"][0];
+        let message = problem["message"].as_str().unwrap();
+        assert!(
+            message.contains("positive number of seconds") && !message.contains("not an integer"),
+            "{value}: {v:#}"
+        );
+        let column = text.lines().nth(1).unwrap().find(value).unwrap() + 1;
+        assert_eq!(problem["column"], column, "{value}: {v:#}");
+    }
+}
+
+#[test]
+fn errors_in_a_workflow_phase_name_its_table() {
+    let repo = TestRepo::new();
+    for (text, said) in [
+        (
+            "[workflows.quick.phases.implementation]\nchecks = [ { name = \"x\", command = \"true\", timout = \"1s\" } ]\n",
+            "unknown key `timout` in a check of [workflows.quick.phases.implementation]",
+        ),
+        (
+            "[workflows.quick.phases.implementation]\n",
+            "[workflows.quick.phases.implementation] has no `checks` list",
+        ),
+    ] {
+        repo.config(&format!("[phases.implementation]\nchecks = []\n{text}"));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 2, "{v:#}");
+        assert_eq!(v["error"]["problems"][0]["message"], said, "{v:#}");
+    }
+}
+
+#[test]
+fn problems_come_in_file_order() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"x\", command = \"true\", timout = \"1s\", envs = {}, shel = true } ]\n",
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 2, "{v:#}");
+    let keys: Vec<(u64, &str)> = v["error"]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["column"].as_u64().unwrap(),
+                p["message"].as_str().unwrap().split('`').nth(1).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(keys, [(44, "timout"), (59, "envs"), (70, "shel")], "{v:#}");
+    let run = repo.phasegate(&["run"]);
+    let timout = run.stderr.find("`timout`").unwrap();
+    let shel = run.stderr.find("`shel`").unwrap();
+    assert!(timout < shel, "{}", run.stderr);
+}
+
+#[test]
+fn a_directory_in_place_of_the_file_is_named_as_one() {
+    let repo = TestRepo::new();
+    std::fs::create_dir(repo.path().join("phasegate.toml")).unwrap();
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 2, "{v:#}");
+    let problem = &v["error"]["problems"][0];
+    assert!(
+        problem["message"]
+            .as_str()
+            .unwrap()
+            .contains("is a directory"),
+        "{v:#}"
+    );
+    let help = problem["help"].as_str().unwrap();
+    assert!(
+        help.contains("directory") && !help.contains("permissions"),
+        "{v:#}"
+    );
 }

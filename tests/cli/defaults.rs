@@ -101,3 +101,80 @@ fn node_commands_follow_the_lock_file() {
         "no build script, no build check: {text}"
     );
 }
+
+#[test]
+fn node_tests_run_only_when_package_json_has_a_real_test_script() {
+    for package in [
+        r#"{"name": "x"}"#,
+        r#"{"name": "x", "scripts": {"test": "echo \"Error: no test specified\" && exit 1"}}"#,
+    ] {
+        let repo = TestRepo::new();
+        repo.write("package.json", package);
+        repo.write("package-lock.json", "{}");
+        repo.commit_all("init");
+        let (code, v) = repo.verdict(&["--all-files"]);
+        assert_eq!(code, 0, "{package}: {v:#}");
+        assert!(
+            v["checks"].as_array().unwrap().is_empty(),
+            "{package}: {v:#}"
+        );
+        assert_eq!(repo.phasegate(&["init"]).code, 0);
+        let text = repo.read("phasegate.toml");
+        assert!(!text.contains("npm test"), "{package}: {text}");
+    }
+}
+
+#[test]
+fn a_tsconfig_without_package_json_runs_no_package_manager() {
+    let repo = TestRepo::new();
+    repo.write("tsconfig.json", "{}");
+    repo.commit_all("init");
+    let (_, v) = repo.verdict(&["--all-files", "--profile", "fast"]);
+    let names: Vec<&str> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["typecheck"], "{v:#}");
+    assert_eq!(repo.phasegate(&["init"]).code, 0);
+    let text = repo.read("phasegate.toml");
+    assert!(text.contains("typecheck = \"tsc --noEmit\""), "{text}");
+    for tool in ["npm", "npx", "bun", "pnpm", "yarn"] {
+        assert!(
+            !text.lines().any(|l| l.contains(&format!("\"{tool} "))),
+            "{tool}: {text}"
+        );
+    }
+}
+
+#[test]
+fn init_never_writes_through_a_symbolic_link() {
+    let repo = TestRepo::new();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("outside.toml");
+    let link = repo.path().join("phasegate.toml");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+
+    // A dangling link is there all the same.
+    let run = repo.phasegate(&["init"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--force"), "{}", run.stderr);
+    assert!(
+        !target.exists(),
+        "nothing is created outside the repository"
+    );
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+
+    // --force replaces the link itself, never what it points to.
+    std::fs::write(&target, "mine\n").unwrap();
+    let run = repo.phasegate(&["init", "--force"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine\n");
+    let written = std::fs::symlink_metadata(&link).unwrap();
+    assert!(written.is_file(), "{written:?}");
+    assert!(repo.read("phasegate.toml").contains("[gate]"));
+}
