@@ -35,7 +35,7 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
             ),
         );
     };
-    let unfinished = last.checks.iter().any(|c| !carried(&c.status));
+    let unfinished = last.checks.iter().any(|c| !carried(&c.status)) || reconfigured(ctx, last);
     // A run that did not pass with no check to blame (an invalid or
     // blocked handoff, a history that could not be read) is run again too:
     // its handoffs are validated again, its passes carried over.
@@ -146,6 +146,27 @@ pub(super) fn to_run_again<'a>(previous: &RunRecord, specs: &[&'a CheckSpec]) ->
         })
         .map(|spec| spec.name.as_str())
         .collect()
+}
+
+/// Whether the configuration now has checks in `last`'s phase that it did
+/// not run under this configuration (added, or changed since): those run
+/// again even after a run that passed. A configuration that does not load
+/// says nothing here; the resumed run reports it.
+fn reconfigured(ctx: &Context, last: &RunRecord) -> bool {
+    let root = match crate::git::discover(&ctx.cwd) {
+        Ok(Some(repo)) => repo.root,
+        Ok(None) => ctx.cwd.clone(),
+        Err(_) => return false,
+    };
+    let Ok(config) = crate::config::load(&root) else {
+        return false;
+    };
+    let specs: Vec<&CheckSpec> = config
+        .checks_for(&last.phase, last.workflow.as_deref())
+        .unwrap_or_default()
+        .iter()
+        .collect();
+    !to_run_again(last, &specs).is_empty()
 }
 
 /// The verdict `state.json` keeps of `last` when its `verdict.json` cannot

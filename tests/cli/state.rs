@@ -541,6 +541,19 @@ fn resume_runs_again_a_timed_out_check_and_a_pass_whose_configuration_changed() 
     let v = run.json();
     assert_eq!(check(&v, "ok")["status"], "failed");
     assert_eq!(check(&v, "slow")["status"], "passed");
+
+    // After a run that passed, a check the configuration changed since
+    // runs again too.
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"slow\", command = \"true\" }, { name = \"ok\", command = \"true\" } ]\n",
+    );
+    assert_eq!(repo.verdict(&["--all-files"]).0, 0);
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"slow\", command = \"true\" }, { name = \"ok\", command = \"false\" } ]\n",
+    );
+    let run = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(check(&run.json(), "ok")["status"], "failed");
 }
 
 #[test]
