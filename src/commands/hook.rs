@@ -31,11 +31,41 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
     };
     // The push goes through only if every ref passes; the code is the
     // gravest of their answers.
-    selections
+    let code = selections
         .into_iter()
         .map(|selection| execute(ctx, &request(selection), io))
         .max()
-        .unwrap_or(ExitCode::Proceed)
+        .unwrap_or(ExitCode::Proceed);
+    if let Some(said) = stopped(&args.name, code) {
+        let _ = writeln!(io.err, "{said}");
+    }
+    code
+}
+
+/// What a person at `git commit` or `git push` is told when the gate stops
+/// it: that nothing was committed or pushed, and how to go on.
+fn stopped(hook: &str, code: ExitCode) -> Option<String> {
+    let (what, again) = match hook {
+        "pre-push" => ("push", "push again"),
+        "pre-merge-commit" => ("merge commit", "`git commit` to finish the merge"),
+        _ => ("commit", "commit again"),
+    };
+    let how = match code {
+        ExitCode::Proceed => return None,
+        ExitCode::Failed => format!(
+            "fix what is listed above, `git add` the fixes (and any files a check changed, once you have read them), then {again}"
+        ),
+        ExitCode::Usage => format!("fix the configuration or command named above, then {again}"),
+        ExitCode::Incomplete => format!(
+            "remove what stopped the checks (above), then {again}; `phasegate resume` runs again only what did not finish"
+        ),
+        ExitCode::Escalate => format!(
+            "the gate asks for a person (above): if that is you, fix the errors that keep coming back and {again}; `phasegate history` shows the runs"
+        ),
+    };
+    Some(format!(
+        "phasegate stopped the {what} (the {hook} hook): {how}. `--no-verify` skips the gate here, not in CI."
+    ))
 }
 
 fn request(selection: SelectionRequest) -> RunRequest {

@@ -46,6 +46,20 @@ fn a_failing_blocking_check_refuses_a_real_commit_and_a_passing_one_lets_it_thro
         refused.stdout.contains("not today") || refused.stderr.contains("not today"),
         "{refused:?}"
     );
+    // The person at `git commit` is told the commit did not happen, and how
+    // to go on.
+    assert!(
+        refused
+            .stderr
+            .contains("phasegate stopped the commit (the pre-commit hook)"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused.stderr.contains("then commit again"),
+        "{}",
+        refused.stderr
+    );
     assert_eq!(commits(&repo), 0);
 
     gate(&repo, "exit 0");
