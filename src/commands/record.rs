@@ -155,20 +155,9 @@ pub fn record_run(
             run_id: &run_id,
             now: &now,
         };
-        for new in news {
-            match queue.add(new, &origin) {
-                Placement::Created(id) | Placement::Merged(id) => {
-                    queue_changed = true;
-                    if !verdict.interventions.contains(&id) {
-                        verdict.interventions.push(id);
-                    }
-                }
-                Placement::Overflow(record) => {
-                    overflow += 1;
-                    emergency.push(serde_json::to_string(&record).unwrap_or_default());
-                }
-            }
-        }
+        let (added, over) = enqueue(queue, news, &origin, verdict, &mut emergency);
+        queue_changed |= added;
+        overflow += over;
     } else {
         for new in news {
             unqueued += 1;
@@ -272,18 +261,7 @@ pub fn record_stopped(
                 run_id: &run_id,
                 now: &now,
             };
-            for new in news {
-                match queue.add(new, &origin) {
-                    Placement::Created(id) | Placement::Merged(id) => {
-                        if !verdict.interventions.contains(&id) {
-                            verdict.interventions.push(id);
-                        }
-                    }
-                    Placement::Overflow(record) => {
-                        emergency.push(serde_json::to_string(&record).unwrap_or_default());
-                    }
-                }
-            }
+            enqueue(&mut queue, news, &origin, verdict, &mut emergency);
             if let Err(e) = queue.save(state_dir) {
                 problems.push(e.to_string());
             }
@@ -300,6 +278,35 @@ pub fn record_stopped(
     }
     drop(lock);
     report(state_dir, verdict, err, &problems, &emergency);
+}
+
+/// Adds `news` to `queue`, naming each record in the verdict; what is over
+/// the queue's limits goes to `emergency` whole. Whether the queue changed,
+/// and how many went over.
+fn enqueue(
+    queue: &mut Queue,
+    news: Vec<NewIntervention>,
+    origin: &state::Origin<'_>,
+    verdict: &mut Verdict,
+    emergency: &mut Vec<String>,
+) -> (bool, usize) {
+    let mut changed = false;
+    let mut overflow = 0;
+    for new in news {
+        match queue.add(new, origin) {
+            Placement::Created(id) | Placement::Merged(id) => {
+                changed = true;
+                if !verdict.interventions.contains(&id) {
+                    verdict.interventions.push(id);
+                }
+            }
+            Placement::Overflow(record) => {
+                overflow += 1;
+                emergency.push(serde_json::to_string(&record).unwrap_or_default());
+            }
+        }
+    }
+    (changed, overflow)
 }
 
 /// Problems go into the verdict's notes (never its status) and standard
