@@ -40,13 +40,17 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
         return ExitCode::Incomplete;
     }
     // The personal override must never be committed by accident.
-    if let Err(e) = ignore_local_file(&root) {
-        let _ = writeln!(
-            io.err,
-            "warning: failed to add `{}` to .gitignore: {e}",
-            config::LOCAL_FILE
-        );
-    }
+    let ignored = match ignore_local_file(&root) {
+        Ok(added) => added,
+        Err(e) => {
+            let _ = writeln!(
+                io.err,
+                "warning: failed to add `{}` to .gitignore: {e}",
+                config::LOCAL_FILE
+            );
+            false
+        }
+    };
     let language = config::detect_language(&root)
         .map_or_else(|| "no known language".to_string(), |l| l.name().to_string());
     let _ = writeln!(
@@ -54,6 +58,13 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
         "wrote {} ({language}); run `phasegate run` to try it",
         path.display()
     );
+    if ignored {
+        let _ = writeln!(
+            io.out,
+            "added `/{}` to .gitignore: your personal overrides stay out of commits",
+            config::LOCAL_FILE
+        );
+    }
     ExitCode::Proceed
 }
 
@@ -80,8 +91,8 @@ fn replace(path: &std::path::Path, text: &str) -> std::io::Result<()> {
 }
 
 /// Adds `phasegate.local.toml` to the root `.gitignore` unless a line
-/// already names it.
-fn ignore_local_file(root: &std::path::Path) -> std::io::Result<()> {
+/// already names it; whether it added it.
+fn ignore_local_file(root: &std::path::Path) -> std::io::Result<bool> {
     let path = root.join(".gitignore");
     let current = match std::fs::read_to_string(&path) {
         Ok(text) => text,
@@ -93,12 +104,12 @@ fn ignore_local_file(root: &std::path::Path) -> std::io::Result<()> {
         .lines()
         .any(|l| l.trim().trim_start_matches('/') == name)
     {
-        return Ok(());
+        return Ok(false);
     }
     let mut text = current;
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
     text.push_str(&format!("/{name}\n"));
-    std::fs::write(path, text)
+    std::fs::write(path, text).map(|()| true)
 }

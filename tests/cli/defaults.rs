@@ -63,12 +63,20 @@ fn init_writes_a_config_that_loads_and_refuses_to_overwrite() {
         "the file explains itself"
     );
     assert_eq!(repo.read(".gitignore"), "/phasegate.local.toml\n");
+    assert!(
+        run.stdout
+            .contains("added `/phasegate.local.toml` to .gitignore"),
+        "{}",
+        run.stdout
+    );
 
     let again = repo.phasegate(&["init"]);
     assert_eq!(again.code, 2);
     assert!(again.stderr.contains("--force"), "{}", again.stderr);
     assert_eq!(repo.read("phasegate.toml"), text);
-    assert_eq!(repo.phasegate(&["init", "--force"]).code, 0);
+    let forced = repo.phasegate(&["init", "--force"]);
+    assert_eq!(forced.code, 0);
+    assert!(!forced.stdout.contains(".gitignore"), "{}", forced.stdout);
     assert_eq!(
         repo.read(".gitignore"),
         "/phasegate.local.toml\n",
