@@ -326,7 +326,14 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         Err(e) => {
             // A state directory that cannot be written does not decide the
             // verdict: the logs go to the temporary directory instead.
-            let fallback = ctx.temp_dir.join("phasegate-runs");
+            // One per user (another user's would not be writable), only
+            // theirs to read, pruned as the state directory is.
+            let fallback = ctx.temp_dir.join(format!(
+                "phasegate-runs-{}",
+                rustix::process::getuid().as_raw()
+            ));
+            let _ = std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+                .create(&fallback);
             match RunDir::create(&fallback, SystemTime::now(), std::process::id()) {
                 Ok(dir) => {
                     notes.push(format!(
@@ -334,7 +341,12 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
                         state_dir.display(),
                         dir.path.display()
                     ));
-                    (dir, None)
+                    let pruning = state::Pruning::start(
+                        &fallback,
+                        config.gate.keep_runs,
+                        super::record::LOCK_WAIT,
+                    );
+                    (dir, Some(pruning))
                 }
                 Err(e2) => {
                     return stop(

@@ -916,3 +916,38 @@ fn an_internal_failure_that_stops_a_run_becomes_a_critical_intervention() {
         "{list:#}"
     );
 }
+
+#[test]
+fn logs_that_cannot_go_under_git_go_to_a_temporary_directory_of_the_users_own_and_are_pruned() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[gate]\nkeep_runs = 2\n[phases.implementation]\nchecks = [ { name = \"a\", command = \"true\" } ]\n",
+    );
+    std::fs::create_dir_all(repo.path().join(".git/phasegate")).unwrap();
+    // Something that is not a directory where the runs go.
+    std::fs::write(repo.path().join(".git/phasegate/runs"), "in the way\n").unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let tmpdir = temp.path().to_str().unwrap();
+    for _ in 0..4 {
+        let (code, v) = repo.verdict_with(&["--all-files"], &[("TMPDIR", tmpdir)]);
+        assert_eq!(code, 0, "{v:#}");
+        assert!(
+            v["notes"].to_string().contains("the logs are under"),
+            "{v:#}"
+        );
+    }
+    let fallback: Vec<_> = std::fs::read_dir(temp.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(fallback.len(), 1, "{fallback:?}");
+    assert!(fallback[0].starts_with("phasegate-runs-"), "{fallback:?}");
+    let runs = std::fs::read_dir(temp.path().join(&fallback[0]).join("runs"))
+        .unwrap()
+        .count();
+    assert!(
+        runs <= 3,
+        "pruned to keep_runs (and the run going on): {runs}"
+    );
+}
