@@ -89,14 +89,17 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
 }
 
 pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> ExitCode {
-    for kind in kinds(
+    let mut nothing = 0;
+    let wanted = kinds(
         &args.hooks,
         &[
             HookKind::PreCommit,
             HookKind::PreMergeCommit,
             HookKind::PrePush,
         ],
-    ) {
+    );
+    let asked = wanted.len();
+    for kind in wanted {
         match git::uninstall(&ctx.cwd, kind) {
             Ok(UninstallOutcome::Removed { path, restored }) => {
                 let _ = writeln!(
@@ -109,12 +112,20 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
                     let _ = writeln!(io.out, "  the hook it replaced is back");
                 }
             }
-            Ok(UninstallOutcome::NotInstalled) => {}
+            Ok(UninstallOutcome::NotInstalled) => {
+                if !args.hooks.is_empty() {
+                    let _ = writeln!(io.out, "no phasegate {} hook is installed", kind.name());
+                }
+                nothing += 1;
+            }
             Err(e) => {
                 let _ = writeln!(io.err, "error: {}", super::internal_error(&e).message);
                 return ExitCode::Usage;
             }
         }
+    }
+    if args.hooks.is_empty() && nothing == asked {
+        let _ = writeln!(io.out, "no phasegate hook is installed: nothing to remove");
     }
     ExitCode::Proceed
 }

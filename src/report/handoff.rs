@@ -23,7 +23,10 @@ pub fn render_human(
     color: bool,
 ) -> io::Result<()> {
     if reports.is_empty() {
-        return writeln!(out, "no handoff documents to validate");
+        return writeln!(
+            out,
+            "no handoff documents to validate: none is tracked under `[handoff] paths` (`git add` a new one, or name it)"
+        );
     }
     for (report, text) in reports {
         // The document's own text is drawn by miette; what is written

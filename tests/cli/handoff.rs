@@ -324,4 +324,10 @@ fn a_document_path_that_is_not_there_is_a_usage_error() {
     let run = repo.phasegate(&["handoff", "feedback", "nope.md"]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("no such file"), "{}", run.stderr);
+    // With no path, the tracked documents; an untracked one is not among
+    // them, and the answer says how to make it one.
+    repo.write("handoffs/F002.md", "---\nid: F002\n---\n");
+    let run = repo.phasegate(&["handoff", "validate"]);
+    assert_eq!(run.code, 0);
+    assert!(run.stdout.contains("`git add` a new one"), "{}", run.stdout);
 }

@@ -153,6 +153,15 @@ fn install_is_idempotent_and_keeps_and_restores_a_foreign_hook() {
     assert_eq!(std::fs::read_to_string(&hook).unwrap(), foreign);
     assert!(std::fs::metadata(&hook).unwrap().permissions().mode() & 0o111 != 0);
     assert!(!chained.exists());
+    // Again: nothing is left to remove, and that is said.
+    let run = repo.phasegate(&["uninstall"]);
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stdout.contains("no phasegate hook is installed"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&hook).unwrap(), foreign);
 }
 
 #[test]
