@@ -167,8 +167,7 @@ pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'
             if json {
                 let _ = writeln!(io.out, "{}", json!(record));
             } else {
-                let text = serde_json::to_string_pretty(record).unwrap_or_default();
-                let _ = writeln!(io.out, "{text}");
+                let _ = io.out.write_all(describe(record).as_bytes());
             }
             ExitCode::Proceed
         }
@@ -246,4 +245,38 @@ fn warn_unreadable(state_dir: &std::path::Path, queue: &Queue, fate: &str, io: &
         lines[0].reason,
         state::emergency_file(state_dir).display()
     );
+}
+
+/// One intervention for people: what, where it came from, its history.
+fn describe(record: &crate::state::Intervention) -> String {
+    let clean = crate::report::text::line;
+    let priority = json!(record.priority);
+    let mut text = format!(
+        "{} · {} · {} · {}\n  {}\n",
+        record.id,
+        priority.as_str().unwrap_or_default(),
+        clean(&record.kind),
+        record.status,
+        clean(&record.message)
+    );
+    let mut field = |name: &str, value: &str| {
+        text.push_str(&format!("  {name:<11} {}\n", clean(value)));
+    };
+    field("phase", &record.phase);
+    if let Some(check) = &record.check {
+        field("check", check);
+    }
+    if let Some(session) = &record.session {
+        field("session", session);
+    }
+    field("run", &record.run_id);
+    field("occurrences", &record.occurrences.to_string());
+    field("created", &record.created_at);
+    field("updated", &record.updated_at);
+    if let Some(note) = &record.note {
+        for line in note.lines() {
+            field("note", line);
+        }
+    }
+    text
 }

@@ -12,7 +12,7 @@ pub mod junit;
 pub mod progress;
 pub mod sarif;
 mod snippet;
-mod text;
+pub mod text;
 
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::gate::Verdict;

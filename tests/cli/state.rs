@@ -96,6 +96,11 @@ fn every_failure_becomes_an_intervention_a_person_can_resolve() {
     let id = record["id"].as_str().unwrap();
     let shown = repo.phasegate(&["interventions", "show", id, "--format", "json"]);
     assert_eq!(shown.json()["id"], id);
+    // For people: the record in words, not JSON.
+    let shown = repo.phasegate(&["interventions", "show", id]);
+    assert!(shown.stdout.starts_with(id), "{}", shown.stdout);
+    assert!(shown.stdout.contains("occurrences 1"), "{}", shown.stdout);
+    assert!(!shown.stdout.contains('{'), "{}", shown.stdout);
     let resolved = repo.phasegate(&["interventions", "resolve", id, "--note", "fixed the build"]);
     assert_eq!(resolved.code, 0, "{}", resolved.stderr);
     assert!(interventions(&repo, false).is_empty());
