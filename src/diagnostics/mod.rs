@@ -17,6 +17,20 @@ pub use filter::*;
 pub use parsers::PARSER_NAMES;
 pub use summary::*;
 
+/// The part of an output line that is read for diagnostics. A progress
+/// display rewrites its line with `\r`, and a terminal shows the text after
+/// the last one: that part, unless `wanted` turns it down and an earlier
+/// part is wanted (a message that holds a `\r` of its own).
+pub fn shown_part(line: &[u8], wanted: impl Fn(&[u8]) -> bool) -> &[u8] {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let mut parts = line.rsplit(|&b| b == b'\r');
+    let last = parts.next().unwrap_or(line);
+    if wanted(last) {
+        return last;
+    }
+    parts.find(|part| wanted(part)).unwrap_or(last)
+}
+
 /// Removes ANSI escape sequences (colours, cursor moves) from `text`.
 pub fn strip_ansi(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

@@ -133,13 +133,9 @@ impl Capture {
     }
 
     fn parse_line(extractor: &mut Extractor, line: &[u8], at: Range<u64>, coloured: bool) {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        // A progress display rewrites its line with `\r`: what a terminal
-        // would show, the text after the last one, is the line.
-        let line = match memchr::memrchr(b'\r', line) {
-            Some(cr) => &line[cr + 1..],
-            None => line,
-        };
+        let line = crate::diagnostics::shown_part(line, |part| {
+            extractor.wants(&part[..part.len().min(MAX_LINE_BYTES)], coloured)
+        });
         let line = &line[..line.len().min(MAX_LINE_BYTES)];
         if !extractor.wants(line, coloured) {
             return;
@@ -278,6 +274,21 @@ mod tests {
         let d = &done.extracted.diagnostics[0];
         assert_eq!(d.file.as_deref(), Some("d.c"));
         assert_eq!(d.message, "bad");
+    }
+
+    #[test]
+    fn a_carriage_return_inside_a_diagnostic_does_not_lose_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = capture(dir.path());
+        c.push(b"a.c:2:1: error: carriage\rreturn\na.c:1:1: error: second\n");
+        let done = c.finish();
+        let found: Vec<(Option<u32>, &str)> = done
+            .extracted
+            .diagnostics
+            .iter()
+            .map(|d| (d.line, d.message.as_str()))
+            .collect();
+        assert_eq!(found, [(Some(2), "carriage"), (Some(1), "second")]);
     }
 
     #[test]
