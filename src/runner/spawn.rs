@@ -353,7 +353,7 @@ fn not_runnable(
         return in_project.then(|| {
             format!(
                 "`{shown}` does not exist (looked for `{}`): fix the check's command in phasegate.toml, or add the file",
-                path.display()
+                path.components().collect::<std::path::PathBuf>().display()
             )
         });
     };
