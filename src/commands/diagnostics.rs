@@ -76,9 +76,9 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
                 offset += n as u64;
                 let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
                 let end = start + bytes.len() as u64;
-                let bytes =
-                    crate::diagnostics::shown_part(bytes, |part| extractor.wants(part, true));
-                if extractor.wants(bytes, true) {
+                if let Some(bytes) =
+                    crate::diagnostics::shown_part(bytes, |part| extractor.wants(part, true))
+                {
                     extractor.line(&String::from_utf8_lossy(bytes), start..end);
                 }
             }

@@ -17,18 +17,17 @@ pub use filter::*;
 pub use parsers::PARSER_NAMES;
 pub use summary::*;
 
-/// The part of an output line that is read for diagnostics. A progress
-/// display rewrites its line with `\r`, and a terminal shows the text after
-/// the last one: that part, unless `wanted` turns it down and an earlier
-/// part is wanted (a message that holds a `\r` of its own).
-pub fn shown_part(line: &[u8], wanted: impl Fn(&[u8]) -> bool) -> &[u8] {
+/// The part of an output line that is read for diagnostics, if any is
+/// `wanted`. A progress display rewrites its line with `\r`, and a terminal
+/// shows the text after the last one: that part, unless `wanted` turns it
+/// down and an earlier part is wanted (a message that holds a `\r` of its
+/// own). `wanted` is asked once for a line without `\r`.
+pub fn shown_part(line: &[u8], wanted: impl Fn(&[u8]) -> bool) -> Option<&[u8]> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let mut parts = line.rsplit(|&b| b == b'\r');
-    let last = parts.next().unwrap_or(line);
-    if wanted(last) {
-        return last;
+    if memchr::memchr(b'\r', line).is_none() {
+        return wanted(line).then_some(line);
     }
-    parts.find(|part| wanted(part)).unwrap_or(last)
+    line.rsplit(|&b| b == b'\r').find(|part| wanted(part))
 }
 
 /// Removes ANSI escape sequences (colours, cursor moves) from `text`.

@@ -133,13 +133,13 @@ impl Capture {
     }
 
     fn parse_line(extractor: &mut Extractor, line: &[u8], at: Range<u64>, coloured: bool) {
-        let line = crate::diagnostics::shown_part(line, |part| {
-            extractor.wants(&part[..part.len().min(MAX_LINE_BYTES)], coloured)
-        });
-        let line = &line[..line.len().min(MAX_LINE_BYTES)];
-        if !extractor.wants(line, coloured) {
+        let cut = |part: &[u8]| -> usize { part.len().min(MAX_LINE_BYTES) };
+        let Some(line) = crate::diagnostics::shown_part(line, |part| {
+            extractor.wants(&part[..cut(part)], coloured)
+        }) else {
             return;
-        }
+        };
+        let line = &line[..cut(line)];
         match std::str::from_utf8(line) {
             Ok(text) => extractor.line(text, at),
             Err(_) => extractor.line(&String::from_utf8_lossy(line), at),
