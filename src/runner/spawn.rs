@@ -124,7 +124,7 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
     };
     // A script whose interpreter is not installed cannot start: that is
     // the interpreter missing (tier 1), whatever the script is.
-    if let Some(interpreter) = missing_interpreter(&resolved) {
+    if let Some(interpreter) = missing_interpreter(&resolved, plan.path.as_ref(), &plan.cwd) {
         outcome.termination = Termination::Missing {
             program: interpreter,
         };
@@ -367,18 +367,37 @@ fn not_runnable(
 }
 
 /// The interpreter named by the `#!` line of the script at `program`, when
-/// it is not there (`#!/usr/bin/python9`); `None` for a program that is not
-/// a script, or whose interpreter exists. (`#!/usr/bin/env NAME` finds NAME
-/// on `PATH` itself and says so when it cannot.)
-fn missing_interpreter(program: &std::path::Path) -> Option<String> {
+/// it is not there (`#!/usr/bin/python9`), or, for `#!/usr/bin/env NAME`,
+/// when NAME is not on the check's `path`; `None` for a program that is not
+/// a script, or whose interpreter is there.
+fn missing_interpreter(
+    program: &std::path::Path,
+    path: Option<&std::ffi::OsString>,
+    cwd: &std::path::Path,
+) -> Option<String> {
     let mut head = [0u8; 256];
     let mut file = File::open(program).ok()?;
     let read = file.read(&mut head).ok()?;
     let line = head[..read].strip_prefix(b"#!")?;
     let line = line.split(|&b| b == b'\n').next()?;
     let text = String::from_utf8_lossy(line);
-    let interpreter = text.split_whitespace().next()?;
-    (!std::path::Path::new(interpreter).exists()).then(|| interpreter.to_string())
+    let mut words = text.split_whitespace();
+    let interpreter = words.next()?;
+    let interpreter_path = std::path::Path::new(interpreter);
+    if !interpreter_path.exists() {
+        return Some(interpreter.to_string());
+    }
+    if interpreter_path
+        .file_name()
+        .is_some_and(|name| name == "env")
+    {
+        // Its options (`-S`) and assignments (`A=1`) come before the name.
+        let name = words.find(|w| !w.starts_with('-') && !w.contains('='))?;
+        if which::which_in(name, path, cwd).is_err() {
+            return Some(name.to_string());
+        }
+    }
+    None
 }
 
 /// One reply from the answers of a verifier's batches: each must be one
@@ -863,6 +882,20 @@ mod tests {
                 program: "/usr/bin/phasegate-no-python9".into()
             }
         );
+        // Through env, the name env would look for on PATH.
+        std::fs::write(
+            &script,
+            "#!/usr/bin/env -S phasegate-no-python9 -u\nprint(1)\n",
+        )
+        .unwrap();
+        assert_eq!(
+            run_check(&p).termination,
+            Termination::Missing {
+                program: "phasegate-no-python9".into()
+            }
+        );
+        std::fs::write(&script, "#!/usr/bin/env sh\nexit 0\n").unwrap();
+        assert_eq!(run_check(&p).termination, Termination::Exited(0));
         // A working directory that is a file says so.
         let mut p = plan(dir.path(), "c", "true", Duration::from_secs(30));
         p.cwd = script;
