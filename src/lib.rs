@@ -101,6 +101,35 @@ fn panic_reports(
     let reports = commands::Reports::parse(args.format, args.output.clone(), &args.reports);
     match (reports, context::Context::from_env()) {
         (Ok(reports), Ok(ctx)) => {
+            // Recorded as a critical intervention, as any internal failure
+            // is; a panic in that too is caught, and the reports still go.
+            let recorded = panic::catch_unwind(AssertUnwindSafe(|| {
+                let mut recorded = verdict.clone();
+                let mut said = Vec::new();
+                let repo = git::discover(&ctx.cwd).ok().flatten();
+                let root = repo
+                    .as_ref()
+                    .map_or_else(|| ctx.cwd.clone(), |r| r.root.clone());
+                let dir = state::state_dir(
+                    repo.as_ref().map(|r| r.common_dir.as_path()),
+                    &root,
+                    &ctx.temp_dir,
+                );
+                commands::record::record_stopped(
+                    &dir,
+                    &mut recorded,
+                    ctx.session.as_deref(),
+                    &mut said,
+                );
+                (recorded, said)
+            }));
+            let verdict = match &recorded {
+                Ok((recorded, said)) => {
+                    let _ = err.write_all(said);
+                    recorded
+                }
+                Err(_) => verdict,
+            };
             let mut io = Streams {
                 out: &mut document,
                 err,

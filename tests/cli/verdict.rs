@@ -23,6 +23,21 @@ fn a_panic_still_prints_one_json_verdict() {
     let run = repo.phasegate_with(&["run"], &[("PHASEGATE_TEST_PANIC", "run")]);
     assert_eq!(run.code, 3);
     assert!(run.stderr.contains("internal error"), "{}", run.stderr);
+    // A person hears of it: a critical intervention.
+    let list = repo
+        .phasegate(&["interventions", "list", "--format", "json"])
+        .json();
+    let panics: Vec<&serde_json::Value> = list["interventions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| i["message"].to_string().contains("phasegate panicked"))
+        .collect();
+    assert!(!panics.is_empty(), "{list:#}");
+    assert!(
+        panics.iter().all(|i| i["priority"] == "critical"),
+        "{list:#}"
+    );
 
     // Every report asked for is written, and says why.
     let run = repo.phasegate_with(
