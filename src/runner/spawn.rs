@@ -237,18 +237,16 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
             outcome.output.tail = tail;
         }
     }
-    // `sh -c` exits 127 when it cannot find a command: that is a tool
-    // that is not installed (tier 1), not a check that failed.
-    if termination == Termination::Exited(SHELL_NOT_FOUND) && runs_a_shell(plan) {
-        if let Some(program) = shell_not_found(&outcome.output) {
-            termination = Termination::Missing { program };
-        }
-    }
-    // `sh -c` exits 128 + N when a command it waited for was killed by
-    // signal N, and says so: that command crashed.
+    // `sh -c` exits 127 when it cannot find a command (a tool that is not
+    // installed, tier 1), and 128 + N when a command it waited for was
+    // killed by signal N (a crash); it says which in its own words.
     if let Termination::Exited(code) = termination {
-        if runs_a_shell(plan) {
-            if let Some(signal) = shell_saw_crash(code, &outcome.output) {
+        if runs_a_shell(plan) && (code == SHELL_NOT_FOUND || crash_words(code).is_some()) {
+            // Head and tail read as one text where nothing was dropped.
+            let lines = outcome.output.tail_lines(usize::MAX);
+            if let Some(program) = shell_not_found(code, &lines) {
+                termination = Termination::Missing { program };
+            } else if let Some(signal) = shell_saw_crash(code, &lines) {
                 termination = Termination::Signaled(signal);
             }
         }
@@ -271,19 +269,26 @@ const CRASHES: &[(i32, &str)] = &[
     (31, "Bad system call"),
 ];
 
+/// The signal and its words for a shell's exit status `code` (128 + N).
+fn crash_words(code: i32) -> Option<(i32, &'static str)> {
+    CRASHES
+        .iter()
+        .find(|(signal, _)| code == 128 + signal)
+        .copied()
+}
+
 /// The signal that killed a command `sh` ran, when it exited with `code`
-/// 128 + that signal and printed its description: dash's `Segmentation
-/// fault`, bash's `sh: line 1: 123 Segmentation fault (core dumped) ...`.
-fn shell_saw_crash(code: i32, output: &CapturedOutput) -> Option<i32> {
-    let (signal, words) = CRASHES.iter().find(|(signal, _)| code == 128 + signal)?;
-    let text = String::from_utf8_lossy(&output.tail);
-    let head = String::from_utf8_lossy(&output.head);
+/// 128 + that signal and printed its description (in its output `lines`):
+/// dash's `Segmentation fault`, bash's `sh: line 1: 123 Segmentation fault
+/// (core dumped) ...`.
+fn shell_saw_crash(code: i32, lines: &[String]) -> Option<i32> {
+    let (signal, words) = crash_words(code)?;
     // dash: the words alone; bash: after the process id, at the start of
     // a line or after its `sh: line N:` prefix.
-    let said = |line: &str| {
+    let said = |line: &String| {
         let line = line.trim_end();
         let line = line.strip_suffix(" (core dumped)").unwrap_or(line);
-        if line == *words {
+        if line == words {
             return true;
         }
         let rest = match line.split_once(": line ") {
@@ -296,7 +301,7 @@ fn shell_saw_crash(code: i32, output: &CapturedOutput) -> Option<i32> {
         let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
         digits > 0 && rest[digits..].trim_start().starts_with(words)
     };
-    (head.lines().chain(text.lines()).any(said)).then_some(*signal)
+    lines.iter().any(said).then_some(signal)
 }
 
 /// The status a POSIX shell exits with when a command is not found.
@@ -309,23 +314,23 @@ fn runs_a_shell(plan: &CheckPlan) -> bool {
     })
 }
 
-/// The command `sh` said it could not find, in its own words (prefixed
-/// with the path it was started by): dash's `sh: 1: NAME: not found`, bash's `sh: line 1: NAME: command not found`,
-/// busybox's `sh: NAME: not found`. The last such line, as the exit
-/// status is the last command's.
-fn shell_not_found(output: &CapturedOutput) -> Option<String> {
+/// The command `sh` said it could not find, when it exited with `code`
+/// 127, in its own words in its output `lines` (prefixed with the path it
+/// was started by): dash's `sh: 1: NAME: not found`, bash's `sh: line 1:
+/// NAME: command not found`, busybox's `sh: NAME: not found`. The last
+/// such line, as the exit status is the last command's.
+fn shell_not_found(code: i32, lines: &[String]) -> Option<String> {
     static LINE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
             r"^(?:[^:\s]*/)?sh: (?:line )?(?:\d+: )?(.+?): (?:command )?not found\s*$",
         )
         .expect("a valid pattern")
     });
-    let mut text = String::from_utf8_lossy(&output.head).into_owned();
-    if !output.tail.is_empty() {
-        text.push('\n');
-        text.push_str(&String::from_utf8_lossy(&output.tail));
+    if code != SHELL_NOT_FOUND {
+        return None;
     }
-    text.lines()
+    lines
+        .iter()
         .rev()
         .find_map(|line| LINE.captures(line))
         .map(|found| found[1].to_string())
@@ -814,10 +819,13 @@ mod tests {
 
     #[test]
     fn the_shells_words_for_a_crash() {
-        let out = |text: &str| CapturedOutput {
-            head: text.as_bytes().to_vec(),
-            tail: Vec::new(),
-            total_bytes: text.len() as u64,
+        let out = |text: &str| {
+            CapturedOutput {
+                head: text.as_bytes().to_vec(),
+                tail: Vec::new(),
+                total_bytes: text.len() as u64,
+            }
+            .tail_lines(usize::MAX)
         };
         assert_eq!(
             shell_saw_crash(139, &out("x\nSegmentation fault\n")),
@@ -908,11 +916,12 @@ mod tests {
     #[test]
     fn the_shells_own_words_name_the_missing_command() {
         let said = |text: &str| {
-            shell_not_found(&CapturedOutput {
+            let output = CapturedOutput {
                 head: text.as_bytes().to_vec(),
                 tail: Vec::new(),
                 total_bytes: text.len() as u64,
-            })
+            };
+            shell_not_found(SHELL_NOT_FOUND, &output.tail_lines(usize::MAX))
         };
         assert_eq!(said("sh: 1: ruff: not found\n").as_deref(), Some("ruff"));
         assert_eq!(
