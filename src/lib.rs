@@ -106,15 +106,7 @@ fn panic_reports(
             let recorded = panic::catch_unwind(AssertUnwindSafe(|| {
                 let mut recorded = verdict.clone();
                 let mut said = Vec::new();
-                let repo = git::discover(&ctx.cwd).ok().flatten();
-                let root = repo
-                    .as_ref()
-                    .map_or_else(|| ctx.cwd.clone(), |r| r.root.clone());
-                let dir = state::state_dir(
-                    repo.as_ref().map(|r| r.common_dir.as_path()),
-                    &root,
-                    &ctx.temp_dir,
-                );
+                let dir = commands::state::state_dir_for(&ctx);
                 commands::record::record_stopped(
                     &dir,
                     &mut recorded,

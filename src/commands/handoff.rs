@@ -65,7 +65,7 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
                 ExitCode::Proceed
             }
         }
-        HandoffCommand::Stamp { path } => stamp(ctx, &root, &config, path, io),
+        HandoffCommand::Stamp { path } => stamp(ctx, &config, path, io),
         HandoffCommand::Feedback { path, format } => {
             let full = ctx.cwd.join(path);
             if let Some(code) = missing(
@@ -80,7 +80,7 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
             // contradicted stay contradicted: its failed checks count.
             let mut rules = rules;
             let (shown, _) = validate_file(&full, &root, &rules);
-            if let Some(verdict) = last_verdict(ctx, &root).filter(|v| {
+            if let Some(verdict) = last_verdict(ctx).filter(|v| {
                 v["handoffs"]
                     .as_array()
                     .is_some_and(|docs| docs.iter().any(|d| d["path"] == shown.path.as_str()))
@@ -201,13 +201,8 @@ fn validate_file(path: &Path, root: &Path, rules: &Rules) -> (HandoffReport, Str
 }
 
 /// The newest run's verdict, as JSON.
-fn last_verdict(ctx: &Context, root: &Path) -> Option<serde_json::Value> {
-    let repo = crate::git::discover(root).ok().flatten();
-    let state = crate::state::state_dir(
-        repo.as_ref().map(|r| r.common_dir.as_path()),
-        root,
-        &ctx.temp_dir,
-    );
+fn last_verdict(ctx: &Context) -> Option<serde_json::Value> {
+    let state = super::state::state_dir_for(ctx);
     let mut runs: Vec<PathBuf> = std::fs::read_dir(state.join("runs"))
         .ok()?
         .flatten()
@@ -219,15 +214,9 @@ fn last_verdict(ctx: &Context, root: &Path) -> Option<serde_json::Value> {
     serde_json::from_slice(&text).ok()
 }
 
-fn stamp(
-    ctx: &Context,
-    root: &Path,
-    config: &config::Config,
-    path: &Path,
-    io: &mut Streams<'_>,
-) -> ExitCode {
+fn stamp(ctx: &Context, config: &config::Config, path: &Path, io: &mut Streams<'_>) -> ExitCode {
     use crate::handoff::stamp::{apply, stamp_edits, RunResults};
-    let Some(verdict) = last_verdict(ctx, root) else {
+    let Some(verdict) = last_verdict(ctx) else {
         let _ = writeln!(
             io.err,
             "error: there is no run to stamp from\nhelp: run `phasegate run` first"
