@@ -217,23 +217,21 @@ pub fn emit_reports(
     // A report that is missing makes a run that would proceed incomplete:
     // the human report says so, not "passed (exit 0)".
     let missing;
-    let shown = if !files
-        && delivered(verdict, false) != verdict.exit_code()
-        && on_stdout == ReportFormat::Human
-    {
-        let mut changed = verdict.clone();
-        changed.status = crate::gate::Status::Incomplete;
-        changed.next = crate::gate::Next::Resume;
-        changed.fail_open = false;
-        changed.notes.push(
-            "a report asked for could not be written (see above): the run is incomplete"
-                .to_string(),
-        );
-        missing = changed;
-        &missing
-    } else {
-        verdict
-    };
+    let shown =
+        if !files && verdict.exit_code() == ExitCode::Proceed && on_stdout == ReportFormat::Human {
+            let mut changed = verdict.clone();
+            changed.status = crate::gate::Status::Incomplete;
+            changed.next = crate::gate::Next::Resume;
+            changed.fail_open = false;
+            changed.notes.push(
+                "a report asked for could not be written (see above): the run is incomplete"
+                    .to_string(),
+            );
+            missing = changed;
+            &missing
+        } else {
+            verdict
+        };
     let written = render_report(shown, on_stdout, ctx, ctx.stdout_tty, io.out);
     let stdout = finish_write(written, io);
     let summary = append_step_summary(verdict, reports, ctx, io);

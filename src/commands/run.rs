@@ -151,6 +151,8 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     let mut early = (repo.is_some() && args.selection.is_staged(ctx.ci))
         .then(|| EarlySelection::start(root.clone(), ctx.cpus));
 
+    // Whether the commit of `--config-from-ref` holds a `phasegate.toml`.
+    let mut ref_has_config = true;
     let loaded = match &args.config_from_ref {
         None => config::load(&root),
         Some(spec) => {
@@ -162,11 +164,14 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
                 );
             }
             match crate::git::file_at(&root, spec, config::CONFIG_FILE) {
-                Ok(bytes) => config::load_committed(
-                    &root,
-                    &format!("{}@{spec}", config::CONFIG_FILE),
-                    bytes.map(|b| String::from_utf8_lossy(&b).into_owned()),
-                ),
+                Ok(bytes) => {
+                    ref_has_config = bytes.is_some();
+                    config::load_committed(
+                        &root,
+                        &format!("{}@{spec}", config::CONFIG_FILE),
+                        bytes.map(|b| String::from_utf8_lossy(&b).into_owned()),
+                    )
+                }
                 Err(e) => return stop(io, Profile::default(), super::usage_error(e.to_string())),
             }
         }
@@ -371,11 +376,9 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // Nothing to run because there is nothing to go by: say why.
     if phase_specs.is_empty() && config::detect_language(&root).is_none() {
         let none_here = match &args.config_from_ref {
-            Some(spec) => matches!(
-                crate::git::file_at(&root, spec, config::CONFIG_FILE),
-                Ok(None)
-            )
-            .then(|| format!("`{spec}` has no `{}`", config::CONFIG_FILE)),
+            Some(spec) => {
+                (!ref_has_config).then(|| format!("`{spec}` has no `{}`", config::CONFIG_FILE))
+            }
             None => (!root.join(config::CONFIG_FILE).exists())
                 .then(|| format!("there is no `{}`", config::CONFIG_FILE)),
         };
