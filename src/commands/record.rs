@@ -159,13 +159,8 @@ pub fn record_run(
         queue_changed |= added;
         overflow += over;
     } else {
-        for new in news {
-            unqueued += 1;
-            emergency.push(format!(
-                "{now} {run_id} {:?} {}: {}",
-                new.priority, new.kind, new.message
-            ));
-        }
+        unqueued = news.len();
+        emergency.extend(news.iter().map(|new| unqueued_line(&now, &run_id, new)));
     }
     if overflow > 0 {
         verdict.notes.push(format!(
@@ -268,12 +263,7 @@ pub fn record_stopped(
         }
         Err(e) => {
             problems.push(e.to_string());
-            for new in news {
-                emergency.push(format!(
-                    "{now} {run_id} {:?} {}: {}",
-                    new.priority, new.kind, new.message
-                ));
-            }
+            emergency.extend(news.iter().map(|new| unqueued_line(&now, &run_id, new)));
         }
     }
     drop(lock);
@@ -307,6 +297,15 @@ fn enqueue(
         }
     }
     (changed, overflow)
+}
+
+/// How `emergency.log` keeps an intervention the queue could not take
+/// because it could not be read.
+fn unqueued_line(now: &str, run_id: &str, new: &NewIntervention) -> String {
+    format!(
+        "{now} {run_id} {:?} {}: {}",
+        new.priority, new.kind, new.message
+    )
 }
 
 /// Problems go into the verdict's notes (never its status) and standard
