@@ -94,6 +94,14 @@ fn replace(path: &std::path::Path, text: &str) -> std::io::Result<()> {
 /// already names it; whether it added it.
 fn ignore_local_file(root: &std::path::Path) -> std::io::Result<bool> {
     let path = root.join(".gitignore");
+    // git does not follow a `.gitignore` that is a symbolic link, and
+    // writing through one would change a file somewhere else.
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(std::io::Error::other(format!(
+            "it is a symbolic link, which git does not read; add `/{}` to the ignore rules you use",
+            config::LOCAL_FILE
+        )));
+    }
     let current = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),

@@ -186,3 +186,30 @@ fn init_never_writes_through_a_symbolic_link() {
     assert!(written.is_file(), "{written:?}");
     assert!(repo.read("phasegate.toml").contains("[gate]"));
 }
+
+#[test]
+fn init_leaves_a_gitignore_that_is_a_symbolic_link_alone() {
+    let repo = TestRepo::new();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("ignore-rules");
+    std::fs::write(&target, "*.o\n").unwrap();
+    std::os::unix::fs::symlink(&target, repo.path().join(".gitignore")).unwrap();
+
+    let run = repo.phasegate(&["init"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "*.o\n",
+        "the file the link points to is not changed"
+    );
+    assert!(
+        run.stderr.contains("symbolic link") && run.stderr.contains("/phasegate.local.toml"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stdout.contains("added `/phasegate.local.toml`"),
+        "{}",
+        run.stdout
+    );
+}
