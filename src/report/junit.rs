@@ -14,8 +14,8 @@ use crate::gate::{CheckResult, CheckStatus, Effect, Verdict};
 /// Bytes of diagnostics kept in one failure's text.
 const MAX_FAILURE_BYTES: usize = 64 * 1024;
 
-/// Escapes text for XML content and attributes, dropping the characters
-/// XML 1.0 cannot hold.
+/// Escapes text for XML content and attributes, writing the characters
+/// XML 1.0 cannot hold as visible escapes (`\x1b`).
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -26,7 +26,10 @@ pub fn escape(text: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
             '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {}
+            // XML 1.0 cannot hold these at all, not even as references:
+            // shown as escapes, so a reader sees that something was there.
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            '\u{fffe}' | '\u{ffff}' => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
             c => out.push(c),
         }
     }

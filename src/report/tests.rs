@@ -425,8 +425,8 @@ fn junit_is_well_formed_and_its_counts_add_up() {
         .filter_map(|n| n.text())
         .collect();
     assert!(
-        text.contains("a <b> & \"c\"  d"),
-        "the message survives escaping: {text}"
+        text.contains("a <b> & \"c\" \\x01 d"),
+        "the message survives escaping, the control character shown: {text}"
     );
 }
 
