@@ -34,11 +34,11 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// Named groups a custom parser regex may use.
 const REGEX_GROUPS: [&str; 6] = ["file", "line", "col", "severity", "code", "message"];
 
-/// A valid `[commands]` entry: split into arguments, and as written, for a
-/// check with `shell = true`.
+/// A `[commands]` entry that is a string: split into arguments when it can
+/// be, and as written, for a check with `shell = true`.
 #[derive(Debug, Clone)]
 struct Command {
-    line: CommandLine,
+    line: Option<CommandLine>,
     text: String,
 }
 
@@ -51,6 +51,14 @@ struct Commands {
     broken: BTreeSet<String>,
     /// `[commands]` itself is not a table: none of its entries can be read.
     unreadable: bool,
+    /// Why an entry cannot be split into arguments. Only a check that
+    /// needs arguments makes that an error (and an entry no check uses):
+    /// `sh -c` reads a here-document's apostrophe as it stands.
+    unsplit: BTreeMap<String, Vec<Problem>>,
+    /// The entries a check without `shell = true` takes.
+    as_arguments: BTreeSet<String>,
+    /// The entries any check takes.
+    used: BTreeSet<String>,
 }
 
 /// Where a command line is written: a check's help can point at the check's
@@ -543,7 +551,7 @@ impl Validator<'_> {
                 if inside || whole > 1 {
                     let help = match written {
                         Written::InCheck => "make `{files}` an argument of its own (`tool --check {files}`), or set `shell = true`",
-                        Written::InCommands => "make `{files}` an argument of its own (`tool --check {files}`), or give the check its own `command` with `shell = true`",
+                        Written::InCommands => "make `{files}` an argument of its own (`tool --check {files}`), or set `shell = true` on the checks that take this command",
                     };
                     self.error(
                         &node.at,
@@ -566,7 +574,7 @@ impl Validator<'_> {
                     Written::InCheck => {
                         "close the quote, or set `shell = true` to hand the command to `sh -c`"
                     }
-                    Written::InCommands => "close the quote, or remove the `\\` at the end",
+                    Written::InCommands => "close the quote, remove the `\\` at the end, or set `shell = true` on the checks that take this command",
                 };
                 self.error(
                     &node.at,
@@ -586,7 +594,7 @@ impl Validator<'_> {
             "the configuration",
         );
 
-        let commands = self.commands(get(root, "commands"));
+        let mut commands = self.commands(get(root, "commands"));
         let phase_nodes: Vec<(Key, Node)> = match get(root, "phases") {
             Some(node) => self
                 .table(node, "`phases`")
@@ -596,7 +604,8 @@ impl Validator<'_> {
         };
         let mut phases = BTreeMap::new();
         for (key, node) in &phase_nodes {
-            if let Some(phase) = self.phase(key, node, &commands, &format!("[phases.{}]", key.name))
+            if let Some(phase) =
+                self.phase(key, node, &mut commands, &format!("[phases.{}]", key.name))
             {
                 phases.insert(key.name.clone(), phase);
             }
@@ -604,7 +613,8 @@ impl Validator<'_> {
         // Existence is checked against every declared phase, valid or not,
         // so one mistake inside a phase does not make it "unknown" elsewhere.
         let declared: BTreeSet<String> = phase_nodes.iter().map(|(k, _)| k.name.clone()).collect();
-        let workflows = self.workflows(get(root, "workflows"), &declared, &commands);
+        let workflows = self.workflows(get(root, "workflows"), &declared, &mut commands);
+        self.unsplit_commands(&mut commands);
         let gate = self.gate(get(root, "gate"), &declared, &workflows);
         if let (Some(gate), Some(node)) = (&gate, get(root, "phases")) {
             if !declared.contains(&gate.default_phase)
@@ -638,7 +648,7 @@ impl Validator<'_> {
             commands: commands
                 .valid
                 .into_iter()
-                .map(|(k, c)| (k, c.line))
+                .filter_map(|(k, c)| Some((k, c.line?)))
                 .collect(),
             phases,
             workflows,
@@ -657,20 +667,29 @@ impl Validator<'_> {
         };
         for (key, value) in entries {
             let what = format!("the command `{}`", key.name);
-            let line = self.string(value, &what).and_then(|text| {
-                let line = self.split_command(value, &text, &what, Written::InCommands)?;
-                Some(Command { line, text })
-            });
-            match line {
-                Some(command) => {
-                    out.valid.insert(key.name.clone(), command);
-                }
-                None => {
-                    out.broken.insert(key.name.clone());
-                }
+            let Some(text) = self.string(value, &what) else {
+                out.broken.insert(key.name.clone());
+                continue;
+            };
+            let before = self.problems.len();
+            let line = self.split_command(value, &text, &what, Written::InCommands);
+            if line.is_none() {
+                out.unsplit
+                    .insert(key.name.clone(), self.problems.split_off(before));
             }
+            out.valid.insert(key.name.clone(), Command { line, text });
         }
         out
+    }
+
+    /// Reports the entries that cannot be split into arguments, unless only
+    /// checks with `shell = true` take them.
+    fn unsplit_commands(&mut self, commands: &mut Commands) {
+        for (name, problems) in std::mem::take(&mut commands.unsplit) {
+            if commands.as_arguments.contains(&name) || !commands.used.contains(&name) {
+                self.problems.extend(problems);
+            }
+        }
     }
 
     fn gate(
@@ -825,7 +844,7 @@ impl Validator<'_> {
         &mut self,
         key: &Key,
         node: &Node,
-        commands: &Commands,
+        commands: &mut Commands,
         context: &str,
     ) -> Option<Phase> {
         let entries = self.table(node, &format!("`{context}`"))?;
@@ -876,7 +895,7 @@ impl Validator<'_> {
     fn check(
         &mut self,
         node: &Node,
-        commands: &Commands,
+        commands: &mut Commands,
         context: &str,
     ) -> Option<(CheckSpec, At)> {
         let empty = Vec::new();
@@ -982,13 +1001,16 @@ impl Validator<'_> {
             Some(command) => Some(command),
             None if ok => {
                 if let Some(command) = commands.valid.get(&name) {
+                    commands.used.insert(name.clone());
                     // The shell gets the command as the file wrote it: joining
                     // the split arguments would lose their quoting.
-                    Some(if shell {
-                        CommandLine::Shell(command.text.clone())
+                    if shell {
+                        Some(CommandLine::Shell(command.text.clone()))
                     } else {
-                        command.line.clone()
-                    })
+                        commands.as_arguments.insert(name.clone());
+                        // If it cannot be split, the entry's own error says so.
+                        Some(command.line.clone()?)
+                    }
                 } else if commands.unreadable || commands.broken.contains(&name) {
                     // Its entry's own error says what is wrong.
                     return None;
@@ -1332,7 +1354,7 @@ impl Validator<'_> {
         &mut self,
         node: Option<&Node>,
         phases: &BTreeSet<String>,
-        commands: &Commands,
+        commands: &mut Commands,
     ) -> BTreeMap<String, Workflow> {
         let mut out = BTreeMap::new();
         let Some(entries) = node.and_then(|n| self.table(n, "`[workflows]`")) else {

@@ -414,10 +414,41 @@ fn problems_come_in_file_order() {
 }
 
 #[test]
+fn a_commands_entry_only_the_shell_reads_need_not_split_into_arguments() {
+    // A here-document's apostrophe leaves a quote open for an argument
+    // splitter; `sh -c` reads it as written.
+    let script = "cat <<EOF\nit's done\nEOF\n";
+    let text = format!(
+        "[commands]\ntests = \"\"\"{script}\"\"\"\nlint = \"echo {{files}}x\"\n[phases.implementation]\nchecks = [ {{ name = \"tests\", shell = true }}, {{ name = \"lint\", shell = true }} ]\n"
+    );
+    let config = load_text(&text).unwrap();
+    let checks = &config.phases["implementation"].checks;
+    assert_eq!(checks[0].command, CommandLine::Shell(script.into()));
+    assert_eq!(
+        checks[1].command,
+        CommandLine::Shell("echo {files}x".into())
+    );
+
+    // Taken as arguments too, or by no check at all, it is an error.
+    let p = problems(&format!("{text}[phases.qa]\nchecks = [ \"tests\" ]\n"));
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].starts_with("2:9 the command `tests` cannot be split"),
+        "{p:?}"
+    );
+    let p = problems("[commands]\nbuild = \"echo 'open\"\n[phases.implementation]\nchecks = []\n");
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].starts_with("2:9 the command `build` cannot be split"),
+        "{p:?}"
+    );
+}
+
+#[test]
 fn a_broken_commands_entry_is_one_error() {
     let p = problems("[commands]\ntests = \"echo 'open\"\n[phases.implementation]\nchecks = [ \"tests\" ]\n[phases.qa]\nchecks = [ { name = \"tests\", shell = true } ]\n");
     assert_eq!(
         p,
-        ["2:9 the command `tests` cannot be split into arguments: a quote is not closed or a `\\` ends it | close the quote, or remove the `\\` at the end"]
+        ["2:9 the command `tests` cannot be split into arguments: a quote is not closed or a `\\` ends it | close the quote, remove the `\\` at the end, or set `shell = true` on the checks that take this command"]
     );
 }
