@@ -151,52 +151,8 @@ fn validate_file(path: &Path, root: &Path, rules: &Rules) -> (HandoffReport, Str
         .to_string_lossy()
         .into_owned();
     match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => (handoff::validate(&shown, &text, rules), text),
-            Err(e) => {
-                // Where the first byte that is not UTF-8 is.
-                let at = e.utf8_error().valid_up_to();
-                let before = String::from_utf8_lossy(&e.as_bytes()[..at]).into_owned();
-                let line = before.matches('\n').count() + 1;
-                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-                let issue = handoff::Issue {
-                    line,
-                    column,
-                    field: "document".to_string(),
-                    message: format!(
-                        "the document is not valid UTF-8 (line {line}, column {column}): save it as UTF-8"
-                    ),
-                    offset: before.len(),
-                    len: 1,
-                };
-                // In the body, after the frontmatter, it is said but does not
-                // make the frontmatter wrong.
-                let in_body =
-                    handoff::extract::extract(&before).is_ok_and(|fm| fm.closing_line < line);
-                if in_body {
-                    let mut report = handoff::validate(&shown, &text, rules);
-                    report.warnings.push(issue);
-                    (report, text)
-                } else {
-                    let mut report = handoff::validate(&shown, "", rules);
-                    report.errors = vec![issue];
-                    (report, text)
-                }
-            }
-        },
-        Err(e) => {
-            let mut report = handoff::validate(&shown, "", rules);
-            report.errors = vec![handoff::Issue {
-                line: 1,
-                column: 1,
-                field: "document".to_string(),
-                message: format!("failed to read the document: {e}"),
-                offset: 0,
-                len: 0,
-            }];
-            (report, String::new())
-        }
+        Ok(bytes) => handoff::validate_bytes(&shown, &bytes, rules),
+        Err(e) => (handoff::unreadable(&shown, &e, rules), String::new()),
     }
 }
 

@@ -166,11 +166,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
             match crate::git::file_at(&root, spec, config::CONFIG_FILE) {
                 Ok(bytes) => {
                     ref_has_config = bytes.is_some();
-                    config::load_committed(
-                        &root,
-                        &format!("{}@{spec}", config::CONFIG_FILE),
-                        bytes.map(|b| String::from_utf8_lossy(&b).into_owned()),
-                    )
+                    config::load_committed(&root, &format!("{}@{spec}", config::CONFIG_FILE), bytes)
                 }
                 Err(e) => return stop(io, Profile::default(), super::usage_error(e.to_string())),
             }
@@ -311,8 +307,8 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     let mut rules = handoff_rules(&config);
     let doc_stages: Vec<(String, String)> = documents
         .iter()
-        .filter_map(|(path, text)| {
-            let report = crate::handoff::validate(path, text, &rules);
+        .filter_map(|(path, bytes)| {
+            let report = read_handoff(path, bytes, &rules);
             report.stage.map(|s| (path.clone(), s))
         })
         .collect();
@@ -709,7 +705,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         blocking,
         handoffs: documents
             .iter()
-            .map(|(path, text)| crate::handoff::validate(path, text, &rules))
+            .map(|(path, bytes)| read_handoff(path, bytes, &rules))
             .collect(),
     });
     ctx.maybe_test_panic("decide");
@@ -761,14 +757,31 @@ enum Content {
     At(String),
 }
 
+/// A document's bytes, or why they could not be read.
+type DocumentBytes = Result<Vec<u8>, String>;
+
+/// The report of one document as `read_handoffs` read it.
+fn read_handoff(
+    path: &str,
+    read: &DocumentBytes,
+    rules: &crate::handoff::Rules,
+) -> crate::handoff::HandoffReport {
+    match read {
+        Ok(bytes) => crate::handoff::validate_bytes(path, bytes, rules).0,
+        Err(e) => crate::handoff::unreadable(path, e, rules),
+    }
+}
+
 /// The handoff documents among `selection`, read from `source`. A document
-/// the source does not hold (deleted there) is left out.
+/// the source does not hold (deleted there) is left out; one that cannot be
+/// read is kept, with the reason.
 fn read_handoffs(
     root: &Path,
     selection: &[PathBuf],
     config: &Config,
     source: &Content,
-) -> Result<Vec<(String, String)>, crate::git::GitError> {
+) -> Result<Vec<(String, DocumentBytes)>, crate::git::GitError> {
+    let wrap = |all: Vec<Option<Vec<u8>>>| all.into_iter().map(|b| b.map(Ok)).collect();
     let paths: Vec<&Path> = selection
         .iter()
         .filter(|f| config.handoff.path_filter.is_match(f))
@@ -777,23 +790,22 @@ fn read_handoffs(
     if paths.is_empty() {
         return Ok(Vec::new());
     }
-    let contents: Vec<Option<Vec<u8>>> = match source {
+    let contents: Vec<Option<DocumentBytes>> = match source {
         Content::WorkTree => paths
             .iter()
-            .map(|f| std::fs::read(root.join(f)).ok())
+            .map(|f| match std::fs::read(root.join(f)) {
+                Ok(bytes) => Some(Ok(bytes)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => Some(Err(e.to_string())),
+            })
             .collect(),
-        Content::Staged => crate::git::files_staged(root, &paths)?,
-        Content::At(spec) => crate::git::files_at(root, spec, &paths)?,
+        Content::Staged => wrap(crate::git::files_staged(root, &paths)?),
+        Content::At(spec) => wrap(crate::git::files_at(root, spec, &paths)?),
     };
     Ok(paths
         .iter()
         .zip(contents)
-        .map(|(f, bytes)| {
-            let text = bytes
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default();
-            (f.to_string_lossy().into_owned(), text)
-        })
+        .filter_map(|(f, bytes)| Some((f.to_string_lossy().into_owned(), bytes?)))
         .collect())
 }
 
@@ -817,10 +829,7 @@ fn staged_config(
     if std::fs::read(root.join(config::CONFIG_FILE)).is_ok_and(|now| now == staged) {
         return Ok(None);
     }
-    Ok(Some(config::load_staged(
-        root,
-        String::from_utf8_lossy(&staged).into_owned(),
-    )))
+    Ok(Some(config::load_staged(root, staged)))
 }
 
 fn handoff_rules(config: &Config) -> crate::handoff::Rules {

@@ -198,27 +198,7 @@ fn get<'a>(entries: &'a [(Key, Node)], name: &str) -> Option<&'a Node> {
 fn read(root: &Path, name: &str) -> Result<Option<SourceFile>, ConfigError> {
     let path = root.join(name);
     match std::fs::read(&path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => Ok(Some(SourceFile::new(name.to_string(), text))),
-            Err(e) => {
-                let offset = e.utf8_error().valid_up_to();
-                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-                let source = SourceFile::new(name.to_string(), text);
-                let (line, column) = source.line_column(offset);
-                Err(ConfigError::new(vec![Problem {
-                    message: format!("`{name}` is not valid UTF-8 (byte {offset})"),
-                    source_code: source.source(),
-                    span: Some((offset, 1).into()),
-                    label: "not UTF-8".to_string(),
-                    help: Some("save the file as UTF-8".to_string()),
-                    location: Some(ConfigLocation {
-                        file: name.to_string(),
-                        line,
-                        column,
-                    }),
-                }]))
-            }
-        },
+        Ok(bytes) => decode(name, bytes).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(_) if path.is_dir() => Err(ConfigError::unlocated(
             name,
@@ -235,6 +215,32 @@ fn read(root: &Path, name: &str) -> Result<Option<SourceFile>, ConfigError> {
     }
 }
 
+/// The file `name` holds `bytes`: UTF-8, or an error at the first byte
+/// that is not.
+fn decode(name: &str, bytes: Vec<u8>) -> Result<SourceFile, ConfigError> {
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(SourceFile::new(name.to_string(), text)),
+        Err(e) => {
+            let offset = e.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            let source = SourceFile::new(name.to_string(), text);
+            let (line, column) = source.line_column(offset);
+            Err(ConfigError::new(vec![Problem {
+                message: format!("`{name}` is not valid UTF-8 (byte {offset})"),
+                source_code: source.source(),
+                span: Some((offset, 1).into()),
+                label: "not UTF-8".to_string(),
+                help: Some("save the file as UTF-8".to_string()),
+                location: Some(ConfigLocation {
+                    file: name.to_string(),
+                    line,
+                    column,
+                }),
+            }]))
+        }
+    }
+}
+
 /// Loads the configuration of the repository at `root`.
 pub fn load(root: &Path) -> Result<Config, ConfigError> {
     let mut files = Vec::new();
@@ -246,26 +252,23 @@ pub fn load(root: &Path) -> Result<Config, ConfigError> {
     load_files(root, files)
 }
 
-/// Loads `phasegate.toml` as it is in a commit (`text`, or `None` when the
+/// Loads `phasegate.toml` as it is in a commit (`bytes`, or `None` when the
 /// commit has none), ignoring the work tree's files: a gate the branch
 /// under test cannot weaken.
 pub fn load_committed(
     root: &Path,
     name: &str,
-    text: Option<String>,
+    bytes: Option<Vec<u8>>,
 ) -> Result<Config, ConfigError> {
-    let files = text
-        .map(|text| SourceFile::new(name.to_string(), text))
-        .into_iter()
-        .collect();
-    load_files(root, files)
+    let files = bytes.map(|bytes| decode(name, bytes)).transpose()?;
+    load_files(root, files.into_iter().collect())
 }
 
-/// Loads `phasegate.toml` as the index holds it (`text`), with the work
+/// Loads `phasegate.toml` as the index holds it (`bytes`), with the work
 /// tree's local overrides: a staged run is judged by the configuration it
 /// commits, not by an unstaged edit of it.
-pub fn load_staged(root: &Path, text: String) -> Result<Config, ConfigError> {
-    let mut files = vec![SourceFile::new(CONFIG_FILE.to_string(), text)];
+pub fn load_staged(root: &Path, bytes: Vec<u8>) -> Result<Config, ConfigError> {
+    let mut files = vec![decode(CONFIG_FILE, bytes)?];
     files.extend(read(root, LOCAL_FILE)?);
     load_files(root, files)
 }

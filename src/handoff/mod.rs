@@ -13,4 +13,4 @@ pub mod validate;
 #[cfg(test)]
 mod tests;
 
-pub use validate::{validate, HandoffReport, Issue, Rules};
+pub use validate::{unreadable, validate, validate_bytes, HandoffReport, Issue, Rules};

@@ -161,6 +161,55 @@ fn quoted(names: &[&str]) -> String {
         .join(", ")
 }
 
+/// Validates a document read as bytes; with its text, for a person to
+/// read. A byte that is not UTF-8 is an error where it stands, in the
+/// frontmatter (nothing of it can be trusted), and a warning in the body.
+pub fn validate_bytes(path: &str, bytes: &[u8], rules: &Rules) -> (HandoffReport, String) {
+    let at = match std::str::from_utf8(bytes) {
+        Ok(text) => return (validate(path, text, rules), text.to_string()),
+        Err(e) => e.valid_up_to(),
+    };
+    // Where the first byte that is not UTF-8 is.
+    let before = String::from_utf8_lossy(&bytes[..at]).into_owned();
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    let issue = Issue {
+        line,
+        column,
+        field: "document".to_string(),
+        message: format!(
+            "the document is not valid UTF-8 (line {line}, column {column}): save it as UTF-8"
+        ),
+        offset: before.len(),
+        len: 1,
+    };
+    let in_body = super::extract::extract(&before).is_ok_and(|fm| fm.closing_line < line);
+    if in_body {
+        let mut report = validate(path, &text, rules);
+        report.warnings.push(issue);
+        (report, text)
+    } else {
+        let mut report = validate(path, "", rules);
+        report.errors = vec![issue];
+        (report, text)
+    }
+}
+
+/// The report of a document that could not be read.
+pub fn unreadable(path: &str, error: &dyn std::fmt::Display, rules: &Rules) -> HandoffReport {
+    let mut report = validate(path, "", rules);
+    report.errors = vec![Issue {
+        line: 1,
+        column: 1,
+        field: "document".to_string(),
+        message: format!("failed to read the document: {error}"),
+        offset: 0,
+        len: 0,
+    }];
+    report
+}
+
 /// Validates the document `text` found at `path`.
 pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
     let mut report = HandoffReport {

@@ -378,3 +378,40 @@ fn a_directory_in_place_of_the_file_is_named_as_one() {
         "{v:#}"
     );
 }
+
+#[test]
+fn a_committed_or_staged_config_that_is_not_utf8_is_placed_like_the_work_trees() {
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join("phasegate.toml"),
+        b"# caf\xe9\n[phases.implementation]\nchecks = [ { name = \"t\", command = \"true\" } ]\n",
+    )
+    .unwrap();
+    repo.commit_all("a config with a Latin-1 comment");
+
+    for args in [&["--config-from-ref", "HEAD"][..], &[][..]] {
+        if args.is_empty() {
+            // The index holds the committed bytes; the work-tree copy that
+            // differs from them is valid.
+            repo.write(
+                "phasegate.toml",
+                "[phases.implementation]\nchecks = [ { name = \"t\", command = \"true\" } ]\n",
+            );
+        }
+        let (code, v) = repo.verdict(args);
+        assert_eq!(code, 2, "{args:?}: {v:#}");
+        let problem = &v["error"]["problems"][0];
+        assert!(
+            problem["message"]
+                .as_str()
+                .unwrap()
+                .contains("not valid UTF-8"),
+            "{v:#}"
+        );
+        assert_eq!(problem["file"], "phasegate.toml", "{v:#}");
+        assert_eq!(
+            (problem["line"].as_u64(), problem["column"].as_u64()),
+            (Some(1), Some(6))
+        );
+    }
+}

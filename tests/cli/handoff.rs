@@ -331,3 +331,37 @@ fn a_document_path_that_is_not_there_is_a_usage_error() {
     assert_eq!(run.code, 0);
     assert!(run.stdout.contains("`git add` a new one"), "{}", run.stdout);
 }
+
+#[test]
+fn a_run_reads_a_staged_document_as_bytes_and_places_what_is_not_utf8() {
+    let repo = TestRepo::new();
+    repo.config(GATE);
+    let text = fixture("valid-complete.md")
+        .replace("title: Parse the verdict", "title: Parse the v\u{0}rdict");
+    let bytes: Vec<u8> = text
+        .bytes()
+        .map(|b| if b == 0 { 0xe9 } else { b })
+        .collect();
+    std::fs::create_dir_all(repo.path().join("handoffs")).unwrap();
+    std::fs::write(repo.path().join("handoffs/F001.md"), &bytes).unwrap();
+    repo.git(&["add", "handoffs/F001.md"]);
+
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    let document = &v["handoffs"][0];
+    assert_eq!(document["valid"], false, "{v:#}");
+    let d = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["file"] == "handoffs/F001.md")
+        .unwrap();
+    assert!(
+        d["message"].as_str().unwrap().contains("not valid UTF-8"),
+        "{d:#}"
+    );
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(4), Some(19))
+    );
+}
