@@ -25,11 +25,13 @@ static BULLET: LazyLock<memchr::memmem::Finder<'static>> =
 const MAX_MESSAGE_LINES: usize = 8;
 
 /// A V8 or `JavaScriptCore` stack frame: `at fn (file:line:col)`,
-/// `at file:line:col`, vitest's `❯ fn file:line:col`. A function's name
-/// holds no `/`, so in `at /app/sub dir/x.js:2:38` or `❯ test/sub
-/// dir/x.js:2:38` the words before the space are the path's, not a name.
+/// `at file:line:col` (an anonymous function: V8 names a function only
+/// with the place in parentheses, so `at my dir/x.js:3:11` is all path),
+/// `at async file:line:col`, vitest's `❯ fn file:line:col`. A function's
+/// name holds no `/`, so in `❯ test/sub dir/x.js:2:38` the words before
+/// the space are the path's, not a name.
 static FRAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:at |❯ )(?:[^()]*? \(|[^\s()/\\]+ )?(?:file://)?(?P<file>[^\s()][^()]*?):(?P<line>\d+):(?P<col>\d+)\)?$")
+    Regex::new(r"^\s*(?:at (?:async )?(?:[^()]*? \()?|❯ (?:[^()]*? \(|[^\s()/\\]+ )?)(?:file://)?(?P<file>[^\s()][^()]*?):(?P<line>\d+):(?P<col>\d+)\)?$")
         .expect("the stack frame regex is valid")
 });
 
@@ -547,6 +549,17 @@ mod tests {
         }
     }
 
+    #[test]
+    fn an_anonymous_frame_whose_first_directory_has_a_space_keeps_it() {
+        // jest 29.7.0: `at my dir/space.test.js:3:11`, V8's frame of an
+        // anonymous callback, its path relative to the project.
+        let found = recorded("jest", "jest/jest-space.txt", None);
+        assert_eq!(
+            places(&found),
+            [("my dir/space.test.js:3:11".to_string(), None, Some("maps"))]
+        );
+    }
+
     /// The first two frames are from the recorded vitest and jest outputs;
     /// the last two are made up, in V8's shapes.
     #[test]
@@ -567,6 +580,10 @@ mod tests {
         assert_eq!(
             frame("    at /app/sub dir/x.js:1:2").as_deref(),
             Some("/app/sub dir/x.js")
+        );
+        assert_eq!(
+            frame("      at my dir/space.test.js:3:11").as_deref(),
+            Some("my dir/space.test.js")
         );
     }
 }
