@@ -88,6 +88,9 @@ pub struct Pytest {
     /// A native traceback being read (`Traceback (most recent call
     /// last):` seen): its frames, outermost first, and where it started.
     native: Option<(Vec<(String, u32)>, u64)>,
+    /// In a failure's `--- Captured stderr call ---` (or stdout, log):
+    /// what the test printed, where a traceback is one it caught.
+    captured: bool,
 }
 
 /// Whether a frame is the project's (not the standard library's or an
@@ -234,7 +237,7 @@ impl Grammar for Pytest {
 
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
-            first: b"p_=EFT",
+            first: b"p_=EFT-",
             indented: b"F",
             anywhere: b":",
         })
@@ -247,6 +250,7 @@ impl Grammar for Pytest {
     fn wants(&self, line: &[u8]) -> bool {
         self.busy()
             || line.starts_with(b"Traceback ")
+            || line.starts_with(b"-")
             || line.starts_with(b"FAIL: ")
             || line.starts_with(b"ERROR: ")
             || line.starts_with(b"platform ")
@@ -261,7 +265,13 @@ impl Grammar for Pytest {
             return;
         }
         if line.starts_with("Traceback (most recent call last):") {
-            self.native = Some((Vec::new(), at.start));
+            if !self.captured {
+                self.native = Some((Vec::new(), at.start));
+            }
+            return;
+        }
+        if line.starts_with("---") && line.contains(" Captured ") {
+            self.captured = true;
             return;
         }
         if let Some(c) = super::caps(&UNITTEST_HEADER, line) {
@@ -279,6 +289,7 @@ impl Grammar for Pytest {
             let name = c["name"].to_string();
             // `_ _ _ _` separates frames inside one failure.
             if !name.starts_with("_ ") {
+                self.captured = false;
                 self.test = Some(name);
                 self.start = Some(at.start);
             }
@@ -289,6 +300,7 @@ impl Grammar for Pytest {
                 self.flush(None, None, at, out);
             }
             self.test = None;
+            self.captured = false;
             return;
         }
         if let Some(rest) = line.strip_prefix("E ") {
@@ -398,6 +410,39 @@ mod tests {
                 "{parser}"
             );
         }
+    }
+
+    #[test]
+    fn a_traceback_the_test_printed_is_not_a_failure() {
+        // pytest 9.2.0, long style: `test_logged` caught a `ValueError` and
+        // printed its traceback (under `--- Captured stderr call ---`), then
+        // failed an `assert`. A chained exception is two findings, as
+        // pytest shows two crash sites.
+        let found = recorded(
+            "pytest",
+            "python/pytest-captured.txt",
+            Some("/tmp/rec-parsers/pyc"),
+        );
+        assert_eq!(
+            places(&found),
+            [
+                (
+                    "tests/test_logged.py:14".to_string(),
+                    Some("AssertionError"),
+                    Some("test_logged")
+                ),
+                (
+                    "tests/test_logged.py:20".to_string(),
+                    Some("KeyError"),
+                    Some("ChainTest.test_chained")
+                ),
+                (
+                    "tests/test_logged.py:22".to_string(),
+                    Some("RuntimeError"),
+                    Some("ChainTest.test_chained")
+                ),
+            ]
+        );
     }
 
     #[test]
