@@ -27,13 +27,34 @@ const MAX_MESSAGE_LINES: usize = 8;
 /// A V8 or `JavaScriptCore` stack frame: `at fn (file:line:col)`,
 /// `at file:line:col` (an anonymous function: V8 names a function only
 /// with the place in parentheses, so `at my dir/x.js:3:11` is all path),
-/// `at async file:line:col`, vitest's `❯ fn file:line:col`. A function's
-/// name holds no `/`, so in `❯ test/sub dir/x.js:2:38` the words before
-/// the space are the path's, not a name.
+/// `at async file:line:col`, vitest's `❯ fn file:line:col` or, for an
+/// anonymous function, `❯ file:line:col`. A function's name holds no `/`,
+/// so in `❯ test/sub dir/x.js:2:38` the words before the space are the
+/// path's, not a name; in `❯ my dir/x.js:2:38` they may be either, and
+/// `frame_file` decides.
 static FRAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:at (?:async )?(?:[^()]*? \()?|❯ (?:[^()]*? \(|[^\s()/\\]+ )?)(?:file://)?(?P<file>[^\s()][^()]*?):(?P<line>\d+):(?P<col>\d+)\)?$")
+    Regex::new(r"^\s*(?:at (?:async )?(?:[^()]*? \()?|❯ (?:[^()]*? \(|(?P<name>[^\s()/\\]+) )?)(?:file://)?(?P<file>[^\s()][^()]*?):(?P<line>\d+):(?P<col>\d+)\)?$")
         .expect("the stack frame regex is valid")
 });
+
+/// The file of a frame `FRAME` matched. vitest's `❯ my dir/x.js:2:38`
+/// reads as the function `my` in `dir/x.js` or as the anonymous function
+/// in `my dir/x.js`: it is the second when the test file being reported
+/// on (`known`, from its `FAIL` header) starts with that directory.
+fn frame_file(c: &regex::Captures<'_>, known: Option<&str>) -> String {
+    let file = &c["file"];
+    match c.name("name") {
+        Some(name)
+            if known.is_some_and(|k| {
+                k.strip_prefix(name.as_str())
+                    .is_some_and(|rest| rest.starts_with(' '))
+            }) =>
+        {
+            format!("{} {file}", name.as_str())
+        }
+        _ => file.to_string(),
+    }
+}
 
 /// babel's parse error, which jest shows for a suite it could not
 /// transform: `SyntaxError: /abs/src/x.test.js: Unexpected token (6:24)`,
@@ -343,8 +364,9 @@ impl Grammar for JsTest {
         }
         if let Some(c) = caps(&FRAME, line) {
             if failure.frame.is_none() && in_project(&c["file"]) {
+                let known = failure.file.as_deref().or(self.file.as_deref());
                 failure.frame =
-                    Some((c["file"].to_string(), number(&c["line"]), number(&c["col"])));
+                    Some((frame_file(&c, known), number(&c["line"]), number(&c["col"])));
             }
             failure.in_code = true;
             return;
@@ -557,6 +579,24 @@ mod tests {
         assert_eq!(
             places(&found),
             [("my dir/space.test.js:3:11".to_string(), None, Some("maps"))]
+        );
+    }
+
+    #[test]
+    fn a_vitest_frame_whose_first_directory_has_a_space_keeps_it() {
+        // vitest 4.1.12: ` FAIL  my dir/space.test.js > maps`, then
+        // ` ❯ my dir/space.test.js:5:11`, which could be the function `my`.
+        let found = recorded("vitest", "vitest/vitest-space-dir.txt", None);
+        assert_eq!(
+            places(&found),
+            [
+                ("my dir/space.test.js:5:11".to_string(), None, Some("maps")),
+                (
+                    "my dir/space.test.js:10:17".to_string(),
+                    None,
+                    Some("compares")
+                ),
+            ]
         );
     }
 
