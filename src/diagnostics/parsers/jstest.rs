@@ -517,19 +517,23 @@ mod tests {
 
     #[test]
     fn a_suite_that_failed_to_run_is_located_at_the_error_jest_shows() {
-        // jest 29.7.0: babel's `SyntaxError: ...: Unexpected token (3:1)`
+        // jest 29.7.0 and 30.5.2: babel's `SyntaxError: ...: Unexpected token (3:1)`
         // (a 0-based column), a `TypeError` thrown while a required module
         // loads (its frames), and Node's `SyntaxError` for an ES `import`,
         // placed under `Details:` as `/tmp/rec-parsers/jest/src/badimport.test.js:1`.
-        for output in ["jest/jest-suite.txt", "jest/jest-suite.json"] {
-            let found = recorded("jest", output, Some("/tmp/rec-parsers/jest"));
-            let mut read: Vec<(String, &str, Option<&str>, crate::diagnostics::Severity)> = found
+        for (output, recorded_in) in [
+            ("jest/jest-suite.txt", "/tmp/rec-parsers/jest"),
+            ("jest/jest-suite.json", "/tmp/rec-parsers/jest"),
+            ("jest30/jest-suite.txt", "/tmp/rec-parsers/jest30"),
+        ] {
+            let found = recorded("jest", output, Some(recorded_in));
+            let mut read: Vec<(String, String, Option<&str>, crate::diagnostics::Severity)> = found
                 .diagnostics
                 .iter()
                 .map(|d| {
                     (
                         d.location(),
-                        d.message.as_str(),
+                        d.message.clone(),
                         d.test.as_deref(),
                         d.severity,
                     )
@@ -543,25 +547,25 @@ mod tests {
                 [
                     (
                         "src/badimport.test.js:1".to_string(),
-                        "Jest encountered an unexpected token\nSyntaxError: Cannot use import statement outside a module",
+                        "Jest encountered an unexpected token\nSyntaxError: Cannot use import statement outside a module".to_string(),
                         suite,
                         error
                     ),
                     (
                         "src/broken.js:3:2".to_string(),
-                        "Jest encountered an unexpected token\nSyntaxError: /tmp/rec-parsers/jest/src/broken.js: Unexpected token (3:1)",
+                        format!("Jest encountered an unexpected token\nSyntaxError: {recorded_in}/src/broken.js: Unexpected token (3:1)"),
                         suite,
                         error
                     ),
                     (
                         "src/syntax.test.js:6:25".to_string(),
-                        "SyntaxError: /tmp/rec-parsers/jest/src/syntax.test.js: Unexpected token, expected \",\" (6:24)",
+                        format!("SyntaxError: {recorded_in}/src/syntax.test.js: Unexpected token, expected \",\" (6:24)"),
                         suite,
                         error
                     ),
                     (
                         "src/throws.js:3:40".to_string(),
-                        "TypeError: Cannot read properties of undefined (reading 'port')",
+                        "TypeError: Cannot read properties of undefined (reading 'port')".to_string(),
                         suite,
                         error
                     ),
