@@ -87,6 +87,10 @@ struct Panic {
     timeout: bool,
     /// A timeout's goroutine's last frame read: its function, file, line.
     last: Option<(Option<String>, String, u32)>,
+    /// Whether that goroutine's innermost call is `testing.(*T).Run`: a
+    /// test waiting for its subtest, which is the one running (`None`
+    /// before its first call is read).
+    waiting: Option<bool>,
     /// A timeout's findings, one per test found running, at its frame.
     running: Vec<Found>,
 }
@@ -260,17 +264,19 @@ impl Go {
             stack: Stack::Before,
             timeout: message.starts_with("panic: test timed out after "),
             last: None,
+            waiting: None,
             running: Vec::new(),
         });
     }
 
     /// A line of a timeout's stacks: each goroutine that runs a test of
-    /// the project (its frame just above `testing.tRunner`) gives a
-    /// finding there.
+    /// the project (its frame just above `testing.tRunner`) and is not
+    /// waiting for a subtest gives a finding there.
     fn timeout_line(panic: &mut Panic, line: &str, at: &Range<u64>) {
         if line.is_empty() || line.starts_with("goroutine ") {
             panic.last = None;
             panic.function = None;
+            panic.waiting = None;
             return;
         }
         if let Some(c) = super::caps(&FRAME, line) {
@@ -282,15 +288,28 @@ impl Go {
         if line.starts_with(char::is_whitespace) {
             return;
         }
-        if line.starts_with("testing.tRunner(") {
+        let waiting = *panic
+            .waiting
+            .get_or_insert_with(|| line.starts_with("testing.(*T).Run("));
+        if line.starts_with("testing.tRunner(") && !waiting {
             if let Some((function, file, l)) = panic.last.take() {
                 if in_project(function.as_deref(), &file)
                     && panic.running.len() < crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK
                 {
-                    let test = function
-                        .as_deref()
-                        .and_then(frame_test)
-                        .or_else(|| panic.found.test.clone());
+                    // `go test -json` names the subtest (`TestSlow/inner`)
+                    // where the frame's function is only its parent's
+                    // closure (`TestSlow.func1`).
+                    let named = panic.found.test.clone();
+                    let test = match function.as_deref().and_then(frame_test) {
+                        Some(test)
+                            if !named.as_deref().is_some_and(|n| {
+                                n == test || n.starts_with(&format!("{test}/"))
+                            }) =>
+                        {
+                            Some(test)
+                        }
+                        _ => named,
+                    };
                     let mut found = frame_place(panic.found.clone(), &file, Some(l)).test(test);
                     found.range.end = at.end;
                     panic.running.push(found);
@@ -656,6 +675,24 @@ mod tests {
             );
             assert_eq!(
                 found.diagnostics[0].message, "panic: test timed out after 1s",
+                "{output}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_timeout_in_a_subtest_is_the_subtests_not_its_waiting_parents() {
+        // go1.19.8: `TestSlow` waits in `testing.(*T).Run` (its goroutine's
+        // innermost call) at `slow_test.go:9` for its subtest, which sleeps
+        // at `slow_test.go:10` in `example.com/shop/slowsub.TestSlow.func1`.
+        for (output, test) in [
+            ("go/go-timeout-sub.txt", "TestSlow"),
+            ("go/go-timeout-sub.json", "TestSlow/inner"),
+        ] {
+            let found = recorded("go", output, Some("/tmp/rec-parsers/go/subtimeout"));
+            assert_eq!(
+                places(&found),
+                [("slowsub/slow_test.go:10".to_string(), None, Some(test))],
                 "{output}"
             );
         }
