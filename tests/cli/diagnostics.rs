@@ -247,3 +247,50 @@ fn a_check_in_a_workspace_member_or_a_module_package_gets_real_paths() {
         )]
     );
 }
+
+#[test]
+fn go_frames_built_with_trimpath_are_found_through_go_mod() {
+    // `go test -trimpath` (go1.19.8) names frames by module path:
+    // `\texample.com/shop/panicky/p.go:3`, `\texample.com/shop/slow/slow_test.go:11 +0x25`.
+    let repo = TestRepo::new();
+    repo.write("go.mod", "module example.com/shop\n\ngo 1.19\n")
+        .write("backend/go.mod", "module example.com/shop\n\ngo 1.19\n");
+    let panic = parsed(&repo, &["--parser", "go", &fixture("go/go-trimpath.txt")]);
+    assert_eq!(
+        panic,
+        [
+            (
+                "calc/calc_test.go".to_string(),
+                Some(7),
+                Some("TestAdd".to_string())
+            ),
+            (
+                "panicky/p.go".to_string(),
+                Some(3),
+                Some("TestBoom".to_string())
+            ),
+        ]
+    );
+    let timeout = parsed(&repo, &[&fixture("go/go-timeout-trimpath.txt")]);
+    assert_eq!(
+        timeout,
+        [(
+            "slow/slow_test.go".to_string(),
+            Some(11),
+            Some("TestSlow".to_string())
+        )]
+    );
+    // Run in a nested module, the module path is that module's.
+    let nested = parsed(
+        &repo,
+        &[
+            "--parser",
+            "go",
+            "--cwd",
+            "backend",
+            &fixture("go/go-trimpath.json"),
+        ],
+    );
+    let files: Vec<&str> = nested.iter().map(|(file, _, _)| file.as_str()).collect();
+    assert_eq!(files, ["backend/panicky/p.go", "backend/calc/calc_test.go"]);
+}

@@ -1,7 +1,9 @@
 //! Go: `go build`, `go vet` (text and `-json`, which exits 0 while
 //! reporting), `go test` (text and `-json`, test files named relative to
 //! their package; a panic located at its goroutine's first frame in the
-//! project), and golangci-lint (v1 and v2: text, tab and JSON). Go counts
+//! project; a timeout at each test it found running; frames of a
+//! `-trimpath` build, named by module path, resolved through `go.mod`),
+//! and golangci-lint (v1 and v2: text, tab and JSON). Go counts
 //! columns in bytes.
 
 use std::ops::Range;
@@ -80,6 +82,29 @@ struct Panic {
     /// The function of the frame whose file line comes next.
     function: Option<String>,
     stack: Stack,
+    /// `panic: test timed out after 1s`: the panicking goroutine is the
+    /// alarm's, and the tests that ran too long are in the others.
+    timeout: bool,
+    /// A timeout's goroutine's last frame read: its function, file, line.
+    last: Option<(Option<String>, String, u32)>,
+    /// Whether that goroutine's innermost call is `testing.(*T).Run`: a
+    /// test waiting for its subtest, which is the one running (`None`
+    /// before its first call is read).
+    waiting: Option<bool>,
+    /// A timeout's findings, one per test found running, at its frame.
+    running: Vec<Found>,
+}
+
+impl Panic {
+    /// What the panic reports: a timeout's running tests when it found
+    /// any, else the panic at its first frame in the project.
+    fn into_found(self) -> Vec<Found> {
+        if self.running.is_empty() {
+            vec![self.found]
+        } else {
+            self.running
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,16 +138,50 @@ fn frame_package(function: &str) -> Option<&str> {
 }
 
 /// Whether a frame is the project's: not the standard library's (a package
-/// path without a dot, its file under `GOROOT/src/<package>/`), not a
-/// dependency's (the module cache, `vendor/`), not the runtime's `panic`.
+/// path without a dot, its file under `GOROOT/src/<package>/`, or named
+/// `<package>/file.go` by a `-trimpath` build), not a dependency's (the
+/// module cache, `vendor/`, a `-trimpath` build's `module@version/`), not
+/// the runtime's `panic`, not the generated `_testmain.go`.
 fn in_project(function: Option<&str>, file: &str) -> bool {
-    if file.contains("/pkg/mod/") || file.contains("/vendor/") {
+    if file.contains("/pkg/mod/")
+        || file.contains("/vendor/")
+        || file == "_testmain.go"
+        || (!file.starts_with('/') && file.contains('@'))
+    {
         return false;
     }
     match function.and_then(frame_package) {
         None => false,
-        Some(package) => package.contains('.') || !file.contains(&format!("/src/{package}/")),
+        Some(package) => {
+            package.contains('.')
+                || !(file.contains(&format!("/src/{package}/"))
+                    || file.starts_with(&format!("{package}/")))
+        }
     }
+}
+
+/// A frame's file as a finding's place: an absolute path as printed; a
+/// `-trimpath` build's `example.com/shop/calc/calc.go` as the file
+/// `calc.go` of the package `example.com/shop/calc`, which the extractor
+/// finds through `go.mod`.
+fn frame_place(found: Found, file: &str, line: Option<u32>) -> Found {
+    match file.rsplit_once('/') {
+        Some((package, base)) if !file.starts_with('/') && !package.is_empty() => Found {
+            package: Some(package.to_string()),
+            ..found.at(base, line, None)
+        },
+        _ => found.at(file, line, None),
+    }
+}
+
+/// The test a stack frame's function is: `TestSlow` for
+/// `example.com/shop/slow.TestSlow(0xc000098680?)` and for its closure
+/// `example.com/shop/slow.TestSlow.func1()`.
+fn frame_test(function: &str) -> Option<String> {
+    let head = function.split('(').next().unwrap_or(function);
+    let name = &head[head.rfind('/').map_or(0, |i| i + 1)..];
+    let test = name.split('.').nth(1)?;
+    test.starts_with("Test").then(|| test.to_string())
 }
 
 impl Go {
@@ -203,7 +262,61 @@ impl Go {
             found,
             function: None,
             stack: Stack::Before,
+            timeout: message.starts_with("panic: test timed out after "),
+            last: None,
+            waiting: None,
+            running: Vec::new(),
         });
+    }
+
+    /// A line of a timeout's stacks: each goroutine that runs a test of
+    /// the project (its frame just above `testing.tRunner`) and is not
+    /// waiting for a subtest gives a finding there.
+    fn timeout_line(panic: &mut Panic, line: &str, at: &Range<u64>) {
+        if line.is_empty() || line.starts_with("goroutine ") {
+            panic.last = None;
+            panic.function = None;
+            panic.waiting = None;
+            return;
+        }
+        if let Some(c) = super::caps(&FRAME, line) {
+            if let Some(l) = number(&c["line"]) {
+                panic.last = Some((panic.function.take(), c["file"].to_string(), l));
+            }
+            return;
+        }
+        if line.starts_with(char::is_whitespace) {
+            return;
+        }
+        let waiting = *panic
+            .waiting
+            .get_or_insert_with(|| line.starts_with("testing.(*T).Run("));
+        if line.starts_with("testing.tRunner(") && !waiting {
+            if let Some((function, file, l)) = panic.last.take() {
+                if in_project(function.as_deref(), &file)
+                    && panic.running.len() < crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK
+                {
+                    // `go test -json` names the subtest (`TestSlow/inner`)
+                    // where the frame's function is only its parent's
+                    // closure (`TestSlow.func1`).
+                    let named = panic.found.test.clone();
+                    let test = match function.as_deref().and_then(frame_test) {
+                        Some(test)
+                            if !named.as_deref().is_some_and(|n| {
+                                n == test || n.starts_with(&format!("{test}/"))
+                            }) =>
+                        {
+                            Some(test)
+                        }
+                        _ => named,
+                    };
+                    let mut found = frame_place(panic.found.clone(), &file, Some(l)).test(test);
+                    found.range.end = at.end;
+                    panic.running.push(found);
+                }
+            }
+        }
+        panic.function = Some(line.to_string());
     }
 
     /// A line of an open panic: the stack is read for its first frame in
@@ -212,6 +325,10 @@ impl Go {
         let Some(panic) = self.panic.as_mut() else {
             return;
         };
+        if panic.timeout {
+            Self::timeout_line(panic, line, at);
+            return;
+        }
         match panic.stack {
             Stack::Before => {
                 if line.starts_with("goroutine ") {
@@ -225,10 +342,10 @@ impl Go {
                     if panic.found.file.is_none()
                         && in_project(panic.function.as_deref(), &c["file"])
                     {
-                        panic.found = std::mem::take(&mut panic.found).at(
+                        panic.found = frame_place(
+                            std::mem::take(&mut panic.found),
                             &c["file"],
                             number(&c["line"]),
-                            None,
                         );
                         panic.found.range.end = at.end;
                     }
@@ -277,14 +394,18 @@ impl Grammar for Go {
                 return;
             }
             if let Some(panic) = self.panic.take() {
-                self.hold(panic.found);
+                for found in panic.into_found() {
+                    self.hold(found);
+                }
             }
         }
         if let Some(c) = package {
             let package = c["package"].to_string();
             for found in self.pending.drain(..) {
+                // A `-trimpath` frame names its own package.
+                let package = found.package.clone().unwrap_or_else(|| package.clone());
                 out.push(Found {
-                    package: Some(package.clone()),
+                    package: Some(package),
                     ..found
                 });
             }
@@ -359,10 +480,14 @@ impl Grammar for Go {
                             return;
                         }
                         if let Some(panic) = self.panic.take() {
-                            out.push(Found {
-                                package: Some(package.to_string()),
-                                ..panic.found
-                            });
+                            for found in panic.into_found() {
+                                let package =
+                                    found.package.clone().unwrap_or_else(|| package.to_string());
+                                out.push(Found {
+                                    package: Some(package),
+                                    ..found
+                                });
+                            }
                         }
                     }
                     if text.starts_with("panic: ") {
@@ -434,7 +559,9 @@ impl Grammar for Go {
     fn finish(&mut self, out: &mut Out) {
         // A panic no package line ended (`go run`, a test binary).
         if let Some(panic) = self.panic.take() {
-            self.hold(panic.found);
+            for found in panic.into_found() {
+                self.hold(found);
+            }
         }
         // Test lines no package line claimed: relative to the check.
         for found in self.pending.drain(..) {
@@ -502,12 +629,71 @@ mod tests {
                 false,
             ),
             ("main.main()", "/app/main.go", true),
+            // From the recorded `-trimpath` outputs: the standard
+            // library's frames named by package, the module's by module
+            // path, and the generated test main.
+            (
+                "testing.tRunner(0xc000096680, 0x52f2e8)",
+                "testing/testing.go",
+                false,
+            ),
+            ("panic({0x518a00, 0xc0000cc000})", "runtime/panic.go", false),
+            (
+                "example.com/shop/panicky.Boom(...)",
+                "example.com/shop/panicky/p.go",
+                true,
+            ),
+            ("main.main()", "_testmain.go", false),
+            // Made up, in the same shape: a dependency under `-trimpath`.
+            (
+                "github.com/x/y.(*T).M(...)",
+                "github.com/x/y@v1.0.0/y.go",
+                false,
+            ),
         ];
         for (function, file, expected) in cases {
             assert_eq!(
                 super::in_project(Some(function), file),
                 expected,
                 "{function} {file}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_timeout_is_located_at_the_test_that_was_running() {
+        // go1.19.8 `-timeout 1s`: `panic: test timed out after 1s` in the
+        // alarm's goroutine; `TestSlow` sleeps in another, its frame
+        // `\t/tmp/rec-parsers/go/timeout/slow/slow_test.go:11 +0x25` just
+        // above `testing.tRunner`.
+        for output in ["go/go-timeout.txt", "go/go-timeout.json"] {
+            let found = recorded("go", output, Some("/tmp/rec-parsers/go/timeout"));
+            assert_eq!(
+                places(&found),
+                [("slow/slow_test.go:11".to_string(), None, Some("TestSlow"))],
+                "{output}"
+            );
+            assert_eq!(
+                found.diagnostics[0].message, "panic: test timed out after 1s",
+                "{output}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_timeout_in_a_subtest_is_the_subtests_not_its_waiting_parents() {
+        // go1.19.8: `TestSlow` waits in `testing.(*T).Run` (its goroutine's
+        // innermost call) at `slow_test.go:9` for its subtest, which sleeps
+        // at `slow_test.go:10` in `example.com/shop/slowsub.TestSlow.func1`.
+        for (output, test) in [
+            ("go/go-timeout-sub.txt", "TestSlow"),
+            ("go/go-timeout-sub.json", "TestSlow/inner"),
+        ] {
+            let found = recorded("go", output, Some("/tmp/rec-parsers/go/subtimeout"));
+            assert_eq!(
+                places(&found),
+                [("slowsub/slow_test.go:10".to_string(), None, Some(test))],
+                "{output}"
             );
         }
     }

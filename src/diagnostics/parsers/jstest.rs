@@ -25,13 +25,80 @@ static BULLET: LazyLock<memchr::memmem::Finder<'static>> =
 const MAX_MESSAGE_LINES: usize = 8;
 
 /// A V8 or `JavaScriptCore` stack frame: `at fn (file:line:col)`,
-/// `at file:line:col`, vitest's `❯ fn file:line:col`. A function's name
-/// holds no `/`, so in `at /app/sub dir/x.js:2:38` or `❯ test/sub
-/// dir/x.js:2:38` the words before the space are the path's, not a name.
+/// `at file:line:col` (an anonymous function: V8 names a function only
+/// with the place in parentheses, so `at my dir/x.js:3:11` is all path),
+/// `at async file:line:col`, vitest's `❯ fn file:line:col` or, for an
+/// anonymous function, `❯ file:line:col`. A function's name holds no `/`,
+/// so in `❯ test/sub dir/x.js:2:38` the words before the space are the
+/// path's, not a name; in `❯ my dir/x.js:2:38` they may be either, and
+/// `frame_file` decides.
 static FRAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:at |❯ )(?:[^()]*? \(|[^\s()/\\]+ )?(?:file://)?(?P<file>[^\s()][^()]*?):(?P<line>\d+):(?P<col>\d+)\)?$")
+    Regex::new(r"^\s*(?:at (?:async )?(?:[^()]*? \()?|❯ (?:[^()]*? \(|(?P<name>[^\s()/\\]+) )?)(?:file://)?(?P<file>[^\s()][^()]*?):(?P<line>\d+):(?P<col>\d+)\)?$")
         .expect("the stack frame regex is valid")
 });
+
+/// The file of a frame `FRAME` matched. vitest's `❯ my dir/x.js:2:38`
+/// reads as the function `my` in `dir/x.js` or as the anonymous function
+/// in `my dir/x.js`: it is the second when the test file being reported
+/// on (`known`, from its `FAIL` header) starts with that directory.
+fn frame_file(c: &regex::Captures<'_>, known: Option<&str>) -> String {
+    let file = &c["file"];
+    match c.name("name") {
+        Some(name)
+            if known.is_some_and(|k| {
+                k.strip_prefix(name.as_str())
+                    .is_some_and(|rest| rest.starts_with(' '))
+            }) =>
+        {
+            format!("{} {file}", name.as_str())
+        }
+        _ => file.to_string(),
+    }
+}
+
+/// babel's parse error, which jest shows for a suite it could not
+/// transform: `SyntaxError: /abs/src/x.test.js: Unexpected token (6:24)`,
+/// the column counted from 0.
+static BABEL_SYNTAX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^SyntaxError: (?P<file>[^\s:][^:]*): .*\((?P<line>\d+):(?P<col>\d+)\)$")
+        .expect("the babel syntax error regex is valid")
+});
+
+/// Node's place of a syntax error it met loading a file, which jest shows
+/// under `Details:`: `/abs/src/x.test.js:1`.
+static NODE_SYNTAX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<file>[^\s:][^:]*[/\\][^:]*):(?P<line>\d+)$")
+        .expect("the node syntax error place regex is valid")
+});
+
+/// jest's first line over a suite it could not parse, whose reason is
+/// the `SyntaxError` line further down.
+const UNEXPECTED_TOKEN: &str = "Jest encountered an unexpected token";
+
+/// The place a syntax error in a suite that failed to run names (`details`:
+/// past jest's `Details:` line), from one trimmed line of its message.
+fn syntax_site(line: &str, details: bool) -> Option<(String, Option<u32>, Option<u32>)> {
+    if let Some(c) = caps(&BABEL_SYNTAX, line) {
+        let column = c["col"].parse::<u32>().ok().map(|c| c + 1);
+        return Some((c["file"].to_string(), number(&c["line"]), column));
+    }
+    if details {
+        if let Some(c) = caps(&NODE_SYNTAX, line) {
+            return Some((c["file"].to_string(), number(&c["line"]), None));
+        }
+    }
+    None
+}
+
+/// A failure's message lines: jest's boilerplate over a suite it could not
+/// parse gives way to the `SyntaxError` that says why.
+fn with_reason(mut message: Vec<String>, syntax: Option<&str>) -> Vec<String> {
+    if let (Some(reason), Some(UNEXPECTED_TOKEN)) = (syntax, message.first().map(String::as_str)) {
+        message.truncate(1);
+        message.push(reason.to_string());
+    }
+    message
+}
 
 /// `FAIL src/x.test.js` (jest, with its time when slow: ` (5.2 s)`) or
 /// ` FAIL  src/x.test.js > name` (vitest). A path may hold spaces.
@@ -88,6 +155,12 @@ struct Failure {
     file: Option<String>,
     message: Vec<String>,
     frame: Option<(String, Option<u32>, Option<u32>)>,
+    /// Where a syntax error that stopped the suite is: before any frame.
+    syntax_at: Option<(String, Option<u32>, Option<u32>)>,
+    /// Its `SyntaxError: ...` line.
+    syntax_line: Option<String>,
+    /// jest's `Details:` line was read.
+    details: bool,
     /// The code frame started: message lines are over.
     in_code: bool,
     start: u64,
@@ -114,7 +187,7 @@ impl JsTest {
             Layout::Vitest => "vitest",
             Layout::Bun => "bun",
         };
-        let mut message = failure.message.join("\n");
+        let mut message = with_reason(failure.message, failure.syntax_line.as_deref()).join("\n");
         if message.is_empty() {
             message = format!(
                 "{} failed",
@@ -126,7 +199,7 @@ impl JsTest {
             .origin(Origin::Test)
             .unit(ColumnUnit::Utf16)
             .range(&(failure.start..failure.end));
-        match failure.frame {
+        match failure.syntax_at.or(failure.frame) {
             Some((file, line, column)) => found = found.at(&file, line, column),
             None => {
                 if let Some(file) = failure.file.or_else(|| self.file.clone()) {
@@ -279,10 +352,21 @@ impl Grammar for JsTest {
         };
         failure.end = at.end;
         let trimmed = line.trim();
+        if trimmed == "Details:" {
+            failure.details = true;
+            return;
+        }
+        if failure.syntax_at.is_none() {
+            failure.syntax_at = syntax_site(trimmed, failure.details);
+        }
+        if failure.syntax_line.is_none() && trimmed.starts_with("SyntaxError: ") {
+            failure.syntax_line = Some(trimmed.to_string());
+        }
         if let Some(c) = caps(&FRAME, line) {
             if failure.frame.is_none() && in_project(&c["file"]) {
+                let known = failure.file.as_deref().or(self.file.as_deref());
                 failure.frame =
-                    Some((c["file"].to_string(), number(&c["line"]), number(&c["col"])));
+                    Some((frame_file(&c, known), number(&c["line"]), number(&c["col"])));
             }
             failure.in_code = true;
             return;
@@ -336,13 +420,29 @@ impl Grammar for JsTest {
             let mut push = |test: String, text: &str| {
                 let text = strip_ansi(text);
                 let frame = first_frame(text.lines());
-                let message: Vec<&str> = text
+                let message: Vec<String> = text
                     .lines()
                     .map(str::trim)
                     .filter(|l| !l.is_empty() && !l.starts_with("at ") && !l.starts_with('●'))
                     .take_while(|l| !l.starts_with('>') && !l.contains(" |"))
                     .take(MAX_MESSAGE_LINES)
+                    .map(str::to_string)
                     .collect();
+                let mut details = false;
+                let mut syntax_at = None;
+                for line in text.lines().map(str::trim) {
+                    details |= line == "Details:";
+                    syntax_at = syntax_site(line, details);
+                    if syntax_at.is_some() {
+                        break;
+                    }
+                }
+                let reason = text
+                    .lines()
+                    .map(str::trim)
+                    .find(|l| l.starts_with("SyntaxError: "));
+                let message = with_reason(message, reason);
+                let frame = syntax_at.or(frame);
                 let mut found = Found::new(dialect, Severity::Error, message.join("\n"))
                     .test(Some(test))
                     .origin(Origin::Test)
@@ -415,6 +515,95 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_suite_that_failed_to_run_is_located_at_the_error_jest_shows() {
+        // jest 29.7.0 and 30.5.2: babel's `SyntaxError: ...: Unexpected token (3:1)`
+        // (a 0-based column), a `TypeError` thrown while a required module
+        // loads (its frames), and Node's `SyntaxError` for an ES `import`,
+        // placed under `Details:` as `/tmp/rec-parsers/jest/src/badimport.test.js:1`.
+        for (output, recorded_in) in [
+            ("jest/jest-suite.txt", "/tmp/rec-parsers/jest"),
+            ("jest/jest-suite.json", "/tmp/rec-parsers/jest"),
+            ("jest30/jest-suite.txt", "/tmp/rec-parsers/jest30"),
+        ] {
+            let found = recorded("jest", output, Some(recorded_in));
+            let mut read: Vec<(String, String, Option<&str>, crate::diagnostics::Severity)> = found
+                .diagnostics
+                .iter()
+                .map(|d| {
+                    (
+                        d.location(),
+                        d.message.clone(),
+                        d.test.as_deref(),
+                        d.severity,
+                    )
+                })
+                .collect();
+            read.sort();
+            let suite = Some("Test suite failed to run");
+            let error = crate::diagnostics::Severity::Error;
+            assert_eq!(
+                read,
+                [
+                    (
+                        "src/badimport.test.js:1".to_string(),
+                        "Jest encountered an unexpected token\nSyntaxError: Cannot use import statement outside a module".to_string(),
+                        suite,
+                        error
+                    ),
+                    (
+                        "src/broken.js:3:2".to_string(),
+                        format!("Jest encountered an unexpected token\nSyntaxError: {recorded_in}/src/broken.js: Unexpected token (3:1)"),
+                        suite,
+                        error
+                    ),
+                    (
+                        "src/syntax.test.js:6:25".to_string(),
+                        format!("SyntaxError: {recorded_in}/src/syntax.test.js: Unexpected token, expected \",\" (6:24)"),
+                        suite,
+                        error
+                    ),
+                    (
+                        "src/throws.js:3:40".to_string(),
+                        "TypeError: Cannot read properties of undefined (reading 'port')".to_string(),
+                        suite,
+                        error
+                    ),
+                ],
+                "{output}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_anonymous_frame_whose_first_directory_has_a_space_keeps_it() {
+        // jest 29.7.0: `at my dir/space.test.js:3:11`, V8's frame of an
+        // anonymous callback, its path relative to the project.
+        let found = recorded("jest", "jest/jest-space.txt", None);
+        assert_eq!(
+            places(&found),
+            [("my dir/space.test.js:3:11".to_string(), None, Some("maps"))]
+        );
+    }
+
+    #[test]
+    fn a_vitest_frame_whose_first_directory_has_a_space_keeps_it() {
+        // vitest 4.1.12: ` FAIL  my dir/space.test.js > maps`, then
+        // ` ❯ my dir/space.test.js:5:11`, which could be the function `my`.
+        let found = recorded("vitest", "vitest/vitest-space-dir.txt", None);
+        assert_eq!(
+            places(&found),
+            [
+                ("my dir/space.test.js:5:11".to_string(), None, Some("maps")),
+                (
+                    "my dir/space.test.js:10:17".to_string(),
+                    None,
+                    Some("compares")
+                ),
+            ]
+        );
+    }
+
     /// The first two frames are from the recorded vitest and jest outputs;
     /// the last two are made up, in V8's shapes.
     #[test]
@@ -435,6 +624,10 @@ mod tests {
         assert_eq!(
             frame("    at /app/sub dir/x.js:1:2").as_deref(),
             Some("/app/sub dir/x.js")
+        );
+        assert_eq!(
+            frame("      at my dir/space.test.js:3:11").as_deref(),
+            Some("my dir/space.test.js")
         );
     }
 }

@@ -1,7 +1,9 @@
-//! pytest, in its long (default), short and line traceback styles. A
-//! failure is located at the deepest frame in the project (the assertion
-//! in the test file, or the line in the code under test that raised), its
-//! message the `E` lines, its code the exception type.
+//! pytest, in its long (default), short, line and native traceback
+//! styles, and unittest (`python -m unittest`), which prints Python's own
+//! tracebacks too. A failure is located at the deepest frame in the
+//! project (the assertion in the test file, or the line in the code under
+//! test that raised), its message the `E` lines (a native traceback's
+//! exception line), its code the exception type.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -45,6 +47,27 @@ static SECTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^_{3,} (?P<name>.+?) _{3,}$").expect("the pytest section regex is valid")
 });
 
+/// A native traceback's frame: `  File "/abs/tests/test_x.py", line 5, in
+/// test_add` (the path quoted, so it may hold spaces).
+static NATIVE_FRAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^\s+File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in .*)?$"#)
+        .expect("the Python traceback frame regex is valid")
+});
+
+/// A traceback's last line, the exception: `AssertionError: 3 != 4`,
+/// `mod.CustomError`, `AssertionError` alone.
+static EXCEPTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<error>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?::(?: .*)?)?$")
+        .expect("the Python exception regex is valid")
+});
+
+/// unittest's header over a traceback: `FAIL: test_add
+/// (tests.test_unit.ParsingTest.test_add)` or `ERROR: ...`.
+static UNITTEST_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:FAIL|ERROR): (?P<name>\S+)(?: \((?P<id>[^)]+)\))?")
+        .expect("the unittest header regex is valid")
+});
+
 /// `platform linux -- Python 3.11.7, pytest-9.2.0, pluggy-1.7.0`.
 static VERSION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^platform \S+ -- Python \S+, pytest-(?P<version>[\w.]+)")
@@ -62,6 +85,12 @@ pub struct Pytest {
     /// `--tb=line`'s failures, which name no test: each waits for the
     /// short summary's `FAILED <test id>` about its file, in order.
     unnamed: Vec<Found>,
+    /// A native traceback being read (`Traceback (most recent call
+    /// last):` seen): its frames, outermost first, and where it started.
+    native: Option<(Vec<(String, u32)>, u64)>,
+    /// In a failure's `--- Captured stderr call ---` (or stdout, log):
+    /// what the test printed, where a traceback is one it caught.
+    captured: bool,
 }
 
 /// Whether a frame is the project's (not the standard library's or an
@@ -73,7 +102,60 @@ fn in_project(file: &str) -> bool {
         || file.starts_with('<'))
 }
 
+/// unittest's name for a test: its id, `tests.test_unit.ParsingTest.test_add`
+/// (Python before 3.11 leaves the method's name out of the parentheses).
+fn unittest_name(c: &regex::Captures<'_>) -> String {
+    let name = &c["name"];
+    match c.name("id").map(|m| m.as_str()) {
+        Some(id) if id.ends_with(&format!(".{name}")) => id.to_string(),
+        Some(id) => format!("{id}.{name}"),
+        None => name.to_string(),
+    }
+}
+
 impl Pytest {
+    /// A line of an open native traceback; false when the traceback is
+    /// over and the line is not its own.
+    fn native_line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) -> bool {
+        let Some((frames, start)) = self.native.as_mut() else {
+            return false;
+        };
+        if let Some(c) = super::caps(&NATIVE_FRAME, line) {
+            if let Some(l) = number(&c["line"]) {
+                if frames.len() >= MAX_FRAMES {
+                    frames.remove(0);
+                }
+                frames.push((c["file"].to_string(), l));
+            }
+            return true;
+        }
+        // The source line and the carets under it, indented.
+        if line.starts_with(char::is_whitespace) {
+            return true;
+        }
+        let start = *start;
+        let frames = std::mem::take(frames);
+        self.native = None;
+        let Some(c) = super::caps(&EXCEPTION, line) else {
+            return false;
+        };
+        let site = frames
+            .iter()
+            .rev()
+            .find(|(file, _)| in_project(file))
+            .or_else(|| frames.last());
+        let mut found = Found::new("native", Severity::Error, line.trim_end())
+            .code(Some(c["error"].to_string()))
+            .test(self.test.clone())
+            .origin(Origin::Test)
+            .range(&(start..at.end));
+        if let Some((file, line)) = site {
+            found = found.at(file, Some(*line), None);
+        }
+        out.push(found);
+        true
+    }
+
     fn flush(
         &mut self,
         error: Option<&str>,
@@ -155,14 +237,23 @@ impl Grammar for Pytest {
 
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
-            first: b"p_=E",
-            indented: b"",
+            first: b"p_=EFT-",
+            indented: b"F",
             anywhere: b":",
         })
     }
 
+    fn busy(&self) -> bool {
+        self.native.is_some()
+    }
+
     fn wants(&self, line: &[u8]) -> bool {
-        line.starts_with(b"platform ")
+        self.busy()
+            || line.starts_with(b"Traceback ")
+            || line.starts_with(b"-")
+            || line.starts_with(b"FAIL: ")
+            || line.starts_with(b"ERROR: ")
+            || line.starts_with(b"platform ")
             || line.starts_with(b"___")
             || line.starts_with(b"====")
             || line.starts_with(b"E ")
@@ -170,6 +261,23 @@ impl Grammar for Pytest {
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
+        if self.native_line(line, at, out) {
+            return;
+        }
+        if line.starts_with("Traceback (most recent call last):") {
+            if !self.captured {
+                self.native = Some((Vec::new(), at.start));
+            }
+            return;
+        }
+        if line.starts_with("---") && line.contains(" Captured ") {
+            self.captured = true;
+            return;
+        }
+        if let Some(c) = super::caps(&UNITTEST_HEADER, line) {
+            self.test = Some(unittest_name(&c));
+            return;
+        }
         if let Some(c) = super::caps(&VERSION, line) {
             out.version = Some(c["version"].to_string());
             return;
@@ -181,6 +289,7 @@ impl Grammar for Pytest {
             let name = c["name"].to_string();
             // `_ _ _ _` separates frames inside one failure.
             if !name.starts_with("_ ") {
+                self.captured = false;
                 self.test = Some(name);
                 self.start = Some(at.start);
             }
@@ -191,6 +300,7 @@ impl Grammar for Pytest {
                 self.flush(None, None, at, out);
             }
             self.test = None;
+            self.captured = false;
             return;
         }
         if let Some(rest) = line.strip_prefix("E ") {
@@ -246,6 +356,128 @@ impl Grammar for Pytest {
 #[cfg(test)]
 mod tests {
     use crate::diagnostics::tests::{places, recorded};
+    use crate::diagnostics::Extracted;
+
+    /// Place, code, test and message of each finding.
+    fn read(found: &Extracted) -> Vec<(String, Option<&str>, Option<&str>, &str)> {
+        found
+            .diagnostics
+            .iter()
+            .map(|d| {
+                (
+                    d.location(),
+                    d.code.as_deref(),
+                    d.test.as_deref(),
+                    d.message.as_str(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn native_tracebacks_are_located_at_their_deepest_frame_in_the_project() {
+        // pytest 9.2.0 `--tb=native`: pytest's and pluggy's frames in
+        // site-packages first, then `File "/tmp/rec-parsers/pyt/...", line
+        // 5, in test_add`, and last `AssertionError: assert 3 == 4`.
+        for parser in ["pytest", "auto"] {
+            let found = recorded(
+                parser,
+                "python/pytest-native.txt",
+                Some("/tmp/rec-parsers/pyt"),
+            );
+            assert_eq!(
+                read(&found),
+                [
+                    (
+                        "tests/test_native.py:5".to_string(),
+                        Some("AssertionError"),
+                        Some("test_add"),
+                        "AssertionError: assert 3 == 4"
+                    ),
+                    (
+                        "pkg/parsing.py:6".to_string(),
+                        Some("ValueError"),
+                        Some("test_parse"),
+                        "ValueError: invalid literal for int() with base 10: 'x'"
+                    ),
+                    (
+                        "tests/test_native.py:14".to_string(),
+                        Some("AssertionError"),
+                        Some("test_message"),
+                        "AssertionError: total is off"
+                    ),
+                ],
+                "{parser}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_traceback_the_test_printed_is_not_a_failure() {
+        // pytest 9.2.0, long style: `test_logged` caught a `ValueError` and
+        // printed its traceback (under `--- Captured stderr call ---`), then
+        // failed an `assert`. A chained exception is two findings, as
+        // pytest shows two crash sites.
+        let found = recorded(
+            "pytest",
+            "python/pytest-captured.txt",
+            Some("/tmp/rec-parsers/pyc"),
+        );
+        assert_eq!(
+            places(&found),
+            [
+                (
+                    "tests/test_logged.py:14".to_string(),
+                    Some("AssertionError"),
+                    Some("test_logged")
+                ),
+                (
+                    "tests/test_logged.py:20".to_string(),
+                    Some("KeyError"),
+                    Some("ChainTest.test_chained")
+                ),
+                (
+                    "tests/test_logged.py:22".to_string(),
+                    Some("RuntimeError"),
+                    Some("ChainTest.test_chained")
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn unittests_failures_and_errors_are_located_and_named() {
+        // `python -m unittest` (CPython 3.11.7): `ERROR: test_parse
+        // (tests.test_unit.ParsingTest.test_parse)`, a traceback, and
+        // `FAIL:` for the two assertions.
+        for parser in ["unittest", "auto"] {
+            let found = recorded(parser, "python/unittest.txt", Some("/tmp/rec-parsers/pyu"));
+            assert_eq!(
+                read(&found),
+                [
+                    (
+                        "pkg/parsing.py:6".to_string(),
+                        Some("ValueError"),
+                        Some("tests.test_unit.ParsingTest.test_parse"),
+                        "ValueError: invalid literal for int() with base 10: 'x'"
+                    ),
+                    (
+                        "tests/test_unit.py:8".to_string(),
+                        Some("AssertionError"),
+                        Some("tests.test_unit.ParsingTest.test_add"),
+                        "AssertionError: 3 != 4"
+                    ),
+                    (
+                        "tests/test_unit.py:15".to_string(),
+                        Some("AssertionError"),
+                        Some("tests.test_unit.ParsingTest.test_plain_assert"),
+                        "AssertionError: total is off"
+                    ),
+                ],
+                "{parser}"
+            );
+        }
+    }
 
     #[test]
     fn line_style_failures_end_at_each_crash_line_and_take_the_summarys_names() {
