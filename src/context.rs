@@ -69,9 +69,17 @@ fn ci_range(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
     // checkout is the merge commit or the head.
     if var("GITHUB_ACTIONS").as_deref() == Some("true") {
         let event = var("GITHUB_EVENT_NAME")?;
-        if event == "pull_request" || event == "pull_request_target" {
+        if event == "pull_request" {
             let base = var("GITHUB_BASE_REF")?;
             return Some((format!("origin/{base}"), "HEAD".to_string()));
+        }
+        // pull_request_target checks out the target branch, not the pull
+        // request: `HEAD` would make the range empty. Its head commit is in
+        // the event's payload (GITHUB_EVENT_PATH).
+        if event == "pull_request_target" {
+            let base = var("GITHUB_BASE_REF")?;
+            let head = pull_request_head(&var("GITHUB_EVENT_PATH")?)?;
+            return Some((format!("origin/{base}"), head));
         }
         return None;
     }
@@ -84,6 +92,14 @@ fn ci_range(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
         return Some((format!("origin/{target}"), "HEAD".to_string()));
     }
     None
+}
+
+/// `pull_request.head.sha` of the GitHub event payload at `path`.
+fn pull_request_head(path: &str) -> Option<String> {
+    let text = std::fs::read(path).ok()?;
+    let event: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    let sha = event.pointer("/pull_request/head/sha")?.as_str()?;
+    (!sha.is_empty()).then(|| sha.to_string())
 }
 
 /// `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM`, `GIT_CONFIG_NOSYSTEM` and the

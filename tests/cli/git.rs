@@ -1504,3 +1504,43 @@ fn a_ref_that_is_not_here_gets_the_fetch_that_would_bring_it() {
         "{v:#}"
     );
 }
+
+#[test]
+fn pull_request_target_checks_the_pull_request_head_not_the_checked_out_base() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n");
+    repo.write("base.md", "# base\n");
+    repo.commit_all("base");
+    repo.git(&["checkout", "-qb", "feature"]);
+    repo.write("feature.md", "# feature\n");
+    repo.commit_all("feature");
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    // pull_request_target checks out the target branch.
+    repo.git(&["checkout", "-q", "main"]);
+    let main = repo.git(&["rev-parse", "main"]);
+    repo.git(&["update-ref", "refs/remotes/origin/main", main.trim()]);
+    let event = repo.path().join(".git/event.json");
+    std::fs::write(
+        &event,
+        format!(
+            r#"{{"action": "opened", "number": 7, "pull_request": {{"head": {{"ref": "feature", "sha": "{head}"}}, "base": {{"ref": "main", "sha": "{}"}}}}}}"#,
+            main.trim()
+        ),
+    )
+    .unwrap();
+    let (code, v) = repo.verdict_with(
+        &[],
+        &[
+            ("CI", "true"),
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_EVENT_NAME", "pull_request_target"),
+            ("GITHUB_BASE_REF", "main"),
+            ("GITHUB_HEAD_REF", "feature"),
+            ("GITHUB_EVENT_PATH", &event.to_string_lossy()),
+        ],
+    );
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["selection"]["mode"], "range");
+    assert_eq!(v["selection"]["to"], head.as_str());
+    assert_eq!(check(&v, "docs")["argv"][0][1], "feature.md");
+}
