@@ -60,15 +60,19 @@ pub enum GitError {
     #[error("`{spec}` does not name a commit ({hint})")]
     Revision {
         spec: String,
-        /// What to do: the `git fetch` that would bring it.
+        /// What to do: the `git fetch` that would bring it, or what else
+        /// is wrong with the name.
         hint: String,
         #[source]
         source: git2::Error,
     },
-    #[error("`{from}` and `{to}` have no common ancestor (a shallow clone? fetch more history)")]
+    #[error("`{from}` and `{to}` have no common ancestor ({hint})")]
     MergeBase {
         from: String,
         to: String,
+        /// Why: a shallow clone's cut history (and how to deepen it), or
+        /// unrelated histories.
+        hint: String,
         #[source]
         source: git2::Error,
     },

@@ -410,19 +410,49 @@ fn named<'r, T>(
     spec: &str,
     peel: impl FnOnce(git2::Object<'r>) -> Result<T, git2::Error>,
 ) -> Result<T, GitError> {
-    repo.revparse_single(spec)
-        .and_then(peel)
+    let object = repo
+        .revparse_single(spec)
         .map_err(|source| GitError::Revision {
             spec: spec.to_string(),
-            hint: fetch_hint(repo, spec),
+            hint: fetch_hint(repo, spec, &source),
             source,
-        })
+        })?;
+    let kind = kind_of(&object);
+    peel(object).map_err(|source| GitError::Revision {
+        spec: spec.to_string(),
+        hint: format!("it names a {kind}"),
+        source,
+    })
+}
+
+/// What to tell someone whose shallow clone lacks history it needs.
+const DEEPEN: &str = "this is a shallow clone, and the history it needs is cut off: fetch more, e.g. `git fetch --deepen=100`, or all of it with `git fetch --unshallow`";
+
+/// Whether `spec` names a commit by its place in history (`HEAD~3`,
+/// `main^2`, `main@{1}`, `main:path`) or by an abbreviated id: no fetch
+/// brings such a name, only the history it is in.
+fn names_by_history(spec: &str) -> bool {
+    spec.contains(['~', '^', ':'])
+        || spec.contains("@{")
+        || (spec.len() < 40 && spec.len() >= 4 && spec.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// The `git fetch` that would bring `spec`: a remote-tracking name
 /// (`origin/main`, `refs/remotes/origin/main`) is fetched as its branch
-/// from its remote; anything else from `origin`, or the only remote.
-fn fetch_hint(repo: &Repository, spec: &str) -> String {
+/// from its remote; anything else from `origin`, or the only remote. A
+/// name no fetch can bring asks for more history instead.
+fn fetch_hint(repo: &Repository, spec: &str, error: &git2::Error) -> String {
+    if error.code() == git2::ErrorCode::Ambiguous {
+        return "it is ambiguous here: give more of the commit id, or the full ref name"
+            .to_string();
+    }
+    if names_by_history(spec) {
+        return if repo.is_shallow() {
+            DEEPEN.to_string()
+        } else {
+            "check the name, or fetch the history it is in, e.g. `git fetch origin`".to_string()
+        };
+    }
     let remotes: Vec<String> = repo
         .remotes()
         .map(|names| {
@@ -530,6 +560,11 @@ pub(super) fn range_diff<'r>(
         .map_err(|source| GitError::MergeBase {
             from: from.to_string(),
             to: to.to_string(),
+            hint: if repo.is_shallow() {
+                DEEPEN.to_string()
+            } else {
+                "their histories are unrelated: name a commit both have with --from-ref".to_string()
+            },
             source,
         })?;
     let base_tree = repo
@@ -567,6 +602,15 @@ pub(super) fn index_of(repo: &Repository, commit: git2::Oid) -> Result<git2::Ind
     let mut index = git2::Index::new()?;
     index.read_tree(&tree)?;
     Ok(index)
+}
+
+/// What `object` is, in git's word; a tag is named by what it tags.
+fn kind_of(object: &git2::Object<'_>) -> &'static str {
+    object
+        .as_tag()
+        .and_then(git2::Tag::target_type)
+        .or(object.kind())
+        .map_or("object", |kind| kind.str())
 }
 
 /// Every file of the commit `spec` names, relative to the root, without

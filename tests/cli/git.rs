@@ -1544,3 +1544,64 @@ fn pull_request_target_checks_the_pull_request_head_not_the_checked_out_base() {
     assert_eq!(v["selection"]["to"], head.as_str());
     assert_eq!(check(&v, "docs")["argv"][0][1], "feature.md");
 }
+
+#[test]
+fn a_shallow_clone_without_the_merge_base_is_told_to_deepen_it() {
+    let origin = TestRepo::new();
+    origin.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n");
+    for n in 1..=3 {
+        origin.write(&format!("base{n}.md"), "# base\n");
+        origin.commit_all(&format!("base {n}"));
+    }
+    origin.git(&["checkout", "-qb", "feature", "HEAD~1"]);
+    for n in 1..=3 {
+        origin.write(&format!("feature{n}.md"), "# feature\n");
+        origin.commit_all(&format!("feature {n}"));
+    }
+    // As CI clones: one commit of each branch.
+    let clone = origin
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("shallow-{}", std::process::id()));
+    let url = format!("file://{}", origin.path().display());
+    origin.git(&[
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        "--no-single-branch",
+        "--branch",
+        "feature",
+        &url,
+        &clone.to_string_lossy(),
+    ]);
+    let verdict = |args: &[&str]| {
+        let mut all = vec!["run", "--format", "json"];
+        all.extend_from_slice(args);
+        let run = origin.phasegate_in(&clone, &all);
+        (run.code, run.json())
+    };
+    let (code, v) = verdict(&["--from-ref", "origin/main", "--to-ref", "HEAD"]);
+    assert_eq!(code, 2, "{v:#}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("no common ancestor"), "{message}");
+    assert!(message.contains("git fetch --deepen="), "{message}");
+    // A commit named by its place in history cannot be fetched by that
+    // name: the clone needs more history.
+    let (code, v) = verdict(&["--from-ref", "HEAD~2", "--to-ref", "HEAD"]);
+    assert_eq!(code, 2, "{v:#}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("git fetch --deepen="), "{message}");
+    assert!(!message.contains("git fetch origin HEAD~2"), "{message}");
+    std::fs::remove_dir_all(&clone).unwrap();
+
+    // Unrelated histories in a full clone are no shallow clone's doing.
+    origin.git(&["checkout", "-q", "--orphan", "unrelated"]);
+    origin.commit_all("unrelated");
+    let (code, v) = origin.verdict(&["--from-ref", "main", "--to-ref", "HEAD"]);
+    assert_eq!(code, 2, "{v:#}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("unrelated"), "{message}");
+    assert!(!message.contains("shallow"), "{message}");
+}
