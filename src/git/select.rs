@@ -604,6 +604,21 @@ pub(super) fn index_of(repo: &Repository, commit: git2::Oid) -> Result<git2::Ind
     Ok(index)
 }
 
+/// What the object `oid` is here, as a push names it: `Some("commit")` for
+/// a commit or a tag of one, the kind of anything else (a tag of a tree),
+/// `None` when this repository does not have it (a commit on a remote that
+/// was never fetched).
+pub fn object_kind(root: &Path, oid: &str) -> Result<Option<&'static str>, GitError> {
+    let repo = open(root)?;
+    let Ok(object) = repo.revparse_single(oid) else {
+        return Ok(None);
+    };
+    if object.peel_to_commit().is_ok() {
+        return Ok(Some("commit"));
+    }
+    Ok(Some(kind_of(&object)))
+}
+
 /// What `object` is, in git's word; a tag is named by what it tags.
 fn kind_of(object: &git2::Object<'_>) -> &'static str {
     object
