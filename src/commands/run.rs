@@ -1335,7 +1335,15 @@ fn select_files(
                     ));
                     continue;
                 }
-                let absolute = std::fs::canonicalize(&absolute).unwrap_or(absolute);
+                // The directories on the way are resolved (the repository
+                // may be reached through a link), not the file itself: a
+                // link the repository tracks is selected as that link, not
+                // as the file it points at, wherever that is.
+                let absolute = match (absolute.parent(), absolute.file_name()) {
+                    (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+                        .map_or_else(|_| absolute.clone(), |dir| dir.join(name)),
+                    _ => std::fs::canonicalize(&absolute).unwrap_or(absolute),
+                };
                 match absolute.strip_prefix(root) {
                     Ok(relative) => files.push(relative.to_path_buf()),
                     Err(_) => {

@@ -1605,3 +1605,19 @@ fn a_shallow_clone_without_the_merge_base_is_told_to_deepen_it() {
     assert!(message.contains("unrelated"), "{message}");
     assert!(!message.contains("shallow"), "{message}");
 }
+
+#[test]
+fn named_files_that_are_links_are_selected_as_the_links() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"args\", files = [\"*.txt\"], command = \"echo {files}\" } ]\n");
+    repo.write("target.txt", "target\n");
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    std::os::unix::fs::symlink("target.txt", repo.path().join("link.txt")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), repo.path().join("out.txt")).unwrap();
+    repo.commit_all("links");
+    let (code, v) = repo.verdict(&["--files", "link.txt", "out.txt"]);
+    assert_eq!(code, 0, "{v:#}");
+    let argv = &check(&v, "args")["argv"][0];
+    assert_eq!(argv[1], "link.txt", "{v:#}");
+    assert_eq!(argv[2], "out.txt", "{v:#}");
+}
