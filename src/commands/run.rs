@@ -1388,6 +1388,16 @@ fn select_files(
         }
         SelectionRequest::Default if ctx.ci => {
             if let Some((from, to)) = &ctx.ci_range {
+                // pull_request_target's own checkout is the target branch:
+                // the pull request is its head commit.
+                let to = match &ctx.ci_target_checkout {
+                    Some((checked_out, head))
+                        if crate::git::commit_id(root, to).is_ok_and(|at| at == *checked_out) =>
+                    {
+                        head
+                    }
+                    _ => to,
+                };
                 let (files, s) = range(from, to)?;
                 return Ok(Selected::new(files, s, notes));
             }

@@ -604,6 +604,12 @@ pub(super) fn index_of(repo: &Repository, commit: git2::Oid) -> Result<git2::Ind
     Ok(index)
 }
 
+/// The full id of the commit `spec` names.
+pub fn commit_id(root: &Path, spec: &str) -> Result<String, GitError> {
+    let repo = open(root)?;
+    named(&repo, spec, |object| object.peel_to_commit()).map(|commit| commit.id().to_string())
+}
+
 /// What the object `oid` is here, as a push names it: `Some("commit")` for
 /// a commit or a tag of one, the kind of anything else (a tag of a tree),
 /// `None` when this repository does not have it (a commit on a remote that

@@ -1515,33 +1515,41 @@ fn pull_request_target_checks_the_pull_request_head_not_the_checked_out_base() {
     repo.write("feature.md", "# feature\n");
     repo.commit_all("feature");
     let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
-    // pull_request_target checks out the target branch.
-    repo.git(&["checkout", "-q", "main"]);
-    let main = repo.git(&["rev-parse", "main"]);
-    repo.git(&["update-ref", "refs/remotes/origin/main", main.trim()]);
+    let main = repo.git(&["rev-parse", "main"]).trim().to_string();
+    repo.git(&["update-ref", "refs/remotes/origin/main", &main]);
     let event = repo.path().join(".git/event.json");
     std::fs::write(
         &event,
         format!(
-            r#"{{"action": "opened", "number": 7, "pull_request": {{"head": {{"ref": "feature", "sha": "{head}"}}, "base": {{"ref": "main", "sha": "{}"}}}}}}"#,
-            main.trim()
+            r#"{{"action": "opened", "number": 7, "pull_request": {{"head": {{"ref": "feature", "sha": "{head}"}}, "base": {{"ref": "main", "sha": "{main}"}}}}}}"#
         ),
     )
     .unwrap();
-    let (code, v) = repo.verdict_with(
-        &[],
-        &[
-            ("CI", "true"),
-            ("GITHUB_ACTIONS", "true"),
-            ("GITHUB_EVENT_NAME", "pull_request_target"),
-            ("GITHUB_BASE_REF", "main"),
-            ("GITHUB_HEAD_REF", "feature"),
-            ("GITHUB_EVENT_PATH", &event.to_string_lossy()),
-        ],
-    );
+    let event = event.to_string_lossy().into_owned();
+    let env = [
+        ("CI", "true"),
+        ("GITHUB_ACTIONS", "true"),
+        ("GITHUB_EVENT_NAME", "pull_request_target"),
+        ("GITHUB_BASE_REF", "main"),
+        ("GITHUB_HEAD_REF", "feature"),
+        ("GITHUB_SHA", main.as_str()),
+        ("GITHUB_EVENT_PATH", event.as_str()),
+    ];
+    // The event's own checkout is the target branch: the pull request is
+    // its head commit.
+    repo.git(&["checkout", "-q", "main"]);
+    let (code, v) = repo.verdict_with(&[], &env);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["selection"]["mode"], "range");
     assert_eq!(v["selection"]["to"], head.as_str());
+    assert_eq!(check(&v, "docs")["argv"][0][1], "feature.md");
+    // A workflow that checks out the pull request's merge commit is
+    // checked as checked out.
+    repo.git(&["checkout", "-q", "--detach", "main"]);
+    repo.git(&["merge", "-q", "--no-ff", "-m", "merge", "feature"]);
+    let (code, v) = repo.verdict_with(&[], &env);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["selection"]["to"], "HEAD");
     assert_eq!(check(&v, "docs")["argv"][0][1], "feature.md");
 }
 
