@@ -480,8 +480,13 @@ fn fetch_hint(repo: &Repository, spec: &str, error: &git2::Error) -> String {
         remotes[0].as_str()
     };
     if remotes.is_empty() {
+        // A remote-tracking name says which remote and branch it would be.
+        let (remote, branch) = tracking
+            .split_once('/')
+            .filter(|(r, b)| (*r == "origin" || tracking != spec) && !r.is_empty() && !b.is_empty())
+            .unwrap_or((remote, spec));
         return format!(
-            "this repository has no remote to fetch it from; check the name, or add the remote and `git fetch {remote} {spec}`"
+            "this repository has no remote to fetch it from; check the name, or add the remote and `git fetch {remote} {branch}`"
         );
     }
     format!("fetch it first, e.g. `git fetch {remote} {spec}`")

@@ -1479,6 +1479,17 @@ fn a_ref_that_is_not_here_gets_the_fetch_that_would_bring_it() {
     let repo = TestRepo::new();
     repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
     repo.commit_all("base");
+    // With no remote yet, a remote-tracking name still says what to fetch.
+    let (code, v) = repo.verdict(&["--from-ref", "origin/main", "--to-ref", "HEAD"]);
+    assert_eq!(code, 2, "{v:#}");
+    let message = v["error"]["message"].to_string();
+    assert!(message.contains("`git fetch origin main`"), "{message}");
+    let (_, v) = repo.verdict(&["--from-ref", "feature/x", "--to-ref", "HEAD"]);
+    let message = v["error"]["message"].to_string();
+    assert!(
+        message.contains("`git fetch origin feature/x`"),
+        "{message}"
+    );
     repo.git(&["remote", "add", "upstream", "https://example.invalid/r.git"]);
     let (code, v) = repo.verdict(&["--from-ref", "upstream/main", "--to-ref", "HEAD"]);
     assert_eq!(code, 2, "{v:#}");
