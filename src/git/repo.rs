@@ -51,6 +51,11 @@ pub enum GitError {
         #[source]
         source: std::io::Error,
     },
+    #[error("`{path}` is a symbolic link that {problem}: phasegate reads committed and staged files through links inside the repository only")]
+    Link {
+        path: PathBuf,
+        problem: &'static str,
+    },
     #[error("failed to read {what} from git")]
     Read {
         what: String,

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Repository};
 
-use super::index::{Entry, Fields, Index, MODE_FILE, MODE_TREE, MODE_TYPE};
+use super::index::{Entry, Fields, Index, MODE_FILE, MODE_LINK, MODE_TREE, MODE_TYPE};
 use super::GitError;
 
 pub(super) fn open(root: &Path) -> Result<Repository, GitError> {
@@ -507,40 +507,85 @@ pub fn files_at(
 ) -> Result<Vec<Option<Vec<u8>>>, GitError> {
     let repo = open(root)?;
     let tree = named(&repo, spec, |object| object.peel_to_tree())?;
+    let lookup = |path: &Path| {
+        let Ok(entry) = tree.get_path(path) else {
+            return Ok(None);
+        };
+        let mode = u32::try_from(entry.filemode()).unwrap_or(0);
+        let blob = entry
+            .to_object(&repo)
+            .and_then(|object| object.peel_to_blob())
+            .map_err(|e| failed("a file of the commit", e))?;
+        Ok(Some((mode, blob.content().to_vec())))
+    };
     paths
         .iter()
-        .map(|path| {
-            let Ok(entry) = tree.get_path(path) else {
-                return Ok(None);
-            };
-            let blob = entry
-                .to_object(&repo)
-                .and_then(|object| object.peel_to_blob())
-                .map_err(|e| failed("a file of the commit", e))?;
-            Ok(Some(blob.content().to_vec()))
-        })
+        .map(|path| through_links(path, &lookup))
         .collect()
 }
-
 /// The content of each of `paths` as the index holds it (the content a
 /// commit would record), `None` for a path it does not hold.
 pub fn files_staged(root: &Path, paths: &[&Path]) -> Result<Vec<Option<Vec<u8>>>, GitError> {
     let repo = open(root)?;
     let index = repo.index().map_err(|e| failed("the index", e))?;
+    let lookup = |path: &Path| {
+        let Some(entry) = index.get_path(path, 0) else {
+            return Ok(None);
+        };
+        let blob = repo
+            .find_blob(entry.id)
+            .map_err(|e| failed("a staged file", e))?;
+        Ok(Some((entry.mode, blob.content().to_vec())))
+    };
     paths
         .iter()
-        .map(|path| {
-            let Some(entry) = index.get_path(path, 0) else {
-                return Ok(None);
-            };
-            let blob = repo
-                .find_blob(entry.id)
-                .map_err(|e| failed("a staged file", e))?;
-            Ok(Some(blob.content().to_vec()))
-        })
+        .map(|path| through_links(path, &lookup))
         .collect()
 }
 
+/// A file as a commit or the index holds it: its mode and content.
+type Stored = (u32, Vec<u8>);
+
+/// The content of `path` as a checkout of the files `lookup` holds (each
+/// with its mode) would read it: a symbolic link is followed to the file
+/// it names, as reading the work tree's copy does, so a committed or
+/// staged `phasegate.toml` that is a link is the configuration it links
+/// to, not the link's target path. `None` when there is no such file; an
+/// error for a link that leads out of the repository, or round in circles.
+fn through_links(
+    path: &Path,
+    lookup: &dyn Fn(&Path) -> Result<Option<Stored>, GitError>,
+) -> Result<Option<Vec<u8>>, GitError> {
+    let mut at = path.to_path_buf();
+    // Linux follows at most 40 links in one lookup.
+    for _ in 0..40 {
+        let Some((mode, content)) = lookup(&at)? else {
+            return Ok(None);
+        };
+        if mode & MODE_TYPE != MODE_LINK {
+            return Ok(Some(content));
+        }
+        let target = Path::new(OsStr::from_bytes(&content));
+        let mut next = at.parent().map(Path::to_path_buf).unwrap_or_default();
+        for part in target.components() {
+            match part {
+                std::path::Component::Normal(name) => next.push(name),
+                std::path::Component::CurDir => {}
+                std::path::Component::ParentDir if next.pop() => {}
+                _ => return Err(link_error(path, "leads out of the repository")),
+            }
+        }
+        at = next;
+    }
+    Err(link_error(path, "is a loop of symbolic links"))
+}
+
+fn link_error(path: &Path, problem: &'static str) -> GitError {
+    GitError::Link {
+        path: path.to_path_buf(),
+        problem,
+    }
+}
 /// The files changed on `to` since its merge base with `from`, as a merge
 /// gate wants them.
 pub fn range_files(root: &Path, from: &str, to: &str) -> Result<Vec<PathBuf>, GitError> {

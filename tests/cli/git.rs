@@ -1640,3 +1640,42 @@ fn named_files_that_are_links_are_selected_as_the_links() {
     assert_eq!(argv[1], "link.txt", "{v:#}");
     assert_eq!(argv[2], "out.txt", "{v:#}");
 }
+
+#[test]
+fn a_phasegate_toml_that_is_a_link_is_read_through_it_from_a_ref_and_from_the_index() {
+    let repo = TestRepo::new();
+    repo.write(
+        "conf/gate.toml",
+        "[phases.implementation]\nchecks = [ { name = \"strict\", command = \"false\" } ]\n",
+    );
+    std::os::unix::fs::symlink("conf/gate.toml", repo.path().join("phasegate.toml")).unwrap();
+    repo.commit_all("the gate, kept elsewhere");
+    assert_eq!(repo.verdict(&["--all-files"]).0, 1);
+    let (code, v) = repo.verdict(&["--all-files", "--config-from-ref", "HEAD"]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(check(&v, "strict")["status"], "failed");
+    // A staged run reads the staged link the same way once its stat data
+    // no longer matches the index.
+    repo.stage("x.txt", "x\n");
+    let touched = repo
+        .command("touch")
+        .args(["-h", "-d", "2001-01-01", "phasegate.toml"])
+        .status()
+        .unwrap();
+    assert!(touched.success());
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(check(&v, "strict")["status"], "failed");
+    // A link out of the repository is not followed.
+    std::fs::remove_file(repo.path().join("phasegate.toml")).unwrap();
+    std::os::unix::fs::symlink("../outside.toml", repo.path().join("phasegate.toml")).unwrap();
+    repo.commit_all("out");
+    let (code, v) = repo.verdict(&["--all-files", "--config-from-ref", "HEAD"]);
+    assert_eq!(code, 2, "{v:#}");
+    assert!(
+        v["error"]["message"]
+            .to_string()
+            .contains("leads out of the repository"),
+        "{v:#}"
+    );
+}
