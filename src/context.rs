@@ -47,6 +47,11 @@ pub struct Context {
     pub pause_at: Option<String>,
     /// The pull or merge request's range (base, head) when CI says so.
     pub ci_range: Option<(String, String)>,
+    /// On GitHub's `pull_request_target` event: the commit it checks out by
+    /// default (the target branch's, `GITHUB_SHA`) and the pull request's
+    /// head commit. A checkout still at the first is not the pull
+    /// request's, so the range ends at the second instead of `HEAD`.
+    pub ci_target_checkout: Option<(String, String)>,
     /// `GITHUB_STEP_SUMMARY`: where the GitHub report appends its summary.
     pub github_step_summary: Option<PathBuf>,
     /// `GIT_INDEX_FILE`: the index git points a hook at during `git commit
@@ -69,6 +74,9 @@ fn ci_range(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
     // checkout is the merge commit or the head.
     if var("GITHUB_ACTIONS").as_deref() == Some("true") {
         let event = var("GITHUB_EVENT_NAME")?;
+        // pull_request_target checks out the target branch unless the
+        // workflow checks out the pull request itself: see
+        // `ci_target_checkout`.
         if event == "pull_request" || event == "pull_request_target" {
             let base = var("GITHUB_BASE_REF")?;
             return Some((format!("origin/{base}"), "HEAD".to_string()));
@@ -84,6 +92,29 @@ fn ci_range(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
         return Some((format!("origin/{target}"), "HEAD".to_string()));
     }
     None
+}
+
+/// On GitHub's `pull_request_target` event, the commit checked out by
+/// default and the pull request's head commit (`pull_request.head.sha` of
+/// the event's payload, `GITHUB_EVENT_PATH`).
+fn ci_target_checkout(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
+    if var("GITHUB_ACTIONS").as_deref() != Some("true")
+        || var("GITHUB_EVENT_NAME").as_deref() != Some("pull_request_target")
+    {
+        return None;
+    }
+    Some((
+        var("GITHUB_SHA")?,
+        pull_request_head(&var("GITHUB_EVENT_PATH")?)?,
+    ))
+}
+
+/// `pull_request.head.sha` of the GitHub event payload at `path`.
+fn pull_request_head(path: &str) -> Option<String> {
+    let text = std::fs::read(path).ok()?;
+    let event: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    let sha = event.pointer("/pull_request/head/sha")?.as_str()?;
+    (!sha.is_empty()).then(|| sha.to_string())
 }
 
 /// `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM`, `GIT_CONFIG_NOSYSTEM` and the
@@ -188,6 +219,7 @@ impl Context {
             path: std::env::var_os("PATH"),
             pause_at: var("PHASEGATE_TEST_PAUSE_AT"),
             ci_range: ci_range(&var),
+            ci_target_checkout: ci_target_checkout(&var),
             github_step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
         })
     }

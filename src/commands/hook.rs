@@ -20,7 +20,23 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
         // A merge's commit records what is staged, as any commit does.
         "pre-commit" | "pre-merge-commit" => vec![SelectionRequest::Staged],
         // Each pushed ref on its own; only deletions leave nothing to check.
-        "pre-push" => pushed_ranges(std::io::stdin().lock()),
+        "pre-push" => {
+            let root = crate::git::discover(&ctx.cwd)
+                .ok()
+                .flatten()
+                .map(|repo| repo.root);
+            // Without a repository every object is taken for a commit: the
+            // run that follows says what is wrong.
+            let kind = |oid: &str| match &root {
+                Some(root) => crate::git::object_kind(root, oid).unwrap_or(Some("commit")),
+                None => Some("commit"),
+            };
+            let (selections, notes) = pushed_ranges(std::io::stdin().lock(), kind);
+            for note in notes {
+                let _ = writeln!(io.err, "phasegate: {note}");
+            }
+            selections
+        }
         other => {
             let _ = writeln!(
                 io.err,
@@ -87,18 +103,40 @@ fn request(selection: SelectionRequest) -> RunRequest {
 /// What a pre-push hook checks, from the lines git writes on its standard
 /// input, one per pushed ref: `<local ref> <local oid> <remote ref> <remote
 /// oid>`. An updated branch checks its range; a new one (no remote oid)
-/// every file of its commit; a deletion nothing.
-fn pushed_ranges(input: impl BufRead) -> Vec<SelectionRequest> {
+/// every file of its commit; a deletion nothing. `kind` says what an
+/// object is here (see `git::object_kind`): a pushed tree or blob (a tag of
+/// one) has no commit to check, and a remote commit that was never fetched
+/// (a force push over it) leaves no range, so every file of the pushed
+/// commit is checked, as for a new branch. The notes say so.
+fn pushed_ranges(
+    input: impl BufRead,
+    kind: impl Fn(&str) -> Option<&'static str>,
+) -> (Vec<SelectionRequest>, Vec<String>) {
     let mut selections = Vec::new();
+    let mut notes = Vec::new();
     for line in input.lines().map_while(Result::ok) {
         let fields: Vec<&str> = line.split_whitespace().collect();
-        let [_, local, _, remote] = fields.as_slice() else {
+        let [local_ref, local, remote_ref, remote] = fields.as_slice() else {
             continue;
         };
         if is_zero(local) {
             continue;
         }
+        match kind(local) {
+            Some("commit") | None => {}
+            Some(other) => {
+                notes.push(format!(
+                    "`{local_ref}` is a {other}, not a commit: it has no files to check"
+                ));
+                continue;
+            }
+        }
         selections.push(if is_zero(remote) {
+            SelectionRequest::AllOf((*local).to_string())
+        } else if kind(remote).is_none() {
+            notes.push(format!(
+                "`{remote_ref}` is at {remote} on the remote, a commit that was never fetched here: every file of {local} is checked"
+            ));
             SelectionRequest::AllOf((*local).to_string())
         } else {
             SelectionRequest::Range {
@@ -107,7 +145,7 @@ fn pushed_ranges(input: impl BufRead) -> Vec<SelectionRequest> {
             }
         });
     }
-    selections
+    (selections, notes)
 }
 
 #[cfg(test)]
@@ -119,10 +157,12 @@ mod tests {
         let zero = "0".repeat(40);
         let (a, b) = ("a".repeat(40), "b".repeat(40));
         let line = |l: &str, r: &str| format!("refs/heads/x {l} refs/heads/x {r}\n");
-        let pushed = pushed_ranges(
+        let known = |_: &str| Some("commit");
+        let (pushed, notes) = pushed_ranges(
             [line(&a, &b), line(&b, &zero), line(&zero, &a)]
                 .concat()
                 .as_bytes(),
+            known,
         );
         assert!(matches!(
             pushed.as_slice(),
@@ -131,7 +171,27 @@ mod tests {
                 SelectionRequest::AllOf(new),
             ] if *from == b && *to == a && *new == b
         ));
-        assert!(pushed_ranges(line(&zero, &b).as_bytes()).is_empty());
-        assert!(pushed_ranges(&b""[..]).is_empty());
+        assert!(notes.is_empty());
+        assert!(pushed_ranges(line(&zero, &b).as_bytes(), known)
+            .0
+            .is_empty());
+        assert!(pushed_ranges(&b""[..], known).0.is_empty());
+    }
+
+    #[test]
+    fn a_pushed_tree_is_not_checked_and_an_unknown_remote_commit_checks_every_file() {
+        let (a, b, t) = ("a".repeat(40), "b".repeat(40), "c".repeat(40));
+        let kind = |oid: &str| match oid.as_bytes()[0] {
+            b'a' => Some("commit"),
+            b'c' => Some("tree"),
+            _ => None,
+        };
+        let input = format!(
+            "refs/heads/x {a} refs/heads/x {b}\nrefs/tags/t {t} refs/tags/t {}\n",
+            "0".repeat(40)
+        );
+        let (pushed, notes) = pushed_ranges(input.as_bytes(), kind);
+        assert!(matches!(pushed.as_slice(), [SelectionRequest::AllOf(all)] if *all == a));
+        assert_eq!(notes.len(), 2, "{notes:?}");
     }
 }

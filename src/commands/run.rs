@@ -1344,7 +1344,15 @@ fn select_files(
                     ));
                     continue;
                 }
-                let absolute = std::fs::canonicalize(&absolute).unwrap_or(absolute);
+                // The directories on the way are resolved (the repository
+                // may be reached through a link), not the file itself: a
+                // link the repository tracks is selected as that link, not
+                // as the file it points at, wherever that is.
+                let absolute = match (absolute.parent(), absolute.file_name()) {
+                    (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+                        .map_or_else(|_| absolute.clone(), |dir| dir.join(name)),
+                    _ => std::fs::canonicalize(&absolute).unwrap_or(absolute),
+                };
                 match absolute.strip_prefix(root) {
                     Ok(relative) => files.push(relative.to_path_buf()),
                     Err(_) => {
@@ -1389,6 +1397,16 @@ fn select_files(
         }
         SelectionRequest::Default if ctx.ci => {
             if let Some((from, to)) = &ctx.ci_range {
+                // pull_request_target's own checkout is the target branch:
+                // the pull request is its head commit.
+                let to = match &ctx.ci_target_checkout {
+                    Some((checked_out, head))
+                        if crate::git::commit_id(root, to).is_ok_and(|at| at == *checked_out) =>
+                    {
+                        head
+                    }
+                    _ => to,
+                };
                 let (files, s) = range(from, to)?;
                 return Ok(Selected::new(files, s, notes));
             }

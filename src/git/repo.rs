@@ -51,6 +51,11 @@ pub enum GitError {
         #[source]
         source: std::io::Error,
     },
+    #[error("`{path}` is a symbolic link that {problem}: phasegate reads committed and staged files through links inside the repository only")]
+    Link {
+        path: PathBuf,
+        problem: &'static str,
+    },
     #[error("failed to read {what} from git")]
     Read {
         what: String,
@@ -60,15 +65,19 @@ pub enum GitError {
     #[error("`{spec}` does not name a commit ({hint})")]
     Revision {
         spec: String,
-        /// What to do: the `git fetch` that would bring it.
+        /// What to do: the `git fetch` that would bring it, or what else
+        /// is wrong with the name.
         hint: String,
         #[source]
         source: git2::Error,
     },
-    #[error("`{from}` and `{to}` have no common ancestor (a shallow clone? fetch more history)")]
+    #[error("`{from}` and `{to}` have no common ancestor ({hint})")]
     MergeBase {
         from: String,
         to: String,
+        /// Why: a shallow clone's cut history (and how to deepen it), or
+        /// unrelated histories.
+        hint: String,
         #[source]
         source: git2::Error,
     },

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Repository};
 
-use super::index::{Entry, Fields, Index, MODE_FILE, MODE_TREE, MODE_TYPE};
+use super::index::{Entry, Fields, Index, MODE_FILE, MODE_LINK, MODE_TREE, MODE_TYPE};
 use super::GitError;
 
 pub(super) fn open(root: &Path) -> Result<Repository, GitError> {
@@ -410,19 +410,49 @@ fn named<'r, T>(
     spec: &str,
     peel: impl FnOnce(git2::Object<'r>) -> Result<T, git2::Error>,
 ) -> Result<T, GitError> {
-    repo.revparse_single(spec)
-        .and_then(peel)
+    let object = repo
+        .revparse_single(spec)
         .map_err(|source| GitError::Revision {
             spec: spec.to_string(),
-            hint: fetch_hint(repo, spec),
+            hint: fetch_hint(repo, spec, &source),
             source,
-        })
+        })?;
+    let kind = kind_of(&object);
+    peel(object).map_err(|source| GitError::Revision {
+        spec: spec.to_string(),
+        hint: format!("it names a {kind}"),
+        source,
+    })
+}
+
+/// What to tell someone whose shallow clone lacks history it needs.
+const DEEPEN: &str = "this is a shallow clone, and the history it needs is cut off: fetch more, e.g. `git fetch --deepen=100`, or all of it with `git fetch --unshallow`";
+
+/// Whether `spec` names a commit by its place in history (`HEAD~3`,
+/// `main^2`, `main@{1}`, `main:path`) or by an abbreviated id: no fetch
+/// brings such a name, only the history it is in.
+fn names_by_history(spec: &str) -> bool {
+    spec.contains(['~', '^', ':'])
+        || spec.contains("@{")
+        || (spec.len() < 40 && spec.len() >= 4 && spec.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// The `git fetch` that would bring `spec`: a remote-tracking name
 /// (`origin/main`, `refs/remotes/origin/main`) is fetched as its branch
-/// from its remote; anything else from `origin`, or the only remote.
-fn fetch_hint(repo: &Repository, spec: &str) -> String {
+/// from its remote; anything else from `origin`, or the only remote. A
+/// name no fetch can bring asks for more history instead.
+fn fetch_hint(repo: &Repository, spec: &str, error: &git2::Error) -> String {
+    if error.code() == git2::ErrorCode::Ambiguous {
+        return "it is ambiguous here: give more of the commit id, or the full ref name"
+            .to_string();
+    }
+    if names_by_history(spec) {
+        return if repo.is_shallow() {
+            DEEPEN.to_string()
+        } else {
+            "check the name, or fetch the history it is in, e.g. `git fetch origin`".to_string()
+        };
+    }
     let remotes: Vec<String> = repo
         .remotes()
         .map(|names| {
@@ -450,8 +480,13 @@ fn fetch_hint(repo: &Repository, spec: &str) -> String {
         remotes[0].as_str()
     };
     if remotes.is_empty() {
+        // A remote-tracking name says which remote and branch it would be.
+        let (remote, branch) = tracking
+            .split_once('/')
+            .filter(|(r, b)| (*r == "origin" || tracking != spec) && !r.is_empty() && !b.is_empty())
+            .unwrap_or((remote, spec));
         return format!(
-            "this repository has no remote to fetch it from; check the name, or add the remote and `git fetch {remote} {spec}`"
+            "this repository has no remote to fetch it from; check the name, or add the remote and `git fetch {remote} {branch}`"
         );
     }
     format!("fetch it first, e.g. `git fetch {remote} {spec}`")
@@ -472,40 +507,85 @@ pub fn files_at(
 ) -> Result<Vec<Option<Vec<u8>>>, GitError> {
     let repo = open(root)?;
     let tree = named(&repo, spec, |object| object.peel_to_tree())?;
+    let lookup = |path: &Path| {
+        let Ok(entry) = tree.get_path(path) else {
+            return Ok(None);
+        };
+        let mode = u32::try_from(entry.filemode()).unwrap_or(0);
+        let blob = entry
+            .to_object(&repo)
+            .and_then(|object| object.peel_to_blob())
+            .map_err(|e| failed("a file of the commit", e))?;
+        Ok(Some((mode, blob.content().to_vec())))
+    };
     paths
         .iter()
-        .map(|path| {
-            let Ok(entry) = tree.get_path(path) else {
-                return Ok(None);
-            };
-            let blob = entry
-                .to_object(&repo)
-                .and_then(|object| object.peel_to_blob())
-                .map_err(|e| failed("a file of the commit", e))?;
-            Ok(Some(blob.content().to_vec()))
-        })
+        .map(|path| through_links(path, &lookup))
         .collect()
 }
-
 /// The content of each of `paths` as the index holds it (the content a
 /// commit would record), `None` for a path it does not hold.
 pub fn files_staged(root: &Path, paths: &[&Path]) -> Result<Vec<Option<Vec<u8>>>, GitError> {
     let repo = open(root)?;
     let index = repo.index().map_err(|e| failed("the index", e))?;
+    let lookup = |path: &Path| {
+        let Some(entry) = index.get_path(path, 0) else {
+            return Ok(None);
+        };
+        let blob = repo
+            .find_blob(entry.id)
+            .map_err(|e| failed("a staged file", e))?;
+        Ok(Some((entry.mode, blob.content().to_vec())))
+    };
     paths
         .iter()
-        .map(|path| {
-            let Some(entry) = index.get_path(path, 0) else {
-                return Ok(None);
-            };
-            let blob = repo
-                .find_blob(entry.id)
-                .map_err(|e| failed("a staged file", e))?;
-            Ok(Some(blob.content().to_vec()))
-        })
+        .map(|path| through_links(path, &lookup))
         .collect()
 }
 
+/// A file as a commit or the index holds it: its mode and content.
+type Stored = (u32, Vec<u8>);
+
+/// The content of `path` as a checkout of the files `lookup` holds (each
+/// with its mode) would read it: a symbolic link is followed to the file
+/// it names, as reading the work tree's copy does, so a committed or
+/// staged `phasegate.toml` that is a link is the configuration it links
+/// to, not the link's target path. `None` when there is no such file; an
+/// error for a link that leads out of the repository, or round in circles.
+fn through_links(
+    path: &Path,
+    lookup: &dyn Fn(&Path) -> Result<Option<Stored>, GitError>,
+) -> Result<Option<Vec<u8>>, GitError> {
+    let mut at = path.to_path_buf();
+    // Linux follows at most 40 links in one lookup.
+    for _ in 0..40 {
+        let Some((mode, content)) = lookup(&at)? else {
+            return Ok(None);
+        };
+        if mode & MODE_TYPE != MODE_LINK {
+            return Ok(Some(content));
+        }
+        let target = Path::new(OsStr::from_bytes(&content));
+        let mut next = at.parent().map(Path::to_path_buf).unwrap_or_default();
+        for part in target.components() {
+            match part {
+                std::path::Component::Normal(name) => next.push(name),
+                std::path::Component::CurDir => {}
+                std::path::Component::ParentDir if next.pop() => {}
+                _ => return Err(link_error(path, "leads out of the repository")),
+            }
+        }
+        at = next;
+    }
+    Err(link_error(path, "is a loop of symbolic links"))
+}
+
+fn link_error(path: &Path, problem: &'static str) -> GitError {
+    GitError::Link {
+        path: path.to_path_buf(),
+        problem,
+    }
+}
 /// The files changed on `to` since its merge base with `from`, as a merge
 /// gate wants them.
 pub fn range_files(root: &Path, from: &str, to: &str) -> Result<Vec<PathBuf>, GitError> {
@@ -530,6 +610,11 @@ pub(super) fn range_diff<'r>(
         .map_err(|source| GitError::MergeBase {
             from: from.to_string(),
             to: to.to_string(),
+            hint: if repo.is_shallow() {
+                DEEPEN.to_string()
+            } else {
+                "their histories are unrelated: name a commit both have with --from-ref".to_string()
+            },
             source,
         })?;
     let base_tree = repo
@@ -567,6 +652,36 @@ pub(super) fn index_of(repo: &Repository, commit: git2::Oid) -> Result<git2::Ind
     let mut index = git2::Index::new()?;
     index.read_tree(&tree)?;
     Ok(index)
+}
+
+/// The full id of the commit `spec` names.
+pub fn commit_id(root: &Path, spec: &str) -> Result<String, GitError> {
+    let repo = open(root)?;
+    named(&repo, spec, |object| object.peel_to_commit()).map(|commit| commit.id().to_string())
+}
+
+/// What the object `oid` is here, as a push names it: `Some("commit")` for
+/// a commit or a tag of one, the kind of anything else (a tag of a tree),
+/// `None` when this repository does not have it (a commit on a remote that
+/// was never fetched).
+pub fn object_kind(root: &Path, oid: &str) -> Result<Option<&'static str>, GitError> {
+    let repo = open(root)?;
+    let Ok(object) = repo.revparse_single(oid) else {
+        return Ok(None);
+    };
+    if object.peel_to_commit().is_ok() {
+        return Ok(Some("commit"));
+    }
+    Ok(Some(kind_of(&object)))
+}
+
+/// What `object` is, in git's word; a tag is named by what it tags.
+fn kind_of(object: &git2::Object<'_>) -> &'static str {
+    object
+        .as_tag()
+        .and_then(git2::Tag::target_type)
+        .or(object.kind())
+        .map_or("object", |kind| kind.str())
 }
 
 /// Every file of the commit `spec` names, relative to the root, without

@@ -1479,6 +1479,17 @@ fn a_ref_that_is_not_here_gets_the_fetch_that_would_bring_it() {
     let repo = TestRepo::new();
     repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
     repo.commit_all("base");
+    // With no remote yet, a remote-tracking name still says what to fetch.
+    let (code, v) = repo.verdict(&["--from-ref", "origin/main", "--to-ref", "HEAD"]);
+    assert_eq!(code, 2, "{v:#}");
+    let message = v["error"]["message"].to_string();
+    assert!(message.contains("`git fetch origin main`"), "{message}");
+    let (_, v) = repo.verdict(&["--from-ref", "feature/x", "--to-ref", "HEAD"]);
+    let message = v["error"]["message"].to_string();
+    assert!(
+        message.contains("`git fetch origin feature/x`"),
+        "{message}"
+    );
     repo.git(&["remote", "add", "upstream", "https://example.invalid/r.git"]);
     let (code, v) = repo.verdict(&["--from-ref", "upstream/main", "--to-ref", "HEAD"]);
     assert_eq!(code, 2, "{v:#}");
@@ -1501,6 +1512,170 @@ fn a_ref_that_is_not_here_gets_the_fetch_that_would_bring_it() {
         v["error"]["message"]
             .to_string()
             .contains("`git fetch upstream v9.9`"),
+        "{v:#}"
+    );
+}
+
+#[test]
+fn pull_request_target_checks_the_pull_request_head_not_the_checked_out_base() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n");
+    repo.write("base.md", "# base\n");
+    repo.commit_all("base");
+    repo.git(&["checkout", "-qb", "feature"]);
+    repo.write("feature.md", "# feature\n");
+    repo.commit_all("feature");
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let main = repo.git(&["rev-parse", "main"]).trim().to_string();
+    repo.git(&["update-ref", "refs/remotes/origin/main", &main]);
+    let event = repo.path().join(".git/event.json");
+    std::fs::write(
+        &event,
+        format!(
+            r#"{{"action": "opened", "number": 7, "pull_request": {{"head": {{"ref": "feature", "sha": "{head}"}}, "base": {{"ref": "main", "sha": "{main}"}}}}}}"#
+        ),
+    )
+    .unwrap();
+    let event = event.to_string_lossy().into_owned();
+    let env = [
+        ("CI", "true"),
+        ("GITHUB_ACTIONS", "true"),
+        ("GITHUB_EVENT_NAME", "pull_request_target"),
+        ("GITHUB_BASE_REF", "main"),
+        ("GITHUB_HEAD_REF", "feature"),
+        ("GITHUB_SHA", main.as_str()),
+        ("GITHUB_EVENT_PATH", event.as_str()),
+    ];
+    // The event's own checkout is the target branch: the pull request is
+    // its head commit.
+    repo.git(&["checkout", "-q", "main"]);
+    let (code, v) = repo.verdict_with(&[], &env);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["selection"]["mode"], "range");
+    assert_eq!(v["selection"]["to"], head.as_str());
+    assert_eq!(check(&v, "docs")["argv"][0][1], "feature.md");
+    // A workflow that checks out the pull request's merge commit is
+    // checked as checked out.
+    repo.git(&["checkout", "-q", "--detach", "main"]);
+    repo.git(&["merge", "-q", "--no-ff", "-m", "merge", "feature"]);
+    let (code, v) = repo.verdict_with(&[], &env);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["selection"]["to"], "HEAD");
+    assert_eq!(check(&v, "docs")["argv"][0][1], "feature.md");
+}
+
+#[test]
+fn a_shallow_clone_without_the_merge_base_is_told_to_deepen_it() {
+    let origin = TestRepo::new();
+    origin.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n");
+    for n in 1..=3 {
+        origin.write(&format!("base{n}.md"), "# base\n");
+        origin.commit_all(&format!("base {n}"));
+    }
+    origin.git(&["checkout", "-qb", "feature", "HEAD~1"]);
+    for n in 1..=3 {
+        origin.write(&format!("feature{n}.md"), "# feature\n");
+        origin.commit_all(&format!("feature {n}"));
+    }
+    // As CI clones: one commit of each branch.
+    let clone = origin
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("shallow-{}", std::process::id()));
+    let url = format!("file://{}", origin.path().display());
+    origin.git(&[
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        "--no-single-branch",
+        "--branch",
+        "feature",
+        &url,
+        &clone.to_string_lossy(),
+    ]);
+    let verdict = |args: &[&str]| {
+        let mut all = vec!["run", "--format", "json"];
+        all.extend_from_slice(args);
+        let run = origin.phasegate_in(&clone, &all);
+        (run.code, run.json())
+    };
+    let (code, v) = verdict(&["--from-ref", "origin/main", "--to-ref", "HEAD"]);
+    assert_eq!(code, 2, "{v:#}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("no common ancestor"), "{message}");
+    assert!(message.contains("git fetch --deepen="), "{message}");
+    // A commit named by its place in history cannot be fetched by that
+    // name: the clone needs more history.
+    let (code, v) = verdict(&["--from-ref", "HEAD~2", "--to-ref", "HEAD"]);
+    assert_eq!(code, 2, "{v:#}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("git fetch --deepen="), "{message}");
+    assert!(!message.contains("git fetch origin HEAD~2"), "{message}");
+    std::fs::remove_dir_all(&clone).unwrap();
+
+    // Unrelated histories in a full clone are no shallow clone's doing.
+    origin.git(&["checkout", "-q", "--orphan", "unrelated"]);
+    origin.commit_all("unrelated");
+    let (code, v) = origin.verdict(&["--from-ref", "main", "--to-ref", "HEAD"]);
+    assert_eq!(code, 2, "{v:#}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("unrelated"), "{message}");
+    assert!(!message.contains("shallow"), "{message}");
+}
+
+#[test]
+fn named_files_that_are_links_are_selected_as_the_links() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"args\", files = [\"*.txt\"], command = \"echo {files}\" } ]\n");
+    repo.write("target.txt", "target\n");
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    std::os::unix::fs::symlink("target.txt", repo.path().join("link.txt")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), repo.path().join("out.txt")).unwrap();
+    repo.commit_all("links");
+    let (code, v) = repo.verdict(&["--files", "link.txt", "out.txt"]);
+    assert_eq!(code, 0, "{v:#}");
+    let argv = &check(&v, "args")["argv"][0];
+    assert_eq!(argv[1], "link.txt", "{v:#}");
+    assert_eq!(argv[2], "out.txt", "{v:#}");
+}
+
+#[test]
+fn a_phasegate_toml_that_is_a_link_is_read_through_it_from_a_ref_and_from_the_index() {
+    let repo = TestRepo::new();
+    repo.write(
+        "conf/gate.toml",
+        "[phases.implementation]\nchecks = [ { name = \"strict\", command = \"false\" } ]\n",
+    );
+    std::os::unix::fs::symlink("conf/gate.toml", repo.path().join("phasegate.toml")).unwrap();
+    repo.commit_all("the gate, kept elsewhere");
+    assert_eq!(repo.verdict(&["--all-files"]).0, 1);
+    let (code, v) = repo.verdict(&["--all-files", "--config-from-ref", "HEAD"]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(check(&v, "strict")["status"], "failed");
+    // A staged run reads the staged link the same way once its stat data
+    // no longer matches the index.
+    repo.stage("x.txt", "x\n");
+    let touched = repo
+        .command("touch")
+        .args(["-h", "-d", "2001-01-01", "phasegate.toml"])
+        .status()
+        .unwrap();
+    assert!(touched.success());
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(check(&v, "strict")["status"], "failed");
+    // A link out of the repository is not followed.
+    std::fs::remove_file(repo.path().join("phasegate.toml")).unwrap();
+    std::os::unix::fs::symlink("../outside.toml", repo.path().join("phasegate.toml")).unwrap();
+    repo.commit_all("out");
+    let (code, v) = repo.verdict(&["--all-files", "--config-from-ref", "HEAD"]);
+    assert_eq!(code, 2, "{v:#}");
+    assert!(
+        v["error"]["message"]
+            .to_string()
+            .contains("leads out of the repository"),
         "{v:#}"
     );
 }

@@ -728,3 +728,60 @@ fn installing_over_a_hook_the_repository_tracks_warns() {
     let run = other.phasegate(&["install", "--hook", "pre-commit"]);
     assert!(!run.stderr.contains("warning"), "{}", run.stderr);
 }
+
+#[test]
+fn pre_push_over_a_commit_never_fetched_and_of_a_tag_of_a_tree_is_let_through() {
+    let remote = TestRepo::plain();
+    remote
+        .command("git")
+        .args(["init", "-q", "--bare", "."])
+        .status()
+        .unwrap();
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], shell = true, command = \"! grep -q TODO {files}\" } ]\n");
+    repo.write("a.md", "# a\n");
+    repo.commit_all("one");
+    repo.git(&["remote", "add", "origin", &remote.path().to_string_lossy()]);
+    repo.git(&["push", "-q", "origin", "main"]);
+    // Someone else pushes; this clone never fetches it and force-pushes
+    // over it.
+    let other = TestRepo::new();
+    other.git(&["pull", "-q", &remote.path().to_string_lossy(), "main"]);
+    other.write("b.md", "# theirs\n");
+    other.commit_all("theirs");
+    other.git(&["push", "-q", &remote.path().to_string_lossy(), "main"]);
+    assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
+    repo.write("c.md", "# c\n");
+    repo.commit_all("mine");
+    let pushed = git_with_hook(&repo, &["push", "-q", "--force", "origin", "main"]);
+    assert_eq!(pushed.code, 0, "{pushed:?}");
+    assert!(pushed.stderr.contains("never fetched"), "{pushed:?}");
+    let head = repo.git(&["rev-parse", "main"]);
+    let on_remote = remote
+        .command("git")
+        .args(["rev-parse", "main"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&on_remote.stdout), head);
+    // Every file of the pushed commit is checked then: a bad one stops it.
+    other.write("d.md", "# theirs again\n");
+    other.commit_all("theirs again");
+    other.git(&[
+        "push",
+        "-q",
+        "--force",
+        &remote.path().to_string_lossy(),
+        "main",
+    ]);
+    repo.write("a.md", "# a TODO\n");
+    repo.commit_all("todo");
+    let refused = git_with_hook(&repo, &["push", "-q", "--force", "origin", "main"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(refused.stdout.contains("failed"), "{refused:?}");
+
+    // A tag of a tree has no commit to check: it is pushed.
+    repo.git(&["tag", "tree-tag", "HEAD^{tree}"]);
+    let pushed = git_with_hook(&repo, &["push", "-q", "origin", "tree-tag"]);
+    assert_eq!(pushed.code, 0, "{pushed:?}");
+    assert!(pushed.stderr.contains("is a tree"), "{pushed:?}");
+}
