@@ -49,9 +49,9 @@ pub struct Context {
     pub ci_range: Option<(String, String)>,
     /// On GitHub's `pull_request_target` event: the commit it checks out by
     /// default (the target branch's, `GITHUB_SHA`) and the pull request's
-    /// head commit. A checkout still at the first is not the pull
-    /// request's, so the range ends at the second instead of `HEAD`.
-    pub ci_target_checkout: Option<(String, String)>,
+    /// head commit, when the event's payload names it. A checkout still at
+    /// the first holds none of the pull request.
+    pub ci_target_checkout: Option<(String, Option<String>)>,
     /// `GITHUB_STEP_SUMMARY`: where the GitHub report appends its summary.
     pub github_step_summary: Option<PathBuf>,
     /// `GIT_INDEX_FILE`: the index git points a hook at during `git commit
@@ -75,8 +75,8 @@ fn ci_range(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
     if var("GITHUB_ACTIONS").as_deref() == Some("true") {
         let event = var("GITHUB_EVENT_NAME")?;
         // pull_request_target checks out the target branch unless the
-        // workflow checks out the pull request itself: see
-        // `ci_target_checkout`.
+        // workflow checks out the pull request itself (see
+        // `ci_target_checkout`).
         if event == "pull_request" || event == "pull_request_target" {
             let base = var("GITHUB_BASE_REF")?;
             return Some((format!("origin/{base}"), "HEAD".to_string()));
@@ -95,9 +95,10 @@ fn ci_range(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
 }
 
 /// On GitHub's `pull_request_target` event, the commit checked out by
-/// default and the pull request's head commit (`pull_request.head.sha` of
-/// the event's payload, `GITHUB_EVENT_PATH`).
-fn ci_target_checkout(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
+/// default (`GITHUB_SHA`, the target branch's) and the pull request's head
+/// commit (`pull_request.head.sha` of the event's payload,
+/// `GITHUB_EVENT_PATH`) when it can be read.
+fn ci_target_checkout(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, Option<String>)> {
     if var("GITHUB_ACTIONS").as_deref() != Some("true")
         || var("GITHUB_EVENT_NAME").as_deref() != Some("pull_request_target")
     {
@@ -105,7 +106,7 @@ fn ci_target_checkout(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, S
     }
     Some((
         var("GITHUB_SHA")?,
-        pull_request_head(&var("GITHUB_EVENT_PATH")?)?,
+        var("GITHUB_EVENT_PATH").and_then(|path| pull_request_head(&path)),
     ))
 }
 

@@ -1295,6 +1295,15 @@ impl EarlySelection {
     }
 }
 
+/// Why a `pull_request_target` run on the event's own checkout (the target
+/// branch) checks nothing, and what to do instead.
+fn pull_request_target_refusal(base: &str, head: Option<&str>) -> String {
+    let to = head.unwrap_or("<the pull request's head commit>");
+    format!(
+        "on GitHub's pull_request_target event the checkout is the target branch, which holds nothing of the pull request, and phasegate does not check out the pull request's code where it would run with that event's secrets and write token: run the gate on the `pull_request` event, or, knowing the code runs with those secrets, check the pull request out yourself (or run `phasegate run --from-ref {base} --to-ref {to}`)"
+    )
+}
+
 /// The selected files, relative to `root`, how they were chosen, and notes.
 /// A staged selection takes `early`'s result when there is one.
 fn select_files(
@@ -1397,16 +1406,18 @@ fn select_files(
         }
         SelectionRequest::Default if ctx.ci => {
             if let Some((from, to)) = &ctx.ci_range {
-                // pull_request_target's own checkout is the target branch:
-                // the pull request is its head commit.
-                let to = match &ctx.ci_target_checkout {
-                    Some((checked_out, head))
-                        if crate::git::commit_id(root, to).is_ok_and(|at| at == *checked_out) =>
-                    {
-                        head
+                // pull_request_target's own checkout is the target branch,
+                // which holds nothing of the pull request: the range would
+                // be empty, and checking the pull request out here would run
+                // its code with the event's secrets and write token.
+                if let Some((checked_out, head)) = &ctx.ci_target_checkout {
+                    if crate::git::commit_id(root, to).is_ok_and(|at| at == *checked_out) {
+                        return Err(super::usage_error(pull_request_target_refusal(
+                            from,
+                            head.as_deref(),
+                        )));
                     }
-                    _ => to,
-                };
+                }
                 let (files, s) = range(from, to)?;
                 return Ok(Selected::new(files, s, notes));
             }

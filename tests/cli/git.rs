@@ -1517,7 +1517,7 @@ fn a_ref_that_is_not_here_gets_the_fetch_that_would_bring_it() {
 }
 
 #[test]
-fn pull_request_target_checks_the_pull_request_head_not_the_checked_out_base() {
+fn pull_request_target_on_its_own_checkout_refuses_to_run_the_pull_requests_code() {
     let repo = TestRepo::new();
     repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n");
     repo.write("base.md", "# base\n");
@@ -1546,14 +1546,19 @@ fn pull_request_target_checks_the_pull_request_head_not_the_checked_out_base() {
         ("GITHUB_SHA", main.as_str()),
         ("GITHUB_EVENT_PATH", event.as_str()),
     ];
-    // The event's own checkout is the target branch: the pull request is
-    // its head commit.
+    // The event's own checkout is the target branch, which holds nothing
+    // of the pull request; checking the pull request out would run its code
+    // with the event's secrets. Never a silent pass.
     repo.git(&["checkout", "-q", "main"]);
     let (code, v) = repo.verdict_with(&[], &env);
-    assert_eq!(code, 0, "{v:#}");
-    assert_eq!(v["selection"]["mode"], "range");
-    assert_eq!(v["selection"]["to"], head.as_str());
-    assert_eq!(check(&v, "docs")["argv"][0][1], "feature.md");
+    assert_eq!(code, 2, "{v:#}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("pull_request_target"), "{message}");
+    assert!(
+        message.contains(&format!("--from-ref origin/main --to-ref {head}")),
+        "{message}"
+    );
+    assert!(v["checks"].as_array().unwrap().is_empty(), "{v:#}");
     // A workflow that checks out the pull request's merge commit is
     // checked as checked out.
     repo.git(&["checkout", "-q", "--detach", "main"]);
