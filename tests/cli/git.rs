@@ -1504,3 +1504,37 @@ fn a_ref_that_is_not_here_gets_the_fetch_that_would_bring_it() {
         "{v:#}"
     );
 }
+
+#[test]
+fn a_smudge_program_that_changes_the_length_of_a_file_is_followed_as_git_does() {
+    // git-lfs's smudge turns a pointer of some hundred bytes into the whole
+    // file; `git cat-file --batch --filters` still heads what it prints with
+    // the size of the object as stored.
+    let repo = TestRepo::new();
+    repo.git(&["config", "filter.secret.clean", "sed s/SECRET/x/"]);
+    repo.git(&["config", "filter.secret.smudge", "sed s/x/SECRET/"]);
+    repo.write(".gitattributes", "*.txt filter=secret\n");
+    repo.write("f.txt", "one SECRET\n")
+        .write("g.txt", "two SECRET\n");
+    repo.commit_all("one");
+    assert_eq!(repo.git(&["cat-file", "-p", "HEAD:f.txt"]), "one x\n");
+    repo.stage("f.txt", "one SECRET\nstaged SECRET\n");
+    let seen = repo.path().join(".git/seen");
+    for isolation in ["worktree", "snapshot"] {
+        repo.write("f.txt", "one SECRET\nstaged SECRET\nunstaged\n");
+        repo.config(&format!(
+            "[gate]\nisolation = \"{isolation}\"\n\n[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"cat f.txt g.txt > {}\" }} ]\n",
+            seen.display()
+        ));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 0, "{isolation}: {v:#}");
+        assert_eq!(
+            std::fs::read_to_string(&seen).unwrap(),
+            "one SECRET\nstaged SECRET\ntwo SECRET\n",
+            "{isolation}"
+        );
+        assert_eq!(repo.read("f.txt"), "one SECRET\nstaged SECRET\nunstaged\n");
+        assert_eq!(repo.git(&["status", "--porcelain", "-uno"]), "MM f.txt\n");
+    }
+}
+
