@@ -851,6 +851,8 @@ impl UnstagedGuard {
                 .filter(|e| !e.intent_to_add)
                 .map(|e| e.path.as_slice())
                 .collect();
+            super::checkout_left_out(repo, &mut index, &paths, &self.root, false)
+                .map_err(git_error("put the files at their staged content"))?;
             filters::smudge_checked_out(repo, &self.root, &index, &paths, &self.root).map_err(
                 |source| ProtectError::Filter {
                     what: "put files at their staged content",

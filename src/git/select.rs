@@ -672,6 +672,8 @@ fn checkout_to(
         .map_err(|e| failed("a snapshot", e))?;
     let paths: Vec<Vec<u8>> = index.iter().map(|e| e.path).collect();
     let paths: Vec<&[u8]> = paths.iter().map(Vec::as_slice).collect();
+    super::checkout_left_out(repo, index, &paths, dir, true)
+        .map_err(|e| failed("a snapshot", e))?;
     super::filters::smudge_checked_out(repo, root, index, &paths, dir).map_err(|source| {
         GitError::Filter {
             path: dir.to_path_buf(),

@@ -1538,3 +1538,47 @@ fn a_smudge_program_that_changes_the_length_of_a_file_is_followed_as_git_does() 
     }
 }
 
+#[test]
+fn a_file_staged_in_place_of_a_link_and_a_link_in_place_of_a_file_are_what_the_checks_see() {
+    use std::os::unix::fs::symlink;
+    let repo = TestRepo::new();
+    let (l, b) = (repo.path().join("l"), repo.path().join("b.txt"));
+    repo.write("a.txt", "a\n").write("b.txt", "b\n");
+    symlink("a.txt", &l).unwrap();
+    repo.commit_all("one");
+    // `l` is a link in HEAD and a file in the index, `b.txt` the other way
+    // round; the work tree holds something else again for each.
+    std::fs::remove_file(&l).unwrap();
+    repo.stage("l", "staged file\n");
+    std::fs::remove_file(&l).unwrap();
+    symlink("b.txt", &l).unwrap();
+    std::fs::remove_file(&b).unwrap();
+    symlink("a.txt", &b).unwrap();
+    repo.git(&["add", "b.txt"]);
+    std::fs::remove_file(&b).unwrap();
+    repo.write("b.txt", "unstaged file\n");
+    assert_eq!(
+        repo.git(&["status", "--porcelain", "-uno"]),
+        "TT b.txt\nTT l\n"
+    );
+    let seen = repo.path().join(".git/seen");
+    for isolation in ["worktree", "snapshot"] {
+        repo.config(&format!(
+            "[gate]\nisolation = \"{isolation}\"\n\n[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"{{ test -L l || cat l; readlink b.txt; }} > {}\" }} ]\n",
+            seen.display()
+        ));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 0, "{isolation}: {v:#}");
+        assert_eq!(
+            std::fs::read_to_string(&seen).unwrap(),
+            "staged file\na.txt\n",
+            "{isolation}"
+        );
+        assert_eq!(std::fs::read_link(&l).unwrap(), Path::new("b.txt"));
+        assert_eq!(repo.read("b.txt"), "unstaged file\n");
+        assert_eq!(
+            repo.git(&["status", "--porcelain", "-uno"]),
+            "TT b.txt\nTT l\n"
+        );
+    }
+}
