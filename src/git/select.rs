@@ -13,10 +13,7 @@ use super::index::{Entry, Fields, Index, MODE_FILE, MODE_TREE, MODE_TYPE};
 use super::GitError;
 
 pub(super) fn open(root: &Path) -> Result<Repository, GitError> {
-    super::open_repository(root).map_err(|source| GitError::Open {
-        path: root.to_path_buf(),
-        source,
-    })
+    super::open_repository(root).map_err(|source| super::repo::open_error(root, source))
 }
 
 pub(super) fn failed(what: &str, source: git2::Error) -> GitError {
