@@ -193,7 +193,9 @@ fn checkout_left_out(
         };
         let kind = entry.mode & index::MODE_TYPE;
         let place = dest.join(rel);
+        // An intent-to-add entry stages nothing to write.
         if (kind != index::MODE_FILE && kind != index::MODE_LINK)
+            || entry.flags_extended & index::INTENT_TO_ADD != 0
             || std::fs::symlink_metadata(&place).is_ok()
         {
             continue;

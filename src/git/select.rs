@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Repository};
 
-use super::index::{Entry, Fields, Index, MODE_FILE, MODE_TREE, MODE_TYPE};
+use super::index::{Entry, Fields, Index, INTENT_TO_ADD, MODE_FILE, MODE_TREE, MODE_TYPE};
 use super::GitError;
 
 pub(super) fn open(root: &Path) -> Result<Repository, GitError> {
@@ -677,6 +677,21 @@ fn checkout_to(
             source,
         }
     })?;
+    // libgit2 writes an intent-to-add entry as an empty file, but nothing
+    // of it is staged and the commit will not hold it (in place, it is set
+    // aside too).
+    for entry in index
+        .iter()
+        .filter(|e| e.flags_extended & INTENT_TO_ADD != 0)
+    {
+        let path = dir.join(OsStr::from_bytes(&entry.path));
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(GitError::Write { path, source: e });
+            }
+            _ => {}
+        }
+    }
     let files = paths
         .iter()
         .map(|path| {

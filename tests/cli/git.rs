@@ -1582,3 +1582,26 @@ fn a_file_staged_in_place_of_a_link_and_a_link_in_place_of_a_file_are_what_the_c
         );
     }
 }
+
+#[test]
+fn an_intent_to_add_file_is_left_out_of_a_snapshot_as_it_is_set_aside_in_place() {
+    // Nothing of it is staged: the commit will not hold it.
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("one");
+    repo.write("new.txt", "not staged\n");
+    repo.git(&["add", "--intent-to-add", "new.txt"]);
+    repo.stage("a.txt", "b\n");
+    for isolation in ["worktree", "snapshot"] {
+        repo.config(&format!(
+            "[gate]\nisolation = \"{isolation}\"\n\n[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"test ! -e new.txt\" }} ]\n"
+        ));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 0, "{isolation}: {v:#}");
+        assert_eq!(repo.read("new.txt"), "not staged\n");
+        assert_eq!(
+            repo.git(&["status", "--porcelain", "-uno"]),
+            "M  a.txt\n A new.txt\n"
+        );
+    }
+}
