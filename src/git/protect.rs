@@ -1225,8 +1225,16 @@ fn restore_entries(
                     std::os::unix::fs::symlink(&link, &target)
                         .map_err(io_error("restore the link", &target))?;
                 } else {
-                    let mut file =
-                        fs::File::create(&target).map_err(io_error("restore", &target))?;
+                    let mut file = match fs::File::create(&target) {
+                        // A read-only file (given its mode back by a restore
+                        // that was cut short, or made so by a check) is
+                        // replaced instead: only its directory need allow it.
+                        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                            fs::remove_file(&target).and_then(|()| fs::File::create(&target))
+                        }
+                        opened => opened,
+                    }
+                    .map_err(io_error("restore", &target))?;
                     // Streamed, as it was saved. Cut short, the journal stays
                     // and the next run writes the file again.
                     let written =

@@ -1605,3 +1605,37 @@ fn an_intent_to_add_file_is_left_out_of_a_snapshot_as_it_is_set_aside_in_place()
         );
     }
 }
+
+#[test]
+fn a_read_only_file_a_killed_run_had_written_back_does_not_stop_the_others_coming_back() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    repo.write("a.txt", "one\n").write("b.txt", "one\n");
+    repo.commit_all("one");
+    repo.stage("a.txt", "staged\n");
+    repo.write("a.txt", "staged\nunstaged\n")
+        .write("b.txt", "one\nunstaged\n");
+    let a = repo.path().join("a.txt");
+    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o444)).unwrap();
+    // Killed once a.txt was written back, with its read-only mode.
+    let marker = repo.path().join(".git/phasegate/paused");
+    let mut child = start_paused(&repo, Some("restoring"), &marker);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(repo.read("a.txt"), "staged\nunstaged\n");
+    assert_eq!(repo.read("b.txt"), "one\n");
+    // Root meets file modes too once it may no longer override them.
+    let mut restore = if rustix::process::geteuid().is_root() {
+        let mut command = repo.command("setpriv");
+        command.args(["--bounding-set=-dac_override", "--", crate::support::BIN]);
+        command
+    } else {
+        repo.command(crate::support::BIN)
+    };
+    let run = crate::support::output(&restore.arg("restore").output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(repo.read("a.txt"), "staged\nunstaged\n");
+    assert_eq!(repo.read("b.txt"), "one\nunstaged\n");
+    let mode = std::fs::metadata(&a).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o444);
+}
