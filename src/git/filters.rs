@@ -8,7 +8,8 @@
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, BufRead, BufReader, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -179,6 +180,10 @@ pub(super) struct Smudger {
     child: Child,
     input: ChildStdin,
     output: BufReader<ChildStdout>,
+    /// A name no object has, asked for after each object (see
+    /// `write_batched`), and what git answers for it.
+    end_name: String,
+    end: Vec<u8>,
 }
 
 impl Smudger {
@@ -193,11 +198,19 @@ impl Smudger {
         let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(io::Error::other("git cat-file has no pipes"));
         };
+        // A name no object or ref has, and no file's content is likely to
+        // hold: random for each run.
+        let random = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        let name = format!("phasegate-end-{random:016x}");
         Ok(Smudger {
             place: place.clone(),
             child,
             input,
             output: BufReader::new(output),
+            end: format!("\n{name} missing\n").into_bytes(),
+            end_name: name,
         })
     }
 
@@ -217,31 +230,53 @@ impl Smudger {
 
     fn write_batched(&mut self, id: &str, path: &[u8], out: &mut dyn Write) -> io::Result<()> {
         // git prints each object and flushes before it reads the next line.
+        // The size in its header is the object's as stored, not as the
+        // filter made it (a smudge program may make it longer or shorter):
+        // the content ends where the answer to the next line, a name no
+        // object has, begins.
         let mut line = format!("{id} ").into_bytes();
         line.extend_from_slice(path);
+        line.push(b'\n');
+        line.extend_from_slice(self.end_name.as_bytes());
         line.push(b'\n');
         self.input.write_all(&line)?;
         self.input.flush()?;
         let mut header = String::new();
         self.output.read_line(&mut header)?;
-        let size = header
+        let is_blob = header
             .trim_end()
             .strip_prefix(id)
             .and_then(|rest| rest.strip_prefix(" blob "))
-            .and_then(|size| size.parse::<u64>().ok())
-            .ok_or_else(|| {
-                io::Error::other(format!(
-                    "`git cat-file` answered `{}` for {id}",
-                    header.trim_end()
-                ))
-            })?;
-        let copied = io::copy(&mut (&mut self.output).take(size), out)?;
-        let mut end = [0u8; 1];
-        self.output.read_exact(&mut end)?;
-        if copied != size || end != *b"\n" {
-            return Err(io::Error::other("`git cat-file`'s answer was cut short"));
+            .is_some_and(|size| size.parse::<u64>().is_ok());
+        if !is_blob {
+            return Err(io::Error::other(format!(
+                "`git cat-file` answered `{}` for {id}",
+                header.trim_end()
+            )));
         }
-        Ok(())
+        // Streamed: all but what may be the start of the end is written as
+        // it comes.
+        let end = self.end.len();
+        let mut held: Vec<u8> = Vec::with_capacity(64 * 1024 + end);
+        loop {
+            let chunk = self.output.fill_buf()?;
+            if chunk.is_empty() {
+                return Err(io::Error::other("`git cat-file`'s answer was cut short"));
+            }
+            held.extend_from_slice(chunk);
+            let read = chunk.len();
+            self.output.consume(read);
+            // git writes nothing after the end until it is asked again.
+            if held.ends_with(&self.end) {
+                held.truncate(held.len() - end);
+                return out.write_all(&held);
+            }
+            if held.len() > end {
+                let ready = held.len() - end;
+                out.write_all(&held[..ready])?;
+                held.drain(..ready);
+            }
+        }
     }
 
     /// A path no batch line can hold (it has a newline), in a `git` of its

@@ -162,6 +162,63 @@ fn open_repository(root: &Path) -> Result<git2::Repository, git2::Error> {
     Ok(repo)
 }
 
+/// Writes those of `paths` (files and links of `index`) that checking
+/// `index` out into `dest` (the work tree, or a temporary checkout when
+/// `target` is set) left missing. libgit2 compares the index with `HEAD`
+/// first and writes nothing for a path whose type differs between them (a
+/// link staged in place of a file, or a file in place of a link) when
+/// nothing stands there; something standing there it replaces. So an
+/// empty file is put in each such place, and those paths checked out again.
+fn checkout_left_out(
+    repo: &git2::Repository,
+    index: &mut git2::Index,
+    paths: &[&[u8]],
+    dest: &Path,
+    target: bool,
+) -> Result<(), git2::Error> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut builder = git2::build::CheckoutBuilder::new();
+    builder
+        .force()
+        .update_index(false)
+        .disable_pathspec_match(true);
+    if target {
+        builder.target_dir(dest);
+    }
+    let mut any = false;
+    for &path in paths {
+        let rel = Path::new(std::ffi::OsStr::from_bytes(path));
+        let Some(entry) = index.get_path(rel, 0) else {
+            continue;
+        };
+        let kind = entry.mode & index::MODE_TYPE;
+        let place = dest.join(rel);
+        // An intent-to-add entry stages nothing to write.
+        if (kind != index::MODE_FILE && kind != index::MODE_LINK)
+            || entry.flags_extended & index::INTENT_TO_ADD != 0
+            || std::fs::symlink_metadata(&place).is_ok()
+        {
+            continue;
+        }
+        let placed = place
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::File::create(&place));
+        if let Err(e) = placed {
+            return Err(git2::Error::from_str(&format!(
+                "failed to write `{}`: {e}",
+                place.display()
+            )));
+        }
+        builder.path(path);
+        any = true;
+    }
+    if any {
+        repo.checkout_index(Some(index), Some(&mut builder))?;
+    }
+    Ok(())
+}
+
 /// Runs the real `git` in `dir` for a test, away from the machine's own
 /// configuration, and returns what it printed; a failure fails the test.
 #[cfg(test)]

@@ -851,6 +851,8 @@ impl UnstagedGuard {
                 .filter(|e| !e.intent_to_add)
                 .map(|e| e.path.as_slice())
                 .collect();
+            super::checkout_left_out(repo, &mut index, &paths, &self.root, false)
+                .map_err(git_error("put the files at their staged content"))?;
             filters::smudge_checked_out(repo, &self.root, &index, &paths, &self.root).map_err(
                 |source| ProtectError::Filter {
                     what: "put files at their staged content",
@@ -1223,8 +1225,16 @@ fn restore_entries(
                     std::os::unix::fs::symlink(&link, &target)
                         .map_err(io_error("restore the link", &target))?;
                 } else {
-                    let mut file =
-                        fs::File::create(&target).map_err(io_error("restore", &target))?;
+                    let mut file = match fs::File::create(&target) {
+                        // A read-only file (given its mode back by a restore
+                        // that was cut short, or made so by a check) is
+                        // replaced instead: only its directory need allow it.
+                        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                            fs::remove_file(&target).and_then(|()| fs::File::create(&target))
+                        }
+                        opened => opened,
+                    }
+                    .map_err(io_error("restore", &target))?;
                     // Streamed, as it was saved. Cut short, the journal stays
                     // and the next run writes the file again.
                     let written =

@@ -97,6 +97,16 @@ pub(super) fn index_error(root: &Path, source: git2::Error) -> GitError {
     }
 }
 
+/// libgit2's failure to open the repository at `root`. With the index git
+/// named for a hook (`GIT_INDEX_FILE`) opening reads the index too, and a
+/// split or sparse one is said as `index_error` says it.
+pub(super) fn open_error(root: &Path, source: git2::Error) -> GitError {
+    match index_error(root, source) {
+        GitError::Index { path, source } => GitError::Open { path, source },
+        clear => clear,
+    }
+}
+
 /// A discovered repository with a work tree.
 #[derive(Debug, Clone)]
 pub struct RepoInfo {
@@ -160,10 +170,7 @@ pub(super) fn canonical(path: &Path) -> PathBuf {
 /// are left out; the work tree is not looked at, which keeps this fast on
 /// large repositories.
 pub fn tracked_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
-    let repo = super::open_repository(root).map_err(|source| GitError::Open {
-        path: root.to_path_buf(),
-        source,
-    })?;
+    let repo = super::open_repository(root).map_err(|source| open_error(root, source))?;
     // phasegate's own reader where it applies: libgit2 hashes the whole
     // index first.
     if let Some(index) = super::read_own_index(&repo)? {

@@ -9,14 +9,13 @@ use std::path::{Path, PathBuf};
 
 use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Repository};
 
-use super::index::{Entry, Fields, Index, MODE_FILE, MODE_LINK, MODE_TREE, MODE_TYPE};
+use super::index::{
+    Entry, Fields, Index, INTENT_TO_ADD, MODE_FILE, MODE_LINK, MODE_TREE, MODE_TYPE,
+};
 use super::GitError;
 
 pub(super) fn open(root: &Path) -> Result<Repository, GitError> {
-    super::open_repository(root).map_err(|source| GitError::Open {
-        path: root.to_path_buf(),
-        source,
-    })
+    super::open_repository(root).map_err(|source| super::repo::open_error(root, source))
 }
 
 pub(super) fn failed(what: &str, source: git2::Error) -> GitError {
@@ -787,12 +786,29 @@ fn checkout_to(
         .map_err(|e| failed("a snapshot", e))?;
     let paths: Vec<Vec<u8>> = index.iter().map(|e| e.path).collect();
     let paths: Vec<&[u8]> = paths.iter().map(Vec::as_slice).collect();
+    super::checkout_left_out(repo, index, &paths, dir, true)
+        .map_err(|e| failed("a snapshot", e))?;
     super::filters::smudge_checked_out(repo, root, index, &paths, dir).map_err(|source| {
         GitError::Filter {
             path: dir.to_path_buf(),
             source,
         }
     })?;
+    // libgit2 writes an intent-to-add entry as an empty file, but nothing
+    // of it is staged and the commit will not hold it (in place, it is set
+    // aside too).
+    for entry in index
+        .iter()
+        .filter(|e| e.flags_extended & INTENT_TO_ADD != 0)
+    {
+        let path = dir.join(OsStr::from_bytes(&entry.path));
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(GitError::Write { path, source: e });
+            }
+            _ => {}
+        }
+    }
     let files = paths
         .iter()
         .map(|path| {

@@ -1684,3 +1684,138 @@ fn a_phasegate_toml_that_is_a_link_is_read_through_it_from_a_ref_and_from_the_in
         "{v:#}"
     );
 }
+
+#[test]
+fn a_smudge_program_that_changes_the_length_of_a_file_is_followed_as_git_does() {
+    // git-lfs's smudge turns a pointer of some hundred bytes into the whole
+    // file; `git cat-file --batch --filters` still heads what it prints with
+    // the size of the object as stored.
+    let repo = TestRepo::new();
+    repo.git(&["config", "filter.secret.clean", "sed s/SECRET/x/"]);
+    repo.git(&["config", "filter.secret.smudge", "sed s/x/SECRET/"]);
+    repo.write(".gitattributes", "*.txt filter=secret\n");
+    repo.write("f.txt", "one SECRET\n")
+        .write("g.txt", "two SECRET\n");
+    repo.commit_all("one");
+    assert_eq!(repo.git(&["cat-file", "-p", "HEAD:f.txt"]), "one x\n");
+    repo.stage("f.txt", "one SECRET\nstaged SECRET\n");
+    let seen = repo.path().join(".git/seen");
+    for isolation in ["worktree", "snapshot"] {
+        repo.write("f.txt", "one SECRET\nstaged SECRET\nunstaged\n");
+        repo.config(&format!(
+            "[gate]\nisolation = \"{isolation}\"\n\n[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"cat f.txt g.txt > {}\" }} ]\n",
+            seen.display()
+        ));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 0, "{isolation}: {v:#}");
+        assert_eq!(
+            std::fs::read_to_string(&seen).unwrap(),
+            "one SECRET\nstaged SECRET\ntwo SECRET\n",
+            "{isolation}"
+        );
+        assert_eq!(repo.read("f.txt"), "one SECRET\nstaged SECRET\nunstaged\n");
+        assert_eq!(repo.git(&["status", "--porcelain", "-uno"]), "MM f.txt\n");
+    }
+}
+
+#[test]
+fn a_file_staged_in_place_of_a_link_and_a_link_in_place_of_a_file_are_what_the_checks_see() {
+    use std::os::unix::fs::symlink;
+    let repo = TestRepo::new();
+    let (l, b) = (repo.path().join("l"), repo.path().join("b.txt"));
+    repo.write("a.txt", "a\n").write("b.txt", "b\n");
+    symlink("a.txt", &l).unwrap();
+    repo.commit_all("one");
+    // `l` is a link in HEAD and a file in the index, `b.txt` the other way
+    // round; the work tree holds something else again for each.
+    std::fs::remove_file(&l).unwrap();
+    repo.stage("l", "staged file\n");
+    std::fs::remove_file(&l).unwrap();
+    symlink("b.txt", &l).unwrap();
+    std::fs::remove_file(&b).unwrap();
+    symlink("a.txt", &b).unwrap();
+    repo.git(&["add", "b.txt"]);
+    std::fs::remove_file(&b).unwrap();
+    repo.write("b.txt", "unstaged file\n");
+    assert_eq!(
+        repo.git(&["status", "--porcelain", "-uno"]),
+        "TT b.txt\nTT l\n"
+    );
+    let seen = repo.path().join(".git/seen");
+    for isolation in ["worktree", "snapshot"] {
+        repo.config(&format!(
+            "[gate]\nisolation = \"{isolation}\"\n\n[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"{{ test -L l || cat l; readlink b.txt; }} > {}\" }} ]\n",
+            seen.display()
+        ));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 0, "{isolation}: {v:#}");
+        assert_eq!(
+            std::fs::read_to_string(&seen).unwrap(),
+            "staged file\na.txt\n",
+            "{isolation}"
+        );
+        assert_eq!(std::fs::read_link(&l).unwrap(), Path::new("b.txt"));
+        assert_eq!(repo.read("b.txt"), "unstaged file\n");
+        assert_eq!(
+            repo.git(&["status", "--porcelain", "-uno"]),
+            "TT b.txt\nTT l\n"
+        );
+    }
+}
+
+#[test]
+fn an_intent_to_add_file_is_left_out_of_a_snapshot_as_it_is_set_aside_in_place() {
+    // Nothing of it is staged: the commit will not hold it.
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("one");
+    repo.write("new.txt", "not staged\n");
+    repo.git(&["add", "--intent-to-add", "new.txt"]);
+    repo.stage("a.txt", "b\n");
+    for isolation in ["worktree", "snapshot"] {
+        repo.config(&format!(
+            "[gate]\nisolation = \"{isolation}\"\n\n[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"test ! -e new.txt\" }} ]\n"
+        ));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 0, "{isolation}: {v:#}");
+        assert_eq!(repo.read("new.txt"), "not staged\n");
+        assert_eq!(
+            repo.git(&["status", "--porcelain", "-uno"]),
+            "M  a.txt\n A new.txt\n"
+        );
+    }
+}
+
+#[test]
+fn a_read_only_file_a_killed_run_had_written_back_does_not_stop_the_others_coming_back() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    repo.write("a.txt", "one\n").write("b.txt", "one\n");
+    repo.commit_all("one");
+    repo.stage("a.txt", "staged\n");
+    repo.write("a.txt", "staged\nunstaged\n")
+        .write("b.txt", "one\nunstaged\n");
+    let a = repo.path().join("a.txt");
+    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o444)).unwrap();
+    // Killed once a.txt was written back, with its read-only mode.
+    let marker = repo.path().join(".git/phasegate/paused");
+    let mut child = start_paused(&repo, Some("restoring"), &marker);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(repo.read("a.txt"), "staged\nunstaged\n");
+    assert_eq!(repo.read("b.txt"), "one\n");
+    // Root meets file modes too once it may no longer override them.
+    let mut restore = if rustix::process::geteuid().is_root() {
+        let mut command = repo.command("setpriv");
+        command.args(["--bounding-set=-dac_override", "--", crate::support::BIN]);
+        command
+    } else {
+        repo.command(crate::support::BIN)
+    };
+    let run = crate::support::output(&restore.arg("restore").output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(repo.read("a.txt"), "staged\nunstaged\n");
+    assert_eq!(repo.read("b.txt"), "one\nunstaged\n");
+    let mode = std::fs::metadata(&a).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o444);
+}

@@ -785,3 +785,26 @@ fn pre_push_over_a_commit_never_fetched_and_of_a_tag_of_a_tree_is_let_through() 
     assert_eq!(pushed.code, 0, "{pushed:?}");
     assert!(pushed.stderr.contains("is a tree"), "{pushed:?}");
 }
+
+#[test]
+fn a_split_index_stops_a_real_commit_with_the_way_to_turn_it_off() {
+    // git names its index for the hook (GIT_INDEX_FILE), and opening the
+    // repository with it reads it at once.
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    gate(&repo, "true");
+    repo.commit_all("one");
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+    repo.git(&["config", "core.splitIndex", "true"]);
+    repo.git(&["update-index", "--split-index"]);
+    repo.stage("a.txt", "b\n");
+    let run = git_with_hook(&repo, &["commit", "-qm", "two"]);
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains("uses a split index")
+            && run.stderr.contains("git update-index --no-split-index"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(commits(&repo), 1);
+}
