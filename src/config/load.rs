@@ -194,6 +194,21 @@ fn get<'a>(entries: &'a [(Key, Node)], name: &str) -> Option<&'a Node> {
     entries.iter().find(|(k, _)| k.name == name).map(|(_, n)| n)
 }
 
+/// Whether `sh` reads `script` as a script: `sh -n` parses it without
+/// running anything. Asked only of a `[commands]` entry an argument
+/// splitter cannot read that only `shell = true` checks take (a
+/// here-document's apostrophe), so an unclosed quote is still an error
+/// before anything runs.
+fn shell_parses(script: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-n", "-c", script])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
 /// Reads a configuration file; `Ok(None)` when it does not exist.
 fn read(root: &Path, name: &str) -> Result<Option<SourceFile>, ConfigError> {
     let path = root.join(name);
@@ -577,7 +592,7 @@ impl Validator<'_> {
                     Written::InCheck => {
                         "close the quote, or set `shell = true` to hand the command to `sh -c`"
                     }
-                    Written::InCommands => "close the quote, remove the `\\` at the end, or set `shell = true` on the checks that take this command",
+                    Written::InCommands => "close the quote, or remove the `\\` at the end",
                 };
                 self.error(
                     &node.at,
@@ -686,10 +701,18 @@ impl Validator<'_> {
     }
 
     /// Reports the entries that cannot be split into arguments, unless only
-    /// checks with `shell = true` take them.
+    /// checks with `shell = true` take them and `sh` reads them.
     fn unsplit_commands(&mut self, commands: &mut Commands) {
         for (name, problems) in std::mem::take(&mut commands.unsplit) {
-            if commands.as_arguments.contains(&name) || !commands.used.contains(&name) {
+            let shell_only =
+                commands.used.contains(&name) && !commands.as_arguments.contains(&name);
+            let parses = || {
+                commands
+                    .valid
+                    .get(&name)
+                    .is_some_and(|c| shell_parses(&c.text))
+            };
+            if !shell_only || !parses() {
                 self.problems.extend(problems);
             }
         }

@@ -449,6 +449,6 @@ fn a_broken_commands_entry_is_one_error() {
     let p = problems("[commands]\ntests = \"echo 'open\"\n[phases.implementation]\nchecks = [ \"tests\" ]\n[phases.qa]\nchecks = [ { name = \"tests\", shell = true } ]\n");
     assert_eq!(
         p,
-        ["2:9 the command `tests` cannot be split into arguments: a quote is not closed or a `\\` ends it | close the quote, remove the `\\` at the end, or set `shell = true` on the checks that take this command"]
+        ["2:9 the command `tests` cannot be split into arguments: a quote is not closed or a `\\` ends it | close the quote, or remove the `\\` at the end"]
     );
 }
