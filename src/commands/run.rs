@@ -1340,12 +1340,51 @@ fn select_files(
     match &args.selection {
         SelectionRequest::Files(given) => {
             let mut files = Vec::new();
+            let mut tracked: Option<Vec<PathBuf>> = None;
             for file in given {
                 let absolute: PathBuf = if file.is_absolute() {
                     file.clone()
                 } else {
                     ctx.cwd.join(file)
                 };
+                // A directory stands for the tracked files beneath it, as
+                // `git ls-files DIR` lists them.
+                if in_repo && absolute.is_dir() {
+                    let dir = std::fs::canonicalize(&absolute).unwrap_or(absolute);
+                    let Ok(relative) = dir.strip_prefix(root) else {
+                        return Err(super::usage_error(format!(
+                            "`{}` is outside the repository at `{}`",
+                            file.display(),
+                            root.display()
+                        )));
+                    };
+                    if relative.starts_with(".git") {
+                        notes.push(format!(
+                            "`{}` is inside git's own directory; it was left out",
+                            file.display()
+                        ));
+                        continue;
+                    }
+                    if tracked.is_none() {
+                        tracked = Some(crate::git::tracked_files(root).map_err(git)?);
+                    }
+                    let beneath: Vec<PathBuf> = tracked
+                        .iter()
+                        .flatten()
+                        .filter(|f| f.starts_with(relative))
+                        // Deleted in the work tree: nothing to check.
+                        .filter(|f| root.join(f).symlink_metadata().is_ok())
+                        .cloned()
+                        .collect();
+                    if beneath.is_empty() {
+                        notes.push(format!(
+                            "`{}` holds no tracked file; nothing was selected from it",
+                            file.display()
+                        ));
+                    }
+                    files.extend(beneath);
+                    continue;
+                }
                 if !absolute.is_file() {
                     notes.push(format!(
                         "`{}` is not a file; it was left out",
@@ -1363,6 +1402,10 @@ fn select_files(
                     _ => std::fs::canonicalize(&absolute).unwrap_or(absolute),
                 };
                 match absolute.strip_prefix(root) {
+                    Ok(relative) if relative.starts_with(".git") => notes.push(format!(
+                        "`{}` is inside git's own directory; it was left out",
+                        file.display()
+                    )),
                     Ok(relative) => files.push(relative.to_path_buf()),
                     Err(_) => {
                         return Err(super::usage_error(format!(

@@ -1819,3 +1819,45 @@ fn a_read_only_file_a_killed_run_had_written_back_does_not_stop_the_others_comin
     let mode = std::fs::metadata(&a).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o444);
 }
+
+#[test]
+fn a_named_directory_stands_for_its_tracked_files_and_git_s_own_is_left_out() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"args\", files = [\"*.txt\"], command = \"echo {files}\" } ]\n");
+    repo.write("src/a.txt", "a\n");
+    repo.write("src/deep/b.txt", "b\n");
+    repo.write("src/gone.txt", "gone\n");
+    repo.write("other/c.txt", "c\n");
+    repo.commit_all("files");
+    std::fs::remove_file(repo.path().join("src/gone.txt")).unwrap();
+    repo.write("src/untracked.txt", "new\n");
+    std::fs::create_dir(repo.path().join("empty")).unwrap();
+
+    let (code, v) = repo.verdict(&["--files", "src/", ".git/config", "empty"]);
+    assert_eq!(code, 0, "{v:#}");
+    let argv: Vec<&str> = check(&v, "args")["argv"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(argv, ["src/a.txt", "src/deep/b.txt"], "{v:#}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("`.git/config` is inside git's own directory"),
+        "{notes}"
+    );
+    assert!(notes.contains("`empty` holds no tracked file"), "{notes}");
+
+    // From a subdirectory, `.` is that directory.
+    let run = repo.phasegate_in(
+        &repo.path().join("src/deep"),
+        &["run", "--format", "json", "--files", "."],
+    );
+    assert_eq!(
+        check(&run.json(), "args")["argv"][0][1],
+        "src/deep/b.txt",
+        "{run:?}"
+    );
+}
