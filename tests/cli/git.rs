@@ -432,11 +432,7 @@ fn ranges_select_the_branch_changes_since_the_merge_base() {
 
 #[test]
 fn a_bare_repository_gets_a_clear_error() {
-    let repo = TestRepo::plain();
-    repo.command("git")
-        .args(["init", "-q", "--bare", "."])
-        .status()
-        .unwrap();
+    let repo = TestRepo::bare();
     let (code, v) = repo.verdict(&[]);
     assert_eq!(code, 2, "{v:#}");
     assert!(v["error"]["message"]

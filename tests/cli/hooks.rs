@@ -263,12 +263,7 @@ fn hooks_go_where_git_runs_them() {
 
 #[test]
 fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
-    let remote = TestRepo::plain();
-    remote
-        .command("git")
-        .args(["init", "-q", "--bare", "."])
-        .status()
-        .unwrap();
+    let remote = TestRepo::bare();
     let repo = TestRepo::new();
     repo.write("a.md", "# a\n");
     repo.commit_all("one");
@@ -731,12 +726,7 @@ fn installing_over_a_hook_the_repository_tracks_warns() {
 
 #[test]
 fn pre_push_over_a_commit_never_fetched_and_of_a_tag_of_a_tree_is_let_through() {
-    let remote = TestRepo::plain();
-    remote
-        .command("git")
-        .args(["init", "-q", "--bare", "."])
-        .status()
-        .unwrap();
+    let remote = TestRepo::bare();
     let repo = TestRepo::new();
     repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], shell = true, command = \"! grep -q TODO {files}\" } ]\n");
     repo.write("a.md", "# a\n");

@@ -53,6 +53,18 @@ impl TestRepo {
         }
     }
 
+    /// A bare repository, for a remote to push to.
+    pub fn bare() -> TestRepo {
+        let repo = TestRepo::plain();
+        let made = repo
+            .command("git")
+            .args(["init", "-q", "--bare", "."])
+            .status()
+            .unwrap();
+        assert!(made.success());
+        repo
+    }
+
     pub fn path(&self) -> PathBuf {
         std::fs::canonicalize(self.dir.path()).unwrap()
     }
