@@ -31,7 +31,13 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
                 Some(root) => crate::git::object_kind(root, oid).unwrap_or(Some("commit")),
                 None => Some("commit"),
             };
-            let (selections, notes) = pushed_ranges(std::io::stdin().lock(), kind);
+            // git names the remote (or the URL pushed to) first.
+            let remote = args.args.first().map(String::as_str);
+            let base = |oid: &str| {
+                root.as_deref()
+                    .and_then(|root| crate::git::pushed_base(root, oid, remote))
+            };
+            let (selections, notes) = pushed_ranges(std::io::stdin().lock(), kind, base);
             for note in notes {
                 let _ = writeln!(io.err, "phasegate: {note}");
             }
@@ -103,14 +109,16 @@ fn request(selection: SelectionRequest) -> RunRequest {
 /// What a pre-push hook checks, from the lines git writes on its standard
 /// input, one per pushed ref: `<local ref> <local oid> <remote ref> <remote
 /// oid>`. An updated branch checks its range; a new one (no remote oid)
-/// every file of its commit; a deletion nothing. `kind` says what an
-/// object is here (see `git::object_kind`): a pushed tree or blob (a tag of
-/// one) has no commit to check, and a remote commit that was never fetched
-/// (a force push over it) leaves no range, so every file of the pushed
-/// commit is checked, as for a new branch. The notes say so.
+/// the commits the remote does not have (`base`, see `git::pushed_base`),
+/// or every file of its commit when that can not be told; a deletion
+/// nothing. `kind` says what an object is here (see `git::object_kind`): a
+/// pushed tree or blob (a tag of one) has no commit to check, and a remote
+/// commit that was never fetched (a force push over it) leaves no range, so
+/// the pushed commit is checked as a new branch is. The notes say so.
 fn pushed_ranges(
     input: impl BufRead,
     kind: impl Fn(&str) -> Option<&'static str>,
+    base: impl Fn(&str) -> Option<String>,
 ) -> (Vec<SelectionRequest>, Vec<String>) {
     let mut selections = Vec::new();
     let mut notes = Vec::new();
@@ -131,13 +139,20 @@ fn pushed_ranges(
                 continue;
             }
         }
+        let new_branch = |local: &str| match base(local) {
+            Some(from) => SelectionRequest::Range {
+                from,
+                to: local.to_string(),
+            },
+            None => SelectionRequest::AllOf(local.to_string()),
+        };
         selections.push(if is_zero(remote) {
-            SelectionRequest::AllOf((*local).to_string())
+            new_branch(local)
         } else if kind(remote).is_none() {
             notes.push(format!(
-                "`{remote_ref}` is at {remote} on the remote, a commit that was never fetched here: every file of {local} is checked"
+                "`{remote_ref}` is at {remote} on the remote, a commit that was never fetched here: {local} is checked as a new branch"
             ));
-            SelectionRequest::AllOf((*local).to_string())
+            new_branch(local)
         } else {
             SelectionRequest::Range {
                 from: (*remote).to_string(),
@@ -158,11 +173,13 @@ mod tests {
         let (a, b) = ("a".repeat(40), "b".repeat(40));
         let line = |l: &str, r: &str| format!("refs/heads/x {l} refs/heads/x {r}\n");
         let known = |_: &str| Some("commit");
+        let unknown = |_: &str| None;
         let (pushed, notes) = pushed_ranges(
             [line(&a, &b), line(&b, &zero), line(&zero, &a)]
                 .concat()
                 .as_bytes(),
             known,
+            unknown,
         );
         assert!(matches!(
             pushed.as_slice(),
@@ -172,10 +189,18 @@ mod tests {
             ] if *from == b && *to == a && *new == b
         ));
         assert!(notes.is_empty());
-        assert!(pushed_ranges(line(&zero, &b).as_bytes(), known)
+        // A new branch whose history leaves the remote's at `a`.
+        let (pushed, _) = pushed_ranges(line(&b, &zero).as_bytes(), known, |_: &str| {
+            Some("a".repeat(40))
+        });
+        assert!(matches!(
+            pushed.as_slice(),
+            [SelectionRequest::Range { from, to }] if *from == a && *to == b
+        ));
+        assert!(pushed_ranges(line(&zero, &b).as_bytes(), known, unknown)
             .0
             .is_empty());
-        assert!(pushed_ranges(&b""[..], known).0.is_empty());
+        assert!(pushed_ranges(&b""[..], known, unknown).0.is_empty());
     }
 
     #[test]
@@ -190,7 +215,7 @@ mod tests {
             "refs/heads/x {a} refs/heads/x {b}\nrefs/tags/t {t} refs/tags/t {}\n",
             "0".repeat(40)
         );
-        let (pushed, notes) = pushed_ranges(input.as_bytes(), kind);
+        let (pushed, notes) = pushed_ranges(input.as_bytes(), kind, |_: &str| None);
         assert!(matches!(pushed.as_slice(), [SelectionRequest::AllOf(all)] if *all == a));
         assert_eq!(notes.len(), 2, "{notes:?}");
     }

@@ -683,6 +683,52 @@ fn kind_of(object: &git2::Object<'_>) -> &'static str {
         .map_or("object", |kind| kind.str())
 }
 
+/// Where the history of the commit `spec` leaves what the remote already
+/// has, for a new branch being pushed: the first parent of the oldest
+/// commit that no remote-tracking ref of `remote` reaches (of any remote,
+/// when `remote` has none here, as when a push names a URL). `spec` itself
+/// when every commit is already there. `None` when that can not be told:
+/// the history is all new, a shallow clone cut it, or libgit2 failed;
+/// then every file of the commit is checked.
+pub fn pushed_base(root: &Path, spec: &str, remote: Option<&str>) -> Option<String> {
+    let repo = open(root).ok()?;
+    let commit = repo.revparse_single(spec).ok()?.peel_to_commit().ok()?;
+    let mut walk = repo.revwalk().ok()?;
+    walk.push(commit.id()).ok()?;
+    let tracking: Vec<git2::Oid> = {
+        let of = |glob: &str| -> Vec<git2::Oid> {
+            repo.references_glob(glob)
+                .map(|refs| {
+                    refs.flatten()
+                        .filter_map(|r| r.peel_to_commit().ok().map(|c| c.id()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let own = remote
+            .map(|r| of(&format!("refs/remotes/{r}/*")))
+            .unwrap_or_default();
+        if own.is_empty() {
+            of("refs/remotes/*")
+        } else {
+            own
+        }
+    };
+    for id in tracking {
+        walk.hide(id).ok()?;
+    }
+    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
+        .ok()?;
+    let Some(first) = walk.next() else {
+        return Some(commit.id().to_string());
+    };
+    let first = repo.find_commit(first.ok()?).ok()?;
+    let parent = first.parent_id(0).ok()?;
+    // A shallow clone names parents it does not have.
+    repo.find_commit(parent).ok()?;
+    Some(parent.to_string())
+}
+
 /// Every file of the commit `spec` names, relative to the root, without
 /// submodules: what a new branch being pushed holds.
 pub fn commit_files(root: &Path, spec: &str) -> Result<Vec<PathBuf>, GitError> {

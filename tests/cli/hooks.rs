@@ -316,8 +316,9 @@ fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&pushed.stdout), "# b\n");
 
-    // Every pushed ref is checked, a new branch with every file of its
-    // commit: here the second ref, new and not checked out, is bad.
+    // Every pushed ref is checked, a new branch with the files of the
+    // commits the remote does not have: here the second ref, new and not
+    // checked out, is bad.
     repo.git(&["checkout", "-qb", "fresh"]);
     repo.write("c.md", "# c TODO\n");
     repo.git(&["add", "c.md"]);
@@ -346,7 +347,7 @@ fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
     let resumed = repo.phasegate(&["resume", "--format", "json"]);
     let v = resumed.json();
     assert_eq!(resumed.code, 1, "{v:#}");
-    assert_eq!(v["selection"]["mode"], "all");
+    assert_eq!(v["selection"]["mode"], "range");
     assert_eq!(
         v["selection"]["to"].as_str().unwrap(),
         repo.git(&["rev-parse", "fresh"]).trim()
@@ -797,4 +798,43 @@ fn a_split_index_stops_a_real_commit_with_the_way_to_turn_it_off() {
         run.stderr
     );
     assert_eq!(commits(&repo), 1);
+}
+
+#[test]
+fn a_new_branch_is_pushed_with_the_files_of_the_commits_the_remote_lacks() {
+    let remote = TestRepo::bare();
+    let repo = TestRepo::new();
+    // An old file breaks today's rule; it is on the remote already.
+    repo.write("old.md", "# old TODO\n");
+    repo.commit_all("before the rule");
+    repo.git(&["remote", "add", "origin", &remote.path().to_string_lossy()]);
+    repo.git(&["push", "-q", "origin", "main"]);
+    repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], shell = true, command = \"! grep -q TODO {files}\" } ]\n");
+    repo.git(&["add", "phasegate.toml"]);
+    repo.git(&["commit", "-qm", "the rule"]);
+    assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
+
+    repo.git(&["checkout", "-qb", "topic"]);
+    repo.write("new.md", "# new\n");
+    repo.git(&["add", "new.md"]);
+    repo.git(&["commit", "-qm", "new"]);
+    let pushed = git_with_hook(&repo, &["push", "-q", "origin", "topic"]);
+    assert_eq!(
+        pushed.code, 0,
+        "only what the branch adds is checked: {pushed:?}"
+    );
+
+    // What it adds is checked.
+    repo.git(&["checkout", "-qb", "bad"]);
+    repo.write("bad.md", "# bad TODO\n");
+    repo.git(&["add", "bad.md"]);
+    repo.git(&["commit", "-qm", "bad"]);
+    let refused = git_with_hook(&repo, &["push", "-q", "origin", "bad"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    let on_remote = remote
+        .command("git")
+        .args(["rev-parse", "--verify", "-q", "bad"])
+        .output()
+        .unwrap();
+    assert!(on_remote.stdout.is_empty(), "nothing was pushed");
 }
