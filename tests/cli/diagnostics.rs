@@ -293,4 +293,25 @@ fn go_frames_built_with_trimpath_are_found_through_go_mod() {
     );
     let files: Vec<&str> = nested.iter().map(|(file, _, _)| file.as_str()).collect();
     assert_eq!(files, ["backend/panicky/p.go", "backend/calc/calc_test.go"]);
+    // A module path without a dot (`module shop`): `shop/panicky/p.go:3`
+    // is the module's, not the standard library's.
+    repo.write("plain/go.mod", "module shop\n\ngo 1.19\n");
+    let dotless = parsed(
+        &repo,
+        &[
+            "--parser",
+            "go",
+            "--cwd",
+            "plain",
+            &fixture("go/go-trimpath-dotless.txt"),
+        ],
+    );
+    assert_eq!(
+        dotless,
+        [(
+            "plain/panicky/p.go".to_string(),
+            Some(3),
+            Some("TestBoom".to_string())
+        )]
+    );
 }

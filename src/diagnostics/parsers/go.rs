@@ -154,10 +154,76 @@ fn in_project(function: Option<&str>, file: &str) -> bool {
         None => false,
         Some(package) => {
             package.contains('.')
+                || !standard(package)
                 || !(file.contains(&format!("/src/{package}/"))
                     || file.starts_with(&format!("{package}/")))
         }
     }
+}
+
+/// The first elements of the standard library's package paths (and of the
+/// Go toolchain's own, `cmd`, and `vendor` inside GOROOT). A package path
+/// without a dot outside them is a module's own, `module shop` here: under
+/// `-trimpath` its frames look like the standard library's otherwise.
+const STANDARD: &[&str] = &[
+    "archive",
+    "bufio",
+    "builtin",
+    "bytes",
+    "cmd",
+    "cmp",
+    "compress",
+    "container",
+    "context",
+    "crypto",
+    "database",
+    "debug",
+    "embed",
+    "encoding",
+    "errors",
+    "expvar",
+    "flag",
+    "fmt",
+    "go",
+    "hash",
+    "html",
+    "image",
+    "index",
+    "internal",
+    "io",
+    "iter",
+    "log",
+    "maps",
+    "math",
+    "mime",
+    "net",
+    "os",
+    "path",
+    "plugin",
+    "reflect",
+    "regexp",
+    "runtime",
+    "slices",
+    "sort",
+    "strconv",
+    "strings",
+    "structs",
+    "sync",
+    "syscall",
+    "testing",
+    "text",
+    "time",
+    "unicode",
+    "unique",
+    "unsafe",
+    "vendor",
+    "weak",
+];
+
+/// Whether `package` is the standard library's by its first element.
+fn standard(package: &str) -> bool {
+    let first = package.split('/').next().unwrap_or(package);
+    STANDARD.contains(&first)
 }
 
 /// A frame's file as a finding's place: an absolute path as printed; a
