@@ -488,7 +488,22 @@ fn fetch_hint(repo: &Repository, spec: &str, error: &git2::Error) -> String {
             "this repository has no remote to fetch it from; check the name, or add the remote and `git fetch {remote} {branch}`"
         );
     }
-    format!("fetch it first, e.g. `git fetch {remote} {spec}`")
+    let fetch = format!("fetch it first, e.g. `git fetch {remote} {spec}`");
+    // A full commit id in a shallow clone is most often a commit beyond its
+    // depth (GitLab's merge-request diff base further back than
+    // `GIT_DEPTH`): more history brings it as well as a fetch by id, which
+    // some servers refuse.
+    if repo.is_shallow() && is_full_id(spec) {
+        return format!(
+            "{fetch}; this is a shallow clone, and the commit may be in the history it cut off: fetch more, e.g. `git fetch --deepen=100`, or all of it with `git fetch --unshallow`"
+        );
+    }
+    fetch
+}
+
+/// Whether `spec` is a whole commit id (SHA-1 or SHA-256), not a name.
+fn is_full_id(spec: &str) -> bool {
+    matches!(spec.len(), 40 | 64) && spec.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// The text of `path` in the commit `spec`; `Ok(None)` when the commit has
