@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use crate::cli::{ReportFormat, RunArgs};
 use crate::config::{self, Config, Filter, Profile};
-use crate::context::Context;
+use crate::context::{CiSelection, Context};
 use crate::exit::ExitCode;
 use crate::gate::{self, CheckInput, CheckRun, GateInput, SelectionSummary, Verdict, VerdictError};
 use crate::git::CommitView;
@@ -1434,27 +1434,44 @@ fn select_files(
             Ok(Selected::new(Vec::new(), summary("all", &[], None), notes))
         }
         SelectionRequest::Default if ctx.ci => {
-            if let Some((from, to)) = &ctx.ci_range {
-                // pull_request_target's own checkout is the target branch,
-                // which holds nothing of the pull request: the range would
-                // be empty, and checking the pull request out here would run
-                // its code with the event's secrets and write token.
-                if let Some((checked_out, head)) = &ctx.ci_target_checkout {
-                    if crate::git::commit_id(root, to).is_ok_and(|at| at == *checked_out) {
-                        return Err(super::usage_error(pull_request_target_refusal(
-                            from,
-                            head.as_deref(),
-                        )));
+            let why = match &ctx.ci_selection {
+                Some(CiSelection::Range(ci)) => {
+                    // pull_request_target's own checkout is the target
+                    // branch, which holds nothing of the pull request: the
+                    // range would be empty, and checking the pull request
+                    // out here would run its code with the event's secrets
+                    // and write token.
+                    if let Some((checked_out, head)) = &ctx.ci_target_checkout {
+                        if crate::git::commit_id(root, &ci.to).is_ok_and(|at| at == *checked_out) {
+                            return Err(super::usage_error(pull_request_target_refusal(
+                                &ci.from,
+                                head.as_deref(),
+                            )));
+                        }
+                    }
+                    // A push's previous commit may be missing here (a
+                    // shallow clone, a force push): checking every file
+                    // checks more, never less. A pull request's base that
+                    // is missing is an error that says what to fetch.
+                    let missing =
+                        ci.push && matches!(crate::git::object_kind(root, &ci.from), Ok(None));
+                    if missing {
+                        format!(
+                            "{}: the commit before the push, {}, is not in this clone (a shallow clone, or a force push): every tracked file is selected; fetch more history to check only the push's changes",
+                            ci.source, ci.from
+                        )
+                    } else {
+                        let (files, mut s) = range(&ci.from, &ci.to, &mut notes)?;
+                        s.ci = Some(ci.source.to_string());
+                        return Ok(Selected::new(files, s, notes));
                     }
                 }
-                let (files, s) = range(from, to, &mut notes)?;
-                return Ok(Selected::new(files, s, notes));
-            }
-            let files = crate::git::tracked_files(root).map_err(git)?;
-            notes.push(
-                "in CI with no pull or merge request range: every tracked file is selected"
+                Some(CiSelection::Everything { why }) => why.clone(),
+                None => "in CI with no pull or merge request range: every tracked file is selected"
                     .to_string(),
-            );
+            };
+            let files = crate::git::tracked_files(root).map_err(git)?;
+            notes.push(why);
             let s = summary("all", &files, None);
             Ok(Selected::new(files, s, notes))
         }
