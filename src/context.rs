@@ -409,3 +409,124 @@ impl Context {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detect(vars: &[(&str, &str)]) -> Option<CiSelection> {
+        let var = |name: &str| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_string())
+        };
+        ci_selection(&var)
+    }
+
+    fn ends(selection: Option<CiSelection>) -> Option<(String, String, &'static str, bool)> {
+        match selection? {
+            CiSelection::Range(r) => Some((r.from, r.to, r.source, r.push)),
+            CiSelection::Everything { .. } => None,
+        }
+    }
+
+    #[test]
+    fn github_events_name_their_range_from_the_payload() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("event.json");
+        let event = path.to_string_lossy().into_owned();
+        let github = |name: &'static str, payload: &str| {
+            std::fs::write(&path, payload).unwrap();
+            detect(&[
+                ("GITHUB_ACTIONS", "true"),
+                ("GITHUB_EVENT_NAME", name),
+                ("GITHUB_EVENT_PATH", &event),
+                ("GITHUB_BASE_REF", "main"),
+            ])
+        };
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        assert_eq!(
+            ends(github(
+                "push",
+                &format!(r#"{{"before": "{a}", "after": "{b}"}}"#)
+            )),
+            Some((a.clone(), b.clone(), "GitHub push", true))
+        );
+        // A deleted branch's push has no commit after it: the checkout.
+        let zeros = "0".repeat(40);
+        assert_eq!(
+            ends(github(
+                "push",
+                &format!(r#"{{"before": "{a}", "after": "{zeros}"}}"#)
+            )),
+            Some((a.clone(), "HEAD".to_string(), "GitHub push", true))
+        );
+        assert!(matches!(
+            github("push", &format!(r#"{{"before": "{zeros}", "after": "{b}"}}"#)),
+            Some(CiSelection::Everything { why }) if why.contains("all zeros")
+        ));
+        assert!(matches!(
+            github("push", "not json"),
+            Some(CiSelection::Everything { .. })
+        ));
+        assert_eq!(
+            ends(github(
+                "merge_group",
+                &format!(r#"{{"merge_group": {{"base_sha": "{a}", "head_sha": "{b}"}}}}"#)
+            )),
+            Some((a.clone(), b.clone(), "GitHub merge_group", false))
+        );
+        assert!(matches!(
+            github(
+                "merge_group",
+                &format!(r#"{{"merge_group": {{"base_sha": "{a}"}}}}"#)
+            ),
+            Some(CiSelection::Everything { .. })
+        ));
+        assert_eq!(
+            ends(github("pull_request", "{}")),
+            Some((
+                "origin/main".to_string(),
+                "HEAD".to_string(),
+                "GitHub pull_request",
+                false
+            ))
+        );
+        assert_eq!(github("workflow_dispatch", "{}"), None);
+    }
+
+    #[test]
+    fn gitlab_prefers_the_exact_target_head_then_the_diff_base_then_the_branch() {
+        let all = [
+            ("GITLAB_CI", "true"),
+            ("CI_MERGE_REQUEST_TARGET_BRANCH_SHA", "t"),
+            ("CI_MERGE_REQUEST_DIFF_BASE_SHA", "d"),
+            ("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "main"),
+            ("CI_COMMIT_BEFORE_SHA", "b"),
+        ];
+        let from = |n: usize| {
+            let mut vars = vec![all[0]];
+            vars.extend_from_slice(&all[n..]);
+            ends(detect(&vars)).map(|(from, _, source, _)| (from, source))
+        };
+        assert_eq!(
+            from(1),
+            Some(("t".to_string(), "GitLab merged results pipeline"))
+        );
+        assert_eq!(
+            from(2),
+            Some(("d".to_string(), "GitLab merge request pipeline"))
+        );
+        assert_eq!(
+            from(3),
+            Some(("origin/main".to_string(), "GitLab merge request pipeline"))
+        );
+        assert_eq!(from(4), Some(("b".to_string(), "GitLab push")));
+        assert_eq!(from(5), None);
+        let zeros = "0".repeat(40);
+        assert!(matches!(
+            detect(&[("GITLAB_CI", "true"), ("CI_COMMIT_BEFORE_SHA", &zeros)]),
+            Some(CiSelection::Everything { .. })
+        ));
+    }
+}
