@@ -175,12 +175,18 @@ fn github_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection>
                 Some(before) if is_zero_id(&before) => everything(
                     "GitHub push of a new branch or tag (`before` is all zeros): every tracked file is selected".to_string(),
                 ),
-                Some(before) => {
-                    let after = field(&payload, "/after")
-                        .filter(|after| !is_zero_id(after))
-                        .unwrap_or_else(|| "HEAD".to_string());
-                    range(before, after, "GitHub push", true)
-                }
+                Some(before) => match field(&payload, "/after") {
+                    Some(after) if is_zero_id(&after) => everything(
+                        "GitHub push that deletes a branch or tag (`after` is all zeros): every tracked file is selected".to_string(),
+                    ),
+                    // `after` is `GITHUB_SHA`, the commit checked out.
+                    after => range(
+                        before,
+                        after.unwrap_or_else(|| "HEAD".to_string()),
+                        "GitHub push",
+                        true,
+                    ),
+                },
             }
         }
         // The merge queue's group: its commit and the target branch's
@@ -452,13 +458,14 @@ mod tests {
             )),
             Some((a.clone(), b.clone(), "GitHub push", true))
         );
-        // A deleted branch's push has no commit after it: the checkout.
+        // A push that deletes a branch has no commit after it to check.
         let zeros = "0".repeat(40);
+        assert!(matches!(
+            github("push", &format!(r#"{{"before": "{a}", "after": "{zeros}"}}"#)),
+            Some(CiSelection::Everything { why }) if why.contains("deletes")
+        ));
         assert_eq!(
-            ends(github(
-                "push",
-                &format!(r#"{{"before": "{a}", "after": "{zeros}"}}"#)
-            )),
+            ends(github("push", &format!(r#"{{"before": "{a}"}}"#))),
             Some((a.clone(), "HEAD".to_string(), "GitHub push", true))
         );
         assert!(matches!(
