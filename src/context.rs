@@ -45,8 +45,10 @@ pub struct Context {
     /// phasegate stop at a step of the unstaged-change protection, so a test
     /// can kill it there.
     pub pause_at: Option<String>,
-    /// The pull or merge request's range (base, head) when CI says so.
-    pub ci_range: Option<(String, String)>,
+    /// What CI says a run with no selection of its own checks: a pull or
+    /// merge request's range, a push's or a merge queue's, or every tracked
+    /// file and why; `None` when no CI event is recognised.
+    pub ci_selection: Option<CiSelection>,
     /// On GitHub's `pull_request_target` event: the commit it checks out by
     /// default (the target branch's, `GITHUB_SHA`) and the pull request's
     /// head commit, when the event's payload names it. A checkout still at
@@ -68,30 +70,193 @@ pub struct Context {
     pub git_config: crate::git::ConfigEnv,
 }
 
-/// The range a CI system's pull or merge request covers, as (base, head).
-fn ci_range(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
-    // GitHub Actions: pull_request events name the target branch; the
-    // checkout is the merge commit or the head.
+/// What a CI system says a run checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CiSelection {
+    /// The changes of a range.
+    Range(CiRange),
+    /// The event has no range to check (a new branch, a scheduled
+    /// pipeline): every tracked file, for the reason given.
+    Everything { why: String },
+}
+
+/// A range CI names, and how it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CiRange {
+    pub from: String,
+    pub to: String,
+    /// How CI picked it, for the report: `GitHub pull_request`.
+    pub source: &'static str,
+    /// The range of a push, whose `from` (the branch's commit before the
+    /// push) a shallow clone or a force push may not have: every tracked
+    /// file is checked then, with a note, where a missing pull request base
+    /// is an error.
+    pub push: bool,
+}
+
+/// An object id of zeros: what CI names as the previous commit of a new
+/// branch.
+fn is_zero_id(id: &str) -> bool {
+    !id.is_empty() && id.bytes().all(|b| b == b'0')
+}
+
+#[expect(
+    clippy::unnecessary_wraps,
+    reason = "the answer of the detection, which may find nothing"
+)]
+fn range(from: String, to: String, source: &'static str, push: bool) -> Option<CiSelection> {
+    Some(CiSelection::Range(CiRange {
+        from,
+        to,
+        source,
+        push,
+    }))
+}
+
+#[expect(
+    clippy::unnecessary_wraps,
+    reason = "the answer of the detection, which may find nothing"
+)]
+fn everything(why: String) -> Option<CiSelection> {
+    Some(CiSelection::Everything { why })
+}
+
+/// What the CI system's event says to check.
+fn ci_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection> {
     if var("GITHUB_ACTIONS").as_deref() == Some("true") {
-        let event = var("GITHUB_EVENT_NAME")?;
-        // pull_request_target checks out the target branch unless the
-        // workflow checks out the pull request itself (see
-        // `ci_target_checkout`).
-        if event == "pull_request" || event == "pull_request_target" {
-            let base = var("GITHUB_BASE_REF")?;
-            return Some((format!("origin/{base}"), "HEAD".to_string()));
-        }
-        return None;
+        return github_selection(var);
     }
-    // GitLab merge-request pipelines.
     if var("GITLAB_CI").is_some() {
-        if let Some(base) = var("CI_MERGE_REQUEST_DIFF_BASE_SHA") {
-            return Some((base, "HEAD".to_string()));
-        }
-        let target = var("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")?;
-        return Some((format!("origin/{target}"), "HEAD".to_string()));
+        return gitlab_selection(var);
     }
     None
+}
+
+/// GitHub Actions, by `GITHUB_EVENT_NAME`; the payload is the JSON file at
+/// `GITHUB_EVENT_PATH` (docs.github.com, "Events that trigger workflows"
+/// and "Webhook events and payloads").
+fn github_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection> {
+    let event = var("GITHUB_EVENT_NAME")?;
+    let payload = || var("GITHUB_EVENT_PATH").and_then(|path| event_payload(&path));
+    let field = |payload: &serde_json::Value, pointer: &str| {
+        payload
+            .pointer(pointer)
+            .and_then(serde_json::Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    match event.as_str() {
+        // pull_request checks out the merge commit (or the head);
+        // pull_request_target checks out the target branch unless the
+        // workflow checks out the pull request itself (see
+        // `ci_target_checkout`). Both name the target branch.
+        "pull_request" | "pull_request_target" => {
+            let base = var("GITHUB_BASE_REF")?;
+            let source = if event == "pull_request" {
+                "GitHub pull_request"
+            } else {
+                "GitHub pull_request_target"
+            };
+            range(format!("origin/{base}"), "HEAD".to_string(), source, false)
+        }
+        // The branch's commit before the push and after it.
+        "push" => {
+            let Some(payload) = payload() else {
+                return everything(
+                    "GitHub push event whose payload (GITHUB_EVENT_PATH) could not be read: every tracked file is selected".to_string(),
+                );
+            };
+            let before = field(&payload, "/before");
+            match before {
+                None => everything(
+                    "GitHub push event with no `before` commit: every tracked file is selected"
+                        .to_string(),
+                ),
+                Some(before) if is_zero_id(&before) => everything(
+                    "GitHub push of a new branch or tag (`before` is all zeros): every tracked file is selected".to_string(),
+                ),
+                Some(before) => match field(&payload, "/after") {
+                    Some(after) if is_zero_id(&after) => everything(
+                        "GitHub push that deletes a branch or tag (`after` is all zeros): every tracked file is selected".to_string(),
+                    ),
+                    // `after` is `GITHUB_SHA`, the commit checked out.
+                    after => range(
+                        before,
+                        after.unwrap_or_else(|| "HEAD".to_string()),
+                        "GitHub push",
+                        true,
+                    ),
+                },
+            }
+        }
+        // The merge queue's group: its commit and the target branch's
+        // commit it was built on.
+        "merge_group" => {
+            let ends = payload().and_then(|payload| {
+                Some((
+                    field(&payload, "/merge_group/base_sha")?,
+                    field(&payload, "/merge_group/head_sha")?,
+                ))
+            });
+            match ends {
+                Some((base, head)) => range(base, head, "GitHub merge_group", false),
+                None => everything(
+                    "GitHub merge_group event whose payload (GITHUB_EVENT_PATH) names no `merge_group.base_sha` and `merge_group.head_sha`: every tracked file is selected".to_string(),
+                ),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// GitLab CI, by its predefined variables (docs.gitlab.com, "Predefined
+/// CI/CD variables reference").
+fn gitlab_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection> {
+    // Merged results pipelines check the merge of the source into the
+    // target branch's head, `CI_MERGE_REQUEST_TARGET_BRANCH_SHA` (set in
+    // those pipelines only): the changes are exactly the request's.
+    if let Some(target) = var("CI_MERGE_REQUEST_TARGET_BRANCH_SHA") {
+        return range(
+            target,
+            "HEAD".to_string(),
+            "GitLab merged results pipeline",
+            false,
+        );
+    }
+    // Merge request pipelines check the source branch: from the base of
+    // the request's diff, else from the target branch.
+    if let Some(base) = var("CI_MERGE_REQUEST_DIFF_BASE_SHA") {
+        return range(
+            base,
+            "HEAD".to_string(),
+            "GitLab merge request pipeline",
+            false,
+        );
+    }
+    if let Some(target) = var("CI_MERGE_REQUEST_TARGET_BRANCH_NAME") {
+        return range(
+            format!("origin/{target}"),
+            "HEAD".to_string(),
+            "GitLab merge request pipeline",
+            false,
+        );
+    }
+    // Branch and tag pipelines: the branch's commit before the push. It is
+    // all zeros for a new branch or tag, and in scheduled and manually run
+    // pipelines.
+    match var("CI_COMMIT_BEFORE_SHA") {
+        Some(before) if is_zero_id(&before) => everything(
+            "GitLab pipeline with no previous commit (CI_COMMIT_BEFORE_SHA is all zeros: a new branch or tag, a scheduled or manual pipeline): every tracked file is selected".to_string(),
+        ),
+        Some(before) => range(before, "HEAD".to_string(), "GitLab push", true),
+        None => None,
+    }
+}
+
+/// The GitHub event payload at `path`.
+fn event_payload(path: &str) -> Option<serde_json::Value> {
+    let text = std::fs::read(path).ok()?;
+    serde_json::from_slice(&text).ok()
 }
 
 /// On GitHub's `pull_request_target` event, the commit checked out by
@@ -112,8 +277,7 @@ fn ci_target_checkout(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, O
 
 /// `pull_request.head.sha` of the GitHub event payload at `path`.
 fn pull_request_head(path: &str) -> Option<String> {
-    let text = std::fs::read(path).ok()?;
-    let event: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    let event = event_payload(path)?;
     let sha = event.pointer("/pull_request/head/sha")?.as_str()?;
     (!sha.is_empty()).then(|| sha.to_string())
 }
@@ -219,7 +383,7 @@ impl Context {
             cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             path: std::env::var_os("PATH"),
             pause_at: var("PHASEGATE_TEST_PAUSE_AT"),
-            ci_range: ci_range(&var),
+            ci_selection: ci_selection(&var),
             ci_target_checkout: ci_target_checkout(&var),
             github_step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
         })
@@ -249,5 +413,127 @@ impl Context {
             self.test_panic.as_deref() != Some(stage),
             "PHASEGATE_TEST_PANIC: forced panic at stage `{stage}`"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detect(vars: &[(&str, &str)]) -> Option<CiSelection> {
+        let var = |name: &str| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_string())
+        };
+        ci_selection(&var)
+    }
+
+    fn ends(selection: Option<CiSelection>) -> Option<(String, String, &'static str, bool)> {
+        match selection? {
+            CiSelection::Range(r) => Some((r.from, r.to, r.source, r.push)),
+            CiSelection::Everything { .. } => None,
+        }
+    }
+
+    #[test]
+    fn github_events_name_their_range_from_the_payload() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("event.json");
+        let event = path.to_string_lossy().into_owned();
+        let github = |name: &'static str, payload: &str| {
+            std::fs::write(&path, payload).unwrap();
+            detect(&[
+                ("GITHUB_ACTIONS", "true"),
+                ("GITHUB_EVENT_NAME", name),
+                ("GITHUB_EVENT_PATH", &event),
+                ("GITHUB_BASE_REF", "main"),
+            ])
+        };
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        assert_eq!(
+            ends(github(
+                "push",
+                &format!(r#"{{"before": "{a}", "after": "{b}"}}"#)
+            )),
+            Some((a.clone(), b.clone(), "GitHub push", true))
+        );
+        // A push that deletes a branch has no commit after it to check.
+        let zeros = "0".repeat(40);
+        assert!(matches!(
+            github("push", &format!(r#"{{"before": "{a}", "after": "{zeros}"}}"#)),
+            Some(CiSelection::Everything { why }) if why.contains("deletes")
+        ));
+        assert_eq!(
+            ends(github("push", &format!(r#"{{"before": "{a}"}}"#))),
+            Some((a.clone(), "HEAD".to_string(), "GitHub push", true))
+        );
+        assert!(matches!(
+            github("push", &format!(r#"{{"before": "{zeros}", "after": "{b}"}}"#)),
+            Some(CiSelection::Everything { why }) if why.contains("all zeros")
+        ));
+        assert!(matches!(
+            github("push", "not json"),
+            Some(CiSelection::Everything { .. })
+        ));
+        assert_eq!(
+            ends(github(
+                "merge_group",
+                &format!(r#"{{"merge_group": {{"base_sha": "{a}", "head_sha": "{b}"}}}}"#)
+            )),
+            Some((a.clone(), b.clone(), "GitHub merge_group", false))
+        );
+        assert!(matches!(
+            github(
+                "merge_group",
+                &format!(r#"{{"merge_group": {{"base_sha": "{a}"}}}}"#)
+            ),
+            Some(CiSelection::Everything { .. })
+        ));
+        assert_eq!(
+            ends(github("pull_request", "{}")),
+            Some((
+                "origin/main".to_string(),
+                "HEAD".to_string(),
+                "GitHub pull_request",
+                false
+            ))
+        );
+        assert_eq!(github("workflow_dispatch", "{}"), None);
+    }
+
+    #[test]
+    fn gitlab_prefers_the_exact_target_head_then_the_diff_base_then_the_branch() {
+        let all = [
+            ("GITLAB_CI", "true"),
+            ("CI_MERGE_REQUEST_TARGET_BRANCH_SHA", "t"),
+            ("CI_MERGE_REQUEST_DIFF_BASE_SHA", "d"),
+            ("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "main"),
+            ("CI_COMMIT_BEFORE_SHA", "b"),
+        ];
+        let from = |n: usize| {
+            let mut vars = vec![all[0]];
+            vars.extend_from_slice(&all[n..]);
+            ends(detect(&vars)).map(|(from, _, source, _)| (from, source))
+        };
+        assert_eq!(
+            from(1),
+            Some(("t".to_string(), "GitLab merged results pipeline"))
+        );
+        assert_eq!(
+            from(2),
+            Some(("d".to_string(), "GitLab merge request pipeline"))
+        );
+        assert_eq!(
+            from(3),
+            Some(("origin/main".to_string(), "GitLab merge request pipeline"))
+        );
+        assert_eq!(from(4), Some(("b".to_string(), "GitLab push")));
+        assert_eq!(from(5), None);
+        let zeros = "0".repeat(40);
+        assert!(matches!(
+            detect(&[("GITLAB_CI", "true"), ("CI_COMMIT_BEFORE_SHA", &zeros)]),
+            Some(CiSelection::Everything { .. })
+        ));
     }
 }

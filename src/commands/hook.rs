@@ -18,7 +18,7 @@ fn is_zero(oid: &str) -> bool {
 pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
     let selections = match args.name.as_str() {
         // A merge's commit records what is staged, as any commit does.
-        "pre-commit" | "pre-merge-commit" => vec![SelectionRequest::Staged],
+        "pre-commit" | "pre-merge-commit" => vec![(SelectionRequest::Staged, None)],
         // Each pushed ref on its own; only deletions leave nothing to check.
         "pre-push" => {
             let root = crate::git::discover(&ctx.cwd)
@@ -55,7 +55,7 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
     // gravest of their answers.
     let code = selections
         .into_iter()
-        .map(|selection| execute(ctx, &request(selection), io))
+        .map(|(selection, pushed_ref)| execute(ctx, &request(selection, pushed_ref), io))
         .max()
         .unwrap_or(ExitCode::Proceed);
     if let Some(said) = stopped(&args.name, code) {
@@ -90,7 +90,7 @@ fn stopped(hook: &str, code: ExitCode) -> Option<String> {
     ))
 }
 
-fn request(selection: SelectionRequest) -> RunRequest {
+fn request(selection: SelectionRequest, pushed_ref: Option<String>) -> RunRequest {
     RunRequest {
         phase: None,
         profile: None,
@@ -103,6 +103,7 @@ fn request(selection: SelectionRequest) -> RunRequest {
         jobs: None,
         config_from_ref: None,
         resume_of: None,
+        pushed_ref,
     }
 }
 
@@ -114,12 +115,13 @@ fn request(selection: SelectionRequest) -> RunRequest {
 /// nothing. `kind` says what an object is here (see `git::object_kind`): a
 /// pushed tree or blob (a tag of one) has no commit to check, and a remote
 /// commit that was never fetched (a force push over it) leaves no range, so
-/// the pushed commit is checked as a new branch is. The notes say so.
+/// the pushed commit is checked as a new branch is. The notes say so. Each
+/// selection comes with the local ref it checks.
 fn pushed_ranges(
     input: impl BufRead,
     kind: impl Fn(&str) -> Option<&'static str>,
     base: impl Fn(&str) -> Option<String>,
-) -> (Vec<SelectionRequest>, Vec<String>) {
+) -> (Vec<(SelectionRequest, Option<String>)>, Vec<String>) {
     let mut selections = Vec::new();
     let mut notes = Vec::new();
     for line in input.lines().map_while(Result::ok) {
@@ -146,7 +148,7 @@ fn pushed_ranges(
             },
             None => SelectionRequest::AllOf(local.to_string()),
         };
-        selections.push(if is_zero(remote) {
+        let selection = if is_zero(remote) {
             new_branch(local)
         } else if kind(remote).is_none() {
             notes.push(format!(
@@ -158,7 +160,8 @@ fn pushed_ranges(
                 from: (*remote).to_string(),
                 to: (*local).to_string(),
             }
-        });
+        };
+        selections.push((selection, Some((*local_ref).to_string())));
     }
     (selections, notes)
 }
@@ -184,9 +187,10 @@ mod tests {
         assert!(matches!(
             pushed.as_slice(),
             [
-                SelectionRequest::Range { from, to },
-                SelectionRequest::AllOf(new),
+                (SelectionRequest::Range { from, to }, Some(first)),
+                (SelectionRequest::AllOf(new), Some(second)),
             ] if *from == b && *to == a && *new == b
+                && first == "refs/heads/x" && second == "refs/heads/x"
         ));
         assert!(notes.is_empty());
         // A new branch whose history leaves the remote's at `a`.
@@ -195,7 +199,7 @@ mod tests {
         });
         assert!(matches!(
             pushed.as_slice(),
-            [SelectionRequest::Range { from, to }] if *from == a && *to == b
+            [(SelectionRequest::Range { from, to }, Some(_))] if *from == a && *to == b
         ));
         assert!(pushed_ranges(line(&zero, &b).as_bytes(), known, unknown)
             .0
@@ -216,7 +220,9 @@ mod tests {
             "0".repeat(40)
         );
         let (pushed, notes) = pushed_ranges(input.as_bytes(), kind, |_: &str| None);
-        assert!(matches!(pushed.as_slice(), [SelectionRequest::AllOf(all)] if *all == a));
+        assert!(
+            matches!(pushed.as_slice(), [(SelectionRequest::AllOf(all), Some(_))] if *all == a)
+        );
         assert_eq!(notes.len(), 2, "{notes:?}");
     }
 }

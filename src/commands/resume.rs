@@ -116,6 +116,7 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         jobs: args.jobs,
         config_from_ref: None,
         resume_of: Some(last.clone()),
+        pushed_ref: None,
     };
     execute(ctx, &request, io)
 }

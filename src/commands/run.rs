@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use crate::cli::{ReportFormat, RunArgs};
 use crate::config::{self, Config, Filter, Profile};
-use crate::context::Context;
+use crate::context::{CiSelection, Context};
 use crate::exit::ExitCode;
 use crate::gate::{self, CheckInput, CheckRun, GateInput, SelectionSummary, Verdict, VerdictError};
 use crate::git::CommitView;
@@ -53,6 +53,9 @@ pub struct RunRequest {
     pub config_from_ref: Option<String>,
     /// `phasegate resume`: the run whose passes are carried over.
     pub resume_of: Option<crate::state::RunRecord>,
+    /// The ref a pre-push hook checks in this run (it runs once per pushed
+    /// ref), for the report to say which.
+    pub pushed_ref: Option<String>,
 }
 
 impl SelectionRequest {
@@ -89,6 +92,7 @@ impl RunRequest {
             jobs: args.jobs,
             config_from_ref: args.config_from_ref.clone(),
             resume_of: None,
+            pushed_ref: None,
         }
     }
 }
@@ -1295,6 +1299,22 @@ impl EarlySelection {
     }
 }
 
+/// What a run says of a name that more than one ref answers to.
+fn ambiguity_note(ambiguous: &crate::git::Ambiguity) -> String {
+    let others = ambiguous
+        .others
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(" and ");
+    format!(
+        "`{}` is ambiguous: it names `{}` (used, as git does) and {others}; give the full name to choose, e.g. `{}`",
+        ambiguous.spec,
+        ambiguous.used,
+        ambiguous.others.first().unwrap_or(&ambiguous.used)
+    )
+}
+
 /// Why a `pull_request_target` run on the event's own checkout (the target
 /// branch) checks nothing, and what to do instead.
 fn pull_request_target_refusal(base: &str, head: Option<&str>) -> String {
@@ -1320,6 +1340,8 @@ fn select_files(
             files: files.len(),
             from: range.map(|r| r.0.to_string()),
             to: range.map(|r| r.1.to_string()),
+            pushed_ref: args.pushed_ref.clone(),
+            ..SelectionSummary::default()
         };
     let git = |e: crate::git::GitError| match e {
         e @ (crate::git::GitError::Revision { .. } | crate::git::GitError::MergeBase { .. }) => {
@@ -1327,15 +1349,23 @@ fn select_files(
         }
         e => super::internal_error(&e),
     };
-    let range = |from: &str, to: &str| -> Result<_, VerdictError> {
+    let range = |from: &str, to: &str, notes: &mut Vec<String>| -> Result<_, VerdictError> {
         if !in_repo {
             return Err(super::usage_error(
                 "--from-ref and --to-ref need a git repository".to_string(),
             ));
         }
-        let files = crate::git::range_files(root, from, to).map_err(git)?;
-        let s = summary("range", &files, Some((from, to)));
-        Ok((files, s))
+        let resolved = crate::git::range_files(root, from, to).map_err(git)?;
+        for ambiguous in &resolved.ambiguous {
+            notes.push(ambiguity_note(ambiguous));
+        }
+        let s = SelectionSummary {
+            from_commit: Some(resolved.from),
+            to_commit: Some(resolved.to),
+            merge_base: Some(resolved.merge_base),
+            ..summary("range", &resolved.files, Some((from, to)))
+        };
+        Ok((resolved.files, s))
     };
     match &args.selection {
         SelectionRequest::Files(given) => {
@@ -1422,16 +1452,15 @@ fn select_files(
             Ok(Selected::new(files, s, notes))
         }
         SelectionRequest::Range { from, to } => {
-            let (files, s) = range(from, to)?;
+            let (files, s) = range(from, to, &mut notes)?;
             Ok(Selected::new(files, s, notes))
         }
         SelectionRequest::AllOf(commit) => {
             let files = crate::git::commit_files(root, commit).map_err(git)?;
             let s = SelectionSummary {
-                mode: "all",
-                files: files.len(),
-                from: None,
                 to: Some(commit.clone()),
+                to_commit: crate::git::commit_id(root, commit).ok(),
+                ..summary("all", &files, None)
             };
             Ok(Selected::new(files, s, notes))
         }
@@ -1448,27 +1477,44 @@ fn select_files(
             Ok(Selected::new(Vec::new(), summary("all", &[], None), notes))
         }
         SelectionRequest::Default if ctx.ci => {
-            if let Some((from, to)) = &ctx.ci_range {
-                // pull_request_target's own checkout is the target branch,
-                // which holds nothing of the pull request: the range would
-                // be empty, and checking the pull request out here would run
-                // its code with the event's secrets and write token.
-                if let Some((checked_out, head)) = &ctx.ci_target_checkout {
-                    if crate::git::commit_id(root, to).is_ok_and(|at| at == *checked_out) {
-                        return Err(super::usage_error(pull_request_target_refusal(
-                            from,
-                            head.as_deref(),
-                        )));
+            let why = match &ctx.ci_selection {
+                Some(CiSelection::Range(ci)) => {
+                    // pull_request_target's own checkout is the target
+                    // branch, which holds nothing of the pull request: the
+                    // range would be empty, and checking the pull request
+                    // out here would run its code with the event's secrets
+                    // and write token.
+                    if let Some((checked_out, head)) = &ctx.ci_target_checkout {
+                        if crate::git::commit_id(root, &ci.to).is_ok_and(|at| at == *checked_out) {
+                            return Err(super::usage_error(pull_request_target_refusal(
+                                &ci.from,
+                                head.as_deref(),
+                            )));
+                        }
+                    }
+                    // A push's previous commit may be missing here (a
+                    // shallow clone, a force push): checking every file
+                    // checks more, never less. A pull request's base that
+                    // is missing is an error that says what to fetch.
+                    let missing =
+                        ci.push && matches!(crate::git::object_kind(root, &ci.from), Ok(None));
+                    if missing {
+                        format!(
+                            "{}: the commit before the push, {}, is not in this clone (a shallow clone, or a force push): every tracked file is selected; fetch more history to check only the push's changes",
+                            ci.source, ci.from
+                        )
+                    } else {
+                        let (files, mut s) = range(&ci.from, &ci.to, &mut notes)?;
+                        s.ci = Some(ci.source.to_string());
+                        return Ok(Selected::new(files, s, notes));
                     }
                 }
-                let (files, s) = range(from, to)?;
-                return Ok(Selected::new(files, s, notes));
-            }
-            let files = crate::git::tracked_files(root).map_err(git)?;
-            notes.push(
-                "in CI with no pull or merge request range: every tracked file is selected"
+                Some(CiSelection::Everything { why }) => why.clone(),
+                None => "in CI with no pull or merge request range: every tracked file is selected"
                     .to_string(),
-            );
+            };
+            let files = crate::git::tracked_files(root).map_err(git)?;
+            notes.push(why);
             let s = summary("all", &files, None);
             Ok(Selected::new(files, s, notes))
         }

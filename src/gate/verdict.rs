@@ -164,16 +164,35 @@ pub struct ErrorProblem {
 }
 
 /// How the files of a run were chosen.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct SelectionSummary {
     /// `staged`, `all`, `files` or `range`.
     pub mode: &'static str,
     /// How many files were selected.
     pub files: usize,
+    /// The start of a range, as given (`origin/main`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
+    /// The end of a range, or the commit whose every file was selected, as
+    /// given (`HEAD`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
+    /// The full id of the commit `from` named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_commit: Option<String>,
+    /// The full id of the commit `to` named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_commit: Option<String>,
+    /// The full id of the merge base of `from` and `to`: a range's changes
+    /// are counted from it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge_base: Option<String>,
+    /// How CI picked the range (`GitHub pull_request`), when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci: Option<String>,
+    /// The ref being pushed, when a pre-push hook runs once per pushed ref.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pushed_ref: Option<String>,
 }
 
 /// The verdict of one run.

@@ -488,7 +488,22 @@ fn fetch_hint(repo: &Repository, spec: &str, error: &git2::Error) -> String {
             "this repository has no remote to fetch it from; check the name, or add the remote and `git fetch {remote} {branch}`"
         );
     }
-    format!("fetch it first, e.g. `git fetch {remote} {spec}`")
+    let fetch = format!("fetch it first, e.g. `git fetch {remote} {spec}`");
+    // A full commit id in a shallow clone is most often a commit beyond its
+    // depth (GitLab's merge-request diff base further back than
+    // `GIT_DEPTH`): more history brings it as well as a fetch by id, which
+    // some servers refuse.
+    if repo.is_shallow() && is_full_id(spec) {
+        return format!(
+            "{fetch}; this is a shallow clone, and the commit may be in the history it cut off: fetch more, e.g. `git fetch --deepen=100`, or all of it with `git fetch --unshallow`"
+        );
+    }
+    fetch
+}
+
+/// Whether `spec` is a whole commit id (SHA-1 or SHA-256), not a name.
+fn is_full_id(spec: &str) -> bool {
+    matches!(spec.len(), 40 | 64) && spec.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// The text of `path` in the commit `spec`; `Ok(None)` when the commit has
@@ -585,14 +600,88 @@ fn link_error(path: &Path, problem: &'static str) -> GitError {
         problem,
     }
 }
+/// A range as it was resolved: the files changed on its end since the
+/// merge base, and the commits the names stood for.
+#[derive(Debug, Clone)]
+pub struct RangeFiles {
+    pub files: Vec<PathBuf>,
+    /// The full id of the commit `from` named.
+    pub from: String,
+    /// The full id of the commit `to` named.
+    pub to: String,
+    /// The full id of their merge base, where the changes are counted from.
+    pub merge_base: String,
+    /// The names of the range that more than one ref answers to.
+    pub ambiguous: Vec<Ambiguity>,
+}
+
+/// A short name that more than one ref answers to (a tag and a branch both
+/// called `feature`): git warns "refname is ambiguous" and takes the first
+/// in its order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ambiguity {
+    /// The name as given.
+    pub spec: String,
+    /// The full ref name used.
+    pub used: String,
+    /// The full names of the other refs it could mean.
+    pub others: Vec<String>,
+}
+
+/// Whether a short `spec` answers to more than one ref, trying them in
+/// git's order (gitrevisions(7): `$GIT_DIR/<name>` (`HEAD` and the other
+/// pseudo-refs), `refs/<name>`, `refs/tags/<name>`, `refs/heads/<name>`,
+/// `refs/remotes/<name>`, `refs/remotes/<name>/HEAD`): the first is the
+/// one used.
+fn ambiguity(repo: &Repository, spec: &str) -> Option<Ambiguity> {
+    if spec.starts_with("refs/") || spec.contains(['~', '^', ':', '@']) {
+        return None;
+    }
+    let found: Vec<String> = [
+        spec.to_string(),
+        format!("refs/{spec}"),
+        format!("refs/tags/{spec}"),
+        format!("refs/heads/{spec}"),
+        format!("refs/remotes/{spec}"),
+        format!("refs/remotes/{spec}/HEAD"),
+    ]
+    .into_iter()
+    .filter(|name| repo.find_reference(name).is_ok())
+    .collect();
+    let (used, others) = found.split_first()?;
+    (!others.is_empty()).then(|| Ambiguity {
+        spec: spec.to_string(),
+        used: used.clone(),
+        others: others.to_vec(),
+    })
+}
+
 /// The files changed on `to` since its merge base with `from`, as a merge
-/// gate wants them.
-pub fn range_files(root: &Path, from: &str, to: &str) -> Result<Vec<PathBuf>, GitError> {
+/// gate wants them, and what the names were resolved to.
+pub fn range_files(root: &Path, from: &str, to: &str) -> Result<RangeFiles, GitError> {
     let repo = open(root)?;
     let mut options = DiffOptions::new();
     options.include_typechange(true);
-    let mut diff = range_diff(&repo, from, to, &mut options)?;
-    changed_paths(&mut diff)
+    let ends = range_ends(&repo, from, to)?;
+    let mut diff = diff_of(&repo, &ends, &mut options)?;
+    let files = changed_paths(&mut diff)?;
+    Ok(RangeFiles {
+        files,
+        from: ends.from.to_string(),
+        to: ends.to.to_string(),
+        merge_base: ends.base.to_string(),
+        ambiguous: [from, to]
+            .iter()
+            .filter_map(|spec| ambiguity(&repo, spec))
+            .collect(),
+    })
+}
+
+/// The commits of a range: its two ends and their merge base.
+struct RangeEnds {
+    from: git2::Oid,
+    to: git2::Oid,
+    base: git2::Oid,
 }
 
 /// The tree of `to` against its merge base with `from`.
@@ -602,6 +691,12 @@ pub(super) fn range_diff<'r>(
     to: &str,
     options: &mut DiffOptions,
 ) -> Result<git2::Diff<'r>, GitError> {
+    let ends = range_ends(repo, from, to)?;
+    diff_of(repo, &ends, options)
+}
+
+/// The commits `from` and `to` name, and their merge base.
+fn range_ends(repo: &Repository, from: &str, to: &str) -> Result<RangeEnds, GitError> {
     let from_commit = named(repo, from, |object| object.peel_to_commit())?;
     let to_commit = named(repo, to, |object| object.peel_to_commit())?;
     let base = repo
@@ -616,12 +711,26 @@ pub(super) fn range_diff<'r>(
             },
             source,
         })?;
+    Ok(RangeEnds {
+        from: from_commit.id(),
+        to: to_commit.id(),
+        base,
+    })
+}
+
+/// The tree of the range's end against its merge base.
+fn diff_of<'r>(
+    repo: &'r Repository,
+    ends: &RangeEnds,
+    options: &mut DiffOptions,
+) -> Result<git2::Diff<'r>, GitError> {
     let base_tree = repo
-        .find_commit(base)
+        .find_commit(ends.base)
         .and_then(|c| c.tree())
         .map_err(|e| failed("the merge base", e))?;
-    let to_tree = to_commit
-        .tree()
+    let to_tree = repo
+        .find_commit(ends.to)
+        .and_then(|c| c.tree())
         .map_err(|e| failed("the tree of the target", e))?;
     repo.diff_tree_to_tree(Some(&base_tree), Some(&to_tree), Some(options))
         .map_err(|e| failed("the changes of the range", e))

@@ -5,7 +5,9 @@
 use std::io::{self, Write};
 
 use crate::diagnostics::{shorten, Diagnostic, Severity, MAX_LINE_CHARS};
-use crate::gate::{format_duration, CheckResult, CheckStatus, Effect, Status, Verdict};
+use crate::gate::{
+    format_duration, CheckResult, CheckStatus, Effect, SelectionSummary, Status, Verdict,
+};
 
 // Every text that came from outside (a tool's output, a file name, the
 // configuration, a handoff document) goes through `clean` before it is
@@ -70,6 +72,9 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
         heading.push_str(&format!(" · workflow {}", clean(workflow)));
     }
     writeln!(out, "{}", p.bold(&heading))?;
+    if let Some(line) = verdict.selection.as_ref().and_then(selection_line) {
+        writeln!(out, "{line}")?;
+    }
     for check in &verdict.checks {
         check_line(check, width, out, &p)?;
     }
@@ -174,6 +179,65 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
     }
     writeln!(out)?;
     verdict_line(verdict, out, &p)
+}
+
+/// How many characters of a commit id the report shows.
+const SHORT_ID: usize = 10;
+
+/// The line under the heading that says which commits were checked: a
+/// range (its ends and merge base, as named and as resolved), or every
+/// file of a pushed commit; and how CI picked it, or which pushed ref it
+/// is. `None` for staged or named files, which need no telling.
+fn selection_line(selection: &SelectionSummary) -> Option<String> {
+    let short = |id: &str| id.chars().take(SHORT_ID).collect::<String>();
+    // A name as given, with the commit it named; a commit id given in
+    // full is shown once, shortened.
+    let named = |given: Option<&str>, id: Option<&str>| match (given, id) {
+        (Some(given), Some(id)) if given == id => short(id),
+        (Some(given), Some(id)) => format!("{} ({})", clean(given), short(id)),
+        (Some(given), None) => clean(given).into_owned(),
+        (None, Some(id)) => short(id),
+        (None, None) => "?".to_string(),
+    };
+    let (from, to) = (selection.from.as_deref(), selection.to.as_deref());
+    let mut line = match selection.mode {
+        "range" => {
+            let from_id = selection.from_commit.as_deref();
+            let from = match selection.merge_base.as_deref() {
+                // A commit given by its id that is the merge base itself
+                // (a push's previous commit).
+                Some(base) if from.is_some_and(|given| given == base) => {
+                    format!("{} (the merge base)", short(base))
+                }
+                Some(base) => match from {
+                    Some(given) if Some(given) == from_id => {
+                        format!("{} (merge base {})", short(given), short(base))
+                    }
+                    Some(given) => format!("{} (merge base {})", clean(given), short(base)),
+                    None => format!("{} (merge base {})", named(None, from_id), short(base)),
+                },
+                None => named(from, from_id),
+            };
+            format!(
+                "files: {} changed between {from} and {}",
+                selection.files,
+                named(to, selection.to_commit.as_deref())
+            )
+        }
+        "all" if to.is_some() => format!(
+            "files: {}, every file of {}",
+            selection.files,
+            named(to, selection.to_commit.as_deref())
+        ),
+        _ => return None,
+    };
+    if let Some(ci) = &selection.ci {
+        line.push_str(&format!(" · {}", clean(ci)));
+    }
+    if let Some(pushed) = &selection.pushed_ref {
+        line.push_str(&format!(" · pushing {}", clean(pushed)));
+    }
+    Some(line)
 }
 
 /// What explains a failure comes before what only comments on it, and

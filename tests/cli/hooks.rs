@@ -380,6 +380,53 @@ fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
 }
 
 #[test]
+fn each_report_of_a_push_of_several_refs_says_which_ref_and_commits_it_checked() {
+    let remote = TestRepo::plain();
+    remote
+        .command("git")
+        .args(["init", "-q", "--bare", "."])
+        .status()
+        .unwrap();
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"true\" } ]\n");
+    repo.write("a.md", "# a\n");
+    repo.commit_all("one");
+    repo.git(&["remote", "add", "origin", &remote.path().to_string_lossy()]);
+    assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
+    let run = git_with_hook(&repo, &["push", "-q", "origin", "main"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let old = repo.git(&["rev-parse", "main"]).trim().to_string();
+    repo.write("a.md", "# a, again\n");
+    repo.commit_all("two");
+    let new = repo.git(&["rev-parse", "main"]).trim().to_string();
+    repo.git(&["checkout", "-qb", "fresh"]);
+    repo.write("c.md", "# c\n");
+    repo.commit_all("c");
+    let fresh = repo.git(&["rev-parse", "fresh"]).trim().to_string();
+    repo.git(&["checkout", "-q", "main"]);
+
+    let run = git_with_hook(&repo, &["push", "-q", "origin", "main", "fresh"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert_eq!(said.matches("phasegate · phase").count(), 2, "{said}");
+    assert!(
+        said.contains(&format!(
+            "files: 1 changed between {} (the merge base) and {} · pushing refs/heads/main",
+            &old[..10],
+            &new[..10]
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "files: 3, every file of {} · pushing refs/heads/fresh",
+            &fresh[..10]
+        )),
+        "{said}"
+    );
+}
+
+#[test]
 fn force_backs_up_an_earlier_kept_hook_and_never_deletes_one() {
     let repo = TestRepo::new();
     let dir = repo.path().join(".git/hooks");

@@ -6,6 +6,7 @@
 
 mod support;
 
+mod ci;
 mod config_errors;
 mod defaults;
 mod diagnostics;
