@@ -381,12 +381,7 @@ fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
 
 #[test]
 fn each_report_of_a_push_of_several_refs_says_which_ref_and_commits_it_checked() {
-    let remote = TestRepo::plain();
-    remote
-        .command("git")
-        .args(["init", "-q", "--bare", "."])
-        .status()
-        .unwrap();
+    let remote = TestRepo::bare();
     let repo = TestRepo::new();
     repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"true\" } ]\n");
     repo.write("a.md", "# a\n");
@@ -419,7 +414,8 @@ fn each_report_of_a_push_of_several_refs_says_which_ref_and_commits_it_checked()
     );
     assert!(
         said.contains(&format!(
-            "files: 3, every file of {} · pushing refs/heads/fresh",
+            "files: 2 changed between {} (the merge base) and {} · pushing refs/heads/fresh",
+            &old[..10],
             &fresh[..10]
         )),
         "{said}"
