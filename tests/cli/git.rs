@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 
 use crate::support::{check, TestRepo};
@@ -46,10 +47,10 @@ fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
 }
 
 /// The work tree, the index and both diffs.
-type Snapshot = (BTreeMap<String, (Vec<u8>, u32)>, String, String, String);
+pub(crate) type Snapshot = (BTreeMap<String, (Vec<u8>, u32)>, String, String, String);
 
 /// What must survive any run.
-fn snapshot(repo: &TestRepo) -> Snapshot {
+pub(crate) fn snapshot(repo: &TestRepo) -> Snapshot {
     (
         tree(&repo.path()),
         repo.git(&["ls-files", "--stage"]),
@@ -526,6 +527,101 @@ fn ctrl_c_and_a_double_ctrl_c_mid_run_give_the_unstaged_changes_back() {
         let output = child.wait_with_output().unwrap();
         assert_eq!(output.status.code(), Some(3), "{presses} presses");
         assert_eq!(snapshot(&repo), before, "{presses} presses");
+    }
+}
+
+/// A repository with a partially staged file, and unstaged changes to a
+/// binary file and to a CRLF file (staged in part too), gated by one check
+/// that passes.
+pub(crate) fn partially_staged_binary_and_crlf() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a1\n")
+        .write("crlf.txt", "one\r\ntwo\r\n");
+    std::fs::write(repo.path().join("blob.bin"), [0u8, 159, 146, 150, 255]).unwrap();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    repo.commit_all("one");
+    repo.stage("a.txt", "a2 staged\n")
+        .write("a.txt", "a3 unstaged\n");
+    repo.stage("crlf.txt", "one\r\ntwo\r\nstaged\r\n")
+        .write("crlf.txt", "one\r\ntwo\r\nstaged\r\nunstaged\r\n");
+    std::fs::write(repo.path().join("blob.bin"), [9u8, 0, 9, 255, 10]).unwrap();
+    repo
+}
+
+/// Sends `SIG<signal>` to the process `pid`, or to its whole process group
+/// (as a terminal does on Ctrl-C) when `group`.
+pub(crate) fn send_signal(signal: &str, pid: u32, group: bool) {
+    let target = if group {
+        format!("-{pid}")
+    } else {
+        pid.to_string()
+    };
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), "--", &target])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{signal} {target}");
+}
+
+/// Whether this process ignores the signal `number` (and so do the
+/// processes it starts).
+fn ignored_here(number: u32) -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let mask = status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigIgn:"))
+        .map_or(0, |hex| u64::from_str_radix(hex.trim(), 16).unwrap());
+    mask & (1 << (number - 1)) != 0
+}
+
+/// Waits for `child` to exit (failing the test, and killing it, after a
+/// minute) and returns its output.
+pub(crate) fn exited(mut child: std::process::Child, what: &str) -> std::process::Output {
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed().as_secs() >= 60 {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running a minute after the signal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn once_the_work_tree_is_back_signals_end_phasegate_as_they_end_any_program() {
+    // Paused while it records the run, after the checks and the restore.
+    for args in [&["run", "--format", "json"][..], &["run", "--all-files"]] {
+        for signal in ["INT", "TERM"] {
+            // A signal this test was started ignoring (a job put in the
+            // background by a script ignores SIGINT) reaches phasegate
+            // ignored, and stays so.
+            if signal == "INT" && ignored_here(2) {
+                continue;
+            }
+            let what = format!("SIG{signal} to {args:?} after the checks");
+            let repo = partially_staged_binary_and_crlf();
+            let before = snapshot(&repo);
+            let marker = repo.path().join(".git/phasegate/paused");
+            let child = repo
+                .command(crate::support::BIN)
+                .args(args)
+                .env("PHASEGATE_TEST_PAUSE_AT", "state-rename")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            crate::support::wait_for("the pause at `state-rename`", || {
+                (std::fs::read_to_string(&marker).ok().as_deref() == Some("state-rename"))
+                    .then_some(())
+            });
+            send_signal(signal, child.id(), false);
+            let output = exited(child, &what);
+            let expected = if signal == "INT" { 2 } else { 15 };
+            assert_eq!(output.status.signal(), Some(expected), "{what}");
+            assert_eq!(snapshot(&repo), before, "{what}");
+        }
     }
 }
 
