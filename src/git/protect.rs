@@ -61,6 +61,10 @@ pub enum ProtectError {
     OtherWorkTree { journal: PathBuf, root: PathBuf },
     #[error("{holder} is protecting unstaged changes in this repository; wait for it to finish")]
     Busy { holder: String },
+    /// A signal arrived while the changes were being saved: nothing of the
+    /// work tree was touched, and the copies are gone again.
+    #[error("set the unstaged changes aside: phasegate was interrupted")]
+    Interrupted,
 }
 
 fn io_error<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> ProtectError + 'a {
@@ -648,7 +652,15 @@ pub fn protect(
         .map_err(io_error("create", &dir))?;
     // Until every copy is on disk the work tree is untouched: a failure
     // leaves nothing to recover.
-    let journal = match save(root, &dir, entries, pause) {
+    // Interrupted by then, the run stops with the work tree as it is.
+    let saved = save(root, &dir, entries, pause).and_then(|journal| {
+        if crate::runner::interrupted() {
+            Err(ProtectError::Interrupted)
+        } else {
+            Ok(journal)
+        }
+    });
+    let journal = match saved {
         Ok(journal) => journal,
         Err(error) => {
             let _ = fs::remove_dir_all(&dir);
@@ -793,6 +805,10 @@ fn save(
         journal.entries.push(entry);
         if n == 0 {
             pause("saving");
+        }
+        // The rest need not be copied: the work tree will not be touched.
+        if crate::runner::interrupted() {
+            return Err(ProtectError::Interrupted);
         }
     }
     pack.sync_all().map_err(io_error("flush", &saved))?;

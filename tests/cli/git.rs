@@ -530,6 +530,17 @@ fn ctrl_c_and_a_double_ctrl_c_mid_run_give_the_unstaged_changes_back() {
     }
 }
 
+/// The steps of the protection sequence a run can be paused at, and
+/// whether the checks had run by then.
+pub(crate) const PROTECT_STEPS: [(&str, bool); 6] = [
+    ("saving", false),
+    ("saved", false),
+    ("checking-out", false),
+    ("checked-out", false),
+    ("checks-done", true),
+    ("restoring", true),
+];
+
 /// A repository with a partially staged file, and unstaged changes to a
 /// binary file and to a CRLF file (staged in part too), gated by one check
 /// that passes.
@@ -587,6 +598,86 @@ pub(crate) fn exited(mut child: std::process::Child, what: &str) -> std::process
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     child.wait_with_output().unwrap()
+}
+
+/// How many runs left saved changes behind (a directory each).
+pub(crate) fn journals_left(repo: &TestRepo) -> usize {
+    std::fs::read_dir(repo.path().join(".git/phasegate/protect")).map_or(0, |dirs| {
+        dirs.filter(|d| d.as_ref().unwrap().file_type().unwrap().is_dir())
+            .count()
+    })
+}
+
+#[test]
+fn ctrl_c_sigterm_or_sighup_outside_the_checks_give_the_work_tree_back_before_phasegate_exits() {
+    for (step, checked) in PROTECT_STEPS {
+        // Ctrl-C reaches phasegate alone, or its whole process group as
+        // from a terminal, once or twice; SIGTERM and SIGHUP once.
+        for (signal, group, presses) in [
+            ("INT", false, 1),
+            ("INT", true, 1),
+            ("INT", true, 2),
+            ("TERM", false, 1),
+            ("HUP", false, 1),
+        ] {
+            let what = format!("SIG{signal} x{presses} at `{step}`");
+            let repo = partially_staged_binary_and_crlf();
+            let before = snapshot(&repo);
+            let marker = repo.path().join(".git/phasegate/paused");
+            let child = {
+                use std::os::unix::process::CommandExt;
+                let mut command = repo.command(crate::support::BIN);
+                command
+                    .args(["run", "--format", "json"])
+                    .env("PHASEGATE_TEST_PAUSE_AT", step)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::null())
+                    .process_group(0);
+                command.spawn().unwrap()
+            };
+            let pid = child.id();
+            crate::support::wait_for(&format!("the pause at `{step}`"), || {
+                (std::fs::read_to_string(&marker).ok().as_deref() == Some(step)).then_some(())
+            });
+            for _ in 0..presses {
+                send_signal(signal, pid, group);
+            }
+            let output = exited(child, &what);
+
+            // Right as phasegate is gone, before any other run.
+            assert_eq!(snapshot(&repo), before, "{what}: the work tree and index");
+            assert_eq!(
+                journals_left(&repo),
+                0,
+                "{what}: nothing is left to restore"
+            );
+            // A second Ctrl-C that comes once the work tree is back may end
+            // phasegate as Ctrl-C ends any program, before its verdict.
+            if presses == 2 && output.status.signal() == Some(2) {
+                continue;
+            }
+            assert_eq!(output.status.code(), Some(3), "{what}");
+            let v: serde_json::Value =
+                serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(v["status"], "incomplete", "{what}: {v:#}");
+            assert_eq!(v["next"], "resume", "{what}: {v:#}");
+            // Interrupted before the checks, they never start; after, they
+            // keep their answer, but the run still lets nothing through.
+            let c = check(&v, "c");
+            if checked {
+                assert_eq!(c["status"], "passed", "{what}: {v:#}");
+            } else {
+                assert_eq!(c["status"], "crashed", "{what}: {v:#}");
+                assert!(
+                    c["reason"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .contains("interrupted"),
+                    "{what}: {v:#}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -625,6 +625,64 @@ fn a_commit_git_prepared_before_a_killed_run_was_finished_is_refused() {
 }
 
 #[test]
+fn ctrl_c_at_git_commit_outside_the_checks_gives_the_work_tree_back_before_phasegate_exits() {
+    for (step, _) in crate::git::PROTECT_STEPS {
+        for presses in [1, 2] {
+            let what = format!("{presses} Ctrl-C at `{step}`");
+            let repo = crate::git::partially_staged_binary_and_crlf();
+            assert_eq!(repo.phasegate(&["install"]).code, 0);
+            let before = crate::git::snapshot(&repo);
+            let commits_before = commits(&repo);
+            let marker = repo.path().join(".git/phasegate/paused");
+            // git in a process group of its own, the terminal's foreground
+            // group: Ctrl-C reaches git, the hook and phasegate at once.
+            let git = {
+                use std::os::unix::process::CommandExt;
+                let mut command = repo.command("git");
+                command
+                    .args(["commit", "-qm", "two"])
+                    .env("PHASEGATE_BIN", BIN)
+                    .env("PHASEGATE_TEST_PAUSE_AT", step)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .process_group(0);
+                command.spawn().unwrap()
+            };
+            let group = git.id();
+            crate::support::wait_for(&format!("the pause at `{step}`"), || {
+                (std::fs::read_to_string(&marker).ok().as_deref() == Some(step)).then_some(())
+            });
+            // phasegate's own process, as its journal names it: git may be
+            // gone before it.
+            let journal = std::fs::read_dir(repo.path().join(".git/phasegate/protect"))
+                .unwrap()
+                .map(|d| d.unwrap().path().join("journal.json"))
+                .find(|j| j.exists())
+                .unwrap();
+            let journal: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(journal).unwrap()).unwrap();
+            let phasegate = u32::try_from(journal["pid"].as_u64().unwrap()).unwrap();
+            for _ in 0..presses {
+                crate::git::send_signal("INT", group, true);
+            }
+            let git = crate::git::exited(git, &what);
+            assert!(!git.status.success(), "{what}: the commit must not go on");
+            crate::support::wait_for(&format!("{what}: phasegate to exit"), || {
+                crate::support::process_gone(phasegate).then_some(())
+            });
+
+            assert_eq!(
+                crate::git::snapshot(&repo),
+                before,
+                "{what}: the work tree and index"
+            );
+            assert_eq!(crate::git::journals_left(&repo), 0, "{what}");
+            assert_eq!(commits(&repo), commits_before, "{what}");
+        }
+    }
+}
+
+#[test]
 fn configuration_git_takes_from_the_environment_is_phasegate_s_too() {
     // `core.hooksPath` in the file GIT_CONFIG_GLOBAL names: install writes
     // where git will look, and the gate holds.
