@@ -232,7 +232,11 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // finished first, whatever this run selects.
     let mut notes = Vec::new();
     if repo.is_some() {
-        match crate::git::recover(&root, &work_tree_state) {
+        // A restore under way always finishes; an interrupt during it
+        // keeps the checks from starting.
+        let _interrupts = runner::InterruptGuard::install();
+        let pause = |step: &str| ctx.maybe_pause(step, &state_dir);
+        match crate::git::recover(&root, &work_tree_state, &pause) {
             Ok(recovered) if !recovered.is_empty() => {
                 // The early selection may have looked at the work tree
                 // before those files came back.

@@ -321,13 +321,14 @@ impl Recovered {
 /// running are stopped, and its saved changes are written back. A file
 /// changed since the run was killed (an editor, a terminal) is copied under
 /// `kept/` first, so nothing anyone wrote is lost. A protection whose run
-/// is still alive is left alone and reported as busy.
-pub fn recover(root: &Path, state_dir: &Path) -> Result<Recovered, ProtectError> {
+/// is still alive is left alone and reported as busy. `pause` is called
+/// with `recovering` once the first file is back.
+pub fn recover(root: &Path, state_dir: &Path, pause: Pause<'_>) -> Result<Recovered, ProtectError> {
     if !has_journals(state_dir) {
         return Ok(Recovered::default());
     }
     let _lock = lock(state_dir)?;
-    recover_locked(root, state_dir)
+    recover_locked(root, state_dir, pause)
 }
 
 /// Whether any run left saved changes behind (a directory per run).
@@ -337,7 +338,11 @@ fn has_journals(state_dir: &Path) -> bool {
     })
 }
 
-fn recover_locked(root: &Path, state_dir: &Path) -> Result<Recovered, ProtectError> {
+fn recover_locked(
+    root: &Path,
+    state_dir: &Path,
+    pause: Pause<'_>,
+) -> Result<Recovered, ProtectError> {
     let base = protect_root(state_dir);
     let Ok(dirs) = fs::read_dir(&base) else {
         return Ok(Recovered::default());
@@ -383,7 +388,12 @@ fn recover_locked(root: &Path, state_dir: &Path) -> Result<Recovered, ProtectErr
                     recovered.kept_in = Some(keep);
                 }
             }
-            restore_entries(root, &dir, &journal.entries, &|_| {})?;
+            let recovering = |step: &str| {
+                if step == "restoring" {
+                    pause("recovering");
+                }
+            };
+            restore_entries(root, &dir, &journal.entries, &recovering)?;
             recovered
                 .restored
                 .extend(journal.entries.iter().map(Entry::shown));
@@ -635,7 +645,7 @@ pub fn protect(
     // A killed run's changes, written back now, make the hint stale.
     // (A run that recovers first itself reports what it kept; this one only
     // meets a journal left by a run killed since.)
-    let recovered = recover_locked(root, state_dir)?;
+    let recovered = recover_locked(root, state_dir, pause)?;
     let entries = unstaged_entries(root, hint.filter(|_| recovered.is_empty()))?;
     if entries.is_empty() {
         return Ok(None);

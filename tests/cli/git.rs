@@ -681,6 +681,70 @@ fn ctrl_c_sigterm_or_sighup_outside_the_checks_give_the_work_tree_back_before_ph
 }
 
 #[test]
+fn ctrl_c_while_a_killed_run_is_being_finished_lets_the_restore_finish() {
+    for command in ["restore", "run"] {
+        let what = format!("Ctrl-C during `phasegate {command}`'s restore");
+        let repo = partially_staged_binary_and_crlf();
+        let before = snapshot(&repo);
+        let marker = repo.path().join(".git/phasegate/paused");
+        // A run killed with the unstaged changes aside.
+        let mut killed = repo
+            .command(crate::support::BIN)
+            .args(["run"])
+            .env("PHASEGATE_TEST_PAUSE_AT", "checked-out")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        crate::support::wait_for("the pause at `checked-out`", || {
+            marker.exists().then_some(())
+        });
+        killed.kill().unwrap();
+        killed.wait().unwrap();
+        std::fs::remove_file(&marker).unwrap();
+        assert_eq!(repo.read("a.txt"), "a2 staged\n");
+
+        // Ctrl-C once the first of its files is back.
+        let child = {
+            use std::os::unix::process::CommandExt;
+            let mut finishing = repo.command(crate::support::BIN);
+            finishing
+                .arg(command)
+                .env("PHASEGATE_TEST_PAUSE_AT", "recovering")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .process_group(0);
+            if command == "run" {
+                finishing.args(["--format", "json"]);
+            }
+            finishing.spawn().unwrap()
+        };
+        crate::support::wait_for("the pause at `recovering`", || {
+            (std::fs::read_to_string(&marker).ok().as_deref() == Some("recovering")).then_some(())
+        });
+        send_signal("INT", child.id(), true);
+        let output = exited(child, &what);
+
+        assert_eq!(snapshot(&repo), before, "{what}: the work tree and index");
+        assert_eq!(journals_left(&repo), 0, "{what}");
+        if command == "restore" {
+            // Everything asked of it was done.
+            assert_eq!(output.status.code(), Some(0), "{what}");
+            assert!(
+                String::from_utf8_lossy(&output.stderr).contains("interrupted"),
+                "{what}"
+            );
+        } else {
+            // No check started after the interrupt.
+            assert_eq!(output.status.code(), Some(3), "{what}");
+            let v: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+            assert_eq!(v["status"], "incomplete", "{v:#}");
+            assert_eq!(check(&v, "c")["status"], "crashed", "{v:#}");
+        }
+    }
+}
+
+#[test]
 fn once_the_work_tree_is_back_signals_end_phasegate_as_they_end_any_program() {
     // Paused while it records the run, after the checks and the restore.
     for args in [&["run", "--format", "json"][..], &["run", "--all-files"]] {
