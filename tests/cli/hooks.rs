@@ -683,6 +683,59 @@ fn ctrl_c_at_git_commit_outside_the_checks_gives_the_work_tree_back_before_phase
 }
 
 #[test]
+fn ctrl_c_during_a_pushed_refs_checks_checks_no_later_ref() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a1\n").commit_all("one");
+    // Each pushed ref checks the work tree, its unstaged change set aside.
+    repo.write("a.txt", "a2 unstaged\n");
+    let starts = repo.path().parent().unwrap().join(format!(
+        "starts-{}.out",
+        repo.path().file_name().unwrap().to_string_lossy()
+    ));
+    let _ = std::fs::remove_file(&starts);
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [ {{ name = \"c\", shell = true, command = \"echo started >> '{}'; sleep 300\" }} ]\n",
+        starts.display()
+    ));
+    repo.git(&["add", "phasegate.toml"]);
+    repo.git(&["commit", "-qm", "gate", "--", "phasegate.toml"]);
+    let before = crate::git::snapshot(&repo);
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let zero = "0".repeat(40);
+    let refs = format!(
+        "refs/heads/main {head} refs/heads/main {zero}\nrefs/heads/other {head} refs/heads/other {zero}\n",
+        head = head.trim()
+    );
+    let mut child = {
+        use std::os::unix::process::CommandExt;
+        let mut command = repo.command(BIN);
+        command
+            .args(["hook", "pre-push", "origin", "/nowhere"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0);
+        command.spawn().unwrap()
+    };
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(refs.as_bytes()).unwrap();
+    }
+    crate::support::wait_for("the first ref's check", || starts.exists().then_some(()));
+    crate::git::send_signal("INT", child.id(), true);
+    let output = crate::git::exited(child, "Ctrl-C during the first ref's check");
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(
+        std::fs::read_to_string(&starts).unwrap(),
+        "started\n",
+        "the second ref's check must not start"
+    );
+    assert_eq!(crate::git::snapshot(&repo), before);
+    let _ = std::fs::remove_file(&starts);
+}
+
+#[test]
 fn configuration_git_takes_from_the_environment_is_phasegate_s_too() {
     // `core.hooksPath` in the file GIT_CONFIG_GLOBAL names: install writes
     // where git will look, and the gate holds.
