@@ -395,15 +395,18 @@ impl Context {
     }
 
     /// Stops here, for good, when the hidden test switch names `step`: a
-    /// file `paused` in `state_dir` tells the waiting test where.
+    /// file `paused` in `state_dir` tells the waiting test where. A signal
+    /// phasegate catches at that moment (see `runner::InterruptGuard`) ends
+    /// the pause, as it would end the step: the run goes on to what an
+    /// interrupt there makes it do. Any other signal ends the process.
     pub fn maybe_pause(&self, step: &str, state_dir: &std::path::Path) {
         if self.pause_at.as_deref() != Some(step) {
             return;
         }
         let _ = std::fs::create_dir_all(state_dir);
         let _ = std::fs::write(state_dir.join("paused"), step);
-        loop {
-            std::thread::park();
+        while !crate::runner::interrupt_caught() {
+            std::thread::park_timeout(std::time::Duration::from_millis(10));
         }
     }
 

@@ -18,7 +18,19 @@ pub fn run(ctx: &Context, io: &mut Streams<'_>) -> ExitCode {
             return ExitCode::Usage;
         }
     };
-    match crate::git::recover(&repo.root, &repo.work_tree_state()) {
+    // A Ctrl-C never stops a restore half way: it finishes, and is said.
+    let interrupts = crate::runner::InterruptGuard::install();
+    let state = repo.work_tree_state();
+    let pause = |step: &str| ctx.maybe_pause(step, &state);
+    let recovered = crate::git::recover(&repo.root, &state, &pause);
+    drop(interrupts);
+    if crate::runner::interrupted() {
+        let _ = writeln!(
+            io.err,
+            "phasegate: interrupted; the restore was finished first"
+        );
+    }
+    match recovered {
         Ok(recovered) if recovered.is_empty() => {
             let _ = writeln!(io.out, "nothing to restore");
             ExitCode::Proceed

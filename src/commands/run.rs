@@ -236,7 +236,11 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // finished first, whatever this run selects.
     let mut notes = Vec::new();
     if repo.is_some() {
-        match crate::git::recover(&root, &work_tree_state) {
+        // A restore under way always finishes; an interrupt during it
+        // keeps the checks from starting.
+        let _interrupts = runner::InterruptGuard::install();
+        let pause = |step: &str| ctx.maybe_pause(step, &state_dir);
+        match crate::git::recover(&root, &work_tree_state, &pause) {
             Ok(recovered) if !recovered.is_empty() => {
                 // The early selection may have looked at the work tree
                 // before those files came back.
@@ -535,6 +539,15 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // of tracked files are set aside first and come back afterwards.
     let pause = |step: &str| ctx.maybe_pause(step, &state_dir);
     let in_place = (staged || protect_at_head) && snapshot.is_none() && !plans.is_empty();
+    // From before the first file is set aside until the last comes back, a
+    // Ctrl-C (or SIGTERM, SIGHUP) never kills phasegate: it stops the
+    // checks, or keeps them from starting, and the work tree is given back
+    // before the run ends as interrupted. A restore under way always
+    // finishes.
+    let interrupts = in_place.then(runner::InterruptGuard::install);
+    // Interrupted while the changes were being saved: the work tree was
+    // never touched, and nothing is there to compare after the checks.
+    let mut cut_short = false;
     let guard = if in_place {
         match crate::git::protect(
             &root,
@@ -545,6 +558,10 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
             &pause,
         ) {
             Ok(guard) => guard,
+            Err(crate::git::ProtectError::Interrupted) => {
+                cut_short = true;
+                None
+            }
             Err(e) => return stop(io, settings.profile, super::internal_error(&e)),
         }
     } else {
@@ -553,10 +570,12 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // In place with nothing set aside, the index as the checks find it, to
     // see afterwards whether they staged anything: the selection's own
     // read, or one now.
-    let index_before =
-        (in_place && guard.is_none() && !crate::git::Held::kept_by(unstaged.as_ref()))
-            .then(|| crate::git::Held::now(&root))
-            .flatten();
+    let index_before = (in_place
+        && guard.is_none()
+        && !cut_short
+        && !crate::git::Held::kept_by(unstaged.as_ref()))
+    .then(|| crate::git::Held::now(&root))
+    .flatten();
     // If phasegate is killed while the changes are aside, the run that puts
     // them back stops these checks first.
     if let Some(guard) = &guard {
@@ -587,7 +606,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     // In place with nothing set aside, with the index. (inotify would name
     // the files touched, but tearing its watches down waits for an RCU
     // grace period, longer than the comparison.)
-    if in_place && guard.is_none() {
+    if in_place && guard.is_none() && !cut_short {
         let before = held.and_then(HeldLater::take).or(index_before);
         match crate::git::changed_in_work_tree(&root, ctx.cpus, before) {
             Ok(changed) => modified.extend(changed),
@@ -619,6 +638,9 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
             }
         }
     }
+    // The work tree is back: signals take their usual course again.
+    drop(interrupts);
+    let interrupted = runner::interrupted();
     let mut blocking = Vec::new();
     if !modified.is_empty() {
         let by: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
@@ -707,6 +729,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         summary_limit: config.gate.summary,
         selection: Some(mode),
         blocking,
+        interrupted,
         handoffs: documents
             .iter()
             .map(|(path, bytes)| read_handoff(path, bytes, &rules))

@@ -81,6 +81,10 @@ pub struct GateInput {
     /// Failures phasegate found itself, outside any check (files the
     /// checks modified): each one fails the run.
     pub blocking: Vec<Diagnostic>,
+    /// phasegate was interrupted (Ctrl-C, SIGTERM, SIGHUP) before it
+    /// finished: even when every check had, the run never lets a commit
+    /// through.
+    pub interrupted: bool,
     /// The handoff documents among the selected files, validated.
     pub handoffs: Vec<crate::handoff::HandoffReport>,
 }
@@ -164,6 +168,12 @@ pub fn decide(input: GateInput) -> Verdict {
         .handoffs
         .iter()
         .any(|h| h.escalate || h.status.as_deref() == Some("blocked"));
+    if input.interrupted {
+        notes.push(
+            "phasegate was interrupted before it finished: the run lets nothing through"
+                .to_string(),
+        );
+    }
     let blocked_by_gate = !own.is_empty();
     diagnostics.splice(0..0, own);
     let worst = |effect: Effect| checks.iter().any(|c| c.effect == effect);
@@ -171,7 +181,7 @@ pub fn decide(input: GateInput) -> Verdict {
         (Status::Blocked, Next::Escalate, false)
     } else if worst(Effect::Block) || blocked_by_gate {
         (Status::Failed, Next::Fix, false)
-    } else if worst(Effect::Incomplete) {
+    } else if worst(Effect::Incomplete) || input.interrupted {
         (Status::Incomplete, Next::Resume, false)
     } else if worst(Effect::FailOpen) {
         (Status::Incomplete, Next::Proceed, true)
@@ -735,6 +745,7 @@ mod tests {
             summary_limit: 5,
             selection: None,
             blocking: Vec::new(),
+            interrupted: false,
             handoffs: Vec::new(),
         }
     }
@@ -883,6 +894,35 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn an_interrupted_run_never_proceeds_even_when_every_check_passed() {
+        for profile in PROFILES {
+            let passing = check(
+                CheckKind::Code,
+                OnFailure::Block,
+                OnMissing::Block,
+                CheckRun::Ran(Box::new(outcome(Termination::Exited(0), None))),
+            );
+            let mut gate = input(profile, passing);
+            gate.interrupted = true;
+            let verdict = decide(gate);
+            assert_eq!(verdict.exit_code(), ExitCode::Incomplete, "{profile:?}");
+            assert_eq!(verdict.next, Next::Resume);
+            assert!(!verdict.fail_open);
+            assert!(verdict.notes.iter().any(|n| n.contains("interrupted")));
+            // A failure found before the interrupt is still the answer.
+            let failing = check(
+                CheckKind::Code,
+                OnFailure::Block,
+                OnMissing::Block,
+                CheckRun::Ran(Box::new(outcome(Termination::Exited(1), None))),
+            );
+            let mut gate = input(profile, failing);
+            gate.interrupted = true;
+            assert_eq!(decide(gate).exit_code(), ExitCode::Failed, "{profile:?}");
         }
     }
 

@@ -61,6 +61,10 @@ pub enum ProtectError {
     OtherWorkTree { journal: PathBuf, root: PathBuf },
     #[error("{holder} is protecting unstaged changes in this repository; wait for it to finish")]
     Busy { holder: String },
+    /// A signal arrived while the changes were being saved: nothing of the
+    /// work tree was touched, and the copies are gone again.
+    #[error("set the unstaged changes aside: phasegate was interrupted")]
+    Interrupted,
 }
 
 fn io_error<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> ProtectError + 'a {
@@ -317,13 +321,14 @@ impl Recovered {
 /// running are stopped, and its saved changes are written back. A file
 /// changed since the run was killed (an editor, a terminal) is copied under
 /// `kept/` first, so nothing anyone wrote is lost. A protection whose run
-/// is still alive is left alone and reported as busy.
-pub fn recover(root: &Path, state_dir: &Path) -> Result<Recovered, ProtectError> {
+/// is still alive is left alone and reported as busy. `pause` is called
+/// with `recovering` once the first file is back.
+pub fn recover(root: &Path, state_dir: &Path, pause: Pause<'_>) -> Result<Recovered, ProtectError> {
     if !has_journals(state_dir) {
         return Ok(Recovered::default());
     }
     let _lock = lock(state_dir)?;
-    recover_locked(root, state_dir)
+    recover_locked(root, state_dir, pause)
 }
 
 /// Whether any run left saved changes behind (a directory per run).
@@ -333,7 +338,11 @@ fn has_journals(state_dir: &Path) -> bool {
     })
 }
 
-fn recover_locked(root: &Path, state_dir: &Path) -> Result<Recovered, ProtectError> {
+fn recover_locked(
+    root: &Path,
+    state_dir: &Path,
+    pause: Pause<'_>,
+) -> Result<Recovered, ProtectError> {
     let base = protect_root(state_dir);
     let Ok(dirs) = fs::read_dir(&base) else {
         return Ok(Recovered::default());
@@ -379,7 +388,12 @@ fn recover_locked(root: &Path, state_dir: &Path) -> Result<Recovered, ProtectErr
                     recovered.kept_in = Some(keep);
                 }
             }
-            restore_entries(root, &dir, &journal.entries, &|_| {})?;
+            let recovering = |step: &str| {
+                if step == "restoring" {
+                    pause("recovering");
+                }
+            };
+            restore_entries(root, &dir, &journal.entries, &recovering)?;
             recovered
                 .restored
                 .extend(journal.entries.iter().map(Entry::shown));
@@ -631,7 +645,7 @@ pub fn protect(
     // A killed run's changes, written back now, make the hint stale.
     // (A run that recovers first itself reports what it kept; this one only
     // meets a journal left by a run killed since.)
-    let recovered = recover_locked(root, state_dir)?;
+    let recovered = recover_locked(root, state_dir, pause)?;
     let entries = unstaged_entries(root, hint.filter(|_| recovered.is_empty()))?;
     if entries.is_empty() {
         return Ok(None);
@@ -648,7 +662,15 @@ pub fn protect(
         .map_err(io_error("create", &dir))?;
     // Until every copy is on disk the work tree is untouched: a failure
     // leaves nothing to recover.
-    let journal = match save(root, &dir, entries, pause) {
+    // Interrupted by then, the run stops with the work tree as it is.
+    let saved = save(root, &dir, entries, pause).and_then(|journal| {
+        if crate::runner::interrupted() {
+            Err(ProtectError::Interrupted)
+        } else {
+            Ok(journal)
+        }
+    });
+    let journal = match saved {
         Ok(journal) => journal,
         Err(error) => {
             let _ = fs::remove_dir_all(&dir);
@@ -793,6 +815,10 @@ fn save(
         journal.entries.push(entry);
         if n == 0 {
             pause("saving");
+        }
+        // The rest need not be copied: the work tree will not be touched.
+        if crate::runner::interrupted() {
+            return Err(ProtectError::Interrupted);
         }
     }
     pack.sync_all().map_err(io_error("flush", &saved))?;

@@ -189,6 +189,7 @@ pub fn sample() -> Verdict {
         summary_limit: 5,
         selection: None,
         blocking: Vec::new(),
+        interrupted: false,
         handoffs: Vec::new(),
     })
 }

@@ -4,8 +4,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Set when phasegate receives SIGINT, SIGTERM, SIGHUP or SIGQUIT while
-/// checks run.
+/// Set when phasegate receives SIGINT, SIGTERM, SIGHUP or SIGQUIT while an
+/// `InterruptGuard` lives.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 pub const SIGTERM: i32 = libc::SIGTERM;
@@ -164,38 +164,122 @@ pub fn stop_recorded_groups(file: &std::path::Path) {
     }
 }
 
+/// The signals that stop a run: Ctrl-C (SIGINT, sent to the whole
+/// foreground process group, git and the hook included), SIGTERM, SIGHUP
+/// (the terminal closed) and SIGQUIT.
+const STOPPING: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// The guards alive, and the actions the outermost one replaced (put back
+/// when it goes).
+struct Installed {
+    depth: usize,
+    previous: Vec<(i32, libc::sigaction)>,
+}
+
+static INSTALLED: std::sync::Mutex<Installed> = std::sync::Mutex::new(Installed {
+    depth: 0,
+    previous: Vec::new(),
+});
+
+/// The signal handler: sets the flag and nothing else (an atomic store is
+/// async-signal-safe). A second signal finds the flag set already: the run
+/// goes on putting the work tree back, and a SIGKILL still leaves the
+/// journal to the next run.
+extern "C" fn on_stopping_signal(_signal: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
 /// Routes SIGINT, SIGTERM, SIGHUP and SIGQUIT to the interrupt flag while the
 /// returned guard lives, so a Ctrl-C stops the checks (which run in their own
-/// process groups and would not see it) instead of orphaning them.
+/// process groups and would not see it) instead of orphaning them, and
+/// never kills phasegate while the work tree holds the staged content:
+/// whatever phasegate is doing, it reads the flag and puts the unstaged
+/// changes back before it exits.
+///
+/// Guards nest (a run holds one around the whole time the unstaged changes
+/// are aside, the checks one of their own); the outermost one puts back
+/// the actions it found when it goes: the default ones as a rule, or
+/// "ignored" for a signal phasegate was started ignoring (`nohup`).
 pub struct InterruptGuard {
-    ids: Vec<signal_hook::SigId>,
+    _private: (),
 }
 
 impl InterruptGuard {
     pub fn install() -> InterruptGuard {
-        INTERRUPTED.store(false, Ordering::SeqCst);
-        let ids = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT]
-            .into_iter()
-            // A signal that cannot be routed keeps its default action: the
-            // checks are then orphaned on that signal, but the run is not
-            // made worse than without the guard.
-            .filter_map(|signal| signal_hook::flag::register(signal, &INTERRUPTED).ok())
-            .collect();
-        InterruptGuard { ids }
+        let mut installed = INSTALLED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        installed.depth += 1;
+        if installed.depth == 1 {
+            installed.previous = STOPPING
+                .into_iter()
+                .filter_map(|signal| catch(signal).map(|previous| (signal, previous)))
+                .collect();
+        }
+        InterruptGuard { _private: () }
     }
 }
 
 impl Drop for InterruptGuard {
     fn drop(&mut self) {
-        for id in self.ids.drain(..) {
-            signal_hook::low_level::unregister(id);
+        let mut installed = INSTALLED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        installed.depth = installed.depth.saturating_sub(1);
+        if installed.depth == 0 {
+            for (signal, previous) in installed.previous.drain(..) {
+                set_action(signal, &previous);
+            }
         }
     }
 }
 
-/// Whether phasegate was interrupted since the guard was installed.
+/// Routes `signal` to the interrupt flag; the action it replaced, or
+/// `None` when it cannot be routed (the checks are then orphaned on that
+/// signal, but the run is not made worse than without the guard).
+fn catch(signal: i32) -> Option<libc::sigaction> {
+    #[expect(unsafe_code, reason = "sigaction(2) has no safe wrapper in std")]
+    // SAFETY: both structures are plain data, zeroed then filled; the
+    // handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        let mut previous: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(signal, std::ptr::null(), &raw mut previous) != 0 {
+            return None;
+        }
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction =
+            on_stopping_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        // Reads and writes under way go on: the run reads the flag.
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&raw mut action.sa_mask);
+        (libc::sigaction(signal, &raw const action, std::ptr::null_mut()) == 0).then_some(previous)
+    }
+}
+
+fn set_action(signal: i32, action: &libc::sigaction) {
+    #[expect(unsafe_code, reason = "sigaction(2) has no safe wrapper in std")]
+    // SAFETY: `action` is one sigaction(2) itself returned for `signal`.
+    unsafe {
+        libc::sigaction(signal, std::ptr::from_ref(action), std::ptr::null_mut());
+    }
+}
+
+/// Whether phasegate was interrupted while a guard lived (the flag is
+/// never cleared: a process runs one gate, and a pre-push hook's later
+/// ranges are not checked once it was interrupted).
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Whether a signal phasegate is catching right now has arrived: the
+/// test-only pause ends on it, as the step it stands for would.
+pub fn interrupt_caught() -> bool {
+    let active = INSTALLED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .depth
+        > 0;
+    active && interrupted()
 }
 
 /// The kernel's limit on the size of a new program's arguments and

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 
 use crate::support::{check, TestRepo};
@@ -46,10 +47,10 @@ fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
 }
 
 /// The work tree, the index and both diffs.
-type Snapshot = (BTreeMap<String, (Vec<u8>, u32)>, String, String, String);
+pub(crate) type Snapshot = (BTreeMap<String, (Vec<u8>, u32)>, String, String, String);
 
 /// What must survive any run.
-fn snapshot(repo: &TestRepo) -> Snapshot {
+pub(crate) fn snapshot(repo: &TestRepo) -> Snapshot {
     (
         tree(&repo.path()),
         repo.git(&["ls-files", "--stage"]),
@@ -522,6 +523,256 @@ fn ctrl_c_and_a_double_ctrl_c_mid_run_give_the_unstaged_changes_back() {
         let output = child.wait_with_output().unwrap();
         assert_eq!(output.status.code(), Some(3), "{presses} presses");
         assert_eq!(snapshot(&repo), before, "{presses} presses");
+    }
+}
+
+/// The steps of the protection sequence a run can be paused at, and
+/// whether the checks had run by then.
+pub(crate) const PROTECT_STEPS: [(&str, bool); 6] = [
+    ("saving", false),
+    ("saved", false),
+    ("checking-out", false),
+    ("checked-out", false),
+    ("checks-done", true),
+    ("restoring", true),
+];
+
+/// A repository with a partially staged file, and unstaged changes to a
+/// binary file and to a CRLF file (staged in part too), gated by one check
+/// that passes.
+pub(crate) fn partially_staged_binary_and_crlf() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a1\n")
+        .write("crlf.txt", "one\r\ntwo\r\n");
+    std::fs::write(repo.path().join("blob.bin"), [0u8, 159, 146, 150, 255]).unwrap();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    repo.commit_all("one");
+    repo.stage("a.txt", "a2 staged\n")
+        .write("a.txt", "a3 unstaged\n");
+    repo.stage("crlf.txt", "one\r\ntwo\r\nstaged\r\n")
+        .write("crlf.txt", "one\r\ntwo\r\nstaged\r\nunstaged\r\n");
+    std::fs::write(repo.path().join("blob.bin"), [9u8, 0, 9, 255, 10]).unwrap();
+    repo
+}
+
+/// Sends `SIG<signal>` to the process `pid`, or to its whole process group
+/// (as a terminal does on Ctrl-C) when `group`.
+pub(crate) fn send_signal(signal: &str, pid: u32, group: bool) {
+    let target = if group {
+        format!("-{pid}")
+    } else {
+        pid.to_string()
+    };
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), "--", &target])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{signal} {target}");
+}
+
+/// Whether this process ignores the signal `number` (and so do the
+/// processes it starts).
+fn ignored_here(number: u32) -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let mask = status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigIgn:"))
+        .map_or(0, |hex| u64::from_str_radix(hex.trim(), 16).unwrap());
+    mask & (1 << (number - 1)) != 0
+}
+
+/// Waits for `child` to exit (failing the test, and killing it, after a
+/// minute) and returns its output.
+pub(crate) fn exited(mut child: std::process::Child, what: &str) -> std::process::Output {
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed().as_secs() >= 60 {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running a minute after the signal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// How many runs left saved changes behind (a directory each).
+pub(crate) fn journals_left(repo: &TestRepo) -> usize {
+    std::fs::read_dir(repo.path().join(".git/phasegate/protect")).map_or(0, |dirs| {
+        dirs.filter(|d| d.as_ref().unwrap().file_type().unwrap().is_dir())
+            .count()
+    })
+}
+
+#[test]
+fn ctrl_c_sigterm_or_sighup_outside_the_checks_give_the_work_tree_back_before_phasegate_exits() {
+    for (step, checked) in PROTECT_STEPS {
+        // Ctrl-C reaches phasegate alone, or its whole process group as
+        // from a terminal, once or twice; SIGTERM and SIGHUP once.
+        for (signal, group, presses) in [
+            ("INT", false, 1),
+            ("INT", true, 1),
+            ("INT", true, 2),
+            ("TERM", false, 1),
+            ("HUP", false, 1),
+        ] {
+            let what = format!("SIG{signal} x{presses} at `{step}`");
+            let repo = partially_staged_binary_and_crlf();
+            let before = snapshot(&repo);
+            let marker = repo.path().join(".git/phasegate/paused");
+            let child = {
+                use std::os::unix::process::CommandExt;
+                let mut command = repo.command(crate::support::BIN);
+                command
+                    .args(["run", "--format", "json"])
+                    .env("PHASEGATE_TEST_PAUSE_AT", step)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::null())
+                    .process_group(0);
+                command.spawn().unwrap()
+            };
+            let pid = child.id();
+            crate::support::wait_for(&format!("the pause at `{step}`"), || {
+                (std::fs::read_to_string(&marker).ok().as_deref() == Some(step)).then_some(())
+            });
+            for _ in 0..presses {
+                send_signal(signal, pid, group);
+            }
+            let output = exited(child, &what);
+
+            // Right as phasegate is gone, before any other run.
+            assert_eq!(snapshot(&repo), before, "{what}: the work tree and index");
+            assert_eq!(
+                journals_left(&repo),
+                0,
+                "{what}: nothing is left to restore"
+            );
+            // A second Ctrl-C that comes once the work tree is back may end
+            // phasegate as Ctrl-C ends any program, before its verdict.
+            if presses == 2 && output.status.signal() == Some(2) {
+                continue;
+            }
+            assert_eq!(output.status.code(), Some(3), "{what}");
+            let v: serde_json::Value =
+                serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(v["status"], "incomplete", "{what}: {v:#}");
+            assert_eq!(v["next"], "resume", "{what}: {v:#}");
+            // Interrupted before the checks, they never start; after, they
+            // keep their answer, but the run still lets nothing through.
+            let c = check(&v, "c");
+            if checked {
+                assert_eq!(c["status"], "passed", "{what}: {v:#}");
+            } else {
+                assert_eq!(c["status"], "crashed", "{what}: {v:#}");
+                assert!(
+                    c["reason"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .contains("interrupted"),
+                    "{what}: {v:#}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn ctrl_c_while_a_killed_run_is_being_finished_lets_the_restore_finish() {
+    for command in ["restore", "run"] {
+        let what = format!("Ctrl-C during `phasegate {command}`'s restore");
+        let repo = partially_staged_binary_and_crlf();
+        let before = snapshot(&repo);
+        let marker = repo.path().join(".git/phasegate/paused");
+        // A run killed with the unstaged changes aside.
+        let mut killed = repo
+            .command(crate::support::BIN)
+            .args(["run"])
+            .env("PHASEGATE_TEST_PAUSE_AT", "checked-out")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        crate::support::wait_for("the pause at `checked-out`", || {
+            marker.exists().then_some(())
+        });
+        killed.kill().unwrap();
+        killed.wait().unwrap();
+        std::fs::remove_file(&marker).unwrap();
+        assert_eq!(repo.read("a.txt"), "a2 staged\n");
+
+        // Ctrl-C once the first of its files is back.
+        let child = {
+            use std::os::unix::process::CommandExt;
+            let mut finishing = repo.command(crate::support::BIN);
+            finishing
+                .arg(command)
+                .env("PHASEGATE_TEST_PAUSE_AT", "recovering")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .process_group(0);
+            if command == "run" {
+                finishing.args(["--format", "json"]);
+            }
+            finishing.spawn().unwrap()
+        };
+        crate::support::wait_for("the pause at `recovering`", || {
+            (std::fs::read_to_string(&marker).ok().as_deref() == Some("recovering")).then_some(())
+        });
+        send_signal("INT", child.id(), true);
+        let output = exited(child, &what);
+
+        assert_eq!(snapshot(&repo), before, "{what}: the work tree and index");
+        assert_eq!(journals_left(&repo), 0, "{what}");
+        if command == "restore" {
+            // Everything asked of it was done.
+            assert_eq!(output.status.code(), Some(0), "{what}");
+            assert!(
+                String::from_utf8_lossy(&output.stderr).contains("interrupted"),
+                "{what}"
+            );
+        } else {
+            // No check started after the interrupt.
+            assert_eq!(output.status.code(), Some(3), "{what}");
+            let v: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+            assert_eq!(v["status"], "incomplete", "{v:#}");
+            assert_eq!(check(&v, "c")["status"], "crashed", "{v:#}");
+        }
+    }
+}
+
+#[test]
+fn once_the_work_tree_is_back_signals_end_phasegate_as_they_end_any_program() {
+    // Paused while it records the run, after the checks and the restore.
+    for args in [&["run", "--format", "json"][..], &["run", "--all-files"]] {
+        for signal in ["INT", "TERM"] {
+            // A signal this test was started ignoring (a job put in the
+            // background by a script ignores SIGINT) reaches phasegate
+            // ignored, and stays so.
+            if signal == "INT" && ignored_here(2) {
+                continue;
+            }
+            let what = format!("SIG{signal} to {args:?} after the checks");
+            let repo = partially_staged_binary_and_crlf();
+            let before = snapshot(&repo);
+            let marker = repo.path().join(".git/phasegate/paused");
+            let child = repo
+                .command(crate::support::BIN)
+                .args(args)
+                .env("PHASEGATE_TEST_PAUSE_AT", "state-rename")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            crate::support::wait_for("the pause at `state-rename`", || {
+                (std::fs::read_to_string(&marker).ok().as_deref() == Some("state-rename"))
+                    .then_some(())
+            });
+            send_signal(signal, child.id(), false);
+            let output = exited(child, &what);
+            let expected = if signal == "INT" { 2 } else { 15 };
+            assert_eq!(output.status.signal(), Some(expected), "{what}");
+            assert_eq!(snapshot(&repo), before, "{what}");
+        }
     }
 }
 

@@ -664,6 +664,117 @@ fn a_commit_git_prepared_before_a_killed_run_was_finished_is_refused() {
 }
 
 #[test]
+fn ctrl_c_at_git_commit_outside_the_checks_gives_the_work_tree_back_before_phasegate_exits() {
+    for (step, _) in crate::git::PROTECT_STEPS {
+        for presses in [1, 2] {
+            let what = format!("{presses} Ctrl-C at `{step}`");
+            let repo = crate::git::partially_staged_binary_and_crlf();
+            assert_eq!(repo.phasegate(&["install"]).code, 0);
+            let before = crate::git::snapshot(&repo);
+            let commits_before = commits(&repo);
+            let marker = repo.path().join(".git/phasegate/paused");
+            // git in a process group of its own, the terminal's foreground
+            // group: Ctrl-C reaches git, the hook and phasegate at once.
+            let git = {
+                use std::os::unix::process::CommandExt;
+                let mut command = repo.command("git");
+                command
+                    .args(["commit", "-qm", "two"])
+                    .env("PHASEGATE_BIN", BIN)
+                    .env("PHASEGATE_TEST_PAUSE_AT", step)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .process_group(0);
+                command.spawn().unwrap()
+            };
+            let group = git.id();
+            crate::support::wait_for(&format!("the pause at `{step}`"), || {
+                (std::fs::read_to_string(&marker).ok().as_deref() == Some(step)).then_some(())
+            });
+            // phasegate's own process, as its journal names it: git may be
+            // gone before it.
+            let journal = std::fs::read_dir(repo.path().join(".git/phasegate/protect"))
+                .unwrap()
+                .map(|d| d.unwrap().path().join("journal.json"))
+                .find(|j| j.exists())
+                .unwrap();
+            let journal: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(journal).unwrap()).unwrap();
+            let phasegate = u32::try_from(journal["pid"].as_u64().unwrap()).unwrap();
+            for _ in 0..presses {
+                crate::git::send_signal("INT", group, true);
+            }
+            let git = crate::git::exited(git, &what);
+            assert!(!git.status.success(), "{what}: the commit must not go on");
+            crate::support::wait_for(&format!("{what}: phasegate to exit"), || {
+                crate::support::process_gone(phasegate).then_some(())
+            });
+
+            assert_eq!(
+                crate::git::snapshot(&repo),
+                before,
+                "{what}: the work tree and index"
+            );
+            assert_eq!(crate::git::journals_left(&repo), 0, "{what}");
+            assert_eq!(commits(&repo), commits_before, "{what}");
+        }
+    }
+}
+
+#[test]
+fn ctrl_c_during_a_pushed_refs_checks_checks_no_later_ref() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a1\n").commit_all("one");
+    // Each pushed ref checks the work tree, its unstaged change set aside.
+    repo.write("a.txt", "a2 unstaged\n");
+    let starts = repo.path().parent().unwrap().join(format!(
+        "starts-{}.out",
+        repo.path().file_name().unwrap().to_string_lossy()
+    ));
+    let _ = std::fs::remove_file(&starts);
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [ {{ name = \"c\", shell = true, command = \"echo started >> '{}'; sleep 300\" }} ]\n",
+        starts.display()
+    ));
+    repo.git(&["add", "phasegate.toml"]);
+    repo.git(&["commit", "-qm", "gate", "--", "phasegate.toml"]);
+    let before = crate::git::snapshot(&repo);
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let zero = "0".repeat(40);
+    let refs = format!(
+        "refs/heads/main {head} refs/heads/main {zero}\nrefs/heads/other {head} refs/heads/other {zero}\n",
+        head = head.trim()
+    );
+    let mut child = {
+        use std::os::unix::process::CommandExt;
+        let mut command = repo.command(BIN);
+        command
+            .args(["hook", "pre-push", "origin", "/nowhere"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0);
+        command.spawn().unwrap()
+    };
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(refs.as_bytes()).unwrap();
+    }
+    crate::support::wait_for("the first ref's check", || starts.exists().then_some(()));
+    crate::git::send_signal("INT", child.id(), true);
+    let output = crate::git::exited(child, "Ctrl-C during the first ref's check");
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(
+        std::fs::read_to_string(&starts).unwrap(),
+        "started\n",
+        "the second ref's check must not start"
+    );
+    assert_eq!(crate::git::snapshot(&repo), before);
+    let _ = std::fs::remove_file(&starts);
+}
+
+#[test]
 fn configuration_git_takes_from_the_environment_is_phasegate_s_too() {
     // `core.hooksPath` in the file GIT_CONFIG_GLOBAL names: install writes
     // where git will look, and the gate holds.
