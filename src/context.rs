@@ -6,6 +6,8 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+use crate::git::is_zero_id;
+
 /// What phasegate knows about where and how it runs.
 #[derive(Debug, Clone)]
 pub struct Context {
@@ -94,31 +96,27 @@ pub struct CiRange {
     pub push: bool,
 }
 
-/// An object id of zeros: what CI names as the previous commit of a new
-/// branch.
-fn is_zero_id(id: &str) -> bool {
-    !id.is_empty() && id.bytes().all(|b| b == b'0')
-}
-
-#[expect(
-    clippy::unnecessary_wraps,
-    reason = "the answer of the detection, which may find nothing"
-)]
-fn range(from: String, to: String, source: &'static str, push: bool) -> Option<CiSelection> {
-    Some(CiSelection::Range(CiRange {
+fn range(from: String, to: String, source: &'static str, push: bool) -> CiSelection {
+    CiSelection::Range(CiRange {
         from,
         to,
         source,
         push,
-    }))
+    })
 }
 
-#[expect(
-    clippy::unnecessary_wraps,
-    reason = "the answer of the detection, which may find nothing"
-)]
-fn everything(why: String) -> Option<CiSelection> {
-    Some(CiSelection::Everything { why })
+fn everything(why: String) -> CiSelection {
+    CiSelection::Everything { why }
+}
+
+/// The text at `pointer` in a GitHub event payload, when it is a string
+/// that is not empty.
+fn field(payload: &serde_json::Value, pointer: &str) -> Option<String> {
+    payload
+        .pointer(pointer)
+        .and_then(serde_json::Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
 }
 
 /// What the CI system's event says to check.
@@ -138,14 +136,7 @@ fn ci_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection> {
 fn github_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection> {
     let event = var("GITHUB_EVENT_NAME")?;
     let payload = || var("GITHUB_EVENT_PATH").and_then(|path| event_payload(&path));
-    let field = |payload: &serde_json::Value, pointer: &str| {
-        payload
-            .pointer(pointer)
-            .and_then(serde_json::Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-    };
-    match event.as_str() {
+    Some(match event.as_str() {
         // pull_request checks out the merge commit (or the head);
         // pull_request_target checks out the target branch unless the
         // workflow checks out the pull request itself (see
@@ -162,9 +153,9 @@ fn github_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection>
         // The branch's commit before the push and after it.
         "push" => {
             let Some(payload) = payload() else {
-                return everything(
+                return Some(everything(
                     "GitHub push event whose payload (GITHUB_EVENT_PATH) could not be read: every tracked file is selected".to_string(),
-                );
+                ));
             };
             let before = field(&payload, "/before");
             match before {
@@ -205,8 +196,8 @@ fn github_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection>
                 ),
             }
         }
-        _ => None,
-    }
+        _ => return None,
+    })
 }
 
 /// GitLab CI, by its predefined variables (docs.gitlab.com, "Predefined
@@ -216,41 +207,42 @@ fn gitlab_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection>
     // target branch's head, `CI_MERGE_REQUEST_TARGET_BRANCH_SHA` (set in
     // those pipelines only): the changes are exactly the request's.
     if let Some(target) = var("CI_MERGE_REQUEST_TARGET_BRANCH_SHA") {
-        return range(
+        return Some(range(
             target,
             "HEAD".to_string(),
             "GitLab merged results pipeline",
             false,
-        );
+        ));
     }
     // Merge request pipelines check the source branch: from the base of
     // the request's diff, else from the target branch.
     if let Some(base) = var("CI_MERGE_REQUEST_DIFF_BASE_SHA") {
-        return range(
+        return Some(range(
             base,
             "HEAD".to_string(),
             "GitLab merge request pipeline",
             false,
-        );
+        ));
     }
     if let Some(target) = var("CI_MERGE_REQUEST_TARGET_BRANCH_NAME") {
-        return range(
+        return Some(range(
             format!("origin/{target}"),
             "HEAD".to_string(),
             "GitLab merge request pipeline",
             false,
-        );
+        ));
     }
     // Branch and tag pipelines: the branch's commit before the push. It is
     // all zeros for a new branch or tag, and in scheduled and manually run
     // pipelines.
-    match var("CI_COMMIT_BEFORE_SHA") {
-        Some(before) if is_zero_id(&before) => everything(
+    let before = var("CI_COMMIT_BEFORE_SHA")?;
+    Some(if is_zero_id(&before) {
+        everything(
             "GitLab pipeline with no previous commit (CI_COMMIT_BEFORE_SHA is all zeros: a new branch or tag, a scheduled or manual pipeline): every tracked file is selected".to_string(),
-        ),
-        Some(before) => range(before, "HEAD".to_string(), "GitLab push", true),
-        None => None,
-    }
+        )
+    } else {
+        range(before, "HEAD".to_string(), "GitLab push", true)
+    })
 }
 
 /// The GitHub event payload at `path`.
@@ -277,9 +269,7 @@ fn ci_target_checkout(var: &dyn Fn(&str) -> Option<String>) -> Option<(String, O
 
 /// `pull_request.head.sha` of the GitHub event payload at `path`.
 fn pull_request_head(path: &str) -> Option<String> {
-    let event = event_payload(path)?;
-    let sha = event.pointer("/pull_request/head/sha")?.as_str()?;
-    (!sha.is_empty()).then(|| sha.to_string())
+    field(&event_payload(path)?, "/pull_request/head/sha")
 }
 
 /// `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM`, `GIT_CONFIG_NOSYSTEM` and the

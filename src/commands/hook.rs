@@ -10,11 +10,6 @@ use crate::exit::ExitCode;
 use super::run::{execute, RunRequest, SelectionRequest};
 use super::Streams;
 
-/// An object id of zeros: a ref that does not exist on one side of a push.
-fn is_zero(oid: &str) -> bool {
-    !oid.is_empty() && oid.bytes().all(|b| b == b'0')
-}
-
 pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
     let selections = match args.name.as_str() {
         // A merge's commit records what is staged, as any commit does.
@@ -129,7 +124,7 @@ fn pushed_ranges(
         let [local_ref, local, remote_ref, remote] = fields.as_slice() else {
             continue;
         };
-        if is_zero(local) {
+        if crate::git::is_zero_id(local) {
             continue;
         }
         match kind(local) {
@@ -148,7 +143,7 @@ fn pushed_ranges(
             },
             None => SelectionRequest::AllOf(local.to_string()),
         };
-        let selection = if is_zero(remote) {
+        let selection = if crate::git::is_zero_id(remote) {
             new_branch(local)
         } else if kind(remote).is_none() {
             notes.push(format!(

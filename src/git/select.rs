@@ -501,6 +501,12 @@ fn fetch_hint(repo: &Repository, spec: &str, error: &git2::Error) -> String {
     fetch
 }
 
+/// An object id of zeros: what git (a pre-push hook's input) and CI name
+/// as the commit a ref did not have before, or has no longer.
+pub fn is_zero_id(id: &str) -> bool {
+    !id.is_empty() && id.bytes().all(|b| b == b'0')
+}
+
 /// Whether `spec` is a whole commit id (SHA-1 or SHA-256), not a name.
 fn is_full_id(spec: &str) -> bool {
     matches!(spec.len(), 40 | 64) && spec.bytes().all(|b| b.is_ascii_hexdigit())
