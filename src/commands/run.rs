@@ -1402,72 +1402,64 @@ fn select_files(
                 };
                 // A directory stands for the tracked files beneath it, as
                 // `git ls-files DIR` lists them.
-                if in_repo && absolute.is_dir() {
-                    let dir = std::fs::canonicalize(&absolute).unwrap_or(absolute);
-                    let Ok(relative) = dir.strip_prefix(root) else {
-                        return Err(super::usage_error(format!(
-                            "`{}` is outside the repository at `{}`",
-                            file.display(),
-                            root.display()
-                        )));
-                    };
-                    if relative.starts_with(".git") {
-                        notes.push(format!(
-                            "`{}` is inside git's own directory; it was left out",
-                            file.display()
-                        ));
-                        continue;
-                    }
-                    if tracked.is_none() {
-                        tracked = Some(crate::git::tracked_files(root).map_err(git)?);
-                    }
-                    let beneath: Vec<PathBuf> = tracked
-                        .iter()
-                        .flatten()
-                        .filter(|f| f.starts_with(relative))
-                        // Deleted in the work tree: nothing to check.
-                        .filter(|f| root.join(f).symlink_metadata().is_ok())
-                        .cloned()
-                        .collect();
-                    if beneath.is_empty() {
-                        notes.push(format!(
-                            "`{}` holds no tracked file; nothing was selected from it",
-                            file.display()
-                        ));
-                    }
-                    files.extend(beneath);
-                    continue;
-                }
-                if !absolute.is_file() {
+                let directory = in_repo && absolute.is_dir();
+                if !directory && !absolute.is_file() {
                     notes.push(format!(
                         "`{}` is not a file; it was left out",
                         file.display()
                     ));
                     continue;
                 }
-                // The directories on the way are resolved (the repository
-                // may be reached through a link), not the file itself: a
-                // link the repository tracks is selected as that link, not
-                // as the file it points at, wherever that is.
-                let absolute = match (absolute.parent(), absolute.file_name()) {
-                    (Some(dir), Some(name)) => std::fs::canonicalize(dir)
-                        .map_or_else(|_| absolute.clone(), |dir| dir.join(name)),
-                    _ => std::fs::canonicalize(&absolute).unwrap_or(absolute),
+                // A directory is resolved whole; for a file, the directories
+                // on the way (the repository may be reached through a link),
+                // not the file itself: a link the repository tracks is
+                // selected as that link, not as the file it points at,
+                // wherever that is.
+                let resolved = if directory {
+                    std::fs::canonicalize(&absolute).unwrap_or(absolute)
+                } else {
+                    match (absolute.parent(), absolute.file_name()) {
+                        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+                            .map_or_else(|_| absolute.clone(), |dir| dir.join(name)),
+                        _ => std::fs::canonicalize(&absolute).unwrap_or(absolute),
+                    }
                 };
-                match absolute.strip_prefix(root) {
-                    Ok(relative) if relative.starts_with(".git") => notes.push(format!(
+                let Ok(relative) = resolved.strip_prefix(root) else {
+                    return Err(super::usage_error(format!(
+                        "`{}` is outside the repository at `{}`",
+                        file.display(),
+                        root.display()
+                    )));
+                };
+                if relative.starts_with(".git") {
+                    notes.push(format!(
                         "`{}` is inside git's own directory; it was left out",
                         file.display()
-                    )),
-                    Ok(relative) => files.push(relative.to_path_buf()),
-                    Err(_) => {
-                        return Err(super::usage_error(format!(
-                            "`{}` is outside the repository at `{}`",
-                            file.display(),
-                            root.display()
-                        )))
-                    }
+                    ));
+                    continue;
                 }
+                if !directory {
+                    files.push(relative.to_path_buf());
+                    continue;
+                }
+                if tracked.is_none() {
+                    tracked = Some(crate::git::tracked_files(root).map_err(git)?);
+                }
+                let beneath: Vec<PathBuf> = tracked
+                    .iter()
+                    .flatten()
+                    .filter(|f| f.starts_with(relative))
+                    // Deleted in the work tree: nothing to check.
+                    .filter(|f| root.join(f).symlink_metadata().is_ok())
+                    .cloned()
+                    .collect();
+                if beneath.is_empty() {
+                    notes.push(format!(
+                        "`{}` holds no tracked file; nothing was selected from it",
+                        file.display()
+                    ));
+                }
+                files.extend(beneath);
             }
             files.sort();
             files.dedup();
