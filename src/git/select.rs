@@ -424,8 +424,14 @@ fn named<'r, T>(
     })
 }
 
+/// The fetches that bring more of a shallow clone's history.
+const FETCH_MORE: &str =
+    "fetch more, e.g. `git fetch --deepen=100`, or all of it with `git fetch --unshallow`";
+
 /// What to tell someone whose shallow clone lacks history it needs.
-const DEEPEN: &str = "this is a shallow clone, and the history it needs is cut off: fetch more, e.g. `git fetch --deepen=100`, or all of it with `git fetch --unshallow`";
+fn deepen() -> String {
+    format!("this is a shallow clone, and the history it needs is cut off: {FETCH_MORE}")
+}
 
 /// Whether `spec` names a commit by its place in history (`HEAD~3`,
 /// `main^2`, `main@{1}`, `main:path`) or by an abbreviated id: no fetch
@@ -447,7 +453,7 @@ fn fetch_hint(repo: &Repository, spec: &str, error: &git2::Error) -> String {
     }
     if names_by_history(spec) {
         return if repo.is_shallow() {
-            DEEPEN.to_string()
+            deepen()
         } else {
             "check the name, or fetch the history it is in, e.g. `git fetch origin`".to_string()
         };
@@ -495,7 +501,7 @@ fn fetch_hint(repo: &Repository, spec: &str, error: &git2::Error) -> String {
     // some servers refuse.
     if repo.is_shallow() && is_full_id(spec) {
         return format!(
-            "{fetch}; this is a shallow clone, and the commit may be in the history it cut off: fetch more, e.g. `git fetch --deepen=100`, or all of it with `git fetch --unshallow`"
+            "{fetch}; this is a shallow clone, and the commit may be in the history it cut off: {FETCH_MORE}"
         );
     }
     fetch
@@ -711,7 +717,7 @@ fn range_ends(repo: &Repository, from: &str, to: &str) -> Result<RangeEnds, GitE
             from: from.to_string(),
             to: to.to_string(),
             hint: if repo.is_shallow() {
-                DEEPEN.to_string()
+                deepen()
             } else {
                 "their histories are unrelated: name a commit both have with --from-ref".to_string()
             },
