@@ -70,27 +70,6 @@ fn branched() -> TestRepo {
     repo
 }
 
-/// A shallow clone of `origin`'s `branch`, one commit deep, beside it.
-fn shallow_clone(origin: &TestRepo, branch: &str, name: &str) -> std::path::PathBuf {
-    let clone = origin
-        .path()
-        .parent()
-        .unwrap()
-        .join(format!("{name}-{}", std::process::id()));
-    let url = format!("file://{}", origin.path().display());
-    origin.git(&[
-        "clone",
-        "-q",
-        "--depth",
-        "1",
-        "--branch",
-        branch,
-        &url,
-        &clone.to_string_lossy(),
-    ]);
-    clone
-}
-
 #[test]
 fn a_range_names_its_commits_and_merge_base_in_the_verdict_and_the_report() {
     let repo = branched();
@@ -241,7 +220,7 @@ fn a_github_merge_group_checks_the_queued_changes_and_a_shallow_clone_is_told_to
 
     // A clone one commit deep lacks the base: the run stops and says what
     // to fetch, never passes on zero files.
-    let clone = shallow_clone(&repo, "gh-readonly-queue/main/pr-7", "queue");
+    let clone = repo.shallow_clone("gh-readonly-queue/main/pr-7", "queue", &[]);
     let run = repo.phasegate_in_with(&clone, &["run", "--format", "json"], &env);
     let v = run.json();
     assert_eq!(run.code, 2, "{v:#}");
@@ -362,7 +341,7 @@ fn a_shallow_clone_missing_the_merge_request_base_is_told_to_fetch_it_or_deepen(
         origin.commit_all(&format!("feature {n}"));
     }
     // GIT_DEPTH=1: the diff base is beyond the clone's depth.
-    let clone = shallow_clone(&origin, "feature", "mr");
+    let clone = origin.shallow_clone("feature", "mr", &[]);
     let run = origin.phasegate_in_with(
         &clone,
         &["run", "--format", "json"],

@@ -1830,23 +1830,7 @@ fn a_shallow_clone_without_the_merge_base_is_told_to_deepen_it() {
         origin.commit_all(&format!("feature {n}"));
     }
     // As CI clones: one commit of each branch.
-    let clone = origin
-        .path()
-        .parent()
-        .unwrap()
-        .join(format!("shallow-{}", std::process::id()));
-    let url = format!("file://{}", origin.path().display());
-    origin.git(&[
-        "clone",
-        "-q",
-        "--depth",
-        "1",
-        "--no-single-branch",
-        "--branch",
-        "feature",
-        &url,
-        &clone.to_string_lossy(),
-    ]);
+    let clone = origin.shallow_clone("feature", "shallow", &["--no-single-branch"]);
     let verdict = |args: &[&str]| {
         let mut all = vec!["run", "--format", "json"];
         all.extend_from_slice(args);

@@ -53,6 +53,23 @@ impl TestRepo {
         }
     }
 
+    /// A clone of this repository's `branch`, one commit deep as CI
+    /// clones, beside it; `extra` are more `git clone` options.
+    pub fn shallow_clone(&self, branch: &str, name: &str, extra: &[&str]) -> PathBuf {
+        let clone = self
+            .path()
+            .parent()
+            .unwrap()
+            .join(format!("{name}-{}", std::process::id()));
+        let url = format!("file://{}", self.path().display());
+        let clone_text = clone.to_string_lossy().into_owned();
+        let mut args = vec!["clone", "-q", "--depth", "1"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--branch", branch, &url, &clone_text]);
+        self.git(&args);
+        clone
+    }
+
     /// A bare repository, for a remote to push to.
     pub fn bare() -> TestRepo {
         let repo = TestRepo::plain();
