@@ -151,7 +151,10 @@ fn validate_file(path: &Path, root: &Path, rules: &Rules) -> (HandoffReport, Str
         .to_string_lossy()
         .into_owned();
     match std::fs::read(path) {
-        Ok(bytes) => handoff::validate_bytes(&shown, &bytes, rules),
+        Ok(bytes) => {
+            let (report, text) = handoff::validate_bytes(&shown, &bytes, rules);
+            (report, text.into_owned())
+        }
         Err(e) => (handoff::unreadable(&shown, &e, rules), String::new()),
     }
 }

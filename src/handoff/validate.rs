@@ -164,16 +164,20 @@ fn quoted(names: &[&str]) -> String {
 /// Validates a document read as bytes; with its text, for a person to
 /// read. A byte that is not UTF-8 is an error where it stands, in the
 /// frontmatter (nothing of it can be trusted), and a warning in the body.
-pub fn validate_bytes(path: &str, bytes: &[u8], rules: &Rules) -> (HandoffReport, String) {
+pub fn validate_bytes<'a>(
+    path: &str,
+    bytes: &'a [u8],
+    rules: &Rules,
+) -> (HandoffReport, std::borrow::Cow<'a, str>) {
     let at = match std::str::from_utf8(bytes) {
-        Ok(text) => return (validate(path, text, rules), text.to_string()),
+        Ok(text) => return (validate(path, text, rules), text.into()),
         Err(e) => e.valid_up_to(),
     };
     // Where the first byte that is not UTF-8 is.
     let before = String::from_utf8_lossy(&bytes[..at]).into_owned();
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    let text = String::from_utf8_lossy(bytes).into_owned();
+    let text = String::from_utf8_lossy(bytes);
     let issue = Issue {
         line,
         column,
