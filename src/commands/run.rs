@@ -201,14 +201,19 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         Some(spec) => Source::Ref(spec),
         None => Source::WorkTree,
     };
-    // A staged run is judged by the staged `phasegate.toml`: an error in an
-    // unstaged edit of it waits until the staged version is known.
-    let may_be_staged =
-        args.config_from_ref.is_none() && repo.is_some() && args.selection.is_staged(ctx.ci);
+    // A staged run is judged by the staged `phasegate.toml`, a range by the
+    // one of its end: an error in an uncommitted edit of it waits until the
+    // version that counts is known.
+    let may_be_committed = args.config_from_ref.is_none()
+        && repo.is_some()
+        && !matches!(
+            args.selection,
+            SelectionRequest::Files(_) | SelectionRequest::All
+        );
     let mut deferred = None;
     let config = match loaded {
         Ok(config) => config,
-        Err(error) if may_be_staged => {
+        Err(error) if may_be_committed => {
             match config::load_committed(&root, config::CONFIG_FILE, None) {
                 Ok(embedded) => {
                     deferred = Some(error);
@@ -288,6 +293,23 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
                 match loaded {
                     Ok(config) => config,
                     Err(error) => return config_failed(io, &error, Source::Staged),
+                }
+            }
+            Ok(None) => config,
+            Err(e) => return stop(io, config.gate.profile, super::internal_error(&e)),
+        }
+    } else if let (None, "range" | "all", Some(to)) = (&args.config_from_ref, mode.mode, &mode.to) {
+        // The checks see the files of that commit; so does the gate.
+        match committed_config(&root, to) {
+            Ok(Some(loaded)) => {
+                notes.push(format!(
+                    "`{}` differs from its version in `{to}`, the commit checked: that version was used",
+                    config::CONFIG_FILE
+                ));
+                deferred = None;
+                match loaded {
+                    Ok(config) => config,
+                    Err(error) => return config_failed(io, &error, Source::Checked(to)),
                 }
             }
             Ok(None) => config,
@@ -856,7 +878,24 @@ fn staged_config(
     if std::fs::read(root.join(config::CONFIG_FILE)).is_ok_and(|now| now == staged) {
         return Ok(None);
     }
-    Ok(Some(config::load_staged(root, staged)))
+    Ok(Some(config::load_staged(root, config::CONFIG_FILE, staged)))
+}
+
+/// `phasegate.toml` as the commit `to` holds it, when it differs from the
+/// work tree's: `None` when the two are the same or the commit has none
+/// (a configuration never committed is the work tree's to give).
+fn committed_config(
+    root: &Path,
+    to: &str,
+) -> Result<Option<Result<Config, config::ConfigError>>, crate::git::GitError> {
+    let Some(committed) = crate::git::file_at(root, to, config::CONFIG_FILE)? else {
+        return Ok(None);
+    };
+    if std::fs::read(root.join(config::CONFIG_FILE)).is_ok_and(|now| now == committed) {
+        return Ok(None);
+    }
+    let name = format!("{}@{to}", config::CONFIG_FILE);
+    Ok(Some(config::load_staged(root, &name, committed)))
 }
 
 fn handoff_rules(config: &Config) -> crate::handoff::Rules {
@@ -944,6 +983,9 @@ enum Source<'a> {
     Staged,
     /// `--config-from-ref`.
     Ref(&'a str),
+    /// The commit a range run checks, because the work tree's version
+    /// differs from it.
+    Checked(&'a str),
 }
 
 impl Source<'_> {
@@ -960,6 +1002,10 @@ impl Source<'_> {
                 "this is `{}` as `{spec}` holds it (--config-from-ref)",
                 config::CONFIG_FILE
             )),
+            Source::Checked(spec) => Some(format!(
+                "this is `{}` as `{spec}` holds it, the commit checked; the work tree's version differs",
+                config::CONFIG_FILE
+            )),
         }
     }
 
@@ -969,7 +1015,7 @@ impl Source<'_> {
         let Some(note) = self.note() else {
             return;
         };
-        if let Source::Ref(spec) = self {
+        if let Source::Ref(spec) | Source::Checked(spec) = self {
             let shown = format!("{}@{spec}", config::CONFIG_FILE);
             for problem in &mut error.problems {
                 if problem.file.as_deref() == Some(shown.as_str()) {

@@ -279,11 +279,12 @@ pub fn load_committed(
     load_files(root, files.into_iter().collect())
 }
 
-/// Loads `phasegate.toml` as the index holds it (`bytes`), with the work
-/// tree's local overrides: a staged run is judged by the configuration it
-/// commits, not by an unstaged edit of it.
-pub fn load_staged(root: &Path, bytes: Vec<u8>) -> Result<Config, ConfigError> {
-    let mut files = vec![decode(CONFIG_FILE, bytes)?];
+/// Loads `phasegate.toml` as the index or the commit checked holds it
+/// (`bytes`, shown as `name`), with the work tree's local overrides: a
+/// staged run is judged by the configuration it commits, and a range by
+/// the one of its end, not by an uncommitted edit of it.
+pub fn load_staged(root: &Path, name: &str, bytes: Vec<u8>) -> Result<Config, ConfigError> {
+    let mut files = vec![decode(name, bytes)?];
     files.extend(read(root, LOCAL_FILE)?);
     load_files(root, files)
 }

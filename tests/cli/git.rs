@@ -834,6 +834,53 @@ fn submodules_with_recursion_configured_are_left_alone() {
 }
 
 #[test]
+fn a_range_is_judged_by_the_configuration_of_the_commit_it_checks() {
+    let strict =
+        "[phases.implementation]\nchecks = [ { name = \"strict\", command = \"false\" } ]\n";
+    let repo = TestRepo::new();
+    repo.config(strict)
+        .write("a.txt", "a\n")
+        .commit_all("the gate");
+    repo.git(&["checkout", "-qb", "feature"]);
+    repo.write("a.txt", "a2\n").commit_all("change");
+    let range = ["--from-ref", "main", "--to-ref", "HEAD"];
+    // An uncommitted edit that switches the gate off does not judge the
+    // commits, whose files the checks see; nor does a broken one stop it.
+    for edit in [
+        "[phases.implementation]\nchecks = []\n",
+        "[gate]\nprofle = 1\n",
+    ] {
+        repo.config(edit);
+        let (code, v) = repo.verdict(&range);
+        assert_eq!(code, 1, "{edit}: {v:#}");
+        assert_eq!(check(&v, "strict")["status"], "failed", "{v:#}");
+        assert!(
+            v["notes"]
+                .to_string()
+                .contains("differs from its version in `HEAD`, the commit checked"),
+            "{v:#}"
+        );
+    }
+    // The same holds for every file of a commit, as a new branch pushed.
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 2, "the work tree is judged by its own: {v:#}");
+    // An error in the committed version names the commit it is in.
+    repo.config("[gate]\nprofle = \"fast\"\n");
+    repo.git(&["commit", "-qam", "broken"]);
+    repo.config(strict);
+    let run = repo.phasegate(&["run", "--from-ref", "main", "--to-ref", "HEAD"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("phasegate.toml@HEAD"), "{}", run.stderr);
+    assert!(run.stderr.contains("the commit checked"), "{}", run.stderr);
+    // A configuration the commit does not hold is the work tree's to give.
+    repo.git(&["rm", "-q", "--cached", "phasegate.toml"]);
+    repo.git(&["commit", "-qm", "untrack the gate"]);
+    let (code, v) = repo.verdict(&range);
+    assert_eq!(code, 1, "{v:#}");
+    assert!(!v["notes"].to_string().contains("differs"), "{v:#}");
+}
+
+#[test]
 fn config_from_ref_reads_the_gate_of_the_target_branch() {
     let repo = TestRepo::new();
     repo.config(

@@ -262,6 +262,38 @@ fn hooks_go_where_git_runs_them() {
 }
 
 #[test]
+fn pre_push_of_a_branch_not_checked_out_is_judged_by_that_branchs_gate() {
+    let remote = TestRepo::bare();
+    let repo = TestRepo::new();
+    gate(&repo, "true");
+    repo.write("a.txt", "a\n").commit_all("one");
+    repo.git(&["remote", "add", "origin", &remote.path().to_string_lossy()]);
+    assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
+    assert_eq!(
+        git_with_hook(&repo, &["push", "-q", "origin", "main"]).code,
+        0
+    );
+    // The branch's own gate refuses what it adds; CI would judge it by
+    // that gate, and so does the push from a checkout of main.
+    repo.git(&["checkout", "-qb", "topic"]);
+    gate(&repo, "! grep -q TODO a.txt");
+    repo.write("a.txt", "a TODO\n").commit_all("todo");
+    repo.git(&["checkout", "-q", "main"]);
+    let refused = git_with_hook(&repo, &["push", "-q", "origin", "topic"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(
+        refused.stdout.contains("differs from its version in"),
+        "{refused:?}"
+    );
+    let on_remote = remote
+        .command("git")
+        .args(["rev-parse", "-q", "--verify", "topic"])
+        .output()
+        .unwrap();
+    assert!(!on_remote.status.success(), "topic was not pushed");
+}
+
+#[test]
 fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
     let remote = TestRepo::bare();
     let repo = TestRepo::new();
