@@ -1,10 +1,12 @@
-//! The content filters git runs and libgit2 does not: a `filter=<driver>`
-//! attribute whose driver is a program (`filter.<driver>.clean`, `.smudge`
-//! or `.process`), as git-lfs and git-crypt install. For the few paths that
-//! have one, phasegate asks the real git, which runs the driver: to clean
-//! work-tree content before comparing it with the index, and to smudge
-//! staged content before a check reads it. Reads the repository and writes
-//! only the files it is given.
+//! The content conversions git makes and libgit2 does not: a
+//! `filter=<driver>` attribute whose driver is a program
+//! (`filter.<driver>.clean`, `.smudge` or `.process`), as git-lfs and
+//! git-crypt install, and a `working-tree-encoding` attribute (a UTF-16
+//! file stored as UTF-8). For the few paths that have one, phasegate asks
+//! the real git, which converts: to clean work-tree content before
+//! comparing it with the index, and to smudge staged content before a
+//! check reads it. Reads the repository and writes only the files it is
+//! given.
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -71,30 +73,121 @@ impl Drivers {
         drivers
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.clean.is_empty() && self.smudge.is_empty()
-    }
-
-    /// Whether git runs a program on `path`'s content going `way`.
+    /// Whether git converts `path`'s content going `way` where libgit2
+    /// would not: a filter program, or another encoding in the work tree.
     pub fn filters(&self, repo: &Repository, path: &[u8], way: Way) -> bool {
         let (set, flags) = match way {
             Way::In => (&self.clean, AttrCheckFlags::FILE_THEN_INDEX),
             Way::Out => (&self.smudge, AttrCheckFlags::INDEX_THEN_FILE),
         };
-        if set.is_empty() {
-            return false;
-        }
-        let Ok(Some(value)) =
-            repo.get_attr_bytes(Path::new(OsStr::from_bytes(path)), "filter", flags)
-        else {
-            return false;
+        let attr = |name: &str| {
+            let value = repo
+                .get_attr_bytes(Path::new(OsStr::from_bytes(path)), name, flags)
+                .ok()
+                .flatten();
+            match AttrValue::from_bytes(value) {
+                AttrValue::String(value) => Some(value.as_bytes()),
+                AttrValue::Bytes(value) => Some(value),
+                _ => None,
+            }
         };
-        match AttrValue::from_bytes(Some(value)) {
-            AttrValue::String(name) => set.contains(name.as_bytes()),
-            AttrValue::Bytes(name) => set.contains(name),
-            _ => false,
+        if !set.is_empty() && attr("filter").is_some_and(|name| set.contains(name)) {
+            return true;
         }
+        attr("working-tree-encoding").is_some_and(|encoding| !is_utf8(encoding))
     }
+}
+
+/// Paths looked up one by one with libgit2 at most; more are asked of one
+/// `git check-attr`, which costs a process but far less per path.
+const ONE_BY_ONE: usize = 64;
+
+impl Drivers {
+    /// Those of `paths` whose content git converts going `way` where
+    /// libgit2 would not (see `filters`).
+    pub fn converted<'p>(
+        &self,
+        repo: &Repository,
+        place: &Place,
+        paths: &[&'p [u8]],
+        way: Way,
+    ) -> io::Result<HashSet<&'p [u8]>> {
+        if paths.len() <= ONE_BY_ONE {
+            return Ok(paths
+                .iter()
+                .copied()
+                .filter(|path| self.filters(repo, path, way))
+                .collect());
+        }
+        let set = match way {
+            Way::In => &self.clean,
+            Way::Out => &self.smudge,
+        };
+        let mut command = place.git();
+        command.args(["check-attr", "-z", "--stdin"]);
+        // What is checked out takes its attributes from the index, as in a
+        // fresh clone; what is cleaned, from the work tree first.
+        if matches!(way, Way::Out) {
+            command.arg("--cached");
+        }
+        let mut child = command
+            .args(["filter", "working-tree-encoding"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let (Some(input), Some(mut output)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(io::Error::other("git check-attr has no pipes"));
+        };
+        // Written on a thread of its own: git answers as it reads, and
+        // would stop once its answers filled the pipe.
+        let answers = std::thread::scope(|scope| {
+            // Dropped when written: git sees the end of its input.
+            let writer = scope.spawn(move || -> io::Result<()> {
+                let mut input = io::BufWriter::new(input);
+                for path in paths {
+                    input.write_all(path)?;
+                    input.write_all(b"\0")?;
+                }
+                input.flush()
+            });
+            let mut answers = Vec::new();
+            let read = io::Read::read_to_end(&mut output, &mut answers);
+            let written = writer
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("writing to git check-attr failed")));
+            read.and(written).map(|()| answers)
+        });
+        let status = child.wait_with_output()?;
+        let answers = answers?;
+        if !status.status.success() {
+            return Err(failure("check-attr", &status));
+        }
+        let wanted: HashSet<&[u8]> = paths.iter().copied().collect();
+        let mut converted = HashSet::new();
+        let mut fields = answers.split(|&b| b == 0);
+        while let (Some(path), Some(attr), Some(value)) =
+            (fields.next(), fields.next(), fields.next())
+        {
+            let given = matches!(value, b"unspecified" | b"set" | b"unset");
+            let converts = match attr {
+                b"filter" => !given && set.contains(value),
+                b"working-tree-encoding" => !given && !is_utf8(value),
+                _ => false,
+            };
+            if converts {
+                if let Some(path) = wanted.get(path) {
+                    converted.insert(*path);
+                }
+            }
+        }
+        Ok(converted)
+    }
+}
+
+/// Whether a `working-tree-encoding` names UTF-8, which git treats as no
+/// conversion.
+fn is_utf8(encoding: &[u8]) -> bool {
+    encoding.eq_ignore_ascii_case(b"utf-8") || encoding.eq_ignore_ascii_case(b"utf8")
 }
 
 /// Where `git` must look: the repository, its work tree and the index git
@@ -314,22 +407,25 @@ pub(super) fn smudge_checked_out(
     paths: &[&[u8]],
     dest: &Path,
 ) -> io::Result<()> {
-    let drivers = Drivers::of(repo);
-    if drivers.smudge.is_empty() {
-        return Ok(());
-    }
+    // Links and submodules are never filtered.
+    let files: Vec<(&[u8], git2::IndexEntry)> = paths
+        .iter()
+        .filter_map(|&path| {
+            let entry = index.get_path(Path::new(OsStr::from_bytes(path)), 0)?;
+            (entry.mode & MODE_TYPE == MODE_FILE).then_some((path, entry))
+        })
+        .collect();
+    let place = Place::of(repo, root);
+    let listed: Vec<&[u8]> = files.iter().map(|(path, _)| *path).collect();
+    let converted = Drivers::of(repo).converted(repo, &place, &listed, Way::Out)?;
     let mut smudger = None;
-    for &path in paths {
-        let Some(entry) = index.get_path(Path::new(OsStr::from_bytes(path)), 0) else {
-            continue;
-        };
-        // Links and submodules are never filtered.
-        if entry.mode & MODE_TYPE != MODE_FILE || !drivers.filters(repo, path, Way::Out) {
+    for (path, entry) in files {
+        if !converted.contains(path) {
             continue;
         }
         let smudger = match &mut smudger {
             Some(smudger) => smudger,
-            None => smudger.insert(Smudger::start(&Place::of(repo, root))?),
+            None => smudger.insert(Smudger::start(&place)?),
         };
         let target = dest.join(OsStr::from_bytes(path));
         let named = |e: io::Error| io::Error::new(e.kind(), format!("`{}`: {e}", target.display()));
@@ -352,6 +448,46 @@ pub(super) fn smudge_checked_out(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_working_tree_encoding_converts_and_git_agrees_on_many_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| super::super::test_git(dir.path(), args);
+        git(&["init", "-q"]);
+        git(&["config", "filter.lfs.process", "git-lfs filter-process"]);
+        git(&["config", "filter.clean-only.clean", "cat"]);
+        std::fs::write(
+            dir.path().join(".gitattributes"),
+            "[attr]wide working-tree-encoding=UTF-16BE\n*.lfs filter=lfs\n*.cln filter=clean-only\n*.u16 working-tree-encoding=UTF-16LE\n*.u8 working-tree-encoding=Utf-8\n*.m wide\nkeep/*.u16 -working-tree-encoding\n",
+        )
+        .unwrap();
+        git(&["add", ".gitattributes"]);
+        let repo = Repository::open(dir.path()).unwrap();
+        let drivers = Drivers::of(&repo);
+        let place = Place::of(&repo, dir.path());
+        let kinds = ["lfs", "cln", "u16", "u8", "m", "txt"];
+        let mut names: Vec<String> = (0..20)
+            .flat_map(|i| kinds.map(|kind| format!("d{i}/f {i}.{kind}")))
+            .collect();
+        names.push("keep/x.u16".to_string());
+        names.push("line\nbreak.u16".to_string());
+        let paths: Vec<&[u8]> = names.iter().map(String::as_bytes).collect();
+        assert!(paths.len() > ONE_BY_ONE);
+        for way in [Way::In, Way::Out] {
+            let batch = drivers.converted(&repo, &place, &paths, way).unwrap();
+            let alone: HashSet<&[u8]> = paths
+                .iter()
+                .copied()
+                .filter(|path| drivers.filters(&repo, path, way))
+                .collect();
+            assert_eq!(batch, alone, "{way:?}");
+            let has = |name: &str| batch.contains(name.as_bytes());
+            assert!(has("d3/f 3.lfs") && has("d3/f 3.u16") && has("d3/f 3.m"));
+            assert!(has("line\nbreak.u16"));
+            assert_eq!(has("d3/f 3.cln"), matches!(way, Way::In), "{way:?}");
+            assert!(!has("d3/f 3.u8") && !has("d3/f 3.txt") && !has("keep/x.u16"));
+        }
+    }
 
     #[test]
     fn drivers_are_the_configured_programs_by_name_and_way() {

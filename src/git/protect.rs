@@ -504,37 +504,43 @@ fn unstaged_diff<'r>(
 }
 
 /// The files `diff` found modified that git would find unchanged: a filter
-/// program libgit2 cannot run (git-lfs, git-crypt) cleans their content
-/// into what is staged.
+/// program libgit2 cannot run (git-lfs, git-crypt), or a conversion from
+/// their `working-tree-encoding`, cleans their content into what is staged.
 fn unchanged_through_filters(
     repo: &Repository,
     root: &Path,
     diff: &git2::Diff<'_>,
 ) -> Result<HashSet<Vec<u8>>, ProtectError> {
-    let drivers = Drivers::of(repo);
-    if drivers.is_empty() {
-        return Ok(HashSet::new());
-    }
-    let modified: Vec<(Vec<u8>, String)> = diff
+    let failed = |source| ProtectError::Filter {
+        what: "compare files with the index",
+        path: root.to_path_buf(),
+        source,
+    };
+    let place = Place::of(repo, root);
+    let modified: Vec<(&[u8], String)> = diff
         .deltas()
         .filter(|delta| delta.status() == Delta::Modified)
         .filter_map(|delta| {
             let path = delta.new_file().path_bytes()?;
-            drivers
-                .filters(repo, path, Way::In)
-                .then(|| (path.to_vec(), delta.old_file().id().to_string()))
+            Some((path, delta.old_file().id().to_string()))
         })
         .collect();
     if modified.is_empty() {
         return Ok(HashSet::new());
     }
-    filters::clean_as_staged(&Place::of(repo, root), &modified).map_err(|source| {
-        ProtectError::Filter {
-            what: "compare files with the index",
-            path: root.to_path_buf(),
-            source,
-        }
-    })
+    let paths: Vec<&[u8]> = modified.iter().map(|(path, _)| *path).collect();
+    let converted = Drivers::of(repo)
+        .converted(repo, &place, &paths, Way::In)
+        .map_err(failed)?;
+    let modified: Vec<(Vec<u8>, String)> = modified
+        .into_iter()
+        .filter(|(path, _)| converted.contains(path))
+        .map(|(path, id)| (path.to_vec(), id))
+        .collect();
+    if modified.is_empty() {
+        return Ok(HashSet::new());
+    }
+    filters::clean_as_staged(&place, &modified).map_err(failed)
 }
 
 /// The tracked files whose work-tree state differs from the index, and

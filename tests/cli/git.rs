@@ -1997,6 +1997,50 @@ fn a_smudge_program_that_changes_the_length_of_a_file_is_followed_as_git_does() 
 }
 
 #[test]
+fn a_file_kept_in_another_encoding_is_seen_by_the_checks_as_git_checks_it_out() {
+    // `working-tree-encoding`: git stores UTF-8 and writes UTF-16 to the
+    // work tree; libgit2 knows nothing of it.
+    let utf16 =
+        |text: &str| -> Vec<u8> { text.encode_utf16().flat_map(u16::to_le_bytes).collect() };
+    let repo = TestRepo::new();
+    let put = |path: &str, text: &str| std::fs::write(repo.path().join(path), utf16(text)).unwrap();
+    repo.write(".gitattributes", "*.txt working-tree-encoding=UTF-16LE\n");
+    put("f.txt", "one\n");
+    put("h.txt", "h\n");
+    // Enough files that a snapshot asks git about all of them at once.
+    for i in 0..80 {
+        repo.write(&format!("n/{i}.md"), "n\n");
+    }
+    repo.commit_all("one");
+    assert_eq!(repo.git(&["cat-file", "-p", "HEAD:f.txt"]), "one\n");
+    put("f.txt", "one\nstaged\n");
+    repo.git(&["add", "f.txt"]);
+    let seen = repo.path().join(".git/seen");
+    for isolation in ["worktree", "snapshot"] {
+        put("f.txt", "one\nstaged\nunstaged\n");
+        // Touched, not changed: git sees no change once it converts.
+        let touched = repo.command("touch").arg("h.txt").status().unwrap();
+        assert!(touched.success());
+        repo.config(&format!(
+            "[gate]\nisolation = \"{isolation}\"\n\n[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"cat f.txt h.txt > {}\" }} ]\n",
+            seen.display()
+        ));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 0, "{isolation}: {v:#}");
+        assert_eq!(
+            std::fs::read(&seen).unwrap(),
+            [utf16("one\nstaged\n"), utf16("h\n")].concat(),
+            "{isolation}"
+        );
+        assert_eq!(
+            std::fs::read(repo.path().join("f.txt")).unwrap(),
+            utf16("one\nstaged\nunstaged\n")
+        );
+        assert_eq!(repo.git(&["status", "--porcelain", "-uno"]), "MM f.txt\n");
+    }
+}
+
+#[test]
 fn a_file_staged_in_place_of_a_link_and_a_link_in_place_of_a_file_are_what_the_checks_see() {
     use std::os::unix::fs::symlink;
     let repo = TestRepo::new();
