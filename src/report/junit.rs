@@ -238,6 +238,30 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
         escape(&phase),
         cases.len()
     )?;
+    // Which files were checked: the range and its commits, as the
+    // verdict's `selection` names them.
+    let selection = verdict
+        .selection
+        .as_ref()
+        .map(serde_json::to_value)
+        .transpose()
+        .map_err(io::Error::other)?;
+    if let Some(serde_json::Value::Object(fields)) = selection {
+        writeln!(out, "    <properties>")?;
+        for (name, value) in fields {
+            let value = match value {
+                serde_json::Value::String(text) => text,
+                other => other.to_string(),
+            };
+            writeln!(
+                out,
+                r#"      <property name="selection.{}" value="{}"/>"#,
+                escape(&name),
+                escape(&value)
+            )?;
+        }
+        writeln!(out, "    </properties>")?;
+    }
     for case in &cases {
         let open = format!(
             r#"    <testcase classname="{}" name="{}" time="{:.3}""#,

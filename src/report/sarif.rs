@@ -327,13 +327,24 @@ pub fn log(verdict: &Verdict) -> Value {
                 "executionSuccessful": verdict.error.is_none(),
                 "toolExecutionNotifications": notifications,
             }],
-            "properties": {
-                "phase": verdict.phase,
-                "status": verdict.status.as_str(),
-                "resultsCut": cut,
-            },
+            "properties": properties(verdict, cut),
         }],
     })
+}
+
+/// The run's own facts: its phase and status, how many results were cut,
+/// and which files it checked (the range and its commits), as the verdict
+/// gives them.
+fn properties(verdict: &Verdict, cut: usize) -> Value {
+    let mut properties = json!({
+        "phase": verdict.phase,
+        "status": verdict.status.as_str(),
+        "resultsCut": cut,
+    });
+    if let Some(selection) = &verdict.selection {
+        properties["selection"] = json!(selection);
+    }
+    properties
 }
 
 pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {

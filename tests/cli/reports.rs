@@ -32,6 +32,37 @@ fn sarif_on_stdout_is_one_sarif_document() {
 }
 
 #[test]
+fn sarif_and_junit_say_which_commits_a_range_run_checked() {
+    let repo = TestRepo::new();
+    repo.config(FAILING).write("a.txt", "a\n").commit_all("one");
+    repo.write("a.txt", "b\n").commit_all("two");
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let base = repo.git(&["rev-parse", "HEAD~1"]).trim().to_string();
+    let range = [
+        "run",
+        "--from-ref",
+        "HEAD~1",
+        "--to-ref",
+        "HEAD",
+        "--format",
+    ];
+    let sarif = repo.phasegate(&[&range[..], &["sarif"]].concat());
+    assert_eq!(sarif.code, 1, "{}", sarif.stderr);
+    let selection = &sarif.json()["runs"][0]["properties"]["selection"];
+    assert_eq!(selection["mode"], "range", "{selection:#}");
+    assert_eq!(selection["to_commit"], head.as_str());
+    assert_eq!(selection["merge_base"], base.as_str());
+    let junit = repo.phasegate(&[&range[..], &["junit"]].concat());
+    assert_eq!(junit.code, 1, "{}", junit.stderr);
+    for property in [
+        format!(r#"<property name="selection.to_commit" value="{head}"/>"#),
+        r#"<property name="selection.from" value="HEAD~1"/>"#.to_string(),
+    ] {
+        assert!(junit.stdout.contains(&property), "{}", junit.stdout);
+    }
+}
+
+#[test]
 fn reports_go_to_files_while_people_read_the_terminal() {
     let repo = TestRepo::new();
     repo.config(FAILING);
