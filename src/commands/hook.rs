@@ -48,9 +48,18 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
     };
     // The push goes through only if every ref passes; the code is the
     // gravest of their answers.
+    // Once interrupted, a later ref is neither selected nor checked out:
+    // it is not checked, and says so.
     let code = selections
         .into_iter()
-        .map(|(selection, pushed_ref)| execute(ctx, &request(selection, pushed_ref), io))
+        .map(|(selection, pushed_ref)| {
+            if crate::runner::interrupted() {
+                let name = pushed_ref.as_deref().unwrap_or("the rest");
+                let _ = writeln!(io.err, "phasegate: `{name}` was not checked: interrupted");
+                return ExitCode::Incomplete;
+            }
+            execute(ctx, &request(selection, pushed_ref), io)
+        })
         .max()
         .unwrap_or(ExitCode::Proceed);
     if let Some(said) = stopped(&args.name, code) {

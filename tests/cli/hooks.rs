@@ -784,7 +784,7 @@ fn ctrl_c_during_a_pushed_refs_checks_checks_no_later_ref() {
             .args(["hook", "pre-push", "origin", "/nowhere"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
             .process_group(0);
         command.spawn().unwrap()
     };
@@ -802,6 +802,17 @@ fn ctrl_c_during_a_pushed_refs_checks_checks_no_later_ref() {
         "started\n",
         "the second ref's check must not start"
     );
+    // Nor is the second ref's run begun: one run, and a word that it was
+    // not checked.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("`refs/heads/other` was not checked: interrupted"),
+        "{stderr}"
+    );
+    let runs = std::fs::read_dir(repo.path().join(".git/phasegate/runs"))
+        .unwrap()
+        .count();
+    assert_eq!(runs, 1, "{stderr}");
     assert_eq!(crate::git::snapshot(&repo), before);
     let _ = std::fs::remove_file(&starts);
 }
