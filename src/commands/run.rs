@@ -279,44 +279,28 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     };
     notes.extend(selection_notes);
 
-    // A staged run is judged by the configuration it commits: an unstaged
-    // edit of `phasegate.toml` neither weakens nor breaks it.
+    // A staged run is judged by the configuration it commits, a range by
+    // the one of the commit whose files the checks see: an uncommitted edit
+    // of `phasegate.toml` neither weakens nor breaks it.
     let staged = mode.mode == "staged";
-    let config = if staged && args.config_from_ref.is_none() {
-        match staged_config(&root, unstaged.as_ref()) {
-            Ok(Some(loaded)) => {
-                notes.push(format!(
-                    "`{}` has unstaged changes: the staged version was used",
-                    config::CONFIG_FILE
-                ));
-                deferred = None;
-                match loaded {
-                    Ok(config) => config,
-                    Err(error) => return config_failed(io, &error, Source::Staged),
-                }
-            }
-            Ok(None) => config,
-            Err(e) => return stop(io, config.gate.profile, super::internal_error(&e)),
+    let committed = match (&args.config_from_ref, mode.mode, &mode.to) {
+        (None, "staged", _) => Some((staged_config(&root, unstaged.as_ref()), Source::Staged)),
+        (None, "range" | "all", Some(to)) => {
+            Some((committed_config(&root, to), Source::Checked(to)))
         }
-    } else if let (None, "range" | "all", Some(to)) = (&args.config_from_ref, mode.mode, &mode.to) {
-        // The checks see the files of that commit; so does the gate.
-        match committed_config(&root, to) {
-            Ok(Some(loaded)) => {
-                notes.push(format!(
-                    "`{}` differs from its version in `{to}`, the commit checked: that version was used",
-                    config::CONFIG_FILE
-                ));
-                deferred = None;
-                match loaded {
-                    Ok(config) => config,
-                    Err(error) => return config_failed(io, &error, Source::Checked(to)),
-                }
+        _ => None,
+    };
+    let config = match committed {
+        Some((Ok(Some(loaded)), source)) => {
+            notes.extend(source.used());
+            deferred = None;
+            match loaded {
+                Ok(config) => config,
+                Err(error) => return config_failed(io, &error, source),
             }
-            Ok(None) => config,
-            Err(e) => return stop(io, config.gate.profile, super::internal_error(&e)),
         }
-    } else {
-        config
+        Some((Err(e), _)) => return stop(io, config.gate.profile, super::internal_error(&e)),
+        _ => config,
     };
     if let Some(error) = deferred {
         return config_failed(io, &error, from);
@@ -989,6 +973,20 @@ enum Source<'a> {
 }
 
 impl Source<'_> {
+    /// The note a run that read this version, not the work tree's, carries.
+    fn used(self) -> Option<String> {
+        let file = config::CONFIG_FILE;
+        match self {
+            Source::WorkTree | Source::Ref(_) => None,
+            Source::Staged => Some(format!(
+                "`{file}` has unstaged changes: the staged version was used"
+            )),
+            Source::Checked(spec) => Some(format!(
+                "`{file}` differs from its version in `{spec}`, the commit checked: that version was used"
+            )),
+        }
+    }
+
     /// What people are told besides the errors, when the file they would
     /// open is not the one read.
     fn note(self) -> Option<String> {
