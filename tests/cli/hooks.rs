@@ -891,6 +891,58 @@ fn a_merge_git_commits_by_itself_goes_through_the_gate_too() {
 }
 
 #[test]
+fn a_kept_hook_that_finds_its_files_by_its_own_name_still_runs() {
+    let executable = |repo: &TestRepo, path: &str| {
+        let full = repo.path().join(path);
+        std::fs::set_permissions(full, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    // husky 9: every hook in `.husky/_` reads `h` beside it, which runs the
+    // project's hook of the same name, `.husky/$(basename "$0")`.
+    let repo = TestRepo::new();
+    repo.write(
+        ".husky/_/h",
+        "n=$(basename \"$0\")\ns=$(dirname \"$(dirname \"$0\")\")/$n\n[ ! -f \"$s\" ] && exit 0\nsh -e \"$s\" \"$@\"\n",
+    )
+    .write(".husky/_/pre-commit", "#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"\n")
+    .write(".husky/pre-commit", "echo husky >> .git/ran\ngrep -q ok a.txt\n");
+    executable(&repo, ".husky/_/pre-commit");
+    repo.git(&["config", "core.hooksPath", ".husky/_"]);
+    gate(&repo, "echo gate >> .git/ran");
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+    repo.stage("a.txt", "not yet\n");
+    let refused = git_with_hook(&repo, &["commit", "-qm", "refused"]);
+    assert_ne!(
+        refused.code, 0,
+        "the project's hook refuses it: {refused:?}"
+    );
+    assert_eq!(repo.read(".git/ran"), "husky\n");
+    repo.stage("a.txt", "ok\n");
+    let accepted = git_with_hook(&repo, &["commit", "-qm", "accepted"]);
+    assert_eq!(accepted.code, 0, "{accepted:?}");
+    assert_eq!(repo.read(".git/ran"), "husky\nhusky\ngate\n");
+
+    // husky 5 to 8: the project's hook runs itself again, `sh -e "$0"`, from
+    // the husky.sh it reads; each hook still runs once.
+    let repo = TestRepo::new();
+    repo.write(
+        ".husky/_/husky.sh",
+        "if [ -z \"$husky_skip_init\" ]; then\n  export husky_skip_init=1\n  sh -e \"$0\" \"$@\"\n  exit $?\nfi\n",
+    )
+    .write(
+        ".husky/pre-commit",
+        "#!/usr/bin/env sh\n. \"$(dirname -- \"$0\")/_/husky.sh\"\necho husky >> .git/ran\n",
+    );
+    executable(&repo, ".husky/pre-commit");
+    repo.git(&["config", "core.hooksPath", ".husky"]);
+    gate(&repo, "echo gate >> .git/ran");
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+    repo.stage("a.txt", "a\n");
+    let run = git_with_hook(&repo, &["commit", "-qm", "one"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(repo.read(".git/ran"), "husky\ngate\n");
+}
+
+#[test]
 fn installing_over_a_hook_the_repository_tracks_warns() {
     let repo = TestRepo::new();
     repo.write(".githooks/pre-commit", "#!/bin/sh\necho team hook\n")
