@@ -183,6 +183,30 @@ fn without_phasegate_on_path_the_hook_fails_open_unless_installed_fail_closed() 
         "{}",
         run.stderr
     );
+    // Nor is a PHASEGATE_BIN that is not executable, though dash's
+    // `command -v` answers for any path that exists.
+    let not_executable = repo.path().join(".git/not-executable");
+    std::fs::write(
+        &not_executable,
+        "#!/bin/sh
+exit 0
+",
+    )
+    .unwrap();
+    let commit_with_bin = |message: &str| {
+        output(
+            &repo
+                .command("git")
+                .args(["commit", "-qm", message])
+                .env("PHASEGATE_BIN", &not_executable)
+                .output()
+                .unwrap(),
+        )
+    };
+    repo.stage("c.txt", "c\n");
+    let run = commit_with_bin("open, not executable");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("not executable"), "{}", run.stderr);
 
     let run = repo.phasegate(&["install", "--fail-closed"]);
     assert_eq!(run.code, 0);
@@ -209,7 +233,13 @@ fn without_phasegate_on_path_the_hook_fails_open_unless_installed_fail_closed() 
             .unwrap(),
     );
     assert_ne!(run.code, 0);
-    assert_eq!(commits(&repo), 1);
+    let run = commit_with_bin("closed, not executable");
+    assert!(
+        run.stderr.contains("installed with --fail-closed"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(commits(&repo), 2);
     // A plain install turns it open again: said, never silent.
     let run = repo.phasegate(&["install"]);
     assert!(
