@@ -973,6 +973,41 @@ fn a_kept_hook_that_finds_its_files_by_its_own_name_still_runs() {
 }
 
 #[test]
+fn a_commit_in_a_repository_whose_path_is_not_utf8_keeps_its_invocation_records() {
+    use std::os::unix::ffi::OsStrExt;
+    let outer = TestRepo::plain();
+    let dir = outer.path().join(std::ffi::OsStr::from_bytes(b"lat\xe9in"));
+    std::fs::create_dir(&dir).unwrap();
+    let git = |args: &[&str]| {
+        let mut git = outer.command("git");
+        git.args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&dir)
+            .env("PHASEGATE_BIN", BIN);
+        output(&git.output().unwrap())
+    };
+    assert_eq!(git(&["init", "-q"]).code, 0);
+    std::fs::write(
+        dir.join("phasegate.toml"),
+        "[phases.implementation]\nchecks = [ { name = \"gate\", command = \"true\" } ]\n",
+    )
+    .unwrap();
+    assert_eq!(git(&["add", "phasegate.toml"]).code, 0);
+    assert_eq!(outer.phasegate_in(&dir, &["install"]).code, 0);
+    let commit = git(&["commit", "-qm", "one"]);
+    assert_eq!(commit.code, 0, "{commit:?}");
+    assert!(!commit.stderr.contains("failed to write"), "{commit:?}");
+    let runs: Vec<_> = std::fs::read_dir(dir.join(".git/phasegate/runs"))
+        .unwrap()
+        .map(|run| run.unwrap().path().join("gate.json"))
+        .collect();
+    assert!(
+        matches!(runs.as_slice(), [record] if record.exists()),
+        "{runs:?}"
+    );
+}
+
+#[test]
 fn installing_over_a_hook_the_repository_tracks_warns() {
     let repo = TestRepo::new();
     repo.write(".githooks/pre-commit", "#!/bin/sh\necho team hook\n")
