@@ -60,6 +60,13 @@ fn a_failing_blocking_check_refuses_a_real_commit_and_a_passing_one_lets_it_thro
         "{}",
         refused.stderr
     );
+    // After what it points to (git shows the hook's output on its stderr).
+    assert!(
+        refused.stderr.find("✗ failed").unwrap()
+            < refused.stderr.find("phasegate stopped the commit").unwrap(),
+        "{}",
+        refused.stderr
+    );
     assert_eq!(commits(&repo), 0);
 
     gate(&repo, "exit 0");
