@@ -62,8 +62,11 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
         })
         .max()
         .unwrap_or(ExitCode::Proceed);
+    // After the reports, on their stream: git shows a hook's standard output
+    // on its standard error, and the reports reach it only when phasegate
+    // ends, so a line on standard error came before what it points "above" to.
     if let Some(said) = stopped(&args.name, code) {
-        let _ = writeln!(io.err, "{said}");
+        let _ = writeln!(io.out, "\n{said}");
     }
     code
 }

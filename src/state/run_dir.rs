@@ -78,7 +78,7 @@ impl RunDir {
                 .iter()
                 .map(crate::runner::Invocation::display)
                 .collect(),
-            cwd: &plan.cwd,
+            cwd: plan.cwd.to_string_lossy().into_owned(),
             env_set: plan.env.iter().map(|(k, _)| k.clone()).collect(),
             env_pinned: pinned.iter().map(|(k, _)| k.clone()).collect(),
             termination: termination_record(&outcome.termination),
@@ -105,7 +105,8 @@ impl RunDir {
 struct InvocationRecord<'a> {
     check: &'a str,
     argv: Vec<Vec<String>>,
-    cwd: &'a Path,
+    /// As text, as `argv` is: serde cannot write a path that is not UTF-8.
+    cwd: String,
     /// The names of the variables the check's `env` sets; never the values.
     env_set: Vec<String>,
     /// The names of the variables phasegate pins for every check.

@@ -60,6 +60,13 @@ fn a_failing_blocking_check_refuses_a_real_commit_and_a_passing_one_lets_it_thro
         "{}",
         refused.stderr
     );
+    // After what it points to (git shows the hook's output on its stderr).
+    assert!(
+        refused.stderr.find("✗ failed").unwrap()
+            < refused.stderr.find("phasegate stopped the commit").unwrap(),
+        "{}",
+        refused.stderr
+    );
     assert_eq!(commits(&repo), 0);
 
     gate(&repo, "exit 0");
@@ -183,6 +190,30 @@ fn without_phasegate_on_path_the_hook_fails_open_unless_installed_fail_closed() 
         "{}",
         run.stderr
     );
+    // Nor is a PHASEGATE_BIN that is not executable, though dash's
+    // `command -v` answers for any path that exists.
+    let not_executable = repo.path().join(".git/not-executable");
+    std::fs::write(
+        &not_executable,
+        "#!/bin/sh
+exit 0
+",
+    )
+    .unwrap();
+    let commit_with_bin = |message: &str| {
+        output(
+            &repo
+                .command("git")
+                .args(["commit", "-qm", message])
+                .env("PHASEGATE_BIN", &not_executable)
+                .output()
+                .unwrap(),
+        )
+    };
+    repo.stage("c.txt", "c\n");
+    let run = commit_with_bin("open, not executable");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("not executable"), "{}", run.stderr);
 
     let run = repo.phasegate(&["install", "--fail-closed"]);
     assert_eq!(run.code, 0);
@@ -209,7 +240,13 @@ fn without_phasegate_on_path_the_hook_fails_open_unless_installed_fail_closed() 
             .unwrap(),
     );
     assert_ne!(run.code, 0);
-    assert_eq!(commits(&repo), 1);
+    let run = commit_with_bin("closed, not executable");
+    assert!(
+        run.stderr.contains("installed with --fail-closed"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(commits(&repo), 2);
     // A plain install turns it open again: said, never silent.
     let run = repo.phasegate(&["install"]);
     assert!(
@@ -899,6 +936,93 @@ fn a_merge_git_commits_by_itself_goes_through_the_gate_too() {
     assert_eq!(merge.code, 0, "{}", merge.stderr);
     assert_eq!(repo.phasegate(&["uninstall"]).code, 0);
     assert!(!repo.exists(".git/hooks/pre-merge-commit"));
+}
+
+#[test]
+fn a_kept_hook_that_finds_its_files_by_its_own_name_still_runs() {
+    let executable = |repo: &TestRepo, path: &str| {
+        let full = repo.path().join(path);
+        std::fs::set_permissions(full, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    // husky 9: every hook in `.husky/_` reads `h` beside it, which runs the
+    // project's hook of the same name, `.husky/$(basename "$0")`.
+    let repo = TestRepo::new();
+    repo.write(
+        ".husky/_/h",
+        "n=$(basename \"$0\")\ns=$(dirname \"$(dirname \"$0\")\")/$n\n[ ! -f \"$s\" ] && exit 0\nsh -e \"$s\" \"$@\"\n",
+    )
+    .write(".husky/_/pre-commit", "#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"\n")
+    .write(".husky/pre-commit", "echo husky >> .git/ran\ngrep -q ok a.txt\n");
+    executable(&repo, ".husky/_/pre-commit");
+    repo.git(&["config", "core.hooksPath", ".husky/_"]);
+    gate(&repo, "echo gate >> .git/ran");
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+    repo.stage("a.txt", "not yet\n");
+    let refused = git_with_hook(&repo, &["commit", "-qm", "refused"]);
+    assert_ne!(
+        refused.code, 0,
+        "the project's hook refuses it: {refused:?}"
+    );
+    assert_eq!(repo.read(".git/ran"), "husky\n");
+    repo.stage("a.txt", "ok\n");
+    let accepted = git_with_hook(&repo, &["commit", "-qm", "accepted"]);
+    assert_eq!(accepted.code, 0, "{accepted:?}");
+    assert_eq!(repo.read(".git/ran"), "husky\nhusky\ngate\n");
+
+    // husky 5 to 8: the project's hook runs itself again, `sh -e "$0"`, from
+    // the husky.sh it reads; each hook still runs once.
+    let repo = TestRepo::new();
+    repo.write(
+        ".husky/_/husky.sh",
+        "if [ -z \"$husky_skip_init\" ]; then\n  export husky_skip_init=1\n  sh -e \"$0\" \"$@\"\n  exit $?\nfi\n",
+    )
+    .write(
+        ".husky/pre-commit",
+        "#!/usr/bin/env sh\n. \"$(dirname -- \"$0\")/_/husky.sh\"\necho husky >> .git/ran\n",
+    );
+    executable(&repo, ".husky/pre-commit");
+    repo.git(&["config", "core.hooksPath", ".husky"]);
+    gate(&repo, "echo gate >> .git/ran");
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+    repo.stage("a.txt", "a\n");
+    let run = git_with_hook(&repo, &["commit", "-qm", "one"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(repo.read(".git/ran"), "husky\ngate\n");
+}
+
+#[test]
+fn a_commit_in_a_repository_whose_path_is_not_utf8_keeps_its_invocation_records() {
+    use std::os::unix::ffi::OsStrExt;
+    let outer = TestRepo::plain();
+    let dir = outer.path().join(std::ffi::OsStr::from_bytes(b"lat\xe9in"));
+    std::fs::create_dir(&dir).unwrap();
+    let git = |args: &[&str]| {
+        let mut git = outer.command("git");
+        git.args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&dir)
+            .env("PHASEGATE_BIN", BIN);
+        output(&git.output().unwrap())
+    };
+    assert_eq!(git(&["init", "-q"]).code, 0);
+    std::fs::write(
+        dir.join("phasegate.toml"),
+        "[phases.implementation]\nchecks = [ { name = \"gate\", command = \"true\" } ]\n",
+    )
+    .unwrap();
+    assert_eq!(git(&["add", "phasegate.toml"]).code, 0);
+    assert_eq!(outer.phasegate_in(&dir, &["install"]).code, 0);
+    let commit = git(&["commit", "-qm", "one"]);
+    assert_eq!(commit.code, 0, "{commit:?}");
+    assert!(!commit.stderr.contains("failed to write"), "{commit:?}");
+    let runs: Vec<_> = std::fs::read_dir(dir.join(".git/phasegate/runs"))
+        .unwrap()
+        .map(|run| run.unwrap().path().join("gate.json"))
+        .collect();
+    assert!(
+        matches!(runs.as_slice(), [record] if record.exists()),
+        "{runs:?}"
+    );
 }
 
 #[test]
