@@ -55,7 +55,7 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
         .map(|(selection, pushed_ref)| {
             if crate::runner::interrupted() {
                 let name = pushed_ref.as_deref().unwrap_or("the rest");
-                let _ = writeln!(io.err, "phasegate: `{name}` was not checked: interrupted");
+                let _ = writeln!(io.out, "phasegate: `{name}` was not checked: interrupted");
                 return ExitCode::Incomplete;
             }
             execute(ctx, &request(selection, pushed_ref), io)

@@ -820,8 +820,8 @@ fn ctrl_c_during_a_pushed_refs_checks_checks_no_later_ref() {
         command
             .args(["hook", "pre-push", "origin", "/nowhere"])
             .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
             .process_group(0);
         command.spawn().unwrap()
     };
@@ -841,15 +841,15 @@ fn ctrl_c_during_a_pushed_refs_checks_checks_no_later_ref() {
     );
     // Nor is the second ref's run begun: one run, and a word that it was
     // not checked.
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let said = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stderr.contains("`refs/heads/other` was not checked: interrupted"),
-        "{stderr}"
+        said.contains("`refs/heads/other` was not checked: interrupted"),
+        "{said}"
     );
     let runs = std::fs::read_dir(repo.path().join(".git/phasegate/runs"))
         .unwrap()
         .count();
-    assert_eq!(runs, 1, "{stderr}");
+    assert_eq!(runs, 1, "{said}");
     assert_eq!(crate::git::snapshot(&repo), before);
     let _ = std::fs::remove_file(&starts);
 }
