@@ -331,6 +331,39 @@ fn pre_push_of_a_branch_not_checked_out_is_judged_by_that_branchs_gate() {
 }
 
 #[test]
+fn pre_push_needs_no_temporary_file_to_share_the_refs() {
+    let remote = TestRepo::bare();
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n").commit_all("one");
+    repo.git(&["remote", "add", "origin", &remote.path().to_string_lossy()]);
+    let hook = repo.path().join(".git/hooks/pre-push");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ncat > \"$(git rev-parse --git-dir)/chained-refs\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
+    gate(&repo, "echo checked > .git/gate-ran");
+    // A TMPDIR that does not exist: nothing of the hook needs it.
+    let run = output(
+        &repo
+            .command("git")
+            .args(["push", "-q", "origin", "main"])
+            .env("PHASEGATE_BIN", BIN)
+            .env("TMPDIR", repo.path().join("no-such-dir"))
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(repo
+        .read(".git/chained-refs")
+        .starts_with("refs/heads/main "));
+    assert_eq!(repo.read(".git/gate-ran"), "checked\n");
+}
+
+#[test]
 fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
     let remote = TestRepo::bare();
     let repo = TestRepo::new();
