@@ -2,7 +2,9 @@
 //! reporting), `go test` (text and `-json`, test files named relative to
 //! their package; a panic located at its goroutine's first frame in the
 //! project; a timeout at each test it found running; frames of a
-//! `-trimpath` build, named by module path, resolved through `go.mod`),
+//! `-trimpath` build, named by module path, resolved through `go.mod`; a
+//! build failure's compiler lines, which Go 1.24+ prints as
+//! `build-output` events under `-json`),
 //! and golangci-lint (v1 and v2: text, tab and JSON). Go counts
 //! columns in bytes.
 
@@ -250,6 +252,49 @@ fn frame_test(function: &str) -> Option<String> {
     test.starts_with("Test").then(|| test.to_string())
 }
 
+/// A compiler's, go vet's or golangci-lint's located line:
+/// `calc/calc.go:6:17: undefined: missing`, as printed or as a
+/// `build-output` event of `go test -json` (Go 1.24+) carries it.
+fn compiler_line(line: &str, at: &Range<u64>, out: &mut Out) {
+    // go vet (1.19) prints a package's type errors as `vet: file:line:col: message`.
+    let line = line.strip_prefix("vet: ").unwrap_or(line);
+    if ISSUES.is_match(line) {
+        // v2's closing count, not an issue.
+        return;
+    }
+    if let Some(c) = super::caps(&TAB, line) {
+        out.push(
+            Found::new("golangci-tab", Severity::Error, &c["message"])
+                .at(
+                    &c["file"],
+                    number(&c["line"]),
+                    c.name("col").and_then(|m| number(m.as_str())),
+                )
+                .code(Some(c["linter"].to_string()))
+                .tool("golangci-lint")
+                .unit(ColumnUnit::Byte)
+                .range(at),
+        );
+        return;
+    }
+    if let Some(c) = super::caps(&POSITION, line) {
+        let (message, linter) = split_trailer(&c["message"], &LINTER);
+        let mut found = Found::new("text", Severity::Error, message)
+            .at(
+                &c["file"],
+                number(&c["line"]),
+                c.name("col").and_then(|m| number(m.as_str())),
+            )
+            .unit(ColumnUnit::Byte)
+            .range(at);
+        if linter.is_some() {
+            found = found.code(linter).tool("golangci-lint");
+            found.dialect = "golangci-text";
+        }
+        out.push(found);
+    }
+}
+
 impl Go {
     /// A test's output line: a `--- FAIL:` header or a located message.
     /// `json`: the package and the test `go test -json` says the line is
@@ -487,43 +532,7 @@ impl Grammar for Go {
             self.test_output(line, at, None, out);
             return;
         }
-        // go vet (1.19) prints a package's type errors as `vet: file:line:col: message`.
-        let line = line.strip_prefix("vet: ").unwrap_or(line);
-        if ISSUES.is_match(line) {
-            // v2's closing count, not an issue.
-            return;
-        }
-        if let Some(c) = super::caps(&TAB, line) {
-            out.push(
-                Found::new("golangci-tab", Severity::Error, &c["message"])
-                    .at(
-                        &c["file"],
-                        number(&c["line"]),
-                        c.name("col").and_then(|m| number(m.as_str())),
-                    )
-                    .code(Some(c["linter"].to_string()))
-                    .tool("golangci-lint")
-                    .unit(ColumnUnit::Byte)
-                    .range(at),
-            );
-            return;
-        }
-        if let Some(c) = super::caps(&POSITION, line) {
-            let (message, linter) = split_trailer(&c["message"], &LINTER);
-            let mut found = Found::new("text", Severity::Error, message)
-                .at(
-                    &c["file"],
-                    number(&c["line"]),
-                    c.name("col").and_then(|m| number(m.as_str())),
-                )
-                .unit(ColumnUnit::Byte)
-                .range(at);
-            if linter.is_some() {
-                found = found.code(linter).tool("golangci-lint");
-                found.dialect = "golangci-text";
-            }
-            out.push(found);
-        }
+        compiler_line(line, at, out);
     }
 
     fn wants_document(&self, text: &str) -> bool {
@@ -534,6 +543,14 @@ impl Grammar for Go {
     fn document(&mut self, doc: &serde_json::Value, at: &Range<u64>, out: &mut Out) {
         // go test -json: one event per line; the output events carry text.
         if let Some(action) = doc["Action"].as_str() {
+            // Go 1.24+ prints a package's build failure as events too, the
+            // compiler's lines as they were (`calc/calc.go:6:17: ...`).
+            if action == "build-output" {
+                if let Some(text) = doc["Output"].as_str() {
+                    compiler_line(text.trim_end(), at, out);
+                }
+                return;
+            }
             if action == "output" {
                 if let (Some(text), Some(package)) =
                     (doc["Output"].as_str(), doc["Package"].as_str())
@@ -782,5 +799,26 @@ mod tests {
         let found = recorded("go", "go/go-vet-typecheck.txt", None);
         assert_eq!(places(&found), [("sub/u.go:4:2".to_string(), None, None)]);
         assert_eq!(found.diagnostics[0].message, "unused declared but not used");
+    }
+    #[test]
+    fn a_build_failure_in_go_test_json_events_is_located() {
+        // go1.24.4 `go test -json` prints the compiler's lines of a package
+        // that does not compile as `build-output` events; go1.23.5 prints
+        // them as plain text among the events.
+        for output in [
+            "go/go124-test-buildfail.json",
+            "go/go123-test-buildfail.json",
+        ] {
+            let found = recorded("go", output, None);
+            assert_eq!(
+                places(&found),
+                [("calc/calc.go:6:17".to_string(), None, None)],
+                "{output}"
+            );
+            assert_eq!(
+                found.diagnostics[0].message, "undefined: missing",
+                "{output}"
+            );
+        }
     }
 }
