@@ -1,10 +1,10 @@
 //! Go: `go build`, `go vet` (text and `-json`, which exits 0 while
 //! reporting), `go test` (text and `-json`, test files named relative to
 //! their package; a panic located at its goroutine's first frame in the
-//! project; a timeout at each test it found running; frames of a
-//! `-trimpath` build, named by module path, resolved through `go.mod`; a
-//! build failure's compiler lines, which Go 1.24+ prints as
-//! `build-output` events under `-json`),
+//! project; a timeout at each test it found running, a subtest named by
+//! the running tests Go 1.21+ lists; frames of a `-trimpath` build, named
+//! by module path, resolved through `go.mod`; a build failure's compiler
+//! lines, which Go 1.24+ prints as `build-output` events under `-json`),
 //! and golangci-lint (v1 and v2: text, tab and JSON). Go counts
 //! columns in bytes.
 
@@ -95,6 +95,9 @@ struct Panic {
     waiting: Option<bool>,
     /// A timeout's findings, one per test found running, at its frame.
     running: Vec<Found>,
+    /// The tests Go 1.21+ lists under a timeout's first line as running
+    /// (`\trunning tests:`, then `\t\tTestSlow/inner (1s)`).
+    listed: Vec<String>,
 }
 
 impl Panic {
@@ -252,6 +255,32 @@ fn frame_test(function: &str) -> Option<String> {
     test.starts_with("Test").then(|| test.to_string())
 }
 
+/// The subtest a timeout's goroutine runs, by the tests Go 1.21+ lists as
+/// running: a frame of a closure, `example.com/shop/slowsub.TestSlow.func1`,
+/// runs a subtest of `TestSlow`; it is the one listed under `TestSlow/`
+/// with no subtest of its own listed (a parent waits in `t.Run` for its
+/// subtest), when there is exactly one such (parallel subtests' closures
+/// cannot be told apart).
+fn listed_subtest(function: &str, listed: &[String]) -> Option<String> {
+    let test = frame_test(function)?;
+    let head = function.split('(').next().unwrap_or(function);
+    let name = &head[head.rfind('/').map_or(0, |i| i + 1)..];
+    if name.split('.').count() <= 2 {
+        // The test function itself, not a closure of it.
+        return None;
+    }
+    let under = |parent: &str, child: &str| {
+        child
+            .strip_prefix(parent)
+            .is_some_and(|rest| rest.starts_with('/'))
+    };
+    let mut leaves = listed
+        .iter()
+        .filter(|n| under(&test, n) && !listed.iter().any(|m| under(n, m)));
+    let leaf = leaves.next()?;
+    leaves.next().is_none().then(|| leaf.clone())
+}
+
 /// A compiler's, go vet's or golangci-lint's located line:
 /// `calc/calc.go:6:17: undefined: missing`, as printed or as a
 /// `build-output` event of `go test -json` (Go 1.24+) carries it.
@@ -377,6 +406,7 @@ impl Go {
             last: None,
             waiting: None,
             running: Vec::new(),
+            listed: Vec::new(),
         });
     }
 
@@ -396,6 +426,14 @@ impl Go {
             }
             return;
         }
+        if let Some(entry) = line.strip_prefix("\t\t") {
+            if let Some((test, _duration)) = entry.rsplit_once(" (") {
+                if panic.listed.len() < crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK {
+                    panic.listed.push(test.to_string());
+                }
+            }
+            return;
+        }
         if line.starts_with(char::is_whitespace) {
             return;
         }
@@ -407,11 +445,15 @@ impl Go {
                 if in_project(function.as_deref(), &file)
                     && panic.running.len() < crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK
                 {
-                    // `go test -json` names the subtest (`TestSlow/inner`)
-                    // where the frame's function is only its parent's
-                    // closure (`TestSlow.func1`).
+                    // The running list (Go 1.21+), or else `go test -json`,
+                    // names the subtest (`TestSlow/inner`) where the
+                    // frame's function is only its parent's closure
+                    // (`TestSlow.func1`).
+                    let listed = function
+                        .as_deref()
+                        .and_then(|f| listed_subtest(f, &panic.listed));
                     let named = panic.found.test.clone();
-                    let test = match function.as_deref().and_then(frame_test) {
+                    let test = listed.or_else(|| match function.as_deref().and_then(frame_test) {
                         Some(test)
                             if !named.as_deref().is_some_and(|n| {
                                 n == test || n.starts_with(&format!("{test}/"))
@@ -420,7 +462,7 @@ impl Go {
                             Some(test)
                         }
                         _ => named,
-                    };
+                    });
                     let mut found = frame_place(panic.found.clone(), &file, Some(l)).test(test);
                     found.range.end = at.end;
                     panic.running.push(found);
@@ -779,6 +821,64 @@ mod tests {
                 "{output}"
             );
         }
+    }
+
+    #[test]
+    fn a_timeout_in_a_subtest_is_named_by_the_running_tests_go_lists() {
+        // go1.23.5 and go1.24.4 list the tests running at the timeout
+        // under its first line (`\t\tTestSlow (1s)`, `\t\tTestSlow/inner
+        // (1s)`): the goroutine under `slowsub.TestSlow.func1` runs
+        // `TestSlow/inner`, in the text output as in the JSON.
+        for version in ["go123", "go124"] {
+            for format in ["txt", "json"] {
+                let output = format!("go/{version}-timeout-sub.{format}");
+                let recorded_in = format!("/tmp/rec-{version}/subtimeout");
+                let found = recorded("go", &output, Some(&recorded_in));
+                assert_eq!(
+                    places(&found),
+                    [(
+                        "slowsub/slow_test.go:10".to_string(),
+                        None,
+                        Some("TestSlow/inner")
+                    )],
+                    "{output}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_closure_names_a_listed_subtest_only_when_one_is_listed() {
+        let listed = |names: &[&str]| names.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let closure = "example.com/shop/slowsub.TestSlow.func1(0xc00009a820?)";
+        // As recorded: the parent and its one subtest.
+        assert_eq!(
+            super::listed_subtest(closure, &listed(&["TestSlow", "TestSlow/inner"])),
+            Some("TestSlow/inner".to_string())
+        );
+        // Made up, in the same shapes: two parallel subtests' closures
+        // cannot be told apart; a test function is not a closure; nothing
+        // listed (go 1.19).
+        assert_eq!(
+            super::listed_subtest(closure, &listed(&["TestSlow", "TestSlow/a", "TestSlow/b"])),
+            None
+        );
+        assert_eq!(
+            super::listed_subtest(
+                "example.com/shop/slow.TestSlow(0xc000098820?)",
+                &listed(&["TestSlow", "TestSlow/inner"])
+            ),
+            None
+        );
+        assert_eq!(super::listed_subtest(closure, &[]), None);
+        // A subtest of a subtest: the innermost one listed.
+        assert_eq!(
+            super::listed_subtest(
+                "example.com/shop/slowsub.TestSlow.func1.1()",
+                &listed(&["TestSlow", "TestSlow/a", "TestSlow/a/b", "TestSlowly"])
+            ),
+            Some("TestSlow/a/b".to_string())
+        );
     }
 
     #[test]
