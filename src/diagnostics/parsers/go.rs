@@ -1,8 +1,10 @@
 //! Go: `go build`, `go vet` (text and `-json`, which exits 0 while
 //! reporting), `go test` (text and `-json`, test files named relative to
 //! their package; a panic located at its goroutine's first frame in the
-//! project; a timeout at each test it found running; frames of a
-//! `-trimpath` build, named by module path, resolved through `go.mod`),
+//! project; a timeout at each test it found running, a subtest named by
+//! the running tests Go 1.21+ lists; frames of a `-trimpath` build, named
+//! by module path, resolved through `go.mod`; a build failure's compiler
+//! lines, which Go 1.24+ prints as `build-output` events under `-json`),
 //! and golangci-lint (v1 and v2: text, tab and JSON). Go counts
 //! columns in bytes.
 
@@ -93,6 +95,9 @@ struct Panic {
     waiting: Option<bool>,
     /// A timeout's findings, one per test found running, at its frame.
     running: Vec<Found>,
+    /// The tests Go 1.21+ lists under a timeout's first line as running
+    /// (`\trunning tests:`, then `\t\tTestSlow/inner (1s)`).
+    listed: Vec<String>,
 }
 
 impl Panic {
@@ -250,6 +255,75 @@ fn frame_test(function: &str) -> Option<String> {
     test.starts_with("Test").then(|| test.to_string())
 }
 
+/// The subtest a timeout's goroutine runs, by the tests Go 1.21+ lists as
+/// running: a frame of a closure, `example.com/shop/slowsub.TestSlow.func1`,
+/// runs a subtest of `TestSlow`; it is the one listed under `TestSlow/`
+/// with no subtest of its own listed (a parent waits in `t.Run` for its
+/// subtest), when there is exactly one such (parallel subtests' closures
+/// cannot be told apart).
+fn listed_subtest(function: &str, listed: &[String]) -> Option<String> {
+    let test = frame_test(function)?;
+    let head = function.split('(').next().unwrap_or(function);
+    let name = &head[head.rfind('/').map_or(0, |i| i + 1)..];
+    if name.split('.').count() <= 2 {
+        // The test function itself, not a closure of it.
+        return None;
+    }
+    let under = |parent: &str, child: &str| {
+        child
+            .strip_prefix(parent)
+            .is_some_and(|rest| rest.starts_with('/'))
+    };
+    let mut leaves = listed
+        .iter()
+        .filter(|n| under(&test, n) && !listed.iter().any(|m| under(n, m)));
+    let leaf = leaves.next()?;
+    leaves.next().is_none().then(|| leaf.clone())
+}
+
+/// A compiler's, go vet's or golangci-lint's located line:
+/// `calc/calc.go:6:17: undefined: missing`, as printed or as a
+/// `build-output` event of `go test -json` (Go 1.24+) carries it.
+fn compiler_line(line: &str, at: &Range<u64>, out: &mut Out) {
+    // go vet (1.19) prints a package's type errors as `vet: file:line:col: message`.
+    let line = line.strip_prefix("vet: ").unwrap_or(line);
+    if ISSUES.is_match(line) {
+        // v2's closing count, not an issue.
+        return;
+    }
+    if let Some(c) = super::caps(&TAB, line) {
+        out.push(
+            Found::new("golangci-tab", Severity::Error, &c["message"])
+                .at(
+                    &c["file"],
+                    number(&c["line"]),
+                    c.name("col").and_then(|m| number(m.as_str())),
+                )
+                .code(Some(c["linter"].to_string()))
+                .tool("golangci-lint")
+                .unit(ColumnUnit::Byte)
+                .range(at),
+        );
+        return;
+    }
+    if let Some(c) = super::caps(&POSITION, line) {
+        let (message, linter) = split_trailer(&c["message"], &LINTER);
+        let mut found = Found::new("text", Severity::Error, message)
+            .at(
+                &c["file"],
+                number(&c["line"]),
+                c.name("col").and_then(|m| number(m.as_str())),
+            )
+            .unit(ColumnUnit::Byte)
+            .range(at);
+        if linter.is_some() {
+            found = found.code(linter).tool("golangci-lint");
+            found.dialect = "golangci-text";
+        }
+        out.push(found);
+    }
+}
+
 impl Go {
     /// A test's output line: a `--- FAIL:` header or a located message.
     /// `json`: the package and the test `go test -json` says the line is
@@ -332,6 +406,7 @@ impl Go {
             last: None,
             waiting: None,
             running: Vec::new(),
+            listed: Vec::new(),
         });
     }
 
@@ -351,6 +426,14 @@ impl Go {
             }
             return;
         }
+        if let Some(entry) = line.strip_prefix("\t\t") {
+            if let Some((test, _duration)) = entry.rsplit_once(" (") {
+                if panic.listed.len() < crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK {
+                    panic.listed.push(test.to_string());
+                }
+            }
+            return;
+        }
         if line.starts_with(char::is_whitespace) {
             return;
         }
@@ -362,11 +445,15 @@ impl Go {
                 if in_project(function.as_deref(), &file)
                     && panic.running.len() < crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK
                 {
-                    // `go test -json` names the subtest (`TestSlow/inner`)
-                    // where the frame's function is only its parent's
-                    // closure (`TestSlow.func1`).
+                    // The running list (Go 1.21+), or else `go test -json`,
+                    // names the subtest (`TestSlow/inner`) where the
+                    // frame's function is only its parent's closure
+                    // (`TestSlow.func1`).
+                    let listed = function
+                        .as_deref()
+                        .and_then(|f| listed_subtest(f, &panic.listed));
                     let named = panic.found.test.clone();
-                    let test = match function.as_deref().and_then(frame_test) {
+                    let test = listed.or_else(|| match function.as_deref().and_then(frame_test) {
                         Some(test)
                             if !named.as_deref().is_some_and(|n| {
                                 n == test || n.starts_with(&format!("{test}/"))
@@ -375,7 +462,7 @@ impl Go {
                             Some(test)
                         }
                         _ => named,
-                    };
+                    });
                     let mut found = frame_place(panic.found.clone(), &file, Some(l)).test(test);
                     found.range.end = at.end;
                     panic.running.push(found);
@@ -487,43 +574,7 @@ impl Grammar for Go {
             self.test_output(line, at, None, out);
             return;
         }
-        // go vet (1.19) prints a package's type errors as `vet: file:line:col: message`.
-        let line = line.strip_prefix("vet: ").unwrap_or(line);
-        if ISSUES.is_match(line) {
-            // v2's closing count, not an issue.
-            return;
-        }
-        if let Some(c) = super::caps(&TAB, line) {
-            out.push(
-                Found::new("golangci-tab", Severity::Error, &c["message"])
-                    .at(
-                        &c["file"],
-                        number(&c["line"]),
-                        c.name("col").and_then(|m| number(m.as_str())),
-                    )
-                    .code(Some(c["linter"].to_string()))
-                    .tool("golangci-lint")
-                    .unit(ColumnUnit::Byte)
-                    .range(at),
-            );
-            return;
-        }
-        if let Some(c) = super::caps(&POSITION, line) {
-            let (message, linter) = split_trailer(&c["message"], &LINTER);
-            let mut found = Found::new("text", Severity::Error, message)
-                .at(
-                    &c["file"],
-                    number(&c["line"]),
-                    c.name("col").and_then(|m| number(m.as_str())),
-                )
-                .unit(ColumnUnit::Byte)
-                .range(at);
-            if linter.is_some() {
-                found = found.code(linter).tool("golangci-lint");
-                found.dialect = "golangci-text";
-            }
-            out.push(found);
-        }
+        compiler_line(line, at, out);
     }
 
     fn wants_document(&self, text: &str) -> bool {
@@ -534,6 +585,14 @@ impl Grammar for Go {
     fn document(&mut self, doc: &serde_json::Value, at: &Range<u64>, out: &mut Out) {
         // go test -json: one event per line; the output events carry text.
         if let Some(action) = doc["Action"].as_str() {
+            // Go 1.24+ prints a package's build failure as events too, the
+            // compiler's lines as they were (`calc/calc.go:6:17: ...`).
+            if action == "build-output" {
+                if let Some(text) = doc["Output"].as_str() {
+                    compiler_line(text.trim_end(), at, out);
+                }
+                return;
+            }
             if action == "output" {
                 if let (Some(text), Some(package)) =
                     (doc["Output"].as_str(), doc["Package"].as_str())
@@ -765,6 +824,64 @@ mod tests {
     }
 
     #[test]
+    fn a_timeout_in_a_subtest_is_named_by_the_running_tests_go_lists() {
+        // go1.23.5 and go1.24.4 list the tests running at the timeout
+        // under its first line (`\t\tTestSlow (1s)`, `\t\tTestSlow/inner
+        // (1s)`): the goroutine under `slowsub.TestSlow.func1` runs
+        // `TestSlow/inner`, in the text output as in the JSON.
+        for version in ["go123", "go124"] {
+            for format in ["txt", "json"] {
+                let output = format!("go/{version}-timeout-sub.{format}");
+                let recorded_in = format!("/tmp/rec-{version}/subtimeout");
+                let found = recorded("go", &output, Some(&recorded_in));
+                assert_eq!(
+                    places(&found),
+                    [(
+                        "slowsub/slow_test.go:10".to_string(),
+                        None,
+                        Some("TestSlow/inner")
+                    )],
+                    "{output}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_closure_names_a_listed_subtest_only_when_one_is_listed() {
+        let listed = |names: &[&str]| names.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let closure = "example.com/shop/slowsub.TestSlow.func1(0xc00009a820?)";
+        // As recorded: the parent and its one subtest.
+        assert_eq!(
+            super::listed_subtest(closure, &listed(&["TestSlow", "TestSlow/inner"])),
+            Some("TestSlow/inner".to_string())
+        );
+        // Made up, in the same shapes: two parallel subtests' closures
+        // cannot be told apart; a test function is not a closure; nothing
+        // listed (go 1.19).
+        assert_eq!(
+            super::listed_subtest(closure, &listed(&["TestSlow", "TestSlow/a", "TestSlow/b"])),
+            None
+        );
+        assert_eq!(
+            super::listed_subtest(
+                "example.com/shop/slow.TestSlow(0xc000098820?)",
+                &listed(&["TestSlow", "TestSlow/inner"])
+            ),
+            None
+        );
+        assert_eq!(super::listed_subtest(closure, &[]), None);
+        // A subtest of a subtest: the innermost one listed.
+        assert_eq!(
+            super::listed_subtest(
+                "example.com/shop/slowsub.TestSlow.func1.1()",
+                &listed(&["TestSlow", "TestSlow/a", "TestSlow/a/b", "TestSlowly"])
+            ),
+            Some("TestSlow/a/b".to_string())
+        );
+    }
+
+    #[test]
     fn a_failed_subtest_is_named_in_full_as_the_json_names_it() {
         for output in ["go/go-subtest.txt", "go/go-subtest.json"] {
             let found = recorded("go", output, None);
@@ -782,5 +899,26 @@ mod tests {
         let found = recorded("go", "go/go-vet-typecheck.txt", None);
         assert_eq!(places(&found), [("sub/u.go:4:2".to_string(), None, None)]);
         assert_eq!(found.diagnostics[0].message, "unused declared but not used");
+    }
+    #[test]
+    fn a_build_failure_in_go_test_json_events_is_located() {
+        // go1.24.4 `go test -json` prints the compiler's lines of a package
+        // that does not compile as `build-output` events; go1.23.5 prints
+        // them as plain text among the events.
+        for output in [
+            "go/go124-test-buildfail.json",
+            "go/go123-test-buildfail.json",
+        ] {
+            let found = recorded("go", output, None);
+            assert_eq!(
+                places(&found),
+                [("calc/calc.go:6:17".to_string(), None, None)],
+                "{output}"
+            );
+            assert_eq!(
+                found.diagnostics[0].message, "undefined: missing",
+                "{output}"
+            );
+        }
     }
 }
