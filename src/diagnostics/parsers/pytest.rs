@@ -85,6 +85,13 @@ pub struct Pytest {
     /// `--tb=line`'s failures, which name no test: each waits for the
     /// short summary's `FAILED <test id>` about its file, in order.
     unnamed: Vec<Found>,
+    /// Failures a section names by the test's own name (`test_a`,
+    /// `TestC.test_m[1]`), with the number of their section (a chained
+    /// exception gives one section several): each waits for the summary's
+    /// `FAILED <test id>` to be named in full, as `--tb=line`'s are.
+    named: Vec<(usize, Found)>,
+    /// Sections seen so far.
+    sections: usize,
     /// A native traceback being read (`Traceback (most recent call
     /// last):` seen): its frames, outermost first, and where it started.
     native: Option<(Vec<(String, u32)>, u64)>,
@@ -152,8 +159,21 @@ impl Pytest {
         if let Some((file, line)) = site {
             found = found.at(file, Some(*line), None);
         }
-        out.push(found);
+        self.keep(found, out);
         true
+    }
+
+    /// Holds a failure until the short summary names its test in full;
+    /// bounded: past the extractor's cap it goes out as it is.
+    fn keep(&mut self, found: Found, out: &mut Out) {
+        let cap = crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK;
+        if found.test.is_none() && self.unnamed.len() < cap {
+            self.unnamed.push(found);
+        } else if found.test.is_some() && self.named.len() < cap {
+            self.named.push((self.sections, found));
+        } else {
+            out.push(found);
+        }
     }
 
     fn flush(
@@ -203,18 +223,13 @@ impl Pytest {
         if let Some((file, line)) = site {
             found = found.at(file, Some(*line), None);
         }
-        // Bounded: past the extractor's cap only a count grows.
-        if found.test.is_none()
-            && self.unnamed.len() < crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK
-        {
-            self.unnamed.push(found);
-        } else {
-            out.push(found);
-        }
+        self.keep(found, out);
     }
 
-    /// The short summary's `FAILED <test id>`: the first unnamed failure
-    /// in its file is that test's.
+    /// The short summary's `FAILED <test id>`: the failures of the first
+    /// section named by the id's own part (`TestC::test_m` is
+    /// `TestC.test_m`), wherever they are located, or else the first
+    /// unnamed failure in its file, are that test's.
     fn name_one(&mut self, id: &str, file: &str, out: &mut Out) {
         let ours = |found: &Found| {
             found.file.as_deref().is_some_and(|f| {
@@ -223,7 +238,24 @@ impl Pytest {
                         .is_some_and(|dir| dir.ends_with(['/', '\\']))
             })
         };
-        if let Some(i) = self.unnamed.iter().position(ours) {
+        let own = id
+            .strip_prefix(file)
+            .and_then(|rest| rest.strip_prefix("::"))
+            .map(|rest| rest.replace("::", "."));
+        let section = self
+            .named
+            .iter()
+            .find(|(_, found)| own.is_some() && found.test == own)
+            .map(|(section, _)| *section);
+        if let Some(section) = section {
+            let (theirs, rest) = std::mem::take(&mut self.named)
+                .into_iter()
+                .partition(|(s, _)| *s == section);
+            self.named = rest;
+            for (_, found) in theirs {
+                out.push(found.test(Some(id.to_string())));
+            }
+        } else if let Some(i) = self.unnamed.iter().position(ours) {
             let found = self.unnamed.remove(i);
             out.push(found.test(Some(id.to_string())));
         }
@@ -276,6 +308,7 @@ impl Grammar for Pytest {
         }
         if let Some(c) = super::caps(&UNITTEST_HEADER, line) {
             self.test = Some(unittest_name(&c));
+            self.sections += 1;
             return;
         }
         if let Some(c) = super::caps(&VERSION, line) {
@@ -292,6 +325,7 @@ impl Grammar for Pytest {
                 self.captured = false;
                 self.test = Some(name);
                 self.start = Some(at.start);
+                self.sections += 1;
             }
             return;
         }
@@ -310,7 +344,7 @@ impl Grammar for Pytest {
             return;
         }
         if let Some(c) = super::caps(&SUMMARY, line) {
-            if !self.unnamed.is_empty() {
+            if !self.unnamed.is_empty() || !self.named.is_empty() {
                 self.name_one(&c["id"], &c["file"], out);
             }
             return;
@@ -347,7 +381,8 @@ impl Grammar for Pytest {
             self.flush(None, None, &(end..end), out);
         }
         // No summary named them (`-rN`, or the output was cut).
-        for found in self.unnamed.drain(..) {
+        let named = self.named.drain(..).map(|(_, found)| found);
+        for found in named.chain(self.unnamed.drain(..)) {
             out.push(found);
         }
     }
@@ -378,7 +413,8 @@ mod tests {
     fn native_tracebacks_are_located_at_their_deepest_frame_in_the_project() {
         // pytest 9.2.0 `--tb=native`: pytest's and pluggy's frames in
         // site-packages first, then `File "/tmp/rec-parsers/pyt/...", line
-        // 5, in test_add`, and last `AssertionError: assert 3 == 4`.
+        // 5, in test_add`, and last `AssertionError: assert 3 == 4`; each
+        // named as the short summary names it, wherever it is located.
         for parser in ["pytest", "auto"] {
             let found = recorded(
                 parser,
@@ -391,19 +427,19 @@ mod tests {
                     (
                         "tests/test_native.py:5".to_string(),
                         Some("AssertionError"),
-                        Some("test_add"),
+                        Some("tests/test_native.py::test_add"),
                         "AssertionError: assert 3 == 4"
                     ),
                     (
                         "pkg/parsing.py:6".to_string(),
                         Some("ValueError"),
-                        Some("test_parse"),
+                        Some("tests/test_native.py::test_parse"),
                         "ValueError: invalid literal for int() with base 10: 'x'"
                     ),
                     (
                         "tests/test_native.py:14".to_string(),
                         Some("AssertionError"),
-                        Some("test_message"),
+                        Some("tests/test_native.py::test_message"),
                         "AssertionError: total is off"
                     ),
                 ],
@@ -429,17 +465,17 @@ mod tests {
                 (
                     "tests/test_logged.py:14".to_string(),
                     Some("AssertionError"),
-                    Some("test_logged")
+                    Some("tests/test_logged.py::test_logged")
                 ),
                 (
                     "tests/test_logged.py:20".to_string(),
                     Some("KeyError"),
-                    Some("ChainTest.test_chained")
+                    Some("tests/test_logged.py::ChainTest::test_chained")
                 ),
                 (
                     "tests/test_logged.py:22".to_string(),
                     Some("RuntimeError"),
-                    Some("ChainTest.test_chained")
+                    Some("tests/test_logged.py::ChainTest::test_chained")
                 ),
             ]
         );
