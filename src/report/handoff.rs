@@ -103,7 +103,7 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
         if feedback.items.is_empty() {
             return Ok(());
         }
-    } else if feedback.items.is_empty() && feedback.valid {
+    } else if feedback.items.is_empty() && feedback.valid && !feedback.escalate {
         writeln!(out, "## Validation Passed: {id}\n")?;
         return writeln!(
             out,
@@ -120,6 +120,15 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
             writeln!(
                 out,
                 "Retries used: {} of {}\n",
+                feedback.attempt - 1,
+                feedback.max_retries
+            )?;
+        } else if feedback.attempt > i64::from(feedback.max_retries) {
+            // A document still in progress with its budget spent: there is
+            // no attempt beyond the last, and it has not failed yet.
+            writeln!(
+                out,
+                "Retries used: {} of {}: none is left; if this attempt fails, hand it to a person\n",
                 feedback.attempt - 1,
                 feedback.max_retries
             )?;

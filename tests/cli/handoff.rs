@@ -365,3 +365,38 @@ fn a_run_reads_a_staged_document_as_bytes_and_places_what_is_not_utf8() {
         (Some(4), Some(19))
     );
 }
+
+#[test]
+fn feedback_never_tells_a_document_out_of_retries_to_proceed_or_to_try_again() {
+    let repo = TestRepo::new();
+    repo.config(GATE);
+    // Failed with its budget spent, though every checkpoint passes: a
+    // person is needed (exit 4), so the markdown must not say "proceed".
+    let passing = fixture("escalates.md")
+        .replace("handoff_ready: false", "handoff_ready: true")
+        .replace(
+            "    status: fail\n    message: 2 tests fail",
+            "    status: pass",
+        );
+    repo.write("handoffs/F016.md", &passing);
+    let run = repo.phasegate(&["handoff", "feedback", "handoffs/F016.md"]);
+    assert_eq!(run.code, 4, "{}", run.stdout);
+    assert!(!run.stdout.contains("may proceed"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("Retries used: 3 of 3") && run.stdout.contains("Escalation"),
+        "{}",
+        run.stdout
+    );
+
+    // Still in progress with its budget spent: there is no attempt 4 of 3.
+    let in_progress = fixture("escalates.md").replace("status: failed", "status: in_progress");
+    repo.write("handoffs/F016.md", &in_progress);
+    let run = repo.phasegate(&["handoff", "feedback", "handoffs/F016.md"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(!run.stdout.contains("attempt 4 of 3"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("Retries used: 3 of 3"),
+        "{}",
+        run.stdout
+    );
+}
