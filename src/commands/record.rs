@@ -118,12 +118,8 @@ pub fn record_run(
     }
 
     let phase = verdict.phase.clone().unwrap_or_default();
-    let previous: Vec<Vec<String>> = state
-        .runs
-        .iter()
-        .filter(|r| r.phase == phase)
-        .map(RunRecord::error_set)
-        .collect();
+    let of_phase: Vec<&RunRecord> = state.runs.iter().filter(|r| r.phase == phase).collect();
+    let previous = gate::previous_error_sets(verdict, &of_phase);
     gate::escalate_repeats(verdict, &previous, config.gate.escalate_after);
 
     let mut emergency: Vec<String> = Vec::new();

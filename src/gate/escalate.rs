@@ -4,7 +4,7 @@
 //! written by the caller.
 
 use crate::diagnostics::{Diagnostic, Severity};
-use crate::state::{NewIntervention, Priority};
+use crate::state::{NewIntervention, Priority, RunRecord};
 
 use super::{CheckStatus, Next, Status, Verdict};
 
@@ -48,6 +48,45 @@ pub fn error_set(verdict: &Verdict) -> Vec<String> {
     set.sort();
     set.dedup();
     set
+}
+
+/// The error sets of the earlier runs `runs` of the phase (oldest first)
+/// that `escalate_repeats` compares this run's with. A run that did not
+/// run a check this run failed on (`--check`, a workflow, `PHASEGATE_SKIP`)
+/// says nothing of its errors: it is left out, and neither continues a
+/// streak nor breaks it. The others are read on the checks this run ran
+/// only, so that a `--check tests` run is compared on `tests` alone.
+pub fn previous_error_sets(verdict: &Verdict, runs: &[&RunRecord]) -> Vec<Vec<String>> {
+    let ran: Vec<&str> = verdict
+        .checks
+        .iter()
+        .filter(|c| c.status != CheckStatus::Skipped)
+        .map(|c| c.name.as_str())
+        .collect();
+    let failing: Vec<String> = check_error_sets(verdict)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    runs.iter()
+        .filter(|r| {
+            failing.iter().all(|name| {
+                r.checks
+                    .iter()
+                    .any(|c| c.name == *name && c.status != "skipped")
+            })
+        })
+        .map(|r| {
+            let mut set: Vec<String> = r
+                .checks
+                .iter()
+                .filter(|c| ran.contains(&c.name.as_str()))
+                .flat_map(|c| c.fingerprints.iter().cloned())
+                .collect();
+            set.sort();
+            set.dedup();
+            set
+        })
+        .collect()
 }
 
 /// When this run failed with the same errors as each of the `needed - 1`

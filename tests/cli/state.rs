@@ -65,6 +65,25 @@ fn the_same_errors_three_runs_in_a_row_escalate_and_different_ones_do_not() {
 }
 
 #[test]
+fn a_run_of_other_checks_neither_resets_nor_counts_toward_the_same_errors() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"build\", shell = true, command = \"echo 'a.c:1:1: error: stuck'; exit 1\" }, { name = \"lint\", command = \"true\" } ]\n",
+    );
+    // `build` fails the same way every time; the passing `--check lint`
+    // runs in between say nothing about it.
+    for _ in 0..2 {
+        let (code, v) = repo.verdict(&["--all-files"]);
+        assert_eq!(code, 1, "{v:#}");
+        let (code, v) = repo.verdict(&["--all-files", "--check", "lint"]);
+        assert_eq!(code, 0, "{v:#}");
+    }
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 4, "{v:#}");
+    assert_eq!(v["next"], "escalate");
+}
+
+#[test]
 fn every_failure_becomes_an_intervention_a_person_can_resolve() {
     let repo = TestRepo::new();
     failing_with_message(&repo);
