@@ -36,7 +36,7 @@ pub enum Command {
     /// Run again only what the last run left failed or incomplete (same
     /// phase, profile and files); its passes are carried over.
     Resume(ResumeArgs),
-    /// Recent runs: time, phase, verdict, failing checks.
+    /// Recent runs: time, verdict, phase, run id, failing checks.
     History(HistoryArgs),
     /// The intervention queue: what needs a person.
     Interventions(InterventionsArgs),

@@ -168,7 +168,7 @@ fn last_verdict(ctx: &Context) -> Option<serde_json::Value> {
         .map(|e| e.path())
         .filter(|p| p.join("verdict.json").is_file())
         .collect();
-    runs.sort();
+    runs.sort_by_key(|d| crate::state::run_order(d));
     let text = std::fs::read(runs.last()?.join("verdict.json")).ok()?;
     serde_json::from_slice(&text).ok()
 }

@@ -202,6 +202,27 @@ pub fn run_id(now: SystemTime, pid: u32) -> String {
     format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z-{pid}")
 }
 
+/// The order of run directories, oldest first: by time, then by process
+/// id and attempt as numbers (as text, pid 10000 would sort before 9999
+/// within one second). A name of another form sorts by itself.
+pub fn run_order(dir: &Path) -> (String, u64, u64) {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut parts = name.splitn(3, '-');
+    let time = parts.next().unwrap_or_default().to_string();
+    let number = |part: Option<&str>| part.and_then(|p| p.parse::<u64>().ok());
+    match (number(parts.next()), parts.next()) {
+        (Some(pid), None) => (time, pid, 0),
+        (Some(pid), Some(attempt)) => match number(Some(attempt)) {
+            Some(attempt) => (time, pid, attempt),
+            None => (name, 0, 0),
+        },
+        (None, _) => (name, 0, 0),
+    }
+}
+
 /// Seconds since the epoch → UTC calendar date and time (Howard Hinnant's
 /// days-from-civil algorithm, inverted).
 #[expect(
@@ -234,6 +255,27 @@ mod tests {
         let t = UNIX_EPOCH + Duration::from_secs(1_795_361_400);
         assert_eq!(run_id(t, 42), "20261122T153000Z-42");
         assert_eq!(run_id(UNIX_EPOCH, 1), "19700101T000000Z-1");
+        // Within one second, by pid and attempt as numbers.
+        let mut dirs: Vec<PathBuf> = [
+            "20261122T153000Z-10000",
+            "20261122T153001Z-1",
+            "20261122T153000Z-9999-2",
+            "20261122T153000Z-9999",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        dirs.sort_by_key(|d| run_order(d));
+        assert_eq!(
+            dirs,
+            [
+                "20261122T153000Z-9999",
+                "20261122T153000Z-9999-2",
+                "20261122T153000Z-10000",
+                "20261122T153001Z-1",
+            ]
+            .map(PathBuf::from)
+        );
         // 2024-02-29 is a leap day.
         assert_eq!(civil(1_709_164_800), (2024, 2, 29, 0, 0, 0));
     }

@@ -173,7 +173,7 @@ impl Pruning {
 
 /// Removes the oldest run directories beyond `keep`, except those of runs
 /// still going (a long run started before others keeps its logs). Run ids
-/// start with their UTC time, so their names sort oldest first.
+/// start with their UTC time, so they sort oldest first (`run_order`).
 pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
     let runs = state_dir.join("runs");
     let mut dirs: Vec<PathBuf> = match fs::read_dir(&runs) {
@@ -185,7 +185,7 @@ pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e),
     };
-    dirs.sort();
+    dirs.sort_by_key(|d| super::run_dir::run_order(d));
     let excess = dirs.len().saturating_sub(keep);
     let mut removed = 0;
     for dir in dirs[..excess]
