@@ -286,3 +286,42 @@ fn a_check_in_a_subdirectory_is_placed_and_reported_where_it_is() {
     assert_eq!(code, 2, "{v:#}");
     assert!(v.to_string().contains("inside the repository"), "{v:#}");
 }
+
+#[test]
+fn a_file_name_is_never_run_as_shell_code_whatever_quotes_surround_files() {
+    // `{files}` written inside quotes, as one quotes `"$var"`: each name
+    // still arrives as one argument, and none is read as a command.
+    let repo = TestRepo::new();
+    for name in [
+        "$(touch pwned-d).md",
+        "`touch pwned-b`.md",
+        "a b.md",
+        "it's.md",
+    ] {
+        repo.stage(name, "# doc\n");
+    }
+    repo.config(
+        r#"[phases.implementation]
+checks = [
+  { name = "double", shell = true, files = ["*.md"], command = "printf '<%s>\n' \"{files}\" > double.txt" },
+  { name = "single", shell = true, files = ["*.md"], command = "printf '<%s>\n' '{files}' > single.txt" },
+  { name = "subst", shell = true, files = ["*.md"], command = "echo \"$(printf '<%s>\n' {files})\" > subst.txt # it's fine" },
+]
+"#,
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{v:#}");
+    let want = "<$(touch pwned-d).md>\n<`touch pwned-b`.md>\n<a b.md>\n<it's.md>\n";
+    for out in ["double.txt", "single.txt", "subst.txt"] {
+        let text = repo.read(out);
+        let mut got: Vec<&str> = text.lines().collect();
+        got.sort_unstable();
+        let mut sorted: Vec<&str> = want.lines().collect();
+        sorted.sort_unstable();
+        assert_eq!(got, sorted, "{out}");
+    }
+    assert!(
+        !repo.exists("pwned-d") && !repo.exists("pwned-b"),
+        "a file name ran as a command"
+    );
+}
