@@ -76,15 +76,18 @@ fn expand_with_budget(command: &CommandLine, files: &[PathBuf], budget: usize) -
             let shell = |script: Vec<u8>| Invocation {
                 argv: vec!["sh".into(), "-c".into(), OsString::from_vec(script)],
             };
-            if !script.contains("{files}") {
+            let tokens = files_tokens(script);
+            if tokens.is_empty() {
                 return vec![shell(script.clone().into_bytes())];
             }
             // The script is one argument, so it must also stay under the
-            // single-argument limit.
-            let room = budget
+            // single-argument limit, with the names written once for each
+            // `{files}` (and the quotes closed around them).
+            let room = (budget
                 .min(MAX_SINGLE_ARG)
-                .saturating_sub(script.len() + 64)
-                .max(1);
+                .saturating_sub(script.len() + 2 * tokens.len() + 64)
+                / tokens.len())
+            .max(1);
             batches(&files, room, |f| shell_quote(f.as_bytes()).len() + 1)
                 .into_iter()
                 .map(|batch| {
@@ -97,7 +100,7 @@ fn expand_with_budget(command: &CommandLine, files: &[PathBuf], budget: usize) -
                     }
                     let mut bytes = Vec::new();
                     let mut from = 0;
-                    for (at, quote) in files_tokens(script) {
+                    for &(at, quote) in &tokens {
                         bytes.extend_from_slice(&script.as_bytes()[from..at]);
                         // Inside quotes, the quote is closed around the
                         // names: a name quoted for `sh` within `"..."` would

@@ -325,3 +325,30 @@ checks = [
         "a file name ran as a command"
     );
 }
+
+#[test]
+fn a_shell_check_naming_files_twice_stays_under_the_argument_limit() {
+    // Each `{files}` gets the whole batch: the script, one argument, must
+    // stay under the kernel's limit with the names written twice.
+    let repo = TestRepo::new();
+    let names: Vec<String> = (0..1500)
+        .map(|i| format!("docs/{}-{i:04}.md", "n".repeat(90)))
+        .collect();
+    for name in &names {
+        repo.write(name, "");
+    }
+    repo.git(&["add", "-A"]);
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "twice", shell = true, files = ["*.md"], command = "printf '%s\n' {files} >> a.txt && printf '%s\n' {files} >> b.txt" } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{v:#}");
+    for out in ["a.txt", "b.txt"] {
+        let text = repo.read(out);
+        let mut got: Vec<&str> = text.lines().collect();
+        got.sort_unstable();
+        assert_eq!(got, names, "{out}");
+    }
+}
