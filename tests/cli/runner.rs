@@ -352,3 +352,27 @@ checks = [ { name = "twice", shell = true, files = ["*.md"], command = "printf '
         assert_eq!(got, names, "{out}");
     }
 }
+
+#[test]
+fn an_env_entry_no_environment_can_hold_is_a_configuration_error() {
+    // `A=B = "x"` would reach the check as `A=B=x`, setting `A`; a NUL
+    // cannot be passed at all.
+    let repo = TestRepo::new();
+    for (env, at) in [
+        (r#"{ "A=B" = "x" }"#, r#""A=B""#),
+        (r#"{ "" = "x" }"#, r#""""#),
+        (r#"{ A = "x\u0000y" }"#, r#""x\u0000y""#),
+    ] {
+        let line = format!("checks = [ {{ name = \"c\", command = \"true\", env = {env} }} ]");
+        repo.config(&format!("[phases.implementation]\n{line}\n"));
+        let column = line.find(at).unwrap() + 1;
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 2, "{env}: {v:#}");
+        let problem = &v["error"]["problems"][0];
+        assert_eq!(
+            (problem["line"].as_u64(), problem["column"].as_u64()),
+            (Some(2), Some(column as u64)),
+            "{env}: {v:#}"
+        );
+    }
+}
