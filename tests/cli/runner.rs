@@ -376,3 +376,30 @@ fn an_env_entry_no_environment_can_hold_is_a_configuration_error() {
         );
     }
 }
+
+#[test]
+fn check_names_wide_or_very_long_keep_the_report_aligned_and_narrow() {
+    let repo = TestRepo::new();
+    let long = "a-check-name-far-longer-than-any-terminal-line-".repeat(4);
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [\n  {{ name = \"ok\", command = \"true\" }},\n  {{ name = \"检查\", command = \"true\" }},\n  {{ name = \"{long}\", command = \"true\" }},\n]\n"
+    ));
+    let run = repo.phasegate(&["run"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    // The terminal column where each line's status starts.
+    let status_column = |name: &str| {
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.contains(&format!(" {name} ")))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{}", run.stdout));
+        let before = &line[..line.find("passed").unwrap()];
+        // Two columns for each CJK character, one for anything else.
+        before
+            .chars()
+            .map(|c| if c > '\u{2e80}' { 2 } else { 1 })
+            .sum::<usize>()
+    };
+    assert_eq!(status_column("ok"), status_column("检查"), "{}", run.stdout);
+    assert!(status_column("ok") < 60, "{}", run.stdout);
+}
