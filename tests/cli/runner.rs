@@ -403,3 +403,26 @@ fn check_names_wide_or_very_long_keep_the_report_aligned_and_narrow() {
     assert_eq!(status_column("ok"), status_column("检查"), "{}", run.stdout);
     assert!(status_column("ok") < 60, "{}", run.stdout);
 }
+
+#[test]
+fn a_verifiers_standard_error_is_captured_like_any_output() {
+    // It goes through the same capture as standard output, which counts
+    // every byte and keeps the log under its limit; written straight to
+    // the log, a verifier printing without end filled the disk until its
+    // timeout.
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "v", kind = "verifier", shell = true, command = "head -c 300000 /dev/zero >&2; echo '{\"verdict\": \"pass\", \"findings\": []}'" } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    let log = repo.path().join(check(&v, "v")["log"].as_str().unwrap());
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(log.with_extension("json")).unwrap())
+            .unwrap();
+    let answer = r#"{"verdict": "pass", "findings": []}"#.len() as u64 + 1;
+    assert_eq!(record["output_bytes"], 300_000 + answer, "{record:#}");
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), 300_000 + answer);
+}
