@@ -1093,10 +1093,41 @@ impl Validator<'_> {
         if let Some(node) = get(entries, "env") {
             if let Some(vars) = self.table(node, &what("env")) {
                 for (key, value) in vars {
+                    // The environment is `NAME=value` strings ending at a
+                    // NUL: `A=B` would set `A`, and a NUL cannot be passed.
+                    if key.name.is_empty() || key.name.contains(['=', '\0']) {
+                        self.error(
+                            &key.at,
+                            format!(
+                                "{} names a variable `{}` that cannot exist",
+                                what("env"),
+                                key.name.escape_debug()
+                            ),
+                            "invalid variable name",
+                            Some(
+                                "a variable's name is not empty and holds no `=` or NUL"
+                                    .to_string(),
+                            ),
+                        );
+                        ok = false;
+                        continue;
+                    }
                     match self.string(
                         value,
                         &format!("the variable `{}` of check `{name}`", key.name),
                     ) {
+                        Some(v) if v.contains('\0') => {
+                            self.error(
+                                &value.at,
+                                format!(
+                                    "the variable `{}` of check `{name}` holds a NUL character, which no environment can pass",
+                                    key.name
+                                ),
+                                "NUL character",
+                                None,
+                            );
+                            ok = false;
+                        }
                         Some(v) => {
                             env.insert(key.name.clone(), v);
                         }

@@ -17,6 +17,16 @@ use super::text::line as clean;
 /// How many diagnostics are printed per check before "and N more".
 const MAX_PER_CHECK: usize = 20;
 
+/// Check names are aligned up to this many terminal columns: a longer name
+/// runs past the status column on its own line, instead of pushing every
+/// line's status off the terminal's edge.
+const MAX_NAME_COLUMNS: usize = 40;
+
+/// The terminal columns `text` takes (a wide character takes two).
+fn columns(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
 struct Paint {
     color: bool,
 }
@@ -60,9 +70,10 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
     let width = verdict
         .checks
         .iter()
-        .map(|c| clean(&c.name).chars().count())
+        .map(|c| columns(&clean(&c.name)))
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .min(MAX_NAME_COLUMNS);
     let phase = clean(verdict.phase.as_deref().unwrap_or("?"));
     let mut heading = format!(
         "phasegate · phase {phase} · profile {}",
@@ -280,10 +291,11 @@ fn check_line(check: &CheckResult, width: usize, out: &mut dyn Write, p: &Paint)
         let n = check.diagnostics;
         detail.push(format!("{n} diagnostic{}", if n == 1 { "" } else { "s" }));
     }
+    let name = clean(&check.name);
     writeln!(
         out,
-        "  {mark} {name:<width$}  {status}{pad}  {detail}",
-        name = clean(&check.name),
+        "  {mark} {name}{name_pad}  {status}{pad}  {detail}",
+        name_pad = " ".repeat(width.saturating_sub(columns(&name))),
         pad = " ".repeat(status_pad),
         detail = p.dim(&detail.join(" · ")),
     )

@@ -76,15 +76,18 @@ fn expand_with_budget(command: &CommandLine, files: &[PathBuf], budget: usize) -
             let shell = |script: Vec<u8>| Invocation {
                 argv: vec!["sh".into(), "-c".into(), OsString::from_vec(script)],
             };
-            if !script.contains("{files}") {
+            let tokens = files_tokens(script);
+            if tokens.is_empty() {
                 return vec![shell(script.clone().into_bytes())];
             }
             // The script is one argument, so it must also stay under the
-            // single-argument limit.
-            let room = budget
+            // single-argument limit, with the names written once for each
+            // `{files}` (and the quotes closed around them).
+            let room = (budget
                 .min(MAX_SINGLE_ARG)
-                .saturating_sub(script.len() + 64)
-                .max(1);
+                .saturating_sub(script.len() + 2 * tokens.len() + 64)
+                / tokens.len())
+            .max(1);
             batches(&files, room, |f| shell_quote(f.as_bytes()).len() + 1)
                 .into_iter()
                 .map(|batch| {
@@ -96,19 +99,110 @@ fn expand_with_budget(command: &CommandLine, files: &[PathBuf], budget: usize) -
                         quoted.extend(shell_quote(f.as_bytes()));
                     }
                     let mut bytes = Vec::new();
-                    let mut pieces = script.split("{files}");
-                    if let Some(first) = pieces.next() {
-                        bytes.extend_from_slice(first.as_bytes());
-                    }
-                    for piece in pieces {
+                    let mut from = 0;
+                    for &(at, quote) in &tokens {
+                        bytes.extend_from_slice(&script.as_bytes()[from..at]);
+                        // Inside quotes, the quote is closed around the
+                        // names: a name quoted for `sh` within `"..."` would
+                        // have its `$(...)` run.
+                        let close: &[u8] = match quote {
+                            Quote::None => b"",
+                            Quote::Single => b"'",
+                            Quote::Double => b"\"",
+                        };
+                        bytes.extend_from_slice(close);
                         bytes.extend_from_slice(&quoted);
-                        bytes.extend_from_slice(piece.as_bytes());
+                        bytes.extend_from_slice(close);
+                        from = at + FILES_TOKEN.len();
                     }
+                    bytes.extend_from_slice(&script.as_bytes()[from..]);
                     shell(bytes)
                 })
                 .collect()
         }
     }
+}
+
+const FILES_TOKEN: &str = "{files}";
+
+/// The quotes around a `{files}` in a shell script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    None,
+    Single,
+    Double,
+}
+
+/// Where each `{files}` of `script` is, and inside which quotes, read as
+/// `sh` reads quotes: a backslash escapes outside single quotes, and a
+/// command substitution (`$(...)`, backquotes) starts unquoted again, even
+/// inside double quotes.
+fn files_tokens(script: &str) -> Vec<(usize, Quote)> {
+    /// What the scanner is inside of.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum In {
+        /// Unquoted text; in a `$(...)`, with its open parentheses.
+        Plain(Option<usize>),
+        Double,
+        Backquote,
+    }
+    let bytes = script.as_bytes();
+    let mut stack = vec![In::Plain(None)];
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let top = *stack.last().unwrap_or(&In::Plain(None));
+        if bytes[i..].starts_with(FILES_TOKEN.as_bytes()) {
+            let quote = if top == In::Double {
+                Quote::Double
+            } else {
+                Quote::None
+            };
+            found.push((i, quote));
+            i += FILES_TOKEN.len();
+            continue;
+        }
+        match (top, bytes[i]) {
+            (_, b'\\') => i += 1,
+            (In::Plain(_) | In::Backquote, b'\'') => {
+                let end = memchr::memchr(b'\'', &bytes[i + 1..]).map_or(bytes.len(), |n| i + 1 + n);
+                let mut at = i + 1;
+                while let Some(n) = memchr::memmem::find(&bytes[at..end], FILES_TOKEN.as_bytes()) {
+                    found.push((at + n, Quote::Single));
+                    at += n + FILES_TOKEN.len();
+                }
+                i = end;
+            }
+            (In::Plain(_) | In::Backquote, b'"') => stack.push(In::Double),
+            (In::Double, b'"') | (In::Backquote, b'`') => {
+                stack.pop();
+            }
+            (_, b'`') => stack.push(In::Backquote),
+            // A comment, where a word would start: its quotes quote nothing.
+            (In::Plain(_) | In::Backquote, b'#')
+                if i == 0 || bytes[i - 1].is_ascii_whitespace() || bytes[i - 1] == b';' =>
+            {
+                i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |n| i + n);
+            }
+            (_, b'$') if bytes.get(i + 1) == Some(&b'(') => {
+                stack.push(In::Plain(Some(1)));
+                i += 1;
+            }
+            (In::Plain(Some(depth)), b'(') => {
+                stack.pop();
+                stack.push(In::Plain(Some(depth + 1)));
+            }
+            (In::Plain(Some(depth)), b')') => {
+                stack.pop();
+                if depth > 1 {
+                    stack.push(In::Plain(Some(depth - 1)));
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    found
 }
 
 /// Splits `files` into runs whose total cost stays within `room`; a file
@@ -176,6 +270,22 @@ mod tests {
     fn leading_dashes_cannot_become_options() {
         let got = expand_invocations(&argv("cat {files}"), &paths(&["-rf", "a-b"]));
         assert_eq!(got[0].argv, ["cat", "./-rf", "a-b"]);
+    }
+
+    #[test]
+    fn the_quotes_around_each_files_token_are_found() {
+        let quotes = |script: &str| -> Vec<Quote> {
+            files_tokens(script).into_iter().map(|(_, q)| q).collect()
+        };
+        assert_eq!(
+            quotes(r#"a {files} "{files}" '{files}' \"{files}"#),
+            [Quote::None, Quote::Double, Quote::Single, Quote::None]
+        );
+        assert_eq!(
+            quotes(r#""$(x "{files}" {files})" "`y {files}`" "$((1)){files}""#),
+            [Quote::Double, Quote::None, Quote::None, Quote::Double]
+        );
+        assert_eq!(quotes("# it's\nx {files} # '{files}"), [Quote::None]);
     }
 
     #[test]

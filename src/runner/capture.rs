@@ -70,6 +70,16 @@ impl Capture {
 
     /// Takes the next chunk of output.
     pub fn push(&mut self, bytes: &[u8]) {
+        if let Some((answer, limit)) = self.answer.as_mut() {
+            let room = (*limit + 1).saturating_sub(answer.len());
+            answer.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
+        self.push_stderr(bytes);
+    }
+
+    /// Takes the next chunk of a verifier's standard error: output like
+    /// any other, but no part of its answer.
+    pub fn push_stderr(&mut self, bytes: &[u8]) {
         let chunk_start = self.total;
         self.total += bytes.len() as u64;
         // Up to the limit; the rest of the output is left out of the log,
@@ -83,10 +93,6 @@ impl Capture {
                 self.log_error = Some(e);
                 self.log = None;
             }
-        }
-        if let Some((answer, limit)) = self.answer.as_mut() {
-            let room = (*limit + 1).saturating_sub(answer.len());
-            answer.extend_from_slice(&bytes[..bytes.len().min(room)]);
         }
         let mut rest = bytes;
         if self.head.len() < HEAD_BYTES {

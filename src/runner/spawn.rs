@@ -66,6 +66,9 @@ const CHUNK: usize = 64 * 1024;
 enum Msg {
     Data(Vec<u8>),
     End(std::io::Result<()>),
+    /// A verifier's standard error, kept apart from its answer.
+    Stderr(Vec<u8>),
+    StderrEnd,
 }
 
 /// Why an invocation stopped before its process ended by itself.
@@ -141,7 +144,6 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
         }
     };
     let verifier = plan.kind == CheckKind::Verifier;
-    let stderr_log = if verifier { log.try_clone().ok() } else { None };
     let argv: Vec<String> = plan
         .invocations
         .first()
@@ -178,7 +180,7 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
             plan,
             &resolved,
             &invocation.argv[1..],
-            stderr_log.as_ref(),
+            verifier,
             deadline,
             &mut capture,
         );
@@ -214,28 +216,17 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
             ..crate::diagnostics::Diagnostic::default()
         });
     }
-    if verifier {
-        if matches!(termination, Termination::Exited(_)) && !answers.is_empty() {
-            let mut reply = combine_answers(&answers, plan);
-            // As many findings as any check keeps; the rest are counted.
-            if let VerifierReply::Answer(answer) = &mut reply {
-                let limit = crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK;
-                if answer.findings.len() > limit {
-                    outcome.dropped_diagnostics += answer.findings.len() - limit;
-                    answer.findings.truncate(limit);
-                }
+    if verifier && matches!(termination, Termination::Exited(_)) && !answers.is_empty() {
+        let mut reply = combine_answers(&answers, plan);
+        // As many findings as any check keeps; the rest are counted.
+        if let VerifierReply::Answer(answer) = &mut reply {
+            let limit = crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK;
+            if answer.findings.len() > limit {
+                outcome.dropped_diagnostics += answer.findings.len() - limit;
+                answer.findings.truncate(limit);
             }
-            outcome.verifier = Some(reply);
         }
-        // The verifier's standard error went straight to the log; show its
-        // end, which is where an API error would be.
-        if let Ok(tail) = read_tail(&plan.log_path, super::capture::TAIL_BYTES) {
-            // The log's end holds standard output too: the head, read from
-            // standard output alone, would say it twice.
-            outcome.output.head.clear();
-            outcome.output.total_bytes = tail.len() as u64;
-            outcome.output.tail = tail;
-        }
+        outcome.verifier = Some(reply);
     }
     // `sh -c` exits 127 when it cannot find a command (a tool that is not
     // installed, tier 1), and 128 + N when a command it waited for was
@@ -444,27 +435,15 @@ fn open_log(path: &std::path::Path) -> std::io::Result<File> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    // Append mode: a verifier's standard error is written to the same file
-    // by the child itself, and must not overwrite what phasegate writes.
+    // Append mode: nothing already there is overwritten.
     OpenOptions::new().create(true).append(true).open(path)
-}
-
-fn read_tail(path: &std::path::Path, bytes: usize) -> std::io::Result<Vec<u8>> {
-    use std::io::{Seek, SeekFrom};
-    let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
-    let start = len.saturating_sub(bytes as u64);
-    file.seek(SeekFrom::Start(start))?;
-    let mut out = Vec::new();
-    file.read_to_end(&mut out)?;
-    Ok(out)
 }
 
 fn run_invocation(
     plan: &CheckPlan,
     program: &PathBuf,
     args: &[std::ffi::OsString],
-    stderr_log: Option<&File>,
+    separate_stderr: bool,
     deadline: Instant,
     capture: &mut Capture,
 ) -> Termination {
@@ -494,15 +473,32 @@ fn run_invocation(
     for key in GIT_LOCAL_ENV {
         expr = expr.env_remove(key);
     }
-    expr = match stderr_log.map(File::try_clone) {
-        Some(Ok(file)) => expr.stderr_file(file),
-        Some(Err(e)) => return Termination::SpawnFailed(format!("failed to share its log: {e}")),
-        None => expr.stderr_to_stdout(),
+    // A verifier's standard error goes through a pipe of its own to the
+    // same capture, log and limits as its standard output, and never into
+    // its answer.
+    let mut stderr_pipe = None;
+    expr = if separate_stderr {
+        match os_pipe::pipe() {
+            Ok((read, write)) => {
+                stderr_pipe = Some(read);
+                expr.stderr_file(write)
+            }
+            Err(e) => {
+                return Termination::SpawnFailed(format!(
+                    "failed to open a pipe for its standard error: {e}"
+                ))
+            }
+        }
+    } else {
+        expr.stderr_to_stdout()
     };
     let reader = match expr.reader() {
         Ok(reader) => Arc::new(reader),
         Err(e) => return Termination::SpawnFailed(e.to_string()),
     };
+    // The expression holds the pipe's write end: closed here, the pipe
+    // ends when the check's processes close theirs.
+    drop(expr);
     let Some(pgid) = reader.pids().first().copied() else {
         return Termination::SpawnFailed("the process has no id".to_string());
     };
@@ -511,6 +507,7 @@ fn run_invocation(
     }
 
     let (tx, rx) = mpsc::sync_channel::<Msg>(8);
+    let stderr_tx = tx.clone();
     // Read buffers travel back to the pump to be filled again.
     let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
     let pump_reader = Arc::clone(&reader);
@@ -524,7 +521,22 @@ fn run_invocation(
         return Termination::SpawnFailed(format!("failed to start its output reader: {e}"));
     }
 
-    let stop = watch(&rx, &recycle_tx, &reader, pgid, deadline, capture);
+    let mut streams = 1;
+    if let Some(pipe) = stderr_pipe {
+        // Detached too, for the same reason.
+        let spawned = std::thread::Builder::new()
+            .name(format!("pump-stderr-{}", plan.name))
+            .spawn(move || pump_stderr(pipe, &stderr_tx));
+        if let Err(e) = spawned {
+            let _ = kill_group(pgid);
+            return Termination::SpawnFailed(format!("failed to start its output reader: {e}"));
+        }
+        streams += 1;
+    } else {
+        drop(stderr_tx);
+    }
+
+    let stop = watch(&rx, &recycle_tx, &reader, pgid, deadline, streams, capture);
     let status = wait_exit(&reader);
     match (stop, status) {
         (Stop::TimedOut, _) => Termination::TimedOut(plan.timeout),
@@ -571,7 +583,26 @@ fn pump(reader: &duct::ReaderHandle, tx: &mpsc::SyncSender<Msg>, recycled: &Rece
     }
 }
 
-/// Feeds output to the capture until the pipe closes, enforcing the
+/// Reads a verifier's standard error until its pipe closes.
+fn pump_stderr(mut pipe: os_pipe::PipeReader, tx: &mpsc::SyncSender<Msg>) {
+    let mut buffer = vec![0; CHUNK];
+    loop {
+        match pipe.read(&mut buffer) {
+            Ok(n) if n > 0 => {
+                if tx.send(Msg::Stderr(buffer[..n].to_vec())).is_err() {
+                    return;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            _ => {
+                let _ = tx.send(Msg::StderrEnd);
+                return;
+            }
+        }
+    }
+}
+
+/// Feeds output to the capture until the pipes close, enforcing the
 /// deadline, the interrupt flag and leftover background processes.
 fn watch(
     rx: &Receiver<Msg>,
@@ -579,6 +610,7 @@ fn watch(
     reader: &duct::ReaderHandle,
     pgid: u32,
     deadline: Instant,
+    mut streams: usize,
     capture: &mut Capture,
 ) -> Stop {
     let mut leader_exited: Option<Instant> = None;
@@ -599,11 +631,18 @@ fn watch(
                     continue;
                 }
             }
+            Ok(Msg::Stderr(bytes)) => {
+                capture.push_stderr(&bytes);
+                if Instant::now() < next_look {
+                    continue;
+                }
+            }
+            Ok(Msg::End(Ok(())) | Msg::StderrEnd) if streams > 1 => streams -= 1,
             Ok(Msg::End(Err(e))) => {
                 kill_group(pgid);
                 return Stop::ReadFailed(e.to_string());
             }
-            Ok(Msg::End(Ok(()))) | Err(RecvTimeoutError::Disconnected) => {
+            Ok(Msg::End(Ok(())) | Msg::StderrEnd) | Err(RecvTimeoutError::Disconnected) => {
                 // The pipe closed; anything the check left running in its
                 // group (a daemon that closed its output) is stopped too.
                 if sys::group_alive(pgid) && leader_done(reader) {
@@ -628,14 +667,14 @@ fn watch(
             match leader_exited {
                 Some(at) if at.elapsed() >= LEADER_EXIT_GRACE => {
                     let _ = kill_group(pgid);
-                    drain(rx, capture);
+                    drain(rx, streams, capture);
                     return Stop::None;
                 }
                 _ => continue,
             }
         };
         kill_group(pgid);
-        drain(rx, capture);
+        drain(rx, streams, capture);
         return stop;
     }
 }
@@ -662,8 +701,9 @@ fn kill_group(pgid: u32) -> bool {
     true
 }
 
-/// Takes what is still in the pipe after a kill, for a bounded time.
-fn drain(rx: &Receiver<Msg>, capture: &mut Capture) {
+/// Takes what is still in the pipes after a kill, until the `streams`
+/// still open end, for a bounded time.
+fn drain(rx: &Receiver<Msg>, mut streams: usize, capture: &mut Capture) {
     let until = Instant::now() + DRAIN_LIMIT;
     loop {
         let left = until.saturating_duration_since(Instant::now());
@@ -672,7 +712,9 @@ fn drain(rx: &Receiver<Msg>, capture: &mut Capture) {
         }
         match rx.recv_timeout(left) {
             Ok(Msg::Data(bytes)) => capture.push(&bytes),
-            Ok(Msg::End(_)) | Err(_) => return,
+            Ok(Msg::Stderr(bytes)) => capture.push_stderr(&bytes),
+            Ok(Msg::End(_) | Msg::StderrEnd) if streams > 1 => streams -= 1,
+            Ok(Msg::End(_) | Msg::StderrEnd) | Err(_) => return,
         }
     }
 }

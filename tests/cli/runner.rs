@@ -286,3 +286,143 @@ fn a_check_in_a_subdirectory_is_placed_and_reported_where_it_is() {
     assert_eq!(code, 2, "{v:#}");
     assert!(v.to_string().contains("inside the repository"), "{v:#}");
 }
+
+#[test]
+fn a_file_name_is_never_run_as_shell_code_whatever_quotes_surround_files() {
+    // `{files}` written inside quotes, as one quotes `"$var"`: each name
+    // still arrives as one argument, and none is read as a command.
+    let repo = TestRepo::new();
+    for name in [
+        "$(touch pwned-d).md",
+        "`touch pwned-b`.md",
+        "a b.md",
+        "it's.md",
+    ] {
+        repo.stage(name, "# doc\n");
+    }
+    repo.config(
+        r#"[phases.implementation]
+checks = [
+  { name = "double", shell = true, files = ["*.md"], command = "printf '<%s>\n' \"{files}\" > double.txt" },
+  { name = "single", shell = true, files = ["*.md"], command = "printf '<%s>\n' '{files}' > single.txt" },
+  { name = "subst", shell = true, files = ["*.md"], command = "echo \"$(printf '<%s>\n' {files})\" > subst.txt # it's fine" },
+]
+"#,
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{v:#}");
+    let want = "<$(touch pwned-d).md>\n<`touch pwned-b`.md>\n<a b.md>\n<it's.md>\n";
+    for out in ["double.txt", "single.txt", "subst.txt"] {
+        let text = repo.read(out);
+        let mut got: Vec<&str> = text.lines().collect();
+        got.sort_unstable();
+        let mut sorted: Vec<&str> = want.lines().collect();
+        sorted.sort_unstable();
+        assert_eq!(got, sorted, "{out}");
+    }
+    assert!(
+        !repo.exists("pwned-d") && !repo.exists("pwned-b"),
+        "a file name ran as a command"
+    );
+}
+
+#[test]
+fn a_shell_check_naming_files_twice_stays_under_the_argument_limit() {
+    // Each `{files}` gets the whole batch: the script, one argument, must
+    // stay under the kernel's limit with the names written twice.
+    let repo = TestRepo::new();
+    let names: Vec<String> = (0..1500)
+        .map(|i| format!("docs/{}-{i:04}.md", "n".repeat(90)))
+        .collect();
+    for name in &names {
+        repo.write(name, "");
+    }
+    repo.git(&["add", "-A"]);
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "twice", shell = true, files = ["*.md"], command = "printf '%s\n' {files} >> a.txt && printf '%s\n' {files} >> b.txt" } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{v:#}");
+    for out in ["a.txt", "b.txt"] {
+        let text = repo.read(out);
+        let mut got: Vec<&str> = text.lines().collect();
+        got.sort_unstable();
+        assert_eq!(got, names, "{out}");
+    }
+}
+
+#[test]
+fn an_env_entry_no_environment_can_hold_is_a_configuration_error() {
+    // `A=B = "x"` would reach the check as `A=B=x`, setting `A`; a NUL
+    // cannot be passed at all.
+    let repo = TestRepo::new();
+    for (env, at) in [
+        (r#"{ "A=B" = "x" }"#, r#""A=B""#),
+        (r#"{ "" = "x" }"#, r#""""#),
+        (r#"{ A = "x\u0000y" }"#, r#""x\u0000y""#),
+    ] {
+        let line = format!("checks = [ {{ name = \"c\", command = \"true\", env = {env} }} ]");
+        repo.config(&format!("[phases.implementation]\n{line}\n"));
+        let column = line.find(at).unwrap() + 1;
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 2, "{env}: {v:#}");
+        let problem = &v["error"]["problems"][0];
+        assert_eq!(
+            (problem["line"].as_u64(), problem["column"].as_u64()),
+            (Some(2), Some(column as u64)),
+            "{env}: {v:#}"
+        );
+    }
+}
+
+#[test]
+fn check_names_wide_or_very_long_keep_the_report_aligned_and_narrow() {
+    let repo = TestRepo::new();
+    let long = "a-check-name-far-longer-than-any-terminal-line-".repeat(4);
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [\n  {{ name = \"ok\", command = \"true\" }},\n  {{ name = \"检查\", command = \"true\" }},\n  {{ name = \"{long}\", command = \"true\" }},\n]\n"
+    ));
+    let run = repo.phasegate(&["run"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    // The terminal column where each line's status starts.
+    let status_column = |name: &str| {
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.contains(&format!(" {name} ")))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{}", run.stdout));
+        let before = &line[..line.find("passed").unwrap()];
+        // Two columns for each CJK character, one for anything else.
+        before
+            .chars()
+            .map(|c| if c > '\u{2e80}' { 2 } else { 1 })
+            .sum::<usize>()
+    };
+    assert_eq!(status_column("ok"), status_column("检查"), "{}", run.stdout);
+    assert!(status_column("ok") < 60, "{}", run.stdout);
+}
+
+#[test]
+fn a_verifiers_standard_error_is_captured_like_any_output() {
+    // It goes through the same capture as standard output, which counts
+    // every byte and keeps the log under its limit; written straight to
+    // the log, a verifier printing without end filled the disk until its
+    // timeout.
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "v", kind = "verifier", shell = true, command = "head -c 300000 /dev/zero >&2; echo '{\"verdict\": \"pass\", \"findings\": []}'" } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    let log = repo.path().join(check(&v, "v")["log"].as_str().unwrap());
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(log.with_extension("json")).unwrap())
+            .unwrap();
+    let answer = r#"{"verdict": "pass", "findings": []}"#.len() as u64 + 1;
+    assert_eq!(record["output_bytes"], 300_000 + answer, "{record:#}");
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), 300_000 + answer);
+}
