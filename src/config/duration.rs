@@ -32,6 +32,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             "m" => Duration::from_secs(number.saturating_mul(60)),
             "h" => Duration::from_secs(number.saturating_mul(3600)),
             "" => return Err(format!("`{text}` needs a unit: ms, s, m or h")),
+            fraction if fraction.starts_with(['.', ',']) => {
+                return Err(format!(
+                    "`{text}` has a fraction: write it in whole numbers of a smaller unit (`1500ms`, `1m30s`)"
+                ))
+            }
             other => {
                 return Err(format!(
                     "`{other}` is not a unit of time: use ms, s, m or h"
@@ -78,6 +83,9 @@ mod tests {
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("10").unwrap_err().contains("unit"));
         assert!(parse_duration("5d").unwrap_err().contains("`d`"));
+        assert!(parse_duration("1.5s")
+            .unwrap_err()
+            .contains("has a fraction"));
         assert!(parse_duration("0s").is_err());
     }
 }
