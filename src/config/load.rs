@@ -541,8 +541,26 @@ impl Validator<'_> {
         None
     }
 
+    /// An error when `text`, the string at `node`, holds a NUL: no
+    /// command line, path or environment can pass one.
+    fn nul_free(&mut self, node: &Node, text: &str, what: &str) -> bool {
+        if !text.contains('\0') {
+            return true;
+        }
+        self.error(
+            &node.at,
+            format!("{what} holds a NUL character, which no command line can pass"),
+            "NUL character",
+            None,
+        );
+        false
+    }
+
     fn command_line(&mut self, node: &Node, what: &str, shell: bool) -> Option<CommandLine> {
         let text = self.string(node, what)?;
+        if !self.nul_free(node, &text, what) {
+            return None;
+        }
         if shell {
             if text.trim().is_empty() {
                 self.error(&node.at, format!("{what} is empty"), "empty", None);
@@ -690,6 +708,10 @@ impl Validator<'_> {
                 out.broken.insert(key.name.clone());
                 continue;
             };
+            if !self.nul_free(value, &text, &what) {
+                out.broken.insert(key.name.clone());
+                continue;
+            }
             let before = self.problems.len();
             let line = self.split_command(value, &text, &what, Written::InCommands);
             if line.is_none() {
@@ -1140,6 +1162,10 @@ impl Validator<'_> {
         }
         let cwd = match get(entries, "cwd") {
             Some(node) => match self.string(node, &what("cwd")) {
+                Some(dir) if !self.nul_free(node, &dir, &what("cwd")) => {
+                    ok = false;
+                    None
+                }
                 Some(dir) if Path::new(&dir).is_absolute() => {
                     self.error(
                         &node.at,

@@ -119,6 +119,38 @@ fn a_bad_command_line_is_a_usage_error_with_a_json_verdict() {
 }
 
 #[test]
+fn a_nul_in_a_command_or_a_working_directory_is_a_configuration_error() {
+    // TOML writes it `\u0000`; no command line or path can pass it.
+    for (toml, line) in [
+        (
+            "[phases.implementation]\nchecks = [ { name = \"c\", command = \"echo a\\u0000b\" } ]\n",
+            2,
+        ),
+        (
+            "[phases.implementation]\nchecks = [ { name = \"c\", shell = true, command = \"echo a\\u0000b\" } ]\n",
+            2,
+        ),
+        (
+            "[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\", cwd = \"a\\u0000b\" } ]\n",
+            2,
+        ),
+        (
+            "[commands]\ntests = \"echo a\\u0000b\"\n[phases.implementation]\nchecks = [ { name = \"tests\" } ]\n",
+            2,
+        ),
+    ] {
+        let repo = TestRepo::new();
+        repo.config(toml);
+        let run = repo.phasegate(&["run", "--all-files", "--format", "json"]);
+        assert_eq!(run.code, 2, "{toml}: {}", run.stdout);
+        let v = run.json();
+        let said = v["error"].to_string();
+        assert!(said.contains("NUL character"), "{toml}: {said}");
+        assert_eq!(v["error"]["problems"][0]["line"], line, "{toml}: {said}");
+    }
+}
+
+#[test]
 fn a_check_that_cannot_work_as_written_is_a_configuration_error() {
     for (check, said) in [
         (
