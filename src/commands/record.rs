@@ -72,8 +72,22 @@ pub fn record_run(
     // A history that is there but cannot be used: repeated failures would
     // never escalate, so the run fails closed and a person is told.
     let mut lost: Option<(&str, String)> = None;
+    // A history another version of phasegate keeps is left as it is.
+    let mut theirs = false;
     let mut state = match state::load(state_dir) {
         Ok(Loaded::State(state)) => state,
+        Ok(Loaded::OtherVersion { schema }) => {
+            theirs = true;
+            lost = Some((
+                "state_other_version",
+                format!(
+                    "`state.json` was written by another version of phasegate (schema `{schema}`; this one reads `{}`): it is left as it is and this run is not added to it, so this run fails closed; run the phasegate that wrote it, or move `{}` aside",
+                    state::STATE_SCHEMA,
+                    state::state_file(state_dir).display()
+                ),
+            ));
+            State::default()
+        }
         Ok(Loaded::Corrupt { moved_to, error }) => {
             lost = Some((
                 "state_corrupt",
@@ -204,7 +218,12 @@ pub fn record_run(
             })
             .collect(),
     });
-    if let Err(e) = state::save(state_dir, &mut state, &|| pause("state-rename")) {
+    let saved = if theirs {
+        Ok(())
+    } else {
+        state::save(state_dir, &mut state, &|| pause("state-rename"))
+    };
+    if let Err(e) = saved {
         problems.push(format!(
             "failed to write `state.json` (`{}`): {e}",
             state::state_file(state_dir).display()

@@ -27,10 +27,17 @@ pub fn read_runs(ctx: &Context) -> Result<Vec<state::RunRecord>, String> {
     let path = state::state_file(&state_dir);
     match std::fs::read(&path) {
         Ok(bytes) => state::parse(&bytes).map(|s| s.runs).map_err(|e| {
-            format!(
-                "`{}` cannot be read: {e}; the next run moves it aside",
-                path.display()
-            )
+            match state::other_version(&bytes) {
+                Some(schema) => format!(
+                    "`{}` was written by another version of phasegate (schema `{schema}`; this one reads `{}`): run the phasegate that wrote it",
+                    path.display(),
+                    state::STATE_SCHEMA
+                ),
+                None => format!(
+                    "`{}` cannot be read: {e}; the next run moves it aside",
+                    path.display()
+                ),
+            }
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(state::io_error(&state_dir, &path, "read", &e).to_string()),

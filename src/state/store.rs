@@ -95,6 +95,11 @@ pub enum Loaded {
         moved_to: PathBuf,
         error: String,
     },
+    /// Another version of phasegate wrote it (`schema`): it is left as it
+    /// is, for that version to go on with.
+    OtherVersion {
+        schema: String,
+    },
 }
 
 pub fn state_file(state_dir: &Path) -> PathBuf {
@@ -114,6 +119,9 @@ pub fn load(state_dir: &Path) -> io::Result<Loaded> {
     match parse(&bytes) {
         Ok(state) => Ok(Loaded::State(state)),
         Err(error) => {
+            if let Some(schema) = other_version(&bytes) {
+                return Ok(Loaded::OtherVersion { schema });
+            }
             let stamp = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
@@ -123,6 +131,18 @@ pub fn load(state_dir: &Path) -> io::Result<Loaded> {
             Ok(Loaded::Corrupt { moved_to, error })
         }
     }
+}
+
+/// The schema of a state another version of phasegate wrote
+/// (`phasegate/state/v2`), when that is what `bytes` hold.
+pub fn other_version(bytes: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Head {
+        schema: String,
+    }
+    let head: Head = serde_json::from_slice(bytes).ok()?;
+    (head.schema.starts_with("phasegate/state/") && head.schema != STATE_SCHEMA)
+        .then_some(head.schema)
 }
 
 /// Reads `state.json`'s content, or says why it cannot be read.

@@ -207,6 +207,48 @@ fn past_ten_of_one_type_the_count_grows() {
 }
 
 #[test]
+fn a_state_another_version_wrote_is_left_as_it_is() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    repo.verdict(&["--all-files"]);
+    let theirs = br#"{ "schema": "phasegate/state/v2", "runs": [ { "new": "shape" } ] }"#;
+    std::fs::write(state(&repo).join("state.json"), theirs).unwrap();
+    // Its history cannot be read: the run fails closed, says why, and adds
+    // nothing to a file that is not its own; nothing is moved aside.
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 3, "{v:#}");
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("another version of phasegate"),
+        "{v:#}"
+    );
+    assert_eq!(
+        std::fs::read(state(&repo).join("state.json")).unwrap(),
+        theirs
+    );
+    let aside = std::fs::read_dir(state(&repo))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().contains("corrupt"))
+        })
+        .count();
+    assert_eq!(aside, 0);
+    assert_eq!(
+        interventions(&repo, false)[0]["type"],
+        "state_other_version"
+    );
+    let history = repo.phasegate(&["history"]);
+    assert_ne!(history.code, 0);
+    assert!(
+        history.stderr.contains("another version of phasegate"),
+        "{}",
+        history.stderr
+    );
+}
+
+#[test]
 fn a_corrupt_state_is_moved_aside_and_the_run_fails_closed() {
     let repo = TestRepo::new();
     repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
