@@ -792,8 +792,24 @@ impl Validator<'_> {
             }
         }
         if let Some(node) = get(entries, "escalate_after") {
+            // The history keeps the newest runs only: a count beyond them
+            // could never be reached.
+            let most = crate::state::MAX_HISTORY;
             match self.integer(node, "`escalate_after`", 2) {
-                Some(n) => gate.escalate_after = usize::try_from(n).unwrap_or(usize::MAX),
+                Some(n) if usize::try_from(n).is_ok_and(|n| n <= most) => {
+                    gate.escalate_after = usize::try_from(n).unwrap_or(most);
+                }
+                Some(n) => {
+                    self.error(
+                        &node.at,
+                        format!("`escalate_after` must be at most {most}, not {n}"),
+                        "out of range",
+                        Some(format!(
+                            "phasegate keeps the last {most} runs: the same errors could never be counted {n} times"
+                        )),
+                    );
+                    ok = false;
+                }
                 None => ok = false,
             }
         }

@@ -179,6 +179,20 @@ fn a_check_that_cannot_work_as_written_is_a_configuration_error() {
 }
 
 #[test]
+fn escalate_after_stays_within_the_runs_the_history_keeps() {
+    let repo = TestRepo::new();
+    let gate = |n: u32| {
+        format!("[gate]\nescalate_after = {n}\n[phases.implementation]\nchecks = [ {{ name = \"c\", command = \"true\" }} ]\n")
+    };
+    repo.config(&gate(100));
+    assert_eq!(repo.verdict(&["--all-files"]).0, 0);
+    repo.config(&gate(101));
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 2, "{v:#}");
+    assert!(v.to_string().contains("at most 100"), "{v:#}");
+}
+
+#[test]
 fn a_shell_check_gets_its_commands_entry_as_written() {
     let repo = TestRepo::new();
     repo.write("my dir/f.txt", "hi\n");
