@@ -101,10 +101,14 @@ pub fn escalate_repeats(verdict: &mut Verdict, previous: &[Vec<String>], needed:
     if current.is_empty() || previous.len() + 1 < needed {
         return false;
     }
-    let repeated = previous[previous.len() + 1 - needed..]
+    // The streak: this run and the earlier ones with the same errors,
+    // newest first.
+    let streak = 1 + previous
         .iter()
-        .all(|set| *set == current);
-    if !repeated {
+        .rev()
+        .take_while(|set| **set == current)
+        .count();
+    if streak < needed {
         return false;
     }
     let lines: Vec<String> = verdict
@@ -117,7 +121,7 @@ pub fn escalate_repeats(verdict: &mut Verdict, previous: &[Vec<String>], needed:
     verdict.status = Status::Blocked;
     verdict.next = Next::Escalate;
     verdict.notes.push(format!(
-        "the same {} error(s) failed {needed} runs in a row: a person is needed. They keep coming back: {}",
+        "the same {} error(s) failed {streak} runs in a row: a person is needed. They keep coming back: {}",
         current.len(),
         lines.join("; ")
     ));

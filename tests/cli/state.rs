@@ -50,10 +50,15 @@ fn the_same_errors_three_runs_in_a_row_escalate_and_different_ones_do_not() {
         notes.contains("failed 3 runs in a row") && notes.contains("stuck"),
         "{notes}"
     );
+    // The next such run counts on.
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 4, "{v:#}");
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("failed 4 runs in a row"), "{notes}");
 
     let history = repo.phasegate(&["history", "--format", "json"]).json();
     let runs = history["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 6);
+    assert_eq!(runs.len(), 7);
     assert_eq!(runs[0]["status"], "blocked");
     assert_eq!(runs[0]["failing"], serde_json::json!(["build"]));
     let human = repo.phasegate(&["history"]);
