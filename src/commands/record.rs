@@ -134,7 +134,17 @@ pub fn record_run(
     let phase = verdict.phase.clone().unwrap_or_default();
     let of_phase: Vec<&RunRecord> = state.runs.iter().filter(|r| r.phase == phase).collect();
     let previous = gate::previous_error_sets(verdict, &of_phase);
-    gate::escalate_repeats(verdict, &previous, config.gate.escalate_after);
+    // Going round in circles needs a person: the queue is where one looks.
+    if gate::escalate_repeats(verdict, &previous, config.gate.escalate_after) {
+        if let Some(note) = verdict.notes.last() {
+            critical.push(NewIntervention {
+                kind: "errors_repeated".to_string(),
+                priority: Priority::High,
+                check: None,
+                message: note.clone(),
+            });
+        }
+    }
 
     let mut emergency: Vec<String> = Vec::new();
     let now = now_rfc3339();

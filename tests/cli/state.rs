@@ -55,6 +55,23 @@ fn the_same_errors_three_runs_in_a_row_escalate_and_different_ones_do_not() {
     assert_eq!(code, 4, "{v:#}");
     let notes = v["notes"].to_string();
     assert!(notes.contains("failed 4 runs in a row"), "{notes}");
+    // The queue, where a person looks, says so too.
+    let repeated: Vec<_> = interventions(&repo, false)
+        .into_iter()
+        .filter(|i| i["type"] == "errors_repeated")
+        .collect();
+    assert_eq!(
+        repeated.len(),
+        2,
+        "one for each run escalated: {repeated:?}"
+    );
+    assert_eq!(repeated[1]["priority"], "high");
+    assert!(
+        repeated[1]["message"]
+            .to_string()
+            .contains("4 runs in a row"),
+        "{repeated:?}"
+    );
 
     let history = repo.phasegate(&["history", "--format", "json"]).json();
     let runs = history["runs"].as_array().unwrap();
@@ -137,8 +154,12 @@ fn every_failure_becomes_an_intervention_a_person_can_resolve() {
 
 /// Six failing checks and an invalid handoff per run: six intervention
 /// types (`check_failed`, `missing_tool`, `unparsed_failure`,
-/// `tool_crashed`, `limit_reached`, `handoff_invalid`).
-const SIX_WAYS: &str = r#"[phases.implementation]
+/// `tool_crashed`, `limit_reached`, `handoff_invalid`). The runs repeat
+/// the same errors, which never escalate here (that would be a seventh).
+const SIX_WAYS: &str = r#"[gate]
+escalate_after = 100
+
+[phases.implementation]
 checks = [
   { name = "lint", shell = true, command = "echo 'a.c:1:1: error: lint'; exit 1" },
   { name = "gone", command = "no-such-tool-anywhere" },
