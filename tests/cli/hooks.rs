@@ -7,20 +7,40 @@ use crate::support::{output, TestRepo, BIN};
 
 /// `git ARGS` with the hook finding the phasegate under test.
 fn git_with_hook(repo: &TestRepo, args: &[&str]) -> crate::support::Run {
-    output(
-        &repo
-            .command("git")
-            .args(args)
-            .env("PHASEGATE_BIN", BIN)
-            .output()
-            .unwrap(),
-    )
+    git_with_hook_env(repo, args, &[])
+}
+
+/// `git_with_hook`, with `env` set too.
+fn git_with_hook_env(
+    repo: &TestRepo,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> crate::support::Run {
+    let mut git = repo.command("git");
+    git.args(args).env("PHASEGATE_BIN", BIN);
+    for (key, value) in env {
+        git.env(key, value);
+    }
+    output(&git.output().unwrap())
 }
 
 fn gate(repo: &TestRepo, command: &str) {
     repo.config(&format!(
         "[phases.implementation]\nchecks = [ {{ name = \"gate\", shell = true, command = {command:?} }} ]\n"
     ));
+}
+
+/// A pre-push hook there before phasegate: it saves the refs git gives it
+/// in `.git/chained-refs`.
+fn refs_saving_pre_push(repo: &TestRepo) {
+    let hook = repo.path().join(".git/hooks/pre-push");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ncat > \"$(git rev-parse --git-dir)/chained-refs\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 fn commits(repo: &TestRepo) -> usize {
@@ -300,11 +320,10 @@ fn hooks_go_where_git_runs_them() {
 
 #[test]
 fn pre_push_of_a_branch_not_checked_out_is_judged_by_that_branchs_gate() {
-    let remote = TestRepo::bare();
     let repo = TestRepo::new();
     gate(&repo, "true");
     repo.write("a.txt", "a\n").commit_all("one");
-    repo.git(&["remote", "add", "origin", &remote.path().to_string_lossy()]);
+    let remote = repo.bare_origin();
     assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
     assert_eq!(
         git_with_hook(&repo, &["push", "-q", "origin", "main"]).code,
@@ -332,29 +351,18 @@ fn pre_push_of_a_branch_not_checked_out_is_judged_by_that_branchs_gate() {
 
 #[test]
 fn pre_push_needs_no_temporary_file_to_share_the_refs() {
-    let remote = TestRepo::bare();
     let repo = TestRepo::new();
     repo.write("a.txt", "a\n").commit_all("one");
-    repo.git(&["remote", "add", "origin", &remote.path().to_string_lossy()]);
-    let hook = repo.path().join(".git/hooks/pre-push");
-    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
-    std::fs::write(
-        &hook,
-        "#!/bin/sh\ncat > \"$(git rev-parse --git-dir)/chained-refs\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let _remote = repo.bare_origin();
+    refs_saving_pre_push(&repo);
     assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
     gate(&repo, "echo checked > .git/gate-ran");
     // A TMPDIR that does not exist: nothing of the hook needs it.
-    let run = output(
-        &repo
-            .command("git")
-            .args(["push", "-q", "origin", "main"])
-            .env("PHASEGATE_BIN", BIN)
-            .env("TMPDIR", repo.path().join("no-such-dir"))
-            .output()
-            .unwrap(),
+    let nowhere = repo.path().join("no-such-dir");
+    let run = git_with_hook_env(
+        &repo,
+        &["push", "-q", "origin", "main"],
+        &[("TMPDIR", nowhere.as_os_str())],
     );
     assert_eq!(run.code, 0, "{run:?}");
     assert!(repo
@@ -365,19 +373,11 @@ fn pre_push_needs_no_temporary_file_to_share_the_refs() {
 
 #[test]
 fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
-    let remote = TestRepo::bare();
     let repo = TestRepo::new();
     repo.write("a.md", "# a\n");
     repo.commit_all("one");
-    repo.git(&["remote", "add", "origin", &remote.path().to_string_lossy()]);
-    let hook = repo.path().join(".git/hooks/pre-push");
-    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
-    std::fs::write(
-        &hook,
-        "#!/bin/sh\ncat > \"$(git rev-parse --git-dir)/chained-refs\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let remote = repo.bare_origin();
+    refs_saving_pre_push(&repo);
     assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
     repo.config(
         "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"sh -c 'echo \\\"$@\\\" > .git/pushed-files' sh {files}\" } ]\n",
@@ -483,12 +483,11 @@ fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
 
 #[test]
 fn each_report_of_a_push_of_several_refs_says_which_ref_and_commits_it_checked() {
-    let remote = TestRepo::bare();
     let repo = TestRepo::new();
     repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"true\" } ]\n");
     repo.write("a.md", "# a\n");
     repo.commit_all("one");
-    repo.git(&["remote", "add", "origin", &remote.path().to_string_lossy()]);
+    let _remote = repo.bare_origin();
     assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
     let run = git_with_hook(&repo, &["push", "-q", "origin", "main"]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -1081,12 +1080,11 @@ fn installing_over_a_hook_the_repository_tracks_warns() {
 
 #[test]
 fn pre_push_over_a_commit_never_fetched_and_of_a_tag_of_a_tree_is_let_through() {
-    let remote = TestRepo::bare();
     let repo = TestRepo::new();
     repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], shell = true, command = \"! grep -q TODO {files}\" } ]\n");
     repo.write("a.md", "# a\n");
     repo.commit_all("one");
-    repo.git(&["remote", "add", "origin", &remote.path().to_string_lossy()]);
+    let remote = repo.bare_origin();
     repo.git(&["push", "-q", "origin", "main"]);
     // Someone else pushes; this clone never fetches it and force-pushes
     // over it.
@@ -1156,12 +1154,11 @@ fn a_split_index_stops_a_real_commit_with_the_way_to_turn_it_off() {
 
 #[test]
 fn a_new_branch_is_pushed_with_the_files_of_the_commits_the_remote_lacks() {
-    let remote = TestRepo::bare();
     let repo = TestRepo::new();
     // An old file breaks today's rule; it is on the remote already.
     repo.write("old.md", "# old TODO\n");
     repo.commit_all("before the rule");
-    repo.git(&["remote", "add", "origin", &remote.path().to_string_lossy()]);
+    let remote = repo.bare_origin();
     repo.git(&["push", "-q", "origin", "main"]);
     repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], shell = true, command = \"! grep -q TODO {files}\" } ]\n");
     repo.git(&["add", "phasegate.toml"]);

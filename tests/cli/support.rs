@@ -82,6 +82,13 @@ impl TestRepo {
         repo
     }
 
+    /// A bare repository, added to this one as its remote `origin`.
+    pub fn bare_origin(&self) -> TestRepo {
+        let remote = TestRepo::bare();
+        self.git(&["remote", "add", "origin", &remote.path().to_string_lossy()]);
+        remote
+    }
+
     pub fn path(&self) -> PathBuf {
         std::fs::canonicalize(self.dir.path()).unwrap()
     }
