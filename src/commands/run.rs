@@ -859,10 +859,7 @@ fn staged_config(
     else {
         return Ok(None);
     };
-    if std::fs::read(root.join(config::CONFIG_FILE)).is_ok_and(|now| now == staged) {
-        return Ok(None);
-    }
-    Ok(Some(config::load_staged(root, config::CONFIG_FILE, staged)))
+    Ok(unless_in_work_tree(root, config::CONFIG_FILE, staged))
 }
 
 /// `phasegate.toml` as the commit `to` holds it, when it differs from the
@@ -875,11 +872,21 @@ fn committed_config(
     let Some(committed) = crate::git::file_at(root, to, config::CONFIG_FILE)? else {
         return Ok(None);
     };
-    if std::fs::read(root.join(config::CONFIG_FILE)).is_ok_and(|now| now == committed) {
-        return Ok(None);
-    }
     let name = format!("{}@{to}", config::CONFIG_FILE);
-    Ok(Some(config::load_staged(root, &name, committed)))
+    Ok(unless_in_work_tree(root, &name, committed))
+}
+
+/// `phasegate.toml` as `bytes` (a staged or committed version, shown as
+/// `name`) with the local overrides, unless the work tree holds the same.
+fn unless_in_work_tree(
+    root: &Path,
+    name: &str,
+    bytes: Vec<u8>,
+) -> Option<Result<Config, config::ConfigError>> {
+    if std::fs::read(root.join(config::CONFIG_FILE)).is_ok_and(|now| now == bytes) {
+        return None;
+    }
+    Some(config::load_version(root, name, bytes))
 }
 
 fn handoff_rules(config: &Config) -> crate::handoff::Rules {

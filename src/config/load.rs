@@ -283,7 +283,7 @@ pub fn load_committed(
 /// (`bytes`, shown as `name`), with the work tree's local overrides: a
 /// staged run is judged by the configuration it commits, and a range by
 /// the one of its end, not by an uncommitted edit of it.
-pub fn load_staged(root: &Path, name: &str, bytes: Vec<u8>) -> Result<Config, ConfigError> {
+pub fn load_version(root: &Path, name: &str, bytes: Vec<u8>) -> Result<Config, ConfigError> {
     let mut files = vec![decode(name, bytes)?];
     files.extend(read(root, LOCAL_FILE)?);
     load_files(root, files)

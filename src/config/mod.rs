@@ -11,7 +11,7 @@ mod suggest;
 pub use defaults::{detect_language, init_template, Language, PackageManager, STAGES};
 pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigProblem};
-pub use load::{load, load_committed, load_staged, CONFIG_FILE, DEFAULT_TIMEOUT, LOCAL_FILE};
+pub use load::{load, load_committed, load_version, CONFIG_FILE, DEFAULT_TIMEOUT, LOCAL_FILE};
 pub use model::*;
 pub use suggest::suggest;
 
