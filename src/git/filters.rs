@@ -76,9 +76,9 @@ impl Drivers {
     /// Whether git converts `path`'s content going `way` where libgit2
     /// would not: a filter program, or another encoding in the work tree.
     pub fn filters(&self, repo: &Repository, path: &[u8], way: Way) -> bool {
-        let (set, flags) = match way {
-            Way::In => (&self.clean, AttrCheckFlags::FILE_THEN_INDEX),
-            Way::Out => (&self.smudge, AttrCheckFlags::INDEX_THEN_FILE),
+        let flags = match way {
+            Way::In => AttrCheckFlags::FILE_THEN_INDEX,
+            Way::Out => AttrCheckFlags::INDEX_THEN_FILE,
         };
         let attr = |name: &str| {
             let value = repo
@@ -91,18 +91,35 @@ impl Drivers {
                 _ => None,
             }
         };
-        if !set.is_empty() && attr("filter").is_some_and(|name| set.contains(name)) {
-            return true;
-        }
-        attr("working-tree-encoding").is_some_and(|encoding| !is_utf8(encoding))
+        // Without a program for this way, no `filter` is worth a lookup.
+        let names: &[&str] = if self.programs(way).is_empty() {
+            &[ENCODING]
+        } else {
+            &[FILTER, ENCODING]
+        };
+        names
+            .iter()
+            .any(|&name| attr(name).is_some_and(|value| self.converts(way, name, value)))
     }
-}
 
-/// Paths looked up one by one with libgit2 at most; more are asked of one
-/// `git check-attr`, which costs a process but far less per path.
-const ONE_BY_ONE: usize = 64;
+    /// The drivers that run a program going `way`.
+    fn programs(&self, way: Way) -> &HashSet<Vec<u8>> {
+        match way {
+            Way::In => &self.clean,
+            Way::Out => &self.smudge,
+        }
+    }
 
-impl Drivers {
+    /// Whether the attribute `name` set to `value` makes git convert
+    /// content going `way`.
+    fn converts(&self, way: Way, name: &str, value: &[u8]) -> bool {
+        match name {
+            FILTER => self.programs(way).contains(value),
+            ENCODING => !is_utf8(value),
+            _ => false,
+        }
+    }
+
     /// Those of `paths` whose content git converts going `way` where
     /// libgit2 would not (see `filters`).
     pub fn converted<'p>(
@@ -119,10 +136,6 @@ impl Drivers {
                 .filter(|path| self.filters(repo, path, way))
                 .collect());
         }
-        let set = match way {
-            Way::In => &self.clean,
-            Way::Out => &self.smudge,
-        };
         let mut command = place.git();
         command.args(["check-attr", "-z", "--stdin"]);
         // What is checked out takes its attributes from the index, as in a
@@ -131,7 +144,7 @@ impl Drivers {
             command.arg("--cached");
         }
         let mut child = command
-            .args(["filter", "working-tree-encoding"])
+            .args([FILTER, ENCODING])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()?;
@@ -168,13 +181,11 @@ impl Drivers {
         while let (Some(path), Some(attr), Some(value)) =
             (fields.next(), fields.next(), fields.next())
         {
+            // Not a value: the attribute is unset, set without one, or
+            // not given at all.
             let given = matches!(value, b"unspecified" | b"set" | b"unset");
-            let converts = match attr {
-                b"filter" => !given && set.contains(value),
-                b"working-tree-encoding" => !given && !is_utf8(value),
-                _ => false,
-            };
-            if converts {
+            let name = std::str::from_utf8(attr).unwrap_or_default();
+            if !given && self.converts(way, name, value) {
                 if let Some(path) = wanted.get(path) {
                     converted.insert(*path);
                 }
@@ -183,6 +194,14 @@ impl Drivers {
         Ok(converted)
     }
 }
+
+/// The attributes by which git converts content libgit2 leaves as it is.
+const FILTER: &str = "filter";
+const ENCODING: &str = "working-tree-encoding";
+
+/// Paths looked up one by one with libgit2 at most; more are asked of one
+/// `git check-attr`, which costs a process but far less per path.
+const ONE_BY_ONE: usize = 64;
 
 /// Whether a `working-tree-encoding` names UTF-8, which git treats as no
 /// conversion.
