@@ -541,15 +541,15 @@ impl Validator<'_> {
         None
     }
 
-    /// An error when `text`, the string at `node`, holds a NUL: no
-    /// command line, path or environment can pass one.
-    fn nul_free(&mut self, node: &Node, text: &str, what: &str) -> bool {
+    /// An error when `text`, the string at `node`, holds a NUL, which no
+    /// `carrier` (a command line, an environment) can pass.
+    fn nul_free(&mut self, node: &Node, text: &str, what: &str, carrier: &str) -> bool {
         if !text.contains('\0') {
             return true;
         }
         self.error(
             &node.at,
-            format!("{what} holds a NUL character, which no command line can pass"),
+            format!("{what} holds a NUL character, which no {carrier} can pass"),
             "NUL character",
             None,
         );
@@ -558,7 +558,7 @@ impl Validator<'_> {
 
     fn command_line(&mut self, node: &Node, what: &str, shell: bool) -> Option<CommandLine> {
         let text = self.string(node, what)?;
-        if !self.nul_free(node, &text, what) {
+        if !self.nul_free(node, &text, what, "command line") {
             return None;
         }
         if shell {
@@ -708,7 +708,7 @@ impl Validator<'_> {
                 out.broken.insert(key.name.clone());
                 continue;
             };
-            if !self.nul_free(value, &text, &what) {
+            if !self.nul_free(value, &text, &what, "command line") {
                 out.broken.insert(key.name.clone());
                 continue;
             }
@@ -1150,20 +1150,9 @@ impl Validator<'_> {
                         ok = false;
                         continue;
                     }
-                    match self.string(
-                        value,
-                        &format!("the variable `{}` of check `{name}`", key.name),
-                    ) {
-                        Some(v) if v.contains('\0') => {
-                            self.error(
-                                &value.at,
-                                format!(
-                                    "the variable `{}` of check `{name}` holds a NUL character, which no environment can pass",
-                                    key.name
-                                ),
-                                "NUL character",
-                                None,
-                            );
+                    let variable = format!("the variable `{}` of check `{name}`", key.name);
+                    match self.string(value, &variable) {
+                        Some(v) if !self.nul_free(value, &v, &variable, "environment") => {
                             ok = false;
                         }
                         Some(v) => {
@@ -1178,7 +1167,7 @@ impl Validator<'_> {
         }
         let cwd = match get(entries, "cwd") {
             Some(node) => match self.string(node, &what("cwd")) {
-                Some(dir) if !self.nul_free(node, &dir, &what("cwd")) => {
+                Some(dir) if !self.nul_free(node, &dir, &what("cwd"), "command line") => {
                     ok = false;
                     None
                 }
