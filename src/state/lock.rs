@@ -3,13 +3,15 @@
 //! A lock is a file held with flock(2): the kernel lets go of it when its
 //! holder exits, however that happens (a kill included), so a lock is never
 //! stale and no process id has to be trusted (a pid can be reused). The
-//! file names its holder's pid for the messages, and is removed when the
-//! lock is let go.
+//! file names its holder's pid for the messages, and is emptied when the
+//! lock is let go. It stays: creating and removing it on every run would
+//! cost two file creations a run, and the file system's inode allocation
+//! slows down as removed files pile up.
 
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How often a waiting run looks at the state lock again.
@@ -18,9 +20,8 @@ const POLL: Duration = Duration::from_millis(25);
 /// A held lock file; let go of on drop.
 #[derive(Debug)]
 pub struct FileLock {
-    path: PathBuf,
     /// Held open: closing it lets go of the lock.
-    _file: fs::File,
+    file: fs::File,
 }
 
 /// Who holds a lock: "another phasegate run (pid N)", the pid when the
@@ -67,9 +68,9 @@ impl FileLock {
                 }
                 Err(e) => return Err(e.into()),
             }
-            // The last holder removes the file as it lets go: a lock taken
-            // on the file it removed guards nothing. Only the file that is
-            // at `path` now counts.
+            // A lock taken on a file someone removed since (by hand, or an
+            // older phasegate as it let go) guards nothing. Only the file
+            // that is at `path` now counts.
             let locked = file.metadata()?;
             match fs::symlink_metadata(path) {
                 Ok(now) if now.dev() == locked.dev() && now.ino() == locked.ino() => {}
@@ -79,18 +80,16 @@ impl FileLock {
             }
             file.set_len(0)?;
             (&file).write_all(std::process::id().to_string().as_bytes())?;
-            return Ok(Ok(FileLock {
-                path: path.to_path_buf(),
-                _file: file,
-            }));
+            return Ok(Ok(FileLock { file }));
         }
     }
 }
 
 impl Drop for FileLock {
     fn drop(&mut self) {
-        // Removed while still held; the lock goes with the handle, after.
-        let _ = fs::remove_file(&self.path);
+        // Emptied while still held, so no later message names this pid;
+        // the lock goes with the handle, after.
+        let _ = self.file.set_len(0);
     }
 }
 
@@ -226,7 +225,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
-    fn a_held_lock_names_its_holder_and_is_gone_once_let_go() {
+    fn a_held_lock_names_its_holder_and_no_one_once_let_go() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lock");
         let lock = FileLock::try_acquire(&path).unwrap().unwrap();
@@ -239,7 +238,7 @@ mod tests {
             format!("another phasegate run (pid {})", std::process::id())
         );
         drop(lock);
-        assert!(!path.exists());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
         assert!(FileLock::try_acquire(&path).unwrap().is_ok());
     }
 
@@ -282,6 +281,6 @@ mod tests {
             }
         });
         assert_eq!(entered.load(Ordering::SeqCst), 800);
-        assert!(!path.exists());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
     }
 }

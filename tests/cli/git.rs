@@ -334,9 +334,11 @@ fn a_killed_run_is_finished_by_restore_or_the_next_run_at_every_step() {
             assert_eq!(after.1, before.1, "index after a kill at `{step}`");
             assert_eq!(after.2, before.2, "unstaged diff after a kill at `{step}`");
             assert_eq!(after.3, before.3, "staged diff after a kill at `{step}`");
-            let left = std::fs::read_dir(repo.path().join(".git/phasegate/protect"))
-                .map_or(0, Iterator::count);
-            assert_eq!(left, 0, "the saved copies are removed once written back");
+            assert_eq!(
+                journals_left(&repo),
+                0,
+                "the saved copies are removed once written back"
+            );
         }
     }
 }
@@ -1375,11 +1377,7 @@ fn files_under_a_filter_program_are_compared_and_checked_out_as_git_does() {
     assert!(message.contains("git filters"), "{v:#}");
     assert!(message.contains("smudge filter rot13 failed"), "{v:#}");
     assert_eq!(repo.read("f.txt"), "hello staged, and unstaged\n");
-    let kept = repo.path().join(".git/phasegate/protect");
-    assert!(
-        kept.read_dir().map_or(true, |mut d| d.next().is_none()),
-        "nothing is left to restore"
-    );
+    assert_eq!(journals_left(&repo), 0, "nothing is left to restore");
 }
 
 #[test]
@@ -1401,11 +1399,7 @@ fn a_directory_in_place_of_a_tracked_file_is_a_clear_error_and_nothing_moves() {
         "{message}"
     );
     assert_eq!(snapshot(&repo), before);
-    let kept = repo.path().join(".git/phasegate/protect");
-    assert!(
-        kept.read_dir().map_or(true, |mut d| d.next().is_none()),
-        "nothing is left to recover"
-    );
+    assert_eq!(journals_left(&repo), 0, "nothing is left to recover");
 }
 
 #[test]
