@@ -114,9 +114,10 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         output: None,
         reports: Vec::new(),
         jobs: args.jobs,
-        config_from_ref: None,
+        // A gate the branch cannot weaken stays so when resumed.
+        config_from_ref: last.selection.config_from_ref.clone(),
         resume_of: Some(last.clone()),
-        pushed_ref: None,
+        pushed_ref: last.selection.pushed_ref.clone(),
     };
     execute(ctx, &request, io)
 }
@@ -151,15 +152,23 @@ pub(super) fn to_run_again<'a>(previous: &RunRecord, specs: &[&'a CheckSpec]) ->
 
 /// Whether the configuration now has checks in `last`'s phase that it did
 /// not run under this configuration (added, or changed since): those run
-/// again even after a run that passed. A configuration that does not load
-/// says nothing here; the resumed run reports it.
+/// again even after a run that passed. The configuration is the one `last`
+/// was judged by: the work tree's, or its `--config-from-ref`'s. One that
+/// does not load says nothing here; the resumed run reports it.
 fn reconfigured(ctx: &Context, last: &RunRecord) -> bool {
     let root = match crate::git::discover(&ctx.cwd) {
         Ok(Some(repo)) => repo.root,
         Ok(None) => ctx.cwd.clone(),
         Err(_) => return false,
     };
-    let Ok(config) = crate::config::load(&root) else {
+    let loaded = match &last.selection.config_from_ref {
+        None => crate::config::load(&root),
+        Some(spec) => match crate::git::file_at(&root, spec, crate::config::CONFIG_FILE) {
+            Ok(bytes) => crate::config::load_committed(&root, crate::config::CONFIG_FILE, bytes),
+            Err(_) => return false,
+        },
+    };
+    let Ok(config) = loaded else {
         return false;
     };
     let specs: Vec<&CheckSpec> = config

@@ -722,6 +722,8 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         },
         from: mode.from.clone(),
         to: mode.to.clone(),
+        pushed_ref: args.pushed_ref.clone(),
+        config_from_ref: args.config_from_ref.clone(),
     };
     let mut verdict = gate::decide(GateInput {
         phase: settings.phase,

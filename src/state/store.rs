@@ -46,7 +46,8 @@ pub struct RunRecord {
     pub checks: Vec<CheckRecord>,
 }
 
-/// How the run chose its files, enough to choose them again.
+/// How the run chose its files and what judged them, enough to do both
+/// again.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
 pub struct SelectionRecord {
     /// `staged`, `all`, `files` or `range`.
@@ -57,6 +58,12 @@ pub struct SelectionRecord {
     pub from: Option<String>,
     #[serde(default)]
     pub to: Option<String>,
+    /// The ref a pre-push hook checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushed_ref: Option<String>,
+    /// `--config-from-ref`: the ref whose `phasegate.toml` judged the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_from_ref: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

@@ -900,6 +900,12 @@ fn config_from_ref_reads_the_gate_of_the_target_branch() {
     assert_eq!(code, 1, "{v:#}");
     assert_eq!(v["profile"], "auto");
     assert_eq!(check(&v, "strict")["status"], "failed");
+    // Resumed, the run is judged by the same gate, not the branch's.
+    let resumed = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(resumed.code, 1, "{}{}", resumed.stdout, resumed.stderr);
+    let v = resumed.json();
+    assert_eq!(check(&v, "strict")["status"], "failed");
+    assert_eq!(v["profile"], "auto");
     let (code, v) = repo.verdict(&["--config-from-ref", "nope"]);
     assert_eq!(code, 2, "{v:#}");
 

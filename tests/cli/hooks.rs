@@ -341,6 +341,13 @@ fn pre_push_of_a_branch_not_checked_out_is_judged_by_that_branchs_gate() {
         refused.stdout.contains("differs from its version in"),
         "{refused:?}"
     );
+    // Resumed, it is the same push that is checked, and said so.
+    let resumed = repo.phasegate(&["resume", "--format", "json"]);
+    assert_eq!(resumed.code, 1, "{}{}", resumed.stdout, resumed.stderr);
+    assert_eq!(
+        resumed.json()["selection"]["pushed_ref"],
+        "refs/heads/topic"
+    );
     let on_remote = remote
         .command("git")
         .args(["rev-parse", "-q", "--verify", "topic"])
