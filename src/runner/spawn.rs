@@ -645,7 +645,7 @@ fn watch(
             Ok(Msg::End(Ok(())) | Msg::StderrEnd) | Err(RecvTimeoutError::Disconnected) => {
                 // The pipe closed; anything the check left running in its
                 // group (a daemon that closed its output) is stopped too.
-                if sys::group_alive(pgid) && leader_done(reader) {
+                if sys::group_exists(pgid) && leader_done(reader) {
                     let _ = kill_group(pgid);
                 }
                 return Stop::None;

@@ -60,8 +60,9 @@ pub fn new_session(command: &mut std::process::Command) {
     }
 }
 
-/// Whether any process of the group `pgid` still exists (zombies included).
-pub fn group_alive(pgid: u32) -> bool {
+/// Whether any process of the group `pgid` still exists, zombies
+/// included: a cheap first look, before `session_alive`.
+pub fn group_exists(pgid: u32) -> bool {
     signal_group(pgid, 0)
 }
 
@@ -76,9 +77,32 @@ pub fn signal_session(sid: u32, signal: i32) -> bool {
     any
 }
 
-/// Whether any process of the session `sid` still exists.
+/// Whether any process of the session `sid` still runs. A zombie (ended,
+/// not yet waited for) does not: where pid 1 does not reap the orphans it
+/// adopts (a container whose first process is `sleep` or a plain
+/// program), a check's ended background process stays one for good, and
+/// waiting for it to go cost every such check the whole kill grace.
 pub fn session_alive(sid: u32) -> bool {
-    group_alive(sid) || !other_groups_of_session(sid).is_empty()
+    any_running(|p| p.session == sid).unwrap_or_else(|| group_exists(sid))
+}
+
+/// Whether any process of the group `pgid` still runs (zombies do not
+/// count, as for `session_alive`).
+fn group_running(pgid: u32) -> bool {
+    group_exists(pgid) && any_running(|p| p.group == pgid).unwrap_or(true)
+}
+
+/// Whether a process that is not a zombie matches `which`; `None` without
+/// a readable `/proc`.
+fn any_running(which: impl Fn(&ProcStat) -> bool) -> Option<bool> {
+    let entries = std::fs::read_dir("/proc").ok()?;
+    Some(
+        entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter_map(proc_stat)
+            .any(|p| p.running() && which(&p)),
+    )
 }
 
 /// The processes of session `sid` outside its leader's process group.
@@ -95,11 +119,19 @@ fn other_groups_of_session(sid: u32) -> Vec<u32> {
 
 /// What `/proc/<pid>/stat` says of a process.
 struct ProcStat {
+    /// `R`, `S`, `D`, … ; `Z` for a zombie, `X` for one being reaped.
+    state: u8,
     group: u32,
     session: u32,
     /// Clock ticks since boot: with the pid, it names one process for as
     /// long as the machine runs.
     start: u64,
+}
+
+impl ProcStat {
+    fn running(&self) -> bool {
+        !matches!(self.state, b'Z' | b'X')
+    }
 }
 
 fn proc_stat(pid: u32) -> Option<ProcStat> {
@@ -115,6 +147,7 @@ fn proc_stat(pid: u32) -> Option<ProcStat> {
     // After the name: state (field 3), ppid, pgrp (5), session (6), …
     // starttime (22).
     Some(ProcStat {
+        state: *fields.first()?.first()?,
         group: u32::try_from(number(2)?).ok()?,
         session: u32::try_from(number(3)?).ok()?,
         start: number(19)?,
@@ -159,7 +192,7 @@ pub fn stop_recorded_groups(file: &std::path::Path) {
         })
         .collect();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while groups.iter().any(|pgid| group_alive(*pgid)) && std::time::Instant::now() < deadline {
+    while groups.iter().any(|pgid| group_running(*pgid)) && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
@@ -293,4 +326,63 @@ pub fn arg_max() -> usize {
         .ok()
         .filter(|v| *v > 0)
         .unwrap_or(128 * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// A child of the test, leader of a session of its own, ended and not
+    /// waited for: a zombie, alone in its session.
+    fn zombie_session() -> std::process::Child {
+        let mut command = std::process::Command::new("true");
+        new_session(&mut command);
+        let child = command.spawn().unwrap();
+        let started = Instant::now();
+        while proc_stat(child.id()).is_some_and(|p| p.running()) {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "`true` never ended"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        child
+    }
+
+    #[test]
+    fn a_session_of_zombies_is_not_alive_and_its_recorded_group_is_not_waited_for() {
+        let mut child = zombie_session();
+        let sid = child.id();
+        assert!(group_exists(sid), "the zombie is still there");
+        assert!(!session_alive(sid));
+
+        let dir = tempfile::tempdir().unwrap();
+        let groups = dir.path().join("groups");
+        record_group(&groups, sid);
+        assert!(std::fs::read_to_string(&groups)
+            .unwrap()
+            .starts_with(&sid.to_string()));
+        let started = Instant::now();
+        stop_recorded_groups(&groups);
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "waited {:?} for a zombie to go",
+            started.elapsed()
+        );
+        child.wait().unwrap();
+        assert!(!group_exists(sid));
+    }
+
+    #[test]
+    fn a_session_with_a_running_process_is_alive() {
+        let mut command = std::process::Command::new("sleep");
+        command.arg("30");
+        new_session(&mut command);
+        let mut child = command.spawn().unwrap();
+        assert!(session_alive(child.id()));
+        assert!(signal_session(child.id(), SIGKILL));
+        child.wait().unwrap();
+        assert!(!session_alive(child.id()));
+    }
 }
