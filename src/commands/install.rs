@@ -25,10 +25,11 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
             "note: core.hooksPath is set in your {scope} git configuration: the hooks installed there run in every repository that uses it"
         );
     }
-    for kind in kinds(
+    let wanted = kinds(
         &args.hooks,
         &[HookKind::PreCommit, HookKind::PreMergeCommit],
-    ) {
+    );
+    for &kind in &wanted {
         match git::install(&ctx.cwd, kind, &options) {
             Ok(InstallOutcome::Installed {
                 path,
@@ -83,6 +84,22 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                 let _ = writeln!(io.err, "error: {}", super::internal_error(&e).message);
                 return ExitCode::Usage;
             }
+        }
+    }
+    if let Some(&kind) = wanted.first() {
+        let (relative, ungated) = git::ungated_worktrees(&ctx.cwd, kind);
+        if !ungated.is_empty() {
+            let list: Vec<String> = ungated
+                .iter()
+                .map(|root| format!("`{}`", root.display()))
+                .collect();
+            let _ = writeln!(
+                io.err,
+                "note: core.hooksPath (`{}`) is relative, so each work tree runs the hooks under its own root: {} {} not gated; run `phasegate install` there too",
+                relative.display(),
+                list.join(", "),
+                if list.len() == 1 { "is" } else { "are" }
+            );
         }
     }
     ExitCode::Proceed

@@ -180,6 +180,47 @@ pub fn shared_hooks_scope(repo_dir: &Path) -> Option<&'static str> {
     }
 }
 
+/// With a relative `core.hooksPath` (husky's `.husky/_`), each work tree
+/// runs the hooks under its own root: the other work trees of the
+/// repository (the main one and the linked ones) where phasegate's hook
+/// `kind` is not installed there, and the relative path. Empty when the
+/// hooks are shared (the default, or an absolute path).
+pub fn ungated_worktrees(repo_dir: &Path, kind: HookKind) -> (PathBuf, Vec<PathBuf>) {
+    let none = || (PathBuf::new(), Vec::new());
+    let Ok(Some(repo)) = super::locate(repo_dir) else {
+        return none();
+    };
+    let Ok(config) = repo.config() else {
+        return none();
+    };
+    let relative = match config.get_path("core.hooksPath") {
+        Ok(path) if path.is_relative() => path,
+        _ => return none(),
+    };
+    let here = repo.workdir().and_then(|w| fs::canonicalize(w).ok());
+    // The main work tree, seen from a linked one too, and the linked ones.
+    let main = git2::Repository::open(repo.commondir())
+        .ok()
+        .and_then(|main| main.workdir().map(Path::to_path_buf));
+    let linked = repo.worktrees().ok().map_or_else(Vec::new, |names| {
+        (0..names.len())
+            .filter_map(|i| names.get(i).ok().flatten())
+            .filter_map(|name| repo.find_worktree(name).ok())
+            .map(|worktree| worktree.path().to_path_buf())
+            .collect()
+    });
+    let mut ungated: Vec<PathBuf> = main
+        .into_iter()
+        .chain(linked)
+        .filter_map(|root| fs::canonicalize(root).ok())
+        .filter(|root| Some(root) != here.as_ref())
+        .filter(|root| !is_ours(&root.join(&relative).join(kind.name())))
+        .collect();
+    ungated.sort();
+    ungated.dedup();
+    (relative, ungated)
+}
+
 fn is_ours(path: &Path) -> bool {
     fs::read_to_string(path)
         .is_ok_and(|text| text.lines().nth(1).is_some_and(|l| l.starts_with(MARKER)))

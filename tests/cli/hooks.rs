@@ -315,6 +315,29 @@ fn hooks_go_where_git_runs_them() {
     let run = main.phasegate_in(&linked, &["install"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(main.exists(".git/hooks/pre-commit"));
+    assert!(!run.stderr.contains("not gated"), "{run:?}");
+    main.git(&["worktree", "remove", "--force", &linked.to_string_lossy()]);
+
+    // With a relative core.hooksPath each work tree runs its own hooks:
+    // install says which are not gated yet, until none is left.
+    main.git(&["config", "core.hooksPath", ".githooks"]);
+    let linked = main.linked_worktree("linked-own");
+    let run = main.phasegate(&["install"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(main.exists(".githooks/pre-commit"));
+    let linked_root = std::fs::canonicalize(&linked).unwrap();
+    assert!(
+        run.stderr.contains(&format!(
+            "`{}` is not gated; run `phasegate install` there too",
+            linked_root.display()
+        )),
+        "{run:?}"
+    );
+    let run = main.phasegate_in(&linked, &["install"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(linked.join(".githooks/pre-commit").exists());
+    assert!(!run.stderr.contains("not gated"), "{run:?}");
+    assert!(!main.phasegate(&["install"]).stderr.contains("not gated"));
     main.git(&["worktree", "remove", "--force", &linked.to_string_lossy()]);
 }
 
