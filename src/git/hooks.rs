@@ -181,10 +181,10 @@ pub fn shared_hooks_scope(repo_dir: &Path) -> Option<&'static str> {
 }
 
 /// With a relative `core.hooksPath` (husky's `.husky/_`), each work tree
-/// runs the hooks under its own root: the other work trees of the
-/// repository (the main one and the linked ones) where phasegate's hook
-/// `kind` is not installed there, and the relative path. Empty when the
-/// hooks are shared (the default, or an absolute path).
+/// runs the hooks under its own root: the relative path, and the other
+/// work trees of the repository (the main one and the linked ones) whose
+/// own hooks directory lacks phasegate's hook `kind`. None when the hooks
+/// are shared (the default, or an absolute path).
 pub fn ungated_worktrees(repo_dir: &Path, kind: HookKind) -> (PathBuf, Vec<PathBuf>) {
     let none = || (PathBuf::new(), Vec::new());
     let Ok(Some(repo)) = super::locate(repo_dir) else {
