@@ -634,9 +634,7 @@ fn ctrl_c_sigterm_or_sighup_outside_the_checks_give_the_work_tree_back_before_ph
                 command.spawn().unwrap()
             };
             let pid = child.id();
-            crate::support::wait_for(&format!("the pause at `{step}`"), || {
-                (std::fs::read_to_string(&marker).ok().as_deref() == Some(step)).then_some(())
-            });
+            crate::support::wait_for_pause(&marker, step);
             for _ in 0..presses {
                 send_signal(signal, pid, group);
             }
@@ -717,9 +715,7 @@ fn ctrl_c_while_a_killed_run_is_being_finished_lets_the_restore_finish() {
             }
             finishing.spawn().unwrap()
         };
-        crate::support::wait_for("the pause at `recovering`", || {
-            (std::fs::read_to_string(&marker).ok().as_deref() == Some("recovering")).then_some(())
-        });
+        crate::support::wait_for_pause(&marker, "recovering");
         send_signal("INT", child.id(), true);
         let output = exited(child, &what);
 
@@ -765,10 +761,7 @@ fn once_the_work_tree_is_back_signals_end_phasegate_as_they_end_any_program() {
                 .stderr(std::process::Stdio::null())
                 .spawn()
                 .unwrap();
-            crate::support::wait_for("the pause at `state-rename`", || {
-                (std::fs::read_to_string(&marker).ok().as_deref() == Some("state-rename"))
-                    .then_some(())
-            });
+            crate::support::wait_for_pause(&marker, "state-rename");
             send_signal(signal, child.id(), false);
             let output = exited(child, &what);
             let expected = if signal == "INT" { 2 } else { 15 };

@@ -819,9 +819,7 @@ fn ctrl_c_at_git_commit_outside_the_checks_gives_the_work_tree_back_before_phase
                 command.spawn().unwrap()
             };
             let group = git.id();
-            crate::support::wait_for(&format!("the pause at `{step}`"), || {
-                (std::fs::read_to_string(&marker).ok().as_deref() == Some(step)).then_some(())
-            });
+            crate::support::wait_for_pause(&marker, step);
             // phasegate's own process, as its journal names it: git may be
             // gone before it.
             let journal = std::fs::read_dir(repo.path().join(".git/phasegate/protect"))

@@ -266,6 +266,14 @@ pub fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// Waits until phasegate, started with `PHASEGATE_TEST_PAUSE_AT=step`,
+/// has written `step` to `marker`: it is paused there.
+pub fn wait_for_pause(marker: &std::path::Path, step: &str) {
+    wait_for(&format!("the pause at `{step}`"), || {
+        (std::fs::read_to_string(marker).ok().as_deref() == Some(step)).then_some(())
+    });
+}
+
 pub fn output(out: &Output) -> Run {
     Run {
         code: out.status.code().unwrap_or(-1),
