@@ -95,26 +95,29 @@ fn group_running(pgid: u32) -> bool {
 /// Whether a process that is not a zombie matches `which`; `None` without
 /// a readable `/proc`.
 fn any_running(which: impl Fn(&ProcStat) -> bool) -> Option<bool> {
+    Some(processes()?.any(|(_, p)| p.running() && which(&p)))
+}
+
+/// The processes of session `sid` outside its leader's process group.
+fn other_groups_of_session(sid: u32) -> Vec<u32> {
+    processes()
+        .into_iter()
+        .flatten()
+        .filter(|(_, p)| p.session == sid && p.group != sid)
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// Every process `/proc` shows, with what its `stat` says; `None` without
+/// a readable `/proc`.
+fn processes() -> Option<impl Iterator<Item = (u32, ProcStat)>> {
     let entries = std::fs::read_dir("/proc").ok()?;
     Some(
         entries
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-            .filter_map(proc_stat)
-            .any(|p| p.running() && which(&p)),
+            .filter_map(|pid| Some((pid, proc_stat(pid)?))),
     )
-}
-
-/// The processes of session `sid` outside its leader's process group.
-fn other_groups_of_session(sid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| proc_stat(*pid).is_some_and(|p| p.session == sid && p.group != sid))
-        .collect()
 }
 
 /// What `/proc/<pid>/stat` says of a process.
