@@ -163,8 +163,8 @@ fn reconfigured(ctx: &Context, last: &RunRecord) -> bool {
     };
     let loaded = match &last.selection.config_from_ref {
         None => crate::config::load(&root),
-        Some(spec) => match crate::git::file_at(&root, spec, crate::config::CONFIG_FILE) {
-            Ok(bytes) => crate::config::load_committed(&root, crate::config::CONFIG_FILE, bytes),
+        Some(spec) => match super::run::config_at_ref(&root, spec) {
+            Ok((_, loaded)) => loaded,
             Err(_) => return false,
         },
     };

@@ -102,6 +102,18 @@ pub fn run(ctx: &Context, args: &RunArgs, io: &mut Streams<'_>) -> ExitCode {
     execute(ctx, &RunRequest::from_args(args), io)
 }
 
+/// The configuration of `--config-from-ref spec`, and whether its commit
+/// holds a `phasegate.toml` (the embedded defaults otherwise).
+pub(super) fn config_at_ref(
+    root: &Path,
+    spec: &str,
+) -> Result<(bool, Result<config::Config, config::ConfigError>), crate::git::GitError> {
+    let bytes = crate::git::file_at(root, spec, config::CONFIG_FILE)?;
+    let held = bytes.is_some();
+    let name = format!("{}@{spec}", config::CONFIG_FILE);
+    Ok((held, config::load_committed(root, &name, bytes)))
+}
+
 /// Runs the gate and returns the exit code.
 pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCode {
     let json = args.format == ReportFormat::Json;
@@ -167,10 +179,10 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
                     super::usage_error("--config-from-ref needs a git repository".to_string()),
                 );
             }
-            match crate::git::file_at(&root, spec, config::CONFIG_FILE) {
-                Ok(bytes) => {
-                    ref_has_config = bytes.is_some();
-                    config::load_committed(&root, &format!("{}@{spec}", config::CONFIG_FILE), bytes)
+            match config_at_ref(&root, spec) {
+                Ok((held, loaded)) => {
+                    ref_has_config = held;
+                    loaded
                 }
                 Err(e) => return stop(io, Profile::default(), super::usage_error(e.to_string())),
             }
