@@ -911,29 +911,31 @@ impl UnstagedGuard {
                 .is_some_and(|stat| *stat == FileStat::of(&self.root.join(OsStr::from_bytes(path))))
         };
         let changed = changed_since(&self.root, self.threads, None, as_left)?;
+        // Intent-to-add files were set aside on purpose.
+        let set_aside: HashSet<&[u8]> = self
+            .entries
+            .iter()
+            .filter(|e| e.intent_to_add)
+            .map(|e| e.path.as_slice())
+            .collect();
         Ok(changed
             .into_iter()
-            // Intent-to-add files were set aside on purpose.
-            .filter(|path| {
-                !self
-                    .entries
-                    .iter()
-                    .any(|e| e.intent_to_add && e.path == *path)
-            })
+            .filter(|path| !set_aside.contains(path.as_slice()))
             .map(|path| String::from_utf8_lossy(&path).into_owned())
             .collect())
     }
 
     /// The paths whose index entries the checks changed, added or removed.
     fn staged_by_checks(&self, repo: &Repository) -> Result<Vec<String>, ProtectError> {
+        fn key(e: &git2::IndexEntry) -> (&[u8], git2::Oid, u32) {
+            (&e.path, e.id, e.mode)
+        }
         let after = index_entries(repo)?;
-        let key = |e: &git2::IndexEntry| (e.path.clone(), e.id, e.mode);
-        let before: Vec<_> = self.index_before.iter().map(key).collect();
-        let now: Vec<_> = after.iter().map(key).collect();
+        let before: HashSet<_> = self.index_before.iter().map(key).collect();
+        let now: HashSet<_> = after.iter().map(key).collect();
         let mut changed: Vec<String> = before
-            .iter()
-            .filter(|k| !now.contains(k))
-            .chain(now.iter().filter(|k| !before.contains(k)))
+            .difference(&now)
+            .chain(now.difference(&before))
             .map(|(path, _, _)| String::from_utf8_lossy(path).into_owned())
             .collect();
         changed.sort();
@@ -972,16 +974,17 @@ impl UnstagedGuard {
         modified.extend(staged.iter().cloned());
         modified.sort();
         modified.dedup();
+        let held: HashSet<String> = self.entries.iter().map(Entry::shown).collect();
         let conflicts: Vec<String> = modified
             .iter()
-            .filter(|p| self.entries.iter().any(|e| e.shown() == **p))
+            .filter(|p| held.contains(*p))
             .cloned()
             .collect();
         // A check that staged a file whose unstaged changes phasegate holds
         // would mix its change with the user's: its staging is undone.
         let unstage: Vec<String> = staged
             .iter()
-            .filter(|p| conflicts.contains(p))
+            .filter(|p| held.contains(*p))
             .cloned()
             .collect();
         if !unstage.is_empty() {
@@ -990,10 +993,11 @@ impl UnstagedGuard {
         // Restoring overwrites what the checks (or an editor saving while
         // they ran) wrote to those files: it is kept, so nothing anyone
         // wrote is lost.
+        let conflicted: HashSet<&String> = conflicts.iter().collect();
         let held = self
             .entries
             .iter()
-            .filter(|e| conflicts.contains(&e.shown()));
+            .filter(|e| conflicted.contains(&e.shown()));
         let kept = !keep_versions(&self.root, held.map(|e| e.path.as_slice()), keep)?.is_empty();
         restore_entries(&self.root, &self.dir, &self.entries, pause)?;
         fs::remove_dir_all(&self.dir).map_err(io_error("remove", &self.dir))?;
