@@ -70,6 +70,9 @@ pub struct Context {
     /// The configuration git takes from the environment (`GIT_CONFIG_*`,
     /// `git -c`), which libgit2 would not see by itself.
     pub git_config: crate::git::ConfigEnv,
+    /// Where git finds attribute files (`HOME`, `XDG_CONFIG_HOME`,
+    /// `GIT_ATTR_SOURCE`, `PATH`), so phasegate can read them itself.
+    pub git_attributes: crate::git::AttrEnv,
 }
 
 /// What a CI system says a run checks.
@@ -341,6 +344,17 @@ impl Context {
             git_dir: path_var("GIT_DIR"),
             git_work_tree: path_var("GIT_WORK_TREE"),
             git_config: git_config_env(&cwd),
+            git_attributes: crate::git::AttrEnv {
+                home: std::env::var_os("HOME")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from),
+                xdg_config_home: std::env::var_os("XDG_CONFIG_HOME")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from),
+                attr_source: std::env::var_os("GIT_ATTR_SOURCE").is_some(),
+                path: std::env::var_os("PATH"),
+                cwd: cwd.clone(),
+            },
             cwd,
             stdout_tty: std::io::stdout().is_terminal(),
             stderr_tty: std::io::stderr().is_terminal(),

@@ -18,6 +18,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use git2::{AttrCheckFlags, AttrValue, Repository};
 
+use super::attributes;
 use super::index::{MODE_FILE, MODE_TYPE};
 
 /// Paths given to one `git hash-object`, well under the argument limit.
@@ -91,15 +92,19 @@ impl Drivers {
                 _ => None,
             }
         };
-        // Without a program for this way, no `filter` is worth a lookup.
-        let names: &[&str] = if self.programs(way).is_empty() {
+        self.names(way)
+            .iter()
+            .any(|&name| attr(name).is_some_and(|value| self.converts(way, name, value)))
+    }
+
+    /// The attributes that can make git convert content going `way`:
+    /// without a program for this way, no `filter` is worth a lookup.
+    fn names(&self, way: Way) -> &'static [&'static str] {
+        if self.programs(way).is_empty() {
             &[ENCODING]
         } else {
             &[FILTER, ENCODING]
-        };
-        names
-            .iter()
-            .any(|&name| attr(name).is_some_and(|value| self.converts(way, name, value)))
+        }
     }
 
     /// The drivers that run a program going `way`.
@@ -121,14 +126,19 @@ impl Drivers {
     }
 
     /// Those of `paths` whose content git converts going `way` where
-    /// libgit2 would not (see `filters`).
+    /// libgit2 would not (see `filters`). `index` is the repository's, as
+    /// read for this comparison or checkout.
     pub fn converted<'p>(
         &self,
         repo: &Repository,
+        index: &git2::Index,
         place: &Place,
         paths: &[&'p [u8]],
         way: Way,
     ) -> io::Result<HashSet<&'p [u8]>> {
+        if !attributes::may_name(repo, index, &place.root, paths, self.names(way)) {
+            return Ok(HashSet::new());
+        }
         if paths.len() <= ONE_BY_ONE {
             return Ok(paths
                 .iter()
@@ -436,7 +446,7 @@ pub(super) fn smudge_checked_out(
         .collect();
     let place = Place::of(repo, root);
     let listed: Vec<&[u8]> = files.iter().map(|(path, _)| *path).collect();
-    let converted = Drivers::of(repo).converted(repo, &place, &listed, Way::Out)?;
+    let converted = Drivers::of(repo).converted(repo, index, &place, &listed, Way::Out)?;
     let mut smudger = None;
     for (path, entry) in files {
         if !converted.contains(path) {
@@ -493,7 +503,10 @@ mod tests {
         let paths: Vec<&[u8]> = names.iter().map(String::as_bytes).collect();
         assert!(paths.len() > ONE_BY_ONE);
         for way in [Way::In, Way::Out] {
-            let batch = drivers.converted(&repo, &place, &paths, way).unwrap();
+            let index = repo.index().unwrap();
+            let batch = drivers
+                .converted(&repo, &index, &place, &paths, way)
+                .unwrap();
             let alone: HashSet<&[u8]> = paths
                 .iter()
                 .copied()

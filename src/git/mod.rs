@@ -1,5 +1,6 @@
 //! Git: repository discovery and file selection.
 
+mod attributes;
 mod changes;
 mod config_env;
 mod filters;
@@ -9,6 +10,7 @@ mod protect;
 mod repo;
 mod select;
 
+pub use attributes::{use_attr_env, AttrEnv};
 pub use changes::*;
 pub use config_env::{use_config_env, ConfigEnv};
 pub use hooks::*;

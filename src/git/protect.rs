@@ -508,6 +508,7 @@ fn unstaged_diff<'r>(
 /// their `working-tree-encoding`, cleans their content into what is staged.
 fn unchanged_through_filters(
     repo: &Repository,
+    index: &git2::Index,
     root: &Path,
     diff: &git2::Diff<'_>,
 ) -> Result<HashSet<Vec<u8>>, ProtectError> {
@@ -530,7 +531,7 @@ fn unchanged_through_filters(
     }
     let paths: Vec<&[u8]> = modified.iter().map(|(path, _)| *path).collect();
     let converted = Drivers::of(repo)
-        .converted(repo, &place, &paths, Way::In)
+        .converted(repo, index, &place, &paths, Way::In)
         .map_err(failed)?;
     let modified: Vec<(Vec<u8>, String)> = modified
         .into_iter()
@@ -554,7 +555,7 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
     let repo = open(root)?;
     let index = repo.index().map_err(git_error("read the index"))?;
     let diff = unstaged_diff(&repo, &index, only)?;
-    let same = unchanged_through_filters(&repo, root, &diff)?;
+    let same = unchanged_through_filters(&repo, &index, root, &diff)?;
     let mut entries = Vec::new();
     for delta in diff.deltas() {
         if !matches!(
@@ -1093,7 +1094,7 @@ fn differing(
     only: Option<&[Vec<u8>]>,
 ) -> Result<Vec<Vec<u8>>, ProtectError> {
     let diff = unstaged_diff(repo, index, only)?;
-    let same = unchanged_through_filters(repo, work_tree, &diff)?;
+    let same = unchanged_through_filters(repo, index, work_tree, &diff)?;
     Ok(diff
         .deltas()
         .filter_map(|delta| delta.new_file().path_bytes())

@@ -2034,6 +2034,84 @@ fn a_file_kept_in_another_encoding_is_seen_by_the_checks_as_git_checks_it_out() 
 }
 
 #[test]
+fn an_encoding_set_outside_the_repositorys_own_attributes_is_honoured_too() {
+    // git reads attributes from more places than `.gitattributes`:
+    // phasegate, which reads them to know whether git must be asked, must
+    // miss none of them.
+    let utf16 =
+        |text: &str| -> Vec<u8> { text.encode_utf16().flat_map(u16::to_le_bytes).collect() };
+    let line = "*.txt working-tree-encoding=UTF-16LE\n";
+    let sources = [
+        "global file under XDG_CONFIG_HOME",
+        "global file under HOME",
+        "core.attributesFile",
+        "info/attributes",
+        "a parent directory's .gitattributes",
+    ];
+    for source in sources {
+        let repo = TestRepo::new();
+        let home = repo.home();
+        let xdg = home.join("xdg");
+        let (file, env): (std::path::PathBuf, Vec<(&str, &str)>) = match source {
+            "global file under XDG_CONFIG_HOME" => (
+                xdg.join("git/attributes"),
+                vec![("XDG_CONFIG_HOME", xdg.to_str().unwrap())],
+            ),
+            "global file under HOME" => (home.join(".config/git/attributes"), vec![]),
+            "core.attributesFile" => {
+                repo.git(&["config", "core.attributesFile", "~/attrs"]);
+                (home.join("attrs"), vec![])
+            }
+            "info/attributes" => (repo.path().join(".git/info/attributes"), vec![]),
+            _ => (repo.path().join("sub/.gitattributes"), vec![]),
+        };
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, line).unwrap();
+        let git = |args: &[&str]| {
+            let out = repo
+                .command("git")
+                .envs(env.clone())
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{source}: git {args:?}: {out:?}");
+        };
+        let put = |text: &str| std::fs::write(repo.path().join("sub/f.txt"), utf16(text)).unwrap();
+        repo.write("sub/g.md", "g\n");
+        put("one\n");
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "one"]);
+        assert_eq!(
+            repo.git(&["cat-file", "-p", "HEAD:sub/f.txt"]),
+            "one\n",
+            "{source}"
+        );
+        put("one\nstaged\n");
+        git(&["add", "sub/f.txt"]);
+        let seen = repo.path().join(".git/seen");
+        for isolation in ["worktree", "snapshot"] {
+            put("one\nstaged\nunstaged\n");
+            repo.config(&format!(
+                "[gate]\nisolation = \"{isolation}\"\n\n[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"cat sub/f.txt > {}\" }} ]\n",
+                seen.display()
+            ));
+            let (code, v) = repo.verdict_with(&[], &env);
+            assert_eq!(code, 0, "{source}, {isolation}: {v:#}");
+            assert_eq!(
+                std::fs::read(&seen).unwrap(),
+                utf16("one\nstaged\n"),
+                "{source}, {isolation}"
+            );
+            assert_eq!(
+                std::fs::read(repo.path().join("sub/f.txt")).unwrap(),
+                utf16("one\nstaged\nunstaged\n"),
+                "{source}, {isolation}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_file_staged_in_place_of_a_link_and_a_link_in_place_of_a_file_are_what_the_checks_see() {
     use std::os::unix::fs::symlink;
     let repo = TestRepo::new();

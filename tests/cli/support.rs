@@ -150,6 +150,11 @@ impl TestRepo {
         linked
     }
 
+    /// The test's `HOME`.
+    pub fn home(&self) -> PathBuf {
+        self.home.path().to_path_buf()
+    }
+
     /// Writes the test's global git configuration (`GIT_CONFIG_GLOBAL`,
     /// outside `HOME`, so only a reader of that variable finds it).
     pub fn global_git_config(&self, text: &str) -> std::path::PathBuf {
