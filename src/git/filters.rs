@@ -219,6 +219,38 @@ fn is_utf8(encoding: &[u8]) -> bool {
     encoding.eq_ignore_ascii_case(b"utf-8") || encoding.eq_ignore_ascii_case(b"utf8")
 }
 
+/// The attributes by which git (or libgit2) may write a file's content
+/// otherwise than it is stored.
+const CONVERTING: &[&str] = &["text", "eol", "crlf", "ident", FILTER, ENCODING];
+
+/// Whether git writes each of `paths` out exactly as stored: no attribute
+/// file names an attribute that converts content, and the configuration
+/// converts nothing by itself (`core.autocrlf` false or `input`, `core.eol`
+/// LF). `index` is the one they are checked out from.
+pub(super) fn written_as_stored(
+    repo: &Repository,
+    index: &git2::Index,
+    root: &Path,
+    paths: &[&[u8]],
+) -> bool {
+    let Ok(config) = repo.config().and_then(|mut c| c.snapshot()) else {
+        return false;
+    };
+    let absent = |e: &git2::Error| e.code() == git2::ErrorCode::NotFound;
+    let autocrlf_off = match config.get_bool("core.autocrlf") {
+        Ok(on) => !on,
+        Err(e) if absent(&e) => true,
+        Err(_) => config
+            .get_str("core.autocrlf")
+            .is_ok_and(|v| v.eq_ignore_ascii_case("input")),
+    };
+    let eol_lf = match config.get_str("core.eol") {
+        Ok(v) => v.eq_ignore_ascii_case("lf") || v.eq_ignore_ascii_case("native"),
+        Err(e) => absent(&e),
+    };
+    autocrlf_off && eol_lf && !attributes::may_name(repo, index, root, paths, CONVERTING)
+}
+
 /// Where `git` must look: the repository, its work tree and the index git
 /// named, whatever environment phasegate was started in.
 #[derive(Debug, Clone)]

@@ -13,7 +13,7 @@ use std::ffi::OsStr;
 use std::fs;
 use std::io::{self, Read, Seek, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use git2::build::CheckoutBuilder;
@@ -26,6 +26,7 @@ use super::UnstagedHint;
 use crate::state::FileLock;
 
 const MODE_EXEC: u32 = 0o100_755;
+const MODE_REGULAR: u32 = 0o100_644;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProtectError {
@@ -726,6 +727,44 @@ fn stat_candidates(
     candidates
 }
 
+/// The staged blob that can be written over `entry`'s file in place: a
+/// regular file staged as one, with the same executable bit, under
+/// directories only, that phasegate may write, and the file's only name
+/// (writing in place would change what another name of it holds).
+fn overwritable(index: &git2::Index, root: &Path, entry: &Entry) -> Option<git2::Oid> {
+    let staged = index.get_path(entry.rel(), 0)?;
+    let regular = |mode: u32| mode == MODE_REGULAR || mode == MODE_EXEC;
+    if !regular(staged.mode) || staged.mode != entry.mode || entry.saved.is_none() {
+        return None;
+    }
+    no_parent_in_the_way(root, &entry.path).ok()?;
+    let path = root.join(entry.rel());
+    let meta = fs::symlink_metadata(&path).ok()?;
+    let writable = rustix::fs::access(&path, rustix::fs::Access::WRITE_OK).is_ok();
+    (meta.is_file() && meta.nlink() == 1 && writable).then_some(staged.id)
+}
+
+/// Writes blob `id` over the file at `path`, in place. Not truncated
+/// first: only a file cut to nothing has ext4 write it out on close.
+fn write_over(repo: &Repository, path: &Path, id: git2::Oid) -> Result<(), ProtectError> {
+    use rustix::fs::{Mode, OFlags};
+    let blob = repo
+        .find_blob(id)
+        .map_err(git_error("read a staged file"))?;
+    let content = blob.content();
+    let mut file = rustix::fs::open(
+        path,
+        OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map(fs::File::from)
+    .map_err(io::Error::from)
+    .map_err(io_error("put at its staged content", path))?;
+    file.write_all(content)
+        .and_then(|()| file.set_len(content.len() as u64))
+        .map_err(io_error("put at its staged content", path))
+}
+
 /// An error when one of `path`'s directories is something else in the
 /// work tree (a symbolic link, a file): git sees nothing of `path` beyond
 /// it, and writing `path` would go through a link to a file outside the
@@ -797,7 +836,7 @@ fn save(
                 entry.mode = if meta.permissions().mode() & 0o111 != 0 {
                     MODE_EXEC
                 } else {
-                    0o100_644
+                    MODE_REGULAR
                 };
                 let mut file = fs::File::open(&source).map_err(io_error("read", &source))?;
                 Some(io::copy(&mut file, &mut pack).map_err(io_error("copy", &source))?)
@@ -839,6 +878,18 @@ fn save(
 impl UnstagedGuard {
     /// Puts every protected file at its staged content.
     fn checkout_staged(&self, repo: &Repository, pause: Pause<'_>) -> Result<(), ProtectError> {
+        let mut index = repo.index().map_err(git_error("read the index"))?;
+        let tracked: Vec<&[u8]> = self
+            .entries
+            .iter()
+            .filter(|e| !e.intent_to_add)
+            .map(|e| e.path.as_slice())
+            .collect();
+        // Written over in place when git would write the stored bytes as
+        // they are: no file is deleted and made again (which costs the file
+        // system far more than writing).
+        let as_stored =
+            !tracked.is_empty() && filters::written_as_stored(repo, &index, &self.root, &tracked);
         let mut builder = CheckoutBuilder::new();
         // Exact paths, not patterns: a name may hold `*`, `[` or a newline.
         builder
@@ -846,7 +897,8 @@ impl UnstagedGuard {
             .update_index(false)
             .recreate_missing(true)
             .disable_pathspec_match(true);
-        let mut any = false;
+        let mut in_place = Vec::new();
+        let mut through_git = Vec::new();
         for entry in &self.entries {
             let path = self.root.join(entry.rel());
             if entry.intent_to_add {
@@ -862,37 +914,37 @@ impl UnstagedGuard {
                         })
                     }
                 }
+            } else if let Some(id) = as_stored
+                .then(|| overwritable(&index, &self.root, entry))
+                .flatten()
+            {
+                in_place.push((path, id));
             } else {
                 // libgit2 skips a file whose stat data still matches the
                 // index, whatever its content: the copy is saved, so the
                 // file goes and is written afresh from the index.
                 let _ = fs::remove_file(&path);
                 builder.path(entry.rel());
-                any = true;
+                through_git.push(entry.path.as_slice());
             }
         }
-        // The protected files are gone from the work tree here: only the
-        // saved copies hold them.
+        // The protected files are gone from the work tree here, or about to
+        // be written over: only the saved copies hold them.
         pause("checking-out");
-        if any {
-            let mut index = repo.index().map_err(git_error("read the index"))?;
+        for (path, id) in &in_place {
+            write_over(repo, path, *id)?;
+        }
+        if !through_git.is_empty() {
             repo.checkout_index(Some(&mut index), Some(&mut builder))
                 .map_err(git_error("put the files at their staged content"))?;
-            let paths: Vec<&[u8]> = self
-                .entries
-                .iter()
-                .filter(|e| !e.intent_to_add)
-                .map(|e| e.path.as_slice())
-                .collect();
-            super::checkout_left_out(repo, &mut index, &paths, &self.root, false)
+            super::checkout_left_out(repo, &mut index, &through_git, &self.root, false)
                 .map_err(git_error("put the files at their staged content"))?;
-            filters::smudge_checked_out(repo, &self.root, &index, &paths, &self.root).map_err(
-                |source| ProtectError::Filter {
+            filters::smudge_checked_out(repo, &self.root, &index, &through_git, &self.root)
+                .map_err(|source| ProtectError::Filter {
                     what: "put files at their staged content",
                     path: self.root.clone(),
                     source,
-                },
-            )?;
+                })?;
         }
         Ok(())
     }

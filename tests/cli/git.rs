@@ -246,6 +246,101 @@ fn intent_to_add_binary_crlf_mode_and_deleted_files_come_back_byte_for_byte() {
 }
 
 #[test]
+fn line_endings_and_ident_are_converted_as_git_checks_out() {
+    // What git's own checkout writes for the staged content, by every
+    // setting that converts it: the checks must read exactly that.
+    /// A case: its name, `.gitattributes`, and `git config` settings.
+    type Case<'a> = (&'a str, Option<&'a str>, &'a [(&'a str, &'a str)]);
+    let cases: [Case; 5] = [
+        ("autocrlf", None, &[("core.autocrlf", "true")]),
+        ("eol attribute", Some("*.txt eol=crlf\n"), &[]),
+        (
+            "text=auto and core.eol",
+            Some("* text=auto\n"),
+            &[("core.eol", "crlf")],
+        ),
+        ("ident", Some("*.txt ident\n"), &[]),
+        ("none", None, &[("core.autocrlf", "input")]),
+    ];
+    for (case, attributes, settings) in cases {
+        let repo = TestRepo::new();
+        for (key, value) in settings {
+            repo.git(&["config", key, value]);
+        }
+        if let Some(attributes) = attributes {
+            repo.write(".gitattributes", attributes);
+        }
+        repo.write("f.txt", "$Id$\none\n").write("g.txt", "g\n");
+        repo.commit_all("one");
+        repo.stage("f.txt", "$Id$\none\nstaged\n");
+        let unstaged = "$Id$\none\nstaged\nunstaged\n";
+        repo.write("f.txt", unstaged);
+        let expected = {
+            let out = repo.git(&["checkout-index", "--temp", "--", "f.txt"]);
+            let temp = repo.path().join(out.split('\t').next().unwrap());
+            let bytes = std::fs::read(&temp).unwrap();
+            std::fs::remove_file(temp).unwrap();
+            bytes
+        };
+        let seen = repo.path().join(".git/seen");
+        repo.config(&format!(
+            "[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"cat f.txt > {}\" }} ]\n",
+            seen.display()
+        ));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 0, "{case}: {v:#}");
+        assert_eq!(
+            String::from_utf8_lossy(&std::fs::read(&seen).unwrap()),
+            String::from_utf8_lossy(&expected),
+            "{case}"
+        );
+        if case == "none" {
+            assert_eq!(expected, b"$Id$\none\nstaged\n");
+        } else {
+            assert_ne!(expected, b"$Id$\none\nstaged\n", "{case} converts");
+        }
+        assert_eq!(repo.read("f.txt"), unstaged, "{case}");
+    }
+}
+
+#[test]
+fn a_file_with_another_name_is_not_written_through_it() {
+    let repo = TestRepo::new();
+    repo.write("plain.txt", "plain\n")
+        .write("linked.txt", "linked\n");
+    repo.commit_all("one");
+    for name in ["plain.txt", "linked.txt"] {
+        repo.stage(name, "staged\n")
+            .write(name, "staged\nunstaged\n");
+    }
+    // A second name of `linked.txt`, outside the repository: writing the
+    // staged content over the file would show it there too.
+    let outside = repo
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("outside-link-{}", std::process::id()));
+    let _ = std::fs::remove_file(&outside);
+    std::fs::hard_link(repo.path().join("linked.txt"), &outside).unwrap();
+    let seen = repo.path().join(".git/seen");
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"cat plain.txt linked.txt {} > {}\" }} ]\n",
+        outside.display(),
+        seen.display()
+    ));
+    let (code, v) = repo.verdict(&[]);
+    std::fs::remove_file(&outside).ok();
+    assert_eq!(code, 0, "{v:#}");
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    assert_eq!(
+        seen, "staged\nstaged\nstaged\nunstaged\n",
+        "the check sees the staged files; the other name keeps its content"
+    );
+    assert_eq!(repo.read("plain.txt"), "staged\nunstaged\n");
+    assert_eq!(repo.read("linked.txt"), "staged\nunstaged\n");
+}
+
+#[test]
 fn a_killed_run_is_finished_by_restore_or_the_next_run_at_every_step() {
     for step in [
         "saving",
@@ -255,8 +350,18 @@ fn a_killed_run_is_finished_by_restore_or_the_next_run_at_every_step() {
         "checks-done",
         "restoring",
     ] {
-        for recover_with in ["restore", "run"] {
+        // Without attributes the files are written over in place; with
+        // one that may convert content, libgit2 checks them out.
+        for (recover_with, attributes) in [
+            ("restore", None),
+            ("run", None),
+            ("restore", Some("*.bin -text\n")),
+            ("run", Some("*.bin -text\n")),
+        ] {
             let repo = TestRepo::new();
+            if let Some(attributes) = attributes {
+                repo.write(".gitattributes", attributes);
+            }
             repo.write("crlf.txt", "one\r\ntwo\r\n")
                 .write("move-me.txt", "moving\n")
                 .write("rm.txt", "rm\n");
@@ -329,7 +434,7 @@ fn a_killed_run_is_finished_by_restore_or_the_next_run_at_every_step() {
             let after = snapshot(&repo);
             assert_eq!(
                 after.0, before.0,
-                "work tree after a kill at `{step}`, recovered by {recover_with}"
+                "work tree after a kill at `{step}`, recovered by {recover_with}, attributes {attributes:?}"
             );
             assert_eq!(after.1, before.1, "index after a kill at `{step}`");
             assert_eq!(after.2, before.2, "unstaged diff after a kill at `{step}`");
