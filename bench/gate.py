@@ -179,7 +179,7 @@ def hook_managers(repo, rounds, base, what):
 
 def staged_runs(phasegate):
     # 4. Selecting the staged files of a large repository.
-    repo = big_repo(20000, 5000, 0)
+    large = repo = big_repo(20000, 5000, 0)
     gate = [phasegate, "run", "--format", "json"]
     git = ["git", "diff", "--cached", "--name-only"]
     status = ["git", "status", "--porcelain", "--untracked-files=no"]
@@ -217,6 +217,18 @@ def staged_runs(phasegate):
         f"phasegate run (fsync included) {p * 1000:6.1f} ms | ratio {p / c:4.2f}x (target <= 1x)"
     )
     hook_managers(repo, 10, c, "classic")
+
+    # 6. The same cycle in the large repository, 50 files partially staged:
+    #    what phasegate does per file must not grow with the repository.
+    for i in range(50):
+        with open(os.path.join(large, f"d{i % 100}", f"f{i}.txt"), "a") as f:
+            f.write("unstaged change\n")
+    wall(gate, large, 3)
+    c, p = interleaved([classic, gate], large, 15)
+    print(
+        f"protect    20,000 files, 50 partially staged: classic {c * 1000:6.1f} ms | "
+        f"phasegate run {p * 1000:6.1f} ms | ratio {p / c:4.2f}x"
+    )
 
 
 if __name__ == "__main__":
