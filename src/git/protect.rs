@@ -421,7 +421,9 @@ fn changed_after_kill(
     let repo = open(root)?;
     let index = repo.index().map_err(git_error("read the index"))?;
     let paths: Vec<Vec<u8>> = entries.iter().map(|e| e.path.clone()).collect();
-    let differ = differing(&repo, &index, root, Some(&paths))?;
+    let differ: HashSet<Vec<u8>> = differing(&repo, &index, root, Some(&paths))?
+        .into_iter()
+        .collect();
     Ok(entries
         .iter()
         .filter(|e| differ.contains(&e.path))
@@ -592,12 +594,13 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
     }
     // Intent-to-add files with no content yet show no difference but still
     // are not part of the commit.
+    let listed: HashSet<Vec<u8>> = entries.iter().map(|e| e.path.clone()).collect();
     for entry in index.iter() {
         if entry.flags_extended & INTENT_TO_ADD == 0 {
             continue;
         }
         let path = entry.path.clone();
-        if !entries.iter().any(|e| e.path == path) && root.join(OsStr::from_bytes(&path)).exists() {
+        if !listed.contains(&path) && root.join(OsStr::from_bytes(&path)).exists() {
             entries.push(Entry {
                 path,
                 saved: None,
