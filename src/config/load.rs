@@ -543,13 +543,15 @@ impl Validator<'_> {
 
     /// An error when `text`, the string at `node`, holds a NUL, which no
     /// `carrier` (a command line, an environment) can pass.
-    fn nul_free(&mut self, node: &Node, text: &str, what: &str, carrier: &str) -> bool {
+    /// Whether `text` has no NUL character; one is an error, `why` saying
+    /// what cannot carry it ("no command line can pass").
+    fn nul_free(&mut self, node: &Node, text: &str, what: &str, why: &str) -> bool {
         if !text.contains('\0') {
             return true;
         }
         self.error(
             &node.at,
-            format!("{what} holds a NUL character, which no {carrier} can pass"),
+            format!("{what} holds a NUL character, which {why}"),
             "NUL character",
             None,
         );
@@ -558,7 +560,7 @@ impl Validator<'_> {
 
     fn command_line(&mut self, node: &Node, what: &str, shell: bool) -> Option<CommandLine> {
         let text = self.string(node, what)?;
-        if !self.nul_free(node, &text, what, "command line") {
+        if !self.nul_free(node, &text, what, "no command line can pass") {
             return None;
         }
         if shell {
@@ -708,7 +710,7 @@ impl Validator<'_> {
                 out.broken.insert(key.name.clone());
                 continue;
             };
-            if !self.nul_free(value, &text, &what, "command line") {
+            if !self.nul_free(value, &text, &what, "no command line can pass") {
                 out.broken.insert(key.name.clone());
                 continue;
             }
@@ -1152,7 +1154,9 @@ impl Validator<'_> {
                     }
                     let variable = format!("the variable `{}` of check `{name}`", key.name);
                     match self.string(value, &variable) {
-                        Some(v) if !self.nul_free(value, &v, &variable, "environment") => {
+                        Some(v)
+                            if !self.nul_free(value, &v, &variable, "no environment can hold") =>
+                        {
                             ok = false;
                         }
                         Some(v) => {
@@ -1167,7 +1171,7 @@ impl Validator<'_> {
         }
         let cwd = match get(entries, "cwd") {
             Some(node) => match self.string(node, &what("cwd")) {
-                Some(dir) if !self.nul_free(node, &dir, &what("cwd"), "command line") => {
+                Some(dir) if !self.nul_free(node, &dir, &what("cwd"), "no path can hold") => {
                     ok = false;
                     None
                 }

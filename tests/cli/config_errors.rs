@@ -121,22 +121,26 @@ fn a_bad_command_line_is_a_usage_error_with_a_json_verdict() {
 #[test]
 fn a_nul_in_a_command_or_a_working_directory_is_a_configuration_error() {
     // TOML writes it `\u0000`; no command line or path can pass it.
-    for (toml, line) in [
+    for (toml, line, why) in [
         (
             "[phases.implementation]\nchecks = [ { name = \"c\", command = \"echo a\\u0000b\" } ]\n",
             2,
+            "no command line can pass",
         ),
         (
             "[phases.implementation]\nchecks = [ { name = \"c\", shell = true, command = \"echo a\\u0000b\" } ]\n",
             2,
+            "no command line can pass",
         ),
         (
             "[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\", cwd = \"a\\u0000b\" } ]\n",
             2,
+            "no path can hold",
         ),
         (
             "[commands]\ntests = \"echo a\\u0000b\"\n[phases.implementation]\nchecks = [ { name = \"tests\" } ]\n",
             2,
+            "no command line can pass",
         ),
     ] {
         let repo = TestRepo::new();
@@ -146,6 +150,7 @@ fn a_nul_in_a_command_or_a_working_directory_is_a_configuration_error() {
         let v = run.json();
         let said = v["error"].to_string();
         assert!(said.contains("NUL character"), "{toml}: {said}");
+        assert!(said.contains(why), "{toml}: {said}");
         assert_eq!(v["error"]["problems"][0]["line"], line, "{toml}: {said}");
     }
 }
