@@ -331,6 +331,8 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         Err(e) => return stop(io, config.gate.profile, super::internal_error(&e)),
     };
     let mut rules = handoff_rules(&config);
+    // Read once for their stages; validated again once the checks ran, when
+    // their claims (`tests_passing`) can be held against the results.
     let doc_stages: Vec<(String, String)> = documents
         .iter()
         .filter_map(|(path, bytes)| {
@@ -793,8 +795,6 @@ struct Settings {
     workflow: Option<String>,
 }
 
-/// The handoff documents among `selection`, read; a document that cannot be
-/// read is validated as empty text, which reports it.
 /// Where a run reads the selected files' content from.
 enum Content {
     WorkTree,
