@@ -135,15 +135,13 @@ pub fn record_run(
     let of_phase: Vec<&RunRecord> = state.runs.iter().filter(|r| r.phase == phase).collect();
     let previous = gate::previous_error_sets(verdict, &of_phase);
     // Going round in circles needs a person: the queue is where one looks.
-    if gate::escalate_repeats(verdict, &previous, config.gate.escalate_after) {
-        if let Some(note) = verdict.notes.last() {
-            critical.push(NewIntervention {
-                kind: "errors_repeated".to_string(),
-                priority: Priority::High,
-                check: None,
-                message: note.clone(),
-            });
-        }
+    if let Some(note) = gate::escalate_repeats(verdict, &previous, config.gate.escalate_after) {
+        critical.push(NewIntervention {
+            kind: "errors_repeated".to_string(),
+            priority: Priority::High,
+            check: None,
+            message: note,
+        });
     }
 
     let mut emergency: Vec<String> = Vec::new();

@@ -92,14 +92,18 @@ pub fn previous_error_sets(verdict: &Verdict, runs: &[&RunRecord]) -> Vec<Vec<St
 /// When this run failed with the same errors as each of the `needed - 1`
 /// runs before it in the phase (`previous`, newest last), it ends
 /// `blocked` with `next: escalate`, saying which errors keep coming back.
-/// Returns whether it did.
-pub fn escalate_repeats(verdict: &mut Verdict, previous: &[Vec<String>], needed: usize) -> bool {
+/// Returns the note it added when it did.
+pub fn escalate_repeats(
+    verdict: &mut Verdict,
+    previous: &[Vec<String>],
+    needed: usize,
+) -> Option<String> {
     if needed < 2 || !matches!(verdict.status, Status::Failed | Status::Incomplete) {
-        return false;
+        return None;
     }
     let current = error_set(verdict);
     if current.is_empty() || previous.len() + 1 < needed {
-        return false;
+        return None;
     }
     // The streak: this run and the earlier ones with the same errors,
     // newest first.
@@ -109,7 +113,7 @@ pub fn escalate_repeats(verdict: &mut Verdict, previous: &[Vec<String>], needed:
         .take_while(|set| **set == current)
         .count();
     if streak < needed {
-        return false;
+        return None;
     }
     let lines: Vec<String> = verdict
         .diagnostics
@@ -120,12 +124,13 @@ pub fn escalate_repeats(verdict: &mut Verdict, previous: &[Vec<String>], needed:
         .collect();
     verdict.status = Status::Blocked;
     verdict.next = Next::Escalate;
-    verdict.notes.push(format!(
+    let note = format!(
         "the same {} error(s) failed {streak} runs in a row: a person is needed. They keep coming back: {}",
         current.len(),
         lines.join("; ")
-    ));
-    true
+    );
+    verdict.notes.push(note.clone());
+    Some(note)
 }
 
 /// The interventions a finished run creates: one per failing check (its
