@@ -541,8 +541,6 @@ impl Validator<'_> {
         None
     }
 
-    /// An error when `text`, the string at `node`, holds a NUL, which no
-    /// `carrier` (a command line, an environment) can pass.
     /// Whether `text` has no NUL character; one is an error, `why` saying
     /// what cannot carry it ("no command line can pass").
     fn nul_free(&mut self, node: &Node, text: &str, what: &str, why: &str) -> bool {
