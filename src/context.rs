@@ -339,6 +339,7 @@ impl Context {
                 .filter(|v| !v.is_empty())
                 .map(|v| cwd.join(v).components().collect())
         };
+        let path = std::env::var_os("PATH");
         Ok(Context {
             index_file: path_var("GIT_INDEX_FILE"),
             git_dir: path_var("GIT_DIR"),
@@ -352,7 +353,7 @@ impl Context {
                     .filter(|v| !v.is_empty())
                     .map(PathBuf::from),
                 attr_source: std::env::var_os("GIT_ATTR_SOURCE").is_some(),
-                path: std::env::var_os("PATH"),
+                path: path.clone(),
                 cwd: cwd.clone(),
             },
             cwd,
@@ -385,7 +386,7 @@ impl Context {
             test_panic: var("PHASEGATE_TEST_PANIC"),
             temp_dir: std::env::temp_dir(),
             cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
-            path: std::env::var_os("PATH"),
+            path,
             pause_at: var("PHASEGATE_TEST_PAUSE_AT"),
             ci_selection: ci_selection(&var),
             ci_target_checkout: ci_target_checkout(&var),
