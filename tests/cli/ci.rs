@@ -58,15 +58,7 @@ fn pushed() -> (TestRepo, String, String) {
 /// A feature branch off `main`, and `main` moved on since.
 fn branched() -> TestRepo {
     let repo = TestRepo::new();
-    repo.config(DOCS);
-    repo.write("base.md", "# base\n");
-    repo.commit_all("base");
-    repo.git(&["checkout", "-qb", "feature"]);
-    repo.write("feature.md", "# feature\n");
-    repo.commit_all("feature");
-    repo.git(&["checkout", "-q", "main"]);
-    repo.write("main-only.md", "# main moved on\n");
-    repo.commit_all("main");
+    repo.config(DOCS).with_feature_branch();
     repo
 }
 

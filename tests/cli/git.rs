@@ -451,14 +451,7 @@ fn a_killed_run_is_finished_by_restore_or_the_next_run_at_every_step() {
 #[test]
 fn ranges_select_the_branch_changes_since_the_merge_base() {
     let repo = TestRepo::new();
-    repo.write("base.md", "# base\n");
-    repo.commit_all("base");
-    repo.git(&["checkout", "-qb", "feature"]);
-    repo.write("feature.md", "# feature\n");
-    repo.commit_all("feature");
-    repo.git(&["checkout", "-q", "main"]);
-    repo.write("main-only.md", "# main moved on\n");
-    repo.commit_all("main");
+    repo.with_feature_branch();
     repo.git(&["checkout", "-q", "feature"]);
     repo.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n");
     let (code, v) = repo.verdict(&["--from-ref", "main", "--to-ref", "HEAD"]);

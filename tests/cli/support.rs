@@ -150,6 +150,20 @@ impl TestRepo {
         linked
     }
 
+    /// Commits `base.md` on `main`, then a branch `feature` off it with
+    /// `feature.md`, then moves `main` on with `main-only.md`; `main` is
+    /// checked out at the end.
+    pub fn with_feature_branch(&self) -> &Self {
+        self.write("base.md", "# base\n");
+        self.commit_all("base");
+        self.git(&["checkout", "-qb", "feature"]);
+        self.write("feature.md", "# feature\n");
+        self.commit_all("feature");
+        self.git(&["checkout", "-q", "main"]);
+        self.write("main-only.md", "# main moved on\n");
+        self.commit_all("main")
+    }
+
     /// The test's `HOME`.
     pub fn home(&self) -> PathBuf {
         self.home.path().to_path_buf()
