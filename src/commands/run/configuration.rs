@@ -1,0 +1,256 @@
+//! Which `phasegate.toml` a run is judged by: the work tree's, the staged
+//! one, a commit's, or `--config-from-ref`'s.
+
+use std::path::Path;
+
+use crate::config::{self, Config, Profile};
+use crate::context::Context;
+use crate::gate::{SelectionSummary, VerdictError};
+
+use super::{RunRequest, SelectionRequest, Stop};
+
+/// The configuration of `--config-from-ref spec`, and whether its commit
+/// holds a `phasegate.toml` (the embedded defaults otherwise).
+pub(in crate::commands) fn config_at_ref(
+    root: &Path,
+    spec: &str,
+) -> Result<(bool, Result<config::Config, config::ConfigError>), crate::git::GitError> {
+    let bytes = crate::git::file_at(root, spec, config::CONFIG_FILE)?;
+    let held = bytes.is_some();
+    let name = format!("{}@{spec}", config::CONFIG_FILE);
+    Ok((held, config::load_committed(root, &name, bytes)))
+}
+
+/// The configuration as first read, before the files are selected.
+pub(super) struct Loaded {
+    pub config: Config,
+    /// Whether the commit of `--config-from-ref` holds a `phasegate.toml`.
+    pub ref_has_config: bool,
+    /// The work tree's errors, when the version that counts (staged, or a
+    /// range's end) is not known yet: the embedded defaults stand in.
+    deferred: Option<config::ConfigError>,
+}
+
+/// Reads `phasegate.toml` from the work tree, or from `--config-from-ref`.
+/// A staged run is judged by the staged `phasegate.toml`, a range by the
+/// one of its end: an error in an uncommitted edit of it waits until the
+/// version that counts is known.
+pub(super) fn load(
+    ctx: &Context,
+    args: &RunRequest,
+    root: &Path,
+    in_repo: bool,
+) -> Result<Loaded, Stop> {
+    let mut ref_has_config = true;
+    let loaded = match &args.config_from_ref {
+        None => config::load(root),
+        Some(spec) => {
+            if !in_repo {
+                return Err(Stop::usage(
+                    Profile::default(),
+                    "--config-from-ref needs a git repository",
+                ));
+            }
+            match config_at_ref(root, spec) {
+                Ok((held, loaded)) => {
+                    ref_has_config = held;
+                    loaded
+                }
+                Err(e) => return Err(Stop::usage(Profile::default(), e.to_string())),
+            }
+        }
+    };
+    let from = match &args.config_from_ref {
+        Some(spec) => Source::Ref(spec.clone()),
+        None => Source::WorkTree,
+    };
+    let may_be_committed = args.config_from_ref.is_none()
+        && in_repo
+        && !matches!(
+            args.selection,
+            SelectionRequest::Files(_) | SelectionRequest::All
+        );
+    // A configuration that does not load: its errors, under the profile
+    // asked for when it is known.
+    let failed = |error| Stop::Config(stop_profile(ctx, args), error, from.clone());
+    match loaded {
+        Ok(config) => Ok(Loaded {
+            config,
+            ref_has_config,
+            deferred: None,
+        }),
+        Err(error) if may_be_committed => {
+            match config::load_committed(root, config::CONFIG_FILE, None) {
+                Ok(embedded) => Ok(Loaded {
+                    config: embedded,
+                    ref_has_config,
+                    deferred: Some(error),
+                }),
+                Err(_) => Err(failed(error)),
+            }
+        }
+        Err(error) => Err(failed(error)),
+    }
+}
+
+/// The profile a run that stops on its configuration names: the one asked
+/// for, when it is known.
+fn stop_profile(ctx: &Context, args: &RunRequest) -> Profile {
+    match super::asked_profile(ctx, args) {
+        Some(Ok(profile)) => profile,
+        _ => Profile::default(),
+    }
+}
+
+impl Loaded {
+    /// The configuration the run is judged by, once its files are known: a
+    /// staged run by the one it commits, a range by the one of the commit
+    /// whose files the checks see. An uncommitted edit of `phasegate.toml`
+    /// neither weakens nor breaks it. `unstaged` is the selection's
+    /// candidates for unstaged changes; the version used is noted.
+    pub fn checked(
+        self,
+        ctx: &Context,
+        args: &RunRequest,
+        root: &Path,
+        mode: &SelectionSummary,
+        unstaged: Option<&crate::git::UnstagedHint>,
+        notes: &mut Vec<String>,
+    ) -> Result<Config, Stop> {
+        let committed = match (&args.config_from_ref, mode.mode, &mode.to) {
+            (None, "staged", _) => Some((staged_config(root, unstaged), Source::Staged)),
+            (None, "range" | "all", Some(to)) => {
+                Some((committed_config(root, to), Source::Checked(to.clone())))
+            }
+            _ => None,
+        };
+        match committed {
+            Some((Ok(Some(loaded)), source)) => {
+                notes.extend(source.used());
+                loaded.map_err(|error| Stop::Config(stop_profile(ctx, args), error, source))
+            }
+            Some((Err(e), _)) => Err(Stop::internal(self.config.gate.profile, &e)),
+            _ => match self.deferred {
+                Some(error) => Err(Stop::Config(
+                    stop_profile(ctx, args),
+                    error,
+                    Source::WorkTree,
+                )),
+                None => Ok(self.config),
+            },
+        }
+    }
+}
+
+/// The configuration as staged, when `phasegate.toml` is tracked and its
+/// work-tree copy differs from the index; `None` otherwise. `unstaged`
+/// (the selection's candidates) spares the look when it does not name the
+/// file.
+fn staged_config(
+    root: &Path,
+    unstaged: Option<&crate::git::UnstagedHint>,
+) -> Result<Option<Result<Config, config::ConfigError>>, crate::git::GitError> {
+    if unstaged.is_some_and(|hint| !hint.names(config::CONFIG_FILE.as_bytes())) {
+        return Ok(None);
+    }
+    let Some(Some(staged)) = crate::git::files_staged(root, &[Path::new(config::CONFIG_FILE)])?
+        .into_iter()
+        .next()
+    else {
+        return Ok(None);
+    };
+    Ok(unless_in_work_tree(root, config::CONFIG_FILE, staged))
+}
+
+/// `phasegate.toml` as the commit `to` holds it, when it differs from the
+/// work tree's: `None` when the two are the same or the commit has none
+/// (a configuration never committed is the work tree's to give).
+fn committed_config(
+    root: &Path,
+    to: &str,
+) -> Result<Option<Result<Config, config::ConfigError>>, crate::git::GitError> {
+    let Some(committed) = crate::git::file_at(root, to, config::CONFIG_FILE)? else {
+        return Ok(None);
+    };
+    let name = format!("{}@{to}", config::CONFIG_FILE);
+    Ok(unless_in_work_tree(root, &name, committed))
+}
+
+/// `phasegate.toml` as `bytes` (a staged or committed version, shown as
+/// `name`) with the local overrides, unless the work tree holds the same.
+fn unless_in_work_tree(
+    root: &Path,
+    name: &str,
+    bytes: Vec<u8>,
+) -> Option<Result<Config, config::ConfigError>> {
+    if std::fs::read(root.join(config::CONFIG_FILE)).is_ok_and(|now| now == bytes) {
+        return None;
+    }
+    Some(config::load_version(root, name, bytes))
+}
+
+/// Where a run read `phasegate.toml` from.
+#[derive(Clone)]
+pub(super) enum Source {
+    WorkTree,
+    /// The index, because the work tree's version has unstaged changes.
+    Staged,
+    /// `--config-from-ref`.
+    Ref(String),
+    /// The commit a range run checks, because the work tree's version
+    /// differs from it.
+    Checked(String),
+}
+
+impl Source {
+    /// The note a run that read this version, not the work tree's, carries.
+    fn used(&self) -> Option<String> {
+        let file = config::CONFIG_FILE;
+        match self {
+            Source::WorkTree | Source::Ref(_) => None,
+            Source::Staged => Some(format!(
+                "`{file}` has unstaged changes: the staged version was used"
+            )),
+            Source::Checked(spec) => Some(format!(
+                "`{file}` differs from its version in `{spec}`, the commit checked: that version was used"
+            )),
+        }
+    }
+
+    /// What people are told besides the errors, when the file they would
+    /// open is not the one read.
+    pub fn note(&self) -> Option<String> {
+        match self {
+            Source::WorkTree => None,
+            Source::Staged => Some(format!(
+                "this is `{}` as staged; the work tree's version has unstaged changes: `git add` your fix",
+                config::CONFIG_FILE
+            )),
+            Source::Ref(spec) => Some(format!(
+                "this is `{}` as `{spec}` holds it (--config-from-ref)",
+                config::CONFIG_FILE
+            )),
+            Source::Checked(spec) => Some(format!(
+                "this is `{}` as `{spec}` holds it, the commit checked; the work tree's version differs",
+                config::CONFIG_FILE
+            )),
+        }
+    }
+
+    /// The errors placed in the repository's `phasegate.toml` (reports
+    /// annotate files of the repository), the message saying which version.
+    pub fn locate(&self, error: &mut VerdictError) {
+        let Some(note) = self.note() else {
+            return;
+        };
+        if let Source::Ref(spec) | Source::Checked(spec) = self {
+            let shown = format!("{}@{spec}", config::CONFIG_FILE);
+            for problem in &mut error.problems {
+                if problem.file.as_deref() == Some(shown.as_str()) {
+                    problem.file = Some(config::CONFIG_FILE.to_string());
+                }
+            }
+        }
+        error.message = format!("{} ({note})", error.message);
+    }
+}

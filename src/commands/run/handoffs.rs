@@ -1,0 +1,105 @@
+//! The handoff documents among the selected files, read as the run checks
+//! them.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::gate::SelectionSummary;
+
+/// Where a run reads the selected files' content from.
+pub(super) enum Content {
+    WorkTree,
+    /// The index: what a commit would record.
+    Staged,
+    /// A commit (a range's end, a pushed commit).
+    At(String),
+}
+
+impl Content {
+    /// Where the checks see the files the run selected: staged, or at the
+    /// commit a range or push checks.
+    pub fn of(mode: &SelectionSummary) -> Content {
+        match (mode.mode, &mode.to) {
+            ("staged", _) => Content::Staged,
+            ("range" | "all", Some(to)) => Content::At(to.clone()),
+            _ => Content::WorkTree,
+        }
+    }
+}
+
+/// A document's bytes, or why they could not be read.
+pub(super) type DocumentBytes = Result<Vec<u8>, String>;
+
+/// The report of one document as `read_handoffs` read it.
+pub(super) fn read_handoff(
+    path: &str,
+    read: &DocumentBytes,
+    rules: &crate::handoff::Rules,
+) -> crate::handoff::HandoffReport {
+    match read {
+        Ok(bytes) => crate::handoff::validate_bytes(path, bytes, rules).0,
+        Err(e) => crate::handoff::unreadable(path, e, rules),
+    }
+}
+
+/// The handoff documents among `selection`, read from `source`. A document
+/// the source does not hold (deleted there) is left out; one that cannot be
+/// read is kept, with the reason.
+pub(super) fn read_handoffs(
+    root: &Path,
+    selection: &[PathBuf],
+    config: &Config,
+    source: &Content,
+) -> Result<Vec<(String, DocumentBytes)>, crate::git::GitError> {
+    let wrap = |all: Vec<Option<Vec<u8>>>| all.into_iter().map(|b| b.map(Ok)).collect();
+    let paths: Vec<&Path> = selection
+        .iter()
+        .filter(|f| config.handoff.path_filter.is_match(f))
+        .map(PathBuf::as_path)
+        .collect();
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let contents: Vec<Option<DocumentBytes>> = match source {
+        Content::WorkTree => paths
+            .iter()
+            .map(|f| match std::fs::read(root.join(f)) {
+                Ok(bytes) => Some(Ok(bytes)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => Some(Err(e.to_string())),
+            })
+            .collect(),
+        Content::Staged => wrap(crate::git::files_staged(root, &paths)?),
+        Content::At(spec) => wrap(crate::git::files_at(root, spec, &paths)?),
+    };
+    Ok(paths
+        .iter()
+        .zip(contents)
+        .filter_map(|(f, bytes)| Some((f.to_string_lossy().into_owned(), bytes?)))
+        .collect())
+}
+
+pub(super) fn handoff_rules(config: &Config) -> crate::handoff::Rules {
+    crate::handoff::Rules {
+        max_retries: config.gate.max_retries,
+        checkpoints: config.handoff.checkpoints.clone(),
+        claims: config.handoff.claims.clone(),
+        failed_checks: Vec::new(),
+    }
+}
+
+/// The stage each document names, read once to resolve the phase; the
+/// documents are validated again once the checks ran, when their claims
+/// (`tests_passing`) can be held against the results.
+pub(super) fn stages(
+    documents: &[(String, DocumentBytes)],
+    rules: &crate::handoff::Rules,
+) -> Vec<(String, String)> {
+    documents
+        .iter()
+        .filter_map(|(path, bytes)| {
+            let report = read_handoff(path, bytes, rules);
+            report.stage.map(|s| (path.clone(), s))
+        })
+        .collect()
+}

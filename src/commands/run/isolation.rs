@@ -1,0 +1,327 @@
+//! Where the checks run and what they changed there: the work tree (with
+//! unstaged changes set aside) or a temporary checkout.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::config::{self, Config};
+use crate::context::Context;
+use crate::gate::{SelectionSummary, VerdictError};
+use crate::git::CommitView;
+use crate::report;
+use crate::runner;
+use crate::state::RunDir;
+
+use super::select::{Found, HeldLater};
+
+/// Where a run keeps things.
+pub(super) struct Dirs<'a> {
+    pub root: &'a Path,
+    /// The state directory (shared by linked worktrees).
+    pub state: &'a Path,
+    /// Where this work tree's unstaged changes are set aside.
+    pub work_tree_state: &'a Path,
+    pub run: &'a RunDir,
+}
+
+/// Where the checks run.
+pub(super) struct Place {
+    /// A temporary checkout, when not the work tree.
+    snapshot: Option<Snapshot>,
+    /// In the work tree, at what is staged or at the commit checked: its
+    /// unstaged changes are set aside while the checks run.
+    in_work_tree: bool,
+}
+
+impl Place {
+    /// Under `isolation = "snapshot"` a staged run's checks work in a
+    /// temporary checkout of the index; the work tree is never touched. A
+    /// range whose end, or a commit whose files, are not the checked-out
+    /// commit (`git push` of another branch) is checked in a temporary
+    /// checkout of that commit. The checked-out commit is checked in the
+    /// work tree, with its unstaged changes set aside as for a staged run:
+    /// nothing staged, so the files are at the commit's content.
+    pub fn choose(
+        root: &Path,
+        in_repo: bool,
+        mode: &SelectionSummary,
+        config: &Config,
+        state_dir: &Path,
+        run_dir: &RunDir,
+        notes: &mut Vec<String>,
+    ) -> Result<Place, VerdictError> {
+        let staged = mode.mode == "staged";
+        let mut protect_at_head = false;
+        let target = match (mode.mode, &mode.to) {
+            ("range" | "all", Some(to)) if in_repo => match crate::git::commit_view(root, to) {
+                Ok(CommitView::WorkTree) => {
+                    protect_at_head = true;
+                    None
+                }
+                Ok(CommitView::Staged(commit)) => {
+                    Some((commit, "the index holds staged changes it does not"))
+                }
+                Ok(CommitView::Elsewhere(commit)) => {
+                    Some((commit, "the work tree holds another commit"))
+                }
+                // The range itself was read from commits; only the work
+                // tree's state is unknown.
+                Err(
+                    e @ (crate::git::GitError::SparseIndex { .. }
+                    | crate::git::GitError::SplitIndex { .. }),
+                ) => {
+                    notes.push(format!(
+                        "{e}; the checks saw the work tree as it is, uncommitted changes included"
+                    ));
+                    None
+                }
+                Err(e @ crate::git::GitError::Revision { .. }) => {
+                    return Err(crate::commands::usage_error(e.to_string()))
+                }
+                Err(e) => return Err(crate::commands::internal_error(&e)),
+            },
+            _ => None,
+        };
+        let snapshot_dir = state_dir.join("snapshots").join(&run_dir.id);
+        let snapshot = if let Some((commit, why)) = target {
+            let to = mode.to.as_deref().unwrap_or_default();
+            let named = if commit.to_string().starts_with(to) {
+                format!("{commit:.10}")
+            } else {
+                format!("{to} ({commit:.10})")
+            };
+            notes.push(format!("the checks ran in a checkout of {named}: {why}"));
+            Some(Snapshot::create(root, &snapshot_dir, Some(commit))?)
+        } else if staged && config.gate.isolation == config::Isolation::Snapshot {
+            Some(Snapshot::create(root, &snapshot_dir, None)?)
+        } else {
+            None
+        };
+        Ok(Place {
+            in_work_tree: (staged || protect_at_head) && snapshot.is_none(),
+            snapshot,
+        })
+    }
+
+    /// The directory the checks run in: `root`, or the checkout.
+    pub fn check_root<'a>(&'a self, root: &'a Path) -> &'a Path {
+        self.snapshot.as_ref().map_or(root, |s| s.dir.as_path())
+    }
+}
+
+/// What running the checks gave.
+pub(super) struct Ran {
+    /// One per plan, in their order.
+    pub outcomes: Vec<runner::CheckOutcome>,
+    /// phasegate's own findings that block: files the checks modified.
+    pub blocking: Vec<crate::diagnostics::Diagnostic>,
+    /// Whether a Ctrl-C (or SIGTERM, SIGHUP) cut the run short.
+    pub interrupted: bool,
+}
+
+/// Runs `plans` in `place`, `jobs` at a time, drawing progress on
+/// `progress` when a person watches. In the work tree, unstaged changes
+/// (those `found` by the selection) are set aside first and come back
+/// afterwards; whatever the place, what is checked must stay what was
+/// selected: one comparison after the checks names the files they changed.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the run's places, what its selection found and how to show progress are each needed here once"
+)]
+pub(super) fn run_checks(
+    ctx: &Context,
+    dirs: &Dirs<'_>,
+    place: Place,
+    found: Found,
+    mut plans: Vec<runner::CheckPlan>,
+    jobs: usize,
+    progress: Option<&mut (dyn Write + '_)>,
+    notes: &mut Vec<String>,
+) -> Result<Ran, VerdictError> {
+    let root = dirs.root;
+    let pause = |step: &str| ctx.maybe_pause(step, dirs.state);
+    let in_place = place.in_work_tree && !plans.is_empty();
+    // From before the first file is set aside until the last comes back, a
+    // Ctrl-C (or SIGTERM, SIGHUP) never kills phasegate: it stops the
+    // checks, or keeps them from starting, and the work tree is given back
+    // before the run ends as interrupted. A restore under way always
+    // finishes.
+    let interrupts = in_place.then(runner::InterruptGuard::install);
+    // Interrupted while the changes were being saved: the work tree was
+    // never touched, and nothing is there to compare after the checks.
+    let mut cut_short = false;
+    let guard = if in_place {
+        match crate::git::protect(
+            root,
+            dirs.work_tree_state,
+            &dirs.run.id,
+            found.unstaged.as_ref(),
+            ctx.cpus,
+            &pause,
+        ) {
+            Ok(guard) => guard,
+            Err(crate::git::ProtectError::Interrupted) => {
+                cut_short = true;
+                None
+            }
+            Err(e) => return Err(crate::commands::internal_error(&e)),
+        }
+    } else {
+        None
+    };
+    // In place with nothing set aside, the index as the checks find it, to
+    // see afterwards whether they staged anything: the selection's own
+    // read, or one now.
+    let index_before = (in_place
+        && guard.is_none()
+        && !cut_short
+        && !crate::git::Held::kept_by(found.unstaged.as_ref()))
+    .then(|| crate::git::Held::now(root))
+    .flatten();
+    // If phasegate is killed while the changes are aside, the run that puts
+    // them back stops these checks first.
+    if let Some(guard) = &guard {
+        for plan in &mut plans {
+            plan.groups = Some(guard.groups_file());
+        }
+    }
+    let outcomes = match progress {
+        Some(out) if !plans.is_empty() => {
+            let mut progress =
+                report::progress::Progress::new(out, plans.len()).with_width(ctx.stderr_columns);
+            let outcomes = runner::run_checks(&plans, jobs, &mut |event| progress.event(&event));
+            progress.finish();
+            outcomes
+        }
+        _ => runner::run_checks(&plans, jobs, &mut |_| {}),
+    };
+
+    let mut modified = Vec::new();
+    // In a temporary checkout, with what was written there.
+    if let Some(snapshot) = &place.snapshot {
+        let changed = crate::git::changed_in_checkout(root, &snapshot.dir, &snapshot.written)
+            .map_err(|e| crate::commands::internal_error(&e))?;
+        modified.extend(changed);
+    }
+    // A checkout has served its purpose: removed before the verdict.
+    drop(place);
+    // In place with nothing set aside, with the index. (inotify would name
+    // the files touched, but tearing its watches down waits for an RCU
+    // grace period, longer than the comparison.)
+    if in_place && guard.is_none() && !cut_short {
+        let before = found.held.and_then(HeldLater::take).or(index_before);
+        let changed = crate::git::changed_in_work_tree(root, ctx.cpus, before)
+            .map_err(|e| crate::commands::internal_error(&e))?;
+        modified.extend(changed);
+    }
+    // In place with changes set aside, by the guard that puts them back.
+    if let Some(guard) = guard {
+        match guard.finish(&pause, &dirs.run.path.join("dropped")) {
+            Ok(after) => {
+                modified.extend(after.modified);
+                if !after.conflicts.is_empty() {
+                    let kept = after.kept.map_or_else(String::new, |dir: PathBuf| {
+                        format!(" (their versions are kept in {})", dir.display())
+                    });
+                    notes.push(format!(
+                        "the checks changed files that also had unstaged changes; their changes were dropped and yours restored: {}{kept}",
+                        after.conflicts.join(", ")
+                    ));
+                }
+            }
+            Err(e) => {
+                let mut error = crate::commands::internal_error(&e);
+                error.message.push_str(&format!(
+                    "; the unstaged changes are kept under {}: run `phasegate restore`",
+                    dirs.work_tree_state.join("protect").display()
+                ));
+                return Err(error);
+            }
+        }
+    }
+    // The work tree is back: signals take their usual course again.
+    drop(interrupts);
+    let mut blocking = Vec::new();
+    if !modified.is_empty() {
+        let by: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
+        blocking.push(gate_finding(format!(
+            "files were modified by {}: {}",
+            describe_checks(&by),
+            modified.join(", ")
+        )));
+    }
+    Ok(Ran {
+        outcomes,
+        blocking,
+        interrupted: runner::interrupted(),
+    })
+}
+
+/// A temporary checkout of the index or of a commit, removed when dropped.
+struct Snapshot {
+    dir: PathBuf,
+    /// What was written there, to tell what the checks changed.
+    written: crate::git::Written,
+}
+
+impl Snapshot {
+    /// A checkout in `dir` of `commit`, or of the index when `None`.
+    fn create(
+        root: &Path,
+        dir: &Path,
+        commit: Option<git2::Oid>,
+    ) -> Result<Snapshot, VerdictError> {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            crate::commands::internal_message(format!(
+                "failed to create the snapshot `{}`: {e}",
+                dir.display()
+            ))
+        })?;
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let written = match commit {
+            Some(commit) => crate::git::checkout_commit_to(root, commit, &dir),
+            None => crate::git::checkout_index_to(root, &dir),
+        };
+        match written {
+            Ok(written) => Ok(Snapshot { dir, written }),
+            Err(e) => {
+                // Half a checkout is only disk space, but it is not left.
+                let _ = std::fs::remove_dir_all(&dir);
+                Err(crate::commands::internal_error(&e))
+            }
+        }
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        // A snapshot left behind is only disk space; the next run's is new.
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A finding of phasegate itself, outside any check.
+fn gate_finding(message: String) -> crate::diagnostics::Diagnostic {
+    crate::diagnostics::Diagnostic {
+        check: String::new(),
+        origin: crate::config::Origin::Runtime,
+        tool: "phasegate".to_string(),
+        severity: crate::diagnostics::Severity::Error,
+        code: Some("files-modified".to_string()),
+        message,
+        ..crate::diagnostics::Diagnostic::default()
+    }
+}
+
+fn describe_checks(names: &[&str]) -> String {
+    match names {
+        [one] => format!("`{one}`"),
+        many => format!(
+            "the checks ({})",
+            many.iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}

@@ -1,0 +1,707 @@
+//! `phasegate run`: select files, resolve the phase, run its checks, decide,
+//! record and render. Glue only: every decision lives in `gate`.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+mod configuration;
+mod handoffs;
+mod isolation;
+mod outcome;
+mod select;
+
+use crate::cli::{ReportFormat, RunArgs};
+use crate::config::{self, Config, Profile};
+use crate::context::Context;
+use crate::exit::ExitCode;
+use crate::gate::{self, GateInput, SelectionSummary, Verdict, VerdictError};
+use crate::report;
+use crate::runner;
+use crate::state::{self, RunDir};
+
+use super::Streams;
+use configuration::Source;
+use handoffs::Content;
+use select::{EarlySelection, Selected};
+
+pub(super) use configuration::config_at_ref;
+
+/// Which files a run looks at, as asked.
+#[derive(Debug, Clone)]
+pub enum SelectionRequest {
+    /// Staged files (protecting unstaged changes); in CI the pull or merge
+    /// request's range when detected, else every tracked file.
+    Default,
+    /// The staged files, protecting unstaged changes (what a pre-commit
+    /// hook checks, in CI too).
+    Staged,
+    /// Every tracked file.
+    All,
+    /// These files, relative to the current directory.
+    Files(Vec<PathBuf>),
+    /// Changed on `to` since its merge base with `from`.
+    Range { from: String, to: String },
+    /// Every file of this commit (a new branch being pushed).
+    AllOf(String),
+}
+
+/// A run as `phasegate run` or a git hook asks for it.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub phase: Option<String>,
+    pub profile: Option<String>,
+    pub workflow: Option<String>,
+    pub checks: Vec<String>,
+    pub selection: SelectionRequest,
+    pub format: ReportFormat,
+    /// `--output FILE`: the `format` report goes there, the human one to
+    /// the terminal.
+    pub output: Option<PathBuf>,
+    /// `--report FORMAT=FILE`, as given.
+    pub reports: Vec<String>,
+    pub jobs: Option<u16>,
+    pub config_from_ref: Option<String>,
+    /// `phasegate resume`: the run whose passes are carried over.
+    pub resume_of: Option<crate::state::RunRecord>,
+    /// The ref a pre-push hook checks in this run (it runs once per pushed
+    /// ref), for the report to say which.
+    pub pushed_ref: Option<String>,
+}
+
+impl SelectionRequest {
+    /// Whether this selects the staged files (the default does outside CI).
+    fn is_staged(&self, ci: bool) -> bool {
+        matches!(self, SelectionRequest::Staged)
+            || (matches!(self, SelectionRequest::Default) && !ci)
+    }
+}
+
+impl RunRequest {
+    pub fn from_args(args: &RunArgs) -> RunRequest {
+        let selection = if !args.files.is_empty() {
+            SelectionRequest::Files(args.files.clone())
+        } else if args.all_files {
+            SelectionRequest::All
+        } else if let (Some(from), Some(to)) = (&args.from_ref, &args.to_ref) {
+            SelectionRequest::Range {
+                from: from.clone(),
+                to: to.clone(),
+            }
+        } else {
+            SelectionRequest::Default
+        };
+        RunRequest {
+            phase: args.phase.clone(),
+            profile: args.profile.clone(),
+            workflow: args.workflow.clone(),
+            checks: args.checks.clone(),
+            selection,
+            format: args.format,
+            output: args.output.clone(),
+            reports: args.reports.clone(),
+            jobs: args.jobs,
+            config_from_ref: args.config_from_ref.clone(),
+            resume_of: None,
+            pushed_ref: None,
+        }
+    }
+}
+
+/// `phasegate run`.
+pub fn run(ctx: &Context, args: &RunArgs, io: &mut Streams<'_>) -> ExitCode {
+    execute(ctx, &RunRequest::from_args(args), io)
+}
+
+/// Runs the gate and returns the exit code.
+pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCode {
+    let reports = match super::Reports::parse(args.format, args.output.clone(), &args.reports) {
+        Ok(reports) => reports,
+        Err(message) => {
+            // The `--format` report still says why the run stopped.
+            let verdict = Verdict::stopped(Profile::default(), None, super::usage_error(message));
+            let alone = super::Reports {
+                format: args.format,
+                output: args.output.clone(),
+                extra: Vec::new(),
+            };
+            return super::emit_stopped_reports(&verdict, &alone, ctx, io);
+        }
+    };
+    // Once known, where an internal failure that stops the run is recorded.
+    let mut state_dir = None;
+    match run_gate(ctx, args, &mut state_dir, io) {
+        Ok(verdict) => super::emit_reports(&verdict, &reports, ctx, io),
+        Err(stop) => stopped(ctx, args, stop, state_dir.as_deref(), &reports, io),
+    }
+}
+
+/// Why a run ended before its checks were decided on; the verdict it ends
+/// with says so.
+enum Stop {
+    /// An error, under the profile known by then.
+    Error(Profile, VerdictError),
+    /// A configuration that does not load, read from `Source`: people are
+    /// shown its errors in the file too.
+    Config(Profile, config::ConfigError, Source),
+}
+
+impl Stop {
+    fn usage(profile: Profile, message: impl Into<String>) -> Stop {
+        Stop::Error(profile, super::usage_error(message.into()))
+    }
+
+    fn internal(profile: Profile, error: &dyn std::error::Error) -> Stop {
+        Stop::Error(profile, super::internal_error(error))
+    }
+}
+
+/// The verdict and reports of a run that stopped; recorded when phasegate
+/// itself failed and the state directory is known.
+fn stopped(
+    ctx: &Context,
+    args: &RunRequest,
+    stop: Stop,
+    state_dir: Option<&Path>,
+    reports: &super::Reports,
+    io: &mut Streams<'_>,
+) -> ExitCode {
+    let (profile, error) = match stop {
+        Stop::Error(profile, error) => (profile, error),
+        Stop::Config(profile, error, from) => {
+            // People read the errors unless standard output carries the
+            // JSON verdict (with `--output`, it carries the human report).
+            if args.format != ReportFormat::Json || args.output.is_some() {
+                report::errors::render_diagnostic(&error, io.err, ctx.color_for(ctx.stderr_tty));
+                if let Some(note) = from.note() {
+                    let _ = writeln!(io.err, "note: {note}");
+                }
+            }
+            let mut located = super::config_error(&error);
+            from.locate(&mut located);
+            (profile, located)
+        }
+    };
+    let mut verdict = Verdict::stopped(profile, args.phase.clone(), error);
+    let internal = verdict.error.as_ref().is_some_and(|e| e.kind == "internal");
+    if let (true, Some(state_dir)) = (internal, state_dir) {
+        super::record::record_stopped(
+            state_dir,
+            &mut verdict,
+            ctx.session.as_deref(),
+            &mut *io.err,
+        );
+    }
+    super::emit_stopped_reports(&verdict, reports, ctx, io)
+}
+
+/// A run, stage by stage, from its files to its recorded verdict; or why
+/// it stopped. `known_state` is the state directory, once known.
+fn run_gate(
+    ctx: &Context,
+    args: &RunRequest,
+    known_state: &mut Option<PathBuf>,
+    io: &mut Streams<'_>,
+) -> Result<Verdict, Stop> {
+    let repo = match crate::git::discover(&ctx.cwd) {
+        Ok(repo) => repo,
+        Err(
+            e @ (crate::git::GitError::Bare { .. } | crate::git::GitError::NamedRepository { .. }),
+        ) => return Err(Stop::usage(Profile::default(), e.to_string())),
+        Err(e) => return Err(Stop::internal(Profile::default(), &e)),
+    };
+    let in_repo = repo.is_some();
+    let root = repo
+        .as_ref()
+        .map_or_else(|| ctx.cwd.clone(), |r| r.root.clone());
+    if let Some(index) = &ctx.index_file {
+        crate::git::use_index_file(index.clone());
+    }
+    // A staged selection is most of a run's start (it looks at every
+    // tracked file): it begins now, on its own thread, while the
+    // configuration is read.
+    let mut early = (in_repo && args.selection.is_staged(ctx.ci))
+        .then(|| EarlySelection::start(root.clone(), ctx.cpus));
+    let loaded = configuration::load(ctx, args, &root, in_repo)?;
+    let ref_has_config = loaded.ref_has_config;
+    ctx.maybe_test_panic("config");
+
+    let state_dir = state::state_dir(
+        repo.as_ref().map(|r| r.common_dir.as_path()),
+        &root,
+        &ctx.temp_dir,
+    );
+    *known_state = Some(state_dir.clone());
+    // Unstaged changes set aside belong to this work tree alone (linked
+    // worktrees share `state_dir`).
+    let work_tree_state = repo
+        .as_ref()
+        .map_or_else(|| state_dir.clone(), crate::git::RepoInfo::work_tree_state);
+    let mut notes = Vec::new();
+    if in_repo {
+        let profile = loaded.config.gate.profile;
+        if let Some(note) = recover_killed(ctx, args, &root, &state_dir, &work_tree_state, profile)?
+        {
+            // The early selection may have looked at the work tree before
+            // those files came back.
+            early = None;
+            notes.push(note);
+        }
+    }
+
+    let Selected {
+        files: selection,
+        summary: mode,
+        notes: selection_notes,
+        found,
+    } = select::select_files(ctx, args, &root, in_repo, early)
+        .map_err(|e| Stop::Error(loaded.config.gate.profile, e))?;
+    notes.extend(selection_notes);
+    let config = loaded.checked(ctx, args, &root, &mode, found.unstaged.as_ref(), &mut notes)?;
+
+    // The handoff documents among the selected files, as the run checks
+    // them (staged, or at the commit checked); their stage names the phase
+    // when neither --phase nor PHASEGATE_PHASE does.
+    let documents = handoffs::read_handoffs(&root, &selection, &config, &Content::of(&mode))
+        .map_err(|e| Stop::internal(config.gate.profile, &e))?;
+    let mut rules = handoffs::handoff_rules(&config);
+    let settings = resolve(ctx, args, &config, &handoffs::stages(&documents, &rules))
+        .map_err(|message| Stop::usage(config.gate.profile, message))?;
+    let (run_dir, pruning) = create_run_dir(ctx, &state_dir, &config, &mut notes)
+        .map_err(|error| Stop::Error(settings.profile, error))?;
+
+    let phase_specs: Vec<&config::CheckSpec> = config
+        .checks_for(&settings.phase, settings.workflow.as_deref())
+        .unwrap_or_default()
+        .iter()
+        .collect();
+    // Nothing to run because there is nothing to go by: say why.
+    if phase_specs.is_empty() && config::detect_language(&root).is_none() {
+        notes.extend(no_configuration(args, &root, ref_has_config));
+    }
+    let specs = to_run(args, &phase_specs);
+    let place = isolation::Place::choose(
+        &root, in_repo, &mode, &config, &state_dir, &run_dir, &mut notes,
+    )
+    .map_err(|error| Stop::Error(settings.profile, error))?;
+    notes.extend(configuration_notes(
+        ctx,
+        &config,
+        &settings.phase,
+        &phase_specs,
+    ));
+    let planned = plan_checks(
+        ctx,
+        &root,
+        place.check_root(&root),
+        &specs,
+        &selection,
+        &run_dir,
+    );
+    let plans: Vec<runner::CheckPlan> = planned
+        .iter()
+        .filter_map(|p| p.as_ref().ok().cloned())
+        .collect();
+    ctx.maybe_test_panic("run");
+
+    let jobs = args
+        .jobs
+        .map(usize::from)
+        .or(config.gate.jobs)
+        .unwrap_or(ctx.cpus)
+        .max(1);
+    let json = args.format == ReportFormat::Json;
+    let progress = (!json && ctx.stderr_tty).then_some(&mut *io.err);
+    let dirs = isolation::Dirs {
+        root: &root,
+        state: &state_dir,
+        work_tree_state: &work_tree_state,
+        run: &run_dir,
+    };
+    let ran = isolation::run_checks(ctx, &dirs, place, found, plans, jobs, progress, &mut notes)
+        .map_err(|error| Stop::Error(settings.profile, error))?;
+
+    let pinned: Vec<(String, String)> = runner::PINNED_ENV
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+        .collect();
+    let mut checks = outcome::check_inputs(
+        &config,
+        &specs,
+        planned,
+        ran.outcomes,
+        &run_dir,
+        &pinned,
+        &mut notes,
+    );
+    if let Some(note) = outcome::mark_pre_existing(&root, &mode, &mut checks) {
+        notes.push(note);
+    }
+    rules.failed_checks = outcome::failed_checks(&checks);
+    let selection_record = selection_record(args, &mode, &selection);
+    let mut verdict = gate::decide(GateInput {
+        phase: settings.phase,
+        profile: settings.profile,
+        workflow: settings.workflow,
+        run_id: Some(run_dir.id.clone()),
+        checks,
+        notes,
+        environment: pinned,
+        root: root.clone(),
+        summary_limit: config.gate.summary,
+        selection: Some(mode),
+        blocking: ran.blocking,
+        interrupted: ran.interrupted,
+        handoffs: documents
+            .iter()
+            .map(|(path, bytes)| handoffs::read_handoff(path, bytes, &rules))
+            .collect(),
+    });
+    ctx.maybe_test_panic("decide");
+    if let Some(previous) = &args.resume_of {
+        outcome::carry_over(previous, &phase_specs, &mut verdict);
+    }
+    if args.config_from_ref.is_none() {
+        outcome::show_config_lines(&root, &mut verdict);
+    }
+    let facts = super::record::RunFacts {
+        session: ctx.session.as_deref(),
+        selection: selection_record,
+        pruning: Some(pruning),
+    };
+    let pause = |step: &str| ctx.maybe_pause(step, &state_dir);
+    super::record::record_run(
+        &state_dir,
+        &config,
+        facts,
+        &mut verdict,
+        &pause,
+        &mut *io.err,
+    );
+    if let Err(e) = run_dir.write_verdict(&verdict) {
+        // The verdict on stdout is still the answer; the record is a copy.
+        let _ = writeln!(
+            io.err,
+            "warning: failed to record the verdict in `{}`: {e}",
+            run_dir.path.display()
+        );
+    }
+    Ok(verdict)
+}
+
+/// The checks of the phase this run runs: those `--check` names (all when
+/// none is named); under `resume`, what did not pass, warn or get skipped,
+/// and what the configuration added or changed since (the rest is carried
+/// over).
+fn to_run<'c>(
+    args: &RunRequest,
+    phase_specs: &[&'c config::CheckSpec],
+) -> Vec<&'c config::CheckSpec> {
+    let again: Option<Vec<&str>> = args
+        .resume_of
+        .as_ref()
+        .map(|previous| super::resume::to_run_again(previous, phase_specs));
+    phase_specs
+        .iter()
+        .copied()
+        .filter(|c| match &again {
+            Some(again) => again.contains(&c.name.as_str()),
+            None => args.checks.is_empty() || args.checks.contains(&c.name),
+        })
+        .collect()
+}
+
+/// Finishes a run that was killed while it held unstaged changes aside,
+/// whatever this run selects: what it says of it, when there was one.
+fn recover_killed(
+    ctx: &Context,
+    args: &RunRequest,
+    root: &Path,
+    state_dir: &Path,
+    work_tree_state: &Path,
+    profile: Profile,
+) -> Result<Option<String>, Stop> {
+    // A restore under way always finishes; an interrupt during it keeps
+    // the checks from starting.
+    let _interrupts = runner::InterruptGuard::install();
+    let pause = |step: &str| ctx.maybe_pause(step, state_dir);
+    let recovered = crate::git::recover(root, work_tree_state, &pause)
+        .map_err(|e| Stop::internal(profile, &e))?;
+    if recovered.is_empty() {
+        return Ok(None);
+    }
+    // git built a temporary index (`commit -a`, `commit PATH`) from the
+    // work tree as the killed run left it, without those changes: this
+    // commit would miss them.
+    if args.selection.is_staged(ctx.ci) && crate::git::index_is_temporary() {
+        let error = super::internal_message(format!(
+            "{}; this commit was prepared from the files as the killed run had left them, without those changes: run the commit again",
+            recovered.describe()
+        ));
+        return Err(Stop::Error(profile, error));
+    }
+    Ok(Some(recovered.describe()))
+}
+
+/// This run's directory, and the pruning of old ones while its checks run.
+/// A state directory that cannot be written does not decide the verdict:
+/// the logs go to the temporary directory instead (noted), one per user
+/// (another user's would not be writable), only theirs to read, pruned as
+/// the state directory is.
+fn create_run_dir(
+    ctx: &Context,
+    state_dir: &Path,
+    config: &Config,
+    notes: &mut Vec<String>,
+) -> Result<(RunDir, state::Pruning), VerdictError> {
+    let keep = config.gate.keep_runs;
+    let wait = super::record::LOCK_WAIT;
+    let e = match RunDir::create(state_dir, SystemTime::now(), std::process::id()) {
+        Ok(dir) => return Ok((dir, state::Pruning::start(state_dir, keep, wait))),
+        Err(e) => e,
+    };
+    let fallback = ctx.temp_dir.join(format!(
+        "phasegate-runs-{}",
+        rustix::process::getuid().as_raw()
+    ));
+    let _ = std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+        .create(&fallback);
+    match RunDir::create(&fallback, SystemTime::now(), std::process::id()) {
+        Ok(dir) => {
+            notes.push(format!(
+                "failed to create a run directory under `{}` ({e}); the logs are under `{}`",
+                state_dir.display(),
+                dir.path.display()
+            ));
+            Ok((dir, state::Pruning::start(&fallback, keep, wait)))
+        }
+        Err(e2) => Err(super::internal_message(format!(
+            "failed to create a run directory under `{}` ({e}) or `{}` ({e2})",
+            state_dir.display(),
+            fallback.display()
+        ))),
+    }
+}
+
+/// Why a phase has no checks when there is no configuration and no
+/// project phasegate knows.
+fn no_configuration(args: &RunRequest, root: &Path, ref_has_config: bool) -> Option<String> {
+    let none_here = match &args.config_from_ref {
+        Some(spec) => {
+            (!ref_has_config).then(|| format!("`{spec}` has no `{}`", config::CONFIG_FILE))
+        }
+        None => (!root.join(config::CONFIG_FILE).exists())
+            .then(|| format!("there is no `{}`", config::CONFIG_FILE)),
+    }?;
+    Some(format!(
+        "{none_here} and no project phasegate knows (Cargo.toml, go.mod, package.json, pyproject.toml, setup.cfg) at the root: `phasegate init` writes a configuration to start from"
+    ))
+}
+
+/// What the verdict says of the configuration as this machine runs it: a
+/// local override, and `PHASEGATE_SKIP` names that are no check of the
+/// phase.
+fn configuration_notes(
+    ctx: &Context,
+    config: &Config,
+    phase: &str,
+    phase_specs: &[&config::CheckSpec],
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    // A local override changes the gate for this machine alone: the
+    // verdict says so, for whoever reads it elsewhere.
+    if let config::ConfigOrigin::File { files } = &config.origin {
+        if files.iter().any(|f| f == config::LOCAL_FILE) {
+            notes.push(format!(
+                "`{}` overrides `{}` here: this gate is not the one the repository holds",
+                config::LOCAL_FILE,
+                config::CONFIG_FILE
+            ));
+        }
+    }
+    // A name PHASEGATE_SKIP gives that is no check of the phase skips
+    // nothing: a typo is said, not passed over.
+    let unknown_skips: Vec<String> = ctx
+        .skip
+        .iter()
+        .filter(|name| !phase_specs.iter().any(|spec| &spec.name == *name))
+        .map(|name| format!("`{name}`"))
+        .collect();
+    if !unknown_skips.is_empty() {
+        notes.push(format!(
+            "PHASEGATE_SKIP names no check of phase `{phase}`: {} (skipped nothing)",
+            unknown_skips.join(", ")
+        ));
+    }
+    notes
+}
+
+/// Each check's plan in `check_root`, or why it does not run. Checks run
+/// without git's repository variables; only a repository they could not
+/// find from the work tree is named for them. The index git named (its
+/// temporary one, for `git commit -a`) is passed under a name of
+/// phasegate's, for a check that asks git about what is staged:
+/// `GIT_INDEX_FILE=$PHASEGATE_GIT_INDEX_FILE git diff --cached`. These go
+/// first, so a check's own `env` still wins.
+fn plan_checks(
+    ctx: &Context,
+    root: &Path,
+    check_root: &Path,
+    specs: &[&config::CheckSpec],
+    selection: &[PathBuf],
+    run_dir: &RunDir,
+) -> Vec<Result<runner::CheckPlan, gate::SkipReason>> {
+    let mut git_env = crate::git::repository_env_for_checks(root, check_root);
+    if let Some(index) = &ctx.index_file {
+        git_env.push((
+            "PHASEGATE_GIT_INDEX_FILE".to_string(),
+            index.clone().into_os_string(),
+        ));
+    }
+    specs
+        .iter()
+        .map(|spec| {
+            let mut plan = gate::plan_check(
+                spec,
+                selection,
+                &ctx.skip,
+                check_root,
+                run_dir,
+                ctx.path.as_deref(),
+            )?;
+            plan.env.splice(0..0, git_env.iter().cloned());
+            Ok(plan)
+        })
+        .collect()
+}
+
+/// How the run chose its files, as the state's history keeps it.
+fn selection_record(
+    args: &RunRequest,
+    mode: &SelectionSummary,
+    selection: &[PathBuf],
+) -> state::SelectionRecord {
+    state::SelectionRecord {
+        mode: mode.mode.to_string(),
+        files: if mode.mode == "files" {
+            selection
+                .iter()
+                .map(|f| f.to_string_lossy().into_owned())
+                .collect()
+        } else {
+            Vec::new()
+        },
+        from: mode.from.clone(),
+        to: mode.to.clone(),
+        pushed_ref: args.pushed_ref.clone(),
+        config_from_ref: args.config_from_ref.clone(),
+    }
+}
+
+/// The phase, profile and workflow of this run, checked against the config.
+struct Settings {
+    phase: String,
+    profile: Profile,
+    workflow: Option<String>,
+}
+
+fn resolve(
+    ctx: &Context,
+    args: &RunRequest,
+    config: &Config,
+    stages: &[(String, String)],
+) -> Result<Settings, String> {
+    let profile = match asked_profile(ctx, args) {
+        Some(Ok(profile)) => profile,
+        Some(Err(message)) => return Err(message),
+        None => config.gate.profile,
+    };
+    let workflow = args
+        .workflow
+        .clone()
+        .or_else(|| config.gate.workflow.clone());
+    if let Some(name) = &workflow {
+        if !config.workflows.contains_key(name) {
+            return Err(unknown("workflow", name, config.workflows.keys()));
+        }
+    }
+    let stage = match stages {
+        [] => None,
+        [(_, first), rest @ ..] => {
+            if let Some((path, other)) = rest.iter().find(|(_, s)| s != first) {
+                let (first_path, _) = &stages[0];
+                if args.phase.is_none() && ctx.phase.is_none() {
+                    return Err(format!(
+                        "the handoff documents disagree on the stage: `{first_path}` says `{first}`, `{path}` says `{other}`; pass --phase"
+                    ));
+                }
+            }
+            Some(first.clone())
+        }
+    };
+    // The phase, and what named it, for an error that says where to look.
+    let (phase, named_by) = if let Some(phase) = &args.phase {
+        (phase.clone(), None)
+    } else if let Some(phase) = &ctx.phase {
+        (phase.clone(), Some("PHASEGATE_PHASE".to_string()))
+    } else if let Some(stage) = stage {
+        let by = format!("the `stage` of `{}`", stages[0].0);
+        (stage, Some(by))
+    } else {
+        (config.gate.default_phase.clone(), None)
+    };
+    let Some(checks) = config.checks_for(&phase, workflow.as_deref()) else {
+        let mut message = unknown("phase", &phase, config.phases.keys());
+        if let Some(by) = named_by {
+            message = format!("{message} (named by {by})");
+        }
+        return Err(message);
+    };
+    for name in &args.checks {
+        if !checks.iter().any(|c| &c.name == name) {
+            return Err(unknown(
+                &format!("check in phase `{phase}`:"),
+                name,
+                checks.iter().map(|c| &c.name),
+            ));
+        }
+    }
+    Ok(Settings {
+        phase,
+        profile,
+        workflow,
+    })
+}
+
+/// The profile asked for by `--profile` or `PHASEGATE_PROFILE`, if any; an
+/// unknown name is an error that says where it came from.
+fn asked_profile(ctx: &Context, args: &RunRequest) -> Option<Result<Profile, String>> {
+    let (name, by) = match (&args.profile, &ctx.profile) {
+        (Some(name), _) => (name, "--profile"),
+        (None, Some(name)) => (name, "PHASEGATE_PROFILE"),
+        (None, None) => return None,
+    };
+    Some(Profile::parse(name).ok_or_else(|| {
+        let mut message = format!(
+            "unknown profile `{name}` (from {by}): expected one of {}",
+            Profile::NAMES.join(", ")
+        );
+        if let Some(near) = config::suggest(name, Profile::NAMES.iter().copied()) {
+            message.push_str(&format!("; did you mean `{near}`?"));
+        }
+        message
+    }))
+}
+
+fn unknown<'a>(what: &str, name: &str, known: impl Iterator<Item = &'a String>) -> String {
+    let known: Vec<&String> = known.collect();
+    let mut message = format!("unknown {what} `{name}`");
+    if let Some(near) = config::suggest(name, known.iter().map(|s| s.as_str())) {
+        message.push_str(&format!(": did you mean `{near}`?"));
+    } else if known.is_empty() {
+        message.push_str(": none is defined");
+    } else {
+        let list: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+        message.push_str(&format!(": expected one of {}", list.join(", ")));
+    }
+    message
+}

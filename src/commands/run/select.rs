@@ -1,0 +1,327 @@
+//! Which files a run looks at: staged (begun early, on its own thread),
+//! a range, a commit's, every tracked file, or named files.
+
+use std::path::{Path, PathBuf};
+
+use crate::context::{CiSelection, Context};
+use crate::gate::{SelectionSummary, VerdictError};
+
+use super::{RunRequest, SelectionRequest};
+
+/// The files a run selected and what it learnt on the way.
+pub(super) struct Selected {
+    /// Relative to the root.
+    pub files: Vec<PathBuf>,
+    /// How they were chosen.
+    pub summary: SelectionSummary,
+    pub notes: Vec<String>,
+    pub found: Found,
+}
+
+/// What a staged selection found on the way, for the protection of
+/// unstaged changes; nothing for the other selections.
+#[derive(Default)]
+pub(super) struct Found {
+    /// The only tracked files that may have unstaged changes, found while
+    /// the staged files were.
+    pub unstaged: Option<crate::git::UnstagedHint>,
+    /// What the selection read, for the comparison after the checks.
+    pub held: Option<HeldLater>,
+}
+
+impl Selected {
+    fn new(files: Vec<PathBuf>, summary: SelectionSummary, notes: Vec<String>) -> Selected {
+        Selected {
+            files,
+            summary,
+            notes,
+            found: Found::default(),
+        }
+    }
+}
+
+/// A staged selection begun on its own thread. Its answer arrives before
+/// the thread lets go of the index and repository it read; it keeps them
+/// for the comparison after the checks when nothing will be set aside.
+pub(super) struct EarlySelection {
+    answer: std::sync::mpsc::Receiver<Result<crate::git::StagedSelection, crate::git::GitError>>,
+    thread: std::thread::JoinHandle<Option<crate::git::Held>>,
+}
+
+/// The index and repository the early selection read, once its thread is
+/// joined.
+pub(super) struct HeldLater(std::thread::JoinHandle<Option<crate::git::Held>>);
+
+impl HeldLater {
+    pub fn take(self) -> Option<crate::git::Held> {
+        self.0.join().ok().flatten()
+    }
+}
+
+impl EarlySelection {
+    pub fn start(root: PathBuf, cpus: usize) -> EarlySelection {
+        let (tx, answer) = std::sync::mpsc::sync_channel(1);
+        let thread = std::thread::spawn(move || {
+            let (selection, held) = crate::git::staged_selection_held(&root, cpus);
+            let wanted = held.wanted_after(&selection);
+            let _ = tx.send(selection);
+            // Otherwise freed here, away from the critical path.
+            wanted.then_some(held)
+        });
+        EarlySelection { answer, thread }
+    }
+
+    /// The answer, and what the thread keeps; a panic on the thread is
+    /// resumed here.
+    fn join(
+        self,
+    ) -> (
+        Result<crate::git::StagedSelection, crate::git::GitError>,
+        HeldLater,
+    ) {
+        match self.answer.recv() {
+            Ok(answer) => (answer, HeldLater(self.thread)),
+            Err(_) => match self.thread.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(_) => unreachable!("the selection thread sends its answer before it ends"),
+            },
+        }
+    }
+}
+
+/// What a run says of a name that more than one ref answers to.
+fn ambiguity_note(ambiguous: &crate::git::Ambiguity) -> String {
+    let others = ambiguous
+        .others
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(" and ");
+    format!(
+        "`{}` is ambiguous: it names `{}` (used, as git does) and {others}; give the full name to choose, e.g. `{}`",
+        ambiguous.spec,
+        ambiguous.used,
+        ambiguous.others.first().unwrap_or(&ambiguous.used)
+    )
+}
+
+/// Why a `pull_request_target` run on the event's own checkout (the target
+/// branch) checks nothing, and what to do instead.
+fn pull_request_target_refusal(base: &str, head: Option<&str>) -> String {
+    let to = head.unwrap_or("<the pull request's head commit>");
+    format!(
+        "on GitHub's pull_request_target event the checkout is the target branch, which holds nothing of the pull request, and phasegate does not check out the pull request's code where it would run with that event's secrets and write token: run the gate on the `pull_request` event, or, knowing the code runs with those secrets, check the pull request out yourself (or run `phasegate run --from-ref {base} --to-ref {to}`)"
+    )
+}
+
+/// The selected files, relative to `root`, how they were chosen, and notes.
+/// A staged selection takes `early`'s result when there is one.
+pub(super) fn select_files(
+    ctx: &Context,
+    args: &RunRequest,
+    root: &Path,
+    in_repo: bool,
+    early: Option<EarlySelection>,
+) -> Result<Selected, VerdictError> {
+    let mut notes = Vec::new();
+    let summary =
+        |mode: &'static str, files: &[PathBuf], range: Option<(&str, &str)>| SelectionSummary {
+            mode,
+            files: files.len(),
+            from: range.map(|r| r.0.to_string()),
+            to: range.map(|r| r.1.to_string()),
+            pushed_ref: args.pushed_ref.clone(),
+            ..SelectionSummary::default()
+        };
+    let git = |e: crate::git::GitError| match e {
+        e @ (crate::git::GitError::Revision { .. } | crate::git::GitError::MergeBase { .. }) => {
+            crate::commands::usage_error(e.to_string())
+        }
+        e => crate::commands::internal_error(&e),
+    };
+    let range = |from: &str, to: &str, notes: &mut Vec<String>| -> Result<_, VerdictError> {
+        if !in_repo {
+            return Err(crate::commands::usage_error(
+                "--from-ref and --to-ref need a git repository".to_string(),
+            ));
+        }
+        let resolved = crate::git::range_files(root, from, to).map_err(git)?;
+        for ambiguous in &resolved.ambiguous {
+            notes.push(ambiguity_note(ambiguous));
+        }
+        let s = SelectionSummary {
+            from_commit: Some(resolved.from),
+            to_commit: Some(resolved.to),
+            merge_base: Some(resolved.merge_base),
+            ..summary("range", &resolved.files, Some((from, to)))
+        };
+        Ok((resolved.files, s))
+    };
+    match &args.selection {
+        SelectionRequest::Files(given) => {
+            let mut files = Vec::new();
+            let mut tracked: Option<Vec<PathBuf>> = None;
+            for file in given {
+                let absolute: PathBuf = if file.is_absolute() {
+                    file.clone()
+                } else {
+                    ctx.cwd.join(file)
+                };
+                // A directory stands for the tracked files beneath it, as
+                // `git ls-files DIR` lists them.
+                let directory = in_repo && absolute.is_dir();
+                if !directory && !absolute.is_file() {
+                    notes.push(format!(
+                        "`{}` is not a file; it was left out",
+                        file.display()
+                    ));
+                    continue;
+                }
+                // A directory is resolved whole; for a file, the directories
+                // on the way (the repository may be reached through a link),
+                // not the file itself: a link the repository tracks is
+                // selected as that link, not as the file it points at,
+                // wherever that is.
+                let resolved = if directory {
+                    std::fs::canonicalize(&absolute).unwrap_or(absolute)
+                } else {
+                    match (absolute.parent(), absolute.file_name()) {
+                        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+                            .map_or_else(|_| absolute.clone(), |dir| dir.join(name)),
+                        _ => std::fs::canonicalize(&absolute).unwrap_or(absolute),
+                    }
+                };
+                let Ok(relative) = resolved.strip_prefix(root) else {
+                    return Err(crate::commands::usage_error(format!(
+                        "`{}` is outside the repository at `{}`",
+                        file.display(),
+                        root.display()
+                    )));
+                };
+                if relative.starts_with(".git") {
+                    notes.push(format!(
+                        "`{}` is inside git's own directory; it was left out",
+                        file.display()
+                    ));
+                    continue;
+                }
+                if !directory {
+                    files.push(relative.to_path_buf());
+                    continue;
+                }
+                if tracked.is_none() {
+                    tracked = Some(crate::git::tracked_files(root).map_err(git)?);
+                }
+                let beneath: Vec<PathBuf> = tracked
+                    .iter()
+                    .flatten()
+                    .filter(|f| f.starts_with(relative))
+                    // Deleted in the work tree: nothing to check.
+                    .filter(|f| root.join(f).symlink_metadata().is_ok())
+                    .cloned()
+                    .collect();
+                if beneath.is_empty() {
+                    notes.push(format!(
+                        "`{}` holds no tracked file; nothing was selected from it",
+                        file.display()
+                    ));
+                }
+                files.extend(beneath);
+            }
+            files.sort();
+            files.dedup();
+            let s = summary("files", &files, None);
+            Ok(Selected::new(files, s, notes))
+        }
+        SelectionRequest::Range { from, to } => {
+            let (files, s) = range(from, to, &mut notes)?;
+            Ok(Selected::new(files, s, notes))
+        }
+        SelectionRequest::AllOf(commit) => {
+            let files = crate::git::commit_files(root, commit).map_err(git)?;
+            let s = SelectionSummary {
+                to: Some(commit.clone()),
+                to_commit: crate::git::commit_id(root, commit).ok(),
+                ..summary("all", &files, None)
+            };
+            Ok(Selected::new(files, s, notes))
+        }
+        SelectionRequest::All => {
+            let files = if in_repo {
+                crate::git::tracked_files(root).map_err(git)?
+            } else {
+                Vec::new()
+            };
+            let s = summary("all", &files, None);
+            Ok(Selected::new(files, s, notes))
+        }
+        SelectionRequest::Default if !in_repo => {
+            Ok(Selected::new(Vec::new(), summary("all", &[], None), notes))
+        }
+        SelectionRequest::Default if ctx.ci => {
+            let why = match &ctx.ci_selection {
+                Some(CiSelection::Range(ci)) => {
+                    // pull_request_target's own checkout is the target
+                    // branch, which holds nothing of the pull request: the
+                    // range would be empty, and checking the pull request
+                    // out here would run its code with the event's secrets
+                    // and write token.
+                    if let Some((checked_out, head)) = &ctx.ci_target_checkout {
+                        if crate::git::commit_id(root, &ci.to).is_ok_and(|at| at == *checked_out) {
+                            return Err(crate::commands::usage_error(pull_request_target_refusal(
+                                &ci.from,
+                                head.as_deref(),
+                            )));
+                        }
+                    }
+                    // A push's previous commit may be missing here (a
+                    // shallow clone, a force push): checking every file
+                    // checks more, never less. A pull request's base that
+                    // is missing is an error that says what to fetch.
+                    let missing =
+                        ci.push && matches!(crate::git::object_kind(root, &ci.from), Ok(None));
+                    if missing {
+                        format!(
+                            "{}: the commit before the push, {}, is not in this clone (a shallow clone, or a force push): every tracked file is selected; fetch more history to check only the push's changes",
+                            ci.source, ci.from
+                        )
+                    } else {
+                        let (files, mut s) = range(&ci.from, &ci.to, &mut notes)?;
+                        s.ci = Some(ci.source.to_string());
+                        return Ok(Selected::new(files, s, notes));
+                    }
+                }
+                Some(CiSelection::Everything { why }) => why.clone(),
+                None => "in CI with no pull or merge request range: every tracked file is selected"
+                    .to_string(),
+            };
+            let files = crate::git::tracked_files(root).map_err(git)?;
+            notes.push(why);
+            let s = summary("all", &files, None);
+            Ok(Selected::new(files, s, notes))
+        }
+        SelectionRequest::Staged if !in_repo => Err(crate::commands::usage_error(
+            "staged files need a git repository".to_string(),
+        )),
+        SelectionRequest::Default | SelectionRequest::Staged => {
+            let (staged, held) = match early {
+                Some(early) => {
+                    let (staged, held) = early.join();
+                    (staged, Some(held))
+                }
+                None => (crate::git::staged_selection(root, ctx.cpus), None),
+            };
+            let staged = staged.map_err(git)?;
+            let s = summary("staged", &staged.files, None);
+            Ok(Selected {
+                files: staged.files,
+                summary: s,
+                notes,
+                found: Found {
+                    unstaged: staged.unstaged,
+                    held,
+                },
+            })
+        }
+    }
+}
