@@ -123,186 +123,45 @@ pub(super) fn select_files(
     in_repo: bool,
     early: Option<EarlySelection>,
 ) -> Result<Selected, VerdictError> {
+    let selector = Selector {
+        ctx,
+        args,
+        root,
+        in_repo,
+    };
     let mut notes = Vec::new();
-    let summary =
-        |mode: &'static str, files: &[PathBuf], range: Option<(&str, &str)>| SelectionSummary {
-            mode,
-            files: files.len(),
-            from: range.map(|r| r.0.to_string()),
-            to: range.map(|r| r.1.to_string()),
-            pushed_ref: args.pushed_ref.clone(),
-            ..SelectionSummary::default()
-        };
-    let git = |e: crate::git::GitError| match e {
-        e @ (crate::git::GitError::Revision { .. } | crate::git::GitError::MergeBase { .. }) => {
-            crate::commands::usage_error(e.to_string())
-        }
-        e => crate::commands::internal_error(&e),
-    };
-    let range = |from: &str, to: &str, notes: &mut Vec<String>| -> Result<_, VerdictError> {
-        if !in_repo {
-            return Err(crate::commands::usage_error(
-                "--from-ref and --to-ref need a git repository".to_string(),
-            ));
-        }
-        let resolved = crate::git::range_files(root, from, to).map_err(git)?;
-        for ambiguous in &resolved.ambiguous {
-            notes.push(ambiguity_note(ambiguous));
-        }
-        let s = SelectionSummary {
-            from_commit: Some(resolved.from),
-            to_commit: Some(resolved.to),
-            merge_base: Some(resolved.merge_base),
-            ..summary("range", &resolved.files, Some((from, to)))
-        };
-        Ok((resolved.files, s))
-    };
-    match &args.selection {
+    let (files, summary) = match &args.selection {
         SelectionRequest::Files(given) => {
-            let mut files = Vec::new();
-            let mut tracked: Option<Vec<PathBuf>> = None;
-            for file in given {
-                let absolute: PathBuf = if file.is_absolute() {
-                    file.clone()
-                } else {
-                    ctx.cwd.join(file)
-                };
-                // A directory stands for the tracked files beneath it, as
-                // `git ls-files DIR` lists them.
-                let directory = in_repo && absolute.is_dir();
-                if !directory && !absolute.is_file() {
-                    notes.push(format!(
-                        "`{}` is not a file; it was left out",
-                        file.display()
-                    ));
-                    continue;
-                }
-                // A directory is resolved whole; for a file, the directories
-                // on the way (the repository may be reached through a link),
-                // not the file itself: a link the repository tracks is
-                // selected as that link, not as the file it points at,
-                // wherever that is.
-                let resolved = if directory {
-                    std::fs::canonicalize(&absolute).unwrap_or(absolute)
-                } else {
-                    match (absolute.parent(), absolute.file_name()) {
-                        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
-                            .map_or_else(|_| absolute.clone(), |dir| dir.join(name)),
-                        _ => std::fs::canonicalize(&absolute).unwrap_or(absolute),
-                    }
-                };
-                let Ok(relative) = resolved.strip_prefix(root) else {
-                    return Err(crate::commands::usage_error(format!(
-                        "`{}` is outside the repository at `{}`",
-                        file.display(),
-                        root.display()
-                    )));
-                };
-                if relative.starts_with(".git") {
-                    notes.push(format!(
-                        "`{}` is inside git's own directory; it was left out",
-                        file.display()
-                    ));
-                    continue;
-                }
-                if !directory {
-                    files.push(relative.to_path_buf());
-                    continue;
-                }
-                if tracked.is_none() {
-                    tracked = Some(crate::git::tracked_files(root).map_err(git)?);
-                }
-                let beneath: Vec<PathBuf> = tracked
-                    .iter()
-                    .flatten()
-                    .filter(|f| f.starts_with(relative))
-                    // Deleted in the work tree: nothing to check.
-                    .filter(|f| root.join(f).symlink_metadata().is_ok())
-                    .cloned()
-                    .collect();
-                if beneath.is_empty() {
-                    notes.push(format!(
-                        "`{}` holds no tracked file; nothing was selected from it",
-                        file.display()
-                    ));
-                }
-                files.extend(beneath);
-            }
-            files.sort();
-            files.dedup();
-            let s = summary("files", &files, None);
-            Ok(Selected::new(files, s, notes))
+            let files = selector.named_files(given, &mut notes)?;
+            let s = selector.summary("files", &files, None);
+            (files, s)
         }
-        SelectionRequest::Range { from, to } => {
-            let (files, s) = range(from, to, &mut notes)?;
-            Ok(Selected::new(files, s, notes))
-        }
+        SelectionRequest::Range { from, to } => selector.range(from, to, &mut notes)?,
         SelectionRequest::AllOf(commit) => {
-            let files = crate::git::commit_files(root, commit).map_err(git)?;
+            let files = crate::git::commit_files(root, commit).map_err(git_error)?;
             let s = SelectionSummary {
                 to: Some(commit.clone()),
                 to_commit: crate::git::commit_id(root, commit).ok(),
-                ..summary("all", &files, None)
+                ..selector.summary("all", &files, None)
             };
-            Ok(Selected::new(files, s, notes))
+            (files, s)
         }
         SelectionRequest::All => {
             let files = if in_repo {
-                crate::git::tracked_files(root).map_err(git)?
+                crate::git::tracked_files(root).map_err(git_error)?
             } else {
                 Vec::new()
             };
-            let s = summary("all", &files, None);
-            Ok(Selected::new(files, s, notes))
+            let s = selector.summary("all", &files, None);
+            (files, s)
         }
-        SelectionRequest::Default if !in_repo => {
-            Ok(Selected::new(Vec::new(), summary("all", &[], None), notes))
+        SelectionRequest::Default if !in_repo => (Vec::new(), selector.summary("all", &[], None)),
+        SelectionRequest::Default if ctx.ci => selector.in_ci(&mut notes)?,
+        SelectionRequest::Staged if !in_repo => {
+            return Err(crate::commands::usage_error(
+                "staged files need a git repository".to_string(),
+            ))
         }
-        SelectionRequest::Default if ctx.ci => {
-            let why = match &ctx.ci_selection {
-                Some(CiSelection::Range(ci)) => {
-                    // pull_request_target's own checkout is the target
-                    // branch, which holds nothing of the pull request: the
-                    // range would be empty, and checking the pull request
-                    // out here would run its code with the event's secrets
-                    // and write token.
-                    if let Some((checked_out, head)) = &ctx.ci_target_checkout {
-                        if crate::git::commit_id(root, &ci.to).is_ok_and(|at| at == *checked_out) {
-                            return Err(crate::commands::usage_error(pull_request_target_refusal(
-                                &ci.from,
-                                head.as_deref(),
-                            )));
-                        }
-                    }
-                    // A push's previous commit may be missing here (a
-                    // shallow clone, a force push): checking every file
-                    // checks more, never less. A pull request's base that
-                    // is missing is an error that says what to fetch.
-                    let missing =
-                        ci.push && matches!(crate::git::object_kind(root, &ci.from), Ok(None));
-                    if missing {
-                        format!(
-                            "{}: the commit before the push, {}, is not in this clone (a shallow clone, or a force push): every tracked file is selected; fetch more history to check only the push's changes",
-                            ci.source, ci.from
-                        )
-                    } else {
-                        let (files, mut s) = range(&ci.from, &ci.to, &mut notes)?;
-                        s.ci = Some(ci.source.to_string());
-                        return Ok(Selected::new(files, s, notes));
-                    }
-                }
-                Some(CiSelection::Everything { why }) => why.clone(),
-                None => "in CI with no pull or merge request range: every tracked file is selected"
-                    .to_string(),
-            };
-            let files = crate::git::tracked_files(root).map_err(git)?;
-            notes.push(why);
-            let s = summary("all", &files, None);
-            Ok(Selected::new(files, s, notes))
-        }
-        SelectionRequest::Staged if !in_repo => Err(crate::commands::usage_error(
-            "staged files need a git repository".to_string(),
-        )),
         SelectionRequest::Default | SelectionRequest::Staged => {
             let (staged, held) = match early {
                 Some(early) => {
@@ -311,9 +170,9 @@ pub(super) fn select_files(
                 }
                 None => (crate::git::staged_selection(root, ctx.cpus), None),
             };
-            let staged = staged.map_err(git)?;
-            let s = summary("staged", &staged.files, None);
-            Ok(Selected {
+            let staged = staged.map_err(git_error)?;
+            let s = selector.summary("staged", &staged.files, None);
+            return Ok(Selected {
                 files: staged.files,
                 summary: s,
                 notes,
@@ -321,7 +180,201 @@ pub(super) fn select_files(
                     unstaged: staged.unstaged,
                     held,
                 },
-            })
+            });
         }
+    };
+    Ok(Selected::new(files, summary, notes))
+}
+
+/// A revision that names nothing, or a range without a merge base, is the
+/// caller's to fix; anything else is phasegate's failure.
+fn git_error(e: crate::git::GitError) -> VerdictError {
+    match e {
+        e @ (crate::git::GitError::Revision { .. } | crate::git::GitError::MergeBase { .. }) => {
+            crate::commands::usage_error(e.to_string())
+        }
+        e => crate::commands::internal_error(&e),
+    }
+}
+
+/// What a selection is made from.
+struct Selector<'a> {
+    ctx: &'a Context,
+    args: &'a RunRequest,
+    root: &'a Path,
+    in_repo: bool,
+}
+
+impl Selector<'_> {
+    fn summary(
+        &self,
+        mode: &'static str,
+        files: &[PathBuf],
+        range: Option<(&str, &str)>,
+    ) -> SelectionSummary {
+        SelectionSummary {
+            mode,
+            files: files.len(),
+            from: range.map(|r| r.0.to_string()),
+            to: range.map(|r| r.1.to_string()),
+            pushed_ref: self.args.pushed_ref.clone(),
+            ..SelectionSummary::default()
+        }
+    }
+
+    /// The files changed on `to` since its merge base with `from`.
+    fn range(
+        &self,
+        from: &str,
+        to: &str,
+        notes: &mut Vec<String>,
+    ) -> Result<(Vec<PathBuf>, SelectionSummary), VerdictError> {
+        if !self.in_repo {
+            return Err(crate::commands::usage_error(
+                "--from-ref and --to-ref need a git repository".to_string(),
+            ));
+        }
+        let resolved = crate::git::range_files(self.root, from, to).map_err(git_error)?;
+        for ambiguous in &resolved.ambiguous {
+            notes.push(ambiguity_note(ambiguous));
+        }
+        let s = SelectionSummary {
+            from_commit: Some(resolved.from),
+            to_commit: Some(resolved.to),
+            merge_base: Some(resolved.merge_base),
+            ..self.summary("range", &resolved.files, Some((from, to)))
+        };
+        Ok((resolved.files, s))
+    }
+
+    /// `--files`: each file named, relative to the current directory, and
+    /// for a directory the tracked files beneath it. What is not a file,
+    /// or is inside git's own directory, is left out (noted); what is
+    /// outside the repository is an error.
+    fn named_files(
+        &self,
+        given: &[PathBuf],
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<PathBuf>, VerdictError> {
+        let mut files = Vec::new();
+        let mut tracked: Option<Vec<PathBuf>> = None;
+        for file in given {
+            let absolute: PathBuf = if file.is_absolute() {
+                file.clone()
+            } else {
+                self.ctx.cwd.join(file)
+            };
+            // A directory stands for the tracked files beneath it, as
+            // `git ls-files DIR` lists them.
+            let directory = self.in_repo && absolute.is_dir();
+            if !directory && !absolute.is_file() {
+                notes.push(format!(
+                    "`{}` is not a file; it was left out",
+                    file.display()
+                ));
+                continue;
+            }
+            // A directory is resolved whole; for a file, the directories
+            // on the way (the repository may be reached through a link),
+            // not the file itself: a link the repository tracks is
+            // selected as that link, not as the file it points at,
+            // wherever that is.
+            let resolved = if directory {
+                std::fs::canonicalize(&absolute).unwrap_or(absolute)
+            } else {
+                match (absolute.parent(), absolute.file_name()) {
+                    (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+                        .map_or_else(|_| absolute.clone(), |dir| dir.join(name)),
+                    _ => std::fs::canonicalize(&absolute).unwrap_or(absolute),
+                }
+            };
+            let Ok(relative) = resolved.strip_prefix(self.root) else {
+                return Err(crate::commands::usage_error(format!(
+                    "`{}` is outside the repository at `{}`",
+                    file.display(),
+                    self.root.display()
+                )));
+            };
+            if relative.starts_with(".git") {
+                notes.push(format!(
+                    "`{}` is inside git's own directory; it was left out",
+                    file.display()
+                ));
+                continue;
+            }
+            if !directory {
+                files.push(relative.to_path_buf());
+                continue;
+            }
+            if tracked.is_none() {
+                tracked = Some(crate::git::tracked_files(self.root).map_err(git_error)?);
+            }
+            let beneath: Vec<PathBuf> = tracked
+                .iter()
+                .flatten()
+                .filter(|f| f.starts_with(relative))
+                // Deleted in the work tree: nothing to check.
+                .filter(|f| self.root.join(f).symlink_metadata().is_ok())
+                .cloned()
+                .collect();
+            if beneath.is_empty() {
+                notes.push(format!(
+                    "`{}` holds no tracked file; nothing was selected from it",
+                    file.display()
+                ));
+            }
+            files.extend(beneath);
+        }
+        files.sort();
+        files.dedup();
+        Ok(files)
+    }
+
+    /// The default selection in CI: the pull or merge request's range when
+    /// one is detected, else every tracked file (noted).
+    fn in_ci(
+        &self,
+        notes: &mut Vec<String>,
+    ) -> Result<(Vec<PathBuf>, SelectionSummary), VerdictError> {
+        let why = match &self.ctx.ci_selection {
+            Some(CiSelection::Range(ci)) => {
+                // pull_request_target's own checkout is the target
+                // branch, which holds nothing of the pull request: the
+                // range would be empty, and checking the pull request
+                // out here would run its code with the event's secrets
+                // and write token.
+                if let Some((checked_out, head)) = &self.ctx.ci_target_checkout {
+                    if crate::git::commit_id(self.root, &ci.to).is_ok_and(|at| at == *checked_out) {
+                        return Err(crate::commands::usage_error(pull_request_target_refusal(
+                            &ci.from,
+                            head.as_deref(),
+                        )));
+                    }
+                }
+                // A push's previous commit may be missing here (a
+                // shallow clone, a force push): checking every file
+                // checks more, never less. A pull request's base that
+                // is missing is an error that says what to fetch.
+                let missing =
+                    ci.push && matches!(crate::git::object_kind(self.root, &ci.from), Ok(None));
+                if missing {
+                    format!(
+                        "{}: the commit before the push, {}, is not in this clone (a shallow clone, or a force push): every tracked file is selected; fetch more history to check only the push's changes",
+                        ci.source, ci.from
+                    )
+                } else {
+                    let (files, mut s) = self.range(&ci.from, &ci.to, notes)?;
+                    s.ci = Some(ci.source.to_string());
+                    return Ok((files, s));
+                }
+            }
+            Some(CiSelection::Everything { why }) => why.clone(),
+            None => "in CI with no pull or merge request range: every tracked file is selected"
+                .to_string(),
+        };
+        let files = crate::git::tracked_files(self.root).map_err(git_error)?;
+        notes.push(why);
+        let s = self.summary("all", &files, None);
+        Ok((files, s))
     }
 }
