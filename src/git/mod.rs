@@ -89,6 +89,7 @@ fn locate(dir: &Path) -> Result<Option<git2::Repository>, git2::Error> {
         return match git2::Repository::discover(dir) {
             Ok(repo) => {
                 config_env::apply(&repo)?;
+                name_if_apart(&repo);
                 Ok(Some(repo))
             }
             Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
@@ -101,6 +102,23 @@ fn locate(dir: &Path) -> Result<Option<git2::Repository>, git2::Error> {
     }
     config_env::apply(&repo)?;
     Ok(Some(repo))
+}
+
+/// A repository found from inside its git directory, whose work tree
+/// (`core.worktree`) has no `.git` leading back to it (a home directory
+/// kept in git): from now on it is opened as if `GIT_DIR` and
+/// `GIT_WORK_TREE` named it, since its work tree cannot find it, and the
+/// checks are given both for the same reason.
+fn name_if_apart(repo: &git2::Repository) {
+    let Some(work_tree) = repo.workdir() else {
+        return;
+    };
+    if std::fs::symlink_metadata(work_tree.join(".git")).is_err() {
+        let _ = NAMED.set(Named {
+            git_dir: repo.path().to_path_buf(),
+            work_tree: Some(work_tree.to_path_buf()),
+        });
+    }
 }
 
 /// The variables a check running in `tree` needs to reach the repository

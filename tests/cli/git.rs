@@ -97,6 +97,70 @@ fn a_staged_run_sees_exactly_what_will_be_committed_and_gives_unstaged_work_back
 }
 
 #[test]
+fn a_git_directory_whose_work_tree_is_set_by_core_worktree_is_gated_from_inside_it() {
+    // The work tree has no `.git` at all (a home directory kept in git,
+    // say): git finds the repository from inside its git directory and
+    // the work tree from `core.worktree`, and so must phasegate.
+    let repo = partially_staged();
+    let seen = repo.home().join("seen.out");
+    let asked = repo.home().join("asked.out");
+    // A check that asks git finds the repository too.
+    repo.config(&RECORDER.replace("../seen.out", &seen.to_string_lossy()).replace(
+        " } ]",
+        &format!(
+            " }}, {{ name = \"ask\", shell = true, command = \"git diff --cached --name-only > '{}'\" }} ]",
+            asked.display()
+        ),
+    ));
+    let git_dir = repo.home().join("repo.git");
+    std::fs::rename(repo.path().join(".git"), &git_dir).unwrap();
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let out = repo
+            .command("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(
+        &git_dir,
+        &["config", "core.worktree", &repo.path().to_string_lossy()],
+    );
+    let before = (
+        git(&git_dir, &["diff", "--binary"]),
+        git(&git_dir, &["diff", "--cached", "--binary"]),
+    );
+    for dir in [git_dir.clone(), git_dir.join("refs")] {
+        let _ = std::fs::remove_file(&seen);
+        let run = repo.phasegate_in(&dir, &["run", "--format", "json"]);
+        let v = run.json();
+        assert_eq!(run.code, 0, "{v:#}\n{}", run.stderr);
+        assert_eq!(v["selection"]["mode"], "staged");
+        assert_eq!(
+            std::fs::read_to_string(&seen).unwrap(),
+            "a.txt=a2 staged\nb.txt=b1\n",
+            "from {}",
+            dir.display()
+        );
+        assert_eq!(std::fs::read_to_string(&asked).unwrap(), "a.txt\n");
+        assert_eq!(repo.read("a.txt"), "a3 unstaged\n");
+        assert_eq!(repo.read("b.txt"), "b2 unstaged only\n");
+        let after = (
+            git(&git_dir, &["diff", "--binary"]),
+            git(&git_dir, &["diff", "--cached", "--binary"]),
+        );
+        assert_eq!(after, before, "the index and unstaged changes come back");
+        let log = check(&v, "look")["log"].as_str().unwrap();
+        assert!(
+            std::path::Path::new(log).starts_with(&git_dir),
+            "the run is kept in the git directory: {log}"
+        );
+    }
+}
+
+#[test]
 fn staged_files_are_selected_without_deleted_ones_and_with_renames() {
     let repo = TestRepo::new();
     repo.write("old.md", "# old\n")
