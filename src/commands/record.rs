@@ -69,67 +69,7 @@ pub fn record_run(
         ));
     }
     let mut critical: Vec<NewIntervention> = Vec::new();
-    // A history that is there but cannot be used: repeated failures would
-    // never escalate, so the run fails closed and a person is told.
-    let mut lost: Option<(&str, String)> = None;
-    // A history another version of phasegate keeps is left as it is.
-    let mut theirs = false;
-    let mut state = match state::load(state_dir) {
-        Ok(Loaded::State(state)) => state,
-        Ok(Loaded::OtherVersion { schema }) => {
-            theirs = true;
-            lost = Some((
-                "state_other_version",
-                format!(
-                    "`state.json` was written by another version of phasegate (schema `{schema}`; this one reads `{}`): it is left as it is and this run is not added to it, so this run fails closed; run the phasegate that wrote it, or move `{}` aside",
-                    state::STATE_SCHEMA,
-                    state::state_file(state_dir).display()
-                ),
-            ));
-            State::default()
-        }
-        Ok(Loaded::Corrupt { moved_to, error }) => {
-            lost = Some((
-                "state_corrupt",
-                format!(
-                    "`state.json` could not be read ({error}); it was moved to `{}` and a new history begun, and this run fails closed",
-                    moved_to.display()
-                ),
-            ));
-            State::default()
-        }
-        // No file can be there (a directory in its place, the state
-        // directory a file): nothing was kept to lose; as a state that
-        // cannot be written, the verdict stands and this is said.
-        Err(e) if !state::state_file(state_dir).is_file() => {
-            problems.push(format!("failed to read `state.json`: {e}"));
-            State::default()
-        }
-        Err(e) => {
-            lost = Some((
-                "state_unreadable",
-                format!(
-                    "`state.json` could not be read ({e}): fix or remove `{}`; this run fails closed",
-                    state::state_file(state_dir).display()
-                ),
-            ));
-            State::default()
-        }
-    };
-    if let Some((kind, message)) = lost {
-        verdict.notes.push(message.clone());
-        if matches!(verdict.status, Status::Passed | Status::Warned) {
-            verdict.status = Status::Incomplete;
-            verdict.next = Next::Resume;
-            verdict.fail_open = false;
-        }
-        critical.push(NewIntervention {
-            kind: kind.to_string(),
-            priority: Priority::Critical,
-            check: None,
-            message,
-        });
-    }
+    let (mut state, theirs) = load_history(state_dir, verdict, &mut problems, &mut critical);
 
     let phase = verdict.phase.clone().unwrap_or_default();
     let of_phase: Vec<&RunRecord> = state.runs.iter().filter(|r| r.phase == phase).collect();
@@ -193,6 +133,114 @@ pub fn record_run(
         ));
     }
 
+    state.runs.push(history_entry(
+        config, verdict, run_id, now, phase, selection,
+    ));
+    let saved = if theirs {
+        Ok(())
+    } else {
+        state::save(state_dir, &mut state, &|| pause("state-rename"))
+    };
+    if let Err(e) = saved {
+        problems.push(format!(
+            "failed to write `state.json` (`{}`): {e}",
+            state::state_file(state_dir).display()
+        ));
+    }
+    // A run that passed adds nothing to the queue: nothing to write.
+    if let (Some(queue), true) = (&queue, queue_changed) {
+        if let Err(e) = queue.save(state_dir) {
+            problems.push(e.to_string());
+        }
+    }
+    drop(lock);
+    report(state_dir, verdict, err, &problems, &emergency);
+}
+
+/// The history in `state_dir`, and whether another version of phasegate
+/// keeps it (it is then left as it is). A history that is there but
+/// cannot be used fails the run closed: repeated failures would never
+/// escalate, so a person is told (a critical intervention). One that
+/// cannot be there is a problem said, and the verdict stands.
+fn load_history(
+    state_dir: &Path,
+    verdict: &mut Verdict,
+    problems: &mut Vec<String>,
+    critical: &mut Vec<NewIntervention>,
+) -> (State, bool) {
+    let mut lost: Option<(&str, String)> = None;
+    // A history another version of phasegate keeps is left as it is.
+    let mut theirs = false;
+    let state = match state::load(state_dir) {
+        Ok(Loaded::State(state)) => state,
+        Ok(Loaded::OtherVersion { schema }) => {
+            theirs = true;
+            lost = Some((
+                "state_other_version",
+                format!(
+                    "`state.json` was written by another version of phasegate (schema `{schema}`; this one reads `{}`): it is left as it is and this run is not added to it, so this run fails closed; run the phasegate that wrote it, or move `{}` aside",
+                    state::STATE_SCHEMA,
+                    state::state_file(state_dir).display()
+                ),
+            ));
+            State::default()
+        }
+        Ok(Loaded::Corrupt { moved_to, error }) => {
+            lost = Some((
+                "state_corrupt",
+                format!(
+                    "`state.json` could not be read ({error}); it was moved to `{}` and a new history begun, and this run fails closed",
+                    moved_to.display()
+                ),
+            ));
+            State::default()
+        }
+        // No file can be there (a directory in its place, the state
+        // directory a file): nothing was kept to lose; as a state that
+        // cannot be written, the verdict stands and this is said.
+        Err(e) if !state::state_file(state_dir).is_file() => {
+            problems.push(format!("failed to read `state.json`: {e}"));
+            State::default()
+        }
+        Err(e) => {
+            lost = Some((
+                "state_unreadable",
+                format!(
+                    "`state.json` could not be read ({e}): fix or remove `{}`; this run fails closed",
+                    state::state_file(state_dir).display()
+                ),
+            ));
+            State::default()
+        }
+    };
+    if let Some((kind, message)) = lost {
+        verdict.notes.push(message.clone());
+        if matches!(verdict.status, Status::Passed | Status::Warned) {
+            verdict.status = Status::Incomplete;
+            verdict.next = Next::Resume;
+            verdict.fail_open = false;
+        }
+        critical.push(NewIntervention {
+            kind: kind.to_string(),
+            priority: Priority::Critical,
+            check: None,
+            message,
+        });
+    }
+    (state, theirs)
+}
+
+/// What the history keeps of this run: its checks' statuses, the
+/// fingerprints of their errors (to see them repeat) and of their
+/// configuration (for `resume`).
+fn history_entry(
+    config: &Config,
+    verdict: &Verdict,
+    run_id: String,
+    time: String,
+    phase: String,
+    selection: SelectionRecord,
+) -> RunRecord {
     // Each diagnostic's fingerprint is worked out once for every check.
     let error_sets = gate::check_error_sets(verdict);
     let specs = verdict
@@ -200,9 +248,9 @@ pub fn record_run(
         .as_deref()
         .and_then(|phase| config.checks_for(phase, verdict.workflow.as_deref()))
         .unwrap_or_default();
-    state.runs.push(RunRecord {
-        run_id: run_id.clone(),
-        time: now,
+    RunRecord {
+        run_id,
+        time,
         phase,
         profile: verdict.profile.as_str().to_string(),
         workflow: verdict.workflow.clone(),
@@ -225,26 +273,7 @@ pub fn record_run(
                     .map(crate::config::CheckSpec::fingerprint),
             })
             .collect(),
-    });
-    let saved = if theirs {
-        Ok(())
-    } else {
-        state::save(state_dir, &mut state, &|| pause("state-rename"))
-    };
-    if let Err(e) = saved {
-        problems.push(format!(
-            "failed to write `state.json` (`{}`): {e}",
-            state::state_file(state_dir).display()
-        ));
     }
-    // A run that passed adds nothing to the queue: nothing to write.
-    if let (Some(queue), true) = (&queue, queue_changed) {
-        if let Err(e) = queue.save(state_dir) {
-            problems.push(e.to_string());
-        }
-    }
-    drop(lock);
-    report(state_dir, verdict, err, &problems, &emergency);
 }
 
 /// Records a run that stopped on an internal failure before its checks
