@@ -281,13 +281,67 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
         unknown_fields(&mut c, entries, &FIELDS, None);
     }
 
-    let text_field = |c: &mut Collector, name: &str, required: bool| -> Option<(String, Pos)> {
-        match root.get(name) {
+    let fields = Fields {
+        root: &root,
+        closing,
+    };
+    report.id = fields.text(&mut c, "id", true).map(|(v, _)| v);
+    let _ = fields.text(&mut c, "title", true);
+    let stage = fields.choice(&mut c, "stage", &STAGES, true);
+    report.stage = stage.as_ref().map(|(s, _)| s.clone());
+    let status = fields.choice(&mut c, "status", &STATUSES, true);
+    report.status = status.as_ref().map(|(s, _)| s.clone());
+    let started = fields.instant(&mut c, "started_at", true);
+    let completed = fields.instant(&mut c, "completed_at", false);
+    report.last_failure = fields.text(&mut c, "last_failure", false).map(|(v, _)| v);
+    let block_reason = fields.choice(&mut c, "block_reason", &BLOCK_REASONS, false);
+    let block_details = fields.text(&mut c, "block_details", false);
+    report.block = block_reason
+        .as_ref()
+        .map(|(reason, _)| reason.clone())
+        .zip(block_details.as_ref().map(|(details, _)| details.clone()));
+    let retry_count = fields.retry_count(&mut c, rules.max_retries);
+    report.retry_count = retry_count;
+    let ready = fields.ready(&mut c);
+
+    if let Some(status) = &status {
+        let constrained = Constrained {
+            started: started.as_ref(),
+            completed: completed.as_ref(),
+            block_reason: block_reason.as_ref(),
+            block_details: block_details.as_ref(),
+        };
+        status_consistency(&mut c, &root, status, &constrained);
+    }
+    checkpoint_rules(&mut c, &fields, rules, &mut report);
+    if let Some(ready) = ready {
+        ready_matches_checkpoints(&mut c, ready, &report);
+    }
+    claims_hold(&mut c, rules, &report);
+
+    let failing = matches!(report.status.as_deref(), Some("failed" | "blocked"));
+    report.escalate = failing && retry_count.is_some_and(|n| n >= i64::from(rules.max_retries));
+    finish(report, c)
+}
+
+/// The frontmatter's fields, read with their positions; an error for each
+/// one that is missing where required or of the wrong type.
+struct Fields<'a> {
+    root: &'a Node,
+    /// Where a missing field would go: the closing delimiter.
+    closing: Pos,
+}
+
+impl Fields<'_> {
+    /// A text field; `None` (and an error when `required`) when it is
+    /// missing, null, empty or not text.
+    fn text(&self, c: &mut Collector, name: &str, required: bool) -> Option<At<String>> {
+        match self.root.get(name) {
             None
             | Some(Node {
                 value: Value::Null, ..
             }) if required => {
-                let pos = root.get(name).map_or(closing, |n| n.pos);
+                let pos = self.root.get(name).map_or(self.closing, |n| n.pos);
                 c.error(pos, name, format!("`{name}` is required"));
                 None
             }
@@ -315,13 +369,17 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
                 None
             }
         }
-    };
-    let choice = |c: &mut Collector,
-                  name: &str,
-                  allowed: &[&str],
-                  required: bool|
-     -> Option<(String, Pos)> {
-        let (value, pos) = text_field(c, name, required)?;
+    }
+
+    /// A text field that must be one of `allowed`.
+    fn choice(
+        &self,
+        c: &mut Collector,
+        name: &str,
+        allowed: &[&str],
+        required: bool,
+    ) -> Option<At<String>> {
+        let (value, pos) = self.text(c, name, required)?;
         if allowed.contains(&value.as_str()) {
             return Some((value, pos));
         }
@@ -338,9 +396,11 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
             ),
         );
         None
-    };
-    let instant = |c: &mut Collector, name: &str, required: bool| -> Option<((i64, u32), Pos)> {
-        let (value, pos) = text_field(c, name, required)?;
+    }
+
+    /// An ISO 8601 timestamp, as an instant (seconds, nanoseconds).
+    fn instant(&self, c: &mut Collector, name: &str, required: bool) -> Option<At<Instant>> {
+        let (value, pos) = self.text(c, name, required)?;
         match parse_instant(&value) {
             Some(at) => Some((at, pos)),
             None => {
@@ -352,134 +412,164 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
                 None
             }
         }
-    };
+    }
 
-    report.id = text_field(&mut c, "id", true).map(|(v, _)| v);
-    let _ = text_field(&mut c, "title", true);
-    let stage = choice(&mut c, "stage", &STAGES, true);
-    report.stage = stage.as_ref().map(|(s, _)| s.clone());
-    let status = choice(&mut c, "status", &STATUSES, true);
-    report.status = status.as_ref().map(|(s, _)| s.clone());
-    let started = instant(&mut c, "started_at", true);
-    let completed = instant(&mut c, "completed_at", false);
-    report.last_failure = text_field(&mut c, "last_failure", false).map(|(v, _)| v);
-    let block_reason = choice(&mut c, "block_reason", &BLOCK_REASONS, false);
-    let block_details = text_field(&mut c, "block_details", false);
-    report.block = block_reason
-        .as_ref()
-        .map(|(reason, _)| reason.clone())
-        .zip(block_details.as_ref().map(|(details, _)| details.clone()));
-
-    let retry_count = match root.get("retry_count") {
-        None
-        | Some(Node {
-            value: Value::Null, ..
-        }) => Some(0),
-        Some(Node {
-            value: Value::Int(n),
-            pos,
-        }) => {
-            if *n < 0 || *n > i64::from(rules.max_retries) {
-                c.error(
-                    *pos,
-                    "retry_count",
-                    format!(
-                        "`retry_count` must be between 0 and {} (`max_retries`), not {n}",
-                        rules.max_retries
-                    ),
-                );
-            }
-            Some(*n)
-        }
-        Some(node) => {
-            c.error(
-                node.pos,
-                "retry_count",
-                format!("`retry_count` must be a whole number, not {}", node.kind()),
-            );
+    /// `retry_count`: 0 when absent, an error beyond `max_retries`; `None`
+    /// when it is no whole number.
+    fn retry_count(&self, c: &mut Collector, max_retries: u32) -> Option<i64> {
+        match self.root.get("retry_count") {
             None
-        }
-    };
-    report.retry_count = retry_count;
-
-    let ready = match root.get("handoff_ready") {
-        Some(Node {
-            value: Value::Bool(b),
-            pos,
-        }) => Some((*b, *pos)),
-        None
-        | Some(Node {
-            value: Value::Null, ..
-        }) => {
-            let pos = root.get("handoff_ready").map_or(closing, |n| n.pos);
-            c.error(
+            | Some(Node {
+                value: Value::Null, ..
+            }) => Some(0),
+            Some(Node {
+                value: Value::Int(n),
                 pos,
-                "handoff_ready",
-                "`handoff_ready` is required (true or false)".to_string(),
-            );
-            None
-        }
-        Some(node) => {
-            c.error(
-                node.pos,
-                "handoff_ready",
-                format!("`handoff_ready` must be true or false, not {}", node.kind()),
-            );
-            None
-        }
-    };
-
-    // Status consistency.
-    if let Some((status, status_pos)) = &status {
-        match status.as_str() {
-            "blocked" => {
-                if block_reason.is_none() && !c.errors.iter().any(|e| e.field == "block_reason") {
+            }) => {
+                if *n < 0 || *n > i64::from(max_retries) {
                     c.error(
-                        *status_pos,
-                        "block_reason",
+                        *pos,
+                        "retry_count",
                         format!(
-                            "a blocked document needs `block_reason` ({})",
-                            quoted(&BLOCK_REASONS)
+                            "`retry_count` must be between 0 and {max_retries} (`max_retries`), not {n}"
                         ),
                     );
                 }
-                let said = block_details
-                    .as_ref()
-                    .filter(|(text, _)| !text.trim().is_empty());
-                if said.is_none() && !c.errors.iter().any(|e| e.field == "block_details") {
-                    // An empty text is no more an answer than none.
-                    let pos = block_details.as_ref().map_or(*status_pos, |(_, pos)| *pos);
-                    c.error(
-                        pos,
-                        "block_details",
-                        "a blocked document needs `block_details`: say what is needed".to_string(),
-                    );
-                }
+                Some(*n)
             }
-            "complete" => match (&completed, &started) {
-                (None, _) if !c.errors.iter().any(|e| e.field == "completed_at") => c.error(
-                    // At `completed_at: null` when it is there, else at the status.
-                    root.get("completed_at").map_or(*status_pos, |n| n.pos),
-                    "completed_at",
-                    "a complete document needs `completed_at`".to_string(),
-                ),
-                (Some((done, pos)), Some((begun, _))) if done < begun => c.error(
-                    *pos,
-                    "completed_at",
-                    "`completed_at` is before `started_at`".to_string(),
-                ),
-                _ => {}
-            },
-            "in_progress" => {
-                if let Some((_, pos)) = &completed {
-                    c.error(*pos, "completed_at", "a document in progress has no `completed_at`: remove it or set `status: complete`".to_string());
-                }
+            Some(node) => {
+                c.error(
+                    node.pos,
+                    "retry_count",
+                    format!("`retry_count` must be a whole number, not {}", node.kind()),
+                );
+                None
             }
-            _ => {}
         }
     }
 
-    // Checkpoints.
+    /// `handoff_ready`, required, true or false.
+    fn ready(&self, c: &mut Collector) -> Option<At<bool>> {
+        match self.root.get("handoff_ready") {
+            Some(Node {
+                value: Value::Bool(b),
+                pos,
+            }) => Some((*b, *pos)),
+            None
+            | Some(Node {
+                value: Value::Null, ..
+            }) => {
+                let pos = self
+                    .root
+                    .get("handoff_ready")
+                    .map_or(self.closing, |n| n.pos);
+                c.error(
+                    pos,
+                    "handoff_ready",
+                    "`handoff_ready` is required (true or false)".to_string(),
+                );
+                None
+            }
+            Some(node) => {
+                c.error(
+                    node.pos,
+                    "handoff_ready",
+                    format!("`handoff_ready` must be true or false, not {}", node.kind()),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// A field's value and where it is.
+type At<T> = (T, Pos);
+
+/// An instant: seconds and nanoseconds since the epoch.
+type Instant = (i64, u32);
+
+/// The fields a status constrains.
+#[derive(Clone, Copy)]
+struct Constrained<'a> {
+    started: Option<&'a At<Instant>>,
+    completed: Option<&'a At<Instant>>,
+    block_reason: Option<&'a At<String>>,
+    block_details: Option<&'a At<String>>,
+}
+
+/// What a status requires of the other fields: a blocked document says why
+/// and what it needs, a complete one when (not before it began), one in
+/// progress has not completed.
+fn status_consistency(
+    c: &mut Collector,
+    root: &Node,
+    (status, status_pos): &At<String>,
+    constrained: &Constrained<'_>,
+) {
+    let Constrained {
+        started,
+        completed,
+        block_reason,
+        block_details,
+    } = *constrained;
+    match status.as_str() {
+        "blocked" => {
+            if block_reason.is_none() && !c.errors.iter().any(|e| e.field == "block_reason") {
+                c.error(
+                    *status_pos,
+                    "block_reason",
+                    format!(
+                        "a blocked document needs `block_reason` ({})",
+                        quoted(&BLOCK_REASONS)
+                    ),
+                );
+            }
+            let said = block_details
+                .as_ref()
+                .filter(|(text, _)| !text.trim().is_empty());
+            if said.is_none() && !c.errors.iter().any(|e| e.field == "block_details") {
+                // An empty text is no more an answer than none.
+                let pos = block_details.as_ref().map_or(*status_pos, |(_, pos)| *pos);
+                c.error(
+                    pos,
+                    "block_details",
+                    "a blocked document needs `block_details`: say what is needed".to_string(),
+                );
+            }
+        }
+        "complete" => match (&completed, &started) {
+            (None, _) if !c.errors.iter().any(|e| e.field == "completed_at") => c.error(
+                // At `completed_at: null` when it is there, else at the status.
+                root.get("completed_at").map_or(*status_pos, |n| n.pos),
+                "completed_at",
+                "a complete document needs `completed_at`".to_string(),
+            ),
+            (Some((done, pos)), Some((begun, _))) if done < begun => c.error(
+                *pos,
+                "completed_at",
+                "`completed_at` is before `started_at`".to_string(),
+            ),
+            _ => {}
+        },
+        "in_progress" => {
+            if let Some((_, pos)) = &completed {
+                c.error(*pos, "completed_at", "a document in progress has no `completed_at`: remove it or set `status: complete`".to_string());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The checkpoints: a list of valid entries, each listed once, with every
+/// checkpoint the stage requires (those the configuration names, or the
+/// defaults), which `report` records.
+fn checkpoint_rules(
+    c: &mut Collector,
+    fields: &Fields<'_>,
+    rules: &Rules,
+    report: &mut HandoffReport,
+) {
+    let (root, closing) = (fields.root, fields.closing);
     let required: Vec<String> = match &report.stage {
         Some(stage) => rules.checkpoints.get(stage).cloned().unwrap_or_else(|| {
             default_checkpoints(stage)
@@ -522,7 +612,7 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
             let mut first_lines: std::collections::HashMap<String, usize> =
                 std::collections::HashMap::new();
             for item in items {
-                if let Some(cp) = checkpoint(&mut c, item) {
+                if let Some(cp) = checkpoint(c, item) {
                     if let Some(&first) = first_lines.get(&cp.name) {
                         let pos = item.get("name").map_or(item.pos, |n| n.pos);
                         c.error(
@@ -568,47 +658,53 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
             format!("`checkpoints` must be a list, not {}", node.kind()),
         ),
     }
+}
 
-    // handoff_ready must say what the checkpoints say.
-    if let Some((ready, pos)) = ready {
-        let not_passing: Vec<&str> = required
-            .iter()
-            .filter(|r| {
-                !report
-                    .checkpoints
+/// `handoff_ready` must say what the checkpoints say: true exactly when
+/// every required checkpoint passes (a skip is not a pass).
+fn ready_matches_checkpoints(c: &mut Collector, (ready, pos): At<bool>, report: &HandoffReport) {
+    let required = &report.required;
+    let not_passing: Vec<&str> = required
+        .iter()
+        .filter(|r| {
+            !report
+                .checkpoints
+                .iter()
+                .any(|p| &p.name == *r && p.status == "pass")
+        })
+        .map(String::as_str)
+        .collect();
+    if ready && !not_passing.is_empty() {
+        c.error(
+            pos,
+            "handoff_ready",
+            format!(
+                "`handoff_ready` is true but {} not pass (a skip is not a pass)",
+                not_passing
                     .iter()
-                    .any(|p| &p.name == *r && p.status == "pass")
-            })
-            .map(String::as_str)
-            .collect();
-        if ready && !not_passing.is_empty() {
-            c.error(
-                pos,
-                "handoff_ready",
-                format!(
-                    "`handoff_ready` is true but {} not pass (a skip is not a pass)",
-                    not_passing
-                        .iter()
-                        .map(|m| format!("`{m}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                        + if not_passing.len() == 1 {
-                            " does"
-                        } else {
-                            " do"
-                        }
-                ),
-            );
-        } else if !ready && not_passing.is_empty() && !required.is_empty() {
-            c.error(
-                pos,
-                "handoff_ready",
-                "`handoff_ready` is false although every required checkpoint passes: set it to true".to_string(),
-            );
-        }
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+                    + if not_passing.len() == 1 {
+                        " does"
+                    } else {
+                        " do"
+                    }
+            ),
+        );
+    } else if !ready && not_passing.is_empty() && !required.is_empty() {
+        c.error(
+            pos,
+            "handoff_ready",
+            "`handoff_ready` is false although every required checkpoint passes: set it to true"
+                .to_string(),
+        );
     }
+}
 
-    // Claims the run can verify.
+/// A checkpoint that claims what a check of this run verifies
+/// (`tests_passing` ↔ `tests`) is contradicted when that check failed.
+fn claims_hold(c: &mut Collector, rules: &Rules, report: &HandoffReport) {
     for cp in &report.checkpoints {
         if cp.status != "pass" {
             continue;
@@ -623,10 +719,6 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
             }
         }
     }
-
-    let failing = matches!(report.status.as_deref(), Some("failed" | "blocked"));
-    report.escalate = failing && retry_count.is_some_and(|n| n >= i64::from(rules.max_retries));
-    finish(report, c)
 }
 
 /// A warning for every key not in `known`, with the nearest known one.
