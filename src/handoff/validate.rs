@@ -324,6 +324,12 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
     finish(report, c)
 }
 
+/// A field's value and where it is.
+type At<T> = (T, Pos);
+
+/// An instant: seconds and nanoseconds since the epoch.
+type Instant = (i64, u32);
+
 /// The frontmatter's fields, read with their positions; an error for each
 /// one that is missing where required or of the wrong type.
 struct Fields<'a> {
@@ -481,12 +487,6 @@ impl Fields<'_> {
         }
     }
 }
-
-/// A field's value and where it is.
-type At<T> = (T, Pos);
-
-/// An instant: seconds and nanoseconds since the epoch.
-type Instant = (i64, u32);
 
 /// The fields a status constrains.
 #[derive(Clone, Copy)]
