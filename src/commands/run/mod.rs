@@ -604,6 +604,10 @@ struct Settings {
     workflow: Option<String>,
 }
 
+/// The phase (from `--phase`, `PHASEGATE_PHASE`, the handoff documents'
+/// `stage`, or the default), the profile and the workflow, each checked
+/// against the configuration; an error says what is wrong and what named
+/// it.
 fn resolve(
     ctx: &Context,
     args: &RunRequest,

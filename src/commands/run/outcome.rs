@@ -1,5 +1,6 @@
-//! After the checks: the changed-line filter, what `resume` carries over,
-//! and the claims a handoff makes that the checks can hold against.
+//! After the checks: what the gate decides on for each, the checks that
+//! contradict a handoff's claims, the changed-line filter, what `resume`
+//! carries over, and the lines of `phasegate.toml` findings point at.
 
 use std::path::Path;
 
