@@ -42,14 +42,13 @@ impl Place {
     /// work tree, with its unstaged changes set aside as for a staged run:
     /// nothing staged, so the files are at the commit's content.
     pub fn choose(
-        root: &Path,
+        dirs: &Dirs<'_>,
         in_repo: bool,
         mode: &SelectionSummary,
         config: &Config,
-        state_dir: &Path,
-        run_dir: &RunDir,
         notes: &mut Vec<String>,
     ) -> Result<Place, VerdictError> {
+        let root = dirs.root;
         let staged = mode.mode == "staged";
         let mut protect_at_head = false;
         let target = match (mode.mode, &mode.to) {
@@ -82,7 +81,7 @@ impl Place {
             },
             _ => None,
         };
-        let snapshot_dir = state_dir.join("snapshots").join(&run_dir.id);
+        let snapshot_dir = dirs.state.join("snapshots").join(&dirs.run.id);
         let snapshot = if let Some((commit, why)) = target {
             let to = mode.to.as_deref().unwrap_or_default();
             let named = if commit.to_string().starts_with(to) {

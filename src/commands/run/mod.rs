@@ -279,10 +279,14 @@ fn run_gate(
         notes.extend(no_configuration(args, &root, ref_has_config));
     }
     let specs = to_run(args, &phase_specs);
-    let place = isolation::Place::choose(
-        &root, in_repo, &mode, &config, &state_dir, &run_dir, &mut notes,
-    )
-    .map_err(|error| Stop::Error(settings.profile, error))?;
+    let dirs = isolation::Dirs {
+        root: &root,
+        state: &state_dir,
+        work_tree_state: &work_tree_state,
+        run: &run_dir,
+    };
+    let place = isolation::Place::choose(&dirs, in_repo, &mode, &config, &mut notes)
+        .map_err(|error| Stop::Error(settings.profile, error))?;
     notes.extend(configuration_notes(
         ctx,
         &config,
@@ -311,12 +315,6 @@ fn run_gate(
         .max(1);
     let json = args.format == ReportFormat::Json;
     let progress = (!json && ctx.stderr_tty).then_some(&mut *io.err);
-    let dirs = isolation::Dirs {
-        root: &root,
-        state: &state_dir,
-        work_tree_state: &work_tree_state,
-        run: &run_dir,
-    };
     let ran = isolation::run_checks(ctx, &dirs, place, found, plans, jobs, progress, &mut notes)
         .map_err(|error| Stop::Error(settings.profile, error))?;
 
