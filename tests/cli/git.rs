@@ -936,16 +936,9 @@ fn once_the_work_tree_is_back_signals_end_phasegate_as_they_end_any_program() {
 #[test]
 fn a_merge_in_progress_keeps_its_state() {
     let repo = TestRepo::new();
-    repo.write("a.txt", "a\n").write("b.txt", "b\n");
-    repo.commit_all("base");
-    repo.git(&["checkout", "-qb", "side"]);
-    repo.write("side.txt", "side\n");
-    repo.commit_all("side");
-    repo.git(&["checkout", "-q", "main"]);
-    repo.write("main.txt", "main\n");
-    repo.commit_all("main");
-    repo.git(&["merge", "--no-commit", "--no-ff", "-q", "side"]);
-    repo.write("a.txt", "unstaged during the merge\n");
+    repo.with_feature_branch();
+    repo.git(&["merge", "--no-commit", "--no-ff", "-q", "feature"]);
+    repo.write("base.md", "unstaged during the merge\n");
     repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
     let git_dir = repo.path().join(".git");
     let merge_head = std::fs::read(git_dir.join("MERGE_HEAD")).unwrap();
