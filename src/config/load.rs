@@ -393,6 +393,52 @@ fn problem(
     }
 }
 
+/// The keys a check's table may have.
+const CHECK_KEYS: &[&str] = &[
+    "name",
+    "command",
+    "kind",
+    "files",
+    "timeout",
+    "env",
+    "cwd",
+    "parser",
+    "origin",
+    "on_failure",
+    "on_missing",
+    "shell",
+    "filter",
+];
+
+/// A check's table as its keys are read. Each reader reports what is
+/// wrong with its own value, and any mistake leaves the check out; the
+/// other keys are still read, so one pass shows every mistake.
+struct CheckKeys<'e> {
+    entries: &'e [(Key, Node)],
+    name: &'e str,
+    ok: bool,
+}
+
+impl CheckKeys<'_> {
+    /// `key`'s value as `read` makes it: None when the key is absent, or
+    /// when its value is wrong (which `read` has reported).
+    fn read<'s, T>(
+        &mut self,
+        validator: &mut Validator<'s>,
+        key: &str,
+        read: impl FnOnce(&mut Validator<'s>, &Node, &str) -> Option<T>,
+    ) -> Option<T> {
+        let node = get(self.entries, key)?;
+        let value = read(
+            validator,
+            node,
+            &format!("`{key}` of check `{}`", self.name),
+        );
+        self.ok &= value.is_some();
+        value
+    }
+}
+
 struct Validator<'s> {
     sources: &'s [SourceFile],
     problems: Vec<Problem>,
@@ -963,304 +1009,87 @@ impl Validator<'_> {
         commands: &mut Commands,
         context: &str,
     ) -> Option<(CheckSpec, At)> {
-        let empty = Vec::new();
-        let (entries, name_node): (&[(Key, Node)], &Node) = match &node.val {
-            Val::Str(_) => (&empty, node),
-            Val::Table(entries) => {
-                self.known_keys(
-                    entries,
-                    &[
-                        "name",
-                        "command",
-                        "kind",
-                        "files",
-                        "timeout",
-                        "env",
-                        "cwd",
-                        "parser",
-                        "origin",
-                        "on_failure",
-                        "on_missing",
-                        "shell",
-                        "filter",
-                    ],
-                    &format!("a check of {context}"),
-                );
-                let Some(name_node) = get(entries, "name") else {
-                    self.error(
-                        &node.at,
-                        format!("a check of {context} has no `name`"),
-                        "this check",
-                        Some("add `name = \"...\"`".to_string()),
-                    );
-                    return None;
-                };
-                (entries, name_node)
-            }
-            _ => {
-                self.error(
-                    &node.at,
-                    format!("a check must be a table like {{ name = \"tests\" }} or a check name, not {}", node.kind()),
-                    "not a check",
-                    None,
-                );
-                return None;
-            }
+        let (entries, name_node) = self.check_shape(node, context)?;
+        let name = self.check_name(name_node)?;
+        let mut keys = CheckKeys {
+            entries,
+            name: &name,
+            ok: true,
         };
-        let name = self.string(name_node, "a check's `name`")?;
-        if name.trim().is_empty() {
-            self.error(
-                &name_node.at,
-                "a check's name cannot be empty".to_string(),
-                "empty name",
-                None,
-            );
-            return None;
-        }
-        if name.chars().any(char::is_control) {
-            self.error(
-                &name_node.at,
-                "a check's name cannot hold control characters (a newline, a tab, NUL…)"
-                    .to_string(),
-                "control character",
-                Some("name the check with printable characters".to_string()),
-            );
-            return None;
-        }
-        let what = |key: &str| format!("`{key}` of check `{name}`");
-        let mut ok = true;
 
-        let shell = match get(entries, "shell") {
-            Some(node) => self.boolean(node, &what("shell")).unwrap_or_else(|| {
-                ok = false;
-                false
-            }),
-            None => false,
-        };
-        let kind_value =
-            match get(entries, "kind") {
-                Some(node) => {
-                    let k =
-                        self.choice(node, &what("kind"), &["code", "custom", "verifier"], |s| {
-                            match s {
-                                "code" => Some(CheckKind::Code),
-                                "custom" => Some(CheckKind::Custom),
-                                "verifier" => Some(CheckKind::Verifier),
-                                _ => None,
-                            }
-                        });
-                    ok &= k.is_some();
-                    k
-                }
-                None => None,
-            };
-        let own_command = match get(entries, "command") {
-            Some(node) => {
-                let c = self.command_line(node, &what("command"), shell);
-                ok &= c.is_some();
-                c
-            }
-            None => None,
-        };
+        let shell = keys
+            .read(self, "shell", Validator::boolean)
+            .unwrap_or(false);
+        let kind_value = keys.read(self, "kind", |v, node, what| {
+            v.choice(node, what, &["code", "custom", "verifier"], |s| match s {
+                "code" => Some(CheckKind::Code),
+                "custom" => Some(CheckKind::Custom),
+                "verifier" => Some(CheckKind::Verifier),
+                _ => None,
+            })
+        });
+        let own_command = keys.read(self, "command", |v, node, what| {
+            v.command_line(node, what, shell)
+        });
         let command = match own_command {
             Some(command) => Some(command),
-            None if ok => {
-                if let Some(command) = commands.valid.get(&name) {
-                    commands.used.insert(name.clone());
-                    // The shell gets the command as the file wrote it: joining
-                    // the split arguments would lose their quoting.
-                    if shell {
-                        Some(CommandLine::Shell(command.text.clone()))
-                    } else {
-                        commands.as_arguments.insert(name.clone());
-                        // If it cannot be split, the entry's own error says so.
-                        Some(command.line.clone()?)
-                    }
-                } else if commands.unreadable || commands.broken.contains(&name) {
-                    // Its entry's own error says what is wrong.
-                    return None;
-                } else {
-                    let help = match suggest(&name, commands.valid.keys().map(String::as_str)) {
-                        Some(near) => format!("did you mean `{near}`? Or give the check a `command`"),
-                        None => format!("add `{name} = \"...\"` under [commands], or give the check a `command`"),
-                    };
-                    self.error(
-                        &name_node.at,
-                        format!("check `{name}` has no command: no `command` key and no `{name}` in [commands]"),
-                        "no command for this check",
-                        Some(help),
-                    );
-                    return None;
-                }
-            }
+            // A check whose own keys are wrong is left out whatever
+            // [commands] holds: looking its name up there adds nothing.
+            None if keys.ok => Some(self.named_command(&name, name_node, shell, commands)?),
             None => None,
         };
-        let kind = match (kind_value, get(entries, "command").is_some()) {
-            (Some(kind), _) => kind,
-            (None, true) => CheckKind::Custom,
-            (None, false) => CheckKind::Code,
-        };
-        if kind == CheckKind::Code && get(entries, "command").is_some() && kind_value.is_some() {
+        let has_command = get(entries, "command").is_some();
+        let kind = kind_value.unwrap_or(if has_command {
+            CheckKind::Custom
+        } else {
+            CheckKind::Code
+        });
+        if let (Some(CheckKind::Code), true, Some(kind_node)) =
+            (kind_value, has_command, get(entries, "kind"))
+        {
             self.error(
-                &get(entries, "kind").map_or_else(|| name_node.at.clone(), |n| n.at.clone()),
+                &kind_node.at,
                 format!("check `{name}` is of kind \"code\" but has its own `command`"),
                 "kind \"code\"",
                 Some("a \"code\" check takes its command from [commands]: remove `command`, or the `kind`".to_string()),
             );
-            ok = false;
+            keys.ok = false;
         }
 
-        let (files, file_filter) = match get(entries, "files") {
-            Some(node) => match self.globs(node, &what("files")) {
-                Some((files, set)) => (files, Some(set)),
-                None => {
-                    ok = false;
-                    (Vec::new(), None)
-                }
-            },
+        let (files, file_filter) = match keys.read(self, "files", Validator::globs) {
+            Some((files, set)) => (files, Some(set)),
             None => (Vec::new(), None),
         };
-        let timeout = match get(entries, "timeout") {
-            Some(node) => self.timeout(node, &what("timeout")).unwrap_or_else(|| {
-                ok = false;
-                DEFAULT_TIMEOUT
-            }),
-            None => DEFAULT_TIMEOUT,
-        };
-        let mut env = BTreeMap::new();
-        if let Some(node) = get(entries, "env") {
-            if let Some(vars) = self.table(node, &what("env")) {
-                for (key, value) in vars {
-                    // The environment is `NAME=value` strings ending at a
-                    // NUL: `A=B` would set `A`, and a NUL cannot be passed.
-                    if key.name.is_empty() || key.name.contains(['=', '\0']) {
-                        self.error(
-                            &key.at,
-                            format!(
-                                "{} names a variable `{}` that cannot exist",
-                                what("env"),
-                                key.name.escape_debug()
-                            ),
-                            "invalid variable name",
-                            Some(
-                                "a variable's name is not empty and holds no `=` or NUL"
-                                    .to_string(),
-                            ),
-                        );
-                        ok = false;
-                        continue;
-                    }
-                    let variable = format!("the variable `{}` of check `{name}`", key.name);
-                    match self.string(value, &variable) {
-                        Some(v)
-                            if !self.nul_free(value, &v, &variable, "no environment can hold") =>
-                        {
-                            ok = false;
-                        }
-                        Some(v) => {
-                            env.insert(key.name.clone(), v);
-                        }
-                        None => ok = false,
-                    }
-                }
-            } else {
-                ok = false;
-            }
-        }
-        let cwd = match get(entries, "cwd") {
-            Some(node) => match self.string(node, &what("cwd")) {
-                Some(dir) if !self.nul_free(node, &dir, &what("cwd"), "no path can hold") => {
-                    ok = false;
-                    None
-                }
-                Some(dir) if Path::new(&dir).is_absolute() => {
-                    self.error(
-                        &node.at,
-                        format!("{} must be relative to the repository root", what("cwd")),
-                        "absolute path",
-                        Some("an absolute path ties the configuration to one machine".to_string()),
-                    );
-                    ok = false;
-                    None
-                }
-                Some(dir)
-                    if Path::new(&dir)
-                        .components()
-                        .any(|c| c == std::path::Component::ParentDir) =>
-                {
-                    self.error(
-                        &node.at,
-                        format!("{} must stay inside the repository", what("cwd")),
-                        "`..`",
-                        Some(
-                            "name a directory of the repository, relative to its root".to_string(),
-                        ),
-                    );
-                    ok = false;
-                    None
-                }
-                Some(dir) => Some(PathBuf::from(dir)),
-                None => {
-                    ok = false;
-                    None
-                }
-            },
-            None => None,
-        };
-        let parser = match get(entries, "parser") {
-            Some(node) => self.parser(node, &what("parser")).unwrap_or_else(|| {
-                ok = false;
-                ParserChoice::Auto
-            }),
-            None => ParserChoice::Auto,
-        };
-        let origin = match get(entries, "origin") {
-            Some(node) => self
-                .choice(node, &what("origin"), &Origin::NAMES, Origin::parse)
-                .unwrap_or_else(|| {
-                    ok = false;
-                    Origin::Runtime
-                }),
-            None => Origin::for_check_name(&name),
-        };
-        let on_failure = match get(entries, "on_failure") {
-            Some(node) => self
-                .choice(
-                    node,
-                    &what("on_failure"),
-                    &OnFailure::NAMES,
-                    OnFailure::parse,
-                )
-                .unwrap_or_else(|| {
-                    ok = false;
-                    OnFailure::Block
-                }),
-            None => OnFailure::Block,
-        };
-        let on_missing = match get(entries, "on_missing") {
-            Some(node) => self
-                .choice(
-                    node,
-                    &what("on_missing"),
-                    &OnMissing::NAMES,
-                    OnMissing::parse,
-                )
-                .unwrap_or_else(|| {
-                    ok = false;
-                    OnMissing::Block
-                }),
-            None => OnMissing::Block,
-        };
-        let filter = match get(entries, "filter") {
-            Some(node) => {
-                let filter = self.choice(node, &what("filter"), &Filter::NAMES, Filter::parse);
-                ok &= filter.is_some();
-                filter
-            }
-            None => None,
-        };
+        let timeout = keys
+            .read(self, "timeout", Validator::timeout)
+            .unwrap_or(DEFAULT_TIMEOUT);
+        let env = keys
+            .read(self, "env", |v, node, what| v.check_env(node, what, &name))
+            .unwrap_or_default();
+        let cwd = keys.read(self, "cwd", Validator::check_cwd);
+        let parser = keys
+            .read(self, "parser", Validator::parser)
+            .unwrap_or(ParserChoice::Auto);
+        let origin = keys
+            .read(self, "origin", |v, node, what| {
+                v.choice(node, what, &Origin::NAMES, Origin::parse)
+            })
+            .unwrap_or_else(|| Origin::for_check_name(&name));
+        let on_failure = keys
+            .read(self, "on_failure", |v, node, what| {
+                v.choice(node, what, &OnFailure::NAMES, OnFailure::parse)
+            })
+            .unwrap_or(OnFailure::Block);
+        let on_missing = keys
+            .read(self, "on_missing", |v, node, what| {
+                v.choice(node, what, &OnMissing::NAMES, OnMissing::parse)
+            })
+            .unwrap_or(OnMissing::Block);
+        let filter = keys.read(self, "filter", |v, node, what| {
+            v.choice(node, what, &Filter::NAMES, Filter::parse)
+        });
         let command = command?;
-        if !ok {
+        if !keys.ok {
             return None;
         }
         Some((
@@ -1282,6 +1111,175 @@ impl Validator<'_> {
             },
             name_node.at.clone(),
         ))
+    }
+
+    /// A check's keys and the node that names it: a table's entries, or
+    /// none for a check written as its bare name (`checks = ["tests"]`).
+    fn check_shape<'n>(
+        &mut self,
+        node: &'n Node,
+        context: &str,
+    ) -> Option<(&'n [(Key, Node)], &'n Node)> {
+        match &node.val {
+            Val::Str(_) => Some((&[], node)),
+            Val::Table(entries) => {
+                self.known_keys(entries, CHECK_KEYS, &format!("a check of {context}"));
+                let Some(name_node) = get(entries, "name") else {
+                    self.error(
+                        &node.at,
+                        format!("a check of {context} has no `name`"),
+                        "this check",
+                        Some("add `name = \"...\"`".to_string()),
+                    );
+                    return None;
+                };
+                Some((entries, name_node))
+            }
+            _ => {
+                self.error(
+                    &node.at,
+                    format!("a check must be a table like {{ name = \"tests\" }} or a check name, not {}", node.kind()),
+                    "not a check",
+                    None,
+                );
+                None
+            }
+        }
+    }
+
+    /// A check's name: a string, not blank, printable.
+    fn check_name(&mut self, node: &Node) -> Option<String> {
+        let name = self.string(node, "a check's `name`")?;
+        if name.trim().is_empty() {
+            self.error(
+                &node.at,
+                "a check's name cannot be empty".to_string(),
+                "empty name",
+                None,
+            );
+            return None;
+        }
+        if name.chars().any(char::is_control) {
+            self.error(
+                &node.at,
+                "a check's name cannot hold control characters (a newline, a tab, NUL…)"
+                    .to_string(),
+                "control character",
+                Some("name the check with printable characters".to_string()),
+            );
+            return None;
+        }
+        Some(name)
+    }
+
+    /// The command of a check without its own: the `[commands]` entry of
+    /// its name, as written for a shell, split into arguments otherwise.
+    /// None when there is none, or it is wrong (its own error says so).
+    fn named_command(
+        &mut self,
+        name: &str,
+        name_node: &Node,
+        shell: bool,
+        commands: &mut Commands,
+    ) -> Option<CommandLine> {
+        if let Some(command) = commands.valid.get(name) {
+            commands.used.insert(name.to_string());
+            // The shell gets the command as the file wrote it: joining the
+            // split arguments would lose their quoting.
+            if shell {
+                return Some(CommandLine::Shell(command.text.clone()));
+            }
+            commands.as_arguments.insert(name.to_string());
+            // If it cannot be split, the entry's own error says so.
+            return command.line.clone();
+        }
+        if !commands.unreadable && !commands.broken.contains(name) {
+            let help = match suggest(name, commands.valid.keys().map(String::as_str)) {
+                Some(near) => format!("did you mean `{near}`? Or give the check a `command`"),
+                None => format!(
+                    "add `{name} = \"...\"` under [commands], or give the check a `command`"
+                ),
+            };
+            self.error(
+                &name_node.at,
+                format!(
+                    "check `{name}` has no command: no `command` key and no `{name}` in [commands]"
+                ),
+                "no command for this check",
+                Some(help),
+            );
+        }
+        None
+    }
+
+    /// A check's `env` table: each variable a valid name with a string
+    /// value. Every wrong one is reported; any makes the whole table wrong.
+    fn check_env(
+        &mut self,
+        node: &Node,
+        what: &str,
+        check: &str,
+    ) -> Option<BTreeMap<String, String>> {
+        let vars = self.table(node, what)?;
+        let mut env = BTreeMap::new();
+        let mut ok = true;
+        for (key, value) in vars {
+            // The environment is `NAME=value` strings ending at a NUL:
+            // `A=B` would set `A`, and a NUL cannot be passed.
+            if key.name.is_empty() || key.name.contains(['=', '\0']) {
+                self.error(
+                    &key.at,
+                    format!(
+                        "{what} names a variable `{}` that cannot exist",
+                        key.name.escape_debug()
+                    ),
+                    "invalid variable name",
+                    Some("a variable's name is not empty and holds no `=` or NUL".to_string()),
+                );
+                ok = false;
+                continue;
+            }
+            let variable = format!("the variable `{}` of check `{check}`", key.name);
+            match self.string(value, &variable) {
+                Some(v) if self.nul_free(value, &v, &variable, "no environment can hold") => {
+                    env.insert(key.name.clone(), v);
+                }
+                _ => ok = false,
+            }
+        }
+        ok.then_some(env)
+    }
+
+    /// A check's `cwd`: a directory relative to the repository root that
+    /// stays inside it.
+    fn check_cwd(&mut self, node: &Node, what: &str) -> Option<PathBuf> {
+        let dir = self.string(node, what)?;
+        if !self.nul_free(node, &dir, what, "no path can hold") {
+            return None;
+        }
+        let path = PathBuf::from(dir);
+        if path.is_absolute() {
+            self.error(
+                &node.at,
+                format!("{what} must be relative to the repository root"),
+                "absolute path",
+                Some("an absolute path ties the configuration to one machine".to_string()),
+            );
+            return None;
+        }
+        if path
+            .components()
+            .any(|c| c == std::path::Component::ParentDir)
+        {
+            self.error(
+                &node.at,
+                format!("{what} must stay inside the repository"),
+                "`..`",
+                Some("name a directory of the repository, relative to its root".to_string()),
+            );
+            return None;
+        }
+        Some(path)
     }
 
     fn globs(&mut self, node: &Node, what: &str) -> Option<(Vec<String>, GlobSet)> {
