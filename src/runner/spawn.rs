@@ -83,7 +83,6 @@ enum Stop {
 /// Runs every invocation of `plan` and reports how it went.
 pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
     let start = Instant::now();
-    let deadline = start + plan.timeout;
     let mut outcome = CheckOutcome {
         name: plan.name.clone(),
         termination: Termination::Exited(0),
@@ -97,107 +96,19 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
         verifier: None,
         invocations: plan.invocations.clone(),
     };
-    let Some(program) = plan.invocations.first().and_then(|i| i.argv.first()) else {
-        outcome.termination = Termination::SpawnFailed("the check has no command".to_string());
-        return outcome;
-    };
-    if !plan.cwd.is_dir() {
-        let what = if plan.cwd.exists() {
-            "is not a directory"
-        } else {
-            "does not exist"
-        };
-        outcome.termination = Termination::SpawnFailed(format!(
-            "its working directory `{}` {what} (`cwd` in phasegate.toml)",
-            plan.cwd.display()
-        ));
-        return outcome;
-    }
-    let Ok(resolved) = which::which_in(program, plan.path.as_ref(), &plan.cwd) else {
-        outcome.termination = match not_runnable(program, &plan.cwd, &plan.root) {
-            // A path to something that is there but cannot be run, or to
-            // a script of the project that is not there, is a broken
-            // check, not a tool that is not installed.
-            Some(why) => Termination::SpawnFailed(why),
-            None => Termination::Missing {
-                program: program.to_string_lossy().into_owned(),
-            },
-        };
-        return outcome;
-    };
-    // A script whose interpreter is not installed cannot start: that is
-    // the interpreter missing (tier 1), whatever the script is.
-    if let Some(interpreter) = missing_interpreter(&resolved, plan.path.as_ref(), &plan.cwd) {
-        outcome.termination = Termination::Missing {
-            program: interpreter,
-        };
-        return outcome;
-    }
-    let log = match open_log(&plan.log_path) {
-        Ok(log) => log,
-        Err(e) => {
-            outcome.termination = Termination::SpawnFailed(format!(
-                "failed to create its log `{}`: {e}",
-                plan.log_path.display()
-            ));
+    let (resolved, log) = match startable(plan) {
+        Ok(ready) => ready,
+        Err(termination) => {
+            outcome.termination = termination;
             return outcome;
         }
     };
     let verifier = plan.kind == CheckKind::Verifier;
-    let argv: Vec<String> = plan
-        .invocations
-        .first()
-        .map(|i| {
-            i.argv
-                .iter()
-                .take(8)
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    let extractor = Extractor::new(
-        &plan.name,
-        plan.origin,
-        &plan.parser,
-        &argv,
-        &plan.root,
-        &plan.cwd,
-    );
-    let mut capture = Capture::new(log, extractor);
+    let mut capture = Capture::new(log, extractor(plan));
     if verifier {
         capture.keep_answer(MAX_ANSWER_BYTES);
     }
-
-    let mut termination = Termination::Exited(0);
-    // A verifier's answer per batch of files.
-    let mut answers: Vec<(bool, Vec<u8>)> = Vec::new();
-    for invocation in &plan.invocations {
-        if sys::interrupted() {
-            termination = Termination::Interrupted;
-            break;
-        }
-        let this = run_invocation(
-            plan,
-            &resolved,
-            &invocation.argv[1..],
-            verifier,
-            deadline,
-            &mut capture,
-        );
-        answers.extend(capture.take_answer());
-        match (&termination, this) {
-            // Every batch must pass: the first failure is the one reported,
-            // and the remaining batches still run to report theirs.
-            (Termination::Exited(0), Termination::Exited(code)) => {
-                termination = Termination::Exited(code);
-            }
-            (Termination::Exited(_), Termination::Exited(_)) => {}
-            (_, other) => {
-                termination = other;
-                break;
-            }
-        }
-    }
+    let (termination, answers) = run_batches(plan, &resolved, start + plan.timeout, &mut capture);
 
     let finished = capture.finish();
     outcome.output = finished.output;
@@ -228,23 +139,147 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
         }
         outcome.verifier = Some(reply);
     }
-    // `sh -c` exits 127 when it cannot find a command (a tool that is not
-    // installed, tier 1), and 128 + N when a command it waited for was
-    // killed by signal N (a crash); it says which in its own words.
-    if let Termination::Exited(code) = termination {
-        if runs_a_shell(plan) && (code == SHELL_NOT_FOUND || crash_words(code).is_some()) {
-            // Head and tail read as one text where nothing was dropped.
-            let lines = outcome.output.tail_lines(usize::MAX);
-            if let Some(program) = shell_not_found(code, &lines) {
-                termination = Termination::Missing { program };
-            } else if let Some(signal) = shell_saw_crash(code, &lines) {
-                termination = Termination::Signaled(signal);
+    outcome.termination = as_the_shell_says(plan, termination, &outcome.output);
+    outcome.duration = start.elapsed();
+    outcome
+}
+
+/// What the check starts: its program as found on its `PATH`, and its log
+/// opened. Otherwise why it cannot start: a program or interpreter that is
+/// not installed (tier 1), or a broken check (a spawn failure).
+fn startable(plan: &CheckPlan) -> Result<(PathBuf, File), Termination> {
+    let Some(program) = plan.invocations.first().and_then(|i| i.argv.first()) else {
+        return Err(Termination::SpawnFailed(
+            "the check has no command".to_string(),
+        ));
+    };
+    if !plan.cwd.is_dir() {
+        let what = if plan.cwd.exists() {
+            "is not a directory"
+        } else {
+            "does not exist"
+        };
+        return Err(Termination::SpawnFailed(format!(
+            "its working directory `{}` {what} (`cwd` in phasegate.toml)",
+            plan.cwd.display()
+        )));
+    }
+    let Ok(resolved) = which::which_in(program, plan.path.as_ref(), &plan.cwd) else {
+        return Err(match not_runnable(program, &plan.cwd, &plan.root) {
+            // A path to something that is there but cannot be run, or to
+            // a script of the project that is not there, is a broken
+            // check, not a tool that is not installed.
+            Some(why) => Termination::SpawnFailed(why),
+            None => Termination::Missing {
+                program: program.to_string_lossy().into_owned(),
+            },
+        });
+    };
+    // A script whose interpreter is not installed cannot start: that is
+    // the interpreter missing (tier 1), whatever the script is.
+    if let Some(interpreter) = missing_interpreter(&resolved, plan.path.as_ref(), &plan.cwd) {
+        return Err(Termination::Missing {
+            program: interpreter,
+        });
+    }
+    let log = open_log(&plan.log_path).map_err(|e| {
+        Termination::SpawnFailed(format!(
+            "failed to create its log `{}`: {e}",
+            plan.log_path.display()
+        ))
+    })?;
+    Ok((resolved, log))
+}
+
+/// The diagnostics extractor for the check's output; its parser may be
+/// picked by the command's first arguments.
+fn extractor(plan: &CheckPlan) -> Extractor {
+    let argv: Vec<String> = plan
+        .invocations
+        .first()
+        .map(|i| {
+            i.argv
+                .iter()
+                .take(8)
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    Extractor::new(
+        &plan.name,
+        plan.origin,
+        &plan.parser,
+        &argv,
+        &plan.root,
+        &plan.cwd,
+    )
+}
+
+/// Runs the check's invocations (one per batch of files) in turn: how the
+/// check ended, and a verifier's answer per batch.
+fn run_batches(
+    plan: &CheckPlan,
+    resolved: &std::path::Path,
+    deadline: Instant,
+    capture: &mut Capture,
+) -> (Termination, Vec<(bool, Vec<u8>)>) {
+    let verifier = plan.kind == CheckKind::Verifier;
+    let mut termination = Termination::Exited(0);
+    let mut answers = Vec::new();
+    for invocation in &plan.invocations {
+        if sys::interrupted() {
+            termination = Termination::Interrupted;
+            break;
+        }
+        let this = run_invocation(
+            plan,
+            resolved,
+            &invocation.argv[1..],
+            verifier,
+            deadline,
+            capture,
+        );
+        answers.extend(capture.take_answer());
+        match (&termination, this) {
+            // Every batch must pass: the first failure is the one reported,
+            // and the remaining batches still run to report theirs.
+            (Termination::Exited(0), Termination::Exited(code)) => {
+                termination = Termination::Exited(code);
+            }
+            (Termination::Exited(_), Termination::Exited(_)) => {}
+            (_, other) => {
+                termination = other;
+                break;
             }
         }
     }
-    outcome.termination = termination;
-    outcome.duration = start.elapsed();
-    outcome
+    (termination, answers)
+}
+
+/// `sh -c` exits 127 when it cannot find a command (a tool that is not
+/// installed, tier 1), and 128 + N when a command it waited for was killed
+/// by signal N (a crash); it says which in its own words, and the check's
+/// end is read from them.
+fn as_the_shell_says(
+    plan: &CheckPlan,
+    termination: Termination,
+    output: &CapturedOutput,
+) -> Termination {
+    let Termination::Exited(code) = termination else {
+        return termination;
+    };
+    if !runs_a_shell(plan) || (code != SHELL_NOT_FOUND && crash_words(code).is_none()) {
+        return termination;
+    }
+    // Head and tail read as one text where nothing was dropped.
+    let lines = output.tail_lines(usize::MAX);
+    if let Some(program) = shell_not_found(code, &lines) {
+        Termination::Missing { program }
+    } else if let Some(signal) = shell_saw_crash(code, &lines) {
+        Termination::Signaled(signal)
+    } else {
+        termination
+    }
 }
 
 /// The signals that mean a process crashed, with the words a shell prints
@@ -441,7 +476,7 @@ fn open_log(path: &std::path::Path) -> std::io::Result<File> {
 
 fn run_invocation(
     plan: &CheckPlan,
-    program: &PathBuf,
+    program: &std::path::Path,
     args: &[std::ffi::OsString],
     separate_stderr: bool,
     deadline: Instant,
