@@ -227,6 +227,8 @@ fn unfinished(profile: Profile) -> Effect {
     }
 }
 
+/// One check's status and effect on the verdict, from how it ended, its
+/// `on_failure` and `on_missing`, and the profile.
 fn judge(profile: Profile, check: &CheckInput) -> Judged {
     let outcome = match &check.run {
         CheckRun::NotRun(reason) => {
@@ -249,49 +251,9 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
         OnFailure::Warn => (CheckStatus::Warned, Effect::Warn),
         OnFailure::Block | OnFailure::Skip => (CheckStatus::Failed, Effect::Block),
     };
-    let mut parsed = outcome.diagnostics.clone();
 
     match &outcome.termination {
-        Termination::Missing { program } => {
-            let (status, effect) = match (profile, check.on_missing) {
-                (Profile::Strict, _) | (Profile::Auto, OnMissing::Block) => {
-                    (CheckStatus::Missing, Effect::Incomplete)
-                }
-                (Profile::Auto, OnMissing::Warn) => (CheckStatus::Missing, Effect::Warn),
-                (Profile::Auto, OnMissing::Skip) | (Profile::Fast, _) => {
-                    (CheckStatus::Skipped, Effect::None)
-                }
-            };
-            let reason = format!("`{program}` is not installed (not found on PATH)");
-            let severity = if effect == Effect::Incomplete {
-                Severity::Error
-            } else {
-                Severity::Warning
-            };
-            // Under strict only installing it helps: `on_missing` is not
-            // read there.
-            let advice = if profile == Profile::Strict {
-                "install it (the strict profile blocks on every missing tool)".to_string()
-            } else {
-                format!(
-                    "install it, or set `on_missing` for check `{}` to \"warn\" or \"skip\"",
-                    check.name
-                )
-            };
-            let diagnostic = located(
-                check,
-                severity,
-                Some("missing-tool"),
-                format!("{reason}; {advice}"),
-            );
-            Judged {
-                status,
-                effect,
-                tier: Some(1),
-                reason: Some(reason),
-                diagnostics: vec![diagnostic],
-            }
-        }
+        Termination::Missing { program } => missing(profile, check, program),
         Termination::TimedOut(limit) => {
             let reason = format!(
                 "timed out after {}; its process group was killed",
@@ -347,33 +309,9 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
         Termination::Exited(code) if check.kind == CheckKind::Verifier => {
             judge_verifier(profile, check, outcome, *code, failed_effect)
         }
-        Termination::Exited(0) => {
-            let errors = parsed
-                .iter()
-                .filter(|d| d.severity == Severity::Error)
-                .count();
-            // Some formats report findings under exit 0 (`go vet -json`):
-            // there the diagnostics decide.
-            if outcome.errors_fail && errors > 0 {
-                return failed(
-                    profile,
-                    check,
-                    failed_effect,
-                    format!(
-                        "exit 0, but it reported {errors} error(s) in a format whose tool exits 0 on findings"
-                    ),
-                    parsed,
-                );
-            }
-            Judged {
-                status: CheckStatus::Passed,
-                effect: Effect::None,
-                tier: None,
-                reason: None,
-                diagnostics: parsed,
-            }
-        }
+        Termination::Exited(0) => exited_zero(profile, check, outcome, failed_effect),
         Termination::Exited(code) => {
+            let mut parsed = outcome.diagnostics.clone();
             if !parsed.iter().any(|d| d.severity == Severity::Error) {
                 parsed.push(tail_diagnostic(
                     check,
@@ -389,6 +327,82 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
                 parsed,
             )
         }
+    }
+}
+
+/// A check whose program is not installed (tier 1), as the profile and the
+/// check's `on_missing` say.
+fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
+    let (status, effect) = match (profile, check.on_missing) {
+        (Profile::Strict, _) | (Profile::Auto, OnMissing::Block) => {
+            (CheckStatus::Missing, Effect::Incomplete)
+        }
+        (Profile::Auto, OnMissing::Warn) => (CheckStatus::Missing, Effect::Warn),
+        (Profile::Auto, OnMissing::Skip) | (Profile::Fast, _) => {
+            (CheckStatus::Skipped, Effect::None)
+        }
+    };
+    let reason = format!("`{program}` is not installed (not found on PATH)");
+    let severity = if effect == Effect::Incomplete {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    // Under strict only installing it helps: `on_missing` is not read
+    // there.
+    let advice = if profile == Profile::Strict {
+        "install it (the strict profile blocks on every missing tool)".to_string()
+    } else {
+        format!(
+            "install it, or set `on_missing` for check `{}` to \"warn\" or \"skip\"",
+            check.name
+        )
+    };
+    let diagnostic = located(
+        check,
+        severity,
+        Some("missing-tool"),
+        format!("{reason}; {advice}"),
+    );
+    Judged {
+        status,
+        effect,
+        tier: Some(1),
+        reason: Some(reason),
+        diagnostics: vec![diagnostic],
+    }
+}
+
+/// A check that exited 0: it passed, unless its format reports findings
+/// under exit 0 (`go vet -json`) and it reported errors.
+fn exited_zero(
+    profile: Profile,
+    check: &CheckInput,
+    outcome: &CheckOutcome,
+    failed_effect: (CheckStatus, Effect),
+) -> Judged {
+    let parsed = outcome.diagnostics.clone();
+    let errors = parsed
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    if outcome.errors_fail && errors > 0 {
+        return failed(
+            profile,
+            check,
+            failed_effect,
+            format!(
+                "exit 0, but it reported {errors} error(s) in a format whose tool exits 0 on findings"
+            ),
+            parsed,
+        );
+    }
+    Judged {
+        status: CheckStatus::Passed,
+        effect: Effect::None,
+        tier: None,
+        reason: None,
+        diagnostics: parsed,
     }
 }
 
@@ -454,6 +468,8 @@ fn demote_if_pre_existing(profile: Profile, check: &CheckInput, judged: Judged) 
     }
 }
 
+/// A verifier that exited: its JSON answer decides, and an answer that
+/// cannot be read is tier 3.
 fn judge_verifier(
     profile: Profile,
     check: &CheckInput,
