@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::extract::extract;
+use super::extract::{extract, Frontmatter};
 use super::validate::default_checkpoints;
 use super::yaml::{parse, Node, Pos, Value};
 
@@ -93,123 +93,25 @@ pub fn stamp_edits(
     let Some(root) = root.filter(|r| matches!(r.value, Value::Map(_))) else {
         return Err("the frontmatter is not a mapping of fields".to_string());
     };
-    let newline =
-        if fm.yaml.contains("\r\n") || text[fm.offset + fm.yaml.len()..].starts_with("---\r\n") {
-            "\r\n"
-        } else {
-            "\n"
-        };
-    let insert_at = fm.offset + fm.yaml.len();
-    // New fields line up with the existing ones, however they are indented.
-    let indent = match &root.value {
-        Value::Map(entries) => entries.first().map_or_else(String::new, |(key, _)| {
-            " ".repeat(key.pos.column.saturating_sub(1))
-        }),
-        _ => String::new(),
-    };
     let mut edits = Vec::new();
-    let mut inserted = String::new();
+    let mut added = NewFields::like(text, &fm, &root);
 
-    // Checkpoints the run verified.
-    let mut statuses: BTreeMap<String, String> = BTreeMap::new();
-    if let Some(Node {
-        value: Value::Seq(items),
-        ..
-    }) = root.get("checkpoints")
-    {
-        for item in items {
-            let Some(Node {
-                value: Value::Str(name),
-                ..
-            }) = item.get("name")
-            else {
-                continue;
-            };
-            let mut status = match item.get("status") {
-                Some(Node {
-                    value: Value::Str(s),
-                    ..
-                }) => s.clone(),
-                _ => String::new(),
-            };
-            if let Some(passed) = claims.get(name).and_then(|check| results.checks.get(check)) {
-                let verified = if *passed { "pass" } else { "fail" };
-                if status != verified {
-                    edits.extend(set_value(text, item, "status", verified.to_string()));
-                }
-                status = verified.to_string();
-            }
-            statuses.insert(name.clone(), status);
-        }
-    }
-
+    let statuses = stamp_checkpoints(text, &root, results, claims, &mut edits);
     // handoff_ready follows the required checkpoints.
-    let stage = match root.get("stage") {
-        Some(Node {
-            value: Value::Str(s),
-            ..
-        }) => s.clone(),
-        _ => String::new(),
-    };
-    let defaults: Vec<String> = default_checkpoints(&stage)
-        .iter()
-        .map(|s| (*s).to_string())
-        .collect();
-    let required = required.unwrap_or(&defaults);
-    let ready = !required.is_empty()
-        && required
-            .iter()
-            .all(|r| statuses.get(r).is_some_and(|s| s == "pass"));
+    let ready = all_required_pass(&root, &statuses, required);
     match root.get("handoff_ready") {
         Some(Node {
             value: Value::Bool(b),
             ..
         }) if *b == ready => {}
         Some(_) => edits.extend(set_value(text, &root, "handoff_ready", ready.to_string())),
-        None => inserted.push_str(&format!("{indent}handoff_ready: {ready}{newline}")),
+        None => added.push("handoff_ready", &ready.to_string()),
     }
-
     if results.failed {
-        match root.get("retry_count") {
-            Some(Node {
-                value: Value::Int(n),
-                ..
-            }) => edits.extend(set_value(text, &root, "retry_count", (n + 1).to_string())),
-            Some(node) if matches!(node.value, Value::Null) => {
-                edits.extend(set_value(text, &root, "retry_count", "1".to_string()));
-            }
-            Some(_) => {
-                return Err("`retry_count` is not a number; fix it before stamping".to_string())
-            }
-            None => inserted.push_str(&format!("{indent}retry_count: 1{newline}")),
-        }
-        let failure = quote(results.failure.as_deref().unwrap_or("the gate failed"));
-        if root.key("last_failure").is_some() {
-            edits.extend(set_value(text, &root, "last_failure", failure));
-        } else {
-            inserted.push_str(&format!("{indent}last_failure: {failure}{newline}"));
-        }
+        stamp_failure(text, &root, results, &mut edits, &mut added)?;
     }
-    if !inserted.is_empty() {
-        if text[root.pos.offset..].starts_with('{') {
-            return Err(
-                "the frontmatter is one `{...}` mapping: write one field per line to stamp it"
-                    .to_string(),
-            );
-        }
-        // New fields go just before the closing delimiter, on lines of
-        // their own.
-        let needs_newline = !fm.yaml.is_empty() && !fm.yaml.ends_with('\n');
-        let text = if needs_newline {
-            format!("{newline}{inserted}")
-        } else {
-            inserted
-        };
-        edits.push(Edit {
-            start: insert_at,
-            end: insert_at,
-            text,
-        });
+    if let Some(edit) = added.into_edit(text, &fm, &root)? {
+        edits.push(edit);
     }
     edits.sort_by_key(|e| e.start);
     // A safety net for layouts the edits cannot follow (complex keys, odd
@@ -228,6 +130,169 @@ pub fn stamp_edits(
         );
     }
     Ok(edits)
+}
+
+/// Fields the document lacks, written as new lines just before the
+/// frontmatter's closing delimiter: indented like its existing fields,
+/// with its own line endings.
+struct NewFields {
+    indent: String,
+    newline: &'static str,
+    lines: String,
+}
+
+impl NewFields {
+    fn like(text: &str, fm: &Frontmatter<'_>, root: &Node) -> NewFields {
+        let crlf =
+            fm.yaml.contains("\r\n") || text[fm.offset + fm.yaml.len()..].starts_with("---\r\n");
+        let indent = match &root.value {
+            Value::Map(entries) => entries.first().map_or_else(String::new, |(key, _)| {
+                " ".repeat(key.pos.column.saturating_sub(1))
+            }),
+            _ => String::new(),
+        };
+        NewFields {
+            indent,
+            newline: if crlf { "\r\n" } else { "\n" },
+            lines: String::new(),
+        }
+    }
+
+    fn push(&mut self, key: &str, value: &str) {
+        let NewFields {
+            indent, newline, ..
+        } = self;
+        self.lines
+            .push_str(&format!("{indent}{key}: {value}{newline}"));
+    }
+
+    /// The edit that inserts the new fields, if there are any.
+    fn into_edit(
+        self,
+        text: &str,
+        fm: &Frontmatter<'_>,
+        root: &Node,
+    ) -> Result<Option<Edit>, String> {
+        if self.lines.is_empty() {
+            return Ok(None);
+        }
+        if text[root.pos.offset..].starts_with('{') {
+            return Err(
+                "the frontmatter is one `{...}` mapping: write one field per line to stamp it"
+                    .to_string(),
+            );
+        }
+        let at = fm.offset + fm.yaml.len();
+        let needs_newline = !fm.yaml.is_empty() && !fm.yaml.ends_with('\n');
+        let text = if needs_newline {
+            format!("{}{}", self.newline, self.lines)
+        } else {
+            self.lines
+        };
+        Ok(Some(Edit {
+            start: at,
+            end: at,
+            text,
+        }))
+    }
+}
+
+/// Sets each checkpoint whose claim a check of the run verified to what
+/// that check found. Returns every checkpoint's status as it will read.
+fn stamp_checkpoints(
+    text: &str,
+    root: &Node,
+    results: &RunResults,
+    claims: &BTreeMap<String, String>,
+    edits: &mut Vec<Edit>,
+) -> BTreeMap<String, String> {
+    let mut statuses = BTreeMap::new();
+    let Some(Node {
+        value: Value::Seq(items),
+        ..
+    }) = root.get("checkpoints")
+    else {
+        return statuses;
+    };
+    for item in items {
+        let Some(Node {
+            value: Value::Str(name),
+            ..
+        }) = item.get("name")
+        else {
+            continue;
+        };
+        let mut status = match item.get("status") {
+            Some(Node {
+                value: Value::Str(s),
+                ..
+            }) => s.clone(),
+            _ => String::new(),
+        };
+        if let Some(passed) = claims.get(name).and_then(|check| results.checks.get(check)) {
+            let verified = if *passed { "pass" } else { "fail" };
+            if status != verified {
+                edits.extend(set_value(text, item, "status", verified.to_string()));
+            }
+            status = verified.to_string();
+        }
+        statuses.insert(name.clone(), status);
+    }
+    statuses
+}
+
+/// Whether every checkpoint the document's stage requires (the
+/// configured list, or the stage's default) passes; a stage that requires
+/// none is never ready.
+fn all_required_pass(
+    root: &Node,
+    statuses: &BTreeMap<String, String>,
+    required: Option<&[String]>,
+) -> bool {
+    let stage = match root.get("stage") {
+        Some(Node {
+            value: Value::Str(s),
+            ..
+        }) => s.as_str(),
+        _ => "",
+    };
+    let defaults: Vec<String> = default_checkpoints(stage)
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect();
+    let required = required.unwrap_or(&defaults);
+    !required.is_empty()
+        && required
+            .iter()
+            .all(|r| statuses.get(r).is_some_and(|s| s == "pass"))
+}
+
+/// A failed run counts one more retry and says why in `last_failure`.
+fn stamp_failure(
+    text: &str,
+    root: &Node,
+    results: &RunResults,
+    edits: &mut Vec<Edit>,
+    added: &mut NewFields,
+) -> Result<(), String> {
+    match root.get("retry_count") {
+        Some(Node {
+            value: Value::Int(n),
+            ..
+        }) => edits.extend(set_value(text, root, "retry_count", (n + 1).to_string())),
+        Some(node) if matches!(node.value, Value::Null) => {
+            edits.extend(set_value(text, root, "retry_count", "1".to_string()));
+        }
+        Some(_) => return Err("`retry_count` is not a number; fix it before stamping".to_string()),
+        None => added.push("retry_count", "1"),
+    }
+    let failure = quote(results.failure.as_deref().unwrap_or("the gate failed"));
+    if root.key("last_failure").is_some() {
+        edits.extend(set_value(text, root, "last_failure", failure));
+    } else {
+        added.push("last_failure", &failure);
+    }
+    Ok(())
 }
 
 /// Applies edits (sorted, not overlapping) to `text`.
