@@ -410,16 +410,39 @@ const CHECK_KEYS: &[&str] = &[
     "filter",
 ];
 
-/// A check's table as its keys are read. Each reader reports what is
-/// wrong with its own value, and any mistake leaves the check out; the
-/// other keys are still read, so one pass shows every mistake.
-struct CheckKeys<'e> {
+/// The keys `[gate]` may have.
+const GATE_KEYS: &[&str] = &[
+    "profile",
+    "default_phase",
+    "max_retries",
+    "workflow",
+    "jobs",
+    "isolation",
+    "summary",
+    "filter",
+    "keep_runs",
+    "escalate_after",
+];
+
+/// A table as its keys are read. Each reader reports what is wrong with
+/// its own value, and any mistake makes the table wrong; the other keys
+/// are still read, so one pass shows every mistake.
+struct Keys<'e> {
     entries: &'e [(Key, Node)],
-    name: &'e str,
+    /// Whose keys they are, for the messages: "check `tests`".
+    owner: Option<String>,
     ok: bool,
 }
 
-impl CheckKeys<'_> {
+impl<'e> Keys<'e> {
+    fn new(entries: &'e [(Key, Node)], owner: Option<String>) -> Keys<'e> {
+        Keys {
+            entries,
+            owner,
+            ok: true,
+        }
+    }
+
     /// `key`'s value as `read` makes it: None when the key is absent, or
     /// when its value is wrong (which `read` has reported).
     fn read<'s, T>(
@@ -429,11 +452,11 @@ impl CheckKeys<'_> {
         read: impl FnOnce(&mut Validator<'s>, &Node, &str) -> Option<T>,
     ) -> Option<T> {
         let node = get(self.entries, key)?;
-        let value = read(
-            validator,
-            node,
-            &format!("`{key}` of check `{}`", self.name),
-        );
+        let what = match &self.owner {
+            Some(owner) => format!("`{key}` of {owner}"),
+            None => format!("`{key}`"),
+        };
+        let value = read(validator, node, &what);
         self.ok &= value.is_some();
         value
     }
@@ -793,135 +816,98 @@ impl Validator<'_> {
         phases: &BTreeSet<String>,
         workflows: &BTreeMap<String, Workflow>,
     ) -> Option<GateConfig> {
-        let mut gate = GateConfig {
-            profile: Profile::Auto,
-            default_phase: "implementation".to_string(),
-            max_retries: 3,
-            workflow: None,
-            jobs: None,
-            isolation: Isolation::Worktree,
-            summary: 5,
-            filter: None,
-            keep_runs: 20,
-            escalate_after: 3,
+        let entries = node.and_then(|n| self.table(n, "`[gate]`")).unwrap_or(&[]);
+        self.known_keys(entries, GATE_KEYS, "[gate]");
+        let mut keys = Keys::new(entries, None);
+        let gate = GateConfig {
+            profile: keys
+                .read(self, "profile", |v, node, what| {
+                    v.choice(node, what, &Profile::NAMES, Profile::parse)
+                })
+                .unwrap_or(Profile::Auto),
+            default_phase: keys
+                .read(self, "default_phase", |v, node, what| {
+                    v.defined(node, what, "phase", phases.iter().map(String::as_str))
+                })
+                .unwrap_or_else(|| "implementation".to_string()),
+            max_retries: keys
+                .read(self, "max_retries", |v, node, what| {
+                    v.integer(node, what, 0)
+                })
+                .map_or(3, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+            workflow: keys.read(self, "workflow", |v, node, what| {
+                v.defined(node, what, "workflow", workflows.keys().map(String::as_str))
+            }),
+            jobs: keys.read(self, "jobs", |v, node, what| v.count(node, what, 1)),
+            isolation: keys
+                .read(self, "isolation", |v, node, what| {
+                    v.choice(node, what, &Isolation::NAMES, Isolation::parse)
+                })
+                .unwrap_or(Isolation::Worktree),
+            summary: keys
+                .read(self, "summary", |v, node, what| v.count(node, what, 1))
+                .unwrap_or(5),
+            filter: keys.read(self, "filter", |v, node, what| {
+                v.choice(node, what, &Filter::NAMES, Filter::parse)
+            }),
+            keep_runs: keys
+                .read(self, "keep_runs", |v, node, what| v.count(node, what, 1))
+                .unwrap_or(20),
+            escalate_after: keys
+                .read(self, "escalate_after", Validator::escalate_after)
+                .unwrap_or(3),
         };
-        let Some(entries) = node.and_then(|n| self.table(n, "`[gate]`")) else {
-            return Some(gate);
-        };
-        self.known_keys(
-            entries,
-            &[
-                "profile",
-                "default_phase",
-                "max_retries",
-                "workflow",
-                "jobs",
-                "isolation",
-                "summary",
-                "filter",
-                "keep_runs",
-                "escalate_after",
-            ],
-            "[gate]",
+        keys.ok.then_some(gate)
+    }
+
+    /// A count of at least `min`.
+    fn count(&mut self, node: &Node, what: &str, min: i64) -> Option<usize> {
+        let n = self.integer(node, what, min)?;
+        Some(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
+    /// `escalate_after`: at least 2, and no more runs than the history
+    /// keeps (a count beyond them could never be reached).
+    fn escalate_after(&mut self, node: &Node, what: &str) -> Option<usize> {
+        let most = crate::state::MAX_HISTORY;
+        let n = self.integer(node, what, 2)?;
+        match usize::try_from(n) {
+            Ok(count) if count <= most => Some(count),
+            _ => {
+                self.error(
+                    &node.at,
+                    format!("{what} must be at most {most}, not {n}"),
+                    "out of range",
+                    Some(format!(
+                        "phasegate keeps the last {most} runs: the same errors could never be counted {n} times"
+                    )),
+                );
+                None
+            }
+        }
+    }
+
+    /// The name of a `kind` (phase, workflow) the file defines, among
+    /// `defined`.
+    fn defined<'a>(
+        &mut self,
+        node: &Node,
+        what: &str,
+        kind: &str,
+        defined: impl Iterator<Item = &'a str> + Clone,
+    ) -> Option<String> {
+        let name = self.string(node, what)?;
+        if defined.clone().any(|d| d == name) {
+            return Some(name);
+        }
+        self.unknown_name(
+            node,
+            kind,
+            &name,
+            defined,
+            &format!("define it under [{kind}s]"),
         );
-        let mut ok = true;
-        if let Some(node) = get(entries, "summary") {
-            match self.integer(node, "`summary`", 1) {
-                Some(n) => gate.summary = usize::try_from(n).unwrap_or(usize::MAX),
-                None => ok = false,
-            }
-        }
-        if let Some(node) = get(entries, "keep_runs") {
-            match self.integer(node, "`keep_runs`", 1) {
-                Some(n) => gate.keep_runs = usize::try_from(n).unwrap_or(usize::MAX),
-                None => ok = false,
-            }
-        }
-        if let Some(node) = get(entries, "escalate_after") {
-            // The history keeps the newest runs only: a count beyond them
-            // could never be reached.
-            let most = crate::state::MAX_HISTORY;
-            match self.integer(node, "`escalate_after`", 2) {
-                Some(n) if usize::try_from(n).is_ok_and(|n| n <= most) => {
-                    gate.escalate_after = usize::try_from(n).unwrap_or(most);
-                }
-                Some(n) => {
-                    self.error(
-                        &node.at,
-                        format!("`escalate_after` must be at most {most}, not {n}"),
-                        "out of range",
-                        Some(format!(
-                            "phasegate keeps the last {most} runs: the same errors could never be counted {n} times"
-                        )),
-                    );
-                    ok = false;
-                }
-                None => ok = false,
-            }
-        }
-        if let Some(node) = get(entries, "filter") {
-            match self.choice(node, "`filter`", &Filter::NAMES, Filter::parse) {
-                Some(filter) => gate.filter = Some(filter),
-                None => ok = false,
-            }
-        }
-        if let Some(node) = get(entries, "isolation") {
-            match self.choice(node, "`isolation`", &Isolation::NAMES, Isolation::parse) {
-                Some(isolation) => gate.isolation = isolation,
-                None => ok = false,
-            }
-        }
-        if let Some(node) = get(entries, "profile") {
-            match self.choice(node, "`profile`", &Profile::NAMES, Profile::parse) {
-                Some(profile) => gate.profile = profile,
-                None => ok = false,
-            }
-        }
-        if let Some(node) = get(entries, "max_retries") {
-            match self.integer(node, "`max_retries`", 0) {
-                Some(n) => gate.max_retries = u32::try_from(n).unwrap_or(u32::MAX),
-                None => ok = false,
-            }
-        }
-        if let Some(node) = get(entries, "jobs") {
-            match self.integer(node, "`jobs`", 1) {
-                Some(n) => gate.jobs = Some(usize::try_from(n).unwrap_or(usize::MAX)),
-                None => ok = false,
-            }
-        }
-        if let Some(node) = get(entries, "default_phase") {
-            match self.string(node, "`default_phase`") {
-                Some(name) if phases.contains(&name) => gate.default_phase = name,
-                Some(name) => {
-                    self.unknown_name(
-                        node,
-                        "phase",
-                        &name,
-                        phases.iter().map(String::as_str),
-                        "define it under [phases]",
-                    );
-                    ok = false;
-                }
-                None => ok = false,
-            }
-        }
-        if let Some(node) = get(entries, "workflow") {
-            match self.string(node, "`workflow`") {
-                Some(name) if workflows.contains_key(&name) => gate.workflow = Some(name),
-                Some(name) => {
-                    self.unknown_name(
-                        node,
-                        "workflow",
-                        &name,
-                        workflows.keys().map(String::as_str),
-                        "define it under [workflows]",
-                    );
-                    ok = false;
-                }
-                None => ok = false,
-            }
-        }
-        ok.then_some(gate)
+        None
     }
 
     fn unknown_name<'a>(
@@ -1011,11 +997,7 @@ impl Validator<'_> {
     ) -> Option<(CheckSpec, At)> {
         let (entries, name_node) = self.check_shape(node, context)?;
         let name = self.check_name(name_node)?;
-        let mut keys = CheckKeys {
-            entries,
-            name: &name,
-            ok: true,
-        };
+        let mut keys = Keys::new(entries, Some(format!("check `{name}`")));
 
         let shell = keys
             .read(self, "shell", Validator::boolean)
