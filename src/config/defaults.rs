@@ -299,7 +299,7 @@ pub fn init_template(root: &Path) -> String {
     );
     text.push_str(
         "[handoff]\n\
-         # Where the handoff documents live.\n\
+         # Where the handoff documents live (`[]` for none).\n\
          paths = [\"handoffs/**/*.md\"]\n",
     );
     text

@@ -1483,120 +1483,130 @@ impl Validator<'_> {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
         };
+        let entries = node
+            .and_then(|n| self.table(n, "`[handoff]`"))
+            .unwrap_or(&[]);
+        self.known_keys(entries, &["paths", "checkpoints", "claims"], "[handoff]");
+        let mut keys = Keys::new(entries, Some("[handoff]".to_string()));
+        let paths = keys.read(self, "paths", Validator::strings);
+        if let Some(checkpoints) =
+            keys.read(self, "checkpoints", |v, node, _| v.stage_checkpoints(node))
+        {
+            config.checkpoints = checkpoints;
+        }
+        if let Some(claims) = keys.read(self, "claims", |v, node, _| {
+            v.claims(node, &config, check_names)
+        }) {
+            config.claims = claims;
+        }
+        let paths = paths.unwrap_or_else(|| {
+            let nowhere = At {
+                file: 0,
+                span: 0..0,
+            };
+            config
+                .paths
+                .iter()
+                .map(|p| (p.clone(), nowhere.clone()))
+                .collect()
+        });
+        let (set, globs_ok) = self.compile_globs(&paths, "`paths` of [handoff]");
+        config.path_filter = set;
+        config.paths = paths.into_iter().map(|(p, _)| p).collect();
+        (keys.ok && globs_ok).then_some(config)
+    }
+
+    /// `[handoff.checkpoints]`: a stage's required checkpoints, in place
+    /// of its default ones.
+    fn stage_checkpoints(&mut self, node: &Node) -> Option<BTreeMap<String, Vec<String>>> {
+        let table = self.table(node, "`[handoff.checkpoints]`")?;
+        let mut checkpoints = BTreeMap::new();
         let mut ok = true;
-        let mut paths: Vec<(String, At)> = Vec::new();
-        if let Some(entries) = node.and_then(|n| self.table(n, "`[handoff]`")) {
-            self.known_keys(entries, &["paths", "checkpoints", "claims"], "[handoff]");
-            if let Some(node) = get(entries, "paths") {
-                match self.strings(node, "`paths` of [handoff]") {
-                    Some(list) => paths = list,
-                    None => ok = false,
+        for (key, value) in table {
+            if !STAGES.contains(&key.name.as_str()) {
+                let at_node = Node {
+                    val: Val::Str(String::new()),
+                    at: key.at.clone(),
+                };
+                self.unknown_name(
+                    &at_node,
+                    "stage",
+                    &key.name,
+                    STAGES.iter().copied(),
+                    "use a stage name",
+                );
+                ok = false;
+                continue;
+            }
+            match self.strings(value, &format!("the checkpoints of `{}`", key.name)) {
+                Some(list) => {
+                    checkpoints
+                        .insert(key.name.clone(), list.into_iter().map(|(s, _)| s).collect());
+                }
+                None => ok = false,
+            }
+        }
+        ok.then_some(checkpoints)
+    }
+
+    /// `[handoff.claims]`: checkpoint → the check that verifies it. Entries
+    /// add to the default claims or replace them; an empty check name
+    /// takes one away.
+    fn claims(
+        &mut self,
+        node: &Node,
+        config: &HandoffConfig,
+        check_names: Option<&BTreeSet<String>>,
+    ) -> Option<BTreeMap<String, String>> {
+        let table = self.table(node, "`[handoff.claims]`")?;
+        let checkpoints: BTreeSet<&str> = STAGES
+            .iter()
+            .flat_map(|stage| {
+                crate::handoff::validate::default_checkpoints(stage)
+                    .iter()
+                    .copied()
+            })
+            .chain(config.checkpoints.values().flatten().map(String::as_str))
+            .collect();
+        let mut claims = config.claims.clone();
+        let mut ok = true;
+        for (key, value) in table {
+            // A custom checkpoint may be claimed; a near miss of a known
+            // one is a typo that would switch a claim off.
+            if !checkpoints.contains(key.name.as_str()) {
+                if let Some(near) = suggest(&key.name, checkpoints.iter().copied()) {
+                    self.error(
+                        &key.at,
+                        format!("unknown checkpoint `{}` in [handoff.claims]", key.name),
+                        "no such checkpoint",
+                        Some(format!("did you mean `{near}`?")),
+                    );
+                    ok = false;
+                    continue;
                 }
             }
-            if let Some(table) =
-                get(entries, "checkpoints").and_then(|n| self.table(n, "`[handoff.checkpoints]`"))
-            {
-                for (key, value) in table {
-                    if !STAGES.contains(&key.name.as_str()) {
-                        let at_node = Node {
-                            val: Val::Str(String::new()),
-                            at: key.at.clone(),
-                        };
+            match self.string(value, &format!("the claim `{}`", key.name)) {
+                Some(check) if check.is_empty() => {
+                    claims.remove(&key.name);
+                }
+                Some(check) => {
+                    if let Some(names) = check_names.filter(|names| !names.contains(&check)) {
                         self.unknown_name(
-                            &at_node,
-                            "stage",
-                            &key.name,
-                            STAGES.iter().copied(),
-                            "use a stage name",
+                            value,
+                            "check",
+                            &check,
+                            names.iter().map(String::as_str),
+                            "name a check of a phase",
                         );
                         ok = false;
                         continue;
                     }
-                    match self.strings(value, &format!("the checkpoints of `{}`", key.name)) {
-                        Some(list) => {
-                            config.checkpoints.insert(
-                                key.name.clone(),
-                                list.into_iter().map(|(s, _)| s).collect(),
-                            );
-                        }
-                        None => ok = false,
-                    }
+                    claims.insert(key.name.clone(), check);
                 }
-            }
-            if let Some(table) =
-                get(entries, "claims").and_then(|n| self.table(n, "`[handoff.claims]`"))
-            {
-                // Entries add to the default claims or replace them; an
-                // empty check name takes one away.
-                let checkpoints: BTreeSet<&str> = STAGES
-                    .iter()
-                    .flat_map(|stage| {
-                        crate::handoff::validate::default_checkpoints(stage)
-                            .iter()
-                            .copied()
-                    })
-                    .chain(config.checkpoints.values().flatten().map(String::as_str))
-                    .collect();
-                let mut claims = config.claims.clone();
-                for (key, value) in table {
-                    // A custom checkpoint may be claimed; a near miss of a
-                    // known one is a typo that would switch a claim off.
-                    if !checkpoints.contains(key.name.as_str()) {
-                        if let Some(near) = suggest(&key.name, checkpoints.iter().copied()) {
-                            self.error(
-                                &key.at,
-                                format!("unknown checkpoint `{}` in [handoff.claims]", key.name),
-                                "no such checkpoint",
-                                Some(format!("did you mean `{near}`?")),
-                            );
-                            ok = false;
-                            continue;
-                        }
-                    }
-                    match self.string(value, &format!("the claim `{}`", key.name)) {
-                        Some(check) if check.is_empty() => {
-                            claims.remove(&key.name);
-                        }
-                        Some(check) => {
-                            if let Some(names) = check_names.filter(|names| !names.contains(&check))
-                            {
-                                self.unknown_name(
-                                    value,
-                                    "check",
-                                    &check,
-                                    names.iter().map(String::as_str),
-                                    "name a check of a phase",
-                                );
-                                ok = false;
-                                continue;
-                            }
-                            claims.insert(key.name.clone(), check);
-                        }
-                        None => ok = false,
-                    }
-                }
-                config.claims = claims;
+                None => ok = false,
             }
         }
-        if paths.is_empty() {
-            paths = config
-                .paths
-                .iter()
-                .map(|p| {
-                    (
-                        p.clone(),
-                        At {
-                            file: 0,
-                            span: 0..0,
-                        },
-                    )
-                })
-                .collect();
-        }
-        let (set, globs_ok) = self.compile_globs(&paths, "`paths` of [handoff]");
-        config.path_filter = set;
-        config.paths = paths.into_iter().map(|(p, _)| p).collect();
-        (ok && globs_ok).then_some(config)
+        ok.then_some(claims)
     }
 }
 

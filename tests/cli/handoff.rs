@@ -400,3 +400,19 @@ fn feedback_never_tells_a_document_out_of_retries_to_proceed_or_to_try_again() {
         run.stdout
     );
 }
+
+#[test]
+fn an_empty_paths_list_means_no_handoff_documents() {
+    let repo = TestRepo::new();
+    repo.config(&format!("{GATE}[handoff]\npaths = []\n"));
+    repo.stage("handoffs/F011.md", &fixture("ready-but-skip.md"));
+    let (code, v) = repo.verdict(&["--phase", "implementation"]);
+    assert_eq!(code, 0, "the document is not read as a handoff: {v:#}");
+    assert_eq!(v["handoffs"], serde_json::json!([]), "{v:#}");
+
+    // The default globs find it when `paths` is left out.
+    repo.config(GATE);
+    let (code, v) = repo.verdict(&["--phase", "implementation"]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(v["handoffs"][0]["path"], "handoffs/F011.md");
+}
