@@ -67,6 +67,7 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
         }
         return verdict_line(verdict, out, &p);
     }
+    heading(verdict, out, &p)?;
     let width = verdict
         .checks
         .iter()
@@ -74,6 +75,31 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
         .max()
         .unwrap_or(0)
         .min(MAX_NAME_COLUMNS);
+    for check in &verdict.checks {
+        check_line(check, width, out, &p)?;
+    }
+    check_details(verdict, out, &p)?;
+    gate_findings(verdict, out, &p)?;
+    if !verdict.notes.is_empty() {
+        writeln!(out)?;
+        for note in &verdict.notes {
+            writeln!(out, "{} {}", p.yellow("note:"), clean(note))?;
+        }
+    }
+    if !verdict.summary.is_empty() && verdict.status != Status::Passed {
+        writeln!(out)?;
+        writeln!(out, "{}", p.bold("summary"))?;
+        for line in &verdict.summary {
+            writeln!(out, "  {}", clean(&shorten(line, MAX_LINE_CHARS)))?;
+        }
+    }
+    writeln!(out)?;
+    verdict_line(verdict, out, &p)
+}
+
+/// The phase, profile and workflow, and which files or commits were
+/// checked.
+fn heading(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
     let phase = clean(verdict.phase.as_deref().unwrap_or("?"));
     let mut heading = format!(
         "phasegate · phase {phase} · profile {}",
@@ -86,11 +112,12 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
     if let Some(line) = verdict.selection.as_ref().and_then(selection_line) {
         writeln!(out, "{line}")?;
     }
-    for check in &verdict.checks {
-        check_line(check, width, out, &p)?;
-    }
+    Ok(())
+}
 
-    // Failing checks first, then warnings, each with its diagnostics.
+/// Each check that did not pass cleanly, failing ones first, then
+/// warnings: why, its most important diagnostics, and where its log is.
+fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
     let mut detailed: Vec<&CheckResult> = verdict
         .checks
         .iter()
@@ -114,82 +141,71 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
             .filter(|d| d.check == check.name)
             .collect();
         by_importance(&mut diagnostics);
-        for d in diagnostics.iter().take(MAX_PER_CHECK) {
-            diagnostic_line(d, out, &p)?;
-        }
-        if diagnostics.len() > MAX_PER_CHECK {
-            writeln!(out, "  … and {} more", diagnostics.len() - MAX_PER_CHECK)?;
-        }
+        diagnostic_lines(&diagnostics, out, p)?;
         if let Some(log) = &check.log {
             writeln!(out, "  {}", p.dim(&format!("full log: {}", clean(log))))?;
         }
     }
+    Ok(())
+}
 
-    // Findings of phasegate itself: handoff documents, files the checks
-    // modified.
+/// The first diagnostics, and how many more there are.
+fn diagnostic_lines(diagnostics: &[&Diagnostic], out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+    for d in diagnostics.iter().take(MAX_PER_CHECK) {
+        diagnostic_line(d, out, p)?;
+    }
+    if diagnostics.len() > MAX_PER_CHECK {
+        writeln!(out, "  … and {} more", diagnostics.len() - MAX_PER_CHECK)?;
+    }
+    Ok(())
+}
+
+/// Findings of phasegate itself: the handoff documents, with their
+/// warnings, and its own diagnostics (files the checks modified).
+fn gate_findings(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
     let mut own: Vec<&Diagnostic> = verdict
         .diagnostics
         .iter()
         .filter(|d| d.check.is_empty())
         .collect();
     by_importance(&mut own);
-    if !verdict.handoffs.is_empty() || !own.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "{}", p.bold("gate"))?;
-        for handoff in &verdict.handoffs {
-            let path = clean(handoff["path"].as_str().unwrap_or("?"));
-            let state = if handoff["valid"] == false {
-                p.red("invalid")
-            } else if handoff["escalate"] == true {
-                p.red("out of retries")
-            } else {
-                p.green("valid")
-            };
-            writeln!(
-                out,
-                "  handoff {path} ({}, {}): {state}",
-                clean(handoff["id"].as_str().unwrap_or("no id")),
-                clean(handoff["stage"].as_str().unwrap_or("no stage"))
-            )?;
-            // Its warnings (an unknown field) decide nothing, and are
-            // not among the diagnostics: each is a line under it.
-            let warnings = handoff["warnings"]
-                .as_array()
-                .map_or(&[][..], Vec::as_slice);
-            for warning in warnings {
-                writeln!(
-                    out,
-                    "    {path}:{}:{} {} {}",
-                    warning["line"],
-                    warning["column"],
-                    p.yellow("warning"),
-                    clean(warning["message"].as_str().unwrap_or_default())
-                )?;
-            }
-        }
-        for d in own.iter().take(MAX_PER_CHECK) {
-            diagnostic_line(d, out, &p)?;
-        }
-        if own.len() > MAX_PER_CHECK {
-            writeln!(out, "  … and {} more", own.len() - MAX_PER_CHECK)?;
-        }
-    }
-
-    if !verdict.notes.is_empty() {
-        writeln!(out)?;
-        for note in &verdict.notes {
-            writeln!(out, "{} {}", p.yellow("note:"), clean(note))?;
-        }
-    }
-    if !verdict.summary.is_empty() && verdict.status != Status::Passed {
-        writeln!(out)?;
-        writeln!(out, "{}", p.bold("summary"))?;
-        for line in &verdict.summary {
-            writeln!(out, "  {}", clean(&shorten(line, MAX_LINE_CHARS)))?;
-        }
+    if verdict.handoffs.is_empty() && own.is_empty() {
+        return Ok(());
     }
     writeln!(out)?;
-    verdict_line(verdict, out, &p)
+    writeln!(out, "{}", p.bold("gate"))?;
+    for handoff in &verdict.handoffs {
+        let path = clean(handoff["path"].as_str().unwrap_or("?"));
+        let state = if handoff["valid"] == false {
+            p.red("invalid")
+        } else if handoff["escalate"] == true {
+            p.red("out of retries")
+        } else {
+            p.green("valid")
+        };
+        writeln!(
+            out,
+            "  handoff {path} ({}, {}): {state}",
+            clean(handoff["id"].as_str().unwrap_or("no id")),
+            clean(handoff["stage"].as_str().unwrap_or("no stage"))
+        )?;
+        // Its warnings (an unknown field) decide nothing, and are not
+        // among the diagnostics: each is a line under it.
+        let warnings = handoff["warnings"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice);
+        for warning in warnings {
+            writeln!(
+                out,
+                "    {path}:{}:{} {} {}",
+                warning["line"],
+                warning["column"],
+                p.yellow("warning"),
+                clean(warning["message"].as_str().unwrap_or_default())
+            )?;
+        }
+    }
+    diagnostic_lines(&own, out, p)
 }
 
 /// How many characters of a commit id the report shows.
