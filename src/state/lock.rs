@@ -219,10 +219,107 @@ pub fn write_atomic_with(path: &Path, bytes: &[u8], before_rename: &dyn Fn()) ->
     result
 }
 
+/// Writes `bytes` to `path` atomically without creating or removing a
+/// file once the first write is done: the new content goes into a spare
+/// file kept beside it (`.state.json.spare`), flushed to disk, and the two
+/// names are exchanged (`renameat2` with `RENAME_EXCHANGE`), so the spare
+/// holds the old content, to be written over next time. A reader sees the
+/// old file or the new one, never a part; a kill leaves the old one.
+/// Where the file system cannot exchange names, or `path` is not there
+/// yet, the spare is renamed over it. Only for files written under the
+/// state lock: two writers would share the spare.
+///
+/// Creating and removing a file a run costs more than the write itself on
+/// a file system without a journal, whose inode allocation slows down
+/// while recently removed inodes pile up.
+pub fn write_swapping(path: &Path, bytes: &[u8], before_rename: &dyn Fn()) -> io::Result<()> {
+    use rustix::fs::{renameat_with, Mode, OFlags, RenameFlags, CWD};
+    // Something other than a file in its place (a directory, a link) is
+    // never exchanged into the spare's name, where the next write would
+    // follow it: it is replaced, or not, as by a temporary's rename.
+    if fs::symlink_metadata(path).is_ok_and(|meta| !meta.is_file()) {
+        return write_atomic_with(path, bytes, before_rename);
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let spare = dir.join(format!(".{name}.spare"));
+    let opened = rustix::fs::open(
+        &spare,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o666),
+    );
+    let Ok(file) = opened else {
+        // A spare that is not a file (a link is refused, not followed).
+        let _ = fs::remove_file(&spare);
+        return write_atomic_with(path, bytes, before_rename);
+    };
+    // Written over, then cut to length: the old content's blocks are
+    // reused, not freed and allocated again.
+    let mut file = fs::File::from(file);
+    file.write_all(bytes)?;
+    file.set_len(bytes.len() as u64)?;
+    file.sync_all()?;
+    drop(file);
+    before_rename();
+    match renameat_with(CWD, &spare, CWD, path, RenameFlags::EXCHANGE) {
+        Ok(()) => {}
+        // No file to exchange with yet, or a file system (or kernel) that
+        // cannot exchange: the spare takes the name, as a temporary would.
+        Err(_) => fs::rename(&spare, path)?,
+    }
+    fs::File::open(dir)?.sync_all()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn a_swapping_write_reuses_its_spare_and_never_follows_what_is_not_a_file() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let spare = dir.path().join(".state.json.spare");
+        let read = |p: &Path| fs::read_to_string(p).unwrap();
+        write_swapping(&path, b"one", &|| {}).unwrap();
+        assert_eq!(read(&path), "one");
+        assert!(!spare.exists(), "the first write renames its spare");
+        write_swapping(&path, b"two", &|| {}).unwrap();
+        assert_eq!((read(&path), read(&spare)), ("two".into(), "one".into()));
+        let mut inodes = std::collections::BTreeSet::new();
+        for text in ["three", "four", "five"] {
+            write_swapping(&path, text.as_bytes(), &|| {}).unwrap();
+            assert_eq!(read(&path), text);
+            inodes.insert(fs::metadata(&path).unwrap().ino());
+            inodes.insert(fs::metadata(&spare).unwrap().ino());
+        }
+        assert_eq!(inodes.len(), 2, "two files take turns, none is created");
+
+        // A link in the spare's place is removed, never written through.
+        let outside = dir.path().join("outside");
+        fs::write(&outside, "keep").unwrap();
+        fs::remove_file(&spare).unwrap();
+        std::os::unix::fs::symlink(&outside, &spare).unwrap();
+        write_swapping(&path, b"six", &|| {}).unwrap();
+        assert_eq!((read(&path), read(&outside)), ("six".into(), "keep".into()));
+        assert!(!spare.is_symlink());
+
+        // Neither is a directory in the file's place moved aside, nor a
+        // link exchanged into the spare's name.
+        let taken = dir.path().join("taken.json");
+        fs::create_dir(&taken).unwrap();
+        assert!(write_swapping(&taken, b"x", &|| {}).is_err());
+        assert!(taken.is_dir());
+        let linked = dir.path().join("linked.json");
+        std::os::unix::fs::symlink(&outside, &linked).unwrap();
+        write_swapping(&linked, b"new", &|| {}).unwrap();
+        assert_eq!((read(&linked), read(&outside)), ("new".into(), "keep".into()));
+        assert!(!linked.is_symlink() && !dir.path().join(".linked.json.spare").exists());
+    }
 
     #[test]
     fn a_held_lock_names_its_holder_and_no_one_once_let_go() {

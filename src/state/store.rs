@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::lock::write_atomic_with;
+use super::lock::write_swapping;
 use super::run_dir::RunState;
 
 pub const STATE_SCHEMA: &str = "phasegate/state/v1";
@@ -170,7 +170,7 @@ pub fn save(state_dir: &Path, state: &mut State, before_rename: &dyn Fn()) -> io
     }
     let mut bytes = serde_json::to_vec_pretty(state).map_err(io::Error::other)?;
     bytes.push(b'\n');
-    write_atomic_with(&state_file(state_dir), &bytes, before_rename)
+    write_swapping(&state_file(state_dir), &bytes, before_rename)
 }
 
 /// The pruning of old run directories, on a thread of its own so that it

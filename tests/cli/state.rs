@@ -410,20 +410,24 @@ fn a_kill_while_the_state_is_written_leaves_the_previous_state() {
         std::fs::read(state(&repo).join("state.json")).unwrap(),
         before
     );
-    let temps = || -> Vec<String> {
-        std::fs::read_dir(state(&repo))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.contains(".tmp-"))
-            .collect()
-    };
-    assert_eq!(temps().len(), 1, "the killed run's new state, not renamed");
-    // The dead run's lock is taken over and the history goes on.
+    // The killed run's new state is in the spare, never put in place.
+    let spare = state(&repo).join(".state.json.spare");
+    let unplaced: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&spare).unwrap()).unwrap();
+    assert_eq!(unplaced["runs"].as_array().unwrap().len(), 2);
+    // The dead run's lock is taken over and the history goes on: the
+    // spare is written over and takes the place of the previous state.
     let (code, _) = repo.verdict(&["--all-files"]);
     assert_eq!(code, 0);
     let history = repo.phasegate(&["history", "--format", "json"]).json();
     assert_eq!(history["runs"].as_array().unwrap().len(), 2);
-    assert!(temps().is_empty(), "left behind: {:?}", temps());
+    assert_eq!(std::fs::read(&spare).unwrap(), before);
+    let names: Vec<String> = std::fs::read_dir(state(&repo))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("state.json"))
+        .collect();
+    assert_eq!(names.len(), 2, "state.json and its spare only: {names:?}");
 }
 
 #[test]
