@@ -337,3 +337,33 @@ pub fn uninstall(repo_dir: &Path, kind: HookKind) -> Result<UninstallOutcome, Ho
     };
     Ok(UninstallOutcome::Removed { path, restored })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shell function's text in a script, from its first line to the
+    /// `}` that ends it.
+    fn function<'s>(script: &'s str, name: &str) -> &'s str {
+        let start = script
+            .find(&format!("\n{name}() {{\n"))
+            .unwrap_or_else(|| panic!("no function {name}"));
+        let end = start + script[start..].find("\n}\n").unwrap();
+        &script[start..end]
+    }
+
+    #[test]
+    fn both_hook_scripts_read_a_chained_hook_the_same_way() {
+        // Each script stands alone (git runs it as it is), so the function
+        // is written in both; it must not drift.
+        assert_eq!(
+            function(PRE_COMMIT, "chained_shell"),
+            function(PRE_PUSH, "chained_shell")
+        );
+        let head = |script: &'static str| script.split_once("chained_shell() {").unwrap().0;
+        assert_eq!(
+            head(PRE_COMMIT).replace("hook=pre-commit", "hook=?"),
+            head(PRE_PUSH).replace("hook=pre-push", "hook=?"),
+        );
+    }
+}

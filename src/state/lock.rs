@@ -317,7 +317,10 @@ mod tests {
         let linked = dir.path().join("linked.json");
         std::os::unix::fs::symlink(&outside, &linked).unwrap();
         write_swapping(&linked, b"new", &|| {}).unwrap();
-        assert_eq!((read(&linked), read(&outside)), ("new".into(), "keep".into()));
+        assert_eq!(
+            (read(&linked), read(&outside)),
+            ("new".into(), "keep".into())
+        );
         assert!(!linked.is_symlink() && !dir.path().join(".linked.json.spare").exists());
     }
 
