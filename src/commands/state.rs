@@ -1,13 +1,12 @@
 //! `phasegate history` and `phasegate interventions`: reading (and, for
 //! `resolve`, updating) the state under `.git/phasegate/`.
 
-use std::path::PathBuf;
-
-use serde_json::json;
+use std::path::{Path, PathBuf};
 
 use crate::cli::{Format, HistoryArgs, InterventionsArgs, InterventionsCommand};
 use crate::context::Context;
 use crate::exit::ExitCode;
+use crate::report;
 use crate::state::{self, Queue, StateLock};
 
 use super::Streams;
@@ -45,199 +44,145 @@ pub fn read_runs(ctx: &Context) -> Result<Vec<state::RunRecord>, String> {
 }
 
 pub fn history(ctx: &Context, args: &HistoryArgs, io: &mut Streams<'_>) -> ExitCode {
+    let json = args.format == Format::Json;
     let runs = match read_runs(ctx) {
         Ok(runs) => runs,
-        Err(message) => {
-            let _ = writeln!(io.err, "error: {message}");
-            // Under `--format json` an error is a JSON document on stdout too.
-            if args.format == Format::Json {
-                let _ = writeln!(io.out, "{}", json!({ "error": message }));
-            }
-            return ExitCode::Incomplete;
-        }
+        Err(message) => return error(io, json, &message, ExitCode::Incomplete),
     };
     let recent: Vec<&state::RunRecord> = runs.iter().rev().take(args.limit).collect();
-    let failing = |r: &state::RunRecord| -> Vec<String> {
-        r.checks
-            .iter()
-            .filter(|c| !matches!(c.status.as_str(), "passed" | "skipped" | "warned"))
-            .map(|c| c.name.clone())
-            .collect()
+    let _ = if json {
+        report::state::history_json(&recent, io.out)
+    } else {
+        report::state::history_human(&recent, runs.len(), io.out)
     };
-    if args.format == Format::Json {
-        let shown: Vec<serde_json::Value> = recent
-            .iter()
-            .map(|r| {
-                json!({
-                    "run_id": r.run_id,
-                    "time": r.time,
-                    "phase": r.phase,
-                    "profile": r.profile,
-                    "status": r.status,
-                    "selection": r.selection.mode,
-                    "failing": failing(r),
-                })
-            })
-            .collect();
-        let _ = writeln!(io.out, "{}", json!({ "runs": shown }));
-        return ExitCode::Proceed;
-    }
-    if recent.is_empty() {
-        let said = if runs.is_empty() {
-            "no run recorded yet".to_string()
-        } else {
-            format!("{} run(s) recorded; `--limit` shows none", runs.len())
-        };
-        let _ = writeln!(io.out, "{said}");
-    }
-    for r in recent {
-        let failing = failing(r);
-        let tail = if failing.is_empty() {
-            String::new()
-        } else {
-            format!("  failing: {}", failing.join(", "))
-        };
-        let _ = writeln!(
-            io.out,
-            "{}  {:<10} {:<15} {:<10}{tail}",
-            r.time, r.status, r.phase, r.run_id
-        );
-    }
     ExitCode::Proceed
+}
+
+/// Says what went wrong, on standard error and, under `--format json`, as
+/// a JSON document on standard output too; returns `code`.
+fn error(io: &mut Streams<'_>, json: bool, message: &str, code: ExitCode) -> ExitCode {
+    let _ = writeln!(io.err, "error: {message}");
+    if json {
+        let _ = report::state::error_json(message, io.out);
+    }
+    code
 }
 
 pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'_>) -> ExitCode {
     let state_dir = state_dir_for(ctx);
     let json = args.format == Format::Json;
-    // Under `--format json` an error is a JSON document on stdout too.
-    let said = |io: &mut Streams<'_>, message: &str, code: ExitCode| {
-        let _ = writeln!(io.err, "error: {message}");
-        if json {
-            let _ = writeln!(io.out, "{}", json!({ "error": message }));
-        }
-        code
+    let result = match &args.command {
+        None => list(&state_dir, false, json, io),
+        Some(InterventionsCommand::List { all }) => list(&state_dir, *all, json, io),
+        Some(InterventionsCommand::Show { id }) => show(&state_dir, id, json, io),
+        Some(InterventionsCommand::Resolve { id, note }) => resolve(&state_dir, id, note, json, io),
     };
-    let fail = |io: &mut Streams<'_>, message: String| said(io, &message, ExitCode::Incomplete);
-    match &args.command {
-        None | Some(InterventionsCommand::List { .. }) => {
-            let all = matches!(
-                &args.command,
-                Some(InterventionsCommand::List { all: true })
-            );
-            let queue = match Queue::load(&state_dir) {
-                Ok(queue) => queue,
-                Err(e) => return fail(io, e.to_string()),
-            };
-            warn_unreadable(&state_dir, &queue, "the next run moves them", io);
-            let mut shown: Vec<&state::Intervention> = queue
-                .records
-                .iter()
-                .filter(|r| all || r.status == "open")
-                .collect();
-            shown.sort_by_key(|r| (r.status != "open", r.priority));
-            if json {
-                let _ = writeln!(io.out, "{}", json!({ "interventions": shown }));
-                return ExitCode::Proceed;
-            }
-            if shown.is_empty() {
-                let _ = writeln!(io.out, "no open intervention");
-            }
-            for r in shown {
-                let _ = writeln!(
-                    io.out,
-                    "{}  {:<8} {:<8} {:<18} ×{:<3} {}",
-                    r.id,
-                    r.status,
-                    format!("{:?}", r.priority).to_lowercase(),
-                    r.kind,
-                    r.occurrences,
-                    r.message.lines().next().unwrap_or("")
-                );
-            }
-            ExitCode::Proceed
-        }
-        Some(InterventionsCommand::Show { id }) => {
-            let queue = match Queue::load(&state_dir) {
-                Ok(queue) => queue,
-                Err(e) => return fail(io, e.to_string()),
-            };
-            warn_unreadable(&state_dir, &queue, "the next run moves them", io);
-            let Some(record) = queue.records.iter().find(|r| r.id == *id) else {
-                return said(
-                    io,
-                    &format!(
-                        "no intervention `{id}`; `phasegate interventions list --all` shows them"
-                    ),
-                    ExitCode::Usage,
-                );
-            };
-            if json {
-                let _ = writeln!(io.out, "{}", json!(record));
-            } else {
-                let _ = io.out.write_all(describe(record).as_bytes());
-            }
-            ExitCode::Proceed
-        }
-        Some(InterventionsCommand::Resolve { id, note }) => {
-            if note.trim().is_empty() {
-                return said(
-                    io,
-                    &format!("say how `{id}` was resolved: `--note` cannot be empty"),
-                    ExitCode::Usage,
-                );
-            }
-            let _lock = match StateLock::acquire(&state_dir, super::record::LOCK_WAIT) {
-                Ok(lock) => lock,
-                Err(e) => return fail(io, e.to_string()),
-            };
-            let mut queue = match Queue::load(&state_dir) {
-                Ok(queue) => queue,
-                Err(e) => return fail(io, e.to_string()),
-            };
-            let resolution = queue.resolve(id, note, &super::record::now_rfc3339());
-            if resolution == state::Resolution::NotFound {
-                return said(
-                    io,
-                    &format!(
-                        "no intervention `{id}`; `phasegate interventions list --all` shows them"
-                    ),
-                    ExitCode::Usage,
-                );
-            }
-            // The lines that could not be read are written back where they
-            // were: resolving a record never drops them.
-            if let Err(e) = queue.save(&state_dir) {
-                return fail(io, e.to_string());
-            }
-            warn_unreadable(
-                &state_dir,
-                &queue,
-                "kept as they were; the next run moves them",
-                io,
-            );
-            // Resolved again, the record keeps every note, a line each.
-            let done = if resolution == state::Resolution::NoteAdded {
-                format!("{id} was already resolved: the note was added after its earlier ones")
-            } else {
-                format!("resolved {id}")
-            };
-            if json {
-                if resolution == state::Resolution::NoteAdded {
-                    let _ = writeln!(io.err, "{done}");
-                }
-                let record = queue.records.iter().find(|r| r.id == *id);
-                let _ = writeln!(io.out, "{}", json!(record));
-            } else {
-                let _ = writeln!(io.out, "{done}");
-            }
-            ExitCode::Proceed
-        }
+    match result {
+        Ok(()) => ExitCode::Proceed,
+        Err((message, code)) => error(io, json, &message, code),
     }
+}
+
+/// Why an `interventions` subcommand stopped, and its exit code.
+type Stopped = (String, ExitCode);
+
+fn unknown(id: &str) -> Stopped {
+    (
+        format!("no intervention `{id}`; `phasegate interventions list --all` shows them"),
+        ExitCode::Usage,
+    )
+}
+
+fn unfinished(error: impl std::fmt::Display) -> Stopped {
+    (error.to_string(), ExitCode::Incomplete)
+}
+
+/// The open interventions (`all`: resolved ones too), open first, then by
+/// priority.
+fn list(state_dir: &Path, all: bool, json: bool, io: &mut Streams<'_>) -> Result<(), Stopped> {
+    let queue = Queue::load(state_dir).map_err(unfinished)?;
+    warn_unreadable(state_dir, &queue, "the next run moves them", io);
+    let mut shown: Vec<&state::Intervention> = queue
+        .records
+        .iter()
+        .filter(|r| all || r.status == "open")
+        .collect();
+    shown.sort_by_key(|r| (r.status != "open", r.priority));
+    let _ = if json {
+        report::state::interventions_json(&shown, io.out)
+    } else {
+        report::state::interventions_human(&shown, io.out)
+    };
+    Ok(())
+}
+
+fn show(state_dir: &Path, id: &str, json: bool, io: &mut Streams<'_>) -> Result<(), Stopped> {
+    let queue = Queue::load(state_dir).map_err(unfinished)?;
+    warn_unreadable(state_dir, &queue, "the next run moves them", io);
+    let record = queue
+        .records
+        .iter()
+        .find(|r| r.id == id)
+        .ok_or_else(|| unknown(id))?;
+    let _ = if json {
+        report::state::intervention_json(Some(record), io.out)
+    } else {
+        report::state::intervention_human(record, io.out)
+    };
+    Ok(())
+}
+
+/// Marks an intervention resolved with a note, under the state lock.
+/// Resolved again, the record keeps every note, a line each.
+fn resolve(
+    state_dir: &Path,
+    id: &str,
+    note: &str,
+    json: bool,
+    io: &mut Streams<'_>,
+) -> Result<(), Stopped> {
+    if note.trim().is_empty() {
+        return Err((
+            format!("say how `{id}` was resolved: `--note` cannot be empty"),
+            ExitCode::Usage,
+        ));
+    }
+    let _lock = StateLock::acquire(state_dir, super::record::LOCK_WAIT).map_err(unfinished)?;
+    let mut queue = Queue::load(state_dir).map_err(unfinished)?;
+    let resolution = queue.resolve(id, note, &super::record::now_rfc3339());
+    if resolution == state::Resolution::NotFound {
+        return Err(unknown(id));
+    }
+    // The lines that could not be read are written back where they were:
+    // resolving a record never drops them.
+    queue.save(state_dir).map_err(unfinished)?;
+    warn_unreadable(
+        state_dir,
+        &queue,
+        "kept as they were; the next run moves them",
+        io,
+    );
+    let again = resolution == state::Resolution::NoteAdded;
+    let done = if again {
+        format!("{id} was already resolved: the note was added after its earlier ones")
+    } else {
+        format!("resolved {id}")
+    };
+    if json {
+        if again {
+            let _ = writeln!(io.err, "{done}");
+        }
+        let record = queue.records.iter().find(|r| r.id == id);
+        let _ = report::state::intervention_json(record, io.out);
+    } else {
+        let _ = writeln!(io.out, "{done}");
+    }
+    Ok(())
 }
 
 /// Says on standard error which lines of the queue could not be read, and
 /// what becomes of them (`fate`).
-fn warn_unreadable(state_dir: &std::path::Path, queue: &Queue, fate: &str, io: &mut Streams<'_>) {
+fn warn_unreadable(state_dir: &Path, queue: &Queue, fate: &str, io: &mut Streams<'_>) {
     let lines = queue.unreadable();
     if lines.is_empty() {
         return;
@@ -252,38 +197,4 @@ fn warn_unreadable(state_dir: &std::path::Path, queue: &Queue, fate: &str, io: &
         lines[0].reason,
         state::emergency_file(state_dir).display()
     );
-}
-
-/// One intervention for people: what, where it came from, its history.
-fn describe(record: &crate::state::Intervention) -> String {
-    let clean = crate::report::text::line;
-    let priority = json!(record.priority);
-    let mut text = format!(
-        "{} · {} · {} · {}\n  {}\n",
-        record.id,
-        priority.as_str().unwrap_or_default(),
-        clean(&record.kind),
-        record.status,
-        clean(&record.message)
-    );
-    let mut field = |name: &str, value: &str| {
-        text.push_str(&format!("  {name:<11} {}\n", clean(value)));
-    };
-    field("phase", &record.phase);
-    if let Some(check) = &record.check {
-        field("check", check);
-    }
-    if let Some(session) = &record.session {
-        field("session", session);
-    }
-    field("run", &record.run_id);
-    field("occurrences", &record.occurrences.to_string());
-    field("created", &record.created_at);
-    field("updated", &record.updated_at);
-    if let Some(note) = &record.note {
-        for line in note.lines() {
-            field("note", line);
-        }
-    }
-    text
 }

@@ -12,6 +12,7 @@ pub mod junit;
 pub mod progress;
 pub mod sarif;
 mod snippet;
+pub mod state;
 pub mod text;
 
 use crate::diagnostics::{Diagnostic, Severity};
