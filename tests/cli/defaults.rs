@@ -28,6 +28,11 @@ fn a_small_cargo_project_runs_on_the_embedded_default() {
         assert_eq!(check(&v, name)["status"], "passed", "{name}: {v:#}");
     }
     assert_eq!(v["phase"], "implementation");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("phasegate's defaults for rust") && notes.contains("`phasegate init`"),
+        "the verdict says where the checks come from: {notes}"
+    );
 
     // A failing test fails the gate and is located in the test file.
     cargo_project(&repo, "assert_eq!(super::add(2, 2), 5, \"two and two\");");

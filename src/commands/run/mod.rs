@@ -495,9 +495,9 @@ fn no_configuration(args: &RunRequest, root: &Path, ref_has_config: bool) -> Opt
     ))
 }
 
-/// What the verdict says of the configuration as this machine runs it: a
-/// local override, and `PHASEGATE_SKIP` names that are no check of the
-/// phase.
+/// What the verdict says of the configuration as this machine runs it:
+/// the embedded defaults, a local override, and `PHASEGATE_SKIP` names
+/// that are no check of the phase.
 fn configuration_notes(
     ctx: &Context,
     config: &Config,
@@ -505,6 +505,17 @@ fn configuration_notes(
     phase_specs: &[&config::CheckSpec],
 ) -> Vec<String> {
     let mut notes = Vec::new();
+    // Checks nobody wrote down: the verdict says where they come from and
+    // how to change them (a missing tool's advice names `on_missing`).
+    if let config::ConfigOrigin::Embedded {
+        language: Some(language),
+    } = &config.origin
+    {
+        notes.push(format!(
+            "no `{}` judged this run: the checks are phasegate's defaults for {language}; `phasegate init` writes them into one, to change them",
+            config::CONFIG_FILE
+        ));
+    }
     // A local override changes the gate for this machine alone: the
     // verdict says so, for whoever reads it elsewhere.
     if let config::ConfigOrigin::File { files } = &config.origin {
