@@ -168,7 +168,7 @@ impl Grammar for Cargo {
             Open::Nothing => {}
         }
 
-        if let Some(c) = super::caps(&HEADER, trimmed) {
+        if let Some(c) = super::caps(&HEADER, line) {
             let message = &c["message"];
             if !is_noise(message) {
                 let found = Found::new("human", Severity::from_word(&c["severity"]), message)
@@ -263,6 +263,26 @@ impl Grammar for Cargo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// rustc starts a diagnostic at the start of a line; an indented
+    /// `error:` is some other tool's (a key of node's TAP YAML).
+    #[test]
+    fn only_a_header_at_the_start_of_a_line_opens_a_diagnostic() {
+        let mut cargo = Cargo::default();
+        let mut out = Out::default();
+        for line in [
+            "  error: |-",
+            "    Expected values to be strictly equal:",
+            "",
+        ] {
+            cargo.line(line, &(0..1), &mut out);
+        }
+        cargo.finish(&mut out);
+        assert!(out.found.is_empty(), "{:?}", out.found);
+        cargo.line("error[E0308]: mismatched types", &(0..1), &mut out);
+        cargo.finish(&mut out);
+        assert_eq!(out.found.len(), 1);
+    }
 
     /// Before Rust 1.73 the message came first, on the panic line itself:
     /// `thread 'name' panicked at 'message', file:line:col` (the layout
