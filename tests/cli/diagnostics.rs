@@ -315,3 +315,54 @@ fn go_frames_built_with_trimpath_are_found_through_go_mod() {
         )]
     );
 }
+
+#[test]
+fn a_real_node_test_run_fails_at_the_assertion_and_the_code_that_threw() {
+    // node's own test runner, as a project with no test framework runs
+    // it: TAP when the output is not a terminal (Node 20, this machine's).
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"tests\", command = \"node --test\" } ]\n",
+    );
+    repo.write(
+        "src/math.js",
+        "function add(a, b) {\n  return a - b;\n}\n\nfunction divide(a, b) {\n  if (b === 0) {\n    throw new TypeError('cannot divide by zero');\n  }\n  return a / b;\n}\n\nmodule.exports = { add, divide };\n",
+    );
+    repo.write(
+        "test/math.test.js",
+        "const { test } = require('node:test');\nconst assert = require('node:assert');\nconst { add, divide } = require('../src/math.js');\n\ntest('adds', () => {\n  assert.strictEqual(add(2, 2), 4);\n});\n\ntest('divides by zero', () => {\n  divide(1, 0);\n});\n\ntest('todo', { todo: true }, () => {\n  assert.fail('not counted');\n});\n",
+    );
+    repo.git(&["add", "-A"]);
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    let found: Vec<(String, u64, String, String)> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["file"].as_str().unwrap_or("?").to_string(),
+                d["line"].as_u64().unwrap_or(0),
+                d["test"].as_str().unwrap_or("").to_string(),
+                d["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(found.len(), 2, "the todo test does not count: {v:#}");
+    assert_eq!(
+        (found[0].0.as_str(), found[0].1, found[0].2.as_str()),
+        ("test/math.test.js", 6, "adds")
+    );
+    assert!(
+        found[0]
+            .3
+            .starts_with("Expected values to be strictly equal:\n0 !== 4"),
+        "{found:?}"
+    );
+    assert_eq!(
+        (found[1].0.as_str(), found[1].1, found[1].2.as_str()),
+        ("src/math.js", 7, "divides by zero")
+    );
+    assert_eq!(found[1].3, "TypeError: cannot divide by zero");
+    assert_eq!(v["diagnostics"][0]["tool"], "node");
+}

@@ -12,6 +12,7 @@ mod gcc;
 mod generic;
 mod go;
 mod jstest;
+mod nodetest;
 mod pyright;
 mod pytest;
 mod python;
@@ -248,6 +249,8 @@ pub const PARSER_NAMES: &[&str] = &[
     "jest",
     "vitest",
     "bun",
+    "node-test",
+    "tap",
     "pytest",
     "unittest",
     "python",
@@ -270,6 +273,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Grammar>> {
         "tsc" => Box::new(tsc::Tsc::default()),
         "eslint" => Box::new(eslint::Eslint::default()),
         "jest" | "vitest" | "bun" => Box::new(jstest::JsTest::default()),
+        "node-test" | "tap" => Box::new(nodetest::NodeTest::default()),
         "pytest" | "unittest" => Box::new(pytest::Pytest::default()),
         "ruff" => Box::new(python::Python::for_linter(python::Linter::Ruff)),
         "flake8" => Box::new(python::Python::for_linter(python::Linter::Flake8)),
@@ -353,6 +357,8 @@ pub fn for_argv(argv: &[String]) -> Option<(String, Box<dyn Grammar>)> {
         "eslint" => Box::new(eslint::Eslint::default()),
         "jest" | "vitest" => Box::new(jstest::JsTest::default()),
         "bun" if sub == Some("test") => Box::new(jstest::JsTest::default()),
+        "node" if rest.iter().any(|w| w == "--test") => Box::new(nodetest::NodeTest::default()),
+        "tape" | "prove" => Box::new(nodetest::NodeTest::default()),
         "pytest" | "py.test" | "unittest" => Box::new(pytest::Pytest::default()),
         "ruff" => Box::new(python::Python::for_linter(python::Linter::Ruff)),
         "flake8" => Box::new(python::Python::for_linter(python::Linter::Flake8)),
@@ -372,6 +378,7 @@ pub fn candidates() -> Vec<Box<dyn Grammar>> {
         Box::new(tsc::Tsc::default()),
         Box::new(eslint::Eslint::default()),
         Box::new(jstest::JsTest::default()),
+        Box::new(nodetest::NodeTest::default()),
         Box::new(pytest::Pytest::default()),
         Box::new(python::Python::default()),
         Box::new(pyright::Pyright::default()),
