@@ -353,12 +353,7 @@ fn a_real_node_test_run_fails_at_the_assertion_and_the_code_that_threw() {
         (found[0].0.as_str(), found[0].1, found[0].2.as_str()),
         ("test/math.test.js", 6, "adds")
     );
-    assert!(
-        found[0]
-            .3
-            .starts_with("Expected values to be strictly equal:\n0 !== 4"),
-        "{found:?}"
-    );
+    assert_eq!(found[0].3, "Expected values to be strictly equal: 0 !== 4");
     assert_eq!(
         (found[1].0.as_str(), found[1].1, found[1].2.as_str()),
         ("src/math.js", 7, "divides by zero")

@@ -132,6 +132,17 @@ fn message(name: Option<&str>, text: &str) -> String {
         }
         _ => {}
     }
+    folded(lines)
+}
+
+/// Message lines as one text. A first line that only announces what
+/// follows (`Expected values to be strictly equal:`) takes the next one
+/// with it, so that the first line, which a summary shows, says it all.
+fn folded(mut lines: Vec<String>) -> String {
+    if lines.len() > 1 && lines[0].ends_with(':') {
+        let second = lines.remove(1);
+        lines[0] = format!("{} {second}", lines[0]);
+    }
     lines.join("\n")
 }
 
@@ -390,7 +401,7 @@ impl NodeTest {
                     found = found.at(&file, line, column);
                 }
                 if !said.message.is_empty() {
-                    found.message = said.message.join("\n");
+                    found.message = folded(said.message);
                 }
             }
             out.push(found);
@@ -449,7 +460,7 @@ impl NodeTest {
         if entry.todo || entry.name.is_none() {
             return;
         }
-        let said = entry.message.join("\n");
+        let said = folded(entry.message);
         // A test file that could not run: node names it in the place of a
         // test, and says `'test failed'`.
         if said == "'test failed'" {
