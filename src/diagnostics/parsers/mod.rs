@@ -12,6 +12,7 @@ mod gcc;
 mod generic;
 mod go;
 mod jstest;
+mod mocha;
 mod nodetest;
 mod pyright;
 mod pytest;
@@ -249,6 +250,7 @@ pub const PARSER_NAMES: &[&str] = &[
     "jest",
     "vitest",
     "bun",
+    "mocha",
     "node-test",
     "tap",
     "pytest",
@@ -273,6 +275,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Grammar>> {
         "tsc" => Box::new(tsc::Tsc::default()),
         "eslint" => Box::new(eslint::Eslint::default()),
         "jest" | "vitest" | "bun" => Box::new(jstest::JsTest::default()),
+        "mocha" => Box::new(mocha::Mocha::default()),
         "node-test" | "tap" => Box::new(nodetest::NodeTest::default()),
         "pytest" | "unittest" => Box::new(pytest::Pytest::default()),
         "ruff" => Box::new(python::Python::for_linter(python::Linter::Ruff)),
@@ -359,6 +362,8 @@ pub fn for_argv(argv: &[String]) -> Option<(String, Box<dyn Grammar>)> {
         "bun" if sub == Some("test") => Box::new(jstest::JsTest::default()),
         "node" if rest.iter().any(|w| w == "--test") => Box::new(nodetest::NodeTest::default()),
         "tape" | "prove" => Box::new(nodetest::NodeTest::default()),
+        "mocha" if reporter_is_tap(rest) => Box::new(nodetest::NodeTest::default()),
+        "mocha" => Box::new(mocha::Mocha::default()),
         "pytest" | "py.test" | "unittest" => Box::new(pytest::Pytest::default()),
         "ruff" => Box::new(python::Python::for_linter(python::Linter::Ruff)),
         "flake8" => Box::new(python::Python::for_linter(python::Linter::Flake8)),
@@ -370,6 +375,15 @@ pub fn for_argv(argv: &[String]) -> Option<(String, Box<dyn Grammar>)> {
     Some((program, grammar))
 }
 
+/// `--reporter tap`, `-R tap` or `--reporter=tap` among a command's words.
+fn reporter_is_tap(words: &[String]) -> bool {
+    words.iter().enumerate().any(|(i, w)| {
+        w == "--reporter=tap"
+            || (matches!(w.as_str(), "--reporter" | "-R")
+                && words.get(i + 1).is_some_and(|next| next == "tap"))
+    })
+}
+
 /// Every grammar, in the order that wins a tie when the output decides.
 pub fn candidates() -> Vec<Box<dyn Grammar>> {
     vec![
@@ -379,6 +393,7 @@ pub fn candidates() -> Vec<Box<dyn Grammar>> {
         Box::new(eslint::Eslint::default()),
         Box::new(jstest::JsTest::default()),
         Box::new(nodetest::NodeTest::default()),
+        Box::new(mocha::Mocha::default()),
         Box::new(pytest::Pytest::default()),
         Box::new(python::Python::default()),
         Box::new(pyright::Pyright::default()),

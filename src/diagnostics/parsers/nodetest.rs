@@ -24,9 +24,11 @@ use crate::config::Origin;
 use crate::diagnostics::{ColumnUnit, Severity};
 
 /// Message lines kept of one failure (a deep-equal diff is longer).
-const MAX_MESSAGE_LINES: usize = 8;
+pub(super) const MAX_MESSAGE_LINES: usize = 8;
 /// Uncaught errors remembered for the test files they stopped.
 const MAX_UNCAUGHT: usize = 64;
+/// Lines kept from under a result with no YAML block.
+const MAX_UNDER: usize = 64;
 
 /// A TAP result: `ok 1 - name`, `not ok 2 - name # TODO why`. The number
 /// and the dash are optional in TAP; `split_directive` reads the rest.
@@ -84,7 +86,7 @@ static SPEC_RESULT: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// A place: file, line, column.
-type Place = (String, Option<u32>, Option<u32>);
+pub(super) type Place = (String, Option<u32>, Option<u32>);
 
 /// Whether a frame's file is the project's, not a dependency's or node's.
 fn in_project(file: &str) -> bool {
@@ -92,7 +94,7 @@ fn in_project(file: &str) -> bool {
 }
 
 /// A frame line's place, if it is a frame inside the project.
-fn project_frame(line: &str) -> Option<Place> {
+pub(super) fn project_frame(line: &str) -> Option<Place> {
     let c = caps(&FRAME, line)?;
     in_project(&c["file"]).then(|| (c["file"].to_string(), number(&c["line"]), number(&c["col"])))
 }
@@ -138,7 +140,7 @@ fn message(name: Option<&str>, text: &str) -> String {
 /// Message lines as one text. A first line that only announces what
 /// follows (`Expected values to be strictly equal:`) takes the next one
 /// with it, so that the first line, which a summary shows, says it all.
-fn folded(mut lines: Vec<String>) -> String {
+pub(super) fn folded(mut lines: Vec<String>) -> String {
     if lines.len() > 1 && lines[0].ends_with(':') {
         let second = lines.remove(1);
         lines[0] = format!("{} {second}", lines[0]);
@@ -148,7 +150,7 @@ fn folded(mut lines: Vec<String>) -> String {
 
 /// An error line as spec prints it, in TAP's words: node's code left out,
 /// and an assertion's name too (its message says what failed).
-fn spec_message_line(line: &str) -> String {
+pub(super) fn spec_message_line(line: &str) -> String {
     match caps(&ERROR_LINE, line) {
         Some(c) if &c["name"] == "AssertionError" => c["message"].to_string(),
         Some(c) => format!("{}: {}", &c["name"], &c["message"]),
@@ -212,6 +214,31 @@ impl Yaml {
     }
 }
 
+/// The message of lines under a result: from the error line, when one
+/// is there, to the stack (mocha prints the message, then the error with
+/// its message again).
+fn under_message(under: &[String]) -> String {
+    let start = under
+        .iter()
+        .position(|l| ERROR_LINE.is_match(l))
+        .unwrap_or(0);
+    let lines: Vec<String> = under[start..]
+        .iter()
+        .take_while(|l| !(l.starts_with("at ") && FRAME.is_match(l)))
+        .filter(|l| !l.is_empty())
+        .take(MAX_MESSAGE_LINES)
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                spec_message_line(l)
+            } else {
+                l.clone()
+            }
+        })
+        .collect();
+    folded(lines)
+}
+
 /// A YAML scalar's text: `'it''s'` → `it's`, `"a \"b\""` → `a "b"`.
 fn unquote(value: &str) -> String {
     if let Some(inner) = value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')) {
@@ -233,6 +260,9 @@ struct Point {
     failed: bool,
     name: Option<String>,
     yaml: Option<Yaml>,
+    /// Lines indented under it that are not YAML (mocha's TAP: the
+    /// message, then the error and its stack).
+    under: Vec<String>,
     range: Range<u64>,
 }
 
@@ -361,8 +391,12 @@ impl NodeTest {
         let frame = yaml
             .get("stack")
             .and_then(|stack| stack.lines().find_map(project_frame))
-            .or_else(|| yaml.get("at").and_then(project_frame));
+            .or_else(|| yaml.get("at").and_then(project_frame))
+            .or_else(|| result.under.iter().find_map(|l| project_frame(l)));
         let mut text = message(yaml.get("name"), error);
+        if text.is_empty() {
+            text = under_message(&result.under);
+        }
         // tape: what was compared, and the values.
         if text.is_empty() {
             text = ["operator", "expected", "actual"]
@@ -613,6 +647,13 @@ impl Grammar for NodeTest {
                     result.range.end = at.end;
                     return;
                 }
+                None if (indent > result.indent || line.is_empty())
+                    && result.under.len() < MAX_UNDER =>
+                {
+                    result.under.push(line.trim().to_string());
+                    result.range.end = at.end;
+                    return;
+                }
                 None => self.close_result(out),
             }
         }
@@ -627,6 +668,7 @@ impl Grammar for NodeTest {
                 failed: c.name("not").is_some() && !todo,
                 name,
                 yaml: None,
+                under: Vec::new(),
                 range: at.clone(),
             });
             return;
