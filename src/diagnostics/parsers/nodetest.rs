@@ -29,6 +29,14 @@ pub(super) const MAX_MESSAGE_LINES: usize = 8;
 const MAX_UNCAUGHT: usize = 64;
 /// Lines kept from under a result with no YAML block.
 const MAX_UNDER: usize = 64;
+/// What a YAML block keeps: its first keys, and of each value its first
+/// bytes (a stack or a diff can be long; the first frames are the ones
+/// read).
+const MAX_FIELDS: usize = 64;
+const MAX_VALUE_BYTES: usize = 16 * 1024;
+/// Failures held until the end to be placed by comments; past these they
+/// go out as they are.
+const MAX_UNPLACED: usize = 1000;
 
 /// A TAP result: `ok 1 - name`, `not ok 2 - name # TODO why`. The number
 /// and the dash are optional in TAP; `split_directive` reads the rest.
@@ -182,15 +190,17 @@ impl Yaml {
             if indent > self.indent || line.trim().is_empty() {
                 let text = line.get(self.indent + 2..).unwrap_or("").trim_end();
                 let value = &mut self.fields[i].1;
-                if !value.is_empty() {
-                    value.push('\n');
+                if value.len() < MAX_VALUE_BYTES {
+                    if !value.is_empty() {
+                        value.push('\n');
+                    }
+                    value.push_str(text);
                 }
-                value.push_str(text);
                 return;
             }
             self.block = None;
         }
-        if indent != self.indent {
+        if indent != self.indent || self.fields.len() >= MAX_FIELDS {
             return;
         }
         let Some((key, value)) = line.trim().split_once(':') else {
@@ -417,7 +427,8 @@ impl NodeTest {
             Some((file, line, column)) => out.push(found.at(&file, line, column)),
             // A producer that says where in its own comments (Perl's
             // Test::More), before or after the result: placed at the end.
-            None => self.unplaced.push(found),
+            None if self.unplaced.len() < MAX_UNPLACED => self.unplaced.push(found),
+            None => out.push(found),
         }
     }
 
