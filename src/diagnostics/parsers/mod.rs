@@ -14,6 +14,7 @@ mod go;
 mod jstest;
 mod mocha;
 mod nodetest;
+mod prettier;
 mod pyright;
 mod pytest;
 mod python;
@@ -253,6 +254,7 @@ pub const PARSER_NAMES: &[&str] = &[
     "mocha",
     "node-test",
     "tap",
+    "prettier",
     "pytest",
     "unittest",
     "python",
@@ -277,6 +279,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Grammar>> {
         "jest" | "vitest" | "bun" => Box::new(jstest::JsTest::default()),
         "mocha" => Box::new(mocha::Mocha::default()),
         "node-test" | "tap" => Box::new(nodetest::NodeTest::default()),
+        "prettier" => Box::new(prettier::Prettier),
         "pytest" | "unittest" => Box::new(pytest::Pytest::default()),
         "ruff" => Box::new(python::Python::for_linter(python::Linter::Ruff)),
         "flake8" => Box::new(python::Python::for_linter(python::Linter::Flake8)),
@@ -364,6 +367,7 @@ pub fn for_argv(argv: &[String]) -> Option<(String, Box<dyn Grammar>)> {
         "tape" | "prove" => Box::new(nodetest::NodeTest::default()),
         "mocha" if reporter_is_tap(rest) => Box::new(nodetest::NodeTest::default()),
         "mocha" => Box::new(mocha::Mocha::default()),
+        "prettier" => Box::new(prettier::Prettier),
         "pytest" | "py.test" | "unittest" => Box::new(pytest::Pytest::default()),
         "ruff" => Box::new(python::Python::for_linter(python::Linter::Ruff)),
         "flake8" => Box::new(python::Python::for_linter(python::Linter::Flake8)),
@@ -394,6 +398,7 @@ pub fn candidates() -> Vec<Box<dyn Grammar>> {
         Box::new(jstest::JsTest::default()),
         Box::new(nodetest::NodeTest::default()),
         Box::new(mocha::Mocha::default()),
+        Box::new(prettier::Prettier),
         Box::new(pytest::Pytest::default()),
         Box::new(python::Python::default()),
         Box::new(pyright::Pyright::default()),
