@@ -66,7 +66,16 @@ enum Open {
     Diagnostic(Found, usize),
     /// A test panic (new layout): its message lines follow.
     Panic(Found, usize),
+    /// `cargo fmt --check`'s hunk: placed at its first changed line, past
+    /// the context lines it starts with.
+    Format(Found, u32),
 }
+
+/// `cargo fmt --check` (rustfmt): `Diff in /abs/src/lib.rs:5:`, then the
+/// hunk, which starts with up to three lines of context.
+static FORMAT_DIFF: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^Diff in (?P<file>.+):(?P<line>\d+):$").expect("the rustfmt diff regex is valid")
+});
 
 #[derive(Debug, Default)]
 pub struct Cargo {
@@ -77,7 +86,9 @@ impl Cargo {
     fn close(&mut self, out: &mut Out) {
         match std::mem::take(&mut self.open) {
             Open::Nothing => {}
-            Open::Diagnostic(found, _) | Open::Panic(found, _) => out.push(found),
+            Open::Diagnostic(found, _) | Open::Panic(found, _) | Open::Format(found, _) => {
+                out.push(found);
+            }
         }
     }
 }
@@ -89,7 +100,7 @@ impl Grammar for Cargo {
 
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
-            first: b"ewt",
+            first: b"ewtD",
             indented: b"ewt",
             anywhere: b"",
         })
@@ -104,6 +115,7 @@ impl Grammar for Cargo {
             || starts_trimmed(line, b"error")
             || starts_trimmed(line, b"warning")
             || starts_trimmed(line, b"thread '")
+            || line.starts_with(b"Diff in ")
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
@@ -165,9 +177,33 @@ impl Grammar for Cargo {
                     return;
                 }
             }
+            Open::Format(found, context) => {
+                if line.starts_with(' ') || line.is_empty() {
+                    *context += 1;
+                    found.range.end = at.end;
+                    return;
+                }
+                if line.starts_with(['-', '+']) {
+                    found.line = found.line.map(|l| l + *context);
+                }
+                self.close(out);
+            }
             Open::Nothing => {}
         }
 
+        if let Some(c) = super::caps(&FORMAT_DIFF, line) {
+            let found = Found::new(
+                "rustfmt",
+                Severity::Error,
+                "not formatted as rustfmt formats it (`cargo fmt` does)",
+            )
+            .at(&c["file"], number(&c["line"]), None)
+            .code(Some("rustfmt".to_string()))
+            .origin(Origin::Lint)
+            .range(at);
+            self.open = Open::Format(found, 0);
+            return;
+        }
         if let Some(c) = super::caps(&HEADER, line) {
             let message = &c["message"];
             if !is_noise(message) {
