@@ -6,6 +6,7 @@
 //! values; it never touches the disk or the diagnostics' final shape (paths,
 //! columns, caps and duplicates are the extractor's business).
 
+mod black;
 mod cargo;
 mod eslint;
 mod gcc;
@@ -255,6 +256,7 @@ pub const PARSER_NAMES: &[&str] = &[
     "node-test",
     "tap",
     "prettier",
+    "black",
     "pytest",
     "unittest",
     "python",
@@ -280,6 +282,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Grammar>> {
         "mocha" => Box::new(mocha::Mocha::default()),
         "node-test" | "tap" => Box::new(nodetest::NodeTest::default()),
         "prettier" => Box::new(prettier::Prettier),
+        "black" => Box::new(black::Black::default()),
         "pytest" | "unittest" => Box::new(pytest::Pytest::default()),
         "ruff" => Box::new(python::Python::for_linter(python::Linter::Ruff)),
         "flake8" => Box::new(python::Python::for_linter(python::Linter::Flake8)),
@@ -368,6 +371,7 @@ pub fn for_argv(argv: &[String]) -> Option<(String, Box<dyn Grammar>)> {
         "mocha" if reporter_is_tap(rest) => Box::new(nodetest::NodeTest::default()),
         "mocha" => Box::new(mocha::Mocha::default()),
         "prettier" => Box::new(prettier::Prettier),
+        "black" => Box::new(black::Black::default()),
         "pytest" | "py.test" | "unittest" => Box::new(pytest::Pytest::default()),
         "ruff" => Box::new(python::Python::for_linter(python::Linter::Ruff)),
         "flake8" => Box::new(python::Python::for_linter(python::Linter::Flake8)),
@@ -399,6 +403,7 @@ pub fn candidates() -> Vec<Box<dyn Grammar>> {
         Box::new(nodetest::NodeTest::default()),
         Box::new(mocha::Mocha::default()),
         Box::new(prettier::Prettier),
+        Box::new(black::Black::default()),
         Box::new(pytest::Pytest::default()),
         Box::new(python::Python::default()),
         Box::new(pyright::Pyright::default()),
