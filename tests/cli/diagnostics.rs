@@ -122,6 +122,31 @@ fn a_format_that_exits_0_on_findings_fails_on_its_errors() {
 }
 
 #[test]
+fn a_gofmt_list_fails_the_check_and_an_empty_one_passes() {
+    // `gofmt -l` exits 0 when it lists files (recorded with go 1.19.8).
+    let repo = TestRepo::new();
+    let list = fixture("gofmt/gofmt-l.txt");
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [ {{ name = \"fmt\", command = \"cat {list}\", parser = \"gofmt\", filter = \"nofilter\" }}, {{ name = \"clean\", command = \"true\", parser = \"gofmt\" }} ]\n"
+    ));
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1, "{v:#}");
+    let fmt = crate::support::check(&v, "fmt");
+    assert_eq!(
+        (&fmt["status"], &fmt["exit_code"]),
+        (&"failed".into(), &0.into())
+    );
+    assert_eq!(crate::support::check(&v, "clean")["status"], "passed");
+    let files: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["file"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(files, ["main.go", "pkg/my dir/spaced.go"]);
+}
+
+#[test]
 fn the_command_that_printed_a_log_picks_its_parser() {
     // tsc's plain output read as `npx tsc` names the tool; the output
     // alone is read by the same grammar, found by content.

@@ -12,6 +12,7 @@ mod eslint;
 mod gcc;
 mod generic;
 mod go;
+mod gofmt;
 mod jstest;
 mod mocha;
 mod nodetest;
@@ -257,6 +258,7 @@ pub const PARSER_NAMES: &[&str] = &[
     "tap",
     "prettier",
     "black",
+    "gofmt",
     "pytest",
     "unittest",
     "python",
@@ -283,6 +285,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Grammar>> {
         "node-test" | "tap" => Box::new(nodetest::NodeTest::default()),
         "prettier" => Box::new(prettier::Prettier),
         "black" => Box::new(black::Black::default()),
+        "gofmt" => Box::new(gofmt::Gofmt),
         "pytest" | "unittest" => Box::new(pytest::Pytest::default()),
         "ruff" => Box::new(python::Python::for_linter(python::Linter::Ruff)),
         "flake8" => Box::new(python::Python::for_linter(python::Linter::Flake8)),
@@ -372,6 +375,7 @@ pub fn for_argv(argv: &[String]) -> Option<(String, Box<dyn Grammar>)> {
         "mocha" => Box::new(mocha::Mocha::default()),
         "prettier" => Box::new(prettier::Prettier),
         "black" => Box::new(black::Black::default()),
+        "gofmt" if rest.iter().any(|w| w == "-l") => Box::new(gofmt::Gofmt),
         "pytest" | "py.test" | "unittest" => Box::new(pytest::Pytest::default()),
         "ruff" => Box::new(python::Python::for_linter(python::Linter::Ruff)),
         "flake8" => Box::new(python::Python::for_linter(python::Linter::Flake8)),
