@@ -42,7 +42,10 @@ impl Grammar for Gofmt {
             return;
         }
         // Go reads `.go` files only, in that case.
-        if std::path::Path::new(line).extension().is_some_and(|e| e == "go") {
+        if std::path::Path::new(line)
+            .extension()
+            .is_some_and(|e| e == "go")
+        {
             out.push(
                 Found::new(
                     "list",

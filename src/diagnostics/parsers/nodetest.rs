@@ -255,10 +255,21 @@ fn unquote(value: &str) -> String {
         return inner.replace("''", "'");
     }
     if let Some(inner) = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
-        return inner
-            .replace("\\\"", "\"")
-            .replace("\\n", "\n")
-            .replace("\\\\", "\\");
+        let mut out = String::with_capacity(inner.len());
+        let mut chars = inner.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => out.push('\\'),
+            }
+        }
+        return out;
     }
     value.to_string()
 }
@@ -795,7 +806,7 @@ mod tests {
             "not ok 1 - quoted\n",
             "  ---\n",
             "  location: '/app/test/it''s.test.js:4:1'\n",
-            "  error: \"said \\\"no\\\"\"\n",
+            "  error: \"said \\\"no\\\" \\\\n\"\n",
             "  expected:\n",
             "    nested: 1\n",
             "  ...\n",
@@ -806,7 +817,7 @@ mod tests {
                 Some("/app/test/it's.test.js"),
                 Some(4),
                 Some("quoted"),
-                "said \"no\""
+                "said \"no\" \\n"
             )]
         );
     }
