@@ -6,6 +6,7 @@
 //! values; it never touches the disk or the diagnostics' final shape (paths,
 //! columns, caps and duplicates are the extractor's business).
 
+mod biome;
 mod black;
 mod cargo;
 mod eslint;
@@ -259,6 +260,7 @@ pub const PARSER_NAMES: &[&str] = &[
     "prettier",
     "black",
     "gofmt",
+    "biome",
     "pytest",
     "unittest",
     "python",
@@ -286,6 +288,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Grammar>> {
         "prettier" => Box::new(prettier::Prettier),
         "black" => Box::new(black::Black::default()),
         "gofmt" => Box::new(gofmt::Gofmt),
+        "biome" => Box::new(biome::Biome::default()),
         "pytest" | "unittest" => Box::new(pytest::Pytest::default()),
         "ruff" => Box::new(python::Python::for_linter(python::Linter::Ruff)),
         "flake8" => Box::new(python::Python::for_linter(python::Linter::Flake8)),
@@ -376,6 +379,7 @@ pub fn for_argv(argv: &[String]) -> Option<(String, Box<dyn Grammar>)> {
         "prettier" => Box::new(prettier::Prettier),
         "black" => Box::new(black::Black::default()),
         "gofmt" if rest.iter().any(|w| w == "-l") => Box::new(gofmt::Gofmt),
+        "biome" => Box::new(biome::Biome::default()),
         "pytest" | "py.test" | "unittest" => Box::new(pytest::Pytest::default()),
         "ruff" => Box::new(python::Python::for_linter(python::Linter::Ruff)),
         "flake8" => Box::new(python::Python::for_linter(python::Linter::Flake8)),
@@ -408,6 +412,7 @@ pub fn candidates() -> Vec<Box<dyn Grammar>> {
         Box::new(mocha::Mocha::default()),
         Box::new(prettier::Prettier),
         Box::new(black::Black::default()),
+        Box::new(biome::Biome::default()),
         Box::new(pytest::Pytest::default()),
         Box::new(python::Python::default()),
         Box::new(pyright::Pyright::default()),
