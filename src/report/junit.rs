@@ -223,7 +223,8 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
             .filter(|c| c.outcome.as_ref().is_some_and(|o| o.0 == kind))
             .count()
     };
-    let time: f64 = cases.iter().map(|c| c.time).sum();
+    // From +0: an empty float sum is -0, which prints as "-0.000".
+    let time: f64 = cases.iter().map(|c| c.time).fold(0.0, |all, t| all + t);
     let (failures, errors, skipped) = (count("failure"), count("error"), count("skipped"));
     writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
     writeln!(

@@ -636,6 +636,25 @@ fn junit_of(verdict: &Verdict) -> String {
 }
 
 #[test]
+fn junit_of_a_verdict_with_no_case_takes_no_time() {
+    let mut verdict = sample();
+    verdict.checks.clear();
+    verdict.diagnostics.clear();
+    let xml = junit_of(&verdict);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    assert!(
+        !doc.descendants().any(|n| n.has_tag_name("testcase")),
+        "{xml}"
+    );
+    for node in doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testsuite") || n.has_tag_name("testsuites"))
+    {
+        assert_eq!(node.attribute("time"), Some("0.000"), "{xml}");
+    }
+}
+
+#[test]
 fn junit_shows_phasegates_own_findings_as_a_case() {
     let mut verdict = sample();
     verdict.diagnostics.push(Diagnostic {
