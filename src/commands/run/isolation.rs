@@ -148,25 +148,10 @@ pub(super) fn run_checks(
     let interrupts = in_place.then(runner::InterruptGuard::install);
     // Interrupted while the changes were being saved: the work tree was
     // never touched, and nothing is there to compare after the checks.
-    let mut cut_short = false;
-    let guard = if in_place {
-        match crate::git::protect(
-            root,
-            dirs.work_tree_state,
-            &dirs.run.id,
-            found.unstaged.as_ref(),
-            ctx.cpus,
-            &pause,
-        ) {
-            Ok(guard) => guard,
-            Err(crate::git::ProtectError::Interrupted) => {
-                cut_short = true;
-                None
-            }
-            Err(e) => return Err(crate::commands::internal_error(&e)),
-        }
+    let (guard, cut_short) = if in_place {
+        set_aside(ctx, dirs, &found, &pause)?
     } else {
-        None
+        (None, false)
     };
     // In place with nothing set aside, the index as the checks find it, to
     // see afterwards whether they staged anything: the selection's own
@@ -184,16 +169,7 @@ pub(super) fn run_checks(
             plan.groups = Some(guard.groups_file());
         }
     }
-    let outcomes = match progress {
-        Some(out) if !plans.is_empty() => {
-            let mut progress =
-                report::progress::Progress::new(out, plans.len()).with_width(ctx.stderr_columns);
-            let outcomes = runner::run_checks(&plans, jobs, &mut |event| progress.event(&event));
-            progress.finish();
-            outcomes
-        }
-        _ => runner::run_checks(&plans, jobs, &mut |_| {}),
-    };
+    let outcomes = execute(ctx, &plans, jobs, progress);
 
     let mut modified = Vec::new();
     // In a temporary checkout, with what was written there.
@@ -215,28 +191,7 @@ pub(super) fn run_checks(
     }
     // In place with changes set aside, by the guard that puts them back.
     if let Some(guard) = guard {
-        match guard.finish(&pause, &dirs.run.path.join("dropped")) {
-            Ok(after) => {
-                modified.extend(after.modified);
-                if !after.conflicts.is_empty() {
-                    let kept = after.kept.map_or_else(String::new, |dir: PathBuf| {
-                        format!(" (their versions are kept in {})", dir.display())
-                    });
-                    notes.push(format!(
-                        "the checks changed files that also had unstaged changes; their changes were dropped and yours restored: {}{kept}",
-                        after.conflicts.join(", ")
-                    ));
-                }
-            }
-            Err(e) => {
-                let mut error = crate::commands::internal_error(&e);
-                error.message.push_str(&format!(
-                    "; the unstaged changes are kept under {}: run `phasegate restore`",
-                    dirs.work_tree_state.join("protect").display()
-                ));
-                return Err(error);
-            }
-        }
+        modified.extend(put_back(guard, dirs, &pause, notes)?);
     }
     // The work tree is back: signals take their usual course again.
     drop(interrupts);
@@ -254,6 +209,82 @@ pub(super) fn run_checks(
         blocking,
         interrupted: runner::interrupted(),
     })
+}
+
+/// Sets the unstaged changes aside (none may need it): the guard that
+/// puts them back, and whether an interrupt cut the saving short (then
+/// the work tree was never touched).
+fn set_aside(
+    ctx: &Context,
+    dirs: &Dirs<'_>,
+    found: &Found,
+    pause: crate::git::Pause<'_>,
+) -> Result<(Option<crate::git::UnstagedGuard>, bool), VerdictError> {
+    match crate::git::protect(
+        dirs.root,
+        dirs.work_tree_state,
+        &dirs.run.id,
+        found.unstaged.as_ref(),
+        ctx.cpus,
+        pause,
+    ) {
+        Ok(guard) => Ok((guard, false)),
+        Err(crate::git::ProtectError::Interrupted) => Ok((None, true)),
+        Err(e) => Err(crate::commands::internal_error(&e)),
+    }
+}
+
+/// Runs the checks, drawing their progress when a terminal is given.
+fn execute(
+    ctx: &Context,
+    plans: &[runner::CheckPlan],
+    jobs: usize,
+    progress: Option<&mut (dyn Write + '_)>,
+) -> Vec<runner::CheckOutcome> {
+    match progress {
+        Some(out) if !plans.is_empty() => {
+            let mut progress =
+                report::progress::Progress::new(out, plans.len()).with_width(ctx.stderr_columns);
+            let outcomes = runner::run_checks(plans, jobs, &mut |event| progress.event(&event));
+            progress.finish();
+            outcomes
+        }
+        _ => runner::run_checks(plans, jobs, &mut |_| {}),
+    }
+}
+
+/// Puts the unstaged changes back: the files the checks modified. Where
+/// the checks changed a file that had unstaged changes too, theirs are
+/// dropped (kept aside) and a note says so. A failure leaves the changes
+/// saved, and says how to get them back.
+fn put_back(
+    guard: crate::git::UnstagedGuard,
+    dirs: &Dirs<'_>,
+    pause: crate::git::Pause<'_>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<String>, VerdictError> {
+    match guard.finish(pause, &dirs.run.path.join("dropped")) {
+        Ok(after) => {
+            if !after.conflicts.is_empty() {
+                let kept = after.kept.map_or_else(String::new, |dir: PathBuf| {
+                    format!(" (their versions are kept in {})", dir.display())
+                });
+                notes.push(format!(
+                    "the checks changed files that also had unstaged changes; their changes were dropped and yours restored: {}{kept}",
+                    after.conflicts.join(", ")
+                ));
+            }
+            Ok(after.modified)
+        }
+        Err(e) => {
+            let mut error = crate::commands::internal_error(&e);
+            error.message.push_str(&format!(
+                "; the unstaged changes are kept under {}: run `phasegate restore`",
+                dirs.work_tree_state.join("protect").display()
+            ));
+            Err(error)
+        }
+    }
 }
 
 /// A temporary checkout of the index or of a commit, removed when dropped.
