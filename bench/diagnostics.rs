@@ -105,14 +105,23 @@ fn main() {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
     families.sort();
+    // A list of paths says nothing of the tool that printed it: gofmt's
+    // parser is chosen by its command alone, so it is measured so.
+    let gofmt: Vec<String> = ["gofmt", "-l", "."].map(String::from).to_vec();
     for family in &families {
         let block = block(Some(family));
+        let (argv, how) = match family.as_str() {
+            "gofmt" => (&gofmt, " (parser from the command `gofmt -l .`)"),
+            _ => (&none, ""),
+        };
         // The best of three: the machine is shared.
         let (rate, kept, dropped) = (0..3)
-            .map(|_| run(&block, 50_000_000, &none))
+            .map(|_| run(&block, 50_000_000, argv))
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .unwrap();
-        println!("  {family:<14} 50 MB: {rate:>6.0} MB/s, {kept} kept + {dropped} over the cap");
+        println!(
+            "  {family:<14} 50 MB: {rate:>6.0} MB/s, {kept} kept + {dropped} over the cap{how}"
+        );
     }
     let block = block(None);
     println!(

@@ -29,19 +29,7 @@ impl Grammar for Gofmt {
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
         out.errors_fail = true;
-        if line.trim().is_empty() {
-            return;
-        }
-        if let Some(c) = caps(&PARSE_ERROR, line) {
-            out.push(
-                Found::new("list", Severity::Error, &c["message"])
-                    .at(&c["file"], number(&c["line"]), number(&c["col"]))
-                    .origin(Origin::Lint)
-                    .range(at),
-            );
-            return;
-        }
-        // Go reads `.go` files only, in that case.
+        // Go reads `.go` files only, in that case: a listed file.
         if std::path::Path::new(line)
             .extension()
             .is_some_and(|e| e == "go")
@@ -56,6 +44,13 @@ impl Grammar for Gofmt {
                 .code(Some("gofmt".to_string()))
                 .origin(Origin::Lint)
                 .range(at),
+            );
+        } else if let Some(c) = caps(&PARSE_ERROR, line) {
+            out.push(
+                Found::new("list", Severity::Error, &c["message"])
+                    .at(&c["file"], number(&c["line"]), number(&c["col"]))
+                    .origin(Origin::Lint)
+                    .range(at),
             );
         }
     }
