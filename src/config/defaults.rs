@@ -50,6 +50,18 @@ impl Language {
         }
     }
 
+    /// The language's standard formatting check, which `init` offers
+    /// commented out (the embedded default runs none: a project may not
+    /// format its code).
+    pub fn format_check(&self) -> Option<&'static str> {
+        match self {
+            Language::Rust => Some("cargo fmt --check"),
+            Language::Go => Some("gofmt -l ."),
+            Language::Python => Some("ruff format --check ."),
+            Language::Node { .. } => None,
+        }
+    }
+
     /// The standard commands, in check order: tests, lint, build, typecheck.
     pub fn commands(&self) -> Vec<(&'static str, &'static str)> {
         match self {
@@ -279,6 +291,12 @@ pub fn init_template(root: &Path) -> String {
     }
     for (name, command) in &commands {
         text.push_str(&format!("{name} = {}\n", quoted(command)));
+    }
+    if let Some(format) = language.as_ref().and_then(Language::format_check) {
+        text.push_str(&format!(
+            "# A formatting check: uncomment, and add {{ name = \"format\" }} to a phase.\n# format = {}\n",
+            quoted(format)
+        ));
     }
     text.push('\n');
     text.push_str(

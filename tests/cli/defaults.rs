@@ -63,6 +63,7 @@ fn init_writes_a_config_that_loads_and_refuses_to_overwrite() {
     let text = repo.read("phasegate.toml");
     assert!(text.contains("go test ./..."), "{text}");
     assert!(text.contains("golangci-lint run ./..."), "{text}");
+    assert!(text.contains("\n# format = \"gofmt -l .\"\n"), "{text}");
     assert!(
         text.lines().any(|l| l.trim_start().starts_with('#')),
         "the file explains itself"
