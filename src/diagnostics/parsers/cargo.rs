@@ -77,6 +77,23 @@ static FORMAT_DIFF: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^Diff in (?P<file>.+):(?P<line>\d+):$").expect("the rustfmt diff regex is valid")
 });
 
+/// A `cargo fmt --check` hunk's header, as a finding at the hunk's first
+/// line (moved past its context as the hunk is read).
+fn format_hunk(line: &str, at: &Range<u64>) -> Option<Found> {
+    let c = super::caps(&FORMAT_DIFF, line)?;
+    Some(
+        Found::new(
+            "rustfmt",
+            Severity::Error,
+            "not formatted as rustfmt formats it (`cargo fmt` does)",
+        )
+        .at(&c["file"], number(&c["line"]), None)
+        .code(Some("rustfmt".to_string()))
+        .origin(Origin::Lint)
+        .range(at),
+    )
+}
+
 #[derive(Debug, Default)]
 pub struct Cargo {
     open: Open,
@@ -191,16 +208,7 @@ impl Grammar for Cargo {
             Open::Nothing => {}
         }
 
-        if let Some(c) = super::caps(&FORMAT_DIFF, line) {
-            let found = Found::new(
-                "rustfmt",
-                Severity::Error,
-                "not formatted as rustfmt formats it (`cargo fmt` does)",
-            )
-            .at(&c["file"], number(&c["line"]), None)
-            .code(Some("rustfmt".to_string()))
-            .origin(Origin::Lint)
-            .range(at);
+        if let Some(found) = format_hunk(line, at) {
             self.open = Open::Format(found, 0);
             return;
         }
