@@ -135,9 +135,59 @@ pub fn decide(input: GateInput) -> Verdict {
     }
 
     let mut own = input.blocking;
-    for report in &input.handoffs {
+    own.extend(handoff_findings(&input.handoffs, &mut notes));
+    let escalate = input
+        .handoffs
+        .iter()
+        .any(|h| h.escalate || h.status.as_deref() == Some("blocked"));
+    if input.interrupted {
+        notes.push(
+            "phasegate was interrupted before it finished: the run lets nothing through"
+                .to_string(),
+        );
+    }
+    let blocked_by_gate = !own.is_empty();
+    diagnostics.splice(0..0, own);
+    let (status, next, fail_open) = overall(&checks, escalate, blocked_by_gate, input.interrupted);
+
+    let summary = summarize(&diagnostics, &checks, input.summary_limit);
+
+    Verdict {
+        schema: SCHEMA,
+        status,
+        next,
+        phase: Some(input.phase),
+        profile: input.profile,
+        workflow: input.workflow,
+        run_id: input.run_id,
+        fail_open,
+        checks,
+        handoffs: input
+            .handoffs
+            .iter()
+            .map(|h| serde_json::to_value(h).unwrap_or_default())
+            .collect(),
+        diagnostics,
+        summary,
+        notes,
+        interventions: Vec::new(),
+        environment: input.environment,
+        selection: input.selection,
+        error: None,
+    }
+}
+
+/// Each handoff document's errors, as findings of phasegate itself at
+/// their place in the document; a note for each document that needs a
+/// person (out of retries, or blocked).
+fn handoff_findings(
+    handoffs: &[crate::handoff::HandoffReport],
+    notes: &mut Vec<String>,
+) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    for report in handoffs {
         for issue in &report.errors {
-            own.push(Diagnostic {
+            found.push(Diagnostic {
                 check: String::new(),
                 origin: Origin::Runtime,
                 tool: "phasegate".to_string(),
@@ -164,24 +214,24 @@ pub fn decide(input: GateInput) -> Verdict {
             ));
         }
     }
-    let escalate = input
-        .handoffs
-        .iter()
-        .any(|h| h.escalate || h.status.as_deref() == Some("blocked"));
-    if input.interrupted {
-        notes.push(
-            "phasegate was interrupted before it finished: the run lets nothing through"
-                .to_string(),
-        );
-    }
-    let blocked_by_gate = !own.is_empty();
-    diagnostics.splice(0..0, own);
+    found
+}
+
+/// The run's status, what comes next, and whether it failed open: a
+/// person needed first, then a failure (a blocking check, or phasegate's
+/// own finding), then verification that did not finish, then warnings.
+fn overall(
+    checks: &[CheckResult],
+    escalate: bool,
+    blocked_by_gate: bool,
+    interrupted: bool,
+) -> (Status, Next, bool) {
     let worst = |effect: Effect| checks.iter().any(|c| c.effect == effect);
-    let (status, next, fail_open) = if escalate {
+    if escalate {
         (Status::Blocked, Next::Escalate, false)
     } else if worst(Effect::Block) || blocked_by_gate {
         (Status::Failed, Next::Fix, false)
-    } else if worst(Effect::Incomplete) || input.interrupted {
+    } else if worst(Effect::Incomplete) || interrupted {
         (Status::Incomplete, Next::Resume, false)
     } else if worst(Effect::FailOpen) {
         (Status::Incomplete, Next::Proceed, true)
@@ -189,32 +239,6 @@ pub fn decide(input: GateInput) -> Verdict {
         (Status::Warned, Next::Proceed, false)
     } else {
         (Status::Passed, Next::Proceed, false)
-    };
-
-    let summary = summarize(&diagnostics, &checks, input.summary_limit);
-
-    Verdict {
-        schema: SCHEMA,
-        status,
-        next,
-        phase: Some(input.phase),
-        profile: input.profile,
-        workflow: input.workflow,
-        run_id: input.run_id,
-        fail_open,
-        checks,
-        handoffs: input
-            .handoffs
-            .iter()
-            .map(|h| serde_json::to_value(h).unwrap_or_default())
-            .collect(),
-        diagnostics,
-        summary,
-        notes,
-        interventions: Vec::new(),
-        environment: input.environment,
-        selection: input.selection,
-        error: None,
     }
 }
 
