@@ -87,51 +87,24 @@ pub fn record_run(
     let mut emergency: Vec<String> = Vec::new();
     let now = now_rfc3339();
     let run_id = verdict.run_id.clone().unwrap_or_default();
-    let mut queue_changed = false;
-    let mut queue = match Queue::load(state_dir) {
-        Ok(mut queue) => {
-            if move_unreadable(state_dir, &mut queue, &now, &run_id, verdict, &mut problems) {
-                queue_changed = true;
-            }
-            Some(queue)
-        }
-        Err(e) => {
-            problems.push(e.to_string());
-            None
-        }
-    };
-    let mut overflow = 0usize;
-    let mut unqueued = 0usize;
     let news: Vec<NewIntervention> = critical
         .into_iter()
         .chain(gate::interventions_for(verdict))
         .collect();
-    if let Some(queue) = queue.as_mut() {
-        let origin = state::Origin {
-            phase: &phase,
-            session,
-            run_id: &run_id,
-            now: &now,
-        };
-        let (added, over) = enqueue(queue, news, &origin, verdict, &mut emergency);
-        queue_changed |= added;
-        overflow += over;
-    } else {
-        unqueued = news.len();
-        emergency.extend(news.iter().map(|new| unqueued_line(&now, &run_id, new)));
-    }
-    if overflow > 0 {
-        verdict.notes.push(format!(
-            "{overflow} intervention(s) over the queue's limits were written to `{}`",
-            state::emergency_file(state_dir).display()
-        ));
-    }
-    if unqueued > 0 {
-        verdict.notes.push(format!(
-            "{unqueued} intervention(s) were written to `{}` instead of the queue, which could not be read",
-            state::emergency_file(state_dir).display()
-        ));
-    }
+    let origin = state::Origin {
+        phase: &phase,
+        session,
+        run_id: &run_id,
+        now: &now,
+    };
+    let changed_queue = queue_interventions(
+        state_dir,
+        news,
+        &origin,
+        verdict,
+        &mut problems,
+        &mut emergency,
+    );
 
     state.runs.push(history_entry(
         config, verdict, run_id, now, phase, selection,
@@ -148,13 +121,62 @@ pub fn record_run(
         ));
     }
     // A run that passed adds nothing to the queue: nothing to write.
-    if let (Some(queue), true) = (&queue, queue_changed) {
+    if let Some(queue) = &changed_queue {
         if let Err(e) = queue.save(state_dir) {
             problems.push(e.to_string());
         }
     }
     drop(lock);
     report(state_dir, verdict, err, &problems, &emergency);
+}
+
+/// Places the run's new interventions in the queue, by its rules (the
+/// overflow goes to `emergency.log`), and moves the queue's unreadable
+/// lines there; a queue that cannot be read sends them all there, and the
+/// verdict says so. The queue to write back, when it changed.
+fn queue_interventions(
+    state_dir: &Path,
+    news: Vec<NewIntervention>,
+    origin: &state::Origin<'_>,
+    verdict: &mut Verdict,
+    problems: &mut Vec<String>,
+    emergency: &mut Vec<String>,
+) -> Option<Queue> {
+    let emergency_file = state::emergency_file(state_dir);
+    let mut queue = match Queue::load(state_dir) {
+        Ok(queue) => queue,
+        Err(e) => {
+            problems.push(e.to_string());
+            let unqueued = news.len();
+            emergency.extend(
+                news.iter()
+                    .map(|new| unqueued_line(origin.now, origin.run_id, new)),
+            );
+            if unqueued > 0 {
+                verdict.notes.push(format!(
+                    "{unqueued} intervention(s) were written to `{}` instead of the queue, which could not be read",
+                    emergency_file.display()
+                ));
+            }
+            return None;
+        }
+    };
+    let moved = move_unreadable(
+        state_dir,
+        &mut queue,
+        origin.now,
+        origin.run_id,
+        verdict,
+        problems,
+    );
+    let (added, overflow) = enqueue(&mut queue, news, origin, verdict, emergency);
+    if overflow > 0 {
+        verdict.notes.push(format!(
+            "{overflow} intervention(s) over the queue's limits were written to `{}`",
+            emergency_file.display()
+        ));
+    }
+    (moved || added).then_some(queue)
 }
 
 /// The history in `state_dir`, and whether another version of phasegate
