@@ -482,32 +482,7 @@ fn run_invocation(
     deadline: Instant,
     capture: &mut Capture,
 ) -> Termination {
-    let mut expr = duct::cmd(program, args)
-        .dir(&plan.cwd)
-        .stdin_null()
-        .unchecked()
-        .before_spawn(|command| {
-            // Its own session and process group, so a timeout or an
-            // interrupt can kill everything the check started, grandchildren
-            // included, and no terminal to wait on.
-            sys::new_session(command);
-            Ok(())
-        });
-    // duct applies the last call first and each earlier one over it, so
-    // the calls go from the strongest to the weakest.
-    for (key, value) in PINNED_ENV {
-        expr = expr.env(key, value);
-    }
-    for key in REMOVED_ENV {
-        expr = expr.env_remove(key);
-    }
-    // Of two entries of the same name, the later wins.
-    for (key, value) in plan.env.iter().rev() {
-        expr = expr.env(key, value);
-    }
-    for key in GIT_LOCAL_ENV {
-        expr = expr.env_remove(key);
-    }
+    let mut expr = command(plan, program, args);
     // A verifier's standard error goes through a pipe of its own to the
     // same capture, log and limits as its standard output, and never into
     // its answer.
@@ -573,8 +548,54 @@ fn run_invocation(
 
     let stop = watch(&rx, &recycle_tx, &reader, pgid, deadline, streams, capture);
     let status = wait_exit(&reader);
+    termination(stop, status, plan.timeout)
+}
+
+/// The invocation's command: in the check's directory, with no standard
+/// input, in a session of its own, and with the environment phasegate
+/// gives every check.
+fn command(
+    plan: &CheckPlan,
+    program: &std::path::Path,
+    args: &[std::ffi::OsString],
+) -> duct::Expression {
+    let mut expr = duct::cmd(program, args)
+        .dir(&plan.cwd)
+        .stdin_null()
+        .unchecked()
+        .before_spawn(|command| {
+            // Its own session and process group, so a timeout or an
+            // interrupt can kill everything the check started, grandchildren
+            // included, and no terminal to wait on.
+            sys::new_session(command);
+            Ok(())
+        });
+    // duct applies the last call first and each earlier one over it, so
+    // the calls go from the strongest to the weakest.
+    for (key, value) in PINNED_ENV {
+        expr = expr.env(key, value);
+    }
+    for key in REMOVED_ENV {
+        expr = expr.env_remove(key);
+    }
+    // Of two entries of the same name, the later wins.
+    for (key, value) in plan.env.iter().rev() {
+        expr = expr.env(key, value);
+    }
+    for key in GIT_LOCAL_ENV {
+        expr = expr.env_remove(key);
+    }
+    expr
+}
+
+/// How an invocation ended: why it was stopped, else its exit status.
+fn termination(
+    stop: Stop,
+    status: Option<std::process::ExitStatus>,
+    timeout: Duration,
+) -> Termination {
     match (stop, status) {
-        (Stop::TimedOut, _) => Termination::TimedOut(plan.timeout),
+        (Stop::TimedOut, _) => Termination::TimedOut(timeout),
         (Stop::Interrupted, _) => Termination::Interrupted,
         (Stop::ReadFailed(e), _) => {
             Termination::SpawnFailed(format!("failed to read its output: {e}"))
