@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{caps, number, Found, Grammar, Out};
+use super::{caps, group_number, Found, Grammar, Out};
 use crate::config::Origin;
 use crate::diagnostics::Severity;
 
@@ -93,8 +93,8 @@ impl Grammar for Biome {
             let found = Found::new("pretty", Severity::Error, category)
                 .at(
                     &c["file"],
-                    c.name("line").and_then(|m| number(m.as_str())),
-                    c.name("col").and_then(|m| number(m.as_str())),
+                    group_number(&c, "line"),
+                    group_number(&c, "col"),
                 )
                 .code(Some(category.to_string()))
                 .origin(Origin::Lint)

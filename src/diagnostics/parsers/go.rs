@@ -297,7 +297,7 @@ fn compiler_line(line: &str, at: &Range<u64>, out: &mut Out) {
                 .at(
                     &c["file"],
                     number(&c["line"]),
-                    c.name("col").and_then(|m| number(m.as_str())),
+                    super::group_number(&c, "col"),
                 )
                 .code(Some(c["linter"].to_string()))
                 .tool("golangci-lint")
@@ -312,7 +312,7 @@ fn compiler_line(line: &str, at: &Range<u64>, out: &mut Out) {
             .at(
                 &c["file"],
                 number(&c["line"]),
-                c.name("col").and_then(|m| number(m.as_str())),
+                super::group_number(&c, "col"),
             )
             .unit(ColumnUnit::Byte)
             .range(at);

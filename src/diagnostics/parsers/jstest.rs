@@ -121,7 +121,7 @@ static BUN_RESULT: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Whether a frame is the project's, not a dependency's or the runtime's.
-fn in_project(file: &str) -> bool {
+pub(super) fn in_project(file: &str) -> bool {
     !(file.contains("node_modules/")
         || file.starts_with("node:")
         || file.starts_with("internal/")

@@ -91,9 +91,8 @@ impl Grammar for Mocha {
         if self.busy() {
             return true;
         }
-        let start = line.iter().position(|b| *b != b' ').unwrap_or(line.len());
-        let rest = &line[start..];
-        start > 0
+        let rest = super::trimmed(line);
+        rest.len() < line.len()
             && (rest.first().is_some_and(u8::is_ascii_digit)
                 || rest.starts_with(b"Exception during run"))
     }

@@ -492,6 +492,11 @@ pub fn number(text: &str) -> Option<u32> {
     text.parse().ok().filter(|n| *n > 0)
 }
 
+/// The number a regex group holds, when the group matched.
+pub fn group_number(c: &regex::Captures<'_>, group: &str) -> Option<u32> {
+    c.name(group).and_then(|m| number(m.as_str()))
+}
+
 /// A JSON number field; 0 and absence are "unknown".
 pub fn json_number(value: &serde_json::Value) -> Option<u32> {
     value
@@ -527,13 +532,18 @@ pub fn split_trailer(message: &str, trailer: &Regex) -> (String, Option<String>)
     }
 }
 
-/// Whether a byte line starts, after spaces, with `prefix`.
-pub fn starts_trimmed(line: &[u8], prefix: &[u8]) -> bool {
+/// A byte line without the blanks it starts with.
+pub fn trimmed(line: &[u8]) -> &[u8] {
     let start = line
         .iter()
         .position(|b| !b.is_ascii_whitespace())
         .unwrap_or(line.len());
-    line[start..].starts_with(prefix)
+    &line[start..]
+}
+
+/// Whether a byte line starts, after spaces, with `prefix`.
+pub fn starts_trimmed(line: &[u8], prefix: &[u8]) -> bool {
+    trimmed(line).starts_with(prefix)
 }
 
 /// Whether the line has `:` followed by a digit (`file:12`).

@@ -25,8 +25,9 @@ use crate::diagnostics::{ColumnUnit, Severity};
 
 /// Message lines kept of one failure (a deep-equal diff is longer).
 pub(super) const MAX_MESSAGE_LINES: usize = 8;
-/// Uncaught errors remembered for the test files they stopped.
-const MAX_UNCAUGHT: usize = 64;
+/// Uncaught errors remembered for the test files they stopped, and
+/// failures comments describe, for the results they place.
+const MAX_REMEMBERED: usize = 64;
 /// Lines kept from under a result with no YAML block.
 const MAX_UNDER: usize = 64;
 /// What a YAML block keeps: its first keys, and of each value its first
@@ -96,15 +97,11 @@ static SPEC_RESULT: LazyLock<Regex> = LazyLock::new(|| {
 /// A place: file, line, column.
 pub(super) type Place = (String, Option<u32>, Option<u32>);
 
-/// Whether a frame's file is the project's, not a dependency's or node's.
-fn in_project(file: &str) -> bool {
-    !(file.contains("node_modules/") || file.starts_with("node:") || file.starts_with('<'))
-}
-
 /// A frame line's place, if it is a frame inside the project.
 pub(super) fn project_frame(line: &str) -> Option<Place> {
     let c = caps(&FRAME, line)?;
-    in_project(&c["file"]).then(|| (c["file"].to_string(), number(&c["line"]), number(&c["col"])))
+    super::jstest::in_project(&c["file"])
+        .then(|| (c["file"].to_string(), number(&c["line"]), number(&c["col"])))
 }
 
 /// `file:line:col` as node's `location` gives it.
@@ -339,8 +336,6 @@ pub struct NodeTest {
     /// test file they stopped, else findings of their own (a runner such
     /// as tape stops at the first).
     crashes: Vec<Crash>,
-    /// The output is TAP (its version line was seen).
-    tap: bool,
     /// The output is node's test runner's: its YAML fields or spec's list.
     node: bool,
     /// Failures no YAML block placed.
@@ -467,7 +462,7 @@ impl NodeTest {
     /// The failure a comment is describing, done.
     fn close_said(&mut self) {
         if let Some(said) = self.saying.take() {
-            if !said.todo && self.said.len() < MAX_UNCAUGHT {
+            if !said.todo && self.said.len() < MAX_REMEMBERED {
                 self.said.push(said);
             }
         }
@@ -551,7 +546,7 @@ impl NodeTest {
         }
         if let Some(place) = project_frame(line) {
             if let Some((message, start)) = self.uncaught.take() {
-                if self.crashes.len() < MAX_UNCAUGHT {
+                if self.crashes.len() < MAX_REMEMBERED {
                     self.crashes.push(Crash {
                         message,
                         place,
@@ -610,8 +605,8 @@ impl Grammar for NodeTest {
 
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
-            // `ok`, `not ok`, `#`, `test at`, an error's name (`TAP
-            // version` and `Bail out!` among them), `✖`'s first byte.
+            // `ok`, `not ok`, `#`, `test at`, an error's name (`Bail out!`
+            // among the capitals), `✖`'s first byte.
             first: b"ont#ABCDEFGHIJKLMNOPQRSTUVWXYZ\xe2",
             indented: b"on#-.a\xe2",
             anywhere: b"",
@@ -626,12 +621,10 @@ impl Grammar for NodeTest {
         if self.busy() {
             return true;
         }
-        let start = line.iter().position(|b| *b != b' ').unwrap_or(line.len());
-        let rest = &line[start..];
+        let rest = super::trimmed(line);
         rest.starts_with(b"ok")
             || rest.starts_with(b"not ok")
             || rest.starts_with(b"#")
-            || rest.starts_with(b"TAP version")
             || rest.starts_with(b"Bail out!")
             || rest.starts_with("✖".as_bytes())
             || rest.starts_with(b"at ")
@@ -678,10 +671,6 @@ impl Grammar for NodeTest {
                 }
                 None => self.close_result(out),
             }
-        }
-        if line.starts_with("TAP version") {
-            self.tap = true;
-            return;
         }
         if let Some(c) = caps(&RESULT, line) {
             let (name, todo) = split_directive(&c["rest"]);

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{caps, number, Found, Grammar, Out};
+use super::{caps, group_number, Found, Grammar, Out};
 use crate::config::Origin;
 use crate::diagnostics::{ColumnUnit, Severity};
 
@@ -65,17 +65,17 @@ impl Grammar for Prettier {
         } else if let Some(c) = caps(&UNPARSED, line) {
             out.push(
                 Found::new("check", Severity::Error, &c["message"])
-                    .at(&c["file"], number_of(&c, "line"), number_of(&c, "col"))
+                    .at(
+                        &c["file"],
+                        group_number(&c, "line"),
+                        group_number(&c, "col"),
+                    )
                     .origin(Origin::Lint)
                     .unit(ColumnUnit::Utf16)
                     .range(at),
             );
         }
     }
-}
-
-fn number_of(c: &regex::Captures<'_>, group: &str) -> Option<u32> {
-    c.name(group).and_then(|m| number(m.as_str()))
 }
 
 #[cfg(test)]
