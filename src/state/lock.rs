@@ -11,7 +11,7 @@
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// How often a waiting run looks at the state lock again.
@@ -189,6 +189,17 @@ pub fn remove_stale_temps(dir: &Path, names: &[&str]) -> io::Result<usize> {
     Ok(removed)
 }
 
+/// `path`'s directory, and the hidden file beside it that an atomic write
+/// goes through: `.state.json<suffix>`.
+fn hidden_beside<'p>(path: &'p Path, suffix: &str) -> (&'p Path, PathBuf) {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    (dir, dir.join(format!(".{name}{suffix}")))
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file beside it,
 /// flushed to disk, renamed over it, the directory flushed. A reader sees
 /// the old file or the new one, never a part; a kill leaves the old one.
@@ -199,12 +210,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// `write_atomic`, calling `before_rename` once the new content is on
 /// disk and the old file still in place (where a kill is tested).
 pub fn write_atomic_with(path: &Path, bytes: &[u8], before_rename: &dyn Fn()) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let (dir, temp) = hidden_beside(path, &format!(".tmp-{}", std::process::id()));
     let result = (|| {
         let mut file = fs::File::create(&temp)?;
         file.write_all(bytes)?;
@@ -240,12 +246,7 @@ pub fn write_swapping(path: &Path, bytes: &[u8], before_rename: &dyn Fn()) -> io
     if fs::symlink_metadata(path).is_ok_and(|meta| !meta.is_file()) {
         return write_atomic_with(path, bytes, before_rename);
     }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let spare = dir.join(format!(".{name}.spare"));
+    let (dir, spare) = hidden_beside(path, ".spare");
     let opened = rustix::fs::open(
         &spare,
         OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
