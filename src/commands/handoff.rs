@@ -134,7 +134,7 @@ fn missing(
     }
     let message = format!("no such file: {}", absent.join(", "));
     if format == Format::Json {
-        let _ = writeln!(io.out, "{}", serde_json::json!({ "error": message }));
+        let _ = crate::report::json::render_error(&message, io.out);
     } else {
         let _ = writeln!(io.err, "error: {message}\nhelp: check the path");
     }

@@ -63,7 +63,7 @@ pub fn history(ctx: &Context, args: &HistoryArgs, io: &mut Streams<'_>) -> ExitC
 fn error(io: &mut Streams<'_>, json: bool, message: &str, code: ExitCode) -> ExitCode {
     let _ = writeln!(io.err, "error: {message}");
     if json {
-        let _ = report::state::error_json(message, io.out);
+        let _ = report::json::render_error(message, io.out);
     }
     code
 }

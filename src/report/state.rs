@@ -136,11 +136,6 @@ pub fn intervention_human(record: &Intervention, out: &mut dyn Write) -> io::Res
     Ok(())
 }
 
-/// An error under `--format json`: `{"error": message}`.
-pub fn error_json(message: &str, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "{}", json!({ "error": message }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
