@@ -202,71 +202,26 @@ fn run_gate(
     known_state: &mut Option<PathBuf>,
     io: &mut Streams<'_>,
 ) -> Result<Verdict, Stop> {
-    let repo = match crate::git::discover(&ctx.cwd) {
-        Ok(repo) => repo,
-        Err(
-            e @ (crate::git::GitError::Bare { .. } | crate::git::GitError::NamedRepository { .. }),
-        ) => return Err(Stop::usage(Profile::default(), e.to_string())),
-        Err(e) => return Err(Stop::internal(Profile::default(), &e)),
-    };
-    let in_repo = repo.is_some();
-    let root = repo
-        .as_ref()
-        .map_or_else(|| ctx.cwd.clone(), |r| r.root.clone());
-    if let Some(index) = &ctx.index_file {
-        crate::git::use_index_file(index.clone());
-    }
-    // A staged selection is most of a run's start (it looks at every
-    // tracked file): it begins now, on its own thread, while the
-    // configuration is read.
-    let mut early = (in_repo && args.selection.is_staged(ctx.ci))
-        .then(|| EarlySelection::start(root.clone(), ctx.cpus));
-    let loaded = configuration::load(ctx, args, &root, in_repo)?;
-    let ref_has_config = loaded.ref_has_config;
-    ctx.maybe_test_panic("config");
-
-    let state_dir = state::state_dir(
-        repo.as_ref().map(|r| r.common_dir.as_path()),
-        &root,
-        &ctx.temp_dir,
-    );
-    *known_state = Some(state_dir.clone());
-    // Unstaged changes set aside belong to this work tree alone (linked
-    // worktrees share `state_dir`).
-    let work_tree_state = repo
-        .as_ref()
-        .map_or_else(|| state_dir.clone(), crate::git::RepoInfo::work_tree_state);
-    let mut notes = Vec::new();
-    if in_repo {
-        let profile = loaded.config.gate.profile;
-        if let Some(note) = recover_killed(ctx, args, &root, &state_dir, &work_tree_state, profile)?
-        {
-            // The early selection may have looked at the work tree before
-            // those files came back.
-            early = None;
-            notes.push(note);
-        }
-    }
-
-    let Selected {
-        files: selection,
-        summary: mode,
-        notes: selection_notes,
+    let Start {
+        ws,
+        config,
+        ref_has_config,
+        selection,
+        mode,
         found,
-    } = select::select_files(ctx, args, &root, in_repo, early)
-        .map_err(|e| Stop::Error(loaded.config.gate.profile, e))?;
-    notes.extend(selection_notes);
-    let config = loaded.checked(ctx, args, &root, &mode, found.unstaged.as_ref(), &mut notes)?;
+        mut notes,
+    } = start(ctx, args, known_state)?;
+    let root = &ws.root;
 
     // The handoff documents among the selected files, as the run checks
     // them (staged, or at the commit checked); their stage names the phase
     // when neither --phase nor PHASEGATE_PHASE does.
-    let documents = handoffs::read_handoffs(&root, &selection, &config, &Content::of(&mode))
+    let documents = handoffs::read_handoffs(root, &selection, &config, &Content::of(&mode))
         .map_err(|e| Stop::internal(config.gate.profile, &e))?;
     let mut rules = handoffs::handoff_rules(&config);
     let settings = resolve(ctx, args, &config, &handoffs::stages(&documents, &rules))
         .map_err(|message| Stop::usage(config.gate.profile, message))?;
-    let (run_dir, pruning) = create_run_dir(ctx, &state_dir, &config, &mut notes)
+    let (run_dir, pruning) = create_run_dir(ctx, &ws.state_dir, &config, &mut notes)
         .map_err(|error| Stop::Error(settings.profile, error))?;
 
     let phase_specs: Vec<&config::CheckSpec> = config
@@ -275,17 +230,17 @@ fn run_gate(
         .iter()
         .collect();
     // Nothing to run because there is nothing to go by: say why.
-    if phase_specs.is_empty() && config::detect_language(&root).is_none() {
-        notes.extend(no_configuration(args, &root, ref_has_config));
+    if phase_specs.is_empty() && config::detect_language(root).is_none() {
+        notes.extend(no_configuration(args, root, ref_has_config));
     }
     let specs = to_run(args, &phase_specs);
     let dirs = isolation::Dirs {
-        root: &root,
-        state: &state_dir,
-        work_tree_state: &work_tree_state,
+        root,
+        state: &ws.state_dir,
+        work_tree_state: &ws.work_tree_state,
         run: &run_dir,
     };
-    let place = isolation::Place::choose(&dirs, in_repo, &mode, &config, &mut notes)
+    let place = isolation::Place::choose(&dirs, ws.in_repo, &mode, &config, &mut notes)
         .map_err(|error| Stop::Error(settings.profile, error))?;
     notes.extend(configuration_notes(
         ctx,
@@ -295,8 +250,8 @@ fn run_gate(
     ));
     let planned = plan_checks(
         ctx,
-        &root,
-        place.check_root(&root),
+        root,
+        place.check_root(root),
         &specs,
         &selection,
         &run_dir,
@@ -331,7 +286,7 @@ fn run_gate(
         &pinned,
         &mut notes,
     );
-    if let Some(note) = outcome::mark_pre_existing(&root, &mode, &mut checks) {
+    if let Some(note) = outcome::mark_pre_existing(root, &mode, &mut checks) {
         notes.push(note);
     }
     rules.failed_checks = outcome::failed_checks(&checks);
@@ -359,23 +314,142 @@ fn run_gate(
         outcome::carry_over(previous, &phase_specs, &mut verdict);
     }
     if args.config_from_ref.is_none() {
-        outcome::show_config_lines(&root, &mut verdict);
+        outcome::show_config_lines(root, &mut verdict);
     }
     let facts = super::record::RunFacts {
         session: ctx.session.as_deref(),
         selection: selection_record,
         pruning: Some(pruning),
     };
-    let pause = |step: &str| ctx.maybe_pause(step, &state_dir);
-    super::record::record_run(
-        &state_dir,
+    record(
+        ctx,
+        &ws.state_dir,
         &config,
         facts,
+        &run_dir,
         &mut verdict,
-        &pause,
-        &mut *io.err,
+        io,
     );
-    if let Err(e) = run_dir.write_verdict(&verdict) {
+    Ok(verdict)
+}
+
+/// Where a run works.
+struct Workspace {
+    /// The repository's work tree, or the current directory outside one.
+    root: PathBuf,
+    in_repo: bool,
+    /// `.git/phasegate/` (shared by linked worktrees).
+    state_dir: PathBuf,
+    /// Where unstaged changes are set aside: they belong to this work tree
+    /// alone.
+    work_tree_state: PathBuf,
+}
+
+/// What a run starts from: where it works, the files it selected and the
+/// configuration that judges them.
+struct Start {
+    ws: Workspace,
+    config: Config,
+    /// Whether the commit of `--config-from-ref` holds a `phasegate.toml`.
+    ref_has_config: bool,
+    /// Relative to the root.
+    selection: Vec<PathBuf>,
+    mode: SelectionSummary,
+    found: select::Found,
+    notes: Vec<String>,
+}
+
+/// Finds the repository, reads the configuration, finishes a run that was
+/// killed and selects the files; `known_state` is set as soon as the state
+/// directory is known, for an internal failure to be recorded there.
+fn start(
+    ctx: &Context,
+    args: &RunRequest,
+    known_state: &mut Option<PathBuf>,
+) -> Result<Start, Stop> {
+    let repo = match crate::git::discover(&ctx.cwd) {
+        Ok(repo) => repo,
+        Err(
+            e @ (crate::git::GitError::Bare { .. } | crate::git::GitError::NamedRepository { .. }),
+        ) => return Err(Stop::usage(Profile::default(), e.to_string())),
+        Err(e) => return Err(Stop::internal(Profile::default(), &e)),
+    };
+    let in_repo = repo.is_some();
+    let root = repo
+        .as_ref()
+        .map_or_else(|| ctx.cwd.clone(), |r| r.root.clone());
+    if let Some(index) = &ctx.index_file {
+        crate::git::use_index_file(index.clone());
+    }
+    // A staged selection is most of a run's start (it looks at every
+    // tracked file): it begins now, on its own thread, while the
+    // configuration is read.
+    let mut early = (in_repo && args.selection.is_staged(ctx.ci))
+        .then(|| EarlySelection::start(root.clone(), ctx.cpus));
+    let loaded = configuration::load(ctx, args, &root, in_repo)?;
+    let ref_has_config = loaded.ref_has_config;
+    ctx.maybe_test_panic("config");
+
+    let state_dir = state::state_dir(
+        repo.as_ref().map(|r| r.common_dir.as_path()),
+        &root,
+        &ctx.temp_dir,
+    );
+    *known_state = Some(state_dir.clone());
+    let work_tree_state = repo
+        .as_ref()
+        .map_or_else(|| state_dir.clone(), crate::git::RepoInfo::work_tree_state);
+    let mut notes = Vec::new();
+    if in_repo {
+        let profile = loaded.config.gate.profile;
+        if let Some(note) = recover_killed(ctx, args, &root, &state_dir, &work_tree_state, profile)?
+        {
+            // The early selection may have looked at the work tree before
+            // those files came back.
+            early = None;
+            notes.push(note);
+        }
+    }
+
+    let Selected {
+        files: selection,
+        summary: mode,
+        notes: selection_notes,
+        found,
+    } = select::select_files(ctx, args, &root, in_repo, early)
+        .map_err(|e| Stop::Error(loaded.config.gate.profile, e))?;
+    notes.extend(selection_notes);
+    let config = loaded.checked(ctx, args, &root, &mode, found.unstaged.as_ref(), &mut notes)?;
+    Ok(Start {
+        ws: Workspace {
+            root,
+            in_repo,
+            state_dir,
+            work_tree_state,
+        },
+        config,
+        ref_has_config,
+        selection,
+        mode,
+        found,
+        notes,
+    })
+}
+
+/// Records the verdict in the state's history and interventions (which may
+/// change it) and a copy in the run's directory.
+fn record(
+    ctx: &Context,
+    state_dir: &Path,
+    config: &Config,
+    facts: super::record::RunFacts<'_>,
+    run_dir: &RunDir,
+    verdict: &mut Verdict,
+    io: &mut Streams<'_>,
+) {
+    let pause = |step: &str| ctx.maybe_pause(step, state_dir);
+    super::record::record_run(state_dir, config, facts, verdict, &pause, &mut *io.err);
+    if let Err(e) = run_dir.write_verdict(verdict) {
         // The verdict on stdout is still the answer; the record is a copy.
         let _ = writeln!(
             io.err,
@@ -383,7 +457,6 @@ fn run_gate(
             run_dir.path.display()
         );
     }
-    Ok(verdict)
 }
 
 /// The checks of the phase this run runs: those `--check` names (all when
