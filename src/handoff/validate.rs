@@ -236,51 +236,9 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
         errors: Vec::new(),
         warnings: Vec::new(),
     };
-    let start = Pos {
-        line: 1,
-        column: 1,
-        offset: 0,
-        len: text.lines().next().map_or(1, |l| l.len().max(1)),
-    };
-    let fm = match extract(text) {
-        Ok(fm) => fm,
-        Err(e) => {
-            c.error(start, "frontmatter", e.message().to_string());
-            return finish(report, c);
-        }
-    };
-    // Where a missing field would go: the closing delimiter.
-    let closing = Pos {
-        line: fm.closing_line,
-        column: 1,
-        offset: fm.offset + fm.yaml.len(),
-        len: 3,
-    };
-    let root = match parse(&fm) {
-        Ok((root, duplicates)) => {
-            for d in duplicates {
-                c.error(d.pos, "frontmatter", d.message);
-            }
-            root
-        }
-        Err(e) => {
-            c.error(e.pos, "frontmatter", e.message);
-            return finish(report, c);
-        }
-    };
-    let Some(root) = root.filter(|r| matches!(r.value, Value::Map(_))) else {
-        c.error(
-            start,
-            "frontmatter",
-            "the frontmatter must be a YAML mapping of fields (`id: ...`, `stage: ...`)"
-                .to_string(),
-        );
+    let Some((root, closing)) = mapping(text, &mut c) else {
         return finish(report, c);
     };
-    if let Value::Map(entries) = &root.value {
-        unknown_fields(&mut c, entries, &FIELDS, None);
-    }
-
     let fields = Fields {
         root: &root,
         closing,
@@ -322,6 +280,55 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
     let failing = matches!(report.status.as_deref(), Some("failed" | "blocked"));
     report.escalate = failing && retry_count.is_some_and(|n| n >= i64::from(rules.max_retries));
     finish(report, c)
+}
+
+/// The frontmatter's mapping of fields, and where a missing field would go
+/// (its closing delimiter); without one, the errors say why.
+fn mapping(text: &str, c: &mut Collector) -> Option<(Node, Pos)> {
+    let start = Pos {
+        line: 1,
+        column: 1,
+        offset: 0,
+        len: text.lines().next().map_or(1, |l| l.len().max(1)),
+    };
+    let fm = match extract(text) {
+        Ok(fm) => fm,
+        Err(e) => {
+            c.error(start, "frontmatter", e.message().to_string());
+            return None;
+        }
+    };
+    let closing = Pos {
+        line: fm.closing_line,
+        column: 1,
+        offset: fm.offset + fm.yaml.len(),
+        len: 3,
+    };
+    let root = match parse(&fm) {
+        Ok((root, duplicates)) => {
+            for d in duplicates {
+                c.error(d.pos, "frontmatter", d.message);
+            }
+            root
+        }
+        Err(e) => {
+            c.error(e.pos, "frontmatter", e.message);
+            return None;
+        }
+    };
+    let Some(root) = root.filter(|r| matches!(r.value, Value::Map(_))) else {
+        c.error(
+            start,
+            "frontmatter",
+            "the frontmatter must be a YAML mapping of fields (`id: ...`, `stage: ...`)"
+                .to_string(),
+        );
+        return None;
+    };
+    if let Value::Map(entries) = &root.value {
+        unknown_fields(c, entries, &FIELDS, None);
+    }
+    Some((root, closing))
 }
 
 /// A field's value and where it is.
