@@ -6,7 +6,7 @@
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::state::{NewIntervention, Priority, RunRecord};
 
-use super::{CheckStatus, Next, Status, Verdict};
+use super::{CheckResult, CheckStatus, Next, Status, Verdict};
 
 /// Per check, the fingerprints of the errors that made it fail or stop:
 /// errors of checks that failed or did not finish, the change's own (not
@@ -138,96 +138,13 @@ pub fn escalate_repeats(
 /// per handoff that needs a person (out of retries, or `status: blocked`),
 /// one when limits were reached, one for an internal failure.
 pub fn interventions_for(verdict: &Verdict) -> Vec<NewIntervention> {
-    let mut out = Vec::new();
-    let first_error = |check: &str| {
-        verdict
-            .diagnostics
-            .iter()
-            .find(|d| d.check == check && d.severity == Severity::Error)
-            .map(Diagnostic::headline)
-    };
-    for check in &verdict.checks {
-        let reason = check.reason.clone().unwrap_or_default();
-        let (kind, priority) = match check.status {
-            CheckStatus::Passed | CheckStatus::Skipped => {
-                if check.dropped_diagnostics > 0 {
-                    out.push(NewIntervention {
-                        kind: "limit_reached".to_string(),
-                        priority: Priority::Low,
-                        check: Some(check.name.clone()),
-                        message: format!(
-                            "check `{}` printed more diagnostics than are kept; {} were only counted",
-                            check.name, check.dropped_diagnostics
-                        ),
-                    });
-                }
-                continue;
-            }
-            CheckStatus::Warned if check.pre_existing > 0 => continue,
-            CheckStatus::Missing => ("missing_tool", Priority::High),
-            CheckStatus::TimedOut => ("timeout", Priority::High),
-            CheckStatus::Crashed if check.tier == Some(3) => {
-                ("unparseable_output", Priority::Medium)
-            }
-            CheckStatus::Crashed if reason.to_lowercase().contains("permission denied") => {
-                ("permission_denied", Priority::High)
-            }
-            CheckStatus::Crashed => ("tool_crashed", Priority::High),
-            CheckStatus::Failed | CheckStatus::Warned => {
-                let unparsed = verdict
-                    .diagnostics
-                    .iter()
-                    .filter(|d| d.check == check.name && d.severity == Severity::Error)
-                    .all(|d| d.code.as_deref() == Some("check-failed"));
-                if unparsed {
-                    ("unparsed_failure", Priority::Medium)
-                } else {
-                    ("check_failed", Priority::High)
-                }
-            }
-        };
-        let detail = first_error(&check.name).unwrap_or(reason);
-        out.push(NewIntervention {
-            kind: kind.to_string(),
-            priority,
-            check: Some(check.name.clone()),
-            message: format!("check `{}` {}: {detail}", check.name, check.status.as_str()),
-        });
-    }
+    let mut out: Vec<NewIntervention> = verdict
+        .checks
+        .iter()
+        .filter_map(|check| check_intervention(verdict, check))
+        .collect();
     for handoff in &verdict.handoffs {
-        let path = handoff["path"].as_str().unwrap_or("?");
-        if handoff["valid"] == false {
-            out.push(NewIntervention {
-                kind: "handoff_invalid".to_string(),
-                priority: Priority::Medium,
-                check: None,
-                message: format!("handoff `{path}` is invalid"),
-            });
-        }
-        // A document that made the run `blocked` waits for a person: the
-        // queue is where one finds it.
-        if handoff["escalate"] == true {
-            out.push(NewIntervention {
-                kind: "handoff_escalated".to_string(),
-                priority: Priority::High,
-                check: None,
-                message: format!(
-                    "handoff `{path}` is out of retries ({} of {}): a person is needed{}",
-                    handoff["retry_count"].as_i64().unwrap_or(0),
-                    handoff["max_retries"].as_u64().unwrap_or(0),
-                    handoff["last_failure"]
-                        .as_str()
-                        .map_or_else(String::new, |f| format!("; last failure: {f}"))
-                ),
-            });
-        } else if handoff["status"] == "blocked" {
-            out.push(NewIntervention {
-                kind: "handoff_blocked".to_string(),
-                priority: Priority::High,
-                check: None,
-                message: format!("handoff `{path}` says it is blocked: a person is needed"),
-            });
-        }
+        out.extend(handoff_interventions(handoff));
     }
     if let Some(error) = &verdict.error {
         out.push(NewIntervention {
@@ -239,6 +156,93 @@ pub fn interventions_for(verdict: &Verdict) -> Vec<NewIntervention> {
             },
             check: None,
             message: error.message.clone(),
+        });
+    }
+    out
+}
+
+/// What a person should look at in one check's result, if anything: why it
+/// did not pass, or diagnostics it printed beyond the limit.
+fn check_intervention(verdict: &Verdict, check: &CheckResult) -> Option<NewIntervention> {
+    let errors = || {
+        verdict
+            .diagnostics
+            .iter()
+            .filter(|d| d.check == check.name && d.severity == Severity::Error)
+    };
+    let reason = check.reason.clone().unwrap_or_default();
+    let (kind, priority) = match check.status {
+        CheckStatus::Passed | CheckStatus::Skipped => {
+            return (check.dropped_diagnostics > 0).then(|| NewIntervention {
+                kind: "limit_reached".to_string(),
+                priority: Priority::Low,
+                check: Some(check.name.clone()),
+                message: format!(
+                    "check `{}` printed more diagnostics than are kept; {} were only counted",
+                    check.name, check.dropped_diagnostics
+                ),
+            });
+        }
+        CheckStatus::Warned if check.pre_existing > 0 => return None,
+        CheckStatus::Missing => ("missing_tool", Priority::High),
+        CheckStatus::TimedOut => ("timeout", Priority::High),
+        CheckStatus::Crashed if check.tier == Some(3) => ("unparseable_output", Priority::Medium),
+        CheckStatus::Crashed if reason.to_lowercase().contains("permission denied") => {
+            ("permission_denied", Priority::High)
+        }
+        CheckStatus::Crashed => ("tool_crashed", Priority::High),
+        CheckStatus::Failed | CheckStatus::Warned => {
+            if errors().all(|d| d.code.as_deref() == Some("check-failed")) {
+                ("unparsed_failure", Priority::Medium)
+            } else {
+                ("check_failed", Priority::High)
+            }
+        }
+    };
+    let detail = errors().next().map_or(reason, Diagnostic::headline);
+    Some(NewIntervention {
+        kind: kind.to_string(),
+        priority,
+        check: Some(check.name.clone()),
+        message: format!("check `{}` {}: {detail}", check.name, check.status.as_str()),
+    })
+}
+
+/// What a person should look at in one handoff document's result: that it
+/// is invalid, and that it waits for a person (out of retries, or blocked).
+fn handoff_interventions(handoff: &serde_json::Value) -> Vec<NewIntervention> {
+    let path = handoff["path"].as_str().unwrap_or("?");
+    let mut out = Vec::new();
+    if handoff["valid"] == false {
+        out.push(NewIntervention {
+            kind: "handoff_invalid".to_string(),
+            priority: Priority::Medium,
+            check: None,
+            message: format!("handoff `{path}` is invalid"),
+        });
+    }
+    // A document that made the run `blocked` waits for a person: the
+    // queue is where one finds it.
+    if handoff["escalate"] == true {
+        out.push(NewIntervention {
+            kind: "handoff_escalated".to_string(),
+            priority: Priority::High,
+            check: None,
+            message: format!(
+                "handoff `{path}` is out of retries ({} of {}): a person is needed{}",
+                handoff["retry_count"].as_i64().unwrap_or(0),
+                handoff["max_retries"].as_u64().unwrap_or(0),
+                handoff["last_failure"]
+                    .as_str()
+                    .map_or_else(String::new, |f| format!("; last failure: {f}"))
+            ),
+        });
+    } else if handoff["status"] == "blocked" {
+        out.push(NewIntervention {
+            kind: "handoff_blocked".to_string(),
+            priority: Priority::High,
+            check: None,
+            message: format!("handoff `{path}` says it is blocked: a person is needed"),
         });
     }
     out
