@@ -1,6 +1,6 @@
 //! `phasegate diagnostics parse`: a tool's output in, diagnostics out.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::PathBuf;
 
 use crate::cli::{DiagnosticsCommand, ReportFormat};
@@ -63,36 +63,18 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
             return ExitCode::Usage;
         }
     };
-    let mut extractor = Extractor::new("", Origin::Runtime, &choice, &argv, &root, &tool_dir);
-    let mut reader = BufReader::new(input);
-    let mut line = Vec::new();
-    let mut offset: u64 = 0;
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) => break,
-            Ok(n) => {
-                let start = offset;
-                offset += n as u64;
-                let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
-                let end = start + bytes.len() as u64;
-                if let Some(bytes) =
-                    crate::diagnostics::shown_part(bytes, |part| extractor.wants(part, true))
-                {
-                    extractor.line(&String::from_utf8_lossy(bytes), start..end);
-                }
-            }
-            Err(e) => {
-                let _ = writeln!(io.err, "error: failed to read the input: {e}");
-                return ExitCode::Incomplete;
-            }
-        }
-    }
+    let extractor = Extractor::new("", Origin::Runtime, &choice, &argv, &root, &tool_dir);
     let Extracted {
         diagnostics,
         dropped,
         ..
-    } = extractor.finish();
+    } = match extractor.read_all(input) {
+        Ok(extracted) => extracted,
+        Err(e) => {
+            let _ = writeln!(io.err, "error: failed to read the input: {e}");
+            return ExitCode::Incomplete;
+        }
+    };
     // Its own JSON (`{"diagnostics", "dropped"}`) and human forms; the
     // CI formats render the diagnostics as a run's would.
     let written = match format {

@@ -385,6 +385,33 @@ impl Extractor {
             self.text_line(text, at);
         }
     }
+    /// Reads `input` to its end, line by line, as a check's output is read,
+    /// and collects the diagnostics. Memory stays bounded: one line at a
+    /// time.
+    ///
+    /// # Errors
+    ///
+    /// When `input` cannot be read.
+    pub fn read_all(mut self, input: impl std::io::Read) -> std::io::Result<Extracted> {
+        use std::io::BufRead;
+        let mut reader = std::io::BufReader::new(input);
+        let mut line = Vec::new();
+        let mut offset: u64 = 0;
+        loop {
+            line.clear();
+            let n = reader.read_until(b'\n', &mut line)?;
+            if n == 0 {
+                return Ok(self.finish());
+            }
+            let start = offset;
+            offset += n as u64;
+            let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
+            let end = start + bytes.len() as u64;
+            if let Some(bytes) = super::shown_part(bytes, |part| self.wants(part, true)) {
+                self.line(&String::from_utf8_lossy(bytes), start..end);
+            }
+        }
+    }
 
     /// The diagnostics found, made relative to the repository with their
     /// columns in characters.
