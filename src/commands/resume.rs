@@ -40,35 +40,73 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
     // blocked handoff, a history that could not be read) is run again too:
     // its handoffs are validated again, its passes carried over.
     if !unfinished && matches!(last.status.as_str(), "passed" | "warned") {
-        let said = format!(
-            "the last run ({}, {}) left nothing failed or incomplete: nothing to resume",
-            last.run_id, last.status
-        );
-        let _ = writeln!(io.err, "{said}");
-        // Its verdict stands: under `--format json`, that is the answer.
-        if json {
-            let saved = super::state::state_dir_for(ctx)
-                .join("runs")
-                .join(&last.run_id)
-                .join("verdict.json");
-            let read = std::fs::read(&saved).and_then(|bytes| {
-                serde_json::from_slice::<serde_json::Value>(&bytes)
-                    .map(|_| bytes)
-                    .map_err(std::io::Error::other)
-            });
-            match read {
-                Ok(bytes) => {
-                    let _ = io.out.write_all(&bytes);
-                }
-                Err(e) => {
-                    let verdict = as_recorded(last, said, &format!("`{}`: {e}", saved.display()));
-                    return super::emit(&verdict, true, ctx, io);
-                }
+        return nothing_to_resume(ctx, last, json, io);
+    }
+    let selection = selection_of(ctx, last);
+    let request = RunRequest {
+        phase: Some(last.phase.clone()),
+        profile: Some(last.profile.clone()),
+        workflow: last.workflow.clone(),
+        // Which checks run again is worked out against the configuration
+        // as it is now (`to_run_again`).
+        checks: Vec::new(),
+        selection,
+        format: if args.format == Format::Json {
+            crate::cli::ReportFormat::Json
+        } else {
+            crate::cli::ReportFormat::Human
+        },
+        output: None,
+        reports: Vec::new(),
+        jobs: args.jobs,
+        // A gate the branch cannot weaken stays so when resumed.
+        config_from_ref: last.selection.config_from_ref.clone(),
+        resume_of: Some(last.clone()),
+        pushed_ref: last.selection.pushed_ref.clone(),
+    };
+    execute(ctx, &request, io)
+}
+
+/// Says the last run left nothing to resume; under `--format json` its
+/// verdict stands as the answer.
+fn nothing_to_resume(
+    ctx: &Context,
+    last: &RunRecord,
+    json: bool,
+    io: &mut Streams<'_>,
+) -> ExitCode {
+    let said = format!(
+        "the last run ({}, {}) left nothing failed or incomplete: nothing to resume",
+        last.run_id, last.status
+    );
+    let _ = writeln!(io.err, "{said}");
+    // Its verdict stands: under `--format json`, that is the answer.
+    if json {
+        let saved = super::state::state_dir_for(ctx)
+            .join("runs")
+            .join(&last.run_id)
+            .join("verdict.json");
+        let read = std::fs::read(&saved).and_then(|bytes| {
+            serde_json::from_slice::<serde_json::Value>(&bytes)
+                .map(|_| bytes)
+                .map_err(std::io::Error::other)
+        });
+        match read {
+            Ok(bytes) => {
+                let _ = io.out.write_all(&bytes);
+            }
+            Err(e) => {
+                let verdict = as_recorded(last, said, &format!("`{}`: {e}", saved.display()));
+                return super::emit(&verdict, true, ctx, io);
             }
         }
-        return ExitCode::Proceed;
     }
-    let selection = match last.selection.mode.as_str() {
+    ExitCode::Proceed
+}
+
+/// The files the last run selected, asked for again.
+fn selection_of(ctx: &Context, last: &RunRecord) -> SelectionRequest {
+    match last.selection.mode.as_str() {
         "staged" => SelectionRequest::Staged,
         "range" => match (&last.selection.from, &last.selection.to) {
             (Some(from), Some(to)) => SelectionRequest::Range {
@@ -97,29 +135,7 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
             None => SelectionRequest::All,
         },
         _ => SelectionRequest::All,
-    };
-    let request = RunRequest {
-        phase: Some(last.phase.clone()),
-        profile: Some(last.profile.clone()),
-        workflow: last.workflow.clone(),
-        // Which checks run again is worked out against the configuration
-        // as it is now (`to_run_again`).
-        checks: Vec::new(),
-        selection,
-        format: if args.format == Format::Json {
-            crate::cli::ReportFormat::Json
-        } else {
-            crate::cli::ReportFormat::Human
-        },
-        output: None,
-        reports: Vec::new(),
-        jobs: args.jobs,
-        // A gate the branch cannot weaken stays so when resumed.
-        config_from_ref: last.selection.config_from_ref.clone(),
-        resume_of: Some(last.clone()),
-        pushed_ref: last.selection.pushed_ref.clone(),
-    };
-    execute(ctx, &request, io)
+    }
 }
 
 /// Whether a check that ended with `status` (as the state file keeps it)
