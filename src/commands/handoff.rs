@@ -31,86 +31,126 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
     };
     match command {
         HandoffCommand::Validate { paths, format } => {
-            let paths = if paths.is_empty() {
-                match crate::git::tracked_files(&root) {
-                    Ok(files) => files
-                        .into_iter()
-                        .filter(|f| config.handoff.path_filter.is_match(f))
-                        .map(|f| root.join(f))
-                        .collect(),
-                    Err(_) => Vec::new(),
-                }
-            } else {
-                let given: Vec<PathBuf> = paths.iter().map(|p| ctx.cwd.join(p)).collect();
-                if let Some(code) = missing(paths, &given, *format, io) {
-                    return code;
-                }
-                given
-            };
-            let reports: Vec<(HandoffReport, String)> = paths
-                .iter()
-                .map(|p| validate_file(p, &root, &rules))
-                .collect();
-            let written = if *format == Format::Json {
-                report::handoff::render_json(&reports, io.out)
-            } else {
-                report::handoff::render_human(&reports, io.out, ctx.color_for(ctx.stdout_tty))
-            };
-            if let Err(e) = written {
-                let _ = writeln!(io.err, "error: failed to write the report: {e}");
-            }
-            if reports.iter().any(|(r, _)| !r.valid) {
-                ExitCode::Failed
-            } else {
-                ExitCode::Proceed
-            }
+            validate(ctx, &root, &config, &rules, paths, *format, io)
         }
         HandoffCommand::Stamp { path } => stamp(ctx, &config, path, io),
         HandoffCommand::Feedback { path, format } => {
-            let full = ctx.cwd.join(path);
-            if let Some(code) = missing(
-                std::slice::from_ref(path),
-                std::slice::from_ref(&full),
-                *format,
+            give_feedback(ctx, &root, rules, path, *format, io)
+        }
+    }
+}
+
+/// `phasegate handoff validate`: the documents named, or else those the
+/// repository tracks under `[handoff] paths`.
+fn validate(
+    ctx: &Context,
+    root: &Path,
+    config: &config::Config,
+    rules: &Rules,
+    paths: &[PathBuf],
+    format: Format,
+    io: &mut Streams<'_>,
+) -> ExitCode {
+    let paths = if paths.is_empty() {
+        if !matches!(crate::git::discover(&ctx.cwd), Ok(Some(_))) {
+            return usage(
+                "not in a git repository, so no handoff document is tracked: name the documents to validate (`phasegate handoff validate handoffs/F001.md`)",
+                format,
                 io,
-            ) {
-                return code;
-            }
-            // The claims the last run that validated this document
-            // contradicted stay contradicted: its failed checks count.
-            let mut rules = rules;
-            let (shown, _) = validate_file(&full, &root, &rules);
-            if let Some(verdict) = last_verdict(ctx).filter(|v| {
-                v["handoffs"]
-                    .as_array()
-                    .is_some_and(|docs| docs.iter().any(|d| d["path"] == shown.path.as_str()))
-            }) {
-                rules.failed_checks = verdict["checks"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|c| matches!(c["status"].as_str(), Some("failed" | "warned")))
-                    .filter_map(|c| c["name"].as_str().map(str::to_string))
-                    .collect();
-            }
-            let (report, _) = validate_file(&full, &root, &rules);
-            let data = feedback(&report);
-            let written = if *format == Format::Json {
-                report::handoff::render_feedback_json(&data, io.out)
-            } else {
-                report::handoff::render_feedback(&data, io.out)
-            };
-            if let Err(e) = written {
-                let _ = writeln!(io.err, "error: failed to write the feedback: {e}");
-            }
-            if data.escalate {
-                ExitCode::Escalate
-            } else if !data.items.is_empty() || !data.valid {
-                ExitCode::Failed
-            } else {
-                ExitCode::Proceed
+            );
+        }
+        match crate::git::tracked_files(root) {
+            Ok(files) => files
+                .into_iter()
+                .filter(|f| config.handoff.path_filter.is_match(f))
+                .map(|f| root.join(f))
+                .collect(),
+            Err(e) => {
+                let message = format!("failed to list the tracked files: {e}");
+                if format == Format::Json {
+                    let _ = crate::report::json::render_error(&message, io.out);
+                } else {
+                    let _ = writeln!(io.err, "error: {message}");
+                }
+                return ExitCode::Incomplete;
             }
         }
+    } else {
+        let given: Vec<PathBuf> = paths.iter().map(|p| ctx.cwd.join(p)).collect();
+        if let Some(code) = missing(paths, &given, format, io) {
+            return code;
+        }
+        given
+    };
+    let reports: Vec<(HandoffReport, String)> = paths
+        .iter()
+        .map(|p| validate_file(p, root, rules))
+        .collect();
+    let written = if format == Format::Json {
+        report::handoff::render_json(&reports, io.out)
+    } else {
+        report::handoff::render_human(&reports, io.out, ctx.color_for(ctx.stdout_tty))
+    };
+    if let Err(e) = written {
+        let _ = writeln!(io.err, "error: failed to write the report: {e}");
+    }
+    if reports.iter().any(|(r, _)| !r.valid) {
+        ExitCode::Failed
+    } else {
+        ExitCode::Proceed
+    }
+}
+
+/// `phasegate handoff feedback`: what an agent reads before it retries.
+fn give_feedback(
+    ctx: &Context,
+    root: &Path,
+    mut rules: Rules,
+    path: &Path,
+    format: Format,
+    io: &mut Streams<'_>,
+) -> ExitCode {
+    let full = ctx.cwd.join(path);
+    if let Some(code) = missing(
+        std::slice::from_ref(&path.to_path_buf()),
+        std::slice::from_ref(&full),
+        format,
+        io,
+    ) {
+        return code;
+    }
+    // The claims the last run that validated this document contradicted
+    // stay contradicted: its failed checks count.
+    let (shown, _) = validate_file(&full, root, &rules);
+    if let Some(verdict) = last_verdict(ctx).filter(|v| {
+        v["handoffs"]
+            .as_array()
+            .is_some_and(|docs| docs.iter().any(|d| d["path"] == shown.path.as_str()))
+    }) {
+        rules.failed_checks = verdict["checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| matches!(c["status"].as_str(), Some("failed" | "warned")))
+            .filter_map(|c| c["name"].as_str().map(str::to_string))
+            .collect();
+    }
+    let (report, _) = validate_file(&full, root, &rules);
+    let data = feedback(&report);
+    let written = if format == Format::Json {
+        report::handoff::render_feedback_json(&data, io.out)
+    } else {
+        report::handoff::render_feedback(&data, io.out)
+    };
+    if let Err(e) = written {
+        let _ = writeln!(io.err, "error: failed to write the feedback: {e}");
+    }
+    if data.escalate {
+        ExitCode::Escalate
+    } else if !data.items.is_empty() || !data.valid {
+        ExitCode::Failed
+    } else {
+        ExitCode::Proceed
     }
 }
 
@@ -132,13 +172,19 @@ fn missing(
     if absent.is_empty() {
         return None;
     }
-    let message = format!("no such file: {}", absent.join(", "));
+    let message = format!("no such file: {}; check the path", absent.join(", "));
+    Some(usage(&message, format, io))
+}
+
+/// A usage error: said on stderr, or as the JSON document under `--format
+/// json`.
+fn usage(message: &str, format: Format, io: &mut Streams<'_>) -> ExitCode {
     if format == Format::Json {
-        let _ = crate::report::json::render_error(&message, io.out);
+        let _ = crate::report::json::render_error(message, io.out);
     } else {
-        let _ = writeln!(io.err, "error: {message}\nhelp: check the path");
+        let _ = writeln!(io.err, "error: {message}");
     }
-    Some(ExitCode::Usage)
+    ExitCode::Usage
 }
 
 /// Reads and validates one document; its path is shown relative to the

@@ -416,3 +416,44 @@ fn an_empty_paths_list_means_no_handoff_documents() {
     assert_eq!(code, 1, "{v:#}");
     assert_eq!(v["handoffs"][0]["path"], "handoffs/F011.md");
 }
+
+#[test]
+fn outside_a_repository_the_documents_must_be_named() {
+    let dir = TestRepo::plain();
+    dir.write("handoffs/F001.md", "---\nid: F001\nstage: nonsense\n---\n");
+    let run = dir.phasegate(&["handoff", "validate"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("not in a git repository, so no handoff document is tracked"),
+        "{}",
+        run.stderr
+    );
+    let run = dir.phasegate(&["handoff", "validate", "--format", "json"]);
+    assert_eq!(run.code, 2);
+    assert!(run.json()["error"]
+        .to_string()
+        .contains("name the documents to validate"));
+    // Named, it is validated there too.
+    let run = dir.phasegate(&["handoff", "validate", "handoffs/F001.md"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("nonsense"), "{}", run.stdout);
+}
+
+#[test]
+fn an_index_that_cannot_be_read_is_said_not_taken_for_no_documents() {
+    let repo = TestRepo::new();
+    repo.write("handoffs/F001.md", "---\nid: F001\n---\n");
+    repo.git(&["add", "-A"]);
+    std::fs::write(repo.path().join(".git/index"), b"DIRC garbage").unwrap();
+    let run = repo.phasegate(&["handoff", "validate"]);
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("failed to list the tracked files"),
+        "{}",
+        run.stderr
+    );
+    let run = repo.phasegate(&["handoff", "validate", "--format", "json"]);
+    assert_eq!(run.code, 3);
+    assert!(run.json()["error"].is_string(), "{}", run.stdout);
+}
