@@ -209,32 +209,35 @@ pub fn emit_reports(
     io: &mut Streams<'_>,
 ) -> ExitCode {
     let files = write_report_files(verdict, reports, ctx, io);
+    let summary = append_step_summary(verdict, reports, ctx, io);
     let on_stdout = if reports.output.is_some() {
         ReportFormat::Human
     } else {
         reports.format
     };
-    // A report that is missing makes a run that would proceed incomplete:
-    // the human report says so, not "passed (exit 0)".
+    // A report that is missing makes a run that would proceed incomplete
+    // (exit 3): the human report and the JSON verdict say so, not
+    // "passed", so that what an agent reads agrees with the exit code.
     let missing;
-    let shown =
-        if !files && verdict.exit_code() == ExitCode::Proceed && on_stdout == ReportFormat::Human {
-            let mut changed = verdict.clone();
-            changed.status = crate::gate::Status::Incomplete;
-            changed.next = crate::gate::Next::Resume;
-            changed.fail_open = false;
-            changed.notes.push(
-                "a report asked for could not be written (see above): the run is incomplete"
-                    .to_string(),
-            );
-            missing = changed;
-            &missing
-        } else {
-            verdict
-        };
+    let shown = if !(files && summary)
+        && verdict.exit_code() == ExitCode::Proceed
+        && matches!(on_stdout, ReportFormat::Human | ReportFormat::Json)
+    {
+        let mut changed = verdict.clone();
+        changed.status = crate::gate::Status::Incomplete;
+        changed.next = crate::gate::Next::Resume;
+        changed.fail_open = false;
+        changed.notes.push(
+            "a report asked for could not be written (said on standard error): the run is incomplete"
+                .to_string(),
+        );
+        missing = changed;
+        &missing
+    } else {
+        verdict
+    };
     let written = render_report(shown, on_stdout, ctx, ctx.stdout_tty, io.out);
     let stdout = finish_write(written, io);
-    let summary = append_step_summary(verdict, reports, ctx, io);
     delivered(verdict, files && stdout && summary)
 }
 

@@ -207,6 +207,44 @@ fn a_report_that_cannot_be_written_keeps_the_run_from_proceeding() {
     ]);
     assert_eq!(run.code, 3, "{}", run.stderr);
     assert!(run.stderr.contains("/nonexistent/v.json"), "{}", run.stderr);
+    // The JSON verdict on stdout agrees with the exit code: what an agent
+    // reads must not say "proceed" when phasegate exits 3.
+    let run = repo.phasegate(&[
+        "run",
+        "--all-files",
+        "--format",
+        "json",
+        "--report",
+        "json=/nonexistent/v.json",
+    ]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let verdict = run.json();
+    assert_eq!(verdict["status"], "incomplete", "{}", run.stdout);
+    assert_eq!(verdict["next"], "resume");
+    assert!(
+        verdict["notes"]
+            .to_string()
+            .contains("a report asked for could not be written"),
+        "{}",
+        run.stdout
+    );
+    // A step summary that cannot be appended to counts as a report.
+    let run = repo.phasegate_with(
+        &[
+            "run",
+            "--all-files",
+            "--format",
+            "json",
+            "--report",
+            "github=gh.txt",
+        ],
+        &[
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_STEP_SUMMARY", "/nonexistent/summary.md"),
+        ],
+    );
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert_eq!(run.json()["status"], "incomplete", "{}", run.stdout);
 }
 
 #[test]
