@@ -180,37 +180,46 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// A command line clap rejected. `run --format json` still gets its one
-/// JSON verdict on stdout; `print_error` draws clap's own message on stderr.
+/// A command line clap rejected. Under `--format json` stdout still gets
+/// its one JSON document: a verdict for `run` and `resume`, `{"error": ...}`
+/// for the other commands that print JSON. `print_error` draws clap's own
+/// message on stderr.
 pub fn usage_failure(args: &[String], message: &str, print_error: impl FnOnce()) -> ExitCode {
     print_error();
     let json_flag = args
         .windows(2)
         .any(|w| w[0] == "--format" && w[1] == "json")
         || args.iter().any(|a| a == "--format=json");
-    let wants_json = args.first().map(String::as_str) == Some("run") && json_flag;
-    if wants_json {
-        // clap's message up to its usage line: the error and what it names
-        // (`the following required arguments were not provided:` is
-        // followed by them, one per line).
-        let said: Vec<&str> = message
-            .lines()
-            .take_while(|line| {
-                !line.starts_with("Usage:") && !line.starts_with("For more information")
-            })
-            .map(str::trim)
-            .filter(|line| !line.is_empty())
-            .collect();
-        let said = said.join(" ");
-        let said = said.strip_prefix("error: ").unwrap_or(&said);
-        let verdict = gate::Verdict::stopped(
-            config::Profile::default(),
-            None,
-            commands::usage_error(said.to_string()),
-        );
-        let mut document = Vec::new();
-        let _ = report::json::render(&verdict, &mut document);
-        let _ = write_out(&mut std::io::stdout().lock(), &document);
+    let command = args.first().map(String::as_str);
+    if !json_flag {
+        return ExitCode::Usage;
     }
+    // clap's message up to its usage line: the error and what it names
+    // (`the following required arguments were not provided:` is followed
+    // by them, one per line).
+    let said: Vec<&str> = message
+        .lines()
+        .take_while(|line| !line.starts_with("Usage:") && !line.starts_with("For more information"))
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    let said = said.join(" ");
+    let said = said.strip_prefix("error: ").unwrap_or(&said);
+    let mut document = Vec::new();
+    match command {
+        Some("run" | "resume") => {
+            let verdict = gate::Verdict::stopped(
+                config::Profile::default(),
+                None,
+                commands::usage_error(said.to_string()),
+            );
+            let _ = report::json::render(&verdict, &mut document);
+        }
+        Some("history" | "interventions" | "handoff" | "diagnostics") => {
+            let _ = report::json::render_error(said, &mut document);
+        }
+        _ => return ExitCode::Usage,
+    }
+    let _ = write_out(&mut std::io::stdout().lock(), &document);
     ExitCode::Usage
 }

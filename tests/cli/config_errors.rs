@@ -119,6 +119,40 @@ fn a_bad_command_line_is_a_usage_error_with_a_json_verdict() {
 }
 
 #[test]
+fn every_command_that_prints_json_answers_a_bad_command_line_in_json() {
+    let repo = TestRepo::new();
+    // `resume` answers with a verdict, as `run` does.
+    let run = repo.phasegate(&["resume", "--bogus", "--format", "json"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.json()["error"]["kind"], "usage", "{}", run.stdout);
+    // The others with `{"error": ...}`, naming what was wrong.
+    for (args, names) in [
+        (&["history", "--bogus", "--format", "json"][..], "--bogus"),
+        (&["interventions", "lst", "--format", "json"][..], "lst"),
+        (&["interventions", "show", "--format", "json"][..], "<ID>"),
+        (
+            &["handoff", "validate", "--bogus", "--format", "json"][..],
+            "--bogus",
+        ),
+        (
+            &["diagnostics", "parse", "--bogus", "--format", "json"][..],
+            "--bogus",
+        ),
+    ] {
+        let run = repo.phasegate(args);
+        assert_eq!(run.code, 2, "{args:?}");
+        let error = run.json()["error"].as_str().unwrap_or_default().to_string();
+        assert!(error.contains(names), "{args:?}: {}", run.stdout);
+        // People still read clap's own message.
+        assert!(run.stderr.contains("error:"), "{args:?}: {}", run.stderr);
+    }
+    // Without `--format json`, nothing on stdout.
+    let run = repo.phasegate(&["history", "--bogus"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.stdout, "");
+}
+
+#[test]
 fn a_nul_in_a_command_or_a_working_directory_is_a_configuration_error() {
     // TOML writes it `\u0000`; no command line or path can pass it.
     for (toml, line, why) in [
