@@ -45,6 +45,14 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
     let input: Box<dyn Read> = match file.as_deref() {
         None => Box::new(std::io::stdin().lock()),
         Some(path) if path.as_os_str() == "-" => Box::new(std::io::stdin().lock()),
+        Some(path) if ctx.cwd.join(path).is_dir() => {
+            let _ = writeln!(
+                io.err,
+                "error: `{}` is a directory: name the file that holds the tool's output, or `-` for standard input",
+                path.display()
+            );
+            return ExitCode::Usage;
+        }
         Some(path) => match std::fs::File::open(ctx.cwd.join(path)) {
             Ok(file) => Box::new(file),
             Err(e) => {
@@ -71,7 +79,12 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
     } = match extractor.read_all(input) {
         Ok(extracted) => extracted,
         Err(e) => {
-            let _ = writeln!(io.err, "error: failed to read the input: {e}");
+            let _ = match file.as_deref() {
+                Some(path) if path.as_os_str() != "-" => {
+                    writeln!(io.err, "error: failed to read `{}`: {e}", path.display())
+                }
+                _ => writeln!(io.err, "error: failed to read standard input: {e}"),
+            };
             return ExitCode::Incomplete;
         }
     };

@@ -80,6 +80,22 @@ fn standard_input_and_the_tools_directory() {
 }
 
 #[test]
+fn a_directory_or_a_missing_file_as_the_input_is_a_usage_error_that_names_it() {
+    let repo = TestRepo::new();
+    repo.write("logs/a.log", "");
+    let run = repo.phasegate(&["diagnostics", "parse", "logs"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`logs` is a directory"),
+        "{}",
+        run.stderr
+    );
+    let run = repo.phasegate(&["diagnostics", "parse", "nope.log"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("`nope.log`"), "{}", run.stderr);
+}
+
+#[test]
 fn the_human_form_shows_the_line_of_each_finding() {
     let repo = TestRepo::new();
     repo.write("src/a.c", "int main() {\n\treturn x;\n}\n");
