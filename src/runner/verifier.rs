@@ -195,11 +195,30 @@ fn finding(
             .map(|file| relative_to_root(&file, &[place.cwd, place.root], place.root)),
         line: number("line")?,
         column: number("column")?,
-        severity: text("severity")?.map_or(Severity::Error, |s| Severity::from_word(&s)),
+        severity: match text("severity")? {
+            None => Severity::Error,
+            Some(word) => severity(&word)?,
+        },
         code: text("code")?,
         message,
         ..Diagnostic::default()
     })
+}
+
+/// A finding's `severity`: the four phasegate reports, and the words
+/// reviewers grade findings with. Any other word is no answer phasegate can
+/// act on (tier 3): read as an error it could block on a word nobody meant,
+/// read as anything less it could pass one.
+fn severity(word: &str) -> Result<Severity, String> {
+    match word.trim().to_ascii_lowercase().as_str() {
+        "error" | "critical" | "blocker" | "fatal" | "major" | "high" => Ok(Severity::Error),
+        "warning" | "warn" | "minor" | "medium" => Ok(Severity::Warning),
+        "note" | "hint" | "low" => Ok(Severity::Note),
+        "info" | "information" => Ok(Severity::Info),
+        _ => Err(format!(
+            "`severity` must be one of error, warning, note, info (or critical, blocker, fatal, major, high; minor, medium; low), not `{word}`"
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -266,6 +285,40 @@ mod tests {
             malformed(r#"{"verdict": "fail", "findings": [{"message": "m", "file": 7}]}"#)
                 .contains("`file` must be a string")
         );
+        // A severity nobody defined is no answer: neither an error nor a
+        // pass can be read into it.
+        let reason = malformed(
+            r#"{"verdict": "pass", "findings": [{"message": "m", "severity": "bogus"}]}"#,
+        );
+        assert!(reason.contains("not `bogus`"), "{reason}");
+    }
+
+    #[test]
+    fn reviewers_grades_are_read_as_severities() {
+        let severities = |words: &[&str]| -> Vec<Severity> {
+            let findings: Vec<String> = words
+                .iter()
+                .map(|w| format!(r#"{{"message": "m", "severity": "{w}"}}"#))
+                .collect();
+            let text = format!(
+                r#"{{"verdict": "fail", "findings": [{}]}}"#,
+                findings.join(",")
+            );
+            let VerifierReply::Answer(answer) = parse(&text) else {
+                panic!("{text} rejected");
+            };
+            answer.findings.iter().map(|d| d.severity).collect()
+        };
+        assert_eq!(
+            severities(&["ERROR", "critical", "Major", "high", "blocker", "fatal"]),
+            [Severity::Error; 6]
+        );
+        assert_eq!(
+            severities(&["warning", "warn", "minor", "medium"]),
+            [Severity::Warning; 4]
+        );
+        assert_eq!(severities(&["note", "hint", "low"]), [Severity::Note; 3]);
+        assert_eq!(severities(&[" info ", "information"]), [Severity::Info; 2]);
     }
 
     #[test]
