@@ -2409,3 +2409,38 @@ fn a_named_directory_stands_for_its_tracked_files_and_git_s_own_is_left_out() {
         "{run:?}"
     );
 }
+
+#[test]
+fn a_named_file_nobody_has_is_a_usage_error_and_a_deleted_one_is_left_out() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"args\", files = [\"*.txt\"], command = \"echo {files}\" } ]\n");
+    repo.write("src/a.txt", "a\n");
+    repo.write("old/gone.txt", "gone\n");
+    repo.commit_all("files");
+    std::fs::remove_dir_all(repo.path().join("old")).unwrap();
+
+    // A typo must not pass a run that checked nothing.
+    let (code, v) = repo.verdict(&["--files", "src/typo.txt"]);
+    assert_eq!(code, 2, "{v:#}");
+    assert!(
+        v["error"]["message"]
+            .to_string()
+            .contains("`src/typo.txt` does not exist"),
+        "{v:#}"
+    );
+    // A tracked file deleted in the work tree (its directory too), as a
+    // list of changed files names it: left out, said, the rest checked.
+    let (code, v) = repo.verdict(&["--files", "old/gone.txt", "src/a.txt"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(check(&v, "args")["argv"][0][1], "src/a.txt", "{v:#}");
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("`old/gone.txt` is deleted in the work tree"),
+        "{v:#}"
+    );
+    // Outside a repository too.
+    let plain = TestRepo::plain();
+    let run = plain.phasegate(&["run", "--format", "json", "--files", "nope.txt"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+}

@@ -267,6 +267,23 @@ impl Selector<'_> {
             // A directory stands for the tracked files beneath it, as
             // `git ls-files DIR` lists them.
             let directory = self.in_repo && absolute.is_dir();
+            if absolute.symlink_metadata().is_err() {
+                // A tracked file deleted in the work tree has nothing to
+                // check (a list of changed files names it); a path nobody
+                // has is a mistake, and passing it over would pass a run
+                // that checked nothing.
+                if self.is_tracked(&absolute, &mut tracked)? {
+                    notes.push(format!(
+                        "`{}` is deleted in the work tree; it was left out",
+                        file.display()
+                    ));
+                    continue;
+                }
+                return Err(crate::commands::usage_error(format!(
+                    "`{}` does not exist: check the path",
+                    file.display()
+                )));
+            }
             if !directory && !absolute.is_file() {
                 notes.push(format!(
                     "`{}` is not a file; it was left out",
@@ -306,12 +323,9 @@ impl Selector<'_> {
                 files.push(relative.to_path_buf());
                 continue;
             }
-            if tracked.is_none() {
-                tracked = Some(crate::git::tracked_files(self.root).map_err(git_error)?);
-            }
-            let beneath: Vec<PathBuf> = tracked
+            let beneath: Vec<PathBuf> = self
+                .tracked(&mut tracked)?
                 .iter()
-                .flatten()
                 .filter(|f| f.starts_with(relative))
                 // Deleted in the work tree: nothing to check.
                 .filter(|f| self.root.join(f).symlink_metadata().is_ok())
@@ -328,6 +342,47 @@ impl Selector<'_> {
         files.sort();
         files.dedup();
         Ok(files)
+    }
+
+    /// The tracked files, listed once per selection.
+    fn tracked<'t>(
+        &self,
+        tracked: &'t mut Option<Vec<PathBuf>>,
+    ) -> Result<&'t [PathBuf], VerdictError> {
+        if tracked.is_none() {
+            *tracked = Some(crate::git::tracked_files(self.root).map_err(git_error)?);
+        }
+        Ok(tracked.as_deref().unwrap_or_default())
+    }
+
+    /// Whether `absolute`, which is not in the work tree, is a tracked file.
+    fn is_tracked(
+        &self,
+        absolute: &Path,
+        tracked: &mut Option<Vec<PathBuf>>,
+    ) -> Result<bool, VerdictError> {
+        if !self.in_repo {
+            return Ok(false);
+        }
+        // Its directory may be gone too: the nearest one that is there is
+        // resolved (the repository may be reached through a link).
+        let mut existing = absolute;
+        let mut rest = Vec::new();
+        while let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) {
+            rest.push(name);
+            existing = parent;
+            if existing.symlink_metadata().is_ok() {
+                break;
+            }
+        }
+        let Ok(mut resolved) = std::fs::canonicalize(existing) else {
+            return Ok(false);
+        };
+        resolved.extend(rest.iter().rev());
+        let Ok(relative) = resolved.strip_prefix(self.root) else {
+            return Ok(false);
+        };
+        Ok(self.tracked(tracked)?.iter().any(|f| f == relative))
     }
 
     /// The default selection in CI: the pull or merge request's range when
