@@ -31,25 +31,8 @@ pub fn run(ctx: &Context, io: &mut Streams<'_>) -> ExitCode {
         );
     }
     match recovered {
-        Ok(recovered) if recovered.is_empty() => {
-            let _ = writeln!(io.out, "nothing to restore");
-            ExitCode::Proceed
-        }
         Ok(recovered) => {
-            let _ = writeln!(io.out, "restored the unstaged changes of:");
-            for path in &recovered.restored {
-                let _ = writeln!(io.out, "  {path}");
-            }
-            if let Some(dir) = &recovered.kept_in {
-                let _ = writeln!(
-                    io.out,
-                    "these changed after the run was killed; the versions they held are kept in {}:",
-                    dir.display()
-                );
-                for path in &recovered.kept {
-                    let _ = writeln!(io.out, "  {path}");
-                }
-            }
+            let _ = crate::report::state::restored_human(&recovered, io.out);
             ExitCode::Proceed
         }
         Err(e) => {

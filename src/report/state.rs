@@ -1,10 +1,12 @@
-//! `phasegate history` and `phasegate interventions`: the recorded runs
-//! and the intervention queue, as JSON or for people.
+//! `phasegate history`, `phasegate interventions` and `phasegate
+//! restore`: the recorded runs, the intervention queue and what a restore
+//! brought back, as JSON or for people.
 
 use std::io::{self, Write};
 
 use serde_json::json;
 
+use crate::git::Recovered;
 use crate::state::{Intervention, RunRecord};
 
 use super::text::line as clean;
@@ -131,6 +133,29 @@ pub fn intervention_human(record: &Intervention, out: &mut dyn Write) -> io::Res
     if let Some(note) = &record.note {
         for line in note.lines() {
             field("note", line)?;
+        }
+    }
+    Ok(())
+}
+
+/// What `phasegate restore` brought back, one file a line (a name holding
+/// a newline or an escape shown escaped, not run together or obeyed).
+pub fn restored_human(recovered: &Recovered, out: &mut dyn Write) -> io::Result<()> {
+    if recovered.is_empty() {
+        return writeln!(out, "nothing to restore");
+    }
+    writeln!(out, "restored the unstaged changes of:")?;
+    for path in &recovered.restored {
+        writeln!(out, "  {}", clean(path))?;
+    }
+    if let Some(dir) = &recovered.kept_in {
+        writeln!(
+            out,
+            "these changed after the run was killed; the versions they held are kept in {}:",
+            clean(&dir.display().to_string())
+        )?;
+        for path in &recovered.kept {
+            writeln!(out, "  {}", clean(path))?;
         }
     }
     Ok(())

@@ -2444,3 +2444,36 @@ fn a_named_file_nobody_has_is_a_usage_error_and_a_deleted_one_is_left_out() {
     let run = plain.phasegate(&["run", "--format", "json", "--files", "nope.txt"]);
     assert_eq!(run.code, 2, "{}", run.stdout);
 }
+
+#[test]
+fn restore_names_each_file_on_its_own_line_whatever_its_name_holds() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    let odd = "two\nlines \u{1b}[31m.txt";
+    repo.write(odd, "committed\n");
+    repo.commit_all("one");
+    repo.stage(odd, "staged\n");
+    repo.write(odd, "staged\nunstaged\n");
+    let marker = repo.path().join(".git/phasegate/paused");
+    let mut killed = repo
+        .command(crate::support::BIN)
+        .args(["run"])
+        .env("PHASEGATE_TEST_PAUSE_AT", "checked-out")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::support::wait_for("the pause at `checked-out`", || {
+        marker.exists().then_some(())
+    });
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+
+    let run = repo.phasegate(&["restore"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(repo.read(odd), "staged\nunstaged\n");
+    assert_eq!(
+        run.stdout,
+        "restored the unstaged changes of:\n  two\\x0alines \\x1b[31m.txt\n"
+    );
+}
