@@ -1538,13 +1538,34 @@ impl Validator<'_> {
                 ok = false;
                 continue;
             }
-            match self.strings(value, &format!("the checkpoints of `{}`", key.name)) {
-                Some(list) => {
-                    checkpoints
-                        .insert(key.name.clone(), list.into_iter().map(|(s, _)| s).collect());
+            let Some(list) = self.strings(value, &format!("the checkpoints of `{}`", key.name))
+            else {
+                ok = false;
+                continue;
+            };
+            // A document that lists a checkpoint twice is invalid, so a
+            // stage that requires one twice is a mistake too.
+            let mut seen: HashMap<&str, &At> = HashMap::new();
+            for (name, at) in &list {
+                if let Some(first) = seen.get(name.as_str()) {
+                    let (line, _) = self.sources[first.file].line_column(first.span.start);
+                    self.error(
+                        at,
+                        format!(
+                            "checkpoint `{name}` is listed twice for `{}` in [handoff.checkpoints]",
+                            key.name
+                        ),
+                        "second listing",
+                        Some(format!(
+                            "the first is on line {line}; list each checkpoint once"
+                        )),
+                    );
+                    ok = false;
+                    continue;
                 }
-                None => ok = false,
+                seen.insert(name, at);
             }
+            checkpoints.insert(key.name.clone(), list.into_iter().map(|(s, _)| s).collect());
         }
         ok.then_some(checkpoints)
     }

@@ -452,3 +452,24 @@ fn a_broken_commands_entry_is_one_error() {
         ["2:9 the command `tests` cannot be split into arguments: a quote is not closed or a `\\` ends it | close the quote, or remove the `\\` at the end"]
     );
 }
+
+#[test]
+fn a_checkpoint_listed_twice_for_a_stage_is_an_error() {
+    let p = problems(&format!(
+        "{PHASE}[handoff.checkpoints]\nimplementation = [\"a\", \"b\",\n  \"a\"]\nqa = [\"x\", \"x\", \"x\"]\n"
+    ));
+    assert_eq!(
+        p,
+        [
+            "5:3 checkpoint `a` is listed twice for `implementation` in [handoff.checkpoints] | the first is on line 4; list each checkpoint once",
+            "6:12 checkpoint `x` is listed twice for `qa` in [handoff.checkpoints] | the first is on line 6; list each checkpoint once",
+            "6:17 checkpoint `x` is listed twice for `qa` in [handoff.checkpoints] | the first is on line 6; list each checkpoint once",
+        ]
+    );
+    // The same checkpoint for two stages is no duplicate.
+    let config = load_text(&format!(
+        "{PHASE}[handoff.checkpoints]\nimplementation = [\"a\"]\nqa = [\"a\"]\n"
+    ))
+    .unwrap();
+    assert_eq!(config.handoff.checkpoints["qa"], ["a"]);
+}
