@@ -1,85 +1,145 @@
-//! ISO 8601 timestamps as instants, time zones honoured.
+//! ISO 8601 timestamps as instants, time zones honoured. Parsing only: the
+//! rules about which instant may follow which live in `validate`.
+//!
+//! The accepted forms are ISO 8601's extended format as RFC 3339 profiles
+//! it, with what ISO 8601 itself also allows (seconds left out, a comma
+//! before the fraction, `+hh` and `+hhmm` zones), a lowercase `t` or `z`
+//! and a space for the `T` (RFC 3339, section 5.6), blanks before the zone
+//! (YAML 1.1 timestamps), a date alone, and nothing looser:
+//!
+//! ```text
+//! instant  = date [ ("T" | "t" | " ") time ]
+//! date     = YYYY "-" MM "-" DD
+//! time     = hh ":" mm [ ":" ss [ ("." | ",") 1*DIGIT ] ] *(" " | TAB) [ zone ]
+//! zone     = "Z" | "z" | ("+" | "-") hh [ [ ":" ] mm ]
+//! ```
+//!
+//! Every field is exactly its width in ASCII digits (no sign, no other
+//! script's digits), ASCII whitespace around the whole value is ignored, and
+//! no zone means UTC. Ranges: month 1-12, day 1 to the month's length (leap
+//! years honoured), hour 0-23, minute 0-59, second 0-60 (RFC 3339 allows a
+//! leap second), zone hours 0-23 and minutes 0-59. A fraction keeps its
+//! first nine digits (nanoseconds).
 
 /// Seconds since the epoch (with a fraction in nanoseconds) of an ISO 8601
-/// date or date-time: `2026-01-02`, `2026-01-02T03:04:05Z`,
-/// `2026-01-02 03:04:05.5+02:00`. No zone means UTC.
-#[expect(
-    clippy::many_single_char_names,
-    reason = "short names for a compact date parser"
-)]
+/// date or date-time in the forms the module documents: `2026-01-02`,
+/// `2026-01-02T03:04:05Z`, `2026-01-02 03:04:05.5+02:00`. `None` for
+/// anything else.
 pub fn parse_instant(text: &str) -> Option<(i64, u32)> {
-    let text = text.trim();
-    let b = text.as_bytes();
-    let num = |range: std::ops::Range<usize>| -> Option<i64> {
-        let s = text.get(range)?;
-        s.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| s.parse().ok())?
+    // Every byte of the grammar is ASCII, so reading bytes one at a time
+    // never splits a character: a byte of a multi-byte character simply
+    // matches nothing and the text is refused.
+    let mut s = Scanner(text.trim_ascii().as_bytes());
+    let year = s.digits(4)?;
+    s.expect(b"-")?;
+    let month = s.digits(2)?;
+    s.expect(b"-")?;
+    let day = s.digits(2)?;
+    if !(1..=12).contains(&month) || !(1..=days_in_month(year, month)).contains(&day) {
+        return None;
+    }
+    let midnight = days_from_civil(year, month, day) * 86_400;
+    if s.is_empty() {
+        return Some((midnight, 0));
+    }
+    s.expect(b"Tt ")?;
+    let hour = s.digits(2)?;
+    s.expect(b":")?;
+    let minute = s.digits(2)?;
+    let (second, nanos) = if s.expect(b":").is_some() {
+        let second = s.digits(2)?;
+        let nanos = match s.expect(b".,") {
+            Some(_) => s.fraction()?,
+            None => 0,
+        };
+        (second, nanos)
+    } else {
+        (0, 0)
     };
-    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
-        return None;
-    }
-    let mut secs = days_from_civil(year, month, day) * 86_400;
-    let mut nanos = 0u32;
-    let mut rest = &text[10..];
-    if rest.is_empty() {
-        return Some((secs, 0));
-    }
-    rest = rest.strip_prefix(['T', 't', ' '])?;
-    let t = rest.as_bytes();
-    if t.len() < 5 || t[2] != b':' {
-        return None;
-    }
-    let hour: i64 = rest.get(0..2)?.parse().ok()?;
-    let minute: i64 = rest.get(3..5)?.parse().ok()?;
-    let mut i = 5;
-    let mut second = 0;
-    if t.get(5) == Some(&b':') {
-        second = rest.get(6..8)?.parse().ok()?;
-        i = 8;
-        if t.get(8) == Some(&b'.') || t.get(8) == Some(&b',') {
-            let digits: String = rest[9..].chars().take_while(char::is_ascii_digit).collect();
-            if digits.is_empty() {
-                return None;
-            }
-            let padded = format!("{digits:0<9}");
-            nanos = padded[..9].parse().ok()?;
-            i = 9 + digits.len();
-        }
-    }
     if hour > 23 || minute > 59 || second > 60 {
         return None;
     }
-    secs += hour * 3600 + minute * 60 + second;
-    let zone = rest[i..].trim_start();
-    let offset = match zone {
-        "" | "Z" | "z" => 0,
-        _ => {
-            let sign = match zone.as_bytes()[0] {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
+    // YAML 1.1 timestamps allow blanks before the zone
+    // (`2001-12-14 21:59:43.10 -05:00`).
+    s.skip(b" \t");
+    let offset = match s.expect(b"Zz+-") {
+        None | Some(b'Z' | b'z') => 0,
+        Some(sign) => {
+            let zone_hours = s.digits(2)?;
+            let zone_minutes = if s.is_empty() {
+                0
+            } else {
+                // `+hh:mm` and `+hhmm` are both ISO 8601.
+                let _ = s.expect(b":");
+                s.digits(2)?
             };
-            let z = &zone[1..];
-            let (h, m) = match z.len() {
-                2 => (z.parse::<i64>().ok()?, 0),
-                4 => (z[..2].parse::<i64>().ok()?, z[2..].parse::<i64>().ok()?),
-                5 if z.as_bytes()[2] == b':' => {
-                    (z[..2].parse::<i64>().ok()?, z[3..].parse::<i64>().ok()?)
-                }
-                _ => return None,
-            };
-            if h > 23 || m > 59 {
+            if zone_hours > 23 || zone_minutes > 59 {
                 return None;
             }
-            sign * (h * 3600 + m * 60)
+            let offset = zone_hours * 3600 + zone_minutes * 60;
+            if sign == b'-' {
+                -offset
+            } else {
+                offset
+            }
         }
     };
-    Some((secs - offset, nanos))
+    if !s.is_empty() {
+        return None;
+    }
+    Some((
+        midnight + hour * 3600 + minute * 60 + second - offset,
+        nanos,
+    ))
+}
+
+/// The bytes of a timestamp not read yet.
+struct Scanner<'a>(&'a [u8]);
+
+impl Scanner<'_> {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Takes the next byte when it is one of `set`.
+    fn expect(&mut self, set: &[u8]) -> Option<u8> {
+        let (&first, rest) = self.0.split_first()?;
+        if !set.contains(&first) {
+            return None;
+        }
+        self.0 = rest;
+        Some(first)
+    }
+
+    /// Takes every leading byte that is one of `set`.
+    fn skip(&mut self, set: &[u8]) {
+        while self.expect(set).is_some() {}
+    }
+
+    /// Takes exactly `width` ASCII digits as a number.
+    fn digits(&mut self, width: usize) -> Option<i64> {
+        let (field, rest) = self.0.split_at_checked(width)?;
+        if !field.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        self.0 = rest;
+        Some(field.iter().fold(0, |n, &d| n * 10 + i64::from(d - b'0')))
+    }
+
+    /// Takes one or more ASCII digits as a fraction of a second, in
+    /// nanoseconds; digits past the ninth are read and dropped.
+    fn fraction(&mut self) -> Option<u32> {
+        let count = self.0.iter().take_while(|b| b.is_ascii_digit()).count();
+        if count == 0 {
+            return None;
+        }
+        let (field, rest) = self.0.split_at_checked(count)?;
+        self.0 = rest;
+        let nanos = (0..9).fold(0, |n, i| {
+            n * 10 + field.get(i).map_or(0, |&d| u32::from(d - b'0'))
+        });
+        Some(nanos)
+    }
 }
 
 fn is_leap(year: i64) -> bool {
@@ -130,15 +190,123 @@ mod tests {
             parse_instant("2024-02-29T00:00:00.25Z"),
             Some((1_709_164_800, 250_000_000))
         );
-        for bad in [
-            "2026-13-01",
-            "2025-02-29",
-            "2026-11-22T25:00",
-            "yesterday",
-            "2026-11-22T10:30+2",
-            "2026/11/22",
+    }
+
+    #[test]
+    fn every_accepted_form_reads_as_its_instant() {
+        for (text, expected) in [
+            ("1970-01-01", (0, 0)),
+            ("1970-01-01T00:00:00Z", (0, 0)),
+            ("1970-01-01t00:00:00z", (0, 0)),
+            ("1970-01-01 00:00", (0, 0)),
+            ("1970-01-01T00:00Z", (0, 0)),
+            ("1970-01-01T01:00:00+01:00", (0, 0)),
+            ("1970-01-01T01:00:00+0100", (0, 0)),
+            ("1970-01-01T01:00:00+01", (0, 0)),
+            ("1969-12-31T23:00:00-01:00", (0, 0)),
+            ("1970-01-01T00:00:00-00:00", (0, 0)),
+            ("1970-01-01T00:00:00 Z", (0, 0)),
+            ("1970-01-01 00:00:00.5 \t+00:00", (0, 500_000_000)),
+            ("1970-01-01T00:00:00,123456789123Z", (0, 123_456_789)),
+            ("1970-01-01T00:00:00.000000001Z", (0, 1)),
+            ("  1970-01-01T00:00:00Z\t\r\n", (0, 0)),
+            ("1970-01-01T00:00:60Z", (60, 0)),
+            ("1970-01-01T23:59:59+23:59", (59, 0)),
+            ("1970-01-01T00:00:00-23:59", (86_340, 0)),
+            ("2000-02-29", (951_782_400, 0)),
+            ("0000-01-01", (-62_167_219_200, 0)),
+            ("9999-12-31T23:59:59Z", (253_402_300_799, 0)),
         ] {
-            assert_eq!(parse_instant(bad), None, "{bad}");
+            assert_eq!(parse_instant(text), Some(expected), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn anything_else_is_refused() {
+        for text in [
+            // Signs where digits belong, and a character inside the zone.
+            "2026-11-20T09:00:00+1\u{20ac}",
+            "2026-11-20T+9:+0Z",
+            "2026-11-20T09:00:00+-1",
+            "+026-11-20",
+            "2026-+1-20",
+            "2026-11-+2",
+            "2026-11-20T09:-0",
+            "2026-11-20T09:00:+0",
+            "2026-11-20T09:00:00.+5Z",
+            "2026-11-20T09:00:00+01:+0",
+            "2026-11-20T09:00:00++01:00",
+            // Digits of other scripts, and look-alike signs.
+            "\u{ff12}\u{ff10}\u{ff12}\u{ff16}-11-20",
+            "2026-\u{ff11}1-20",
+            "2026-11-20T0\u{0669}:00Z",
+            "2026-11-20T09:00:00\u{2212}01:00",
+            // Wrong widths.
+            "26-11-20",
+            "20261-11-20",
+            "2026-1-20",
+            "2026-11-2",
+            "2026-11-20T9:00",
+            "2026-11-20T09:0",
+            "2026-11-20T09:00:0",
+            "2026-11-20T09:00:00+1",
+            "2026-11-20T10:30+2",
+            "2026-11-20T09:00:00+123",
+            "2026-11-20T09:00:00+01:0",
+            "2026-11-20T09:00:00+01:000",
+            "2026-11-20T09:00:00+01000",
+            // Out of range.
+            "2026-00-10",
+            "2026-13-01",
+            "2026-11-00",
+            "2026-11-31",
+            "2025-02-29",
+            "1900-02-29",
+            "2026-11-20T24:00",
+            "2026-11-20T23:60",
+            "2026-11-20T23:59:61",
+            "2026-11-20T09:00+24:00",
+            "2026-11-20T09:00+01:60",
+            // Wrong shape.
+            "",
+            " ",
+            "yesterday",
+            "2026/11/22",
+            "20261122",
+            "2026-11-20T",
+            "2026-11-20Z",
+            "2026-11-20  09:00",
+            "2026-11-20T09:00:00.",
+            "2026-11-20T09:00:00.Z",
+            "2026-11-20T09:00.5",
+            "2026-11-20T09:00:00ZZ",
+            "2026-11-20T09:00:00Z+01:00",
+            "2026-11-20T09:00:00+01:00 x",
+            "2026-11-20T09:00:00\u{a0}Z",
+            "\u{3000}2026-11-20",
+        ] {
+            assert_eq!(parse_instant(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_multi_byte_character_anywhere_is_refused_without_a_panic() {
+        let valid = "2026-11-20T09:00:00.5+01:00";
+        assert!(parse_instant(valid).is_some());
+        for other in ['\u{e9}', '\u{20ac}', '\u{1d7d8}', '\u{ff12}'] {
+            for (at, old) in valid
+                .char_indices()
+                .map(|(i, c)| (i, Some(c)))
+                .chain([(valid.len(), None)])
+            {
+                let inserted = format!("{}{other}{}", &valid[..at], &valid[at..]);
+                assert_eq!(parse_instant(&inserted), None, "{inserted:?}");
+                if let Some(old) = old {
+                    let replaced =
+                        format!("{}{other}{}", &valid[..at], &valid[at + old.len_utf8()..]);
+                    assert_eq!(parse_instant(&replaced), None, "{replaced:?}");
+                }
+            }
         }
     }
 }

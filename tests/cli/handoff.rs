@@ -457,3 +457,115 @@ fn an_index_that_cannot_be_read_is_said_not_taken_for_no_documents() {
     assert_eq!(run.code, 3);
     assert!(run.json()["error"].is_string(), "{}", run.stdout);
 }
+
+#[test]
+fn a_timestamp_that_is_not_iso_8601_is_an_error_at_its_value_not_a_crash() {
+    let repo = TestRepo::new();
+    // `+1€` once made the parser slice inside the `€`; `+-1` was read as
+    // an offset of minus one hour.
+    repo.stage("handoffs/F019.md", &fixture("bad-timestamp.md"));
+    let run = repo.phasegate(&[
+        "handoff",
+        "validate",
+        "--format",
+        "json",
+        "handoffs/F019.md",
+    ]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let v = run.json();
+    let errors: Vec<_> = v["handoffs"][0]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["line"].as_u64().unwrap(),
+                e["column"].as_u64().unwrap(),
+                e["field"].as_str().unwrap().to_string(),
+                e["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("is not an ISO 8601 timestamp"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            (5, 13, "started_at".to_string(), true),
+            (6, 15, "completed_at".to_string(), true)
+        ],
+        "{v:#}"
+    );
+
+    // A sign in place of a digit is refused too.
+    let doc = fixture("valid-in-progress.md");
+    let start = doc.lines().find(|l| l.starts_with("started_at:")).unwrap();
+    repo.write(
+        "handoffs/F019.md",
+        &doc.replace(start, "started_at: 2026-11-20T+9:+0Z"),
+    );
+    let run = repo.phasegate(&["handoff", "validate", "handoffs/F019.md"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("is not an ISO 8601 timestamp (`2026-11-20T+9:+0Z`)"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_tab_in_the_indentation_is_reported_at_the_tab() {
+    let repo = TestRepo::new();
+    repo.stage("handoffs/F020.md", &fixture("tab-indented.md"));
+    repo.stage(
+        "handoffs/F1.md",
+        "---\nid: F1\n\tstage: implementation\n---\n",
+    );
+    let run = repo.phasegate(&["handoff", "validate", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let v = run.json();
+    for (path, line) in [("handoffs/F020.md", 11), ("handoffs/F1.md", 3)] {
+        let handoff = v["handoffs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["path"] == path)
+            .unwrap();
+        let error = &handoff["errors"][0];
+        assert_eq!(
+            (error["line"].as_u64(), error["column"].as_u64()),
+            (Some(line), Some(1)),
+            "{path}: {v:#}"
+        );
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("indent with spaces, not tabs"),
+            "{path}: {v:#}"
+        );
+    }
+    let run = repo.phasegate(&["handoff", "validate", "handoffs/F1.md"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.contains("handoffs/F1.md:3:1"), "{}", run.stdout);
+}
+
+#[test]
+fn a_checkpoint_required_twice_is_a_configuration_error() {
+    let repo = TestRepo::new();
+    repo.config(&format!(
+        "{GATE}\n[handoff.checkpoints]\nimplementation = [\"tests_written\", \"tests_written\"]\n"
+    ));
+    repo.stage("handoffs/F001.md", &fixture("valid-complete.md"));
+    let run = repo.phasegate(&["handoff", "validate"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("checkpoint `tests_written` is listed twice for `implementation`"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("phasegate.toml:8:36"), "{}", run.stderr);
+}
