@@ -169,11 +169,27 @@ fn missing(
         .filter(|(_, full)| std::fs::symlink_metadata(full).is_err())
         .map(|(given, _)| format!("`{}`", given.display()))
         .collect();
-    if absent.is_empty() {
-        return None;
+    if !absent.is_empty() {
+        let message = format!("no such file: {}; check the path", absent.join(", "));
+        return Some(usage(&message, format, io));
     }
-    let message = format!("no such file: {}; check the path", absent.join(", "));
-    Some(usage(&message, format, io))
+    // A directory is no document: reading it would report an "error at
+    // line 1" of something nobody can edit.
+    let directories: Vec<String> = given
+        .iter()
+        .zip(full)
+        .filter(|(_, full)| full.is_dir())
+        .map(|(given, _)| format!("`{}`", given.display()))
+        .collect();
+    if !directories.is_empty() {
+        let message = format!(
+            "{} {} a directory, not a document: name the documents in it, or give no path for every tracked one",
+            directories.join(", "),
+            if directories.len() == 1 { "is" } else { "are" }
+        );
+        return Some(usage(&message, format, io));
+    }
+    None
 }
 
 /// A usage error: said on stderr, or as the JSON document under `--format

@@ -569,3 +569,20 @@ fn a_checkpoint_required_twice_is_a_configuration_error() {
     );
     assert!(run.stderr.contains("phasegate.toml:8:36"), "{}", run.stderr);
 }
+
+#[test]
+fn a_directory_named_as_a_document_is_a_usage_error() {
+    let repo = TestRepo::new();
+    repo.write("handoffs/F001.md", "---\nid: F001\n---\n");
+    let run = repo.phasegate(&["handoff", "validate", "handoffs"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("`handoffs` is a directory, not a document"),
+        "{}",
+        run.stderr
+    );
+    let run = repo.phasegate(&["handoff", "feedback", "--format", "json", "handoffs"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(run.json()["error"].to_string().contains("is a directory"));
+}
