@@ -1,8 +1,9 @@
 //! Columns converted to characters. Tools count bytes (clang, Go), UTF-16
-//! units (tsc, ESLint) or display columns (gcc); the same position must
-//! read the same whatever printed it, so the source line is read and the
-//! column recounted. Where the line cannot be read the tool's column stays,
-//! and `column_unit` says what it counts.
+//! units (tsc, ESLint), display columns (gcc) or characters with tabs
+//! expanded (ShellCheck); the same position must read the same whatever
+//! printed it, so the source line is read and the column recounted. Where
+//! the line cannot be read the tool's column stays, and `column_unit` says
+//! what it counts.
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,7 @@ use super::{ColumnUnit, Diagnostic};
 /// Each file's lines, read once per extraction (`None`: unreadable).
 type FileCache = std::collections::HashMap<String, Option<Vec<String>>>;
 
-/// gcc's default `-ftabstop`.
+/// gcc's default `-ftabstop`, and ShellCheck's fixed tab stop.
 const TAB_STOP: usize = 8;
 /// Files bigger than this are not read to convert columns.
 const MAX_SOURCE_BYTES: u64 = 8 * 1024 * 1024;
@@ -107,10 +108,11 @@ pub fn to_characters(text: &str, column: u32, unit: ColumnUnit) -> Option<u32> {
             break;
         }
         counted += match unit {
-            ColumnUnit::Character => 1,
+            ColumnUnit::Display | ColumnUnit::TabStop if c == '\t' => TAB_STOP - counted % TAB_STOP,
+            // ShellCheck counts any other character as 1, however wide.
+            ColumnUnit::Character | ColumnUnit::TabStop => 1,
             ColumnUnit::Byte => c.len_utf8(),
             ColumnUnit::Utf16 => c.len_utf16(),
-            ColumnUnit::Display if c == '\t' => TAB_STOP - counted % TAB_STOP,
             ColumnUnit::Display => c.width().unwrap_or(0).max(1),
         };
         characters += 1;
@@ -139,6 +141,11 @@ mod tests {
         );
         assert_eq!(to_characters("\tx", 9, ColumnUnit::Display), Some(2));
         assert_eq!(to_characters("ab\tx", 9, ColumnUnit::Display), Some(4));
+        // ShellCheck expands tabs but counts a wide character as 1.
+        assert_eq!(to_characters("\t\tx", 17, ColumnUnit::TabStop), Some(3));
+        assert_eq!(to_characters("ab\tx", 9, ColumnUnit::TabStop), Some(4));
+        assert_eq!(to_characters("日本\tx", 9, ColumnUnit::TabStop), Some(4));
+        assert_eq!(to_characters("日本 x", 4, ColumnUnit::TabStop), Some(4));
         assert_eq!(to_characters("plain", 3, ColumnUnit::Byte), Some(3));
         // The end of the line is a position; beyond it is not.
         assert_eq!(to_characters("ab", 3, ColumnUnit::Byte), Some(3));

@@ -40,7 +40,8 @@ impl Severity {
 /// What a column counts. Tools disagree: rustc and Python tools count
 /// characters, clang and Go count bytes, tsc and ESLint count UTF-16 code
 /// units, gcc counts display columns (a tab to the next multiple of 8, a
-/// wide character as 2).
+/// wide character as 2), ShellCheck's default and `json` formats count
+/// characters with a tab to the next multiple of 8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum ColumnUnit {
@@ -50,6 +51,9 @@ pub enum ColumnUnit {
     Byte,
     Utf16,
     Display,
+    /// Characters, a tab reaching the next multiple of 8 and a wide
+    /// character counting 1 (ShellCheck's parser counts a position so).
+    TabStop,
 }
 
 /// Which parser read a diagnostic, and which of the tool's output formats.

@@ -455,7 +455,8 @@ impl Extractor {
         let diagnostics: Vec<Diagnostic> = reader
             .kept
             .into_iter()
-            .map(|found| {
+            .map(|mut found| {
+                reader.grammar.relabel(&mut found);
                 let base = match &found.package {
                     Some(package) => go_package_dir(package, module.as_ref(), &self.cwd),
                     None => tool_base.clone(),

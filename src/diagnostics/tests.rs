@@ -95,6 +95,25 @@ pub fn recorded(parser: &str, path: &str, recorded_in: Option<&str>) -> Extracte
     extract(x, &bytes)
 }
 
+/// The recorded output `fixtures/diagnostics/<output>` as `parser = "auto"`
+/// reads it from a check running `command` at the root of a repository
+/// holding `sources` (its path, the fixture it is copied from), where the
+/// columns can be converted.
+pub fn recorded_in_repo(command: &str, output: &str, sources: &[(&str, &str)]) -> Extracted {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let root = std::fs::canonicalize(dir.path()).expect("the temporary directory exists");
+    for (path, fixture) in sources {
+        let target = root.join(path);
+        std::fs::create_dir_all(target.parent().expect("a source path has a parent"))
+            .expect("the source's directory is created");
+        std::fs::copy(fixtures().join(fixture), target).expect("the source is copied");
+    }
+    let argv = shlex::split(command).expect("the command splits");
+    let x = Extractor::new("c", Origin::Lint, &ParserChoice::Auto, &argv, &root, &root);
+    let bytes = std::fs::read(fixtures().join(output)).expect("the fixture is readable");
+    extract(x, &bytes)
+}
+
 /// Each diagnostic's place, code and test, to compare at a glance.
 pub fn places(found: &Extracted) -> Vec<(String, Option<&str>, Option<&str>)> {
     found
@@ -293,17 +312,20 @@ fn every_line() -> Vec<Vec<Vec<u8>>> {
 }
 
 /// The gate never keeps a line from a grammar that would want it: for
-/// every grammar, over every recorded output, each line the grammar wants
-/// while it is not busy holds one of its triggers.
+/// every grammar (named, or a candidate when the output decides), over
+/// every recorded output, each line the grammar wants while it is not busy
+/// holds one of its triggers.
 #[test]
 fn the_gate_admits_every_line_a_grammar_wants() {
     let outputs = every_line();
-    let names = super::parsers::PARSER_NAMES
-        .iter()
-        .filter(|n| !matches!(**n, "auto" | "none"));
-    for name in names {
-        for lines in &outputs {
-            let mut grammar = super::parsers::by_name(name).unwrap();
+    for lines in &outputs {
+        let grammars = super::parsers::PARSER_NAMES
+            .iter()
+            .filter(|n| !matches!(**n, "auto" | "none"))
+            .filter_map(|name| super::parsers::by_name(name))
+            .chain(super::parsers::candidates());
+        for mut grammar in grammars {
+            let name = grammar.name();
             let Some(gate) = super::parsers::Gate::of([grammar.triggers()]) else {
                 continue;
             };

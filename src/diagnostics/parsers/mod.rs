@@ -169,6 +169,12 @@ pub trait Grammar: std::fmt::Debug + Send {
 
     /// The output ended: anything held back is pushed now.
     fn finish(&mut self, _out: &mut Out) {}
+
+    /// The output ended and this grammar's reading won: labels a finding
+    /// pushed before the output told what printed it (gcc or clang, known
+    /// only from the lines after a compiler-shaped one) with what it told.
+    /// Nothing, by default.
+    fn relabel(&self, _found: &mut Found) {}
 }
 
 /// What a line needs for a grammar that is not `busy` to want it: to be
@@ -418,8 +424,9 @@ pub fn candidates() -> Vec<Box<dyn Grammar>> {
         Box::new(pyright::Pyright::default()),
         Box::new(shellcheck::Shellcheck::default()),
         // gcc's grammar reads every compiler-shaped line; not knowing the
-        // compiler, it keeps the columns as printed.
-        Box::new(gcc::Gcc::generic()),
+        // compiler, it keeps the columns as printed unless the output shows
+        // gcc's or clang's marks.
+        Box::new(gcc::Gcc::told_by_output()),
     ]
 }
 
