@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{GlobBuilder, GlobSetBuilder};
 use regex::Regex;
 
 use crate::diagnostics::PARSER_NAMES;
@@ -17,8 +17,9 @@ use super::duration::parse_duration;
 use super::error::{ConfigError, Problem, SourceFile};
 use super::suggest::suggest;
 use super::{
-    CheckKind, CheckSpec, CommandLine, Config, ConfigLocation, ConfigOrigin, Filter, GateConfig,
-    HandoffConfig, Isolation, OnFailure, OnMissing, Origin, ParserChoice, Phase, Profile, Workflow,
+    CheckKind, CheckSpec, CommandLine, Config, ConfigLocation, ConfigOrigin, FileFilter, Filter,
+    GateConfig, HandoffConfig, Isolation, OnFailure, OnMissing, Origin, ParserChoice, Phase,
+    Profile, Workflow,
 };
 
 /// The main configuration file, at the repository root.
@@ -1264,17 +1265,44 @@ impl Validator<'_> {
         Some(path)
     }
 
-    fn globs(&mut self, node: &Node, what: &str) -> Option<(Vec<String>, GlobSet)> {
+    fn globs(&mut self, node: &Node, what: &str) -> Option<(Vec<String>, FileFilter)> {
         let patterns = self.strings(node, what)?;
-        let (set, ok) = self.compile_globs(&patterns, what);
-        ok.then(|| (patterns.into_iter().map(|(p, _)| p).collect(), set))
+        let (filter, ok) = self.compile_globs(&patterns, what);
+        ok.then(|| (patterns.into_iter().map(|(p, _)| p).collect(), filter))
     }
 
-    fn compile_globs(&mut self, patterns: &[(String, At)], what: &str) -> (GlobSet, bool) {
+    fn compile_globs(&mut self, patterns: &[(String, At)], what: &str) -> (FileFilter, bool) {
         let mut builder = GlobSetBuilder::new();
+        let mut negated = Vec::new();
         let mut ok = true;
+        let mut taken_in = false;
         for (pattern, at) in patterns {
-            let Some(globs) = gitignore_globs(pattern) else {
+            // `!` leaves out; `\!` is a name that starts with `!`.
+            let (leaves_out, glob) = match pattern.strip_prefix('!') {
+                Some(rest) => (true, rest),
+                None => (
+                    false,
+                    pattern
+                        .strip_prefix("\\!")
+                        .map_or(pattern.as_str(), |_| &pattern[1..]),
+                ),
+            };
+            // The last pattern that matches decides, so a `!` one before
+            // any other leaves out of nothing: what it meant is said.
+            if leaves_out && !taken_in {
+                self.error(
+                    at,
+                    format!("{what}: `{pattern}` leaves out files no pattern before it takes in"),
+                    "nothing to leave out",
+                    Some(format!(
+                        "the last pattern that matches a file decides: put `{pattern}` after the globs it narrows, e.g. [\"**\", \"{pattern}\"]"
+                    )),
+                );
+                ok = false;
+                continue;
+            }
+            taken_in |= !leaves_out;
+            let Some(globs) = gitignore_globs(glob) else {
                 self.error(
                     at,
                     format!("{what}: `{pattern}` names no file"),
@@ -1288,6 +1316,7 @@ impl Validator<'_> {
                 match GlobBuilder::new(&full).literal_separator(true).build() {
                     Ok(glob) => {
                         builder.add(glob);
+                        negated.push(leaves_out);
                     }
                     Err(e) => {
                         self.error(
@@ -1303,8 +1332,8 @@ impl Validator<'_> {
             }
         }
         match builder.build() {
-            Ok(set) => (set, ok),
-            Err(_) => (GlobSet::empty(), false),
+            Ok(set) => (FileFilter::new(set, negated), ok),
+            Err(_) => (FileFilter::empty(), false),
         }
     }
 
@@ -1476,7 +1505,7 @@ impl Validator<'_> {
     ) -> Option<HandoffConfig> {
         let mut config = HandoffConfig {
             paths: vec!["handoffs/**/*.md".to_string()],
-            path_filter: GlobSet::empty(),
+            path_filter: FileFilter::empty(),
             checkpoints: BTreeMap::new(),
             claims: [("tests_passing", "tests"), ("no_lint_errors", "lint")]
                 .into_iter()

@@ -184,7 +184,7 @@ pub struct CheckSpec {
     /// The globs as written, for display.
     pub files: Vec<String>,
     /// The compiled `files` globs; `None` when the check has no filter.
-    pub file_filter: Option<GlobSet>,
+    pub file_filter: Option<FileFilter>,
     pub timeout: Duration,
     pub env: BTreeMap<String, String>,
     /// Relative to the repository root.
@@ -323,11 +323,46 @@ pub struct GateConfig {
     pub escalate_after: usize,
 }
 
+/// Globs read as .gitignore reads them: the last pattern that matches a
+/// path decides, and a pattern written `!glob` leaves out what the ones
+/// before it took in.
+#[derive(Debug, Clone)]
+pub struct FileFilter {
+    set: GlobSet,
+    /// Per glob of `set`, in order: whether its pattern is a `!` one.
+    negated: Vec<bool>,
+}
+
+impl FileFilter {
+    /// `set`'s globs in the order of their patterns, each with whether it
+    /// leaves out.
+    pub fn new(set: GlobSet, negated: Vec<bool>) -> FileFilter {
+        FileFilter { set, negated }
+    }
+
+    /// A filter that matches nothing.
+    pub fn empty() -> FileFilter {
+        FileFilter::new(GlobSet::empty(), Vec::new())
+    }
+
+    pub fn is_match(&self, path: impl AsRef<std::path::Path>) -> bool {
+        if !self.negated.contains(&true) {
+            return self.set.is_match(path);
+        }
+        // GlobSet reports the indices of every glob that matches, in
+        // order: the last one decides.
+        self.set
+            .matches(path)
+            .last()
+            .is_some_and(|&last| !self.negated.get(last).copied().unwrap_or(false))
+    }
+}
+
 /// `[handoff]`.
 #[derive(Debug, Clone)]
 pub struct HandoffConfig {
     pub paths: Vec<String>,
-    pub path_filter: GlobSet,
+    pub path_filter: FileFilter,
     /// Required checkpoints per stage, when overridden.
     pub checkpoints: BTreeMap<String, Vec<String>>,
     /// Checkpoint name → check name whose result verifies it.

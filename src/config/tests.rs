@@ -473,3 +473,37 @@ fn a_checkpoint_listed_twice_for_a_stage_is_an_error() {
     .unwrap();
     assert_eq!(config.handoff.checkpoints["qa"], ["a"]);
 }
+
+#[test]
+fn files_globs_leave_out_with_a_bang_and_the_last_match_decides() {
+    let config = load_text(
+        "[phases.implementation]\nchecks = [ { name = \"fmt\", command = \"x\", files = [\"*.rs\", \"!gen/**\", \"gen/keep.rs\", \"\\\\!odd.rs\"] } ]\n",
+    )
+    .unwrap();
+    let filter = config.phases["implementation"].checks[0]
+        .file_filter
+        .clone()
+        .unwrap();
+    assert!(filter.is_match("src/lib.rs"));
+    assert!(!filter.is_match("gen/a.rs"));
+    assert!(!filter.is_match("gen/deep/b.rs"));
+    assert!(filter.is_match("gen/keep.rs"), "a later pattern takes it back in");
+    assert!(filter.is_match("!odd.rs"), "`\\!` is a name starting with `!`");
+    assert!(!filter.is_match("README.md"));
+    // A `!` pattern before any other leaves out of nothing: said.
+    assert_eq!(
+        problems(
+            "[phases.implementation]\nchecks = [ { name = \"fmt\", command = \"x\", files = [\"!vendor/**\"] } ]\n"
+        ),
+        [
+            "2:52 `files` of check `fmt`: `!vendor/**` leaves out files no pattern before it takes in | the last pattern that matches a file decides: put `!vendor/**` after the globs it narrows, e.g. [\"**\", \"!vendor/**\"]"
+        ]
+    );
+    // [handoff] paths read the same way.
+    let config = load_text(
+        "[phases.implementation]\nchecks = []\n[handoff]\npaths = [\"handoffs/**/*.md\", \"!handoffs/archive/\"]\n",
+    )
+    .unwrap();
+    assert!(config.handoff.path_filter.is_match("handoffs/F1.md"));
+    assert!(!config.handoff.path_filter.is_match("handoffs/archive/F0.md"));
+}

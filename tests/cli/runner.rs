@@ -129,6 +129,27 @@ checks = [
 }
 
 #[test]
+fn a_bang_glob_leaves_files_out_of_a_check() {
+    let repo = TestRepo::new();
+    repo.stage("a/src/gen.rs", "\n");
+    repo.stage("src/lib.rs", "\n");
+    repo.config(
+        r#"[phases.implementation]
+checks = [
+  { name = "fmt", command = "echo {files}", files = ["*.rs", "!a/**"] },
+  { name = "generated", command = "false", files = ["*.rs", "!*.rs"] },
+]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(check(&v, "fmt")["argv"][0][1], "src/lib.rs", "{v:#}");
+    assert_eq!(check(&v, "fmt")["argv"][0].as_array().unwrap().len(), 2);
+    // Everything it took in was left out again: nothing matches.
+    assert_eq!(check(&v, "generated")["status"], "skipped", "{v:#}");
+}
+
+#[test]
 fn env_and_cwd_reach_the_check() {
     let repo = TestRepo::new();
     repo.write("sub/marker", "");
