@@ -487,8 +487,14 @@ fn files_globs_leave_out_with_a_bang_and_the_last_match_decides() {
     assert!(filter.is_match("src/lib.rs"));
     assert!(!filter.is_match("gen/a.rs"));
     assert!(!filter.is_match("gen/deep/b.rs"));
-    assert!(filter.is_match("gen/keep.rs"), "a later pattern takes it back in");
-    assert!(filter.is_match("!odd.rs"), "`\\!` is a name starting with `!`");
+    assert!(
+        filter.is_match("gen/keep.rs"),
+        "a later pattern takes it back in"
+    );
+    assert!(
+        filter.is_match("!odd.rs"),
+        "`\\!` is a name starting with `!`"
+    );
     assert!(!filter.is_match("README.md"));
     // A `!` pattern before any other leaves out of nothing: said.
     assert_eq!(
@@ -505,5 +511,8 @@ fn files_globs_leave_out_with_a_bang_and_the_last_match_decides() {
     )
     .unwrap();
     assert!(config.handoff.path_filter.is_match("handoffs/F1.md"));
-    assert!(!config.handoff.path_filter.is_match("handoffs/archive/F0.md"));
+    assert!(!config
+        .handoff
+        .path_filter
+        .is_match("handoffs/archive/F0.md"));
 }
