@@ -1,7 +1,7 @@
 //! `phasegate diagnostics parse`: a tool's output in, diagnostics out.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cli::{DiagnosticsCommand, ReportFormat};
 use crate::config::{Origin, ParserChoice};
@@ -20,55 +20,45 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
         format,
         file,
     } = command;
-    let choice = match parser.as_str() {
-        "auto" => ParserChoice::Auto,
-        name if PARSER_NAMES.contains(&name) => ParserChoice::Named(name.to_string()),
-        other => {
-            let hint = crate::config::suggest(other, PARSER_NAMES.iter().copied())
-                .map_or_else(String::new, |near| format!("; did you mean `{near}`?"));
-            let _ = writeln!(
-                io.err,
-                "error: unknown parser `{other}`{hint}\nhelp: the parsers are {}",
-                PARSER_NAMES.join(", ")
-            );
-            return ExitCode::Usage;
+    // Under `--format json` an error is still one JSON document on stdout.
+    let fail = |io: &mut Streams<'_>, code: ExitCode, message: String| {
+        if *format == ReportFormat::Json {
+            let _ = report::json::render_error(&message, io.out);
+        } else {
+            let _ = writeln!(io.err, "error: {message}");
         }
+        code
+    };
+    let choice = match parser_choice(parser) {
+        Ok(choice) => choice,
+        Err(message) => return fail(io, ExitCode::Usage, message),
     };
     let tool_dir: PathBuf = cwd
         .as_ref()
         .map_or_else(|| ctx.cwd.clone(), |d| ctx.cwd.join(d));
+    if !tool_dir.is_dir() {
+        let message = format!(
+            "`--cwd {}` is not a directory: name the directory the tool ran in",
+            cwd.as_deref().unwrap_or(&tool_dir).display()
+        );
+        return fail(io, ExitCode::Usage, message);
+    }
     let root = match crate::git::discover(&tool_dir) {
         Ok(Some(repo)) => repo.root,
         _ => std::fs::canonicalize(&tool_dir).unwrap_or_else(|_| tool_dir.clone()),
     };
     let tool_dir = std::fs::canonicalize(&tool_dir).unwrap_or(tool_dir);
-    let input: Box<dyn Read> = match file.as_deref() {
-        None => Box::new(std::io::stdin().lock()),
-        Some(path) if path.as_os_str() == "-" => Box::new(std::io::stdin().lock()),
-        Some(path) if ctx.cwd.join(path).is_dir() => {
-            let _ = writeln!(
-                io.err,
-                "error: `{}` is a directory: name the file that holds the tool's output, or `-` for standard input",
-                path.display()
-            );
-            return ExitCode::Usage;
-        }
-        Some(path) => match std::fs::File::open(ctx.cwd.join(path)) {
-            Ok(file) => Box::new(file),
-            Err(e) => {
-                let _ = writeln!(io.err, "error: failed to read `{}`: {e}", path.display());
-                return ExitCode::Usage;
-            }
-        },
+    let input = match open_input(ctx, file.as_deref()) {
+        Ok(input) => input,
+        Err(message) => return fail(io, ExitCode::Usage, message),
     };
-
     // Without a program to go by, `auto` lets the output decide.
     let argv: Vec<String> = match program.as_deref().map(shlex::split) {
         None => Vec::new(),
         Some(Some(argv)) => argv,
         Some(None) => {
-            let _ = writeln!(io.err, "error: `--command` has unbalanced quotes");
-            return ExitCode::Usage;
+            let message = "`--command` has unbalanced quotes".to_string();
+            return fail(io, ExitCode::Usage, message);
         }
     };
     let extractor = Extractor::new("", Origin::Runtime, &choice, &argv, &root, &tool_dir);
@@ -79,13 +69,13 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
     } = match extractor.read_all(input) {
         Ok(extracted) => extracted,
         Err(e) => {
-            let _ = match file.as_deref() {
+            let message = match file.as_deref() {
                 Some(path) if path.as_os_str() != "-" => {
-                    writeln!(io.err, "error: failed to read `{}`: {e}", path.display())
+                    format!("failed to read `{}`: {e}", path.display())
                 }
-                _ => writeln!(io.err, "error: failed to read standard input: {e}"),
+                _ => format!("failed to read standard input: {e}"),
             };
-            return ExitCode::Incomplete;
+            return fail(io, ExitCode::Incomplete, message);
         }
     };
     // Its own JSON (`{"diagnostics", "dropped"}`) and human forms; the
@@ -107,4 +97,36 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
         let _ = writeln!(io.err, "error: failed to write: {e}");
     }
     ExitCode::Proceed
+}
+
+/// `--parser`: `auto` or a parser's name; an unknown one is an error that
+/// suggests the near miss and lists the parsers.
+fn parser_choice(parser: &str) -> Result<ParserChoice, String> {
+    match parser {
+        "auto" => Ok(ParserChoice::Auto),
+        name if PARSER_NAMES.contains(&name) => Ok(ParserChoice::Named(name.to_string())),
+        other => {
+            let hint = crate::config::suggest(other, PARSER_NAMES.iter().copied())
+                .map_or_else(String::new, |near| format!("; did you mean `{near}`?"));
+            Err(format!(
+                "unknown parser `{other}`{hint} (the parsers are {})",
+                PARSER_NAMES.join(", ")
+            ))
+        }
+    }
+}
+
+/// The output to read: the file named, or standard input for none or `-`.
+fn open_input(ctx: &Context, file: Option<&Path>) -> Result<Box<dyn Read>, String> {
+    match file {
+        None => Ok(Box::new(std::io::stdin().lock())),
+        Some(path) if path.as_os_str() == "-" => Ok(Box::new(std::io::stdin().lock())),
+        Some(path) if ctx.cwd.join(path).is_dir() => Err(format!(
+            "`{}` is a directory: name the file that holds the tool's output, or `-` for standard input",
+            path.display()
+        )),
+        Some(path) => std::fs::File::open(ctx.cwd.join(path))
+            .map(|file| Box::new(file) as Box<dyn Read>)
+            .map_err(|e| format!("failed to read `{}`: {e}", path.display())),
+    }
 }

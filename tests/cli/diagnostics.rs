@@ -93,6 +93,27 @@ fn a_directory_or_a_missing_file_as_the_input_is_a_usage_error_that_names_it() {
     let run = repo.phasegate(&["diagnostics", "parse", "nope.log"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("`nope.log`"), "{}", run.stderr);
+    let run = repo.phasegate(&["diagnostics", "parse", "--cwd", "nowhere", "-"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`--cwd nowhere` is not a directory"),
+        "{}",
+        run.stderr
+    );
+    // Under `--format json`, each error is one JSON document on stdout.
+    for (args, says) in [
+        (&["logs"][..], "is a directory"),
+        (&["nope.log"][..], "`nope.log`"),
+        (&["--parser", "gneric", "-"][..], "did you mean `generic`"),
+        (&["--cwd", "nowhere", "-"][..], "not a directory"),
+    ] {
+        let mut all = vec!["diagnostics", "parse", "--format", "json"];
+        all.extend_from_slice(args);
+        let run = repo.phasegate(&all);
+        assert_eq!(run.code, 2, "{args:?}");
+        let error = run.json()["error"].as_str().unwrap_or_default().to_string();
+        assert!(error.contains(says), "{args:?}: {}", run.stdout);
+    }
 }
 
 #[test]
