@@ -85,6 +85,10 @@ struct Entry<'a> {
     follow_on: usize,
     /// The same problem elsewhere.
     repeats: usize,
+    /// The other checks that reported this very problem, at this very
+    /// place (`cargo test`, `clippy` and `cargo build` all print one
+    /// compile error): one line names them all.
+    also: Vec<&'a str>,
 }
 
 /// The top `limit` distinct problems among `diagnostics`.
@@ -93,7 +97,9 @@ struct Entry<'a> {
 /// errors come before warnings, new problems before pre-existing ones,
 /// blocking checks before the others, root causes before their
 /// consequences. Errors in the same file and check as a root cause are
-/// collapsed under it, and repeats of one fingerprint count once.
+/// collapsed under it, repeats of one fingerprint count once, and the
+/// same problem at the same place from several checks is one line that
+/// names them all.
 pub fn summarize(
     diagnostics: &[Diagnostic],
     rank: impl Fn(&Diagnostic) -> Option<usize>,
@@ -118,6 +124,7 @@ pub fn summarize(
 
     let mut entries: Vec<Entry<'_>> = Vec::new();
     let mut by_fingerprint: HashMap<String, usize> = HashMap::new();
+    let mut by_place: HashMap<PlaceKey<'_>, usize> = HashMap::new();
     for (_, _, cause, d) in ranked {
         if !cause && d.severity == Severity::Error {
             let explained = causes.iter().position(|(check, file)| {
@@ -134,20 +141,52 @@ pub fn summarize(
                 }
             }
         }
+        let place = place_key(d);
+        if let Some(&at) = by_place.get(&place) {
+            let entry: &mut Entry<'_> = &mut entries[at];
+            if entry.d.check != d.check && !entry.also.contains(&d.check.as_str()) {
+                entry.also.push(&d.check);
+            }
+            continue;
+        }
         let fingerprint = format!("{}\u{0}{}", d.check, d.fingerprint());
         if let Some(&at) = by_fingerprint.get(&fingerprint) {
             entries[at].repeats += 1;
+            by_place.insert(place, at);
             continue;
         }
         by_fingerprint.insert(fingerprint, entries.len());
+        by_place.insert(place, entries.len());
         entries.push(Entry {
             d,
             cause,
             follow_on: 0,
             repeats: 0,
+            also: Vec::new(),
         });
     }
     entries.iter().take(limit).map(line).collect()
+}
+
+/// A problem at its place, whichever check reported it: its file, line,
+/// column, code and message's first line (the tool is left out: `cargo
+/// clippy` and `cargo test` name themselves differently).
+type PlaceKey<'a> = (
+    Option<&'a str>,
+    Option<u32>,
+    Option<u32>,
+    Option<&'a str>,
+    &'a str,
+);
+
+fn place_key(d: &Diagnostic) -> PlaceKey<'_> {
+    (
+        d.file.as_deref(),
+        d.line,
+        d.column,
+        d.code.as_deref(),
+        d.message.lines().next().unwrap_or("").trim(),
+    )
 }
 
 /// `file:line code message (check)`.
@@ -171,7 +210,9 @@ fn line(entry: &Entry<'_>) -> String {
     ));
     let mut notes = Vec::new();
     if !d.check.is_empty() {
-        notes.push(d.check.clone());
+        let mut checks = vec![d.check.as_str()];
+        checks.extend(&entry.also);
+        notes.push(checks.join(", "));
     }
     if d.pre_existing {
         notes.push("pre-existing".to_string());
@@ -302,6 +343,29 @@ mod tests {
         assert_eq!(
             lines,
             ["a.py:1 F401 `os` imported but unused (lint; pre-existing)"]
+        );
+    }
+
+    #[test]
+    fn one_problem_several_checks_report_is_one_line_naming_them_all() {
+        // One compile error, printed by the tests, lint and build checks.
+        let mut diagnostics = Vec::new();
+        for check in ["tests", "lint", "build"] {
+            let mut d = error(check, "src/lib.rs", 4, "E0425", "cannot find value `x`");
+            d.column = Some(5);
+            d.tool = if check == "lint" { "clippy" } else { "cargo" }.into();
+            diagnostics.push(d);
+        }
+        let mut other = error("tests", "src/lib.rs", 9, "E0599", "no method named `y`");
+        other.column = Some(3);
+        diagnostics.push(other);
+        let lines = summarize(&diagnostics, |_| Some(0), 5);
+        assert_eq!(
+            lines,
+            [
+                "src/lib.rs:4 E0425 cannot find value `x` (tests, lint, build)",
+                "src/lib.rs:9 E0599 no method named `y` (tests)",
+            ]
         );
     }
 }
