@@ -259,7 +259,9 @@ fn run_batches(
 /// `sh -c` exits 127 when it cannot find a command (a tool that is not
 /// installed, tier 1), and 128 + N when a command it waited for was killed
 /// by signal N (a crash); it says which in its own words, and the check's
-/// end is read from them.
+/// end is read from them. A package manager that runs the project's
+/// scripts through `sh` (`npm run lint`) or looks up its tools
+/// (`npx tsc`) says so in its own words too.
 fn as_the_shell_says(
     plan: &CheckPlan,
     termination: Termination,
@@ -268,17 +270,103 @@ fn as_the_shell_says(
     let Termination::Exited(code) = termination else {
         return termination;
     };
-    if !runs_a_shell(plan) || (code != SHELL_NOT_FOUND && crash_words(code).is_none()) {
+    let argv = plan
+        .invocations
+        .first()
+        .map_or(&[][..], |i| i.argv.as_slice());
+    let runner = package_runner(argv);
+    let shell = runs_a_shell(plan);
+    if runner.is_none() && (!shell || (code != SHELL_NOT_FOUND && crash_words(code).is_none())) {
         return termination;
     }
     // Head and tail read as one text where nothing was dropped.
     let lines = output.tail_lines(usize::MAX);
+    if let Some(program) = runner.and_then(|runner| runner_not_found(runner, argv, code, &lines)) {
+        return Termination::Missing { program };
+    }
+    if !shell {
+        return termination;
+    }
     if let Some(program) = shell_not_found(code, &lines) {
         Termination::Missing { program }
     } else if let Some(signal) = shell_saw_crash(code, &lines) {
         Termination::Signaled(signal)
     } else {
         termination
+    }
+}
+
+/// The package manager `argv` runs, when it is one that runs the
+/// project's scripts and tools: npm, npx, pnpm, pnpx or yarn.
+fn package_runner(argv: &[std::ffi::OsString]) -> Option<&'static str> {
+    let name = std::path::Path::new(argv.first()?).file_name()?.to_str()?;
+    ["npm", "npx", "pnpm", "pnpx", "yarn"]
+        .into_iter()
+        .find(|runner| *runner == name)
+}
+
+/// The tool a package manager said it could not find, in its own words
+/// in its output `lines` (those of npx, pnpm and yarn among the last ones;
+/// after them it prints only its own notes):
+/// - a script's `sh` (`sh: 1: eslint: not found`): npm and yarn exit 127,
+///   pnpm exits 1 and says `Command failed.` next;
+/// - npx, which never installs a package without being asked (`npx
+///   canceled due to missing packages`): the tool it was asked to run;
+/// - `pnpm exec` (exit 254) and yarn (exit 1): `Command "tsc" not found`.
+fn runner_not_found(
+    runner: &str,
+    argv: &[std::ffi::OsString],
+    code: i32,
+    lines: &[String],
+) -> Option<String> {
+    static COMMAND: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"Command "([^"]+)" not found"#).expect("a valid pattern")
+    });
+    let last: Vec<&String> = lines
+        .iter()
+        .rev()
+        .filter(|line| !line.trim().is_empty())
+        .take(4)
+        .collect();
+    // 127 is the shell's own status for a command not found: its words
+    // may come before the package manager's notes (npm's update notice).
+    if code == SHELL_NOT_FOUND {
+        if let Some(program) = shell_not_found(code, lines) {
+            return Some(program);
+        }
+    }
+    // pnpm exits 1 for a failing script as for a missing command: its
+    // `Command failed.` right after the shell's words tells them apart
+    // (a failing test suite ends with its own summary, and `Test failed.`).
+    if runner == "pnpm" && code == 1 {
+        let found = last.windows(2).find_map(|pair| {
+            (pair[0].trim() == "ELIFECYCLE  Command failed.")
+                .then(|| shell_line_not_found(pair[1]))
+                .flatten()
+        });
+        if found.is_some() {
+            return found;
+        }
+    }
+    match (runner, code) {
+        ("npx" | "npm", _)
+            if last
+                .iter()
+                .any(|line| line.contains("npx canceled due to missing packages")) =>
+        {
+            // `npx tsc`, `npm exec -- tsc`: the first word that is not an
+            // option.
+            argv.iter()
+                .skip(1)
+                .map(|arg| arg.to_string_lossy())
+                .find(|arg| !arg.starts_with('-') && arg != "exec")
+                .map(std::borrow::Cow::into_owned)
+        }
+        ("pnpm", 254) | ("yarn", 1) => last
+            .iter()
+            .find_map(|line| COMMAND.captures(line))
+            .map(|found| found[1].to_string()),
+        _ => None,
     }
 }
 
@@ -346,20 +434,27 @@ fn runs_a_shell(plan: &CheckPlan) -> bool {
 /// NAME: command not found`, busybox's `sh: NAME: not found`. The last
 /// such line, as the exit status is the last command's.
 fn shell_not_found(code: i32, lines: &[String]) -> Option<String> {
-    static LINE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(
-            r"^(?:[^:\s]*/)?sh: (?:line )?(?:\d+: )?(.+?): (?:command )?not found\s*$",
-        )
-        .expect("a valid pattern")
-    });
     if code != SHELL_NOT_FOUND {
         return None;
     }
     lines
         .iter()
         .rev()
-        .find_map(|line| LINE.captures(line))
-        .map(|found| found[1].to_string())
+        .find_map(|line| shell_line_not_found(line))
+}
+
+/// The command a shell's line says it could not find: dash's `sh: 1:
+/// NAME: not found`, bash's `sh: line 1: NAME: command not found`,
+/// busybox's `sh: NAME: not found`, each maybe prefixed with the path the
+/// shell was started by (`/bin/sh: 1: ...`).
+fn shell_line_not_found(line: &str) -> Option<String> {
+    static LINE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^(?:[^:\s]*/)?sh: (?:line )?(?:\d+: )?(.+?): (?:command )?not found\s*$",
+        )
+        .expect("a valid pattern")
+    });
+    LINE.captures(line).map(|found| found[1].to_string())
 }
 
 /// Why `program`, a path (it holds a `/`), cannot be run as a check: it
@@ -1040,6 +1135,87 @@ mod tests {
         );
         assert_eq!(said("./run.sh: line 3: foo: command not found"), None);
         assert_eq!(said("error: file not found"), None);
+    }
+
+    #[test]
+    fn package_managers_own_words_name_the_missing_tool() {
+        // Their outputs as recorded, stdout and stderr together, in a
+        // project with a `package.json` (`"lint": "eslint ."`) and no
+        // `node_modules`: npm 11.19.1 on Node 20.20.2, pnpm 9.15.9,
+        // yarn 1.22.22, each run with standard input closed.
+        let said = |argv: &[&str], code: i32, text: &str| {
+            let argv: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
+            let lines: Vec<String> = text.lines().map(str::to_string).collect();
+            runner_not_found(package_runner(&argv).unwrap(), &argv, code, &lines)
+        };
+        assert_eq!(
+            said(
+                &["npm", "run", "lint"],
+                127,
+                "\n> x@1.0.0 lint\n> eslint .\n\nsh: 1: eslint: not found\n"
+            )
+            .as_deref(),
+            Some("eslint")
+        );
+        assert_eq!(
+            said(
+                &["pnpm", "run", "lint"],
+                1,
+                "\n> x@1.0.0 lint /tmp/p\n> eslint .\n\nsh: 1: eslint: not found\n ELIFECYCLE  Command failed.\n WARN   Local package.json exists, but node_modules missing, did you mean to install?\n"
+            )
+            .as_deref(),
+            Some("eslint")
+        );
+        assert_eq!(
+            said(
+                &["yarn", "run", "lint"],
+                127,
+                "yarn run v1.22.22\n$ eslint .\n/bin/sh: 1: eslint: not found\nerror Command failed with exit code 127.\ninfo Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.\n"
+            )
+            .as_deref(),
+            Some("eslint")
+        );
+        assert_eq!(
+            said(
+                &["npx", "tsc", "--noEmit"],
+                1,
+                "npm error npx canceled due to missing packages and no YES option: [\"tsc@2.0.4\"]\nnpm error A complete log of this run can be found in: /root/.npm/_logs/2026-11-24T05_18_20_800Z-debug-0.log\n"
+            )
+            .as_deref(),
+            Some("tsc")
+        );
+        assert_eq!(
+            said(
+                &["pnpm", "exec", "tsc", "--noEmit"],
+                254,
+                "undefined\n ERR_PNPM_RECURSIVE_EXEC_FIRST_FAIL  Command \"tsc\" not found\n"
+            )
+            .as_deref(),
+            Some("tsc")
+        );
+        assert_eq!(
+            said(
+                &["yarn", "tsc", "--noEmit"],
+                1,
+                "yarn run v1.22.22\nwarning package.json: No license field\nerror Command \"tsc\" not found.\ninfo Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.\n"
+            )
+            .as_deref(),
+            Some("tsc")
+        );
+        // A test suite that failed, whose output once said a command was
+        // not there, failed: the words must come last, under the status
+        // the package manager exits with when its script's command is
+        // missing.
+        let failing_suite = "sh: 1: convert: not found\nFAIL test/a.test.js\n  1 failed\nTests: 1 failed, 3 passed\nnpm error Lifecycle script `test` failed with error:\nnpm error code 1\n";
+        assert_eq!(said(&["npm", "test"], 1, failing_suite), None);
+        assert_eq!(
+            said(
+                &["pnpm", "test"],
+                1,
+                "sh: 1: convert: not found\nFAIL test/a.test.js\nTests: 1 failed\n\n ELIFECYCLE  Test failed. See above for more details.\n"
+            ),
+            None
+        );
     }
 
     #[test]

@@ -139,6 +139,34 @@ fn node_tests_run_only_when_package_json_has_a_real_test_script() {
 }
 
 #[test]
+fn a_script_whose_tool_is_not_installed_is_a_missing_tool_not_a_failure() {
+    // The project's lint script names eslint, and nothing is installed:
+    // `npm run lint` has the script's `sh` say so and exits 127. This
+    // machine's npm, run for real.
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name": "x", "version": "1.0.0", "scripts": {"lint": "eslint ."}}"#,
+    );
+    repo.write("package-lock.json", "{}");
+    repo.commit_all("init");
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 3, "{v:#}");
+    let lint = crate::support::check(&v, "lint");
+    assert_eq!(lint["status"], "missing", "{v:#}");
+    assert!(
+        lint["reason"]
+            .to_string()
+            .contains("`eslint` is not installed"),
+        "{v:#}"
+    );
+    // Under fast, a missing tool is skipped and said: the run proceeds.
+    let (code, v) = repo.verdict(&["--all-files", "--profile", "fast"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(crate::support::check(&v, "lint")["status"], "skipped");
+}
+
+#[test]
 fn a_tsconfig_without_package_json_runs_no_package_manager() {
     let repo = TestRepo::new();
     repo.write("tsconfig.json", "{}");
