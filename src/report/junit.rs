@@ -101,7 +101,27 @@ fn cases(verdict: &Verdict, phase: &str) -> Vec<Case> {
             .filter(|d| d.check == check.name)
             .collect();
         let reason = check.reason.clone().unwrap_or_default();
-        let outcome = outcome(check, &own, &reason);
+        // A test check whose parser named the failed tests: one case each.
+        // A test is its file and its name (pytest names `test_x` in two
+        // files alike), in the order the tests first come up, wherever
+        // their failures lie in the output. A check that only warns does
+        // not fail, and neither do its tests: its case's output lists them.
+        let mut tests: Vec<(Option<&str>, &str)> = Vec::new();
+        if check.effect != Effect::Warn {
+            for d in &own {
+                if let Some(test) = d.test.as_deref() {
+                    let key = (d.file.as_deref(), test);
+                    if !tests.contains(&key) {
+                        tests.push(key);
+                    }
+                }
+            }
+        }
+        let outcome = if tests.is_empty() || check.status != CheckStatus::Failed {
+            outcome(check, &own, &reason)
+        } else {
+            Some(tested_outcome(check, &own, &reason, tests.len()))
+        };
         out.push(Case {
             classname: phase.to_string(),
             name: unique(check.name.clone(), &mut seen),
@@ -109,24 +129,6 @@ fn cases(verdict: &Verdict, phase: &str) -> Vec<Case> {
             time: check.duration_ms as f64 / 1000.0,
             outcome,
         });
-        // A check that only warns does not fail, and neither do its tests:
-        // its case's output lists them.
-        if check.effect == Effect::Warn {
-            continue;
-        }
-        // A test check whose parser named the failed tests: one case each.
-        // A test is its file and its name (pytest names `test_x` in two
-        // files alike), in the order the tests first come up, wherever
-        // their failures lie in the output.
-        let mut tests: Vec<(Option<&str>, &str)> = Vec::new();
-        for d in &own {
-            if let Some(test) = d.test.as_deref() {
-                let key = (d.file.as_deref(), test);
-                if !tests.contains(&key) {
-                    tests.push(key);
-                }
-            }
-        }
         for &(file, test) in &tests {
             let failures: Vec<&Diagnostic> = own
                 .iter()
@@ -209,6 +211,40 @@ fn outcome(
             body(own),
         )),
     }
+}
+
+/// The case of a test check that failed through tests that have cases of
+/// their own: each failure is counted once, in its test's case, so a CI
+/// page shows as many failures as tests failed. The check's case fails
+/// only for what no test accounts for (a build error, a crash outside any
+/// test); otherwise its output points at its tests.
+fn tested_outcome(
+    check: &CheckResult,
+    own: &[&Diagnostic],
+    reason: &str,
+    tests: usize,
+) -> (&'static str, String, String) {
+    let unattributed: Vec<&Diagnostic> = own
+        .iter()
+        .copied()
+        .filter(|d| d.test.is_none() && d.severity == crate::diagnostics::Severity::Error)
+        .collect();
+    if unattributed.is_empty() {
+        return (
+            "system-out",
+            String::new(),
+            format!(
+                "{} ({reason}): {tests} failed test(s), each its own case `{}::...`",
+                check.status.as_str(),
+                check.name
+            ),
+        );
+    }
+    (
+        "failure",
+        format!("{} ({reason})", check.status.as_str()),
+        body(&unattributed),
+    )
 }
 
 pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {

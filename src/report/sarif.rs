@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use serde_json::{json, Value};
 
 use crate::diagnostics::{Diagnostic, Severity};
-use crate::gate::Verdict;
+use crate::gate::{CheckResult, CheckStatus, Verdict};
 
 /// GitHub code scanning takes at most 25,000 results per run.
 pub const MAX_RESULTS: usize = 25_000;
@@ -312,6 +312,31 @@ pub fn log(verdict: &Verdict) -> Value {
             "message": { "text": error.message },
         }));
     }
+    // A check that could not finish (not installed, timed out, crashed)
+    // leaves the analysis unfinished: SARIF 2.1.0 §3.20.14 says
+    // `executionSuccessful` is then false, and the notification says why.
+    let unfinished: Vec<&CheckResult> = verdict
+        .checks
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.status,
+                CheckStatus::Missing | CheckStatus::TimedOut | CheckStatus::Crashed
+            )
+        })
+        .collect();
+    for check in &unfinished {
+        notifications.push(json!({
+            "level": "error",
+            "message": { "text": format!(
+                "check `{}` {}: {}",
+                check.name,
+                check.status.as_str(),
+                check.reason.as_deref().unwrap_or("it did not finish")
+            ) },
+        }));
+    }
+    let successful = verdict.error.is_none() && unfinished.is_empty();
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -324,7 +349,7 @@ pub fn log(verdict: &Verdict) -> Value {
             "columnKind": "unicodeCodePoints",
             "results": results,
             "invocations": [{
-                "executionSuccessful": verdict.error.is_none(),
+                "executionSuccessful": successful,
                 "toolExecutionNotifications": notifications,
             }],
             "properties": properties(verdict, cut),

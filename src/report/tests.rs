@@ -359,6 +359,37 @@ fn junit_names_are_unique_and_every_failed_test_is_a_case() {
 }
 
 #[test]
+fn a_test_checks_case_fails_only_for_what_no_failed_test_accounts_for() {
+    // The sample's `unit` check failed through two tests, each its case.
+    let mut verdict = sample();
+    let case_of = |verdict: &Verdict| {
+        let mut out = Vec::new();
+        super::junit::render(verdict, &mut out).unwrap();
+        let xml = String::from_utf8(out).unwrap();
+        let start = xml.find(r#"name="unit" "#).unwrap();
+        let end = start + xml[start..].find("</testcase>").unwrap();
+        xml[start..end].to_string()
+    };
+    let case = case_of(&verdict);
+    assert!(!case.contains("<failure"), "{case}");
+    assert!(case.contains("2 failed test(s)"), "{case}");
+    // A build error no test accounts for fails the check's own case, alone.
+    let mut build_error = verdict
+        .diagnostics
+        .iter()
+        .find(|d| d.check == "unit")
+        .unwrap()
+        .clone();
+    build_error.test = None;
+    build_error.message = "linking with `cc` failed".into();
+    verdict.diagnostics.push(build_error);
+    let case = case_of(&verdict);
+    assert!(case.contains("<failure"), "{case}");
+    assert!(case.contains("linking with `cc` failed"), "{case}");
+    assert!(!case.contains("tests::adds"), "{case}");
+}
+
+#[test]
 fn sarif_is_valid_against_the_sarif_2_1_0_schema() {
     let schema_path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sarif/sarif-2.1.0.json");
