@@ -27,8 +27,9 @@ fuzz_target!(|data: &[u8]| {
             .collect(),
         failed: data.len() % 3 == 0,
         failure: Some("fuzzed".to_string()),
+        retries_seen: (data.len() % 5 == 0).then_some(2),
     };
-    if let Ok(edits) = stamp_edits(&text, &results, &rules.claims, None::<&[String]>) {
+    if let Ok(edits) = stamp_edits(&text, &results, &rules) {
         let stamped = apply(&text, &edits);
         let again = validate(
             "fuzz.md",

@@ -6,6 +6,7 @@ use crate::cli::{Format, HandoffCommand};
 use crate::config;
 use crate::context::Context;
 use crate::exit::ExitCode;
+use crate::handoff::last_run::LastRun;
 use crate::handoff::{self, feedback::feedback, HandoffReport, Rules};
 use crate::report;
 
@@ -33,7 +34,7 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
         HandoffCommand::Validate { paths, format } => {
             validate(ctx, &root, &config, &rules, paths, *format, io)
         }
-        HandoffCommand::Stamp { path } => stamp(ctx, &config, path, io),
+        HandoffCommand::Stamp { path } => stamp(ctx, &root, &rules, path, io),
         HandoffCommand::Feedback { path, format } => {
             give_feedback(ctx, &root, rules, path, *format, io)
         }
@@ -119,24 +120,15 @@ fn give_feedback(
     ) {
         return code;
     }
-    // The claims the last run that validated this document contradicted
-    // stay contradicted: its failed checks count.
-    let (shown, _) = validate_file(&full, root, &rules);
-    if let Some(verdict) = last_verdict(ctx).filter(|v| {
-        v["handoffs"]
-            .as_array()
-            .is_some_and(|docs| docs.iter().any(|d| d["path"] == shown.path.as_str()))
-    }) {
-        rules.failed_checks = verdict["checks"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|c| matches!(c["status"].as_str(), Some("failed" | "warned")))
-            .filter_map(|c| c["name"].as_str().map(str::to_string))
-            .collect();
+    // The newest run is the latest evidence there is, whatever its age and
+    // whether it validated this document (see `last_run`): its failed
+    // checks hold against every document's claims.
+    let last_run = last_verdict(ctx).map(|v| LastRun::from_verdict(&v));
+    if let Some(run) = &last_run {
+        rules.failed_checks = run.failed_checks();
     }
     let (report, _) = validate_file(&full, root, &rules);
-    let data = feedback(&report);
+    let data = feedback(&report, &rules.claims, last_run.as_ref());
     let written = if format == Format::Json {
         report::handoff::render_feedback_json(&data, io.out)
     } else {
@@ -206,12 +198,7 @@ fn usage(message: &str, format: Format, io: &mut Streams<'_>) -> ExitCode {
 /// Reads and validates one document; its path is shown relative to the
 /// repository root. An unreadable file is reported as such.
 fn validate_file(path: &Path, root: &Path, rules: &Rules) -> (HandoffReport, String) {
-    let shown = std::fs::canonicalize(path)
-        .ok()
-        .and_then(|p| p.strip_prefix(root).ok().map(Path::to_path_buf))
-        .unwrap_or_else(|| path.to_path_buf())
-        .to_string_lossy()
-        .into_owned();
+    let shown = shown_path(path, root);
     match std::fs::read(path) {
         Ok(bytes) => {
             let (report, text) = handoff::validate_bytes(&shown, &bytes, rules);
@@ -219,6 +206,16 @@ fn validate_file(path: &Path, root: &Path, rules: &Rules) -> (HandoffReport, Str
         }
         Err(e) => (handoff::unreadable(&shown, &e, rules), String::new()),
     }
+}
+
+/// A document's path as runs record it: relative to the repository root.
+fn shown_path(path: &Path, root: &Path) -> String {
+    std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.strip_prefix(root).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// The newest run's verdict, as JSON.
@@ -235,8 +232,10 @@ fn last_verdict(ctx: &Context) -> Option<serde_json::Value> {
     serde_json::from_slice(&text).ok()
 }
 
-fn stamp(ctx: &Context, config: &config::Config, path: &Path, io: &mut Streams<'_>) -> ExitCode {
-    use crate::handoff::stamp::{apply, stamp_edits, RunResults};
+/// `phasegate handoff stamp`: the last run's results written into the
+/// document's frontmatter (`handoff::stamp` decides what changes).
+fn stamp(ctx: &Context, root: &Path, rules: &Rules, path: &Path, io: &mut Streams<'_>) -> ExitCode {
+    use crate::handoff::stamp::{apply, stamp_edits};
     let Some(verdict) = last_verdict(ctx) else {
         let _ = writeln!(
             io.err,
@@ -244,25 +243,9 @@ fn stamp(ctx: &Context, config: &config::Config, path: &Path, io: &mut Streams<'
         );
         return ExitCode::Usage;
     };
-    let mut results = RunResults::default();
-    for check in verdict["checks"].as_array().into_iter().flatten() {
-        let (Some(name), Some(status)) = (check["name"].as_str(), check["status"].as_str()) else {
-            continue;
-        };
-        match status {
-            "passed" => {
-                results.checks.insert(name.to_string(), true);
-            }
-            "failed" | "warned" => {
-                results.checks.insert(name.to_string(), false);
-            }
-            // Skipped, missing, timed out or crashed: verified nothing.
-            _ => {}
-        }
-    }
-    results.failed = matches!(verdict["status"].as_str(), Some("failed" | "blocked"));
-    results.failure = verdict["summary"][0].as_str().map(str::to_string);
+    let run = LastRun::from_verdict(&verdict);
     let full = ctx.cwd.join(path);
+    let results = run.results_for(&shown_path(&full, root));
     let text = match std::fs::read_to_string(&full) {
         Ok(text) => text,
         Err(e) => {
@@ -270,42 +253,36 @@ fn stamp(ctx: &Context, config: &config::Config, path: &Path, io: &mut Streams<'
             return ExitCode::Usage;
         }
     };
-    let stage = crate::handoff::validate("", &text, &crate::handoff::Rules::default()).stage;
-    let required = stage.and_then(|s| config.handoff.checkpoints.get(&s).cloned());
-    let edits = match stamp_edits(&text, &results, &config.handoff.claims, required.as_deref()) {
+    let edits = match stamp_edits(&text, &results, rules) {
         Ok(edits) => edits,
         Err(reason) => {
             let _ = writeln!(io.err, "error: cannot stamp `{}`: {reason}", path.display());
             return ExitCode::Failed;
         }
     };
-    if edits.is_empty() {
-        let _ = writeln!(
-            io.out,
-            "`{}` already says what the last run found",
-            path.display()
-        );
-        return ExitCode::Proceed;
-    }
     let stamped = apply(&text, &edits);
-    // Atomically, keeping the file's permissions.
-    let temp = full.with_extension("phasegate-stamp");
-    let written = std::fs::write(&temp, &stamped).and_then(|()| {
-        if let Ok(meta) = std::fs::metadata(&full) {
-            std::fs::set_permissions(&temp, meta.permissions())?;
+    if !edits.is_empty() {
+        // Atomically, keeping the file's permissions.
+        let temp = full.with_extension("phasegate-stamp");
+        let written = std::fs::write(&temp, &stamped).and_then(|()| {
+            if let Ok(meta) = std::fs::metadata(&full) {
+                std::fs::set_permissions(&temp, meta.permissions())?;
+            }
+            std::fs::rename(&temp, &full)
+        });
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&temp);
+            let _ = writeln!(io.err, "error: failed to write `{}`: {e}", path.display());
+            return ExitCode::Incomplete;
         }
-        std::fs::rename(&temp, &full)
-    });
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
-        let _ = writeln!(io.err, "error: failed to write `{}`: {e}", path.display());
-        return ExitCode::Incomplete;
     }
-    let _ = writeln!(
+    let after = handoff::validate(&shown_path(&full, root), &stamped, rules);
+    let _ = report::handoff::render_stamp(
+        &path.display().to_string(),
+        &run.run_id,
+        !edits.is_empty(),
+        &after,
         io.out,
-        "stamped `{}` with the results of run {}",
-        path.display(),
-        verdict["run_id"].as_str().unwrap_or("?")
     );
     ExitCode::Proceed
 }

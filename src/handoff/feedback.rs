@@ -1,23 +1,38 @@
 //! The retry feedback an agent reads before it tries again: one "Validation
-//! Failed" section per failed checkpoint or defect, with what to fix, and the
-//! attempt it is on. Data here; `report` renders it.
+//! Failed" section per failed checkpoint, contradicted claim or defect,
+//! with what to fix, and the attempt it is on. Data here; `report` renders
+//! it.
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::last_run::LastRun;
 use super::validate::HandoffReport;
 
 /// One thing to fix.
 #[derive(Debug, Clone, Serialize)]
 pub struct FeedbackItem {
-    /// `checkpoint` or `defect`.
+    /// `checkpoint` (one that does not pass), `claim` (one that says pass
+    /// where the last run's check failed) or `defect`.
     pub kind: &'static str,
     /// The checkpoint or field.
     pub name: String,
-    /// A checkpoint's status; `invalid` for a defect.
+    /// A checkpoint's status; `contradicted` for a claim, `invalid` for a
+    /// defect.
     pub status: String,
     pub reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<String>,
+    /// The check that verifies the checkpoint, when the last run failed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
+    /// That check's first errors in the last run, `file:line: message`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+    /// That check's full output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
     pub fix: String,
     pub line: usize,
 }
@@ -37,6 +52,13 @@ pub struct Feedback {
     /// another attempt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked: Option<Blocked>,
+    /// The run whose results the feedback holds the claims against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_run: Option<RunSeen>,
+    /// Why the last run needs a person whatever the document says (the
+    /// same errors repeated run after run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub person_needed: Option<String>,
     pub items: Vec<FeedbackItem>,
 }
 
@@ -45,6 +67,15 @@ pub struct Feedback {
 pub struct Blocked {
     pub reason: String,
     pub details: String,
+}
+
+/// The run the feedback drew on.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSeen {
+    pub run_id: String,
+    pub status: String,
+    /// The checks it ran that failed.
+    pub failed_checks: Vec<String>,
 }
 
 /// What to do about a checkpoint that does not pass.
@@ -57,35 +88,120 @@ fn fix_for(checkpoint: &str) -> String {
     }
 }
 
-/// Builds the feedback for a validated document.
-pub fn feedback(report: &HandoffReport) -> Feedback {
+/// What to do about a claim the last run's `check` contradicts: fix the
+/// code until the check passes, and until then let the checkpoint say what
+/// is true. Editing the claim alone is no fix: the next run fails the same
+/// way.
+fn fix_for_claim(
+    checkpoint: &str,
+    check: &str,
+    errors: &[String],
+    log: Option<&str>,
+    required: bool,
+) -> String {
+    let start = match (errors.first(), log) {
+        (Some(first), _) => format!(", starting with the errors it reported (first: {first})"),
+        (None, Some(log)) => format!(" (its output is in `{log}`)"),
+        (None, None) => String::new(),
+    };
+    let ready = if required {
+        " and `handoff_ready` to false"
+    } else {
+        ""
+    };
+    format!(
+        "fix the code, not the claim: make check `{check}` pass{start}; run `phasegate run --check {check}` until it passes, and until then set `{checkpoint}` to fail{ready}"
+    )
+}
+
+/// Builds the feedback for a validated document. `claims` maps each
+/// checkpoint to the check that verifies it; `last_run` is the newest
+/// run, the evidence the claims are held against (the caller validated
+/// the document with its failed checks).
+pub fn feedback(
+    report: &HandoffReport,
+    claims: &BTreeMap<String, String>,
+    last_run: Option<&LastRun>,
+) -> Feedback {
+    // The last run's result for the check a checkpoint claims, when that
+    // check failed.
+    let failed_check = |name: &str| {
+        let check = claims.get(name)?;
+        last_run?.check(check).filter(|c| c.failed())
+    };
     let mut items = Vec::new();
     for name in &report.required {
         let stated = report.checkpoints.iter().find(|c| &c.name == name);
         match stated {
             Some(c) if c.status == "pass" => {}
-            Some(c) => items.push(FeedbackItem {
-                kind: "checkpoint",
-                name: name.clone(),
-                status: c.status.clone(),
-                reason: c
-                    .message
-                    .clone()
-                    .unwrap_or_else(|| format!("`{name}` is {}", c.status)),
-                details: report.last_failure.clone().filter(|_| c.status == "fail"),
-                fix: fix_for(name),
-                line: c.line,
-            }),
+            Some(c) => {
+                // A checkpoint that says fail is told what its check
+                // reported last, so the agent starts where the run stopped.
+                let evidence = failed_check(name).filter(|_| c.status == "fail");
+                items.push(FeedbackItem {
+                    kind: "checkpoint",
+                    name: name.clone(),
+                    status: c.status.clone(),
+                    reason: c
+                        .message
+                        .clone()
+                        .unwrap_or_else(|| format!("`{name}` is {}", c.status)),
+                    details: report.last_failure.clone().filter(|_| c.status == "fail"),
+                    check: evidence.map(|e| e.name.clone()),
+                    errors: evidence.map(|e| e.errors.clone()).unwrap_or_default(),
+                    log: evidence.and_then(|e| e.log.clone()),
+                    fix: fix_for(name),
+                    line: c.line,
+                });
+            }
             None => {}
         }
     }
     for issue in &report.errors {
+        if let Some(check) = &issue.contradicted_by {
+            let name = issue
+                .field
+                .strip_prefix("checkpoints.")
+                .unwrap_or(&issue.field)
+                .to_string();
+            let evidence = last_run.and_then(|run| run.check(check));
+            let errors = evidence.map(|e| e.errors.clone()).unwrap_or_default();
+            let log = evidence.and_then(|e| e.log.clone());
+            let run = last_run.map_or_else(
+                || "this run".to_string(),
+                |run| format!("run `{}`", run.run_id),
+            );
+            items.push(FeedbackItem {
+                kind: "claim",
+                fix: fix_for_claim(
+                    &name,
+                    check,
+                    &errors,
+                    log.as_deref(),
+                    report.required.contains(&name),
+                ),
+                reason: format!(
+                    "claim contradicted by check `{check}`: `{name}` says pass, but `{check}` failed in {run}"
+                ),
+                name,
+                status: "contradicted".to_string(),
+                details: None,
+                check: Some(check.clone()),
+                errors,
+                log,
+                line: issue.line,
+            });
+            continue;
+        }
         items.push(FeedbackItem {
             kind: "defect",
             name: issue.field.clone(),
             status: "invalid".to_string(),
             reason: issue.message.clone(),
             details: None,
+            check: None,
+            errors: Vec::new(),
+            log: None,
             fix: format!(
                 "edit line {} of `{}`: {}",
                 issue.line, report.path, issue.message
@@ -99,13 +215,24 @@ pub fn feedback(report: &HandoffReport) -> Feedback {
         let (reason, details) = report.block.clone().unwrap_or_default();
         Blocked { reason, details }
     });
+    // So does one whose last run ended blocked because the same errors
+    // kept coming back: another attempt would go round the same circle.
+    let person_needed = last_run
+        .and_then(|run| run.person_needed_for(report.stage.as_deref()))
+        .map(str::to_string);
     Feedback {
         path: report.path.clone(),
         id: report.id.clone(),
         stage: report.stage.clone(),
         valid: report.valid,
-        escalate: report.escalate || blocked.is_some(),
+        escalate: report.escalate || blocked.is_some() || person_needed.is_some(),
         blocked,
+        last_run: last_run.map(|run| RunSeen {
+            run_id: run.run_id.clone(),
+            status: run.status.clone(),
+            failed_checks: run.failed_checks(),
+        }),
+        person_needed,
         attempt: report.retry_count.unwrap_or(0) + 1,
         max_retries: report.max_retries,
         items,

@@ -1,8 +1,10 @@
 //! Handoff documents: frontmatter extraction, YAML with exact locations,
-//! the schema rules, claims against the run's checks, and feedback.
+//! the schema rules, claims against the run's checks, the last run's
+//! evidence, stamping and feedback.
 
 pub mod extract;
 pub mod feedback;
+pub mod last_run;
 pub mod stamp;
 pub mod yaml;
 

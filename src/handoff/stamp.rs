@@ -1,12 +1,20 @@
 //! Writing a run's results back into a handoff document's frontmatter: the
-//! checkpoints the run verified, `handoff_ready`, `retry_count` (+1 on a
-//! failure) and `last_failure`. Only those values change; every other byte
-//! of the file stays as it was.
+//! checkpoints the run verified, `handoff_ready`, and after a failed run
+//! `retry_count` (one more failed attempt, never beyond `max_retries`),
+//! `last_failure`, and `status: failed` once the budget is spent. Only
+//! those values change; every other byte of the file stays as it was.
+//!
+//! The retry budget is what makes the loop end: `retry_count` counts the
+//! failed attempts, so the stamp after the `max_retries`-th failed run
+//! writes `status: failed` with `retry_count: max_retries`, a document the
+//! validator accepts and that escalates (DESIGN: "a failed or blocked
+//! document whose `retry_count` has reached `max_retries` is still valid
+//! but escalates"). The next run that validates it ends `blocked` (exit 4).
 
 use std::collections::BTreeMap;
 
 use super::extract::{extract, Frontmatter};
-use super::validate::default_checkpoints;
+use super::validate::{default_checkpoints, Rules};
 use super::yaml::{parse, Node, Pos, Value};
 
 /// What a run says about a document.
@@ -14,10 +22,17 @@ use super::yaml::{parse, Node, Pos, Value};
 pub struct RunResults {
     /// Check name → whether it passed, for the checks that ran.
     pub checks: BTreeMap<String, bool>,
-    /// The run failed (a blocking check, an invalid document).
+    /// The run failed (a blocking check, an invalid document) or ended
+    /// `blocked`: one more failed attempt. An `incomplete` run is not: it
+    /// neither passed nor failed, so the budget is left alone.
     pub failed: bool,
     /// One line on why, for `last_failure`.
     pub failure: Option<String>,
+    /// The `retry_count` the run read in this document, when the run
+    /// validated it. A failed run counts one more than that, not one more
+    /// than the file says now, so stamping the same run twice counts its
+    /// failure once.
+    pub retries_seen: Option<i64>,
 }
 
 /// One replacement of bytes.
@@ -77,13 +92,9 @@ fn set_value(text: &str, parent: &Node, key: &str, new: String) -> Option<Edit> 
 }
 
 /// The edits that stamp `results` into `text`, or why it cannot be stamped
-/// (no frontmatter, invalid YAML).
-pub fn stamp_edits(
-    text: &str,
-    results: &RunResults,
-    claims: &BTreeMap<String, String>,
-    required: Option<&[String]>,
-) -> Result<Vec<Edit>, String> {
+/// (no frontmatter, invalid YAML). `rules` gives the claims, the required
+/// checkpoints of each stage and `max_retries`.
+pub fn stamp_edits(text: &str, results: &RunResults, rules: &Rules) -> Result<Vec<Edit>, String> {
     let fm = extract(text).map_err(|e| e.message().to_string())?;
     let (root, duplicates) =
         parse(&fm).map_err(|e| format!("line {}: {}", e.pos.line, e.message))?;
@@ -96,9 +107,9 @@ pub fn stamp_edits(
     let mut edits = Vec::new();
     let mut added = NewFields::like(text, &fm, &root);
 
-    let statuses = stamp_checkpoints(text, &root, results, claims, &mut edits);
+    let statuses = stamp_checkpoints(text, &root, results, &rules.claims, &mut edits);
     // handoff_ready follows the required checkpoints.
-    let ready = all_required_pass(&root, &statuses, required);
+    let ready = all_required_pass(&root, &statuses, rules);
     match root.get("handoff_ready") {
         Some(Node {
             value: Value::Bool(b),
@@ -108,7 +119,14 @@ pub fn stamp_edits(
         None => added.push("handoff_ready", &ready.to_string()),
     }
     if results.failed {
-        stamp_failure(text, &root, results, &mut edits, &mut added)?;
+        stamp_failure(
+            text,
+            &root,
+            results,
+            rules.max_retries,
+            &mut edits,
+            &mut added,
+        )?;
     }
     if let Some(edit) = added.into_edit(text, &fm, &root)? {
         edits.push(edit);
@@ -244,53 +262,93 @@ fn stamp_checkpoints(
 /// Whether every checkpoint the document's stage requires (the
 /// configured list, or the stage's default) passes; a stage that requires
 /// none is never ready.
-fn all_required_pass(
-    root: &Node,
-    statuses: &BTreeMap<String, String>,
-    required: Option<&[String]>,
-) -> bool {
-    let stage = match root.get("stage") {
-        Some(Node {
-            value: Value::Str(s),
-            ..
-        }) => s.as_str(),
-        _ => "",
-    };
-    let defaults: Vec<String> = default_checkpoints(stage)
-        .iter()
-        .map(|s| (*s).to_string())
-        .collect();
-    let required = required.unwrap_or(&defaults);
+fn all_required_pass(root: &Node, statuses: &BTreeMap<String, String>, rules: &Rules) -> bool {
+    let stage = text_of(root, "stage").unwrap_or("");
+    let required: Vec<String> = rules.checkpoints.get(stage).cloned().unwrap_or_else(|| {
+        default_checkpoints(stage)
+            .iter()
+            .map(|s| (*s).to_string())
+            .collect()
+    });
     !required.is_empty()
         && required
             .iter()
             .all(|r| statuses.get(r).is_some_and(|s| s == "pass"))
 }
 
-/// A failed run counts one more retry and says why in `last_failure`.
-fn stamp_failure(
-    text: &str,
-    root: &Node,
-    results: &RunResults,
-    edits: &mut Vec<Edit>,
-    added: &mut NewFields,
-) -> Result<(), String> {
+/// The text value of `key`, if it is text.
+fn text_of<'a>(root: &'a Node, key: &str) -> Option<&'a str> {
+    match root.get(key) {
+        Some(Node {
+            value: Value::Str(s),
+            ..
+        }) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+/// The document's `retry_count` as written: 0 when absent or empty, an
+/// error when it is no whole number.
+fn written_retries(root: &Node) -> Result<i64, String> {
     match root.get("retry_count") {
         Some(Node {
             value: Value::Int(n),
             ..
-        }) => edits.extend(set_value(text, root, "retry_count", (n + 1).to_string())),
-        Some(node) if matches!(node.value, Value::Null) => {
-            edits.extend(set_value(text, root, "retry_count", "1".to_string()));
-        }
-        Some(_) => return Err("`retry_count` is not a number; fix it before stamping".to_string()),
-        None => added.push("retry_count", "1"),
+        }) => Ok(*n),
+        None
+        | Some(Node {
+            value: Value::Null, ..
+        }) => Ok(0),
+        Some(_) => Err("`retry_count` is not a number; fix it before stamping".to_string()),
     }
-    let failure = quote(results.failure.as_deref().unwrap_or("the gate failed"));
-    if root.key("last_failure").is_some() {
-        edits.extend(set_value(text, root, "last_failure", failure));
-    } else {
-        added.push("last_failure", &failure);
+}
+
+/// A failed run is one more failed attempt: `retry_count` counts it,
+/// capped at `max_retries` (the validator's range), and `last_failure`
+/// says why. The stamp whose count reaches `max_retries` spends the budget
+/// and also writes `status: failed`, which makes the document escalate:
+/// the next run that validates it ends `blocked`. Until then the status is
+/// left as it is (`in_progress`: the agent is still at it). A document
+/// that says `blocked` keeps its status and count: it waits for a person,
+/// not for another attempt, and `failed` would hide why.
+fn stamp_failure(
+    text: &str,
+    root: &Node,
+    results: &RunResults,
+    max_retries: u32,
+    edits: &mut Vec<Edit>,
+    added: &mut NewFields,
+) -> Result<(), String> {
+    let written = written_retries(root)?;
+    if text_of(root, "status") != Some("blocked") {
+        let before = results.retries_seen.unwrap_or(written);
+        // A count out of range (negative, or beyond a `max_retries` since
+        // lowered) is brought back into it rather than carried on.
+        let limit = i64::from(max_retries);
+        let count = before.saturating_add(1).clamp(0, limit);
+        if written != count || root.get("retry_count").is_none() {
+            match root.get("retry_count") {
+                Some(_) => edits.extend(set_value(text, root, "retry_count", count.to_string())),
+                None => added.push("retry_count", &count.to_string()),
+            }
+        }
+        let spent = count >= limit;
+        if spent && text_of(root, "status") != Some("failed") {
+            match root.get("status") {
+                Some(_) => edits.extend(set_value(text, root, "status", "failed".to_string())),
+                None => added.push("status", "failed"),
+            }
+        }
+    }
+    let failure = results.failure.as_deref().unwrap_or("the gate failed");
+    // A document that already says it (the same run stamped again) is
+    // left alone, so that a second stamp changes nothing.
+    if text_of(root, "last_failure") != Some(failure) {
+        if root.key("last_failure").is_some() {
+            edits.extend(set_value(text, root, "last_failure", quote(failure)));
+        } else {
+            added.push("last_failure", &quote(failure));
+        }
     }
     Ok(())
 }
@@ -320,6 +378,14 @@ mod tests {
             .collect()
     }
 
+    fn rules() -> Rules {
+        Rules {
+            max_retries: 3,
+            claims: claims(),
+            ..Rules::default()
+        }
+    }
+
     fn results(tests: bool, lint: bool) -> RunResults {
         RunResults {
             checks: [("tests".to_string(), tests), ("lint".to_string(), lint)]
@@ -327,6 +393,7 @@ mod tests {
                 .collect(),
             failed: !(tests && lint),
             failure: (!(tests && lint)).then(|| "tests: 2 failed \"quoted\"".to_string()),
+            retries_seen: None,
         }
     }
 
@@ -334,7 +401,7 @@ mod tests {
 
     #[test]
     fn a_passing_run_marks_the_claims_and_readiness() {
-        let edits = stamp_edits(DOC, &results(true, true), &claims(), None).unwrap();
+        let edits = stamp_edits(DOC, &results(true, true), &rules()).unwrap();
         let out = apply(DOC, &edits);
         assert_eq!(
             out,
@@ -358,7 +425,7 @@ mod tests {
     fn a_failing_run_counts_the_retry_and_says_why() {
         let out = apply(
             DOC,
-            &stamp_edits(DOC, &results(false, true), &claims(), None).unwrap(),
+            &stamp_edits(DOC, &results(false, true), &rules()).unwrap(),
         );
         assert!(out.contains("retry_count: 1\n"), "{out}");
         assert!(
@@ -378,7 +445,7 @@ mod tests {
         let doc = "---\r\nid: F2\r\nstage: qa\r\ncheckpoints: []\r\n---\r\nbody\r\n";
         let out = apply(
             doc,
-            &stamp_edits(doc, &results(false, false), &claims(), None).unwrap(),
+            &stamp_edits(doc, &results(false, false), &rules()).unwrap(),
         );
         assert_eq!(
             out,
@@ -391,11 +458,108 @@ mod tests {
         let doc = "---\nid: F3\nstage: implementation\nhandoff_ready: # later\nretry_count: ~\nlast_failure:\ncheckpoints:\n  - name: tests_passing\n    status: # unsure\n---\n";
         let out = apply(
             doc,
-            &stamp_edits(doc, &results(false, true), &claims(), None).unwrap(),
+            &stamp_edits(doc, &results(false, true), &rules()).unwrap(),
         );
         assert_eq!(
             out,
             "---\nid: F3\nstage: implementation\nhandoff_ready: false # later\nretry_count: 1\nlast_failure: \"tests: 2 failed \\\"quoted\\\"\"\ncheckpoints:\n  - name: tests_passing\n    status: fail # unsure\n---\n"
+        );
+    }
+
+    fn in_progress(retry_count: &str) -> String {
+        DOC.replace("retry_count: 0", &format!("retry_count: {retry_count}"))
+            .replace("last_failure:\n", "")
+    }
+
+    fn rules_with(max_retries: u32) -> Rules {
+        Rules {
+            max_retries,
+            ..rules()
+        }
+    }
+
+    /// The loop an agent runs (fail, stamp, retry) ends: every stamped
+    /// document is valid, the count never passes `max_retries`, and the
+    /// stamp that spends the budget makes the document escalate.
+    #[test]
+    fn failed_runs_spend_the_budget_and_then_the_document_escalates() {
+        for max_retries in [0, 1, 2, 3] {
+            let rules = rules_with(max_retries);
+            let mut doc = in_progress("0");
+            for attempt in 1..=5_i64 {
+                doc = apply(
+                    &doc,
+                    &stamp_edits(&doc, &results(false, true), &rules).unwrap(),
+                );
+                let report = validate("x.md", &doc, &rules);
+                assert!(
+                    report.valid,
+                    "{max_retries}/{attempt}: {:?}\n{doc}",
+                    report.errors
+                );
+                let count = attempt.min(i64::from(max_retries));
+                assert_eq!(report.retry_count, Some(count), "{doc}");
+                let spent = count == i64::from(max_retries);
+                assert_eq!(report.escalate, spent, "{max_retries}/{attempt}:\n{doc}");
+                let status = if spent { "failed" } else { "in_progress" };
+                assert_eq!(report.status.as_deref(), Some(status), "{doc}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_run_stamped_twice_counts_once() {
+        let rules = rules_with(3);
+        let mut run = results(false, true);
+        run.retries_seen = Some(1);
+        let doc = in_progress("1");
+        let once = apply(&doc, &stamp_edits(&doc, &run, &rules).unwrap());
+        assert!(once.contains("retry_count: 2\n"), "{once}");
+        assert_eq!(stamp_edits(&once, &run, &rules).unwrap(), []);
+    }
+
+    #[test]
+    fn a_count_out_of_range_is_brought_back_and_blocked_documents_keep_theirs() {
+        let rules = rules_with(2);
+        // Written by an older phasegate, which counted on without a limit.
+        let doc = in_progress("4");
+        let out = apply(
+            &doc,
+            &stamp_edits(&doc, &results(false, true), &rules).unwrap(),
+        );
+        assert!(
+            out.contains("retry_count: 2\n") && out.contains("status: failed\n"),
+            "{out}"
+        );
+        assert!(validate("x.md", &out, &rules).escalate);
+
+        // A blocked document waits for a person: the stamp records the
+        // run but neither counts an attempt nor calls it failed.
+        let doc = in_progress("0").replace(
+            "status: in_progress",
+            "status: blocked\nblock_reason: needs_human_input\nblock_details: which API?",
+        );
+        let out = apply(
+            &doc,
+            &stamp_edits(&doc, &results(false, true), &rules_with(1)).unwrap(),
+        );
+        assert!(
+            out.contains("status: blocked\n") && out.contains("retry_count: 0\n"),
+            "{out}"
+        );
+        assert!(out.contains("last_failure: "), "{out}");
+    }
+
+    #[test]
+    fn a_document_without_a_status_gets_one_when_its_budget_is_spent() {
+        let doc = "---\nid: F4\nstage: qa\ncheckpoints: []\n---\n";
+        let out = apply(
+            doc,
+            &stamp_edits(doc, &results(false, true), &rules_with(1)).unwrap(),
+        );
+        assert_eq!(
+            out,
+            "---\nid: F4\nstage: qa\ncheckpoints: []\nhandoff_ready: false\nretry_count: 1\nstatus: failed\nlast_failure: \"tests: 2 failed \\\"quoted\\\"\"\n---\n"
         );
     }
 
@@ -443,7 +607,7 @@ mod tests {
                 for (tests, lint) in [(true, true), (false, true), (true, false)] {
                     let out = apply(
                         &doc,
-                        &stamp_edits(&doc, &results(tests, lint), &claims(), None).unwrap(),
+                        &stamp_edits(&doc, &results(tests, lint), &rules()).unwrap(),
                     );
                     let before: Vec<&str> = doc.split(nl).collect();
                     let after: Vec<&str> = out.split(nl).collect();

@@ -87,6 +87,10 @@ pub struct Issue {
     pub offset: usize,
     #[serde(skip)]
     pub len: usize,
+    /// For a claim a check contradicts, that check: feedback names what
+    /// it reported, since the fix is in the code, not in the claim.
+    #[serde(skip)]
+    pub contradicted_by: Option<String>,
 }
 
 /// A checkpoint as the document states it.
@@ -150,6 +154,7 @@ fn issue(pos: Pos, field: &str, message: String) -> Issue {
         message,
         offset: pos.offset,
         len: pos.len,
+        contradicted_by: None,
     }
 }
 
@@ -187,6 +192,7 @@ pub fn validate_bytes<'a>(
         ),
         offset: before.len(),
         len: 1,
+        contradicted_by: None,
     };
     let in_body = super::extract::extract(&before).is_ok_and(|fm| fm.closing_line < line);
     if in_body {
@@ -210,6 +216,7 @@ pub fn unreadable(path: &str, error: &dyn std::fmt::Display, rules: &Rules) -> H
         message: format!("failed to read the document: {error}"),
         offset: 0,
         len: 0,
+        contradicted_by: None,
     }];
     report
 }
@@ -718,11 +725,13 @@ fn claims_hold(c: &mut Collector, rules: &Rules, report: &HandoffReport) {
         }
         if let Some(check) = rules.claims.get(&cp.name) {
             if rules.failed_checks.contains(check) {
-                c.error(
+                let mut contradicted = issue(
                     cp.status_pos,
                     &format!("checkpoints.{}", cp.name),
                     format!("claim contradicted by check `{check}`: `{}` says pass, but `{check}` failed in this run", cp.name),
                 );
+                contradicted.contradicted_by = Some(check.clone());
+                c.errors.push(contradicted);
             }
         }
     }

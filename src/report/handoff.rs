@@ -84,6 +84,36 @@ pub fn render_human(
     Ok(())
 }
 
+/// What `phasegate handoff stamp` did to the document at `path`, and, when
+/// the stamp spent its retry budget, that a person is needed now.
+pub fn render_stamp(
+    path: &str,
+    run_id: &str,
+    changed: bool,
+    after: &HandoffReport,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let path = clean(path);
+    if changed {
+        writeln!(
+            out,
+            "stamped `{path}` with the results of run {}",
+            clean(run_id)
+        )?;
+    } else {
+        writeln!(out, "`{path}` already says what the last run found")?;
+    }
+    if after.escalate {
+        writeln!(
+            out,
+            "`{path}` is out of retries ({} of {}): the next run ends `blocked` and a person is needed",
+            after.retry_count.unwrap_or(0),
+            after.max_retries
+        )?;
+    }
+    Ok(())
+}
+
 pub fn render_feedback_json(feedback: &Feedback, out: &mut dyn Write) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, feedback).map_err(io::Error::other)?;
     writeln!(out)
@@ -140,15 +170,31 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
             )?;
         }
     }
-    if feedback.escalate && feedback.blocked.is_none() {
+    let out_of_retries = feedback.attempt > i64::from(feedback.max_retries);
+    if feedback.escalate && feedback.blocked.is_none() && out_of_retries {
         writeln!(
             out,
             "**Escalation:** the retry budget is spent. Stop here and hand this to a person.\n"
         )?;
     }
+    if let (Some(reason), Some(run)) = (&feedback.person_needed, &feedback.last_run) {
+        writeln!(
+            out,
+            "**Escalation:** the last run, `{}`, ended `blocked`: {}. Another attempt would go round the same circle: stop here and hand this to a person.\n",
+            run.run_id,
+            clean(reason.trim_end_matches('.'))
+        )?;
+    }
     for item in &feedback.items {
         match item.kind {
             "checkpoint" => writeln!(out, "### Checkpoint `{}` (line {})", item.name, item.line)?,
+            "claim" => writeln!(
+                out,
+                "### Claim `{}` contradicted by check `{}` (line {})",
+                item.name,
+                item.check.as_deref().unwrap_or("?"),
+                item.line
+            )?,
             _ => writeln!(out, "### Defect in `{}` (line {})", item.name, item.line)?,
         }
         writeln!(out, "- **Status:** {}", item.status)?;
@@ -156,7 +202,44 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
         if let Some(details) = &item.details {
             writeln!(out, "- **Details:** {details}")?;
         }
-        writeln!(out, "- **What to fix:** {}\n", item.fix)?;
+        if let Some(check) = &item.check {
+            let log = item
+                .log
+                .as_deref()
+                .map(|log| format!(" (full output: {})", code(log)))
+                .unwrap_or_default();
+            if item.errors.is_empty() {
+                writeln!(out, "- **`{check}` failed in the last run**{log}")?;
+            } else {
+                writeln!(out, "- **`{check}` reported in the last run**{log}:")?;
+                for error in &item.errors {
+                    writeln!(out, "  - {}", code(error))?;
+                }
+            }
+        }
+        writeln!(out, "- **What to fix:** {}\n", clean(&item.fix))?;
     }
     Ok(())
+}
+
+/// `text` as a Markdown code span: a tool's message may hold backticks,
+/// so the fence is one longer than the longest run of them inside
+/// (`CommonMark`, "Code spans"), and control characters are made visible.
+fn code(text: &str) -> String {
+    let text = clean(text);
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    // A span that starts or ends with a backtick needs a space between it
+    // and the fence, which CommonMark strips again.
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// One line of text for a terminal: control characters made visible.
+fn clean(text: &str) -> String {
+    super::text::line(text).into_owned()
 }

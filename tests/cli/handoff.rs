@@ -586,3 +586,222 @@ fn a_directory_named_as_a_document_is_a_usage_error() {
     assert_eq!(run.code, 2, "{}", run.stdout);
     assert!(run.json()["error"].to_string().contains("is a directory"));
 }
+
+/// The implementation document an agent starts with: every checkpoint
+/// claimed, nothing failed yet.
+fn claiming_all(id: &str) -> String {
+    format!(
+        "---\nid: {id}\nstage: implementation\ntitle: t\nstarted_at: 2026-11-20T09:00:00Z\nstatus: in_progress\nhandoff_ready: true\nretry_count: 0\ncheckpoints:\n  - name: tests_written\n    status: pass\n  - name: code_complete\n    status: pass\n  - name: tests_passing\n    status: pass\n  - name: no_lint_errors\n    status: pass\n---\n"
+    )
+}
+
+/// A frontmatter field's value as written (`retry_count: 2` → `2`).
+fn field(doc: &str, name: &str) -> String {
+    doc.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}: ")))
+        .unwrap_or_else(|| panic!("no `{name}` in:\n{doc}"))
+        .to_string()
+}
+
+#[test]
+fn the_run_and_stamp_loop_spends_the_retry_budget_and_then_escalates() {
+    let repo = TestRepo::new();
+    repo.config(
+        r#"[gate]
+default_phase = "implementation"
+max_retries = 2
+escalate_after = 100
+
+[phases.implementation]
+checks = [ { name = "tests", command = "false" }, { name = "lint", command = "true" } ]
+"#,
+    );
+    repo.write("handoffs/F1.md", &claiming_all("F1"));
+    // The runs' exit codes, and the document each stamp leaves: the count
+    // of failed attempts, capped at `max_retries`, and `status: failed`
+    // from the stamp that spends the budget.
+    let expected = [
+        (1, "1", "in_progress"),
+        (1, "2", "failed"),
+        (4, "2", "failed"),
+        (4, "2", "failed"),
+    ];
+    for (i, (code, retries, status)) in expected.into_iter().enumerate() {
+        repo.git(&["add", "-A"]);
+        let run = repo.phasegate(&["run"]);
+        assert_eq!(
+            run.code,
+            code,
+            "run {}: {}{}",
+            i + 1,
+            run.stdout,
+            run.stderr
+        );
+        let stamp = repo.phasegate(&["handoff", "stamp", "handoffs/F1.md"]);
+        assert_eq!(stamp.code, 0, "stamp {}: {}", i + 1, stamp.stderr);
+        let doc = repo.read("handoffs/F1.md");
+        assert_eq!(
+            field(&doc, "retry_count"),
+            retries,
+            "stamp {}:\n{doc}",
+            i + 1
+        );
+        assert_eq!(field(&doc, "status"), status, "stamp {}:\n{doc}", i + 1);
+        assert_eq!(
+            (status == "failed"),
+            stamp.stdout.contains("out of retries (2 of 2)"),
+            "{}",
+            stamp.stdout
+        );
+        let valid = repo.phasegate(&["handoff", "validate", "handoffs/F1.md"]);
+        assert_eq!(
+            valid.code,
+            0,
+            "stamp {} wrote an invalid document: {}",
+            i + 1,
+            valid.stdout
+        );
+    }
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(
+        (v["status"].as_str(), v["next"].as_str()),
+        (Some("blocked"), Some("escalate"))
+    );
+    assert_eq!(code, 4);
+    let doc = repo.read("handoffs/F1.md");
+    assert!(
+        field(&doc, "last_failure").contains("check `tests` failed"),
+        "the check's failure, not the document's own: {doc}"
+    );
+    let feedback = repo.phasegate(&["handoff", "feedback", "handoffs/F1.md"]);
+    assert_eq!(feedback.code, 4, "{}", feedback.stdout);
+    assert!(
+        feedback.stdout.contains("Retries used: 2 of 2")
+            && feedback.stdout.contains("hand this to a person"),
+        "{}",
+        feedback.stdout
+    );
+}
+
+#[test]
+fn stamping_the_same_run_twice_counts_its_failure_once() {
+    let repo = TestRepo::new();
+    repo.config(&GATE.replace(
+        r#"{ name = "tests", command = "true" }"#,
+        r#"{ name = "tests", command = "false" }"#,
+    ));
+    repo.stage("handoffs/F1.md", &claiming_all("F1"));
+    assert_eq!(repo.phasegate(&["run"]).code, 1);
+    for _ in 0..2 {
+        let stamp = repo.phasegate(&["handoff", "stamp", "handoffs/F1.md"]);
+        assert_eq!(stamp.code, 0, "{}", stamp.stderr);
+    }
+    let doc = repo.read("handoffs/F1.md");
+    assert_eq!(field(&doc, "retry_count"), "1", "{doc}");
+}
+
+/// A `tests` check that fails with one located error.
+const FAILING_TESTS: &str = r#"[phases.implementation]
+checks = [ { name = "tests", command = "sh -c 'echo \"t.py:3: error: expected 4, got 5\"; exit 1'" }, { name = "lint", command = "true" } ]
+"#;
+
+#[test]
+fn feedback_on_a_contradicted_claim_says_to_fix_the_checks_errors_not_the_claim() {
+    let repo = TestRepo::new();
+    repo.config(FAILING_TESTS);
+    repo.stage("handoffs/F1.md", &claiming_all("F1"));
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    let run_id = v["run_id"].as_str().unwrap();
+    let run = repo.phasegate(&["handoff", "feedback", "handoffs/F1.md"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let fix = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("- **What to fix:**"))
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(
+        fix.contains("make check `tests` pass")
+            && fix.contains("t.py:3: expected 4, got 5")
+            && fix.contains("set `tests_passing` to fail"),
+        "{}",
+        run.stdout
+    );
+    assert!(!fix.contains("edit line"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("failed in run `{run_id}`"))
+            && run
+                .stdout
+                .contains(&format!(".git/phasegate/runs/{run_id}/tests.log")),
+        "{}",
+        run.stdout
+    );
+
+    let run = repo.phasegate(&["handoff", "feedback", "--format", "json", "handoffs/F1.md"]);
+    let item = &run.json()["items"][0];
+    assert_eq!(item["kind"], "claim", "{}", run.stdout);
+    assert_eq!(item["check"], "tests");
+    assert_eq!(
+        item["errors"],
+        serde_json::json!(["t.py:3: expected 4, got 5"])
+    );
+}
+
+#[test]
+fn feedback_holds_a_document_written_after_the_run_to_that_runs_failed_checks() {
+    let repo = TestRepo::new();
+    repo.config(FAILING_TESTS);
+    repo.stage("handoffs/F1.md", &claiming_all("F1"));
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    // The same claim, written after the run and never staged: the last
+    // run is still the latest evidence about `tests`.
+    repo.write("handoffs/F2.md", &claiming_all("F2"));
+    let run = repo.phasegate(&["handoff", "feedback", "handoffs/F2.md"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(!run.stdout.contains("may proceed"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(
+            "claim contradicted by check `tests`: `tests_passing` says pass, but `tests` failed in run `{}`",
+            v["run_id"].as_str().unwrap()
+        )),
+        "{}",
+        run.stdout
+    );
+    let json = repo
+        .phasegate(&["handoff", "feedback", "--format", "json", "handoffs/F2.md"])
+        .json();
+    assert_eq!(json["last_run"]["run_id"], v["run_id"], "{json:#}");
+    assert_eq!(
+        json["last_run"]["failed_checks"],
+        serde_json::json!(["tests"])
+    );
+}
+
+#[test]
+fn feedback_after_a_run_blocked_by_repeated_errors_says_a_person_is_needed() {
+    let repo = TestRepo::new();
+    repo.config(FAILING_TESTS);
+    repo.stage("handoffs/F1.md", &claiming_all("F1"));
+    // `escalate_after` is 3 by default: the third run with the same
+    // errors needs a person.
+    for code in [1, 1, 4] {
+        let (got, v) = repo.verdict(&[]);
+        assert_eq!(got, code, "{v:#}");
+    }
+    let run = repo.phasegate(&["handoff", "feedback", "handoffs/F1.md"]);
+    assert_eq!(run.code, 4, "{}", run.stdout);
+    assert!(!run.stdout.contains("Retry attempt"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("**Escalation:**")
+            && run.stdout.contains("failed 3 runs in a row")
+            && run.stdout.contains("hand this to a person"),
+        "{}",
+        run.stdout
+    );
+    let json = repo
+        .phasegate(&["handoff", "feedback", "--format", "json", "handoffs/F1.md"])
+        .json();
+    assert_eq!(json["escalate"], true, "{json:#}");
+    assert!(json["person_needed"].is_string(), "{json:#}");
+}
