@@ -116,22 +116,41 @@ fn heading(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Result<()> 
 }
 
 /// Each check that did not pass cleanly, failing ones first, then
-/// warnings: why, its most important diagnostics, and where its log is.
+/// warnings, then checks that passed but found something (clippy's
+/// warnings under exit 0): why, its most important diagnostics, and where
+/// its log is.
 fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+    let findings = |check: &CheckResult| {
+        verdict
+            .diagnostics
+            .iter()
+            .filter(|d| {
+                d.check == check.name && matches!(d.severity, Severity::Error | Severity::Warning)
+            })
+            .count()
+    };
     let mut detailed: Vec<&CheckResult> = verdict
         .checks
         .iter()
-        .filter(|c| c.effect != Effect::None)
+        .filter(|c| {
+            c.effect != Effect::None || (c.status == CheckStatus::Passed && findings(c) > 0)
+        })
         .collect();
     detailed.sort_by_key(|c| match c.effect {
         Effect::Block => 0,
         Effect::Incomplete => 1,
+        Effect::None => 3,
         _ => 2,
     });
     for check in detailed {
         writeln!(out)?;
         let title = match &check.reason {
             Some(reason) => format!("{} — {}", clean(&check.name), clean(reason)),
+            None if check.status == CheckStatus::Passed => format!(
+                "{} — passed, with {} finding(s) that do not fail it",
+                clean(&check.name),
+                findings(check)
+            ),
             None => clean(&check.name).into_owned(),
         };
         writeln!(out, "{}", p.bold(&title))?;

@@ -110,6 +110,30 @@ checks = [
 }
 
 #[test]
+fn a_check_that_passed_with_warnings_shows_them() {
+    let repo = TestRepo::new();
+    repo.stage("src/a.rs", "fn main() {\n    let x = 1;\n}\n");
+    repo.config(
+        r#"[phases.implementation]
+checks = [
+  { name = "lint", shell = true, command = "echo 'src/a.rs:2:9: warning: unused variable: `x`'" },
+  { name = "clean", command = "true" },
+]
+"#,
+    );
+    let run = repo.phasegate(&["run", "--all-files"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("lint — passed, with 1 finding(s) that do not fail it"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("unused variable"), "{}", run.stdout);
+    assert!(!run.stdout.contains("clean —"), "{}", run.stdout);
+}
+
+#[test]
 fn outside_a_git_repository_the_gate_still_runs() {
     let dir = TestRepo::plain();
     dir.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
