@@ -182,6 +182,9 @@ fn startable(plan: &CheckPlan) -> Result<(PathBuf, File), Termination> {
             program: interpreter,
         });
     }
+    if let Some(why) = missing_script(plan) {
+        return Err(Termination::SpawnFailed(why));
+    }
     let log = open_log(&plan.log_path).map_err(|e| {
         Termination::SpawnFailed(format!(
             "failed to create its log `{}`: {e}",
@@ -455,6 +458,43 @@ fn shell_line_not_found(line: &str) -> Option<String> {
         .expect("a valid pattern")
     });
     LINE.captures(line).map(|found| found[1].to_string())
+}
+
+/// Why a check that hands an interpreter a script of the project cannot
+/// run: `sh scripts/lint.sh`, `python3 tools/check.py`, `node
+/// scripts/test.js` whose script is not there is a broken check (tier 2,
+/// as `./scripts/lint.sh` is), not a failure of the code. Only a script
+/// named right after the interpreter is looked at: after an option
+/// (`python3 -m pytest`, `node --test`) the next word is no script.
+fn missing_script(plan: &CheckPlan) -> Option<String> {
+    const INTERPRETERS: &[&str] = &[
+        "sh", "bash", "dash", "zsh", "python", "python3", "node", "ruby", "perl", "bun", "deno",
+    ];
+    let argv = &plan.invocations.first()?.argv;
+    let interpreter = std::path::Path::new(argv.first()?).file_name()?.to_str()?;
+    if !INTERPRETERS.contains(&interpreter) {
+        return None;
+    }
+    let script = argv.get(1)?;
+    let text = script.to_string_lossy();
+    // A word without a `/` or a script's extension may be a subcommand
+    // (`bun test`, `deno task`).
+    let scriptlike = text.contains('/')
+        || [
+            ".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl",
+        ]
+        .iter()
+        .any(|ext| text.ends_with(ext));
+    if text.starts_with('-') || !scriptlike || std::path::Path::new(script).is_absolute() {
+        return None;
+    }
+    let path = plan.cwd.join(script);
+    (std::fs::symlink_metadata(&path).is_err()).then(|| {
+        format!(
+            "`{text}` does not exist (looked for `{}`): fix the check's command in phasegate.toml, or add the file",
+            path.components().collect::<std::path::PathBuf>().display()
+        )
+    })
 }
 
 /// Why `program`, a path (it holds a `/`), cannot be run as a check: it
@@ -1066,6 +1106,42 @@ mod tests {
             run_check(&p).termination,
             Termination::Missing { .. }
         ));
+    }
+
+    #[test]
+    fn a_script_handed_to_an_interpreter_that_is_not_there_is_a_broken_check() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("scripts")).unwrap();
+        std::fs::write(dir.path().join("scripts/here.sh"), "exit 0\n").unwrap();
+        let mut p = plan(dir.path(), "c", "", Duration::from_secs(30));
+        for argv in [
+            &["sh", "scripts/missing.sh"][..],
+            &["python3", "check.py", "--strict"][..],
+            &["node", "scripts/test.js"][..],
+        ] {
+            p.invocations[0].argv = argv.iter().map(Into::into).collect();
+            let Termination::SpawnFailed(why) = run_check(&p).termination else {
+                panic!("{argv:?}: a missing script is a broken check");
+            };
+            assert!(
+                why.contains(&format!("`{}` does not exist", argv[1])),
+                "{why}"
+            );
+        }
+        // The script is there; or the word after the interpreter is an
+        // option or a subcommand, not a script.
+        for argv in [
+            &["sh", "scripts/here.sh"][..],
+            &["sh", "-c", "exit 0"][..],
+            &["python3", "-c", "pass"][..],
+        ] {
+            p.invocations[0].argv = argv.iter().map(Into::into).collect();
+            assert_eq!(
+                run_check(&p).termination,
+                Termination::Exited(0),
+                "{argv:?}"
+            );
+        }
     }
 
     #[test]
