@@ -846,20 +846,7 @@ fn ctrl_c_while_a_killed_run_is_being_finished_lets_the_restore_finish() {
         let before = snapshot(&repo);
         let marker = repo.path().join(".git/phasegate/paused");
         // A run killed with the unstaged changes aside.
-        let mut killed = repo
-            .command(crate::support::BIN)
-            .args(["run"])
-            .env("PHASEGATE_TEST_PAUSE_AT", "checked-out")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        crate::support::wait_for("the pause at `checked-out`", || {
-            marker.exists().then_some(())
-        });
-        killed.kill().unwrap();
-        killed.wait().unwrap();
-        std::fs::remove_file(&marker).unwrap();
+        repo.kill_run_at("checked-out", &["run"]);
         assert_eq!(repo.read("a.txt"), "a2 staged\n");
 
         // Ctrl-C once the first of its files is back.
@@ -2454,20 +2441,7 @@ fn restore_names_each_file_on_its_own_line_whatever_its_name_holds() {
     repo.commit_all("one");
     repo.stage(odd, "staged\n");
     repo.write(odd, "staged\nunstaged\n");
-    let marker = repo.path().join(".git/phasegate/paused");
-    let mut killed = repo
-        .command(crate::support::BIN)
-        .args(["run"])
-        .env("PHASEGATE_TEST_PAUSE_AT", "checked-out")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    crate::support::wait_for("the pause at `checked-out`", || {
-        marker.exists().then_some(())
-    });
-    killed.kill().unwrap();
-    killed.wait().unwrap();
+    repo.kill_run_at("checked-out", &["run"]);
 
     let run = repo.phasegate(&["restore"]);
     assert_eq!(run.code, 0, "{run:?}");

@@ -758,22 +758,7 @@ fn a_commit_git_prepared_before_a_killed_run_was_finished_is_refused() {
     repo.stage("a.txt", "a2 staged\n")
         .write("a.txt", "a3 unstaged\n");
     // A run killed while the unstaged change is aside.
-    let marker = repo.path().join(".git/phasegate/paused");
-    let mut child = repo
-        .command(BIN)
-        .args(["run"])
-        .env("PHASEGATE_TEST_PAUSE_AT", "checked-out")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    crate::support::wait_for("the paused run", || {
-        assert!(child.try_wait().unwrap().is_none(), "phasegate ended early");
-        marker.exists().then_some(())
-    });
-    child.kill().unwrap();
-    child.wait().unwrap();
-    std::fs::remove_file(&marker).unwrap();
+    repo.kill_run_at("checked-out", &["run"]);
     assert_eq!(repo.read("a.txt"), "a2 staged\n");
 
     // `commit -a` builds its index from the work tree as the kill left it:

@@ -270,6 +270,27 @@ impl TestRepo {
         let duration = Regex::new(r"\b\d+(\.\d+)?(ms|s)\b").unwrap();
         duration.replace_all(&text, "[DUR]").into_owned()
     }
+
+    /// Runs `phasegate ARGS` paused at `step` (`PHASEGATE_TEST_PAUSE_AT`)
+    /// and kills it there with SIGKILL, as a crash would.
+    pub fn kill_run_at(&self, step: &str, args: &[&str]) {
+        let marker = self.path().join(".git/phasegate/paused");
+        let mut child = self
+            .command(BIN)
+            .args(args)
+            .env("PHASEGATE_TEST_PAUSE_AT", step)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for(&format!("the pause at `{step}`"), || {
+            assert!(child.try_wait().unwrap().is_none(), "phasegate ended early");
+            marker.exists().then_some(())
+        });
+        child.kill().unwrap();
+        child.wait().unwrap();
+        std::fs::remove_file(&marker).unwrap();
+    }
 }
 
 /// What `probe` finds, asked every 10 ms; the test fails when it has found
