@@ -100,6 +100,16 @@ impl SourceLines {
 /// it lies past the end of the line (then the text is not what the tool
 /// saw).
 pub fn to_characters(text: &str, column: u32, unit: ColumnUnit) -> Option<u32> {
+    if unit == ColumnUnit::Indented {
+        let indentation = text
+            .chars()
+            .take_while(|c| matches!(c, ' ' | '\t' | '\x0c'))
+            .count();
+        let column = usize::try_from(column).ok()?.checked_add(indentation)?;
+        return (column <= text.chars().count() + 1)
+            .then(|| u32::try_from(column).ok())
+            .flatten();
+    }
     let target = usize::try_from(column).ok()?.checked_sub(1)?;
     let mut counted = 0usize;
     let mut characters = 0usize;
@@ -110,7 +120,7 @@ pub fn to_characters(text: &str, column: u32, unit: ColumnUnit) -> Option<u32> {
         counted += match unit {
             ColumnUnit::Display | ColumnUnit::TabStop if c == '\t' => TAB_STOP - counted % TAB_STOP,
             // ShellCheck counts any other character as 1, however wide.
-            ColumnUnit::Character | ColumnUnit::TabStop => 1,
+            ColumnUnit::Character | ColumnUnit::TabStop | ColumnUnit::Indented => 1,
             ColumnUnit::Byte => c.len_utf8(),
             ColumnUnit::Utf16 => c.len_utf16(),
             ColumnUnit::Display => c.width().unwrap_or(0).max(1),
@@ -150,5 +160,12 @@ mod tests {
         // The end of the line is a position; beyond it is not.
         assert_eq!(to_characters("ab", 3, ColumnUnit::Byte), Some(3));
         assert_eq!(to_characters("ab", 9, ColumnUnit::Byte), None);
+        // Python's caret under a line it showed without its indentation.
+        assert_eq!(
+            to_characters("        * 2)", 1, ColumnUnit::Indented),
+            Some(9)
+        );
+        assert_eq!(to_characters("\t\tx = (", 5, ColumnUnit::Indented), Some(7));
+        assert_eq!(to_characters("    ab", 9, ColumnUnit::Indented), None);
     }
 }

@@ -54,6 +54,10 @@ pub enum ColumnUnit {
     /// Characters, a tab reaching the next multiple of 8 and a wide
     /// character counting 1 (ShellCheck's parser counts a position so).
     TabStop,
+    /// Characters counted from the line's first character that is not a
+    /// space, tab or form feed: Python shows a syntax error's line without
+    /// its indentation, and its caret under what is left.
+    Indented,
 }
 
 /// Which parser read a diagnostic, and which of the tool's output formats.

@@ -209,13 +209,7 @@ fn the_command_that_printed_a_log_picks_its_parser() {
 /// `phasegate diagnostics parse --format json ARGS`: each diagnostic's
 /// file, line and test.
 fn parsed(repo: &TestRepo, args: &[&str]) -> Vec<(String, Option<u64>, Option<String>)> {
-    let mut all = vec!["diagnostics", "parse", "--format", "json"];
-    all.extend_from_slice(args);
-    let run = repo.phasegate(&all);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    run.json()["diagnostics"]
-        .as_array()
-        .unwrap()
+    diagnostics_of(repo, args)
         .iter()
         .map(|d| {
             (
@@ -225,6 +219,15 @@ fn parsed(repo: &TestRepo, args: &[&str]) -> Vec<(String, Option<u64>, Option<St
             )
         })
         .collect()
+}
+
+/// The diagnostics `phasegate diagnostics parse --format json ARGS` finds.
+fn diagnostics_of(repo: &TestRepo, args: &[&str]) -> Vec<serde_json::Value> {
+    let mut all = vec!["diagnostics", "parse", "--format", "json"];
+    all.extend_from_slice(args);
+    let run = repo.phasegate(&all);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.json()["diagnostics"].as_array().unwrap().clone()
 }
 
 #[test]
@@ -422,4 +425,152 @@ fn a_real_node_test_run_fails_at_the_assertion_and_the_code_that_threw() {
     );
     assert_eq!(found[1].3, "TypeError: cannot divide by zero");
     assert_eq!(v["diagnostics"][0]["tool"], "node");
+}
+
+/// `phasegate diagnostics parse --format json ARGS`: each diagnostic's
+/// place (`file:line:column`, as far as known), test and message.
+fn placed(repo: &TestRepo, args: &[&str]) -> Vec<(String, Option<String>, String)> {
+    diagnostics_of(repo, args)
+        .iter()
+        .map(|d| {
+            let mut place = d["file"].as_str().unwrap_or("-").to_string();
+            for key in ["line", "column"] {
+                match d[key].as_u64() {
+                    Some(n) => place.push_str(&format!(":{n}")),
+                    None => break,
+                }
+            }
+            (
+                place,
+                d["test"].as_str().map(str::to_string),
+                d["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn pytest_collection_errors_are_placed_at_what_stopped_each_module() {
+    // pytest 9.2.0 run in /tmp/rec-py6/collect, outside this repository
+    // (its absolute paths stay as printed, its relative ones join the
+    // root): a syntax error at its caret, never at pytest's or Python's
+    // own frames (`/root/.pyenv/.../ast.py:50`).
+    let repo = TestRepo::new();
+    let found = placed(
+        &repo,
+        &["--command", "pytest", &fixture("pytest/pytest-collect.txt")],
+    );
+    let syntax = "SyntaxError: invalid syntax".to_string();
+    assert_eq!(found.len(), 8, "{found:?}");
+    assert!(found.contains(&(
+        "/tmp/rec-py6/collect/src/pkg/broken.py:1:7".to_string(),
+        Some("tests/test_imp.py".to_string()),
+        syntax.clone()
+    )));
+    assert!(found.contains(&(
+        "/tmp/rec-py6/collect/tests/test_syn.py:1:12".to_string(),
+        Some("tests/test_syn.py".to_string()),
+        syntax
+    )));
+    assert!(found.contains(&(
+        "src/pkg/boom.py:5".to_string(),
+        Some("tests/test_boom.py".to_string()),
+        "KeyError: 'host'".to_string()
+    )));
+    assert!(
+        found
+            .iter()
+            .all(|(place, _, _)| !place.contains("/lib/python") && !place.contains("venv")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn pytest_line_style_failures_keep_their_own_test_ids() {
+    // pytest 9.2.0 `--tb=line` on unittest tests: `test_eq`'s assertion
+    // is printed at `/root/.pyenv/.../unittest/case.py:866`, so it is
+    // placed at its test file, the line unknown; `test_err`'s `KeyError`
+    // at its own line.
+    let repo = TestRepo::new();
+    let found = placed(
+        &repo,
+        &[
+            "--command",
+            "pytest --tb=line",
+            &fixture("pytest/pytest-unittest-line.txt"),
+        ],
+    );
+    let test = |name: &str| Some(format!("tests/test_ut.py::T::{name}"));
+    assert_eq!(
+        found[0],
+        (
+            "tests/test_ut.py".to_string(),
+            test("test_eq"),
+            "AssertionError: 2 != 3 : one plus one".to_string()
+        )
+    );
+    assert_eq!(
+        found[2],
+        (
+            "/tmp/rec-py6/unit/tests/test_ut.py:11".to_string(),
+            test("test_err"),
+            "KeyError: 'missing'".to_string()
+        )
+    );
+    assert_eq!(found.len(), 6, "{found:?}");
+}
+
+#[test]
+fn a_python_syntax_error_without_a_traceback_is_read_by_auto_and_python() {
+    // CPython 3.11.7's `python3 syn.py`: `  File "/tmp/rec-py6/syntax/syn.py",
+    // line 1`, the line, a caret under its 7th character, the error.
+    let repo = TestRepo::new();
+    for parser in ["auto", "python"] {
+        let found = placed(
+            &repo,
+            &["--parser", parser, &fixture("python/python311-syntax.txt")],
+        );
+        assert_eq!(
+            found[0],
+            (
+                "/tmp/rec-py6/syntax/syn.py:1:7".to_string(),
+                None,
+                "SyntaxError: invalid syntax".to_string()
+            ),
+            "{parser}"
+        );
+    }
+}
+
+#[test]
+fn a_python_script_that_does_not_parse_fails_at_its_syntax_error() {
+    // The python3 on PATH, run for real: whatever its version, the error
+    // of an unindented first line is at its caret.
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"script\", command = \"python3 syn.py\" } ]\n",
+    );
+    repo.write("syn.py", "def f(:\n    pass\n");
+    repo.git(&["add", "-A"]);
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    let d = &v["diagnostics"][0];
+    assert_eq!(
+        (
+            d["file"].as_str(),
+            d["line"].as_u64(),
+            d["column"].as_u64(),
+            d["message"].as_str(),
+            d["code"].as_str()
+        ),
+        (
+            Some("syn.py"),
+            Some(1),
+            Some(7),
+            Some("SyntaxError: invalid syntax"),
+            Some("SyntaxError")
+        ),
+        "{v:#}"
+    );
+    assert_eq!(v["diagnostics"].as_array().map(Vec::len), Some(1), "{v:#}");
 }

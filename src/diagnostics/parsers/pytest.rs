@@ -1,9 +1,11 @@
 //! pytest, in its long (default), short, line and native traceback
 //! styles, and unittest (`python -m unittest`), which prints Python's own
-//! tracebacks too. A failure is located at the deepest frame in the
+//! tracebacks too; and Python's own display of an uncaught exception or of
+//! a syntax error. A failure is located at the deepest frame in the
 //! project (the assertion in the test file, or the line in the code under
-//! test that raised), its message the `E` lines (a native traceback's
-//! exception line), its code the exception type.
+//! test that raised), or at the syntax error that kept a module from
+//! loading; its message the `E` lines (a native traceback's exception
+//! line), its code the exception type.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -16,7 +18,7 @@ static NEEDLE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b".py:")
 
 use super::{number, Found, Grammar, Out};
 use crate::config::Origin;
-use crate::diagnostics::Severity;
+use crate::diagnostics::{ColumnUnit, Severity};
 
 /// Frames kept of one failure (the innermost ones matter).
 const MAX_FRAMES: usize = 256;
@@ -28,17 +30,22 @@ const MAX_EXPLANATION_LINES: usize = 20;
 /// `pkg/calc.py:6: in add`, `tests/test_x.py:14: ` (long style, between
 /// frames), `/abs/tests/test_x.py:10: AssertionError: msg` or
 /// `/abs/tests/test_x.py:2: assert (1 + 2) == 4` (line style, where pytest
-/// shortens a failed `assert`'s `AssertionError: assert ...`). An
+/// shortens a failed `assert`'s `AssertionError: assert ...`), or
+/// `/abs/tests/test_x.py:6:   File "/abs/pkg/broken.py", line 1` (line
+/// style, where a syntax error's message starts with its display). An
 /// exception's name is capitalised (`KeyError`, `mod.CustomError`), which
-/// tells it from a compiler's `error:`.
+/// tells it from a compiler's `error:`. `crash` is what pytest prints
+/// again in its short summary.
 static SITE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<file>[^\s:][^:]*\.py):(?P<line>\d+):(?: in (?P<function>\S+)| (?P<error>(?:[a-z_]\w*\.)*[A-Z]\w*)(?:: (?P<message>.+))?| (?P<assert>assert .+))?\s*$")
+    Regex::new(r#"^(?P<file>[^\s:][^:]*\.py):(?P<line>\d+):(?: in (?P<function>\S+)| (?P<crash>(?P<error>(?:[a-z_]\w*\.)*[A-Z]\w*)(?:: (?P<message>.+))?|(?P<assert>assert .+)|(?P<display>\s*File "[^"]+", line \d+)))?\s*$"#)
         .expect("the pytest site regex is valid")
 });
 
-/// The short summary's `FAILED tests/test_x.py::test_a - assert ...`.
+/// The short summary's `FAILED tests/test_x.py::test_a - assert ...`; the
+/// message is cut to the terminal's width (`...`), or left out when the
+/// id fills it.
 static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^FAILED (?P<id>(?P<file>[^\s:][^:]*\.py)::.+?)(?: - .*)?$")
+    Regex::new(r"^FAILED (?P<id>(?P<file>[^\s:][^:]*\.py)::.+?)(?: - (?P<message>.*))?$")
         .expect("the pytest summary regex is valid")
 });
 
@@ -47,11 +54,21 @@ static SECTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^_{3,} (?P<name>.+?) _{3,}$").expect("the pytest section regex is valid")
 });
 
+/// pytest's line over a `conftest.py` that failed to load, which stops the
+/// run before any test is collected; its frames and `E` lines follow.
+static CONFTEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^ImportError while loading conftest '(?P<file>.+)'\.$")
+        .expect("the pytest conftest regex is valid")
+});
+
 /// A native traceback's frame: `  File "/abs/tests/test_x.py", line 5, in
-/// test_add` (the path quoted, so it may hold spaces).
+/// test_add` (the path quoted, so it may hold spaces). Without a function
+/// it opens a syntax error's display.
 static NATIVE_FRAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"^\s+File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in .*)?$"#)
-        .expect("the Python traceback frame regex is valid")
+    Regex::new(
+        r#"^(?P<indent>\s+)File "(?P<file>[^"]+)", line (?P<line>\d+)(?P<function>, in .*)?$"#,
+    )
+    .expect("the Python traceback frame regex is valid")
 });
 
 /// A traceback's last line, the exception: `AssertionError: 3 != 4`,
@@ -74,17 +91,305 @@ static VERSION: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the pytest version regex is valid")
 });
 
+/// How a line of a syntax error's display was taken.
+enum Feed {
+    More,
+    /// The exception's line closed the display.
+    Done,
+    /// Not a line of the display: it is over without an exception.
+    Broken,
+}
+
+/// A syntax error as Python displays it: `  File "/abs/x.py", line 1`
+/// (no function), the line without its indentation under four spaces, a
+/// caret line under the error (not for every error), then the exception,
+/// `SyntaxError: invalid syntax`. pytest shows the same under `E`, every
+/// line indented alike.
+#[derive(Debug, Clone)]
+pub(super) struct SyntaxDisplay {
+    file: String,
+    line: Option<u32>,
+    /// Where the display's lines start: two before `File`.
+    base: usize,
+    /// The line as shown, without the indentation Python took off.
+    snippet: Option<String>,
+    /// The blanks before the caret and the number of carets.
+    caret: Option<(usize, usize)>,
+    /// The exception's name and its whole line, once read.
+    exception: Option<(String, String)>,
+}
+
+impl SyntaxDisplay {
+    /// The display a frame line that names no function opens.
+    fn open(c: &regex::Captures<'_>) -> Option<SyntaxDisplay> {
+        if c.name("function").is_some() {
+            return None;
+        }
+        Some(SyntaxDisplay {
+            file: c["file"].to_string(),
+            line: number(&c["line"]),
+            base: c["indent"].len().saturating_sub(2),
+            snippet: None,
+            caret: None,
+            exception: None,
+        })
+    }
+
+    /// Whether lines of the display are still to come.
+    fn is_open(&self) -> bool {
+        self.exception.is_none()
+    }
+
+    fn feed(&mut self, content: &str) -> Feed {
+        if !self.is_open() {
+            return Feed::Broken;
+        }
+        // A blank line shown (its trailing blanks were trimmed).
+        if content.trim().is_empty() && self.snippet.is_none() {
+            self.snippet = Some(String::new());
+            return Feed::More;
+        }
+        let Some(rest) = content.get(self.base..).filter(|_| {
+            content.as_bytes()[..self.base]
+                .iter()
+                .all(u8::is_ascii_whitespace)
+        }) else {
+            return Feed::Broken;
+        };
+        if let Some(shown) = rest.strip_prefix("    ") {
+            if self.snippet.is_none() {
+                self.snippet = Some(shown.to_string());
+                return Feed::More;
+            }
+            let marks = shown.trim_start();
+            if self.caret.is_none() && !marks.is_empty() && marks.bytes().all(|b| b == b'^') {
+                let before = shown.chars().take_while(|c| c.is_whitespace()).count();
+                self.caret = Some((before, marks.len()));
+                return Feed::More;
+            }
+            return Feed::Broken;
+        }
+        match super::caps(&EXCEPTION, rest) {
+            Some(c) => {
+                self.exception = Some((c["error"].to_string(), rest.to_string()));
+                Feed::Done
+            }
+            None => Feed::Broken,
+        }
+    }
+
+    /// The error's column and the one after its last caret (when there
+    /// are several), 1-based, in characters; `None` where the output does
+    /// not say.
+    fn columns(&self) -> (Option<u32>, Option<u32>) {
+        let (Some(snippet), Some((before, carets))) = (self.snippet.as_deref(), self.caret) else {
+            return (None, None);
+        };
+        let text = self.exception.as_ref().map_or("", |(_, t)| t.as_str());
+        // Before 3.12 an f-string's error shows its expression in
+        // parentheses, not the line.
+        if text.contains("f-string") && snippet.starts_with('(') {
+            return (None, None);
+        }
+        let Some((start, end)) = caret_span(snippet, before, carets) else {
+            return (None, None);
+        };
+        // Python shows the line without its indentation (the interpreter
+        // takes off blanks, the traceback module spaces and form feeds)
+        // and its caret under what is left: counted from the first
+        // character that is not blank, the column is the same whoever
+        // printed it, and the line read from the file says how deep it is
+        // indented (`ColumnUnit::Indented`).
+        let kept = snippet
+            .chars()
+            .take_while(|c| matches!(c, ' ' | '\t' | '\x0c'))
+            .count();
+        let column = start
+            .checked_sub(kept)
+            .and_then(|c| u32::try_from(c + 1).ok());
+        let end = (carets > 1)
+            .then(|| {
+                end.checked_sub(kept)
+                    .and_then(|e| u32::try_from(e + 1).ok())
+            })
+            .flatten();
+        (column, end)
+    }
+
+    /// The place this display gives.
+    fn place(&self, found: Found) -> Found {
+        let (column, end) = self.columns();
+        let mut found = found.at(&self.file, self.line, column);
+        if column.is_some() {
+            found = found.unit(ColumnUnit::Indented);
+        }
+        match end {
+            Some(end) => found.ends(self.line, Some(end)),
+            None => found,
+        }
+    }
+}
+
+/// The characters of `snippet` a caret line marks (0-based, the end
+/// excluded), from the blanks before its `carets`. Python puts a blank
+/// under each character before the error's offset, and that offset counts
+/// characters from Python 3.13 on, but bytes of UTF-8 before it wherever
+/// the source was compiled as bytes (a script the interpreter runs, a
+/// module imported, a test module pytest rewrites): there a caret after an
+/// `é` sits one further right, and the output does not say which Python
+/// printed it.
+fn caret_span(snippet: &str, before: usize, carets: usize) -> Option<(usize, usize)> {
+    let as_characters = (before <= snippet.chars().count()).then_some((before, before + carets));
+    let characters_in = |bytes: usize| snippet.get(..bytes).map(|s| s.chars().count());
+    let as_bytes = characters_in(before).map(|start| {
+        let end = characters_in((before + carets).min(snippet.len())).unwrap_or(start + 1);
+        (start, end.max(start + 1))
+    });
+    match (as_characters, as_bytes) {
+        (Some(c), Some(b)) if c.0 != b.0 => {
+            // An error's caret sits under a character that is not blank
+            // (the token it is about); the count that puts it under one
+            // is the one the printer used, and characters when both do.
+            let blank = |i: usize| snippet.chars().nth(i).is_none_or(char::is_whitespace);
+            Some(if blank(c.0) && !blank(b.0) { b } else { c })
+        }
+        (c, b) => c.or(b),
+    }
+}
+
+/// How a line of a traceback was taken.
+pub(super) enum Read {
+    Took,
+    /// The exception's line closed the traceback.
+    Done(Box<Found>),
+    /// The traceback was over before this line, which is not its own.
+    Left,
+}
+
+/// A Python traceback being read: after `Traceback (most recent call
+/// last):`, or from a syntax error's display, which the interpreter prints
+/// with no header for the script it was asked to run.
+#[derive(Debug)]
+pub(super) struct Traceback {
+    /// Its frames, outermost first.
+    frames: Vec<(String, u32)>,
+    /// The last frame, when it opened a syntax error's display.
+    syntax: Option<SyntaxDisplay>,
+    start: u64,
+}
+
+impl Traceback {
+    /// The traceback `line` opens: `Traceback (most recent call last):`,
+    /// or a syntax error's `  File "/abs/x.py", line 1` as the
+    /// interpreter prints it, two spaces in.
+    pub(super) fn opens(line: &str, at: &Range<u64>) -> Option<Traceback> {
+        let mut traceback = Traceback {
+            frames: Vec::new(),
+            syntax: None,
+            start: at.start,
+        };
+        if line.starts_with("Traceback (most recent call last):") {
+            return Some(traceback);
+        }
+        if !line.starts_with("  File \"") {
+            return None;
+        }
+        let c = super::caps(&NATIVE_FRAME, line)?;
+        if c.name("function").is_some() {
+            return None;
+        }
+        traceback.frame(&c);
+        Some(traceback)
+    }
+
+    fn frame(&mut self, c: &regex::Captures<'_>) {
+        if let Some(l) = number(&c["line"]) {
+            if self.frames.len() >= MAX_FRAMES {
+                self.frames.remove(0);
+            }
+            self.frames.push((c["file"].to_string(), l));
+        }
+        self.syntax = SyntaxDisplay::open(c);
+    }
+
+    /// Takes one line of the traceback.
+    pub(super) fn line(&mut self, line: &str, at: &Range<u64>) -> Read {
+        if let Some(syntax) = self.syntax.as_mut() {
+            match syntax.feed(line) {
+                Feed::More => return Read::Took,
+                Feed::Done => {
+                    let (error, text) = syntax.exception.clone().unwrap_or_default();
+                    return Read::Done(Box::new(self.close(&text, error, at)));
+                }
+                Feed::Broken => self.syntax = None,
+            }
+        }
+        if let Some(c) = super::caps(&NATIVE_FRAME, line) {
+            self.frame(&c);
+            return Read::Took;
+        }
+        // The source line and the markers under it, indented.
+        if line.starts_with(char::is_whitespace) {
+            return Read::Took;
+        }
+        match super::caps(&EXCEPTION, line) {
+            Some(c) => Read::Done(Box::new(self.close(line, c["error"].to_string(), at))),
+            None => Read::Left,
+        }
+    }
+
+    /// The finding, at the syntax error when it is in the project, else at
+    /// the deepest frame in the project, else at the innermost.
+    fn close(&mut self, text: &str, error: String, at: &Range<u64>) -> Found {
+        let found = Found::new("native", Severity::Error, text.trim_end())
+            .code(Some(error))
+            .range(&(self.start..at.end));
+        let syntax = self.syntax.take();
+        let frame = self.frames.iter().rev().find(|(file, _)| in_project(file));
+        match (&syntax, frame) {
+            (Some(s), _) if in_project(&s.file) => s.place(found),
+            (_, Some((file, line))) => found.at(file, Some(*line), None),
+            (Some(s), None) => s.place(found),
+            (None, None) => match self.frames.last() {
+                Some((file, line)) => found.at(file, Some(*line), None),
+                None => found,
+            },
+        }
+    }
+}
+
+/// A failure `--tb=line` printed, waiting for the short summary to name
+/// its test.
+#[derive(Debug)]
+struct Unnamed {
+    found: Found,
+    /// Its crash line's message, which the summary repeats (cut).
+    crash: Option<String>,
+}
+
 #[derive(Debug, Default)]
 pub struct Pytest {
     /// The test whose failure is being read.
     test: Option<String>,
+    /// The module a collection error (`ERROR collecting tests/x.py`) or a
+    /// `conftest.py` that failed to load is about: its failure is placed
+    /// there when nothing in the project says more, and it needs no name
+    /// from the summary.
+    module: Option<String>,
     /// Its frames, outermost first.
     frames: Vec<(String, u32)>,
     explanation: Vec<String>,
+    /// A syntax error's display among the `E` lines (in `--tb=line`, its
+    /// first line is under `E`, the others under four spaces).
+    shown: Option<SyntaxDisplay>,
     start: Option<u64>,
+    /// Where the last line read ended: a failure the output ends in (a
+    /// `conftest.py` that failed to load) ends there.
+    end: u64,
     /// `--tb=line`'s failures, which name no test: each waits for the
-    /// short summary's `FAILED <test id>` about its file, in order.
-    unnamed: Vec<Found>,
+    /// short summary's `FAILED <test id> - <message>` that repeats its
+    /// message.
+    unnamed: Vec<Unnamed>,
     /// Failures a section names by the test's own name (`test_a`,
     /// `TestC.test_m[1]`), with the number of their section (a chained
     /// exception gives one section several): each waits for the summary's
@@ -93,8 +398,8 @@ pub struct Pytest {
     /// Sections seen so far.
     sections: usize,
     /// A native traceback being read (`Traceback (most recent call
-    /// last):` seen): its frames, outermost first, and where it started.
-    native: Option<(Vec<(String, u32)>, u64)>,
+    /// last):` seen, or a syntax error's display).
+    native: Option<Traceback>,
     /// In a failure's `--- Captured stderr call ---` (or stdout, log):
     /// what the test printed, where a traceback is one it caught.
     captured: bool,
@@ -107,6 +412,16 @@ fn in_project(file: &str) -> bool {
         || file.contains("dist-packages/")
         || file.contains("/lib/python")
         || file.starts_with('<'))
+}
+
+/// Whether a crash line's message is the one the short summary repeats:
+/// the same, or its start when the summary cut it to the terminal's width.
+fn same_message(crash: &str, summary: &str) -> bool {
+    let (crash, summary) = (crash.trim(), summary.trim());
+    crash == summary
+        || summary
+            .strip_suffix("...")
+            .is_some_and(|cut| crash.starts_with(cut.trim_end()))
 }
 
 /// unittest's name for a test: its id, `tests.test_unit.ParsingTest.test_add`
@@ -124,51 +439,42 @@ impl Pytest {
     /// A line of an open native traceback; false when the traceback is
     /// over and the line is not its own.
     fn native_line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) -> bool {
-        let Some((frames, start)) = self.native.as_mut() else {
+        let Some(traceback) = self.native.as_mut() else {
             return false;
         };
-        if let Some(c) = super::caps(&NATIVE_FRAME, line) {
-            if let Some(l) = number(&c["line"]) {
-                if frames.len() >= MAX_FRAMES {
-                    frames.remove(0);
-                }
-                frames.push((c["file"].to_string(), l));
+        match traceback.line(line, at) {
+            Read::Took => true,
+            Read::Done(found) => {
+                let found = *found;
+                self.native = None;
+                let crash = found.message.clone();
+                let found = match &self.test {
+                    Some(_) => found.test(self.test.clone()).origin(Origin::Test),
+                    // Python's own display, of a script that no test runs.
+                    None => found.tool("python"),
+                };
+                self.keep(found, Some(&crash), out);
+                true
             }
-            return true;
+            Read::Left => {
+                self.native = None;
+                false
+            }
         }
-        // The source line and the carets under it, indented.
-        if line.starts_with(char::is_whitespace) {
-            return true;
-        }
-        let start = *start;
-        let frames = std::mem::take(frames);
-        self.native = None;
-        let Some(c) = super::caps(&EXCEPTION, line) else {
-            return false;
-        };
-        let site = frames
-            .iter()
-            .rev()
-            .find(|(file, _)| in_project(file))
-            .or_else(|| frames.last());
-        let mut found = Found::new("native", Severity::Error, line.trim_end())
-            .code(Some(c["error"].to_string()))
-            .test(self.test.clone())
-            .origin(Origin::Test)
-            .range(&(start..at.end));
-        if let Some((file, line)) = site {
-            found = found.at(file, Some(*line), None);
-        }
-        self.keep(found, out);
-        true
     }
 
     /// Holds a failure until the short summary names its test in full;
-    /// bounded: past the extractor's cap it goes out as it is.
-    fn keep(&mut self, found: Found, out: &mut Out) {
+    /// bounded: past the extractor's cap it goes out as it is. A
+    /// collection error is named by its module already.
+    fn keep(&mut self, found: Found, crash: Option<&str>, out: &mut Out) {
         let cap = crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK;
-        if found.test.is_none() && self.unnamed.len() < cap {
-            self.unnamed.push(found);
+        if self.module.is_some() {
+            out.push(found);
+        } else if found.test.is_none() && self.unnamed.len() < cap {
+            self.unnamed.push(Unnamed {
+                found,
+                crash: crash.map(str::to_string),
+            });
         } else if found.test.is_some() && self.named.len() < cap {
             self.named.push((self.sections, found));
         } else {
@@ -176,68 +482,105 @@ impl Pytest {
         }
     }
 
+    /// An `E` line's text after the `E` (or, in `--tb=line`, after the
+    /// first of the blanks that continue it), for a syntax error's display.
+    fn read_shown(&mut self, content: &str) {
+        if let Some(shown) = self.shown.as_mut().filter(|s| s.is_open()) {
+            match shown.feed(content) {
+                Feed::More | Feed::Done => return,
+                Feed::Broken => self.shown = None,
+            }
+        }
+        // Most `E` lines are an assertion's explanation: a look at the
+        // text spares them the regex.
+        if !content.trim_start().starts_with("File \"") {
+            return;
+        }
+        if let Some(c) = super::caps(&NATIVE_FRAME, content) {
+            self.shown = SyntaxDisplay::open(&c);
+        }
+    }
+
     fn flush(
         &mut self,
         error: Option<&str>,
         message: Option<&str>,
+        crash: Option<&str>,
         at: &Range<u64>,
         out: &mut Out,
     ) {
         let frames = std::mem::take(&mut self.frames);
         let explanation = std::mem::take(&mut self.explanation);
+        let shown = self.shown.take().filter(|s| !s.is_open());
         let start = self.start.take();
         // Outside a test's section only `--tb=line`'s crash site, which
-        // names the error, closes a failure.
+        // names the error, a collection error or a syntax error closes a
+        // failure.
         let test = self.test.clone();
-        if test.is_none() && error.is_none() {
+        if test.is_none() && error.is_none() && self.module.is_none() && shown.is_none() {
             return;
         }
-        let site = frames
-            .iter()
-            .rev()
-            .find(|(file, _)| in_project(file))
-            .or_else(|| frames.last());
-        let headline = explanation
-            .first()
-            .cloned()
+        let headline = shown
+            .as_ref()
+            .and_then(|s| s.exception.as_ref())
+            .map(|(_, text)| text.clone())
+            .or_else(|| explanation.first().cloned())
             .or_else(|| message.map(str::to_string))
             .or_else(|| error.map(str::to_string))
             .unwrap_or_else(|| format!("{} failed", test.as_deref().unwrap_or("a test")));
         let mut whole = headline;
-        for more in explanation.iter().skip(1) {
-            whole.push('\n');
-            whole.push_str(more);
+        if shown.is_none() {
+            for more in explanation.iter().skip(1) {
+                whole.push('\n');
+                whole.push_str(more);
+            }
         }
-        let dialect = if test.is_some() { "long" } else { "line" };
-        let mut found = Found::new(dialect, Severity::Error, whole)
-            .code(error.map(str::to_string).or_else(|| {
+        let dialect = if test.is_some() || self.module.is_some() {
+            "long"
+        } else {
+            "line"
+        };
+        let code = shown
+            .as_ref()
+            .and_then(|s| s.exception.as_ref())
+            .map(|(name, _)| name.clone())
+            .or_else(|| error.map(str::to_string))
+            .or_else(|| {
                 explanation
                     .first()
                     .and_then(|e| e.split(':').next())
                     .filter(|e| !e.contains(' '))
                     .map(str::to_string)
-            }))
+            });
+        let mut found = Found::new(dialect, Severity::Error, whole)
+            .code(code)
             .test(test)
             .origin(Origin::Test)
             .range(&(start.unwrap_or(at.start)..at.end));
-        if let Some((file, line)) = site {
-            found = found.at(file, Some(*line), None);
-        }
-        self.keep(found, out);
+        // The syntax error when it is in the project, else the deepest
+        // frame in the project, else what there is: the module being
+        // collected before a frame outside the project.
+        let frame = frames.iter().rev().find(|(file, _)| in_project(file));
+        found = match (&shown, frame) {
+            (Some(s), _) if in_project(&s.file) => s.place(found),
+            (_, Some((file, line))) => found.at(file, Some(*line), None),
+            (Some(s), None) if self.module.is_none() => s.place(found),
+            (_, None) => match (&self.module, frames.last()) {
+                (Some(module), _) => found.at(module, None, None),
+                (None, Some((file, line))) => found.at(file, Some(*line), None),
+                (None, None) => found,
+            },
+        };
+        self.keep(found, crash, out);
     }
 
-    /// The short summary's `FAILED <test id>`: the failures of the first
-    /// section named by the id's own part (`TestC::test_m` is
+    /// The short summary's `FAILED <test id> - <message>`: the failures of
+    /// the first section named by the id's own part (`TestC::test_m` is
     /// `TestC.test_m`), wherever they are located, or else the first
-    /// unnamed failure in its file, are that test's.
-    fn name_one(&mut self, id: &str, file: &str, out: &mut Out) {
-        let ours = |found: &Found| {
-            found.file.as_deref().is_some_and(|f| {
-                f == file
-                    || f.strip_suffix(file)
-                        .is_some_and(|dir| dir.ends_with(['/', '\\']))
-            })
-        };
+    /// unnamed failure whose crash line's message the summary repeats, are
+    /// that test's. One outside the project (an assertion unittest raised)
+    /// is placed at the test's file, its line unknown.
+    fn name_one(&mut self, id: &str, file: &str, message: Option<&str>, out: &mut Out) {
         let own = id
             .strip_prefix(file)
             .and_then(|rest| rest.strip_prefix("::"))
@@ -255,8 +598,33 @@ impl Pytest {
             for (_, found) in theirs {
                 out.push(found.test(Some(id.to_string())));
             }
-        } else if let Some(i) = self.unnamed.iter().position(ours) {
-            let found = self.unnamed.remove(i);
+            return;
+        }
+        let ours = |u: &Unnamed| {
+            u.found.file.as_deref().is_some_and(|f| {
+                f == file
+                    || f.strip_suffix(file)
+                        .is_some_and(|dir| dir.ends_with(['/', '\\']))
+            })
+        };
+        // The message the summary repeats says whose a failure is; its
+        // file may not (unittest raises its assertions in the standard
+        // library, and `--tb=line` shows no line of the test then), nor
+        // its order. Without a message (an id as wide as the terminal),
+        // the first failure in the test's file.
+        let i = match message {
+            Some(message) => self.unnamed.iter().position(|u| {
+                u.crash
+                    .as_deref()
+                    .is_some_and(|crash| same_message(crash, message))
+            }),
+            None => self.unnamed.iter().position(ours),
+        };
+        if let Some(i) = i {
+            let mut found = self.unnamed.remove(i).found;
+            if !found.file.as_deref().is_some_and(in_project) {
+                found = found.at(file, None, None);
+            }
             out.push(found.test(Some(id.to_string())));
         }
     }
@@ -269,14 +637,14 @@ impl Grammar for Pytest {
 
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
-            first: b"p_=EFT-",
+            first: b"p_=EFTI-",
             indented: b"F",
             anywhere: b":",
         })
     }
 
     fn busy(&self) -> bool {
-        self.native.is_some()
+        self.native.is_some() || self.shown.as_ref().is_some_and(SyntaxDisplay::is_open)
     }
 
     fn wants(&self, line: &[u8]) -> bool {
@@ -289,18 +657,26 @@ impl Grammar for Pytest {
             || line.starts_with(b"___")
             || line.starts_with(b"====")
             || line.starts_with(b"E ")
+            || line.starts_with(b"  File \"")
+            || line.starts_with(b"ImportError while loading conftest ")
             || NEEDLE.find(line).is_some()
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
+        self.end = at.end;
         if self.native_line(line, at, out) {
             return;
         }
-        if line.starts_with("Traceback (most recent call last):") {
-            if !self.captured {
-                self.native = Some((Vec::new(), at.start));
-            }
+        // `--tb=line` continues a syntax error's display under blanks.
+        if line.starts_with(' ') && self.shown.as_ref().is_some_and(SyntaxDisplay::is_open) {
+            self.read_shown(&line[1..]);
             return;
+        }
+        if !self.captured {
+            if let Some(traceback) = Traceback::opens(line, at) {
+                self.native = Some(traceback);
+                return;
+            }
         }
         if line.starts_with("---") && line.contains(" Captured ") {
             self.captured = true;
@@ -317,27 +693,44 @@ impl Grammar for Pytest {
         }
         if let Some(c) = super::caps(&SECTION, line) {
             if !self.frames.is_empty() || !self.explanation.is_empty() {
-                self.flush(None, None, at, out);
+                self.flush(None, None, None, at, out);
             }
             let name = c["name"].to_string();
             // `_ _ _ _` separates frames inside one failure.
             if !name.starts_with("_ ") {
                 self.captured = false;
-                self.test = Some(name);
+                self.shown = None;
+                // A module that could not be collected is named by its
+                // node id, as the summary's `ERROR tests/x.py` names it.
+                self.module = name.strip_prefix("ERROR collecting ").map(str::to_string);
+                self.test = Some(self.module.clone().unwrap_or(name));
                 self.start = Some(at.start);
                 self.sections += 1;
             }
             return;
         }
+        if let Some(c) = super::caps(&CONFTEST, line) {
+            if !self.frames.is_empty() || !self.explanation.is_empty() {
+                self.flush(None, None, None, at, out);
+            }
+            self.shown = None;
+            self.test = None;
+            self.module = Some(c["file"].to_string());
+            self.start = Some(at.start);
+            return;
+        }
         if line.starts_with("====") {
             if !self.frames.is_empty() || !self.explanation.is_empty() {
-                self.flush(None, None, at, out);
+                self.flush(None, None, None, at, out);
             }
             self.test = None;
+            self.module = None;
+            self.shown = None;
             self.captured = false;
             return;
         }
         if let Some(rest) = line.strip_prefix("E ") {
+            self.read_shown(&line[1..]);
             if self.explanation.len() < MAX_EXPLANATION_LINES {
                 self.explanation.push(rest.trim().to_string());
             }
@@ -345,7 +738,8 @@ impl Grammar for Pytest {
         }
         if let Some(c) = super::caps(&SUMMARY, line) {
             if !self.unnamed.is_empty() || !self.named.is_empty() {
-                self.name_one(&c["id"], &c["file"], out);
+                let message = c.name("message").map(|m| m.as_str());
+                self.name_one(&c["id"], &c["file"], message, out);
             }
             return;
         }
@@ -359,30 +753,40 @@ impl Grammar for Pytest {
             self.frames.remove(0);
         }
         self.frames.push((c["file"].to_string(), l));
-        // A failed `assert`, shortened (line style): an `AssertionError`.
-        let (error, message) = match (c.name("error"), c.name("assert")) {
-            (Some(error), _) => (error.as_str(), c.name("message").map(|m| m.as_str())),
-            (None, Some(assert)) => ("AssertionError", Some(assert.as_str())),
-            (None, None) => return,
+        // A failed `assert`, shortened (line style): an `AssertionError`;
+        // a syntax error's display: the error it closed with.
+        let shown_error = self
+            .shown
+            .as_ref()
+            .and_then(|s| s.exception.as_ref())
+            .map_or("SyntaxError", |(name, _)| name.as_str())
+            .to_string();
+        let (error, message) = match (c.name("error"), c.name("assert"), c.name("display")) {
+            (Some(error), _, _) => (error.as_str(), c.name("message").map(|m| m.as_str())),
+            (None, Some(assert), _) => ("AssertionError", Some(assert.as_str())),
+            (None, None, Some(display)) => (shown_error.as_str(), Some(display.as_str())),
+            (None, None, None) => return,
         };
         if self.test.is_none() {
             // `--tb=line`: one line per failure, no section.
             self.start = Some(at.start);
         }
-        self.flush(Some(error), message, at, out);
+        let crash = c.name("crash").map(|m| m.as_str());
+        self.flush(Some(error), message, crash, at, out);
         if message.is_some() {
             self.test = None;
         }
     }
 
     fn finish(&mut self, out: &mut Out) {
-        if !self.frames.is_empty() {
-            let end = self.start.unwrap_or(0);
-            self.flush(None, None, &(end..end), out);
+        if !self.frames.is_empty() || !self.explanation.is_empty() {
+            let end = self.end;
+            self.flush(None, None, None, &(end..end), out);
         }
         // No summary named them (`-rN`, or the output was cut).
         let named = self.named.drain(..).map(|(_, found)| found);
-        for found in named.chain(self.unnamed.drain(..)) {
+        let unnamed = self.unnamed.drain(..).map(|u| u.found);
+        for found in named.chain(unnamed) {
             out.push(found);
         }
     }
@@ -553,5 +957,272 @@ mod tests {
             messages,
             ["assert (1 + 2) == 4", "KeyError: 'k'", "assert [1] == [2]"]
         );
+    }
+
+    /// Where `ERROR collecting <module>` puts each module of the recorded
+    /// project (`fixtures/diagnostics/pytest`), with its code and message.
+    fn collection_errors(
+        boom: &str,
+        zero: &str,
+    ) -> Vec<(String, Option<&'static str>, Option<String>, &'static str)> {
+        let error = |place: &str, code, module: &str, message| {
+            (
+                place.to_string(),
+                Some(code),
+                Some(format!("tests/{module}")),
+                message,
+            )
+        };
+        vec![
+            error(boom, "KeyError", "test_boom.py", "KeyError: 'host'"),
+            // Indented: counted from the first character that is not blank
+            // (the golden file, with the source, has it at 3:9).
+            error(
+                "src/pkg/deep.py:3:1",
+                "SyntaxError",
+                "test_deep.py",
+                "SyntaxError: invalid syntax",
+            ),
+            error(
+                "src/pkg/broken.py:1:7",
+                "SyntaxError",
+                "test_imp.py",
+                "SyntaxError: invalid syntax",
+            ),
+            error(
+                "tests/test_indent.py:3",
+                "IndentationError",
+                "test_indent.py",
+                "IndentationError: unexpected indent",
+            ),
+            error(
+                "tests/test_missing.py:1",
+                "ModuleNotFoundError",
+                "test_missing.py",
+                "ModuleNotFoundError: No module named 'nosuchmodule'",
+            ),
+            error(
+                "tests/test_syn.py:1:12",
+                "SyntaxError",
+                "test_syn.py",
+                "SyntaxError: invalid syntax",
+            ),
+            // After `é`: Python 3.11's caret counts its two bytes, 3.13's
+            // one character.
+            error(
+                "tests/test_uni.py:1:17",
+                "SyntaxError",
+                "test_uni.py",
+                "SyntaxError: invalid syntax",
+            ),
+            error(
+                zero,
+                "ZeroDivisionError",
+                "test_zero.py",
+                "ZeroDivisionError: division by zero",
+            ),
+        ]
+    }
+
+    /// Place, code, test and message of each finding, owned.
+    fn owned(found: &Extracted) -> Vec<(String, Option<&str>, Option<String>, &str)> {
+        read(found)
+            .into_iter()
+            .map(|(place, code, test, message)| (place, code, test.map(str::to_string), message))
+            .collect()
+    }
+
+    #[test]
+    fn a_module_that_failed_to_collect_is_placed_at_what_stopped_it() {
+        // pytest 9.2.0 (CPython 3.11.7 and 3.13.0): a syntax error is shown
+        // under `E` as Python shows it (`E     File "/abs/src/pkg/broken.py",
+        // line 1`, the line, a caret), below frames in pytest and the
+        // standard library (`/root/.pyenv/.../ast.py:50: in parse`); an
+        // exception raised while the module ran, below its frames.
+        for (output, recorded_in) in [
+            ("pytest/pytest-collect.txt", "/tmp/rec-py6/collect"),
+            ("pytest/pytest-collect-short.txt", "/tmp/rec-py6/collect"),
+            ("pytest/pytest-collect-native.txt", "/tmp/rec-py6/collect"),
+            ("pytest/pytest313-collect.txt", "/tmp/rec-py6/collect"),
+        ] {
+            for parser in ["pytest", "auto"] {
+                let found = recorded(parser, output, Some(recorded_in));
+                assert_eq!(
+                    owned(&found),
+                    collection_errors("src/pkg/boom.py:5", "tests/test_zero.py:3"),
+                    "{parser} {output}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_collection_error_without_frames_is_placed_at_its_module() {
+        // `--tb=line` drops the frames of an exception raised while a
+        // module ran: `E   KeyError: 'host'` alone under `ERROR collecting
+        // tests/test_boom.py`.
+        let found = recorded(
+            "pytest",
+            "pytest/pytest-collect-line.txt",
+            Some("/tmp/rec-py6/collect"),
+        );
+        assert_eq!(
+            owned(&found),
+            collection_errors("tests/test_boom.py", "tests/test_zero.py")
+        );
+    }
+
+    #[test]
+    fn a_conftest_that_failed_to_load_is_placed_at_its_syntax_error() {
+        // `ImportError while loading conftest '/abs/tests/conftest.py'.`,
+        // no section and no summary: pytest stops there (exit 4).
+        let found = recorded(
+            "pytest",
+            "pytest/pytest-conftest.txt",
+            Some("/tmp/rec-py6/conftest"),
+        );
+        assert_eq!(
+            read(&found),
+            [(
+                "tests/conftest.py:4:12".to_string(),
+                Some("SyntaxError"),
+                None,
+                "SyntaxError: invalid syntax"
+            )]
+        );
+    }
+
+    #[test]
+    fn a_syntax_error_a_test_ran_into_is_placed_at_the_error_in_either_style() {
+        // `--continue-on-collection-errors`: `test_late_import` imports the
+        // broken module. Long style shows its display under `E` over
+        // `tests/test_runtime.py:6: SyntaxError`; line style only the first
+        // line under `E`, the others under blanks, then `/abs/tests/
+        // test_runtime.py:6:   File "/abs/src/pkg/broken.py", line 1`.
+        for (output, dialect) in [
+            ("pytest/pytest-collect-continue.txt", "long"),
+            ("pytest/pytest-collect-continue-line.txt", "line"),
+        ] {
+            let found = recorded("pytest", output, Some("/tmp/rec-py6/collect"));
+            let runtime: Vec<_> = owned(&found).into_iter().skip(8).collect();
+            let test = |name: &str| Some(format!("tests/test_runtime.py::{name}"));
+            assert_eq!(
+                runtime,
+                [
+                    (
+                        "tests/test_runtime.py:2".to_string(),
+                        Some("AssertionError"),
+                        test("test_sum"),
+                        "assert (1 + 1) == 3"
+                    ),
+                    (
+                        "src/pkg/broken.py:1:7".to_string(),
+                        Some("SyntaxError"),
+                        test("test_late_import"),
+                        "SyntaxError: invalid syntax"
+                    ),
+                ],
+                "{output}"
+            );
+            let dialects: Vec<&str> = found
+                .diagnostics
+                .iter()
+                .skip(8)
+                .filter_map(|d| d.parser.map(|p| p.dialect))
+                .collect();
+            assert_eq!(dialects, [dialect, dialect], "{output}");
+        }
+    }
+
+    #[test]
+    fn line_style_failures_are_named_by_the_message_the_summary_repeats() {
+        // pytest 9.2.0 `--tb=line` on `unittest.TestCase` tests: an
+        // assertion unittest raised is printed at its own line in
+        // `/root/.pyenv/.../unittest/case.py`, the test's line nowhere; the
+        // summary (`FAILED tests/test_ut.py::T::test_eq - AssertionError: 2
+        // != 3 : one plus one`, cut to 80 columns with `...`) says whose
+        // each is. Two tests fail with the same message, in order.
+        let found = recorded(
+            "pytest",
+            "pytest/pytest-unittest-line.txt",
+            Some("/tmp/rec-py6/unit"),
+        );
+        let test = |name: &str| Some(format!("tests/test_ut.py::{name}"));
+        let one_plus_one = "AssertionError: 2 != 3 : one plus one";
+        assert_eq!(
+            owned(&found),
+            [
+                (
+                    "tests/test_ut.py".to_string(),
+                    Some("AssertionError"),
+                    test("T::test_eq"),
+                    one_plus_one
+                ),
+                (
+                    "tests/test_ut.py".to_string(),
+                    Some("AssertionError"),
+                    test("T::test_eq_again"),
+                    one_plus_one
+                ),
+                (
+                    "tests/test_ut.py:11".to_string(),
+                    Some("KeyError"),
+                    test("T::test_err"),
+                    "KeyError: 'missing'"
+                ),
+                (
+                    "src/pkg/calc.py:2".to_string(),
+                    Some("ValueError"),
+                    test("T::test_parse"),
+                    "ValueError: invalid literal for int() with base 10: 'x'"
+                ),
+                (
+                    "tests/test_ut.py".to_string(),
+                    Some("AssertionError"),
+                    test("T::test_words"),
+                    "AssertionError: 'a few words' != 'a few other words'"
+                ),
+                (
+                    "tests/test_ut.py:24".to_string(),
+                    Some("AssertionError"),
+                    test("test_plain"),
+                    "AssertionError: assert 2 == 3"
+                ),
+            ]
+        );
+        // The other styles show the test's own line.
+        let long = recorded(
+            "pytest",
+            "pytest/pytest-unittest.txt",
+            Some("/tmp/rec-py6/unit"),
+        );
+        let lines: Vec<String> = long
+            .diagnostics
+            .iter()
+            .map(crate::diagnostics::Diagnostic::location)
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "tests/test_ut.py:8",
+                "tests/test_ut.py:20",
+                "tests/test_ut.py:11",
+                "src/pkg/calc.py:2",
+                "tests/test_ut.py:17",
+                "tests/test_ut.py:24"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_caret_after_a_wide_character_is_read_as_its_printer_counted() {
+        // CPython 3.11 put the caret under `*` after `é` counting bytes
+        // (17 blanks), 3.13 counting characters (16): both are column 17.
+        let snippet = "LABEL = \"é\" + + * 2";
+        assert_eq!(super::caret_span(snippet, 17, 1), Some((16, 17)));
+        assert_eq!(super::caret_span(snippet, 16, 1), Some((16, 17)));
+        assert_eq!(super::caret_span("def f(:", 6, 1), Some((6, 7)));
+        assert_eq!(super::caret_span("print \"hello\"", 0, 13), Some((0, 13)));
+        assert_eq!(super::caret_span("abc", 9, 1), None);
     }
 }

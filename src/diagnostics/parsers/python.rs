@@ -1,6 +1,7 @@
 //! Python linters and type checkers: ruff (concise, full and JSON), flake8,
 //! pylint (text, `json` and `json2`; 0-based columns) and mypy (text,
-//! `--pretty` and `-O json`).
+//! `--pretty` and `-O json`); and Python's own tracebacks and syntax
+//! errors, as the interpreter prints them for a script that fails.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -8,6 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::generic::compiler_line;
+use super::pytest::{Read, Traceback};
 use super::{json_number, json_number0, number, split_trailer, Found, Grammar, Out};
 use crate::diagnostics::Severity;
 
@@ -111,6 +113,10 @@ pub struct Python {
     /// they are ruff's (`[*]`, a rule's name, `Found 3 errors.`) or the
     /// output ends without saying (flake8's).
     held: Vec<Found>,
+    /// A traceback being read, or a syntax error's display, which the
+    /// interpreter prints with no header for the script it was asked to
+    /// run.
+    traceback: Option<Traceback>,
 }
 
 fn pylint_severity(code: &str) -> Severity {
@@ -298,13 +304,13 @@ impl Grammar for Python {
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
             first: b"ABCDEFGHIJKLMNOPQRSTUVWXYZ",
-            indented: b"",
+            indented: b"F",
             anywhere: b":",
         })
     }
 
     fn busy(&self) -> bool {
-        !matches!(self.open, Open::Nothing)
+        !matches!(self.open, Open::Nothing) || self.traceback.is_some()
     }
 
     fn wants(&self, line: &[u8]) -> bool {
@@ -312,9 +318,28 @@ impl Grammar for Python {
             || line.first().is_some_and(u8::is_ascii_uppercase)
             || super::has_colon_digit(line)
             || starts_with_a_rule_name(line)
+            || line.starts_with(b"  File \"")
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
+        if let Some(traceback) = self.traceback.as_mut() {
+            match traceback.line(line, at) {
+                Read::Took => return,
+                Read::Done(found) => {
+                    self.traceback = None;
+                    out.push((*found).tool("python"));
+                    return;
+                }
+                Read::Left => self.traceback = None,
+            }
+        }
+        // Before a message's continuation: mypy's `--pretty` takes any
+        // unindented line after a message for more of it.
+        if let Some(traceback) = Traceback::opens(line, at) {
+            self.close(out);
+            self.traceback = Some(traceback);
+            return;
+        }
         if self.continues(line, at) {
             return;
         }
@@ -571,5 +596,68 @@ mod tests {
             )
         };
         assert_eq!(errors, [expected(1), expected(5)]);
+    }
+
+    #[test]
+    fn pythons_own_syntax_errors_are_read_with_or_without_a_traceback() {
+        // `python3 syn.py` (CPython 3.8.18 to 3.13.0) prints `  File
+        // "/abs/syn.py", line 1`, the line, a caret and `SyntaxError:
+        // invalid syntax`, with no `Traceback` header; `main.py` imports
+        // `uni.py` under one. 3.10 and later mark `print "hello"` whole
+        // (`^^^^^^^^^^^^^`), 3.9 and 3.8 its second word.
+        let invalid = "SyntaxError: invalid syntax";
+        // Without the sources, the columns of indented lines are counted
+        // from their first character that is not blank (3.13 keeps the
+        // tabs it indents with, and they are not counted either).
+        for (output, print, tabs, again) in [
+            (
+                "python/python38-syntax.txt",
+                ("pr.py:1:7", None),
+                "tabs.py:3:1",
+                true,
+            ),
+            (
+                "python/python39-syntax.txt",
+                ("pr.py:1:7", None),
+                "tabs.py:3:1",
+                false,
+            ),
+            (
+                "python/python311-syntax.txt",
+                ("pr.py:1:1", Some(14)),
+                "tabs.py:3:1",
+                false,
+            ),
+            (
+                "python/python313-syntax.txt",
+                ("pr.py:1:1", Some(14)),
+                "tabs.py:3:1",
+                false,
+            ),
+        ] {
+            for parser in ["python", "auto"] {
+                let found = recorded(parser, output, Some("/tmp/rec-py6/syntax"));
+                let read: Vec<(String, Option<&str>, Option<u32>)> = found
+                    .diagnostics
+                    .iter()
+                    .map(|d| (d.location(), d.code.as_deref(), d.end_column))
+                    .collect();
+                let syntax = |place: &str, end| (place.to_string(), Some("SyntaxError"), end);
+                // 3.8 names the script as it was given, the module it
+                // imports in full: the same place, printed twice.
+                let mut expected = vec![
+                    syntax("syn.py:1:7", None),
+                    syntax("uni.py:1:17", None),
+                    syntax(print.0, print.1),
+                ];
+                if again {
+                    expected.push(syntax("uni.py:1:17", None));
+                }
+                expected.extend([syntax("deep.py:3:1", None), syntax(tabs, None)]);
+                assert_eq!(read, expected, "{parser} {output}");
+                assert_eq!(found.diagnostics[0].message, invalid, "{parser} {output}");
+                assert_eq!(found.diagnostics[0].tool, "python", "{parser} {output}");
+            }
+        }
     }
 }
