@@ -54,10 +54,21 @@ pub fn is_root_cause(d: &Diagnostic) -> bool {
         return true;
     }
     let first = d.message.lines().next().unwrap_or("").to_lowercase();
+    // A suite that could not load says so in the message's first line
+    // (pyright, tsc) or in what stands for its test name: jest's `Test
+    // suite failed to run`, vitest's `test file failed to run`, pytest's
+    // `ERROR collecting`.
     ROOT_CAUSE_WORDS.iter().any(|w| first.contains(w))
-        || d.test
-            .as_deref()
-            .is_some_and(|t| t.to_lowercase().contains("error collecting"))
+        || d.test.as_deref().is_some_and(|t| {
+            let t = t.to_lowercase();
+            [
+                "error collecting",
+                "suite failed to run",
+                "file failed to run",
+            ]
+            .iter()
+            .any(|w| t.contains(w))
+        })
 }
 
 /// The most characters of a message's line that a summary entry or a
@@ -366,6 +377,33 @@ mod tests {
                 "src/lib.rs:4 E0425 cannot find value `x` (tests, lint, build)",
                 "src/lib.rs:9 E0599 no method named `y` (tests)",
             ]
+        );
+    }
+
+    #[test]
+    fn a_test_file_that_failed_to_run_comes_before_the_failed_tests() {
+        let mut diagnostics: Vec<Diagnostic> = (1..=6)
+            .map(|n| {
+                let mut d = error("tests", "a.test.js", n, "", &format!("test {n} broke"));
+                d.code = None;
+                d.test = Some(format!("t{n}"));
+                d
+            })
+            .collect();
+        let mut broken = error(
+            "tests",
+            "broken.test.js",
+            3,
+            "",
+            "SyntaxError: Unexpected token",
+        );
+        broken.code = None;
+        broken.test = Some("Test suite failed to run".into());
+        diagnostics.push(broken);
+        let lines = summarize(&diagnostics, |_| Some(0), 5);
+        assert_eq!(
+            lines[0],
+            "broken.test.js:3 SyntaxError: Unexpected token (tests)"
         );
     }
 }
