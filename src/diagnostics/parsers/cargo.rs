@@ -1,8 +1,11 @@
 //! rustc and cargo: `cargo build`/`check`/`clippy` in human output and
 //! `--message-format=json`, and test panics from `cargo test` and
-//! cargo-nextest in both layouts (before and after Rust 1.73).
+//! cargo-nextest in both layouts (before and after Rust 1.73), failed doc
+//! tests, and failed build scripts.
 
+use std::collections::VecDeque;
 use std::ops::Range;
+use std::path::Path;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -24,10 +27,35 @@ static LOCATION: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the rustc location regex is valid")
 });
 
-/// The lint a note names: `#[warn(unused_variables)]`, `-D clippy::x`.
+/// Lines of a failed build script's standard error kept in its message:
+/// the last ones, where a script says why it gave up.
+const MAX_BUILD_SCRIPT_LINES: usize = 20;
+
+/// The lint a note names: `#[warn(unused_variables)]` from the source or by
+/// default, or a lint set on the command line, which rustc names with
+/// hyphens: `` `-D clippy::needless-return` implied by `-D warnings` ``,
+/// `` requested on the command line with `-W unused-variables` ``. Only the
+/// lint itself is taken, never the group that implied it (`warnings`).
 static LINT_NAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"#\[(?:warn|deny|forbid)\((?P<lint>[a-z_]+(?:::[a-z_]+)?)\)\]|-D (?P<dlint>clippy::[a-z_]+)")
+    Regex::new(r"#\[(?:warn|deny|forbid)\((?P<lint>[a-z0-9_]+(?:::[a-z0-9_]+)?)\)\]|`-[DWF] (?P<dlint>[a-z0-9_-]+(?:::[a-z0-9_-]+)?)`(?: implied by|$)")
         .expect("the clippy lint regex is valid")
+});
+
+/// A doc test's name as libtest prints it: the file, the item (none for a
+/// crate's or module's own docs) and the line its code block starts on,
+/// sometimes followed by the block's kind (`src/lib.rs - add (line 3)`,
+/// `src/lib.rs - (line 1) - compile fail`).
+static DOCTEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<file>\S.*?\.rs) - .*?\(line (?P<line>\d+)\)(?: - .+)?$")
+        .expect("the doc test name regex is valid")
+});
+
+/// cargo's header for a failed build script, with the package's directory
+/// when it is a path dependency or a member (`bscript v0.1.0 (/abs/dir)`);
+/// a registry or git package names its source instead.
+static BUILD_SCRIPT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^failed to run custom build command for `[^`(]*?(?: \((?P<dir>[^`()]+)\))?`$")
+        .expect("the build script header regex is valid")
 });
 
 /// `thread 'name' panicked at src/lib.rs:10:5:` (Rust 1.73 and later; the
@@ -52,6 +80,7 @@ fn is_noise(message: &str) -> bool {
         || message.contains("warning emitted")
         || (message.contains(" generated ") && message.contains(" warning"))
         || message.starts_with("test failed, to rerun")
+        || message.starts_with("doctest failed, to rerun")
         || message == "test run failed"
         || message.starts_with("1 target failed")
         || message.ends_with("targets failed:")
@@ -69,6 +98,95 @@ enum Open {
     /// `cargo fmt --check`'s hunk: placed at its first changed line, past
     /// the context lines it starts with.
     Format(Found, u32),
+    /// A failed build script: cargo's `Caused by:` and the script's own
+    /// output, indented, follow.
+    BuildScript(BuildScript),
+}
+
+/// What a failed build script printed, as far as it is read.
+#[derive(Debug)]
+struct BuildScript {
+    found: Found,
+    /// Inside the script's `--- stderr` section (not its `--- stdout`).
+    in_stderr: bool,
+    /// The last meaningful lines of its standard error.
+    tail: VecDeque<String>,
+    /// Where the script panicked, when it did: a better place than
+    /// `build.rs`.
+    panic: Option<(String, Option<u32>, Option<u32>)>,
+}
+
+impl BuildScript {
+    /// The header `failed to run custom build command for ...`, placed at
+    /// the package's `build.rs` when cargo names its directory.
+    fn new(mut found: Found, message: &str) -> BuildScript {
+        let dir = super::caps(&BUILD_SCRIPT, message)
+            .and_then(|c| c.name("dir").map(|m| m.as_str().to_string()))
+            // A git dependency names its URL, not a directory.
+            .filter(|dir| !dir.contains("://"));
+        let mut found = match &dir {
+            Some(dir) => {
+                let file = Path::new(dir).join("build.rs");
+                // The package's directory goes into the place (made
+                // relative to the root), not the message: a message that
+                // names where the checkout sits would give the same
+                // failure another fingerprint on another machine.
+                found.message = found.message.replacen(&format!(" ({dir})"), "", 1);
+                found.at(&file.to_string_lossy(), None, None)
+            }
+            None => found,
+        };
+        found.dialect = "build-script";
+        BuildScript {
+            found,
+            in_stderr: false,
+            tail: VecDeque::new(),
+            panic: None,
+        }
+    }
+
+    /// Reads one more line; false when it is not the script's (the block
+    /// ended and the line is someone else's).
+    fn read(&mut self, line: &str, at: &Range<u64>) -> bool {
+        let trimmed = line.trim();
+        // cargo indents what follows `Caused by:` by two spaces, the
+        // script's output included; its own notes start at the margin.
+        let indented = line.starts_with("  ");
+        if !indented && !trimmed.is_empty() && !line.starts_with("note: ") && line != "Caused by:" {
+            return false;
+        }
+        self.found.range.end = at.end;
+        if trimmed == "--- stderr" || trimmed == "--- stdout" {
+            self.in_stderr = trimmed == "--- stderr";
+        } else if self.in_stderr
+            && !trimmed.is_empty()
+            && !trimmed.starts_with("note: run with `RUST_BACKTRACE")
+        {
+            if let Some(c) = super::caps(&PANIC_NEW, line) {
+                self.panic = Some((c["file"].to_string(), number(&c["line"]), number(&c["col"])));
+            } else {
+                if self.tail.len() == MAX_BUILD_SCRIPT_LINES {
+                    self.tail.pop_front();
+                }
+                self.tail.push_back(trimmed.to_string());
+            }
+        }
+        true
+    }
+
+    /// The finding: cargo's header and the script's last words, at the
+    /// panic when it panicked.
+    fn into_found(self) -> Found {
+        let mut found = self.found;
+        for line in self.tail {
+            found.message.push('\n');
+            found.message.push_str(&line);
+        }
+        match self.panic {
+            Some((file, line, column)) => found.at(&file, line, column),
+            None => found,
+        }
+    }
 }
 
 /// `cargo fmt --check` (rustfmt): `Diff in /abs/src/lib.rs:5:`, then the
@@ -97,6 +215,12 @@ fn format_hunk(line: &str, at: &Range<u64>) -> Option<Found> {
 #[derive(Debug, Default)]
 pub struct Cargo {
     open: Open,
+    /// The doc tests libtest reported failed (`test src/lib.rs - add (line
+    /// 3) ... FAILED`), each with whether a panic already placed it.
+    doctests: Vec<(String, bool)>,
+    /// The doc test whose output is being read (`---- NAME stdout ----`):
+    /// its panic names rustdoc's temporary file and the thread `main`.
+    doctest: Option<String>,
 }
 
 impl Cargo {
@@ -106,8 +230,64 @@ impl Cargo {
             Open::Diagnostic(found, _) | Open::Panic(found, _) | Open::Format(found, _) => {
                 out.push(found);
             }
+            Open::BuildScript(script) => out.push(script.into_found()),
         }
     }
+
+    /// Reads libtest's lines that say which doc test failed and whose output
+    /// follows; true when `line` was one.
+    fn doctest_line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) -> bool {
+        if let Some(name) = line
+            .strip_prefix("test ")
+            .and_then(|rest| rest.strip_suffix(" ... FAILED"))
+        {
+            if DOCTEST.is_match(name) {
+                self.doctests.push((name.to_string(), false));
+            }
+            return true;
+        }
+        if let Some(name) = line
+            .strip_prefix("---- ")
+            .and_then(|rest| rest.strip_suffix(" stdout ----"))
+        {
+            self.doctest = DOCTEST.is_match(name).then(|| name.to_string());
+            return true;
+        }
+        if line.starts_with("test result: ") {
+            self.doctest = None;
+            // A doc test can fail without a panic (its `main` returned an
+            // error, a `should_panic` block did not panic): it is still
+            // a failure, placed at its code block.
+            for (name, placed) in std::mem::take(&mut self.doctests) {
+                if let (false, Some(mut found)) = (placed, doctest_found(&name, at)) {
+                    found.message = format!("doc test `{name}` failed");
+                    out.push(found);
+                }
+            }
+            return true;
+        }
+        false
+    }
+}
+
+/// A finding for the doc test `name`, at the line its code block starts on
+/// in the file it names. rustdoc compiles the block elsewhere (edition 2024
+/// merges every block into `/tmp/rustdoctestXXXX/doctest_bundle_2024.rs`)
+/// and its panic lines there, or, before 2024, lines off by the wrapper it
+/// adds, so the block's start is the one place that is always right.
+fn doctest_found(name: &str, at: &Range<u64>) -> Option<Found> {
+    let c = super::caps(&DOCTEST, name)?;
+    Some(
+        Found::new(
+            "doctest",
+            Severity::Error,
+            format!("doc test `{name}` panicked"),
+        )
+        .at(&c["file"], number(&c["line"]), None)
+        .test(Some(name.to_string()))
+        .origin(Origin::Test)
+        .range(at),
+    )
 }
 
 impl Grammar for Cargo {
@@ -117,7 +297,7 @@ impl Grammar for Cargo {
 
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
-            first: b"ewtD",
+            first: b"ewtD-",
             indented: b"ewt",
             anywhere: b"",
         })
@@ -133,6 +313,8 @@ impl Grammar for Cargo {
             || starts_trimmed(line, b"warning")
             || starts_trimmed(line, b"thread '")
             || line.starts_with(b"Diff in ")
+            || line.starts_with(b"test ")
+            || line.starts_with(b"---- ")
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
@@ -154,10 +336,13 @@ impl Grammar for Cargo {
                 if !trimmed.is_empty() && !next {
                     if let Some(c) = super::caps(&LINT_NAME, line) {
                         if found.code.is_none() {
+                            // Named as without `-D`, so that fingerprints and
+                            // SARIF rule ids do not depend on how a lint was
+                            // turned on.
                             found.code = c
                                 .name("lint")
-                                .or_else(|| c.name("dlint"))
-                                .map(|m| m.as_str().to_string());
+                                .map(|m| m.as_str().to_string())
+                                .or_else(|| c.name("dlint").map(|m| m.as_str().replace('-', "_")));
                         }
                     }
                     if *body < MAX_BODY_LINES {
@@ -205,9 +390,18 @@ impl Grammar for Cargo {
                 }
                 self.close(out);
             }
+            Open::BuildScript(script) => {
+                if script.read(line, at) {
+                    return;
+                }
+                self.close(out);
+            }
             Open::Nothing => {}
         }
 
+        if self.doctest_line(line, at, out) {
+            return;
+        }
         if let Some(found) = format_hunk(line, at) {
             self.open = Open::Format(found, 0);
             return;
@@ -218,9 +412,28 @@ impl Grammar for Cargo {
                 let found = Found::new("human", Severity::from_word(&c["severity"]), message)
                     .code(c.name("code").map(|m| m.as_str().to_string()))
                     .range(at);
-                self.open = Open::Diagnostic(found, 0);
+                self.open = if message.starts_with("failed to run custom build command for ") {
+                    Open::BuildScript(BuildScript::new(found, message))
+                } else {
+                    Open::Diagnostic(found, 0)
+                };
             }
         } else if let Some(c) = super::caps(&PANIC_NEW, line) {
+            let doctest = self
+                .doctest
+                .as_deref()
+                .and_then(|name| doctest_found(name, at));
+            if let Some(found) = doctest {
+                if let Some(entry) = self
+                    .doctests
+                    .iter_mut()
+                    .find(|(name, _)| found.test.as_ref() == Some(name))
+                {
+                    entry.1 = true;
+                }
+                self.open = Open::Panic(found, 0);
+                return;
+            }
             let found = Found::new(
                 "panic",
                 Severity::Error,
@@ -356,5 +569,126 @@ mod tests {
         );
         assert_eq!(found.test.as_deref(), Some("tests::adds"));
         assert_eq!(found.message, "assertion failed: `(left == right)`");
+    }
+
+    /// Under `-D warnings` rustc names each lint as given on the command
+    /// line, with hyphens; the code is the lint's own name, the one the
+    /// plain run and `--message-format=json` give.
+    #[test]
+    fn a_lint_denied_on_the_command_line_keeps_its_whole_name() {
+        let codes = |path: &str| {
+            let found =
+                crate::diagnostics::tests::recorded("cargo", path, Some("/tmp/s6/rs-rec/dlint"));
+            found
+                .diagnostics
+                .iter()
+                .map(|d| d.code.clone())
+                .collect::<Vec<_>>()
+        };
+        let expected = [
+            "unused_variables",
+            "clippy::needless_return",
+            "clippy::ptr_arg",
+        ]
+        .map(|c| Some(c.to_string()))
+        .to_vec();
+        assert_eq!(codes("cargo/clippy-deny.txt"), expected);
+        assert_eq!(codes("cargo/clippy-warn.txt"), expected);
+        assert_eq!(codes("cargo/clippy-deny.json"), expected);
+    }
+
+    /// A failed doc test is placed at its code block in the file libtest
+    /// names, not in rustdoc's temporary file, and named as libtest names
+    /// it, not after the thread `main`; cargo's `doctest failed` trailer is
+    /// no finding of its own.
+    #[test]
+    fn a_failed_doc_test_is_placed_at_its_code_block() {
+        for (path, dir) in [
+            ("cargo/doctest-2024.txt", "/tmp/s6/rs-rec/doc24"),
+            ("cargo/doctest-2021.txt", "/tmp/s6/rs-rec/doc21"),
+        ] {
+            let found = crate::diagnostics::tests::recorded("cargo", path, Some(dir));
+            let places: Vec<_> = found
+                .diagnostics
+                .iter()
+                .map(|d| (d.location(), d.test.as_deref()))
+                .collect();
+            assert_eq!(
+                places,
+                [(
+                    "src/lib.rs:3".to_string(),
+                    Some("src/lib.rs - add (line 3)")
+                )],
+                "{path}"
+            );
+        }
+    }
+
+    /// A doc test that fails without a panic is still a finding.
+    #[test]
+    fn a_doc_test_that_fails_without_a_panic_is_still_placed() {
+        let mut cargo = Cargo::default();
+        let mut out = Out::default();
+        for line in [
+            "test src/lib.rs - (line 1) ... FAILED",
+            "",
+            "---- src/lib.rs - (line 1) stdout ----",
+            "Test executable failed (exit status: 1).",
+            "",
+            "test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out",
+            "error: doctest failed, to rerun pass `--doc`",
+        ] {
+            if cargo.wants(line.as_bytes()) {
+                cargo.line(line, &(0..1), &mut out);
+            }
+        }
+        cargo.finish(&mut out);
+        let found: Vec<_> = out
+            .found
+            .iter()
+            .map(|f| (f.file.as_deref(), f.line, f.test.as_deref()))
+            .collect();
+        assert_eq!(
+            found,
+            [(Some("src/lib.rs"), Some(1), Some("src/lib.rs - (line 1)"))]
+        );
+    }
+
+    /// A failed build script's finding says what the script printed and
+    /// points at `build.rs`, or where it panicked; it is no test.
+    #[test]
+    fn a_failed_build_script_says_why_at_its_build_rs() {
+        let found = crate::diagnostics::tests::recorded(
+            "cargo",
+            "cargo/build-script.txt",
+            Some("/tmp/s6/rs-rec/bscript"),
+        );
+        let [d] = found.diagnostics.as_slice() else {
+            panic!("one finding: {:?}", found.diagnostics);
+        };
+        assert_eq!(d.location(), "build.rs");
+        assert!(
+            d.message
+                .ends_with("\nerror: libfoo not found (set FOO_DIR)"),
+            "{}",
+            d.message
+        );
+        let found = crate::diagnostics::tests::recorded(
+            "cargo",
+            "cargo/build-script-panic.txt",
+            Some("/tmp/s6/rs-rec/bpanic"),
+        );
+        let [d] = found.diagnostics.as_slice() else {
+            panic!("one finding: {:?}", found.diagnostics);
+        };
+        assert_eq!(
+            (d.location().as_str(), d.test.as_deref()),
+            ("build.rs:3:40", None)
+        );
+        assert!(
+            d.message.ends_with("\nFOO_DIR is set: NotPresent"),
+            "{}",
+            d.message
+        );
     }
 }
