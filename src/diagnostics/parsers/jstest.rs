@@ -21,6 +21,10 @@ static FAIL_WORD: LazyLock<memchr::memmem::Finder<'static>> =
 static BULLET: LazyLock<memchr::memmem::Finder<'static>> =
     LazyLock::new(|| memchr::memmem::Finder::new("●".as_bytes()));
 
+/// The most failures of a human report remembered for a JSON report of the
+/// same run to match (the extractor keeps no more diagnostics than this).
+const MAX_REPORTED: usize = 1000;
+
 /// Message lines kept of one failure (jest's Expected/Received).
 const MAX_MESSAGE_LINES: usize = 8;
 
@@ -100,6 +104,28 @@ fn with_reason(mut message: Vec<String>, syntax: Option<&str>) -> Vec<String> {
     message
 }
 
+/// The place oxc's report of a file vitest could not transform points at:
+/// `╭─[ src/x.test.ts:3:19 ]`, under the `[PARSE_ERROR] ...` line that
+/// says why, itself under vitest's banner `Error: Transform failed with 1
+/// error:`.
+static OXC_PLACE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^╭─\[\s*(?P<file>\S(?:.*?\S)?):(?P<line>\d+):(?P<col>\d+)\s*\]$")
+        .expect("the oxc place regex is valid")
+});
+
+/// vitest's banner over an error its transform reported: a summary that
+/// says nothing, so the error below it takes its place.
+const TRANSFORM_FAILED: &str = "Error: Transform failed with ";
+
+/// The title jest gives the block of `console` calls a suite made
+/// (`● Console`), printed when several suites run.
+const CONSOLE: &str = "Console";
+
+/// The first line of one call in jest's `● Console` block:
+/// `console.log`, `console.warn`, ...
+static CONSOLE_CALL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^console\.[a-z]+$").expect("the console call regex is valid"));
+
 /// `FAIL src/x.test.js` (jest, with its time when slow: ` (5.2 s)`) or
 /// ` FAIL  src/x.test.js > name` (vitest). A path may hold spaces.
 static FAIL: LazyLock<Regex> = LazyLock::new(|| {
@@ -163,6 +189,11 @@ struct Failure {
     details: bool,
     /// The code frame started: message lines are over.
     in_code: bool,
+    /// A `● Console` heading opened this: the block is what the code under
+    /// test logged if its first line is a `console.log` call.
+    maybe_console: bool,
+    /// It is: output, not a finding, so nothing is pushed.
+    console: bool,
     start: u64,
     end: u64,
 }
@@ -175,6 +206,56 @@ pub struct JsTest {
     open: Option<Failure>,
     /// bun: inside `# Unhandled error between tests`.
     unhandled: bool,
+    /// The failures the human report gave. `jest --json` prints its human
+    /// report too (on stderr, captured with the JSON), so the JSON report
+    /// that follows repeats them: a JSON failure matching one of these is
+    /// the same finding and is not pushed again.
+    reported: Vec<Reported>,
+    /// A JSON report was read: a human report after it (of the same run)
+    /// repeats it.
+    json: bool,
+}
+
+/// What makes a failure of a human report the same as one of a JSON report
+/// (which names files by absolute path where the human report names them
+/// relative to the project).
+#[derive(Debug, PartialEq, Eq)]
+struct Reported {
+    file: Option<String>,
+    line: Option<u32>,
+    column: Option<u32>,
+    test: Option<String>,
+}
+
+impl Reported {
+    fn of(found: &Found) -> Reported {
+        Reported {
+            file: found.file.clone(),
+            line: found.line,
+            column: found.column,
+            test: found.test.clone(),
+        }
+    }
+
+    /// Whether `found`, from a JSON report, is this failure: the same test
+    /// at the same place, its path this one or ending in it.
+    fn matches(&self, found: &Found) -> bool {
+        let same_file = match (&self.file, &found.file) {
+            (Some(ours), Some(theirs)) => {
+                let ours = ours.trim_start_matches("./");
+                theirs == ours
+                    || theirs
+                        .strip_suffix(ours)
+                        .is_some_and(|dir| dir.ends_with('/') || dir.ends_with('\\'))
+            }
+            (None, None) => true,
+            _ => false,
+        };
+        same_file
+            && self.line == found.line
+            && self.column == found.column
+            && self.test == found.test
+    }
 }
 
 impl JsTest {
@@ -182,6 +263,11 @@ impl JsTest {
         let Some(failure) = self.open.take() else {
             return;
         };
+        // Console output is never a finding; and a human report read after
+        // a JSON report repeats what the JSON held.
+        if failure.console || self.json {
+            return;
+        }
         let dialect = match self.layout {
             Layout::Jest | Layout::Unknown => "jest",
             Layout::Vitest => "vitest",
@@ -206,6 +292,9 @@ impl JsTest {
                     found = found.at(&file, None, None);
                 }
             }
+        }
+        if self.reported.len() < MAX_REPORTED {
+            self.reported.push(Reported::of(&found));
         }
         out.push(found);
     }
@@ -247,6 +336,9 @@ impl JsTest {
         if let Some(test) = trimmed.strip_prefix("● ") {
             self.layout = Layout::Jest;
             self.open(Some(test.to_string()), None, at, out);
+            if let Some(failure) = self.open.as_mut() {
+                failure.maybe_console = test == CONSOLE;
+            }
             return true;
         }
         if trimmed.starts_with("PASS ")
@@ -352,6 +444,18 @@ impl Grammar for JsTest {
         };
         failure.end = at.end;
         let trimmed = line.trim();
+        if failure.console {
+            return;
+        }
+        if failure.maybe_console && !trimmed.is_empty() {
+            // A failed test may be titled `Console` too: only its first
+            // line tells the two apart.
+            failure.maybe_console = false;
+            failure.console = CONSOLE_CALL.is_match(trimmed);
+            if failure.console {
+                return;
+            }
+        }
         if trimmed == "Details:" {
             failure.details = true;
             return;
@@ -361,6 +465,15 @@ impl Grammar for JsTest {
         }
         if failure.syntax_line.is_none() && trimmed.starts_with("SyntaxError: ") {
             failure.syntax_line = Some(trimmed.to_string());
+        }
+        if let Some(c) = caps(&OXC_PLACE, trimmed) {
+            // The transform's error names its place before any frame.
+            if failure.syntax_at.is_none() {
+                failure.syntax_at =
+                    Some((c["file"].to_string(), number(&c["line"]), number(&c["col"])));
+            }
+            failure.in_code = true;
+            return;
         }
         if let Some(c) = caps(&FRAME, line) {
             if failure.frame.is_none() && in_project(&c["file"]) {
@@ -386,6 +499,15 @@ impl Grammar for JsTest {
         if trimmed.is_empty() || failure.in_code || failure.message.len() >= MAX_MESSAGE_LINES {
             return;
         }
+        if failure.message.len() == 1
+            && failure
+                .message
+                .first()
+                .is_some_and(|m| m.starts_with(TRANSFORM_FAILED))
+        {
+            // The error the banner announces is the message.
+            failure.message.clear();
+        }
         // bun prefixes its own assertion errors with `error: `.
         let text = if self.layout == Layout::Bun {
             trimmed.strip_prefix("error: ").unwrap_or(trimmed)
@@ -402,10 +524,12 @@ impl Grammar for JsTest {
         let Some(results) = doc["testResults"].as_array() else {
             return;
         };
-        let dialect = if doc.get("openHandles").is_some() {
-            "jest-json"
+        self.json = true;
+        let reported = &self.reported;
+        let (dialect, joiner) = if doc.get("openHandles").is_some() {
+            ("jest-json", " › ")
         } else {
-            "vitest-json"
+            ("vitest-json", " > ")
         };
         for result in results {
             let Some(file) = result["name"].as_str() else {
@@ -452,7 +576,10 @@ impl Grammar for JsTest {
                     Some((f, line, column)) => found.at(&f, line, column),
                     None => found.at(file, None, None),
                 };
-                out.push(found);
+                // The human report of the same run gave it already.
+                if !reported.iter().any(|r| r.matches(&found)) {
+                    out.push(found);
+                }
             };
             if failed.is_empty() && result["status"] == "failed" {
                 push(
@@ -464,16 +591,29 @@ impl Grammar for JsTest {
                 let text = assertion["failureMessages"][0].as_str().unwrap_or("");
                 // jest prefixes its matcher messages with `Error: `.
                 let text = text.strip_prefix("Error: ").unwrap_or(text);
-                push(
-                    assertion["fullName"].as_str().unwrap_or("").to_string(),
-                    text,
-                );
+                push(test_name(assertion, joiner), text);
             }
         }
     }
 
     fn finish(&mut self, out: &mut Out) {
         self.emit(out);
+    }
+}
+
+/// A failed assertion's test as the runner's human report names it: its
+/// ancestors' titles and its own joined by `joiner` (jest's `math › adds`,
+/// vitest's `math > adds`), where `fullName` joins them with a space.
+fn test_name(assertion: &serde_json::Value, joiner: &str) -> String {
+    let ancestors = assertion["ancestorTitles"].as_array();
+    match (ancestors, assertion["title"].as_str()) {
+        (Some(ancestors), Some(title)) => ancestors
+            .iter()
+            .filter_map(serde_json::Value::as_str)
+            .chain([title])
+            .collect::<Vec<_>>()
+            .join(joiner),
+        _ => assertion["fullName"].as_str().unwrap_or("").to_string(),
     }
 }
 
@@ -601,6 +741,82 @@ mod tests {
                     Some("compares")
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn jests_console_block_is_output_not_a_failure() {
+        // jest 30.5.2 over two suites that load a module logging with
+        // `console.log`: each suite, failed or passed, shows `● Console`.
+        let found = recorded(
+            "jest",
+            "jest30/jest-console.txt",
+            Some("/tmp/s6/js-rec/jest30"),
+        );
+        assert_eq!(
+            places(&found),
+            [("logs-fail.test.js:2:40".to_string(), None, Some("adds"))]
+        );
+    }
+
+    #[test]
+    fn a_json_report_with_its_human_report_counts_each_failure_once() {
+        // `jest --json` (30.5.2): the human report on stderr, then the JSON
+        // on stdout, captured together; the test named as the human report
+        // names it.
+        let found = recorded(
+            "auto",
+            "jest30/jest-json-mixed.txt",
+            Some("/tmp/s6/js-rec/jest30-json"),
+        );
+        assert_eq!(
+            places(&found),
+            [(
+                "describe.test.js:1:61".to_string(),
+                None,
+                Some("math › adds")
+            )]
+        );
+    }
+
+    #[test]
+    fn a_json_report_names_a_test_by_its_ancestors_as_the_human_report_does() {
+        // vitest 4.1.12: ` FAIL  describe.test.ts > math > adds`; its JSON
+        // report's `fullName` is `math adds`.
+        for output in ["vitest/vitest-describe.txt", "vitest/vitest-describe.json"] {
+            let found = recorded("vitest", output, Some("/tmp/s6/js-rec/vitest"));
+            assert_eq!(
+                places(&found),
+                [(
+                    "describe.test.ts:4:19".to_string(),
+                    None,
+                    Some("math > adds")
+                )],
+                "{output}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_vitest_file_that_fails_to_transform_is_located_at_the_parse_error() {
+        // vitest 4.1.12: `Error: Transform failed with 1 error:`, then oxc's
+        // `[PARSE_ERROR] ...` and its place `╭─[ syntax.test.ts:3:19 ]`.
+        let found = recorded(
+            "vitest",
+            "vitest/vitest-syntax.txt",
+            Some("/tmp/s6/js-rec/vitest"),
+        );
+        assert_eq!(
+            places(&found),
+            [(
+                "syntax.test.ts:3:19".to_string(),
+                None,
+                Some("test file failed to run")
+            )]
+        );
+        assert_eq!(
+            found.diagnostics[0].message,
+            "[PARSE_ERROR] Expected `,` or `)` but found `;`"
         );
     }
 

@@ -31,7 +31,7 @@ static PRETTY: LazyLock<Regex> = LazyLock::new(|| {
 
 #[derive(Debug, Default)]
 pub struct Tsc {
-    /// A plain-format error whose indented elaboration may follow.
+    /// An error whose indented elaboration may follow.
     open: Option<(Found, usize)>,
 }
 
@@ -77,11 +77,11 @@ impl Grammar for Tsc {
                     .code(Some(c["code"].to_string()))
                     .unit(ColumnUnit::Utf16)
                     .range(at);
-                if dialect == "plain" {
-                    self.open = Some((found, 0));
-                } else {
-                    out.push(found);
-                }
+                // Both formats print a chained message's elaboration
+                // indented under its first line; pretty output then leaves
+                // a blank line, which ends it before the code frame and the
+                // related information (which plain output never prints).
+                self.open = Some((found, 0));
                 return;
             }
         }
@@ -90,6 +90,35 @@ impl Grammar for Tsc {
     fn finish(&mut self, out: &mut Out) {
         if let Some((done, _)) = self.open.take() {
             out.push(done);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostics::tests::recorded;
+
+    #[test]
+    fn a_pretty_chained_message_keeps_its_chain_as_the_plain_one_does() {
+        // TypeScript 7.0.2 and 5.9.3, `--pretty` and `--pretty false` over
+        // the same two errors: one chained three lines deep, one with
+        // related information (printed in pretty output only).
+        for (version, recorded_in) in [("7", "/tmp/s6/js-rec/tsc7"), ("5", "/tmp/s6/js-rec/tsc5")] {
+            let read = |format: &str| {
+                let path = format!("tsc/tsc{version}-{format}.txt");
+                recorded("tsc", &path, Some(recorded_in))
+                    .diagnostics
+                    .iter()
+                    .map(|d| (d.location(), d.message.clone()))
+                    .collect::<Vec<_>>()
+            };
+            let plain = read("plain");
+            assert_eq!(plain, read("pretty"), "TypeScript {version}");
+            assert_eq!(
+                plain.first().map(|(_, m)| m.lines().count()),
+                Some(3),
+                "TypeScript {version}"
+            );
         }
     }
 }
