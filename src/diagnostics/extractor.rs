@@ -180,7 +180,7 @@ pub struct Extractor {
     readers: Vec<Reader>,
     /// What the readers' grammars can want, as byte tables (`None`: one
     /// may want any line).
-    gate: Option<parsers::Gate>,
+    gate: parsers::Gate,
     /// A grammar is in the middle of a block: every line goes to `wants`.
     busy: bool,
     /// The output decides the parser: the program said nothing.
@@ -261,10 +261,16 @@ impl Extractor {
         if matches!(line.first(), Some(b'{' | b'[')) {
             return true;
         }
-        if !self.busy && self.gate.as_ref().is_some_and(|gate| !gate.admits(line)) {
+        let mask = self.gate.admits(line);
+        // `busy` says whether any grammar is in a block: when none is, the
+        // triggers alone say which to ask.
+        if !self.busy && mask == 0 {
             return false;
         }
-        self.readers.iter().any(|r| r.grammar.wants(line))
+        self.readers.iter().enumerate().any(|(n, r)| {
+            (parsers::Gate::admitted(mask, n) || (self.busy && r.grammar.busy()))
+                && r.grammar.wants(line)
+        })
     }
 
     /// Feeds one line of output, without its terminator; `at` is its byte
@@ -305,8 +311,14 @@ impl Extractor {
         if self.readers.len() > 1 && self.lines % 256 == 0 {
             self.settle();
         }
-        for reader in &mut self.readers {
-            if reader.grammar.wants(line.as_bytes()) {
+        let mask = self.gate.admits(line.as_bytes());
+        let any_busy = self.busy;
+        for (n, reader) in self.readers.iter_mut().enumerate() {
+            // A grammar in the middle of a block reads on; any other only
+            // the lines its triggers let through.
+            if (parsers::Gate::admitted(mask, n) || (any_busy && reader.grammar.busy()))
+                && reader.grammar.wants(line.as_bytes())
+            {
                 reader.grammar.line(line, at, &mut reader.out);
                 reader.collect();
             }

@@ -326,16 +326,17 @@ fn the_gate_admits_every_line_a_grammar_wants() {
             .chain(super::parsers::candidates());
         for mut grammar in grammars {
             let name = grammar.name();
-            let Some(gate) = super::parsers::Gate::of([grammar.triggers()]) else {
+            if grammar.triggers().is_none() {
                 continue;
-            };
+            }
+            let gate = super::parsers::Gate::of([grammar.triggers()]);
             let mut out = super::parsers::Out::default();
             for (i, line) in lines.iter().enumerate() {
                 if !grammar.wants(line) {
                     continue;
                 }
                 assert!(
-                    grammar.busy() || gate.admits(line),
+                    grammar.busy() || super::parsers::Gate::admitted(gate.admits(line), 0),
                     "{name} wants {:?}, which its triggers leave out",
                     String::from_utf8_lossy(line)
                 );

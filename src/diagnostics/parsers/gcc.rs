@@ -162,14 +162,26 @@ impl Grammar for Gcc {
     }
 
     fn wants(&self, line: &[u8]) -> bool {
-        if self.busy() || has_colon_digit(line) {
+        if self.busy() {
             return true;
         }
+        let telling = matches!(self.compiler, Compiler::Told { .. });
+        // clang's closing count (`2 errors generated.`) holds no colon; the
+        // test at both ends costs nothing on the lines that start with a
+        // digit for another reason (a log of numbers).
+        if telling && line.ends_with(b" generated.") && line.first().is_some_and(u8::is_ascii_digit)
+        {
+            return true;
+        }
+        // Everything else this grammar reads holds a colon: a line without
+        // one is turned down after one scan.
+        let Some(colon) = memchr::memchr(b':', line) else {
+            return false;
+        };
+        let rest = line.get(colon..).unwrap_or_default();
         // Outside a diagnostic, telling the compiler takes gcc's function
-        // context lines and clang's closing count.
-        matches!(self.compiler, Compiler::Told { .. })
-            && (memmem::find(line, b": In ").is_some()
-                || (line.first().is_some_and(u8::is_ascii_digit) && line.ends_with(b" generated.")))
+        // context lines.
+        has_colon_digit(rest) || (telling && memmem::find(rest, b": In ").is_some())
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {

@@ -187,57 +187,72 @@ pub struct Triggers {
     pub anywhere: &'static [u8],
 }
 
-/// Several grammars' triggers as byte tables: one look at a line says
-/// whether any of them can want it, where asking each would cost a dozen
-/// searches a line (most of a long output's time).
+/// Several grammars' triggers as byte tables, one bit per grammar: one look
+/// at a line says which of them can want it, where asking each would cost
+/// a dozen searches a line (most of a long output's time), and a line one
+/// grammar's trigger lets through is not offered to all the others.
 #[derive(Debug, Clone)]
 pub struct Gate {
-    first: [bool; 256],
-    indented: [bool; 256],
-    anywhere: [bool; 256],
+    first: [u64; 256],
+    indented: [u64; 256],
+    anywhere: [u64; 256],
+    /// The grammars with no triggers, and any past the 64th: they may want
+    /// any line.
+    always: u64,
 }
 
 impl Gate {
-    /// The gate of grammars with these triggers; `None` when one has none
-    /// (it may want any line).
-    pub fn of(triggers: impl IntoIterator<Item = Option<Triggers>>) -> Option<Gate> {
+    /// The gate of grammars with these triggers, the nth grammar's bit
+    /// `1 << n`.
+    pub fn of(triggers: impl IntoIterator<Item = Option<Triggers>>) -> Gate {
         let mut gate = Gate {
-            first: [false; 256],
-            indented: [false; 256],
-            anywhere: [false; 256],
+            first: [0; 256],
+            indented: [0; 256],
+            anywhere: [0; 256],
+            always: 0,
         };
-        for t in triggers {
-            let t = t?;
+        for (n, t) in triggers.into_iter().enumerate() {
+            let (Some(t), Some(bit)) = (t, u32::try_from(n).ok().and_then(|n| 1u64.checked_shl(n)))
+            else {
+                gate.always = u64::MAX;
+                continue;
+            };
             for (table, bytes) in [
                 (&mut gate.first, t.first),
                 (&mut gate.indented, t.indented),
                 (&mut gate.anywhere, t.anywhere),
             ] {
                 for &b in bytes {
-                    table[usize::from(b)] = true;
+                    table[usize::from(b)] |= bit;
                 }
             }
         }
-        Some(gate)
+        gate
     }
 
-    /// Whether one of the grammars can want `line`.
-    pub fn admits(&self, line: &[u8]) -> bool {
+    /// The grammars that can want `line`, as bits (see `admitted`).
+    pub fn admits(&self, line: &[u8]) -> u64 {
         let Some(&first) = line.first() else {
-            return true;
+            return u64::MAX;
         };
-        if self.first[usize::from(first)] {
-            return true;
+        let mut mask = self.always | self.first[usize::from(first)];
+        if first.is_ascii_whitespace() {
+            if let Some(&b) = line.iter().find(|b| !b.is_ascii_whitespace()) {
+                mask |= self.indented[usize::from(b)];
+            }
         }
-        if first.is_ascii_whitespace()
-            && line
-                .iter()
-                .find(|b| !b.is_ascii_whitespace())
-                .is_some_and(|&b| self.indented[usize::from(b)])
-        {
-            return true;
+        for &b in line {
+            mask |= self.anywhere[usize::from(b)];
         }
-        line.iter().any(|&b| self.anywhere[usize::from(b)])
+        mask
+    }
+
+    /// Whether the nth grammar is among those `mask` admits.
+    pub fn admitted(mask: u64, n: usize) -> bool {
+        u32::try_from(n)
+            .ok()
+            .and_then(|n| 1u64.checked_shl(n))
+            .is_none_or(|bit| mask & bit != 0)
     }
 }
 
