@@ -160,7 +160,14 @@ pub fn summarize(
             }
             continue;
         }
-        let fingerprint = format!("{}\u{0}{}", d.check, d.fingerprint());
+        // Two failed tests are two problems, however alike their messages
+        // (jest's `expect(received).toBe(expected)` banner).
+        let fingerprint = format!(
+            "{}\u{0}{}\u{0}{}",
+            d.check,
+            d.fingerprint(),
+            d.test.as_deref().unwrap_or("")
+        );
         if let Some(&at) = by_fingerprint.get(&fingerprint) {
             entries[at].repeats += 1;
             by_place.insert(place, at);
@@ -405,5 +412,24 @@ mod tests {
             lines[0],
             "broken.test.js:3 SyntaxError: Unexpected token (tests)"
         );
+    }
+
+    #[test]
+    fn two_failed_tests_with_one_message_are_two_lines() {
+        let mut diagnostics = Vec::new();
+        for (line, test) in [(2, "adds"), (6, "subtracts")] {
+            let mut d = error(
+                "tests",
+                "a.test.js",
+                line,
+                "",
+                "expect(received).toBe(expected) // Object.is equality",
+            );
+            d.code = None;
+            d.test = Some(test.into());
+            diagnostics.push(d);
+        }
+        let lines = summarize(&diagnostics, |_| Some(0), 5);
+        assert_eq!(lines.len(), 2, "{lines:?}");
     }
 }
