@@ -232,6 +232,17 @@ fn line(entry: &Entry<'_>) -> String {
         checks.extend(&entry.also);
         notes.push(checks.join(", "));
     }
+    // A failed test's message is often its assertion's banner: the test's
+    // name says which one failed.
+    // (jest's and vitest's `failed to run` stands for a test file, not a
+    // test: the file says it.)
+    if let Some(test) = d
+        .test
+        .as_deref()
+        .filter(|t| !t.to_lowercase().contains("failed to run"))
+    {
+        notes.push(format!("test `{}`", shorten(test.trim(), 200)));
+    }
     if d.pre_existing {
         notes.push("pre-existing".to_string());
     }
