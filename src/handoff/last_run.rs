@@ -75,14 +75,13 @@ impl LastRun {
     /// latest evidence there is.
     pub fn from_verdict(verdict: &Value) -> LastRun {
         let text = |v: &Value| v.as_str().map(str::to_string);
-        let list = |v: &Value| v.as_array().cloned().unwrap_or_default();
         let diagnostics = list(&verdict["diagnostics"]);
         let checks = list(&verdict["checks"])
             .iter()
             .filter_map(|c| {
                 let name = text(&c["name"])?;
                 Some(CheckEvidence {
-                    errors: top_errors(&diagnostics, &name),
+                    errors: top_errors(diagnostics, &name),
                     status: text(&c["status"]).unwrap_or_default(),
                     log: text(&c["log"]),
                     name,
@@ -191,6 +190,12 @@ impl LastRun {
             .or_else(|| self.summary.first())
             .cloned()
     }
+}
+
+/// The items of a JSON array, none when it is not one; borrowed, as a
+/// verdict's diagnostics can number thousands.
+fn list(v: &Value) -> &[Value] {
+    v.as_array().map_or(&[], Vec::as_slice)
 }
 
 /// The first errors of `check` among the verdict's diagnostics: the
