@@ -69,9 +69,7 @@ impl Grammar for Biome {
                     if found.code.as_deref() == Some("format")
                         && message.starts_with("Formatter would have printed")
                     {
-                        found.message =
-                            "not formatted as Biome formats it (`biome format --write` does)"
-                                .to_string();
+                        found.message = super::unformatted("Biome", "biome format --write");
                     } else {
                         found.message = message.trim().to_string();
                     }

@@ -104,7 +104,7 @@ impl Grammar for Black {
                 Found::new(
                     "check",
                     Severity::Error,
-                    "not formatted as black formats it (`black` does)",
+                    super::unformatted("black", "black"),
                 )
                 .at(&c["file"], None, None)
                 .code(Some("black".to_string()))

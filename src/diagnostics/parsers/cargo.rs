@@ -203,7 +203,7 @@ fn format_hunk(line: &str, at: &Range<u64>) -> Option<Found> {
         Found::new(
             "rustfmt",
             Severity::Error,
-            "not formatted as rustfmt formats it (`cargo fmt` does)",
+            super::unformatted("rustfmt", "cargo fmt"),
         )
         .at(&c["file"], number(&c["line"]), None)
         .code(Some("rustfmt".to_string()))

@@ -38,7 +38,7 @@ impl Grammar for Gofmt {
                 Found::new(
                     "list",
                     Severity::Error,
-                    "not formatted as gofmt formats it (`gofmt -w` does)",
+                    super::unformatted("gofmt", "gofmt -w"),
                 )
                 .at(line, None, None)
                 .code(Some("gofmt".to_string()))

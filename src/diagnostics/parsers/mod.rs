@@ -514,6 +514,12 @@ pub fn number(text: &str) -> Option<u32> {
     text.parse().ok().filter(|n| *n > 0)
 }
 
+/// The finding of a file a formatter would change, in one wording for
+/// every formatter: what formats it, and the command that would.
+pub fn unformatted(formatter: &str, fix: &str) -> String {
+    format!("not formatted as {formatter} formats it (`{fix}` does)")
+}
+
 /// The number a regex group holds, when the group matched.
 pub fn group_number(c: &regex::Captures<'_>, group: &str) -> Option<u32> {
     c.name(group).and_then(|m| number(m.as_str()))

@@ -55,7 +55,7 @@ impl Grammar for Prettier {
                 Found::new(
                     "check",
                     Severity::Warning,
-                    "not formatted as Prettier formats it (`prettier --write` does)",
+                    super::unformatted("Prettier", "prettier --write"),
                 )
                 .at(&c["file"], None, None)
                 .code(Some("format".to_string()))
