@@ -299,10 +299,15 @@ fn as_the_shell_says(
     }
 }
 
+/// The file name of the program `argv` runs (`npm` of `/usr/bin/npm`).
+fn program_name(argv: &[std::ffi::OsString]) -> Option<&str> {
+    std::path::Path::new(argv.first()?).file_name()?.to_str()
+}
+
 /// The package manager `argv` runs, when it is one that runs the
 /// project's scripts and tools: npm, npx, pnpm, pnpx or yarn.
 fn package_runner(argv: &[std::ffi::OsString]) -> Option<&'static str> {
-    let name = std::path::Path::new(argv.first()?).file_name()?.to_str()?;
+    let name = program_name(argv)?;
     ["npm", "npx", "pnpm", "pnpx", "yarn"]
         .into_iter()
         .find(|runner| *runner == name)
@@ -471,7 +476,7 @@ fn missing_script(plan: &CheckPlan) -> Option<String> {
         "sh", "bash", "dash", "zsh", "python", "python3", "node", "ruby", "perl", "bun", "deno",
     ];
     let argv = &plan.invocations.first()?.argv;
-    let interpreter = std::path::Path::new(argv.first()?).file_name()?.to_str()?;
+    let interpreter = program_name(argv)?;
     if !INTERPRETERS.contains(&interpreter) {
         return None;
     }
