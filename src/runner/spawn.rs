@@ -270,7 +270,9 @@ fn as_the_shell_says(
     termination: Termination,
     output: &CapturedOutput,
 ) -> Termination {
-    let Termination::Exited(code) = termination else {
+    // A command that succeeded found what it ran: its output is not read
+    // again.
+    let Termination::Exited(code @ 1..) = termination else {
         return termination;
     };
     let argv = plan
