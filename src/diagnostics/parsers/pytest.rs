@@ -5,7 +5,9 @@
 //! project (the assertion in the test file, or the line in the code under
 //! test that raised), or at the syntax error that kept a module from
 //! loading; its message the `E` lines (a native traceback's exception
-//! line), its code the exception type.
+//! line), its code the exception type. An error in a fixture's setup or
+//! teardown is its test's; a test that only the short summary lists
+//! (`--tb=no`, a strict `xfail` that passed) is placed at its file.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -41,13 +43,22 @@ static SITE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the pytest site regex is valid")
 });
 
-/// The short summary's `FAILED tests/test_x.py::test_a - assert ...`; the
-/// message is cut to the terminal's width (`...`), or left out when the
-/// id fills it.
+/// The short summary's `FAILED tests/test_x.py::test_a - assert ...`,
+/// `ERROR tests/test_x.py::test_b - ...` (an error in a fixture's setup or
+/// teardown) or `ERROR tests/test_x.py` (a module that failed to load);
+/// the message is cut to the terminal's width (`...`), or left out when
+/// the id fills it.
 static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^FAILED (?P<id>(?P<file>[^\s:][^:]*\.py)::.+?)(?: - (?P<message>.*))?$")
+    Regex::new(r"^(?P<kind>FAILED|ERROR) (?P<id>(?P<file>[^\s:][^:]*\.py)(?:::.+?)?)(?: - (?P<message>.*))?$")
         .expect("the pytest summary regex is valid")
 });
+
+/// The banner over the short summary.
+const SUMMARY_BANNER: &str = " short test summary info ";
+
+/// The sections of an error in a fixture, named `ERROR at setup of test_b`
+/// or `ERROR at teardown of test_b`, which the summary lists as `ERROR`.
+const FIXTURE_ERRORS: [&str; 2] = ["ERROR at setup of ", "ERROR at teardown of "];
 
 /// `____ test_name ____` or `____ ERROR collecting tests/x.py ____`.
 static SECTION: LazyLock<Regex> = LazyLock::new(|| {
@@ -367,6 +378,18 @@ struct Unnamed {
     crash: Option<String>,
 }
 
+/// A failure read in a section that names its test by the test's own name.
+#[derive(Debug)]
+struct Named {
+    /// The number of its section (a chained exception gives one section
+    /// several failures).
+    section: usize,
+    /// An error in a fixture (`ERROR at setup of test_b`), which the
+    /// summary lists as `ERROR`, not `FAILED`.
+    fixture: bool,
+    found: Found,
+}
+
 #[derive(Debug, Default)]
 pub struct Pytest {
     /// The test whose failure is being read.
@@ -391,12 +414,20 @@ pub struct Pytest {
     /// message.
     unnamed: Vec<Unnamed>,
     /// Failures a section names by the test's own name (`test_a`,
-    /// `TestC.test_m[1]`), with the number of their section (a chained
-    /// exception gives one section several): each waits for the summary's
-    /// `FAILED <test id>` to be named in full, as `--tb=line`'s are.
-    named: Vec<(usize, Found)>,
+    /// `TestC.test_m[1]`): each waits for the summary's `FAILED <test id>`
+    /// (`ERROR <test id>`) to be named in full, as `--tb=line`'s are.
+    named: Vec<Named>,
     /// Sections seen so far.
     sections: usize,
+    /// Whether the section being read is an error in a fixture.
+    fixture: bool,
+    /// The modules whose collection errors were read (bounded): the
+    /// summary's `ERROR tests/x.py` needs no finding of its own for them.
+    collected: Vec<String>,
+    /// In the short summary: a test it lists that no section or crash
+    /// line showed (`--tb=no`, a strict `xfail` that passed) is found
+    /// there.
+    in_summary: bool,
     /// A native traceback being read (`Traceback (most recent call
     /// last):` seen, or a syntax error's display).
     native: Option<Traceback>,
@@ -468,7 +499,10 @@ impl Pytest {
     /// collection error is named by its module already.
     fn keep(&mut self, found: Found, crash: Option<&str>, out: &mut Out) {
         let cap = crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK;
-        if self.module.is_some() {
+        if let Some(module) = &self.module {
+            if self.collected.len() < cap && !self.collected.contains(module) {
+                self.collected.push(module.clone());
+            }
             out.push(found);
         } else if found.test.is_none() && self.unnamed.len() < cap {
             self.unnamed.push(Unnamed {
@@ -476,7 +510,11 @@ impl Pytest {
                 crash: crash.map(str::to_string),
             });
         } else if found.test.is_some() && self.named.len() < cap {
-            self.named.push((self.sections, found));
+            self.named.push(Named {
+                section: self.sections,
+                fixture: self.fixture,
+                found,
+            });
         } else {
             out.push(found);
         }
@@ -574,13 +612,28 @@ impl Pytest {
         self.keep(found, crash, out);
     }
 
-    /// The short summary's `FAILED <test id> - <message>`: the failures of
-    /// the first section named by the id's own part (`TestC::test_m` is
-    /// `TestC.test_m`), wherever they are located, or else the first
-    /// unnamed failure whose crash line's message the summary repeats, are
-    /// that test's. One outside the project (an assertion unittest raised)
-    /// is placed at the test's file, its line unknown.
-    fn name_one(&mut self, id: &str, file: &str, message: Option<&str>, out: &mut Out) {
+    /// The short summary's `FAILED <test id> - <message>` (`ERROR <test
+    /// id>`): the failures of the first section of that kind named by the
+    /// id's own part (`TestC::test_m` is `TestC.test_m`), wherever they are
+    /// located, or else the first unnamed failure whose crash line's
+    /// message the summary repeats, are that test's. One outside the
+    /// project (an assertion unittest raised) is placed at the test's
+    /// file, its line unknown. False when no failure read was the test's.
+    fn name_one(&mut self, line: &SummaryLine<'_>, out: &mut Out) -> bool {
+        let SummaryLine {
+            id,
+            file,
+            message,
+            error,
+        } = *line;
+        let at_test = |found: Found| {
+            let found = if found.file.as_deref().is_some_and(in_project) {
+                found
+            } else {
+                found.at(file, None, None)
+            };
+            found.test(Some(id.to_string()))
+        };
         let own = id
             .strip_prefix(file)
             .and_then(|rest| rest.strip_prefix("::"))
@@ -588,17 +641,21 @@ impl Pytest {
         let section = self
             .named
             .iter()
-            .find(|(_, found)| own.is_some() && found.test == own)
-            .map(|(section, _)| *section);
+            .find(|n| own.is_some() && n.fixture == error && n.found.test == own)
+            .map(|n| n.section);
         if let Some(section) = section {
             let (theirs, rest) = std::mem::take(&mut self.named)
                 .into_iter()
-                .partition(|(s, _)| *s == section);
+                .partition(|n| n.section == section);
             self.named = rest;
-            for (_, found) in theirs {
-                out.push(found.test(Some(id.to_string())));
+            for named in theirs {
+                out.push(at_test(named.found));
             }
-            return;
+            return true;
+        }
+        // `--tb=line`'s crash lines are failures of the tests themselves.
+        if error {
+            return false;
         }
         let ours = |u: &Unnamed| {
             u.found.file.as_deref().is_some_and(|f| {
@@ -620,14 +677,57 @@ impl Pytest {
             }),
             None => self.unnamed.iter().position(ours),
         };
-        if let Some(i) = i {
-            let mut found = self.unnamed.remove(i).found;
-            if !found.file.as_deref().is_some_and(in_project) {
-                found = found.at(file, None, None);
+        match i {
+            Some(i) => {
+                let found = self.unnamed.remove(i).found;
+                out.push(at_test(found));
+                true
             }
-            out.push(found.test(Some(id.to_string())));
+            None => false,
         }
     }
+
+    /// A test the short summary lists and nothing before it showed
+    /// (`--tb=no`, a strict `xfail` that passed, a module that failed to
+    /// load under `--tb=no`): at its file, its line unknown, the summary's
+    /// message its message.
+    fn summary_only(line: &SummaryLine<'_>, at: &Range<u64>) -> Found {
+        let SummaryLine {
+            id,
+            file,
+            message,
+            error,
+        } = *line;
+        let module = !id.contains("::");
+        let text = match message {
+            Some(message) => message.to_string(),
+            None if module => format!("{id} could not be collected"),
+            None if error => format!("{id} raised an error"),
+            None => format!("{id} failed"),
+        };
+        // pytest shortens a failed `assert`'s `AssertionError: assert ...`.
+        let code = match message {
+            Some(m) if m.starts_with("assert ") => Some("AssertionError".to_string()),
+            Some(m) => super::caps(&EXCEPTION, m).map(|c| c["error"].to_string()),
+            None => None,
+        };
+        Found::new("summary", Severity::Error, text)
+            .code(code)
+            .test(Some(id.to_string()))
+            .origin(Origin::Test)
+            .range(at)
+            .at(file, None, None)
+    }
+}
+
+/// A line of the short summary, read.
+#[derive(Clone, Copy)]
+struct SummaryLine<'a> {
+    id: &'a str,
+    file: &'a str,
+    message: Option<&'a str>,
+    /// `ERROR`, not `FAILED`.
+    error: bool,
 }
 
 impl Grammar for Pytest {
@@ -652,6 +752,7 @@ impl Grammar for Pytest {
             || line.starts_with(b"Traceback ")
             || line.starts_with(b"-")
             || line.starts_with(b"FAIL: ")
+            || line.starts_with(b"ERROR ")
             || line.starts_with(b"ERROR: ")
             || line.starts_with(b"platform ")
             || line.starts_with(b"___")
@@ -703,7 +804,12 @@ impl Grammar for Pytest {
                 // A module that could not be collected is named by its
                 // node id, as the summary's `ERROR tests/x.py` names it.
                 self.module = name.strip_prefix("ERROR collecting ").map(str::to_string);
-                self.test = Some(self.module.clone().unwrap_or(name));
+                // An error in a fixture is named by its test's own name,
+                // as a failure is.
+                let fixture = FIXTURE_ERRORS.iter().find_map(|p| name.strip_prefix(p));
+                self.fixture = fixture.is_some();
+                let own = fixture.map(str::to_string);
+                self.test = Some(self.module.clone().or(own).unwrap_or(name));
                 self.start = Some(at.start);
                 self.sections += 1;
             }
@@ -727,6 +833,8 @@ impl Grammar for Pytest {
             self.module = None;
             self.shown = None;
             self.captured = false;
+            self.fixture = false;
+            self.in_summary = line.contains(SUMMARY_BANNER);
             return;
         }
         if let Some(rest) = line.strip_prefix("E ") {
@@ -737,9 +845,19 @@ impl Grammar for Pytest {
             return;
         }
         if let Some(c) = super::caps(&SUMMARY, line) {
-            if !self.unnamed.is_empty() || !self.named.is_empty() {
-                let message = c.name("message").map(|m| m.as_str());
-                self.name_one(&c["id"], &c["file"], message, out);
+            let summary = SummaryLine {
+                id: &c["id"],
+                file: &c["file"],
+                message: c.name("message").map(|m| m.as_str()),
+                error: &c["kind"] == "ERROR",
+            };
+            let read = if summary.id.contains("::") {
+                self.name_one(&summary, out)
+            } else {
+                self.collected.iter().any(|m| m == summary.id)
+            };
+            if !read && self.in_summary {
+                out.push(Self::summary_only(&summary, at));
             }
             return;
         }
@@ -784,7 +902,7 @@ impl Grammar for Pytest {
             self.flush(None, None, None, &(end..end), out);
         }
         // No summary named them (`-rN`, or the output was cut).
-        let named = self.named.drain(..).map(|(_, found)| found);
+        let named = self.named.drain(..).map(|n| n.found);
         let unnamed = self.unnamed.drain(..).map(|u| u.found);
         for found in named.chain(unnamed) {
             out.push(found);
@@ -1224,5 +1342,58 @@ mod tests {
         assert_eq!(super::caret_span("def f(:", 6, 1), Some((6, 7)));
         assert_eq!(super::caret_span("print \"hello\"", 0, 13), Some((0, 13)));
         assert_eq!(super::caret_span("abc", 9, 1), None);
+    }
+
+    #[test]
+    fn only_the_short_summary_lists_tests_that_nothing_else_showed() {
+        // The summary's lines, as pytest 9.2.0 prints them under `--tb=no`,
+        // printed by a test before the summary: a log line, not a failure.
+        // In the summary, `test_round` (a strict `xfail` that passed) has
+        // no section, and `test_math`'s was read already.
+        let logged = "ERROR tests/test_fix.py::test_round - disk full\n";
+        let summary = "\
+tests/test_fix.py F.F                                                   [100%]
+
+=================================== FAILURES ===================================
+__________________________________ test_math ___________________________________
+
+    def test_math():
+>       assert 1 + 1 == 3
+E       assert (1 + 1) == 3
+
+tests/test_fix.py:28: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_fix.py::test_math - assert (1 + 1) == 3
+FAILED tests/test_fix.py::test_round - [XPASS(strict)] rounding is fixed
+========================= 2 failed, 1 passed in 0.01s ==========================
+";
+        let root = std::path::Path::new("/repo");
+        let read = |text: &str| {
+            let x = crate::diagnostics::Extractor::new(
+                "c",
+                crate::config::Origin::Test,
+                &crate::config::ParserChoice::Named("pytest".to_string()),
+                &[],
+                root,
+                root,
+            );
+            crate::diagnostics::tests::extract(x, text.as_bytes())
+        };
+        assert_eq!(places(&read(logged)), []);
+        assert_eq!(
+            places(&read(&format!("{logged}{summary}"))),
+            [
+                (
+                    "tests/test_fix.py:28".to_string(),
+                    Some("AssertionError"),
+                    Some("tests/test_fix.py::test_math")
+                ),
+                (
+                    "tests/test_fix.py".to_string(),
+                    None,
+                    Some("tests/test_fix.py::test_round")
+                ),
+            ]
+        );
     }
 }
