@@ -207,6 +207,38 @@ fn place_key(d: &Diagnostic) -> PlaceKey<'_> {
     )
 }
 
+/// A message's first line, with the values an assertion's banner stands
+/// for when the lines under it give them: jest's
+/// `expect(received).toBe(expected) // Object.is equality` says nothing
+/// of what was expected without its `Expected: 4` and `Received: 3`.
+fn headline(message: &str) -> Cow<'_, str> {
+    let mut lines = message.lines();
+    let first = lines.next().unwrap_or("").trim();
+    let values: Vec<String> = lines
+        .take(8)
+        .map(str::trim)
+        .filter(|l| is_value_line(l))
+        .take(2)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    if values.is_empty() {
+        Cow::Borrowed(first)
+    } else {
+        Cow::Owned(format!("{first}: {}", values.join("; ")))
+    }
+}
+
+/// `Expected: 4`, `Received number of calls:    0`: a value an assertion
+/// compared, as jest and its kin print it under their banner.
+fn is_value_line(line: &str) -> bool {
+    let Some((label, value)) = line.split_once(':') else {
+        return false;
+    };
+    (label.starts_with("Expected") || label.starts_with("Received"))
+        && label.chars().all(|c| c.is_ascii_alphabetic() || c == ' ')
+        && !value.trim().is_empty()
+}
+
 /// `file:line code message (check)`.
 fn line(entry: &Entry<'_>) -> String {
     let d = entry.d;
@@ -222,10 +254,7 @@ fn line(entry: &Entry<'_>) -> String {
         out.push_str(code);
         out.push(' ');
     }
-    out.push_str(&shorten(
-        d.message.lines().next().unwrap_or("").trim(),
-        MAX_LINE_CHARS,
-    ));
+    out.push_str(&shorten(&headline(&d.message), MAX_LINE_CHARS));
     let mut notes = Vec::new();
     if !d.check.is_empty() {
         let mut checks = vec![d.check.as_str()];
@@ -442,5 +471,39 @@ mod tests {
         }
         let lines = summarize(&diagnostics, |_| Some(0), 5);
         assert_eq!(lines.len(), 2, "{lines:?}");
+    }
+
+    #[test]
+    fn an_assertions_banner_is_followed_by_the_values_it_compared() {
+        // jest 30's message for a failed `toBe` (fixtures/diagnostics/jest30)
+        // and for a `toHaveBeenCalled` with the spacing jest aligns it by.
+        let mut to_be = error(
+            "tests",
+            "src/math.test.js",
+            8,
+            "",
+            "expect(received).toBe(expected) // Object.is equality\nExpected: 4\nReceived: 3",
+        );
+        to_be.code = None;
+        let mut called = error(
+            "tests",
+            "src/spy.test.js",
+            5,
+            "",
+            "expect(jest.fn()).toHaveBeenCalled()\n\nExpected number of calls: >= 1\nReceived number of calls:    0",
+        );
+        called.code = None;
+        // A message whose later lines are not values keeps its first line.
+        let mut other = error("tests", "src/x.test.js", 1, "", "boom\nat foo (x.js:1)");
+        other.code = None;
+        let lines = summarize(&[to_be, called, other], |_| Some(0), 5);
+        assert_eq!(
+            lines,
+            [
+                "src/math.test.js:8 expect(received).toBe(expected) // Object.is equality: Expected: 4; Received: 3 (tests)",
+                "src/spy.test.js:5 expect(jest.fn()).toHaveBeenCalled(): Expected number of calls: >= 1; Received number of calls: 0 (tests)",
+                "src/x.test.js:1 boom (tests)",
+            ]
+        );
     }
 }
