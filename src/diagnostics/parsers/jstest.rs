@@ -526,10 +526,12 @@ impl Grammar for JsTest {
         };
         self.json = true;
         let reported = &self.reported;
-        let (dialect, joiner) = if doc.get("openHandles").is_some() {
-            ("jest-json", " › ")
+        // A suite that failed to run is named as the runner's human
+        // report names it.
+        let (dialect, joiner, suite) = if doc.get("openHandles").is_some() {
+            ("jest-json", " › ", "Test suite failed to run")
         } else {
-            ("vitest-json", " > ")
+            ("vitest-json", " > ", "test file failed to run")
         };
         for result in results {
             let Some(file) = result["name"].as_str() else {
@@ -544,11 +546,16 @@ impl Grammar for JsTest {
             let mut push = |test: String, text: &str| {
                 let text = strip_ansi(text);
                 let frame = first_frame(text.lines());
+                // vitest's banner over its transform's error says
+                // nothing: the error below it is the message.
                 let message: Vec<String> = text
                     .lines()
                     .map(str::trim)
                     .filter(|l| !l.is_empty() && !l.starts_with("at ") && !l.starts_with('●'))
-                    .take_while(|l| !l.starts_with('>') && !l.contains(" |"))
+                    .skip_while(|l| l.starts_with(&TRANSFORM_FAILED["Error: ".len()..]))
+                    .take_while(|l| {
+                        !l.starts_with('>') && !l.contains(" |") && !OXC_PLACE.is_match(l)
+                    })
                     .take(MAX_MESSAGE_LINES)
                     .map(str::to_string)
                     .collect();
@@ -556,7 +563,10 @@ impl Grammar for JsTest {
                 let mut syntax_at = None;
                 for line in text.lines().map(str::trim) {
                     details |= line == "Details:";
-                    syntax_at = syntax_site(line, details);
+                    syntax_at = syntax_site(line, details).or_else(|| {
+                        caps(&OXC_PLACE, line)
+                            .map(|c| (c["file"].to_string(), number(&c["line"]), number(&c["col"])))
+                    });
                     if syntax_at.is_some() {
                         break;
                     }
@@ -582,10 +592,7 @@ impl Grammar for JsTest {
                 }
             };
             if failed.is_empty() && result["status"] == "failed" {
-                push(
-                    "Test suite failed to run".to_string(),
-                    result["message"].as_str().unwrap_or(""),
-                );
+                push(suite.to_string(), result["message"].as_str().unwrap_or(""));
             }
             for assertion in failed {
                 let text = assertion["failureMessages"][0].as_str().unwrap_or("");
