@@ -32,7 +32,16 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
                 root.as_deref()
                     .and_then(|root| crate::git::pushed_base(root, oid, remote))
             };
-            let (selections, notes) = pushed_ranges(std::io::stdin().lock(), kind, base);
+            let related = |a: &str, b: &str| {
+                root.as_deref()
+                    .is_none_or(|root| crate::git::share_history(root, a, b))
+            };
+            let pushed = Pushed {
+                kind: &kind,
+                base: &base,
+                related: &related,
+            };
+            let (selections, notes) = pushed_ranges(std::io::stdin().lock(), &pushed);
             for note in notes {
                 let _ = writeln!(io.err, "phasegate: {note}");
             }
@@ -122,13 +131,19 @@ fn request(selection: SelectionRequest, pushed_ref: Option<String>) -> RunReques
 /// nothing. `kind` says what an object is here (see `git::object_kind`): a
 /// pushed tree or blob (a tag of one) has no commit to check, and a remote
 /// commit that was never fetched (a force push over it) leaves no range, so
-/// the pushed commit is checked as a new branch is. The notes say so. Each
-/// selection comes with the local ref it checks.
+/// the pushed commit is checked as a new branch is, as it is when the
+/// remote's commit shares no history with it here (a force push of a new
+/// history, or a shallow clone). The notes say so. Each selection comes
+/// with the local ref it checks.
 fn pushed_ranges(
     input: impl BufRead,
-    kind: impl Fn(&str) -> Option<&'static str>,
-    base: impl Fn(&str) -> Option<String>,
+    pushed: &Pushed<'_>,
 ) -> (Vec<(SelectionRequest, Option<String>)>, Vec<String>) {
+    let Pushed {
+        kind,
+        base,
+        related,
+    } = pushed;
     let mut selections = Vec::new();
     let mut notes = Vec::new();
     for line in input.lines().map_while(Result::ok) {
@@ -162,6 +177,11 @@ fn pushed_ranges(
                 "`{remote_ref}` is at {remote} on the remote, a commit that was never fetched here: {local} is checked as a new branch"
             ));
             new_branch(local)
+        } else if !related(remote, local) {
+            notes.push(format!(
+                "`{remote_ref}` is at {remote} on the remote, a commit that shares no history with {local} here (a force push of a new history, or a shallow clone): {local} is checked as a new branch"
+            ));
+            new_branch(local)
         } else {
             SelectionRequest::Range {
                 from: (*remote).to_string(),
@@ -173,9 +193,34 @@ fn pushed_ranges(
     (selections, notes)
 }
 
+/// What a pre-push hook asks of the repository about the objects a push
+/// names: what an object is (see `git::object_kind`), where a new branch's
+/// history leaves the remote's (see `git::pushed_base`), and whether two
+/// commits share history (see `git::share_history`).
+struct Pushed<'a> {
+    kind: &'a dyn Fn(&str) -> Option<&'static str>,
+    base: &'a dyn Fn(&str) -> Option<String>,
+    related: &'a dyn Fn(&str, &str) -> bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the hook asks, answered by the closures given.
+    fn ranges(
+        input: &str,
+        kind: impl Fn(&str) -> Option<&'static str>,
+        base: impl Fn(&str) -> Option<String>,
+        related: impl Fn(&str, &str) -> bool,
+    ) -> (Vec<(SelectionRequest, Option<String>)>, Vec<String>) {
+        let pushed = Pushed {
+            kind: &kind,
+            base: &base,
+            related: &related,
+        };
+        pushed_ranges(input.as_bytes(), &pushed)
+    }
 
     #[test]
     fn pushed_ranges_one_per_ref() {
@@ -184,12 +229,12 @@ mod tests {
         let line = |l: &str, r: &str| format!("refs/heads/x {l} refs/heads/x {r}\n");
         let known = |_: &str| Some("commit");
         let unknown = |_: &str| None;
-        let (pushed, notes) = pushed_ranges(
-            [line(&a, &b), line(&b, &zero), line(&zero, &a)]
-                .concat()
-                .as_bytes(),
+        let related = |_: &str, _: &str| true;
+        let (pushed, notes) = ranges(
+            &[line(&a, &b), line(&b, &zero), line(&zero, &a)].concat(),
             known,
             unknown,
+            related,
         );
         assert!(matches!(
             pushed.as_slice(),
@@ -201,17 +246,20 @@ mod tests {
         ));
         assert!(notes.is_empty());
         // A new branch whose history leaves the remote's at `a`.
-        let (pushed, _) = pushed_ranges(line(&b, &zero).as_bytes(), known, |_: &str| {
-            Some("a".repeat(40))
-        });
+        let (pushed, _) = ranges(
+            &line(&b, &zero),
+            known,
+            |_: &str| Some("a".repeat(40)),
+            related,
+        );
         assert!(matches!(
             pushed.as_slice(),
             [(SelectionRequest::Range { from, to }, Some(_))] if *from == a && *to == b
         ));
-        assert!(pushed_ranges(line(&zero, &b).as_bytes(), known, unknown)
+        assert!(ranges(&line(&zero, &b), known, unknown, related)
             .0
             .is_empty());
-        assert!(pushed_ranges(&b""[..], known, unknown).0.is_empty());
+        assert!(ranges("", known, unknown, related).0.is_empty());
     }
 
     #[test]
@@ -226,10 +274,26 @@ mod tests {
             "refs/heads/x {a} refs/heads/x {b}\nrefs/tags/t {t} refs/tags/t {}\n",
             "0".repeat(40)
         );
-        let (pushed, notes) = pushed_ranges(input.as_bytes(), kind, |_: &str| None);
+        let (pushed, notes) = ranges(&input, kind, |_: &str| None, |_: &str, _: &str| true);
         assert!(
             matches!(pushed.as_slice(), [(SelectionRequest::AllOf(all), Some(_))] if *all == a)
         );
         assert_eq!(notes.len(), 2, "{notes:?}");
+    }
+
+    #[test]
+    fn a_force_push_of_unrelated_history_checks_every_file() {
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        let input = format!("refs/heads/x {a} refs/heads/x {b}\n");
+        let (pushed, notes) = ranges(
+            &input,
+            |_: &str| Some("commit"),
+            |_: &str| None,
+            |_: &str, _: &str| false,
+        );
+        assert!(
+            matches!(pushed.as_slice(), [(SelectionRequest::AllOf(all), Some(_))] if *all == a)
+        );
+        assert!(notes[0].contains("shares no history"), "{notes:?}");
     }
 }

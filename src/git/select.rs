@@ -795,6 +795,24 @@ pub fn object_kind(root: &Path, oid: &str) -> Result<Option<&'static str>, GitEr
     Ok(Some(kind_of(&object)))
 }
 
+/// Whether the commits `a` and `b` have a common ancestor here: false for
+/// unrelated histories (a force push of a new history) and for a shallow
+/// clone that cut the one they share; also when either can not be read.
+pub fn share_history(root: &Path, a: &str, b: &str) -> bool {
+    let Ok(repo) = open(root) else {
+        return false;
+    };
+    let commit = |spec: &str| {
+        repo.revparse_single(spec)
+            .and_then(|o| o.peel_to_commit())
+            .map(|c| c.id())
+    };
+    match (commit(a), commit(b)) {
+        (Ok(a), Ok(b)) => repo.merge_base(a, b).is_ok(),
+        _ => false,
+    }
+}
+
 /// What `object` is, in git's word; a tag is named by what it tags.
 fn kind_of(object: &git2::Object<'_>) -> &'static str {
     object
@@ -806,11 +824,12 @@ fn kind_of(object: &git2::Object<'_>) -> &'static str {
 
 /// Where the history of the commit `spec` leaves what the remote already
 /// has, for a new branch being pushed: the first parent of the oldest
-/// commit that no remote-tracking ref of `remote` reaches (of any remote,
-/// when `remote` has none here, as when a push names a URL). `spec` itself
+/// commit that no remote-tracking ref of `remote` reaches. A push that
+/// names a URL goes by the remotes configured with that URL. `spec` itself
 /// when every commit is already there. `None` when that can not be told:
-/// the history is all new, a shallow clone cut it, or libgit2 failed;
-/// then every file of the commit is checked.
+/// no remote-tracking ref says what the remote has (an empty remote, one
+/// never fetched), the history is all new, a shallow clone cut it, or
+/// libgit2 failed; then every file of the commit is checked.
 pub fn pushed_base(root: &Path, spec: &str, remote: Option<&str>) -> Option<String> {
     let repo = open(root).ok()?;
     let commit = repo.revparse_single(spec).ok()?.peel_to_commit().ok()?;
@@ -826,15 +845,32 @@ pub fn pushed_base(root: &Path, spec: &str, remote: Option<&str>) -> Option<Stri
                 })
                 .unwrap_or_default()
         };
-        let own = remote
-            .map(|r| of(&format!("refs/remotes/{r}/*")))
-            .unwrap_or_default();
-        if own.is_empty() {
-            of("refs/remotes/*")
-        } else {
-            own
-        }
+        let config = repo.config().ok()?.snapshot().ok()?;
+        let names = repo.remotes().ok()?;
+        // The remotes a push reaches: the one it names, or those whose
+        // URL it names.
+        let reached: Vec<&str> = names
+            .iter()
+            .filter_map(|name| name.ok().flatten())
+            .filter(|name: &&str| {
+                remote.is_some_and(|r: &str| {
+                    *name == r
+                        || ["url", "pushurl"].iter().any(|key| {
+                            config
+                                .get_str(&format!("remote.{name}.{key}"))
+                                .is_ok_and(|url| url == r)
+                        })
+                })
+            })
+            .collect();
+        reached
+            .iter()
+            .flat_map(|r| of(&format!("refs/remotes/{r}/*")))
+            .collect()
     };
+    if tracking.is_empty() {
+        return None;
+    }
     for id in tracking {
         walk.hide(id).ok()?;
     }

@@ -169,6 +169,18 @@ fn a_github_push_checks_the_pushed_commits_or_every_file_saying_why() {
     assert!(notes(&v).contains(UNKNOWN), "{v:#}");
     assert!(notes(&v).contains("not in this clone"), "{v:#}");
 
+    // One this clone has, with no history in common (a force push of a
+    // new history): every file too, not a usage error.
+    repo.git(&["checkout", "-q", "--orphan", "old"]);
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "old history"]);
+    let old = rev(&repo, "HEAD");
+    repo.git(&["checkout", "-q", "main"]);
+    let (code, v) = push(Some(&old));
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["selection"]["mode"], "all");
+    assert_eq!(docs_files(&v), every);
+    assert!(notes(&v).contains("shares no history"), "{v:#}");
+
     let (code, v) = push(None);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["selection"]["mode"], "all");

@@ -1202,3 +1202,54 @@ fn a_new_branch_is_pushed_with_the_files_of_the_commits_the_remote_lacks() {
         .unwrap();
     assert!(on_remote.stdout.is_empty(), "nothing was pushed");
 }
+
+#[test]
+fn a_push_the_remote_shares_no_history_with_checks_every_file_of_the_commit() {
+    let repo = TestRepo::new();
+    let rule = "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], shell = true, command = \"! grep -H TODO {files}\" } ]\n";
+    repo.config(rule);
+    repo.write("a.md", "# a\n");
+    repo.commit_all("one");
+    let remote = repo.bare_origin();
+    repo.git(&["push", "-q", "origin", "main"]);
+    assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
+
+    // A new history, force-pushed over the remote's: there is no range,
+    // so every file of the commit is checked, the bad one among them.
+    repo.git(&["checkout", "-q", "--orphan", "rewrite"]);
+    repo.git(&["rm", "-rfq", "."]);
+    repo.config(rule);
+    repo.write("old.md", "# old TODO\n");
+    repo.commit_all("rewritten");
+    repo.write("new.md", "# new\n");
+    repo.commit_all("more");
+    let refused = git_with_hook(&repo, &["push", "-q", "-f", "origin", "rewrite:main"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(
+        refused.stderr.contains("shares no history") && refused.stdout.contains("old.md"),
+        "{refused:?}"
+    );
+    repo.write("old.md", "# old\n");
+    repo.commit_all("fixed");
+    let pushed = git_with_hook(&repo, &["push", "-q", "-f", "origin", "rewrite:main"]);
+    assert_eq!(pushed.code, 0, "{pushed:?}");
+
+    // A second remote, empty and never fetched: no remote-tracking ref says
+    // what it has, so a new branch pushed there is checked whole, not
+    // against what `origin` has.
+    let backup = TestRepo::bare();
+    repo.git(&["remote", "add", "backup", &backup.path().to_string_lossy()]);
+    repo.git(&["checkout", "-qb", "topic", "main"]);
+    repo.write("a.md", "# a TODO\n");
+    repo.git(&["commit", "-qam", "todo, on origin too"]);
+    repo.git(&["push", "-q", "--no-verify", "origin", "topic"]);
+    repo.write("b.md", "# b\n");
+    repo.commit_all("b");
+    let refused = git_with_hook(&repo, &["push", "-q", "backup", "topic"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(refused.stdout.contains("a.md"), "{refused:?}");
+    // Pushed to origin's URL, the branch is checked against what origin has.
+    let url = remote.path().to_string_lossy().into_owned();
+    let pushed = git_with_hook(&repo, &["push", "-q", &url, "topic"]);
+    assert_eq!(pushed.code, 0, "{pushed:?}");
+}

@@ -410,12 +410,22 @@ impl Selector<'_> {
                 // shallow clone, a force push): checking every file
                 // checks more, never less. A pull request's base that
                 // is missing is an error that says what to fetch.
+                // So is one that shares no history with the push here
+                // (a force push of a new history, a shallow clone that
+                // cut what they share).
                 let missing =
                     ci.push && matches!(crate::git::object_kind(self.root, &ci.from), Ok(None));
+                let unrelated =
+                    ci.push && !missing && !crate::git::share_history(self.root, &ci.from, &ci.to);
                 if missing {
                     format!(
                         "{}: the commit before the push, {}, is not in this clone (a shallow clone, or a force push): every tracked file is selected; fetch more history to check only the push's changes",
                         ci.source, ci.from
+                    )
+                } else if unrelated {
+                    format!(
+                        "{}: the commit before the push, {}, shares no history with {} here (a force push of a new history, or a shallow clone): every tracked file is selected",
+                        ci.source, ci.from, ci.to
                     )
                 } else {
                     let (files, mut s) = self.range(&ci.from, &ci.to, notes)?;
