@@ -626,6 +626,24 @@ impl Validator<'_> {
         false
     }
 
+    /// Whether every `{files}` of the shell script `text` can be given its
+    /// names quoted; one where no quoting keeps a name from running as code
+    /// is an error.
+    fn files_quotable(&mut self, at: &At, text: &str, what: &str) -> bool {
+        let Some(place) = crate::runner::unquotable_files(text) else {
+            return true;
+        };
+        self.error(
+            at,
+            format!("{what} has `{{files}}` {place}, where a file name could run as code"),
+            "`{files}` here",
+            Some(
+                "put `{files}` where it stands for arguments (`tool {files}`, `\"{files}\"`), e.g. `set -- {files}` first and `\"${1:-default}\"` after".to_string(),
+            ),
+        );
+        false
+    }
+
     fn command_line(&mut self, node: &Node, what: &str, shell: bool) -> Option<CommandLine> {
         let text = self.string(node, what)?;
         if !self.nul_free(node, &text, what, "no command line can pass") {
@@ -634,6 +652,9 @@ impl Validator<'_> {
         if shell {
             if text.trim().is_empty() {
                 self.error(&node.at, format!("{what} is empty"), "empty", None);
+                return None;
+            }
+            if !self.files_quotable(&node.at, &text, what) {
                 return None;
             }
             return Some(CommandLine::Shell(text));
@@ -1170,6 +1191,10 @@ impl Validator<'_> {
             // The shell gets the command as the file wrote it: joining the
             // split arguments would lose their quoting.
             if shell {
+                let what = format!("the command of `[commands] {name}`, which this check runs with `shell = true`,");
+                if !self.files_quotable(&name_node.at, &command.text, &what) {
+                    return None;
+                }
                 return Some(CommandLine::Shell(command.text.clone()));
             }
             commands.as_arguments.insert(name.to_string());

@@ -80,13 +80,17 @@ fn expand_with_budget(command: &CommandLine, files: &[PathBuf], budget: usize) -
             if tokens.is_empty() {
                 return vec![shell(script.clone().into_bytes())];
             }
+            // Names no quoting can make safe are handed to the script as
+            // its arguments instead, which it never reads as code.
+            let as_arguments = tokens.iter().any(|(_, q)| *q == Quote::Unquotable);
             // The script is one argument, so it must also stay under the
             // single-argument limit, with the names written once for each
-            // `{files}` (and the quotes closed around them).
+            // `{files}` (and the quotes closed around them), and once more
+            // as arguments.
             let room = (budget
                 .min(MAX_SINGLE_ARG)
                 .saturating_sub(script.len() + 2 * tokens.len() + 64)
-                / tokens.len())
+                / (tokens.len() + usize::from(as_arguments)))
             .max(1);
             batches(&files, room, |f| shell_quote(f.as_bytes()).len() + 1)
                 .into_iter()
@@ -106,17 +110,26 @@ fn expand_with_budget(command: &CommandLine, files: &[PathBuf], budget: usize) -
                         // names: a name quoted for `sh` within `"..."` would
                         // have its `$(...)` run.
                         let close: &[u8] = match quote {
-                            Quote::None => b"",
+                            Quote::None | Quote::Unquotable => b"",
                             Quote::Single => b"'",
                             Quote::Double => b"\"",
                         };
                         bytes.extend_from_slice(close);
-                        bytes.extend_from_slice(&quoted);
+                        if quote == Quote::Unquotable {
+                            bytes.extend_from_slice(b"\"$@\"");
+                        } else {
+                            bytes.extend_from_slice(&quoted);
+                        }
                         bytes.extend_from_slice(close);
                         from = at + FILES_TOKEN.len();
                     }
                     bytes.extend_from_slice(&script.as_bytes()[from..]);
-                    shell(bytes)
+                    let mut invocation = shell(bytes);
+                    if as_arguments {
+                        invocation.argv.push("sh".into());
+                        invocation.argv.extend(batch.iter().map(|f| (*f).clone()));
+                    }
+                    invocation
                 })
                 .collect()
         }
@@ -131,12 +144,18 @@ enum Quote {
     None,
     Single,
     Double,
+    /// Where no quotes can keep a name from being code (see
+    /// `files_tokens`).
+    Unquotable,
 }
 
 /// Where each `{files}` of `script` is, and inside which quotes, read as
 /// `sh` reads quotes: a backslash escapes outside single quotes, and a
 /// command substitution (`$(...)`, backquotes) starts unquoted again, even
-/// inside double quotes.
+/// inside double quotes. A `{files}` inside a parameter expansion
+/// (`${VAR:-{files}}`) or an arithmetic one (`$(( ))`, `(( ))`) is
+/// `Quote::Unquotable`: no quoting keeps a name there from being read as
+/// code by every shell.
 fn files_tokens(script: &str) -> Vec<(usize, Quote)> {
     /// What the scanner is inside of.
     #[derive(Clone, Copy, PartialEq, Eq)]
@@ -145,23 +164,41 @@ fn files_tokens(script: &str) -> Vec<(usize, Quote)> {
         Plain(Option<usize>),
         Double,
         Backquote,
+        /// A parameter expansion, `${...}`, with its open braces.
+        Param(usize),
+        /// An arithmetic expansion or command, with its open parentheses.
+        Arith(usize),
     }
+    /// Bytes after which a word starts: a `#` there opens a comment.
+    const WORD_BREAKS: &[u8] = b";&|()<>";
     let bytes = script.as_bytes();
     let mut stack = vec![In::Plain(None)];
     let mut found = Vec::new();
     let mut i = 0;
+    // Where the last command could start: `((` there is arithmetic.
+    let at_command_start = |i: usize| {
+        bytes[..i]
+            .iter()
+            .rev()
+            .find(|b| !b.is_ascii_whitespace() || **b == b'\n')
+            .is_none_or(|b| b"\n;&|(".contains(b))
+    };
     while i < bytes.len() {
         let top = *stack.last().unwrap_or(&In::Plain(None));
         if bytes[i..].starts_with(FILES_TOKEN.as_bytes()) {
-            let quote = if top == In::Double {
-                Quote::Double
-            } else {
-                Quote::None
+            let unquotable = stack
+                .iter()
+                .any(|s| matches!(s, In::Param(_) | In::Arith(_)));
+            let quote = match top {
+                _ if unquotable => Quote::Unquotable,
+                In::Double => Quote::Double,
+                _ => Quote::None,
             };
             found.push((i, quote));
             i += FILES_TOKEN.len();
             continue;
         }
+        let next = |n: usize| bytes.get(i + n).copied();
         match (top, bytes[i]) {
             (_, b'\\') => i += 1,
             (In::Plain(_) | In::Backquote, b'\'') => {
@@ -173,19 +210,33 @@ fn files_tokens(script: &str) -> Vec<(usize, Quote)> {
                 }
                 i = end;
             }
-            (In::Plain(_) | In::Backquote, b'"') => stack.push(In::Double),
+            (In::Plain(_) | In::Backquote | In::Param(_), b'"') => stack.push(In::Double),
             (In::Double, b'"') | (In::Backquote, b'`') => {
                 stack.pop();
             }
             (_, b'`') => stack.push(In::Backquote),
             // A comment, where a word would start: its quotes quote nothing.
             (In::Plain(_) | In::Backquote, b'#')
-                if i == 0 || bytes[i - 1].is_ascii_whitespace() || bytes[i - 1] == b';' =>
+                if i == 0
+                    || bytes[i - 1].is_ascii_whitespace()
+                    || WORD_BREAKS.contains(&bytes[i - 1]) =>
             {
                 i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |n| i + n);
             }
-            (_, b'$') if bytes.get(i + 1) == Some(&b'(') => {
+            (_, b'$') if next(1) == Some(b'(') && next(2) == Some(b'(') => {
+                stack.push(In::Arith(2));
+                i += 2;
+            }
+            (_, b'$') if next(1) == Some(b'(') => {
                 stack.push(In::Plain(Some(1)));
+                i += 1;
+            }
+            (_, b'$') if next(1) == Some(b'{') => {
+                stack.push(In::Param(1));
+                i += 1;
+            }
+            (In::Plain(_), b'(') if next(1) == Some(b'(') && at_command_start(i) => {
+                stack.push(In::Arith(2));
                 i += 1;
             }
             (In::Plain(Some(depth)), b'(') => {
@@ -198,11 +249,45 @@ fn files_tokens(script: &str) -> Vec<(usize, Quote)> {
                     stack.push(In::Plain(Some(depth - 1)));
                 }
             }
+            (In::Param(depth), b'{') => {
+                stack.pop();
+                stack.push(In::Param(depth + 1));
+            }
+            (In::Param(depth), b'}') => {
+                stack.pop();
+                if depth > 1 {
+                    stack.push(In::Param(depth - 1));
+                }
+            }
+            (In::Arith(depth), b'(') => {
+                stack.pop();
+                stack.push(In::Arith(depth + 1));
+            }
+            (In::Arith(depth), b')') => {
+                stack.pop();
+                if depth > 1 {
+                    stack.push(In::Arith(depth - 1));
+                }
+            }
             _ => {}
         }
         i += 1;
     }
     found
+}
+
+/// Where a `{files}` of the shell script `script` sits that no quoting
+/// can make safe (inside `${...}` or an arithmetic expansion), said for a
+/// person; `None` when there is none. The configuration refuses such a
+/// script; were one run, its names would reach it as the script's
+/// arguments (`"$@"`), never as its text.
+pub fn unquotable_files(script: &str) -> Option<&'static str> {
+    files_tokens(script)
+        .iter()
+        .any(|(_, q)| *q == Quote::Unquotable)
+        .then_some(
+            "inside a parameter expansion (`${...}`) or an arithmetic one (`$((...))`, `((...))`)",
+        )
 }
 
 /// Splits `files` into runs whose total cost stays within `room`; a file
@@ -286,6 +371,47 @@ mod tests {
             [Quote::Double, Quote::None, Quote::None, Quote::Double]
         );
         assert_eq!(quotes("# it's\nx {files} # '{files}"), [Quote::None]);
+        // A comment starts after an operator as after a blank; `$#` and
+        // `${#x}` are no comments.
+        for script in ["true&# {files}", "a|#{files}", "(#{files}\n)", "a;#{files}"] {
+            assert_eq!(quotes(script), [], "{script}");
+        }
+        assert_eq!(quotes("echo $# ${#x} {files}"), [Quote::None]);
+        // Inside a parameter or arithmetic expansion, no quoting is safe.
+        for script in [
+            r#""${LIST:-{files}}""#,
+            "${LIST:-{files}}",
+            r#"${A:-"{files}"}"#,
+            "echo $(( {files} ))",
+            "(( {files} ))",
+            "a && (({files}))",
+        ] {
+            assert_eq!(quotes(script), [Quote::Unquotable], "{script}");
+            assert!(unquotable_files(script).is_some(), "{script}");
+        }
+        // A subshell and a command substitution are not arithmetic.
+        assert_eq!(
+            quotes("( {files} ) $( ({files}) ) ${A} {files} $((1)) {files}"),
+            [Quote::None; 4]
+        );
+        assert_eq!(unquotable_files("lint {files}"), None);
+    }
+
+    #[test]
+    fn names_no_quoting_makes_safe_reach_the_script_as_its_arguments() {
+        let script = CommandLine::Shell(r#"printf '%s\n' "${LIST:-{files}}" {files}"#.to_string());
+        let got = expand_invocations(&script, &paths(&["$(touch x)", "b"]));
+        assert_eq!(
+            got,
+            [Invocation::new([
+                "sh",
+                "-c",
+                r#"printf '%s\n' "${LIST:-"$@"}" '$(touch x)' 'b'"#,
+                "sh",
+                "$(touch x)",
+                "b",
+            ])]
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ mod spawn;
 mod sys;
 mod verifier;
 
-pub use batch::{expand_invocations, shell_quote};
+pub use batch::{expand_invocations, shell_quote, unquotable_files};
 pub use plan::*;
 pub use pool::run_checks;
 pub use spawn::{run_check, GIT_LOCAL_ENV, PINNED_ENV, REMOVED_ENV};

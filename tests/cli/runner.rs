@@ -447,3 +447,39 @@ checks = [ { name = "v", kind = "verifier", shell = true, command = "head -c 300
     assert_eq!(record["output_bytes"], 300_000 + answer, "{record:#}");
     assert_eq!(std::fs::metadata(&log).unwrap().len(), 300_000 + answer);
 }
+
+#[test]
+fn a_file_name_in_a_comment_or_an_expansion_no_quote_protects_is_never_run() {
+    // A comment after `&` ends at a newline in a name; inside `${...}`
+    // and `$((...))` no quoting keeps a name from being read as code.
+    let repo = TestRepo::new();
+    repo.stage("b\ntouch pwned-comment\n#.x", "x\n");
+    repo.stage("a.x", "x\n");
+    repo.config(
+        r#"[phases.implementation]
+checks = [ { name = "comment", shell = true, files = ["*.x"], command = "true&# {files}" } ]
+"#,
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(
+        !repo.exists("pwned-comment"),
+        "a file name ran as a command"
+    );
+
+    for command in [
+        r#"printf '%s\n' \"${LIST:-{files}}\""#,
+        "echo $(( {files} ))",
+    ] {
+        repo.config(&format!(
+            "[phases.implementation]\nchecks = [ {{ name = \"c\", shell = true, files = [\"*.x\"], command = \"{command}\" }} ]\n"
+        ));
+        let run = repo.phasegate(&["run", "--all-files"]);
+        assert_eq!(run.code, 2, "{run:?}");
+        assert!(
+            run.stderr.contains("where a file name could run as code")
+                && run.stderr.contains("phasegate.toml:2:"),
+            "{run:?}"
+        );
+    }
+}
