@@ -215,6 +215,22 @@ fn read(root: &Path, name: &str) -> Result<Option<SourceFile>, ConfigError> {
     let path = root.join(name);
     match std::fs::read(&path) {
         Ok(bytes) => decode(name, bytes).map(Some),
+        // A link whose target is missing is a configuration that cannot
+        // be read, not none: checking nothing would pass.
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound && path.symlink_metadata().is_ok() =>
+        {
+            let target = std::fs::read_link(&path)
+                .map(|t| format!(" `{}`", t.display()))
+                .unwrap_or_default();
+            Err(ConfigError::unlocated(
+                name,
+                format!("`{name}` is a symbolic link to{target}, which does not exist"),
+                Some(format!(
+                    "restore the file the link points to, or replace the link with the file `{name}`"
+                )),
+            ))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(_) if path.is_dir() => Err(ConfigError::unlocated(
             name,

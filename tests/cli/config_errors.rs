@@ -500,3 +500,18 @@ fn a_committed_or_staged_config_that_is_not_utf8_is_placed_like_the_work_trees()
         );
     }
 }
+
+#[test]
+fn a_link_to_a_missing_file_in_place_of_the_file_is_an_error_not_no_configuration() {
+    // Read as "no phasegate.toml", it would run the defaults (here: no
+    // project, nothing to check) and pass.
+    let repo = TestRepo::new();
+    std::os::unix::fs::symlink("shared/gate.toml", repo.path().join("phasegate.toml")).unwrap();
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 2, "{v:#}");
+    let message = v["error"]["problems"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("symbolic link") && message.contains("shared/gate.toml"),
+        "{v:#}"
+    );
+}
