@@ -208,30 +208,32 @@ pub fn emit_reports(
     ctx: &Context,
     io: &mut Streams<'_>,
 ) -> ExitCode {
-    let files = write_report_files(verdict, reports, ctx, io);
-    let summary = append_step_summary(verdict, reports, ctx, io);
+    // A report that is missing makes a run that would proceed incomplete
+    // (exit 3): every report written says so, not "passed", so that what
+    // an agent or a person reads agrees with the exit code. The files go
+    // first; the step summary after them says so when one failed, and
+    // when the step summary fails, the files are written again saying so.
+    let proceeds = verdict.exit_code() == ExitCode::Proceed;
+    let mut files = write_report_files(verdict, reports, ctx, io);
+    let summary = if proceeds && !files {
+        append_step_summary(&missing_report(verdict), reports, ctx, io)
+    } else {
+        append_step_summary(verdict, reports, ctx, io)
+    };
+    if proceeds && files && !summary {
+        files = write_report_files(&missing_report(verdict), reports, ctx, io);
+    }
     let on_stdout = if reports.output.is_some() {
         ReportFormat::Human
     } else {
         reports.format
     };
-    // A report that is missing makes a run that would proceed incomplete
-    // (exit 3): the human report and the JSON verdict say so, not
-    // "passed", so that what an agent reads agrees with the exit code.
     let missing;
-    let shown = if !(files && summary)
-        && verdict.exit_code() == ExitCode::Proceed
+    let shown = if proceeds
+        && !(files && summary)
         && matches!(on_stdout, ReportFormat::Human | ReportFormat::Json)
     {
-        let mut changed = verdict.clone();
-        changed.status = crate::gate::Status::Incomplete;
-        changed.next = crate::gate::Next::Resume;
-        changed.fail_open = false;
-        changed.notes.push(
-            "a report asked for could not be written (said on standard error): the run is incomplete"
-                .to_string(),
-        );
-        missing = changed;
+        missing = missing_report(verdict);
         &missing
     } else {
         verdict
@@ -239,6 +241,20 @@ pub fn emit_reports(
     let written = render_report(shown, on_stdout, ctx, ctx.stdout_tty, io.out);
     let stdout = finish_write(written, io);
     delivered(verdict, files && stdout && summary)
+}
+
+/// `verdict` as it stands when a report asked for could not be written:
+/// incomplete, and why.
+fn missing_report(verdict: &Verdict) -> Verdict {
+    let mut changed = verdict.clone();
+    changed.status = crate::gate::Status::Incomplete;
+    changed.next = crate::gate::Next::Resume;
+    changed.fail_open = false;
+    changed.notes.push(
+        "a report asked for could not be written (said on standard error): the run is incomplete"
+            .to_string(),
+    );
+    changed
 }
 
 /// Renders the verdict of a run that stopped before its checks in every

@@ -237,6 +237,8 @@ fn a_report_that_cannot_be_written_keeps_the_run_from_proceeding() {
             "json",
             "--report",
             "github=gh.txt",
+            "--report",
+            "json=verdict.json",
         ],
         &[
             ("GITHUB_ACTIONS", "true"),
@@ -245,6 +247,9 @@ fn a_report_that_cannot_be_written_keeps_the_run_from_proceeding() {
     );
     assert_eq!(run.code, 3, "{}", run.stderr);
     assert_eq!(run.json()["status"], "incomplete", "{}", run.stdout);
+    // The report files, written before it, say so too.
+    let file: serde_json::Value = serde_json::from_str(&repo.read("verdict.json")).unwrap();
+    assert_eq!(file["status"], "incomplete", "{file:#}");
 }
 
 #[test]
