@@ -2415,6 +2415,13 @@ fn a_named_file_nobody_has_is_a_usage_error_and_a_deleted_one_is_left_out() {
             .contains("`src/typo.txt` does not exist"),
         "{v:#}"
     );
+    // So must a file named as a directory (it is no deleted file).
+    let (code, v) = repo.verdict(&["--files", "src/a.txt/"]);
+    assert_eq!(code, 2, "{v:#}");
+    assert!(
+        v["error"]["message"].to_string().contains("`src/a.txt/`"),
+        "{v:#}"
+    );
     // A tracked file deleted in the work tree (its directory too), as a
     // list of changed files names it: left out, said, the rest checked.
     let (code, v) = repo.verdict(&["--files", "old/gone.txt", "src/a.txt"]);

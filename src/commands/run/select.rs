@@ -267,11 +267,18 @@ impl Selector<'_> {
             // A directory stands for the tracked files beneath it, as
             // `git ls-files DIR` lists them.
             let directory = self.in_repo && absolute.is_dir();
-            if absolute.symlink_metadata().is_err() {
+            if let Err(e) = absolute.symlink_metadata() {
                 // A tracked file deleted in the work tree has nothing to
                 // check (a list of changed files names it); a path nobody
                 // has is a mistake, and passing it over would pass a run
-                // that checked nothing.
+                // that checked nothing. So is one that can not be looked
+                // at (`file.rs/`, a file named as a directory).
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    return Err(crate::commands::usage_error(format!(
+                        "`{}` cannot be looked at ({e}): check the path",
+                        file.display()
+                    )));
+                }
                 if self.is_tracked(&absolute, &mut tracked)? {
                     notes.push(format!(
                         "`{}` is deleted in the work tree; it was left out",
