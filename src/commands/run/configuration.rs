@@ -15,9 +15,16 @@ pub(in crate::commands) fn config_at_ref(
     root: &Path,
     spec: &str,
 ) -> Result<(bool, Result<config::Config, config::ConfigError>), crate::git::GitError> {
-    let bytes = crate::git::file_at(root, spec, config::CONFIG_FILE)?;
-    let held = bytes.is_some();
     let name = format!("{}@{spec}", config::CONFIG_FILE);
+    // A link is named as the ref holds it, not as the work tree does.
+    let bytes = crate::git::file_at(root, spec, config::CONFIG_FILE).map_err(|e| match e {
+        crate::git::GitError::Link { problem, .. } => crate::git::GitError::Link {
+            path: name.clone().into(),
+            problem,
+        },
+        e => e,
+    })?;
+    let held = bytes.is_some();
     Ok((held, config::load_committed(root, &name, bytes)))
 }
 
