@@ -963,6 +963,31 @@ pub fn commit_view(root: &Path, spec: &str) -> Result<CommitView, GitError> {
     })
 }
 
+/// The files among `files` a sparse checkout leaves out of the work tree
+/// (their index entries are marked skip-worktree): a check that runs in
+/// the work tree can not read them.
+pub fn outside_sparse_checkout(root: &Path, files: &[PathBuf]) -> Result<Vec<PathBuf>, GitError> {
+    /// The index entry's extended flag that a sparse checkout sets.
+    const SKIP_WORKTREE: u16 = 1 << 14;
+    let repo = open(root)?;
+    let index = repo
+        .index()
+        .map_err(|source| super::repo::index_error(root, source))?;
+    let skipped: std::collections::HashSet<Vec<u8>> = index
+        .iter()
+        .filter(|e| e.flags_extended & SKIP_WORKTREE != 0)
+        .map(|e| e.path)
+        .collect();
+    if skipped.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(files
+        .iter()
+        .filter(|f| skipped.contains(f.as_os_str().as_bytes()))
+        .cloned()
+        .collect())
+}
+
 /// Writes the files of `commit` into `dir` (a temporary checkout), leaving
 /// the work tree and the index untouched.
 pub fn checkout_commit_to(root: &Path, commit: git2::Oid, dir: &Path) -> Result<Written, GitError> {

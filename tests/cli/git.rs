@@ -2459,3 +2459,36 @@ fn restore_names_each_file_on_its_own_line_whatever_its_name_holds() {
         "restored the unstaged changes of:\n  two\\x0alines \\x1b[31m.txt\n"
     );
 }
+
+#[test]
+fn a_range_checked_in_a_sparse_checkout_leaves_out_the_files_it_lacks() {
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"cat\", files = [\"**/*.txt\"], shell = true, command = \"cat {files} > /dev/null\" } ]\n");
+    repo.write("docs/x.txt", "d\n");
+    repo.write("src/y.txt", "s\n");
+    repo.commit_all("base");
+    repo.write("docs/x.txt", "d2\n");
+    repo.write("src/y.txt", "s2\n");
+    repo.commit_all("change");
+    repo.git(&[
+        "sparse-checkout",
+        "set",
+        "--cone",
+        "--no-sparse-index",
+        "src",
+    ]);
+    assert!(!repo.exists("docs/x.txt"));
+    let (code, v) = repo.verdict(&["--from-ref", "HEAD~1", "--to-ref", "HEAD"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(
+        check(&v, "cat")["argv"][0][2],
+        "cat 'src/y.txt' > /dev/null",
+        "{v:#}"
+    );
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("outside the sparse checkout and were left out"),
+        "{v:#}"
+    );
+}

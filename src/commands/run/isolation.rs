@@ -102,6 +102,12 @@ impl Place {
         })
     }
 
+    /// Whether the checks run in the work tree, at what is staged or at
+    /// the commit checked.
+    pub fn in_work_tree(&self) -> bool {
+        self.in_work_tree
+    }
+
     /// The directory the checks run in: `root`, or the checkout.
     pub fn check_root<'a>(&'a self, root: &'a Path) -> &'a Path {
         self.snapshot.as_ref().map_or(root, |s| s.dir.as_path())

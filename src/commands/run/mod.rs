@@ -242,6 +242,21 @@ fn run_gate(
     };
     let place = isolation::Place::choose(&dirs, ws.in_repo, &mode, &config, &mut notes)
         .map_err(|error| Stop::Error(settings.profile, error))?;
+    // A commit checked in a sparse checkout: the files it leaves out are
+    // not there to check.
+    let mut selection = selection;
+    if place.in_work_tree() && mode.mode != "staged" {
+        let absent = crate::git::outside_sparse_checkout(root, &selection)
+            .map_err(|e| Stop::internal(settings.profile, &e))?;
+        if !absent.is_empty() {
+            selection.retain(|f| !absent.contains(f));
+            notes.push(format!(
+                "{} selected file(s) are outside the sparse checkout and were left out (`git sparse-checkout add` brings their directories in), among them `{}`",
+                absent.len(),
+                absent[0].display()
+            ));
+        }
+    }
     notes.extend(configuration_notes(
         ctx,
         &config,
