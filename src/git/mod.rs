@@ -66,13 +66,26 @@ struct Named {
 /// `GIT_WORK_TREE`'s work tree. With only `GIT_WORK_TREE`, the repository
 /// is the one found from `cwd`, as git finds it.
 pub fn use_named_repository(git_dir: Option<PathBuf>, work_tree: Option<PathBuf>, cwd: &Path) {
-    let git_dir = match git_dir {
-        Some(dir) => dir,
-        None if work_tree.is_some() => match git2::Repository::discover(cwd) {
-            Ok(repo) => repo.path().to_path_buf(),
+    let (git_dir, work_tree) = match (git_dir, work_tree) {
+        // Without `GIT_WORK_TREE` or `core.worktree`, git takes the current
+        // directory for the top of the work tree (git(1)), as in a hook of
+        // a repository whose `.git` is a file: libgit2 would take the git
+        // directory's parent.
+        (Some(dir), None) => {
+            let here = git2::Repository::open(&dir).is_ok_and(|repo| {
+                !repo.is_bare()
+                    && repo
+                        .config()
+                        .is_ok_and(|c| c.get_path("core.worktree").is_err())
+            });
+            (dir, here.then(|| cwd.to_path_buf()))
+        }
+        (Some(dir), tree) => (dir, tree),
+        (None, tree @ Some(_)) => match git2::Repository::discover(cwd) {
+            Ok(repo) => (repo.path().to_path_buf(), tree),
             Err(_) => return,
         },
-        None => return,
+        (None, None) => return,
     };
     let _ = NAMED.set(Named { git_dir, work_tree });
 }
@@ -89,6 +102,7 @@ fn locate(dir: &Path) -> Result<Option<git2::Repository>, git2::Error> {
         return match git2::Repository::discover(dir) {
             Ok(repo) => {
                 config_env::apply(&repo)?;
+                work_tree_of_link(&repo, dir)?;
                 name_if_apart(&repo);
                 Ok(Some(repo))
             }
@@ -102,6 +116,36 @@ fn locate(dir: &Path) -> Result<Option<git2::Repository>, git2::Error> {
     }
     config_env::apply(&repo)?;
     Ok(Some(repo))
+}
+
+/// A repository found through a `.git` that is a file (`gitdir: ...`, as
+/// `git init --separate-git-dir` writes) or a link to a git directory
+/// elsewhere: its work tree is the directory holding that `.git`, as git
+/// has it, unless `core.worktree` says otherwise. libgit2 takes the git
+/// directory's parent, where the checks would run and files be set aside.
+fn work_tree_of_link(repo: &git2::Repository, dir: &Path) -> Result<(), git2::Error> {
+    if repo.is_bare() || repo.config()?.get_path("core.worktree").is_ok() {
+        return Ok(());
+    }
+    let git_dir = repo::canonical(repo.path());
+    let dir = repo::canonical(dir);
+    for holder in dir.ancestors() {
+        let dot_git = holder.join(".git");
+        let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+            continue;
+        };
+        // The first `.git` up from here is the one git goes by.
+        if meta.is_dir() {
+            return Ok(());
+        }
+        let leads_here = git2::Repository::open(&dot_git)
+            .is_ok_and(|found| repo::canonical(found.path()) == git_dir);
+        if leads_here && repo.workdir().map(repo::canonical) != Some(holder.to_path_buf()) {
+            repo.set_workdir(holder, false)?;
+        }
+        return Ok(());
+    }
+    Ok(())
 }
 
 /// A repository found from inside its git directory, whose work tree

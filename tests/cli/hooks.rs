@@ -1253,3 +1253,45 @@ fn a_push_the_remote_shares_no_history_with_checks_every_file_of_the_commit() {
     let pushed = git_with_hook(&repo, &["push", "-q", &url, "topic"]);
     assert_eq!(pushed.code, 0, "{pushed:?}");
 }
+
+#[test]
+fn a_repository_whose_dot_git_is_a_file_or_a_link_is_checked_in_its_own_work_tree() {
+    // `git init --separate-git-dir` writes `.git` as a file; some keep it
+    // as a link. The work tree is where `.git` is, never the git
+    // directory's parent, where a file of the same name is someone else's.
+    for layout in ["file", "link"] {
+        let repo = TestRepo::new();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let git_dir = elsewhere.path().join("proj.git");
+        std::fs::rename(repo.path().join(".git"), &git_dir).unwrap();
+        if layout == "file" {
+            repo.write(".git", &format!("gitdir: {}\n", git_dir.display()));
+        } else {
+            std::os::unix::fs::symlink(&git_dir, repo.path().join(".git")).unwrap();
+        }
+        let private = elsewhere.path().join("README");
+        std::fs::write(&private, "not in any repository\n").unwrap();
+        gate(&repo, "pwd > seen-dir.txt; cat README > seen-readme.txt");
+        repo.write("README", "one\n");
+        repo.git(&["add", "README", "phasegate.toml"]);
+        repo.git(&["commit", "-qm", "one"]);
+        assert_eq!(repo.phasegate(&["install"]).code, 0, "{layout}");
+        repo.stage("README", "staged\n");
+        repo.write("README", "unstaged\n");
+        let run = git_with_hook(&repo, &["commit", "-qm", "two"]);
+        assert_eq!(run.code, 0, "{layout}: {run:?}");
+        assert_eq!(
+            repo.read("seen-dir.txt").trim(),
+            repo.path().to_string_lossy(),
+            "{layout}"
+        );
+        assert_eq!(repo.read("seen-readme.txt"), "staged\n", "{layout}");
+        assert_eq!(repo.read("README"), "unstaged\n", "{layout}");
+        assert_eq!(
+            std::fs::read_to_string(&private).unwrap(),
+            "not in any repository\n",
+            "{layout}"
+        );
+        assert!(!elsewhere.path().join("seen-dir.txt").exists(), "{layout}");
+    }
+}
