@@ -44,19 +44,35 @@ pub fn record_run(
     pause: &dyn Fn(&str),
     err: &mut dyn Write,
 ) {
+    record_run_within(state_dir, config, facts, verdict, pause, err, LOCK_WAIT);
+}
+
+/// `record_run`, waiting up to `wait` for the state lock.
+fn record_run_within(
+    state_dir: &Path,
+    config: &Config,
+    facts: RunFacts<'_>,
+    verdict: &mut Verdict,
+    pause: &dyn Fn(&str),
+    err: &mut dyn Write,
+    wait: Duration,
+) {
     let RunFacts {
         session,
         selection,
         pruning,
     } = facts;
     let mut problems: Vec<String> = Vec::new();
-    let (pruned, locked) = lock_after_pruning(state_dir, pruning, LOCK_WAIT);
+    let (pruned, locked) = lock_after_pruning(state_dir, pruning, wait);
     problems.extend(pruned);
     let lock = match locked {
         Ok(lock) => lock,
         Err(e) => {
+            // The queue cannot be touched without the lock, but nothing is
+            // dropped: the run's interventions go to `emergency.log`.
             problems.push(format!("the run was not recorded: {e}"));
-            report(state_dir, verdict, err, &problems, &[]);
+            let emergency = Emergency::unqueued(verdict, Why::QueueLocked);
+            report(state_dir, verdict, err, &problems, &emergency);
             return;
         }
     };
@@ -84,7 +100,7 @@ pub fn record_run(
         });
     }
 
-    let mut emergency: Vec<String> = Vec::new();
+    let mut emergency = Emergency::default();
     let now = now_rfc3339();
     let run_id = verdict.run_id.clone().unwrap_or_default();
     let news: Vec<NewIntervention> = critical
@@ -132,32 +148,27 @@ pub fn record_run(
 
 /// Places the run's new interventions in the queue, by its rules (the
 /// overflow goes to `emergency.log`), and moves the queue's unreadable
-/// lines there; a queue that cannot be read sends them all there, and the
-/// verdict says so. The queue to write back, when it changed.
+/// lines there; a queue that cannot be read sends them all there. The
+/// verdict says what became of them once `report` has tried to write
+/// them. The queue to write back, when it changed.
 fn queue_interventions(
     state_dir: &Path,
     news: Vec<NewIntervention>,
     origin: &state::Origin<'_>,
     verdict: &mut Verdict,
     problems: &mut Vec<String>,
-    emergency: &mut Vec<String>,
+    emergency: &mut Emergency,
 ) -> Option<Queue> {
-    let emergency_file = state::emergency_file(state_dir);
     let mut queue = match Queue::load(state_dir) {
         Ok(queue) => queue,
         Err(e) => {
             problems.push(e.to_string());
-            let unqueued = news.len();
-            emergency.extend(
+            emergency.add(
                 news.iter()
-                    .map(|new| unqueued_line(origin.now, origin.run_id, new)),
+                    .map(|new| unqueued_line(origin.now, origin.run_id, new))
+                    .collect(),
+                Why::QueueUnreadable,
             );
-            if unqueued > 0 {
-                verdict.notes.push(format!(
-                    "{unqueued} intervention(s) were written to `{}` instead of the queue, which could not be read",
-                    emergency_file.display()
-                ));
-            }
             return None;
         }
     };
@@ -169,13 +180,7 @@ fn queue_interventions(
         verdict,
         problems,
     );
-    let (added, overflow) = enqueue(&mut queue, news, origin, verdict, emergency);
-    if overflow > 0 {
-        verdict.notes.push(format!(
-            "{overflow} intervention(s) over the queue's limits were written to `{}`",
-            emergency_file.display()
-        ));
-    }
+    let added = enqueue(&mut queue, news, origin, verdict, emergency);
     (moved || added).then_some(queue)
 }
 
@@ -308,11 +313,23 @@ pub fn record_stopped(
     session: Option<&str>,
     err: &mut dyn Write,
 ) {
-    let lock = match StateLock::acquire_within(state_dir, Instant::now(), LOCK_WAIT) {
+    record_stopped_within(state_dir, verdict, session, err, LOCK_WAIT);
+}
+
+/// `record_stopped`, waiting up to `wait` for the state lock.
+fn record_stopped_within(
+    state_dir: &Path,
+    verdict: &mut Verdict,
+    session: Option<&str>,
+    err: &mut dyn Write,
+    wait: Duration,
+) {
+    let lock = match StateLock::acquire_within(state_dir, Instant::now(), wait) {
         Ok(lock) => lock,
         Err(e) => {
             let problem = format!("the failure was not recorded: {e}");
-            report(state_dir, verdict, err, &[problem], &[]);
+            let emergency = Emergency::unqueued(verdict, Why::QueueLocked);
+            report(state_dir, verdict, err, &[problem], &emergency);
             return;
         }
     };
@@ -321,7 +338,7 @@ pub fn record_stopped(
     let phase = verdict.phase.clone().unwrap_or_default();
     let news = gate::interventions_for(verdict);
     let mut problems = Vec::new();
-    let mut emergency = Vec::new();
+    let mut emergency = Emergency::default();
     match Queue::load(state_dir) {
         Ok(mut queue) => {
             let origin = state::Origin {
@@ -337,7 +354,12 @@ pub fn record_stopped(
         }
         Err(e) => {
             problems.push(e.to_string());
-            emergency.extend(news.iter().map(|new| unqueued_line(&now, &run_id, new)));
+            emergency.add(
+                news.iter()
+                    .map(|new| unqueued_line(&now, &run_id, new))
+                    .collect(),
+                Why::QueueUnreadable,
+            );
         }
     }
     drop(lock);
@@ -345,17 +367,16 @@ pub fn record_stopped(
 }
 
 /// Adds `news` to `queue`, naming each record in the verdict; what is over
-/// the queue's limits goes to `emergency` whole. Whether the queue changed,
-/// and how many went over.
+/// the queue's limits goes to `emergency` whole. Whether the queue changed.
 fn enqueue(
     queue: &mut Queue,
     news: Vec<NewIntervention>,
     origin: &state::Origin<'_>,
     verdict: &mut Verdict,
-    emergency: &mut Vec<String>,
-) -> (bool, usize) {
+    emergency: &mut Emergency,
+) -> bool {
     let mut changed = false;
-    let mut overflow = 0;
+    let mut overflow = Vec::new();
     for new in news {
         match queue.add(new, origin) {
             Placement::Created(id) | Placement::Merged(id) => {
@@ -365,16 +386,88 @@ fn enqueue(
                 }
             }
             Placement::Overflow(record) => {
-                overflow += 1;
-                emergency.push(serde_json::to_string(&record).unwrap_or_default());
+                overflow.push(serde_json::to_string(&record).unwrap_or_default());
             }
         }
     }
-    (changed, overflow)
+    emergency.add(overflow, Why::OverLimits);
+    changed
+}
+
+/// Interventions bound for `emergency.log` instead of the queue. The
+/// verdict says what became of them only once the write was tried: that
+/// they are there, or why they are not.
+#[derive(Debug, Default)]
+struct Emergency {
+    lines: Vec<String>,
+    /// How many of `lines` went there, and why, in the order they came.
+    why: Vec<(usize, Why)>,
+}
+
+/// Why interventions went to `emergency.log`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Why {
+    OverLimits,
+    QueueUnreadable,
+    QueueLocked,
+}
+
+impl Emergency {
+    /// Every intervention `verdict` makes, none of them queued.
+    fn unqueued(verdict: &Verdict, why: Why) -> Emergency {
+        let now = now_rfc3339();
+        let run_id = verdict.run_id.clone().unwrap_or_default();
+        let mut emergency = Emergency::default();
+        emergency.add(
+            gate::interventions_for(verdict)
+                .iter()
+                .map(|new| unqueued_line(&now, &run_id, new))
+                .collect(),
+            why,
+        );
+        emergency
+    }
+
+    fn add(&mut self, lines: Vec<String>, why: Why) {
+        if !lines.is_empty() {
+            self.why.push((lines.len(), why));
+            self.lines.extend(lines);
+        }
+    }
+
+    /// The verdict's notes about them: `written` is how appending them to
+    /// `file` went.
+    fn notes(&self, file: &Path, written: Result<(), &std::io::Error>) -> Vec<String> {
+        let file = file.display();
+        self.why
+            .iter()
+            .map(|&(n, why)| match (written, why) {
+                (Ok(()), Why::OverLimits) => {
+                    format!("{n} intervention(s) over the queue's limits were written to `{file}`")
+                }
+                (Ok(()), Why::QueueUnreadable) => format!(
+                    "{n} intervention(s) were written to `{file}` instead of the queue, which could not be read"
+                ),
+                (Ok(()), Why::QueueLocked) => format!(
+                    "{n} intervention(s) were written to `{file}` instead of the queue, whose lock could not be taken"
+                ),
+                (Err(e), why) => {
+                    let which = match why {
+                        Why::OverLimits => "over the queue's limits",
+                        Why::QueueUnreadable => "that the queue could not take (it could not be read)",
+                        Why::QueueLocked => "that the queue could not take (its lock could not be taken)",
+                    };
+                    format!(
+                        "{n} intervention(s) {which} were not kept: {e}; they are on standard error only"
+                    )
+                }
+            })
+            .collect()
+    }
 }
 
 /// How `emergency.log` keeps an intervention the queue could not take
-/// because it could not be read.
+/// because it could not be read, or its lock could not be taken.
 fn unqueued_line(now: &str, run_id: &str, new: &NewIntervention) -> String {
     format!(
         "{now} {run_id} {:?} {}: {}",
@@ -383,25 +476,30 @@ fn unqueued_line(now: &str, run_id: &str, new: &NewIntervention) -> String {
 }
 
 /// Problems go into the verdict's notes (never its status) and standard
-/// error; they and any overflow go to `emergency.log` where possible.
+/// error; they and the interventions the queue did not take go to
+/// `emergency.log` where possible, and the notes say whether they did.
 fn report(
     state_dir: &Path,
     verdict: &mut Verdict,
     err: &mut dyn Write,
     problems: &[String],
-    emergency: &[String],
+    emergency: &Emergency,
 ) {
-    let mut lines: Vec<String> = emergency.to_vec();
+    let mut lines: Vec<String> = emergency.lines.clone();
     for problem in problems {
         let _ = writeln!(err, "warning: {problem}");
-        verdict.notes.push(problem.clone());
         lines.push(format!(
             "{} run {}: {problem}",
             now_rfc3339(),
             verdict.run_id.as_deref().unwrap_or("?")
         ));
     }
-    if let Err(e) = state::append_emergency(state_dir, &lines) {
+    let written = state::append_emergency(state_dir, &lines);
+    verdict
+        .notes
+        .extend(emergency.notes(&state::emergency_file(state_dir), written.as_ref().copied()));
+    verdict.notes.extend(problems.iter().cloned());
+    if let Err(e) = written {
         if !lines.is_empty() {
             let _ = writeln!(
                 err,
@@ -492,6 +590,61 @@ fn move_unreadable(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn stopped(run_id: &str) -> Verdict {
+        let mut verdict = Verdict::stopped(
+            crate::config::Profile::Auto,
+            Some("implementation".to_string()),
+            gate::VerdictError {
+                kind: "internal",
+                message: format!("it broke in {run_id}"),
+                problems: Vec::new(),
+            },
+        );
+        verdict.run_id = Some(run_id.to_string());
+        verdict
+    }
+
+    #[test]
+    fn a_run_that_cannot_take_the_lock_keeps_its_interventions_in_emergency_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let _held = StateLock::acquire(dir.path(), Duration::ZERO).unwrap();
+        let config = crate::config::load(dir.path()).unwrap();
+        let wait = Duration::from_millis(100);
+        let mut verdict = stopped("r1");
+        let mut err = Vec::new();
+        let facts = RunFacts {
+            session: None,
+            selection: SelectionRecord::default(),
+            pruning: None,
+        };
+        record_run_within(
+            dir.path(),
+            &config,
+            facts,
+            &mut verdict,
+            &|_| {},
+            &mut err,
+            wait,
+        );
+        let mut stopped_too = stopped("r2");
+        record_stopped_within(dir.path(), &mut stopped_too, None, &mut err, wait);
+
+        let emergency = std::fs::read_to_string(state::emergency_file(dir.path())).unwrap();
+        for (run, verdict) in [("r1", &verdict), ("r2", &stopped_too)] {
+            assert!(
+                emergency.contains(&format!("{run} Critical internal: it broke in {run}")),
+                "{emergency}"
+            );
+            let notes = verdict.notes.join("\n");
+            assert!(
+                notes.contains("1 intervention(s) were written to")
+                    && notes.contains("whose lock could not be taken")
+                    && notes.contains("not recorded"),
+                "{notes}"
+            );
+        }
+    }
 
     #[test]
     fn pruning_and_recording_share_one_wait_for_the_lock() {

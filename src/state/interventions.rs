@@ -195,19 +195,27 @@ impl Queue {
         self.records.iter().filter(|r| r.status == "open")
     }
 
+    /// One more than the highest id in use. A queue edited by hand may
+    /// hold the highest number there is (`iv-18446744073709551615`): then
+    /// the lowest number no record has, never one in use.
     fn next_id(&self) -> String {
-        let highest = self
+        let used: std::collections::BTreeSet<u64> = self
             .records
             .iter()
             .filter_map(|r| r.id.strip_prefix("iv-").and_then(|n| n.parse::<u64>().ok()))
-            .max()
-            .unwrap_or(0);
-        format!("iv-{:04}", highest + 1)
+            .collect();
+        let highest = used.last().copied().unwrap_or(0);
+        let next = highest
+            .checked_add(1)
+            .or_else(|| (1..=u64::MAX).find(|n| !used.contains(n)))
+            .unwrap_or(highest);
+        format!("iv-{next:04}")
     }
 
     fn bump(&mut self, id: &str, now: &str) -> Placement {
         if let Some(record) = self.records.iter_mut().find(|r| r.id == id) {
-            record.occurrences += 1;
+            // A count at its ceiling (a hand edit) stays there.
+            record.occurrences = record.occurrences.saturating_add(1);
             now.clone_into(&mut record.updated_at);
         }
         Placement::Merged(id.to_string())
@@ -452,5 +460,33 @@ mod tests {
         let q = Queue::load(dir.path()).unwrap();
         assert!(q.unreadable().is_empty());
         assert_eq!(q.records.len(), 2);
+    }
+
+    #[test]
+    fn the_highest_id_and_count_there_are_neither_panic_nor_repeat() {
+        let mut q = Queue::default();
+        q.add(new("a"), &origin(None));
+        q.records[0].id = format!("iv-{}", u64::MAX);
+        let Placement::Created(id) = q.add(new("b"), &origin(None)) else {
+            panic!("not created: {q:?}");
+        };
+        assert_eq!(id, "iv-0001");
+        let Placement::Created(id) = q.add(new("c"), &origin(None)) else {
+            panic!("not created: {q:?}");
+        };
+        assert_eq!(id, "iv-0002");
+
+        // Ten of a type: the eleventh counts on the newest, at its ceiling.
+        let mut q = Queue::default();
+        for _ in 0..MAX_PER_TYPE {
+            q.add(new("timeout"), &origin(None));
+        }
+        q.records[MAX_PER_TYPE - 1].occurrences = u32::MAX;
+        let newest = q.records[MAX_PER_TYPE - 1].id.clone();
+        assert_eq!(
+            q.add(new("timeout"), &origin(None)),
+            Placement::Merged(newest)
+        );
+        assert_eq!(q.records[MAX_PER_TYPE - 1].occurrences, u32::MAX);
     }
 }

@@ -166,33 +166,75 @@ fn write_json(path: &Path, value: &impl Serialize) -> io::Result<()> {
     file.flush()
 }
 
-/// A check name as a file name: anything but `[A-Za-z0-9._-]` becomes `_`.
-/// A check's name as a file name in the run directory: the name itself
-/// when it is a plain one; otherwise made plain and short, with a digest of
-/// the name, so that no two checks share a log (`a/b` and `a_b`) and none
-/// takes the verdict's place (`verdict`).
+/// The longest file stem a check gets; file systems allow 255 bytes.
+const MAX_STEM: usize = 96;
+
+/// A check's name as a file name in the run directory, distinct for
+/// distinct names (so no two checks share a log: `a/b`, `a_b`, and a
+/// name shaped like either's file name) and never the verdict's
+/// (`verdict`). A plain name (`[A-Za-z0-9._-]`, not starting with `.` or
+/// `_`) is kept as it is. Any other is `_` and the name escaped: `_` as
+/// `__`, every other byte outside the plain set as `_` and two hex digits
+/// (`a/b` → `_a_2fb`), which reads back to the name alone. An escaped
+/// name too long for a file name is cut, and `~` (escaped everywhere
+/// else) and a digest of the whole name end it.
 fn file_stem(name: &str) -> String {
-    let stem: String = name
-        .chars()
-        .take(80)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let plain = stem == name && !stem.starts_with('.') && !stem.is_empty() && name != "verdict";
+    let plain_byte = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
+    let plain = !name.is_empty()
+        && name.len() <= MAX_STEM
+        && name.bytes().all(plain_byte)
+        && !name.starts_with(['.', '_'])
+        && name != "verdict";
     if plain {
+        return name.to_string();
+    }
+    let mut stem = String::from("_");
+    for byte in name.bytes() {
+        match byte {
+            b'_' => stem.push_str("__"),
+            b if plain_byte(b) => stem.push(char::from(b)),
+            b => stem.push_str(&format!("_{b:02x}")),
+        }
+    }
+    if stem.len() <= MAX_STEM {
         return stem;
     }
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    std::hash::Hash::hash(name, &mut hasher);
-    format!(
-        "_{stem}-{:08x}",
-        std::hash::Hasher::finish(&hasher) & 0xffff_ffff
-    )
+    // Cut where no escape is split, so that what is left still reads (the
+    // escaped name is ASCII: any byte is a character's boundary).
+    let mut cut = MAX_STEM - 17;
+    while escape_split_at(&stem, cut) {
+        cut -= 1;
+    }
+    stem.truncate(cut);
+    format!("{stem}~{:016x}", fnv1a(name.as_bytes()))
+}
+
+/// Whether cutting the escaped `stem` at `at` splits an escape (`__` or
+/// `_2f`) in two.
+fn escape_split_at(stem: &str, at: usize) -> bool {
+    let bytes = stem.as_bytes();
+    // Walk the escapes from the start: `_` opens one, never a plain byte.
+    let mut i = 1;
+    while i < at {
+        let width = match bytes.get(i) {
+            Some(b'_') if bytes.get(i + 1) == Some(&b'_') => 2,
+            Some(b'_') => 3,
+            _ => 1,
+        };
+        if i + width > at {
+            return true;
+        }
+        i += width;
+    }
+    false
+}
+
+/// The 64-bit FNV-1a digest: the same in every build, unlike std's
+/// `DefaultHasher`.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// `20261122T153000Z-12345`: sortable by time, unique per process.
@@ -200,6 +242,26 @@ pub fn run_id(now: SystemTime, pid: u32) -> String {
     let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let (y, mo, d, h, mi, s) = civil(secs);
     format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z-{pid}")
+}
+
+/// Whether `name` is a run id as `run_id` and `RunDir::create` make them
+/// (`20261122T153000Z-12345`, or `-12345-2` for a later attempt): only
+/// such directories are phasegate's to prune.
+pub fn is_run_id(name: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let Some((time, rest)) = name.split_once('-') else {
+        return false;
+    };
+    let time = time.as_bytes();
+    let stamp = time.len() == 16
+        && time[8] == b'T'
+        && time[15] == b'Z'
+        && time[..8].iter().chain(&time[9..15]).all(u8::is_ascii_digit);
+    let numbers = match rest.split_once('-') {
+        Some((pid, attempt)) => digits(pid) && digits(attempt),
+        None => digits(rest),
+    };
+    stamp && numbers
 }
 
 /// The order of run directories, oldest first: by time, then by process
@@ -278,6 +340,70 @@ mod tests {
         );
         // 2024-02-29 is a leap day.
         assert_eq!(civil(1_709_164_800), (2024, 2, 29, 0, 0, 0));
+    }
+
+    #[test]
+    fn run_ids_are_told_from_other_names() {
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_361_400);
+        assert!(is_run_id(&run_id(t, 42)));
+        assert!(is_run_id("20261122T153000Z-42-3"));
+        for name in [
+            "0-saved-logs",
+            "zz-other",
+            "20261122T153000Z",
+            "20261122T153000Z-",
+            "20261122T153000Z-42-",
+            "20261122T153000Z-42-3-1",
+            "20261122T153000Z-4x",
+            "2026112xT153000Z-42",
+            "20261122T153000Z-42 copy",
+        ] {
+            assert!(!is_run_id(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn file_stems_are_distinct_for_distinct_names_and_read_as_them() {
+        assert_eq!(file_stem("a/b"), "_a_2fb");
+        assert_eq!(file_stem("_a_b"), "___a__b");
+        assert_eq!(file_stem("verdict"), "_verdict");
+        let long = "y/".repeat(200);
+        let mut names: Vec<String> = [
+            "a/b", "a_b", "a b", "_a_b", "a__b", "_a_2fb", "a_2fb", "verdict", "_verdict", ".",
+            "..", ".x", "_", "__", "", "é", "_c3_a9", "a~b",
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        names.push(long.clone());
+        names.push(format!("{long}z"));
+        names.push("x".repeat(300));
+        names.push("x".repeat(301));
+        // A name shaped like another's file name gets one of its own.
+        let stems: Vec<String> = names.iter().map(|n| file_stem(n)).collect();
+        names.extend(stems);
+        names.sort();
+        names.dedup();
+        let stems: std::collections::BTreeSet<String> =
+            names.iter().map(|n| file_stem(n)).collect();
+        assert_eq!(stems.len(), names.len(), "{stems:#?}");
+        for stem in &stems {
+            assert!(
+                !stem.is_empty() && stem.len() <= MAX_STEM && stem != "verdict",
+                "{stem}"
+            );
+            assert!(
+                stem.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-~".contains(&b)),
+                "{stem}"
+            );
+            assert!(!stem.starts_with('.'), "{stem}");
+        }
+        // A long name is cut where no escape is split.
+        let cut = file_stem(&long);
+        let (kept, _) = cut.split_once('~').unwrap();
+        assert!(kept.starts_with("_y_2fy_2f"), "{cut}");
+        assert!(kept.ends_with('y') || kept.ends_with("_2f"), "{cut}");
     }
 
     #[test]

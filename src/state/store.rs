@@ -201,13 +201,15 @@ impl Pruning {
 /// Removes the oldest run directories beyond `keep`, except those of runs
 /// still going (a long run started before others keeps its logs). Run ids
 /// start with their UTC time, so they sort oldest first (`run_order`).
+/// Only directories named by a run id are runs: anything else a person
+/// keeps there (`runs/saved-logs`) is neither removed nor counted.
 pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
     let runs = state_dir.join("runs");
     let mut dirs: Vec<PathBuf> = match fs::read_dir(&runs) {
         Ok(entries) => entries
             .filter_map(Result::ok)
+            .filter(is_run_entry)
             .map(|e| e.path())
-            .filter(|p| p.is_dir())
             .collect(),
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e),
@@ -226,7 +228,7 @@ pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
     // goes too, once its run has surely ended (never where locks cannot
     // tell).
     if let Ok(snapshots) = fs::read_dir(state_dir.join("snapshots")) {
-        for snapshot in snapshots.filter_map(Result::ok) {
+        for snapshot in snapshots.filter_map(Result::ok).filter(is_run_entry) {
             let run = super::run_dir::run_state(&runs.join(snapshot.file_name()));
             if matches!(run, RunState::Gone | RunState::Ended) {
                 fs::remove_dir_all(snapshot.path())?;
@@ -234,4 +236,61 @@ pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
         }
     }
     Ok(removed)
+}
+
+/// Whether a directory entry is a run's: a directory itself (never a link
+/// to one) named by a run id.
+fn is_run_entry(entry: &fs::DirEntry) -> bool {
+    entry.file_type().is_ok_and(|t| t.is_dir())
+        && entry
+            .file_name()
+            .to_str()
+            .is_some_and(super::run_dir::is_run_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_run_directories_are_pruned_or_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join("runs");
+        let mine = ["0-saved-logs", "zz-other", "20261122T153000Z-notes"];
+        for name in mine {
+            fs::create_dir_all(runs.join(name)).unwrap();
+            fs::write(runs.join(name).join("keep.txt"), "mine\n").unwrap();
+        }
+        let ids = [
+            "20261122T153000Z-1",
+            "20261122T153001Z-1",
+            "20261122T153002Z-1",
+            "20261122T153003Z-1",
+        ];
+        for id in ids {
+            fs::create_dir_all(runs.join(id)).unwrap();
+        }
+        // A link named like a run goes nowhere it points.
+        let elsewhere = tempfile::tempdir().unwrap();
+        fs::write(elsewhere.path().join("keep.txt"), "theirs\n").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), runs.join("20000101T000000Z-1")).unwrap();
+        fs::create_dir_all(dir.path().join("snapshots/saved")).unwrap();
+
+        assert_eq!(prune_runs(dir.path(), 2).unwrap(), 2);
+        let mut left: Vec<String> = fs::read_dir(&runs)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mut expected: Vec<&str> = mine.to_vec();
+        expected.extend(&ids[2..]);
+        expected.push("20000101T000000Z-1");
+        expected.sort_unstable();
+        assert_eq!(left, expected);
+        for name in mine {
+            assert!(runs.join(name).join("keep.txt").exists(), "{name}");
+        }
+        assert!(elsewhere.path().join("keep.txt").exists());
+        assert!(dir.path().join("snapshots/saved").exists());
+    }
 }

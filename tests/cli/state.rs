@@ -1051,3 +1051,224 @@ fn logs_that_cannot_go_under_git_go_to_a_temporary_directory_of_the_users_own_an
         "pruned to keep_runs (and the run going on): {runs}"
     );
 }
+
+#[test]
+fn interventions_emergency_log_cannot_take_are_not_said_to_be_there() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [\n  { name = \"f1\", command = \"false\" },\n  { name = \"f2\", command = \"false\" },\n  { name = \"f3\", command = \"false\" },\n  { name = \"f4\", command = \"false\" },\n  { name = \"f5\", command = \"false\" },\n  { name = \"m1\", command = \"no-such-tool-phasegate-test\" },\n]\n",
+    );
+    // A session gets 5 records: the sixth, of a type of its own, goes
+    // over the queue's limits to emergency.log, which cannot be written.
+    std::fs::create_dir_all(state(&repo).join("emergency.log")).unwrap();
+    let run = repo.phasegate_with(
+        &["run", "--all-files", "--format", "json"],
+        &[("PHASEGATE_SESSION", "s1")],
+    );
+    let v = run.json();
+    let notes: Vec<String> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        !notes.iter().any(|n| n.contains("were written to")),
+        "{notes:#?}"
+    );
+    assert!(
+        notes.iter().any(
+            |n| n.contains("1 intervention(s) over the queue's limits were not kept")
+                && n.contains("emergency.log")
+        ),
+        "{notes:#?}"
+    );
+    // Nor is it lost: standard error has it.
+    assert!(
+        run.stderr.contains("no-such-tool-phasegate-test"),
+        "{}",
+        run.stderr
+    );
+
+    // Where it can be written, it is, and said so.
+    std::fs::remove_dir(state(&repo).join("emergency.log")).unwrap();
+    let (_, v) = repo.verdict_with(&["--all-files"], &[("PHASEGATE_SESSION", "s2")]);
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("1 intervention(s) over the queue's limits were written to"),
+        "{v:#}"
+    );
+}
+
+/// Rewrites the records of `interventions.jsonl` with `edit`.
+fn edit_queue(repo: &TestRepo, edit: impl Fn(&mut Vec<serde_json::Value>)) {
+    let path = state(repo).join("interventions.jsonl");
+    let mut records: Vec<serde_json::Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    edit(&mut records);
+    let mut text = String::new();
+    for record in &records {
+        text.push_str(&record.to_string());
+        text.push('\n');
+    }
+    std::fs::write(&path, text).unwrap();
+}
+
+#[test]
+fn the_highest_id_and_count_in_the_queue_neither_panic_nor_lose_the_run_s_intervention() {
+    let repo = TestRepo::new();
+    failing_with_message(&repo);
+    let session = [("PHASEGATE_SESSION", "s1")];
+    let words =
+        std::cell::RefCell::new(["alpha", "beta", "gamma", "delta", "epsilon", "zeta"].iter());
+    let run = |repo: &TestRepo| {
+        // Other errors each time: the same ones would escalate.
+        repo.write("msg.txt", words.borrow_mut().next().unwrap());
+        let run = repo.phasegate_with(&["run", "--all-files", "--format", "json"], &session);
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        run.json()
+    };
+    run(&repo);
+    edit_queue(&repo, |records| {
+        records[0]["id"] = serde_json::json!(format!("iv-{}", u64::MAX));
+    });
+    let v = run(&repo);
+    assert_eq!(v["interventions"], serde_json::json!(["iv-0001"]), "{v:#}");
+    // Five open records in the session: the next merges into the newest,
+    // whose count is at its ceiling.
+    for _ in 0..3 {
+        run(&repo);
+    }
+    edit_queue(&repo, |records| {
+        let newest = records.last_mut().unwrap();
+        assert_eq!(newest["id"], "iv-0004");
+        newest["occurrences"] = serde_json::json!(u32::MAX);
+    });
+    let v = run(&repo);
+    assert_eq!(v["interventions"], serde_json::json!(["iv-0004"]), "{v:#}");
+    let open = interventions(&repo, false);
+    let newest = open.iter().find(|r| r["id"] == "iv-0004").unwrap();
+    assert_eq!(newest["occurrences"], u32::MAX, "{open:#?}");
+}
+
+#[test]
+fn pruning_leaves_and_does_not_count_what_is_no_run() {
+    let repo = TestRepo::new();
+    repo.config("[gate]\nkeep_runs = 2\n[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n");
+    let mut ids = Vec::new();
+    let (_, v) = repo.verdict(&["--all-files"]);
+    ids.push(v["run_id"].as_str().unwrap().to_string());
+    let runs = state(&repo).join("runs");
+    std::fs::create_dir_all(runs.join("0-saved-logs")).unwrap();
+    std::fs::write(runs.join("0-saved-logs/notes.txt"), "mine\n").unwrap();
+    std::fs::create_dir_all(runs.join("zz-other")).unwrap();
+    for _ in 0..3 {
+        let (_, v) = repo.verdict(&["--all-files"]);
+        ids.push(v["run_id"].as_str().unwrap().to_string());
+    }
+    let mut left: Vec<String> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    let mut expected = vec!["0-saved-logs".to_string()];
+    expected.extend_from_slice(&ids[2..]);
+    expected.push("zz-other".to_string());
+    assert_eq!(left, expected);
+    assert_eq!(
+        std::fs::read_to_string(runs.join("0-saved-logs/notes.txt")).unwrap(),
+        "mine\n"
+    );
+}
+
+#[test]
+fn a_check_named_like_another_s_log_file_gets_a_log_of_its_own() {
+    let repo = TestRepo::new();
+    let config = |second: &str| {
+        format!(
+            "[phases.implementation]\nchecks = [\n  {{ name = \"a/b\", command = \"echo FROM_SLASH\" }},\n  {{ name = \"{second}\", command = \"echo FROM_PLAIN\" }},\n]\n"
+        )
+    };
+    repo.config(&config("plain"));
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{v:#}");
+    let log = check(&v, "a/b")["log"].as_str().unwrap().to_string();
+    let stem = std::path::Path::new(&log)
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    // A second check named as the first's log file is.
+    repo.config(&config(&stem));
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{v:#}");
+    let slash = check(&v, "a/b")["log"].as_str().unwrap().to_string();
+    let plain = check(&v, &stem)["log"].as_str().unwrap().to_string();
+    assert_ne!(slash, plain);
+    let read = |log: &str| std::fs::read_to_string(repo.path().join(log)).unwrap();
+    assert_eq!(read(&slash), "FROM_SLASH\n");
+    assert_eq!(read(&plain), "FROM_PLAIN\n");
+}
+
+#[test]
+fn a_temporary_log_directory_that_is_not_the_users_own_is_never_followed_nor_pruned() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let repo = TestRepo::new();
+    repo.config(
+        "[gate]\nkeep_runs = 1\n[phases.implementation]\nchecks = [ { name = \"a\", command = \"echo SECRET_OUTPUT\" } ]\n",
+    );
+    // The state directory cannot be written: the logs go to the temporary
+    // directory.
+    std::fs::write(state(&repo), b"not a directory").unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let uid = std::fs::metadata(temp.path()).unwrap().uid();
+    let shared = temp.path().join(format!("phasegate-runs-{uid}"));
+    // Another user planted a link where the logs go, to directories that
+    // look like old runs.
+    let target = tempfile::tempdir().unwrap();
+    let old_runs = ["20000101T000000Z-1", "20000101T000000Z-2"];
+    for id in old_runs {
+        std::fs::create_dir_all(target.path().join("runs").join(id)).unwrap();
+    }
+    std::os::unix::fs::symlink(target.path(), &shared).unwrap();
+    let tmpdir = temp.path().to_str().unwrap();
+    let (code, v) = repo.verdict_with(&["--all-files"], &[("TMPDIR", tmpdir)]);
+    assert_eq!(code, 0, "{v:#}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("it is a symbolic link") && notes.contains("the logs are under"),
+        "{notes}"
+    );
+    let mut there: Vec<String> = std::fs::read_dir(target.path().join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    there.sort();
+    assert_eq!(there, old_runs, "written in or pruned through the link");
+    // The log is in a directory of the run's own, and only its user's.
+    let log = std::path::PathBuf::from(check(&v, "a")["log"].as_str().unwrap());
+    assert!(log.starts_with(temp.path()), "{}", log.display());
+    assert!(!log.starts_with(&shared), "{}", log.display());
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "SECRET_OUTPUT\n");
+    let own = log.parent().unwrap().parent().unwrap().parent().unwrap();
+    let meta = std::fs::symlink_metadata(own).unwrap();
+    assert!(meta.is_dir(), "{meta:?}");
+    assert_eq!(meta.mode() & 0o077, 0, "{meta:?}");
+
+    // Nor one others can write in.
+    std::fs::remove_file(&shared).unwrap();
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (code, v) = repo.verdict_with(&["--all-files"], &[("TMPDIR", tmpdir)]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(
+        v["notes"].to_string().contains("others can write in it"),
+        "{v:#}"
+    );
+    assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0);
+}

@@ -532,7 +532,10 @@ fn recover_killed(
 /// A state directory that cannot be written does not decide the verdict:
 /// the logs go to the temporary directory instead (noted), one per user
 /// (another user's would not be writable), only theirs to read, pruned as
-/// the state directory is.
+/// the state directory is. That directory has a name anyone can know, in a
+/// directory anyone can write: one that is not this user's own private
+/// directory (a link another user planted, say) is never written in nor
+/// pruned; the run's logs then go to a new directory of its own.
 fn create_run_dir(
     ctx: &Context,
     state_dir: &Path,
@@ -545,19 +548,37 @@ fn create_run_dir(
         Ok(dir) => return Ok((dir, state::Pruning::start(state_dir, keep, wait))),
         Err(e) => e,
     };
-    let fallback = ctx.temp_dir.join(format!(
-        "phasegate-runs-{}",
-        rustix::process::getuid().as_raw()
-    ));
-    let _ = std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
-        .create(&fallback);
+    let uid = rustix::process::getuid().as_raw();
+    let shared = ctx.temp_dir.join(format!("phasegate-runs-{uid}"));
+    let (fallback, refused) = match private_dir(&shared, uid) {
+        Ok(()) => (shared.clone(), None),
+        Err(why) => match new_private_dir(&ctx.temp_dir, uid) {
+            Ok(fresh) => (fresh, Some(why)),
+            Err(e2) => {
+                return Err(super::internal_message(format!(
+                    "failed to create a run directory under `{}` ({e}); `{}` is not safe to keep logs in ({why}), and a new directory beside it could not be made ({e2})",
+                    state_dir.display(),
+                    shared.display()
+                )))
+            }
+        },
+    };
     match RunDir::create(&fallback, SystemTime::now(), std::process::id()) {
         Ok(dir) => {
-            notes.push(format!(
-                "failed to create a run directory under `{}` ({e}); the logs are under `{}`",
-                state_dir.display(),
-                dir.path.display()
-            ));
+            notes.push(match refused {
+                None => format!(
+                    "failed to create a run directory under `{}` ({e}); the logs are under `{}`",
+                    state_dir.display(),
+                    dir.path.display()
+                ),
+                Some(why) => format!(
+                    "failed to create a run directory under `{}` ({e}); `{}` was left alone, as it is not safe to keep logs in ({why}): the logs are under `{}`, a new directory for this run alone; remove `{}` to have the logs kept there again",
+                    state_dir.display(),
+                    shared.display(),
+                    dir.path.display(),
+                    shared.display()
+                ),
+            });
             Ok((dir, state::Pruning::start(&fallback, keep, wait)))
         }
         Err(e2) => Err(super::internal_message(format!(
@@ -566,6 +587,62 @@ fn create_run_dir(
             fallback.display()
         ))),
     }
+}
+
+/// Makes `path` this user's private directory, or says why it is not one
+/// and will not be used: a symbolic link (never followed), not a
+/// directory, another user's, or one others can write in.
+fn private_dir(path: &Path, uid: u32) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    match std::fs::DirBuilder::new().mode(0o700).create(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("failed to create it: {e}")),
+    }
+    // mkdir(2) never follows a link in the last place; lstat(2) sees it.
+    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("failed to inspect it: {e}"))?;
+    if meta.file_type().is_symlink() {
+        Err("it is a symbolic link".to_string())
+    } else if !meta.is_dir() {
+        Err("it is not a directory".to_string())
+    } else if meta.uid() != uid {
+        Err(format!(
+            "it belongs to user {}, not to this user ({uid})",
+            meta.uid()
+        ))
+    } else if meta.mode() & 0o022 != 0 {
+        Err(format!(
+            "others can write in it (mode {:o})",
+            meta.mode() & 0o7777
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// A new private directory under `temp_dir`, made by this run (mkdir(2)
+/// fails on anything already there, a link included), with a name nobody
+/// can have made ready for it.
+fn new_private_dir(temp_dir: &Path, uid: u32) -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut last = String::new();
+    for attempt in 0..16u32 {
+        let nanos = SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path = temp_dir.join(format!(
+            "phasegate-runs-{uid}-{}-{nanos:09}-{attempt}",
+            std::process::id()
+        ));
+        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => return private_dir(&path, uid).map(|()| path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                last = format!("`{}` is there already", path.display());
+            }
+            Err(e) => return Err(format!("failed to create `{}`: {e}", path.display())),
+        }
+    }
+    Err(last)
 }
 
 /// Why a phase has no checks when there is no configuration and no
