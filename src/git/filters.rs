@@ -13,6 +13,7 @@ use std::ffi::OsStr;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
@@ -328,10 +329,14 @@ pub(super) fn clean_as_staged(
 }
 
 /// A running `git cat-file --batch --filters`: staged content as git would
-/// check it out, streamed to files one object at a time.
+/// check it out, streamed to files one object at a time. A filter program
+/// may hang (git-lfs waiting on a server, a credential prompt): a Ctrl-C,
+/// SIGTERM or SIGHUP ends it and its filters (see `Watch`), so that
+/// phasegate can give the unstaged changes back and exit.
 pub(super) struct Smudger {
     place: Place,
     child: Child,
+    watch: Watch,
     input: ChildStdin,
     output: BufReader<ChildStdout>,
     /// A name no object has, asked for after each object (see
@@ -348,10 +353,13 @@ impl Smudger {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
+            // Its own process group, which its filters join: ended whole.
+            .process_group(0)
             .spawn()?;
         let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(io::Error::other("git cat-file has no pipes"));
         };
+        let watch = Watch::start(child.id());
         // A name no object or ref has, and no file's content is likely to
         // hold: random for each run.
         let random = std::collections::hash_map::RandomState::new()
@@ -361,6 +369,7 @@ impl Smudger {
         Ok(Smudger {
             place: place.clone(),
             child,
+            watch,
             input,
             output: BufReader::new(output),
             end: format!("\n{name} missing\n").into_bytes(),
@@ -374,6 +383,10 @@ impl Smudger {
             return self.write_alone(id, path, out);
         }
         self.write_batched(id, path, out).map_err(|error| {
+            // Interrupted: the filter that hung would hang again.
+            if crate::runner::interrupted() {
+                return io::Error::new(io::ErrorKind::Interrupted, "interrupted");
+            }
             // The batch says nothing of why; git on its own says what failed.
             match self.write_alone(id, path, &mut io::sink()) {
                 Err(why) => why,
@@ -454,7 +467,55 @@ impl Smudger {
     pub fn finish(mut self) -> io::Result<()> {
         drop(self.input);
         self.child.wait()?;
+        self.watch.stop();
         Ok(())
+    }
+}
+
+/// Ends a process group (`git cat-file` and the filters it runs) once
+/// phasegate is interrupted: a thread that looks every 50 ms, until
+/// stopped.
+struct Watch {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Watch {
+    fn start(group: u32) -> Watch {
+        use std::sync::atomic::Ordering;
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = std::sync::Arc::clone(&done);
+        let spawned = std::thread::Builder::new()
+            .name("filter-watch".to_string())
+            .spawn(move || {
+                while !seen.load(Ordering::SeqCst) {
+                    if crate::runner::interrupted() {
+                        if let Some(pid) = i32::try_from(group)
+                            .ok()
+                            .and_then(rustix::process::Pid::from_raw)
+                        {
+                            let _ = rustix::process::kill_process_group(
+                                pid,
+                                rustix::process::Signal::KILL,
+                            );
+                        }
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            });
+        // Without the thread, an interrupt waits for the filters to end.
+        drop(spawned);
+        Watch { done }
+    }
+
+    fn stop(&self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

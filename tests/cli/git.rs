@@ -2492,3 +2492,48 @@ fn a_range_checked_in_a_sparse_checkout_leaves_out_the_files_it_lacks() {
         "{v:#}"
     );
 }
+
+#[test]
+fn sigterm_while_a_smudge_filter_hangs_gives_the_work_tree_back_and_ends_the_filter() {
+    // git-lfs waiting on a server: the filter never answers while the
+    // files are put at their staged content.
+    let repo = TestRepo::new();
+    repo.git(&["config", "filter.up.clean", "tr a-z A-Z"]);
+    repo.git(&["config", "filter.up.smudge", "tr A-Z a-z"]);
+    repo.write(".gitattributes", "*.u filter=up\n");
+    repo.config("[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n");
+    repo.write("a.u", "base\n");
+    repo.commit_all("one");
+    repo.stage("a.u", "staged\n");
+    repo.write("a.u", "unstaged\n");
+    let before = snapshot(&repo);
+    let marker = repo.path().join(".git/smudging");
+    repo.git(&[
+        "config",
+        "filter.up.smudge",
+        &format!("touch '{}'; sleep 120", marker.display()),
+    ]);
+    let child = {
+        use std::os::unix::process::CommandExt;
+        let mut command = repo.command(crate::support::BIN);
+        command
+            .args(["run", "--format", "json"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .process_group(0);
+        command.spawn().unwrap()
+    };
+    crate::support::wait_for("the filter to start", || marker.exists().then_some(()));
+    let sent = std::time::Instant::now();
+    send_signal("TERM", child.id(), false);
+    let output = exited(child, "SIGTERM while the filter hangs");
+    assert!(
+        sent.elapsed().as_secs() < 20,
+        "phasegate waited for the filter: {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    repo.git(&["config", "filter.up.smudge", "tr A-Z a-z"]);
+    assert_eq!(snapshot(&repo), before, "the work tree and index");
+    assert_eq!(journals_left(&repo), 0);
+}
