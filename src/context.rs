@@ -382,7 +382,11 @@ impl Context {
                         .collect()
                 })
                 .unwrap_or_default(),
-            session: var("PHASEGATE_SESSION"),
+            // Two sessions whose names differ only in bytes that are not
+            // UTF-8 stay two: those bytes are kept, escaped.
+            session: std::env::var_os("PHASEGATE_SESSION")
+                .filter(|v| !v.is_empty())
+                .map(|v| escaped(&v)),
             test_panic: var("PHASEGATE_TEST_PANIC"),
             temp_dir: std::env::temp_dir(),
             cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
@@ -422,6 +426,19 @@ impl Context {
             "PHASEGATE_TEST_PANIC: forced panic at stage `{stage}`"
         );
     }
+}
+
+/// `value` as text: its UTF-8 as it is, any other byte as `\xNN`.
+fn escaped(value: &std::ffi::OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in value.as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for byte in chunk.invalid() {
+            out.push_str(&format!("\\x{byte:02x}"));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -543,5 +560,15 @@ mod tests {
             detect(&[("GITLAB_CI", "true"), ("CI_COMMIT_BEFORE_SHA", &zeros)]),
             Some(CiSelection::Everything { .. })
         ));
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_keeps_its_bytes_escaped() {
+        use std::os::unix::ffi::OsStrExt;
+        let a = super::escaped(std::ffi::OsStr::from_bytes(b"agent-\xff"));
+        let b = super::escaped(std::ffi::OsStr::from_bytes(b"agent-\xfe"));
+        assert_eq!(a, "agent-\\xff");
+        assert_ne!(a, b);
+        assert_eq!(super::escaped(std::ffi::OsStr::new("sé")), "sé");
     }
 }
