@@ -58,6 +58,24 @@ pub enum ProtectError {
         parent: PathBuf,
         what: &'static str,
     },
+    #[error("`{}` is tracked as a file, but {what} stands in its place in the work tree: phasegate never opens one (it could wait on it forever) and cannot set it aside. Move it away, or stage the change (`git rm --cached`), and run again", path.display())]
+    SpecialFileInTheWay { path: PathBuf, what: &'static str },
+    #[error("failed to restore `{}`: a directory stands in its place (made by a check, or by someone after the run was killed), and it could not be moved aside{}. Move or remove the directory `{0}` yourself, then run `phasegate restore`: your unstaged changes wait in the journal until then", path.display(), why_not_moved(.kept.as_deref(), .source.as_ref()))]
+    DirectoryLeft {
+        path: PathBuf,
+        kept: Option<PathBuf>,
+        source: Option<io::Error>,
+    },
+    /// A killed run's saved copies whose journal is missing or damaged:
+    /// they were moved aside (`moved`), or left where they are.
+    #[error("failed to restore the unstaged changes a killed run set aside: its journal `{}` {why}, so phasegate cannot tell which file each saved copy belongs to. Nothing was deleted: {}", journal.display(), where_unrestored(.kept, .moved.as_ref()))]
+    NotRestorable {
+        journal: PathBuf,
+        why: String,
+        kept: PathBuf,
+        /// `Err`: why moving the copies aside failed.
+        moved: Result<(), String>,
+    },
     #[error("`{}` holds the unstaged changes a killed run set aside in another work tree, `{}`: run `phasegate restore` there, or delete `{0}` if this work tree is a copy of that one", journal.display(), root.display())]
     OtherWorkTree { journal: PathBuf, root: PathBuf },
     #[error("{holder} is protecting unstaged changes in this repository; wait for it to finish")]
@@ -66,6 +84,27 @@ pub enum ProtectError {
     /// work tree was touched, and the copies are gone again.
     #[error("set the unstaged changes aside: phasegate was interrupted")]
     Interrupted,
+}
+
+fn why_not_moved(kept: Option<&Path>, source: Option<&io::Error>) -> String {
+    match (kept, source) {
+        (Some(kept), Some(e)) => format!(" to `{}` ({e})", kept.display()),
+        (Some(kept), None) => format!(" to `{}`, where something else is already", kept.display()),
+        (None, _) => String::new(),
+    }
+}
+
+fn where_unrestored(kept: &Path, moved: Result<&(), &String>) -> String {
+    match moved {
+        Ok(()) => format!(
+            "the saved copies were moved to `{0}`, where `{NOTE}` says how to get your changes back from the `saved` file, and later runs are no longer held up by them. The files that had unstaged changes may hold their staged content until you copy your changes back; then delete `{0}`",
+            kept.display()
+        ),
+        Err(e) => format!(
+            "the saved copies are in `{0}` (moving them aside failed: {e}), where `{NOTE}` says how to get your changes back from the `saved` file. Every run stops here until that directory is moved out of `protect/` (to `.git/phasegate/kept/`, say)",
+            kept.display()
+        ),
+    }
 }
 
 fn io_error<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> ProtectError + 'a {
@@ -252,23 +291,155 @@ fn write_journal(dir: &Path, journal: &Journal) -> Result<(), ProtectError> {
     crate::state::write_atomic(&path, &bytes).map_err(io_error("replace", &path))
 }
 
-fn read_journal(dir: &Path) -> Result<Option<Journal>, ProtectError> {
+/// What a protection's directory says of its journal.
+enum JournalRead {
+    Found(Journal),
+    Missing,
+    /// Unreadable as a journal (cut short, garbage, not a file): why.
+    Damaged(String),
+}
+
+fn read_journal(dir: &Path) -> Result<JournalRead, ProtectError> {
     let path = dir.join("journal.json");
-    match fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| ProtectError::Io {
-                what: "read the journal",
-                path,
-                source: io::Error::other(e),
-            }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ProtectError::Io {
-            what: "read",
-            path,
-            source: e,
-        }),
+    match fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(JournalRead::Missing),
+        // Never opened unless a plain file: a named pipe would wait forever.
+        Ok(meta) if !meta.is_file() => {
+            return Ok(JournalRead::Damaged("is not a file".to_string()))
+        }
+        _ => {}
     }
+    let bytes = open_regular(&path)
+        .and_then(|mut file| {
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes).map(|_| bytes)
+        })
+        .map_err(io_error("read", &path))?;
+    Ok(match serde_json::from_slice(&bytes) {
+        Ok(journal) => JournalRead::Found(journal),
+        Err(e) => JournalRead::Damaged(format!("cannot be read ({e})")),
+    })
+}
+
+/// Opens `path` to read only if it is a regular file, never waiting: a
+/// named pipe, socket or device (which a check may leave where a tracked
+/// file was) is an error, not an open that blocks until a writer comes.
+fn open_regular(path: &Path) -> io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    if file.metadata()?.is_file() {
+        Ok(file)
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ))
+    }
+}
+
+/// What a special file is, for a person.
+fn special_kind(meta: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if kind.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "a device file"
+    } else {
+        "a special file"
+    }
+}
+
+/// The file in a set-aside protection's directory that says what it holds.
+const NOTE: &str = "NOTE.txt";
+
+/// Whether a protection's directory without a journal holds nothing but
+/// what a journal being written leaves (`.journal.json.tmp-<pid>`): a run
+/// killed before its first journal was written saved nothing. Anything
+/// else (a `saved` file above all) may be someone's work.
+fn holds_nothing_saved(dir: &Path) -> bool {
+    fs::read_dir(dir).is_ok_and(|names| {
+        names.into_iter().all(|name| {
+            name.is_ok_and(|name| {
+                name.file_name()
+                    .as_bytes()
+                    .starts_with(b".journal.json.tmp-")
+            })
+        })
+    })
+}
+
+/// Moves a killed run's protection whose journal is missing or damaged
+/// (`why`) out of the way, to `kept/<id>-not-restored/` with a note on how
+/// to get the changes back: nothing is deleted, and later runs go on. The
+/// error says where it went (or why it stayed).
+fn set_aside_unrestorable(state_dir: &Path, dir: &Path, why: String) -> ProtectError {
+    // Its checks may still run, writing to the work tree.
+    crate::runner::stop_recorded_groups(&dir.join(GROUPS));
+    let journal = dir.join("journal.json");
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let base = state_dir.join("kept");
+    let moved = fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&base)
+        .map_err(|e| format!("failed to create `{}`: {e}", base.display()))
+        .and_then(|()| {
+            // A free name: an earlier one is never written over.
+            let free = (1..=100)
+                .map(|n| match n {
+                    1 => base.join(format!("{name}-not-restored")),
+                    n => base.join(format!("{name}-not-restored-{n}")),
+                })
+                .find(|p| fs::symlink_metadata(p).is_err())
+                .ok_or_else(|| format!("no free name under `{}`", base.display()))?;
+            fs::rename(dir, &free)
+                .map(|()| free)
+                .map_err(|e| e.to_string())
+        });
+    let (kept, moved) = match moved {
+        Ok(kept) => (kept, Ok(())),
+        Err(e) => (dir.to_path_buf(), Err(e)),
+    };
+    let _ = fs::write(kept.join(NOTE), unrestorable_note(&why));
+    ProtectError::NotRestorable {
+        journal,
+        why,
+        kept,
+        moved,
+    }
+}
+
+/// How to get changes back from a protection that cannot be restored.
+fn unrestorable_note(why: &str) -> String {
+    let why = format!("file each saved copy belongs to, {why}. Nothing was deleted. The files");
+    [
+        "phasegate could not write back these unstaged changes.",
+        "",
+        "A run of phasegate set aside the unstaged changes of tracked files here",
+        "and was stopped before it wrote them back. Its journal, which says which",
+        &why,
+        "that had unstaged changes may hold their staged content in the work",
+        "tree now: compare them with the copies here.",
+        "",
+        "- `saved` holds the saved copies: each file's bytes, one after the",
+        "  other, with nothing between them (for a symbolic link, its target).",
+        "  Text files can be read there in an editor.",
+        "- `journal.json`, when it is here and readable in part, lists the",
+        "  files: `path` is a file's name as byte values ([97, 46, 116, 120, 116]",
+        "  is `a.txt`), `range` is [offset, length] of its bytes in `saved`,",
+        "  and `saved: null` means the file was deleted. One copy comes out with",
+        "      tail -c +$((OFFSET + 1)) saved | head -c LENGTH > FILE",
+        "",
+        "Once your changes are back in the work tree, delete this directory.",
+        "",
+    ]
+    .join("\n")
 }
 
 /// Takes the lock that makes one run at a time hold unstaged changes
@@ -354,10 +525,23 @@ fn recover_locked(
             continue;
         }
         let dir = dir.path();
-        let Some(journal) = read_journal(&dir)? else {
+        let journal = match read_journal(&dir)? {
+            JournalRead::Found(journal) => journal,
             // Created but no journal yet: nothing was saved or touched.
-            let _ = fs::remove_dir_all(&dir);
-            continue;
+            JournalRead::Missing if holds_nothing_saved(&dir) => {
+                let _ = fs::remove_dir_all(&dir);
+                continue;
+            }
+            // Copies no journal describes are someone's work all the same:
+            // kept, never deleted, and out of the way of later runs.
+            JournalRead::Missing => {
+                return Err(set_aside_unrestorable(
+                    state_dir,
+                    &dir,
+                    "is missing".to_string(),
+                ))
+            }
+            JournalRead::Damaged(why) => return Err(set_aside_unrestorable(state_dir, &dir, why)),
         };
         // The copies of another work tree that still exists are never
         // written here (a journal can only be elsewhere than its work tree's
@@ -378,15 +562,15 @@ fn recover_locked(
         // finishing (its lock went with it); its checks may not have.
         crate::runner::stop_recorded_groups(&dir.join(GROUPS));
         if journal.state == State::Saved {
+            let keep = state_dir
+                .join("kept")
+                .join(dir.file_name().unwrap_or_default());
             let changed = changed_after_kill(root, &dir, &journal.entries)?;
             if !changed.is_empty() {
-                let keep = state_dir
-                    .join("kept")
-                    .join(dir.file_name().unwrap_or_default());
                 let kept = keep_versions(root, changed.iter().map(Vec::as_slice), &keep)?;
                 if !kept.is_empty() {
                     recovered.kept.extend(kept);
-                    recovered.kept_in = Some(keep);
+                    recovered.kept_in = Some(keep.clone());
                 }
             }
             let recovering = |step: &str| {
@@ -394,7 +578,11 @@ fn recover_locked(
                     pause("recovering");
                 }
             };
-            restore_entries(root, &dir, &journal.entries, &recovering)?;
+            let moved = restore_entries(root, &dir, &journal.entries, Some(&keep), &recovering)?;
+            if !moved.is_empty() {
+                recovered.kept.extend(moved);
+                recovered.kept_in = Some(keep);
+            }
             recovered
                 .restored
                 .extend(journal.entries.iter().map(Entry::shown));
@@ -448,7 +636,7 @@ fn holds_saved_copy(root: &Path, dir: &Path, entry: &Entry) -> bool {
         };
         return copy.read_to_end(&mut held).is_ok() && held == link.into_os_string().into_vec();
     }
-    let Ok(mut file) = fs::File::open(&target) else {
+    let Ok(mut file) = open_regular(&target) else {
         return false;
     };
     // Compared a block at a time: a file may be larger than memory.
@@ -757,7 +945,7 @@ fn write_over(repo: &Repository, path: &Path, id: git2::Oid) -> Result<(), Prote
     let content = blob.content();
     let mut file = rustix::fs::open(
         path,
-        OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
         Mode::empty(),
     )
     .map(fs::File::from)
@@ -830,6 +1018,13 @@ fn save(
             Ok(meta) if meta.is_dir() => {
                 return Err(ProtectError::DirectoryInTheWay { path: source });
             }
+            // A named pipe would make the copy wait forever for a writer.
+            Ok(meta) if !meta.is_file() => {
+                return Err(ProtectError::SpecialFileInTheWay {
+                    path: source,
+                    what: special_kind(&meta),
+                });
+            }
             Ok(meta) => {
                 entry.permissions = Some(meta.permissions().mode() & 0o7777);
                 entry.modified = Some((
@@ -841,7 +1036,7 @@ fn save(
                 } else {
                     MODE_REGULAR
                 };
-                let mut file = fs::File::open(&source).map_err(io_error("read", &source))?;
+                let mut file = open_regular(&source).map_err(io_error("read", &source))?;
                 Some(io::copy(&mut file, &mut pack).map_err(io_error("copy", &source))?)
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -1054,8 +1249,11 @@ impl UnstagedGuard {
             .entries
             .iter()
             .filter(|e| conflicted.contains(&e.shown()));
-        let kept = !keep_versions(&self.root, held.map(|e| e.path.as_slice()), keep)?.is_empty();
-        restore_entries(&self.root, &self.dir, &self.entries, pause)?;
+        let mut kept =
+            !keep_versions(&self.root, held.map(|e| e.path.as_slice()), keep)?.is_empty();
+        // A directory a check left where a file goes is moved there too.
+        kept |=
+            !restore_entries(&self.root, &self.dir, &self.entries, Some(keep), pause)?.is_empty();
         fs::remove_dir_all(&self.dir).map_err(io_error("remove", &self.dir))?;
         self.done = true;
         Ok(Aftermath {
@@ -1073,7 +1271,22 @@ impl Drop for UnstagedGuard {
         }
         // A panic between protect and finish: put the changes back now. If
         // that fails too, the journal stays and the next run finishes it.
-        if restore_entries(&self.root, &self.dir, &self.entries, &|_| {}).is_ok() {
+        // A directory in a file's way goes where a killed run's would.
+        let keep = self
+            .dir
+            .parent()
+            .and_then(Path::parent)
+            .zip(self.dir.file_name())
+            .map(|(state_dir, id)| state_dir.join("kept").join(id));
+        if restore_entries(
+            &self.root,
+            &self.dir,
+            &self.entries,
+            keep.as_deref(),
+            &|_| {},
+        )
+        .is_ok()
+        {
             let _ = fs::remove_dir_all(&self.dir);
         }
     }
@@ -1268,17 +1481,29 @@ fn remove_made_dirs(root: &Path, path: &[u8], existing: &[u8]) {
 /// Writes every saved file back, byte for byte, with its mode and
 /// modification time; a file that was deleted in the work tree is deleted
 /// again, with the directories checking it out made. Safe to repeat.
+///
+/// Whatever stands in a file's place is replaced, never opened: a named
+/// pipe a check left would make the write wait forever. A directory there
+/// (a check's output, say) is moved under `keep`, at the file's path; the
+/// paths so moved. Without `keep`, or when it cannot move, the error says
+/// to move the directory.
 fn restore_entries(
     root: &Path,
     dir: &Path,
     entries: &[Entry],
+    keep: Option<&Path>,
     pause: Pause<'_>,
-) -> Result<(), ProtectError> {
+) -> Result<Vec<String>, ProtectError> {
+    let mut moved = Vec::new();
     for (n, entry) in entries.iter().enumerate() {
         // A check put a link (or a file) where a directory was: nothing is
         // written through it, and the copies wait in the journal.
         no_parent_in_the_way(root, &entry.path)?;
         let target = root.join(entry.rel());
+        if fs::symlink_metadata(&target).is_ok_and(|meta| meta.is_dir()) {
+            move_directory_aside(&target, keep.map(|keep| keep.join(entry.rel())))?;
+            moved.push(entry.shown());
+        }
         match &entry.saved {
             None => {
                 match fs::remove_file(&target) {
@@ -1304,7 +1529,8 @@ fn restore_entries(
                     fs::create_dir_all(parent).map_err(io_error("create", parent))?;
                 }
                 if let Ok(meta) = fs::symlink_metadata(&target) {
-                    if meta.file_type().is_symlink() || entry.mode == MODE_LINK {
+                    // A link, or a named pipe, socket or device: replaced.
+                    if !meta.is_file() || entry.mode == MODE_LINK {
                         fs::remove_file(&target).map_err(io_error("replace", &target))?;
                     }
                 }
@@ -1317,12 +1543,12 @@ fn restore_entries(
                     std::os::unix::fs::symlink(&link, &target)
                         .map_err(io_error("restore the link", &target))?;
                 } else {
-                    let mut file = match fs::File::create(&target) {
+                    let mut file = match create_regular(&target) {
                         // A read-only file (given its mode back by a restore
                         // that was cut short, or made so by a check) is
                         // replaced instead: only its directory need allow it.
                         Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-                            fs::remove_file(&target).and_then(|()| fs::File::create(&target))
+                            fs::remove_file(&target).and_then(|()| create_regular(&target))
                         }
                         opened => opened,
                     }
@@ -1364,5 +1590,240 @@ fn restore_entries(
             pause("restoring");
         }
     }
-    Ok(())
+    Ok(moved)
+}
+
+/// Opens `path` to be written from its start, created if absent, never
+/// waiting and never through a link: something other than a regular file
+/// that took its place since it was looked at is an error.
+fn create_regular(path: &Path) -> io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    // Truncated only once it is known to be a regular file.
+    file.set_len(0)?;
+    Ok(file)
+}
+
+/// Moves the directory at `path`, where a file is to be restored, to `to`
+/// (never over something there).
+fn move_directory_aside(path: &Path, to: Option<PathBuf>) -> Result<(), ProtectError> {
+    let left = |kept: Option<PathBuf>, source: Option<io::Error>| ProtectError::DirectoryLeft {
+        path: path.to_path_buf(),
+        kept,
+        source,
+    };
+    let Some(to) = to else {
+        return Err(left(None, None));
+    };
+    if let Some(parent) = to.parent() {
+        fs::create_dir_all(parent).map_err(|e| left(Some(to.clone()), Some(e)))?;
+    }
+    if fs::symlink_metadata(&to).is_ok() {
+        return Err(left(Some(to), None));
+    }
+    fs::rename(path, &to).map_err(|e| left(Some(to.clone()), Some(e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A work tree and its state directory, in a temporary directory.
+    fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().join("work");
+        let state = temp.path().join("state");
+        fs::create_dir_all(&root).unwrap();
+        fs::create_dir_all(protect_root(&state)).unwrap();
+        (temp, root, state)
+    }
+
+    fn mkfifo(path: &Path) {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+    }
+
+    /// `f`'s answer, or a failure (not a hang) when it takes a minute.
+    fn within_a_minute<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || send.send(f()));
+        receive
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("{what} hangs"))
+    }
+
+    fn entry(path: &str, range: (u64, u64)) -> Entry {
+        Entry {
+            path: path.as_bytes().to_vec(),
+            saved: Some(SAVED.to_string()),
+            range: Some(range),
+            mode: MODE_REGULAR,
+            permissions: Some(0o644),
+            intent_to_add: false,
+            modified: None,
+            existing_dir: None,
+        }
+    }
+
+    #[test]
+    fn saved_copies_without_a_journal_are_moved_aside_with_a_note_never_deleted() {
+        let (_temp, root, state) = dirs();
+        let dir = protect_root(&state).join("20260101T000000Z-1");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(SAVED), "MY UNSTAGED WORK\n").unwrap();
+
+        let error = recover(&root, &state, &|_| {}).unwrap_err();
+        let kept = state.join("kept/20260101T000000Z-1-not-restored");
+        let message = error.to_string();
+        assert!(
+            matches!(error, ProtectError::NotRestorable { .. }),
+            "{message}"
+        );
+        assert!(message.contains("is missing"), "{message}");
+        assert!(message.contains(&kept.display().to_string()), "{message}");
+        assert_eq!(
+            fs::read_to_string(kept.join(SAVED)).unwrap(),
+            "MY UNSTAGED WORK\n"
+        );
+        assert!(fs::read_to_string(kept.join(NOTE))
+            .unwrap()
+            .contains("tail -c"));
+        assert!(!dir.exists());
+        // Out of the way: the next run goes on, and the copies stay.
+        assert!(recover(&root, &state, &|_| {}).unwrap().is_empty());
+        assert!(kept.join(SAVED).exists());
+    }
+
+    #[test]
+    fn a_damaged_journal_is_moved_aside_with_its_copies_and_said_what_to_do() {
+        for damage in [
+            &b"{\"state\": \"saved\", \"pid\": 1, \"entries\": [{\"pa"[..],
+            b"",
+            b"\xff garbage",
+        ] {
+            let (_temp, root, state) = dirs();
+            let dir = protect_root(&state).join("20260101T000000Z-2");
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join(SAVED), "work\n").unwrap();
+            fs::write(dir.join("journal.json"), damage).unwrap();
+
+            let message = recover(&root, &state, &|_| {}).unwrap_err().to_string();
+            let kept = state.join("kept/20260101T000000Z-2-not-restored");
+            assert!(message.contains("cannot be read"), "{message}");
+            assert!(message.contains("Nothing was deleted"), "{message}");
+            assert!(message.contains(&kept.display().to_string()), "{message}");
+            assert_eq!(fs::read(kept.join("journal.json")).unwrap(), damage);
+            assert_eq!(fs::read_to_string(kept.join(SAVED)).unwrap(), "work\n");
+            assert!(recover(&root, &state, &|_| {}).unwrap().is_empty());
+        }
+    }
+
+    #[test]
+    fn a_journal_that_is_not_a_file_is_damaged_and_never_opened() {
+        let (_temp, root, state) = dirs();
+        let dir = protect_root(&state).join("20260101T000000Z-3");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(SAVED), "work\n").unwrap();
+        mkfifo(&dir.join("journal.json"));
+        let message = within_a_minute("reading a journal that is a named pipe", move || {
+            recover(&root, &state, &|_| {}).unwrap_err().to_string()
+        });
+        assert!(message.contains("is not a file"), "{message}");
+    }
+
+    #[test]
+    fn a_protection_killed_before_its_first_journal_is_removed() {
+        let (_temp, root, state) = dirs();
+        let dir = protect_root(&state).join("20260101T000000Z-4");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(".journal.json.tmp-12"), "{").unwrap();
+        assert!(recover(&root, &state, &|_| {}).unwrap().is_empty());
+        assert!(!dir.exists());
+        assert!(!state.join("kept").exists());
+    }
+
+    #[test]
+    fn a_named_pipe_a_check_left_is_replaced_by_the_saved_file_without_waiting() {
+        let (_temp, root, state) = dirs();
+        let dir = protect_root(&state).join("20260101T000000Z-5");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(SAVED), "user work\n").unwrap();
+        mkfifo(&root.join("a.txt"));
+        let target = root.join("a.txt");
+        let moved = within_a_minute("restoring over a named pipe", move || {
+            restore_entries(&root, &dir, &[entry("a.txt", (0, 10))], None, &|_| {}).unwrap()
+        });
+        assert!(moved.is_empty());
+        assert_eq!(fs::read_to_string(target).unwrap(), "user work\n");
+    }
+
+    #[test]
+    fn a_directory_a_check_left_where_a_file_goes_is_moved_aside() {
+        let (_temp, root, state) = dirs();
+        let dir = protect_root(&state).join("20260101T000000Z-6");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(SAVED), "user work\n").unwrap();
+        fs::create_dir_all(root.join("a.txt")).unwrap();
+        fs::write(root.join("a.txt/gen"), "generated\n").unwrap();
+        let keep = state.join("dropped");
+        let entries = [entry("a.txt", (0, 10))];
+
+        // Nowhere to move it: the error says to move it.
+        let message = restore_entries(&root, &dir, &entries, None, &|_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("Move or remove the directory"),
+            "{message}"
+        );
+        assert!(message.contains("phasegate restore"), "{message}");
+
+        let moved = restore_entries(&root, &dir, &entries, Some(&keep), &|_| {}).unwrap();
+        assert_eq!(moved, ["a.txt"]);
+        assert_eq!(
+            fs::read_to_string(root.join("a.txt")).unwrap(),
+            "user work\n"
+        );
+        assert_eq!(
+            fs::read_to_string(keep.join("a.txt/gen")).unwrap(),
+            "generated\n"
+        );
+    }
+
+    #[test]
+    fn a_named_pipe_at_a_tracked_path_is_a_clear_error_when_saving_not_a_hang() {
+        let (_temp, root, state) = dirs();
+        let dir = protect_root(&state).join("20260101T000000Z-7");
+        fs::create_dir_all(&dir).unwrap();
+        mkfifo(&root.join("a.txt"));
+        let mut unsaved = entry("a.txt", (0, 0));
+        unsaved.saved = None;
+        unsaved.range = None;
+        let message = within_a_minute("saving a named pipe", move || {
+            save(&root, &dir, vec![unsaved], &|_| {})
+                .unwrap_err()
+                .to_string()
+        });
+        assert!(
+            message.contains("a named pipe (FIFO) stands in its place"),
+            "{message}"
+        );
+        assert!(message.contains("Move it away"), "{message}");
+    }
 }

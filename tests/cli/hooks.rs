@@ -1295,3 +1295,183 @@ fn a_repository_whose_dot_git_is_a_file_or_a_link_is_checked_in_its_own_work_tre
         assert!(!elsewhere.path().join("seen-dir.txt").exists(), "{layout}");
     }
 }
+
+/// `phasegate ARGS` in `repo`, or a failure (not a hang) when it has not
+/// ended within a minute: it is killed then.
+fn phasegate_within_a_minute(repo: &TestRepo, args: &[&str]) -> crate::support::Run {
+    let mut child = repo
+        .command(BIN)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed().as_secs() >= 60 {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("`phasegate {}` hangs", args.join(" "));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    output(&child.wait_with_output().unwrap())
+}
+
+/// A repository whose run was killed while `a.txt`'s unstaged change
+/// (`a3 unstaged`) was set aside; the directory holding it.
+fn killed_with_a_change_aside() -> (TestRepo, std::path::PathBuf) {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a1\n").commit_all("one");
+    gate(&repo, "true");
+    repo.commit_all("gate");
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+    repo.stage("a.txt", "a2 staged\n")
+        .write("a.txt", "a3 unstaged\n");
+    repo.kill_run_at("checked-out", &["run"]);
+    assert_eq!(repo.read("a.txt"), "a2 staged\n");
+    let dir = std::fs::read_dir(repo.path().join(".git/phasegate/protect"))
+        .unwrap()
+        .map(|d| d.unwrap().path())
+        .find(|d| d.is_dir())
+        .unwrap();
+    (repo, dir)
+}
+
+#[test]
+fn saved_changes_whose_journal_is_gone_are_kept_and_said_where_and_later_commits_go_on() {
+    let (repo, dir) = killed_with_a_change_aside();
+    std::fs::remove_file(dir.join("journal.json")).unwrap();
+
+    let restore = repo.phasegate(&["restore"]);
+    assert_eq!(restore.code, 3, "{restore:?}");
+    let kept = repo.path().join(format!(
+        ".git/phasegate/kept/{}-not-restored",
+        dir.file_name().unwrap().to_string_lossy()
+    ));
+    assert!(
+        restore.stderr.contains("is missing") && restore.stderr.contains("Nothing was deleted"),
+        "{}",
+        restore.stderr
+    );
+    assert!(
+        restore.stderr.contains(&kept.display().to_string()),
+        "{}",
+        restore.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(kept.join("saved")).unwrap(),
+        "a3 unstaged\n"
+    );
+    assert!(std::fs::read_to_string(kept.join("NOTE.txt"))
+        .unwrap()
+        .contains("saved"));
+
+    // Out of the way now: nothing is held up, and the copies stay.
+    let again = repo.phasegate(&["restore"]);
+    assert_eq!(again.code, 0, "{again:?}");
+    let commit = git_with_hook(&repo, &["commit", "-qm", "two"]);
+    assert_eq!(commit.code, 0, "{commit:?}");
+    assert!(kept.join("saved").exists());
+}
+
+#[test]
+fn a_damaged_journal_stops_once_saying_where_the_copies_are_and_is_kept() {
+    let (repo, dir) = killed_with_a_change_aside();
+    let journal = dir.join("journal.json");
+    let torn = std::fs::read(&journal).unwrap()[..40].to_vec();
+    std::fs::write(&journal, &torn).unwrap();
+
+    let commit = git_with_hook(&repo, &["commit", "-qm", "two"]);
+    assert_ne!(commit.code, 0, "{commit:?}");
+    assert!(
+        commit.stderr.contains("cannot be read") && commit.stderr.contains("Nothing was deleted"),
+        "{}",
+        commit.stderr
+    );
+    let kept = repo.path().join(format!(
+        ".git/phasegate/kept/{}-not-restored",
+        dir.file_name().unwrap().to_string_lossy()
+    ));
+    assert!(
+        commit.stderr.contains(&kept.display().to_string()),
+        "{}",
+        commit.stderr
+    );
+    assert_eq!(std::fs::read(kept.join("journal.json")).unwrap(), torn);
+    assert_eq!(
+        std::fs::read_to_string(kept.join("saved")).unwrap(),
+        "a3 unstaged\n"
+    );
+    // Said once: the next commit goes on.
+    let again = git_with_hook(&repo, &["commit", "-qm", "two"]);
+    assert_eq!(again.code, 0, "{again:?}");
+}
+
+#[test]
+fn a_named_pipe_a_check_leaves_where_a_file_was_never_makes_the_restore_wait() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "base\n").commit_all("one");
+    gate(&repo, "rm a.txt; mkfifo a.txt");
+    repo.commit_all("gate");
+    repo.stage("a.txt", "staged\n")
+        .write("a.txt", "unstaged work\n");
+
+    let run = phasegate_within_a_minute(&repo, &["hook", "pre-commit"]);
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(std::fs::symlink_metadata(repo.path().join("a.txt"))
+        .unwrap()
+        .is_file());
+    assert_eq!(repo.read("a.txt"), "unstaged work\n", "{run:?}");
+    assert_eq!(repo.git(&["show", ":a.txt"]), "staged\n");
+}
+
+#[test]
+fn a_named_pipe_at_a_tracked_path_stops_the_run_at_once_saying_what_to_move() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n")
+        .write("b.txt", "b\n")
+        .commit_all("one");
+    gate(&repo, "true");
+    repo.commit_all("gate");
+    repo.stage("b.txt", "b staged\n")
+        .write("b.txt", "b unstaged\n");
+    std::fs::remove_file(repo.path().join("a.txt")).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(repo.path().join("a.txt"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+
+    let run = phasegate_within_a_minute(&repo, &["hook", "pre-commit"]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(
+        run.stderr.contains("a named pipe") && run.stderr.contains("Move it away"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(repo.read("b.txt"), "b unstaged\n");
+}
+
+#[test]
+fn a_directory_a_check_leaves_where_a_file_was_goes_to_the_runs_dropped_files() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "base\n").commit_all("one");
+    gate(&repo, "rm a.txt; mkdir a.txt; echo gen > a.txt/gen");
+    repo.commit_all("gate");
+    repo.stage("a.txt", "staged\n")
+        .write("a.txt", "user work\n");
+
+    let run = repo.phasegate(&["hook", "pre-commit"]);
+    assert_ne!(run.code, 0, "{run:?}");
+    assert_eq!(repo.read("a.txt"), "user work\n", "{run:?}");
+    let dropped = std::fs::read_dir(repo.path().join(".git/phasegate/runs"))
+        .unwrap()
+        .map(|d| d.unwrap().path().join("dropped/a.txt/gen"))
+        .find(|gen| gen.exists())
+        .unwrap_or_else(|| panic!("the check's directory is kept: {run:?}"));
+    assert_eq!(std::fs::read_to_string(dropped).unwrap(), "gen\n");
+    assert_eq!(crate::git::journals_left(&repo), 0);
+    let restore = repo.phasegate(&["restore"]);
+    assert_eq!(restore.code, 0, "{restore:?}");
+}
