@@ -124,26 +124,27 @@ fn locate(dir: &Path) -> Result<Option<git2::Repository>, git2::Error> {
 /// has it, unless `core.worktree` says otherwise. libgit2 takes the git
 /// directory's parent, where the checks would run and files be set aside.
 fn work_tree_of_link(repo: &git2::Repository, dir: &Path) -> Result<(), git2::Error> {
-    if repo.is_bare() || repo.config()?.get_path("core.worktree").is_ok() {
+    // The first `.git` up from here is the one git goes by; a directory,
+    // as in most repositories, is libgit2's case too.
+    let Some(holder) = dir
+        .ancestors()
+        .find(|holder| std::fs::symlink_metadata(holder.join(".git")).is_ok())
+    else {
+        return Ok(());
+    };
+    let dot_git = holder.join(".git");
+    if std::fs::symlink_metadata(&dot_git).is_ok_and(|meta| meta.is_dir())
+        || repo.is_bare()
+        || repo.config()?.get_path("core.worktree").is_ok()
+    {
         return Ok(());
     }
     let git_dir = repo::canonical(repo.path());
-    let dir = repo::canonical(dir);
-    for holder in dir.ancestors() {
-        let dot_git = holder.join(".git");
-        let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
-            continue;
-        };
-        // The first `.git` up from here is the one git goes by.
-        if meta.is_dir() {
-            return Ok(());
-        }
-        let leads_here = git2::Repository::open(&dot_git)
-            .is_ok_and(|found| repo::canonical(found.path()) == git_dir);
-        if leads_here && repo.workdir().map(repo::canonical) != Some(holder.to_path_buf()) {
-            repo.set_workdir(holder, false)?;
-        }
-        return Ok(());
+    let holder = repo::canonical(holder);
+    let leads_here = git2::Repository::open(&dot_git)
+        .is_ok_and(|found| repo::canonical(found.path()) == git_dir);
+    if leads_here && repo.workdir().map(repo::canonical) != Some(holder.clone()) {
+        repo.set_workdir(&holder, false)?;
     }
     Ok(())
 }
