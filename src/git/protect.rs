@@ -78,6 +78,8 @@ pub enum ProtectError {
     },
     #[error("`{}` holds the unstaged changes a killed run set aside in another work tree, `{}`: run `phasegate restore` there, or delete `{0}` if this work tree is a copy of that one", journal.display(), root.display())]
     OtherWorkTree { journal: PathBuf, root: PathBuf },
+    #[error("`{}` changed while phasegate was setting the unstaged changes aside (an editor saving it?): it was left as it is, and the files set aside before it are back. Run again", path.display())]
+    ChangedWhileSettingAside { path: PathBuf },
     #[error("{holder} is protecting unstaged changes in this repository; wait for it to finish")]
     Busy { holder: String },
     /// A signal arrived while the changes were being saved: nothing of the
@@ -153,6 +155,11 @@ struct Entry {
     /// out made are removed again with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     existing_dir: Option<Vec<u8>>,
+    /// The file's stat data as it was copied (not in the journal): a file
+    /// that differs when it is about to be put at its staged content was
+    /// changed since (an editor's autosave), and is not touched.
+    #[serde(skip)]
+    copied: Option<FileStat>,
 }
 
 impl Entry {
@@ -778,6 +785,7 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
             intent_to_add,
             modified: None,
             existing_dir: None,
+            copied: None,
         });
     }
     // Intent-to-add files with no content yet show no difference but still
@@ -798,6 +806,7 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
                 intent_to_add: true,
                 modified: None,
                 existing_dir: None,
+                copied: None,
             });
         }
     }
@@ -1005,6 +1014,7 @@ fn save(
     for (n, mut entry) in entries.into_iter().enumerate() {
         no_parent_in_the_way(root, &entry.path)?;
         let source = root.join(entry.rel());
+        entry.copied = FileStat::of(&source);
         // The length of the copy written, streamed: a file may be larger
         // than memory.
         let copied = match fs::symlink_metadata(&source) {
@@ -1075,7 +1085,40 @@ fn save(
 
 impl UnstagedGuard {
     /// Puts every protected file at its staged content.
-    fn checkout_staged(&self, repo: &Repository, pause: Pause<'_>) -> Result<(), ProtectError> {
+    fn checkout_staged(&mut self, repo: &Repository, pause: Pause<'_>) -> Result<(), ProtectError> {
+        let mut touched = vec![false; self.entries.len()];
+        let result = self.put_at_staged(repo, pause, &mut touched);
+        if matches!(result, Err(ProtectError::ChangedWhileSettingAside { .. })) {
+            // Only what was touched comes back from the copies: a file
+            // changed since its copy keeps its newer content, and so do
+            // the files not reached.
+            let mut n = 0;
+            self.entries.retain(|_| {
+                n += 1;
+                touched[n - 1]
+            });
+        }
+        result
+    }
+
+    /// Whether the file of `self.entries[n]` is as it was when copied;
+    /// else the error that stops the protection.
+    fn unchanged_since_copied(&self, n: usize) -> Result<(), ProtectError> {
+        let entry = &self.entries[n];
+        let path = self.root.join(entry.rel());
+        if FileStat::of(&path) == entry.copied {
+            Ok(())
+        } else {
+            Err(ProtectError::ChangedWhileSettingAside { path })
+        }
+    }
+
+    fn put_at_staged(
+        &self,
+        repo: &Repository,
+        pause: Pause<'_>,
+        touched: &mut [bool],
+    ) -> Result<(), ProtectError> {
         let mut index = repo.index().map_err(git_error("read the index"))?;
         let tracked: Vec<&[u8]> = self
             .entries
@@ -1097,8 +1140,9 @@ impl UnstagedGuard {
             .disable_pathspec_match(true);
         let mut in_place = Vec::new();
         let mut through_git = Vec::new();
-        for entry in &self.entries {
+        for (n, entry) in self.entries.iter().enumerate() {
             let path = self.root.join(entry.rel());
+            self.unchanged_since_copied(n)?;
             if entry.intent_to_add {
                 // Nothing of it is staged: the commit will not contain it.
                 match fs::remove_file(&path) {
@@ -1116,7 +1160,8 @@ impl UnstagedGuard {
                 .then(|| overwritable(&index, &self.root, entry))
                 .flatten()
             {
-                in_place.push((path, id));
+                in_place.push((n, path, id));
+                continue;
             } else {
                 // libgit2 skips a file whose stat data still matches the
                 // index, whatever its content: the copy is saved, so the
@@ -1125,11 +1170,14 @@ impl UnstagedGuard {
                 builder.path(entry.rel());
                 through_git.push(entry.path.as_slice());
             }
+            touched[n] = true;
         }
         // The protected files are gone from the work tree here, or about to
         // be written over: only the saved copies hold them.
         pause("checking-out");
-        for (path, id) in &in_place {
+        for (n, path, id) in &in_place {
+            self.unchanged_since_copied(*n)?;
+            touched[*n] = true;
             write_over(repo, path, *id)?;
         }
         if !through_git.is_empty() {
@@ -1678,6 +1726,7 @@ mod tests {
             intent_to_add: false,
             modified: None,
             existing_dir: None,
+            copied: None,
         }
     }
 
@@ -1825,5 +1874,60 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("Move it away"), "{message}");
+    }
+
+    #[test]
+    fn a_file_changed_after_its_copy_was_made_is_never_written_over() {
+        // An editor saves `z.txt` while the copies are being made: it
+        // keeps what was saved; `a.txt`, already put at its staged content,
+        // comes back to its unstaged content.
+        let (_temp, root, state) = dirs();
+        let git = |args: &[&str]| {
+            let status = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&root)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", &root)
+                .status()
+                .unwrap();
+            assert!(status.success(), "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        git(&["config", "user.email", "t@example.com"]);
+        git(&["config", "user.name", "t"]);
+        for name in ["a.txt", "z.txt"] {
+            fs::write(root.join(name), "committed\n").unwrap();
+        }
+        git(&["add", "."]);
+        git(&["commit", "-qm", "one"]);
+        for name in ["a.txt", "z.txt"] {
+            fs::write(root.join(name), "staged\n").unwrap();
+        }
+        git(&["add", "."]);
+        for name in ["a.txt", "z.txt"] {
+            fs::write(root.join(name), "unstaged\n").unwrap();
+        }
+        let z = root.join("z.txt");
+        let pause = |step: &str| {
+            if step == "saved" {
+                fs::write(&z, "saved by an editor meanwhile\n").unwrap();
+            }
+        };
+        let Err(error) = protect(&root, &state, "20260101T000000Z-9", None, 1, &pause) else {
+            panic!("the protection went on over a changed file")
+        };
+        assert!(
+            matches!(&error, ProtectError::ChangedWhileSettingAside { path } if path == &z),
+            "{error}"
+        );
+        assert_eq!(
+            fs::read_to_string(&z).unwrap(),
+            "saved by an editor meanwhile\n"
+        );
+        assert_eq!(
+            fs::read_to_string(root.join("a.txt")).unwrap(),
+            "unstaged\n"
+        );
+        assert!(!has_journals(&state), "nothing is left to restore");
     }
 }
