@@ -750,16 +750,8 @@ fn a_bare_repository_with_a_separate_work_tree_is_gated_through_git_dir() {
 
 #[test]
 fn a_commit_git_prepared_before_a_killed_run_was_finished_is_refused() {
-    let repo = TestRepo::new();
-    repo.write("a.txt", "a1\n").commit_all("one");
-    gate(&repo, "true");
-    repo.commit_all("gate");
-    assert_eq!(repo.phasegate(&["install"]).code, 0);
-    repo.stage("a.txt", "a2 staged\n")
-        .write("a.txt", "a3 unstaged\n");
     // A run killed while the unstaged change is aside.
-    repo.kill_run_at("checked-out", &["run"]);
-    assert_eq!(repo.read("a.txt"), "a2 staged\n");
+    let (repo, _) = killed_with_a_change_aside();
 
     // `commit -a` builds its index from the work tree as the kill left it:
     // the hook brings the change back, and refuses that commit.
