@@ -218,17 +218,30 @@ fn shown_path(path: &Path, root: &Path) -> String {
         .into_owned()
 }
 
-/// The newest run's verdict, as JSON.
+/// The newest run's verdict, as JSON: the one written last. A run's id
+/// orders runs by their second and then their process id, which is no
+/// order once process ids wrap around within that second.
 fn last_verdict(ctx: &Context) -> Option<serde_json::Value> {
     let state = super::state::state_dir_for(ctx);
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(state.join("runs"))
+    let newest = std::fs::read_dir(state.join("runs"))
         .ok()?
         .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("verdict.json").is_file())
-        .collect();
-    runs.sort_by_key(|d| crate::state::run_order(d));
-    let text = std::fs::read(runs.last()?.join("verdict.json")).ok()?;
+        .map(|e| e.path().join("verdict.json"))
+        .filter_map(|verdict| {
+            let written = std::fs::metadata(&verdict)
+                .ok()
+                .filter(std::fs::Metadata::is_file)?
+                .modified()
+                .ok()?;
+            Some((written, verdict))
+        })
+        .max_by(|(a, pa), (b, pb)| {
+            a.cmp(b).then_with(|| {
+                let order = |p: &PathBuf| p.parent().map(crate::state::run_order);
+                order(pa).cmp(&order(pb))
+            })
+        })?;
+    let text = std::fs::read(newest.1).ok()?;
     serde_json::from_slice(&text).ok()
 }
 

@@ -805,3 +805,28 @@ fn feedback_after_a_run_blocked_by_repeated_errors_says_a_person_is_needed() {
     assert_eq!(json["escalate"], true, "{json:#}");
     assert!(json["person_needed"].is_string(), "{json:#}");
 }
+
+#[test]
+fn feedback_holds_claims_to_the_run_written_last_whatever_its_id_says() {
+    // Run ids order runs by their second, then their process id: process
+    // ids wrap around (and clocks go back), so the newest run may have the
+    // smallest id.
+    let repo = TestRepo::new();
+    repo.config("[phases.implementation]\nchecks = [ { name = \"tests\", shell = true, command = \"test ! -e fail\" }, { name = \"lint\", command = \"true\" } ]\n");
+    repo.stage("handoffs/F1.md", &claiming_all("F1"));
+    let (code, _) = repo.verdict(&[]);
+    assert_eq!(code, 0);
+    repo.write("fail", "");
+    let (code, failing) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{failing:#}");
+    let runs = repo.path().join(".git/phasegate/runs");
+    let id = failing["run_id"].as_str().unwrap();
+    std::fs::rename(runs.join(id), runs.join("20000101T000000Z-1")).unwrap();
+    let run = repo.phasegate(&["handoff", "feedback", "handoffs/F1.md"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("claim contradicted by check `tests`"),
+        "{}",
+        run.stdout
+    );
+}
