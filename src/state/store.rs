@@ -200,7 +200,8 @@ impl Pruning {
 
 /// Removes the oldest run directories beyond `keep`, except those of runs
 /// still going (a long run started before others keeps its logs). Run ids
-/// start with their UTC time, so they sort oldest first (`run_order`).
+/// start with their UTC time, so they sort oldest first (`run_order`),
+/// and within one second by when their directory last changed.
 /// Only directories named by a run id are runs: anything else a person
 /// keeps there (`runs/saved-logs`) is neither removed nor counted.
 pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
@@ -214,7 +215,15 @@ pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e),
     };
-    dirs.sort_by_key(|d| super::run_dir::run_order(d));
+    // Within one second, process ids say nothing of which run came first
+    // once they wrap around: the directory's last change does.
+    // Within one second, process ids say nothing of which run came first
+    // once they wrap around: the directory's last change does.
+    dirs.sort_by_cached_key(|d| {
+        let (second, pid, attempt) = super::run_dir::run_order(d);
+        let changed = fs::metadata(d).and_then(|m| m.modified()).ok();
+        (second, changed, pid, attempt)
+    });
     let excess = dirs.len().saturating_sub(keep);
     let mut removed = 0;
     for dir in dirs[..excess]
@@ -292,5 +301,20 @@ mod tests {
         }
         assert!(elsewhere.path().join("keep.txt").exists());
         assert!(dir.path().join("snapshots/saved").exists());
+    }
+
+    #[test]
+    fn runs_of_one_second_are_pruned_in_the_order_they_were_written() {
+        // Process ids wrap around: the run of pid 5 came after 32000's.
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join("runs");
+        for id in ["20261122T153000Z-32000", "20261122T153000Z-5"] {
+            fs::create_dir_all(runs.join(id)).unwrap();
+            fs::write(runs.join(id).join("verdict.json"), "{}").unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(prune_runs(dir.path(), 1).unwrap(), 1);
+        assert!(runs.join("20261122T153000Z-5").exists());
+        assert!(!runs.join("20261122T153000Z-32000").exists());
     }
 }
