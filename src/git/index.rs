@@ -14,7 +14,7 @@ use std::path::Path;
 /// Git's extended flag for `git add --intent-to-add` entries.
 pub(super) const INTENT_TO_ADD: u16 = 1 << 13;
 /// Git's extended flag for entries outside a sparse checkout.
-const SKIP_WORKTREE: u16 = 1 << 14;
+pub(super) const SKIP_WORKTREE: u16 = 1 << 14;
 /// The file-type bits of a mode, and the types git records.
 pub(super) const MODE_TYPE: u32 = 0o170_000;
 pub(super) const MODE_FILE: u32 = 0o100_000;

@@ -963,29 +963,30 @@ pub fn commit_view(root: &Path, spec: &str) -> Result<CommitView, GitError> {
     })
 }
 
-/// The files among `files` a sparse checkout leaves out of the work tree
-/// (their index entries are marked skip-worktree): a check that runs in
-/// the work tree can not read them.
-pub fn outside_sparse_checkout(root: &Path, files: &[PathBuf]) -> Result<Vec<PathBuf>, GitError> {
-    /// The index entry's extended flag that a sparse checkout sets.
-    const SKIP_WORKTREE: u16 = 1 << 14;
+/// Takes out of `files` those a sparse checkout leaves out of the work
+/// tree (their index entries are marked skip-worktree), which a check
+/// that runs in the work tree can not read; the files taken out.
+pub fn take_out_sparse(root: &Path, files: &mut Vec<PathBuf>) -> Result<Vec<PathBuf>, GitError> {
     let repo = open(root)?;
     let index = repo
         .index()
         .map_err(|source| super::repo::index_error(root, source))?;
     let skipped: std::collections::HashSet<Vec<u8>> = index
         .iter()
-        .filter(|e| e.flags_extended & SKIP_WORKTREE != 0)
+        .filter(|e| e.flags_extended & super::index::SKIP_WORKTREE != 0)
         .map(|e| e.path)
         .collect();
-    if skipped.is_empty() {
-        return Ok(Vec::new());
+    let mut taken = Vec::new();
+    if !skipped.is_empty() {
+        files.retain(|f| {
+            let outside = skipped.contains(f.as_os_str().as_bytes());
+            if outside {
+                taken.push(f.clone());
+            }
+            !outside
+        });
     }
-    Ok(files
-        .iter()
-        .filter(|f| skipped.contains(f.as_os_str().as_bytes()))
-        .cloned()
-        .collect())
+    Ok(taken)
 }
 
 /// Writes the files of `commit` into `dir` (a temporary checkout), leaving

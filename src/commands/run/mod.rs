@@ -246,10 +246,9 @@ fn run_gate(
     // not there to check.
     let mut selection = selection;
     if place.in_work_tree() && mode.mode != "staged" {
-        let absent = crate::git::outside_sparse_checkout(root, &selection)
+        let absent = crate::git::take_out_sparse(root, &mut selection)
             .map_err(|e| Stop::internal(settings.profile, &e))?;
         if !absent.is_empty() {
-            selection.retain(|f| !absent.contains(f));
             notes.push(format!(
                 "{} selected file(s) are outside the sparse checkout and were left out (`git sparse-checkout add` brings their directories in), among them `{}`",
                 absent.len(),
