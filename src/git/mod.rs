@@ -72,12 +72,7 @@ pub fn use_named_repository(git_dir: Option<PathBuf>, work_tree: Option<PathBuf>
         // a repository whose `.git` is a file: libgit2 would take the git
         // directory's parent.
         (Some(dir), None) => {
-            let here = git2::Repository::open(&dir).is_ok_and(|repo| {
-                !repo.is_bare()
-                    && repo
-                        .config()
-                        .is_ok_and(|c| c.get_path("core.worktree").is_err())
-            });
+            let here = git2::Repository::open(&dir).is_ok_and(|repo| work_tree_unnamed(&repo));
             (dir, here.then(|| cwd.to_path_buf()))
         }
         (Some(dir), tree) => (dir, tree),
@@ -126,17 +121,14 @@ fn locate(dir: &Path) -> Result<Option<git2::Repository>, git2::Error> {
 fn work_tree_of_link(repo: &git2::Repository, dir: &Path) -> Result<(), git2::Error> {
     // The first `.git` up from here is the one git goes by; a directory,
     // as in most repositories, is libgit2's case too.
-    let Some(holder) = dir
-        .ancestors()
-        .find(|holder| std::fs::symlink_metadata(holder.join(".git")).is_ok())
-    else {
+    let Some((holder, dot_git, is_dir)) = dir.ancestors().find_map(|holder| {
+        let dot_git = holder.join(".git");
+        let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+        Some((holder, dot_git, meta.is_dir()))
+    }) else {
         return Ok(());
     };
-    let dot_git = holder.join(".git");
-    if std::fs::symlink_metadata(&dot_git).is_ok_and(|meta| meta.is_dir())
-        || repo.is_bare()
-        || repo.config()?.get_path("core.worktree").is_ok()
-    {
+    if is_dir || !work_tree_unnamed(repo) {
         return Ok(());
     }
     let git_dir = repo::canonical(repo.path());
@@ -147,6 +139,15 @@ fn work_tree_of_link(repo: &git2::Repository, dir: &Path) -> Result<(), git2::Er
         repo.set_workdir(&holder, false)?;
     }
     Ok(())
+}
+
+/// Whether `repo` has a work tree that its configuration does not name
+/// (`core.worktree`): git then finds it from where it runs.
+fn work_tree_unnamed(repo: &git2::Repository) -> bool {
+    !repo.is_bare()
+        && repo
+            .config()
+            .is_ok_and(|c| c.get_path("core.worktree").is_err())
 }
 
 /// A repository found from inside its git directory, whose work tree
