@@ -336,7 +336,8 @@ pub(super) fn clean_as_staged(
 pub(super) struct Smudger {
     place: Place,
     child: Child,
-    watch: Watch,
+    /// Held while the filters run: ended with the `Smudger`.
+    _watch: Watch,
     input: ChildStdin,
     output: BufReader<ChildStdout>,
     /// A name no object has, asked for after each object (see
@@ -369,7 +370,7 @@ impl Smudger {
         Ok(Smudger {
             place: place.clone(),
             child,
-            watch,
+            _watch: watch,
             input,
             output: BufReader::new(output),
             end: format!("\n{name} missing\n").into_bytes(),
@@ -467,14 +468,13 @@ impl Smudger {
     pub fn finish(mut self) -> io::Result<()> {
         drop(self.input);
         self.child.wait()?;
-        self.watch.stop();
         Ok(())
     }
 }
 
 /// Ends a process group (`git cat-file` and the filters it runs) once
-/// phasegate is interrupted: a thread that looks every 50 ms, until
-/// stopped.
+/// phasegate is interrupted: a thread that looks every 50 ms, until the
+/// `Watch` is dropped.
 struct Watch {
     done: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
@@ -489,15 +489,7 @@ impl Watch {
             .spawn(move || {
                 while !seen.load(Ordering::SeqCst) {
                     if crate::runner::interrupted() {
-                        if let Some(pid) = i32::try_from(group)
-                            .ok()
-                            .and_then(rustix::process::Pid::from_raw)
-                        {
-                            let _ = rustix::process::kill_process_group(
-                                pid,
-                                rustix::process::Signal::KILL,
-                            );
-                        }
+                        crate::runner::signal_group(group, crate::runner::SIGKILL);
                         return;
                     }
                     std::thread::sleep(std::time::Duration::from_millis(50));
@@ -507,15 +499,11 @@ impl Watch {
         drop(spawned);
         Watch { done }
     }
-
-    fn stop(&self) {
-        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
-    }
 }
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        self.stop();
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
