@@ -272,15 +272,21 @@ pub(super) struct FileStat {
 
 impl FileStat {
     pub(super) fn of(path: &Path) -> Option<FileStat> {
+        fs::symlink_metadata(path).ok().as_ref().map(FileStat::from)
+    }
+}
+
+impl From<&fs::Metadata> for FileStat {
+    /// The stat data of a link itself, as `symlink_metadata` gives it.
+    fn from(meta: &fs::Metadata) -> FileStat {
         use std::os::unix::fs::MetadataExt;
-        let meta = fs::symlink_metadata(path).ok()?;
-        Some(FileStat {
+        FileStat {
             modified: (meta.mtime(), meta.mtime_nsec()),
             changed: (meta.ctime(), meta.ctime_nsec()),
             ino: meta.ino(),
             size: meta.size(),
             mode: meta.mode(),
-        })
+        }
     }
 }
 
@@ -332,9 +338,14 @@ fn read_journal(dir: &Path) -> Result<JournalRead, ProtectError> {
 /// named pipe, socket or device (which a check may leave where a tracked
 /// file was) is an error, not an open that blocks until a writer comes.
 fn open_regular(path: &Path) -> io::Result<fs::File> {
+    regular_only(fs::OpenOptions::new().read(true), path)
+}
+
+/// `path` opened with `options`, never waiting (`O_NONBLOCK`) nor
+/// following a link at its end, and only if it is a regular file.
+fn regular_only(options: &mut fs::OpenOptions, path: &Path) -> io::Result<fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let file = fs::OpenOptions::new()
-        .read(true)
+    let file = options
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)?;
     if file.metadata()?.is_file() {
@@ -1014,10 +1025,11 @@ fn save(
     for (n, mut entry) in entries.into_iter().enumerate() {
         no_parent_in_the_way(root, &entry.path)?;
         let source = root.join(entry.rel());
-        entry.copied = FileStat::of(&source);
+        let meta = fs::symlink_metadata(&source);
+        entry.copied = meta.as_ref().ok().map(FileStat::from);
         // The length of the copy written, streamed: a file may be larger
         // than memory.
-        let copied = match fs::symlink_metadata(&source) {
+        let copied = match meta {
             Ok(meta) if meta.file_type().is_symlink() => {
                 let target = fs::read_link(&source).map_err(io_error("read the link", &source))?;
                 entry.mode = MODE_LINK;
@@ -1645,18 +1657,7 @@ fn restore_entries(
 /// waiting and never through a link: something other than a regular file
 /// that took its place since it was looked at is an error.
 fn create_regular(path: &Path) -> io::Result<fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
+    let file = regular_only(fs::OpenOptions::new().write(true).create(true), path)?;
     // Truncated only once it is known to be a regular file.
     file.set_len(0)?;
     Ok(file)
