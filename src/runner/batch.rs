@@ -169,6 +169,28 @@ fn files_tokens(script: &str) -> Vec<(usize, Quote)> {
         /// An arithmetic expansion or command, with its open parentheses.
         Arith(usize),
     }
+    impl In {
+        /// The brackets that nest inside it, and how many are open: a
+        /// command substitution and arithmetic count parentheses, a
+        /// parameter expansion braces.
+        fn nesting(self) -> Option<(u8, u8, usize)> {
+            match self {
+                In::Plain(Some(depth)) | In::Arith(depth) => Some((b'(', b')', depth)),
+                In::Param(depth) => Some((b'{', b'}', depth)),
+                In::Plain(None) | In::Double | In::Backquote => None,
+            }
+        }
+
+        /// The same, with `depth` brackets open.
+        fn at_depth(self, depth: usize) -> In {
+            match self {
+                In::Plain(_) => In::Plain(Some(depth)),
+                In::Param(_) => In::Param(depth),
+                In::Arith(_) => In::Arith(depth),
+                other => other,
+            }
+        }
+    }
     /// Bytes after which a word starts: a `#` there opens a comment.
     const WORD_BREAKS: &[u8] = b";&|()<>";
     let bytes = script.as_bytes();
@@ -239,37 +261,19 @@ fn files_tokens(script: &str) -> Vec<(usize, Quote)> {
                 stack.push(In::Arith(2));
                 i += 1;
             }
-            (In::Plain(Some(depth)), b'(') => {
-                stack.pop();
-                stack.push(In::Plain(Some(depth + 1)));
-            }
-            (In::Plain(Some(depth)), b')') => {
-                stack.pop();
-                if depth > 1 {
-                    stack.push(In::Plain(Some(depth - 1)));
+            (_, byte) => {
+                if let Some((open, close, depth)) = top.nesting() {
+                    if byte == open {
+                        stack.pop();
+                        stack.push(top.at_depth(depth + 1));
+                    } else if byte == close {
+                        stack.pop();
+                        if depth > 1 {
+                            stack.push(top.at_depth(depth - 1));
+                        }
+                    }
                 }
             }
-            (In::Param(depth), b'{') => {
-                stack.pop();
-                stack.push(In::Param(depth + 1));
-            }
-            (In::Param(depth), b'}') => {
-                stack.pop();
-                if depth > 1 {
-                    stack.push(In::Param(depth - 1));
-                }
-            }
-            (In::Arith(depth), b'(') => {
-                stack.pop();
-                stack.push(In::Arith(depth + 1));
-            }
-            (In::Arith(depth), b')') => {
-                stack.pop();
-                if depth > 1 {
-                    stack.push(In::Arith(depth - 1));
-                }
-            }
-            _ => {}
         }
         i += 1;
     }
