@@ -163,12 +163,7 @@ fn queue_interventions(
         Ok(queue) => queue,
         Err(e) => {
             problems.push(e.to_string());
-            emergency.add(
-                news.iter()
-                    .map(|new| unqueued_line(origin.now, origin.run_id, new))
-                    .collect(),
-                Why::QueueUnreadable,
-            );
+            emergency.add_unqueued(&news, origin.now, origin.run_id, Why::QueueUnreadable);
             return None;
         }
     };
@@ -354,12 +349,7 @@ fn record_stopped_within(
         }
         Err(e) => {
             problems.push(e.to_string());
-            emergency.add(
-                news.iter()
-                    .map(|new| unqueued_line(&now, &run_id, new))
-                    .collect(),
-                Why::QueueUnreadable,
-            );
+            emergency.add_unqueued(&news, &now, &run_id, Why::QueueUnreadable);
         }
     }
     drop(lock);
@@ -418,14 +408,19 @@ impl Emergency {
         let now = now_rfc3339();
         let run_id = verdict.run_id.clone().unwrap_or_default();
         let mut emergency = Emergency::default();
-        emergency.add(
-            gate::interventions_for(verdict)
-                .iter()
-                .map(|new| unqueued_line(&now, &run_id, new))
+        emergency.add_unqueued(&gate::interventions_for(verdict), &now, &run_id, why);
+        emergency
+    }
+
+    /// `news`, which the queue could not take, as `emergency.log` keeps
+    /// them.
+    fn add_unqueued(&mut self, news: &[NewIntervention], now: &str, run_id: &str, why: Why) {
+        self.add(
+            news.iter()
+                .map(|new| unqueued_line(now, run_id, new))
                 .collect(),
             why,
         );
-        emergency
     }
 
     fn add(&mut self, lines: Vec<String>, why: Why) {

@@ -113,9 +113,10 @@ static OXC_PLACE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the oxc place regex is valid")
 });
 
-/// vitest's banner over an error its transform reported: a summary that
-/// says nothing, so the error below it takes its place.
-const TRANSFORM_FAILED: &str = "Error: Transform failed with ";
+/// vitest's banner over an error its transform reported (`Error: ` before
+/// it in the human report, not in the JSON one): a summary that says
+/// nothing, so the error below it takes its place.
+const TRANSFORM_FAILED: &str = "Transform failed with ";
 
 /// The title jest gives the block of `console` calls a suite made
 /// (`● Console`), printed when several suites run.
@@ -503,6 +504,7 @@ impl Grammar for JsTest {
             && failure
                 .message
                 .first()
+                .and_then(|m| m.strip_prefix("Error: "))
                 .is_some_and(|m| m.starts_with(TRANSFORM_FAILED))
         {
             // The error the banner announces is the message.
@@ -552,7 +554,7 @@ impl Grammar for JsTest {
                     .lines()
                     .map(str::trim)
                     .filter(|l| !l.is_empty() && !l.starts_with("at ") && !l.starts_with('●'))
-                    .skip_while(|l| l.starts_with(&TRANSFORM_FAILED["Error: ".len()..]))
+                    .skip_while(|l| l.starts_with(TRANSFORM_FAILED))
                     .take_while(|l| {
                         !l.starts_with('>') && !l.contains(" |") && !OXC_PLACE.is_match(l)
                     })
