@@ -76,6 +76,19 @@ pub enum ProtectError {
         /// `Err`: why moving the copies aside failed.
         moved: Result<(), String>,
     },
+    /// A killed run's journal is readable, but the saved copies of some
+    /// files are missing or cut short (deleted or damaged since): the
+    /// others were written back, and what is left was moved aside.
+    #[error("failed to restore the unstaged changes a killed run set aside for {}: their saved copies in `{}` are missing or cut short (deleted or damaged after the run), so these files hold what the run left, their staged content. {}Nothing was deleted: {}", lost.join(", "), saved.display(), restored_first(.restored.as_deref()), where_unrestored(.kept, .moved.as_ref()))]
+    CopiesLost {
+        lost: Vec<String>,
+        saved: PathBuf,
+        /// What was written back before: `Recovered::describe`.
+        restored: Option<String>,
+        kept: PathBuf,
+        /// `Err`: why moving the copies aside failed.
+        moved: Result<(), String>,
+    },
     #[error("`{}` holds the unstaged changes a killed run set aside in another work tree, `{}`: run `phasegate restore` there, or delete `{0}` if this work tree is a copy of that one", journal.display(), root.display())]
     OtherWorkTree { journal: PathBuf, root: PathBuf },
     #[error("`{}` changed while phasegate was setting the unstaged changes aside (an editor saving it?): it was left as it is, and the files set aside before it are back. Run again", path.display())]
@@ -94,6 +107,12 @@ fn why_not_moved(kept: Option<&Path>, source: Option<&io::Error>) -> String {
         (Some(kept), None) => format!(" to `{}`, where something else is already", kept.display()),
         (None, _) => String::new(),
     }
+}
+
+fn restored_first(restored: Option<&str>) -> String {
+    restored
+        .map(|line| format!("The others are back (phasegate {line}). "))
+        .unwrap_or_default()
 }
 
 fn where_unrestored(kept: &Path, moved: Result<&(), &String>) -> String {
@@ -400,6 +419,18 @@ fn set_aside_unrestorable(state_dir: &Path, dir: &Path, why: String) -> ProtectE
     // Its checks may still run, writing to the work tree.
     crate::runner::stop_recorded_groups(&dir.join(GROUPS));
     let journal = dir.join("journal.json");
+    let (kept, moved) = set_aside(state_dir, dir, &unrestorable_note(&why));
+    ProtectError::NotRestorable {
+        journal,
+        why,
+        kept,
+        moved,
+    }
+}
+
+/// Moves `dir` to a free name under `kept/` (`<id>-not-restored`), with
+/// `note` in it: where it ended up, and whether the move worked.
+fn set_aside(state_dir: &Path, dir: &Path, note: &str) -> (PathBuf, Result<(), String>) {
     let name = dir.file_name().unwrap_or_default().to_string_lossy();
     let base = state_dir.join("kept");
     let moved = fs::DirBuilder::new()
@@ -424,13 +455,49 @@ fn set_aside_unrestorable(state_dir: &Path, dir: &Path, why: String) -> ProtectE
         Ok(kept) => (kept, Ok(())),
         Err(e) => (dir.to_path_buf(), Err(e)),
     };
-    let _ = fs::write(kept.join(NOTE), unrestorable_note(&why));
-    ProtectError::NotRestorable {
-        journal,
-        why,
-        kept,
-        moved,
-    }
+    let _ = fs::write(kept.join(NOTE), note);
+    (kept, moved)
+}
+
+/// Whether the saved copy of `entry` is all there (a file deleted in the
+/// work tree has none to miss): its bytes lie within the saved file.
+fn copy_intact(dir: &Path, entry: &Entry) -> bool {
+    let Some(saved) = &entry.saved else {
+        return true;
+    };
+    fs::symlink_metadata(dir.join(saved)).is_ok_and(|meta| {
+        meta.is_file()
+            && entry.range.is_none_or(|(offset, len)| {
+                offset.checked_add(len).is_some_and(|end| end <= meta.len())
+            })
+    })
+}
+
+/// How to get back what is left of copies that are missing or cut short.
+fn lost_copies_note(lost: &[String]) -> String {
+    let files = format!("    {}", lost.join("\n    "));
+    [
+        "phasegate could not write back these unstaged changes.",
+        "",
+        "A run of phasegate set aside the unstaged changes of tracked files here",
+        "and was stopped before it wrote them back. Its journal is readable, but",
+        "the saved copies of these files are missing or cut short (deleted or",
+        "damaged after the run), so they were not written back:",
+        &files,
+        "",
+        "Those files hold their staged content in the work tree. What is left of",
+        "their copies, if anything, is in `saved`. The other files' changes were",
+        "written back.",
+        "",
+        "- `journal.json` lists the files: `path` is a file's name as byte values",
+        "  ([97, 46, 116, 120, 116] is `a.txt`), `range` is [offset, length] of its",
+        "  bytes in `saved`. One copy comes out with",
+        "      tail -c +$((OFFSET + 1)) saved | head -c LENGTH > FILE",
+        "",
+        "Once you have taken what you need, delete this directory.",
+        "",
+    ]
+    .join("\n")
 }
 
 /// How to get changes back from a protection that cannot be restored.
@@ -583,7 +650,13 @@ fn recover_locked(
             let keep = state_dir
                 .join("kept")
                 .join(dir.file_name().unwrap_or_default());
-            let changed = changed_after_kill(root, &dir, &journal.entries)?;
+            // Copies someone deleted or cut short since: the others come
+            // back, and these are said, never retried run after run.
+            let (entries, lost): (Vec<Entry>, Vec<Entry>) = journal
+                .entries
+                .into_iter()
+                .partition(|entry| copy_intact(&dir, entry));
+            let changed = changed_after_kill(root, &dir, &entries)?;
             if !changed.is_empty() {
                 let kept = keep_versions(root, changed.iter().map(Vec::as_slice), &keep)?;
                 if !kept.is_empty() {
@@ -596,14 +669,24 @@ fn recover_locked(
                     pause("recovering");
                 }
             };
-            let moved = restore_entries(root, &dir, &journal.entries, Some(&keep), &recovering)?;
+            let moved = restore_entries(root, &dir, &entries, Some(&keep), &recovering)?;
             if !moved.is_empty() {
                 recovered.kept.extend(moved);
                 recovered.kept_in = Some(keep);
             }
-            recovered
-                .restored
-                .extend(journal.entries.iter().map(Entry::shown));
+            recovered.restored.extend(entries.iter().map(Entry::shown));
+            if !lost.is_empty() {
+                let lost: Vec<String> = lost.iter().map(Entry::shown).collect();
+                let saved = dir.join(SAVED);
+                let (kept, moved) = set_aside(state_dir, &dir, &lost_copies_note(&lost));
+                return Err(ProtectError::CopiesLost {
+                    lost,
+                    saved,
+                    restored: (!recovered.is_empty()).then(|| recovered.describe()),
+                    kept,
+                    moved,
+                });
+            }
         }
         fs::remove_dir_all(&dir).map_err(io_error("remove", &dir))?;
     }

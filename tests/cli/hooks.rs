@@ -1467,3 +1467,83 @@ fn a_directory_a_check_leaves_where_a_file_was_goes_to_the_runs_dropped_files() 
     let restore = repo.phasegate(&["restore"]);
     assert_eq!(restore.code, 0, "{restore:?}");
 }
+
+#[test]
+fn saved_copies_deleted_or_cut_short_are_said_once_and_the_others_come_back() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a1\n")
+        .write("b.txt", "b1\n")
+        .commit_all("one");
+    gate(&repo, "true");
+    repo.commit_all("gate");
+    repo.stage("a.txt", "a2 staged\n")
+        .stage("b.txt", "b2 staged\n")
+        .write("a.txt", "a3 unstaged\n")
+        .write("b.txt", "b3 unstaged\n");
+    repo.kill_run_at("checked-out", &["run"]);
+    let dir = std::fs::read_dir(repo.path().join(".git/phasegate/protect"))
+        .unwrap()
+        .map(|d| d.unwrap().path())
+        .find(|d| d.is_dir())
+        .unwrap();
+    // `b.txt`'s copy is cut off the end of the saved copies.
+    let journal: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("journal.json")).unwrap()).unwrap();
+    let b = journal["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == serde_json::json!(b"b.txt".to_vec()))
+        .unwrap();
+    let offset = b["range"][0].as_u64().unwrap();
+    let saved = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join("saved"))
+        .unwrap();
+    saved.set_len(offset).unwrap();
+
+    let restore = repo.phasegate(&["restore"]);
+    assert_eq!(restore.code, 3, "{restore:?}");
+    assert!(
+        restore.stderr.contains("b.txt: their saved copies")
+            && restore.stderr.contains("missing or cut short")
+            && restore.stderr.contains("a.txt"),
+        "{}",
+        restore.stderr
+    );
+    assert_eq!(repo.read("a.txt"), "a3 unstaged\n");
+    assert_eq!(repo.read("b.txt"), "b2 staged\n");
+    let kept = repo.path().join(format!(
+        ".git/phasegate/kept/{}-not-restored",
+        dir.file_name().unwrap().to_string_lossy()
+    ));
+    assert!(std::fs::read_to_string(kept.join("NOTE.txt"))
+        .unwrap()
+        .contains("    b.txt\n"));
+    assert!(kept.join("journal.json").exists());
+
+    // Said once: later runs and commits go on.
+    let run = repo.phasegate(&["run"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(repo.read("a.txt"), "a3 unstaged\n");
+
+    // With the whole file of copies gone, nothing comes back, and no run
+    // is held up after the one that says so.
+    repo.write("b.txt", "b4 unstaged\n");
+    repo.kill_run_at("checked-out", &["run"]);
+    let dir = std::fs::read_dir(repo.path().join(".git/phasegate/protect"))
+        .unwrap()
+        .map(|d| d.unwrap().path())
+        .find(|d| d.is_dir())
+        .unwrap();
+    std::fs::remove_file(dir.join("saved")).unwrap();
+    let run = repo.phasegate(&["run"]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(
+        run.stderr.contains("a.txt, b.txt: their saved copies"),
+        "{}",
+        run.stderr
+    );
+    let commit = git_with_hook(&repo, &["commit", "-qm", "two"]);
+    assert_eq!(commit.code, 0, "{commit:?}");
+}
