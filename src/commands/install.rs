@@ -56,6 +56,13 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                         backup.display()
                     );
                 }
+                if let Some(revived) = notes.revived {
+                    let _ = writeln!(
+                        io.out,
+                        "  the hook an earlier install kept as {} runs first again (`phasegate uninstall` puts it back)",
+                        revived.display()
+                    );
+                }
                 if let Some(tracked) = notes.tracked {
                     let _ = writeln!(
                         io.err,
@@ -64,7 +71,11 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                     );
                 }
             }
-            Ok(InstallOutcome::AlreadyInstalled { path, changed }) => {
+            Ok(InstallOutcome::AlreadyInstalled {
+                path,
+                changed,
+                edited,
+            }) => {
                 let _ = match changed {
                     None => writeln!(
                         io.out,
@@ -79,6 +90,13 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                         path.display()
                     ),
                 };
+                if let Some(edited) = edited {
+                    let _ = writeln!(
+                        io.out,
+                        "  the script that was there had been changed (by hand, or by another version of phasegate): it is kept as {}",
+                        edited.display()
+                    );
+                }
             }
             Err(e) => {
                 let _ = writeln!(io.err, "error: {}", super::internal_error(&e).message);
@@ -106,6 +124,12 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
 }
 
 pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> ExitCode {
+    if let Some(scope) = git::shared_hooks_scope(&ctx.cwd) {
+        let _ = writeln!(
+            io.err,
+            "note: core.hooksPath is set in your {scope} git configuration: the hooks removed there are removed for every repository that uses it"
+        );
+    }
     let mut nothing = 0;
     let wanted = kinds(
         &args.hooks,
@@ -118,20 +142,47 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
     let asked = wanted.len();
     for kind in wanted {
         match git::uninstall(&ctx.cwd, kind) {
-            Ok(UninstallOutcome::Removed { path, restored }) => {
+            Ok(UninstallOutcome::Removed {
+                path,
+                restored,
+                edited,
+            }) => {
                 let _ = writeln!(
                     io.out,
                     "removed the {} hook: {}",
                     kind.name(),
                     path.display()
                 );
+                if let Some(edited) = edited {
+                    let _ = writeln!(
+                        io.out,
+                        "  it had been changed (by hand, or by another version of phasegate): it is kept as {}, where git does not run it",
+                        edited.display()
+                    );
+                }
                 if restored.is_some() {
                     let _ = writeln!(io.out, "  the hook it replaced is back");
                 }
             }
-            Ok(UninstallOutcome::NotInstalled) => {
+            Ok(UninstallOutcome::RestoredOnly { path }) => {
+                let _ = writeln!(
+                    io.out,
+                    "the phasegate {} hook was already gone; the hook it replaced is back: {}",
+                    kind.name(),
+                    path.display()
+                );
+            }
+            Ok(UninstallOutcome::NotInstalled { left }) => {
                 if !args.hooks.is_empty() {
                     let _ = writeln!(io.out, "no phasegate {} hook is installed", kind.name());
+                }
+                if let Some(left) = left {
+                    let _ = writeln!(
+                        io.err,
+                        "note: {} is the {} hook an earlier install replaced, and another hook has taken phasegate's place since: it is left where it is, and does not run",
+                        left.display(),
+                        kind.name()
+                    );
                 }
                 nothing += 1;
             }

@@ -78,6 +78,9 @@ pub enum InstallOutcome {
         /// What the rewrite changed, if anything (`fail_closed` turned on
         /// or off, a newer script).
         changed: Option<String>,
+        /// Where the script that was there went, when it was not one
+        /// phasegate writes (someone changed it).
+        edited: Option<PathBuf>,
     },
 }
 
@@ -90,6 +93,9 @@ pub struct InstallNotes {
     /// The hook is a file of the repository (`core.hooksPath` in the work
     /// tree): installing changed a tracked file.
     pub tracked: Option<PathBuf>,
+    /// A hook kept by an earlier install, whose phasegate hook was deleted
+    /// by hand since: it runs first again.
+    pub revived: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -97,8 +103,18 @@ pub enum UninstallOutcome {
     Removed {
         path: PathBuf,
         restored: Option<PathBuf>,
+        /// Where phasegate's hook went instead of being deleted, when it
+        /// was not a script phasegate writes (someone changed it).
+        edited: Option<PathBuf>,
     },
-    NotInstalled,
+    /// phasegate's hook was gone already; the hook it had replaced is back
+    /// at `path`.
+    RestoredOnly { path: PathBuf },
+    NotInstalled {
+        /// A hook an earlier install kept, which stays where it is: another
+        /// hook took phasegate's place since.
+        left: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -124,6 +140,12 @@ pub enum HookError {
     },
     #[error("`{}` is a hook phasegate did not write, and `{}` already keeps an earlier one; run `phasegate install --force` to back that one up and chain this one", hook.display(), chained.display())]
     ChainOccupied { hook: PathBuf, chained: PathBuf },
+    #[error("`core.hooksPath` is set to an empty value: git then looks for hooks in `/` and runs none of this repository's; run `{unset}` to use the repository's own hooks, or point it at a directory")]
+    HooksPathEmpty { unset: String },
+    #[error("`{}` is not a directory: {help}, then run `phasegate install` again", dir.display())]
+    NotADirectory { dir: PathBuf, help: String },
+    #[error("the hooks directory `{}` is a symbolic link to `{}`, which does not exist: create that directory (or remove the link), then run `phasegate install` again", dir.display(), target.display())]
+    DanglingLink { dir: PathBuf, target: PathBuf },
 }
 
 fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> HookError + 'a {
@@ -138,6 +160,31 @@ fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> 
 /// work tree) or the hooks of the common git directory, which linked
 /// worktrees share and submodules have of their own.
 pub fn hooks_dir(repo_dir: &Path) -> Result<PathBuf, HookError> {
+    hooks_location(repo_dir).map(|location| location.dir)
+}
+
+/// Where git runs hooks from, and the `core.hooksPath` setting that says
+/// so, if any.
+struct HooksLocation {
+    dir: PathBuf,
+    setting: Option<HooksPathSetting>,
+}
+
+/// A `core.hooksPath` setting: its value, and the `git config` options that
+/// reach the file it is set in (`--global`, ...).
+struct HooksPathSetting {
+    value: PathBuf,
+    scope: &'static str,
+}
+
+impl HooksPathSetting {
+    /// The command that takes the setting away.
+    fn unset(&self) -> String {
+        format!("git config {}--unset core.hooksPath", self.scope)
+    }
+}
+
+fn hooks_location(repo_dir: &Path) -> Result<HooksLocation, HookError> {
     let repo = match super::locate(repo_dir) {
         Ok(Some(repo)) => repo,
         Ok(None) => {
@@ -158,12 +205,71 @@ pub fn hooks_dir(repo_dir: &Path) -> Result<PathBuf, HookError> {
         });
     };
     let config = repo.config().map_err(HookError::Config)?;
-    match config.get_path("core.hooksPath") {
-        Ok(path) if path.is_absolute() => Ok(path),
-        Ok(path) => Ok(workdir.join(path)),
-        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(repo.commondir().join("hooks")),
-        Err(e) => Err(HookError::Config(e)),
+    let value = match config.get_path("core.hooksPath") {
+        Ok(path) => path,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => {
+            return Ok(HooksLocation {
+                dir: repo.commondir().join("hooks"),
+                setting: None,
+            })
+        }
+        Err(e) => return Err(HookError::Config(e)),
+    };
+    let scope = match config.get_entry("core.hooksPath").map(|e| e.level()) {
+        Ok(git2::ConfigLevel::Global | git2::ConfigLevel::XDG) => "--global ",
+        Ok(git2::ConfigLevel::System | git2::ConfigLevel::ProgramData) => "--system ",
+        Ok(git2::ConfigLevel::Worktree) => "--worktree ",
+        _ => "",
+    };
+    let setting = HooksPathSetting { value, scope };
+    // git joins the hook's name to the value as it is: an empty one makes
+    // it look in `/`, where this repository has no hooks.
+    if setting.value.as_os_str().is_empty() {
+        return Err(HookError::HooksPathEmpty {
+            unset: setting.unset(),
+        });
     }
+    let dir = if setting.value.is_absolute() {
+        setting.value.clone()
+    } else {
+        workdir.join(&setting.value)
+    };
+    Ok(HooksLocation {
+        dir,
+        setting: Some(setting),
+    })
+}
+
+/// Makes sure the hooks directory is one: created when it does not exist,
+/// refused with the way out when it can not hold a hook git runs (a file,
+/// `/dev/null` as `core.hooksPath` has it to turn hooks off, a link to
+/// nowhere).
+fn prepare_dir(location: &HooksLocation) -> Result<(), HookError> {
+    let dir = &location.dir;
+    if fs::metadata(dir).is_ok_and(|meta| meta.is_dir()) {
+        return Ok(());
+    }
+    let Ok(meta) = fs::symlink_metadata(dir) else {
+        return fs::create_dir_all(dir).map_err(io("create", dir));
+    };
+    if meta.file_type().is_symlink() {
+        return Err(HookError::DanglingLink {
+            dir: dir.clone(),
+            target: fs::read_link(dir).unwrap_or_default(),
+        });
+    }
+    let help = match &location.setting {
+        Some(setting) => format!(
+            "`core.hooksPath` names it (`{}`), so git runs no hook in this repository: to gate commits, run `{}` (or point it at a directory)",
+            setting.value.display(),
+            setting.unset()
+        ),
+        None => "git runs no hook in this repository: move it aside".to_string(),
+    };
+    Err(HookError::NotADirectory {
+        dir: dir.clone(),
+        help,
+    })
 }
 
 /// The configuration `core.hooksPath` comes from when it is not this
@@ -221,9 +327,41 @@ pub fn ungated_worktrees(repo_dir: &Path, kind: HookKind) -> (PathBuf, Vec<PathB
     (relative, ungated)
 }
 
+/// Whether the hook at `path` is phasegate's: its marker is on one of the
+/// first lines, where it stays when someone adds a line of their own at the
+/// top (a `set -x`). Taking such a hook for another's would chain it to
+/// itself, and a commit would never end.
 fn is_ours(path: &Path) -> bool {
-    fs::read_to_string(path)
-        .is_ok_and(|text| text.lines().nth(1).is_some_and(|l| l.starts_with(MARKER)))
+    fs::read_to_string(path).is_ok_and(|text| text.lines().take(10).any(|l| l.starts_with(MARKER)))
+}
+
+/// The first of `name`, `name.1`, `name.2`... beside `path` that does not
+/// exist.
+fn free_name(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    let first = path.with_file_name(&name);
+    std::iter::once(first.clone())
+        .chain((1..1000).map(|n| {
+            let mut numbered = name.clone();
+            numbered.push(format!(".{n}"));
+            path.with_file_name(numbered)
+        }))
+        .find(|p| fs::symlink_metadata(p).is_err())
+        .unwrap_or(first)
+}
+
+/// Moves phasegate's hook at `path` aside when it is not a script phasegate
+/// writes (someone changed it, or another version of phasegate wrote it):
+/// rewriting or removing it must not lose those changes. Where it went.
+fn keep_if_edited(path: &Path, kind: HookKind) -> Result<Option<PathBuf>, HookError> {
+    let text = fs::read_to_string(path).map_err(io("read", path))?;
+    if text == kind.script(false) || text == kind.script(true) {
+        return Ok(None);
+    }
+    let kept = free_name(path, ".phasegate-edited");
+    fs::rename(path, &kept).map_err(io("keep", path))?;
+    Ok(Some(kept))
 }
 
 fn chained_path(hook: &Path) -> PathBuf {
@@ -251,33 +389,48 @@ pub fn install(
     kind: HookKind,
     options: &InstallOptions,
 ) -> Result<InstallOutcome, HookError> {
-    let dir = hooks_dir(repo_dir)?;
-    fs::create_dir_all(&dir).map_err(io("create", &dir))?;
-    let path = dir.join(kind.name());
+    let location = hooks_location(repo_dir)?;
+    prepare_dir(&location)?;
+    let path = location.dir.join(kind.name());
     let script = kind.script(options.fail_closed);
     if is_ours(&path) {
         let before = fs::read_to_string(&path).unwrap_or_default();
+        let runs = fs::metadata(&path).is_ok_and(|meta| meta.permissions().mode() & 0o111 != 0);
+        if before == script && runs {
+            // Nothing to change: the file stays untouched, and so does a
+            // link someone made to it (a hook the repository tracks).
+            return Ok(InstallOutcome::AlreadyInstalled {
+                path,
+                changed: None,
+                edited: None,
+            });
+        }
         let was_closed = before.lines().any(|l| l == "fail_closed=1");
-        let changed = if before == script {
-            None
-        } else if was_closed && !options.fail_closed {
-            Some("it was fail-closed and now lets commits through when phasegate is not installed (install --fail-closed to keep it closed)".to_string())
-        } else if !was_closed && options.fail_closed {
-            Some("it is fail-closed now: commits stop when phasegate is not installed".to_string())
-        } else {
-            Some("its script was updated".to_string())
+        let edited = keep_if_edited(&path, kind)?;
+        let opened = "it was fail-closed and now lets commits through when phasegate is not installed (install --fail-closed to keep it closed)";
+        let closed = "it is fail-closed now: commits stop when phasegate is not installed";
+        let changed = match (was_closed, options.fail_closed) {
+            _ if before == script => None,
+            (true, false) => Some(opened),
+            (false, true) => Some(closed),
+            _ => Some("its script was not the one phasegate writes"),
         };
+        let changed = changed.map(str::to_string);
         write_executable(&path, &script)?;
-        return Ok(InstallOutcome::AlreadyInstalled { path, changed });
+        return Ok(InstallOutcome::AlreadyInstalled {
+            path,
+            changed,
+            edited,
+        });
     }
     let mut notes = InstallNotes {
         tracked: tracked(repo_dir, &path).then(|| path.clone()),
         ..InstallNotes::default()
     };
     let mut chained = None;
+    let keep = chained_path(&path);
     // `symlink_metadata`: a hook that is a symbolic link is moved as a link.
     if fs::symlink_metadata(&path).is_ok() {
-        let keep = chained_path(&path);
         if fs::symlink_metadata(&keep).is_ok() {
             if !options.force {
                 return Err(HookError::ChainOccupied {
@@ -285,15 +438,19 @@ pub fn install(
                     chained: keep,
                 });
             }
-            let backup = (1..1000)
-                .map(|n| keep.with_extension(format!("phasegate-chained.{n}")))
-                .find(|p| fs::symlink_metadata(p).is_err())
+            // `keep` itself exists: the first free name is a numbered one.
+            let backup = Some(free_name(&keep, ""))
+                .filter(|backup| *backup != keep)
                 .unwrap_or_else(|| keep.with_extension("phasegate-chained.old"));
             fs::rename(&keep, &backup).map_err(io("back up", &keep))?;
             notes.backed_up = Some(backup);
         }
         fs::rename(&path, &keep).map_err(io("keep", &path))?;
         chained = Some(keep);
+    } else if fs::symlink_metadata(&keep).is_ok() {
+        // Ours was deleted by hand and the hook it kept stayed: that hook
+        // runs again from now on, which is said.
+        notes.revived = Some(keep);
     }
     write_executable(&path, &script)?;
     Ok(InstallOutcome::Installed {
@@ -324,18 +481,35 @@ fn tracked(repo_dir: &Path, path: &Path) -> bool {
 /// Removes phasegate's hook `kind` and puts back the hook it replaced.
 pub fn uninstall(repo_dir: &Path, kind: HookKind) -> Result<UninstallOutcome, HookError> {
     let path = hooks_dir(repo_dir)?.join(kind.name());
-    if !is_ours(&path) {
-        return Ok(UninstallOutcome::NotInstalled);
-    }
-    fs::remove_file(&path).map_err(io("remove", &path))?;
     let keep = chained_path(&path);
-    let restored = if fs::symlink_metadata(&keep).is_ok() {
+    let kept = fs::symlink_metadata(&keep).is_ok();
+    if !is_ours(&path) {
+        let absent = fs::symlink_metadata(&path).is_err();
+        if absent && kept {
+            // Ours was deleted by hand; the hook it replaced still waits
+            // under the name that keeps it from running.
+            fs::rename(&keep, &path).map_err(io("restore", &keep))?;
+            return Ok(UninstallOutcome::RestoredOnly { path });
+        }
+        return Ok(UninstallOutcome::NotInstalled {
+            left: (kept && !absent).then_some(keep),
+        });
+    }
+    let edited = keep_if_edited(&path, kind)?;
+    if edited.is_none() {
+        fs::remove_file(&path).map_err(io("remove", &path))?;
+    }
+    let restored = if kept {
         fs::rename(&keep, &path).map_err(io("restore", &keep))?;
         Some(path.clone())
     } else {
         None
     };
-    Ok(UninstallOutcome::Removed { path, restored })
+    Ok(UninstallOutcome::Removed {
+        path,
+        restored,
+        edited,
+    })
 }
 
 #[cfg(test)]

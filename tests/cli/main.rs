@@ -14,6 +14,7 @@ mod filter;
 mod git;
 mod handoff;
 mod hooks;
+mod install_more;
 mod policy;
 mod reports;
 mod runner;
