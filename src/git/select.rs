@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Repository};
 
 use super::index::{
-    Entry, Fields, Index, INTENT_TO_ADD, MODE_FILE, MODE_LINK, MODE_TREE, MODE_TYPE,
+    Entry, Fields, Index, INTENT_TO_ADD, MODE_FILE, MODE_LINK, MODE_TREE, MODE_TYPE, SKIP_WORKTREE,
 };
 use super::GitError;
 
@@ -64,12 +64,109 @@ pub fn staged_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
     changed_paths(&mut diff)
 }
 
+/// The paths the index holds unmerged (a merge, rebase or cherry-pick
+/// left a conflict there), as libgit2 reads the index.
+fn unmerged_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
+    let repo = open(root)?;
+    let index = repo
+        .index()
+        .map_err(|source| super::repo::index_error(root, source))?;
+    let conflicts = index.conflicts().map_err(|e| failed("the index", e))?;
+    let mut out = Vec::new();
+    for conflict in conflicts {
+        let conflict = conflict.map_err(|e| failed("the index", e))?;
+        let entry = conflict.our.or(conflict.their).or(conflict.ancestor);
+        if let Some(entry) = entry {
+            // Bytes, not text: file names need not be UTF-8.
+            out.push(PathBuf::from(OsStr::from_bytes(&entry.path)));
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Every tracked file the work tree holds, as `tracked_files` lists them,
+/// and, apart, the tracked files it lacks: deleted there without the
+/// deletion being staged, left out by a sparse checkout, or a directory
+/// now. A check given those names would only fail to open them. Only the
+/// files whose stat data differs from the index's (looked at on
+/// `threads` threads) are looked at again.
+pub fn tracked_in_work_tree(
+    root: &Path,
+    threads: usize,
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>), GitError> {
+    let repo = open(root)?;
+    // A split or sparse index, or another object format: libgit2 lists
+    // the files, and each is looked at.
+    let Some(index) = super::read_own_index(&repo)? else {
+        let mut files = super::tracked_files(root)?;
+        let absent = take_absent(root, &mut files, |_| true);
+        return Ok((files, absent));
+    };
+    let scan = super::index::Scan::new(root, &index, super::index::StatCheck::of(&repo));
+    let ((), mut unsure) = scan.alongside(threads, || ());
+    drop(scan);
+    let mut files: Vec<PathBuf> = Vec::new();
+    for entry in &index.entries {
+        let fields = index.fields(entry);
+        // As `tracked_files` lists them.
+        if fields.is_gitlink() || fields.intent_to_add() {
+            continue;
+        }
+        let path = index.path(entry);
+        // The scan passes over what a sparse checkout leaves out.
+        if fields.extended & SKIP_WORKTREE != 0 {
+            unsure.push(path.to_vec());
+        }
+        // Conflicted paths have an entry per stage.
+        if files
+            .last()
+            .is_none_or(|last| last.as_os_str().as_bytes() != path)
+        {
+            files.push(path_of(&index, entry));
+        }
+    }
+    unsure.sort_unstable();
+    let absent = take_absent(root, &mut files, |path| {
+        unsure.binary_search_by(|c| c.as_slice().cmp(path)).is_ok()
+    });
+    Ok((files, absent))
+}
+
+/// Takes out of `files` those the work tree lacks (or holds a directory
+/// in place of), looking only at those `unsure` names; the files taken
+/// out.
+fn take_absent(
+    root: &Path,
+    files: &mut Vec<PathBuf>,
+    unsure: impl Fn(&[u8]) -> bool,
+) -> Vec<PathBuf> {
+    let mut absent = Vec::new();
+    files.retain(|file| {
+        let there = !unsure(file.as_os_str().as_bytes())
+            || root
+                .join(file)
+                .symlink_metadata()
+                .is_ok_and(|meta| !meta.is_dir());
+        if !there {
+            absent.push(file.clone());
+        }
+        there
+    });
+    absent
+}
+
 /// What a staged run needs to know of the repository, from one read of the
 /// index: the staged files, and which tracked files may have unstaged
 /// changes.
 #[derive(Debug)]
 pub struct StagedSelection {
     pub files: Vec<PathBuf>,
+    /// The paths a conflict left unmerged: nothing can be committed until
+    /// each is resolved, and what a check would read there is no version
+    /// of the file a commit could hold.
+    pub unmerged: Vec<PathBuf>,
     /// The only tracked files that may differ from the index (their stat
     /// data says so); `None` when the index was read by libgit2 and nothing
     /// is known yet.
@@ -144,10 +241,12 @@ pub fn staged_selection_held(
         Ok(Some(index)) => index,
         // A split or sparse index, or another object format: libgit2's way.
         Ok(None) => {
-            let files = staged_files(root);
-            let selection = files.map(|files| StagedSelection {
-                files,
-                unstaged: None,
+            let selection = staged_files(root).and_then(|files| {
+                Ok(StagedSelection {
+                    files,
+                    unmerged: unmerged_files(root)?,
+                    unstaged: None,
+                })
             });
             return (selection, Held(None));
         }
@@ -159,8 +258,9 @@ pub fn staged_selection_held(
     let scan = super::index::Scan::new(root, &index, check);
     let (files, candidates) = scan.alongside(threads, || staged_in(&repo, &index));
     drop(scan);
-    let selection = files.map(|files| StagedSelection {
+    let selection = files.map(|(files, unmerged)| StagedSelection {
         files,
+        unmerged,
         unstaged: Some(UnstagedHint(candidates)),
     });
     (selection, Held(Some((index, repo))))
@@ -170,12 +270,15 @@ pub fn staged_selection_held(
 /// `HEAD` does not have: what `git diff --cached --name-only` lists, less
 /// deletions and submodules. Intent-to-add entries are not staged content.
 /// A directory whose cached tree (the index's cache-tree) is `HEAD`'s has
-/// nothing staged: neither its tree nor its entries are read.
-fn staged_in(repo: &Repository, index: &Index) -> Result<Vec<PathBuf>, GitError> {
+/// nothing staged: neither its tree nor its entries are read (git drops
+/// the cached tree of every directory that holds an unmerged path). With
+/// the staged files, the unmerged paths.
+fn staged_in(repo: &Repository, index: &Index) -> Result<(Vec<PathBuf>, Vec<PathBuf>), GitError> {
     let mut walk = HeadWalk {
         index,
         prefix: Vec::new(),
         staged: Vec::new(),
+        unmerged: Vec::new(),
     };
     match head_tree(repo)? {
         None => walk.not_in_head(&index.entries),
@@ -184,7 +287,9 @@ fn staged_in(repo: &Repository, index: &Index) -> Result<Vec<PathBuf>, GitError>
             walk.tree(&odb, tree.id(), &index.entries)?;
         }
     }
-    Ok(walk.staged)
+    // Every stage of an unmerged path has an entry of its own.
+    walk.unmerged.dedup();
+    Ok((walk.staged, walk.unmerged))
 }
 
 /// One walk of `HEAD`'s trees alongside the index. Both are sorted the same
@@ -197,6 +302,8 @@ struct HeadWalk<'a> {
     /// root).
     prefix: Vec<u8>,
     staged: Vec<PathBuf>,
+    /// The entries of conflict stages 1 to 3, in the index's order.
+    unmerged: Vec<PathBuf>,
 }
 
 impl HeadWalk<'_> {
@@ -248,7 +355,11 @@ impl HeadWalk<'_> {
                     .count();
                 for entry in &entries[..same] {
                     let fields = self.index.fields(entry);
-                    if staged(&fields) && (fields.mode != canonical(mode) || fields.oid != oid) {
+                    if fields.stage != 0 {
+                        self.unmerged.push(path_of(self.index, entry));
+                    } else if staged(&fields)
+                        && (fields.mode != canonical(mode) || fields.oid != oid)
+                    {
                         self.staged.push(path_of(self.index, entry));
                     }
                 }
@@ -267,15 +378,18 @@ impl HeadWalk<'_> {
             .is_ok_and(|at| trees[at].1 == id.as_bytes())
     }
 
-    /// Index entries `HEAD` does not have: each is staged content.
+    /// Index entries `HEAD` does not have: each is staged content, or
+    /// unmerged.
     fn not_in_head(&mut self, entries: &[Entry]) {
         let index = self.index;
-        self.staged.extend(
-            entries
-                .iter()
-                .filter(|e| staged(&index.fields(e)))
-                .map(|e| path_of(index, e)),
-        );
+        for entry in entries {
+            let fields = index.fields(entry);
+            if fields.stage != 0 {
+                self.unmerged.push(path_of(index, entry));
+            } else if staged(&fields) {
+                self.staged.push(path_of(index, entry));
+            }
+        }
     }
 }
 

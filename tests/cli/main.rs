@@ -18,5 +18,6 @@ mod install_more;
 mod policy;
 mod reports;
 mod runner;
+mod selection_more;
 mod state;
 mod verdict;

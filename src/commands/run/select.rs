@@ -148,7 +148,7 @@ pub(super) fn select_files(
         }
         SelectionRequest::All => {
             let files = if in_repo {
-                crate::git::tracked_files(root).map_err(git_error)?
+                selector.tracked_in_work_tree(&mut notes)?
             } else {
                 Vec::new()
             };
@@ -171,6 +171,15 @@ pub(super) fn select_files(
                 None => (crate::git::staged_selection(root, ctx.cpus), None),
             };
             let staged = staged.map_err(git_error)?;
+            // git commits nothing while a path is unmerged, and what a
+            // check would read there (conflict markers, or one side) is
+            // no version a commit could hold: passing would say a commit
+            // is fine that git refuses.
+            if !staged.unmerged.is_empty() {
+                return Err(crate::commands::usage_error(unmerged_message(
+                    &staged.unmerged,
+                )));
+            }
             let s = selector.summary("staged", &staged.files, None);
             return Ok(Selected {
                 files: staged.files,
@@ -184,6 +193,29 @@ pub(super) fn select_files(
         }
     };
     Ok(Selected::new(files, summary, notes))
+}
+
+/// What a staged run says of an index with unmerged paths: which, and
+/// how to get on.
+fn unmerged_message(unmerged: &[PathBuf]) -> String {
+    // The first few are enough to find the rest with `git status`.
+    const SHOWN: usize = 5;
+    let mut named = unmerged
+        .iter()
+        .take(SHOWN)
+        .map(|path| format!("`{}`", path.display()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if unmerged.len() > SHOWN {
+        named.push_str(&format!(" and {} more", unmerged.len() - SHOWN));
+    }
+    let (what, it) = match unmerged.len() {
+        1 => (format!("{named} is unmerged"), "it"),
+        n => (format!("{n} paths are unmerged ({named})"), "them"),
+    };
+    format!(
+        "the staged files cannot be checked: {what}: a merge, rebase or cherry-pick stopped on a conflict, and git commits nothing until it is resolved; resolve {it}, `git add` {it} (or `git rm` {it}), then run again (`git status` lists what is unmerged, and how to go on or abort)"
+    )
 }
 
 /// A revision that names nothing, or a range without a merge base, is the
@@ -264,34 +296,42 @@ impl Selector<'_> {
             } else {
                 self.ctx.cwd.join(file)
             };
-            // A directory stands for the tracked files beneath it, as
-            // `git ls-files DIR` lists them.
-            let directory = self.in_repo && absolute.is_dir();
-            if let Err(e) = absolute.symlink_metadata() {
-                // A tracked file deleted in the work tree has nothing to
-                // check (a list of changed files names it); a path nobody
-                // has is a mistake, and passing it over would pass a run
-                // that checked nothing. So is one that can not be looked
-                // at (`file.rs/`, a file named as a directory).
-                if e.kind() != std::io::ErrorKind::NotFound {
+            let meta = match absolute.symlink_metadata() {
+                Ok(meta) => meta,
+                Err(e) => {
+                    // A tracked file deleted in the work tree has nothing to
+                    // check (a list of changed files names it); a path nobody
+                    // has is a mistake, and passing it over would pass a run
+                    // that checked nothing. So is one that can not be looked
+                    // at (`file.rs/`, a file named as a directory).
+                    if e.kind() != std::io::ErrorKind::NotFound {
+                        return Err(crate::commands::usage_error(format!(
+                            "`{}` cannot be looked at ({e}): check the path",
+                            file.display()
+                        )));
+                    }
+                    if self.is_tracked(&absolute, &mut tracked)? {
+                        notes.push(format!(
+                            "`{}` is deleted in the work tree; it was left out",
+                            file.display()
+                        ));
+                        continue;
+                    }
                     return Err(crate::commands::usage_error(format!(
-                        "`{}` cannot be looked at ({e}): check the path",
+                        "`{}` does not exist: check the path",
                         file.display()
                     )));
                 }
-                if self.is_tracked(&absolute, &mut tracked)? {
-                    notes.push(format!(
-                        "`{}` is deleted in the work tree; it was left out",
-                        file.display()
-                    ));
-                    continue;
-                }
-                return Err(crate::commands::usage_error(format!(
-                    "`{}` does not exist: check the path",
-                    file.display()
-                )));
-            }
-            if !directory && !absolute.is_file() {
+            };
+            // A directory stands for the tracked files beneath it, as
+            // `git ls-files DIR` lists them. A symbolic link is a file to
+            // git, whatever it points at (a directory, a place outside the
+            // repository, nothing), and is selected as itself, as a staged
+            // run selects it; named with a trailing `/`, it is the
+            // directory it leads to, as the system resolves that name.
+            let directory = self.in_repo && meta.is_dir();
+            let link = meta.is_symlink() && (self.in_repo || absolute.is_file());
+            if !directory && !link && !meta.is_file() {
                 notes.push(format!(
                     "`{}` is not a file; it was left out",
                     file.display()
@@ -444,9 +484,25 @@ impl Selector<'_> {
             None => "in CI with no pull or merge request range: every tracked file is selected"
                 .to_string(),
         };
-        let files = crate::git::tracked_files(self.root).map_err(git_error)?;
         notes.push(why);
+        let files = self.tracked_in_work_tree(notes)?;
         let s = self.summary("all", &files, None);
         Ok((files, s))
+    }
+
+    /// Every tracked file, checked where it is: those the work tree lacks
+    /// (deleted there, or outside a sparse checkout) are left out, as a
+    /// check given their names would only fail to open them (noted).
+    fn tracked_in_work_tree(&self, notes: &mut Vec<String>) -> Result<Vec<PathBuf>, VerdictError> {
+        let (files, absent) =
+            crate::git::tracked_in_work_tree(self.root, self.ctx.cpus).map_err(git_error)?;
+        if let Some(first) = absent.first() {
+            notes.push(format!(
+                "{} tracked file(s) are not in the work tree (deleted there, or outside the sparse checkout) and were left out, among them `{}`",
+                absent.len(),
+                first.display()
+            ));
+        }
+        Ok(files)
     }
 }
