@@ -51,13 +51,29 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
             false
         }
     };
-    let language = config::detect_language(&root)
-        .map_or_else(|| "no known language".to_string(), |l| l.name().to_string());
+    let languages = config::detect_languages(&root);
+    let language = languages
+        .first()
+        .map_or("no known language", config::Language::name);
     let _ = writeln!(
         io.out,
         "wrote {} ({language}); run `phasegate run` to try it",
         path.display()
     );
+    // A monorepo: the code of the other languages is not checked until a
+    // phase lists its checks, which the file offers as comments.
+    let others: Vec<&str> = config::unchecked_languages(&languages)
+        .into_iter()
+        .map(config::Language::slug)
+        .collect();
+    if !others.is_empty() {
+        let _ = writeln!(
+            io.out,
+            "the {} code here is not checked yet: add the checks {} offers for it as comments to a phase",
+            config::and_list(&others),
+            config::CONFIG_FILE
+        );
+    }
     if ignored {
         let _ = writeln!(
             io.out,

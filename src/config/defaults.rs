@@ -50,6 +50,16 @@ impl Language {
         }
     }
 
+    /// A short name, for the names of checks: `go-tests`.
+    pub fn slug(&self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Go => "go",
+            Language::Node { .. } => "node",
+            Language::Python => "python",
+        }
+    }
+
     /// The language's standard formatting check, which `init` offers
     /// commented out (the embedded default runs none: a project may not
     /// format its code).
@@ -151,51 +161,95 @@ impl Language {
 /// What the `test` script `npm init` writes says: it fails on purpose.
 const NPM_INIT_TEST: &str = "Error: no test specified";
 
-/// The project's language, from the files at its root (first match in the
-/// order Rust, Go, Node/TypeScript, Python).
+/// The project's language, from the files at its root: the first of
+/// `detect_languages`.
 pub fn detect_language(root: &Path) -> Option<Language> {
+    detect_languages(root).into_iter().next()
+}
+
+/// Every language whose files are at the root, in the order Rust, Go,
+/// Node/TypeScript, Python, except that one with nothing to run comes after
+/// those with commands: a `package.json` that only lists a formatter beside
+/// a `pyproject.toml` must not make a Python project one with no check. The
+/// first is the one checked by default; the others are said, so a
+/// monorepo's second language is never left unchecked without a word.
+pub fn detect_languages(root: &Path) -> Vec<Language> {
     let has = |name: &str| root.join(name).is_file();
+    let mut found = Vec::new();
     if has("Cargo.toml") {
-        return Some(Language::Rust);
+        found.push(Language::Rust);
     }
     if has("go.mod") {
-        return Some(Language::Go);
+        found.push(Language::Go);
     }
     if has("package.json") || has("tsconfig.json") {
-        let manager = if !has("package.json") {
-            None
-        } else if has("bun.lock") || has("bun.lockb") {
-            Some(PackageManager::Bun)
-        } else if has("pnpm-lock.yaml") {
-            Some(PackageManager::Pnpm)
-        } else if has("yarn.lock") {
-            Some(PackageManager::Yarn)
-        } else {
-            Some(PackageManager::Npm)
-        };
-        let scripts = std::fs::read_to_string(root.join("package.json"))
-            .ok()
-            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-            .and_then(|json| json.get("scripts").cloned());
-        let script = |name: &str| {
-            scripts
-                .as_ref()
-                .and_then(|s| s.get(name))
-                .and_then(serde_json::Value::as_str)
-                .filter(|script| !script.trim().is_empty())
-        };
-        return Some(Language::Node {
-            manager,
-            test: script("test").is_some_and(|s| !s.contains(NPM_INIT_TEST)),
-            lint: script("lint").is_some(),
-            build: script("build").is_some(),
-            typescript: has("tsconfig.json"),
-        });
+        found.push(detect_node(root));
     }
     if has("pyproject.toml") || has("setup.cfg") || has("setup.py") || has("requirements.txt") {
-        return Some(Language::Python);
+        found.push(Language::Python);
     }
-    None
+    // A stable sort: the order above holds among those that run something.
+    found.sort_by_key(|language| language.commands().is_empty());
+    found
+}
+
+/// A Node or TypeScript project: its package manager from the lock file,
+/// and the scripts its `package.json` has.
+fn detect_node(root: &Path) -> Language {
+    let has = |name: &str| root.join(name).is_file();
+    let manager = if !has("package.json") {
+        None
+    } else if has("bun.lock") || has("bun.lockb") {
+        Some(PackageManager::Bun)
+    } else if has("pnpm-lock.yaml") {
+        Some(PackageManager::Pnpm)
+    } else if has("yarn.lock") {
+        Some(PackageManager::Yarn)
+    } else {
+        Some(PackageManager::Npm)
+    };
+    // npm reads a `package.json` that starts with a byte order mark (as
+    // some Windows editors save it); serde_json does not.
+    let scripts = std::fs::read_to_string(root.join("package.json"))
+        .ok()
+        .and_then(|text| {
+            serde_json::from_str::<serde_json::Value>(text.trim_start_matches('\u{feff}')).ok()
+        })
+        .and_then(|json| json.get("scripts").cloned());
+    let script = |name: &str| {
+        scripts
+            .as_ref()
+            .and_then(|s| s.get(name))
+            .and_then(serde_json::Value::as_str)
+            .filter(|script| !script.trim().is_empty())
+    };
+    Language::Node {
+        manager,
+        test: script("test").is_some_and(|s| !s.contains(NPM_INIT_TEST)),
+        lint: script("lint").is_some(),
+        build: script("build").is_some(),
+        typescript: has("tsconfig.json"),
+    }
+}
+
+/// The languages after the first of `languages` (as `detect_languages`
+/// orders them) that have a command to run: a monorepo's code the default
+/// checks do not reach.
+pub fn unchecked_languages(languages: &[Language]) -> Vec<&Language> {
+    languages
+        .iter()
+        .skip(1)
+        .filter(|l| !l.commands().is_empty())
+        .collect()
+}
+
+/// `names` as prose: "go", "go and python", "go, node and python".
+pub fn and_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// The stages of work, in order; every default configuration has a phase
@@ -258,16 +312,14 @@ fn default_phases(commands: &[(&str, &str)], commented: bool) -> String {
 
 /// A commented `phasegate.toml` for the project at `root`.
 pub fn init_template(root: &Path) -> String {
-    let language = detect_language(root);
-    let commands = language
-        .as_ref()
-        .map(Language::commands)
-        .unwrap_or_default();
+    let languages = detect_languages(root);
+    let language = languages.first();
+    let commands = language.map(Language::commands).unwrap_or_default();
     let mut text = String::new();
     text.push_str("# phasegate configuration; phasegate's README describes every option.\n");
     text.push_str(&format!(
         "# Written by `phasegate init` for a {} project. Every key is optional\n# unless marked otherwise.\n\n",
-        language.as_ref().map_or("project of no known language", Language::name)
+        language.map_or("project of no known language", Language::name)
     ));
     text.push_str(
         "[gate]\n\
@@ -292,13 +344,31 @@ pub fn init_template(root: &Path) -> String {
     for (name, command) in &commands {
         text.push_str(&format!("{name} = {}\n", quoted(command)));
     }
-    if let Some(format) = language.as_ref().and_then(Language::format_check) {
+    if let Some(format) = language.and_then(Language::format_check) {
         text.push_str(&format!(
             "# A formatting check: uncomment, and add {{ name = \"format\" }} to a phase.\n# format = {}\n",
             quoted(format)
         ));
     }
     text.push('\n');
+    // A monorepo: the commands above are the first language's; the others'
+    // are offered as checks with their own command, so none is left
+    // unchecked without the file saying so.
+    for other in unchecked_languages(&languages) {
+        text.push_str(&format!(
+            "# Also here: a {} project. The commands above do not check it;\n\
+             # to check it too, add checks with their own `command` to a phase:\n",
+            other.name()
+        ));
+        for (name, command) in other.commands() {
+            text.push_str(&format!(
+                "#   {{ name = {}, command = {} }},\n",
+                quoted(&format!("{}-{name}", other.slug())),
+                quoted(command)
+            ));
+        }
+        text.push('\n');
+    }
     text.push_str(
         "# Each phase lists its checks. Per check: name (required), command, files\n\
          # (globs, read as in .gitignore; the check runs only when a selected file\n\

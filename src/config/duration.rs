@@ -1,4 +1,5 @@
-//! Durations as people write them: `500ms`, `90s`, `10m`, `1h`, `1m30s`.
+//! Durations as people write them: `500ms`, `90s`, `10m`, `1h`, `1m30s`,
+//! `1m 30s`.
 
 use std::time::Duration;
 
@@ -20,12 +21,14 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         let number: u64 = rest[..digits]
             .parse()
             .map_err(|_| format!("`{text}` is too large"))?;
-        rest = &rest[digits..];
+        // Spaces may stand between a number and its unit and between the
+        // parts (`10 m`, `1m 30s`), as people write them.
+        rest = rest[digits..].trim_start();
         let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
+            .find(|c: char| c.is_ascii_digit() || c.is_whitespace())
             .unwrap_or(rest.len());
         let unit = &rest[..unit_len];
-        rest = &rest[unit_len..];
+        rest = rest[unit_len..].trim_start();
         let part = match unit {
             "ms" => Duration::from_millis(number),
             "s" => Duration::from_secs(number),
@@ -76,6 +79,10 @@ mod tests {
         assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
         assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
         assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1m 30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("10 m"), Ok(Duration::from_secs(600)));
+        assert!(parse_duration("5 sec").unwrap_err().contains("`sec`"));
+        assert!(parse_duration("1 m 30").unwrap_err().contains("unit"));
         assert_eq!(parse_duration("168h"), Ok(MAX_TIMEOUT));
         assert!(parse_duration("2562047788015215h")
             .unwrap_err()

@@ -12,14 +12,14 @@ use regex::Regex;
 
 use crate::diagnostics::PARSER_NAMES;
 
-use super::defaults::{detect_language, embedded_toml, STAGES};
+use super::defaults::{and_list, detect_languages, embedded_toml, unchecked_languages, STAGES};
 use super::duration::parse_duration;
 use super::error::{ConfigError, Problem, SourceFile};
 use super::suggest::suggest;
 use super::{
     CheckKind, CheckSpec, CommandLine, Config, ConfigLocation, ConfigOrigin, FileFilter, Filter,
-    GateConfig, HandoffConfig, Isolation, OnFailure, OnMissing, Origin, ParserChoice, Phase,
-    Profile, Workflow,
+    GateConfig, HandoffConfig, Isolation, Language, OnFailure, OnMissing, Origin, ParserChoice,
+    Phase, Profile, Workflow,
 };
 
 /// The main configuration file, at the repository root.
@@ -114,7 +114,14 @@ impl Node {
     }
 }
 
-fn convert(value: &toml::Spanned<toml::de::DeValue<'_>>, file: usize) -> Node {
+/// The spanned tree of one file. An integer TOML cannot hold (beyond 64
+/// bits) makes the file invalid TOML, as the TOML specification says: its
+/// place goes to `out_of_range`, never a value the file does not say.
+fn convert(
+    value: &toml::Spanned<toml::de::DeValue<'_>>,
+    file: usize,
+    out_of_range: &mut Vec<At>,
+) -> Node {
     use toml::de::DeValue;
     let at = At {
         file,
@@ -122,19 +129,32 @@ fn convert(value: &toml::Spanned<toml::de::DeValue<'_>>, file: usize) -> Node {
     };
     let val = match value.get_ref() {
         DeValue::String(s) => Val::Str(s.to_string()),
-        DeValue::Integer(i) => {
-            Val::Int(i64::from_str_radix(i.as_str(), i.radix()).unwrap_or(i64::MAX))
-        }
+        DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
+            Ok(n) => Val::Int(n),
+            Err(_) => {
+                out_of_range.push(at.clone());
+                Val::Int(0)
+            }
+        },
         DeValue::Float(_) => Val::Float,
         DeValue::Boolean(b) => Val::Bool(*b),
         DeValue::Datetime(_) => Val::Datetime,
-        DeValue::Array(items) => Val::Array(items.iter().map(|item| convert(item, file)).collect()),
-        DeValue::Table(table) => Val::Table(convert_table(table, file)),
+        DeValue::Array(items) => Val::Array(
+            items
+                .iter()
+                .map(|item| convert(item, file, out_of_range))
+                .collect(),
+        ),
+        DeValue::Table(table) => Val::Table(convert_table(table, file, out_of_range)),
     };
     Node { val, at }
 }
 
-fn convert_table(table: &toml::de::DeTable<'_>, file: usize) -> Vec<(Key, Node)> {
+fn convert_table(
+    table: &toml::de::DeTable<'_>,
+    file: usize,
+    out_of_range: &mut Vec<At>,
+) -> Vec<(Key, Node)> {
     table
         .iter()
         .map(|(key, value)| {
@@ -146,7 +166,7 @@ fn convert_table(table: &toml::de::DeTable<'_>, file: usize) -> Vec<(Key, Node)>
                         span: key.span(),
                     },
                 },
-                convert(value, file),
+                convert(value, file, out_of_range),
             )
         })
         .collect()
@@ -307,19 +327,48 @@ pub fn load_version(root: &Path, name: &str, bytes: Vec<u8>) -> Result<Config, C
 }
 
 fn load_files(root: &Path, files: Vec<SourceFile>) -> Result<Config, ConfigError> {
-    let language = detect_language(root);
+    let languages = detect_languages(root);
+    let language = languages.first();
     let mut sources = vec![SourceFile::new(
         EMBEDDED.to_string(),
-        embedded_toml(language.as_ref()),
+        embedded_toml(language),
     )];
     sources.extend(files);
     let mut trees = Vec::new();
     let mut problems = Vec::new();
     for (index, source) in sources.iter().enumerate() {
         match toml::de::DeTable::parse(&source.text) {
-            Ok(table) => trees.push(convert_table(table.get_ref(), index)),
+            Ok(table) => {
+                let mut out_of_range = Vec::new();
+                trees.push(convert_table(table.get_ref(), index, &mut out_of_range));
+                for at in out_of_range {
+                    let written = source.text.get(at.span.clone()).unwrap_or_default();
+                    problems.push(problem(
+                        &sources,
+                        &at,
+                        format!(
+                            "`{}` is not valid TOML: the integer `{written}` is out of range",
+                            source.name
+                        ),
+                        "out of range",
+                        Some(format!(
+                            "a TOML integer is from {} to {}",
+                            i64::MIN,
+                            i64::MAX
+                        )),
+                    ));
+                }
+            }
             Err(e) => {
                 let span = e.span().unwrap_or(0..0);
+                // A regex or a Windows path in a "basic string": its `\d`
+                // is read as an escape. The way out is not in the syntax
+                // reference's first lines.
+                let help = if e.message().contains("escaped value") {
+                    "in a \"double-quoted\" string `\\` starts an escape: write `\\\\` for one, or put the value in 'single quotes', where `\\` is itself ('(?P<line>\\d+)')"
+                } else {
+                    "see https://toml.io for the syntax"
+                };
                 problems.push(problem(
                     &sources,
                     &At { file: index, span },
@@ -329,7 +378,7 @@ fn load_files(root: &Path, files: Vec<SourceFile>) -> Result<Config, ConfigError
                         e.message().trim()
                     ),
                     "here",
-                    Some("see https://toml.io for the syntax".to_string()),
+                    Some(help.to_string()),
                 ));
             }
         }
@@ -350,7 +399,22 @@ fn load_files(root: &Path, files: Vec<SourceFile>) -> Result<Config, ConfigError
 
     let origin = if sources.len() == 1 {
         ConfigOrigin::Embedded {
-            language: language.as_ref().map(|l| l.name().to_string()),
+            language: language.map(|first| {
+                // A monorepo's other code is not checked: the name says so.
+                let others: Vec<&str> = unchecked_languages(&languages)
+                    .into_iter()
+                    .map(Language::slug)
+                    .collect();
+                if others.is_empty() {
+                    first.name().to_string()
+                } else {
+                    format!(
+                        "{}, not for the {} code also here",
+                        first.name(),
+                        and_list(&others)
+                    )
+                }
+            }),
         }
     } else {
         ConfigOrigin::File {

@@ -8,7 +8,10 @@ mod load;
 mod model;
 mod suggest;
 
-pub use defaults::{detect_language, init_template, Language, PackageManager, STAGES};
+pub use defaults::{
+    and_list, detect_language, detect_languages, init_template, unchecked_languages, Language,
+    PackageManager, STAGES,
+};
 pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigProblem};
 pub use load::{load, load_committed, load_version, CONFIG_FILE, DEFAULT_TIMEOUT, LOCAL_FILE};

@@ -375,7 +375,8 @@ pub struct HandoffConfig {
 pub enum ConfigOrigin {
     /// `phasegate.toml` (and `phasegate.local.toml` when present).
     File { files: Vec<String> },
-    /// No file: the embedded default for the detected language.
+    /// No file: the embedded default for the detected language. In a
+    /// monorepo, `language` also says which other code is not checked.
     Embedded { language: Option<String> },
 }
 

@@ -2,8 +2,23 @@
 
 /// The candidate closest to `name` by edit distance, when it is close enough
 /// to be a plausible typo: one edit for short names, else a third of the
-/// name's length and at least two.
+/// name's length and at least two. A candidate that differs only in case
+/// (`AUTO`, `Implementation`) or that `name` extends with a suffix after a
+/// `_` or `-` (`timeout_secs`) is the one meant, however far its spelling.
 pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let candidates: Vec<&str> = candidates.into_iter().collect();
+    if let Some(same) = candidates
+        .iter()
+        .find(|c| c.to_lowercase() == name.to_lowercase())
+    {
+        return Some((*same).to_string());
+    }
+    if let Some(stem) = candidates.iter().filter(|c| c.len() >= 3).find(|c| {
+        name.strip_prefix(**c)
+            .is_some_and(|rest| rest.starts_with(['_', '-']))
+    }) {
+        return Some((*stem).to_string());
+    }
     let length = name.chars().count();
     let limit = if length <= 3 { 1 } else { (length / 3).max(2) };
     candidates
@@ -59,6 +74,8 @@ mod tests {
         assert_eq!(suggest("porfile", keys).as_deref(), Some("profile"));
         assert_eq!(suggest("max_retry", keys).as_deref(), Some("max_retries"));
         assert_eq!(suggest("colour", keys), None);
+        assert_eq!(suggest("JOBS", keys).as_deref(), Some("jobs"));
+        assert_eq!(suggest("jobs_max", keys).as_deref(), Some("jobs"));
         assert_eq!(distance("kitten", "sitting"), 3);
     }
 }

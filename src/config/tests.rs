@@ -290,6 +290,8 @@ fn init_templates_load_back_for_every_language() {
             ("bun.lock", ""),
         ],
         vec![("pyproject.toml", "")],
+        // A monorepo: the others' checks are comments.
+        vec![("Cargo.toml", ""), ("go.mod", ""), ("setup.cfg", "")],
         vec![],
     ] {
         let dir = dir_with(&files);

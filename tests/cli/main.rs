@@ -8,6 +8,7 @@ mod support;
 
 mod ci;
 mod config_errors;
+mod config_more;
 mod defaults;
 mod diagnostics;
 mod filter;
