@@ -45,8 +45,11 @@ pub struct Feedback {
     pub stage: Option<String>,
     pub valid: bool,
     pub escalate: bool,
-    /// The attempt the next try will be (`retry_count` + 1).
-    pub attempt: i64,
+    /// The attempt the next try will be (`retry_count` + 1); `None` when
+    /// the document's `retry_count` cannot be read (broken YAML, a quoted
+    /// or negative number): guessing 1 would tell a document whose budget
+    /// may be spent to try again.
+    pub attempt: Option<i64>,
     pub max_retries: u32,
     /// What a blocked document waits for (reason, details): a person, not
     /// another attempt.
@@ -233,7 +236,10 @@ pub fn feedback(
             failed_checks: run.failed_checks(),
         }),
         person_needed,
-        attempt: report.retry_count.unwrap_or(0) + 1,
+        attempt: report
+            .retry_count
+            .filter(|n| *n >= 0)
+            .map(|n| n.saturating_add(1)),
         max_retries: report.max_retries,
         items,
     }

@@ -21,6 +21,19 @@
 //! leap second), zone hours 0-23 and minutes 0-59. A fraction keeps its
 //! first nine digits (nanoseconds).
 
+/// The first and the last instant `text` can mean: the same instant for a
+/// date and time, and for a date alone its whole day (in UTC, as a time
+/// without a zone is), since `completed_at: 2026-01-31` says "that day",
+/// not "at midnight". `None` where `parse_instant` refuses the text.
+pub fn parse_period(text: &str) -> Option<((i64, u32), (i64, u32))> {
+    let first = parse_instant(text)?;
+    // The grammar's one form without a time is ten bytes long.
+    if text.trim_ascii().len() == "YYYY-MM-DD".len() {
+        return Some((first, (first.0 + 86_399, 999_999_999)));
+    }
+    Some((first, first))
+}
+
 /// Seconds since the epoch (with a fraction in nanoseconds) of an ISO 8601
 /// date or date-time in the forms the module documents: `2026-01-02`,
 /// `2026-01-02T03:04:05Z`, `2026-01-02 03:04:05.5+02:00`. `None` for
@@ -219,6 +232,20 @@ mod tests {
         ] {
             assert_eq!(parse_instant(text), Some(expected), "{text:?}");
         }
+    }
+
+    #[test]
+    fn a_date_alone_is_its_whole_day() {
+        assert_eq!(
+            parse_period("1970-01-02"),
+            Some(((86_400, 0), (172_799, 999_999_999)))
+        );
+        assert_eq!(
+            parse_period(" 1970-01-01T00:00:00Z "),
+            Some(((0, 0), (0, 0)))
+        );
+        assert_eq!(parse_period("1970-01-01T00:00"), Some(((0, 0), (0, 0))));
+        assert_eq!(parse_period("1970-13-01"), None);
     }
 
     #[test]

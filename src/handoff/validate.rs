@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::config::suggest;
 
 use super::extract::extract;
-use super::time::parse_instant;
+use super::time::parse_period;
 use super::yaml::{parse, Node, Pos, Value};
 
 pub const STAGES: [&str; 4] = ["requirements", "architecture", "implementation", "qa"];
@@ -344,6 +344,10 @@ type At<T> = (T, Pos);
 /// An instant: seconds and nanoseconds since the epoch.
 type Instant = (i64, u32);
 
+/// The first and the last instant a timestamp means (a date alone means
+/// its whole day).
+type Period = (Instant, Instant);
+
 /// The frontmatter's fields, read with their positions; an error for each
 /// one that is missing where required or of the wrong type.
 struct Fields<'a> {
@@ -381,10 +385,16 @@ impl Fields<'_> {
                 pos,
             }) => Some((s.clone(), *pos)),
             Some(node) => {
+                // `id: 42` or `title: 2026` reads as a number, `title: yes`
+                // as text: a scalar that is not text wants quotes.
+                let fix = match node.value {
+                    Value::Seq(_) | Value::Map(_) => ": write it as one line of text",
+                    _ => ": put the value in quotes",
+                };
                 c.error(
                     node.pos,
                     name,
-                    format!("`{name}` must be text, not {}", node.kind()),
+                    format!("`{name}` must be text, not {}{fix}", node.kind()),
                 );
                 None
             }
@@ -418,10 +428,10 @@ impl Fields<'_> {
         None
     }
 
-    /// An ISO 8601 timestamp, as an instant (seconds, nanoseconds).
-    fn instant(&self, c: &mut Collector, name: &str, required: bool) -> Option<At<Instant>> {
+    /// An ISO 8601 timestamp, as the instants it may mean.
+    fn instant(&self, c: &mut Collector, name: &str, required: bool) -> Option<At<Period>> {
         let (value, pos) = self.text(c, name, required)?;
-        match parse_instant(&value) {
+        match parse_period(&value) {
             Some(at) => Some((at, pos)),
             None => {
                 c.error(
@@ -461,7 +471,10 @@ impl Fields<'_> {
                 c.error(
                     node.pos,
                     "retry_count",
-                    format!("`retry_count` must be a whole number, not {}", node.kind()),
+                    format!(
+                        "`retry_count` must be a whole number from 0 to {max_retries}, not {}",
+                        shown_with_fix(node, false)
+                    ),
                 );
                 None
             }
@@ -494,7 +507,10 @@ impl Fields<'_> {
                 c.error(
                     node.pos,
                     "handoff_ready",
-                    format!("`handoff_ready` must be true or false, not {}", node.kind()),
+                    format!(
+                        "`handoff_ready` must be true or false, not {}",
+                        shown_with_fix(node, true)
+                    ),
                 );
                 None
             }
@@ -502,11 +518,60 @@ impl Fields<'_> {
     }
 }
 
+/// A scalar of the wrong type as the error names it, with the fix when
+/// the author meant a whole number (`want_bool` false) or a boolean:
+/// `"2"` and `"true"` are quoted, `yes` and `on` are text in YAML 1.2
+/// (YAML 1.1 read them as booleans), `2.0` has a fraction.
+fn shown_with_fix(node: &Node, want_bool: bool) -> String {
+    match &node.value {
+        Value::Str(text) => {
+            let t = text.trim();
+            let fix = if want_bool {
+                match (plain_bool(t), yaml11_bool(t)) {
+                    (Some(_), _) => format!(": write {t} without quotes"),
+                    (None, Some(b)) => format!(": write {b} (YAML 1.2 reads `{t}` as text)"),
+                    (None, None) => String::new(),
+                }
+            } else if t.parse::<i64>().is_ok() {
+                format!(": write {t} without quotes")
+            } else {
+                String::new()
+            };
+            format!("the text \"{text}\"{fix}")
+        }
+        Value::Float(f) if !want_bool && f.fract() == 0.0 && f.abs() < 1e15 => {
+            format!("{f:.1}: write {f} without a fraction")
+        }
+        Value::Float(f) if !want_bool && f.fract() == 0.0 => {
+            format!("{f:e}, a number too large to count retries")
+        }
+        Value::Float(f) if !want_bool => f.to_string(),
+        _ => node.kind().to_string(),
+    }
+}
+
+fn plain_bool(text: &str) -> Option<bool> {
+    match text {
+        "true" | "True" | "TRUE" => Some(true),
+        "false" | "False" | "FALSE" => Some(false),
+        _ => None,
+    }
+}
+
+/// The booleans of YAML 1.1 that YAML 1.2 reads as text.
+fn yaml11_bool(text: &str) -> Option<bool> {
+    match text.to_lowercase().as_str() {
+        "yes" | "y" | "on" => Some(true),
+        "no" | "n" | "off" => Some(false),
+        _ => None,
+    }
+}
+
 /// The fields a status constrains.
 #[derive(Clone, Copy)]
 struct Constrained<'a> {
-    started: Option<&'a At<Instant>>,
-    completed: Option<&'a At<Instant>>,
+    started: Option<&'a At<Period>>,
+    completed: Option<&'a At<Period>>,
     block_reason: Option<&'a At<String>>,
     block_details: Option<&'a At<String>>,
 }
@@ -558,10 +623,15 @@ fn status_consistency(
                 "completed_at",
                 "a complete document needs `completed_at`".to_string(),
             ),
-            (Some((done, pos)), Some((begun, _))) if done < begun => c.error(
+            // Before only when it cannot be after: a date alone may be
+            // any time of its day.
+            (Some(((_, done), pos)), Some(((begun, _), started_pos))) if done < begun => c.error(
                 *pos,
                 "completed_at",
-                "`completed_at` is before `started_at`".to_string(),
+                format!(
+                    "`completed_at` is before `started_at` (line {}): correct whichever is wrong",
+                    started_pos.line
+                ),
             ),
             _ => {}
         },
@@ -809,7 +879,12 @@ fn checkpoint(c: &mut Collector, item: &Node) -> Option<Checkpoint> {
         }) if CHECKPOINT_STATUSES.contains(&s.as_str()) => (s.clone(), *pos),
         Some(node) => {
             let shown = match &node.value {
-                Value::Str(s) => format!("\"{s}\""),
+                Value::Str(s) => match suggest(s, CHECKPOINT_STATUSES.iter().copied()) {
+                    Some(near) => format!("\"{s}\"; did you mean \"{near}\"?"),
+                    None => format!("\"{s}\""),
+                },
+                // `status: yes` or `status: true` reads as a boolean.
+                Value::Bool(_) => format!("{}: write pass or fail", node.kind()),
                 _ => node.kind().to_string(),
             };
             c.error(

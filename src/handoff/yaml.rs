@@ -119,13 +119,14 @@ impl Locator<'_> {
     fn syntax_error(&self, error: &ScanError) -> YamlError {
         let info = error.info();
         let pos = self.at(error.marker());
-        let Some(rule) = TabRule::of(info) else {
-            return YamlError {
-                pos,
-                message: format!("the frontmatter is not valid YAML: {info}"),
-            };
-        };
         let reported = self.byte(error.marker().index());
+        let Some(rule) = TabRule::of(info) else {
+            let message = match advice(info, self.fm.yaml, reported) {
+                Some(advice) => format!("the frontmatter is not valid YAML: {info}: {advice}"),
+                None => format!("the frontmatter is not valid YAML: {info}"),
+            };
+            return YamlError { pos, message };
+        };
         match find_tab(self.fm.yaml, reported, error.marker().col(), rule) {
             Some(tab) => YamlError {
                 pos: self.at_byte(tab),
@@ -151,6 +152,100 @@ impl Locator<'_> {
             len: 1,
         }
     }
+}
+
+/// What to do about a syntax error saphyr reports as `info` at byte
+/// `reported` of `yaml`: its messages name the parser's state ("mapping
+/// values are not allowed in this context"), not the mistake an author
+/// made, which for a handoff is nearly always one of a few (a colon or a
+/// quote inside an unquoted title, an indicator starting a value, a line
+/// indented off its mapping). The messages are saphyr-parser 0.3's; one
+/// this does not know keeps saphyr's words alone.
+fn advice(info: &str, yaml: &str, reported: usize) -> Option<String> {
+    const INDENTATION: &str = "check this line's indentation: the keys of one mapping, and the `- ` items of one list, start in the same column (spaces only)";
+    let advice = match info {
+        "mapping values are not allowed in this context" => {
+            // A `: ` after the line's own key is inside its value.
+            match colon_in_value(yaml, reported) {
+                Some((key, value)) => format!(
+                    "a value that holds `: ` must be quoted: write `{key}: {}`",
+                    double_quoted(value)
+                ),
+                None => format!("{INDENTATION}; or quote a value that holds `: `"),
+            }
+        }
+        "while parsing a block mapping, did not find expected key"
+        | "while parsing a block collection, did not find expected '-' indicator"
+        | "invalid indentation"
+        | "mapping keys are not allowed in this context" => INDENTATION.to_string(),
+        "block sequence entries are not allowed in this context" => {
+            "a `- ` list item starts its own line, indented under its key; a text that starts with `- ` must be quoted".to_string()
+        }
+        "simple key expect ':'" | "could not find expected ':'" => {
+            "every field is `key: value`: add the missing `:` here or on the line above, or indent a value that goes on under its key".to_string()
+        }
+        "while scanning a quoted scalar, found unexpected end of stream"
+        | "invalid indentation in quoted scalar"
+        | "while scanning a quoted scalar, found unexpected document indicator" => {
+            "the quote that opens here is never closed: close it where the value ends".to_string()
+        }
+        "invalid trailing content after double-quoted scalar" => {
+            "a quoted value ends at its closing quote: quote the whole value, and inside it write a `'` as `''` (single quotes) or a `\"` as `\\\"` (double quotes)".to_string()
+        }
+        "while parsing a quoted scalar, found unknown escape character" => {
+            "inside double quotes a `\\` starts an escape: write `\\\\`, or use single quotes".to_string()
+        }
+        "while parsing a flow sequence, expected ',' or ']'" => {
+            "a `[` list goes on to here: separate its items with `,` and end it with `]`, or quote a value that starts with `[`".to_string()
+        }
+        "while parsing a flow mapping, did not find expected ',' or '}'" => {
+            "a `{` mapping goes on to here: separate its fields with `,` and end it with `}`, or quote a value that starts with `{`".to_string()
+        }
+        "while parsing node, found unknown anchor"
+        | "while scanning an anchor or alias, did not find expected alphabetic or numeric character" => {
+            "a value that starts with `*` or `&` must be quoted".to_string()
+        }
+        _ => match info.strip_prefix("unexpected character: `") {
+            Some(c) => {
+                let c = c.trim_end_matches('\'');
+                let shown = if c == "`" {
+                    "a backtick".to_string()
+                } else {
+                    format!("`{c}`")
+                };
+                format!("a value cannot start with {shown}: put the value in quotes")
+            }
+            None => return None,
+        },
+    };
+    Some(advice)
+}
+
+/// The key and the value of the line holding byte `at` of `yaml`, when
+/// `at` is a `:` inside the value (`title: Fix: the parser`); a `- `
+/// before the key (a list item's first field) is no part of it.
+fn colon_in_value(yaml: &str, at: usize) -> Option<(&str, &str)> {
+    let start = yaml.get(..at)?.rfind('\n').map_or(0, |i| i + 1);
+    let end = yaml.get(at..)?.find('\n').map_or(yaml.len(), |i| at + i);
+    let line = yaml.get(start..end)?.trim_end_matches(['\r', ' ', '\t']);
+    let body = line.trim_start_matches(' ');
+    let body = body
+        .strip_prefix("- ")
+        .unwrap_or(body)
+        .trim_start_matches(' ');
+    let (key, value) = body.split_once(": ")?;
+    // `body` ends `line`, which starts at `start`; the value follows the
+    // key and its `: `.
+    let value_start = start + line.len() - body.len() + key.len() + 2;
+    // A plain value ends where a comment starts.
+    let value = value.split(" #").next().unwrap_or(value).trim();
+    let key_is_plain = !key.is_empty() && !key.contains([' ', '"', '\'', '#', '{', '[']);
+    (key_is_plain && value_start <= at && !value.is_empty()).then_some((key, value))
+}
+
+/// `text` as a YAML double-quoted value.
+fn double_quoted(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// Where a saphyr tab error's tab is, from the scanner's position. The

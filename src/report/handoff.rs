@@ -29,9 +29,9 @@ pub fn render_human(
         );
     }
     for (report, text) in reports {
-        // The document's own text is drawn by miette; what is written
-        // around it goes through `clean`, as a terminal obeys control
-        // characters.
+        // A terminal obeys control characters: what is written around the
+        // document goes through `clean`, and the document itself, which
+        // miette draws, through `drawable`.
         let clean = super::text::line;
         let what = format!(
             "{} ({}, {})",
@@ -47,8 +47,11 @@ pub fn render_human(
             };
             writeln!(out, "✓ {what}{escalate}")?;
         } else {
+            let (drawn, moved) = drawable(text);
             let labels = report.errors.iter().map(|e| {
-                LabeledSpan::new(Some(e.message.clone()), e.offset.min(text.len()), e.len)
+                let start = moved(e.offset.min(text.len()));
+                let end = moved((e.offset + e.len).min(text.len()));
+                LabeledSpan::new(Some(clean(&e.message).into_owned()), start, end - start)
             });
             let diagnostic =
                 miette::MietteDiagnostic::new(format!("invalid handoff document {what}"))
@@ -57,7 +60,7 @@ pub fn render_human(
                         "fix each labelled line, then run `phasegate handoff validate` again",
                     );
             let report_with_source = miette::Report::new(diagnostic)
-                .with_source_code(NamedSource::new(report.path.clone(), text.clone()));
+                .with_source_code(NamedSource::new(clean(&report.path), drawn));
             super::errors::render_diagnostic(report_with_source.as_ref(), out, color);
             for e in &report.errors {
                 writeln!(
@@ -82,6 +85,42 @@ pub fn render_human(
         }
     }
     Ok(())
+}
+
+/// The document as miette may draw it, and where a byte offset of the
+/// document lands in it. A control character (an escape sequence that
+/// retitles the terminal or clears it, a bell, a backspace that rewrites
+/// what came before) and a bidirectional override (text shown backwards)
+/// become U+FFFD, as in `snippet`, so one character stands where one
+/// stood; line breaks and tabs stay. A carriage return stays only before
+/// a line feed, where miette reads the pair as one break.
+fn drawable(text: &str) -> (String, impl Fn(usize) -> usize + '_) {
+    let hidden = |at: usize, c: char| match c {
+        '\n' | '\t' => false,
+        '\r' => !text[at + 1..].starts_with('\n'),
+        c => c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'),
+    };
+    let mut drawn = String::with_capacity(text.len());
+    // Where each replaced character was, and how many bytes the
+    // replacement added, to move the labels after it.
+    let mut shifts: Vec<(usize, usize)> = Vec::new();
+    for (at, c) in text.char_indices() {
+        if hidden(at, c) {
+            drawn.push('\u{fffd}');
+            shifts.push((at, '\u{fffd}'.len_utf8() - c.len_utf8()));
+        } else {
+            drawn.push(c);
+        }
+    }
+    let moved = move |offset: usize| {
+        offset
+            + shifts
+                .iter()
+                .take_while(|(at, _)| *at < offset)
+                .map(|(_, added)| added)
+                .sum::<usize>()
+    };
+    (drawn, moved)
 }
 
 /// What `phasegate handoff stamp` did to the document at `path`, and, when
@@ -145,32 +184,29 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
         "## Validation Failed: {id} ({})\n",
         feedback.stage.as_deref().unwrap_or("unknown stage")
     )?;
+    let max = i64::from(feedback.max_retries);
     if feedback.blocked.is_none() {
-        if feedback.escalate {
-            writeln!(
+        match feedback.attempt {
+            // Saying "attempt 1" of a document whose count nobody can read
+            // would send one whose budget may be spent round again.
+            None => writeln!(
                 out,
-                "Retries used: {} of {}\n",
-                feedback.attempt - 1,
-                feedback.max_retries
-            )?;
-        } else if feedback.attempt > i64::from(feedback.max_retries) {
+                "Retry attempt: unknown (`retry_count` cannot be read; at most {max} retries): fix the defects below, then ask for this feedback again before another attempt\n"
+            )?,
+            Some(attempt) if feedback.escalate => {
+                writeln!(out, "Retries used: {} of {max}\n", attempt - 1)?;
+            }
             // A document still in progress with its budget spent: there is
             // no attempt beyond the last, and it has not failed yet.
-            writeln!(
+            Some(attempt) if attempt > max => writeln!(
                 out,
-                "Retries used: {} of {}: none is left; if this attempt fails, hand it to a person\n",
-                feedback.attempt - 1,
-                feedback.max_retries
-            )?;
-        } else {
-            writeln!(
-                out,
-                "Retry attempt {} of {}\n",
-                feedback.attempt, feedback.max_retries
-            )?;
+                "Retries used: {} of {max}: none is left; if this attempt fails, hand it to a person\n",
+                attempt - 1
+            )?,
+            Some(attempt) => writeln!(out, "Retry attempt {attempt} of {max}\n")?,
         }
     }
-    let out_of_retries = feedback.attempt > i64::from(feedback.max_retries);
+    let out_of_retries = feedback.attempt.is_some_and(|attempt| attempt > max);
     if feedback.escalate && feedback.blocked.is_none() && out_of_retries {
         writeln!(
             out,

@@ -14,6 +14,7 @@ mod diagnostics;
 mod filter;
 mod git;
 mod handoff;
+mod handoff_more;
 mod hooks;
 mod install_more;
 mod policy;
