@@ -240,11 +240,20 @@ pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
         for snapshot in snapshots.filter_map(Result::ok).filter(is_run_entry) {
             let run = super::run_dir::run_state(&runs.join(snapshot.file_name()));
             if matches!(run, RunState::Gone | RunState::Ended) {
+                // Its checks may still run there, orphaned.
+                crate::runner::stop_recorded_groups(&snapshot_groups(&snapshot.path()));
                 fs::remove_dir_all(snapshot.path())?;
             }
         }
     }
     Ok(removed)
+}
+
+/// Where the checks working in the temporary checkout `dir` record their
+/// process groups: beside its git files, where the run that removes the
+/// checkout of a killed run finds them.
+pub fn snapshot_groups(dir: &Path) -> PathBuf {
+    dir.join(".git").join("groups")
 }
 
 /// Whether a directory entry is a run's: a directory itself (never a link

@@ -145,3 +145,56 @@ fn a_named_link_to_a_directory_is_selected_as_the_link_git_tracks() {
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(files_given(&v, "list"), ["src/a.txt"]);
 }
+
+#[test]
+fn the_checks_of_a_killed_snapshot_run_are_stopped_when_its_checkout_is_removed() {
+    let repo = TestRepo::new();
+    let pid_file = repo.path().parent().unwrap().join("snapshot-check.pid");
+    let _ = std::fs::remove_file(&pid_file);
+    repo.config(&format!(
+        "[gate]\nisolation = \"snapshot\"\n[phases.implementation]\nchecks = [ {{ name = \"slow\", shell = true, command = \"echo $$ > {}; exec sleep 120\" }} ]\n",
+        pid_file.display()
+    ));
+    repo.write("a.txt", "a\n").commit_all("one");
+    repo.stage("a.txt", "a2\n");
+    let mut child = repo
+        .command(crate::support::BIN)
+        .arg("run")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let check: u32 = crate::support::wait_for("the check's pid", || {
+        std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok()
+    });
+    crate::support::wait_for("the recorded process group", || {
+        let snapshots = repo.path().join(".git/phasegate/snapshots");
+        std::fs::read_dir(snapshots)
+            .ok()?
+            .flatten()
+            .any(|d| std::fs::metadata(d.path().join(".git/groups")).is_ok_and(|m| m.len() > 0))
+            .then_some(())
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !crate::support::process_gone(check),
+        "killing phasegate alone leaves its check"
+    );
+
+    // The next run removes the killed run's checkout, and first stops what
+    // still works in it.
+    repo.stage(
+        "phasegate.toml",
+        "[gate]\nisolation = \"snapshot\"\n[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n",
+    );
+    let run = repo.phasegate(&["run"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    crate::support::wait_for("the killed run's check to be stopped", || {
+        crate::support::process_gone(check).then_some(())
+    });
+    let left: Vec<_> = std::fs::read_dir(repo.path().join(".git/phasegate/snapshots"))
+        .unwrap()
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

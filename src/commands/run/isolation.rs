@@ -170,9 +170,15 @@ pub(super) fn run_checks(
     .flatten();
     // If phasegate is killed while the changes are aside, the run that puts
     // them back stops these checks first.
-    if let Some(guard) = &guard {
+    // So are those of a killed run's temporary checkout, before it goes.
+    let groups = match (&guard, &place.snapshot) {
+        (Some(guard), _) => Some(guard.groups_file()),
+        (None, Some(snapshot)) => Some(crate::state::snapshot_groups(&snapshot.dir)),
+        (None, None) => None,
+    };
+    if let Some(groups) = groups {
         for plan in &mut plans {
-            plan.groups = Some(guard.groups_file());
+            plan.groups = Some(groups.clone());
         }
     }
     let outcomes = execute(ctx, &plans, jobs, progress);
