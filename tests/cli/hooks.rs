@@ -1547,3 +1547,56 @@ fn saved_copies_deleted_or_cut_short_are_said_once_and_the_others_come_back() {
     let commit = git_with_hook(&repo, &["commit", "-qm", "two"]);
     assert_eq!(commit.code, 0, "{commit:?}");
 }
+
+#[test]
+fn a_phasegate_hook_kept_as_the_earlier_hook_is_not_run_and_commits_end() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n").commit_all("one");
+    gate(&repo, "true");
+    repo.commit_all("gate");
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+    for hook in ["pre-commit", "pre-push"] {
+        let hooks = repo.path().join(".git/hooks");
+        if hook == "pre-push" {
+            assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
+        }
+        // Copied where phasegate keeps the hook that was there before it.
+        std::fs::copy(
+            hooks.join(hook),
+            hooks.join(format!("{hook}.phasegate-chained")),
+        )
+        .unwrap();
+    }
+    repo.write("a.txt", "b\n");
+    repo.git(&["add", "a.txt"]);
+    let mut git = repo.command("git");
+    git.args(["commit", "-qm", "two"])
+        .env("PHASEGATE_BIN", BIN)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = git.spawn().unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed().as_secs() >= 60 {
+            child.kill().unwrap();
+            panic!("the commit runs its own hook without end");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let commit = crate::support::output(&child.wait_with_output().unwrap());
+    assert_eq!(commit.code, 0, "{commit:?}");
+    assert!(
+        commit.stderr.contains("is a phasegate hook itself"),
+        "{}",
+        commit.stderr
+    );
+    // The pre-push hook's copy is skipped the same way.
+    let _origin = repo.bare_origin();
+    let push = git_with_hook(&repo, &["push", "-q", "origin", "main"]);
+    assert_eq!(push.code, 0, "{push:?}");
+    assert!(
+        push.stderr.contains("is a phasegate hook itself"),
+        "{}",
+        push.stderr
+    );
+}
