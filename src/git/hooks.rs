@@ -23,6 +23,24 @@ pub enum HookKind {
     PrePush,
 }
 
+/// The templates of the scripts earlier versions of phasegate wrote (what
+/// `hooks/` held then), as git blob ids: upgrading phasegate and installing
+/// again replaces them as phasegate's own. `fixtures/hooks/` has the first
+/// of each.
+const EARLIER_PRE_COMMIT: [&str; 4] = [
+    "cc7a7d567e21bd1ff011db792671a84255fcf545",
+    "27d05406281caceda4bb7feabece429fc4766281",
+    "bfc3dcac6d020a5abcb1b8db851497d02bd6d690",
+    "8c634c55633a610918eeb4cc37562b50d7da77c1",
+];
+const EARLIER_PRE_PUSH: [&str; 5] = [
+    "1d65b971d29eea6631119c7da84ca8e53abe61d0",
+    "4aba38bd4c040808896414aa30e48aa31f538860",
+    "8653c4f591178af641766deeba54f0d785485b69",
+    "09a864f23ec809918171ef4434dcd44bc5b1123c",
+    "275c86deb86533a11df45580d478e7d5b239a3c2",
+];
+
 impl HookKind {
     pub const NAMES: [&'static str; 3] = ["pre-commit", "pre-merge-commit", "pre-push"];
 
@@ -41,6 +59,32 @@ impl HookKind {
             "pre-push" => Some(HookKind::PrePush),
             _ => None,
         }
+    }
+
+    /// Whether `text` is a script this or an earlier version of
+    /// phasegate writes for this hook, as it wrote it: an install replaces
+    /// such a hook without keeping it as someone's edit.
+    fn written_unchanged(self, text: &str) -> bool {
+        if text == self.script(false) || text == self.script(true) {
+            return true;
+        }
+        let template = ["0", "1"].iter().fold(text.to_string(), |text, value| {
+            text.replacen(
+                &format!("\nfail_closed={value}\n"),
+                "\nfail_closed=@FAIL_CLOSED@\n",
+                1,
+            )
+        });
+        let (template, earlier) = match self {
+            HookKind::PreCommit => (template, &EARLIER_PRE_COMMIT[..]),
+            HookKind::PreMergeCommit => (
+                template.replacen("\nhook=pre-merge-commit\n", "\nhook=pre-commit\n", 1),
+                &EARLIER_PRE_COMMIT[..],
+            ),
+            HookKind::PrePush => (template, &EARLIER_PRE_PUSH[..]),
+        };
+        git2::Oid::hash_object(git2::ObjectType::Blob, template.as_bytes())
+            .is_ok_and(|id| earlier.contains(&id.to_string().as_str()))
     }
 
     fn script(self, fail_closed: bool) -> String {
@@ -356,7 +400,7 @@ fn free_name(path: &Path, suffix: &str) -> PathBuf {
 /// rewriting or removing it must not lose those changes. Where it went.
 fn keep_if_edited(path: &Path, kind: HookKind) -> Result<Option<PathBuf>, HookError> {
     let text = fs::read_to_string(path).map_err(io("read", path))?;
-    if text == kind.script(false) || text == kind.script(true) {
+    if kind.written_unchanged(&text) {
         return Ok(None);
     }
     let kept = free_name(path, ".phasegate-edited");
@@ -413,6 +457,7 @@ pub fn install(
             _ if before == script => None,
             (true, false) => Some(opened),
             (false, true) => Some(closed),
+            _ if edited.is_none() => Some("its script was updated to this version's"),
             _ => Some("its script was not the one phasegate writes"),
         };
         let changed = changed.map(str::to_string);
@@ -515,6 +560,37 @@ pub fn uninstall(repo_dir: &Path, kind: HookKind) -> Result<UninstallOutcome, Ho
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// When this fails, a script in `hooks/` changed: add the id of the
+    /// template it replaces (the one written here) to `EARLIER_PRE_COMMIT`
+    /// or `EARLIER_PRE_PUSH`, so that hooks written before are still known
+    /// as phasegate's, then write the new id here.
+    #[test]
+    fn every_earlier_script_is_known_as_phasegates() {
+        let id = |text: &str| {
+            git2::Oid::hash_object(git2::ObjectType::Blob, text.as_bytes())
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(id(PRE_COMMIT), "0065deb6b192244b67331e9245239749aac489c1");
+        assert_eq!(id(PRE_PUSH), "48d77841c9cf88261e5371afb2066f203bb378d4");
+        for kind in [
+            HookKind::PreCommit,
+            HookKind::PreMergeCommit,
+            HookKind::PrePush,
+        ] {
+            let earliest = match kind {
+                HookKind::PrePush => include_str!("../../fixtures/hooks/pre-push.earliest"),
+                _ => include_str!("../../fixtures/hooks/pre-commit.earliest"),
+            };
+            let earliest = earliest.replace("hook=pre-commit", &format!("hook={}", kind.name()));
+            for value in ["0", "1"] {
+                let written = earliest.replace("@FAIL_CLOSED@", value);
+                assert!(kind.written_unchanged(&written), "{}", kind.name());
+                assert!(!kind.written_unchanged(&written.replace("exit 0", "exit 1")));
+            }
+        }
+    }
 
     /// A shell function's text in a script, from its first line to the
     /// `}` that ends it.

@@ -227,3 +227,29 @@ fn installing_again_leaves_a_link_to_a_tracked_phasegate_hook_a_link() {
         "{run:?}"
     );
 }
+
+#[test]
+fn a_hook_an_earlier_version_of_phasegate_wrote_is_replaced_as_its_own() {
+    let repo = TestRepo::new();
+    let hooks = repo.path().join(".git/hooks");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hooks");
+    for (hook, fail_closed) in [("pre-commit", "0"), ("pre-push", "1")] {
+        let earliest = std::fs::read_to_string(fixtures.join(format!("{hook}.earliest"))).unwrap();
+        executable(
+            &hooks.join(hook),
+            &earliest.replace("@FAIL_CLOSED@", fail_closed),
+        );
+        let mut args = vec!["install", "--hook", hook];
+        if fail_closed == "1" {
+            args.push("--fail-closed");
+        }
+        let run = repo.phasegate(&args);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(run.stdout.contains("updated"), "{}", run.stdout);
+        assert!(!run.stdout.contains("kept as"), "{}", run.stdout);
+        assert!(!std::fs::read_to_string(hooks.join(hook))
+            .unwrap()
+            .contains("@FAIL_CLOSED@"));
+    }
+    assert_eq!(hook_files(&hooks), ["pre-commit", "pre-push"]);
+}
