@@ -93,7 +93,7 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                 if let Some(edited) = edited {
                     let _ = writeln!(
                         io.out,
-                        "  the script that was there had been changed (by hand, or by another version of phasegate): it is kept as {}",
+                        "  the script that was there had been changed (by hand, or by a newer version of phasegate): it is kept as {}",
                         edited.display()
                     );
                 }
@@ -156,7 +156,7 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
                 if let Some(edited) = edited {
                     let _ = writeln!(
                         io.out,
-                        "  it had been changed (by hand, or by another version of phasegate): it is kept as {}, where git does not run it",
+                        "  it had been changed (by hand, or by a newer version of phasegate): it is kept as {}, where git does not run it",
                         edited.display()
                     );
                 }

@@ -396,7 +396,7 @@ fn free_name(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// Moves phasegate's hook at `path` aside when it is not a script phasegate
-/// writes (someone changed it, or another version of phasegate wrote it):
+/// writes (someone changed it, or a newer version of phasegate wrote it):
 /// rewriting or removing it must not lose those changes. Where it went.
 fn keep_if_edited(path: &Path, kind: HookKind) -> Result<Option<PathBuf>, HookError> {
     let text = fs::read_to_string(path).map_err(io("read", path))?;
