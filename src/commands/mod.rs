@@ -78,24 +78,30 @@ impl Reports {
             let format = ReportFormat::from_str(name, true).map_err(|_| {
                 format!("unknown report format `{name}`: expected one of human, json, sarif, junit, github, codequality")
             })?;
+            // Standard output carries the `--format` report already: a
+            // second document there would make neither readable.
+            if file == "-" {
+                return Err(format!(
+                    "`--report {spec}` names standard output, which carries the `--format` report: give the {name} report a file, or print it with `--format {name}`"
+                ));
+            }
             extra.push((format, PathBuf::from(file)));
         }
-        // Two reports in one file: the second would overwrite the first.
-        let mut files: Vec<(&Path, ReportFormat)> = Vec::new();
+        // `--output -` is standard output, where the report goes anyway.
+        let output = output.filter(|p| p.as_os_str() != "-");
+        // Two reports in one file: the second would overwrite the first,
+        // however the path is spelt (`out.sarif`, `./out.sarif`).
+        let mut files: Vec<(PathBuf, &Path, ReportFormat)> = Vec::new();
         for (format, path) in extra
             .iter()
             .map(|(f, p)| (*f, p.as_path()))
             .chain(output.as_deref().map(|p| (format, p)))
         {
-            if let Some((_, earlier)) = files.iter().find(|(p, _)| *p == path) {
-                return Err(format!(
-                    "`{}` is named for two reports ({} and {}): give each report its own file",
-                    path.display(),
-                    format_name(*earlier),
-                    format_name(format)
-                ));
+            let same = lexical(path);
+            if let Some((_, first, earlier)) = files.iter().find(|(p, _, _)| *p == same) {
+                return Err(two_reports(first, *earlier, path, format));
             }
-            files.push((path, format));
+            files.push((same, path, format));
         }
         Ok(Reports {
             format,
@@ -103,6 +109,44 @@ impl Reports {
             extra,
         })
     }
+
+    /// The file `--output` names, if any: `-` is standard output.
+    fn output_file(&self) -> Option<&Path> {
+        self.output.as_deref().filter(|p| p.as_os_str() != "-")
+    }
+}
+
+/// `path` with `.` and `dir/..` taken out, as the file system resolves
+/// it when no symbolic link is in the way.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The error for one file named for two reports.
+fn two_reports(first: &Path, earlier: ReportFormat, path: &Path, format: ReportFormat) -> String {
+    let spelt = if first == path {
+        format!("`{}`", path.display())
+    } else {
+        format!("`{}` (as `{}`)", first.display(), path.display())
+    };
+    format!(
+        "{spelt} is named for two reports ({} and {}): give each report its own file",
+        format_name(earlier),
+        format_name(format)
+    )
 }
 
 /// A report format as the command line names it.
@@ -146,26 +190,53 @@ fn write_report_files(
         .iter()
         .map(|(f, p)| (*f, p.as_path()))
         .collect();
-    if let Some(path) = &reports.output {
-        to_files.push((reports.format, path.as_path()));
+    if let Some(path) = reports.output_file() {
+        to_files.push((reports.format, path));
     }
-    for (format, path) in &to_files {
-        let path = ctx.cwd.join(path);
+    // Where each report went: an absolute path and a relative one can
+    // name one file, which `Reports::parse` cannot see.
+    let mut taken: Vec<(PathBuf, &Path, ReportFormat)> = Vec::new();
+    for &(format, given) in &to_files {
+        let path = lexical(&ctx.cwd.join(given));
+        if let Some((_, first, earlier)) = taken.iter().find(|(p, _, _)| *p == path) {
+            all = false;
+            let _ = writeln!(
+                io.err,
+                "error: the {} report was not written: {}",
+                format_name(format),
+                two_reports(first, *earlier, given, format)
+            );
+            continue;
+        }
         let written = std::fs::File::create(&path).and_then(|file| {
             let mut file = std::io::BufWriter::new(file);
-            render_report(verdict, *format, ctx, false, &mut file)?;
+            render_report(verdict, format, ctx, false, &mut file)?;
             file.flush()
         });
         if let Err(e) = written {
             all = false;
             let _ = writeln!(
                 io.err,
-                "error: failed to write the report `{}`: {e}",
-                path.display()
+                "error: failed to write the report `{}`: {e}{}",
+                path.display(),
+                missing_directory(&path)
             );
         }
+        taken.push((path, given, format));
     }
     all
+}
+
+/// What to do when a report's directory does not exist: phasegate does
+/// not make directories nobody asked for.
+fn missing_directory(path: &Path) -> String {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => format!(
+            " (the directory `{}` does not exist: create it first, or name a file in an existing directory)",
+            dir.display()
+        ),
+        _ => String::new(),
+    }
 }
 
 /// Appends the GitHub step summary when a GitHub report was asked for and
@@ -223,7 +294,7 @@ pub fn emit_reports(
     if proceeds && files && !summary {
         files = write_report_files(&missing_report(verdict), reports, ctx, io);
     }
-    let on_stdout = if reports.output.is_some() {
+    let on_stdout = if reports.output_file().is_some() {
         ReportFormat::Human
     } else {
         reports.format
@@ -268,7 +339,7 @@ pub fn emit_stopped_reports(
 ) -> ExitCode {
     let files = write_report_files(verdict, reports, ctx, io);
     let summary = append_step_summary(verdict, reports, ctx, io);
-    let on_stdout = reports.output.is_none().then_some(reports.format);
+    let on_stdout = reports.output_file().is_none().then_some(reports.format);
     if let Some(
         format @ (ReportFormat::Sarif
         | ReportFormat::Junit

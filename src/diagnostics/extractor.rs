@@ -23,6 +23,9 @@ pub const MAX_DIAGNOSTICS_PER_CHECK: usize = 1000;
 /// The most of one JSON document (ESLint's `-f json`, pyright's
 /// `--outputjson`) gathered before it is read; a bigger one is read as text.
 const MAX_JSON_BYTES: usize = 16 * 1024 * 1024;
+/// The most of one finding's message, as much as a run keeps of one line
+/// of a tool's output.
+const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 
 /// What extraction gives back.
 #[derive(Debug, Default)]
@@ -406,18 +409,30 @@ impl Extractor {
     /// When `input` cannot be read.
     pub fn read_all(mut self, input: impl std::io::Read) -> std::io::Result<Extracted> {
         use std::io::BufRead;
+        use std::io::Read;
         let mut reader = std::io::BufReader::new(input);
         let mut line = Vec::new();
         let mut offset: u64 = 0;
         loop {
             line.clear();
-            let n = reader.read_until(b'\n', &mut line)?;
+            // A line is read up to the largest JSON document the
+            // extractor gathers (ESLint prints its whole report on one
+            // line), and the rest of it skipped: a saved log that is one
+            // endless line must not be held in memory whole.
+            let n = (&mut reader)
+                .take(MAX_JSON_BYTES as u64 + 1)
+                .read_until(b'\n', &mut line)?;
             if n == 0 {
                 return Ok(self.finish());
             }
             let start = offset;
             offset += n as u64;
-            let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
+            if line.last() == Some(&b'\n') {
+                line.pop();
+            } else if n > MAX_JSON_BYTES {
+                offset += reader.skip_until(b'\n')? as u64;
+            }
+            let bytes = &line[..];
             let end = start + bytes.len() as u64;
             if let Some(bytes) = super::shown_part(bytes, |part| self.wants(part, true)) {
                 self.line(&String::from_utf8_lossy(bytes), start..end);
@@ -502,7 +517,7 @@ impl Extractor {
                     severity: found.severity,
                     code: found.code,
                     test: found.test,
-                    message: found.message,
+                    message: bounded(found.message),
                     log_range: (found.range.end > 0)
                         .then_some((found.range.start, found.range.end)),
                     source_line: None,
@@ -511,6 +526,7 @@ impl Extractor {
                 if d.column_unit != ColumnUnit::Character {
                     lines.convert(&mut d);
                 }
+                drop_backward_end(&mut d);
                 if let (Some(file), Some(line)) = (d.file.as_deref(), d.line) {
                     d.source_line = lines.text(file, line);
                 }
@@ -525,6 +541,41 @@ impl Extractor {
             parser: found_any.then_some(name),
         }
     }
+}
+
+/// Forgets an end a tool gave that does not follow its start (an end
+/// line before the start line, an end without a start line): SARIF
+/// (§3.30.7) and GitHub's annotations reject such a region, and a
+/// finding is still placed by its start.
+fn drop_backward_end(d: &mut Diagnostic) {
+    let Some(line) = d.line else {
+        d.end_line = None;
+        d.end_column = None;
+        return;
+    };
+    let end_line = d.end_line.unwrap_or(line);
+    let backward = end_line < line
+        || (end_line == line && matches!((d.column, d.end_column), (Some(c), Some(e)) if e < c));
+    if backward || (d.column.is_none() && d.end_column.is_some()) {
+        d.end_line = None;
+        d.end_column = None;
+    }
+}
+
+/// `message` cut to `MAX_MESSAGE_BYTES`, with a mark where it was cut:
+/// a tool that prints a finding of megabytes (a whole data dump in one
+/// assertion) must not carry them into every report and the history.
+fn bounded(mut message: String) -> String {
+    if message.len() <= MAX_MESSAGE_BYTES {
+        return message;
+    }
+    let mut end = MAX_MESSAGE_BYTES - '…'.len_utf8();
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    message.truncate(end);
+    message.push('…');
+    message
 }
 
 /// The directories from the check's up to the repository root, nearest

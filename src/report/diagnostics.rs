@@ -47,5 +47,12 @@ pub fn render_human(
     if dropped > 0 {
         writeln!(out, "… and {dropped} more over the limit")?;
     }
+    // Nothing printed would not say whether the output was read at all.
+    if diagnostics.is_empty() && dropped == 0 {
+        writeln!(
+            out,
+            "no diagnostics found: no parser recognised a finding in this output (name one with `--parser`)"
+        )?;
+    }
     Ok(())
 }

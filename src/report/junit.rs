@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::io::{self, Write};
 
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{shorten, Diagnostic, MAX_LINE_CHARS};
 use crate::gate::{CheckResult, CheckStatus, Effect, Verdict};
 
 /// Bytes of diagnostics kept in one failure's text.
@@ -60,15 +60,32 @@ fn line(d: &Diagnostic) -> String {
 fn body(diagnostics: &[&Diagnostic]) -> String {
     let mut out = String::new();
     for (i, d) in diagnostics.iter().enumerate() {
-        let next = line(d);
+        let mut next = line(d);
         if out.len() + next.len() > MAX_FAILURE_BYTES {
-            out.push_str(&format!("… and {} more\n", diagnostics.len() - i));
-            break;
+            // The first finding is shown even when it alone is over the
+            // bound, cut to it: a failure whose text names none of its
+            // findings explains nothing.
+            if i > 0 {
+                out.push_str(&format!("… and {} more\n", diagnostics.len() - i));
+                break;
+            }
+            let mut end = MAX_FAILURE_BYTES - 64;
+            while !next.is_char_boundary(end) {
+                end -= 1;
+            }
+            next.truncate(end);
+            next.push_str(" … (cut)");
         }
         out.push_str(&next);
         out.push('\n');
     }
     out
+}
+
+/// A failure's `message` attribute: the first line of its first finding,
+/// as long as a line of the human report; the failure's text has the rest.
+fn headline(d: &Diagnostic) -> String {
+    shorten(&super::text::first_line(d), MAX_LINE_CHARS).into_owned()
 }
 
 struct Case {
@@ -135,7 +152,7 @@ fn cases(verdict: &Verdict, phase: &str) -> Vec<Case> {
                 .copied()
                 .filter(|d| d.test.as_deref() == Some(test) && d.file.as_deref() == file)
                 .collect();
-            let message = super::text::first_line(failures[0]).into_owned();
+            let message = headline(failures[0]);
             // The file goes into the name only where the name alone is
             // ambiguous.
             let shared = tests.iter().filter(|(_, t)| *t == test).count() > 1;
@@ -161,7 +178,7 @@ fn cases(verdict: &Verdict, phase: &str) -> Vec<Case> {
     if !own.is_empty() {
         let (kind, message) = match &verdict.error {
             Some(error) => ("error", error.message.clone()),
-            None => ("failure", super::text::first_line(own[0]).into_owned()),
+            None => ("failure", headline(own[0])),
         };
         out.push(Case {
             classname: phase.to_string(),

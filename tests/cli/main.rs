@@ -19,6 +19,7 @@ mod hooks;
 mod install_more;
 mod policy;
 mod reports;
+mod reports_more;
 mod runner;
 mod selection_more;
 mod state;
