@@ -821,10 +821,15 @@ impl Validator<'_> {
         // Existence is checked against every declared phase, valid or not,
         // so one mistake inside a phase does not make it "unknown" elsewhere.
         let declared: BTreeSet<String> = phase_nodes.iter().map(|(k, _)| k.name.clone()).collect();
-        let workflows = self.workflows(get(root, "workflows"), &declared, &mut commands);
+        // A `phases` that is no table has its own error: which phases exist
+        // is unknown then, and "unknown phase" wherever one is named (the
+        // default phase, a workflow's) would only be noise after it.
+        let phases_table = get(root, "phases").filter(|node| matches!(node.val, Val::Table(_)));
+        let known = (phases_table.is_some() || get(root, "phases").is_none()).then_some(&declared);
+        let workflows = self.workflows(get(root, "workflows"), known, &mut commands);
         self.unsplit_commands(&mut commands);
-        let gate = self.gate(get(root, "gate"), &declared, &workflows);
-        if let (Some(gate), Some(node)) = (&gate, get(root, "phases")) {
+        let gate = self.gate(get(root, "gate"), known, &workflows);
+        if let (Some(gate), Some(node)) = (&gate, phases_table) {
             if !declared.contains(&gate.default_phase)
                 && get_path(root, &["gate", "default_phase"]).is_none()
             {
@@ -912,10 +917,12 @@ impl Validator<'_> {
         }
     }
 
+    /// `[gate]`; `phases` are the phases declared, `None` when that is
+    /// unknown (`phases` is no table).
     fn gate(
         &mut self,
         node: Option<&Node>,
-        phases: &BTreeSet<String>,
+        phases: Option<&BTreeSet<String>>,
         workflows: &BTreeMap<String, Workflow>,
     ) -> Option<GateConfig> {
         let entries = node.and_then(|n| self.table(n, "`[gate]`")).unwrap_or(&[]);
@@ -928,8 +935,11 @@ impl Validator<'_> {
                 })
                 .unwrap_or(Profile::Auto),
             default_phase: keys
-                .read(self, "default_phase", |v, node, what| {
-                    v.defined(node, what, "phase", phases.iter().map(String::as_str))
+                .read(self, "default_phase", |v, node, what| match phases {
+                    Some(phases) => {
+                        v.defined(node, what, "phase", phases.iter().map(String::as_str))
+                    }
+                    None => v.string(node, what),
                 })
                 .unwrap_or_else(|| "implementation".to_string()),
             max_retries: keys
@@ -1555,10 +1565,11 @@ impl Validator<'_> {
         Some(ParserChoice::Regex(regex))
     }
 
+    /// `[workflows]`; `phases` as for `gate`.
     fn workflows(
         &mut self,
         node: Option<&Node>,
-        phases: &BTreeSet<String>,
+        phases: Option<&BTreeSet<String>>,
         commands: &mut Commands,
     ) -> BTreeMap<String, Workflow> {
         let mut out = BTreeMap::new();
@@ -1576,7 +1587,7 @@ impl Validator<'_> {
                 .and_then(|n| self.table(n, &format!("`[workflows.{}.phases]`", key.name)))
             {
                 for (phase_key, phase_node) in flow_phases {
-                    if !phases.contains(&phase_key.name) {
+                    if let Some(phases) = phases.filter(|p| !p.contains(&phase_key.name)) {
                         let at_node = Node {
                             val: Val::Str(String::new()),
                             at: phase_key.at.clone(),

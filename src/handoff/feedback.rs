@@ -81,13 +81,17 @@ pub struct RunSeen {
     pub failed_checks: Vec<String>,
 }
 
-/// What to do about a checkpoint that does not pass.
-fn fix_for(checkpoint: &str) -> String {
-    match checkpoint {
-        "tests_passing" => "run the tests (`phasegate run --check tests`), fix every failure, then set `tests_passing` to pass".to_string(),
-        "no_lint_errors" => "run the linter (`phasegate run --check lint`), fix every finding, then set `no_lint_errors` to pass".to_string(),
-        "tests_written" => "write tests for the change, then set `tests_written` to pass".to_string(),
-        name => format!("finish `{name}` and set its status to pass; a skip does not count"),
+/// What to do about a checkpoint that does not pass. A checkpoint a check
+/// verifies (`claims`, which `[handoff.claims]` may point at a check of the
+/// project's own name) is told to run that check: a name the phase does
+/// not have would send the agent to a usage error.
+fn fix_for(checkpoint: &str, claims: &BTreeMap<String, String>) -> String {
+    match (checkpoint, claims.get(checkpoint)) {
+        ("tests_passing", Some(check)) => format!("run the tests (`phasegate run --check {check}`), fix every failure, then set `tests_passing` to pass"),
+        ("no_lint_errors", Some(check)) => format!("run the linter (`phasegate run --check {check}`), fix every finding, then set `no_lint_errors` to pass"),
+        (name, Some(check)) => format!("run check `{check}` (`phasegate run --check {check}`), fix what it reports, then set `{name}` to pass"),
+        ("tests_written", None) => "write tests for the change, then set `tests_written` to pass".to_string(),
+        (name, None) => format!("finish `{name}` and set its status to pass; a skip does not count"),
     }
 }
 
@@ -153,7 +157,7 @@ pub fn feedback(
                     check: evidence.map(|e| e.name.clone()),
                     errors: evidence.map(|e| e.errors.clone()).unwrap_or_default(),
                     log: evidence.and_then(|e| e.log.clone()),
-                    fix: fix_for(name),
+                    fix: fix_for(name, claims),
                     line: c.line,
                 });
             }

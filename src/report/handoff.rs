@@ -167,8 +167,9 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
             out,
             "The handoff says it is blocked: a person is needed, not another attempt. Stop here and hand this to a person.\n"
         )?;
-        writeln!(out, "- **Block reason:** {}", blocked.reason)?;
-        writeln!(out, "- **Block details:** {}\n", blocked.details)?;
+        list_item(out, "Block reason", &blocked.reason)?;
+        list_item(out, "Block details", &blocked.details)?;
+        writeln!(out)?;
         if feedback.items.is_empty() {
             return Ok(());
         }
@@ -223,20 +224,30 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
     }
     for item in &feedback.items {
         match item.kind {
-            "checkpoint" => writeln!(out, "### Checkpoint `{}` (line {})", item.name, item.line)?,
-            "claim" => writeln!(
+            "checkpoint" => writeln!(
                 out,
-                "### Claim `{}` contradicted by check `{}` (line {})",
-                item.name,
-                item.check.as_deref().unwrap_or("?"),
+                "### Checkpoint {} (line {})",
+                code(&item.name),
                 item.line
             )?,
-            _ => writeln!(out, "### Defect in `{}` (line {})", item.name, item.line)?,
+            "claim" => writeln!(
+                out,
+                "### Claim {} contradicted by check {} (line {})",
+                code(&item.name),
+                code(item.check.as_deref().unwrap_or("?")),
+                item.line
+            )?,
+            _ => writeln!(
+                out,
+                "### Defect in {} (line {})",
+                code(&item.name),
+                item.line
+            )?,
         }
-        writeln!(out, "- **Status:** {}", item.status)?;
-        writeln!(out, "- **Reason:** {}", item.reason)?;
+        list_item(out, "Status", &item.status)?;
+        list_item(out, "Reason", &item.reason)?;
         if let Some(details) = &item.details {
-            writeln!(out, "- **Details:** {details}")?;
+            list_item(out, "Details", details)?;
         }
         if let Some(check) = &item.check {
             let log = item
@@ -256,6 +267,33 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
         writeln!(out, "- **What to fix:** {}\n", clean(&item.fix))?;
     }
     Ok(())
+}
+
+/// One `- **label:** text` item of the feedback's lists. The text comes
+/// from the document (a checkpoint's `message`, `last_failure`), where a
+/// YAML block (`|`) spans lines: written as it is, its second line would
+/// end the list and its `###` or `- ` lines would read as the feedback's
+/// own headings and items. Such text goes into a fenced block inside the
+/// item, shown as written and read as nothing else.
+fn list_item(out: &mut dyn Write, label: &str, text: &str) -> io::Result<()> {
+    let text = text.trim_end();
+    if !text.contains(['\n', '\r']) {
+        return writeln!(out, "- **{label}:** {}", clean(text));
+    }
+    // A fence longer than any run of backticks inside cannot be closed by
+    // the text (CommonMark, "Fenced code blocks").
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat((longest + 1).max(3));
+    writeln!(out, "- **{label}:**\n\n  {fence}text")?;
+    for line in text.lines() {
+        let line = clean(line.strip_suffix('\r').unwrap_or(line));
+        if line.is_empty() {
+            writeln!(out)?;
+        } else {
+            writeln!(out, "  {line}")?;
+        }
+    }
+    writeln!(out, "  {fence}")
 }
 
 /// `text` as a Markdown code span: a tool's message may hold backticks,

@@ -20,6 +20,7 @@ mod install_more;
 mod policy;
 mod reports;
 mod reports_more;
+mod run_more;
 mod runner;
 mod selection_more;
 mod state;

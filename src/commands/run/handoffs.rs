@@ -88,18 +88,64 @@ pub(super) fn handoff_rules(config: &Config) -> crate::handoff::Rules {
     }
 }
 
+/// The stage a document names, and where: `path:line`, for an error about
+/// the phase it names to point at.
+pub(super) struct Stage {
+    pub path: String,
+    /// The stage, which names the phase.
+    pub name: String,
+    /// The line of its `stage:` field.
+    pub line: Option<usize>,
+}
+
+impl Stage {
+    /// `path:line`, or the path alone when the line is not known.
+    pub fn place(&self) -> String {
+        match self.line {
+            Some(line) => format!("{}:{line}", self.path),
+            None => self.path.clone(),
+        }
+    }
+
+    /// A problem located at its `stage:` line, for the reports that
+    /// annotate files.
+    pub fn problem(&self, message: String, help: &str) -> crate::gate::ErrorProblem {
+        crate::gate::ErrorProblem {
+            message,
+            help: Some(help.to_string()),
+            file: Some(self.path.clone()),
+            line: self.line.and_then(|line| u32::try_from(line).ok()),
+            column: None,
+        }
+    }
+}
+
 /// The stage each document names, read once to resolve the phase; the
 /// documents are validated again once the checks ran, when their claims
 /// (`tests_passing`) can be held against the results.
 pub(super) fn stages(
     documents: &[(String, DocumentBytes)],
     rules: &crate::handoff::Rules,
-) -> Vec<(String, String)> {
+) -> Vec<Stage> {
     documents
         .iter()
         .filter_map(|(path, bytes)| {
             let report = read_handoff(path, bytes, rules);
-            report.stage.map(|s| (path.clone(), s))
+            let line = bytes.as_deref().ok().and_then(stage_line);
+            report.stage.map(|name| Stage {
+                path: path.clone(),
+                name,
+                line,
+            })
         })
         .collect()
+}
+
+/// The line of the `stage:` field of a document whose stage could be read
+/// (its frontmatter is UTF-8 and parses).
+fn stage_line(bytes: &[u8]) -> Option<usize> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let frontmatter = crate::handoff::extract::extract(text).ok()?;
+    let (root, _) = crate::handoff::yaml::parse(&frontmatter).ok()?;
+    Some(root?.get("stage")?.pos.line)
 }

@@ -140,6 +140,11 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
 enum Stop {
     /// An error, under the profile known by then.
     Error(Profile, VerdictError),
+    /// A phase, profile or workflow that cannot be resolved (a stage no
+    /// phase defines, say): the handoff documents among the files are
+    /// still validated and reported, so one run tells an agent everything
+    /// it has to fix.
+    Phase(Profile, VerdictError, Vec<serde_json::Value>),
     /// A configuration that does not load, read from `Source`: people are
     /// shown its errors in the file too.
     Config(Profile, config::ConfigError, Source),
@@ -165,8 +170,13 @@ fn stopped(
     reports: &super::Reports,
     io: &mut Streams<'_>,
 ) -> ExitCode {
+    let mut handoffs = Vec::new();
     let (profile, error) = match stop {
         Stop::Error(profile, error) => (profile, error),
+        Stop::Phase(profile, error, documents) => {
+            handoffs = documents;
+            (profile, error)
+        }
         Stop::Config(profile, error, from) => {
             // People read the errors unless standard output carries the
             // JSON verdict (with `--output`, it carries the human report).
@@ -182,6 +192,7 @@ fn stopped(
         }
     };
     let mut verdict = Verdict::stopped(profile, args.phase.clone(), error);
+    verdict.handoffs = handoffs;
     let internal = verdict.error.as_ref().is_some_and(|e| e.kind == "internal");
     if let (true, Some(state_dir)) = (internal, state_dir) {
         super::record::record_stopped(
@@ -219,8 +230,15 @@ fn run_gate(
     let documents = handoffs::read_handoffs(root, &selection, &config, &Content::of(&mode))
         .map_err(|e| Stop::internal(config.gate.profile, &e))?;
     let mut rules = handoffs::handoff_rules(&config);
-    let settings = resolve(ctx, args, &config, &handoffs::stages(&documents, &rules))
-        .map_err(|message| Stop::usage(config.gate.profile, message))?;
+    let settings =
+        resolve(ctx, args, &config, &handoffs::stages(&documents, &rules)).map_err(|error| {
+            let reports = documents
+                .iter()
+                .map(|(path, bytes)| handoffs::read_handoff(path, bytes, &rules))
+                .map(|report| serde_json::to_value(report).unwrap_or_default())
+                .collect();
+            Stop::Phase(config.gate.profile, error, reports)
+        })?;
     let (run_dir, pruning) = create_run_dir(ctx, &ws.state_dir, &config, &mut notes)
         .map_err(|error| Stop::Error(settings.profile, error))?;
 
@@ -785,11 +803,12 @@ fn resolve(
     ctx: &Context,
     args: &RunRequest,
     config: &Config,
-    stages: &[(String, String)],
-) -> Result<Settings, String> {
+    stages: &[handoffs::Stage],
+) -> Result<Settings, VerdictError> {
+    let usage = super::usage_error;
     let profile = match asked_profile(ctx, args) {
         Some(Ok(profile)) => profile,
-        Some(Err(message)) => return Err(message),
+        Some(Err(message)) => return Err(usage(message)),
         None => config.gate.profile,
     };
     let workflow = args
@@ -798,48 +817,73 @@ fn resolve(
         .or_else(|| config.gate.workflow.clone());
     if let Some(name) = &workflow {
         if !config.workflows.contains_key(name) {
-            return Err(unknown("workflow", name, config.workflows.keys()));
+            return Err(usage(unknown("workflow", name, config.workflows.keys())));
         }
     }
-    let stage = match stages {
-        [] => None,
-        [(_, first), rest @ ..] => {
-            if let Some((path, other)) = rest.iter().find(|(_, s)| s != first) {
-                let (first_path, _) = &stages[0];
-                if args.phase.is_none() && ctx.phase.is_none() {
-                    return Err(format!(
-                        "the handoff documents disagree on the stage: `{first_path}` says `{first}`, `{path}` says `{other}`; pass --phase"
-                    ));
-                }
-            }
-            Some(first.clone())
+    // The documents' stage, when neither --phase nor PHASEGATE_PHASE names
+    // the phase: all of them must say the same.
+    let named = args.phase.is_some() || ctx.phase.is_some();
+    if let (false, [first, rest @ ..]) = (named, stages) {
+        if let Some(other) = rest.iter().find(|s| s.name != first.name) {
+            let mut error = usage(format!(
+                "the handoff documents disagree on the stage: `{}` says `stage: {}`, `{}` says `stage: {}`; make them agree, or name the phase with `--phase {}` (or PHASEGATE_PHASE)",
+                first.place(),
+                first.name,
+                other.place(),
+                other.name,
+                first.name
+            ));
+            let help = "make the documents' stages agree, or name the phase with `--phase`";
+            error.problems = [(first, other), (other, first)]
+                .iter()
+                .map(|(this, that)| {
+                    let message = format!(
+                        "`stage: {}` disagrees with `stage: {}` of `{}`",
+                        this.name,
+                        that.name,
+                        that.place()
+                    );
+                    this.problem(message, help)
+                })
+                .collect();
+            return Err(error);
         }
-    };
+    }
     // The phase, and what named it, for an error that says where to look.
     let (phase, named_by) = if let Some(phase) = &args.phase {
-        (phase.clone(), None)
+        (phase.clone(), PhaseSource::Flag)
     } else if let Some(phase) = &ctx.phase {
-        (phase.clone(), Some("PHASEGATE_PHASE".to_string()))
-    } else if let Some(stage) = stage {
-        let by = format!("the `stage` of `{}`", stages[0].0);
-        (stage, Some(by))
+        (phase.clone(), PhaseSource::Environment)
+    } else if let Some(first) = stages.first() {
+        (first.name.clone(), PhaseSource::Stage(first))
     } else {
-        (config.gate.default_phase.clone(), None)
+        (config.gate.default_phase.clone(), PhaseSource::Default)
     };
     let Some(checks) = config.checks_for(&phase, workflow.as_deref()) else {
-        let mut message = unknown("phase", &phase, config.phases.keys());
-        if let Some(by) = named_by {
-            message = format!("{message} (named by {by})");
+        let mut error = usage(undefined_phase(config, &phase, &named_by));
+        if let PhaseSource::Stage(stage) = named_by {
+            let message = format!(
+                "`stage: {phase}` names a phase `{}` does not define",
+                config::CONFIG_FILE
+            );
+            let help = format!(
+                "add `[phases.{phase}]` to `{}`, or pass `--phase`",
+                config::CONFIG_FILE
+            );
+            error.problems = vec![stage.problem(message, &help)];
         }
-        return Err(message);
+        return Err(error);
     };
     for name in &args.checks {
         if !checks.iter().any(|c| &c.name == name) {
-            return Err(unknown(
-                &format!("check in phase `{phase}`:"),
+            return Err(usage(unknown_check(
+                config,
+                &phase,
+                workflow.as_deref(),
+                args.workflow.is_some(),
                 name,
-                checks.iter().map(|c| &c.name),
-            ));
+                checks,
+            )));
         }
     }
     Ok(Settings {
@@ -847,6 +891,106 @@ fn resolve(
         profile,
         workflow,
     })
+}
+
+/// What named a run's phase.
+enum PhaseSource<'a> {
+    Flag,
+    Environment,
+    /// The `stage` of a handoff document among the selected files.
+    Stage(&'a handoffs::Stage),
+    Default,
+}
+
+/// The error for a phase the configuration does not define: where the
+/// name came from and the ways out.
+fn undefined_phase(config: &Config, phase: &str, named_by: &PhaseSource<'_>) -> String {
+    let message = unknown("phase", phase, config.phases.keys());
+    match named_by {
+        PhaseSource::Flag | PhaseSource::Default => message,
+        PhaseSource::Environment => format!("{message} (named by PHASEGATE_PHASE)"),
+        // A stage is one of the four every document may name: the
+        // configuration, not the document, lacks the phase, and the
+        // document is not judged by another phase's checks unasked.
+        PhaseSource::Stage(stage) => {
+            let defined: Vec<String> = config.phases.keys().map(|k| format!("`{k}`")).collect();
+            let has = if defined.is_empty() {
+                "defines no phase".to_string()
+            } else {
+                format!("defines only {}", defined.join(", "))
+            };
+            let instead = if config.phases.contains_key(&config.gate.default_phase) {
+                config.gate.default_phase.as_str()
+            } else {
+                config.phases.keys().next().map_or("PHASE", String::as_str)
+            };
+            format!(
+                "`{}` says `stage: {phase}`, but `{}` {has}: add a `[phases.{phase}]` table to `{}` (`checks = []` when that phase has no checks), or name the phase to check it under with `--phase {instead}` (or PHASEGATE_PHASE)",
+                stage.place(),
+                config::CONFIG_FILE,
+                config::CONFIG_FILE
+            )
+        }
+    }
+}
+
+/// The error for a `--check` that is no check of the phase: the phases
+/// that do have it, and how to run it there; or that the workflow leaves
+/// it out (`chosen_workflow`: named by `--workflow`, not the
+/// configuration).
+fn unknown_check(
+    config: &Config,
+    phase: &str,
+    workflow: Option<&str>,
+    chosen_workflow: bool,
+    name: &str,
+    checks: &[config::CheckSpec],
+) -> String {
+    let has = |specs: &[config::CheckSpec]| specs.iter().any(|c| c.name == name);
+    let message = format!("check `{name}` is not in phase `{phase}`");
+    if let Some(flow) = workflow {
+        let base = config
+            .phases
+            .get(phase)
+            .map_or(&[][..], |p| p.checks.as_slice());
+        if has(base) {
+            let way_out = if chosen_workflow {
+                format!("run it without `--workflow {flow}`")
+            } else {
+                format!(
+                    "`workflow` under [gate] in `{}` chooses that workflow; `--workflow` names another",
+                    config::CONFIG_FILE
+                )
+            };
+            return format!(
+                "{message} under workflow `{flow}`, which replaces that phase's checks and leaves it out: {way_out}"
+            );
+        }
+    }
+    let elsewhere: Vec<&String> = config
+        .phases
+        .keys()
+        .filter(|other| other.as_str() != phase)
+        .filter(|other| config.checks_for(other, workflow).is_some_and(has))
+        .collect();
+    match elsewhere.as_slice() {
+        [] => unknown(
+            &format!("check in phase `{phase}`:"),
+            name,
+            checks.iter().map(|c| &c.name),
+        ),
+        [other] => format!(
+            "{message} but in phase `{other}`: run it there with `--phase {other} --check {name}`"
+        ),
+        many => {
+            let list: Vec<String> = many.iter().map(|p| format!("`{p}`")).collect();
+            format!(
+                "{message} but in phases {}: run it in one of them with `--phase {} --check {name}`",
+                list.join(", "),
+                many[0]
+            )
+        }
+    }
 }
 
 /// The profile asked for by `--profile` or `PHASEGATE_PROFILE`, if any; an
