@@ -22,7 +22,7 @@ pub const MAX_DIAGNOSTICS_PER_CHECK: usize = 1000;
 
 /// The most of one JSON document (ESLint's `-f json`, pyright's
 /// `--outputjson`) gathered before it is read; a bigger one is read as text.
-const MAX_JSON_BYTES: usize = 16 * 1024 * 1024;
+pub const MAX_JSON_BYTES: usize = 16 * 1024 * 1024;
 /// The most of one finding's message, as much as a run keeps of one line
 /// of a tool's output.
 const MAX_MESSAGE_BYTES: usize = 64 * 1024;

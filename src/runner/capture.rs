@@ -14,8 +14,20 @@ use super::CapturedOutput;
 pub const HEAD_BYTES: usize = 64 * 1024;
 /// Bytes kept from the end of the output.
 pub const TAIL_BYTES: usize = 64 * 1024;
-/// Longer lines are cut to this length before parsing.
+/// Longer lines are cut to this length before parsing, unless they start
+/// a JSON document (see `line_limit`).
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// How much of a line starting with `start` is parsed: a line that opens
+/// with `[` or `{` may be a whole JSON report on one line (ESLint's
+/// `-f json`, jest's `--json`), read up to the extractor's limit for one
+/// document; any other line up to `MAX_LINE_BYTES`.
+fn line_limit(start: &[u8]) -> usize {
+    match start.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'[' | b'{') => crate::diagnostics::MAX_JSON_BYTES,
+        _ => MAX_LINE_BYTES,
+    }
+}
 /// The log keeps this much of the output from its start, then the last
 /// `TAIL_BYTES`: a check printing without end (a background `yes`) must not
 /// fill the disk before its timeout.
@@ -139,7 +151,7 @@ impl Capture {
     }
 
     fn parse_line(extractor: &mut Extractor, line: &[u8], at: Range<u64>, coloured: bool) {
-        let cut = |part: &[u8]| -> usize { part.len().min(MAX_LINE_BYTES) };
+        let cut = |part: &[u8]| -> usize { part.len().min(line_limit(part)) };
         let Some(line) = crate::diagnostics::shown_part(line, |part| {
             extractor.wants(&part[..cut(part)], coloured)
         }) else {
@@ -153,7 +165,13 @@ impl Capture {
     }
 
     fn extend_line(&mut self, bytes: &[u8]) {
-        let room = MAX_LINE_BYTES.saturating_sub(self.line.len());
+        // Decided by the line's first bytes, which may come in this piece.
+        let limit = if self.line.iter().all(u8::is_ascii_whitespace) {
+            line_limit(bytes)
+        } else {
+            line_limit(&self.line)
+        };
+        let room = limit.saturating_sub(self.line.len());
         if bytes.len() > room {
             self.line_overflow = true;
         }

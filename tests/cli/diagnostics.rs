@@ -574,3 +574,35 @@ fn a_python_script_that_does_not_parse_fails_at_its_syntax_error() {
     );
     assert_eq!(v["diagnostics"].as_array().map(Vec::len), Some(1), "{v:#}");
 }
+
+#[test]
+fn a_json_report_on_one_line_longer_than_a_text_line_is_read_in_a_run() {
+    // ESLint's recorded `-f json` report, its files repeated until the one
+    // line it is passes the 64 KiB a line of text is cut to.
+    let recorded = std::fs::read_to_string(fixture("node/eslint.json")).unwrap();
+    let files: Vec<serde_json::Value> = serde_json::from_str(&recorded).unwrap();
+    let mut many = Vec::new();
+    while serde_json::to_string(&many).unwrap().len() < 200 * 1024 {
+        many.extend(files.iter().cloned());
+    }
+    let report = serde_json::to_string(&many).unwrap();
+    assert!(!report.contains('\n'));
+    // The same findings repeated are one each.
+    let recorded_findings: usize = files
+        .iter()
+        .map(|f| f["messages"].as_array().unwrap().len())
+        .sum();
+
+    let repo = TestRepo::new();
+    repo.write("eslint.json", &report);
+    repo.config("[phases.implementation]\nchecks = [ { name = \"lint\", shell = true, command = \"cat eslint.json; exit 1\", parser = \"eslint\" } ]\n");
+    let (code, verdict) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1, "{verdict:#}");
+    let found = verdict["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["parser"] == "eslint" && d["line"].is_u64())
+        .count();
+    assert_eq!(found, recorded_findings, "{verdict:#}");
+}
