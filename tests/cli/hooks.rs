@@ -1310,6 +1310,15 @@ fn phasegate_within_a_minute(repo: &TestRepo, args: &[&str]) -> crate::support::
     output(&child.wait_with_output().unwrap())
 }
 
+/// The directory a killed run set its unstaged changes aside in.
+fn protect_dir(repo: &TestRepo) -> std::path::PathBuf {
+    std::fs::read_dir(repo.path().join(".git/phasegate/protect"))
+        .unwrap()
+        .map(|d| d.unwrap().path())
+        .find(|d| d.is_dir())
+        .unwrap()
+}
+
 /// A repository whose run was killed while `a.txt`'s unstaged change
 /// (`a3 unstaged`) was set aside; the directory holding it.
 fn killed_with_a_change_aside() -> (TestRepo, std::path::PathBuf) {
@@ -1322,11 +1331,7 @@ fn killed_with_a_change_aside() -> (TestRepo, std::path::PathBuf) {
         .write("a.txt", "a3 unstaged\n");
     repo.kill_run_at("checked-out", &["run"]);
     assert_eq!(repo.read("a.txt"), "a2 staged\n");
-    let dir = std::fs::read_dir(repo.path().join(".git/phasegate/protect"))
-        .unwrap()
-        .map(|d| d.unwrap().path())
-        .find(|d| d.is_dir())
-        .unwrap();
+    let dir = protect_dir(&repo);
     (repo, dir)
 }
 
@@ -1481,11 +1486,7 @@ fn saved_copies_deleted_or_cut_short_are_said_once_and_the_others_come_back() {
         .write("a.txt", "a3 unstaged\n")
         .write("b.txt", "b3 unstaged\n");
     repo.kill_run_at("checked-out", &["run"]);
-    let dir = std::fs::read_dir(repo.path().join(".git/phasegate/protect"))
-        .unwrap()
-        .map(|d| d.unwrap().path())
-        .find(|d| d.is_dir())
-        .unwrap();
+    let dir = protect_dir(&repo);
     // `b.txt`'s copy is cut off the end of the saved copies.
     let journal: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("journal.json")).unwrap()).unwrap();
@@ -1531,11 +1532,7 @@ fn saved_copies_deleted_or_cut_short_are_said_once_and_the_others_come_back() {
     // is held up after the one that says so.
     repo.write("b.txt", "b4 unstaged\n");
     repo.kill_run_at("checked-out", &["run"]);
-    let dir = std::fs::read_dir(repo.path().join(".git/phasegate/protect"))
-        .unwrap()
-        .map(|d| d.unwrap().path())
-        .find(|d| d.is_dir())
-        .unwrap();
+    let dir = protect_dir(&repo);
     std::fs::remove_file(dir.join("saved")).unwrap();
     let run = repo.phasegate(&["run"]);
     assert_eq!(run.code, 3, "{run:?}");
