@@ -451,16 +451,17 @@ pub fn install(
         }
         let was_closed = before.lines().any(|l| l == "fail_closed=1");
         let edited = keep_if_edited(&path, kind)?;
-        let opened = "it was fail-closed and now lets commits through when phasegate is not installed (install --fail-closed to keep it closed)";
-        let closed = "it is fail-closed now: commits stop when phasegate is not installed";
+        let gated = match kind {
+            HookKind::PrePush => "pushes",
+            HookKind::PreCommit | HookKind::PreMergeCommit => "commits",
+        };
         let changed = match (was_closed, options.fail_closed) {
             _ if before == script => None,
-            (true, false) => Some(opened),
-            (false, true) => Some(closed),
-            _ if edited.is_none() => Some("its script was updated to this version's"),
-            _ => Some("its script was not the one phasegate writes"),
+            (true, false) => Some(format!("it was fail-closed and now lets {gated} through when phasegate is not installed (install --fail-closed to keep it closed)")),
+            (false, true) => Some(format!("it is fail-closed now: {gated} stop when phasegate is not installed")),
+            _ if edited.is_none() => Some("its script was updated to this version's".to_string()),
+            _ => Some("its script was not the one phasegate writes".to_string()),
         };
-        let changed = changed.map(str::to_string);
         write_executable(&path, &script)?;
         return Ok(InstallOutcome::AlreadyInstalled {
             path,

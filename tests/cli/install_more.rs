@@ -253,3 +253,21 @@ fn a_hook_an_earlier_version_of_phasegate_wrote_is_replaced_as_its_own() {
     }
     assert_eq!(hook_files(&hooks), ["pre-commit", "pre-push"]);
 }
+
+#[test]
+fn turning_the_pre_push_hook_fail_closed_speaks_of_pushes() {
+    let repo = TestRepo::new();
+    assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
+    let closed = repo.phasegate(&["install", "--hook", "pre-push", "--fail-closed"]);
+    assert!(
+        closed.stdout.contains("fail-closed now: pushes stop"),
+        "{}",
+        closed.stdout
+    );
+    let opened = repo.phasegate(&["install", "--hook", "pre-push"]);
+    assert!(
+        opened.stdout.contains("now lets pushes through"),
+        "{}",
+        opened.stdout
+    );
+}
