@@ -130,6 +130,10 @@ pub struct HandoffReport {
     /// What a blocked document says it waits for (reason, details).
     #[serde(skip)]
     pub block: Option<(String, String)>,
+    /// The line of the `stage:` field, when `stage` was read: an error
+    /// about the phase it names points there.
+    #[serde(skip)]
+    pub stage_line: Option<usize>,
 }
 
 struct Collector {
@@ -238,6 +242,7 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
         checkpoints: Vec::new(),
         required: Vec::new(),
         block: None,
+        stage_line: None,
     };
     let mut c = Collector {
         errors: Vec::new(),
@@ -254,6 +259,7 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
     let _ = fields.text(&mut c, "title", true);
     let stage = fields.choice(&mut c, "stage", &STAGES, true);
     report.stage = stage.as_ref().map(|(s, _)| s.clone());
+    report.stage_line = stage.as_ref().map(|(_, pos)| pos.line);
     let status = fields.choice(&mut c, "status", &STATUSES, true);
     report.status = status.as_ref().map(|(s, _)| s.clone());
     let started = fields.instant(&mut c, "started_at", true);

@@ -120,32 +120,18 @@ impl Stage {
     }
 }
 
-/// The stage each document names, read once to resolve the phase; the
-/// documents are validated again once the checks ran, when their claims
-/// (`tests_passing`) can be held against the results.
-pub(super) fn stages(
-    documents: &[(String, DocumentBytes)],
-    rules: &crate::handoff::Rules,
-) -> Vec<Stage> {
-    documents
+/// The stage each document names, from its first reading, to resolve the
+/// phase; the documents are validated again once the checks ran, when
+/// their claims (`tests_passing`) can be held against the results.
+pub(super) fn stages(reports: &[crate::handoff::HandoffReport]) -> Vec<Stage> {
+    reports
         .iter()
-        .filter_map(|(path, bytes)| {
-            let report = read_handoff(path, bytes, rules);
-            let line = bytes.as_deref().ok().and_then(stage_line);
-            report.stage.map(|name| Stage {
-                path: path.clone(),
-                name,
-                line,
+        .filter_map(|report| {
+            Some(Stage {
+                path: report.path.clone(),
+                name: report.stage.clone()?,
+                line: report.stage_line,
             })
         })
         .collect()
-}
-
-/// The line of the `stage:` field of a document whose stage could be read
-/// (its frontmatter is UTF-8 and parses).
-fn stage_line(bytes: &[u8]) -> Option<usize> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let frontmatter = crate::handoff::extract::extract(text).ok()?;
-    let (root, _) = crate::handoff::yaml::parse(&frontmatter).ok()?;
-    Some(root?.get("stage")?.pos.line)
 }

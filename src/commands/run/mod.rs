@@ -230,11 +230,14 @@ fn run_gate(
     let documents = handoffs::read_handoffs(root, &selection, &config, &Content::of(&mode))
         .map_err(|e| Stop::internal(config.gate.profile, &e))?;
     let mut rules = handoffs::handoff_rules(&config);
+    let first_reading: Vec<_> = documents
+        .iter()
+        .map(|(path, bytes)| handoffs::read_handoff(path, bytes, &rules))
+        .collect();
     let settings =
-        resolve(ctx, args, &config, &handoffs::stages(&documents, &rules)).map_err(|error| {
-            let reports = documents
+        resolve(ctx, args, &config, &handoffs::stages(&first_reading)).map_err(|error| {
+            let reports = first_reading
                 .iter()
-                .map(|(path, bytes)| handoffs::read_handoff(path, bytes, &rules))
                 .map(|report| serde_json::to_value(report).unwrap_or_default())
                 .collect();
             Stop::Phase(config.gate.profile, error, reports)
