@@ -98,7 +98,7 @@ fn drawable(text: &str) -> (String, impl Fn(usize) -> usize + '_) {
     let hidden = |at: usize, c: char| match c {
         '\n' | '\t' => false,
         '\r' => !text[at + 1..].starts_with('\n'),
-        c => c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'),
+        c => super::text::obeyed(c),
     };
     let mut drawn = String::with_capacity(text.len());
     // Where each replaced character was, and how many bytes the
@@ -282,8 +282,7 @@ fn list_item(out: &mut dyn Write, label: &str, text: &str) -> io::Result<()> {
     }
     // A fence longer than any run of backticks inside cannot be closed by
     // the text (CommonMark, "Fenced code blocks").
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat((longest + 1).max(3));
+    let fence = fence(text, 3);
     writeln!(out, "- **{label}:**\n\n  {fence}text")?;
     for line in text.lines() {
         let line = clean(line.strip_suffix('\r').unwrap_or(line));
@@ -296,13 +295,19 @@ fn list_item(out: &mut dyn Write, label: &str, text: &str) -> io::Result<()> {
     writeln!(out, "  {fence}")
 }
 
+/// Backticks one more than the longest run of them in `text`, and at
+/// least `least`: a Markdown fence the text cannot close.
+fn fence(text: &str, least: usize) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat((longest + 1).max(least))
+}
+
 /// `text` as a Markdown code span: a tool's message may hold backticks,
 /// so the fence is one longer than the longest run of them inside
 /// (`CommonMark`, "Code spans"), and control characters are made visible.
 fn code(text: &str) -> String {
     let text = clean(text);
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest + 1);
+    let fence = fence(&text, 1);
     // A span that starts or ends with a backtick needs a space between it
     // and the fence, which CommonMark strips again.
     let pad = if text.starts_with('`') || text.ends_with('`') {

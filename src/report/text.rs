@@ -51,10 +51,7 @@ pub fn first_line(d: &Diagnostic) -> Cow<'_, str> {
 /// terminal command as ESC [ does, and U+202E shows text backwards. The
 /// JSON verdict keeps the text as the tool gave it.
 pub fn visible<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
-    let hidden = |c: char| {
-        !keep.contains(&c)
-            && (c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'))
-    };
+    let hidden = |c: char| !keep.contains(&c) && obeyed(c);
     if !text.chars().any(hidden) {
         return Cow::Borrowed(text);
     }
@@ -69,6 +66,12 @@ pub fn visible<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether a terminal or a viewer acts on `c` rather than showing it: a
+/// control character, or a bidirectional override.
+pub fn obeyed(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// `text` for one line of a terminal: control characters visible, a tab
