@@ -62,15 +62,10 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
     );
     // A monorepo: the code of the other languages is not checked until a
     // phase lists its checks, which the file offers as comments.
-    let others: Vec<&str> = config::unchecked_languages(&languages)
-        .into_iter()
-        .map(config::Language::slug)
-        .collect();
-    if !others.is_empty() {
+    if let Some(others) = config::unchecked_names(&languages) {
         let _ = writeln!(
             io.out,
-            "the {} code here is not checked yet: add the checks {} offers for it as comments to a phase",
-            config::and_list(&others),
+            "the {others} code here is not checked yet: add the checks {} offers for it as comments to a phase",
             config::CONFIG_FILE
         );
     }

@@ -235,7 +235,7 @@ fn detect_node(root: &Path) -> Language {
 /// The languages after the first of `languages` (as `detect_languages`
 /// orders them) that have a command to run: a monorepo's code the default
 /// checks do not reach.
-pub fn unchecked_languages(languages: &[Language]) -> Vec<&Language> {
+fn unchecked_languages(languages: &[Language]) -> Vec<&Language> {
     languages
         .iter()
         .skip(1)
@@ -243,8 +243,18 @@ pub fn unchecked_languages(languages: &[Language]) -> Vec<&Language> {
         .collect()
 }
 
+/// The languages `unchecked_languages` finds, named as prose ("go and
+/// node"); `None` when there are none.
+pub fn unchecked_names(languages: &[Language]) -> Option<String> {
+    let names: Vec<&str> = unchecked_languages(languages)
+        .into_iter()
+        .map(Language::slug)
+        .collect();
+    (!names.is_empty()).then(|| and_list(&names))
+}
+
 /// `names` as prose: "go", "go and python", "go, node and python".
-pub fn and_list(names: &[&str]) -> String {
+fn and_list(names: &[&str]) -> String {
     match names {
         [] => String::new(),
         [one] => (*one).to_string(),

@@ -12,14 +12,14 @@ use regex::Regex;
 
 use crate::diagnostics::PARSER_NAMES;
 
-use super::defaults::{and_list, detect_languages, embedded_toml, unchecked_languages, STAGES};
+use super::defaults::{detect_languages, embedded_toml, unchecked_names, STAGES};
 use super::duration::parse_duration;
 use super::error::{ConfigError, Problem, SourceFile};
 use super::suggest::suggest;
 use super::{
     CheckKind, CheckSpec, CommandLine, Config, ConfigLocation, ConfigOrigin, FileFilter, Filter,
-    GateConfig, HandoffConfig, Isolation, Language, OnFailure, OnMissing, Origin, ParserChoice,
-    Phase, Profile, Workflow,
+    GateConfig, HandoffConfig, Isolation, OnFailure, OnMissing, Origin, ParserChoice, Phase,
+    Profile, Workflow,
 };
 
 /// The main configuration file, at the repository root.
@@ -399,21 +399,10 @@ fn load_files(root: &Path, files: Vec<SourceFile>) -> Result<Config, ConfigError
 
     let origin = if sources.len() == 1 {
         ConfigOrigin::Embedded {
-            language: language.map(|first| {
-                // A monorepo's other code is not checked: the name says so.
-                let others: Vec<&str> = unchecked_languages(&languages)
-                    .into_iter()
-                    .map(Language::slug)
-                    .collect();
-                if others.is_empty() {
-                    first.name().to_string()
-                } else {
-                    format!(
-                        "{}, not for the {} code also here",
-                        first.name(),
-                        and_list(&others)
-                    )
-                }
+            // A monorepo's other code is not checked: the name says so.
+            language: language.map(|first| match unchecked_names(&languages) {
+                None => first.name().to_string(),
+                Some(others) => format!("{}, not for the {others} code also here", first.name()),
             }),
         }
     } else {

@@ -9,8 +9,8 @@ mod model;
 mod suggest;
 
 pub use defaults::{
-    and_list, detect_language, detect_languages, init_template, unchecked_languages, Language,
-    PackageManager, STAGES,
+    detect_language, detect_languages, init_template, unchecked_names, Language, PackageManager,
+    STAGES,
 };
 pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigProblem};
