@@ -376,7 +376,14 @@ pub fn ungated_worktrees(repo_dir: &Path, kind: HookKind) -> (PathBuf, Vec<PathB
 /// top (a `set -x`). Taking such a hook for another's would chain it to
 /// itself, and a commit would never end.
 fn is_ours(path: &Path) -> bool {
-    fs::read_to_string(path).is_ok_and(|text| text.lines().take(10).any(|l| l.starts_with(MARKER)))
+    ours(path).is_some()
+}
+
+/// The text of the hook at `path`, when it is phasegate's (`is_ours`).
+fn ours(path: &Path) -> Option<String> {
+    fs::read_to_string(path)
+        .ok()
+        .filter(|text| text.lines().take(10).any(|l| l.starts_with(MARKER)))
 }
 
 /// The first of `name`, `name.1`, `name.2`... beside `path` that does not
@@ -397,10 +404,10 @@ fn free_name(path: &Path, suffix: &str) -> PathBuf {
 
 /// Moves phasegate's hook at `path` aside when it is not a script phasegate
 /// writes (someone changed it, or a newer version of phasegate wrote it):
-/// rewriting or removing it must not lose those changes. Where it went.
-fn keep_if_edited(path: &Path, kind: HookKind) -> Result<Option<PathBuf>, HookError> {
-    let text = fs::read_to_string(path).map_err(io("read", path))?;
-    if kind.written_unchanged(&text) {
+/// rewriting or removing it must not lose those changes. `text` is what
+/// it holds. Where it went.
+fn keep_if_edited(path: &Path, text: &str, kind: HookKind) -> Result<Option<PathBuf>, HookError> {
+    if kind.written_unchanged(text) {
         return Ok(None);
     }
     let kept = free_name(path, ".phasegate-edited");
@@ -437,8 +444,7 @@ pub fn install(
     prepare_dir(&location)?;
     let path = location.dir.join(kind.name());
     let script = kind.script(options.fail_closed);
-    if is_ours(&path) {
-        let before = fs::read_to_string(&path).unwrap_or_default();
+    if let Some(before) = ours(&path) {
         let runs = fs::metadata(&path).is_ok_and(|meta| meta.permissions().mode() & 0o111 != 0);
         if before == script && runs {
             // Nothing to change: the file stays untouched, and so does a
@@ -450,7 +456,7 @@ pub fn install(
             });
         }
         let was_closed = before.lines().any(|l| l == "fail_closed=1");
-        let edited = keep_if_edited(&path, kind)?;
+        let edited = keep_if_edited(&path, &before, kind)?;
         let gated = match kind {
             HookKind::PrePush => "pushes",
             HookKind::PreCommit | HookKind::PreMergeCommit => "commits",
@@ -529,7 +535,7 @@ pub fn uninstall(repo_dir: &Path, kind: HookKind) -> Result<UninstallOutcome, Ho
     let path = hooks_dir(repo_dir)?.join(kind.name());
     let keep = chained_path(&path);
     let kept = fs::symlink_metadata(&keep).is_ok();
-    if !is_ours(&path) {
+    let Some(text) = ours(&path) else {
         let absent = fs::symlink_metadata(&path).is_err();
         if absent && kept {
             // Ours was deleted by hand; the hook it replaced still waits
@@ -540,8 +546,8 @@ pub fn uninstall(repo_dir: &Path, kind: HookKind) -> Result<UninstallOutcome, Ho
         return Ok(UninstallOutcome::NotInstalled {
             left: (kept && !absent).then_some(keep),
         });
-    }
-    let edited = keep_if_edited(&path, kind)?;
+    };
+    let edited = keep_if_edited(&path, &text, kind)?;
     if edited.is_none() {
         fs::remove_file(&path).map_err(io("remove", &path))?;
     }
