@@ -142,19 +142,20 @@ fn take_absent(
     files: &mut Vec<PathBuf>,
     unsure: impl Fn(&[u8]) -> bool,
 ) -> Vec<PathBuf> {
-    let mut absent = Vec::new();
-    files.retain(|file| {
-        let there = !unsure(file.as_os_str().as_bytes())
-            || root
+    take_out(files, |file| {
+        unsure(file.as_os_str().as_bytes())
+            && !root
                 .join(file)
                 .symlink_metadata()
-                .is_ok_and(|meta| !meta.is_dir());
-        if !there {
-            absent.push(file.clone());
-        }
-        there
-    });
-    absent
+                .is_ok_and(|meta| !meta.is_dir())
+    })
+}
+
+/// Takes the files `out` picks out of `files`, in order; those taken.
+fn take_out(files: &mut Vec<PathBuf>, out: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
+    let (taken, kept) = std::mem::take(files).into_iter().partition(|f| out(f));
+    *files = kept;
+    taken
 }
 
 /// What a staged run needs to know of the repository, from one read of the
@@ -1090,17 +1091,12 @@ pub fn take_out_sparse(root: &Path, files: &mut Vec<PathBuf>) -> Result<Vec<Path
         .filter(|e| e.flags_extended & super::index::SKIP_WORKTREE != 0)
         .map(|e| e.path)
         .collect();
-    let mut taken = Vec::new();
-    if !skipped.is_empty() {
-        files.retain(|f| {
-            let outside = skipped.contains(f.as_os_str().as_bytes());
-            if outside {
-                taken.push(f.clone());
-            }
-            !outside
-        });
+    if skipped.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(taken)
+    Ok(take_out(files, |f| {
+        skipped.contains(f.as_os_str().as_bytes())
+    }))
 }
 
 /// Writes the files of `commit` into `dir` (a temporary checkout), leaving
