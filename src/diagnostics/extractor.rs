@@ -569,11 +569,7 @@ fn bounded(mut message: String) -> String {
     if message.len() <= MAX_MESSAGE_BYTES {
         return message;
     }
-    let mut end = MAX_MESSAGE_BYTES - '…'.len_utf8();
-    while !message.is_char_boundary(end) {
-        end -= 1;
-    }
-    message.truncate(end);
+    super::cut_bytes(&mut message, MAX_MESSAGE_BYTES - '…'.len_utf8());
     message.push('…');
     message
 }

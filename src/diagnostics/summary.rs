@@ -76,6 +76,19 @@ pub fn is_root_cause(d: &Diagnostic) -> bool {
 /// reads a few hundred characters. The verdict's diagnostics keep it whole.
 pub const MAX_LINE_CHARS: usize = 500;
 
+/// Cuts `text` to at most `max_bytes`, at the character boundary at or
+/// before it.
+pub fn cut_bytes(text: &mut String, max_bytes: usize) {
+    if text.len() <= max_bytes {
+        return;
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+}
+
 /// `text` cut to at most `max_chars` characters, on a character boundary,
 /// its last one `…` when anything was cut.
 pub fn shorten(text: &str, max_chars: usize) -> Cow<'_, str> {

@@ -237,11 +237,7 @@ pub fn step_summary(verdict: &Verdict) -> String {
         ));
     }
     if out.len() > MAX_SUMMARY_BYTES {
-        let mut end = MAX_SUMMARY_BYTES - 64;
-        while !out.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.truncate(end);
+        crate::diagnostics::cut_bytes(&mut out, MAX_SUMMARY_BYTES - 64);
         out.push_str("\n\n… cut to GitHub's 1 MiB\n");
     }
     out

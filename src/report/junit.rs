@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::io::{self, Write};
 
-use crate::diagnostics::{shorten, Diagnostic, MAX_LINE_CHARS};
+use crate::diagnostics::{cut_bytes, shorten, Diagnostic, MAX_LINE_CHARS};
 use crate::gate::{CheckResult, CheckStatus, Effect, Verdict};
 
 /// Bytes of diagnostics kept in one failure's text.
@@ -69,11 +69,7 @@ fn body(diagnostics: &[&Diagnostic]) -> String {
                 out.push_str(&format!("… and {} more\n", diagnostics.len() - i));
                 break;
             }
-            let mut end = MAX_FAILURE_BYTES - 64;
-            while !next.is_char_boundary(end) {
-                end -= 1;
-            }
-            next.truncate(end);
+            cut_bytes(&mut next, MAX_FAILURE_BYTES - 64);
             next.push_str(" … (cut)");
         }
         out.push_str(&next);
