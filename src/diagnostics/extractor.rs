@@ -114,6 +114,16 @@ impl Reader {
     }
 }
 
+/// Whether a line can open a JSON document, one the extractor gathers:
+/// `{`, `[` at its start followed by what JSON allows there.
+pub fn opens_json(line: &[u8]) -> bool {
+    match line {
+        [b'{' | b'['] | [b'{', b'"', ..] | [b'[', b'{' | b']' | b'[' | b'"', ..] => true,
+        [b'[' | b'{', b' ', ..] => line.get(2) == Some(&b'"'),
+        _ => false,
+    }
+}
+
 /// A JSON document being gathered line by line.
 #[derive(Debug, Default)]
 struct Document {
@@ -127,15 +137,8 @@ struct Document {
 }
 
 impl Document {
-    /// Whether a line can open a JSON document: `{`, `[` at its start
-    /// followed by what JSON allows there.
     fn opens(line: &str) -> bool {
-        let bytes = line.as_bytes();
-        match bytes {
-            [b'{' | b'['] | [b'{', b'"', ..] | [b'[', b'{' | b']' | b'[' | b'"', ..] => true,
-            [b'[' | b'{', b' ', ..] => bytes.get(2) == Some(&b'"'),
-            _ => false,
-        }
+        opens_json(line.as_bytes())
     }
 
     /// Adds a line; true when the document closed on it.

@@ -18,14 +18,15 @@ pub const TAIL_BYTES: usize = 64 * 1024;
 /// a JSON document (see `line_limit`).
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
 
-/// How much of a line starting with `start` is parsed: a line that opens
-/// with `[` or `{` may be a whole JSON report on one line (ESLint's
-/// `-f json`, jest's `--json`), read up to the extractor's limit for one
-/// document; any other line up to `MAX_LINE_BYTES`.
+/// How much of a line starting with `start` is parsed: one that opens a
+/// JSON document as the extractor reads it may be a whole report on one
+/// line (ESLint's `-f json`, jest's `--json`), read up to the extractor's
+/// limit for one document; any other line up to `MAX_LINE_BYTES`.
 fn line_limit(start: &[u8]) -> usize {
-    match start.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'[' | b'{') => crate::diagnostics::MAX_JSON_BYTES,
-        _ => MAX_LINE_BYTES,
+    if crate::diagnostics::opens_json(start) {
+        crate::diagnostics::MAX_JSON_BYTES
+    } else {
+        MAX_LINE_BYTES
     }
 }
 /// The log keeps this much of the output from its start, then the last
@@ -166,11 +167,13 @@ impl Capture {
 
     fn extend_line(&mut self, bytes: &[u8]) {
         // Decided by the line's first bytes, which may come in this piece.
-        let limit = if self.line.iter().all(u8::is_ascii_whitespace) {
-            line_limit(bytes)
-        } else {
-            line_limit(&self.line)
-        };
+        let mut head = [0u8; 3];
+        let mut known = 0;
+        for (slot, b) in head.iter_mut().zip(self.line.iter().chain(bytes)) {
+            *slot = *b;
+            known += 1;
+        }
+        let limit = line_limit(&head[..known]);
         let room = limit.saturating_sub(self.line.len());
         if bytes.len() > room {
             self.line_overflow = true;
