@@ -144,11 +144,15 @@ pub struct ConfigProblem {
 #[derive(Debug, Clone)]
 pub struct ConfigError {
     problems: Vec<Problem>,
+    more: More,
 }
 
 impl ConfigError {
     pub(crate) fn new(problems: Vec<Problem>) -> ConfigError {
-        ConfigError { problems }
+        let more = More {
+            count: problems.len().saturating_sub(SHOWN_PROBLEMS),
+        };
+        ConfigError { problems, more }
     }
 
     /// One problem with no span: a file that cannot be read, say.
@@ -203,8 +207,29 @@ impl Diagnostic for ConfigError {
     }
 
     fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn Diagnostic> + 'a>> {
-        Some(Box::new(self.problems.iter().map(|p| p as &dyn Diagnostic)))
+        let shown = self.problems.iter().take(SHOWN_PROBLEMS);
+        let more = (self.problems.len() > SHOWN_PROBLEMS).then_some(&self.more);
+        Some(Box::new(
+            shown
+                .map(|p| p as &dyn Diagnostic)
+                .chain(more.map(|m| m as &dyn Diagnostic)),
+        ))
     }
+}
+
+/// How many problems a person is shown. A generated or mangled file can hold
+/// thousands, each drawn with its lines; past the first few screens they
+/// only bury the terminal. The JSON verdict still lists every one.
+const SHOWN_PROBLEMS: usize = 50;
+
+/// The line that stands for the problems not shown.
+#[derive(Debug, Clone, thiserror::Error, Diagnostic)]
+#[error("{count} more problems not shown")]
+#[diagnostic(help(
+    "fix the ones above and run again; `phasegate run --format json` lists every problem"
+))]
+struct More {
+    count: usize,
 }
 
 /// Where each line of a text starts, so that the position of many offsets

@@ -251,3 +251,33 @@ fn a_backslash_in_a_double_quoted_regex_says_how_to_write_it() {
     );
     assert_eq!(repo.verdict(&[]).0, 0);
 }
+
+#[test]
+fn thousands_of_problems_show_the_first_fifty_and_the_verdict_lists_them_all() {
+    // A generated file with a misspelt key in every check: the terminal gets
+    // the first screens and a count, not megabytes of the same drawing.
+    let repo = TestRepo::new();
+    let checks = (0..60)
+        .map(|i| format!("  {{ name = \"c{i}\", command = \"true\", bogus = 1 }},\n"))
+        .collect::<Vec<_>>()
+        .concat();
+    repo.config(&format!("[phases.implementation]\nchecks = [\n{checks}]\n"));
+    let run = repo.phasegate(&["run", "--all-files"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.matches("unknown key `bogus`").count(),
+        50,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("10 more problems not shown"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--format json"), "{}", run.stderr);
+
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 2);
+    assert_eq!(v["error"]["problems"].as_array().map(Vec::len), Some(60));
+}
