@@ -51,6 +51,16 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
             false
         }
     };
+    // A rule that ignores the file keeps it out of every commit: the team
+    // and CI would go on running the defaults.
+    // Outside a repository nothing ignores it.
+    if crate::git::ignores(&root, std::path::Path::new(config::CONFIG_FILE)).unwrap_or(false) {
+        let _ = writeln!(
+            io.err,
+            "warning: git ignores `{0}`, so commits leave it out and others run on the defaults\nhelp: add `!/{0}` to .gitignore, or run `git add -f {0}`",
+            config::CONFIG_FILE
+        );
+    }
     let languages = config::detect_languages(&root);
     let language = languages
         .first()

@@ -165,6 +165,17 @@ pub(super) fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
+/// Whether git leaves the untracked file `path` (relative to the root) out
+/// of `git add .` and commits: an ignore rule matches it and it is not
+/// tracked. A tracked file stays in commits whatever the rules say.
+pub fn ignores(root: &Path, path: &Path) -> Result<bool, GitError> {
+    let repo = super::open_repository(root).map_err(|source| open_error(root, source))?;
+    let status = repo
+        .status_file(path)
+        .map_err(|source| index_error(root, source))?;
+    Ok(status.contains(git2::Status::IGNORED))
+}
+
 /// Every file in the index, relative to the root, in index order (what
 /// `git ls-files` lists). Submodules (gitlinks) and intent-to-add entries
 /// are left out; the work tree is not looked at, which keeps this fast on

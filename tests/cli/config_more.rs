@@ -281,3 +281,27 @@ fn thousands_of_problems_show_the_first_fifty_and_the_verdict_lists_them_all() {
     assert_eq!(code, 2);
     assert_eq!(v["error"]["problems"].as_array().map(Vec::len), Some(60));
 }
+
+#[test]
+fn init_warns_when_git_ignores_the_file_it_wrote() {
+    // A blanket `*.toml` rule would keep the gate out of every commit, and
+    // CI and the team would go on running the defaults.
+    let repo = TestRepo::new();
+    repo.write(".gitignore", "*.toml\n");
+    let run = repo.phasegate(&["init"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("git ignores `phasegate.toml`")
+            && run.stderr.contains("!/phasegate.toml"),
+        "{}",
+        run.stderr
+    );
+
+    // Tracked, or not ignored: nothing to say.
+    repo.git(&["add", "-f", "phasegate.toml"]);
+    let run = repo.phasegate(&["init", "--force"]);
+    assert!(!run.stderr.contains("ignores"), "{}", run.stderr);
+    let plain = TestRepo::new();
+    let run = plain.phasegate(&["init"]);
+    assert!(!run.stderr.contains("ignores"), "{}", run.stderr);
+}
