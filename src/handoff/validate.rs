@@ -185,7 +185,15 @@ pub fn validate_bytes<'a>(
     // Where the first byte that is not UTF-8 is.
     let before = String::from_utf8_lossy(&bytes[..at]).into_owned();
     let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    // The column counts characters as an editor shows them: a byte order
+    // mark at the start of the file is not one.
+    let last = before.rsplit('\n').next().unwrap_or_default();
+    let last = if line == 1 {
+        last.strip_prefix('\u{feff}').unwrap_or(last)
+    } else {
+        last
+    };
+    let column = last.chars().count() + 1;
     let text = String::from_utf8_lossy(bytes);
     let issue = Issue {
         line,

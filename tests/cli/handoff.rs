@@ -306,6 +306,22 @@ fn a_byte_that_is_not_utf8_is_placed_and_only_the_frontmatter_must_be_text() {
         ),
         (Some(2), Some(6))
     );
+
+    // A byte order mark is not a column an editor shows.
+    std::fs::write(
+        repo.path().join("handoffs/bom.md"),
+        b"\xef\xbb\xbfid\xe9: x\n---\n",
+    )
+    .unwrap();
+    let v = repo
+        .phasegate(&["handoff", "validate", "--format", "json", "handoffs/bom.md"])
+        .json();
+    let error = &v["handoffs"][0]["errors"][0];
+    assert_eq!(
+        (error["line"].as_u64(), error["column"].as_u64()),
+        (Some(1), Some(3)),
+        "{v:#}"
+    );
 }
 
 #[test]
