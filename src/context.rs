@@ -431,8 +431,14 @@ impl Context {
 /// `value` as text: its UTF-8 as it is, any other byte as `\xNN`.
 fn escaped(value: &std::ffi::OsStr) -> String {
     use std::os::unix::ffi::OsStrExt;
+    escaped_bytes(value.as_bytes())
+}
+
+/// `bytes` as text: its UTF-8 as it is, any other byte as `\xNN`, so a
+/// name git or the environment allows any byte in is still shown whole.
+pub(crate) fn escaped_bytes(bytes: &[u8]) -> String {
     let mut out = String::new();
-    for chunk in value.as_bytes().utf8_chunks() {
+    for chunk in bytes.utf8_chunks() {
         out.push_str(chunk.valid());
         for byte in chunk.invalid() {
             out.push_str(&format!("\\x{byte:02x}"));

@@ -14,7 +14,8 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
     let selections = match args.name.as_str() {
         // A merge's commit records what is staged, as any commit does.
         "pre-commit" | "pre-merge-commit" => vec![(SelectionRequest::Staged, None)],
-        // Each pushed ref on its own; only deletions leave nothing to check.
+        // Each pushed ref on its own (those that would check the same
+        // commits, once); only deletions and notes leave nothing to check.
         "pre-push" => {
             let root = crate::git::discover(&ctx.cwd)
                 .ok()
@@ -36,10 +37,15 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
                 root.as_deref()
                     .is_none_or(|root| crate::git::share_history(root, a, b))
             };
+            let commit = |spec: &str| {
+                root.as_deref()
+                    .and_then(|root| crate::git::commit_id(root, spec).ok())
+            };
             let pushed = Pushed {
                 kind: &kind,
                 base: &base,
                 related: &related,
+                commit: &commit,
             };
             let (selections, notes) = pushed_ranges(std::io::stdin().lock(), &pushed);
             for note in notes {
@@ -127,14 +133,15 @@ fn request(selection: SelectionRequest, pushed_ref: Option<String>) -> RunReques
 /// input, one per pushed ref: `<local ref> <local oid> <remote ref> <remote
 /// oid>`. An updated branch checks its range; a new one (no remote oid)
 /// the commits the remote does not have (`base`, see `git::pushed_base`),
-/// or every file of its commit when that can not be told; a deletion
-/// nothing. `kind` says what an object is here (see `git::object_kind`): a
-/// pushed tree or blob (a tag of one) has no commit to check, and a remote
-/// commit that was never fetched (a force push over it) leaves no range, so
-/// the pushed commit is checked as a new branch is, as it is when the
-/// remote's commit shares no history with it here (a force push of a new
-/// history, or a shallow clone). The notes say so. Each selection comes
-/// with the local ref it checks.
+/// or every file of its commit when that can not be told; a deletion,
+/// and notes (`refs/notes/`), nothing. `kind` says what an object is here
+/// (see `git::object_kind`): a pushed tree or blob (a tag of one) has no
+/// commit to check, and a remote commit that was never fetched (a force
+/// push over it) leaves no range, so the pushed commit is checked as a new
+/// branch is, as it is when the remote's commit shares no history with it
+/// here (a force push of a new history, or a shallow clone). The notes say
+/// so. Each selection comes with the local ref it checks; refs that check
+/// the same commits come once, with all their names.
 fn pushed_ranges(
     input: impl BufRead,
     pushed: &Pushed<'_>,
@@ -143,15 +150,32 @@ fn pushed_ranges(
         kind,
         base,
         related,
+        commit,
     } = pushed;
     let mut selections = Vec::new();
     let mut notes = Vec::new();
-    for line in input.lines().map_while(Result::ok) {
+    // Bytes, not text: a ref's name need not be UTF-8 (git allows any byte
+    // but a few), and a line read as text would end the reading there,
+    // leaving that ref and every one after it unchecked.
+    for line in input.split(b'\n').map_while(Result::ok) {
+        let line = crate::context::escaped_bytes(&line);
         let fields: Vec<&str> = line.split_whitespace().collect();
         let [local_ref, local, remote_ref, remote] = fields.as_slice() else {
             continue;
         };
         if crate::git::is_zero_id(local) {
+            continue;
+        }
+        // Notes (`git notes`) annotate commits; their own commits hold
+        // no file of the project, and the project's checks run in a
+        // checkout of one would only fail.
+        if let Some(notes_ref) = [local_ref, remote_ref]
+            .into_iter()
+            .find(|name| name.starts_with("refs/notes/"))
+        {
+            notes.push(format!(
+                "`{notes_ref}` holds notes (`git notes`), not the project's files: it has no files to check"
+            ));
             continue;
         }
         match kind(local) {
@@ -190,17 +214,59 @@ fn pushed_ranges(
         };
         selections.push((selection, Some((*local_ref).to_string())));
     }
-    (selections, notes)
+    (same_checked_once(selections, commit), notes)
+}
+
+/// The commit a pushed ref's range starts from (none for every file of a
+/// commit), and the one it ends at.
+type Checks = (Option<String>, String);
+
+/// The pushed refs that would check the same commits (a branch and the
+/// tags on its commit, `git push --follow-tags`) checked once, the run
+/// naming them all: each run is one in the history, and one push that
+/// checked the same failure three times would be taken for three failed
+/// attempts in a row, and escalate to a person at once. `commit` gives
+/// the full id of the commit a name stands for (a tag's, say); refs whose
+/// commits it cannot name are checked on their own.
+fn same_checked_once(
+    selections: Vec<(SelectionRequest, Option<String>)>,
+    commit: &dyn Fn(&str) -> Option<String>,
+) -> Vec<(SelectionRequest, Option<String>)> {
+    let key = |selection: &SelectionRequest| match selection {
+        SelectionRequest::Range { from, to } => Some((Some(commit(from)?), commit(to)?)),
+        SelectionRequest::AllOf(spec) => Some((None, commit(spec)?)),
+        _ => None,
+    };
+    let mut out: Vec<(SelectionRequest, Option<String>, Option<Checks>)> = Vec::new();
+    for (selection, pushed_ref) in selections {
+        let checks = key(&selection);
+        let earlier = checks
+            .as_ref()
+            .and_then(|checks| out.iter_mut().find(|(_, _, k)| k.as_ref() == Some(checks)));
+        match (earlier, pushed_ref) {
+            (Some((_, Some(named), _)), Some(pushed_ref)) => {
+                named.push_str(", ");
+                named.push_str(&pushed_ref);
+            }
+            (_, pushed_ref) => out.push((selection, pushed_ref, checks)),
+        }
+    }
+    out.into_iter()
+        .map(|(selection, pushed_ref, _)| (selection, pushed_ref))
+        .collect()
 }
 
 /// What a pre-push hook asks of the repository about the objects a push
 /// names: what an object is (see `git::object_kind`), where a new branch's
-/// history leaves the remote's (see `git::pushed_base`), and whether two
-/// commits share history (see `git::share_history`).
+/// history leaves the remote's (see `git::pushed_base`), whether two
+/// commits share history (see `git::share_history`), and which commit a
+/// name stands for.
 struct Pushed<'a> {
     kind: &'a dyn Fn(&str) -> Option<&'static str>,
     base: &'a dyn Fn(&str) -> Option<String>,
     related: &'a dyn Fn(&str, &str) -> bool,
+    /// The full id of the commit a name stands for (see `git::commit_id`).
+    commit: &'a dyn Fn(&str) -> Option<String>,
 }
 
 #[cfg(test)]
@@ -218,6 +284,7 @@ mod tests {
             kind: &kind,
             base: &base,
             related: &related,
+            commit: &|_: &str| None,
         };
         pushed_ranges(input.as_bytes(), &pushed)
     }
@@ -279,6 +346,100 @@ mod tests {
             matches!(pushed.as_slice(), [(SelectionRequest::AllOf(all), Some(_))] if *all == a)
         );
         assert_eq!(notes.len(), 2, "{notes:?}");
+    }
+
+    #[test]
+    fn refs_that_check_the_same_commits_are_checked_once_naming_them_all() {
+        let (a, b, c, t) = (
+            "a".repeat(40),
+            "b".repeat(40),
+            "c".repeat(40),
+            "d".repeat(40),
+        );
+        // `t` is a tag of `a`; `c` is a commit nothing can name here.
+        let commit = |spec: &str| match spec.as_bytes()[0] {
+            b'a' | b'd' => Some(a.clone()),
+            b'b' => Some(b.clone()),
+            _ => None,
+        };
+        let selections = vec![
+            (
+                SelectionRequest::Range {
+                    from: b.clone(),
+                    to: a.clone(),
+                },
+                Some("refs/heads/main".to_string()),
+            ),
+            (
+                SelectionRequest::AllOf(a.clone()),
+                Some("refs/heads/new".to_string()),
+            ),
+            (
+                SelectionRequest::Range {
+                    from: b.clone(),
+                    to: t.clone(),
+                },
+                Some("refs/tags/v1".to_string()),
+            ),
+            (
+                SelectionRequest::AllOf(t.clone()),
+                Some("refs/tags/v2".to_string()),
+            ),
+            (
+                SelectionRequest::Range {
+                    from: b.clone(),
+                    to: c.clone(),
+                },
+                Some("refs/heads/c1".to_string()),
+            ),
+            (
+                SelectionRequest::Range {
+                    from: b.clone(),
+                    to: c.clone(),
+                },
+                Some("refs/heads/c2".to_string()),
+            ),
+        ];
+        let once = same_checked_once(selections, &commit);
+        let named: Vec<&str> = once.iter().filter_map(|(_, r)| r.as_deref()).collect();
+        assert_eq!(
+            named,
+            [
+                "refs/heads/main, refs/tags/v1",
+                "refs/heads/new, refs/tags/v2",
+                "refs/heads/c1",
+                "refs/heads/c2"
+            ]
+        );
+        assert!(matches!(&once[0].0, SelectionRequest::Range { to, .. } if *to == a));
+    }
+
+    #[test]
+    fn a_ref_whose_name_is_not_utf8_is_read_with_the_refs_after_it_and_notes_are_not() {
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        let mut input = b"refs/heads/caf".to_vec();
+        input.extend_from_slice(&[0xe9]);
+        input.extend_from_slice(format!(" {a} refs/heads/x {b}\n").as_bytes());
+        input.extend_from_slice(
+            format!("refs/notes/commits {a} refs/notes/commits {b}\n").as_bytes(),
+        );
+        input.extend_from_slice(format!("refs/heads/y {a} refs/heads/y {b}\n").as_bytes());
+        let pushed = Pushed {
+            kind: &|_: &str| Some("commit"),
+            base: &|_: &str| None,
+            related: &|_: &str, _: &str| true,
+            commit: &|_: &str| None,
+        };
+        let (selections, notes) = pushed_ranges(input.as_slice(), &pushed);
+        let named: Vec<&str> = selections
+            .iter()
+            .filter_map(|(_, r)| r.as_deref())
+            .collect();
+        assert_eq!(named, ["refs/heads/caf\\xe9", "refs/heads/y"]);
+        assert!(
+            notes[0].contains("`refs/notes/commits` holds notes"),
+            "{notes:?}"
+        );
     }
 
     #[test]

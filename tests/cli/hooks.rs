@@ -846,10 +846,13 @@ fn ctrl_c_during_a_pushed_refs_checks_checks_no_later_ref() {
     repo.git(&["commit", "-qm", "gate", "--", "phasegate.toml"]);
     let before = crate::git::snapshot(&repo);
     let head = repo.git(&["rev-parse", "HEAD"]);
+    // Another commit: refs that check the same commits are checked once.
+    let first = repo.git(&["rev-parse", "HEAD~1"]);
     let zero = "0".repeat(40);
     let refs = format!(
-        "refs/heads/main {head} refs/heads/main {zero}\nrefs/heads/other {head} refs/heads/other {zero}\n",
-        head = head.trim()
+        "refs/heads/main {head} refs/heads/main {zero}\nrefs/heads/other {first} refs/heads/other {zero}\n",
+        head = head.trim(),
+        first = first.trim()
     );
     let mut child = {
         use std::os::unix::process::CommandExt;

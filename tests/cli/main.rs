@@ -7,10 +7,12 @@
 mod support;
 
 mod ci;
+mod ci_more;
 mod config_errors;
 mod config_more;
 mod defaults;
 mod diagnostics;
+mod diagnostics_more;
 mod filter;
 mod git;
 mod handoff;
@@ -22,6 +24,8 @@ mod reports;
 mod reports_more;
 mod run_more;
 mod runner;
+mod runner_more;
 mod selection_more;
 mod state;
+mod state_more;
 mod verdict;

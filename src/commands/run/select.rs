@@ -136,7 +136,16 @@ pub(super) fn select_files(
             let s = selector.summary("files", &files, None);
             (files, s)
         }
-        SelectionRequest::Range { from, to } => selector.range(from, to, &mut notes)?,
+        SelectionRequest::Range { from, to } => {
+            let (files, s) = selector.range(from, to, &mut notes)?;
+            // Named by hand (not a pushed ref's), a range that adds no
+            // commit checks nothing it changed: most often its ends were
+            // swapped, and a pass on it would say nothing.
+            if args.pushed_ref.is_none() && s.to_commit == s.merge_base {
+                notes.push(empty_range_note(from, to, s.from_commit == s.to_commit));
+            }
+            (files, s)
+        }
         SelectionRequest::AllOf(commit) => {
             let files = crate::git::commit_files(root, commit).map_err(git_error)?;
             let s = SelectionSummary {
@@ -193,6 +202,19 @@ pub(super) fn select_files(
         }
     };
     Ok(Selected::new(files, summary, notes))
+}
+
+/// What a run says of a range `from`..`to` whose end is its merge base:
+/// `to` is `from`'s commit (`same`) or an ancestor of it.
+fn empty_range_note(from: &str, to: &str, same: bool) -> String {
+    let said = "no file changed on it, so only the checks without `files` ran";
+    if same {
+        format!("the range holds no commit: `{from}` and `{to}` are the same commit; {said}")
+    } else {
+        format!(
+            "the range holds no commit of its own: `{to}` is an ancestor of `{from}`; {said}. Were its ends swapped? `--from-ref {to} --to-ref {from}` checks what `{from}` added"
+        )
+    }
 }
 
 /// What a staged run says of an index with unmerged paths: which, and

@@ -1,0 +1,1 @@
+//! Tool output turned into diagnostics, by run and by `diagnostics parse`.

@@ -1,0 +1,1 @@
+//! Running checks: timeouts, signals, output, missing tools, environment, working directory, verifiers.

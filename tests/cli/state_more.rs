@@ -1,0 +1,1 @@
+//! State across runs: run logs, history, interventions, resume.
