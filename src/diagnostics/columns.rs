@@ -5,7 +5,7 @@
 //! the line cannot be read the tool's column stays, and `column_unit` says
 //! what it counts.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use unicode_width::UnicodeWidthChar;
 
@@ -42,7 +42,7 @@ impl SourceLines {
 
     fn line(&mut self, file: &str, line: u32) -> Option<&str> {
         if !self.cache.contains_key(file) {
-            if self.cache.len() >= MAX_FILES {
+            if self.cache.len() >= MAX_FILES || !inside(file) {
                 return None;
             }
             let path = self.root.join(file);
@@ -94,6 +94,19 @@ impl SourceLines {
         }
         d.column_unit = ColumnUnit::Character;
     }
+}
+
+/// Whether `file` (relative to the repository root, as the extractor
+/// makes it when it can) lies inside the repository. Only such files are
+/// read: a tool that names another (`/proc/self/environ:1:1`, a key under
+/// the home directory) must not carry its text into a verdict that CI
+/// publishes; there the tool's column stays, in the tool's unit.
+fn inside(file: &str) -> bool {
+    let path = Path::new(file);
+    !file.is_empty()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
 /// A 1-based column in `unit` → a 1-based character column, or `None` when

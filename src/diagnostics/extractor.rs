@@ -501,6 +501,13 @@ impl Extractor {
                     bases.extend(ancestors.iter().copied());
                     relative_to_root(moved.as_deref().unwrap_or(f), &bases, &self.root)
                 });
+                // A tool that names the repository's root itself (`./:3:1`)
+                // names a directory, not a file: the finding is placed
+                // nowhere, as one that names no file (an empty `file` is
+                // no path a report or the changed-line filter can use), and
+                // its line places nothing.
+                let names_root = file.as_deref() == Some("");
+                let file = file.filter(|_| !names_root);
                 let mut d = Diagnostic {
                     check: self.check.clone(),
                     origin: found.origin.unwrap_or(self.origin),
@@ -526,6 +533,9 @@ impl Extractor {
                     source_line: None,
                     pre_existing: false,
                 };
+                if names_root {
+                    (d.line, d.column) = (None, None);
+                }
                 if d.column_unit != ColumnUnit::Character {
                     lines.convert(&mut d);
                 }

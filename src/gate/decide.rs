@@ -463,15 +463,18 @@ fn failed(
 
 /// A blocking failure whose every error lies outside the change (the
 /// changed-line filter marked them all pre-existing) is the old code's
-/// fault, not the change's: it warns instead. Never under `strict`, and
-/// never when an error could not be placed (the output-tail finding).
+/// fault, not the change's: it warns instead. Never under `strict`, never
+/// when an error could not be placed (the output-tail finding), and never
+/// when findings over the check's cap were only counted: the change's own
+/// error may be among them.
 fn demote_if_pre_existing(profile: Profile, check: &CheckInput, judged: Judged) -> Judged {
     let mut errors = judged
         .diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Error)
         .peekable();
-    let all_old = errors.peek().is_some() && errors.all(|d| d.pre_existing);
+    let unseen = matches!(&check.run, CheckRun::Ran(outcome) if outcome.dropped_diagnostics > 0);
+    let all_old = !unseen && errors.peek().is_some() && errors.all(|d| d.pre_existing);
     if profile == Profile::Strict || judged.effect != Effect::Block || !all_old {
         return judged;
     }

@@ -35,9 +35,10 @@ const MAX_MESSAGE_LINES: usize = 8;
 /// anonymous function, `❯ file:line:col`. A function's name holds no `/`,
 /// so in `❯ test/sub dir/x.js:2:38` the words before the space are the
 /// path's, not a name; in `❯ my dir/x.js:2:38` they may be either, and
-/// `frame_file` decides.
+/// `frame_file` decides. The path may hold parentheses that close (a
+/// Next.js route group, `app/(shop)/cart.test.ts`), never a lone one.
 static FRAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:at (?:async )?(?:[^()]*? \()?|❯ (?:[^()]*? \(|(?P<name>[^\s()/\\]+) )?)(?:file://)?(?P<file>[^\s()][^()]*?):(?P<line>\d+):(?P<col>\d+)\)?$")
+    Regex::new(r"^\s*(?:at (?:async )?(?:[^()]*? \()?|❯ (?:[^()]*? \(|(?P<name>[^\s()/\\]+) )?)(?:file://)?(?P<file>(?:[^\s()]|\([^()\s]*\))(?:[^()]|\([^()]*\))*?):(?P<line>\d+):(?P<col>\d+)\)?$")
         .expect("the stack frame regex is valid")
 });
 
@@ -631,6 +632,29 @@ mod tests {
     use crate::diagnostics::tests::{places, recorded};
 
     const RECORDED_IN: Option<&str> = Some("/tmp/rec-diag/vt/project");
+
+    #[test]
+    fn a_frame_in_a_route_group_keeps_its_parentheses() {
+        // ` ❯ app/(shop)/cart/total.test.ts:5:25` (vitest 4.1.12), with
+        // and without colour.
+        for output in ["vitest/vitest-group.txt", "vitest/vitest-group-color.txt"] {
+            let found = recorded("vitest", output, Some("/tmp/dx/vtrec"));
+            assert_eq!(
+                places(&found),
+                [(
+                    "app/(shop)/cart/total.test.ts:5:25".to_string(),
+                    None,
+                    Some("adds the prices")
+                )],
+                "{output}"
+            );
+            assert_eq!(
+                found.diagnostics[0].message,
+                "AssertionError: expected 6 to be 5 // Object.is equality\n- Expected\n+ Received\n- 5\n+ 6",
+                "{output}"
+            );
+        }
+    }
 
     #[test]
     fn a_vitest_failure_in_a_path_with_a_space_is_located() {

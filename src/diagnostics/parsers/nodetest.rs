@@ -68,8 +68,9 @@ fn split_directive(rest: &str) -> (Option<String>, bool) {
 /// A V8 stack frame as node prints it: `at fn (file:line:col)` or
 /// `at file:line:col`; TAP's YAML leaves the `at ` out. A frame that ends
 /// an error's stack may be followed by ` {` and the error's properties.
+/// The path may hold parentheses that close (`app/(shop)/cart.test.js`).
 static FRAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:at )?(?:async )?(?:[^()]*? \()?(?:file://)?(?P<file>[^\s()][^()]*?):(?P<line>\d+):(?P<col>\d+)\)?(?: \{)?$")
+    Regex::new(r"^\s*(?:at )?(?:async )?(?:[^()]*? \()?(?:file://)?(?P<file>(?:[^\s()]|\([^()\s]*\))(?:[^()]|\([^()]*\))*?):(?P<line>\d+):(?P<col>\d+)\)?(?: \{)?$")
         .expect("the node stack frame regex is valid")
 });
 
@@ -766,6 +767,26 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn a_frame_in_a_route_group_keeps_its_parentheses() {
+        // Node.js 20.20.2 on `lib/(core)/sum.test.mjs`: the assertion's
+        // frame, not the test's declaration, in TAP and in spec.
+        for output in [
+            "node-test/node20-group-tap.txt",
+            "node-test/node20-group-spec.txt",
+        ] {
+            let found =
+                crate::diagnostics::tests::recorded("node-test", output, Some("/tmp/dx/vtrec"));
+            let places: Vec<String> = found
+                .diagnostics
+                .iter()
+                .map(crate::diagnostics::Diagnostic::location)
+                .collect();
+            assert_eq!(places, ["lib/(core)/sum.test.mjs:9:10"], "{output}");
+            assert_eq!(found.diagnostics[0].test.as_deref(), Some("sum adds"));
+        }
     }
 
     #[test]

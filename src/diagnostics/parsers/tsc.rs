@@ -17,9 +17,11 @@ use crate::diagnostics::{ColumnUnit, Severity};
 /// More lines of one message kept (tsc elaborates type errors below).
 const MAX_BODY_LINES: usize = 12;
 
-/// `src/a.ts(5,7): error TS2322: message`.
+/// `src/a.ts(5,7): error TS2322: message`. The file may hold parentheses
+/// of its own (a Next.js route group, `app/(shop)/page.tsx`): it ends at
+/// the first `(line,col): ` that a severity and a code follow.
 static PLAIN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+),(?P<col>\d+)\): (?P<severity>error|warning|message) (?P<code>TS\d+): (?P<message>.+)$")
+    Regex::new(r"^(?P<file>\S.*?)\((?P<line>\d+),(?P<col>\d+)\): (?P<severity>error|warning|message) (?P<code>TS\d+): (?P<message>.+)$")
         .expect("the tsc regex is valid")
 });
 
@@ -96,7 +98,42 @@ impl Grammar for Tsc {
 
 #[cfg(test)]
 mod tests {
-    use crate::diagnostics::tests::recorded;
+    use crate::diagnostics::tests::{recorded, recorded_in_repo};
+
+    #[test]
+    fn a_route_groups_parentheses_are_part_of_the_file() {
+        // TypeScript 7.0.2 on a Next.js-style `app/(marketing)/...` and
+        // `app/[id]/...`: plain output names the file right before its
+        // `(line,col)`, pretty output before `:line:col`.
+        let sources = [
+            (
+                "app/(marketing)/about/page.ts",
+                "tsc/groups-about-page.ts.txt",
+            ),
+            ("app/[id]/page.ts", "tsc/groups-id-page.ts.txt"),
+        ];
+        for format in ["plain", "pretty"] {
+            let found = recorded_in_repo(
+                &format!("npx tsc --noEmit --pretty {}", format == "pretty"),
+                &format!("tsc/tsc7-groups-{format}.txt"),
+                &sources,
+            );
+            let places: Vec<String> = found
+                .diagnostics
+                .iter()
+                .map(crate::diagnostics::Diagnostic::location)
+                .collect();
+            assert_eq!(
+                places,
+                ["app/(marketing)/about/page.ts:2:3", "app/[id]/page.ts:3:14"],
+                "{format}"
+            );
+            assert_eq!(
+                found.diagnostics[0].message,
+                "Type 'number' is not assignable to type 'string'."
+            );
+        }
+    }
 
     #[test]
     fn a_pretty_chained_message_keeps_its_chain_as_the_plain_one_does() {
