@@ -514,6 +514,13 @@ fn judge_verifier(
         },
         (Some(VerifierReply::Answer(answer)), _) if !answer.pass => {
             let mut findings = answer.findings.clone();
+            // phasegate's word on a finding it could not read is placed at
+            // the check, as its other findings about a check are.
+            for d in &mut findings {
+                if d.tool == "phasegate" && d.file.is_none() {
+                    *d = located(check, d.severity, d.code.as_deref(), d.message.clone());
+                }
+            }
             if !findings.iter().any(|d| d.severity == Severity::Error) {
                 findings.push(located(
                     check,
@@ -521,6 +528,14 @@ fn judge_verifier(
                     Some("verifier-fail"),
                     format!("verifier `{}` answered \"fail\"", check.name),
                 ));
+            }
+            // A verifier that only warns says so in phasegate's own
+            // findings about it, as any check does (see `failed`); the
+            // reviewer's findings keep their severity.
+            if failed_effect.1 == Effect::Warn {
+                for d in findings.iter_mut().filter(|d| d.tool == "phasegate") {
+                    d.severity = Severity::Warning;
+                }
             }
             Judged {
                 status: failed_effect.0,

@@ -153,16 +153,8 @@ fn startable(plan: &CheckPlan) -> Result<(PathBuf, File), Termination> {
             "the check has no command".to_string(),
         ));
     };
-    if !plan.cwd.is_dir() {
-        let what = if plan.cwd.exists() {
-            "is not a directory"
-        } else {
-            "does not exist"
-        };
-        return Err(Termination::SpawnFailed(format!(
-            "its working directory `{}` {what} (`cwd` in phasegate.toml)",
-            plan.cwd.display()
-        )));
+    if let Some(why) = unusable_cwd(&plan.cwd, &plan.root) {
+        return Err(Termination::SpawnFailed(why));
     }
     let Ok(resolved) = which::which_in(program, plan.path.as_ref(), &plan.cwd) else {
         return Err(match not_runnable(program, &plan.cwd, &plan.root) {
@@ -175,12 +167,17 @@ fn startable(plan: &CheckPlan) -> Result<(PathBuf, File), Termination> {
             },
         });
     };
-    // A script whose interpreter is not installed cannot start: that is
-    // the interpreter missing (tier 1), whatever the script is.
-    if let Some(interpreter) = missing_interpreter(&resolved, plan.path.as_ref(), &plan.cwd) {
-        return Err(Termination::Missing {
-            program: interpreter,
-        });
+    if let Some(line) = shebang(&resolved) {
+        if let Some(why) = carriage_return_shebang(&line, program) {
+            return Err(Termination::SpawnFailed(why));
+        }
+        // A script whose interpreter is not installed cannot start: that
+        // is the interpreter missing (tier 1), whatever the script is.
+        if let Some(interpreter) = missing_interpreter(&line, plan.path.as_ref(), &plan.cwd) {
+            return Err(Termination::Missing {
+                program: interpreter,
+            });
+        }
     }
     if let Some(why) = missing_script(plan) {
         return Err(Termination::SpawnFailed(why));
@@ -192,6 +189,46 @@ fn startable(plan: &CheckPlan) -> Result<(PathBuf, File), Termination> {
         ))
     })?;
     Ok((resolved, log))
+}
+
+/// Why the check cannot run in `cwd`: it is not a directory of the tree
+/// the checks run in (`root`, the work tree or a temporary checkout).
+/// `phasegate.toml` keeps `cwd` relative and free of `..`, but a symbolic
+/// link on the way can still lead elsewhere: a check that ran there would
+/// judge files the change does not hold and pass on them. Whether the
+/// directory is there is a fact of the tree checked, not of the file (a
+/// range's end may add it), so it is looked at here, where the check
+/// would start: a check that cannot start is a spawn failure (tier 2).
+fn unusable_cwd(cwd: &std::path::Path, root: &std::path::Path) -> Option<String> {
+    let shown = cwd.strip_prefix(root).unwrap_or(cwd).display();
+    let fix = "fix `cwd` in phasegate.toml";
+    let real = match std::fs::canonicalize(cwd) {
+        Err(_) if cwd.symlink_metadata().is_ok() => {
+            return Some(format!(
+                "its working directory `{shown}` is a symbolic link to nothing (`cwd` in phasegate.toml): {fix}, or restore what the link points to"
+            ))
+        }
+        Err(_) => {
+            return Some(format!(
+                "its working directory `{shown}` does not exist in the tree checked (`cwd` in phasegate.toml): {fix}, or add the directory"
+            ))
+        }
+        Ok(real) => real,
+    };
+    if !real.is_dir() {
+        return Some(format!(
+            "its working directory `{shown}` is not a directory (`cwd` in phasegate.toml): {fix}"
+        ));
+    }
+    // The root as the file system names it, for the comparison: it may be
+    // reached through a link itself (`/tmp` on macOS).
+    let inside = std::fs::canonicalize(root).map_or(true, |root| real.starts_with(root));
+    (!inside).then(|| {
+        format!(
+            "its working directory `{shown}` leads outside the repository, to `{}`, through a symbolic link (`cwd` in phasegate.toml): {fix} to name a directory of the repository",
+            real.display()
+        )
+    })
 }
 
 /// The diagnostics extractor for the check's output; its parser may be
@@ -539,20 +576,23 @@ fn not_runnable(
     })
 }
 
-/// The interpreter named by the `#!` line of the script at `program`, when
-/// it is not there (`#!/usr/bin/python9`), or, for `#!/usr/bin/env NAME`,
-/// when NAME is not on the check's `path`; `None` for a program that is not
-/// a script, or whose interpreter is there.
+/// The `#!` line of the script at `program`, after the `#!` and up to its
+/// newline; `None` for a program that is not a script.
+fn shebang(program: &std::path::Path) -> Option<Vec<u8>> {
+    let mut head = [0u8; 256];
+    let read = File::open(program).ok()?.read(&mut head).ok()?;
+    let line = head[..read].strip_prefix(b"#!")?;
+    line.split(|&b| b == b'\n').next().map(<[u8]>::to_vec)
+}
+
+/// The interpreter a script's `#!` `line` names, when it is not there
+/// (`#!/usr/bin/python9`), or, for `#!/usr/bin/env NAME`, when NAME is not
+/// on the check's `path`; `None` when its interpreter is there.
 fn missing_interpreter(
-    program: &std::path::Path,
+    line: &[u8],
     path: Option<&std::ffi::OsString>,
     cwd: &std::path::Path,
 ) -> Option<String> {
-    let mut head = [0u8; 256];
-    let mut file = File::open(program).ok()?;
-    let read = file.read(&mut head).ok()?;
-    let line = head[..read].strip_prefix(b"#!")?;
-    let line = line.split(|&b| b == b'\n').next()?;
     let text = String::from_utf8_lossy(line);
     let mut words = text.split_whitespace();
     let interpreter = words.next()?;
@@ -571,6 +611,19 @@ fn missing_interpreter(
         }
     }
     None
+}
+
+/// Why a script saved with Windows line endings cannot start: the kernel
+/// (or `env`) looks for an interpreter whose name ends in the carriage
+/// return (`/bin/sh\r`), and says only "No such file or directory", which
+/// names neither the script nor the cause. `line` is its `#!` line.
+fn carriage_return_shebang(line: &[u8], shown: &std::ffi::OsStr) -> Option<String> {
+    line.ends_with(b"\r").then(|| {
+        let shown = shown.to_string_lossy();
+        format!(
+            "`{shown}` has Windows line endings: its `#!` line ends in a carriage return, so its interpreter cannot be found; save it with LF endings (`sed -i 's/\\r$//' {shown}`, and `*.sh text eol=lf` in `.gitattributes` keeps them)"
+        )
+    })
 }
 
 /// One reply from the answers of a verifier's batches: each must be one
@@ -646,7 +699,12 @@ fn run_invocation(
     };
     let reader = match expr.reader() {
         Ok(reader) => Arc::new(reader),
-        Err(e) => return Termination::SpawnFailed(e.to_string()),
+        Err(e) => {
+            return Termination::SpawnFailed(format!(
+                "failed to start `{}`: {e}",
+                program.display()
+            ))
+        }
     };
     // The expression holds the pipe's write end: closed here, the pipe
     // ends when the check's processes close theirs.

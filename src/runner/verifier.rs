@@ -52,7 +52,7 @@ fn parse(
         if e.is_data() {
             format!("the answer is ambiguous ({e})")
         } else {
-            format!("standard output is not exactly one JSON object ({e})")
+            not_one_object(stdout, &e)
         }
     })?;
     let Value::Object(object) = value else {
@@ -68,18 +68,60 @@ fn parse(
         }
         None => return Err("the answer has no `verdict`".to_string()),
     };
-    let findings = match object.get("findings") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                finding(item, check, origin, place).map_err(|e| format!("finding {i}: {e}"))
-            })
-            .collect::<Result<_, _>>()?,
-        Some(other) => return Err(format!("`findings` must be a list, not {other}")),
-    };
+    let mut findings = Vec::new();
+    let mut unread = Vec::new();
+    match object.get("findings") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                match finding(item, check, origin, place) {
+                    Ok(found) => findings.push(found),
+                    Err(e) => unread.push(format!("finding {i}: {e}")),
+                }
+            }
+        }
+        Some(other) => unread.push(format!("`findings` must be a list, not {other}")),
+    }
+    if unread.is_empty() {
+        return Ok(VerifierAnswer { pass, findings });
+    }
+    if pass {
+        // A pass whose findings cannot be read is no answer to trust: one
+        // of them may be what should have failed it.
+        return Err(unread.swap_remove(0));
+    }
+    // A plain "fail" is an answer, whatever its findings: the work failed
+    // the review. Read as no answer (tier 3), the `fast` profile would let
+    // through what the verifier rejected. Each finding that cannot be
+    // read becomes one of phasegate's, saying what is wrong with it.
+    findings.extend(unread.into_iter().map(|why| Diagnostic {
+        check: check.to_string(),
+        origin,
+        tool: "phasegate".to_string(),
+        severity: Severity::Error,
+        code: Some("verifier-finding-unreadable".to_string()),
+        message: format!(
+            "verifier `{check}` answered \"fail\", but a finding cannot be read: {why}"
+        ),
+        ..Diagnostic::default()
+    }));
     Ok(VerifierAnswer { pass, findings })
+}
+
+/// What is wrong with standard output that does not parse as JSON, and
+/// what to do about it: a verifier that prints its progress or its
+/// reasoning on standard output (`Thinking...`, a Markdown fence around
+/// the object) is told where that text goes instead.
+fn not_one_object(stdout: &[u8], e: &serde_json::Error) -> String {
+    const ALONE: &str = "a verifier prints its answer alone on standard output, and anything else on standard error";
+    let text = String::from_utf8_lossy(stdout);
+    let text = text.trim_start();
+    if text.starts_with('{') {
+        return format!("standard output is not exactly one JSON object ({e}): {ALONE}");
+    }
+    let first = text.lines().next().unwrap_or_default();
+    let shown: String = strip_ansi(first).chars().take(80).collect();
+    format!("standard output does not start with a JSON object but with `{shown}`: {ALONE}")
 }
 
 /// A JSON value in which no object names a key twice.
@@ -268,21 +310,27 @@ mod tests {
     #[test]
     fn malformed_answers_say_what_is_wrong() {
         assert!(malformed("").contains("nothing"));
-        assert!(malformed("LGTM").contains("not exactly one JSON object"));
+        let prose = malformed("LGTM\n{\"verdict\": \"pass\"}");
+        assert!(
+            prose.contains("does not start with a JSON object but with `LGTM`"),
+            "{prose}"
+        );
+        assert!(prose.contains("anything else on standard error"), "{prose}");
         assert!(malformed(r#"{"verdict": "pass"} {"verdict": "pass"}"#).contains("not exactly one"));
         assert!(malformed("[1]").contains("not an object"));
         assert!(malformed("{}").contains("no `verdict`"));
         assert!(malformed(r#"{"verdict": "maybe"}"#).contains("\"maybe\""));
-        assert!(malformed(r#"{"verdict": "fail", "findings": {}}"#).contains("must be a list"));
+        // A pass whose findings cannot be read is no pass.
+        assert!(malformed(r#"{"verdict": "pass", "findings": {}}"#).contains("must be a list"));
         assert!(
-            malformed(r#"{"verdict": "fail", "findings": [{"line": 1}]}"#).contains("no `message`")
+            malformed(r#"{"verdict": "pass", "findings": [{"line": 1}]}"#).contains("no `message`")
         );
         assert!(
-            malformed(r#"{"verdict": "fail", "findings": [{"message": "m", "line": -2}]}"#)
+            malformed(r#"{"verdict": "pass", "findings": [{"message": "m", "line": -2}]}"#)
                 .contains("positive")
         );
         assert!(
-            malformed(r#"{"verdict": "fail", "findings": [{"message": "m", "file": 7}]}"#)
+            malformed(r#"{"verdict": "pass", "findings": [{"message": "m", "file": 7}]}"#)
                 .contains("`file` must be a string")
         );
         // A severity nobody defined is no answer: neither an error nor a
@@ -291,6 +339,47 @@ mod tests {
             r#"{"verdict": "pass", "findings": [{"message": "m", "severity": "bogus"}]}"#,
         );
         assert!(reason.contains("not `bogus`"), "{reason}");
+    }
+
+    #[test]
+    fn a_fail_whose_findings_cannot_be_read_is_still_a_fail() {
+        // What the verifier said is plain; only its findings are not: the
+        // readable ones are kept, and each other says what is wrong with it.
+        let VerifierReply::Answer(answer) = parse(
+            r#"{"verdict": "fail", "findings": [{"file": "a.md", "line": "7", "message": "criterion 2 is not met"}, {"file": "b.md", "line": 2, "message": "no tests"}]}"#,
+        ) else {
+            panic!("a plain fail must be an answer");
+        };
+        assert!(!answer.pass);
+        let found: Vec<(Option<&str>, &str, &str)> = answer
+            .findings
+            .iter()
+            .map(|d| (d.file.as_deref(), d.tool.as_str(), d.message.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (Some("b.md"), "verifier", "no tests"),
+                (
+                    None,
+                    "phasegate",
+                    "verifier `review` answered \"fail\", but a finding cannot be read: finding 0: `line` must be a number, not \"7\""
+                ),
+            ]
+        );
+        assert_eq!(answer.findings[1].severity, Severity::Error);
+        let VerifierReply::Answer(answer) = parse(r#"{"verdict": "fail", "findings": "see log"}"#)
+        else {
+            panic!("a plain fail must be an answer");
+        };
+        assert!(!answer.pass);
+        assert!(
+            answer.findings[0]
+                .message
+                .contains("`findings` must be a list"),
+            "{:?}",
+            answer.findings
+        );
     }
 
     #[test]
