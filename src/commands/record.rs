@@ -30,6 +30,8 @@ pub fn now_rfc3339() -> String {
 /// What the history keeps of a run besides its verdict.
 pub struct RunFacts<'a> {
     pub session: Option<&'a str>,
+    /// The work tree the run is in (`state::work_tree_key`).
+    pub work_tree: String,
     pub selection: SelectionRecord,
     /// Old run directories being removed meanwhile: waited for first.
     pub pruning: Option<state::Pruning>,
@@ -59,6 +61,7 @@ fn record_run_within(
 ) {
     let RunFacts {
         session,
+        work_tree,
         selection,
         pruning,
     } = facts;
@@ -78,7 +81,10 @@ fn record_run_within(
     };
     // What a run killed while it wrote left behind; no writer is at work
     // while the lock is held.
-    if let Err(e) = state::remove_stale_temps(state_dir, &["state.json", "interventions.jsonl"]) {
+    if let Err(e) = state::remove_stale_temps(
+        state_dir,
+        &["state.json", "interventions.jsonl", "interventions.last-id"],
+    ) {
         problems.push(format!(
             "failed to remove the temporary files of a killed run from `{}`: {e}",
             state_dir.display()
@@ -88,7 +94,14 @@ fn record_run_within(
     let (mut state, theirs) = load_history(state_dir, verdict, &mut problems, &mut critical);
 
     let phase = verdict.phase.clone().unwrap_or_default();
-    let of_phase: Vec<&RunRecord> = state.runs.iter().filter(|r| r.phase == phase).collect();
+    // An agent going round in circles does so in its own work tree: the
+    // runs of another (an agent beside it, on another branch) neither
+    // break its streak nor add to it.
+    let of_phase: Vec<&RunRecord> = state
+        .runs
+        .iter()
+        .filter(|r| r.phase == phase && r.in_work_tree(&work_tree))
+        .collect();
     let previous = gate::previous_error_sets(verdict, &of_phase);
     // Going round in circles needs a person: the queue is where one looks.
     if let Some(note) = gate::escalate_repeats(verdict, &previous, config.gate.escalate_after) {
@@ -123,7 +136,7 @@ fn record_run_within(
     );
 
     state.runs.push(history_entry(
-        config, verdict, run_id, now, phase, selection,
+        config, verdict, run_id, now, phase, selection, work_tree,
     ));
     let saved = if theirs {
         Ok(())
@@ -138,9 +151,7 @@ fn record_run_within(
     }
     // A run that passed adds nothing to the queue: nothing to write.
     if let Some(queue) = &changed_queue {
-        if let Err(e) = queue.save(state_dir) {
-            problems.push(e.to_string());
-        }
+        save_queue(state_dir, queue, verdict, &mut problems, &mut emergency);
     }
     drop(lock);
     report(state_dir, verdict, err, &problems, &emergency);
@@ -254,7 +265,7 @@ fn load_history(
 
 /// What the history keeps of this run: its checks' statuses, the
 /// fingerprints of their errors (to see them repeat) and of their
-/// configuration (for `resume`).
+/// configuration (for `resume`), and its work tree.
 fn history_entry(
     config: &Config,
     verdict: &Verdict,
@@ -262,6 +273,7 @@ fn history_entry(
     time: String,
     phase: String,
     selection: SelectionRecord,
+    work_tree: String,
 ) -> RunRecord {
     // Each diagnostic's fingerprint is worked out once for every check.
     let error_sets = gate::check_error_sets(verdict);
@@ -278,6 +290,7 @@ fn history_entry(
         workflow: verdict.workflow.clone(),
         status: verdict.status.as_str().to_string(),
         selection,
+        work_tree: Some(work_tree),
         checks: verdict
             .checks
             .iter()
@@ -343,9 +356,7 @@ fn record_stopped_within(
                 now: &now,
             };
             enqueue(&mut queue, news, &origin, verdict, &mut emergency);
-            if let Err(e) = queue.save(state_dir) {
-                problems.push(e.to_string());
-            }
+            save_queue(state_dir, &queue, verdict, &mut problems, &mut emergency);
         }
         Err(e) => {
             problems.push(e.to_string());
@@ -354,6 +365,30 @@ fn record_stopped_within(
     }
     drop(lock);
     report(state_dir, verdict, err, &problems, &emergency);
+}
+
+/// Writes `queue` back. When it cannot be written, the records this run
+/// created or counted one more occurrence on (those `verdict` names) go to
+/// `emergency.log` whole instead: the queue as it was on disk has none of
+/// them, and nothing is dropped.
+fn save_queue(
+    state_dir: &Path,
+    queue: &Queue,
+    verdict: &Verdict,
+    problems: &mut Vec<String>,
+    emergency: &mut Emergency,
+) {
+    let Err(e) = queue.save(state_dir) else {
+        return;
+    };
+    problems.push(e.to_string());
+    let lines = verdict
+        .interventions
+        .iter()
+        .filter_map(|id| queue.records.iter().find(|r| r.id == *id))
+        .map(|record| serde_json::to_string(record).unwrap_or_default())
+        .collect();
+    emergency.add(lines, Why::QueueUnwritable);
 }
 
 /// Adds `news` to `queue`, naming each record in the verdict; what is over
@@ -400,6 +435,7 @@ enum Why {
     OverLimits,
     QueueUnreadable,
     QueueLocked,
+    QueueUnwritable,
 }
 
 impl Emergency {
@@ -446,11 +482,15 @@ impl Emergency {
                 (Ok(()), Why::QueueLocked) => format!(
                     "{n} intervention(s) were written to `{file}` instead of the queue, whose lock could not be taken"
                 ),
+                (Ok(()), Why::QueueUnwritable) => format!(
+                    "{n} intervention(s) were written to `{file}` instead of the queue, which could not be written"
+                ),
                 (Err(e), why) => {
                     let which = match why {
                         Why::OverLimits => "over the queue's limits",
                         Why::QueueUnreadable => "that the queue could not take (it could not be read)",
                         Why::QueueLocked => "that the queue could not take (its lock could not be taken)",
+                        Why::QueueUnwritable => "that the queue could not keep (it could not be written)",
                     };
                     format!(
                         "{n} intervention(s) {which} were not kept: {e}; they are on standard error only"
@@ -610,6 +650,7 @@ mod tests {
         let mut err = Vec::new();
         let facts = RunFacts {
             session: None,
+            work_tree: ".".to_string(),
             selection: SelectionRecord::default(),
             pruning: None,
         };
@@ -636,6 +677,46 @@ mod tests {
                 notes.contains("1 intervention(s) were written to")
                     && notes.contains("whose lock could not be taken")
                     && notes.contains("not recorded"),
+                "{notes}"
+            );
+        }
+    }
+
+    #[test]
+    fn interventions_a_queue_that_cannot_be_written_would_lose_go_to_emergency_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::config::load(dir.path()).unwrap();
+        // The queue reads, but its new content cannot be written: a
+        // directory stands where it is written first.
+        let temp = dir
+            .path()
+            .join(format!(".interventions.jsonl.tmp-{}", std::process::id()));
+        std::fs::create_dir_all(&temp).unwrap();
+        let mut verdict = stopped("r1");
+        let mut err = Vec::new();
+        let facts = RunFacts {
+            session: None,
+            work_tree: ".".to_string(),
+            selection: SelectionRecord::default(),
+            pruning: None,
+        };
+        record_run(dir.path(), &config, facts, &mut verdict, &|_| {}, &mut err);
+        let mut stopped_too = stopped("r2");
+        record_stopped(dir.path(), &mut stopped_too, None, &mut err);
+
+        let emergency = std::fs::read_to_string(state::emergency_file(dir.path())).unwrap();
+        for (run, verdict) in [("r1", &verdict), ("r2", &stopped_too)] {
+            let kept = emergency
+                .lines()
+                .filter_map(|line| serde_json::from_str::<state::Intervention>(line).ok())
+                .find(|record| record.run_id == run)
+                .unwrap_or_else(|| panic!("{run}'s record is not in emergency.log:\n{emergency}"));
+            assert_eq!(kept.message, format!("it broke in {run}"));
+            assert_eq!(verdict.interventions, [kept.id]);
+            let notes = verdict.notes.join("\n");
+            assert!(
+                notes.contains("1 intervention(s) were written to")
+                    && notes.contains("which could not be written"),
                 "{notes}"
             );
         }

@@ -27,13 +27,19 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         Ok(runs) => runs,
         Err(message) => return stop(io, super::internal_message(message)),
     };
-    let Some(last) = runs.last() else {
-        return stop(
-            io,
-            super::usage_error(
-                "no run recorded yet: nothing to resume; `phasegate run` first".to_string(),
-            ),
-        );
+    // Linked worktrees share the history; what another work tree's run
+    // left passed says nothing of this one's files.
+    let here = super::state::work_tree_for(ctx);
+    let Some(last) = runs.iter().rev().find(|r| r.in_work_tree(&here)) else {
+        let message = if runs.is_empty() {
+            "no run recorded yet: nothing to resume; `phasegate run` first".to_string()
+        } else {
+            format!(
+                "no run recorded yet in this work tree ({} run(s) were recorded in other work trees of the repository, which share the history): nothing to resume; `phasegate run` first",
+                runs.len()
+            )
+        };
+        return stop(io, super::usage_error(message));
     };
     let unfinished = last.checks.iter().any(|c| !carried(&c.status)) || reconfigured(ctx, last);
     // A run that did not pass with no check to blame (an invalid or
@@ -42,7 +48,7 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
     if !unfinished && matches!(last.status.as_str(), "passed" | "warned") {
         return nothing_to_resume(ctx, last, json, io);
     }
-    let selection = selection_of(ctx, last);
+    let selection = selection_of(ctx, last, io);
     let request = RunRequest {
         phase: Some(last.phase.clone()),
         profile: Some(last.profile.clone()),
@@ -104,8 +110,11 @@ fn nothing_to_resume(
     ExitCode::Proceed
 }
 
-/// The files the last run selected, asked for again.
-fn selection_of(ctx: &Context, last: &RunRecord) -> SelectionRequest {
+/// The files the last run selected, asked for again. A file of a
+/// `--files` run that is gone since (deleted, as a fix may do) is left
+/// out, and this is said: named again, it would stop the run as a path
+/// given by mistake, which no one gave.
+fn selection_of(ctx: &Context, last: &RunRecord, io: &mut Streams<'_>) -> SelectionRequest {
     match last.selection.mode.as_str() {
         "staged" => SelectionRequest::Staged,
         "range" => match (&last.selection.from, &last.selection.to) {
@@ -121,13 +130,38 @@ fn selection_of(ctx: &Context, last: &RunRecord) -> SelectionRequest {
                 .ok()
                 .flatten()
                 .map_or_else(|| ctx.cwd.clone(), |r| r.root);
-            SelectionRequest::Files(
-                last.selection
-                    .files
+            // A name that was not UTF-8 is kept with `\u{fffd}` where its
+            // bytes were: not finding it says nothing of the file, which
+            // is named again, and the run says it cannot find it.
+            let (there, gone): (Vec<PathBuf>, Vec<PathBuf>) = last
+                .selection
+                .files
+                .iter()
+                .map(|f| root.join(f))
+                .partition(|f| {
+                    f.to_string_lossy().contains('\u{fffd}')
+                        || !matches!(f.symlink_metadata(), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+                });
+            if !gone.is_empty() {
+                let named: Vec<String> = gone
                     .iter()
-                    .map(|f| root.join(f))
-                    .collect::<Vec<PathBuf>>(),
-            )
+                    .take(5)
+                    .map(|f| format!("`{}`", f.strip_prefix(&root).unwrap_or(f).display()))
+                    .collect();
+                let _ = writeln!(
+                    io.err,
+                    "warning: {} file(s) run {} checked no longer exist and are left out: {}{}",
+                    gone.len(),
+                    last.run_id,
+                    named.join(", "),
+                    if gone.len() > named.len() {
+                        ", ..."
+                    } else {
+                        ""
+                    }
+                );
+            }
+            SelectionRequest::Files(there)
         }
         "all" => match &last.selection.to {
             // Every file of a pushed commit.
@@ -170,22 +204,24 @@ pub(super) fn to_run_again<'a>(previous: &RunRecord, specs: &[&'a CheckSpec]) ->
 /// not run under this configuration (added, or changed since): those run
 /// again even after a run that passed. The configuration is the one `last`
 /// was judged by: the work tree's, or its `--config-from-ref`'s. One that
-/// does not load says nothing here; the resumed run reports it.
+/// does not load may have anything changed: the resumed run reports it.
 fn reconfigured(ctx: &Context, last: &RunRecord) -> bool {
+    // A configuration that cannot be read cannot say its checks are the
+    // ones that passed: the run that follows says what is wrong with it.
     let root = match crate::git::discover(&ctx.cwd) {
         Ok(Some(repo)) => repo.root,
         Ok(None) => ctx.cwd.clone(),
-        Err(_) => return false,
+        Err(_) => return true,
     };
     let loaded = match &last.selection.config_from_ref {
         None => crate::config::load(&root),
         Some(spec) => match super::run::config_at_ref(&root, spec) {
             Ok((_, loaded)) => loaded,
-            Err(_) => return false,
+            Err(_) => return true,
         },
     };
     let Ok(config) = loaded else {
-        return false;
+        return true;
     };
     let specs: Vec<&CheckSpec> = config
         .checks_for(&last.phase, last.workflow.as_deref())

@@ -19,6 +19,18 @@ pub fn state_dir_for(ctx: &Context) -> PathBuf {
     }
 }
 
+/// Which work tree of the repository phasegate runs in, as the history
+/// keeps it (`state::work_tree_key`).
+pub fn work_tree_for(ctx: &Context) -> String {
+    match crate::git::discover(&ctx.cwd) {
+        Ok(Some(repo)) => state::work_tree_key(
+            &state::state_dir(Some(&repo.common_dir), &repo.root, &ctx.temp_dir),
+            &repo.work_tree_state(),
+        ),
+        _ => ".".to_string(),
+    }
+}
+
 /// The recorded runs, oldest first; a state that cannot be read is an
 /// error here (nothing is moved: only a run repairs the state).
 pub fn read_runs(ctx: &Context) -> Result<Vec<state::RunRecord>, String> {

@@ -85,6 +85,13 @@ pub struct Queue {
     pub records: Vec<Intervention>,
     /// Lines that could not be read, kept as they were.
     unreadable: Vec<Unreadable>,
+    /// The highest id number given out to a record the queue no longer
+    /// holds (`interventions.last-id`): an unreadable line moved to
+    /// `emergency.log` takes its id along, and a verdict or a person may
+    /// still name it, so no later record gets it.
+    retired: u64,
+    /// Whether `retired` grew since the queue was read: `save` writes it.
+    retired_grew: bool,
 }
 
 /// A line of `interventions.jsonl` that is no record (a torn write, bytes
@@ -107,6 +114,41 @@ pub fn queue_file(state_dir: &Path) -> PathBuf {
 
 pub fn emergency_file(state_dir: &Path) -> PathBuf {
     state_dir.join("emergency.log")
+}
+
+/// Where the highest id of the records that left the queue is kept.
+pub fn retired_file(state_dir: &Path) -> PathBuf {
+    state_dir.join("interventions.last-id")
+}
+
+/// The number of an id `iv-0007`.
+fn id_number(id: &str) -> Option<u64> {
+    id.strip_prefix("iv-").and_then(|n| n.parse::<u64>().ok())
+}
+
+/// The number of the id an unreadable line still shows, when it shows
+/// one: the record's id was given out, whatever became of the rest of it.
+/// A line of JSON that is no record (a field of the wrong type) has its
+/// `id` wherever it is; a line cut short, or with bytes that are not
+/// UTF-8, shows it where phasegate writes it, first (`{"id":"iv-0007",`).
+fn legible_id(bytes: &[u8]) -> Option<u64> {
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) {
+        return value.get("id")?.as_str().and_then(id_number);
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let after_key = text.trim_start().strip_prefix('{')?.trim_start();
+    let value = after_key
+        .strip_prefix("\"id\"")?
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix("\"iv-")?;
+    // Its closing quote says the number was not cut short.
+    let end = value.find(|c: char| !c.is_ascii_digit())?;
+    if !value[end..].starts_with('"') {
+        return None;
+    }
+    value[..end].parse::<u64>().ok()
 }
 
 impl Queue {
@@ -136,7 +178,10 @@ impl Queue {
                 ))
             }
         };
-        let mut queue = Queue::default();
+        let mut queue = Queue {
+            retired: read_retired(state_dir),
+            ..Queue::default()
+        };
         for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -164,14 +209,30 @@ impl Queue {
         &self.unreadable
     }
 
-    /// Takes the unreadable lines out: the queue is written without them.
+    /// Takes the unreadable lines out: the queue is written without them,
+    /// and remembers the ids they show, which stay given out.
     pub fn take_unreadable(&mut self) -> Vec<Unreadable> {
-        std::mem::take(&mut self.unreadable)
+        let taken = std::mem::take(&mut self.unreadable);
+        if let Some(highest) = taken.iter().filter_map(|u| legible_id(&u.bytes)).max() {
+            if highest > self.retired {
+                self.retired = highest;
+                self.retired_grew = true;
+            }
+        }
+        taken
     }
 
     /// Writes the queue atomically: the records, and each unreadable line
-    /// still held back where it was among them.
+    /// still held back where it was among them. The ids of the lines taken
+    /// out are remembered first, so that a kill in between never leaves
+    /// them free to be given out again.
     pub fn save(&self, state_dir: &Path) -> io::Result<()> {
+        if self.retired_grew {
+            let path = retired_file(state_dir);
+            write_atomic(&path, format!("iv-{:04}\n", self.retired).as_bytes()).map_err(|e| {
+                super::io_error(state_dir, &path, "write the highest intervention id to", &e)
+            })?;
+        }
         let mut bytes = Vec::new();
         let mut unreadable = self.unreadable.iter().peekable();
         for (index, record) in self.records.iter().enumerate() {
@@ -195,16 +256,19 @@ impl Queue {
         self.records.iter().filter(|r| r.status == "open")
     }
 
-    /// One more than the highest id in use. A queue edited by hand may
-    /// hold the highest number there is (`iv-18446744073709551615`): then
-    /// the lowest number no record has, never one in use.
+    /// One more than the highest id ever given out: the records', the
+    /// unreadable lines' (still in the file, or moved out since). A queue
+    /// edited by hand may hold the highest number there is
+    /// (`iv-18446744073709551615`): then the lowest number no record has,
+    /// never one in use.
     fn next_id(&self) -> String {
         let used: std::collections::BTreeSet<u64> = self
             .records
             .iter()
-            .filter_map(|r| r.id.strip_prefix("iv-").and_then(|n| n.parse::<u64>().ok()))
+            .filter_map(|r| id_number(&r.id))
+            .chain(self.unreadable.iter().filter_map(|u| legible_id(&u.bytes)))
             .collect();
-        let highest = used.last().copied().unwrap_or(0);
+        let highest = used.last().copied().unwrap_or(0).max(self.retired);
         let next = highest
             .checked_add(1)
             .or_else(|| (1..=u64::MAX).find(|n| !used.contains(n)))
@@ -296,6 +360,16 @@ impl Queue {
             Resolution::Resolved
         }
     }
+}
+
+/// The highest id of the records that left the queue, as
+/// `interventions.last-id` keeps it; none (0) when it is not there or
+/// does not read as an id, since then no id left it that the file kept.
+fn read_retired(state_dir: &Path) -> u64 {
+    fs::read_to_string(retired_file(state_dir))
+        .ok()
+        .and_then(|text| id_number(text.trim()))
+        .unwrap_or(0)
 }
 
 /// What `Queue::resolve` did.
@@ -460,6 +534,52 @@ mod tests {
         let q = Queue::load(dir.path()).unwrap();
         assert!(q.unreadable().is_empty());
         assert_eq!(q.records.len(), 2);
+    }
+
+    #[test]
+    fn the_id_an_unreadable_line_shows_is_never_given_out_again() {
+        for (line, id) in [
+            (
+                &b"{\"id\":\"iv-0007\",\"message\":\"caf\xe9\"}"[..],
+                Some(7),
+            ),
+            (b"{\"id\":\"iv-0012\",\"type\":\"che", Some(12)),
+            (
+                b"{ \"id\" : \"iv-0003\", \"occurrences\": \"many\" }",
+                Some(3),
+            ),
+            (b"{\"occurrences\": \"x\", \"id\": \"iv-0004\"}", Some(4)),
+            // Cut inside the id: which id it was cannot be told.
+            (b"{\"id\":\"iv-00", None),
+            (b"{\"message\":\"see \\\"id\\\":\\\"iv-0099\\\"\"", None),
+            (b"not json", None),
+        ] {
+            assert_eq!(legible_id(line), id, "{}", String::from_utf8_lossy(line));
+        }
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = Vec::new();
+        text.extend_from_slice(b"{\"id\":\"iv-0009\",\"message\":\"caf\xe9\"}\n");
+        std::fs::write(queue_file(dir.path()), &text).unwrap();
+        let mut q = Queue::load(dir.path()).unwrap();
+        assert_eq!(
+            q.add(new("a"), &origin(None)),
+            Placement::Created("iv-0010".into())
+        );
+        assert_eq!(q.take_unreadable().len(), 1);
+        q.save(dir.path()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(retired_file(dir.path())).unwrap(),
+            "iv-0009\n"
+        );
+        // Gone from the queue, the record that held the highest id keeps
+        // it given out.
+        std::fs::write(queue_file(dir.path()), b"").unwrap();
+        let mut q = Queue::load(dir.path()).unwrap();
+        assert_eq!(
+            q.add(new("b"), &origin(None)),
+            Placement::Created("iv-0010".into())
+        );
     }
 
     #[test]

@@ -44,6 +44,11 @@ pub struct RunRecord {
     pub status: String,
     pub selection: SelectionRecord,
     pub checks: Vec<CheckRecord>,
+    /// The work tree it ran in (`work_tree_key`): linked worktrees share
+    /// the history, and one's runs say nothing of another's files. Absent
+    /// in records of earlier versions, which any work tree may have made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_tree: Option<String>,
 }
 
 /// How the run chose its files and what judged them, enough to do both
@@ -80,6 +85,12 @@ pub struct CheckRecord {
 }
 
 impl RunRecord {
+    /// Whether this run may have been made in the work tree `key` names
+    /// (a record of an earlier version says nothing, so it may).
+    pub fn in_work_tree(&self, key: &str) -> bool {
+        self.work_tree.as_deref().is_none_or(|mine| mine == key)
+    }
+
     /// The fingerprints of every error of the run, sorted, once each.
     pub fn error_set(&self) -> Vec<String> {
         let mut all: Vec<String> = self
@@ -90,6 +101,31 @@ impl RunRecord {
         all.sort();
         all.dedup();
         all
+    }
+}
+
+impl State {
+    /// Forgets the file lists of every run but the newest of each work
+    /// tree (and the newest of earlier versions, which kept no work tree):
+    /// only those are ever resumed. A `--files` run keeps every file it
+    /// selected (a directory's whole content, for `--files src`), and
+    /// every run reads and writes `state.json`: kept for each of the
+    /// remembered runs, those lists made it grow to a hundred times the
+    /// largest, and every run as slow.
+    fn forget_old_selections(&mut self) {
+        let mut newest: Vec<Option<&str>> = Vec::new();
+        let mut forget = Vec::new();
+        for (index, run) in self.runs.iter().enumerate().rev() {
+            let work_tree = run.work_tree.as_deref();
+            if newest.contains(&work_tree) {
+                forget.push(index);
+            } else {
+                newest.push(work_tree);
+            }
+        }
+        for index in forget {
+            self.runs[index].selection.files = Vec::new();
+        }
     }
 }
 
@@ -162,12 +198,14 @@ pub fn parse(bytes: &[u8]) -> Result<State, String> {
     }
 }
 
-/// Writes `state.json` atomically, keeping the newest `MAX_HISTORY` runs.
+/// Writes `state.json` atomically, keeping the newest `MAX_HISTORY` runs
+/// (and the files of the newest of each work tree).
 pub fn save(state_dir: &Path, state: &mut State, before_rename: &dyn Fn()) -> io::Result<()> {
     if state.runs.len() > MAX_HISTORY {
         let excess = state.runs.len() - MAX_HISTORY;
         state.runs.drain(..excess);
     }
+    state.forget_old_selections();
     let mut bytes = serde_json::to_vec_pretty(state).map_err(io::Error::other)?;
     bytes.push(b'\n');
     write_swapping(&state_file(state_dir), &bytes, before_rename)
@@ -269,6 +307,63 @@ fn is_run_entry(entry: &fs::DirEntry) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn files_run(work_tree: Option<&str>, file: &str) -> RunRecord {
+        RunRecord {
+            run_id: file.to_string(),
+            time: String::new(),
+            phase: "implementation".to_string(),
+            profile: "auto".to_string(),
+            workflow: None,
+            status: "failed".to_string(),
+            selection: SelectionRecord {
+                mode: "files".to_string(),
+                files: vec![file.to_string()],
+                ..SelectionRecord::default()
+            },
+            checks: Vec::new(),
+            work_tree: work_tree.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn only_the_newest_run_of_each_work_tree_keeps_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = State::default();
+        for (work_tree, file) in [
+            (None, "old-version"),
+            (None, "newest-old-version"),
+            (Some("."), "main-1"),
+            (Some("worktrees/side"), "side-1"),
+            (Some("."), "main-2"),
+            (Some("worktrees/side"), "side-2"),
+            (Some("."), "main-3"),
+        ] {
+            state.runs.push(files_run(work_tree, file));
+        }
+        save(dir.path(), &mut state, &|| {}).unwrap();
+        let Loaded::State(read) = load(dir.path()).unwrap() else {
+            panic!("state.json does not read back");
+        };
+        let kept: Vec<(&str, usize)> = read
+            .runs
+            .iter()
+            .map(|r| (r.run_id.as_str(), r.selection.files.len()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("old-version", 0),
+                ("newest-old-version", 1),
+                ("main-1", 0),
+                ("side-1", 0),
+                ("main-2", 0),
+                ("side-2", 1),
+                ("main-3", 1),
+            ]
+        );
+        assert_eq!(read.runs[6].selection.files, ["main-3"]);
+    }
 
     #[test]
     fn only_run_directories_are_pruned_or_counted() {

@@ -353,6 +353,7 @@ fn run_gate(
     }
     let facts = super::record::RunFacts {
         session: ctx.session.as_deref(),
+        work_tree: state::work_tree_key(&ws.state_dir, &ws.work_tree_state),
         selection: selection_record,
         pruning: Some(pruning),
     };
