@@ -8,6 +8,7 @@ mod pool;
 mod spawn;
 mod sys;
 mod verifier;
+mod wrapper;
 
 pub use batch::{expand_invocations, shell_quote, unquotable_files};
 pub use plan::*;

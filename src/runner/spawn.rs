@@ -15,6 +15,7 @@ use crate::diagnostics::Extractor;
 
 use super::capture::Capture;
 use super::verifier::{parse_verifier_answer, MAX_ANSWER_BYTES};
+use super::wrapper::{self, Inside};
 use super::{sys, CapturedOutput, CheckOutcome, CheckPlan, Termination, VerifierReply};
 
 /// Variables set for every check so tool output is predictable; the verdict
@@ -127,17 +128,11 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
             ..crate::diagnostics::Diagnostic::default()
         });
     }
-    if verifier && matches!(termination, Termination::Exited(_)) && !answers.is_empty() {
-        let mut reply = combine_answers(&answers, plan);
-        // As many findings as any check keeps; the rest are counted.
-        if let VerifierReply::Answer(answer) = &mut reply {
-            let limit = crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK;
-            if answer.findings.len() > limit {
-                outcome.dropped_diagnostics += answer.findings.len() - limit;
-                answer.findings.truncate(limit);
-            }
+    if verifier && matches!(termination, Termination::Exited(_)) {
+        if let Some((reply, dropped)) = answers.finish() {
+            outcome.dropped_diagnostics += dropped;
+            outcome.verifier = Some(reply);
         }
-        outcome.verifier = Some(reply);
     }
     outcome.termination = as_the_shell_says(plan, termination, &outcome.output);
     outcome.duration = start.elapsed();
@@ -148,7 +143,11 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
 /// opened. Otherwise why it cannot start: a program or interpreter that is
 /// not installed (tier 1), or a broken check (a spawn failure).
 fn startable(plan: &CheckPlan) -> Result<(PathBuf, File), Termination> {
-    let Some(program) = plan.invocations.first().and_then(|i| i.argv.first()) else {
+    let Some((program, mut argv)) = plan
+        .invocations
+        .first()
+        .and_then(|i| Some((i.argv.first()?, i.argv.as_slice())))
+    else {
         return Err(Termination::SpawnFailed(
             "the check has no command".to_string(),
         ));
@@ -156,6 +155,44 @@ fn startable(plan: &CheckPlan) -> Result<(PathBuf, File), Termination> {
     if let Some(why) = unusable_cwd(&plan.cwd, &plan.root) {
         return Err(Termination::SpawnFailed(why));
     }
+    let resolved = locate(program, plan)?;
+    if let Some(why) = missing_script(argv, &plan.cwd) {
+        return Err(Termination::SpawnFailed(why));
+    }
+    // The program a wrapper runs (`timeout 60 tool`, `env X=1 tool`) is
+    // looked up as the check's own: the wrapper would exit 127 without
+    // it, a status that reads as a failure of the code.
+    let mut leader = true;
+    loop {
+        match wrapper::inside(argv, leader) {
+            Inside::Unknown => break,
+            Inside::Detached(why) => return Err(Termination::SpawnFailed(why)),
+            Inside::Command {
+                argv: wrapped,
+                in_place,
+            } => {
+                locate(&wrapped[0], plan)?;
+                if let Some(why) = missing_script(wrapped, &plan.cwd) {
+                    return Err(Termination::SpawnFailed(why));
+                }
+                argv = wrapped;
+                leader &= in_place;
+            }
+        }
+    }
+    let log = open_log(&plan.log_path).map_err(|e| {
+        Termination::SpawnFailed(format!(
+            "failed to create its log `{}`: {e}",
+            plan.log_path.display()
+        ))
+    })?;
+    Ok((resolved, log))
+}
+
+/// `program` as found on the check's `PATH`, or why it cannot start: it
+/// is not installed, or the interpreter its `#!` line names is not (tier
+/// 1), or it is a path to something that cannot run (a broken check).
+fn locate(program: &std::ffi::OsStr, plan: &CheckPlan) -> Result<PathBuf, Termination> {
     let Ok(resolved) = which::which_in(program, plan.path.as_ref(), &plan.cwd) else {
         return Err(match not_runnable(program, &plan.cwd, &plan.root) {
             // A path to something that is there but cannot be run, or to
@@ -179,16 +216,17 @@ fn startable(plan: &CheckPlan) -> Result<(PathBuf, File), Termination> {
             });
         }
     }
-    if let Some(why) = missing_script(plan) {
-        return Err(Termination::SpawnFailed(why));
+    Ok(resolved)
+}
+
+/// The command a chain of wrappers runs in the end (`tool a` of `nice
+/// timeout 60 tool a`), or `argv` itself: its status is that command's.
+fn innermost(argv: &[std::ffi::OsString]) -> &[std::ffi::OsString] {
+    let mut argv = argv;
+    while let Inside::Command { argv: wrapped, .. } = wrapper::inside(argv, false) {
+        argv = wrapped;
     }
-    let log = open_log(&plan.log_path).map_err(|e| {
-        Termination::SpawnFailed(format!(
-            "failed to create its log `{}`: {e}",
-            plan.log_path.display()
-        ))
-    })?;
-    Ok((resolved, log))
+    argv
 }
 
 /// Why the check cannot run in `cwd`: it is not a directory of the tree
@@ -256,16 +294,16 @@ fn extractor(plan: &CheckPlan) -> Extractor {
 }
 
 /// Runs the check's invocations (one per batch of files) in turn: how the
-/// check ended, and a verifier's answer per batch.
-fn run_batches(
-    plan: &CheckPlan,
+/// check ended, and a verifier's answers, read as each batch ends.
+fn run_batches<'a>(
+    plan: &'a CheckPlan,
     resolved: &std::path::Path,
     deadline: Instant,
     capture: &mut Capture,
-) -> (Termination, Vec<(bool, Vec<u8>)>) {
+) -> (Termination, Answers<'a>) {
     let verifier = plan.kind == CheckKind::Verifier;
     let mut termination = Termination::Exited(0);
-    let mut answers = Vec::new();
+    let mut answers = Answers::new(plan);
     for invocation in &plan.invocations {
         if sys::interrupted() {
             termination = Termination::Interrupted;
@@ -279,7 +317,9 @@ fn run_batches(
             deadline,
             capture,
         );
-        answers.extend(capture.take_answer());
+        if let Some(answer) = capture.take_answer() {
+            answers.add(answer);
+        }
         match (&termination, this) {
             // Every batch must pass: the first failure is the one reported,
             // and the remaining batches still run to report theirs.
@@ -297,7 +337,7 @@ fn run_batches(
 }
 
 /// `sh -c` exits 127 when it cannot find a command (a tool that is not
-/// installed, tier 1), and 128 + N when a command it waited for was killed
+/// installed, tier 1), as does a wrapper it ran (`timeout 60 tool`), and 128 + N when a command it waited for was killed
 /// by signal N (a crash); it says which in its own words, and the check's
 /// end is read from them. A package manager that runs the project's
 /// scripts through `sh` (`npm run lint`) or looks up its tools
@@ -312,12 +352,14 @@ fn as_the_shell_says(
     let Termination::Exited(code @ 1..) = termination else {
         return termination;
     };
-    let argv = plan
-        .invocations
-        .first()
-        .map_or(&[][..], |i| i.argv.as_slice());
+    // A wrapper (`timeout 600 npm test`) exits with its command's status.
+    let argv = innermost(
+        plan.invocations
+            .first()
+            .map_or(&[][..], |i| i.argv.as_slice()),
+    );
     let runner = package_runner(argv);
-    let shell = runs_a_shell(plan);
+    let shell = runs_a_shell(argv);
     if runner.is_none() && (!shell || (code != SHELL_NOT_FOUND && crash_words(code).is_none())) {
         return termination;
     }
@@ -468,11 +510,9 @@ fn shell_saw_crash(code: i32, lines: &[String]) -> Option<i32> {
 /// The status a POSIX shell exits with when a command is not found.
 const SHELL_NOT_FOUND: i32 = 127;
 
-/// Whether the check is a script run by `sh -c` (`shell = true`).
-fn runs_a_shell(plan: &CheckPlan) -> bool {
-    plan.invocations.first().is_some_and(|i| {
-        i.argv.first().is_some_and(|a| a == "sh") && i.argv.get(1).is_some_and(|a| a == "-c")
-    })
+/// Whether `argv` runs a script by `sh -c` (`shell = true`).
+fn runs_a_shell(argv: &[std::ffi::OsString]) -> bool {
+    argv.first().is_some_and(|a| a == "sh") && argv.get(1).is_some_and(|a| a == "-c")
 }
 
 /// The command `sh` said it could not find, when it exited with `code`
@@ -484,10 +524,12 @@ fn shell_not_found(code: i32, lines: &[String]) -> Option<String> {
     if code != SHELL_NOT_FOUND {
         return None;
     }
+    // A wrapper the script ran (`timeout 60 pytest`) says it in its own
+    // words, and exits 127 too.
     lines
         .iter()
         .rev()
-        .find_map(|line| shell_line_not_found(line))
+        .find_map(|line| shell_line_not_found(line).or_else(|| wrapper::said_not_found(line)))
 }
 
 /// The command a shell's line says it could not find: dash's `sh: 1:
@@ -510,11 +552,10 @@ fn shell_line_not_found(line: &str) -> Option<String> {
 /// as `./scripts/lint.sh` is), not a failure of the code. Only a script
 /// named right after the interpreter is looked at: after an option
 /// (`python3 -m pytest`, `node --test`) the next word is no script.
-fn missing_script(plan: &CheckPlan) -> Option<String> {
+fn missing_script(argv: &[std::ffi::OsString], cwd: &std::path::Path) -> Option<String> {
     const INTERPRETERS: &[&str] = &[
         "sh", "bash", "dash", "zsh", "python", "python3", "node", "ruby", "perl", "bun", "deno",
     ];
-    let argv = &plan.invocations.first()?.argv;
     let interpreter = program_name(argv)?;
     if !INTERPRETERS.contains(&interpreter) {
         return None;
@@ -532,7 +573,7 @@ fn missing_script(plan: &CheckPlan) -> Option<String> {
     if text.starts_with('-') || !scriptlike || std::path::Path::new(script).is_absolute() {
         return None;
     }
-    let path = plan.cwd.join(script);
+    let path = cwd.join(script);
     (std::fs::symlink_metadata(&path).is_err()).then(|| {
         format!(
             "`{text}` does not exist (looked for `{}`): fix the check's command in phasegate.toml, or add the file",
@@ -626,39 +667,87 @@ fn carriage_return_shebang(line: &[u8], shown: &std::ffi::OsStr) -> Option<Strin
     })
 }
 
-/// One reply from the answers of a verifier's batches: each must be one
-/// valid answer; it passes when every batch passed, with all their findings.
-fn combine_answers(answers: &[(bool, Vec<u8>)], plan: &CheckPlan) -> VerifierReply {
-    let mut combined = crate::runner::VerifierAnswer {
-        pass: true,
-        findings: Vec::new(),
-    };
-    for (n, (over, answer)) in answers.iter().enumerate() {
-        let batch = if answers.len() > 1 {
-            format!(" (batch {} of {})", n + 1, answers.len())
+/// One reply from the answers of a verifier's batches, built as each
+/// batch answers: each must be one valid answer; it passes when every
+/// batch passed, with all their findings. Only the reply is kept, never a
+/// raw answer (up to `MAX_ANSWER_BYTES` each), and no more findings than
+/// a check keeps: a verifier run over many batches of files holds no more
+/// than one.
+struct Answers<'a> {
+    plan: &'a CheckPlan,
+    /// Batches that answered so far.
+    seen: usize,
+    reply: Option<VerifierReply>,
+    /// Findings past the cap, counted.
+    dropped: usize,
+}
+
+impl<'a> Answers<'a> {
+    fn new(plan: &'a CheckPlan) -> Answers<'a> {
+        Answers {
+            plan,
+            seen: 0,
+            reply: None,
+            dropped: 0,
+        }
+    }
+
+    /// Reads one batch's answer (`(over_limit, bytes)`).
+    fn add(&mut self, (over, answer): (bool, Vec<u8>)) {
+        self.seen += 1;
+        let combined = match self.reply.get_or_insert_with(|| {
+            VerifierReply::Answer(crate::runner::VerifierAnswer {
+                pass: true,
+                findings: Vec::new(),
+            })
+        }) {
+            VerifierReply::Answer(combined) => combined,
+            // The first answer that cannot be read is the one reported.
+            VerifierReply::Malformed(_) => return,
+        };
+        let batches = self.plan.invocations.len();
+        let batch = if batches > 1 {
+            format!(" (batch {} of {batches})", self.seen)
         } else {
             String::new()
         };
-        if *over {
-            return VerifierReply::Malformed(format!(
+        if over {
+            self.reply = Some(VerifierReply::Malformed(format!(
                 "the answer{batch} is longer than {MAX_ANSWER_BYTES} bytes"
-            ));
+            )));
+            return;
         }
         let place = super::verifier::Place {
-            cwd: &plan.cwd,
-            root: &plan.root,
+            cwd: &self.plan.cwd,
+            root: &self.plan.root,
         };
-        match parse_verifier_answer(answer, &plan.name, plan.origin, place) {
+        match parse_verifier_answer(&answer, &self.plan.name, self.plan.origin, place) {
             VerifierReply::Answer(answer) => {
                 combined.pass &= answer.pass;
-                combined.findings.extend(answer.findings);
+                // As many findings as any check keeps; the rest are counted.
+                let room = crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK
+                    .saturating_sub(combined.findings.len());
+                self.dropped += answer.findings.len().saturating_sub(room);
+                combined
+                    .findings
+                    .extend(answer.findings.into_iter().take(room));
             }
             VerifierReply::Malformed(reason) => {
-                return VerifierReply::Malformed(format!("{reason}{batch}"));
+                self.reply = Some(VerifierReply::Malformed(format!("{reason}{batch}")));
             }
         }
     }
-    VerifierReply::Answer(combined)
+
+    /// The reply, and how many findings were left out of it; `None` when
+    /// no batch answered.
+    fn finish(self) -> Option<(VerifierReply, usize)> {
+        let reply = self.reply?;
+        let dropped = match reply {
+            VerifierReply::Answer(_) => self.dropped,
+            VerifierReply::Malformed(_) => 0,
+        };
+        Some((reply, dropped))
+    }
 }
 
 fn open_log(path: &std::path::Path) -> std::io::Result<File> {
@@ -1566,6 +1655,42 @@ mod tests {
             "{:?}",
             outcome.verifier
         );
+    }
+
+    #[test]
+    fn a_verifier_over_many_batches_keeps_its_reply_not_its_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path(), "v", "", Duration::from_secs(30));
+        p.kind = CheckKind::Verifier;
+        p.invocations = vec![Invocation { argv: vec![] }; 40];
+        let answer = format!(
+            r#"{{"verdict": "fail", "findings": [{}]}}"#,
+            vec![r#"{"message": "m"}"#; 600].join(",")
+        );
+        let mut answers = Answers::new(&p);
+        for n in 1..=40 {
+            answers.add((false, answer.clone().into_bytes()));
+            // Never more findings than a check keeps, whatever came in.
+            let Some(VerifierReply::Answer(combined)) = &answers.reply else {
+                panic!("batch {n}: {:?}", answers.reply);
+            };
+            assert_eq!(combined.findings.len(), (600 * n).min(1000), "batch {n}");
+        }
+        let Some((VerifierReply::Answer(reply), dropped)) = answers.finish() else {
+            panic!("no reply");
+        };
+        assert!(!reply.pass);
+        assert_eq!((reply.findings.len(), dropped), (1000, 40 * 600 - 1000));
+        // The first answer that cannot be read is the one reported; the
+        // ones after it are not read.
+        let mut answers = Answers::new(&p);
+        answers.add((false, b"{\"verdict\": \"pass\"}".to_vec()));
+        answers.add((true, Vec::new()));
+        answers.add((false, b"nonsense".to_vec()));
+        assert!(
+            matches!(answers.finish(), Some((VerifierReply::Malformed(m), 0)) if m == "the answer (batch 2 of 40) is longer than 1048576 bytes"),
+        );
+        assert!(Answers::new(&p).finish().is_none());
     }
 
     #[test]

@@ -217,3 +217,147 @@ fn a_script_saved_with_windows_line_endings_is_named_with_the_cause() {
         assert!(reason.contains("save it with LF endings"), "{reason}");
     }
 }
+
+/// A configuration with one check per wrapper, each running `program`.
+fn wrapped(program: &str) -> String {
+    let mut toml = String::from("[phases.implementation]\nchecks = [\n");
+    for (name, wrapper) in WRAPPERS {
+        toml.push_str(&format!(
+            "  {{ name = \"{name}\", command = \"{wrapper} {program}\" }},\n"
+        ));
+    }
+    toml.push_str("]\n");
+    toml
+}
+
+/// Common wrappers, as checks write them; each exits 127 when its program
+/// is not installed.
+const WRAPPERS: &[(&str, &str)] = &[
+    ("env", "env RUST_LOG=debug"),
+    ("timeout", "timeout -k 5 60"),
+    ("nice", "nice -n 5"),
+    ("nohup", "nohup"),
+    ("stdbuf", "stdbuf -oL -eL"),
+    ("ionice", "ionice -c 3"),
+    ("chrt", "chrt --other 0"),
+    ("taskset", "taskset -c 0"),
+    ("setsid", "setsid -w"),
+    ("time", "time -f %e"),
+    ("nested", "nice env X=1 timeout 60"),
+];
+
+#[test]
+fn a_tool_missing_behind_a_wrapper_is_a_missing_tool_not_a_failure() {
+    let repo = TestRepo::new();
+    repo.config(&wrapped("phasegate-no-such-tool --check"));
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 3, "{v:#}");
+    assert_eq!(v["status"], "incomplete", "{v:#}");
+    for (name, _) in WRAPPERS {
+        let c = check(&v, name);
+        assert_eq!(
+            (&c["status"], &c["tier"]),
+            (&"missing".into(), &1.into()),
+            "{name}: {v:#}"
+        );
+        let reason = c["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("`phasegate-no-such-tool` is not installed"),
+            "{name}: {reason}"
+        );
+    }
+    // The fast profile skips a tool that is not there, and says so.
+    let (code, v) = repo.verdict(&["--all-files", "--profile", "fast"]);
+    assert_eq!(code, 0, "{v:#}");
+    for (name, _) in WRAPPERS {
+        assert_eq!(check(&v, name)["status"], "skipped", "{name}: {v:#}");
+    }
+    // `on_missing` is read as for a tool started directly.
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"t\", on_missing = \"warn\", command = \"timeout 60 phasegate-no-such-tool\" } ]\n",
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(
+        (code, &check(&v, "t")["status"]),
+        (0, &"missing".into()),
+        "{v:#}"
+    );
+    assert_eq!(v["status"], "warned", "{v:#}");
+}
+
+#[test]
+fn a_tool_behind_a_wrapper_that_is_there_runs_and_its_status_counts() {
+    let repo = TestRepo::new();
+    repo.write("check.sh", "#!/bin/sh\necho ran >> ran.txt\nexit \"$1\"\n");
+    std::fs::set_permissions(
+        repo.path().join("check.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    repo.config(&wrapped("./check.sh 0"));
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(repo.read("ran.txt").lines().count(), WRAPPERS.len());
+    repo.config(&wrapped("./check.sh 3"));
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1, "{v:#}");
+    for (name, _) in WRAPPERS {
+        assert_eq!(check(&v, name)["status"], "failed", "{name}: {v:#}");
+    }
+    // A script of the project that is not there is a broken check, as it
+    // is without the wrapper.
+    repo.config(&wrapped("./gone.sh"));
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 3, "{v:#}");
+    for (name, _) in WRAPPERS {
+        let c = check(&v, name);
+        assert_eq!(c["tier"], 2, "{name}: {v:#}");
+        assert!(
+            c["reason"]
+                .as_str()
+                .unwrap()
+                .contains("`./gone.sh` does not exist"),
+            "{name}: {v:#}"
+        );
+    }
+}
+
+#[test]
+fn setsid_that_returns_before_its_command_ends_is_no_silent_pass() {
+    // A check starts as the leader of a session of its own, where `setsid`
+    // forks and exits 0 at once: the failing command's status was lost.
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [\n  { name = \"detached\", command = \"setsid sh -c 'exit 3'\" },\n  { name = \"fork\", command = \"timeout 60 setsid --fork sh -c 'exit 3'\" },\n  { name = \"waits\", command = \"setsid --wait sh -c 'exit 3'\" },\n]\n",
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1, "{v:#}");
+    for name in ["detached", "fork"] {
+        let c = check(&v, name);
+        assert_eq!(c["tier"], 2, "{name}: {v:#}");
+        let reason = c["reason"].as_str().unwrap();
+        assert!(reason.contains("add `--wait`"), "{name}: {reason}");
+    }
+    assert_eq!(check(&v, "waits")["status"], "failed", "{v:#}");
+}
+
+#[test]
+fn a_shell_script_whose_wrapper_cannot_find_its_tool_is_a_missing_tool() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [\n  { name = \"timeout\", shell = true, command = \"echo start; timeout 60 phasegate-no-such-tool\" },\n  { name = \"ionice\", shell = true, command = \"ionice -c 3 phasegate-no-such-tool\" },\n  { name = \"gone\", shell = true, command = \"timeout 60 ./gone.sh\" },\n]\n",
+    );
+    let (code, v) = repo.verdict(&["--all-files", "--profile", "fast"]);
+    assert_eq!(code, 1, "{v:#}");
+    for name in ["timeout", "ionice"] {
+        let c = check(&v, name);
+        assert_eq!(c["status"], "skipped", "{name}: {v:#}");
+        let reason = c["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("`phasegate-no-such-tool` is not installed"),
+            "{name}: {reason}"
+        );
+    }
+    // A path that is not there is no tool to install: the script failed.
+    assert_eq!(check(&v, "gone")["status"], "failed", "{v:#}");
+}
