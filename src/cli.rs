@@ -96,12 +96,12 @@ pub enum InterventionsCommand {
     },
     /// One intervention, whole.
     Show {
-        /// The intervention's id (`iv-0003`).
+        /// The intervention's id (`iv-0003`), or its number (`3`, `iv-3`).
         id: String,
     },
     /// Mark an intervention resolved, saying how.
     Resolve {
-        /// The intervention's id (`iv-0003`).
+        /// The intervention's id (`iv-0003`), or its number (`3`, `iv-3`).
         id: String,
         /// How it was resolved (kept with the record).
         #[arg(long)]

@@ -11,6 +11,7 @@ use super::run::{execute, RunRequest, SelectionRequest};
 use super::Streams;
 
 pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
+    let mut push = None;
     let selections = match args.name.as_str() {
         // A merge's commit records what is staged, as any commit does.
         "pre-commit" | "pre-merge-commit" => vec![(SelectionRequest::Staged, None)],
@@ -51,6 +52,7 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
             for note in notes {
                 let _ = writeln!(io.err, "phasegate: {note}");
             }
+            push = Some(push_id(std::time::SystemTime::now(), std::process::id()));
             selections
         }
         other => {
@@ -73,7 +75,7 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
                 let _ = writeln!(io.out, "phasegate: `{name}` was not checked: interrupted");
                 return ExitCode::Incomplete;
             }
-            execute(ctx, &request(selection, pushed_ref), io)
+            execute(ctx, &request(selection, pushed_ref, push.clone()), io)
         })
         .max()
         .unwrap_or(ExitCode::Proceed);
@@ -112,7 +114,22 @@ fn stopped(hook: &str, code: ExitCode) -> Option<String> {
     ))
 }
 
-fn request(selection: SelectionRequest, pushed_ref: Option<String>) -> RunRequest {
+/// What tells the runs of one push from every other run: the id of the
+/// hook's process (git starts one per push) and the instant it read the
+/// push, to the nanosecond, so that a process id given out again later
+/// never joins another push to this one.
+fn push_id(now: std::time::SystemTime, pid: u32) -> String {
+    let nanos = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!("{}.{nanos:09}", crate::state::run_id(now, pid))
+}
+
+fn request(
+    selection: SelectionRequest,
+    pushed_ref: Option<String>,
+    push: Option<String>,
+) -> RunRequest {
     RunRequest {
         phase: None,
         profile: None,
@@ -126,6 +143,7 @@ fn request(selection: SelectionRequest, pushed_ref: Option<String>) -> RunReques
         config_from_ref: None,
         resume_of: None,
         pushed_ref,
+        push,
     }
 }
 

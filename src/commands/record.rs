@@ -102,7 +102,7 @@ fn record_run_within(
         .iter()
         .filter(|r| r.phase == phase && r.in_work_tree(&work_tree))
         .collect();
-    let previous = gate::previous_error_sets(verdict, &of_phase);
+    let previous = gate::previous_error_sets(verdict, &of_phase, selection.push.as_deref());
     // Going round in circles needs a person: the queue is where one looks.
     if let Some(note) = gate::escalate_repeats(verdict, &previous, config.gate.escalate_after) {
         critical.push(NewIntervention {

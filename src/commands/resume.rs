@@ -69,6 +69,8 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         config_from_ref: last.selection.config_from_ref.clone(),
         resume_of: Some(last.clone()),
         pushed_ref: last.selection.pushed_ref.clone(),
+        // A resume is an attempt of its own, not one more ref of the push.
+        push: None,
     };
     execute(ctx, &request, io)
 }
@@ -130,12 +132,13 @@ fn selection_of(ctx: &Context, last: &RunRecord, io: &mut Streams<'_>) -> Select
                 .ok()
                 .flatten()
                 .map_or_else(|| ctx.cwd.clone(), |r| r.root);
-            // A name that was not UTF-8 is kept with `\u{fffd}` where its
-            // bytes were: not finding it says nothing of the file, which
-            // is named again, and the run says it cannot find it.
+            // A name that was not UTF-8 is kept whole; an earlier version
+            // kept it with `\u{fffd}` where its bytes were: not finding
+            // that says nothing of the file, which is named again, and the
+            // run says it cannot find it.
             let (there, gone): (Vec<PathBuf>, Vec<PathBuf>) = last
                 .selection
-                .files
+                .paths()
                 .iter()
                 .map(|f| root.join(f))
                 .partition(|f| {

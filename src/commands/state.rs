@@ -105,6 +105,24 @@ fn unknown(id: &str) -> Stopped {
     )
 }
 
+/// The id of the record `typed` names in `queue` (`Queue::lookup`).
+fn find(queue: &Queue, typed: &str) -> Result<String, Stopped> {
+    match queue.lookup(typed) {
+        state::Lookup::Found(id) => Ok(id),
+        state::Lookup::NotFound => Err(unknown(typed)),
+        state::Lookup::Ambiguous(ids) => Err((
+            format!(
+                "`{typed}` could be any of {}: give the id exactly as `phasegate interventions list --all` shows it",
+                ids.iter()
+                    .map(|id| format!("`{id}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            ExitCode::Usage,
+        )),
+    }
+}
+
 fn unfinished(error: impl std::fmt::Display) -> Stopped {
     (error.to_string(), ExitCode::Incomplete)
 }
@@ -131,11 +149,12 @@ fn list(state_dir: &Path, all: bool, json: bool, io: &mut Streams<'_>) -> Result
 fn show(state_dir: &Path, id: &str, json: bool, io: &mut Streams<'_>) -> Result<(), Stopped> {
     let queue = Queue::load(state_dir).map_err(unfinished)?;
     warn_unreadable(state_dir, &queue, "the next run moves them", io);
+    let id = find(&queue, id)?;
     let record = queue
         .records
         .iter()
         .find(|r| r.id == id)
-        .ok_or_else(|| unknown(id))?;
+        .ok_or_else(|| unknown(&id))?;
     let _ = if json {
         report::state::intervention_json(Some(record), io.out)
     } else {
@@ -161,6 +180,8 @@ fn resolve(
     }
     let _lock = StateLock::acquire(state_dir, super::record::LOCK_WAIT).map_err(unfinished)?;
     let mut queue = Queue::load(state_dir).map_err(unfinished)?;
+    let id = find(&queue, id)?;
+    let id = id.as_str();
     let resolution = queue.resolve(id, note, &super::record::now_rfc3339());
     if resolution == state::Resolution::NotFound {
         return Err(unknown(id));

@@ -50,13 +50,25 @@ pub fn error_set(verdict: &Verdict) -> Vec<String> {
     set
 }
 
-/// The error sets of the earlier runs `runs` of the phase (oldest first)
-/// that `escalate_repeats` compares this run's with. A run that did not
-/// run a check this run failed on (`--check`, a workflow, `PHASEGATE_SKIP`)
-/// says nothing of its errors: it is left out, and neither continues a
-/// streak nor breaks it. The others are read on the checks this run ran
-/// only, so that a `--check tests` run is compared on `tests` alone.
-pub fn previous_error_sets(verdict: &Verdict, runs: &[&RunRecord]) -> Vec<Vec<String>> {
+/// The error sets of the earlier attempts among `runs` of the phase
+/// (oldest first) that `escalate_repeats` compares this run's with. A run
+/// that did not run a check this run failed on (`--check`, a workflow,
+/// `PHASEGATE_SKIP`) says nothing of its errors: it is left out, and
+/// neither continues a streak nor breaks it. The others are read on the
+/// checks this run ran only, so that a `--check tests` run is compared on
+/// `tests` alone.
+///
+/// One push is one attempt, however many refs it checked in runs of their
+/// own (`SelectionRecord::push`; `push` is this run's): the other runs of
+/// this run's push are not earlier attempts, and the runs of an earlier
+/// push count once, with this run's errors when any of them had them (a
+/// branch and a tag on another commit failing alike, pushed twice, is two
+/// attempts, not four).
+pub fn previous_error_sets(
+    verdict: &Verdict,
+    runs: &[&RunRecord],
+    push: Option<&str>,
+) -> Vec<Vec<String>> {
     let ran: Vec<&str> = verdict
         .checks
         .iter()
@@ -67,25 +79,46 @@ pub fn previous_error_sets(verdict: &Verdict, runs: &[&RunRecord]) -> Vec<Vec<St
         .into_iter()
         .map(|(name, _)| name)
         .collect();
-    runs.iter()
-        .filter(|r| {
-            failing.iter().all(|name| {
-                r.checks
-                    .iter()
-                    .any(|c| c.name == *name && c.status != "skipped")
-            })
-        })
-        .map(|r| {
-            let mut set: Vec<String> = r
-                .checks
+    let current = error_set(verdict);
+    // Each attempt, where its newest run stands: its push and its runs' sets.
+    let mut attempts: Vec<(Option<&str>, Vec<Vec<String>>)> = Vec::new();
+    for run in runs {
+        let of_push = run.selection.push.as_deref();
+        if push.is_some() && of_push == push {
+            continue;
+        }
+        let says = failing.iter().all(|name| {
+            run.checks
                 .iter()
-                .filter(|c| ran.contains(&c.name.as_str()))
-                .flat_map(|c| c.fingerprints.iter().cloned())
-                .collect();
-            set.sort();
-            set.dedup();
-            set
-        })
+                .any(|c| c.name == *name && c.status != "skipped")
+        });
+        if !says {
+            continue;
+        }
+        let mut set: Vec<String> = run
+            .checks
+            .iter()
+            .filter(|c| ran.contains(&c.name.as_str()))
+            .flat_map(|c| c.fingerprints.iter().cloned())
+            .collect();
+        set.sort();
+        set.dedup();
+        let earlier = of_push.and_then(|p| attempts.iter().position(|(q, _)| *q == Some(p)));
+        let mut sets = match earlier {
+            Some(at) => attempts.remove(at).1,
+            None => Vec::new(),
+        };
+        sets.push(set);
+        attempts.push((of_push, sets));
+    }
+    attempts
+        .into_iter()
+        .map(
+            |(_, mut sets)| match sets.iter().position(|set| *set == current) {
+                Some(same) => sets.swap_remove(same),
+                None => sets.pop().unwrap_or_default(),
+            },
+        )
         .collect()
 }
 

@@ -340,6 +340,39 @@ impl Queue {
         Placement::Created(id)
     }
 
+    /// The record a person means by `typed`: its id exactly, or its
+    /// number however written (`iv-7`, `7`, `IV-0007` for `iv-0007`), as
+    /// ids are said aloud and copied from narrow terminals. A queue edited
+    /// by hand may hold two ids of one number (`iv-7` and `iv-0007`): the
+    /// exact one is meant, and without one neither is guessed.
+    pub fn lookup(&self, typed: &str) -> Lookup {
+        if let Some(record) = self.records.iter().find(|r| r.id == typed) {
+            return Lookup::Found(record.id.clone());
+        }
+        let typed = typed.trim();
+        let digits = match typed.get(..3) {
+            Some(prefix) if prefix.eq_ignore_ascii_case("iv-") => &typed[3..],
+            _ => typed,
+        };
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Lookup::NotFound;
+        }
+        let Ok(number) = digits.parse::<u64>() else {
+            return Lookup::NotFound;
+        };
+        let mut ids: Vec<String> = self
+            .records
+            .iter()
+            .filter(|r| id_number(&r.id) == Some(number))
+            .map(|r| r.id.clone())
+            .collect();
+        match ids.len() {
+            0 => Lookup::NotFound,
+            1 => Lookup::Found(ids.remove(0)),
+            _ => Lookup::Ambiguous(ids),
+        }
+    }
+
     /// Marks `id` resolved with a note. Resolved again, the record stays
     /// resolved and the new note follows the earlier ones, a line each:
     /// none is lost.
@@ -360,6 +393,18 @@ impl Queue {
             Resolution::Resolved
         }
     }
+}
+
+/// Which record a typed id names (`Queue::lookup`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    /// This record's id.
+    Found(String),
+    /// No record has it, exactly or by number.
+    NotFound,
+    /// Several records have its number (a queue edited by hand), none
+    /// its exact form: these.
+    Ambiguous(Vec<String>),
 }
 
 /// The highest id of the records that left the queue, as
@@ -426,6 +471,31 @@ mod tests {
             run_id: "r",
             now: "2026-11-22T00:00:00Z",
         }
+    }
+
+    #[test]
+    fn an_id_is_found_by_its_number_however_written_and_never_guessed() {
+        let mut q = Queue::default();
+        for kind in ["a", "b", "c", "d", "e", "f", "g"] {
+            q.add(new(kind), &origin(None));
+        }
+        for typed in ["iv-0007", "iv-7", "7", "0007", "IV-0007", "Iv-7", " iv-7 "] {
+            assert_eq!(q.lookup(typed), Lookup::Found("iv-0007".into()), "{typed}");
+        }
+        for typed in [
+            "iv-0008", "8", "iv-", "", "iv-x7", "-7", "+7", "iv--7", "x-7", "é",
+        ] {
+            assert_eq!(q.lookup(typed), Lookup::NotFound, "{typed}");
+        }
+        // A queue edited by hand holds one number twice: the exact id is
+        // meant, any other form is refused.
+        q.records[0].id = "iv-7".to_string();
+        assert_eq!(q.lookup("iv-7"), Lookup::Found("iv-7".into()));
+        assert_eq!(q.lookup("iv-0007"), Lookup::Found("iv-0007".into()));
+        assert_eq!(
+            q.lookup("7"),
+            Lookup::Ambiguous(vec!["iv-7".into(), "iv-0007".into()])
+        );
     }
 
     #[test]

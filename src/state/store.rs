@@ -57,8 +57,16 @@ pub struct RunRecord {
 pub struct SelectionRecord {
     /// `staged`, `all`, `files` or `range`.
     pub mode: String,
+    /// The files of a `files` run whose names are UTF-8.
     #[serde(default)]
     pub files: Vec<String>,
+    /// The others, as their bytes: a name git and the file system allow
+    /// any byte in, written as text with `\u{fffd}` where its bytes were,
+    /// would name no file. Apart from `files`, so that a state this field
+    /// is not in (an earlier version's) still reads, and an earlier
+    /// version still reads this one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files_bytes: Vec<Vec<u8>>,
     #[serde(default)]
     pub from: Option<String>,
     #[serde(default)]
@@ -66,9 +74,43 @@ pub struct SelectionRecord {
     /// The ref a pre-push hook checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pushed_ref: Option<String>,
+    /// The push it checked that ref of: a pre-push hook runs once per
+    /// pushed ref (those of other commits), and the runs of one push are
+    /// one attempt, never a streak of their own (`gate::previous_error_sets`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push: Option<String>,
     /// `--config-from-ref`: the ref whose `phasegate.toml` judged the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_from_ref: Option<String>,
+}
+
+impl SelectionRecord {
+    /// Keeps `paths` as the run's files, each name whole.
+    pub fn set_files(&mut self, paths: &[PathBuf]) {
+        use std::os::unix::ffi::OsStrExt;
+        self.files.clear();
+        self.files_bytes.clear();
+        for path in paths {
+            match path.to_str() {
+                Some(text) => self.files.push(text.to_string()),
+                None => self.files_bytes.push(path.as_os_str().as_bytes().to_vec()),
+            }
+        }
+    }
+
+    /// The run's files, each name as it was kept (`set_files`).
+    pub fn paths(&self) -> Vec<PathBuf> {
+        use std::os::unix::ffi::OsStrExt;
+        self.files
+            .iter()
+            .map(PathBuf::from)
+            .chain(
+                self.files_bytes
+                    .iter()
+                    .map(|bytes| PathBuf::from(std::ffi::OsStr::from_bytes(bytes))),
+            )
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -125,6 +167,7 @@ impl State {
         }
         for index in forget {
             self.runs[index].selection.files = Vec::new();
+            self.runs[index].selection.files_bytes = Vec::new();
         }
     }
 }
@@ -242,7 +285,20 @@ impl Pruning {
 /// and within one second by when their directory last changed.
 /// Only directories named by a run id are runs: anything else a person
 /// keeps there (`runs/saved-logs`) is neither removed nor counted.
+/// A directory that cannot be removed (a file in it made immutable, a
+/// file system gone read-only) is passed over, never stopped at: it would
+/// stay the oldest, and stopping there would keep every later run from
+/// being pruned, for good. The error names each one left.
 pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
+    prune_runs_with(state_dir, keep, &|dir| fs::remove_dir_all(dir))
+}
+
+/// `prune_runs`, removing each directory with `remove`.
+fn prune_runs_with(
+    state_dir: &Path,
+    keep: usize,
+    remove: &dyn Fn(&Path) -> io::Result<()>,
+) -> io::Result<usize> {
     let runs = state_dir.join("runs");
     let mut dirs: Vec<PathBuf> = match fs::read_dir(&runs) {
         Ok(entries) => entries
@@ -255,8 +311,6 @@ pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
     };
     // Within one second, process ids say nothing of which run came first
     // once they wrap around: the directory's last change does.
-    // Within one second, process ids say nothing of which run came first
-    // once they wrap around: the directory's last change does.
     dirs.sort_by_cached_key(|d| {
         let (second, pid, attempt) = super::run_dir::run_order(d);
         let changed = fs::metadata(d).and_then(|m| m.modified()).ok();
@@ -264,12 +318,15 @@ pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
     });
     let excess = dirs.len().saturating_sub(keep);
     let mut removed = 0;
+    let mut left: Vec<(PathBuf, io::Error)> = Vec::new();
     for dir in dirs[..excess]
         .iter()
         .filter(|d| super::run_dir::run_state(d) != RunState::Going)
     {
-        fs::remove_dir_all(dir)?;
-        removed += 1;
+        match remove(dir) {
+            Ok(()) => removed += 1,
+            Err(e) => left.push((dir.clone(), e)),
+        }
     }
     // The temporary checkout of a run that was killed (a whole work tree)
     // goes too, once its run has surely ended (never where locks cannot
@@ -280,11 +337,49 @@ pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
             if matches!(run, RunState::Gone | RunState::Ended) {
                 // Its checks may still run there, orphaned.
                 crate::runner::stop_recorded_groups(&snapshot_groups(&snapshot.path()));
-                fs::remove_dir_all(snapshot.path())?;
+                if let Err(e) = remove(&snapshot.path()) {
+                    left.push((snapshot.path(), e));
+                }
             }
         }
     }
-    Ok(removed)
+    if left.is_empty() {
+        Ok(removed)
+    } else {
+        Err(not_removed(&left, removed))
+    }
+}
+
+/// The error of a pruning that left `left` behind (and removed `removed`
+/// others): each directory named, with why, and what to do.
+fn not_removed(left: &[(PathBuf, io::Error)], removed: usize) -> io::Error {
+    let named: Vec<String> = left
+        .iter()
+        .take(5)
+        .map(|(dir, e)| format!("`{}` ({e})", dir.display()))
+        .collect();
+    let more = if left.len() > named.len() {
+        format!(" and {} more", left.len() - named.len())
+    } else {
+        String::new()
+    };
+    let them = if left.len() == 1 { "it" } else { "them" };
+    // Denied even to root: a file made immutable (or append-only).
+    let hint = if left
+        .iter()
+        .any(|(_, e)| e.kind() == io::ErrorKind::PermissionDenied)
+    {
+        " (a file denied to this user; as root, `lsattr -R` shows one made immutable, which `chattr -i` frees)"
+    } else {
+        ""
+    };
+    io::Error::new(
+        left[0].1.kind(),
+        format!(
+            "failed to remove {}{more}; {removed} other old run(s) were removed: remove {them} by hand{hint}",
+            named.join(", "),
+        ),
+    )
 }
 
 /// Where the checks working in the temporary checkout `dir` record their
@@ -366,6 +461,31 @@ mod tests {
     }
 
     #[test]
+    fn a_name_that_is_not_utf8_is_kept_whole_and_earlier_states_still_read() {
+        use std::os::unix::ffi::OsStrExt;
+        /// What an earlier version reads of a selection.
+        #[derive(Deserialize)]
+        struct Earlier {
+            files: Vec<String>,
+        }
+        let odd = PathBuf::from(std::ffi::OsStr::from_bytes(b"src/caf\xe9.rs"));
+        let mut selection = SelectionRecord {
+            mode: "files".to_string(),
+            ..SelectionRecord::default()
+        };
+        selection.set_files(&[PathBuf::from("a.rs"), odd.clone()]);
+        let text = serde_json::to_string(&selection).unwrap();
+        let read: SelectionRecord = serde_json::from_str(&text).unwrap();
+        assert_eq!(read.paths(), [PathBuf::from("a.rs"), odd]);
+        // An earlier version's record, and what it reads of this one.
+        let earlier: SelectionRecord =
+            serde_json::from_str(r#"{"mode":"files","files":["a.rs"]}"#).unwrap();
+        assert_eq!(earlier.paths(), [PathBuf::from("a.rs")]);
+        let theirs: Earlier = serde_json::from_str(&text).unwrap();
+        assert_eq!(theirs.files, ["a.rs"]);
+    }
+
+    #[test]
     fn only_run_directories_are_pruned_or_counted() {
         let dir = tempfile::tempdir().unwrap();
         let runs = dir.path().join("runs");
@@ -405,6 +525,49 @@ mod tests {
         }
         assert!(elsewhere.path().join("keep.txt").exists());
         assert!(dir.path().join("snapshots/saved").exists());
+    }
+
+    #[test]
+    fn a_run_directory_that_cannot_be_removed_is_passed_over_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join("runs");
+        let ids = [
+            "20261122T153000Z-1",
+            "20261122T153001Z-1",
+            "20261122T153002Z-1",
+            "20261122T153003Z-1",
+            "20261122T153004Z-1",
+        ];
+        for id in ids {
+            fs::create_dir_all(runs.join(id)).unwrap();
+        }
+        let stuck = runs.join(ids[0]);
+        let remove = |d: &Path| {
+            if d == stuck {
+                Err(io::Error::from(io::ErrorKind::PermissionDenied))
+            } else {
+                fs::remove_dir_all(d)
+            }
+        };
+        let error = prune_runs_with(dir.path(), 2, &remove).unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains(&format!("`{}`", stuck.display()))
+                && message.contains("2 other old run(s) were removed")
+                && message.contains("by hand"),
+            "{message}"
+        );
+        let mut left: Vec<String> = fs::read_dir(&runs)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, [ids[0], ids[3], ids[4]]);
+        // Again, with a newer run: still passed over, the new excess goes.
+        fs::create_dir_all(runs.join("20261122T153005Z-1")).unwrap();
+        assert!(prune_runs_with(dir.path(), 2, &remove).is_err());
+        assert!(!runs.join(ids[3]).exists());
+        assert!(stuck.exists());
     }
 
     #[test]

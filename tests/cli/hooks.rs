@@ -432,8 +432,10 @@ fn pre_push_checks_the_pushed_range_and_a_chained_hook_reads_the_refs_too() {
     repo.write("b.md", "# b TODO\n");
     repo.git(&["commit", "-qam", "todo"]);
     repo.git(&["checkout", "-q", "main"]);
+    // Its failures print nothing, all alike: three attempts failing so
+    // would ask for a person, which is not what this test is about.
     repo.config(
-        "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], shell = true, command = \"! grep -q TODO {files}\" } ]\n",
+        "[gate]\nescalate_after = 10\n[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], shell = true, command = \"! grep -q TODO {files}\" } ]\n",
     );
     let refused = git_with_hook(&repo, &["push", "-q", "origin", "topic"]);
     assert_ne!(refused.code, 0, "{refused:?}");

@@ -280,3 +280,214 @@ fn resume_never_leaves_out_a_file_whose_name_is_not_utf8() {
         resumed.stderr
     );
 }
+
+/// A file made immutable (`chattr +i`), which not even root can remove,
+/// until it is dropped (then freed, so the test's directory goes too).
+struct Immutable(PathBuf);
+
+impl Immutable {
+    /// `None` where the file system or the user cannot make one.
+    fn make(path: &Path) -> Option<Immutable> {
+        std::fs::write(path, "kept\n").unwrap();
+        let made = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(path)
+            .output()
+            .is_ok_and(|out| out.status.success());
+        made.then(|| Immutable(path.to_path_buf()))
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .output();
+    }
+}
+
+/// The run directories under `runs/`, oldest first.
+fn run_dirs(repo: &TestRepo) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(state(repo).join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_run_directory_that_cannot_be_removed_never_stops_the_pruning_of_later_ones() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[gate]\nkeep_runs = 1\n[phases.implementation]\nchecks = [ { name = \"ok\", command = \"true\" } ]\n",
+    );
+    let (code, first) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{first:#}");
+    let stuck_id = first["run_id"].as_str().unwrap().to_string();
+    let stuck = state(&repo).join("runs").join(&stuck_id);
+    let Some(_pinned) = Immutable::make(&stuck.join("pinned.txt")) else {
+        eprintln!("skipped: `chattr +i` is not available here");
+        return;
+    };
+    // The fault is real: the file cannot be removed.
+    assert!(std::fs::remove_file(stuck.join("pinned.txt")).is_err());
+
+    let (code, second) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{second:#}");
+    let second_id = second["run_id"].as_str().unwrap().to_string();
+    let (code, third) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{third:#}");
+    let third_id = third["run_id"].as_str().unwrap().to_string();
+
+    // The stuck directory is passed over; the second run's goes.
+    let mut expected = vec![stuck_id.clone(), third_id];
+    expected.sort();
+    assert_eq!(run_dirs(&repo), expected, "{third:#}");
+    assert_ne!(second_id, stuck_id);
+    let notes = third["notes"].to_string();
+    assert!(
+        notes.contains("failed to prune old runs") && notes.contains(&stuck_id),
+        "{notes}"
+    );
+}
+
+#[test]
+fn an_intervention_is_shown_and_resolved_by_its_number_however_typed() {
+    let repo = TestRepo::new();
+    repo.config(FAILING_WITH_MESSAGE);
+    for message in ["one", "two", "three", "four", "five", "six", "seven"] {
+        repo.write("msg.txt", message);
+        repo.verdict(&["--all-files"]);
+    }
+    for typed in ["iv-0007", "iv-7", "7", "IV-0007"] {
+        let show = repo.phasegate(&["interventions", "show", typed, "--format", "json"]);
+        assert_eq!(show.code, 0, "{typed}: {}", show.stderr);
+        assert_eq!(show.json()["id"], "iv-0007", "{typed}: {}", show.stdout);
+    }
+    let resolved = repo.phasegate(&["interventions", "resolve", "7", "--note", "fixed"]);
+    assert_eq!(resolved.code, 0, "{}", resolved.stderr);
+    assert!(
+        resolved.stdout.contains("resolved iv-0007"),
+        "{}",
+        resolved.stdout
+    );
+    let show = repo.phasegate(&["interventions", "show", "iv-7", "--format", "json"]);
+    assert_eq!(show.json()["status"], "resolved", "{}", show.stdout);
+    let unknown = repo.phasegate(&["interventions", "show", "iv-8"]);
+    assert_eq!(unknown.code, 2, "{}", unknown.stdout);
+    assert!(
+        unknown.stderr.contains("no intervention `iv-8`"),
+        "{}",
+        unknown.stderr
+    );
+
+    // A queue edited by hand holds the number 7 twice: `7` is refused,
+    // naming both; the exact ids still work.
+    let queue = state(&repo).join("interventions.jsonl");
+    let text = std::fs::read_to_string(&queue).unwrap();
+    std::fs::write(&queue, text.replace("\"iv-0001\"", "\"iv-7\"")).unwrap();
+    let ambiguous = repo.phasegate(&["interventions", "resolve", "7", "--note", "which?"]);
+    assert_eq!(ambiguous.code, 2, "{}", ambiguous.stdout);
+    assert!(
+        ambiguous.stderr.contains("`iv-7`") && ambiguous.stderr.contains("`iv-0007`"),
+        "{}",
+        ambiguous.stderr
+    );
+    assert!(!std::fs::read_to_string(&queue).unwrap().contains("which?"));
+    let exact = repo.phasegate(&["interventions", "show", "iv-7", "--format", "json"]);
+    let message = exact.json()["message"].to_string();
+    assert!(message.contains("one"), "{message}");
+}
+
+#[test]
+fn resume_selects_a_file_whose_name_is_not_utf8_again() {
+    use std::os::unix::ffi::OsStrExt;
+    let repo = TestRepo::new();
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"clean\", shell = true, command = \"! grep -l bad {files}\" } ]\n",
+    );
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    std::fs::write(repo.path().join(name), "bad\n").unwrap();
+    repo.write("good.txt", "good\n");
+    repo.commit_all("base");
+    let run = repo
+        .command(crate::support::BIN)
+        .args(["run".as_ref(), "--files".as_ref(), name])
+        .arg("good.txt")
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+
+    // Still bad: resumed, it is checked again, and fails again.
+    let resumed = repo.phasegate(&["resume", "--format", "json"]);
+    let v = resumed.json();
+    assert_eq!(resumed.code, 1, "{}\n{v:#}", resumed.stderr);
+    assert_eq!(v["selection"]["files"], 2, "{v:#}");
+    // Fixed: the resumed run checks it and passes.
+    std::fs::write(repo.path().join(name), "fixed\n").unwrap();
+    let resumed = repo.phasegate(&["resume", "--format", "json"]);
+    let v = resumed.json();
+    assert_eq!(resumed.code, 0, "{}\n{v:#}", resumed.stderr);
+    assert_eq!(v["selection"]["files"], 2, "{v:#}");
+    assert_eq!(crate::support::check(&v, "clean")["status"], "passed");
+}
+
+/// `git ARGS` in `repo`, the hooks it has installed running: what it did.
+fn git_pushing(repo: &TestRepo, args: &[&str]) -> crate::support::Run {
+    crate::support::output(
+        &repo
+            .command("git")
+            .args(args)
+            .env("PHASEGATE_BIN", crate::support::BIN)
+            .output()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn one_push_of_refs_on_different_commits_failing_alike_is_one_attempt() {
+    let repo = TestRepo::new();
+    repo.config(
+        "[gate]\nescalate_after = 3\n[phases.implementation]\nchecks = [ { name = \"build\", shell = true, command = \"printf 'a.c:1:1: error: stuck\\\\n'; exit 1\" } ]\n",
+    );
+    repo.write("a.txt", "one\n");
+    repo.commit_all("one");
+    let _remote = repo.bare_origin();
+    repo.git(&["push", "-q", "origin", "main"]);
+    assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
+    // A tag on one new commit, the branch on the next: two runs a push.
+    repo.write("a.txt", "two\n");
+    repo.commit_all("two");
+    repo.git(&["tag", "v1"]);
+    repo.write("a.txt", "three\n");
+    repo.commit_all("three");
+
+    let statuses = || -> Vec<String> {
+        let state: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(state(&repo).join("state.json")).unwrap())
+                .unwrap();
+        state["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["status"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Two attempts, four runs: not yet three attempts in a row.
+    for attempt in 1..=2 {
+        let push = git_pushing(&repo, &["push", "origin", "main", "v1"]);
+        assert_ne!(push.code, 0, "{push:?}");
+        assert!(
+            !push.stdout.contains("a person is needed"),
+            "attempt {attempt}: {push:?}"
+        );
+    }
+    assert_eq!(statuses(), ["failed"; 4]);
+    // The third attempt failing alike asks for a person, for both refs.
+    let third = git_pushing(&repo, &["push", "origin", "main", "v1"]);
+    assert_ne!(third.code, 0, "{third:?}");
+    assert!(third.stdout.contains("a person is needed"), "{third:?}");
+    assert_eq!(statuses()[4..], ["blocked", "blocked"]);
+}

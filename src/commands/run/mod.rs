@@ -66,6 +66,9 @@ pub struct RunRequest {
     /// The ref a pre-push hook checks in this run (it runs once per pushed
     /// ref), for the report to say which.
     pub pushed_ref: Option<String>,
+    /// The push this run checks one ref of (`hook::push_id`): the runs of
+    /// one push are one attempt in the history.
+    pub push: Option<String>,
 }
 
 impl SelectionRequest {
@@ -103,6 +106,7 @@ impl RunRequest {
             config_from_ref: args.config_from_ref.clone(),
             resume_of: None,
             pushed_ref: None,
+            push: None,
         }
     }
 }
@@ -775,21 +779,19 @@ fn selection_record(
     mode: &SelectionSummary,
     selection: &[PathBuf],
 ) -> state::SelectionRecord {
-    state::SelectionRecord {
+    let mut record = state::SelectionRecord {
         mode: mode.mode.to_string(),
-        files: if mode.mode == "files" {
-            selection
-                .iter()
-                .map(|f| f.to_string_lossy().into_owned())
-                .collect()
-        } else {
-            Vec::new()
-        },
         from: mode.from.clone(),
         to: mode.to.clone(),
         pushed_ref: args.pushed_ref.clone(),
+        push: args.push.clone(),
         config_from_ref: args.config_from_ref.clone(),
+        ..state::SelectionRecord::default()
+    };
+    if mode.mode == "files" {
+        record.set_files(selection);
     }
+    record
 }
 
 /// The phase, profile and workflow of this run, checked against the config.
