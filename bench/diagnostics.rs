@@ -98,6 +98,21 @@ fn run(block: &[u8], total: usize, argv: &[String]) -> (f64, usize, usize) {
 
 fn main() {
     let none: Vec<String> = Vec::new();
+    // First, while the peak is still this process's start: a JSON document
+    // of 16 MiB cut into empty lines (`[`, millions of blank lines, `]`)
+    // must cost a small multiple of its size, not a table entry a line.
+    let mut document = Vec::with_capacity(16 * 1024 * 1024 + 2);
+    document.extend_from_slice(b"[\n");
+    document.resize(16 * 1024 * 1024, b'\n');
+    document.extend_from_slice(b"]\n");
+    let before = peak_rss_kib();
+    let (rate, kept, _) = run(&document, document.len(), &none);
+    println!(
+        "a 16 MiB JSON document of empty lines:\n  auto, from the output            16 MB: {rate:>6.0} MB/s, {kept} kept, peak RSS {} MB (from {} MB with the input held)",
+        peak_rss_kib() / 1024,
+        before / 1024
+    );
+    drop(document);
     println!("diagnostics: each tool's recorded outputs repeated into one large log, parser chosen from the output");
     let mut families: Vec<String> =
         std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/diagnostics"))

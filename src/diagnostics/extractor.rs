@@ -125,16 +125,33 @@ pub fn opens_json(line: &[u8]) -> bool {
 }
 
 /// A JSON document being gathered line by line.
+///
+/// What it holds stays a small multiple of `MAX_JSON_BYTES` however the
+/// document is cut into lines: besides the text, each line costs one byte
+/// (its place in the log follows from the previous line's and its length),
+/// where a table of offsets cost 24 bytes a line, 17 times the input for a
+/// `[` followed by millions of short lines.
 #[derive(Debug, Default)]
 struct Document {
+    /// The gathered lines, each ended by `\n` (a fed line holds none).
     text: String,
-    /// Each gathered line's start in `text` and its range in the log, to
-    /// read them as text if the document turns out not to be JSON.
-    lines: Vec<(usize, Range<u64>)>,
+    /// Where the first line starts in the log and the last one ends.
+    start: u64,
+    end: u64,
+    /// How each line lies in the log, to read the lines as text with
+    /// their ranges if the document turns out not to be JSON: one byte
+    /// below `SPAN_FAR` for a line that follows the previous one and is
+    /// at most 127 bytes longer in the log than in the text (colours,
+    /// trailing spaces, a `\r`); else `SPAN_FAR` and its start and length
+    /// as LEB128 numbers.
+    spans: Vec<u8>,
     depth: i64,
     in_string: bool,
     escaped: bool,
 }
+
+/// The mark of a line whose range is written out in `Document::spans`.
+const SPAN_FAR: u8 = 0x80;
 
 impl Document {
     fn opens(line: &str) -> bool {
@@ -143,7 +160,26 @@ impl Document {
 
     /// Adds a line; true when the document closed on it.
     fn feed(&mut self, line: &str, at: &Range<u64>) -> bool {
-        self.lines.push((self.text.len(), at.clone()));
+        debug_assert!(!line.contains('\n'), "a fed line holds no terminator");
+        let expected = if self.spans.is_empty() {
+            self.start = at.start;
+            at.start
+        } else {
+            self.end + 1
+        };
+        let extra = (at.end.checked_sub(at.start))
+            .and_then(|n| n.checked_sub(line.len() as u64))
+            .and_then(|extra| u8::try_from(extra).ok())
+            .filter(|extra| *extra < SPAN_FAR);
+        match extra {
+            Some(extra) if at.start == expected => self.spans.push(extra),
+            _ => {
+                self.spans.push(SPAN_FAR);
+                push_leb128(&mut self.spans, at.start);
+                push_leb128(&mut self.spans, at.end.saturating_sub(at.start));
+            }
+        }
+        self.end = at.end.max(at.start);
         self.text.push_str(line);
         self.text.push('\n');
         for b in line.bytes() {
@@ -167,11 +203,64 @@ impl Document {
         self.depth <= 0
     }
 
-    fn range(&self) -> Range<u64> {
-        let start = self.lines.first().map_or(0, |(_, r)| r.start);
-        let end = self.lines.last().map_or(0, |(_, r)| r.end);
-        start..end
+    /// Past the bound, the document is read as text: its text, or the
+    /// ranges of lines that lie apart in the log or hold far more there.
+    fn too_big(&self) -> bool {
+        self.text.len() > MAX_JSON_BYTES || self.spans.len() > MAX_JSON_BYTES
     }
+
+    /// The bytes gathered so far: the text and the lines' ranges.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.text.capacity() + self.spans.capacity()
+    }
+
+    fn range(&self) -> Range<u64> {
+        self.start..self.end
+    }
+
+    /// Each gathered line with its range in the log.
+    fn lines(&self) -> impl Iterator<Item = (&str, Range<u64>)> + '_ {
+        let mut spans = self.spans.iter().copied();
+        let mut next = self.start;
+        self.text.split_terminator('\n').map(move |text| {
+            let at = match spans.next() {
+                Some(SPAN_FAR) => {
+                    let start = read_leb128(&mut spans);
+                    start..start.saturating_add(read_leb128(&mut spans))
+                }
+                extra => next..next + text.len() as u64 + u64::from(extra.unwrap_or(0)),
+            };
+            next = at.end + 1;
+            (text, at)
+        })
+    }
+}
+
+/// Appends `n` as an unsigned LEB128 number: seven bits a byte, the high
+/// bit set on all but the last.
+fn push_leb128(out: &mut Vec<u8>, mut n: u64) {
+    loop {
+        let low = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(low);
+            return;
+        }
+        out.push(low | 0x80);
+    }
+}
+
+/// Reads a number `push_leb128` wrote.
+fn read_leb128(bytes: &mut impl Iterator<Item = u8>) -> u64 {
+    let mut n = 0u64;
+    for (shift, b) in (0..64).step_by(7).zip(bytes) {
+        n |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            break;
+        }
+    }
+    n
 }
 
 /// Collects diagnostics from one check's output, line by line.
@@ -291,9 +380,7 @@ impl Extractor {
         };
         let line = line.trim_end();
         if let Some(document) = self.document.as_mut() {
-            let closed = document.feed(line, &at);
-            let too_big = document.text.len() > MAX_JSON_BYTES;
-            if closed || too_big {
+            if document.feed(line, &at) || document.too_big() {
                 if let Some(document) = self.document.take() {
                     self.close_document(&document);
                 }
@@ -391,16 +478,8 @@ impl Extractor {
                 return;
             }
         }
-        let ends: Vec<usize> = document
-            .lines
-            .iter()
-            .skip(1)
-            .map(|(start, _)| *start)
-            .chain([document.text.len()])
-            .collect();
-        for ((start, at), end) in document.lines.iter().zip(ends) {
-            let text = document.text[*start..end].trim_end_matches('\n');
-            self.text_line(text, at);
+        for (text, at) in document.lines() {
+            self.text_line(text, &at);
         }
     }
     /// Reads `input` to its end, line by line, as a check's output is read,
@@ -843,6 +922,50 @@ mod tests {
         let found = run(&ParserChoice::Auto, &["make"], text);
         assert_eq!(found.diagnostics.len(), 1, "{:?}", found.diagnostics);
         assert_eq!(found.diagnostics[0].message, "after the brace");
+    }
+
+    #[test]
+    fn a_document_of_short_lines_holds_little_more_than_its_text() {
+        // `[` then a million empty lines: each line costs a byte besides
+        // its text, not a 24-byte table entry.
+        let mut document = Document::default();
+        let mut offset = 0;
+        for line in std::iter::once("[").chain(std::iter::repeat_n("", 1_000_000)) {
+            let end = offset + line.len() as u64;
+            assert!(!document.feed(line, &(offset..end)));
+            offset = end + 1;
+        }
+        assert_eq!(document.text.len(), 1_000_002);
+        assert!(
+            document.held() <= 4 * document.text.len(),
+            "{} bytes held for {} of text",
+            document.held(),
+            document.text.len()
+        );
+        assert_eq!(document.range(), 0..1_000_001);
+    }
+
+    #[test]
+    fn a_document_read_as_text_gives_each_line_its_range_in_the_log() {
+        // As the runner feeds them: colours stripped, trailing spaces and
+        // `\r` trimmed, lines past the length limit skipped, and a decoded
+        // line longer than its bytes.
+        let fed: Vec<(&str, Range<u64>)> = vec![
+            ("{", 7..8),
+            ("  a: 1,", 9..25),
+            ("", 26..27),
+            ("src/a.c:1:2: error: x", 28..228),
+            ("\u{fffd}b", 400..402),
+            ("}x", 403..405),
+            ("", 1 << 40..(1 << 40) + 3),
+        ];
+        let mut document = Document::default();
+        for (line, at) in &fed {
+            document.feed(line, at);
+        }
+        let read: Vec<(&str, Range<u64>)> = document.lines().collect();
+        assert_eq!(read, fed);
+        assert_eq!(document.range(), 7..(1 << 40) + 3);
     }
 
     #[test]

@@ -82,3 +82,77 @@ fn a_finding_about_the_repository_root_names_no_file() {
     assert_eq!(d["file"], serde_json::Value::Null, "{v:#}");
     assert_eq!(d["line"], serde_json::Value::Null, "{v:#}");
 }
+
+#[test]
+fn ruffs_grouped_and_pylint_formats_locate_its_findings() {
+    // `output-format = "grouped"` or `"pylint"` in pyproject.toml changes
+    // what `ruff check .` prints, not the command: real recordings of
+    // ruff 0.17.6, replayed by a stand-in named `ruff`.
+    for format in ["grouped", "pylint"] {
+        let repo = replaying("ruff", "check .", &format!("python/ruff-{format}.txt"));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 1, "{v:#}");
+        assert_eq!(check(&v, "c")["diagnostics"], 8, "{format}: {v:#}");
+        let d = &v["diagnostics"][3];
+        assert_eq!(
+            (&d["file"], &d["line"], &d["code"], &d["tool"]),
+            (
+                &serde_json::json!("pkg/calc.py"),
+                &serde_json::json!(15),
+                &serde_json::json!("F841"),
+                &serde_json::json!("ruff")
+            ),
+            "{format}: {v:#}"
+        );
+    }
+}
+
+/// A repository whose check `name` runs `bin/<program> ...`, a stand-in
+/// that prints the recorded output `fixtures/diagnostics/<fixture>` and
+/// exits 1.
+fn replaying(program: &str, args: &str, fixture: &str) -> TestRepo {
+    let repo = TestRepo::new();
+    let recorded = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/diagnostics")
+        .join(fixture);
+    repo.write("recorded.txt", &std::fs::read_to_string(recorded).unwrap());
+    let stand_in = format!("bin/{program}");
+    repo.write(&stand_in, "#!/bin/sh\ncat recorded.txt\nexit 1\n");
+    std::fs::set_permissions(
+        repo.path().join(&stand_in),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [ {{ name = \"c\", command = \"{stand_in} {args}\", filter = \"nofilter\" }} ]\n"
+    ));
+    repo.stage("README.md", "x\n");
+    repo
+}
+
+#[test]
+fn a_test_file_named_with_a_colon_keeps_its_place() {
+    // pytest 9.2.0, recorded: `tests/test_c:d.py` raises at line 3 while
+    // it is collected, `tests/test_e:f.py::test_ok` fails at line 2.
+    let repo = replaying(
+        "pytest",
+        "-p no:cacheprovider --continue-on-collection-errors tests",
+        "pytest/pytest-colon-continue.txt",
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    let places: Vec<String> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| format!("{}:{}", d["file"], d["line"]))
+        .collect();
+    // The syntax error is named as Python printed it, by its absolute
+    // path where it was recorded.
+    assert!(places[0].ends_with("tests/test_a:b.py\":3"), "{v:#}");
+    assert_eq!(
+        places[1..],
+        ["\"tests/test_c:d.py\":3", "\"tests/test_e:f.py\":2"],
+        "{v:#}"
+    );
+}

@@ -37,9 +37,11 @@ const MAX_EXPLANATION_LINES: usize = 20;
 /// style, where a syntax error's message starts with its display). An
 /// exception's name is capitalised (`KeyError`, `mod.CustomError`), which
 /// tells it from a compiler's `error:`. `crash` is what pytest prints
-/// again in its short summary.
+/// again in its short summary. A file's name may hold a colon
+/// (`tests/test_a:b.py`), never followed by a blank or another colon: that
+/// would be a message's (`KeyError: ...`) or a test id's (`::`).
 static SITE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"^(?P<file>[^\s:][^:]*\.py):(?P<line>\d+):(?: in (?P<function>\S+)| (?P<crash>(?P<error>(?:[a-z_]\w*\.)*[A-Z]\w*)(?:: (?P<message>.+))?|(?P<assert>assert .+)|(?P<display>\s*File "[^"]+", line \d+)))?\s*$"#)
+    Regex::new(r#"^(?P<file>[^\s:](?:[^:]|:[^\s:])*?\.py):(?P<line>\d+):(?: in (?P<function>\S+)| (?P<crash>(?P<error>(?:[a-z_]\w*\.)*[A-Z]\w*)(?:: (?P<message>.+))?|(?P<assert>assert .+)|(?P<display>\s*File "[^"]+", line \d+)))?\s*$"#)
         .expect("the pytest site regex is valid")
 });
 
@@ -47,9 +49,9 @@ static SITE: LazyLock<Regex> = LazyLock::new(|| {
 /// `ERROR tests/test_x.py::test_b - ...` (an error in a fixture's setup or
 /// teardown) or `ERROR tests/test_x.py` (a module that failed to load);
 /// the message is cut to the terminal's width (`...`), or left out when
-/// the id fills it.
+/// the id fills it. The file may hold a colon, as in `SITE`.
 static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<kind>FAILED|ERROR) (?P<id>(?P<file>[^\s:][^:]*\.py)(?:::.+?)?)(?: - (?P<message>.*))?$")
+    Regex::new(r"^(?P<kind>FAILED|ERROR) (?P<id>(?P<file>[^\s:](?:[^:]|:[^\s:])*?\.py)(?:::.+?)?)(?: - (?P<message>.*))?$")
         .expect("the pytest summary regex is valid")
 });
 

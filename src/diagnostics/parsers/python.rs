@@ -1,4 +1,5 @@
-//! Python linters and type checkers: ruff (concise, full and JSON), flake8,
+//! Python linters and type checkers: ruff (concise, full, grouped, pylint,
+//! GitHub and Azure annotations, JSON and JSON lines), flake8,
 //! pylint (text, `json` and `json2`; 0-based columns) and mypy (text,
 //! `--pretty` and `-O json`); and Python's own tracebacks and syntax
 //! errors, as the interpreter prints them for a script that fails.
@@ -67,6 +68,63 @@ fn starts_with_a_rule_name(line: &[u8]) -> bool {
         && line.get(colon + 1) == Some(&b' ')
 }
 
+/// ruff's `--output-format pylint` (and flake8's `--format pylint`):
+/// `file:line: [CODE] message`, without a column.
+static PYLINT_STYLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<file>[^:\s][^:]*?):(?P<line>\d+): \[(?P<code>[A-Z]+\d+|[a-z][a-z0-9]*(?:-[a-z0-9]+)*)\] (?P<message>.+)$")
+        .expect("the pylint-style regex is valid")
+});
+
+/// ruff's `--output-format grouped`: a file's name alone on its line, then
+/// its findings indented, `  15:5 F841 message` or `  1:7 invalid-syntax:
+/// message`, until an empty line.
+static GROUPED_FILE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<file>[^\s:][^:]*\.(?:py|pyi|ipynb|toml)):$")
+        .expect("the grouped file regex is valid")
+});
+static GROUPED_ITEM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?:(?P<code>[A-Z]+\d+)|(?P<name>[a-z][a-z0-9]*(?:-[a-z0-9]+)*):) (?:\[\*\] )?(?P<message>.+)$")
+        .expect("the grouped finding regex is valid")
+});
+
+/// A GitHub workflow command, ruff's `--output-format github`:
+/// `::error title=ruff (F401),file=/abs/a.py,line=1,col=8,endLine=1,endColumn=10::a.py:1:8: F401 message%0A  help: ...`.
+/// Properties escape `%`, `\r`, `\n`, `:` and `,`; the message `%`, `\r`
+/// and `\n`.
+static GITHUB: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^::(?P<level>error|warning|notice) (?P<props>[^:]*)::(?P<message>.*)$")
+        .expect("the GitHub command regex is valid")
+});
+
+/// An Azure Pipelines logging command, ruff's `--output-format azure`:
+/// `##vso[task.logissue type=error;sourcepath=/abs/a.py;linenumber=1;columnnumber=8;code=F401;]message`.
+static AZURE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^##vso\[task\.logissue (?P<props>[^\]]*)\](?P<message>.*)$")
+        .expect("the Azure command regex is valid")
+});
+
+/// `text` with a CI command's percent escapes undone.
+fn unescape_command(text: &str) -> String {
+    if !text.contains('%') {
+        return text.to_string();
+    }
+    text.replace("%0A", "\n")
+        .replace("%0D", "\r")
+        .replace("%3A", ":")
+        .replace("%2C", ",")
+        .replace("%3B", ";")
+        .replace("%5D", "]")
+        .replace("%AZP25", "%")
+        .replace("%25", "%")
+}
+
+/// The value of `key` among a CI command's `key=value` properties.
+fn property<'a>(props: &'a str, separator: char, key: &str) -> Option<&'a str> {
+    props
+        .split(separator)
+        .find_map(|p| p.strip_prefix(key)?.strip_prefix('='))
+}
+
 /// mypy's `--pretty` wrap can put the error code alone on a line:
 /// `[no-untyped-def]` or ` [no-untyped-def]`.
 static MYPY_CODE_LINE: LazyLock<Regex> = LazyLock::new(|| {
@@ -117,6 +175,35 @@ pub struct Python {
     /// interpreter prints with no header for the script it was asked to
     /// run.
     traceback: Option<Traceback>,
+    /// The file whose findings ruff's grouped format is listing.
+    group: Option<String>,
+}
+
+/// One finding of ruff's JSON (an item of its array, or one of its JSON
+/// lines): `{"code", "message", "filename", "location": {"row",
+/// "column"}, "end_location", "fix", "url"}`.
+fn ruff_item(item: &serde_json::Value, at: &Range<u64>) -> Option<Found> {
+    let code = item["code"].as_str()?;
+    let file = item["filename"].as_str()?;
+    let mut message = item["message"].as_str().unwrap_or("").to_string();
+    if let Some(fix) = item["fix"]["message"].as_str() {
+        message.push_str(&format!("\nhelp: {fix}"));
+    }
+    Some(
+        Found::new("ruff-json", Severity::Error, message)
+            .at(
+                file,
+                json_number(&item["location"]["row"]),
+                json_number(&item["location"]["column"]),
+            )
+            .ends(
+                json_number(&item["end_location"]["row"]),
+                json_number(&item["end_location"]["column"]),
+            )
+            .code(Some(code.to_string()))
+            .tool("ruff")
+            .range(at),
+    )
 }
 
 fn pylint_severity(code: &str) -> Severity {
@@ -211,6 +298,130 @@ impl Python {
         true
     }
 
+    /// A line of ruff's grouped format, its pylint format or a CI
+    /// command ruff printed; false when it is none of them.
+    fn other_format(&mut self, line: &str, at: &Range<u64>, out: &mut Out) -> bool {
+        if let Some(file) = self.group.clone() {
+            if let Some(c) = super::caps(&GROUPED_ITEM, line) {
+                let code = c.name("code").or(c.name("name")).map(|m| m.as_str());
+                if code.is_some_and(|code| !SEVERITY_WORDS.contains(&code)) {
+                    self.ruff_says(out);
+                    out.push(
+                        Found::new("ruff-grouped", Severity::Error, &c["message"])
+                            .at(&file, number(&c["line"]), number(&c["col"]))
+                            .code(code.map(str::to_string))
+                            .tool("ruff")
+                            .range(at),
+                    );
+                    return true;
+                }
+            }
+            self.group = None;
+        }
+        // Cheap looks first: most lines are none of these.
+        if !line.ends_with(':')
+            && !line.contains(": [")
+            && !line.starts_with("::")
+            && !line.starts_with("##vso[")
+        {
+            return false;
+        }
+        if let Some(c) = super::caps(&GROUPED_FILE, line) {
+            self.group = Some(c["file"].to_string());
+            return true;
+        }
+        if let Some(c) = super::caps(&PYLINT_STYLE, line) {
+            let code = c["code"].to_string();
+            if code.starts_with(|ch: char| ch.is_ascii_lowercase()) {
+                if !ruff_named(&code, &c["file"]) {
+                    return false;
+                }
+                self.ruff_says(out);
+            }
+            let found = Found::new("pylint-style", Severity::Error, &c["message"])
+                .at(&c["file"], number(&c["line"]), None)
+                .code(Some(code))
+                .range(at);
+            self.concise(found, out);
+            return true;
+        }
+        if let Some(c) = super::caps(&GITHUB, line) {
+            let props = &c["props"];
+            let Some(code) = property(props, ',', "title")
+                .and_then(|t| t.strip_prefix("ruff ("))
+                .and_then(|t| t.strip_suffix(')'))
+            else {
+                return false;
+            };
+            let Some(file) = property(props, ',', "file") else {
+                return false;
+            };
+            let number_of = |key: &str| property(props, ',', key).and_then(number);
+            // The message repeats the concise line, `a.py:1:8: F401 text`,
+            // and may go on with ruff's help.
+            let text = unescape_command(&c["message"]);
+            let mut lines = text.lines();
+            let first = lines.next().unwrap_or("");
+            let concise = super::caps(&LINT, first);
+            let mut message = concise
+                .as_ref()
+                .map_or_else(|| first.to_string(), |l| l["message"].to_string());
+            // ruff leaves `col` out where the column is past the line's
+            // end (`Expected `)`, found newline`); the concise line has it.
+            let column = number_of("col").or_else(|| {
+                concise
+                    .as_ref()
+                    .and_then(|l| l.name("col"))
+                    .and_then(|m| number(m.as_str()))
+            });
+            for more in lines.map(str::trim).filter(|l| !l.is_empty()) {
+                if message.lines().count() < MAX_BODY_LINES {
+                    message.push('\n');
+                    message.push_str(more);
+                }
+            }
+            self.ruff_says(out);
+            out.push(
+                Found::new("ruff-github", Severity::from_word(&c["level"]), message)
+                    .at(&unescape_command(file), number_of("line"), column)
+                    .ends(number_of("endLine"), number_of("endColumn"))
+                    .code(Some(unescape_command(code)))
+                    .tool("ruff")
+                    .range(at),
+            );
+            return true;
+        }
+        if let Some(c) = super::caps(&AZURE, line) {
+            let props = &c["props"];
+            let file = property(props, ';', "sourcepath").map(unescape_command);
+            let code = property(props, ';', "code").map(unescape_command);
+            // Azure's commands are every tool's: ruff's name a file it
+            // reads and one of its rules.
+            let (Some(file), Some(code)) = (file, code) else {
+                return false;
+            };
+            if !ruff_named(&code, &file) {
+                return false;
+            }
+            let severity =
+                property(props, ';', "type").map_or(Severity::Error, Severity::from_word);
+            self.ruff_says(out);
+            out.push(
+                Found::new("ruff-azure", severity, unescape_command(&c["message"]))
+                    .at(
+                        &file,
+                        property(props, ';', "linenumber").and_then(number),
+                        property(props, ';', "columnnumber").and_then(number),
+                    )
+                    .code(Some(code))
+                    .tool("ruff")
+                    .range(at),
+            );
+            return true;
+        }
+        false
+    }
+
     fn close(&mut self, out: &mut Out) {
         match std::mem::take(&mut self.open) {
             Open::Ruff(found, true) => {
@@ -303,7 +514,7 @@ impl Grammar for Python {
 
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
-            first: b"ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+            first: b"ABCDEFGHIJKLMNOPQRSTUVWXYZ#",
             indented: b"F",
             anywhere: b":",
         })
@@ -319,6 +530,8 @@ impl Grammar for Python {
             || super::has_colon_digit(line)
             || starts_with_a_rule_name(line)
             || line.starts_with(b"  File \"")
+            || line.starts_with(b"##vso[")
+            || line.ends_with(b":")
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
@@ -344,6 +557,9 @@ impl Grammar for Python {
             return;
         }
         self.close(out);
+        if self.other_format(line, at, out) {
+            return;
+        }
         if let Some(c) = super::caps(&LINT, line) {
             if self.lint_line(&c, at, out) {
                 return;
@@ -379,6 +595,13 @@ impl Grammar for Python {
     }
 
     fn document(&mut self, doc: &serde_json::Value, at: &Range<u64>, out: &mut Out) {
+        // ruff's JSON lines: one finding an object.
+        if doc.is_object() {
+            if let Some(found) = ruff_item(doc, at) {
+                out.push(found);
+                return;
+            }
+        }
         // mypy -O json: one object per line.
         if doc.get("file").is_some() && doc.get("severity").is_some() {
             let mut message = doc["message"].as_str().unwrap_or("").to_string();
@@ -412,31 +635,10 @@ impl Grammar for Python {
             (None, None) => return,
         };
         for item in items {
-            if let Some(code) = item["code"].as_str() {
-                // ruff: `{"code", "message", "filename", "location": {"row",
-                // "column"}, "end_location", "fix", "url"}`.
-                let Some(file) = item["filename"].as_str() else {
-                    continue;
-                };
-                let mut message = item["message"].as_str().unwrap_or("").to_string();
-                if let Some(fix) = item["fix"]["message"].as_str() {
-                    message.push_str(&format!("\nhelp: {fix}"));
+            if item["code"].is_string() {
+                if let Some(found) = ruff_item(item, at) {
+                    out.push(found);
                 }
-                out.push(
-                    Found::new("ruff-json", Severity::Error, message)
-                        .at(
-                            file,
-                            json_number(&item["location"]["row"]),
-                            json_number(&item["location"]["column"]),
-                        )
-                        .ends(
-                            json_number(&item["end_location"]["row"]),
-                            json_number(&item["end_location"]["column"]),
-                        )
-                        .code(Some(code.to_string()))
-                        .tool("ruff")
-                        .range(at),
-                );
             } else if let Some(symbol) = item["symbol"].as_str() {
                 // pylint: `{"type", "path", "line", "column" (0-based),
                 // "endLine", "endColumn", "symbol", "message",
