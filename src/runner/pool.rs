@@ -104,23 +104,12 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::config::{CheckKind, Origin, ParserChoice};
     use crate::runner::{Invocation, Termination};
 
     fn plan(dir: &std::path::Path, name: &str, invocations: Vec<Invocation>) -> CheckPlan {
         CheckPlan {
-            name: name.to_string(),
-            kind: CheckKind::Custom,
-            origin: Origin::Runtime,
             invocations,
-            cwd: dir.to_path_buf(),
-            env: Vec::new(),
-            timeout: Duration::from_secs(30),
-            log_path: dir.join(format!("{name}.log")),
-            parser: ParserChoice::Auto,
-            root: dir.to_path_buf(),
-            path: None,
-            groups: None,
+            ..crate::runner::spawn::tests::plan(dir, name, "true", Duration::from_secs(30))
         }
     }
 

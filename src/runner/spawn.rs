@@ -1077,7 +1077,7 @@ fn wait_exit(reader: &duct::ReaderHandle) -> Option<std::process::ExitStatus> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::config::{Origin, ParserChoice};
     use crate::runner::{run_checks, Invocation, RunEvent};
@@ -1086,7 +1086,13 @@ mod tests {
         clippy::disallowed_methods,
         reason = "tests take PATH from their own environment"
     )]
-    fn plan(dir: &std::path::Path, name: &str, script: &str, timeout: Duration) -> CheckPlan {
+    /// A check that runs `script` with `sh -c` in `dir`, logging there.
+    pub(in crate::runner) fn plan(
+        dir: &std::path::Path,
+        name: &str,
+        script: &str,
+        timeout: Duration,
+    ) -> CheckPlan {
         CheckPlan {
             name: name.to_string(),
             kind: CheckKind::Custom,
