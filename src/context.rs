@@ -145,11 +145,20 @@ fn github_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection>
         // workflow checks out the pull request itself (see
         // `ci_target_checkout`). Both name the target branch.
         "pull_request" | "pull_request_target" => {
-            let base = var("GITHUB_BASE_REF")?;
             let source = if event == "pull_request" {
                 "GitHub pull_request"
             } else {
                 "GitHub pull_request_target"
+            };
+            // A step that clears the variable (a container, `env -i`)
+            // still has the payload, which names the target branch too.
+            let base = var("GITHUB_BASE_REF")
+                .filter(|base| !base.is_empty())
+                .or_else(|| payload().and_then(|p| field(&p, "/pull_request/base/ref")));
+            let Some(base) = base else {
+                return Some(everything(format!(
+                    "{source} event with no target branch (neither GITHUB_BASE_REF nor the payload's `pull_request.base.ref` names one): every tracked file is selected"
+                )));
             };
             range(format!("origin/{base}"), "HEAD".to_string(), source, false)
         }
@@ -465,6 +474,34 @@ mod tests {
             CiSelection::Range(r) => Some((r.from, r.to, r.source, r.push)),
             CiSelection::Everything { .. } => None,
         }
+    }
+
+    #[test]
+    fn a_pull_request_without_its_base_variable_reads_the_payload_or_says_what_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("event.json");
+        let event = path.to_string_lossy().into_owned();
+        let github = |payload: &str| {
+            std::fs::write(&path, payload).unwrap();
+            detect(&[
+                ("GITHUB_ACTIONS", "true"),
+                ("GITHUB_EVENT_NAME", "pull_request"),
+                ("GITHUB_EVENT_PATH", &event),
+            ])
+        };
+        assert_eq!(
+            ends(github(r#"{"pull_request": {"base": {"ref": "develop"}}}"#)),
+            Some((
+                "origin/develop".to_string(),
+                "HEAD".to_string(),
+                "GitHub pull_request",
+                false
+            ))
+        );
+        assert!(matches!(
+            github("{}"),
+            Some(CiSelection::Everything { why }) if why.contains("GITHUB_BASE_REF")
+        ));
     }
 
     #[test]
