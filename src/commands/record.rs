@@ -30,7 +30,7 @@ pub fn now_rfc3339() -> String {
 /// What the history keeps of a run besides its verdict.
 pub struct RunFacts<'a> {
     pub session: Option<&'a str>,
-    /// The work tree the run is in (`state::work_tree_key`).
+    /// The work tree the run is in (`RepoInfo::work_tree_key`).
     pub work_tree: String,
     pub selection: SelectionRecord,
     /// Old run directories being removed meanwhile: waited for first.

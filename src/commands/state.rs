@@ -20,13 +20,10 @@ pub fn state_dir_for(ctx: &Context) -> PathBuf {
 }
 
 /// Which work tree of the repository phasegate runs in, as the history
-/// keeps it (`state::work_tree_key`).
+/// keeps it (`RepoInfo::work_tree_key`); `.` outside a repository.
 pub fn work_tree_for(ctx: &Context) -> String {
     match crate::git::discover(&ctx.cwd) {
-        Ok(Some(repo)) => state::work_tree_key(
-            &state::state_dir(Some(&repo.common_dir), &repo.root, &ctx.temp_dir),
-            &repo.work_tree_state(),
-        ),
+        Ok(Some(repo)) => repo.work_tree_key(),
         _ => ".".to_string(),
     }
 }
@@ -105,10 +102,10 @@ fn unknown(id: &str) -> Stopped {
     )
 }
 
-/// The id of the record `typed` names in `queue` (`Queue::lookup`).
-fn find(queue: &Queue, typed: &str) -> Result<String, Stopped> {
+/// The record `typed` names in `queue` (`Queue::lookup`).
+fn find<'a>(queue: &'a Queue, typed: &str) -> Result<&'a state::Intervention, Stopped> {
     match queue.lookup(typed) {
-        state::Lookup::Found(id) => Ok(id),
+        state::Lookup::Found(record) => Ok(record),
         state::Lookup::NotFound => Err(unknown(typed)),
         state::Lookup::Ambiguous(ids) => Err((
             format!(
@@ -149,12 +146,7 @@ fn list(state_dir: &Path, all: bool, json: bool, io: &mut Streams<'_>) -> Result
 fn show(state_dir: &Path, id: &str, json: bool, io: &mut Streams<'_>) -> Result<(), Stopped> {
     let queue = Queue::load(state_dir).map_err(unfinished)?;
     warn_unreadable(state_dir, &queue, "the next run moves them", io);
-    let id = find(&queue, id)?;
-    let record = queue
-        .records
-        .iter()
-        .find(|r| r.id == id)
-        .ok_or_else(|| unknown(&id))?;
+    let record = find(&queue, id)?;
     let _ = if json {
         report::state::intervention_json(Some(record), io.out)
     } else {
@@ -180,7 +172,7 @@ fn resolve(
     }
     let _lock = StateLock::acquire(state_dir, super::record::LOCK_WAIT).map_err(unfinished)?;
     let mut queue = Queue::load(state_dir).map_err(unfinished)?;
-    let id = find(&queue, id)?;
+    let id = find(&queue, id)?.id.clone();
     let id = id.as_str();
     let resolution = queue.resolve(id, note, &super::record::now_rfc3339());
     if resolution == state::Resolution::NotFound {

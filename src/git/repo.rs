@@ -126,6 +126,18 @@ impl RepoInfo {
     pub fn work_tree_state(&self) -> PathBuf {
         self.git_dir.join("phasegate")
     }
+
+    /// Which work tree of the repository this is, as the history keeps
+    /// it: its own git directory relative to the common one, `.` for the
+    /// main work tree, `worktrees/<name>` for a linked one; so it stays
+    /// the same when the repository is moved.
+    pub fn work_tree_key(&self) -> String {
+        match self.git_dir.strip_prefix(&self.common_dir) {
+            Ok(rest) if rest.as_os_str().is_empty() => ".".to_string(),
+            Ok(rest) => rest.to_string_lossy().into_owned(),
+            Err(_) => self.git_dir.to_string_lossy().into_owned(),
+        }
+    }
 }
 
 /// Finds the repository containing `dir`; `Ok(None)` outside any repository.

@@ -345,9 +345,9 @@ impl Queue {
     /// ids are said aloud and copied from narrow terminals. A queue edited
     /// by hand may hold two ids of one number (`iv-7` and `iv-0007`): the
     /// exact one is meant, and without one neither is guessed.
-    pub fn lookup(&self, typed: &str) -> Lookup {
+    pub fn lookup(&self, typed: &str) -> Lookup<'_> {
         if let Some(record) = self.records.iter().find(|r| r.id == typed) {
-            return Lookup::Found(record.id.clone());
+            return Lookup::Found(record);
         }
         let typed = typed.trim();
         let digits = match typed.get(..3) {
@@ -360,16 +360,15 @@ impl Queue {
         let Ok(number) = digits.parse::<u64>() else {
             return Lookup::NotFound;
         };
-        let mut ids: Vec<String> = self
+        let found: Vec<&Intervention> = self
             .records
             .iter()
             .filter(|r| id_number(&r.id) == Some(number))
-            .map(|r| r.id.clone())
             .collect();
-        match ids.len() {
-            0 => Lookup::NotFound,
-            1 => Lookup::Found(ids.remove(0)),
-            _ => Lookup::Ambiguous(ids),
+        match found.as_slice() {
+            [] => Lookup::NotFound,
+            [record] => Lookup::Found(record),
+            _ => Lookup::Ambiguous(found.iter().map(|r| r.id.clone()).collect()),
         }
     }
 
@@ -397,9 +396,9 @@ impl Queue {
 
 /// Which record a typed id names (`Queue::lookup`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Lookup {
-    /// This record's id.
-    Found(String),
+pub enum Lookup<'a> {
+    /// This record.
+    Found(&'a Intervention),
     /// No record has it, exactly or by number.
     NotFound,
     /// Several records have its number (a queue edited by hand), none
@@ -473,6 +472,14 @@ mod tests {
         }
     }
 
+    /// The id of the record `typed` names, when it names one.
+    fn found<'a>(q: &'a Queue, typed: &str) -> Option<&'a str> {
+        match q.lookup(typed) {
+            Lookup::Found(record) => Some(record.id.as_str()),
+            _ => None,
+        }
+    }
+
     #[test]
     fn an_id_is_found_by_its_number_however_written_and_never_guessed() {
         let mut q = Queue::default();
@@ -480,7 +487,7 @@ mod tests {
             q.add(new(kind), &origin(None));
         }
         for typed in ["iv-0007", "iv-7", "7", "0007", "IV-0007", "Iv-7", " iv-7 "] {
-            assert_eq!(q.lookup(typed), Lookup::Found("iv-0007".into()), "{typed}");
+            assert_eq!(found(&q, typed), Some("iv-0007"), "{typed}");
         }
         for typed in [
             "iv-0008", "8", "iv-", "", "iv-x7", "-7", "+7", "iv--7", "x-7", "é",
@@ -490,8 +497,8 @@ mod tests {
         // A queue edited by hand holds one number twice: the exact id is
         // meant, any other form is refused.
         q.records[0].id = "iv-7".to_string();
-        assert_eq!(q.lookup("iv-7"), Lookup::Found("iv-7".into()));
-        assert_eq!(q.lookup("iv-0007"), Lookup::Found("iv-0007".into()));
+        assert_eq!(found(&q, "iv-7"), Some("iv-7"));
+        assert_eq!(found(&q, "iv-0007"), Some("iv-0007"));
         assert_eq!(
             q.lookup("7"),
             Lookup::Ambiguous(vec!["iv-7".into(), "iv-0007".into()])

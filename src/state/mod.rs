@@ -31,23 +31,6 @@ pub fn state_dir(common_dir: Option<&Path>, root: &Path, temp_dir: &Path) -> Pat
     }
 }
 
-/// Which work tree of the repository a run is in, as the history keeps
-/// it: the work tree's own git directory relative to the common one,
-/// `.` for the main work tree (and outside a repository),
-/// `worktrees/<name>` for a linked one; so it stays the same when the
-/// repository is moved. `state_dir` and `work_tree_state` are the
-/// `phasegate` directories in the two.
-pub fn work_tree_key(state_dir: &Path, work_tree_state: &Path) -> String {
-    let (Some(common), Some(own)) = (state_dir.parent(), work_tree_state.parent()) else {
-        return ".".to_string();
-    };
-    match own.strip_prefix(common) {
-        Ok(rest) if rest.as_os_str().is_empty() => ".".to_string(),
-        Ok(rest) => rest.to_string_lossy().into_owned(),
-        Err(_) => own.to_string_lossy().into_owned(),
-    }
-}
-
 /// An error about `path` under the state directory `state_dir` that names
 /// the file and says what to do: `doing` reads after "failed to" ("write",
 /// "lock"). A state directory that is a file, or one this user cannot

@@ -357,7 +357,7 @@ fn run_gate(
     }
     let facts = super::record::RunFacts {
         session: ctx.session.as_deref(),
-        work_tree: state::work_tree_key(&ws.state_dir, &ws.work_tree_state),
+        work_tree: ws.work_tree.clone(),
         selection: selection_record,
         pruning: Some(pruning),
     };
@@ -383,6 +383,9 @@ struct Workspace {
     /// Where unstaged changes are set aside: they belong to this work tree
     /// alone.
     work_tree_state: PathBuf,
+    /// Which work tree this is, as the history keeps it
+    /// (`RepoInfo::work_tree_key`; `.` outside a repository).
+    work_tree: String,
 }
 
 /// What a run starts from: where it works, the files it selected and the
@@ -439,6 +442,9 @@ fn start(
     let work_tree_state = repo
         .as_ref()
         .map_or_else(|| state_dir.clone(), crate::git::RepoInfo::work_tree_state);
+    let work_tree = repo
+        .as_ref()
+        .map_or_else(|| ".".to_string(), crate::git::RepoInfo::work_tree_key);
     let mut notes = Vec::new();
     if in_repo {
         let profile = loaded.config.gate.profile;
@@ -466,6 +472,7 @@ fn start(
             in_repo,
             state_dir,
             work_tree_state,
+            work_tree,
         },
         config,
         ref_has_config,
