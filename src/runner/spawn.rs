@@ -337,9 +337,9 @@ fn run_batches<'a>(
 }
 
 /// `sh -c` exits 127 when it cannot find a command (a tool that is not
-/// installed, tier 1), as does a wrapper it ran (`timeout 60 tool`), and 128 + N when a command it waited for was killed
-/// by signal N (a crash); it says which in its own words, and the check's
-/// end is read from them. A package manager that runs the project's
+/// installed, tier 1), as does a wrapper it ran (`timeout 60 tool`), and
+/// 128 + N when a command it waited for was killed by signal N (a crash);
+/// it says which in its own words, and the check's end is read from them. A package manager that runs the project's
 /// scripts through `sh` (`npm run lint`) or looks up its tools
 /// (`npx tsc`) says so in its own words too.
 fn as_the_shell_says(
@@ -1082,11 +1082,11 @@ pub(super) mod tests {
     use crate::config::{Origin, ParserChoice};
     use crate::runner::{run_checks, Invocation, RunEvent};
 
+    /// A check that runs `script` with `sh -c` in `dir`, logging there.
     #[expect(
         clippy::disallowed_methods,
         reason = "tests take PATH from their own environment"
     )]
-    /// A check that runs `script` with `sh -c` in `dir`, logging there.
     pub(in crate::runner) fn plan(
         dir: &std::path::Path,
         name: &str,
