@@ -44,9 +44,10 @@ pub struct RunRecord {
     pub status: String,
     pub selection: SelectionRecord,
     pub checks: Vec<CheckRecord>,
-    /// The work tree it ran in (`RepoInfo::work_tree_key`): linked worktrees share
-    /// the history, and one's runs say nothing of another's files. Absent
-    /// in records of earlier versions, which any work tree may have made.
+    /// The work tree it ran in (`RepoInfo::work_tree_key`): linked
+    /// worktrees share the history, and one's runs say nothing of
+    /// another's files. Absent in records of earlier versions, which any
+    /// work tree may have made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_tree: Option<String>,
 }
