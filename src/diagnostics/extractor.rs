@@ -570,7 +570,7 @@ impl Extractor {
                     Some(package) => go_package_dir(package, module.as_ref(), &self.cwd),
                     None => tool_base.clone(),
                 };
-                let file = found.file.as_deref().map(|f| {
+                let file = found.file.as_deref().and_then(|f| {
                     let moved = self
                         .recorded_root
                         .as_ref()
@@ -582,11 +582,9 @@ impl Extractor {
                 });
                 // A tool that names the repository's root itself (`./:3:1`)
                 // names a directory, not a file: the finding is placed
-                // nowhere, as one that names no file (an empty `file` is
-                // no path a report or the changed-line filter can use), and
-                // its line places nothing.
-                let names_root = file.as_deref() == Some("");
-                let file = file.filter(|_| !names_root);
+                // nowhere, as one that names no file, and its line places
+                // nothing.
+                let names_root = found.file.is_some() && file.is_none();
                 let mut d = Diagnostic {
                     check: self.check.clone(),
                     origin: found.origin.unwrap_or(self.origin),
@@ -732,8 +730,10 @@ fn go_package_dir(package: &str, module: Option<&(PathBuf, String)>, cwd: &Path)
 /// `bases`: the directory the tool names files from, then the check's and
 /// each directory above it up to the root) → relative to the repository
 /// root when inside it. A relative path is joined to the first base under
-/// which it exists, else to the first base.
-pub fn relative_to_root(printed: &str, bases: &[&Path], root: &Path) -> String {
+/// which it exists, else to the first base. `None` for the repository's
+/// root itself (`./`, `.`): a directory, no file a report or the
+/// changed-line filter can name.
+pub fn relative_to_root(printed: &str, bases: &[&Path], root: &Path) -> Option<String> {
     let printed = printed.strip_prefix("file://").unwrap_or(printed);
     let path = Path::new(printed);
     let absolute = if path.is_absolute() {
@@ -751,8 +751,9 @@ pub fn relative_to_root(printed: &str, bases: &[&Path], root: &Path) -> String {
     };
     let normal = normalize(&absolute);
     match normal.strip_prefix(normalize(root)) {
-        Ok(relative) => relative.to_string_lossy().into_owned(),
-        Err(_) => normal.to_string_lossy().into_owned(),
+        Ok(relative) if relative.as_os_str().is_empty() => None,
+        Ok(relative) => Some(relative.to_string_lossy().into_owned()),
+        Err(_) => Some(normal.to_string_lossy().into_owned()),
     }
 }
 

@@ -228,15 +228,20 @@ fn finding(
         }
     };
     let message = text("message")?.ok_or("it has no `message`")?;
+    let named = text("file")?.filter(|file| !file.is_empty());
+    let file = named
+        .as_deref()
+        .and_then(|file| relative_to_root(file, &[place.cwd, place.root], place.root));
+    // The repository's root itself (`./`) is no file: its line places
+    // nothing either, as for any tool.
+    let placed = named.is_none() || file.is_some();
     Ok(Diagnostic {
         check: check.to_string(),
         origin,
         tool: "verifier".to_string(),
-        file: text("file")?
-            .filter(|file| !file.is_empty())
-            .map(|file| relative_to_root(&file, &[place.cwd, place.root], place.root)),
-        line: number("line")?,
-        column: number("column")?,
+        file,
+        line: number("line")?.filter(|_| placed),
+        column: number("column")?.filter(|_| placed),
         severity: match text("severity")? {
             None => Severity::Error,
             Some(word) => severity(&word)?,
@@ -284,6 +289,24 @@ mod tests {
             VerifierReply::Malformed(reason) => reason,
             VerifierReply::Answer(a) => panic!("{text} parsed as {a:?}"),
         }
+    }
+
+    #[test]
+    fn a_finding_about_the_repository_root_names_no_file_and_no_line() {
+        let VerifierReply::Answer(answer) = parse(
+            r#"{"verdict": "fail", "findings": [{"file": "./", "line": 3, "column": 2, "message": "no licence"}, {"file": "/repo/src/a.rs", "line": 4, "message": "m"}]}"#,
+        ) else {
+            panic!("a fail with readable findings is an answer");
+        };
+        let places: Vec<(Option<&str>, Option<u32>, Option<u32>)> = answer
+            .findings
+            .iter()
+            .map(|d| (d.file.as_deref(), d.line, d.column))
+            .collect();
+        assert_eq!(
+            places,
+            [(None, None, None), (Some("src/a.rs"), Some(4), None)]
+        );
     }
 
     #[test]
