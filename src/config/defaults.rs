@@ -161,20 +161,91 @@ impl Language {
 /// What the `test` script `npm init` writes says: it fails on purpose.
 const NPM_INIT_TEST: &str = "Error: no test specified";
 
+/// The files at a project's root that tell its language and package
+/// manager: what detection looks at, wherever it looks.
+pub const MARKERS: [&str; 12] = [
+    "Cargo.toml",
+    "go.mod",
+    "package.json",
+    "tsconfig.json",
+    "bun.lock",
+    "bun.lockb",
+    "pnpm-lock.yaml",
+    "yarn.lock",
+    "pyproject.toml",
+    "setup.cfg",
+    "setup.py",
+    "requirements.txt",
+];
+
+/// The `MARKERS` a project's root holds, and the text of its
+/// `package.json` (the scripts it names): read from the work tree, or from
+/// a commit, so a gate read from a ref (`--config-from-ref`) also detects
+/// its language there. A branch that adds a `Cargo.toml` to a Python
+/// project must not turn its default checks into Rust's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RootFiles {
+    present: Vec<&'static str>,
+    package_json: Option<Vec<u8>>,
+}
+
+impl RootFiles {
+    /// The markers at `root` in the file system.
+    pub fn in_dir(root: &Path) -> RootFiles {
+        RootFiles::from_lookup(|name| {
+            let path = root.join(name);
+            if !path.is_file() {
+                return None;
+            }
+            // Only `package.json` is read: a lock file says enough by being there.
+            Some(if name == "package.json" {
+                std::fs::read(path).unwrap_or_default()
+            } else {
+                Vec::new()
+            })
+        })
+    }
+
+    /// The markers `lookup` finds: `Some(text)` for a file that is there
+    /// (the text matters only for `package.json`).
+    pub fn from_lookup(mut lookup: impl FnMut(&str) -> Option<Vec<u8>>) -> RootFiles {
+        let mut files = RootFiles::default();
+        for name in MARKERS {
+            if let Some(text) = lookup(name) {
+                files.present.push(name);
+                if name == "package.json" {
+                    files.package_json = Some(text);
+                }
+            }
+        }
+        files
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.present.contains(&name)
+    }
+}
+
 /// The project's language, from the files at its root: the first of
 /// `detect_languages`.
 pub fn detect_language(root: &Path) -> Option<Language> {
     detect_languages(root).into_iter().next()
 }
 
-/// Every language whose files are at the root, in the order Rust, Go,
+/// Every language whose files are at the root of the work tree, as
+/// `languages_of` orders them.
+pub fn detect_languages(root: &Path) -> Vec<Language> {
+    languages_of(&RootFiles::in_dir(root))
+}
+
+/// Every language whose files `root` holds, in the order Rust, Go,
 /// Node/TypeScript, Python, except that one with nothing to run comes after
 /// those with commands: a `package.json` that only lists a formatter beside
 /// a `pyproject.toml` must not make a Python project one with no check. The
 /// first is the one checked by default; the others are said, so a
 /// monorepo's second language is never left unchecked without a word.
-pub fn detect_languages(root: &Path) -> Vec<Language> {
-    let has = |name: &str| root.join(name).is_file();
+pub fn languages_of(root: &RootFiles) -> Vec<Language> {
+    let has = |name: &str| root.has(name);
     let mut found = Vec::new();
     if has("Cargo.toml") {
         found.push(Language::Rust);
@@ -195,8 +266,8 @@ pub fn detect_languages(root: &Path) -> Vec<Language> {
 
 /// A Node or TypeScript project: its package manager from the lock file,
 /// and the scripts its `package.json` has.
-fn detect_node(root: &Path) -> Language {
-    let has = |name: &str| root.join(name).is_file();
+fn detect_node(root: &RootFiles) -> Language {
+    let has = |name: &str| root.has(name);
     let manager = if !has("package.json") {
         None
     } else if has("bun.lock") || has("bun.lockb") {
@@ -210,8 +281,10 @@ fn detect_node(root: &Path) -> Language {
     };
     // npm reads a `package.json` that starts with a byte order mark (as
     // some Windows editors save it); serde_json does not.
-    let scripts = std::fs::read_to_string(root.join("package.json"))
-        .ok()
+    let scripts = root
+        .package_json
+        .as_deref()
+        .and_then(|bytes| std::str::from_utf8(bytes).ok())
         .and_then(|text| {
             serde_json::from_str::<serde_json::Value>(text.trim_start_matches('\u{feff}')).ok()
         })

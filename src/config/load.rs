@@ -12,7 +12,9 @@ use regex::Regex;
 
 use crate::diagnostics::PARSER_NAMES;
 
-use super::defaults::{detect_languages, embedded_toml, unchecked_names, STAGES};
+use super::defaults::{
+    detect_languages, embedded_toml, languages_of, unchecked_names, Language, RootFiles, STAGES,
+};
 use super::duration::parse_duration;
 use super::error::{ConfigError, Problem, SourceFile};
 use super::suggest::suggest;
@@ -301,33 +303,39 @@ pub fn load(root: &Path) -> Result<Config, ConfigError> {
             files.push(file);
         }
     }
-    load_files(root, files)
+    load_files(files, &detect_languages(root))
 }
 
 /// Loads `phasegate.toml` as it is in a commit (`bytes`, or `None` when the
 /// commit has none), ignoring the work tree's files: a gate the branch
-/// under test cannot weaken.
+/// under test cannot weaken. `markers` are the commit's own, so its
+/// defaults are those of the language it holds.
 pub fn load_committed(
-    root: &Path,
+    markers: &RootFiles,
     name: &str,
     bytes: Option<Vec<u8>>,
 ) -> Result<Config, ConfigError> {
     let files = bytes.map(|bytes| decode(name, bytes)).transpose()?;
-    load_files(root, files.into_iter().collect())
+    load_files(files.into_iter().collect(), &languages_of(markers))
 }
 
 /// Loads `phasegate.toml` as the index or the commit checked holds it
 /// (`bytes`, shown as `name`), with the work tree's local overrides: a
 /// staged run is judged by the configuration it commits, and a range by
-/// the one of its end, not by an uncommitted edit of it.
-pub fn load_version(root: &Path, name: &str, bytes: Vec<u8>) -> Result<Config, ConfigError> {
+/// the one of its end, not by an uncommitted edit of it. `markers` tell
+/// the language of the tree checked.
+pub fn load_version(
+    root: &Path,
+    markers: &RootFiles,
+    name: &str,
+    bytes: Vec<u8>,
+) -> Result<Config, ConfigError> {
     let mut files = vec![decode(name, bytes)?];
     files.extend(read(root, LOCAL_FILE)?);
-    load_files(root, files)
+    load_files(files, &languages_of(markers))
 }
 
-fn load_files(root: &Path, files: Vec<SourceFile>) -> Result<Config, ConfigError> {
-    let languages = detect_languages(root);
+fn load_files(files: Vec<SourceFile>, languages: &[Language]) -> Result<Config, ConfigError> {
     let language = languages.first();
     let mut sources = vec![SourceFile::new(
         EMBEDDED.to_string(),
@@ -400,7 +408,7 @@ fn load_files(root: &Path, files: Vec<SourceFile>) -> Result<Config, ConfigError
     let origin = if sources.len() == 1 {
         ConfigOrigin::Embedded {
             // A monorepo's other code is not checked: the name says so.
-            language: language.map(|first| match unchecked_names(&languages) {
+            language: language.map(|first| match unchecked_names(languages) {
                 None => first.name().to_string(),
                 Some(others) => format!("{}, not for the {others} code also here", first.name()),
             }),

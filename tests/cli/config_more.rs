@@ -305,3 +305,95 @@ fn init_warns_when_git_ignores_the_file_it_wrote() {
     let run = plain.phasegate(&["init"]);
     assert!(!run.stderr.contains("ignores"), "{}", run.stderr);
 }
+
+#[test]
+fn a_branch_that_adds_another_language_cannot_change_the_defaults_of_the_target_branch() {
+    // A Python project with no phasegate.toml, judged by its main branch's
+    // gate: a branch that adds a Cargo.toml must not turn its checks into
+    // Rust's (whose `cargo test` a two-line crate passes).
+    let repo = TestRepo::new();
+    repo.write("pyproject.toml", "[project]\nname = \"x\"\n");
+    repo.commit_all("python");
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"x\"\nversion = \"0.1.0\"\n",
+    );
+    repo.commit_all("rust too");
+
+    let (_, v) = repo.verdict(&["--all-files", "--config-from-ref", "main"]);
+    assert_eq!(program(&v, "tests"), "pytest", "{v:#}");
+    assert_eq!(program(&v, "lint"), "ruff", "{v:#}");
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("defaults for python"), "{notes}");
+    assert!(!notes.contains("rust"), "{notes}");
+
+    // Without --config-from-ref, the branch's own files decide.
+    let (_, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(program(&v, "tests"), "cargo", "{v:#}");
+}
+
+#[test]
+fn a_target_branch_of_no_known_language_says_so_whatever_the_branch_adds() {
+    let repo = TestRepo::new();
+    repo.write("notes.txt", "hello\n");
+    repo.commit_all("notes");
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.write("go.mod", "module example.com/x\n\ngo 1.22\n");
+    repo.commit_all("go");
+    let (code, v) = repo.verdict(&["--all-files", "--config-from-ref", "main"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(v["checks"].as_array().unwrap().is_empty(), "{v:#}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("`main` has no `phasegate.toml` and no project phasegate knows"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn a_range_is_judged_by_the_defaults_of_the_language_its_end_holds() {
+    // The work tree is on main (Python); the range's end adds a Cargo.toml
+    // and relies on the detected commands: they are Rust's, from the
+    // commit checked, and the run says why.
+    let repo = TestRepo::new();
+    repo.write("pyproject.toml", "[project]\nname = \"x\"\n");
+    repo.write(
+        "phasegate.toml",
+        "[phases.implementation]\nchecks = [ { name = \"lint\" } ]\n",
+    );
+    repo.commit_all("python");
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"x\"\nversion = \"0.1.0\"\n",
+    );
+    repo.commit_all("rust");
+    repo.git(&["checkout", "-q", "main"]);
+
+    let (_, v) = repo.verdict(&["--from-ref", "main", "--to-ref", "feature"]);
+    assert_eq!(program(&v, "lint"), "cargo", "{v:#}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains(
+            "differ in `feature`, the commit checked: the default commands were detected there"
+        ),
+        "{notes}"
+    );
+
+    // On the work tree's own commit nothing differs, and nothing is said.
+    let (_, v) = repo.verdict(&["--from-ref", "main~0", "--to-ref", "main"]);
+    assert_eq!(program(&v, "lint"), "ruff", "{v:#}");
+    assert!(!v["notes"].to_string().contains("detected there"), "{v:#}");
+}
+
+#[test]
+fn a_marker_the_target_branch_holds_as_a_directory_is_no_marker_and_spoils_no_other() {
+    let repo = TestRepo::new();
+    repo.write("go.mod/README", "not a Go module\n");
+    repo.write("pyproject.toml", "[project]\nname = \"x\"\n");
+    repo.commit_all("python");
+    let (code, v) = repo.verdict(&["--all-files", "--config-from-ref", "HEAD"]);
+    assert_ne!(code, 2, "{v:#}");
+    assert_eq!(program(&v, "tests"), "pytest", "{v:#}");
+}

@@ -25,7 +25,30 @@ pub(in crate::commands) fn config_at_ref(
         e => e,
     })?;
     let held = bytes.is_some();
-    Ok((held, config::load_committed(root, &name, bytes)))
+    let markers = markers_at(root, spec);
+    Ok((held, config::load_committed(&markers, &name, bytes)))
+}
+
+/// The files that tell a project's language, as the commit `spec` holds
+/// them: its defaults are detected there, not in the work tree the branch
+/// under test controls. A marker the commit holds as something other than
+/// a file (a directory named `go.mod`) is not there, as in a checkout.
+pub(in crate::commands) fn markers_at(root: &Path, spec: &str) -> config::RootFiles {
+    let names = config::MARKERS.map(Path::new);
+    let texts = match crate::git::files_at(root, spec, &names) {
+        Ok(texts) => texts,
+        // One marker that is not a file spoils the lookup of all: each alone.
+        Err(_) => names
+            .iter()
+            .map(|name| {
+                crate::git::files_at(root, spec, &[name])
+                    .ok()
+                    .and_then(|mut one| one.pop().flatten())
+            })
+            .collect(),
+    };
+    let mut texts = texts.into_iter();
+    config::RootFiles::from_lookup(|_| texts.next().flatten())
 }
 
 /// The configuration as first read, before the files are selected.
@@ -87,7 +110,11 @@ pub(super) fn load(
             deferred: None,
         }),
         Err(error) if may_be_committed => {
-            match config::load_committed(root, config::CONFIG_FILE, None) {
+            match config::load_committed(
+                &config::RootFiles::in_dir(root),
+                config::CONFIG_FILE,
+                None,
+            ) {
                 Ok(embedded) => Ok(Loaded {
                     config: embedded,
                     ref_has_config,
@@ -132,9 +159,15 @@ impl Loaded {
             _ => None,
         };
         match committed {
-            Some((Ok(Some(loaded)), source)) => {
-                notes.extend(source.used());
-                loaded.map_err(|error| Stop::Config(stop_profile(ctx, args), error, source))
+            Some((Ok(Some(version)), source)) => {
+                if version.file_differs {
+                    notes.extend(source.used());
+                } else {
+                    notes.extend(source.detected());
+                }
+                version
+                    .config
+                    .map_err(|error| Stop::Config(stop_profile(ctx, args), error, source))
             }
             Some((Err(e), _)) => Err(Stop::internal(self.config.gate.profile, &e)),
             _ => match self.deferred {
@@ -149,6 +182,14 @@ impl Loaded {
     }
 }
 
+/// A version of `phasegate.toml` other than the work tree's, loaded, and
+/// whether its file differs from the work tree's (or only the files that
+/// tell the language do).
+struct Version {
+    config: Result<Config, config::ConfigError>,
+    file_differs: bool,
+}
+
 /// The configuration as staged, when `phasegate.toml` is tracked and its
 /// work-tree copy differs from the index; `None` otherwise. `unstaged`
 /// (the selection's candidates) spares the look when it does not name the
@@ -156,7 +197,7 @@ impl Loaded {
 fn staged_config(
     root: &Path,
     unstaged: Option<&crate::git::UnstagedHint>,
-) -> Result<Option<Result<Config, config::ConfigError>>, crate::git::GitError> {
+) -> Result<Option<Version>, crate::git::GitError> {
     if unstaged.is_some_and(|hint| !hint.names(config::CONFIG_FILE.as_bytes())) {
         return Ok(None);
     }
@@ -166,34 +207,43 @@ fn staged_config(
     else {
         return Ok(None);
     };
-    Ok(unless_in_work_tree(root, config::CONFIG_FILE, staged))
+    Ok(unless_in_work_tree(root, None, config::CONFIG_FILE, staged))
 }
 
 /// `phasegate.toml` as the commit `to` holds it, when it differs from the
-/// work tree's: `None` when the two are the same or the commit has none
-/// (a configuration never committed is the work tree's to give).
-fn committed_config(
-    root: &Path,
-    to: &str,
-) -> Result<Option<Result<Config, config::ConfigError>>, crate::git::GitError> {
+/// work tree's, or the commit's files that tell the language do: `None`
+/// when both are the same or the commit has none (a configuration never
+/// committed is the work tree's to give).
+fn committed_config(root: &Path, to: &str) -> Result<Option<Version>, crate::git::GitError> {
     let Some(committed) = crate::git::file_at(root, to, config::CONFIG_FILE)? else {
         return Ok(None);
     };
     let name = format!("{}@{to}", config::CONFIG_FILE);
-    Ok(unless_in_work_tree(root, &name, committed))
+    let markers = markers_at(root, to);
+    Ok(unless_in_work_tree(root, Some(markers), &name, committed))
 }
 
 /// `phasegate.toml` as `bytes` (a staged or committed version, shown as
-/// `name`) with the local overrides, unless the work tree holds the same.
+/// `name`) with the local overrides, unless the work tree holds the same
+/// and, when `markers` (of the version's tree) are given, the same files
+/// that tell the language.
 fn unless_in_work_tree(
     root: &Path,
+    markers: Option<config::RootFiles>,
     name: &str,
     bytes: Vec<u8>,
-) -> Option<Result<Config, config::ConfigError>> {
-    if std::fs::read(root.join(config::CONFIG_FILE)).is_ok_and(|now| now == bytes) {
+) -> Option<Version> {
+    let here = config::RootFiles::in_dir(root);
+    let file_differs =
+        std::fs::read(root.join(config::CONFIG_FILE)).map_or(true, |now| now != bytes);
+    let markers = markers.unwrap_or_else(|| here.clone());
+    if !file_differs && markers == here {
         return None;
     }
-    Some(config::load_version(root, name, bytes))
+    Some(Version {
+        config: config::load_version(root, &markers, name, bytes),
+        file_differs,
+    })
 }
 
 /// Where a run read `phasegate.toml` from.
@@ -221,6 +271,17 @@ impl Source {
             Source::Checked(spec) => Some(format!(
                 "`{file}` differs from its version in `{spec}`, the commit checked: that version was used"
             )),
+        }
+    }
+
+    /// The note of a run whose `phasegate.toml` is the work tree's, but
+    /// whose defaults were detected from the files of this version.
+    fn detected(&self) -> Option<String> {
+        match self {
+            Source::Checked(spec) => Some(format!(
+                "the files at the root that tell the language (Cargo.toml, go.mod, package.json, pyproject.toml, ...) differ in `{spec}`, the commit checked: the default commands were detected there"
+            )),
+            _ => None,
         }
     }
 

@@ -255,7 +255,7 @@ fn run_gate(
         .iter()
         .collect();
     // Nothing to run because there is nothing to go by: say why.
-    if phase_specs.is_empty() && config::detect_language(root).is_none() {
+    if phase_specs.is_empty() {
         notes.extend(no_configuration(args, root, ref_has_config));
     }
     let specs = to_run(args, &phase_specs);
@@ -678,14 +678,15 @@ fn new_private_dir(temp_dir: &Path, uid: u32) -> Result<PathBuf, String> {
 }
 
 /// Why a phase has no checks when there is no configuration and no
-/// project phasegate knows.
+/// project phasegate knows, where the configuration was read.
 fn no_configuration(args: &RunRequest, root: &Path, ref_has_config: bool) -> Option<String> {
     let none_here = match &args.config_from_ref {
-        Some(spec) => {
-            (!ref_has_config).then(|| format!("`{spec}` has no `{}`", config::CONFIG_FILE))
-        }
-        None => (!root.join(config::CONFIG_FILE).exists())
-            .then(|| format!("there is no `{}`", config::CONFIG_FILE)),
+        Some(spec) => (!ref_has_config
+            && config::languages_of(&configuration::markers_at(root, spec)).is_empty())
+        .then(|| format!("`{spec}` has no `{}`", config::CONFIG_FILE)),
+        None => (!root.join(config::CONFIG_FILE).exists()
+            && config::detect_language(root).is_none())
+        .then(|| format!("there is no `{}`", config::CONFIG_FILE)),
     }?;
     Some(format!(
         "{none_here} and no project phasegate knows (Cargo.toml, go.mod, package.json, pyproject.toml, setup.cfg) at the root: `phasegate init` writes a configuration to start from"
