@@ -1,13 +1,13 @@
 //! GitLab Code Quality: a JSON array of issues with a description, a check
 //! name, a severity (info, minor, major, critical) and a location; each
-//! fingerprint unique per occurrence, as GitLab requires.
+//! fingerprint unique per occurrence, as GitLab requires, and the same from
+//! run to run while the finding stays.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
 
 use serde_json::json;
 
-use crate::diagnostics::{Fnv, Severity};
+use crate::diagnostics::{Diagnostic, Severity};
 use crate::gate::Verdict;
 
 use super::sarif::rule_id;
@@ -22,32 +22,30 @@ fn severity(s: Severity, pre_existing: bool) -> &'static str {
 }
 
 pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    let issues: Vec<serde_json::Value> = verdict
-        .diagnostics
+    let found: Vec<&Diagnostic> = verdict.diagnostics.iter().collect();
+    let nth = super::occurrences(&found);
+    let issues: Vec<serde_json::Value> = found
         .iter()
-        .map(|d| {
-            // The same problem twice (two lines, two files) is two issues:
-            // the stable fingerprint plus where and which occurrence.
-            let base = format!(
-                "{}:{}:{}",
-                d.fingerprint(),
-                d.file.as_deref().unwrap_or(""),
-                d.line.unwrap_or(0)
-            );
-            let n = seen.entry(base.clone()).or_insert(0);
-            *n += 1;
-            let mut occurrence = Fnv::default();
-            occurrence.write(format!("{base}#{n}").as_bytes());
-            let fingerprint = format!("{}-{:016x}", d.fingerprint(), occurrence.finish());
+        .zip(nth)
+        .map(|(d, n)| {
+            // A finding with no file is about the gate itself and points
+            // at the top of its configuration: its line, if it has one,
+            // is no line of phasegate.toml.
+            let (path, line) = match &d.file {
+                Some(file) => (file.as_str(), d.line.unwrap_or(1)),
+                None => ("phasegate.toml", 1),
+            };
             json!({
                 "description": super::text::message(d),
                 "check_name": rule_id(d),
-                "fingerprint": fingerprint,
+                // GitLab tells new findings from fixed ones by this id
+                // alone: one per occurrence, and without the line, which
+                // moves whenever a line is added above.
+                "fingerprint": super::occurrence_id(d, n),
                 "severity": severity(d.severity, d.pre_existing),
                 "location": {
-                    "path": d.file.as_deref().unwrap_or("phasegate.toml"),
-                    "lines": { "begin": d.line.unwrap_or(1) },
+                    "path": path,
+                    "lines": { "begin": line },
                 },
             })
         })

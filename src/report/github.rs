@@ -131,6 +131,17 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
             ))
         )?;
     }
+    // The notes say why a run is blocked (the same errors run after run)
+    // or let through (the fast profile failing open): no annotation holds
+    // them, and this log is what a person reads of the step. Each is a
+    // line of plain text, never a workflow command.
+    for note in &verdict.notes {
+        writeln!(
+            out,
+            "phasegate: note: {}",
+            visible(&note.replace('\n', " "), &[])
+        )?;
+    }
     let mut counts = format!("{kept} diagnostic(s)");
     if dropped > 0 {
         counts.push_str(&format!(", {dropped} more not kept"));

@@ -37,7 +37,12 @@ pub fn escape(text: &str) -> String {
 }
 
 fn line(d: &Diagnostic) -> String {
-    let mut out = d.location();
+    // A line of no file is no place (`:7`).
+    let mut out = if d.file.is_some() {
+        d.location()
+    } else {
+        String::new()
+    };
     if !out.is_empty() {
         out.push(' ');
     }

@@ -57,6 +57,48 @@ pub fn with_error_findings(verdict: &Verdict) -> std::borrow::Cow<'_, Verdict> {
     std::borrow::Cow::Owned(shown)
 }
 
+/// Which occurrence of its finding each of `diagnostics` is, 1 for the
+/// first: the same finding (the same stable fingerprint: tool, code, file
+/// and message) counted in order of its place in the file, then as found.
+/// The CI systems that follow a finding from run to run by an id (GitLab's
+/// Code Quality `fingerprint`, GitHub's `partialFingerprints`) need one id
+/// per occurrence, or two alike merge into one; and an id without the
+/// line, or every finding below an added line reads as fixed and found
+/// anew. GitHub's own line hashes are counted the same way.
+fn occurrences(diagnostics: &[&Diagnostic]) -> Vec<usize> {
+    let fingerprints: Vec<String> = diagnostics.iter().map(|d| d.fingerprint()).collect();
+    let mut order: Vec<usize> = (0..diagnostics.len()).collect();
+    order.sort_by_key(|&i| {
+        (
+            fingerprints[i].as_str(),
+            diagnostics[i].line,
+            diagnostics[i].column,
+            i,
+        )
+    });
+    let mut nth = vec![0; diagnostics.len()];
+    let mut previous: Option<usize> = None;
+    for i in order {
+        nth[i] = match previous {
+            Some(p) if fingerprints[p] == fingerprints[i] => nth[p] + 1,
+            _ => 1,
+        };
+        previous = Some(i);
+    }
+    nth
+}
+
+/// The id of occurrence `n` of the finding `d` (see `occurrences`): its
+/// stable fingerprint for the first, so the id a lone finding always had
+/// stays, and `fingerprint:n` for the next ones.
+fn occurrence_id(d: &Diagnostic, n: usize) -> String {
+    if n <= 1 {
+        d.fingerprint()
+    } else {
+        format!("{}:{n}", d.fingerprint())
+    }
+}
+
 /// The handoff documents' warnings (an unknown field), as findings of
 /// phasegate at their place in the document, with `severity`. They are in
 /// the verdict's `handoffs`, not among its diagnostics, since they decide

@@ -208,39 +208,42 @@ fn level(severity: Severity) -> &'static str {
 }
 
 /// Most important first: errors before warnings before notes, the
-/// change's own before pre-existing ones, then as found.
-pub fn by_importance<'a>(
-    diagnostics: impl IntoIterator<Item = &'a Diagnostic>,
-) -> Vec<&'a Diagnostic> {
-    let mut ordered: Vec<(usize, &Diagnostic)> = diagnostics.into_iter().enumerate().collect();
-    ordered.sort_by_key(|(i, d)| (d.severity, d.pre_existing, *i));
-    ordered.into_iter().map(|(_, d)| d).collect()
+/// change's own before pre-existing ones, then as found. The indexes of
+/// `diagnostics` in that order.
+fn by_importance(diagnostics: &[&Diagnostic]) -> Vec<usize> {
+    let mut ordered: Vec<usize> = (0..diagnostics.len()).collect();
+    ordered.sort_by_key(|&i| (diagnostics[i].severity, diagnostics[i].pre_existing, i));
+    ordered
 }
 
-fn result(d: &Diagnostic) -> Value {
+/// The result of `d`, occurrence `nth` of its finding.
+fn result(d: &Diagnostic, nth: usize) -> Value {
     // Every result needs a place: a finding with none is about the gate
-    // itself and points at its configuration.
-    let file = d
-        .file
-        .clone()
-        .unwrap_or_else(|| "phasegate.toml".to_string());
+    // itself and points at its configuration, at its top: a line or a
+    // column of no file says nothing about any line of phasegate.toml.
+    let (file, line) = match &d.file {
+        Some(file) => (file.as_str(), d.line),
+        None => ("phasegate.toml", None),
+    };
     // A path outside the repository (a system header) is an absolute
     // `file://` URI; the rest are relative to the source root.
     let artifact = if file.starts_with('/') {
-        json!({ "uri": format!("file://{}", encode_uri(&file)) })
+        json!({ "uri": format!("file://{}", encode_uri(file)) })
     } else {
-        json!({ "uri": encode_uri(&file), "uriBaseId": "%SRCROOT%" })
+        json!({ "uri": encode_uri(file), "uriBaseId": "%SRCROOT%" })
     };
     let mut region = serde_json::Map::new();
-    region.insert("startLine".into(), json!(d.line.unwrap_or(1)));
-    if let Some(column) = d.column {
-        region.insert("startColumn".into(), json!(column));
-    }
-    if let Some(end) = d.end_line {
-        region.insert("endLine".into(), json!(end));
-    }
-    if let Some(end) = d.end_column {
-        region.insert("endColumn".into(), json!(end));
+    region.insert("startLine".into(), json!(line.unwrap_or(1)));
+    if line.is_some() {
+        if let Some(column) = d.column {
+            region.insert("startColumn".into(), json!(column));
+        }
+        if let Some(end) = d.end_line {
+            region.insert("endLine".into(), json!(end));
+        }
+        if let Some(end) = d.end_column {
+            region.insert("endColumn".into(), json!(end));
+        }
     }
     let mut properties = json!({ "check": d.check, "tool": d.tool, "origin": d.origin });
     if let Some(test) = &d.test {
@@ -256,7 +259,9 @@ fn result(d: &Diagnostic) -> Value {
                 "region": region,
             }
         }],
-        "partialFingerprints": { "phasegate/v1": d.fingerprint() },
+        // One id per occurrence: GitHub takes results with one
+        // fingerprint for one alert, and would show two alike as one.
+        "partialFingerprints": { "phasegate/v1": super::occurrence_id(d, nth) },
         "baselineState": if d.pre_existing { "unchanged" } else { "new" },
         "properties": properties,
     })
@@ -266,20 +271,22 @@ fn result(d: &Diagnostic) -> Value {
 pub fn log(verdict: &Verdict) -> Value {
     // The handoff documents' warnings are notes: they decide nothing.
     let warnings = super::handoff_warnings(verdict, Severity::Note);
-    let ordered = by_importance(verdict.diagnostics.iter().chain(&warnings));
+    let found: Vec<&Diagnostic> = verdict.diagnostics.iter().chain(&warnings).collect();
+    let nth = super::occurrences(&found);
+    let order = by_importance(&found);
     let mut results = Vec::new();
     let mut size = 0usize;
-    for d in ordered.iter().take(MAX_RESULTS) {
-        let r = result(d);
+    for &i in order.iter().take(MAX_RESULTS) {
+        let r = result(found[i], nth[i]);
         size += r.to_string().len();
         if size > MAX_BYTES {
             break;
         }
         results.push(r);
     }
-    let cut = ordered.len() - results.len();
+    let cut = found.len() - results.len();
     let mut rules: BTreeMap<String, Value> = BTreeMap::new();
-    for d in ordered.iter().take(results.len()) {
+    for d in order.iter().take(results.len()).map(|&i| found[i]) {
         rules.entry(rule_id(d)).or_insert_with(|| {
             let (short, full) = describe_rule(d);
             let mut rule = json!({
@@ -302,7 +309,7 @@ pub fn log(verdict: &Verdict) -> Value {
             "level": "warning",
             "message": { "text": format!(
                 "{cut} of {} results were cut to stay within GitHub's limits (25,000 results, 10 MB gzipped); the most important are kept",
-                ordered.len()
+                found.len()
             ) },
         }));
     }

@@ -20,6 +20,7 @@ mod handoff_more;
 mod hooks;
 mod install_more;
 mod policy;
+mod report_edges;
 mod reports;
 mod reports_more;
 mod run_more;
