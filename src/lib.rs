@@ -186,14 +186,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// message on stderr.
 pub fn usage_failure(args: &[String], message: &str, print_error: impl FnOnce()) -> ExitCode {
     print_error();
-    let json_flag = args
-        .windows(2)
-        .any(|w| w[0] == "--format" && w[1] == "json")
-        || args.iter().any(|a| a == "--format=json");
     let command = args.first().map(String::as_str);
-    if !json_flag {
-        return ExitCode::Usage;
-    }
     // clap's message up to its usage line: the error and what it names
     // (`the following required arguments were not provided:` is followed
     // by them, one per line).
@@ -205,6 +198,16 @@ pub fn usage_failure(args: &[String], message: &str, print_error: impl FnOnce())
         .collect();
     let said = said.join(" ");
     let said = said.strip_prefix("error: ").unwrap_or(&said);
+    if command == Some("run") {
+        if let Some(document) = usage_reports(args, said) {
+            let _ = write_out(&mut std::io::stdout().lock(), &document);
+            return ExitCode::Usage;
+        }
+    }
+    let json_flag = raw_values(args, "--format").iter().any(|f| f == "json");
+    if !json_flag {
+        return ExitCode::Usage;
+    }
     let mut document = Vec::new();
     match command {
         Some("run" | "resume") => {
@@ -222,4 +225,58 @@ pub fn usage_failure(args: &[String], message: &str, print_error: impl FnOnce())
     }
     let _ = write_out(&mut std::io::stdout().lock(), &document);
     ExitCode::Usage
+}
+
+/// The values a command line clap rejected gives `option`, as
+/// `--option VALUE` or `--option=VALUE`, up to a `--` (after which
+/// everything is a file name).
+fn raw_values(args: &[String], option: &str) -> Vec<String> {
+    let mut values = Vec::new();
+    let mut words = args.iter().take_while(|a| *a != "--");
+    while let Some(word) = words.next() {
+        if word == option {
+            values.extend(words.next().cloned());
+        } else if let Some(value) = word
+            .strip_prefix(option)
+            .and_then(|rest| rest.strip_prefix('='))
+        {
+            values.push(value.to_string());
+        }
+    }
+    values
+}
+
+/// The reports of a `run` command line clap rejected, as far as its
+/// `--format`, `--output` and `--report` options can be read: the files
+/// are written, and stdout's document is returned. `None` when they
+/// cannot be read, or ask for nothing but the human report.
+fn usage_reports(args: &[String], said: &str) -> Option<Vec<u8>> {
+    use clap::ValueEnum;
+    let format = match raw_values(args, "--format").last() {
+        Some(name) => cli::ReportFormat::from_str(name, true).ok()?,
+        None => cli::ReportFormat::Human,
+    };
+    let output = raw_values(args, "--output")
+        .pop()
+        .map(std::path::PathBuf::from);
+    let given = raw_values(args, "--report");
+    let reports = commands::Reports::parse(format, output, &given).ok()?;
+    if format == cli::ReportFormat::Human && reports.output.is_none() && reports.extra.is_empty() {
+        return None;
+    }
+    let ctx = context::Context::from_env().ok()?;
+    let verdict = gate::Verdict::stopped(
+        config::Profile::default(),
+        None,
+        commands::usage_error(said.to_string()),
+    );
+    let mut document = Vec::new();
+    let stderr = std::io::stderr();
+    let mut err = stderr.lock();
+    let mut io = Streams {
+        out: &mut document,
+        err: &mut err,
+    };
+    commands::emit_usage_reports(&verdict, &reports, &ctx, &mut io);
+    Some(document)
 }

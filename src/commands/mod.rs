@@ -359,6 +359,25 @@ pub fn emit_stopped_reports(
     }
 }
 
+/// Renders the verdict of a `run` whose command line could not be read,
+/// whose error is on stderr already: every report file asked for, the step
+/// summary, and a JSON or CI document on stdout, so an upload step finds
+/// a report saying why nothing was checked. Never the human report, which
+/// would say the error twice.
+pub fn emit_usage_reports(
+    verdict: &Verdict,
+    reports: &Reports,
+    ctx: &Context,
+    io: &mut Streams<'_>,
+) {
+    write_report_files(verdict, reports, ctx, io);
+    append_step_summary(verdict, reports, ctx, io);
+    if reports.output_file().is_none() && reports.format != ReportFormat::Human {
+        let written = render_report(verdict, reports.format, ctx, false, io.out);
+        finish_write(written, io);
+    }
+}
+
 /// Renders the verdict of a run that stopped before its checks: JSON on
 /// stdout, or the error on stderr for people.
 pub fn emit_stopped(

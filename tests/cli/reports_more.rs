@@ -205,3 +205,48 @@ fn parsing_output_without_findings_says_so_to_people() {
     let run = repo.phasegate(&["diagnostics", "parse", "--format", "json", "clean.log"]);
     assert_eq!(run.json()["diagnostics"], serde_json::json!([]));
 }
+
+#[test]
+fn a_command_line_that_cannot_be_read_still_gives_every_report_asked_for() {
+    // A CI step with a typo: the upload step after it must find reports
+    // that say why nothing was checked, not empty files.
+    let repo = TestRepo::new();
+    repo.config(PASSING);
+    let run = repo.phasegate(&[
+        "run",
+        "--all-filez",
+        "--format",
+        "sarif",
+        "--report",
+        "junit=out.xml",
+        "--report=codequality=cq.json",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--all-filez"), "{}", run.stderr);
+    let sarif: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let said = sarif["runs"][0]["results"].to_string();
+    assert!(said.contains("--all-filez"), "{sarif:#}");
+    let junit = repo.read("out.xml");
+    assert!(
+        junit.starts_with("<?xml") && junit.contains("--all-filez"),
+        "{junit}"
+    );
+    let cq: serde_json::Value = serde_json::from_str(&repo.read("cq.json")).unwrap();
+    assert!(cq.to_string().contains("--all-filez"), "{cq:#}");
+
+    // `--output` takes stdout's place; the human error stays on stderr, once.
+    let run = repo.phasegate(&["run", "--bogus", "--format=github", "--output", "gh.txt"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        repo.read("gh.txt").contains("::error"),
+        "{}",
+        repo.read("gh.txt")
+    );
+    assert_eq!(run.stderr.matches("--bogus").count(), 1, "{}", run.stderr);
+
+    // Nothing but the human report asked for: clap's message alone.
+    let run = repo.phasegate(&["run", "--bogus"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
