@@ -766,7 +766,8 @@ fn run_invocation(
     deadline: Instant,
     capture: &mut Capture,
 ) -> Termination {
-    let mut expr = command(plan, program, args);
+    let tag = sys::Tree::new_tag();
+    let mut expr = command(plan, program, args, &tag);
     // A verifier's standard error goes through a pipe of its own to the
     // same capture, log and limits as its standard output, and never into
     // its answer.
@@ -801,8 +802,16 @@ fn run_invocation(
     let Some(pgid) = reader.pids().first().copied() else {
         return Termination::SpawnFailed("the process has no id".to_string());
     };
+    // From here, whatever ends the invocation before its processes were
+    // dealt with (a reader thread that cannot start, a panic in a parser
+    // reading its output) kills everything it started.
+    let mut running = Running {
+        pgid,
+        tree: sys::Tree::new(pgid, tag),
+        settled: false,
+    };
     if let Some(groups) = &plan.groups {
-        sys::record_group(groups, pgid);
+        sys::record_group(groups, &running.tree);
     }
 
     let (tx, rx) = mpsc::sync_channel::<Msg>(8);
@@ -816,7 +825,6 @@ fn run_invocation(
         .name(format!("pump-{}", plan.name))
         .spawn(move || pump(&pump_reader, &tx, &recycle_rx));
     if let Err(e) = spawned {
-        let _ = kill_group(pgid);
         return Termination::SpawnFailed(format!("failed to start its output reader: {e}"));
     }
 
@@ -827,7 +835,6 @@ fn run_invocation(
             .name(format!("pump-stderr-{}", plan.name))
             .spawn(move || pump_stderr(pipe, &stderr_tx));
         if let Err(e) = spawned {
-            let _ = kill_group(pgid);
             return Termination::SpawnFailed(format!("failed to start its output reader: {e}"));
         }
         streams += 1;
@@ -835,9 +842,37 @@ fn run_invocation(
         drop(stderr_tx);
     }
 
-    let stop = watch(&rx, &recycle_tx, &reader, pgid, deadline, streams, capture);
+    let stop = watch(
+        &rx,
+        &recycle_tx,
+        &reader,
+        &running,
+        deadline,
+        streams,
+        capture,
+    );
+    running.settled = true;
     let status = wait_exit(&reader);
     termination(stop, status, plan.timeout)
+}
+
+/// One invocation's processes while phasegate watches them: dropped
+/// before they were dealt with (an early return, a panic unwinding), it
+/// kills them all, so no check outlives its run because phasegate tripped.
+struct Running {
+    /// The session and process group its first process leads.
+    pgid: u32,
+    tree: sys::Tree,
+    /// Set once `watch` returned: what was left was stopped there.
+    settled: bool,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.settled {
+            kill_tree(&self.tree);
+        }
+    }
 }
 
 /// The invocation's command: in the check's directory, with no standard
@@ -847,6 +882,7 @@ fn command(
     plan: &CheckPlan,
     program: &std::path::Path,
     args: &[std::ffi::OsString],
+    tag: &str,
 ) -> duct::Expression {
     let mut expr = duct::cmd(program, args)
         .dir(&plan.cwd)
@@ -860,7 +896,9 @@ fn command(
             Ok(())
         });
     // duct applies the last call first and each earlier one over it, so
-    // the calls go from the strongest to the weakest.
+    // the calls go from the strongest to the weakest. The tag comes first:
+    // a check's `env` cannot take it away.
+    expr = expr.env(sys::TAG_VAR, tag);
     for (key, value) in PINNED_ENV {
         expr = expr.env(key, value);
     }
@@ -953,11 +991,12 @@ fn watch(
     rx: &Receiver<Msg>,
     recycle: &mpsc::Sender<Vec<u8>>,
     reader: &duct::ReaderHandle,
-    pgid: u32,
+    running: &Running,
     deadline: Instant,
     mut streams: usize,
     capture: &mut Capture,
 ) -> Stop {
+    let (pgid, tree) = (running.pgid, &running.tree);
     let mut leader_exited: Option<Instant> = None;
     // The deadline, the interrupt flag and the leader are looked at every
     // `POLL`, output or not: a check that never stops printing must still
@@ -970,6 +1009,8 @@ fn watch(
             .max(Duration::from_millis(1));
         match rx.recv_timeout(wait) {
             Ok(Msg::Data(bytes)) => {
+                #[cfg(test)]
+                tests::panic_on_mark(&bytes);
                 capture.push(&bytes);
                 let _ = recycle.send(bytes);
                 if Instant::now() < next_look {
@@ -984,14 +1025,18 @@ fn watch(
             }
             Ok(Msg::End(Ok(())) | Msg::StderrEnd) if streams > 1 => streams -= 1,
             Ok(Msg::End(Err(e))) => {
-                kill_group(pgid);
+                kill_tree(tree);
                 return Stop::ReadFailed(e.to_string());
             }
             Ok(Msg::End(Ok(())) | Msg::StderrEnd) | Err(RecvTimeoutError::Disconnected) => {
                 // The pipe closed; anything the check left running in its
-                // group (a daemon that closed its output) is stopped too.
-                if sys::group_exists(pgid) && leader_done(reader) {
-                    let _ = kill_group(pgid);
+                // session (a background job that closed its output, in its
+                // process group or in one of its own, as `timeout` makes)
+                // is stopped too. The first process is gone already (its
+                // status was read at the end of the output), so its group
+                // alone says nothing of the others.
+                if sys::session_alive(pgid) && leader_done(reader) {
+                    stop_session(pgid);
                 }
                 return Stop::None;
             }
@@ -1011,14 +1056,14 @@ fn watch(
             }
             match leader_exited {
                 Some(at) if at.elapsed() >= LEADER_EXIT_GRACE => {
-                    let _ = kill_group(pgid);
+                    stop_session(pgid);
                     drain(rx, streams, capture);
                     return Stop::None;
                 }
                 _ => continue,
             }
         };
-        kill_group(pgid);
+        kill_tree(tree);
         drain(rx, streams, capture);
         return stop;
     }
@@ -1028,22 +1073,47 @@ fn leader_done(reader: &duct::ReaderHandle) -> bool {
     matches!(reader.try_wait(), Ok(Some(_)) | Err(_))
 }
 
-/// SIGTERM to the check's session (its process group, and any group its
-/// processes made, as `timeout` does), a grace period, then SIGKILL.
-/// Returns whether anything had to be killed.
-fn kill_group(pgid: u32) -> bool {
+/// What is left of a check's session once its own process ended by itself
+/// (a background job holding the output, a server a test forgot): SIGTERM
+/// to the session (its process group, and any group its processes made,
+/// as `timeout` does), a grace period, then SIGKILL. A process that left
+/// the session on purpose is a daemon meant to outlive the command (a
+/// build server: Gradle's, Bazel's, sccache's, which the next check may be
+/// using right now) and is left running, as it would be in a terminal.
+fn stop_session(pgid: u32) {
     if !sys::signal_session(pgid, sys::SIGTERM) {
-        return false;
+        return;
     }
     let until = Instant::now() + KILL_GRACE;
     while Instant::now() < until {
         if !sys::session_alive(pgid) {
-            return true;
+            return;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
     sys::signal_session(pgid, sys::SIGKILL);
-    true
+}
+
+/// Stops a check that did not end by itself (a timeout, an interrupt, a
+/// failure of phasegate's own): SIGTERM to everything it started (its
+/// session, and what left it, see `sys::Tree`), a grace period, then
+/// SIGKILL, again while processes are still there (one that forks as it
+/// dies), for a bounded time.
+fn kill_tree(tree: &sys::Tree) {
+    if !tree.signal(sys::SIGTERM) {
+        return;
+    }
+    let until = Instant::now() + KILL_GRACE;
+    while Instant::now() < until {
+        if !tree.alive() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let until = Instant::now() + KILL_GRACE;
+    while tree.signal(sys::SIGKILL) && tree.alive() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Takes what is still in the pipes after a kill, until the `streams`
@@ -1118,6 +1188,17 @@ pub(super) mod tests {
             .trim()
             .parse()
             .unwrap()
+    }
+
+    /// Output that makes the runner panic as it reads it, as a parser
+    /// tripping on output nobody foresaw would (unit tests only).
+    const PANIC_MARK: &[u8] = b"phasegate unit test: panic while reading this line";
+
+    pub(super) fn panic_on_mark(bytes: &[u8]) {
+        assert!(
+            memchr::memmem::find(bytes, PANIC_MARK).is_none(),
+            "a parser tripped on its output"
+        );
     }
 
     fn gone(pid: u32) -> bool {
@@ -1510,6 +1591,40 @@ pub(super) mod tests {
         );
         let pid = written_pid(dir.path());
         assert!(gone(pid), "{pid} survived in a group of its own");
+    }
+
+    #[test]
+    fn a_panic_while_a_check_runs_stops_everything_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        // A background process, and one in a session of its own; the
+        // output comes once both are there.
+        let script = format!(
+            "sleep 300 & echo $! > bg; setsid sh -c 'echo $$ > pid.new; mv pid.new pid; exec sleep 300' & \
+             while [ ! -s pid ] || [ ! -s bg ]; do sleep 0.01; done; echo '{}'; sleep 300",
+            String::from_utf8_lossy(PANIC_MARK)
+        );
+        let p = plan(dir.path(), "c", &script, Duration::from_secs(60));
+        let outcomes = run_checks(std::slice::from_ref(&p), 1, &mut |_| {});
+        assert!(
+            matches!(&outcomes[0].termination, Termination::SpawnFailed(why) if why.contains("a parser tripped")),
+            "{:?}",
+            outcomes[0].termination
+        );
+        let left: Vec<u32> = ["bg", "pid"]
+            .iter()
+            .map(|file| {
+                let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+                text.trim().parse().unwrap()
+            })
+            .filter(|pid| !gone(*pid))
+            .collect();
+        // Killed here when the test fails, so it leaves nothing behind.
+        for pid in &left {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+        assert!(left.is_empty(), "{left:?} outlived the panic");
     }
 
     #[test]

@@ -86,12 +86,6 @@ pub fn session_alive(sid: u32) -> bool {
     any_running(|p| p.session == sid).unwrap_or_else(|| group_exists(sid))
 }
 
-/// Whether any process of the group `pgid` still runs (zombies do not
-/// count, as for `session_alive`).
-fn group_running(pgid: u32) -> bool {
-    group_exists(pgid) && any_running(|p| p.group == pgid).unwrap_or(true)
-}
-
 /// Whether a process that is not a zombie matches `which`; `None` without
 /// a readable `/proc`.
 fn any_running(which: impl Fn(&ProcStat) -> bool) -> Option<bool> {
@@ -124,6 +118,7 @@ fn processes() -> Option<impl Iterator<Item = (u32, ProcStat)>> {
 struct ProcStat {
     /// `R`, `S`, `D`, … ; `Z` for a zombie, `X` for one being reaped.
     state: u8,
+    parent: u32,
     group: u32,
     session: u32,
     /// Clock ticks since boot: with the pid, it names one process for as
@@ -147,21 +142,151 @@ fn proc_stat(pid: u32) -> Option<ProcStat> {
         .collect();
     let number =
         |i: usize| -> Option<u64> { std::str::from_utf8(fields.get(i)?).ok()?.parse().ok() };
-    // After the name: state (field 3), ppid, pgrp (5), session (6), …
+    // After the name: state (field 3), ppid (4), pgrp (5), session (6), …
     // starttime (22).
     Some(ProcStat {
         state: *fields.first()?.first()?,
+        parent: u32::try_from(number(1)?).ok()?,
         group: u32::try_from(number(2)?).ok()?,
         session: u32::try_from(number(3)?).ok()?,
         start: number(19)?,
     })
 }
 
-/// Appends `<pgid> <start time>` to `file`. Not flushed: a machine that
-/// goes down takes the processes with it.
-pub fn record_group(file: &std::path::Path, pgid: u32) {
+/// The variable every process of a check inherits, set to a tag of its
+/// own (`Tree::tag`): a process that left the check's session (`setsid`,
+/// a daemon that forked twice and whose parent is gone) still carries it,
+/// and is found by it when the check is killed. Jenkins finds what a build
+/// left behind the same way (its `BUILD_ID` cookie).
+pub const TAG_VAR: &str = "PHASEGATE_CHECK_TAG";
+
+/// Everything one invocation of a check started: the session its first
+/// process leads, the processes descended from that session's (by parent
+/// process id, wherever they moved), and those that carry its tag in their
+/// environment (their parent gone, init adopted them). Nothing else: a
+/// process joins none of these by chance, so killing the tree never
+/// reaches a process the check did not start.
+pub struct Tree {
+    /// The session (and process group) id: the first process's pid;
+    /// `None` for a recorded tree whose number now names another process.
+    sid: Option<u32>,
+    /// Empty for a tree recorded before processes were tagged.
+    tag: String,
+    /// When the first process started (clock ticks since boot): whatever
+    /// carries the tag started since, so older processes are not read.
+    since: u64,
+}
+
+impl Tree {
+    /// A tag no other invocation has: phasegate's pid and start time (a
+    /// process left by an earlier phasegate that had the same pid has
+    /// another), and a count.
+    pub fn new_tag() -> String {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let me = std::process::id();
+        let start = proc_stat(me).map_or(0, |p| p.start);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        format!("{me}-{start}-{n}")
+    }
+
+    /// The tree of the session `sid`, whose processes were given `tag`.
+    pub fn new(sid: u32, tag: String) -> Tree {
+        let since = proc_stat(sid).map_or(0, |p| p.start);
+        Tree {
+            sid: Some(sid),
+            tag,
+            since,
+        }
+    }
+
+    /// Sends `signal` to every process of the tree. Returns `false` when
+    /// none is left.
+    pub fn signal(&self, signal: i32) -> bool {
+        // The group first, in one call: what it forks meanwhile is in it.
+        let mut any = self.sid.is_some_and(|sid| signal_group(sid, signal));
+        // The others one by one, each once: a second SIGTERM means "now"
+        // to some programs.
+        for (pid, _) in self
+            .members()
+            .into_iter()
+            .flatten()
+            .filter(|(_, group)| Some(*group) != self.sid)
+        {
+            any |= kill(pid, false, signal);
+        }
+        any
+    }
+
+    /// Whether any process of the tree still runs (zombies do not count,
+    /// as for `session_alive`).
+    pub fn alive(&self) -> bool {
+        self.members().map_or_else(
+            || self.sid.is_some_and(group_exists),
+            |members| !members.is_empty(),
+        )
+    }
+
+    /// The tree's processes that still run (pid and process group),
+    /// phasegate's own excluded; `None` without a readable `/proc`.
+    fn members(&self) -> Option<Vec<(u32, u32)>> {
+        let all: Vec<(u32, ProcStat)> = processes()?.collect();
+        let me = std::process::id();
+        // Never phasegate itself (every check's first process is its
+        // child), nor init.
+        let candidate = |pid: u32| pid != me && pid > 1;
+        let mut inside: std::collections::HashSet<u32> = all
+            .iter()
+            .filter(|(pid, p)| {
+                candidate(*pid)
+                    && (Some(p.session) == self.sid
+                        || (p.running() && p.start >= self.since && self.tagged(*pid)))
+            })
+            .map(|(pid, _)| *pid)
+            .collect();
+        // Their descendants, down to the last generation.
+        loop {
+            let before = inside.len();
+            for (pid, p) in &all {
+                if candidate(*pid) && inside.contains(&p.parent) {
+                    inside.insert(*pid);
+                }
+            }
+            if inside.len() == before {
+                break;
+            }
+        }
+        Some(
+            all.iter()
+                .filter(|(pid, p)| inside.contains(pid) && p.running())
+                .map(|(pid, p)| (*pid, p.group))
+                .collect(),
+        )
+    }
+
+    /// Whether the environment `pid` started with holds the tree's tag.
+    /// Only processes of the same user can be read, as only they can be
+    /// signalled.
+    fn tagged(&self, pid: u32) -> bool {
+        if self.tag.is_empty() {
+            return false;
+        }
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            return false;
+        };
+        environ.split(|b| *b == 0).any(|entry| {
+            entry
+                .strip_prefix(TAG_VAR.as_bytes())
+                .and_then(|rest| rest.strip_prefix(b"="))
+                .is_some_and(|value| value == self.tag.as_bytes())
+        })
+    }
+}
+
+/// Appends the tree's `<pgid> <start time> <tag>` to `file`. Not flushed:
+/// a machine that goes down takes the processes with it.
+pub fn record_group(file: &std::path::Path, tree: &Tree) {
     use std::io::Write;
-    let Some(ProcStat { start, .. }) = proc_stat(pgid) else {
+    let Some(pgid) = tree.sid else {
         return;
     };
     if let Ok(mut out) = std::fs::OpenOptions::new()
@@ -169,33 +294,46 @@ pub fn record_group(file: &std::path::Path, pgid: u32) {
         .append(true)
         .open(file)
     {
-        let _ = writeln!(out, "{pgid} {start}");
+        let _ = writeln!(out, "{pgid} {} {}", tree.since, tree.tag);
     }
 }
 
-/// Kills the process groups recorded in `file` by a run that was killed
-/// itself, and waits (a few seconds at most) for them to go, so that nothing
-/// they do lands after the work tree is put back. A group whose leader is
-/// now another process (its number reused) is left alone.
+/// Kills the process trees recorded in `file` by a run that was killed
+/// itself (each check's session, and what left it carrying its tag), and
+/// waits (a few seconds at most) for them to go, so that nothing they do
+/// lands after the work tree is put back. A session whose leader is now
+/// another process (its number reused) is left alone; what carries the
+/// tag is the check's all the same.
 pub fn stop_recorded_groups(file: &std::path::Path) {
     let Ok(text) = std::fs::read_to_string(file) else {
         return;
     };
-    let groups: Vec<u32> = text
+    let trees: Vec<Tree> = text
         .lines()
         .filter_map(|line| {
-            let (pgid, start) = line.split_once(' ')?;
-            let (pgid, start): (u32, u64) = (pgid.parse().ok()?, start.parse().ok()?);
+            let mut words = line.split(' ');
+            let pgid: u32 = words.next()?.parse().ok()?;
+            let start: u64 = words.next()?.parse().ok()?;
             let ours = match proc_stat(pgid) {
                 Some(leader) => leader.start == start && leader.group == pgid,
                 // The leader is gone; what is left of its group is ours.
                 None => true,
             };
-            (ours && signal_group(pgid, SIGKILL)).then_some(pgid)
+            let tree = Tree {
+                sid: ours.then_some(pgid),
+                tag: words.next().unwrap_or_default().to_string(),
+                since: start,
+            };
+            tree.signal(SIGKILL).then_some(tree)
         })
         .collect();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while groups.iter().any(|pgid| group_running(*pgid)) && std::time::Instant::now() < deadline {
+    // Again while any is left: one may have forked before it died.
+    while trees
+        .iter()
+        .any(|tree| tree.alive() && tree.signal(SIGKILL))
+        && std::time::Instant::now() < deadline
+    {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
@@ -362,7 +500,7 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         let groups = dir.path().join("groups");
-        record_group(&groups, sid);
+        record_group(&groups, &Tree::new(sid, Tree::new_tag()));
         assert!(std::fs::read_to_string(&groups)
             .unwrap()
             .starts_with(&sid.to_string()));

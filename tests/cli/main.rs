@@ -26,6 +26,7 @@ mod reports_more;
 mod run_more;
 mod runner;
 mod runner_more;
+mod runner_tree;
 mod selection_more;
 mod state;
 mod state_more;
