@@ -29,6 +29,7 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
         checkpoints: config.handoff.checkpoints.clone(),
         claims: config.handoff.claims.clone(),
         failed_checks: Vec::new(),
+        checked_phase: None,
     };
     match command {
         HandoffCommand::Validate { paths, format } => {
@@ -120,15 +121,24 @@ fn give_feedback(
     ) {
         return code;
     }
-    // The newest run is the latest evidence there is, whatever its age and
-    // whether it validated this document (see `last_run`): its failed
-    // checks hold against every document's claims.
-    let last_run = last_verdict(ctx).map(|v| LastRun::from_verdict(&v));
-    if let Some(run) = &last_run {
+    // The newest run of the document's phase is the latest evidence there
+    // is, whatever its age and whether it validated this document (see
+    // `last_run`): its failed checks hold against the document's claims.
+    // A run of another phase is no evidence either way: a qa run's `tests`
+    // may be another command, and it never ran the implementation's.
+    let stage = validate_file(&full, root, &rules).0.stage;
+    let runs = newest_runs(ctx, stage.as_deref());
+    if let Some(run) = &runs.of_phase {
         rules.failed_checks = run.failed_checks();
+        rules.checked_phase.clone_from(&run.phase);
     }
     let (report, _) = validate_file(&full, root, &rules);
-    let data = feedback(&report, &rules.claims, last_run.as_ref());
+    let data = feedback(
+        &report,
+        &rules.claims,
+        runs.of_phase.as_ref(),
+        runs.newest.as_ref(),
+    );
     let written = if format == Format::Json {
         report::handoff::render_feedback_json(&data, io.out)
     } else {
@@ -218,13 +228,59 @@ fn shown_path(path: &Path, root: &Path) -> String {
         .into_owned()
 }
 
-/// The newest run's verdict, as JSON: the one written last. A run's id
-/// orders runs by their second and then their process id, which is no
-/// order once process ids wrap around within that second.
-fn last_verdict(ctx: &Context) -> Option<serde_json::Value> {
+/// The newest run of a phase, and the newest run of any.
+#[derive(Default)]
+struct NewestRuns {
+    of_phase: Option<LastRun>,
+    newest: Option<LastRun>,
+}
+
+/// The newest run whose phase is `phase` (of any phase when there is no
+/// `phase`: a document whose stage cannot be read has nothing better), and
+/// the newest run of all. A verdict that cannot be read is passed over.
+fn newest_runs(ctx: &Context, phase: Option<&str>) -> NewestRuns {
+    /// A verdict's phase alone: the older runs are only looked at for it.
+    #[derive(serde::Deserialize)]
+    struct PhaseOnly {
+        phase: Option<String>,
+    }
+    let mut found = NewestRuns::default();
+    for verdict in verdicts_newest_first(ctx) {
+        let Ok(bytes) = std::fs::read(&verdict) else {
+            continue;
+        };
+        if found.newest.is_some() {
+            let matches = serde_json::from_slice::<PhaseOnly>(&bytes)
+                .is_ok_and(|v| v.phase.as_deref() == phase);
+            if !matches {
+                continue;
+            }
+        }
+        let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            continue;
+        };
+        let run = LastRun::from_verdict(&value);
+        let of_phase = phase.is_none() || run.phase.as_deref() == phase;
+        if found.newest.is_none() {
+            found.newest = Some(run.clone());
+        }
+        if of_phase {
+            found.of_phase = Some(run);
+            break;
+        }
+    }
+    found
+}
+
+/// The runs' verdicts, the one written last first. A run's id orders runs
+/// by their second and then their process id, which is no order once
+/// process ids wrap around within that second.
+fn verdicts_newest_first(ctx: &Context) -> Vec<PathBuf> {
     let state = super::state::state_dir_for(ctx);
-    let newest = std::fs::read_dir(state.join("runs"))
-        .ok()?
+    let Ok(runs) = std::fs::read_dir(state.join("runs")) else {
+        return Vec::new();
+    };
+    let mut verdicts: Vec<(std::time::SystemTime, PathBuf)> = runs
         .flatten()
         .map(|e| e.path().join("verdict.json"))
         .filter_map(|verdict| {
@@ -235,30 +291,20 @@ fn last_verdict(ctx: &Context) -> Option<serde_json::Value> {
                 .ok()?;
             Some((written, verdict))
         })
-        .max_by(|(a, pa), (b, pb)| {
-            a.cmp(b).then_with(|| {
-                let order = |p: &PathBuf| p.parent().map(crate::state::run_order);
-                order(pa).cmp(&order(pb))
-            })
-        })?;
-    let text = std::fs::read(newest.1).ok()?;
-    serde_json::from_slice(&text).ok()
+        .collect();
+    verdicts.sort_by(|(a, pa), (b, pb)| {
+        let order = |p: &PathBuf| p.parent().map(crate::state::run_order);
+        b.cmp(a).then_with(|| order(pb).cmp(&order(pa)))
+    });
+    verdicts.into_iter().map(|(_, verdict)| verdict).collect()
 }
 
-/// `phasegate handoff stamp`: the last run's results written into the
-/// document's frontmatter (`handoff::stamp` decides what changes).
+/// `phasegate handoff stamp`: the results of the newest run of the
+/// document's phase written into its frontmatter (`handoff::stamp`
+/// decides what changes).
 fn stamp(ctx: &Context, root: &Path, rules: &Rules, path: &Path, io: &mut Streams<'_>) -> ExitCode {
     use crate::handoff::stamp::{apply, stamp_edits};
-    let Some(verdict) = last_verdict(ctx) else {
-        let _ = writeln!(
-            io.err,
-            "error: there is no run to stamp from\nhelp: run `phasegate run` first"
-        );
-        return ExitCode::Usage;
-    };
-    let run = LastRun::from_verdict(&verdict);
     let full = ctx.cwd.join(path);
-    let results = run.results_for(&shown_path(&full, root));
     let text = match std::fs::read_to_string(&full) {
         Ok(text) => text,
         Err(e) => {
@@ -266,6 +312,31 @@ fn stamp(ctx: &Context, root: &Path, rules: &Rules, path: &Path, io: &mut Stream
             return ExitCode::Usage;
         }
     };
+    // The results of the document's own phase: a run of another one did
+    // not check what its checkpoints claim, nor was it its attempt.
+    let stage = handoff::validate(&shown_path(&full, root), &text, rules).stage;
+    let runs = newest_runs(ctx, stage.as_deref());
+    let Some(run) = runs.of_phase else {
+        let _ = match (&stage, &runs.newest) {
+            (Some(stage), Some(newest)) => writeln!(
+                io.err,
+                "error: there is no run of phase `{stage}` to stamp `{}` from: the newest run, `{}`, checked phase `{}`\nhelp: run `phasegate run --phase {stage}` first",
+                path.display(),
+                newest.run_id,
+                newest.phase.as_deref().unwrap_or("none")
+            ),
+            (Some(stage), None) => writeln!(
+                io.err,
+                "error: there is no run to stamp from\nhelp: run `phasegate run --phase {stage}` first"
+            ),
+            (None, _) => writeln!(
+                io.err,
+                "error: there is no run to stamp from\nhelp: run `phasegate run` first"
+            ),
+        };
+        return ExitCode::Usage;
+    };
+    let results = run.results_for(&shown_path(&full, root));
     let edits = match stamp_edits(&text, &results, rules) {
         Ok(edits) => edits,
         Err(reason) => {

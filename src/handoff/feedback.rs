@@ -58,6 +58,10 @@ pub struct Feedback {
     /// The run whose results the feedback holds the claims against.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_run: Option<RunSeen>,
+    /// When no run of the document's phase is recorded: its claims were
+    /// held against no check, whatever runs of other phases found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_run_of_phase: Option<NoRunOfPhase>,
     /// Why the last run needs a person whatever the document says (the
     /// same errors repeated run after run).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,6 +74,18 @@ pub struct Feedback {
 pub struct Blocked {
     pub reason: String,
     pub details: String,
+}
+
+/// No run of a document's phase to hold its claims against.
+#[derive(Debug, Clone, Serialize)]
+pub struct NoRunOfPhase {
+    /// The document's stage, the phase a run must have checked.
+    pub phase: String,
+    /// The newest run there is, which checked another phase.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub newest_run: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub newest_phase: Option<String>,
 }
 
 /// The run the feedback drew on.
@@ -122,13 +138,16 @@ fn fix_for_claim(
 }
 
 /// Builds the feedback for a validated document. `claims` maps each
-/// checkpoint to the check that verifies it; `last_run` is the newest
-/// run, the evidence the claims are held against (the caller validated
-/// the document with its failed checks).
+/// checkpoint to the check that verifies it; `last_run` is the newest run
+/// of the document's phase, the evidence the claims are held against (the
+/// caller validated the document with its failed checks), and `newest`
+/// the newest run of any phase, named when none of the document's phase
+/// is recorded.
 pub fn feedback(
     report: &HandoffReport,
     claims: &BTreeMap<String, String>,
     last_run: Option<&LastRun>,
+    newest: Option<&LastRun>,
 ) -> Feedback {
     // The last run's result for the check a checkpoint claims, when that
     // check failed.
@@ -240,6 +259,14 @@ pub fn feedback(
             failed_checks: run.failed_checks(),
         }),
         person_needed,
+        no_run_of_phase: match (last_run, &report.stage) {
+            (None, Some(stage)) => Some(NoRunOfPhase {
+                phase: stage.clone(),
+                newest_run: newest.map(|run| run.run_id.clone()),
+                newest_phase: newest.and_then(|run| run.phase.clone()),
+            }),
+            _ => None,
+        },
         attempt: report
             .retry_count
             .filter(|n| *n >= 0)

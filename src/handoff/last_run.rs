@@ -16,7 +16,7 @@ pub const MAX_ERRORS: usize = 3;
 /// message can fill a screen, and the log has it whole.
 const MAX_ERROR_CHARS: usize = 200;
 
-/// What the newest run recorded.
+/// What the newest run of a document's phase recorded.
 ///
 /// It is the evidence a document's claims are held against however old it
 /// is and whether or not it validated the document (one written after the
@@ -27,7 +27,9 @@ const MAX_ERROR_CHARS: usize = 200;
 /// `phasegate run`, which is what the feedback asks for anyway; ignoring it
 /// would let a claim written after a failing run read as proven. A newer
 /// run replaces it entirely, including for the checks that newer run did
-/// not run (it says nothing of them, as a stamp from it does not).
+/// not run (it says nothing of them, as a stamp from it does not). A run
+/// of another phase is no evidence at all: its `tests` may be another
+/// command, and it was no attempt of the document's stage.
 #[derive(Debug, Clone, Default)]
 pub struct LastRun {
     pub run_id: String,

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 
 use super::extract::{extract, Frontmatter};
-use super::validate::{default_checkpoints, Rules};
+use super::validate::{default_checkpoints, Rules, STAGES};
 use super::yaml::{parse, Node, Pos, Value};
 
 /// What a run says about a document.
@@ -260,20 +260,22 @@ fn stamp_checkpoints(
 }
 
 /// Whether every checkpoint the document's stage requires (the
-/// configured list, or the stage's default) passes; a stage that requires
-/// none is never ready.
+/// configured list, or the stage's default) passes, as validation holds
+/// `handoff_ready` to: a stage configured to require none is ready,
+/// vacuously, and a document without a stage it knows never is.
 fn all_required_pass(root: &Node, statuses: &BTreeMap<String, String>, rules: &Rules) -> bool {
-    let stage = text_of(root, "stage").unwrap_or("");
+    let Some(stage) = text_of(root, "stage").filter(|s| STAGES.contains(s)) else {
+        return false;
+    };
     let required: Vec<String> = rules.checkpoints.get(stage).cloned().unwrap_or_else(|| {
         default_checkpoints(stage)
             .iter()
             .map(|s| (*s).to_string())
             .collect()
     });
-    !required.is_empty()
-        && required
-            .iter()
-            .all(|r| statuses.get(r).is_some_and(|s| s == "pass"))
+    required
+        .iter()
+        .all(|r| statuses.get(r).is_some_and(|s| s == "pass"))
 }
 
 /// The text value of `key`, if it is text.
@@ -641,5 +643,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_stage_that_requires_no_checkpoint_is_stamped_ready() {
+        // As validation reads `handoff_ready`: every required checkpoint
+        // passes when none is required.
+        let doc = "---\nid: F5\nstage: qa\ntitle: t\nstarted_at: 2026-11-20T09:00:00Z\nstatus: in_progress\nhandoff_ready: false\ncheckpoints: []\n---\n";
+        let mut rules = rules();
+        rules.checkpoints.insert("qa".to_string(), Vec::new());
+        let out = apply(
+            doc,
+            &stamp_edits(doc, &results(true, true), &rules).unwrap(),
+        );
+        assert!(out.contains("handoff_ready: true\n"), "{out}");
+        assert!(validate("x.md", &out, &rules).valid, "{out}");
+        // A stage nobody knows requires nothing either, and is never ready.
+        let unknown = doc.replace("stage: qa", "stage: qq");
+        let out = apply(
+            &unknown,
+            &stamp_edits(&unknown, &results(true, true), &rules).unwrap(),
+        );
+        assert!(out.contains("handoff_ready: false\n"), "{out}");
     }
 }

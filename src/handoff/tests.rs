@@ -15,6 +15,7 @@ fn rules() -> Rules {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         failed_checks: Vec::new(),
+        checked_phase: None,
     }
 }
 
@@ -125,4 +126,90 @@ fn a_missing_completion_time_is_reported_where_it_is_written() {
         .find(|e| e.field == "completed_at")
         .unwrap_or_else(|| panic!("{:?}", report.errors));
     assert_eq!((e.line, e.column), (7, 15), "{e:?}");
+}
+
+#[test]
+fn a_stage_that_requires_no_checkpoint_is_ready_vacuously() {
+    let doc = |ready: bool| {
+        format!("---\nid: X\nstage: qa\ntitle: t\nstarted_at: 2026-01-01T00:00:00Z\nstatus: in_progress\nhandoff_ready: {ready}\ncheckpoints:\n  - name: smoke\n    status: fail\n---\n")
+    };
+    let mut rules = rules();
+    rules.checkpoints.insert("qa".to_string(), Vec::new());
+    let report = validate("x.md", &doc(true), &rules);
+    assert!(report.valid, "{:?}", report.errors);
+    let report = validate("x.md", &doc(false), &rules);
+    let e = report
+        .errors
+        .iter()
+        .find(|e| e.field == "handoff_ready")
+        .unwrap_or_else(|| panic!("`handoff_ready: false` went unchecked: {:?}", report.errors));
+    assert_eq!((e.line, e.column), (7, 16), "{e:?}");
+    assert!(
+        e.message.contains("stage `qa` requires no checkpoint")
+            && e.message.contains("set it to true"),
+        "{}",
+        e.message
+    );
+    // Without a stage to go by, `false` is no second error.
+    let report = validate("x.md", &doc(false).replace("stage: qa", "stage: q"), &rules);
+    assert!(
+        report.errors.iter().all(|e| e.field != "handoff_ready"),
+        "{:?}",
+        report.errors
+    );
+}
+
+#[test]
+fn a_required_checkpoint_under_a_near_miss_of_its_name_is_reported_at_that_entry() {
+    let doc = |names: [&str; 4]| {
+        let mut doc = "---\nid: X\nstage: implementation\ntitle: t\nstarted_at: 2026-01-01T00:00:00Z\nstatus: in_progress\nhandoff_ready: false\ncheckpoints:\n".to_string();
+        for name in names {
+            let _ = write!(doc, "  - name: {name}\n    status: pass\n");
+        }
+        doc + "---\n"
+    };
+    let report = validate(
+        "x.md",
+        &doc([
+            "tests_written",
+            "Code_Complete",
+            "tests-passing",
+            "\"no_lint_errors \"",
+        ]),
+        &rules(),
+    );
+    let near: Vec<(usize, usize, &str)> = report
+        .errors
+        .iter()
+        .filter(|e| e.field == "checkpoints")
+        .map(|e| (e.line, e.column, e.message.as_str()))
+        .collect();
+    assert_eq!(
+        near,
+        [
+            (11, 11, "checkpoint `Code_Complete` is not `code_complete`, which stage `implementation` requires: names are exact, write `code_complete`"),
+            (13, 11, "checkpoint `tests-passing` is not `tests_passing`, which stage `implementation` requires: names are exact, write `tests_passing`"),
+            (15, 11, "checkpoint `no_lint_errors ` is not `no_lint_errors`, which stage `implementation` requires: names are exact, write `no_lint_errors`"),
+        ],
+        "{:?}",
+        report.errors
+    );
+    // A checkpoint of its own whose name starts with a required one's is
+    // no misspelling of it: that one is missing.
+    let report = validate(
+        "x.md",
+        &doc([
+            "tests_written",
+            "code_complete",
+            "tests_passing_e2e",
+            "no_lint_errors",
+        ]),
+        &rules(),
+    );
+    let messages: Vec<&str> = report.errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        ["stage `implementation` requires the checkpoint `tests_passing`"],
+        "{messages:?}"
+    );
 }

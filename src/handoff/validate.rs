@@ -74,6 +74,11 @@ pub struct Rules {
     pub claims: BTreeMap<String, String>,
     /// The checks that failed in this run (for claims).
     pub failed_checks: Vec<String>,
+    /// The phase whose run failed `failed_checks`, when a run did: they
+    /// are evidence about the claims of that stage's documents only (a qa
+    /// run's `tests` may be another command, and it did not run the
+    /// implementation's).
+    pub checked_phase: Option<String>,
 }
 
 /// One problem, located in the document.
@@ -296,7 +301,7 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
     if let Some(ready) = ready {
         ready_matches_checkpoints(&mut c, ready, &report);
     }
-    claims_hold(&mut c, rules, &report);
+    claims_hold(&mut c, rules, &report, stage.as_ref().map(|(_, pos)| *pos));
 
     let failing = matches!(report.status.as_deref(), Some("failed" | "blocked"));
     report.escalate = failing && retry_count.is_some_and(|n| n >= i64::from(rules.max_retries));
@@ -696,13 +701,13 @@ fn checkpoint_rules(
         }) => {
             // Names listed, valid entries or not: a checkpoint with a bad
             // status is wrong, not missing.
-            let listed: Vec<String> = items
+            let listed: Vec<(String, Pos)> = items
                 .iter()
                 .filter_map(|item| match item.get("name") {
                     Some(Node {
                         value: Value::Str(s),
-                        ..
-                    }) => Some(s.clone()),
+                        pos,
+                    }) => Some((s.clone(), *pos)),
                     _ => None,
                 })
                 .collect();
@@ -728,11 +733,36 @@ fn checkpoint_rules(
                 }
             }
             let key_pos = root.key("checkpoints").map_or(*list_pos, |k| k.pos);
-            let missing: Vec<&str> = required
+            let mut missing: Vec<&str> = required
                 .iter()
-                .filter(|r| !listed.contains(r))
+                .filter(|r| !listed.iter().any(|(name, _)| name == *r))
                 .map(String::as_str)
                 .collect();
+            // A required checkpoint listed under a near miss of its name
+            // (`Tests_Passing`, `tests-passing`, `test_passing`) is wrong
+            // where that entry is, not missing from the list as a whole.
+            for (name, pos) in &listed {
+                if required.contains(name) {
+                    continue;
+                }
+                let Some(meant) = suggest(name.trim(), missing.iter().copied()) else {
+                    continue;
+                };
+                // A longer name that starts with it is a checkpoint of its
+                // own (`tests_passing_e2e`).
+                if name.trim().len() > meant.len() + 1 && name.trim().starts_with(&meant) {
+                    continue;
+                }
+                missing.retain(|m| *m != meant);
+                c.error(
+                    *pos,
+                    "checkpoints",
+                    format!(
+                        "checkpoint `{name}` is not `{meant}`, which stage `{}` requires: names are exact, write `{meant}`",
+                        report.stage.as_deref().unwrap_or("?")
+                    ),
+                );
+            }
             if !missing.is_empty() {
                 c.error(
                     key_pos,
@@ -790,19 +820,54 @@ fn ready_matches_checkpoints(c: &mut Collector, (ready, pos): At<bool>, report: 
                     }
             ),
         );
-    } else if !ready && not_passing.is_empty() && !required.is_empty() {
-        c.error(
-            pos,
-            "handoff_ready",
-            "`handoff_ready` is false although every required checkpoint passes: set it to true"
-                .to_string(),
-        );
+    } else if !ready && not_passing.is_empty() {
+        // A stage configured to require no checkpoint
+        // (`[handoff.checkpoints] qa = []`) has every required one passing,
+        // vacuously: nothing holds its documents back, as an empty `checks`
+        // list holds back no run. Left unchecked, `false` would go on
+        // saying "not ready" where feedback says the handoff may proceed.
+        // A document without a readable stage has no required set to go
+        // by; its `stage` error says what to fix.
+        let message = match &report.stage {
+            None => return,
+            Some(stage) if required.is_empty() => format!(
+                "`handoff_ready` is false, but stage `{stage}` requires no checkpoint (`[handoff.checkpoints] {stage} = []`), so nothing holds the handoff back: set it to true, or list the checkpoints `{stage}` requires under `[handoff.checkpoints]`"
+            ),
+            Some(_) => {
+                "`handoff_ready` is false although every required checkpoint passes: set it to true"
+                    .to_string()
+            }
+        };
+        c.error(pos, "handoff_ready", message);
     }
 }
 
 /// A checkpoint that claims what a check of this run verifies
-/// (`tests_passing` ↔ `tests`) is contradicted when that check failed.
-fn claims_hold(c: &mut Collector, rules: &Rules, report: &HandoffReport) {
+/// (`tests_passing` ↔ `tests`) is contradicted when that check failed; a
+/// run of another phase than the document's stage verified none of its
+/// claims, which a warning says where the stage is named.
+fn claims_hold(c: &mut Collector, rules: &Rules, report: &HandoffReport, stage_pos: Option<Pos>) {
+    if let (Some(phase), Some(stage)) = (&rules.checked_phase, &report.stage) {
+        if phase != stage {
+            let claimed: Vec<String> = report
+                .checkpoints
+                .iter()
+                .filter(|cp| rules.claims.contains_key(&cp.name))
+                .map(|cp| format!("`{}`", cp.name))
+                .collect();
+            if let (false, Some(pos)) = (claimed.is_empty(), stage_pos) {
+                c.warning(
+                    pos,
+                    "stage",
+                    format!(
+                        "this run checked phase `{phase}`, not `{stage}`: it verified none of the claims ({}); run `phasegate run --phase {stage}` to check them",
+                        claimed.join(", ")
+                    ),
+                );
+            }
+            return;
+        }
+    }
     for cp in &report.checkpoints {
         if cp.status != "pass" {
             continue;

@@ -345,6 +345,7 @@ pub fn parse(fm: &Frontmatter<'_>) -> Result<(Option<Node>, Vec<YamlError>), Yam
     let mut builder = Builder {
         locator: &locator,
         duplicates: Vec::new(),
+        open_flows: Vec::new(),
     };
     let mut root = None;
     loop {
@@ -369,6 +370,9 @@ pub fn parse(fm: &Frontmatter<'_>) -> Result<(Option<Node>, Vec<YamlError>), Yam
 struct Builder<'a> {
     locator: &'a Locator<'a>,
     duplicates: Vec<YamlError>,
+    /// Where each `[` list and `{` mapping being read opened, innermost
+    /// last: an unclosed one is an error there, not where it runs into.
+    open_flows: Vec<Pos>,
 }
 
 impl Builder<'_> {
@@ -378,9 +382,50 @@ impl Builder<'_> {
     ) -> Result<(Event<'i>, Span), YamlError> {
         match parser.next_event() {
             Some(Ok(pair)) => Ok(pair),
-            Some(Err(e)) => Err(self.locator.syntax_error(&e)),
+            Some(Err(e)) => Err(self
+                .unclosed_flow(&e)
+                .unwrap_or_else(|| self.locator.syntax_error(&e))),
             None => Ok((Event::StreamEnd, Span::default())),
         }
+    }
+
+    /// A `[` list or `{` mapping left open: saphyr reports it where the
+    /// text runs out of what a flow collection may hold, which is the next
+    /// field's line (`stage: qa`, an indentation error there) or the end of
+    /// the frontmatter, while the mistake is the bracket that was never
+    /// closed. Such an error on a later line than the innermost open
+    /// bracket points at that bracket; any other error stays where saphyr
+    /// put it (a bad escape inside a list written over several lines is
+    /// where it is).
+    fn unclosed_flow(&self, error: &ScanError) -> Option<YamlError> {
+        const RUNS_OFF: [&str; 4] = [
+            "while parsing a flow sequence, expected ',' or ']'",
+            "while parsing a flow mapping, did not find expected ',' or '}'",
+            "invalid indentation in flow construct",
+            "illegal placement of ':' indicator",
+        ];
+        let open = self.open_flows.last()?;
+        let reported = self.locator.at(error.marker());
+        if !RUNS_OFF.contains(&error.info()) || reported.line <= open.line {
+            return None;
+        }
+        let (bracket, close, what) = match self
+            .locator
+            .fm
+            .yaml
+            .as_bytes()
+            .get(open.offset.saturating_sub(self.locator.fm.offset))
+        {
+            Some(b'{') => ('{', '}', "mapping"),
+            _ => ('[', ']', "list"),
+        };
+        Some(YamlError {
+            pos: Pos { len: 1, ..*open },
+            message: format!(
+                "the frontmatter is not valid YAML: the `{bracket}` {what} that opens here (line {}, column {}) is never closed, so it runs into line {}: end it with `{close}` after its last item, or quote a value that starts with `{bracket}`",
+                open.line, open.column, reported.line
+            ),
+        })
     }
 
     fn node<'i>(
@@ -417,6 +462,7 @@ impl Builder<'_> {
                 pos,
             }),
             Event::SequenceStart(..) => {
+                let flow = self.enter(pos);
                 let mut items = Vec::new();
                 loop {
                     let (event, span) = self.next(parser)?;
@@ -425,12 +471,14 @@ impl Builder<'_> {
                     }
                     items.push(self.node(parser, event, span, depth + 1)?);
                 }
+                self.leave(flow);
                 Ok(Node {
                     value: Value::Seq(items),
                     pos,
                 })
             }
             Event::MappingStart(..) => {
+                let flow = self.enter(pos);
                 let mut entries: Vec<(Key, Node)> = Vec::new();
                 // Each key's first line, to find a duplicate at once.
                 let mut seen: std::collections::HashMap<String, usize> =
@@ -473,6 +521,7 @@ impl Builder<'_> {
                     seen.insert(key.name.clone(), key.pos.line);
                     entries.push((key, value));
                 }
+                self.leave(flow);
                 Ok(Node {
                     value: Value::Map(entries),
                     pos,
@@ -486,6 +535,25 @@ impl Builder<'_> {
                 pos,
                 message: "unexpected YAML structure".to_string(),
             }),
+        }
+    }
+}
+
+impl Builder<'_> {
+    /// Notes a collection that starts at `pos` when it is a flow one (`[`
+    /// or `{`); whether it was, for `leave`.
+    fn enter(&mut self, pos: Pos) -> bool {
+        let at = pos.offset.saturating_sub(self.locator.fm.offset);
+        let flow = matches!(self.locator.fm.yaml.as_bytes().get(at), Some(b'[' | b'{'));
+        if flow {
+            self.open_flows.push(pos);
+        }
+        flow
+    }
+
+    fn leave(&mut self, flow: bool) {
+        if flow {
+            self.open_flows.pop();
         }
     }
 }
@@ -708,5 +776,42 @@ mod tests {
         let pos = root.unwrap().get("id").unwrap().pos;
         assert_eq!(&doc[pos.offset..pos.offset + pos.len], "F9");
         assert_eq!((pos.line, pos.column), (3, 5));
+    }
+
+    #[test]
+    fn an_unclosed_bracket_is_reported_where_it_opens() {
+        for (yaml, at, bracket) in [
+            ("id: [unclosed\n", (2, 5), '['),
+            ("id: [a, b\nstage: qa\nstatus: x\n", (2, 5), '['),
+            ("id: F1\ncheckpoints: [{name: a, status: pass}\nstage: qa\n", (3, 14), '['),
+            ("checkpoints: [\n  {name: a, status: pass},\n  {name: b, status: pass}\nstage: qa\n", (2, 14), '['),
+            ("id: {a: 1\nstage: qa\n", (2, 5), '{'),
+            // The inner list closes; the outer one does not.
+            ("id: [a, [b, c]\nstage: qa\n", (2, 5), '['),
+            ("title: \"\u{dc}n\u{ef}\"\nid: [a\nstage: qa\n", (3, 5), '['),
+        ] {
+            let doc = format!("---\n{yaml}---\n");
+            let error = parse(&extract(&doc).unwrap()).unwrap_err();
+            assert_eq!((error.pos.line, error.pos.column), at, "{yaml:?}: {error:?}");
+            assert_eq!(
+                doc[error.pos.offset..].chars().next(),
+                Some(bracket),
+                "{yaml:?}"
+            );
+            assert!(
+                error.message.contains(&format!("line {}, column {}", at.0, at.1))
+                    && error.message.contains("is never closed"),
+                "{yaml:?}: {error:?}"
+            );
+        }
+        // A list written over several lines with a mistake inside keeps
+        // the mistake's place.
+        let doc = "---\nid: [\"a\",\n  \"b\\q\"]\n---\n";
+        let error = parse(&extract(doc).unwrap()).unwrap_err();
+        assert_eq!(error.pos.line, 3, "{error:?}");
+        assert!(!error.message.contains("never closed"), "{error:?}");
+        // And one that closes is no error.
+        let doc = "---\nid: [a,\n  b]\nstage: qa\n---\n";
+        assert!(parse(&extract(doc).unwrap()).is_ok());
     }
 }

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use miette::{LabeledSpan, NamedSource};
 
-use crate::handoff::feedback::Feedback;
+use crate::handoff::feedback::{Feedback, NoRunOfPhase};
 use crate::handoff::HandoffReport;
 
 /// `{"handoffs": [...]}`.
@@ -160,7 +160,10 @@ pub fn render_feedback_json(feedback: &Feedback, out: &mut dyn Write) -> io::Res
 
 /// The "Validation Failed" markdown.
 pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<()> {
-    let id = feedback.id.as_deref().unwrap_or(&feedback.path);
+    // The id is the document's text: a line break in it would end the
+    // heading and start one of its own making (`## Validation Passed`),
+    // and an escape sequence would reach the terminal.
+    let id = clean(feedback.id.as_deref().unwrap_or(&feedback.path));
     if let Some(blocked) = &feedback.blocked {
         writeln!(out, "## Blocked: {id}\n")?;
         writeln!(
@@ -175,6 +178,13 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
         }
     } else if feedback.items.is_empty() && feedback.valid && !feedback.escalate {
         writeln!(out, "## Validation Passed: {id}\n")?;
+        if let Some(none) = &feedback.no_run_of_phase {
+            writeln!(
+                out,
+                "Every required checkpoint passes, as the document says.\n"
+            )?;
+            return no_run_of_phase(out, none);
+        }
         return writeln!(
             out,
             "Every required checkpoint passes; the handoff may proceed."
@@ -222,6 +232,10 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
             clean(reason.trim_end_matches('.'))
         )?;
     }
+    if let Some(none) = &feedback.no_run_of_phase {
+        no_run_of_phase(out, none)?;
+        writeln!(out)?;
+    }
     for item in &feedback.items {
         match item.kind {
             "checkpoint" => writeln!(
@@ -267,6 +281,26 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
         writeln!(out, "- **What to fix:** {}\n", clean(&item.fix))?;
     }
     Ok(())
+}
+
+/// That no run of the document's phase checked its claims: a run of
+/// another phase is no evidence, and silence would read as a pass.
+fn no_run_of_phase(out: &mut dyn Write, none: &NoRunOfPhase) -> io::Result<()> {
+    let phase = code(&none.phase);
+    let newest = match (&none.newest_run, &none.newest_phase) {
+        (Some(run), Some(other)) => format!(
+            " (the newest run, {}, checked phase {})",
+            code(run),
+            code(other)
+        ),
+        (Some(run), None) => format!(" (the newest run, {}, checked no phase)", code(run)),
+        _ => String::new(),
+    };
+    writeln!(
+        out,
+        "**Unverified:** no run of phase {phase} is recorded{newest}, so no check has confirmed or contradicted what the checkpoints claim. Run `phasegate run --phase {}` before handing off.",
+        clean(&none.phase)
+    )
 }
 
 /// One `- **label:** text` item of the feedback's lists. The text comes

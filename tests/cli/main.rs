@@ -17,6 +17,7 @@ mod filter;
 mod git;
 mod handoff;
 mod handoff_more;
+mod handoff_rules;
 mod hooks;
 mod install_more;
 mod policy;

@@ -85,6 +85,7 @@ pub(super) fn handoff_rules(config: &Config) -> crate::handoff::Rules {
         checkpoints: config.handoff.checkpoints.clone(),
         claims: config.handoff.claims.clone(),
         failed_checks: Vec::new(),
+        checked_phase: None,
     }
 }
 

@@ -329,6 +329,7 @@ fn run_gate(
         notes.push(note);
     }
     rules.failed_checks = outcome::failed_checks(&checks);
+    rules.checked_phase = Some(settings.phase.clone());
     let selection_record = selection_record(args, &mode, &selection);
     let mut verdict = gate::decide(GateInput {
         phase: settings.phase,
