@@ -97,6 +97,12 @@ impl Fields {
     fn in_work_tree(&self) -> bool {
         self.stage == 0 && !self.is_gitlink() && self.extended & SKIP_WORKTREE == 0
     }
+
+    /// A stage-0 file or link git was told to leave out of the work tree
+    /// (`git update-index --skip-worktree`, or outside a sparse checkout).
+    fn skips_work_tree(&self) -> bool {
+        self.stage == 0 && !self.is_gitlink() && self.extended & SKIP_WORKTREE != 0
+    }
 }
 
 /// Directories whose tree the index's cache-tree holds: (path with a
@@ -478,15 +484,32 @@ impl<'a> Scan<'a> {
             };
             for entry in part.iter().take(SLICE) {
                 let fields = self.index.fields(entry);
+                let path = self.index.path(entry);
+                if fields.skips_work_tree() {
+                    // git commits its staged content whatever the work tree
+                    // holds: a file there all the same (a local version kept
+                    // with `--skip-worktree`) has its content compared, as
+                    // git itself does once a sparse checkout finds one.
+                    if self.present(path, &mut dir) {
+                        out.push(path.to_vec());
+                    }
+                    continue;
+                }
                 if !fields.in_work_tree() {
                     continue;
                 }
-                let path = self.index.path(entry);
                 if fields.intent_to_add() || self.differs(&fields, path, &mut dir) {
                     out.push(path.to_vec());
                 }
             }
         }
+    }
+
+    /// Whether the work tree holds something at `path`.
+    fn present(&self, path: &'a [u8], dir: &mut OpenDir<'a>) -> bool {
+        self.dir
+            .as_ref()
+            .is_none_or(|root| dir.stat(root, path).is_ok())
     }
 
     fn differs(&self, entry: &Fields, path: &'a [u8], dir: &mut OpenDir<'a>) -> bool {

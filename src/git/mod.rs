@@ -182,11 +182,17 @@ pub fn repository_env_for_checks(root: &Path, tree: &Path) -> Vec<(String, OsStr
     if found == Some(repo::canonical(&named.git_dir)) {
         return Vec::new();
     }
+    // A temporary checkout has a git directory of its own (its index, a
+    // detached `HEAD`, the repository through `commondir`): named there,
+    // a check's `git add` or `git commit` never reaches the user's index
+    // or branch.
+    let git_dir = if tree == root {
+        named.git_dir.clone()
+    } else {
+        tree.join(".git")
+    };
     vec![
-        (
-            "GIT_DIR".to_string(),
-            named.git_dir.clone().into_os_string(),
-        ),
+        ("GIT_DIR".to_string(), git_dir.into_os_string()),
         ("GIT_WORK_TREE".to_string(), tree.as_os_str().to_os_string()),
     ]
 }

@@ -164,11 +164,6 @@ struct Entry {
     permissions: Option<u32>,
     /// Only `git add --intent-to-add`ed: its staged content is "nothing".
     intent_to_add: bool,
-    /// The file's modification time (seconds, nanoseconds), given back
-    /// with it so builds do not see a change that is not one; absent in
-    /// journals of earlier versions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    modified: Option<(i64, u32)>,
     /// For a file deleted in the work tree: the deepest of its directories
     /// that existed (`""`, the root), so that the directories checking it
     /// out made are removed again with it.
@@ -708,9 +703,9 @@ fn changed_after_kill(
     entries: &[Entry],
 ) -> Result<Vec<Vec<u8>>, ProtectError> {
     let repo = open(root)?;
-    let index = repo.index().map_err(git_error("read the index"))?;
+    let mut index = repo.index().map_err(git_error("read the index"))?;
     let paths: Vec<Vec<u8>> = entries.iter().map(|e| e.path.clone()).collect();
-    let differ: HashSet<Vec<u8>> = differing(&repo, &index, root, Some(&paths))?
+    let differ: HashSet<Vec<u8>> = differing(&repo, &mut index, root, Some(&paths))?
         .into_iter()
         .collect();
     Ok(entries
@@ -772,13 +767,54 @@ fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(filled)
 }
 
+/// git's flag for `git update-index --assume-unchanged` entries.
+const ASSUME_UNCHANGED: u16 = 0x8000;
+
+/// Makes libgit2 look at the work-tree files of `index` (of `only`, when
+/// given) that git was told to pass over: `--assume-unchanged` ones, and
+/// `--skip-worktree` ones the work tree holds (a sparse checkout leaves
+/// the others out, and so does phasegate). git commits their staged
+/// content all the same, so a local change there is an unstaged change
+/// like any other: checks that read it would judge what is not committed.
+/// In memory only: the index file keeps its flags.
+fn look_at_flagged(
+    index: &mut git2::Index,
+    work_tree: &Path,
+    only: Option<&[Vec<u8>]>,
+) -> Result<(), ProtectError> {
+    let flagged = |e: &git2::IndexEntry| {
+        e.flags & ASSUME_UNCHANGED != 0
+            || (e.flags_extended & super::index::SKIP_WORKTREE != 0
+                && fs::symlink_metadata(work_tree.join(OsStr::from_bytes(&e.path))).is_ok())
+    };
+    let entries: Vec<git2::IndexEntry> = match only {
+        Some(paths) => paths
+            .iter()
+            .filter_map(|path| index.get_path(Path::new(OsStr::from_bytes(path)), 0))
+            .filter(|e| flagged(e))
+            .collect(),
+        None => index.iter().filter(|e| flagged(e)).collect(),
+    };
+    for mut entry in entries {
+        entry.flags &= !ASSUME_UNCHANGED;
+        entry.flags_extended &= !super::index::SKIP_WORKTREE;
+        index
+            .add(&entry)
+            .map_err(git_error("compare the files git was told to pass over"))?;
+    }
+    Ok(())
+}
+
 /// The index against the work tree: tracked files only, submodules left
-/// alone.
+/// alone, and none passed over for a flag (`look_at_flagged`).
 fn unstaged_diff<'r>(
     repo: &'r Repository,
-    index: &git2::Index,
+    index: &mut git2::Index,
     only: Option<&[Vec<u8>]>,
 ) -> Result<git2::Diff<'r>, ProtectError> {
+    if let Some(work_tree) = repo.workdir() {
+        look_at_flagged(index, work_tree, only)?;
+    }
     let mut options = DiffOptions::new();
     options
         .include_typechange(true)
@@ -845,8 +881,8 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
         return Ok(Vec::new());
     }
     let repo = open(root)?;
-    let index = repo.index().map_err(git_error("read the index"))?;
-    let diff = unstaged_diff(&repo, &index, only)?;
+    let mut index = repo.index().map_err(git_error("read the index"))?;
+    let diff = unstaged_diff(&repo, &mut index, only)?;
     let same = unchanged_through_filters(&repo, &index, root, &diff)?;
     let mut entries = Vec::new();
     for delta in diff.deltas() {
@@ -877,7 +913,6 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
             mode: 0,
             permissions: None,
             intent_to_add,
-            modified: None,
             existing_dir: None,
             copied: None,
         });
@@ -898,7 +933,6 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
                 mode: 0,
                 permissions: None,
                 intent_to_add: true,
-                modified: None,
                 existing_dir: None,
                 copied: None,
             });
@@ -1132,10 +1166,6 @@ fn save(
             }
             Ok(meta) => {
                 entry.permissions = Some(meta.permissions().mode() & 0o7777);
-                entry.modified = Some((
-                    std::os::unix::fs::MetadataExt::mtime(&meta),
-                    u32::try_from(std::os::unix::fs::MetadataExt::mtime_nsec(&meta)).unwrap_or(0),
-                ));
                 entry.mode = if meta.permissions().mode() & 0o111 != 0 {
                     MODE_EXEC
                 } else {
@@ -1221,6 +1251,9 @@ impl UnstagedGuard {
             .filter(|e| !e.intent_to_add)
             .map(|e| e.path.as_slice())
             .collect();
+        // libgit2 would not write a file flagged skip-worktree.
+        let paths: Vec<Vec<u8>> = tracked.iter().map(|p| p.to_vec()).collect();
+        look_at_flagged(&mut index, &self.root, Some(&paths))?;
         // Written over in place when git would write the stored bytes as
         // they are: no file is deleted and made again (which costs the file
         // system far more than writing).
@@ -1491,8 +1524,8 @@ fn changed_since(
     if only.as_ref().is_some_and(Vec::is_empty) {
         return Ok(Vec::new());
     }
-    let index = repo.index().map_err(git_error("read the index"))?;
-    differing(&repo, &index, root, only.as_deref())
+    let mut index = repo.index().map_err(git_error("read the index"))?;
+    differing(&repo, &mut index, root, only.as_deref())
 }
 
 /// Of `only` (every tracked file when `None`), those whose state in the
@@ -1500,7 +1533,7 @@ fn changed_since(
 /// through the repository's filters.
 fn differing(
     repo: &Repository,
-    index: &git2::Index,
+    index: &mut git2::Index,
     work_tree: &Path,
     only: Option<&[Vec<u8>]>,
 ) -> Result<Vec<Vec<u8>>, ProtectError> {
@@ -1534,12 +1567,12 @@ pub fn changed_in_checkout(
     let repo = open(root)?;
     repo.set_workdir(dir, false)
         .map_err(git_error("compare the checkout's files"))?;
-    let index = match written.commit {
+    let mut index = match written.commit {
         Some(commit) => super::select::index_of(&repo, commit)
             .map_err(git_error("read the files of the commit checked out"))?,
         None => repo.index().map_err(git_error("read the index"))?,
     };
-    Ok(differing(&repo, &index, dir, Some(&candidates))?
+    Ok(differing(&repo, &mut index, dir, Some(&candidates))?
         .into_iter()
         .map(|path| String::from_utf8_lossy(&path).into_owned())
         .collect())
@@ -1558,6 +1591,11 @@ fn keep_versions<'p>(
         let rel = Path::new(OsStr::from_bytes(path));
         let source = root.join(rel);
         let target = keep.join(rel);
+        // Beyond a link or file where a directory was, nothing is the
+        // path's (it is what stands there that is kept, by the restore).
+        if no_parent_in_the_way(root, path).is_err() {
+            continue;
+        }
         let Ok(meta) = fs::symlink_metadata(&source) else {
             continue;
         };
@@ -1621,15 +1659,16 @@ fn remove_made_dirs(root: &Path, path: &[u8], existing: &[u8]) {
     }
 }
 
-/// Writes every saved file back, byte for byte, with its mode and
-/// modification time; a file that was deleted in the work tree is deleted
+/// Writes every saved file back, byte for byte, with its mode (and the
+/// time of the write); a file that was deleted in the work tree is deleted
 /// again, with the directories checking it out made. Safe to repeat.
 ///
 /// Whatever stands in a file's place is replaced, never opened: a named
 /// pipe a check left would make the write wait forever. A directory there
-/// (a check's output, say) is moved under `keep`, at the file's path; the
-/// paths so moved. Without `keep`, or when it cannot move, the error says
-/// to move the directory.
+/// (a check's output, say) is moved under `keep`, at the file's path, and
+/// so is a file or link standing in place of one of the file's directories;
+/// the paths so moved. Without `keep`, or when it cannot move, the error
+/// says what to move.
 fn restore_entries(
     root: &Path,
     dir: &Path,
@@ -1640,8 +1679,11 @@ fn restore_entries(
     let mut moved = Vec::new();
     for (n, entry) in entries.iter().enumerate() {
         // A check put a link (or a file) where a directory was: nothing is
-        // written through it, and the copies wait in the journal.
-        no_parent_in_the_way(root, &entry.path)?;
+        // written through it. It goes where a directory in a file's place
+        // goes; if it cannot, the copies wait in the journal.
+        while let Err(error) = no_parent_in_the_way(root, &entry.path) {
+            moved.push(move_parent_aside(root, keep, error)?);
+        }
         let target = root.join(entry.rel());
         if fs::symlink_metadata(&target).is_ok_and(|meta| meta.is_dir()) {
             move_directory_aside(&target, keep.map(|keep| keep.join(entry.rel())))?;
@@ -1717,15 +1759,22 @@ fn restore_entries(
                     });
                     file.set_permissions(fs::Permissions::from_mode(mode))
                         .map_err(io_error("set the mode of", &target))?;
-                    if let Some((secs, nanos)) = entry.modified {
-                        let when = u64::try_from(secs).ok().map(|secs| {
-                            std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos)
-                        });
-                        if let Some(when) = when {
-                            file.set_modified(when)
-                                .map_err(io_error("set the time of", &target))?;
-                        }
-                    }
+                    // The file gets the time of this write, never its old
+                    // one: the checks built from its staged content since,
+                    // and a build that found it older than their output
+                    // (make, cargo) would keep that output for the user's
+                    // content. And a check that refreshed the index
+                    // meanwhile (`git status`) recorded the stat data of
+                    // the staged content, which the old time could match:
+                    // git would no longer see the change. A file written
+                    // later differs from them, or is racily clean (the
+                    // index was written in its second), which git reads
+                    // again. The precise clock, not the coarser one the
+                    // file system stamps writes with, which can give this
+                    // write the very time of a check's last output. Only
+                    // the file's owner may set a time: for anyone else the
+                    // write's own stamp stays, which is late enough.
+                    let _ = file.set_modified(std::time::SystemTime::now());
                 }
             }
         }
@@ -1744,6 +1793,33 @@ fn create_regular(path: &Path) -> io::Result<fs::File> {
     // Truncated only once it is known to be a regular file.
     file.set_len(0)?;
     Ok(file)
+}
+
+/// Moves the file or link that stands in place of a directory (`error`
+/// says which) under `keep`, at its own path; the path moved, or `error`
+/// when it cannot move (never over something under `keep`).
+fn move_parent_aside(
+    root: &Path,
+    keep: Option<&Path>,
+    error: ProtectError,
+) -> Result<String, ProtectError> {
+    let ProtectError::ParentInTheWay { parent, .. } = &error else {
+        return Err(error);
+    };
+    let (Some(keep), Ok(rel)) = (keep, parent.strip_prefix(root)) else {
+        return Err(error);
+    };
+    let to = keep.join(rel);
+    let moved = to
+        .parent()
+        .is_some_and(|dir| fs::create_dir_all(dir).is_ok())
+        && fs::symlink_metadata(&to).is_err()
+        && fs::rename(parent, &to).is_ok();
+    if moved {
+        Ok(rel.to_string_lossy().into_owned())
+    } else {
+        Err(error)
+    }
 }
 
 /// Moves the directory at `path`, where a file is to be restored, to `to`
@@ -1808,7 +1884,6 @@ mod tests {
             mode: MODE_REGULAR,
             permissions: Some(0o644),
             intent_to_add: false,
-            modified: None,
             existing_dir: None,
             copied: None,
         }

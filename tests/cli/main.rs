@@ -21,6 +21,7 @@ mod handoff_rules;
 mod hooks;
 mod install_more;
 mod policy;
+mod protect_edges;
 mod report_edges;
 mod reports;
 mod reports_more;
