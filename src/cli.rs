@@ -142,9 +142,9 @@ pub enum HandoffCommand {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
-    /// Write the last run's results into a document's frontmatter (the
-    /// checkpoints its checks verify, `handoff_ready`, `retry_count`,
-    /// `last_failure`), changing nothing else.
+    /// Write the results of the newest run of a document's phase into its
+    /// frontmatter (the checkpoints its checks verify, `handoff_ready`,
+    /// `retry_count`, `last_failure`), changing nothing else.
     Stamp {
         /// The handoff document.
         path: PathBuf,

@@ -20,12 +20,28 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
         format,
         file,
     } = command;
-    // Under `--format json` an error is still one JSON document on stdout.
+    // Under `--format json` an error is still one JSON document on stdout,
+    // and a CI format still one report, the error its finding: an upload
+    // step after it finds why there is nothing, not an empty file.
     let fail = |io: &mut Streams<'_>, code: ExitCode, message: String| {
-        if *format == ReportFormat::Json {
-            let _ = report::json::render_error(&message, io.out);
-        } else {
-            let _ = writeln!(io.err, "error: {message}");
+        match format {
+            ReportFormat::Json => {
+                let _ = report::json::render_error(&message, io.out);
+            }
+            ReportFormat::Human => {
+                let _ = writeln!(io.err, "error: {message}");
+            }
+            other => {
+                let _ = writeln!(io.err, "error: {message}");
+                let error = if code == ExitCode::Usage {
+                    super::usage_error(message)
+                } else {
+                    super::internal_message(message)
+                };
+                let verdict =
+                    crate::gate::Verdict::stopped(crate::config::Profile::default(), None, error);
+                let _ = super::render_report(&verdict, *other, ctx, false, io.out);
+            }
         }
         code
     };

@@ -250,3 +250,21 @@ fn a_command_line_that_cannot_be_read_still_gives_every_report_asked_for() {
     assert_eq!(run.code, 2);
     assert!(run.stdout.is_empty(), "{}", run.stdout);
 }
+
+#[test]
+fn diagnostics_parse_that_cannot_read_its_log_still_gives_the_report_asked_for() {
+    let repo = TestRepo::new();
+    for format in ["sarif", "codequality", "junit", "github"] {
+        let run = repo.phasegate(&["diagnostics", "parse", "--format", format, "missing.log"]);
+        assert_eq!(run.code, 2, "{format}: {}", run.stderr);
+        assert!(run.stderr.contains("missing.log"), "{}", run.stderr);
+        assert!(
+            run.stdout.contains("failed to read `missing.log`"),
+            "{format}: {}",
+            run.stdout
+        );
+    }
+    let run = repo.phasegate(&["diagnostics", "parse", "--format", "sarif", "missing.log"]);
+    let sarif: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+}
