@@ -83,18 +83,15 @@ pub fn signal_session(sid: u32, signal: i32) -> bool {
 /// program), a check's ended background process stays one for good, and
 /// waiting for it to go cost every such check the whole kill grace.
 pub fn session_alive(sid: u32) -> bool {
-    any_running(|p| p.session == sid).unwrap_or_else(|| group_exists(sid))
-}
-
-/// Whether a process that is not a zombie matches `which`; `None` without
-/// a readable `/proc`.
-fn any_running(which: impl Fn(&ProcStat) -> bool) -> Option<bool> {
-    Some(processes()?.any(|(_, p)| p.running() && which(&p)))
+    session_processes(sid).map_or_else(
+        || group_exists(sid),
+        |mut all| all.any(|(_, p)| p.running() && p.session == sid),
+    )
 }
 
 /// The processes of session `sid` outside its leader's process group.
 fn other_groups_of_session(sid: u32) -> Vec<u32> {
-    processes()
+    session_processes(sid)
         .into_iter()
         .flatten()
         .filter(|(_, p)| p.session == sid && p.group != sid)
@@ -105,13 +102,48 @@ fn other_groups_of_session(sid: u32) -> Vec<u32> {
 /// Every process `/proc` shows, with what its `stat` says; `None` without
 /// a readable `/proc`.
 fn processes() -> Option<impl Iterator<Item = (u32, ProcStat)>> {
+    processes_from(0)
+}
+
+/// The processes `/proc` shows whose pid is `floor` or above.
+fn processes_from(floor: u32) -> Option<impl Iterator<Item = (u32, ProcStat)>> {
     let entries = std::fs::read_dir("/proc").ok()?;
     Some(
         entries
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(move |pid| *pid >= floor)
             .filter_map(|pid| Some((pid, proc_stat(pid)?))),
     )
+}
+
+/// Processes that may be of the session `sid`, a superset of its own. Its
+/// processes were all made after its leader, whose pid is `sid`, so while
+/// the kernel has not given out a pid number below it since (the last one
+/// given out is still `sid` or above), none has a lower number: only those
+/// at or above `sid` are read. On a machine that runs thousands of
+/// processes, reading every one's `stat` at the end of every check costs
+/// milliseconds. Where pid numbers are few (`pid_max` below a million, as
+/// older systems set it) they may have gone all the way round during a
+/// long check, and every process is read.
+fn session_processes(sid: u32) -> Option<impl Iterator<Item = (u32, ProcStat)>> {
+    let number =
+        |file: &str| -> Option<u32> { std::fs::read_to_string(file).ok()?.trim().parse().ok() };
+    processes_from(session_floor(
+        sid,
+        number("/proc/sys/kernel/pid_max"),
+        number("/proc/sys/kernel/ns_last_pid"),
+    ))
+}
+
+/// The lowest pid a process of the session `sid` can have (see
+/// `session_processes`), given the kernel's `pid_max` and the last pid it
+/// gave out.
+fn session_floor(sid: u32, pid_max: Option<u32>, last: Option<u32>) -> u32 {
+    match (pid_max, last) {
+        (Some(max), Some(last)) if max >= 1 << 20 && last >= sid => sid,
+        _ => 0,
+    }
 }
 
 /// What `/proc/<pid>/stat` says of a process.
@@ -472,6 +504,19 @@ pub fn arg_max() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_is_looked_for_from_its_leaders_pid_unless_pids_may_have_wrapped() {
+        // Plenty of pid numbers, none given out below the leader's since.
+        assert_eq!(session_floor(5000, Some(4_194_304), Some(5200)), 5000);
+        // The numbers went round: the last given out is below the leader's.
+        assert_eq!(session_floor(5000, Some(4_194_304), Some(400)), 0);
+        // Few numbers, which a long check may go all the way round.
+        assert_eq!(session_floor(5000, Some(32768), Some(5200)), 0);
+        // Nothing known: every process.
+        assert_eq!(session_floor(5000, None, Some(5200)), 0);
+        assert_eq!(session_floor(5000, Some(4_194_304), None), 0);
+    }
     use std::time::{Duration, Instant};
 
     /// A child of the test, leader of a session of its own, ended and not
