@@ -767,6 +767,9 @@ fn run_invocation(
     capture: &mut Capture,
 ) -> Termination {
     let tag = sys::Tree::new_tag();
+    if let Some(groups) = &plan.groups {
+        sys::record_tag(groups, &tag);
+    }
     let mut expr = command(plan, program, args, &tag);
     // A verifier's standard error goes through a pipe of its own to the
     // same capture, log and limits as its standard output, and never into

@@ -317,16 +317,29 @@ impl Tree {
 /// Appends the tree's `<pgid> <start time> <tag>` to `file`. Not flushed:
 /// a machine that goes down takes the processes with it.
 pub fn record_group(file: &std::path::Path, tree: &Tree) {
+    if let Some(pgid) = tree.sid {
+        append_line(file, &format!("{pgid} {} {}", tree.since, tree.tag));
+    }
+}
+
+/// Appends `- 0 <tag>` to `file` before a check starts: a run killed
+/// between the start and `record_group` still has what the check started
+/// found, by its tag. The tag names one invocation of one phasegate, so
+/// no start time is needed to tell its processes apart.
+pub fn record_tag(file: &std::path::Path, tag: &str) {
+    append_line(file, &format!("- 0 {tag}"));
+}
+
+/// Appends `line` to `file`. Not flushed: a machine that goes down takes
+/// the processes with it.
+fn append_line(file: &std::path::Path, line: &str) {
     use std::io::Write;
-    let Some(pgid) = tree.sid else {
-        return;
-    };
     if let Ok(mut out) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(file)
     {
-        let _ = writeln!(out, "{pgid} {} {}", tree.since, tree.tag);
+        let _ = writeln!(out, "{line}");
     }
 }
 
@@ -344,15 +357,23 @@ pub fn stop_recorded_groups(file: &std::path::Path) {
         .lines()
         .filter_map(|line| {
             let mut words = line.split(' ');
-            let pgid: u32 = words.next()?.parse().ok()?;
+            let pgid = words.next()?;
             let start: u64 = words.next()?.parse().ok()?;
-            let ours = match proc_stat(pgid) {
-                Some(leader) => leader.start == start && leader.group == pgid,
-                // The leader is gone; what is left of its group is ours.
-                None => true,
+            let sid = if pgid == "-" {
+                // A tag recorded before its check started.
+                None
+            } else {
+                // 0 and 1 would signal phasegate's own group, or all.
+                let pgid: u32 = pgid.parse().ok().filter(|pgid| *pgid > 1)?;
+                let ours = match proc_stat(pgid) {
+                    Some(leader) => leader.start == start && leader.group == pgid,
+                    // The leader is gone; what is left of its group is ours.
+                    None => true,
+                };
+                ours.then_some(pgid)
             };
             let tree = Tree {
-                sid: ours.then_some(pgid),
+                sid,
                 tag: words.next().unwrap_or_default().to_string(),
                 since: start,
             };
@@ -558,6 +579,29 @@ mod tests {
         );
         child.wait().unwrap();
         assert!(!group_exists(sid));
+    }
+
+    #[test]
+    fn a_tag_recorded_before_its_check_started_finds_what_carries_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let groups = dir.path().join("groups");
+        let tag = Tree::new_tag();
+        // Lines no phasegate writes, naming group 0 (the reader's own) or
+        // 1 (every process): never signalled.
+        std::fs::write(&groups, "0 0 x\n1 0 y\n").unwrap();
+        record_tag(&groups, &tag);
+        // Started in a session of its own, as a daemon of the check would
+        // be, and never recorded by its group.
+        let mut command = std::process::Command::new("sleep");
+        command.arg("30").env(TAG_VAR, &tag);
+        new_session(&mut command);
+        let mut child = command.spawn().unwrap();
+        stop_recorded_groups(&groups);
+        let status = child.wait().unwrap();
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(SIGKILL)
+        );
     }
 
     #[test]
