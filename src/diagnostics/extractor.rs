@@ -203,6 +203,36 @@ impl Document {
         self.depth <= 0
     }
 
+    /// Where in `line` (fed next) the document would close: the end of
+    /// the bracket that closes it, when one does.
+    fn closes_at(&self, line: &str) -> Option<usize> {
+        let (mut depth, mut in_string, mut escaped) = (self.depth, self.in_string, self.escaped);
+        for (i, b) in line.bytes().enumerate() {
+            if in_string {
+                if escaped {
+                    escaped = false;
+                } else if b == b'\\' {
+                    escaped = true;
+                } else if b == b'"' {
+                    in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth <= 0 {
+                        return Some(i + 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
     /// Past the bound, the document is read as text: its text, or the
     /// ranges of lines that lie apart in the log or hold far more there.
     fn too_big(&self) -> bool {
@@ -378,25 +408,40 @@ impl Extractor {
         } else {
             line
         };
-        let line = line.trim_end();
-        if let Some(document) = self.document.as_mut() {
-            if document.feed(line, &at) || document.too_big() {
+        let mut line = line.trim_end();
+        let mut at = at;
+        loop {
+            if self.document.is_none() && !Document::opens(line) {
+                self.text_line(line, &at);
+                return;
+            }
+            let document = self.document.get_or_insert_with(Document::default);
+            // Where one document closes and another opens on the same
+            // line (`][`, `}{`), each is read on its own: a tool that ends
+            // its JSON without a newline (ruff's `json`, `sarif`, `gitlab`,
+            // `rdjson`) run twice, by `make lint` or once per batch of
+            // `{files}`, would otherwise run its reports together into
+            // one that is no JSON, and lose every finding of both.
+            let next = document
+                .closes_at(line)
+                .filter(|&cut| opens_json(line[cut..].trim_start().as_bytes()));
+            let (now, now_at) = match next {
+                Some(cut) => (&line[..cut], at.start..(at.start + cut as u64).min(at.end)),
+                None => (line, at.clone()),
+            };
+            if document.feed(now, &now_at) || document.too_big() {
                 if let Some(document) = self.document.take() {
                     self.close_document(&document);
                 }
             }
-            return;
+            let Some(cut) = next else {
+                return;
+            };
+            let rest = &line[cut..];
+            let trimmed = rest.trim_start();
+            let start = (now_at.end + (rest.len() - trimmed.len()) as u64).min(at.end);
+            (line, at) = (trimmed, start..at.end);
         }
-        if Document::opens(line) {
-            let mut document = Document::default();
-            if document.feed(line, &at) {
-                self.close_document(&document);
-            } else {
-                self.document = Some(document);
-            }
-            return;
-        }
-        self.text_line(line, &at);
     }
 
     fn text_line(&mut self, line: &str, at: &Range<u64>) {
@@ -923,6 +968,48 @@ mod tests {
         let found = run(&ParserChoice::Auto, &["make"], text);
         assert_eq!(found.diagnostics.len(), 1, "{:?}", found.diagnostics);
         assert_eq!(found.diagnostics[0].message, "after the brace");
+    }
+
+    #[test]
+    fn json_reports_run_together_without_a_newline_are_each_read() {
+        // ruff's JSON ends without a newline: two runs of it (`make lint`
+        // over two directories, or two batches of `{files}`) meet on one
+        // line, `][`. Real recordings of ruff 0.17.6, one after the other.
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/diagnostics/python");
+        let first = std::fs::read(fixtures.join("ruff-ci.json")).unwrap();
+        let second = std::fs::read(fixtures.join("ruff-all.json")).unwrap();
+        assert!(
+            !first.ends_with(b"\n"),
+            "the recording ends as ruff ends it"
+        );
+        let alone = |bytes: &[u8]| {
+            let found = run(
+                &ParserChoice::Auto,
+                &["make", "lint"],
+                &String::from_utf8_lossy(bytes),
+            );
+            found.diagnostics.len()
+        };
+        let (a, b) = (alone(&first), alone(&second));
+        assert!(a > 0 && b > 0);
+        for glue in [&b""[..], b"  ", b"\x1b[0m"] {
+            let both = [&first[..], glue, &second[..], glue, &first[..]].concat();
+            let found = run(
+                &ParserChoice::Auto,
+                &["make", "lint"],
+                &String::from_utf8_lossy(&both),
+            );
+            assert_eq!(found.diagnostics.len(), a + b, "{glue:?}");
+            assert_eq!(found.parser, Some("python"));
+        }
+        // A JSON line that is one document and then some text is still
+        // read as text (`}x`), as before.
+        let found = run(
+            &ParserChoice::Auto,
+            &["make"],
+            "{\n  field: 1,\n}x\nsrc/a.c:1:2: error: y\n",
+        );
+        assert_eq!(found.diagnostics.len(), 1);
     }
 
     #[test]

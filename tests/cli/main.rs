@@ -20,6 +20,7 @@ mod handoff_more;
 mod handoff_rules;
 mod hooks;
 mod install_more;
+mod parsers_more;
 mod policy;
 mod protect_edges;
 mod report_edges;

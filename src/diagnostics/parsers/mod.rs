@@ -21,6 +21,7 @@ mod prettier;
 mod pyright;
 mod pytest;
 mod python;
+mod ruff_reports;
 mod shellcheck;
 mod tsc;
 

@@ -1,5 +1,6 @@
 //! Python linters and type checkers: ruff (concise, full, grouped, pylint,
-//! GitHub and Azure annotations, JSON and JSON lines), flake8,
+//! GitHub and Azure annotations, JSON and JSON lines, and through
+//! `ruff_reports` its JUnit, GitLab, rdjson and SARIF reports), flake8,
 //! pylint (text, `json` and `json2`; 0-based columns) and mypy (text,
 //! `--pretty` and `-O json`); and Python's own tracebacks and syntax
 //! errors, as the interpreter prints them for a script that fails.
@@ -177,6 +178,8 @@ pub struct Python {
     traceback: Option<Traceback>,
     /// The file whose findings ruff's grouped format is listing.
     group: Option<String>,
+    /// ruff's JUnit report being read.
+    junit: super::ruff_reports::Junit,
 }
 
 /// One finding of ruff's JSON (an item of its array, or one of its JSON
@@ -514,8 +517,8 @@ impl Grammar for Python {
 
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
-            first: b"ABCDEFGHIJKLMNOPQRSTUVWXYZ#",
-            indented: b"F",
+            first: b"ABCDEFGHIJKLMNOPQRSTUVWXYZ#<",
+            indented: b"F<",
             anywhere: b":",
         })
     }
@@ -532,6 +535,7 @@ impl Grammar for Python {
             || line.starts_with(b"  File \"")
             || line.starts_with(b"##vso[")
             || line.ends_with(b":")
+            || super::trimmed(line).starts_with(b"<")
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
@@ -557,6 +561,13 @@ impl Grammar for Python {
             return;
         }
         self.close(out);
+        if line.trim_start().starts_with('<') {
+            // ruff's JUnit report: a tag a line.
+            if let Some(found) = self.junit.line(line, at) {
+                out.push(found);
+            }
+            return;
+        }
         if self.other_format(line, at, out) {
             return;
         }
@@ -595,6 +606,13 @@ impl Grammar for Python {
     }
 
     fn document(&mut self, doc: &serde_json::Value, at: &Range<u64>, out: &mut Out) {
+        // ruff's reports for CI: SARIF, rdjson, GitLab's code quality.
+        if let Some(found) = super::ruff_reports::document(doc, at) {
+            for found in found {
+                out.push(found);
+            }
+            return;
+        }
         // ruff's JSON lines: one finding an object.
         if doc.is_object() {
             if let Some(found) = ruff_item(doc, at) {
