@@ -1148,6 +1148,7 @@ fn checkout_to(
             _ => {}
         }
     }
+    check_out_submodules(repo, index, dir)?;
     let files = paths
         .iter()
         .map(|path| {
@@ -1155,17 +1156,64 @@ fn checkout_to(
             (path.to_vec(), stat)
         })
         .collect();
-    link_git_dir(repo, dir, commit)?;
+    link_git_dir(repo, index, dir, commit)?;
     Ok(Written { commit, files })
+}
+
+/// Checks out, in the checkout in `dir`, each submodule of `index` that
+/// the user's work tree has (initialised, with the commit recorded), at the
+/// commit recorded: libgit2 leaves an empty directory, where a check that
+/// builds with the submodule's files would fail though the work tree has
+/// them. Each is a work tree of the submodule's repository in turn. A
+/// submodule the work tree lacks stays empty, as a fresh clone leaves it.
+fn check_out_submodules(
+    repo: &Repository,
+    index: &git2::Index,
+    dir: &Path,
+) -> Result<(), GitError> {
+    let Some(work_tree) = repo.workdir() else {
+        return Ok(());
+    };
+    for entry in index
+        .iter()
+        .filter(|e| e.mode & MODE_TYPE == super::index::MODE_GITLINK && e.flags & STAGE_MASK == 0)
+    {
+        let path = Path::new(OsStr::from_bytes(&entry.path));
+        // Opened where it is, never searched for upwards: an uninitialised
+        // submodule's directory would find the outer repository.
+        let Ok(sub) = Repository::open_ext(
+            work_tree.join(path),
+            git2::RepositoryOpenFlags::NO_SEARCH,
+            std::iter::empty::<&OsStr>(),
+        ) else {
+            continue;
+        };
+        let (Some(sub_root), Ok(mut sub_index)) = (sub.workdir(), index_of(&sub, entry.id)) else {
+            continue;
+        };
+        let sub_root = sub_root.to_path_buf();
+        let target = dir.join(path);
+        fs::create_dir_all(&target).map_err(|source| GitError::Write {
+            path: target.clone(),
+            source,
+        })?;
+        checkout_to(&sub, &sub_root, &mut sub_index, &target, Some(entry.id))?;
+    }
+    Ok(())
 }
 
 /// Makes the checkout in `dir` a work tree of the repository, as a linked
 /// worktree is one: a `.git` directory naming the common git directory,
 /// with its own `HEAD` (the commit checked out, detached) and its own index
-/// (of what was checked out). A check that runs git there finds the
+/// (`index`, what was checked out). A check that runs git there finds the
 /// repository and what is staged, as in a terminal, and never writes the
 /// real index or moves a branch.
-fn link_git_dir(repo: &Repository, dir: &Path, commit: Option<git2::Oid>) -> Result<(), GitError> {
+fn link_git_dir(
+    repo: &Repository,
+    index: &git2::Index,
+    dir: &Path,
+    commit: Option<git2::Oid>,
+) -> Result<(), GitError> {
     let git = dir.join(".git");
     let written = |path: &Path| {
         let path = path.to_path_buf();
@@ -1184,30 +1232,55 @@ fn link_git_dir(repo: &Repository, dir: &Path, commit: Option<git2::Oid>) -> Res
         },
     };
     fs::write(git.join("HEAD"), head).map_err(written(&git.join("HEAD")))?;
-    let index = git.join("index");
-    match commit {
-        Some(commit) => {
-            let tree = repo
-                .find_commit(commit)
-                .and_then(|c| c.tree())
-                .map_err(|e| failed("the commit to check", e))?;
-            let mut own = git2::Index::open(&index).map_err(|e| failed("a snapshot's index", e))?;
-            own.read_tree(&tree)
-                .and_then(|()| own.write())
-                .map_err(|e| failed("a snapshot's index", e))?;
+    own_index(index, dir, &git.join("index"))
+}
+
+/// Writes the checkout's own index at `path`: the entries of `index`, each
+/// with the stat data of the file checked out for it, as `git checkout`
+/// records them. The repository's index holds the stat data of the user's
+/// files instead, and git trusts a recorded size that differs without
+/// reading the file: a file the checkout writes otherwise than the user's
+/// copy (`ident` expanded, `eol=crlf`, another encoding) would be
+/// "modified" to `git status`, `git diff-files` and `git describe --dirty`
+/// in the checkout, though nothing there differs from what is staged.
+fn own_index(index: &git2::Index, dir: &Path, path: &Path) -> Result<(), GitError> {
+    let mut own = git2::Index::open(path).map_err(|e| failed("a snapshot's index", e))?;
+    own.clear().map_err(|e| failed("a snapshot's index", e))?;
+    for mut entry in index.iter() {
+        let kind = entry.mode & MODE_TYPE;
+        let on_disk = (kind == MODE_FILE || kind == MODE_LINK)
+            && entry.flags_extended & (INTENT_TO_ADD | SKIP_WORKTREE) == 0
+            && entry.flags & STAGE_MASK == 0;
+        let meta = on_disk
+            .then(|| fs::symlink_metadata(dir.join(OsStr::from_bytes(&entry.path))).ok())
+            .flatten();
+        if let Some(meta) = meta {
+            record_stat(&mut entry, &meta);
         }
-        None => match fs::copy(super::index_path(repo), &index) {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(GitError::Write {
-                    path: index,
-                    source: e,
-                })
-            }
-        },
+        own.add(&entry)
+            .map_err(|e| failed("a snapshot's index", e))?;
     }
-    Ok(())
+    own.write().map_err(|e| failed("a snapshot's index", e))
+}
+
+/// The stage bits of an index entry's flags: not 0 for a conflict's sides.
+const STAGE_MASK: u16 = 0x3000;
+
+/// Records `meta` in `entry` as git does: each field cut to its low 32 bits.
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "the index keeps 32 bits of each stat field, as git cuts them"
+)]
+fn record_stat(entry: &mut git2::IndexEntry, meta: &fs::Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    entry.ctime = git2::IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32);
+    entry.mtime = git2::IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32);
+    entry.dev = meta.dev() as u32;
+    entry.ino = meta.ino() as u32;
+    entry.uid = meta.uid();
+    entry.gid = meta.gid();
+    entry.file_size = meta.size() as u32;
 }
 
 #[cfg(test)]

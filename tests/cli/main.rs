@@ -31,6 +31,7 @@ mod runner;
 mod runner_more;
 mod runner_tree;
 mod selection_more;
+mod snapshot_edges;
 mod state;
 mod state_more;
 mod verdict;
