@@ -283,7 +283,7 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
                 "timed out after {}; its process group was killed",
                 format_duration(*limit)
             );
-            tier_event(
+            let event = tier_event(
                 check,
                 outcome,
                 CheckStatus::TimedOut,
@@ -291,11 +291,12 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
                 2,
                 reason,
                 "timeout",
-            )
+            );
+            after_a_fail(check, outcome, failed_effect, event)
         }
         Termination::Signaled(signal) => {
             let reason = format!("crashed: killed by signal {}", signal_name(*signal));
-            tier_event(
+            let event = tier_event(
                 check,
                 outcome,
                 CheckStatus::Crashed,
@@ -303,7 +304,8 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
                 2,
                 reason,
                 "crash",
-            )
+            );
+            after_a_fail(check, outcome, failed_effect, event)
         }
         Termination::SpawnFailed(message) => {
             let reason = format!("could not be run: {message}");
@@ -495,8 +497,97 @@ fn demote_if_pre_existing(profile: Profile, check: &CheckInput, judged: Judged) 
     }
 }
 
+/// How much an effect weighs on the verdict, as `overall` reads it.
+fn weight(effect: Effect) -> u8 {
+    match effect {
+        Effect::None => 0,
+        Effect::Warn => 1,
+        Effect::FailOpen => 2,
+        Effect::Incomplete => 3,
+        Effect::Block => 4,
+    }
+}
+
+/// A verifier stopped (timed out, killed) after it had printed a whole
+/// `"fail"` answer: the reviewer had already rejected the work, and what
+/// stopped it cannot take that back. Read as the tier 2 event alone, the
+/// `fast` profile would let through what the reviewer rejected. The
+/// heavier of the two judgements decides (under `auto`, a fail that only
+/// warns still leaves verification unfinished), and it keeps the other's
+/// findings: neither the reviewer's word nor the timeout is lost.
+fn after_a_fail(
+    check: &CheckInput,
+    outcome: &CheckOutcome,
+    failed_effect: (CheckStatus, Effect),
+    event: Judged,
+) -> Judged {
+    let Some(VerifierReply::Answer(answer)) = &outcome.verifier else {
+        return event;
+    };
+    if check.kind != CheckKind::Verifier || answer.pass {
+        return event;
+    }
+    let mut fail = answered_fail(check, answer.findings.clone(), failed_effect);
+    let stopped = event.reason.clone().unwrap_or_default();
+    let (mut heavier, lighter) = if weight(fail.effect) >= weight(event.effect) {
+        fail.reason = Some(format!("the verifier answered \"fail\", then {stopped}"));
+        (fail, event)
+    } else {
+        let mut event = event;
+        event.reason = Some(format!("{stopped}, after it answered \"fail\""));
+        (event, fail)
+    };
+    heavier.diagnostics.extend(lighter.diagnostics);
+    heavier
+}
+
+/// A verifier's `"fail"` with its `findings`, as its `on_failure` says.
+fn answered_fail(
+    check: &CheckInput,
+    mut findings: Vec<Diagnostic>,
+    failed_effect: (CheckStatus, Effect),
+) -> Judged {
+    // phasegate's word on a finding it could not read is placed at
+    // the check, as its other findings about a check are.
+    for d in &mut findings {
+        if d.tool == "phasegate" && d.file.is_none() {
+            *d = located(check, d.severity, d.code.as_deref(), d.message.clone());
+        }
+    }
+    if !findings.iter().any(|d| d.severity == Severity::Error) {
+        findings.push(located(
+            check,
+            Severity::Error,
+            Some("verifier-fail"),
+            format!("verifier `{}` answered \"fail\"", check.name),
+        ));
+    }
+    // A verifier that only warns says so in phasegate's own
+    // findings about it, as any check does (see `failed`); the
+    // reviewer's findings keep their severity.
+    if failed_effect.1 == Effect::Warn {
+        for d in findings.iter_mut().filter(|d| d.tool == "phasegate") {
+            d.severity = Severity::Warning;
+        }
+    }
+    Judged {
+        status: failed_effect.0,
+        effect: failed_effect.1,
+        tier: None,
+        reason: Some("the verifier answered \"fail\"".to_string()),
+        diagnostics: findings,
+    }
+}
+
 /// A verifier that exited: its JSON answer decides, and an answer that
 /// cannot be read is tier 3.
+///
+/// A `"pass"` that names an error among its findings contradicts itself.
+/// It is read as a fail, not as an answer that cannot be read: the error
+/// is the reviewer's own word on the work, with its file and line, and it
+/// is what whoever retries has to fix. Read as tier 3 it would pass under
+/// `fast` and send the next attempt to `resume`, to get the same answer
+/// again.
 fn judge_verifier(
     profile: Profile,
     check: &CheckInput,
@@ -505,6 +596,34 @@ fn judge_verifier(
     failed_effect: (CheckStatus, Effect),
 ) -> Judged {
     match (&outcome.verifier, code) {
+        (Some(VerifierReply::Answer(answer)), _)
+            if answer.pass
+                && answer
+                    .findings
+                    .iter()
+                    .any(|d| d.severity == Severity::Error) =>
+        {
+            let errors = answer
+                .findings
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .count();
+            let mut findings = answer.findings.clone();
+            findings.push(located(
+                check,
+                Severity::Error,
+                Some("verifier-contradiction"),
+                format!(
+                    "verifier `{}` answered \"pass\" but named {errors} error(s) among its findings: the answer is read as a fail; fix what the errors say, or, where the verifier does not mean an error, it gives that finding a lower severity (warning, note)",
+                    check.name
+                ),
+            ));
+            let mut judged = answered_fail(check, findings, failed_effect);
+            judged.reason = Some(format!(
+                "the verifier answered \"pass\" but named {errors} error(s), read as a fail"
+            ));
+            judged
+        }
         (Some(VerifierReply::Answer(answer)), 0) if answer.pass => Judged {
             status: CheckStatus::Passed,
             effect: Effect::None,
@@ -513,37 +632,7 @@ fn judge_verifier(
             diagnostics: answer.findings.clone(),
         },
         (Some(VerifierReply::Answer(answer)), _) if !answer.pass => {
-            let mut findings = answer.findings.clone();
-            // phasegate's word on a finding it could not read is placed at
-            // the check, as its other findings about a check are.
-            for d in &mut findings {
-                if d.tool == "phasegate" && d.file.is_none() {
-                    *d = located(check, d.severity, d.code.as_deref(), d.message.clone());
-                }
-            }
-            if !findings.iter().any(|d| d.severity == Severity::Error) {
-                findings.push(located(
-                    check,
-                    Severity::Error,
-                    Some("verifier-fail"),
-                    format!("verifier `{}` answered \"fail\"", check.name),
-                ));
-            }
-            // A verifier that only warns says so in phasegate's own
-            // findings about it, as any check does (see `failed`); the
-            // reviewer's findings keep their severity.
-            if failed_effect.1 == Effect::Warn {
-                for d in findings.iter_mut().filter(|d| d.tool == "phasegate") {
-                    d.severity = Severity::Warning;
-                }
-            }
-            Judged {
-                status: failed_effect.0,
-                effect: failed_effect.1,
-                tier: None,
-                reason: Some("the verifier answered \"fail\"".to_string()),
-                diagnostics: findings,
-            }
+            answered_fail(check, answer.findings.clone(), failed_effect)
         }
         (Some(VerifierReply::Answer(_)), code) => tier_event(
             check,
@@ -951,6 +1040,132 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    fn finding(severity: Severity) -> Diagnostic {
+        Diagnostic {
+            check: "c".into(),
+            origin: Origin::Runtime,
+            tool: "verifier".into(),
+            file: Some("a.md".into()),
+            line: Some(3),
+            severity,
+            message: "criterion 2 is not met".into(),
+            ..Diagnostic::default()
+        }
+    }
+
+    #[test]
+    fn a_pass_that_names_an_error_is_a_fail_under_every_profile() {
+        let reply = VerifierReply::Answer(VerifierAnswer {
+            pass: true,
+            findings: vec![finding(Severity::Error)],
+        });
+        for profile in PROFILES {
+            for on_failure in ON_FAILURE {
+                for code in [0, 1] {
+                    let run = CheckRun::Ran(Box::new(outcome(
+                        Termination::Exited(code),
+                        Some(reply.clone()),
+                    )));
+                    let v = decide(input(
+                        profile,
+                        check(CheckKind::Verifier, on_failure, OnMissing::Block, run),
+                    ));
+                    let context = format!("{profile:?} {on_failure:?} exit {code}");
+                    let expected = if on_failure == OnFailure::Warn && profile != Profile::Strict {
+                        ExitCode::Proceed
+                    } else {
+                        ExitCode::Failed
+                    };
+                    assert_eq!(v.exit_code(), expected, "{context}");
+                    assert!(!v.fail_open, "{context}");
+                    assert_eq!(v.checks[0].tier, None, "{context}");
+                    // The reviewer's error stays what it said, where it
+                    // said it, and phasegate says why the pass was not one.
+                    assert_eq!(v.diagnostics[0], finding(Severity::Error), "{context}");
+                    assert!(
+                        v.diagnostics[1]
+                            .message
+                            .contains("answered \"pass\" but named 1 error"),
+                        "{context}: {:?}",
+                        v.diagnostics
+                    );
+                }
+            }
+        }
+        // Findings below an error do not contradict a pass.
+        let reply = VerifierReply::Answer(VerifierAnswer {
+            pass: true,
+            findings: vec![finding(Severity::Warning), finding(Severity::Note)],
+        });
+        let run = CheckRun::Ran(Box::new(outcome(Termination::Exited(0), Some(reply))));
+        let v = decide(input(
+            Profile::Strict,
+            check(CheckKind::Verifier, OnFailure::Block, OnMissing::Block, run),
+        ));
+        assert_eq!(v.status, Status::Passed);
+    }
+
+    #[test]
+    fn a_fail_answered_before_a_timeout_or_a_kill_is_not_let_through() {
+        let reply = VerifierReply::Answer(VerifierAnswer {
+            pass: false,
+            findings: vec![finding(Severity::Error)],
+        });
+        for termination in [
+            Termination::TimedOut(Duration::from_secs(1)),
+            Termination::Signaled(9),
+        ] {
+            for profile in PROFILES {
+                for on_failure in ON_FAILURE {
+                    let run =
+                        CheckRun::Ran(Box::new(outcome(termination.clone(), Some(reply.clone()))));
+                    let v = decide(input(
+                        profile,
+                        check(CheckKind::Verifier, on_failure, OnMissing::Block, run),
+                    ));
+                    let context = format!("{termination:?} {profile:?} {on_failure:?}");
+                    // The heavier of the fail and of the unfinished run.
+                    let expected = match (profile, on_failure) {
+                        (Profile::Strict, _) | (_, OnFailure::Block | OnFailure::Skip) => {
+                            ExitCode::Failed
+                        }
+                        (Profile::Auto, OnFailure::Warn) => ExitCode::Incomplete,
+                        (Profile::Fast, OnFailure::Warn) => ExitCode::Proceed,
+                    };
+                    assert_eq!(v.exit_code(), expected, "{context}");
+                    // Both are told: the reviewer's finding, and what
+                    // stopped it.
+                    assert!(
+                        v.diagnostics.contains(&finding(Severity::Error)),
+                        "{context}"
+                    );
+                    let stopped = if matches!(termination, Termination::TimedOut(_)) {
+                        "timed out"
+                    } else {
+                        "SIGKILL"
+                    };
+                    assert!(
+                        v.checks[0].reason.as_deref().is_some_and(|r| r.contains(stopped)
+                            && r.contains("answered \"fail\"")),
+                        "{context}: {:?}",
+                        v.checks[0].reason
+                    );
+                }
+            }
+            // A pass, or an answer cut short, is no answer the timeout
+            // leaves standing: verification did not finish.
+            for reply in [answer(true), VerifierReply::Malformed("cut".into())] {
+                let run = CheckRun::Ran(Box::new(outcome(termination.clone(), Some(reply))));
+                let v = decide(input(
+                    Profile::Fast,
+                    check(CheckKind::Verifier, OnFailure::Block, OnMissing::Block, run),
+                ));
+                assert!(v.fail_open, "{termination:?}");
+                assert_eq!(v.checks[0].tier, Some(2));
             }
         }
     }

@@ -128,7 +128,9 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
             ..crate::diagnostics::Diagnostic::default()
         });
     }
-    if verifier && matches!(termination, Termination::Exited(_)) {
+    // Kept whatever ended the check: a whole "fail" printed before a
+    // timeout or a kill is still the reviewer's word (the gate reads it).
+    if verifier {
         if let Some((reply, dropped)) = answers.finish() {
             outcome.dropped_diagnostics += dropped;
             outcome.verifier = Some(reply);
@@ -143,7 +145,7 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
 /// opened. Otherwise why it cannot start: a program or interpreter that is
 /// not installed (tier 1), or a broken check (a spawn failure).
 fn startable(plan: &CheckPlan) -> Result<(PathBuf, File), Termination> {
-    let Some((program, mut argv)) = plan
+    let Some((program, argv)) = plan
         .invocations
         .first()
         .and_then(|i| Some((i.argv.first()?, i.argv.as_slice())))
@@ -163,8 +165,9 @@ fn startable(plan: &CheckPlan) -> Result<(PathBuf, File), Termination> {
     // looked up as the check's own: the wrapper would exit 127 without
     // it, a status that reads as a failure of the code.
     let mut leader = true;
+    let mut argv = std::borrow::Cow::Borrowed(argv);
     loop {
-        match wrapper::inside(argv, leader) {
+        match wrapper::inside(&argv, leader) {
             Inside::Unknown => break,
             Inside::Detached(why) => return Err(Termination::SpawnFailed(why)),
             Inside::Command {
@@ -172,10 +175,10 @@ fn startable(plan: &CheckPlan) -> Result<(PathBuf, File), Termination> {
                 in_place,
             } => {
                 locate(&wrapped[0], plan)?;
-                if let Some(why) = missing_script(wrapped, &plan.cwd) {
+                if let Some(why) = missing_script(&wrapped, &plan.cwd) {
                     return Err(Termination::SpawnFailed(why));
                 }
-                argv = wrapped;
+                argv = std::borrow::Cow::Owned(wrapped.into_owned());
                 leader &= in_place;
             }
         }
@@ -221,10 +224,10 @@ fn locate(program: &std::ffi::OsStr, plan: &CheckPlan) -> Result<PathBuf, Termin
 
 /// The command a chain of wrappers runs in the end (`tool a` of `nice
 /// timeout 60 tool a`), or `argv` itself: its status is that command's.
-fn innermost(argv: &[std::ffi::OsString]) -> &[std::ffi::OsString] {
-    let mut argv = argv;
-    while let Inside::Command { argv: wrapped, .. } = wrapper::inside(argv, false) {
-        argv = wrapped;
+fn innermost(argv: &[std::ffi::OsString]) -> Vec<std::ffi::OsString> {
+    let mut argv = argv.to_vec();
+    while let Inside::Command { argv: wrapped, .. } = wrapper::inside(&argv, false) {
+        argv = wrapped.into_owned();
     }
     argv
 }
@@ -353,11 +356,11 @@ fn as_the_shell_says(
         return termination;
     };
     // A wrapper (`timeout 600 npm test`) exits with its command's status.
-    let argv = innermost(
+    let argv = &innermost(
         plan.invocations
             .first()
             .map_or(&[][..], |i| i.argv.as_slice()),
-    );
+    )[..];
     let runner = package_runner(argv);
     let shell = runs_a_shell(argv);
     if runner.is_none() && (!shell || (code != SHELL_NOT_FOUND && crash_words(code).is_none())) {
@@ -711,17 +714,16 @@ impl<'a> Answers<'a> {
         } else {
             String::new()
         };
-        if over {
-            self.reply = Some(VerifierReply::Malformed(format!(
-                "the answer{batch} is longer than {MAX_ANSWER_BYTES} bytes"
-            )));
-            return;
-        }
         let place = super::verifier::Place {
             cwd: &self.plan.cwd,
             root: &self.plan.root,
         };
-        match parse_verifier_answer(&answer, &self.plan.name, self.plan.origin, place) {
+        let reply = if over {
+            super::verifier::over_limit(&answer, &batch, &self.plan.name, self.plan.origin)
+        } else {
+            parse_verifier_answer(&answer, &self.plan.name, self.plan.origin, place)
+        };
+        match reply {
             VerifierReply::Answer(answer) => {
                 combined.pass &= answer.pass;
                 // As many findings as any check keeps; the rest are counted.
@@ -731,6 +733,9 @@ impl<'a> Answers<'a> {
                 combined
                     .findings
                     .extend(answer.findings.into_iter().take(room));
+            }
+            VerifierReply::Malformed(reason) if over => {
+                self.reply = Some(VerifierReply::Malformed(reason));
             }
             VerifierReply::Malformed(reason) => {
                 self.reply = Some(VerifierReply::Malformed(format!("{reason}{batch}")));

@@ -46,7 +46,7 @@ fn parse(
     place: Place<'_>,
 ) -> Result<VerifierAnswer, String> {
     if stdout.iter().all(u8::is_ascii_whitespace) {
-        return Err("it printed nothing on standard output".to_string());
+        return Err("it printed nothing on standard output, where its answer goes (an answer printed on standard error is not read)".to_string());
     }
     let Unambiguous(value) = serde_json::from_slice(stdout).map_err(|e| {
         if e.is_data() {
@@ -106,6 +106,82 @@ fn parse(
         ..Diagnostic::default()
     }));
     Ok(VerifierAnswer { pass, findings })
+}
+
+/// Reads an answer longer than `MAX_ANSWER_BYTES` from its first bytes
+/// (`prefix`; the rest is in the check's log, not in memory). A `"fail"`
+/// named before the cut is the reviewer's word whatever follows, as for a
+/// fail whose findings cannot be read: read as no answer (tier 3), the
+/// `fast` profile would let through what the verifier rejected at length.
+/// Anything else is malformed. `batch` names the batch of files, if any.
+pub fn over_limit(prefix: &[u8], batch: &str, check: &str, origin: Origin) -> VerifierReply {
+    let too_long = format!("the answer{batch} is longer than {MAX_ANSWER_BYTES} bytes");
+    let mut verdict = Head::default();
+    // The cut makes it fail at the end; what was read before stays.
+    let _ = de::DeserializeSeed::deserialize(
+        HeadSeed(&mut verdict),
+        &mut serde_json::Deserializer::from_slice(prefix),
+    );
+    match verdict {
+        Head::Once(word) if word == "fail" => VerifierReply::Answer(VerifierAnswer {
+            pass: false,
+            findings: vec![Diagnostic {
+                check: check.to_string(),
+                origin,
+                tool: "phasegate".to_string(),
+                severity: Severity::Error,
+                code: Some("verifier-finding-unreadable".to_string()),
+                message: format!(
+                    "verifier `{check}` answered \"fail\", but {too_long}, so its findings were not read (the whole answer is in the check's log); a verifier keeps its answer under that size"
+                ),
+                ..Diagnostic::default()
+            }],
+        }),
+        _ => VerifierReply::Malformed(too_long),
+    }
+}
+
+/// The `verdict` read at the top of an answer cut short.
+#[derive(Default)]
+enum Head {
+    #[default]
+    Unread,
+    Once(String),
+    /// Named twice, or not as a string: no word to act on.
+    Unusable,
+}
+
+struct HeadSeed<'a>(&'a mut Head);
+
+impl<'de> de::DeserializeSeed<'de> for HeadSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for HeadSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            if key != "verdict" {
+                map.next_value::<de::IgnoredAny>()?;
+                continue;
+            }
+            let value: Value = map.next_value()?;
+            *self.0 = match (&*self.0, value) {
+                (Head::Unread, Value::String(word)) => Head::Once(word),
+                _ => Head::Unusable,
+            };
+        }
+        Ok(())
+    }
 }
 
 /// What is wrong with standard output that does not parse as JSON, and
@@ -457,6 +533,45 @@ mod tests {
             ]
         );
         assert_eq!(answer.findings[0].message, "red done");
+    }
+
+    #[test]
+    fn a_fail_longer_than_the_limit_is_still_a_fail() {
+        let findings = vec![r#"{"message": "m"}"#; 40].join(",");
+        let long = format!(r#"{{"id": 1, "verdict": "fail", "findings": [{findings}]}}"#);
+        let cut = &long.as_bytes()[..long.len() / 2];
+        let VerifierReply::Answer(answer) = over_limit(cut, "", "review", Origin::Runtime) else {
+            panic!("a fail before the cut is a fail");
+        };
+        assert!(!answer.pass);
+        assert!(
+            answer.findings[0]
+                .message
+                .contains("its findings were not read"),
+            "{:?}",
+            answer.findings
+        );
+        // Anything else cut short is no answer.
+        for text in [
+            r#"{"verdict": "pass", "findings": [{"message": "m"}, "#,
+            r#"{"findings": [{"message": "m"}], "verdict": "fa"#,
+            r#"{"verdict": "fail", "verdict": "pass", "findings": ["#,
+            r#"{"verdict": ["fail"], "findings": ["#,
+            r#"Reviewing... {"verdict": "fail", "findings": ["#,
+        ] {
+            assert_eq!(
+                over_limit(
+                    text.as_bytes(),
+                    " (batch 2 of 3)",
+                    "review",
+                    Origin::Runtime
+                ),
+                VerifierReply::Malformed(format!(
+                    "the answer (batch 2 of 3) is longer than {MAX_ANSWER_BYTES} bytes"
+                )),
+                "{text}"
+            );
+        }
     }
 
     #[test]

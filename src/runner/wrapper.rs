@@ -8,6 +8,7 @@
 //! else (an option not listed, one that changes where the program is
 //! looked up) leaves the command line unread, to start as written.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 
 /// What a wrapper's command line runs.
@@ -16,9 +17,10 @@ pub enum Inside<'a> {
     /// Not a wrapper, or not a command line read with certainty.
     Unknown,
     /// The wrapped program and its arguments; `in_place` when the wrapper
-    /// replaces itself with it (it stays the check's first process).
+    /// replaces itself with it (it stays the check's first process). Owned
+    /// where the wrapper makes the words itself (`env -S "tool a"`).
     Command {
-        argv: &'a [OsString],
+        argv: Cow<'a, [OsString]>,
         in_place: bool,
     },
     /// `setsid` that returns at once, before its command ends: what the
@@ -37,25 +39,36 @@ struct Syntax {
     long_flags: &'static [&'static str],
     /// Long options that take one (`--signal=KILL` or `--signal KILL`).
     long_values: &'static [&'static str],
-    /// Words between the options and the program (timeout's duration,
-    /// chrt's priority, taskset's mask).
-    operands: usize,
+    /// The word between the options and the program (timeout's
+    /// duration, chrt's priority, taskset's mask, flock's lock file).
+    operand: Option<Operand>,
     /// Whether the wrapper replaces itself with its program (`exec`) rather
     /// than running it as a child.
     in_place: bool,
 }
 
+/// What a wrapper's operand must look like to be read as one.
+#[derive(Clone, Copy)]
+enum Operand {
+    /// A duration, a priority or a mask: it starts with a digit (`0x3`,
+    /// `0-3`, `1.5m`) or a point.
+    Number,
+    /// A file: any word.
+    File,
+}
+
 /// The wrappers read, each with the options its manual lists. Options
-/// that change where or how the program is found (`env -i`, `-C`, `-S`),
-/// or that mean there is no program to run (`ionice -p`, `chrt -p`,
-/// `taskset -p`), are left out on purpose: with them the command line is
-/// not read.
+/// that change where or how the program is found (`env -i`, `-C`), that
+/// hand the command to a shell (`flock -c`), or that mean there is no
+/// program to run (`ionice -p`, `chrt -p`, `taskset -p`, `flock -u`), are
+/// left out on purpose: with them the command line is not read. `env -S`
+/// is read by splitting its string as env does (see `split_string`).
 const WRAPPERS: &[Syntax] = &[
     // env [OPTION]... [NAME=VALUE]... [COMMAND [ARG]...]
     Syntax {
         name: "env",
         short_flags: "v",
-        short_values: "u",
+        short_values: "uS",
         long_flags: &[
             "debug",
             "list-signal-handling",
@@ -63,9 +76,30 @@ const WRAPPERS: &[Syntax] = &[
             "default-signal",
             "ignore-signal",
         ],
-        long_values: &["unset"],
-        operands: 0,
+        long_values: &["unset", "split-string"],
+        operand: None,
         in_place: true,
+    },
+    // util-linux flock [options] FILE|DIRECTORY COMMAND [ARG]...: it forks,
+    // runs the command holding the lock and waits, unless `-F`
+    // (`--no-fork`) makes it run the command in its place. The `-c
+    // COMMAND` forms hand the command to a shell, and `flock FD` runs none.
+    Syntax {
+        name: "flock",
+        short_flags: "sexnoF",
+        short_values: "wE",
+        long_flags: &[
+            "shared",
+            "exclusive",
+            "nb",
+            "nonblock",
+            "close",
+            "no-fork",
+            "verbose",
+        ],
+        long_values: &["wait", "timeout", "conflict-exit-code"],
+        operand: Some(Operand::File),
+        in_place: false,
     },
     // timeout [OPTION] DURATION COMMAND [ARG]...
     Syntax {
@@ -74,7 +108,7 @@ const WRAPPERS: &[Syntax] = &[
         short_values: "ks",
         long_flags: &["preserve-status", "foreground", "verbose"],
         long_values: &["kill-after", "signal"],
-        operands: 1,
+        operand: Some(Operand::Number),
         in_place: false,
     },
     // nice [OPTION] [COMMAND [ARG]...], and the older `nice -5 COMMAND`.
@@ -84,7 +118,7 @@ const WRAPPERS: &[Syntax] = &[
         short_values: "n",
         long_flags: &[],
         long_values: &["adjustment"],
-        operands: 0,
+        operand: None,
         in_place: true,
     },
     // nohup COMMAND [ARG]...
@@ -94,7 +128,7 @@ const WRAPPERS: &[Syntax] = &[
         short_values: "",
         long_flags: &[],
         long_values: &[],
-        operands: 0,
+        operand: None,
         in_place: true,
     },
     // stdbuf OPTION... COMMAND
@@ -104,7 +138,7 @@ const WRAPPERS: &[Syntax] = &[
         short_values: "ioe",
         long_flags: &[],
         long_values: &["input", "output", "error"],
-        operands: 0,
+        operand: None,
         in_place: true,
     },
     // ionice [-c class] [-n level] [-t] COMMAND [ARG]...
@@ -114,7 +148,7 @@ const WRAPPERS: &[Syntax] = &[
         short_values: "cn",
         long_flags: &["ignore"],
         long_values: &["class", "classdata"],
-        operands: 0,
+        operand: None,
         in_place: true,
     },
     // setsid [options] PROGRAM [ARG]...
@@ -124,7 +158,7 @@ const WRAPPERS: &[Syntax] = &[
         short_values: "",
         long_flags: &["ctty", "fork", "wait"],
         long_values: &[],
-        operands: 0,
+        operand: None,
         in_place: true,
     },
     // chrt [options] [POLICY] PRIORITY COMMAND [ARG]...; the policy is an
@@ -145,7 +179,7 @@ const WRAPPERS: &[Syntax] = &[
             "verbose",
         ],
         long_values: &["sched-runtime", "sched-period", "sched-deadline"],
-        operands: 1,
+        operand: Some(Operand::Number),
         in_place: true,
     },
     // taskset [options] MASK COMMAND [ARG]...; with `-c` the mask is a
@@ -156,7 +190,7 @@ const WRAPPERS: &[Syntax] = &[
         short_values: "",
         long_flags: &["all-tasks", "cpu-list"],
         long_values: &[],
-        operands: 1,
+        operand: Some(Operand::Number),
         in_place: true,
     },
     // GNU time [options] COMMAND [ARG]...
@@ -166,7 +200,7 @@ const WRAPPERS: &[Syntax] = &[
         short_values: "fo",
         long_flags: &["append", "portability", "quiet", "verbose"],
         long_values: &["format", "output"],
-        operands: 0,
+        operand: None,
         in_place: false,
     },
 ];
@@ -189,8 +223,29 @@ pub fn inside(argv: &[OsString], leader: bool) -> Inside<'_> {
         return Inside::Unknown;
     };
     let rest = &argv[1 + read.skipped..];
+    if let Some(words) = read.split {
+        // env goes on reading options and assignments from the words
+        // `-S` made, then from the words after its string, as from its
+        // own command line.
+        let mut again = Vec::with_capacity(1 + words.len() + rest.len());
+        again.push(argv[0].clone());
+        again.extend(words.into_iter().map(OsString::from));
+        again.extend_from_slice(rest);
+        return match inside(&again, leader) {
+            Inside::Command { argv, in_place } => Inside::Command {
+                argv: Cow::Owned(argv.into_owned()),
+                in_place,
+            },
+            Inside::Detached(why) => Inside::Detached(why),
+            Inside::Unknown => Inside::Unknown,
+        };
+    }
     if rest.is_empty() {
         // Nothing wrapped (`env` alone prints the environment).
+        return Inside::Unknown;
+    }
+    if syntax.name == "flock" && (rest[0] == "-c" || rest[0] == "--command") {
+        // `flock FILE -c COMMAND`: a command string for the shell.
         return Inside::Unknown;
     }
     if syntax.name == "setsid" {
@@ -206,13 +261,13 @@ pub fn inside(argv: &[OsString], leader: bool) -> Inside<'_> {
             ));
         }
         return Inside::Command {
-            argv: rest,
+            argv: Cow::Borrowed(rest),
             in_place: !forks,
         };
     }
     Inside::Command {
-        argv: rest,
-        in_place: syntax.in_place,
+        argv: Cow::Borrowed(rest),
+        in_place: syntax.in_place || read.chars.contains('F'),
     }
 }
 
@@ -221,13 +276,13 @@ pub fn inside(argv: &[OsString], leader: bool) -> Inside<'_> {
 /// `LC_ALL=C` and `C.UTF-8`, which quote differently): `timeout: failed to
 /// run command ‘NAME’: ...`, `env: ‘NAME’: ...`, `nice: ‘NAME’: ...`,
 /// `nohup: failed to run command 'NAME': ...`, `ionice: failed to execute
-/// NAME: ...`, `time: cannot run NAME: ...`, each ending in `No such file or
+/// NAME: ...` (flock's words too), `time: cannot run NAME: ...`, each ending in `No such file or
 /// directory` and maybe prefixed with the path the wrapper was started by.
 /// A name with a `/` is a path, no program to install.
 pub fn said_not_found(line: &str) -> Option<String> {
     static LINE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"^(?:[^:\s]*/)?(?:env|nice|nohup|stdbuf|timeout|ionice|chrt|taskset|setsid|time): (?:failed to run command |failed to execute |cannot run )?['‘]?([^/'‘’\s]+?)['’]?: No such file or directory\s*$",
+            r"^(?:[^:\s]*/)?(?:env|nice|nohup|stdbuf|timeout|ionice|chrt|taskset|setsid|flock|time): (?:failed to run command |failed to execute |cannot run )?['‘]?([^/'‘’\s]+?)['’]?: No such file or directory\s*$",
         )
         .expect("a valid pattern")
     });
@@ -240,6 +295,9 @@ struct Read {
     skipped: usize,
     /// The options given, each as its short letter.
     chars: String,
+    /// The words of env's `-S` string, read on before the words after it
+    /// (`skipped` counts up to the string).
+    split: Option<Vec<String>>,
 }
 
 /// Reads the options, assignments and operands `syntax` allows at the start
@@ -265,9 +323,11 @@ fn read(syntax: &Syntax, args: &[OsString]) -> Option<Read> {
                 None => (long, None),
             };
             if syntax.long_flags.contains(&name) {
-                // The letter of the one long option the decision needs.
-                if name == "wait" || name == "fork" {
-                    chars.push_str(&name[..1]);
+                // The letters of the long options the decision needs.
+                match name {
+                    "wait" | "fork" => chars.push_str(&name[..1]),
+                    "no-fork" => chars.push('F'),
+                    _ => {}
                 }
             } else if syntax.long_values.contains(&name) {
                 let value = match value {
@@ -279,6 +339,9 @@ fn read(syntax: &Syntax, args: &[OsString]) -> Option<Read> {
                 };
                 if touches_path(syntax, value) {
                     return None;
+                }
+                if name == "split-string" {
+                    return split_here(value, i, chars);
                 }
             } else if syntax.name == "nice" && is_number(long) {
                 // `nice --5`: an adjustment of -5.
@@ -310,6 +373,9 @@ fn read(syntax: &Syntax, args: &[OsString]) -> Option<Read> {
                 if touches_path(syntax, value) {
                     return None;
                 }
+                if syntax.name == "env" && letter == 'S' {
+                    return split_here(value, i, chars);
+                }
                 break;
             } else {
                 return None;
@@ -328,17 +394,107 @@ fn read(syntax: &Syntax, args: &[OsString]) -> Option<Read> {
             i += 1;
         }
     }
-    for _ in 0..syntax.operands {
+    if let Some(operand) = syntax.operand {
         // An operand must be there, and read as one: chrt's priority and
         // timeout's duration start with a digit, as a mask does
-        // (`0x3`, `0-3`).
+        // (`0x3`, `0-3`); flock's file is any word.
         let word = args.get(i)?.to_str()?;
-        if !word.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        if matches!(operand, Operand::Number)
+            && !word.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        {
             return None;
         }
         i += 1;
     }
-    Some(Read { skipped: i, chars })
+    Some(Read {
+        skipped: i,
+        chars,
+        split: None,
+    })
+}
+
+/// env's `-S STRING`, its string ending before word `i`: its words, to
+/// read on from.
+fn split_here(text: &str, i: usize, chars: String) -> Option<Read> {
+    Some(Read {
+        skipped: i,
+        chars,
+        split: Some(split_string(text)?),
+    })
+}
+
+/// The words `env -S` (`--split-string`) makes of `text`, as coreutils
+/// 9.1 documents it (`info env`, "-S/--split-string syntax") and does:
+/// spaces, tabs and line breaks separate words; single quotes keep
+/// everything but the escapes `\\` and `\'`; double quotes keep spaces;
+/// outside single quotes `\f \n \r \t \v \# \$ \" \' \\` are escapes,
+/// `\_` is a space (a separator outside quotes) and `\c` ends the string;
+/// a `#` that starts a word starts a comment. `None` where a word would
+/// come from the environment (`${NAME}`, whose value is not known here)
+/// or where env stops with an error (an unknown escape, an unclosed quote).
+fn split_string(text: &str) -> Option<Vec<String>> {
+    #[derive(PartialEq)]
+    enum Quote {
+        None,
+        Single,
+        Double,
+    }
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote = Quote::None;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if quote == Quote::Single {
+            match c {
+                '\'' => quote = Quote::None,
+                '\\' if matches!(chars.peek(), Some('\\' | '\'')) => {
+                    word.get_or_insert_with(String::new).extend(chars.next());
+                }
+                c => word.get_or_insert_with(String::new).push(c),
+            }
+            continue;
+        }
+        let outside = quote == Quote::None;
+        match c {
+            '\'' if outside => {
+                quote = Quote::Single;
+                word.get_or_insert_with(String::new);
+            }
+            '"' => {
+                quote = if outside { Quote::Double } else { Quote::None };
+                word.get_or_insert_with(String::new);
+            }
+            ' ' | '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' if outside => {
+                words.extend(word.take());
+            }
+            '#' if outside && word.is_none() => break,
+            '$' => return None,
+            '\\' => {
+                let escaped = match chars.next()? {
+                    'c' if outside => break,
+                    '_' if outside => {
+                        words.extend(word.take());
+                        continue;
+                    }
+                    '_' => ' ',
+                    'f' => '\u{c}',
+                    'n' => '\n',
+                    'r' => '\r',
+                    't' => '\t',
+                    'v' => '\u{b}',
+                    c @ ('#' | '$' | '"' | '\'' | '\\') => c,
+                    _ => return None,
+                };
+                word.get_or_insert_with(String::new).push(escaped);
+            }
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    if quote != Quote::None {
+        return None;
+    }
+    words.extend(word);
+    Some(words)
 }
 
 /// Whether an option's `value` removes `PATH` (`env -u PATH`): the program
@@ -398,6 +554,15 @@ mod tests {
             ("taskset -c 0-3 tool", "tool"),
             ("taskset 0x3 tool", "tool"),
             ("time -f %e -o out tool", "tool"),
+            ("flock .lock tool a", "tool a"),
+            ("flock -n -E 75 /tmp/x.lock tool", "tool"),
+            ("flock -w 1.5 -s dir tool", "tool"),
+            ("flock --timeout=3 --nb --close -- .lock tool", "tool"),
+            ("env -S tool", "tool"),
+            ("env -Stool a", "tool a"),
+            ("env --split-string=tool a", "tool a"),
+            ("env -v -S -uHOME tool", "tool"),
+            ("env -S X=1 tool", "tool"),
         ] {
             assert_eq!(wrapped(line, true).as_deref(), Some(program), "{line}");
         }
@@ -412,7 +577,10 @@ mod tests {
             "env -i tool",
             "env - tool",
             "env -C dir tool",
-            "env -S tool",
+            "env -S -i tool",
+            "env -S PATH=/opt/bin tool",
+            "env -S ${HOME}/bin/tool",
+            "env -S",
             "env PATH=/opt/bin tool",
             "env -u PATH tool",
             "env --ignore-environment tool",
@@ -426,6 +594,13 @@ mod tests {
             "taskset -p 1",
             "nohup --help",
             "stdbuf -o",
+            "flock .lock",
+            "flock 9",
+            "flock .lock -c tool",
+            "flock .lock --command tool",
+            "flock -c tool .lock",
+            "flock -u .lock tool",
+            "flock --fcntl .lock tool",
         ] {
             assert_eq!(wrapped(line, true), None, "{line}");
         }
@@ -446,6 +621,7 @@ mod tests {
             "chrt: failed to execute nosuch: No such file or directory",
             "taskset: failed to execute nosuch: No such file or directory",
             "setsid: failed to execute nosuch: No such file or directory",
+            "flock: failed to execute nosuch: No such file or directory",
             "time: cannot run nosuch: No such file or directory",
         ] {
             assert_eq!(said_not_found(line).as_deref(), Some("nosuch"), "{line}");
@@ -457,6 +633,57 @@ mod tests {
             "error: env: 'x': No such file or directory",
         ] {
             assert_eq!(said_not_found(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn flock_runs_its_command_in_a_child_unless_told_not_to_fork() {
+        let in_place = |line: &str| {
+            let argv: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+            match inside(&argv, true) {
+                Inside::Command { in_place, .. } => in_place,
+                other => panic!("{line}: {other:?}"),
+            }
+        };
+        assert!(!in_place("flock .lock tool"));
+        assert!(in_place("flock -F .lock tool"));
+        assert!(in_place("flock --no-fork .lock tool"));
+    }
+
+    #[test]
+    fn env_splits_its_string_as_coreutils_does() {
+        // The words coreutils 9.1 made of each string: `env -S "printf
+        // <%s>\\n STRING"` printed each between angle brackets.
+        for (text, words) in [
+            (
+                r##"a 'b c' "d e" x\_y 'q\'s' '\n' "\t"#no  #comment x"##,
+                &["a", "b c", "d e", "x", "y", "q's", "\\n", "\t#no"][..],
+            ),
+            ("'' b", &["", "b"]),
+            (r#"a'b'"c" #x"#, &["abc"]),
+            (r#""a\$b" '\\x'"#, &["a$b", "\\x"]),
+            (r#""a\_b""#, &["a b"]),
+            (r"a\cb c", &["a"]),
+            (r#"\#a \"b"#, &["#a", "\"b"]),
+            ("\ta\tb", &["a", "b"]),
+        ] {
+            let split = split_string(text);
+            let split: Option<Vec<&str>> = split
+                .as_ref()
+                .map(|w| w.iter().map(String::as_str).collect());
+            assert_eq!(split.as_deref(), Some(words), "{text}");
+        }
+        // Where env stops with an error, or would read its environment.
+        for text in [
+            "printf %s $HOME",
+            "printf ${HOME}",
+            r"a\qb",
+            r#""a\cb""#,
+            r"a\",
+            r#""ab"#,
+            "'ab",
+        ] {
+            assert_eq!(split_string(text), None, "{text}");
         }
     }
 

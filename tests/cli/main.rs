@@ -35,3 +35,4 @@ mod snapshot_edges;
 mod state;
 mod state_more;
 mod verdict;
+mod verifier_more;
