@@ -94,18 +94,28 @@ fn parse(
     // the review. Read as no answer (tier 3), the `fast` profile would let
     // through what the verifier rejected. Each finding that cannot be
     // read becomes one of phasegate's, saying what is wrong with it.
-    findings.extend(unread.into_iter().map(|why| Diagnostic {
+    findings.extend(unread.into_iter().map(|why| {
+        unreadable(
+            check,
+            origin,
+            format!("verifier `{check}` answered \"fail\", but a finding cannot be read: {why}"),
+        )
+    }));
+    Ok(VerifierAnswer { pass, findings })
+}
+
+/// phasegate's own error about the findings of a `"fail"` it could not
+/// read, which stands all the same.
+fn unreadable(check: &str, origin: Origin, message: String) -> Diagnostic {
+    Diagnostic {
         check: check.to_string(),
         origin,
         tool: "phasegate".to_string(),
         severity: Severity::Error,
         code: Some("verifier-finding-unreadable".to_string()),
-        message: format!(
-            "verifier `{check}` answered \"fail\", but a finding cannot be read: {why}"
-        ),
+        message,
         ..Diagnostic::default()
-    }));
-    Ok(VerifierAnswer { pass, findings })
+    }
 }
 
 /// Reads an answer longer than `MAX_ANSWER_BYTES` from its first bytes
@@ -125,17 +135,13 @@ pub fn over_limit(prefix: &[u8], batch: &str, check: &str, origin: Origin) -> Ve
     match verdict {
         Head::Once(word) if word == "fail" => VerifierReply::Answer(VerifierAnswer {
             pass: false,
-            findings: vec![Diagnostic {
-                check: check.to_string(),
+            findings: vec![unreadable(
+                check,
                 origin,
-                tool: "phasegate".to_string(),
-                severity: Severity::Error,
-                code: Some("verifier-finding-unreadable".to_string()),
-                message: format!(
+                format!(
                     "verifier `{check}` answered \"fail\", but {too_long}, so its findings were not read (the whole answer is in the check's log); a verifier keeps its answer under that size"
                 ),
-                ..Diagnostic::default()
-            }],
+            )],
         }),
         _ => VerifierReply::Malformed(too_long),
     }
