@@ -121,27 +121,23 @@ fn processes_from(floor: u32) -> Option<impl Iterator<Item = (u32, ProcStat)>> {
 /// processes were all made after its leader, whose pid is `sid`, so while
 /// the kernel has not given out a pid number below it since (the last one
 /// given out is still `sid` or above), none has a lower number: only those
-/// at or above `sid` are read. On a machine that runs thousands of
-/// processes, reading every one's `stat` at the end of every check costs
-/// milliseconds. Where pid numbers are few (`pid_max` below a million, as
-/// older systems set it) they may have gone all the way round during a
-/// long check, and every process is read.
+/// at or above `sid` are read. Reading every process's `stat` at the end of
+/// every check cost milliseconds, more on a machine that runs thousands.
+/// Numbers that went all the way round during one check (tens of
+/// thousands of processes where `pid_max` is small) can hide a leftover
+/// background job from this look; a timeout's or an interrupt's kill reads
+/// every process (`Tree`).
 fn session_processes(sid: u32) -> Option<impl Iterator<Item = (u32, ProcStat)>> {
     let number =
         |file: &str| -> Option<u32> { std::fs::read_to_string(file).ok()?.trim().parse().ok() };
-    processes_from(session_floor(
-        sid,
-        number("/proc/sys/kernel/pid_max"),
-        number("/proc/sys/kernel/ns_last_pid"),
-    ))
+    processes_from(session_floor(sid, number("/proc/sys/kernel/ns_last_pid")))
 }
 
 /// The lowest pid a process of the session `sid` can have (see
-/// `session_processes`), given the kernel's `pid_max` and the last pid it
-/// gave out.
-fn session_floor(sid: u32, pid_max: Option<u32>, last: Option<u32>) -> u32 {
-    match (pid_max, last) {
-        (Some(max), Some(last)) if max >= 1 << 20 && last >= sid => sid,
+/// `session_processes`), given the last pid the kernel gave out.
+fn session_floor(sid: u32, last: Option<u32>) -> u32 {
+    match last {
+        Some(last) if last >= sid => sid,
         _ => 0,
     }
 }
@@ -527,16 +523,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_session_is_looked_for_from_its_leaders_pid_unless_pids_may_have_wrapped() {
-        // Plenty of pid numbers, none given out below the leader's since.
-        assert_eq!(session_floor(5000, Some(4_194_304), Some(5200)), 5000);
+    fn a_session_is_looked_for_from_its_leaders_pid_unless_pids_have_wrapped() {
+        // None given out below the leader's since.
+        assert_eq!(session_floor(5000, Some(5200)), 5000);
+        assert_eq!(session_floor(5000, Some(5000)), 5000);
         // The numbers went round: the last given out is below the leader's.
-        assert_eq!(session_floor(5000, Some(4_194_304), Some(400)), 0);
-        // Few numbers, which a long check may go all the way round.
-        assert_eq!(session_floor(5000, Some(32768), Some(5200)), 0);
+        assert_eq!(session_floor(5000, Some(400)), 0);
         // Nothing known: every process.
-        assert_eq!(session_floor(5000, None, Some(5200)), 0);
-        assert_eq!(session_floor(5000, Some(4_194_304), None), 0);
+        assert_eq!(session_floor(5000, None), 0);
     }
     use std::time::{Duration, Instant};
 
