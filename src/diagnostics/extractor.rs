@@ -158,8 +158,9 @@ impl Document {
         opens_json(line.as_bytes())
     }
 
-    /// Adds a line; true when the document closed on it.
-    fn feed(&mut self, line: &str, at: &Range<u64>) -> bool {
+    /// Adds a line's text and its place in the log (the part of a line up
+    /// to where one document closes and the next opens, see `line`).
+    fn record(&mut self, line: &str, at: &Range<u64>) {
         debug_assert!(!line.contains('\n'), "a fed line holds no terminator");
         let expected = if self.spans.is_empty() {
             self.start = at.start;
@@ -182,7 +183,16 @@ impl Document {
         self.end = at.end.max(at.start);
         self.text.push_str(line);
         self.text.push('\n');
-        for b in line.bytes() {
+    }
+
+    /// Moves the document's brackets and strings over the whole of `line`:
+    /// where a bracket first closed the document in it, if one did (the
+    /// end of that bracket; the line may open more after it, `][`).
+    /// Whether the document is closed at the end of the line is
+    /// `closed()`.
+    fn scan(&mut self, line: &str) -> Option<usize> {
+        let mut first = None;
+        for (i, b) in line.bytes().enumerate() {
             if self.in_string {
                 if self.escaped {
                     self.escaped = false;
@@ -196,41 +206,21 @@ impl Document {
             match b {
                 b'"' => self.in_string = true,
                 b'{' | b'[' => self.depth += 1,
-                b'}' | b']' => self.depth -= 1,
-                _ => {}
-            }
-        }
-        self.depth <= 0
-    }
-
-    /// Where in `line` (fed next) the document would close: the end of
-    /// the bracket that closes it, when one does.
-    fn closes_at(&self, line: &str) -> Option<usize> {
-        let (mut depth, mut in_string, mut escaped) = (self.depth, self.in_string, self.escaped);
-        for (i, b) in line.bytes().enumerate() {
-            if in_string {
-                if escaped {
-                    escaped = false;
-                } else if b == b'\\' {
-                    escaped = true;
-                } else if b == b'"' {
-                    in_string = false;
-                }
-                continue;
-            }
-            match b {
-                b'"' => in_string = true,
-                b'{' | b'[' => depth += 1,
                 b'}' | b']' => {
-                    depth -= 1;
-                    if depth <= 0 {
-                        return Some(i + 1);
+                    self.depth -= 1;
+                    if self.depth <= 0 && first.is_none() {
+                        first = Some(i + 1);
                     }
                 }
                 _ => {}
             }
         }
-        None
+        first
+    }
+
+    /// Whether the brackets scanned so far close the document.
+    fn closed(&self) -> bool {
+        self.depth <= 0
     }
 
     /// Past the bound, the document is read as text: its text, or the
@@ -422,14 +412,18 @@ impl Extractor {
             // `rdjson`) run twice, by `make lint` or once per batch of
             // `{files}`, would otherwise run its reports together into
             // one that is no JSON, and lose every finding of both.
+            // One scan of the line: when it is cut, the document closes
+            // at the cut, and where the scan went on past it no longer
+            // matters.
             let next = document
-                .closes_at(line)
+                .scan(line)
                 .filter(|&cut| opens_json(line[cut..].trim_start().as_bytes()));
             let (now, now_at) = match next {
                 Some(cut) => (&line[..cut], at.start..(at.start + cut as u64).min(at.end)),
                 None => (line, at.clone()),
             };
-            if document.feed(now, &now_at) || document.too_big() {
+            document.record(now, &now_at);
+            if next.is_some() || document.closed() || document.too_big() {
                 if let Some(document) = self.document.take() {
                     self.close_document(&document);
                 }
@@ -1012,6 +1006,14 @@ mod tests {
         assert_eq!(found.diagnostics.len(), 1);
     }
 
+    /// Adds a whole line to `document`, as `Extractor::line` does when no
+    /// second document opens on it; whether the document closed.
+    fn feed(document: &mut Document, line: &str, at: &Range<u64>) -> bool {
+        document.record(line, at);
+        document.scan(line);
+        document.closed()
+    }
+
     #[test]
     fn a_document_of_short_lines_holds_little_more_than_its_text() {
         // `[` then a million empty lines: each line costs a byte besides
@@ -1020,7 +1022,7 @@ mod tests {
         let mut offset = 0;
         for line in std::iter::once("[").chain(std::iter::repeat_n("", 1_000_000)) {
             let end = offset + line.len() as u64;
-            assert!(!document.feed(line, &(offset..end)));
+            assert!(!feed(&mut document, line, &(offset..end)));
             offset = end + 1;
         }
         assert_eq!(document.text.len(), 1_000_002);
@@ -1049,7 +1051,7 @@ mod tests {
         ];
         let mut document = Document::default();
         for (line, at) in &fed {
-            document.feed(line, at);
+            feed(&mut document, line, at);
         }
         let read: Vec<(&str, Range<u64>)> = document.lines().collect();
         assert_eq!(read, fed);
