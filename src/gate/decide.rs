@@ -226,16 +226,20 @@ fn overall(
     blocked_by_gate: bool,
     interrupted: bool,
 ) -> (Status, Next, bool) {
-    let worst = |effect: Effect| checks.iter().any(|c| c.effect == effect);
+    let worst = checks
+        .iter()
+        .map(|c| c.effect)
+        .max_by_key(|effect| weight(*effect))
+        .unwrap_or(Effect::None);
     if escalate {
         (Status::Blocked, Next::Escalate, false)
-    } else if worst(Effect::Block) || blocked_by_gate {
+    } else if worst == Effect::Block || blocked_by_gate {
         (Status::Failed, Next::Fix, false)
-    } else if worst(Effect::Incomplete) || interrupted {
+    } else if worst == Effect::Incomplete || interrupted {
         (Status::Incomplete, Next::Resume, false)
-    } else if worst(Effect::FailOpen) {
+    } else if worst == Effect::FailOpen {
         (Status::Incomplete, Next::Proceed, true)
-    } else if worst(Effect::Warn) {
+    } else if worst == Effect::Warn {
         (Status::Warned, Next::Proceed, false)
     } else {
         (Status::Passed, Next::Proceed, false)
@@ -497,7 +501,8 @@ fn demote_if_pre_existing(profile: Profile, check: &CheckInput, judged: Judged) 
     }
 }
 
-/// How much an effect weighs on the verdict, as `overall` reads it.
+/// How much an effect weighs on the verdict: the heaviest of a run's
+/// checks decides it (`overall`).
 fn weight(effect: Effect) -> u8 {
     match effect {
         Effect::None => 0,
