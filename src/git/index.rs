@@ -15,6 +15,11 @@ use std::path::Path;
 pub(super) const INTENT_TO_ADD: u16 = 1 << 13;
 /// Git's extended flag for entries outside a sparse checkout.
 pub(super) const SKIP_WORKTREE: u16 = 1 << 14;
+/// The conflict stage in an entry's flags: 0 unless a merge left the path
+/// unresolved (1 to 3 are its sides).
+pub(super) const STAGE_MASK: u16 = 0x3000;
+/// git's flag for `git update-index --assume-unchanged` entries.
+pub(super) const ASSUME_UNCHANGED: u16 = 0x8000;
 /// The file-type bits of a mode, and the types git records.
 pub(super) const MODE_TYPE: u32 = 0o170_000;
 pub(super) const MODE_FILE: u32 = 0o100_000;
@@ -80,7 +85,7 @@ impl Fields {
             mode,
             size,
             oid,
-            stage: u8::try_from((flags >> 12) & 0x3).ok()?,
+            stage: u8::try_from((flags & STAGE_MASK) >> 12).ok()?,
             extended,
         })
     }

@@ -767,9 +767,6 @@ fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(filled)
 }
 
-/// git's flag for `git update-index --assume-unchanged` entries.
-const ASSUME_UNCHANGED: u16 = 0x8000;
-
 /// Makes libgit2 look at the work-tree files of `index` (of `only`, when
 /// given) that git was told to pass over: `--assume-unchanged` ones, and
 /// `--skip-worktree` ones the work tree holds (a sparse checkout leaves
@@ -783,7 +780,7 @@ fn look_at_flagged(
     only: Option<&[Vec<u8>]>,
 ) -> Result<(), ProtectError> {
     let flagged = |e: &git2::IndexEntry| {
-        e.flags & ASSUME_UNCHANGED != 0
+        e.flags & super::index::ASSUME_UNCHANGED != 0
             || (e.flags_extended & super::index::SKIP_WORKTREE != 0
                 && fs::symlink_metadata(work_tree.join(OsStr::from_bytes(&e.path))).is_ok())
     };
@@ -796,7 +793,7 @@ fn look_at_flagged(
         None => index.iter().filter(|e| flagged(e)).collect(),
     };
     for mut entry in entries {
-        entry.flags &= !ASSUME_UNCHANGED;
+        entry.flags &= !super::index::ASSUME_UNCHANGED;
         entry.flags_extended &= !super::index::SKIP_WORKTREE;
         index
             .add(&entry)

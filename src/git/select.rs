@@ -1174,10 +1174,9 @@ fn check_out_submodules(
     let Some(work_tree) = repo.workdir() else {
         return Ok(());
     };
-    for entry in index
-        .iter()
-        .filter(|e| e.mode & MODE_TYPE == super::index::MODE_GITLINK && e.flags & STAGE_MASK == 0)
-    {
+    for entry in index.iter().filter(|e| {
+        e.mode & MODE_TYPE == super::index::MODE_GITLINK && e.flags & super::index::STAGE_MASK == 0
+    }) {
         let path = Path::new(OsStr::from_bytes(&entry.path));
         // Opened where it is, never searched for upwards: an uninitialised
         // submodule's directory would find the outer repository.
@@ -1250,7 +1249,7 @@ fn own_index(index: &git2::Index, dir: &Path, path: &Path) -> Result<(), GitErro
         let kind = entry.mode & MODE_TYPE;
         let on_disk = (kind == MODE_FILE || kind == MODE_LINK)
             && entry.flags_extended & (INTENT_TO_ADD | SKIP_WORKTREE) == 0
-            && entry.flags & STAGE_MASK == 0;
+            && entry.flags & super::index::STAGE_MASK == 0;
         let meta = on_disk
             .then(|| fs::symlink_metadata(dir.join(OsStr::from_bytes(&entry.path))).ok())
             .flatten();
@@ -1262,9 +1261,6 @@ fn own_index(index: &git2::Index, dir: &Path, path: &Path) -> Result<(), GitErro
     }
     own.write().map_err(|e| failed("a snapshot's index", e))
 }
-
-/// The stage bits of an index entry's flags: not 0 for a conflict's sides.
-const STAGE_MASK: u16 = 0x3000;
 
 /// Records `meta` in `entry` as git does: each field cut to its low 32 bits.
 #[expect(
