@@ -198,8 +198,15 @@ pub fn usage_failure(args: &[String], message: &str, print_error: impl FnOnce())
         .collect();
     let said = said.join(" ");
     let said = said.strip_prefix("error: ").unwrap_or(&said);
+    let verdict = || {
+        gate::Verdict::stopped(
+            config::Profile::default(),
+            None,
+            commands::usage_error(said.to_string()),
+        )
+    };
     if command == Some("run") {
-        if let Some(document) = usage_reports(args, said) {
+        if let Some(document) = usage_reports(args, &verdict()) {
             let _ = write_out(&mut std::io::stdout().lock(), &document);
             return ExitCode::Usage;
         }
@@ -211,12 +218,7 @@ pub fn usage_failure(args: &[String], message: &str, print_error: impl FnOnce())
     let mut document = Vec::new();
     match command {
         Some("run" | "resume") => {
-            let verdict = gate::Verdict::stopped(
-                config::Profile::default(),
-                None,
-                commands::usage_error(said.to_string()),
-            );
-            let _ = report::json::render(&verdict, &mut document);
+            let _ = report::json::render(&verdict(), &mut document);
         }
         Some("history" | "interventions" | "handoff" | "diagnostics") => {
             let _ = report::json::render_error(said, &mut document);
@@ -246,11 +248,11 @@ fn raw_values(args: &[String], option: &str) -> Vec<String> {
     values
 }
 
-/// The reports of a `run` command line clap rejected, as far as its
-/// `--format`, `--output` and `--report` options can be read: the files
-/// are written, and stdout's document is returned. `None` when they
-/// cannot be read, or ask for nothing but the human report.
-fn usage_reports(args: &[String], said: &str) -> Option<Vec<u8>> {
+/// The reports of a `run` command line clap rejected (`verdict` says why),
+/// as far as its `--format`, `--output` and `--report` options can be
+/// read: the files are written, and stdout's document is returned. `None`
+/// when they cannot be read, or ask for nothing but the human report.
+fn usage_reports(args: &[String], verdict: &gate::Verdict) -> Option<Vec<u8>> {
     use clap::ValueEnum;
     let format = match raw_values(args, "--format").last() {
         Some(name) => cli::ReportFormat::from_str(name, true).ok()?,
@@ -265,11 +267,6 @@ fn usage_reports(args: &[String], said: &str) -> Option<Vec<u8>> {
         return None;
     }
     let ctx = context::Context::from_env().ok()?;
-    let verdict = gate::Verdict::stopped(
-        config::Profile::default(),
-        None,
-        commands::usage_error(said.to_string()),
-    );
     let mut document = Vec::new();
     let stderr = std::io::stderr();
     let mut err = stderr.lock();
@@ -277,6 +274,6 @@ fn usage_reports(args: &[String], said: &str) -> Option<Vec<u8>> {
         out: &mut document,
         err: &mut err,
     };
-    commands::emit_usage_reports(&verdict, &reports, &ctx, &mut io);
+    commands::emit_usage_reports(verdict, &reports, &ctx, &mut io);
     Some(document)
 }

@@ -126,13 +126,21 @@ fn give_feedback(
     // `last_run`): its failed checks hold against the document's claims.
     // A run of another phase is no evidence either way: a qa run's `tests`
     // may be another command, and it never ran the implementation's.
-    let stage = validate_file(&full, root, &rules).0.stage;
+    // Read once, validated twice: for its stage, then with the claims of
+    // that stage's run.
+    let shown = shown_path(&full, root);
+    let read = std::fs::read(&full);
+    let validated = |rules: &Rules| match &read {
+        Ok(bytes) => handoff::validate_bytes(&shown, bytes, rules).0,
+        Err(e) => handoff::unreadable(&shown, e, rules),
+    };
+    let stage = validated(&rules).stage;
     let runs = newest_runs(ctx, stage.as_deref());
     if let Some(run) = &runs.of_phase {
         rules.failed_checks = run.failed_checks();
         rules.checked_phase.clone_from(&run.phase);
     }
-    let (report, _) = validate_file(&full, root, &rules);
+    let report = validated(&rules);
     let data = feedback(
         &report,
         &rules.claims,
@@ -314,7 +322,8 @@ fn stamp(ctx: &Context, root: &Path, rules: &Rules, path: &Path, io: &mut Stream
     };
     // The results of the document's own phase: a run of another one did
     // not check what its checkpoints claim, nor was it its attempt.
-    let stage = handoff::validate(&shown_path(&full, root), &text, rules).stage;
+    let shown = shown_path(&full, root);
+    let stage = handoff::validate(&shown, &text, rules).stage;
     let runs = newest_runs(ctx, stage.as_deref());
     let Some(run) = runs.of_phase else {
         let _ = match (&stage, &runs.newest) {
@@ -336,7 +345,7 @@ fn stamp(ctx: &Context, root: &Path, rules: &Rules, path: &Path, io: &mut Stream
         };
         return ExitCode::Usage;
     };
-    let results = run.results_for(&shown_path(&full, root));
+    let results = run.results_for(&shown);
     let edits = match stamp_edits(&text, &results, rules) {
         Ok(edits) => edits,
         Err(reason) => {
@@ -360,7 +369,7 @@ fn stamp(ctx: &Context, root: &Path, rules: &Rules, path: &Path, io: &mut Stream
             return ExitCode::Incomplete;
         }
     }
-    let after = handoff::validate(&shown_path(&full, root), &stamped, rules);
+    let after = handoff::validate(&shown, &stamped, rules);
     let _ = report::handoff::render_stamp(
         &path.display().to_string(),
         &run.run_id,

@@ -224,10 +224,10 @@ fn locate(program: &std::ffi::OsStr, plan: &CheckPlan) -> Result<PathBuf, Termin
 
 /// The command a chain of wrappers runs in the end (`tool a` of `nice
 /// timeout 60 tool a`), or `argv` itself: its status is that command's.
-fn innermost(argv: &[std::ffi::OsString]) -> Vec<std::ffi::OsString> {
-    let mut argv = argv.to_vec();
+fn innermost(argv: &[std::ffi::OsString]) -> std::borrow::Cow<'_, [std::ffi::OsString]> {
+    let mut argv = std::borrow::Cow::Borrowed(argv);
     while let Inside::Command { argv: wrapped, .. } = wrapper::inside(&argv, false) {
-        argv = wrapped.into_owned();
+        argv = std::borrow::Cow::Owned(wrapped.into_owned());
     }
     argv
 }

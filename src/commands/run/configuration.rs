@@ -226,20 +226,25 @@ fn committed_config(root: &Path, to: &str) -> Result<Option<Version>, crate::git
 /// `phasegate.toml` as `bytes` (a staged or committed version, shown as
 /// `name`) with the local overrides, unless the work tree holds the same
 /// and, when `markers` (of the version's tree) are given, the same files
-/// that tell the language.
+/// that tell the language (without them, the work tree's are the
+/// version's).
 fn unless_in_work_tree(
     root: &Path,
     markers: Option<config::RootFiles>,
     name: &str,
     bytes: Vec<u8>,
 ) -> Option<Version> {
-    let here = config::RootFiles::in_dir(root);
     let file_differs =
         std::fs::read(root.join(config::CONFIG_FILE)).map_or(true, |now| now != bytes);
-    let markers = markers.unwrap_or_else(|| here.clone());
-    if !file_differs && markers == here {
+    let same_markers = || {
+        markers
+            .as_ref()
+            .is_none_or(|markers| *markers == config::RootFiles::in_dir(root))
+    };
+    if !file_differs && same_markers() {
         return None;
     }
+    let markers = markers.unwrap_or_else(|| config::RootFiles::in_dir(root));
     Some(Version {
         config: config::load_version(root, &markers, name, bytes),
         file_differs,
