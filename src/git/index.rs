@@ -481,40 +481,46 @@ impl<'a> Scan<'a> {
     fn work(&self) -> Vec<Vec<u8>> {
         use std::sync::atomic::Ordering;
         let mut out = Vec::new();
+        let mut skipped = Vec::new();
         let mut dir = OpenDir::default();
         loop {
             let start = self.next.fetch_add(SLICE, Ordering::Relaxed);
             let Some(part) = self.index.entries.get(start..) else {
-                return out;
+                break;
             };
             for entry in part.iter().take(SLICE) {
                 let fields = self.index.fields(entry);
-                let path = self.index.path(entry);
-                if fields.skips_work_tree() {
-                    // git commits its staged content whatever the work tree
-                    // holds: a file there all the same (a local version kept
-                    // with `--skip-worktree`) has its content compared, as
-                    // git itself does once a sparse checkout finds one.
-                    if self.present(path, &mut dir) {
-                        out.push(path.to_vec());
+                if !fields.in_work_tree() {
+                    if fields.skips_work_tree() {
+                        skipped.push(entry);
                     }
                     continue;
                 }
-                if !fields.in_work_tree() {
-                    continue;
-                }
+                let path = self.index.path(entry);
                 if fields.intent_to_add() || self.differs(&fields, path, &mut dir) {
                     out.push(path.to_vec());
                 }
             }
         }
+        // git commits a skip-worktree file's staged content whatever the
+        // work tree holds: a file there all the same (a local version kept
+        // with `--skip-worktree`) has its content compared, as git itself
+        // does once a sparse checkout finds one. Looked at apart from the
+        // loop above, whose every file this would slow down.
+        for entry in skipped {
+            let path = self.index.path(entry);
+            if self.present(path) {
+                out.push(path.to_vec());
+            }
+        }
+        out
     }
 
     /// Whether the work tree holds something at `path`.
-    fn present(&self, path: &'a [u8], dir: &mut OpenDir<'a>) -> bool {
-        self.dir
-            .as_ref()
-            .is_none_or(|root| dir.stat(root, path).is_ok())
+    fn present(&self, path: &[u8]) -> bool {
+        self.dir.as_ref().is_none_or(|root| {
+            rustix::fs::statat(root, path, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
+        })
     }
 
     fn differs(&self, entry: &Fields, path: &'a [u8], dir: &mut OpenDir<'a>) -> bool {
