@@ -132,6 +132,7 @@ impl Capture {
     fn split_lines(&mut self, bytes: &[u8], chunk_start: u64) {
         // One look at the whole chunk spares every line its own.
         let coloured = memchr::memchr(0x1b, bytes).is_some();
+        let returns = memchr::memchr(b'\r', bytes).is_some();
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', bytes) {
             let piece = &bytes[start..end];
@@ -140,7 +141,7 @@ impl Capture {
                 // The common case: a whole line inside one chunk, parsed in
                 // place without a copy.
                 let at = chunk_start + start as u64..end_offset;
-                Self::parse_line(&mut self.extractor, piece, at, coloured);
+                Self::parse_line(&mut self.extractor, piece, at, coloured, returns);
             } else {
                 self.extend_line(piece);
                 self.flush_line(end_offset);
@@ -151,11 +152,23 @@ impl Capture {
         self.extend_line(&bytes[start..]);
     }
 
-    fn parse_line(extractor: &mut Extractor, line: &[u8], at: Range<u64>, coloured: bool) {
+    /// Parses one line; `coloured` and `returns` say whether its chunk
+    /// holds an escape character and a carriage return at all.
+    fn parse_line(
+        extractor: &mut Extractor,
+        line: &[u8],
+        at: Range<u64>,
+        coloured: bool,
+        returns: bool,
+    ) {
         let cut = |part: &[u8]| -> usize { part.len().min(line_limit(part)) };
-        let Some(line) = crate::diagnostics::shown_part(line, |part| {
-            extractor.wants(&part[..cut(part)], coloured)
-        }) else {
+        let wanted = |part: &[u8]| extractor.wants(&part[..cut(part)], coloured);
+        let shown = if returns {
+            crate::diagnostics::shown_part(line, wanted)
+        } else {
+            wanted(line).then_some(line)
+        };
+        let Some(line) = shown else {
             return;
         };
         let line = &line[..cut(line)];
@@ -183,7 +196,7 @@ impl Capture {
 
     fn flush_line(&mut self, end: u64) {
         let at = self.line_start..end;
-        Self::parse_line(&mut self.extractor, &self.line, at, true);
+        Self::parse_line(&mut self.extractor, &self.line, at, true, true);
         self.line.clear();
         self.line_overflow = false;
     }
