@@ -39,6 +39,10 @@ pub struct Context {
     pub test_panic: Option<String>,
     /// The system's temporary directory (state outside a git repository).
     pub temp_dir: PathBuf,
+    /// The user's cache directory (`XDG_CACHE_HOME`, else `~/.cache`),
+    /// where temporary checkouts go; `None` when neither names an absolute
+    /// directory.
+    pub cache_home: Option<PathBuf>,
     /// The number of CPUs, the default for `--jobs`.
     pub cpus: usize,
     /// `PATH`, where checks' programs are looked up.
@@ -398,6 +402,7 @@ impl Context {
                 .map(|v| escaped(&v)),
             test_panic: var("PHASEGATE_TEST_PANIC"),
             temp_dir: std::env::temp_dir(),
+            cache_home: cache_home(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME")),
             cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             path,
             pause_at: var("PHASEGATE_TEST_PAUSE_AT"),
@@ -437,6 +442,15 @@ impl Context {
     }
 }
 
+/// The user's cache directory as the XDG base directory specification
+/// says: `XDG_CACHE_HOME` when it is absolute (a relative one is to be
+/// ignored), else `$HOME/.cache`.
+fn cache_home(xdg: Option<OsString>, home: Option<OsString>) -> Option<PathBuf> {
+    let absolute = |v: OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    xdg.and_then(absolute)
+        .or_else(|| home.and_then(absolute).map(|home| home.join(".cache")))
+}
+
 /// `value` as text: its UTF-8 as it is, any other byte as `\xNN`.
 fn escaped(value: &std::ffi::OsStr) -> String {
     use std::os::unix::ffi::OsStrExt;
@@ -458,6 +472,25 @@ pub(crate) fn escaped_bytes(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_cache_home_is_an_absolute_xdg_cache_home_else_home_s_cache() {
+        let os = |s: &str| Some(std::ffi::OsString::from(s));
+        assert_eq!(
+            super::cache_home(os("/c"), os("/h")),
+            Some(std::path::PathBuf::from("/c"))
+        );
+        assert_eq!(
+            super::cache_home(os("rel"), os("/h")),
+            Some(std::path::PathBuf::from("/h/.cache"))
+        );
+        assert_eq!(
+            super::cache_home(os(""), os("/h")),
+            Some("/h/.cache".into())
+        );
+        assert_eq!(super::cache_home(None, os("")), None);
+        assert_eq!(super::cache_home(None, os("h")), None);
+    }
+
     use super::*;
 
     fn detect(vars: &[(&str, &str)]) -> Option<CiSelection> {

@@ -728,7 +728,7 @@ mod tests {
         let _held = StateLock::acquire(dir.path(), Duration::ZERO).unwrap();
         let wait = Duration::from_millis(1500);
         let started = Instant::now();
-        let pruning = state::Pruning::start(dir.path(), 1, wait);
+        let pruning = state::Pruning::start(dir.path(), None, 1, wait);
         let (pruned, locked) = lock_after_pruning(dir.path(), Some(pruning), wait);
         let waited = started.elapsed();
         assert!(pruned.is_some_and(|p| p.contains("has held")));

@@ -496,6 +496,7 @@ const GATE_KEYS: &[&str] = &[
     "workflow",
     "jobs",
     "isolation",
+    "snapshot_links",
     "summary",
     "filter",
     "keep_runs",
@@ -953,6 +954,9 @@ impl Validator<'_> {
                     v.choice(node, what, &Isolation::NAMES, Isolation::parse)
                 })
                 .unwrap_or(Isolation::Worktree),
+            snapshot_links: keys
+                .read(self, "snapshot_links", Validator::snapshot_links)
+                .unwrap_or_default(),
             summary: keys
                 .read(self, "summary", |v, node, what| v.count(node, what, 1))
                 .unwrap_or(5),
@@ -973,6 +977,34 @@ impl Validator<'_> {
     fn count(&mut self, node: &Node, what: &str, min: i64) -> Option<usize> {
         let n = self.integer(node, what, min)?;
         Some(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
+    /// `snapshot_links`: paths inside the repository, relative to its
+    /// root, that name no part of git's own (`.git`).
+    fn snapshot_links(&mut self, node: &Node, what: &str) -> Option<Vec<std::path::PathBuf>> {
+        use std::path::Component;
+        let mut links = Vec::new();
+        let mut ok = true;
+        for (value, at) in self.strings(node, what)? {
+            let path = std::path::Path::new(&value);
+            let inside = path
+                .components()
+                .all(|c| matches!(c, Component::CurDir | Component::Normal(_)))
+                && path.components().any(|c| matches!(c, Component::Normal(_)))
+                && !path.components().any(|c| c.as_os_str() == ".git");
+            if inside {
+                links.push(path.components().collect());
+            } else {
+                ok = false;
+                self.error(
+                    &at,
+                    format!("each entry of {what} must be a path inside the repository, relative to its root, not \"{value}\""),
+                    "not a path inside the repository",
+                    Some("name a directory of the work tree the checkout lacks, such as \"node_modules\" or \"web/node_modules\"".to_string()),
+                );
+            }
+        }
+        ok.then_some(links)
     }
 
     /// `escalate_after`: at least 2, and no more runs than the history

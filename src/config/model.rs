@@ -313,6 +313,9 @@ pub struct GateConfig {
     /// Parallel checks; `None` means the number of CPUs.
     pub jobs: Option<usize>,
     pub isolation: Isolation,
+    /// Paths of the work tree (untracked: `node_modules`, `.venv`) linked
+    /// into a temporary checkout, relative to the repository's root.
+    pub snapshot_links: Vec<std::path::PathBuf>,
     /// How many distinct errors the verdict's summary lists.
     pub summary: usize,
     /// The changed-line filter for checks that set none.

@@ -262,13 +262,23 @@ pub fn save(state_dir: &Path, state: &mut State, before_rename: &dyn Fn()) -> io
 pub struct Pruning(std::thread::JoinHandle<io::Result<usize>>);
 
 impl Pruning {
-    /// Starts removing the oldest run directories beyond `keep`, waiting up
-    /// to `wait` for the state lock.
-    pub fn start(state_dir: &Path, keep: usize, wait: std::time::Duration) -> Pruning {
+    /// Starts removing the oldest run directories beyond `keep`, and the
+    /// temporary checkouts of runs that ended (under the state directory,
+    /// and in `snapshots`, the repository's directory of them in the
+    /// user's cache), waiting up to `wait` for the state lock.
+    pub fn start(
+        state_dir: &Path,
+        snapshots: Option<&Path>,
+        keep: usize,
+        wait: std::time::Duration,
+    ) -> Pruning {
         let dir = state_dir.to_path_buf();
+        let snapshots = snapshots.map(Path::to_path_buf);
         Pruning(std::thread::spawn(move || {
             let _lock = super::StateLock::acquire(&dir, wait)?;
-            prune_runs(&dir, keep)
+            prune_runs_with(&dir, snapshots.as_deref(), keep, &|dir| {
+                fs::remove_dir_all(dir)
+            })
         }))
     }
 
@@ -291,12 +301,13 @@ impl Pruning {
 /// stay the oldest, and stopping there would keep every later run from
 /// being pruned, for good. The error names each one left.
 pub fn prune_runs(state_dir: &Path, keep: usize) -> io::Result<usize> {
-    prune_runs_with(state_dir, keep, &|dir| fs::remove_dir_all(dir))
+    prune_runs_with(state_dir, None, keep, &|dir| fs::remove_dir_all(dir))
 }
 
 /// `prune_runs`, removing each directory with `remove`.
 fn prune_runs_with(
     state_dir: &Path,
+    snapshots: Option<&Path>,
     keep: usize,
     remove: &dyn Fn(&Path) -> io::Result<()>,
 ) -> io::Result<usize> {
@@ -331,18 +342,11 @@ fn prune_runs_with(
     }
     // The temporary checkout of a run that was killed (a whole work tree)
     // goes too, once its run has surely ended (never where locks cannot
-    // tell).
-    if let Ok(snapshots) = fs::read_dir(state_dir.join("snapshots")) {
-        for snapshot in snapshots.filter_map(Result::ok).filter(is_run_entry) {
-            let run = super::run_dir::run_state(&runs.join(snapshot.file_name()));
-            if matches!(run, RunState::Gone | RunState::Ended) {
-                // Its checks may still run there, orphaned.
-                crate::runner::stop_recorded_groups(&snapshot_groups(&snapshot.path()));
-                if let Err(e) = remove(&snapshot.path()) {
-                    left.push((snapshot.path(), e));
-                }
-            }
-        }
+    // tell): in the user's cache, and under the state directory, where
+    // one goes that the cache could not take.
+    let legacy = state_dir.join("snapshots");
+    for dir in snapshots.into_iter().chain([legacy.as_path()]) {
+        prune_snapshots(dir, &runs, remove, &mut left);
     }
     if left.is_empty() {
         Ok(removed)
@@ -388,6 +392,89 @@ fn not_removed(left: &[(PathBuf, io::Error)], removed: usize) -> io::Error {
 /// checkout of a killed run finds them.
 pub fn snapshot_groups(dir: &Path) -> PathBuf {
     dir.join(".git").join("groups")
+}
+
+/// Removes the checkouts in `dir` whose runs ended (their directories
+/// under `runs`, or where a checkout's `snapshot_run` names it), after
+/// stopping what still works in them; what cannot be removed is added to
+/// `left`.
+fn prune_snapshots(
+    dir: &Path,
+    runs: &Path,
+    remove: &dyn Fn(&Path) -> io::Result<()>,
+    left: &mut Vec<(PathBuf, io::Error)>,
+) {
+    let Ok(snapshots) = fs::read_dir(dir) else {
+        return;
+    };
+    for snapshot in snapshots.filter_map(Result::ok).filter(is_run_entry) {
+        let path = snapshot.path();
+        let run = fs::read(snapshot_run(&path))
+            .ok()
+            .map(|bytes| {
+                PathBuf::from(
+                    <std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(bytes),
+                )
+            })
+            .filter(|run| run.is_absolute())
+            .unwrap_or_else(|| runs.join(snapshot.file_name()));
+        if matches!(
+            super::run_dir::run_state(&run),
+            RunState::Gone | RunState::Ended
+        ) {
+            // Its checks may still run there, orphaned.
+            crate::runner::stop_recorded_groups(&snapshot_groups(&path));
+            if let Err(e) = remove(&path) {
+                left.push((path, e));
+            }
+        }
+    }
+}
+
+/// The file in the temporary checkout `dir` that names the directory of
+/// the run it belongs to, whose lock says whether that run still goes
+/// (the run's directory may be elsewhere than the state directory that
+/// prunes, when that one could not be written).
+pub fn snapshot_run(dir: &Path) -> PathBuf {
+    dir.join(".git").join("run")
+}
+
+/// Where the temporary checkouts of the repository whose state directory
+/// is `state_dir` (and whose work tree is `root`) go, under the user's
+/// cache directory `cache_home`: outside any `.git` directory, whose
+/// paths tools pass over (jest's file map leaves out every path with a
+/// `/.git/` in it: a checkout there holds no test for it to find). One
+/// directory per repository, named after its work tree's directory and
+/// told apart from others of that name by a hash of its state
+/// directory's path.
+pub fn snapshots_dir(cache_home: &Path, state_dir: &Path, root: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let name: String = root
+        .file_name()
+        .map(|n| String::from_utf8_lossy(n.as_bytes()).into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    // FNV-1a: stable across versions and platforms, unlike std's hasher.
+    let hash = state_dir
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    cache_home
+        .join("phasegate")
+        .join("snapshots")
+        .join(format!("{name}-{hash:016x}"))
 }
 
 /// Whether a directory entry is a run's: a directory itself (never a link
@@ -550,7 +637,7 @@ mod tests {
                 fs::remove_dir_all(d)
             }
         };
-        let error = prune_runs_with(dir.path(), 2, &remove).unwrap_err();
+        let error = prune_runs_with(dir.path(), None, 2, &remove).unwrap_err();
         let message = error.to_string();
         assert!(
             message.contains(&format!("`{}`", stuck.display()))
@@ -566,7 +653,7 @@ mod tests {
         assert_eq!(left, [ids[0], ids[3], ids[4]]);
         // Again, with a newer run: still passed over, the new excess goes.
         fs::create_dir_all(runs.join("20261122T153005Z-1")).unwrap();
-        assert!(prune_runs_with(dir.path(), 2, &remove).is_err());
+        assert!(prune_runs_with(dir.path(), None, 2, &remove).is_err());
         assert!(!runs.join(ids[3]).exists());
         assert!(stuck.exists());
     }

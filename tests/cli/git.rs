@@ -589,7 +589,7 @@ fn ranges_select_the_branch_changes_since_the_merge_base() {
             .contains("files were modified by `docs`: feature.md"),
         "{v:#}"
     );
-    let snapshots = repo.path().join(".git/phasegate/snapshots");
+    let snapshots = repo.snapshots_dir();
     assert!(snapshots
         .read_dir()
         .map_or(true, |mut d| d.next().is_none()));

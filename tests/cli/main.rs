@@ -32,6 +32,7 @@ mod runner_more;
 mod runner_tree;
 mod selection_more;
 mod snapshot_edges;
+mod snapshot_place;
 mod state;
 mod state_more;
 mod verdict;

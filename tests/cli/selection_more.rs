@@ -168,7 +168,7 @@ fn the_checks_of_a_killed_snapshot_run_are_stopped_when_its_checkout_is_removed(
         std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok()
     });
     crate::support::wait_for("the recorded process group", || {
-        let snapshots = repo.path().join(".git/phasegate/snapshots");
+        let snapshots = repo.snapshots_dir();
         std::fs::read_dir(snapshots)
             .ok()?
             .flatten()
@@ -193,8 +193,6 @@ fn the_checks_of_a_killed_snapshot_run_are_stopped_when_its_checkout_is_removed(
     crate::support::wait_for("the killed run's check to be stopped", || {
         crate::support::process_gone(check).then_some(())
     });
-    let left: Vec<_> = std::fs::read_dir(repo.path().join(".git/phasegate/snapshots"))
-        .unwrap()
-        .collect();
+    let left: Vec<_> = std::fs::read_dir(repo.snapshots_dir()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }

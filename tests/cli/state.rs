@@ -581,7 +581,7 @@ fn a_killed_run_s_snapshot_is_pruned_and_a_live_one_is_not() {
     ));
     repo.stage("a.txt", "staged\n");
     // What a killed run left: a checkout, and no run still holding it.
-    let leftover = state(&repo).join("snapshots/20200101T000000Z-1");
+    let leftover = repo.snapshots_dir().join("20200101T000000Z-1");
     std::fs::create_dir_all(&leftover).unwrap();
     std::fs::write(leftover.join("a.txt"), "old\n").unwrap();
 
@@ -592,7 +592,7 @@ fn a_killed_run_s_snapshot_is_pruned_and_a_live_one_is_not() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let snapshots = state(&repo).join("snapshots");
+    let snapshots = repo.snapshots_dir();
     wait_for("the slow run's snapshot", || {
         std::fs::read_dir(&snapshots)
             .unwrap()

@@ -169,6 +169,18 @@ impl TestRepo {
         self.home.path().to_path_buf()
     }
 
+    /// Where this repository's temporary checkouts go: in the test's
+    /// `HOME`'s cache directory.
+    pub fn snapshots_dir(&self) -> PathBuf {
+        let git = std::fs::canonicalize(self.dir.path().join(".git")).unwrap();
+        let root = std::fs::canonicalize(self.dir.path()).unwrap();
+        phasegate::state::snapshots_dir(
+            &self.home.path().join(".cache"),
+            &git.join("phasegate"),
+            &root,
+        )
+    }
+
     /// Writes the test's global git configuration (`GIT_CONFIG_GLOBAL`,
     /// outside `HOME`, so only a reader of that variable finds it).
     pub fn global_git_config(&self, text: &str) -> std::path::PathBuf {

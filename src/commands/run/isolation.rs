@@ -2,6 +2,8 @@
 //! unstaged changes set aside) or a temporary checkout.
 
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use crate::config::{self, Config};
@@ -19,6 +21,8 @@ pub(super) struct Dirs<'a> {
     pub root: &'a Path,
     /// The state directory (shared by linked worktrees).
     pub state: &'a Path,
+    /// Where the repository's temporary checkouts go, in the user's cache.
+    pub snapshots: Option<&'a Path>,
     /// Where this work tree's unstaged changes are set aside.
     pub work_tree_state: &'a Path,
     pub run: &'a RunDir,
@@ -81,8 +85,7 @@ impl Place {
             },
             _ => None,
         };
-        let snapshot_dir = dirs.state.join("snapshots").join(&dirs.run.id);
-        let snapshot = if let Some((commit, why)) = target {
+        let checkout = if let Some((commit, why)) = target {
             let to = mode.to.as_deref().unwrap_or_default();
             let named = if commit.to_string().starts_with(to) {
                 format!("{commit:.10}")
@@ -90,11 +93,20 @@ impl Place {
                 format!("{to} ({commit:.10})")
             };
             notes.push(format!("the checks ran in a checkout of {named}: {why}"));
-            Some(Snapshot::create(root, &snapshot_dir, Some(commit))?)
+            Some(Some(commit))
         } else if staged && config.gate.isolation == config::Isolation::Snapshot {
-            Some(Snapshot::create(root, &snapshot_dir, None)?)
+            Some(None)
         } else {
             None
+        };
+        let snapshot = match checkout {
+            Some(commit) => {
+                let dir = snapshot_dir(dirs, notes);
+                let snapshot = Snapshot::create(root, &dir, &dirs.run.path, commit)?;
+                snapshot.link(root, &config.gate.snapshot_links, notes);
+                Some(snapshot)
+            }
+            None => None,
         };
         Ok(Place {
             in_work_tree: (staged || protect_at_head) && snapshot.is_none(),
@@ -307,13 +319,22 @@ struct Snapshot {
 }
 
 impl Snapshot {
-    /// A checkout in `dir` of `commit`, or of the index when `None`.
+    /// A checkout in `dir` of `commit`, or of the index when `None`, for
+    /// the run whose directory is `run`.
     fn create(
         root: &Path,
         dir: &Path,
+        run: &Path,
         commit: Option<git2::Oid>,
     ) -> Result<Snapshot, VerdictError> {
-        std::fs::create_dir_all(dir).map_err(|e| {
+        // Named first, so that whatever of it a killed run leaves is
+        // removed once that run is over, wherever its directory is.
+        let marker = crate::state::snapshot_run(dir);
+        let made = marker
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&marker, run.as_os_str().as_bytes()));
+        made.map_err(|e| {
             crate::commands::internal_message(format!(
                 "failed to create the snapshot `{}`: {e}",
                 dir.display()
@@ -331,6 +352,71 @@ impl Snapshot {
                 let _ = std::fs::remove_dir_all(&dir);
                 Err(crate::commands::internal_error(&e))
             }
+        }
+    }
+}
+
+impl Snapshot {
+    /// Links each of `links` (paths of the work tree the checkout does not
+    /// have: `node_modules`, `.venv`) into the checkout, so its checks find
+    /// what they were installed with. A path the checkout holds itself (a
+    /// tracked one) is left as checked out, with a note; one the work tree
+    /// does not have is passed over.
+    fn link(&self, root: &Path, links: &[PathBuf], notes: &mut Vec<String>) {
+        for link in links {
+            let source = root.join(link);
+            let target = self.dir.join(link);
+            if std::fs::symlink_metadata(&source).is_err() {
+                continue;
+            }
+            if std::fs::symlink_metadata(&target).is_ok() {
+                notes.push(format!(
+                    "`{}` of `snapshot_links` is in the checkout itself (it is tracked): the checks saw what is staged there, not a link to the work tree's",
+                    link.display()
+                ));
+                continue;
+            }
+            let linked = target
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::os::unix::fs::symlink(&source, &target));
+            if let Err(e) = linked {
+                notes.push(format!(
+                    "failed to link `{}` of `snapshot_links` into the checkout: {e}",
+                    link.display()
+                ));
+            }
+        }
+    }
+}
+
+/// The directory for this run's temporary checkout: in the user's cache,
+/// or, when that cannot be made, under the state directory, with a note
+/// (tools that pass over paths inside `.git`, as jest does, find nothing
+/// there).
+fn snapshot_dir(dirs: &Dirs<'_>, notes: &mut Vec<String>) -> PathBuf {
+    let fallback = dirs.state.join("snapshots");
+    let Some(parent) = dirs.snapshots else {
+        notes.push(format!(
+            "the checkout is under `{}`: neither XDG_CACHE_HOME nor HOME names a cache directory; tools that pass over paths inside `.git` (jest) find no files there",
+            fallback.display()
+        ));
+        return fallback.join(&dirs.run.id);
+    };
+    // Only the user may look inside: the checkout holds the staged files.
+    let made = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(parent);
+    match made {
+        Ok(()) => parent.join(&dirs.run.id),
+        Err(e) => {
+            notes.push(format!(
+                "the checkout is under `{}`: `{}` could not be made ({e}); tools that pass over paths inside `.git` (jest) find no files there",
+                fallback.display(),
+                parent.display()
+            ));
+            fallback.join(&dirs.run.id)
         }
     }
 }

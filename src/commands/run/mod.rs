@@ -246,8 +246,18 @@ fn run_gate(
                 .collect();
             Stop::Phase(config.gate.profile, error, reports)
         })?;
-    let (run_dir, pruning) = create_run_dir(ctx, &ws.state_dir, &config, &mut notes)
-        .map_err(|error| Stop::Error(settings.profile, error))?;
+    let snapshots = ctx
+        .cache_home
+        .as_deref()
+        .map(|cache| state::snapshots_dir(cache, &ws.state_dir, root));
+    let (run_dir, pruning) = create_run_dir(
+        ctx,
+        &ws.state_dir,
+        snapshots.as_deref(),
+        &config,
+        &mut notes,
+    )
+    .map_err(|error| Stop::Error(settings.profile, error))?;
 
     let phase_specs: Vec<&config::CheckSpec> = config
         .checks_for(&settings.phase, settings.workflow.as_deref())
@@ -262,6 +272,7 @@ fn run_gate(
     let dirs = isolation::Dirs {
         root,
         state: &ws.state_dir,
+        snapshots: snapshots.as_deref(),
         work_tree_state: &ws.work_tree_state,
         run: &run_dir,
     };
@@ -572,13 +583,14 @@ fn recover_killed(
 fn create_run_dir(
     ctx: &Context,
     state_dir: &Path,
+    snapshots: Option<&Path>,
     config: &Config,
     notes: &mut Vec<String>,
 ) -> Result<(RunDir, state::Pruning), VerdictError> {
     let keep = config.gate.keep_runs;
     let wait = super::record::LOCK_WAIT;
     let e = match RunDir::create(state_dir, SystemTime::now(), std::process::id()) {
-        Ok(dir) => return Ok((dir, state::Pruning::start(state_dir, keep, wait))),
+        Ok(dir) => return Ok((dir, state::Pruning::start(state_dir, snapshots, keep, wait))),
         Err(e) => e,
     };
     let uid = rustix::process::getuid().as_raw();
@@ -612,7 +624,7 @@ fn create_run_dir(
                     shared.display()
                 ),
             });
-            Ok((dir, state::Pruning::start(&fallback, keep, wait)))
+            Ok((dir, state::Pruning::start(&fallback, snapshots, keep, wait)))
         }
         Err(e2) => Err(super::internal_message(format!(
             "failed to create a run directory under `{}` ({e}) or `{}` ({e2})",
@@ -746,8 +758,9 @@ fn configuration_notes(
 /// Each check's plan in `check_root`, or why it does not run. Checks run
 /// without git's repository variables; only a repository they could not
 /// find from the work tree is named for them. The index git named (its
-/// temporary one, for `git commit -a`) is passed under a name of
-/// phasegate's, for a check that asks git about what is staged:
+/// temporary one, for `git commit -a`; the checkout's own in a temporary
+/// checkout) is passed under a name of phasegate's, for a check that asks
+/// git about what is staged:
 /// `GIT_INDEX_FILE=$PHASEGATE_GIT_INDEX_FILE git diff --cached`. These go
 /// first, so a check's own `env` still wins.
 fn plan_checks(
@@ -760,9 +773,16 @@ fn plan_checks(
 ) -> Vec<Result<runner::CheckPlan, gate::SkipReason>> {
     let mut git_env = crate::git::repository_env_for_checks(root, check_root);
     if let Some(index) = &ctx.index_file {
+        // A temporary checkout holds what that index holds, in an index of
+        // its own: the one that goes with the checkout's files.
+        let index = if check_root == root {
+            index.clone()
+        } else {
+            check_root.join(".git").join("index")
+        };
         git_env.push((
             "PHASEGATE_GIT_INDEX_FILE".to_string(),
-            index.clone().into_os_string(),
+            index.into_os_string(),
         ));
     }
     specs
