@@ -120,6 +120,12 @@ impl Locator<'_> {
         let info = error.info();
         let pos = self.at(error.marker());
         let reported = self.byte(error.marker().index());
+        if let Some(body) = body_start(self.fm.yaml, reported) {
+            return YamlError {
+                pos: self.at_byte(body),
+                message: "the frontmatter is not closed before the document's text: add a `---` line after the last field, above this line".to_string(),
+            };
+        }
         let Some(rule) = TabRule::of(info) else {
             let message = match advice(info, self.fm.yaml, reported) {
                 Some(advice) => format!("the frontmatter is not valid YAML: {info}: {advice}"),
@@ -152,6 +158,37 @@ impl Locator<'_> {
             len: 1,
         }
     }
+}
+
+/// Where the Markdown of a document whose frontmatter was never closed
+/// starts inside what was read as its frontmatter (up to a `---` in the
+/// body): the first line at or before byte `reported` (the syntax error)
+/// that follows a blank line and reads as text, not YAML: a heading
+/// (`# Title` and a blank line, which YAML takes for a comment) or a line
+/// with no `:` that is neither indented nor a `- ` item. A frontmatter's own comments and
+/// fields never make the error, so they are not mistaken for text.
+fn body_start(yaml: &str, reported: usize) -> Option<usize> {
+    let mut lines = Vec::new();
+    let mut offset = 0;
+    for line in yaml.split_inclusive('\n') {
+        lines.push((offset, line.trim_end()));
+        offset += line.len();
+    }
+    let blank = |n: usize| lines.get(n).is_none_or(|(_, text)| text.is_empty());
+    (1..lines.len())
+        .take_while(|&n| lines[n].0 <= reported)
+        .find(|&n| {
+            let text = lines[n].1;
+            let hashes = text.len() - text.trim_start_matches('#').len();
+            // A heading stands between blank lines; a comment sits among
+            // the fields.
+            let heading =
+                (1..=6).contains(&hashes) && text[hashes..].starts_with(' ') && blank(n + 1);
+            let prose =
+                !text.is_empty() && !text.starts_with([' ', '\t', '-', '#']) && !text.contains(':');
+            blank(n - 1) && (heading || prose)
+        })
+        .map(|n| lines[n].0)
 }
 
 /// What to do about a syntax error saphyr reports as `info` at byte
@@ -691,6 +728,32 @@ mod tests {
         assert!(dups[0].message.contains("first on line 2"));
         let error = parse(&extract("---\nid: [unclosed\n---\n").unwrap()).unwrap_err();
         assert!(error.pos.line >= 2, "{error:?}");
+    }
+
+    #[test]
+    fn a_body_read_as_frontmatter_for_a_missing_closing_line_is_said_to_be_so() {
+        // The `---` of the body closed what the author never closed.
+        for (doc, line) in [
+            (
+                "---\nid: F1\nstage: qa\n\n# Login\n\nIt works.\n\n---\nmore\n",
+                5,
+            ),
+            ("---\nid: F1\n\nIt works.\nStill text\n---\n", 4),
+        ] {
+            let error = parse(&extract(doc).unwrap()).unwrap_err();
+            assert!(
+                error
+                    .message
+                    .contains("is not closed before the document's text"),
+                "{doc:?}: {error:?}"
+            );
+            assert_eq!((error.pos.line, error.pos.column), (line, 1), "{doc:?}");
+        }
+        // A comment among the fields, and a mistake in a field, are not text.
+        let error =
+            parse(&extract("---\nid: F1\n\n# owner\nstage qa\n---\n").unwrap()).unwrap_err();
+        assert!(!error.message.contains("document's text"), "{error:?}");
+        assert!(parse(&extract("---\nid: F1\n\n# owner\nstage: qa\n---\n").unwrap()).is_ok());
     }
 
     #[test]
