@@ -159,7 +159,8 @@ fn request(
 /// branch is, as it is when the remote's commit shares no history with it
 /// here (a force push of a new history, or a shallow clone). The notes say
 /// so. Each selection comes with the local ref it checks; refs that check
-/// the same commits come once, with all their names.
+/// the same commits come once, with all their names. An annotated tag
+/// is taken for the commit it points at.
 fn pushed_ranges(
     input: impl BufRead,
     pushed: &Pushed<'_>,
@@ -205,6 +206,18 @@ fn pushed_ranges(
                 continue;
             }
         }
+        // An annotated tag is named by its tag object: what is checked,
+        // reported and recorded is the commit it points at.
+        let local = commit(local).unwrap_or_else(|| (*local).to_string());
+        let remote_kind = if crate::git::is_zero_id(remote) {
+            None
+        } else {
+            kind(remote)
+        };
+        let remote = match remote_kind {
+            Some(_) => commit(remote).unwrap_or_else(|| (*remote).to_string()),
+            None => (*remote).to_string(),
+        };
         let new_branch = |local: &str| match base(local) {
             Some(from) => SelectionRequest::Range {
                 from,
@@ -212,22 +225,22 @@ fn pushed_ranges(
             },
             None => SelectionRequest::AllOf(local.to_string()),
         };
-        let selection = if crate::git::is_zero_id(remote) {
-            new_branch(local)
-        } else if kind(remote).is_none() {
+        let selection = if crate::git::is_zero_id(&remote) {
+            new_branch(&local)
+        } else if remote_kind.is_none() {
             notes.push(format!(
                 "`{remote_ref}` is at {remote} on the remote, a commit that was never fetched here: {local} is checked as a new branch"
             ));
-            new_branch(local)
-        } else if !related(remote, local) {
+            new_branch(&local)
+        } else if !related(&remote, &local) {
             notes.push(format!(
                 "`{remote_ref}` is at {remote} on the remote, a commit that shares no history with {local} here (a force push of a new history, or a shallow clone): {local} is checked as a new branch"
             ));
-            new_branch(local)
+            new_branch(&local)
         } else {
             SelectionRequest::Range {
-                from: (*remote).to_string(),
-                to: (*local).to_string(),
+                from: remote,
+                to: local,
             }
         };
         selections.push((selection, Some((*local_ref).to_string())));

@@ -157,8 +157,18 @@ pub fn escalate_repeats(
         .collect();
     verdict.status = Status::Blocked;
     verdict.next = Next::Escalate;
+    // A push's refs are checked in runs of their own, and count once.
+    let pushed = verdict
+        .selection
+        .as_ref()
+        .is_some_and(|s| s.pushed_ref.is_some());
+    let tries = if pushed {
+        "attempts in a row (one `git push` is one, whatever refs it sends)"
+    } else {
+        "runs in a row"
+    };
     let note = format!(
-        "the same {} error(s) failed {streak} runs in a row: a person is needed. They keep coming back: {}",
+        "the same {} error(s) failed {streak} {tries}: a person is needed. They keep coming back: {}",
         current.len(),
         lines.join("; ")
     );

@@ -951,23 +951,18 @@ pub fn pushed_base(root: &Path, spec: &str, remote: Option<&str>) -> Option<Stri
     let mut walk = repo.revwalk().ok()?;
     walk.push(commit.id()).ok()?;
     let tracking: Vec<git2::Oid> = {
-        let of = |glob: &str| -> Vec<git2::Oid> {
-            repo.references_glob(glob)
-                .map(|refs| {
-                    refs.flatten()
-                        .filter_map(|r| r.peel_to_commit().ok().map(|c| c.id()))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
         let config = repo.config().ok()?.snapshot().ok()?;
         let names = repo.remotes().ok()?;
+        let names: Vec<&str> = names
+            .iter()
+            .filter_map(|name| name.ok().flatten())
+            .collect();
         // The remotes a push reaches: the one it names, or those whose
         // URL it names.
         let reached: Vec<&str> = names
             .iter()
-            .filter_map(|name| name.ok().flatten())
-            .filter(|name: &&str| {
+            .copied()
+            .filter(|name| {
                 remote.is_some_and(|r: &str| {
                     *name == r
                         || ["url", "pushurl"].iter().any(|key| {
@@ -978,10 +973,32 @@ pub fn pushed_base(root: &Path, spec: &str, remote: Option<&str>) -> Option<Stri
                 })
             })
             .collect();
-        reached
-            .iter()
-            .flat_map(|r| of(&format!("refs/remotes/{r}/*")))
-            .collect()
+        let under = |name: &str| format!("refs/remotes/{name}/");
+        // A remote's name may hold a `/`: `refs/remotes/team/origin/main`
+        // is the remote `team/origin`'s, not a branch `origin/main` of the
+        // remote `team`, whose refs would otherwise say it has commits it
+        // may never have seen.
+        let of = |reached: &str| -> Vec<git2::Oid> {
+            let prefix = under(reached);
+            let others: Vec<String> = names
+                .iter()
+                .map(|other| under(other))
+                .filter(|other| other.len() > prefix.len() && other.starts_with(&prefix))
+                .collect();
+            repo.references()
+                .map(|refs| {
+                    refs.flatten()
+                        .filter(|r| {
+                            let name = r.name_bytes();
+                            name.starts_with(prefix.as_bytes())
+                                && !others.iter().any(|o| name.starts_with(o.as_bytes()))
+                        })
+                        .filter_map(|r| r.peel_to_commit().ok().map(|c| c.id()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        reached.iter().flat_map(|r| of(r)).collect()
     };
     if tracking.is_empty() {
         return None;

@@ -22,6 +22,7 @@ mod hooks;
 mod install_more;
 mod parsers_more;
 mod policy;
+mod prepush;
 mod protect_edges;
 mod report_edges;
 mod reports;

@@ -1,0 +1,220 @@
+//! Integration tests: prepush. A real `git push` to a real bare repository,
+//! through the installed pre-push hook.
+
+use crate::support::{output, Run, TestRepo, BIN};
+
+/// `git ARGS` with the hook finding the phasegate under test.
+fn git_pushing(repo: &TestRepo, args: &[&str]) -> Run {
+    output(
+        &repo
+            .command("git")
+            .args(args)
+            .env("PHASEGATE_BIN", BIN)
+            .output()
+            .unwrap(),
+    )
+}
+
+/// All a push printed, the hook's reports among it (git shows a hook's
+/// standard output on its own standard error).
+fn said(run: &Run) -> String {
+    format!("{}{}", run.stdout, run.stderr)
+}
+
+/// A gate that fails on any selected Markdown file holding `TODO`, naming
+/// it.
+const NO_TODO: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], shell = true, command = \"! grep -H TODO {files}\" } ]\n";
+
+/// A repository with `phasegate.toml` (`NO_TODO`) and `a.md` committed on
+/// `main`, pushed to a bare `origin`, with the pre-push hook installed.
+fn pushed_repo() -> (TestRepo, TestRepo) {
+    let repo = TestRepo::new();
+    repo.config(NO_TODO);
+    repo.write("a.md", "# a\n");
+    repo.commit_all("one");
+    let remote = repo.bare_origin();
+    repo.git(&["push", "-q", "origin", "main"]);
+    let installed = repo.phasegate(&["install", "--hook", "pre-push"]);
+    assert_eq!(installed.code, 0, "{installed:?}");
+    (repo, remote)
+}
+
+/// The commit `spec` names in `repo`, in full.
+fn id(repo: &TestRepo, spec: &str) -> String {
+    repo.git(&["rev-parse", spec]).trim().to_string()
+}
+
+/// Whether `remote` has `name`.
+fn has(remote: &TestRepo, name: &str) -> bool {
+    remote
+        .command("git")
+        .args(["rev-parse", "--verify", "-q", name])
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+/// The verdicts of the runs recorded in `repo`, oldest first.
+fn recorded_verdicts(repo: &TestRepo) -> Vec<serde_json::Value> {
+    let runs = repo.path().join(".git/phasegate/runs");
+    // None before the first run.
+    let Ok(entries) = std::fs::read_dir(runs) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<_> = entries.map(|entry| entry.unwrap().path()).collect();
+    dirs.sort();
+    dirs.iter()
+        .map(|dir| {
+            serde_json::from_slice(&std::fs::read(dir.join("verdict.json")).unwrap()).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn an_orphan_branch_is_judged_by_its_own_files_and_gate() {
+    let (repo, remote) = pushed_repo();
+    // The work tree's gate would fail anything; the orphan's own passes
+    // what it holds, unless one of its files breaks its rule.
+    repo.git(&["checkout", "-q", "--orphan", "site"]);
+    repo.git(&["rm", "-rfq", "."]);
+    repo.config(NO_TODO);
+    repo.write("index.md", "# site TODO\n");
+    repo.commit_all("site");
+    repo.write("more.md", "# more\n");
+    repo.commit_all("more");
+    repo.git(&["checkout", "-q", "main"]);
+    repo.config("[phases.implementation]\nchecks = [ { name = \"worktree\", shell = true, command = \"false\" } ]\n");
+
+    let refused = git_pushing(&repo, &["push", "-q", "origin", "site"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(
+        said(&refused).contains("index.md:# site TODO") && !said(&refused).contains("worktree"),
+        "every file of the orphan, by its gate: {refused:?}"
+    );
+    assert!(!has(&remote, "site"));
+
+    repo.git(&["checkout", "-q", "site"]);
+    // The work tree's uncommitted gate came along: it is not committed.
+    repo.write("index.md", "# site\n");
+    repo.git(&["commit", "-qm", "fixed", "index.md"]);
+    repo.git(&["checkout", "-q", "main"]);
+    let pushed = git_pushing(&repo, &["push", "-q", "origin", "site"]);
+    assert_eq!(pushed.code, 0, "{pushed:?}");
+    assert!(has(&remote, "site"));
+}
+
+#[test]
+fn a_remote_named_with_a_slash_is_not_described_by_another_remotes_refs() {
+    let (repo, _origin) = pushed_repo();
+    // `team/origin` has `topic` whole; `team`, an empty remote never
+    // fetched, has nothing of it. `refs/remotes/team/origin/topic` is
+    // `team/origin`'s, not a branch `origin/topic` of `team`.
+    let team_origin = TestRepo::bare();
+    let team = TestRepo::bare();
+    repo.git(&[
+        "remote",
+        "add",
+        "team/origin",
+        &team_origin.path().to_string_lossy(),
+    ]);
+    repo.git(&["remote", "add", "team", &team.path().to_string_lossy()]);
+    repo.git(&["checkout", "-qb", "topic"]);
+    repo.write("b.md", "# b TODO\n");
+    repo.commit_all("b");
+    repo.git(&["push", "-q", "--no-verify", "team/origin", "topic"]);
+    assert!(!repo
+        .git(&["show-ref", "refs/remotes/team/origin/topic"])
+        .is_empty());
+
+    let refused = git_pushing(&repo, &["push", "-q", "team", "topic"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(said(&refused).contains("b.md:# b TODO"), "{refused:?}");
+    assert!(!has(&team, "topic"));
+
+    // The remote `team/origin` itself still describes what it has.
+    repo.write("c.md", "# c\n");
+    repo.commit_all("c");
+    let pushed = git_pushing(&repo, &["push", "-q", "team/origin", "topic"]);
+    assert_eq!(pushed.code, 0, "only what `team/origin` lacks: {pushed:?}");
+}
+
+#[test]
+fn an_annotated_tag_is_named_by_its_commit() {
+    let (repo, remote) = pushed_repo();
+    repo.write("b.md", "# b\n");
+    repo.commit_all("b");
+    repo.git(&["tag", "-a", "v1", "-m", "release one"]);
+    let tag = id(&repo, "v1");
+    let commit = id(&repo, "v1^{commit}");
+    assert_ne!(tag, commit);
+
+    let pushed = git_pushing(&repo, &["push", "origin", "v1"]);
+    assert_eq!(pushed.code, 0, "{pushed:?}");
+    assert!(has(&remote, "v1"));
+    assert!(
+        !said(&pushed).contains(&tag[..10]) && said(&pushed).contains(&commit[..10]),
+        "the report names the commit checked, not the tag object: {pushed:?}"
+    );
+    let verdicts = recorded_verdicts(&repo);
+    let selection = &verdicts.last().unwrap()["selection"];
+    assert_eq!(selection["to"], commit.as_str(), "{selection:#}");
+    assert_eq!(selection["to_commit"], commit.as_str(), "{selection:#}");
+    assert_eq!(selection["pushed_ref"], "refs/tags/v1", "{selection:#}");
+}
+
+#[test]
+fn escalation_after_repeated_failing_pushes_counts_attempts_not_runs() {
+    let (repo, _remote) = pushed_repo();
+    // A tag on one new commit and the branch on the next, both failing
+    // alike: two runs a push.
+    repo.write("a.md", "# a TODO\n");
+    repo.commit_all("two");
+    repo.git(&["tag", "v1"]);
+    repo.write("b.md", "# b\n");
+    repo.commit_all("three");
+    let mut last = None;
+    for _ in 0..3 {
+        last = Some(git_pushing(&repo, &["push", "origin", "main", "v1"]));
+    }
+    let third = last.unwrap();
+    assert_ne!(third.code, 0, "{third:?}");
+    assert!(said(&third).contains("a person is needed"), "{third:?}");
+    // Six runs, three pushes: the note does not say "3 runs".
+    assert!(
+        !said(&third).contains("3 runs in a row") && said(&third).contains("3 attempts in a row"),
+        "{third:?}"
+    );
+}
+
+#[test]
+fn a_push_that_deletes_a_branch_checks_nothing_for_it() {
+    let (repo, remote) = pushed_repo();
+    // On the remote, a branch whose files break the rule.
+    repo.git(&["checkout", "-qb", "old"]);
+    repo.write("old.md", "# old TODO\n");
+    repo.commit_all("old");
+    repo.git(&["push", "-q", "--no-verify", "origin", "old"]);
+    repo.git(&["checkout", "-q", "main"]);
+    assert!(has(&remote, "old"));
+    let runs_before = recorded_verdicts(&repo).len();
+
+    let deleted = git_pushing(&repo, &["push", "-q", "origin", ":old"]);
+    assert_eq!(deleted.code, 0, "{deleted:?}");
+    assert!(!has(&remote, "old"));
+    assert_eq!(recorded_verdicts(&repo).len(), runs_before, "nothing ran");
+
+    // A deletion beside an update: only the update is checked.
+    repo.git(&["push", "-q", "--no-verify", "origin", "old"]);
+    repo.write("b.md", "# b\n");
+    repo.commit_all("b");
+    let pushed = git_pushing(&repo, &["push", "origin", "main", ":old"]);
+    assert_eq!(pushed.code, 0, "{pushed:?}");
+    assert!(!has(&remote, "old"));
+    let verdicts = recorded_verdicts(&repo);
+    assert_eq!(verdicts.len(), runs_before + 1, "{pushed:?}");
+    assert_eq!(
+        verdicts.last().unwrap()["selection"]["pushed_ref"],
+        "refs/heads/main"
+    );
+}
