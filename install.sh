@@ -2,16 +2,36 @@
 # Builds and installs phasegate with cargo, then, when given a repository,
 # runs it there:  ./install.sh [PATH-TO-REPOSITORY]
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
+# With CDPATH set, `cd` prints where it went, which would end up in `here`.
+here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
+# Cargo.toml's rust-version.
+needed=85
+if ! version=$(cargo --version 2>/dev/null); then
+  echo "error: cargo is not installed or not on PATH: install Rust (https://rustup.rs), then run this script again" >&2
+  exit 1
+fi
+minor=$(echo "$version" | sed -n 's/^cargo 1\.\([0-9][0-9]*\)\..*/\1/p')
+if [ -n "$minor" ] && [ "$minor" -lt "$needed" ]; then
+  echo "error: phasegate needs Rust 1.$needed or newer, and this is $version: run \`rustup update\` (or install a newer Rust), then run this script again" >&2
+  exit 1
+fi
 echo "building phasegate with cargo (the first build takes a few minutes)..."
 cargo install --path "$here" --locked --quiet
 bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin/phasegate"
+# cargo's own configuration can name another place (`install.root`).
+if [ ! -x "$bin" ]; then
+  bin=$(command -v phasegate) || {
+    echo "error: cargo installed phasegate, but not in $(dirname "$bin") nor anywhere on PATH: add the \`bin\` directory of the \`install.root\` your cargo configuration names to your PATH" >&2
+    exit 1
+  }
+fi
 echo "installed $bin ($("$bin" --version))"
 case ":$PATH:" in
   *":$(dirname "$bin"):"*) ;;
   *) echo "note: add $(dirname "$bin") to your PATH to call \`phasegate\` by name" ;;
 esac
+echo "next: run \`phasegate install\` in a repository to gate its commits with the git pre-commit hook"
 if [ "$#" -gt 0 ]; then
-  cd "$1"
+  cd -- "$1"
   exec "$bin" run
 fi

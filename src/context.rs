@@ -47,6 +47,9 @@ pub struct Context {
     pub cpus: usize,
     /// `PATH`, where checks' programs are looked up.
     pub path: Option<OsString>,
+    /// This phasegate's own executable, which an installed hook runs when
+    /// no phasegate is on the `PATH` git gives it.
+    pub exe: Option<PathBuf>,
     /// `PHASEGATE_TEST_PAUSE_AT=<step>`: a hidden switch that makes
     /// phasegate stop at a step of the unstaged-change protection, so a test
     /// can kill it there.
@@ -405,6 +408,7 @@ impl Context {
             cache_home: cache_home(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME")),
             cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             path,
+            exe: std::env::current_exe().ok(),
             pause_at: var("PHASEGATE_TEST_PAUSE_AT"),
             ci_selection: ci_selection(&var),
             ci_target_checkout: ci_target_checkout(&var),

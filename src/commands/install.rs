@@ -18,6 +18,7 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
     let options = InstallOptions {
         force: args.force,
         fail_closed: args.fail_closed,
+        installed: ctx.exe.clone(),
     };
     if let Some(scope) = git::shared_hooks_scope(&ctx.cwd) {
         let _ = writeln!(

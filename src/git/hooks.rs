@@ -27,18 +27,20 @@ pub enum HookKind {
 /// `hooks/` held then), as git blob ids: upgrading phasegate and installing
 /// again replaces them as phasegate's own. `fixtures/hooks/` has the first
 /// of each.
-const EARLIER_PRE_COMMIT: [&str; 4] = [
+const EARLIER_PRE_COMMIT: [&str; 5] = [
     "cc7a7d567e21bd1ff011db792671a84255fcf545",
     "27d05406281caceda4bb7feabece429fc4766281",
     "bfc3dcac6d020a5abcb1b8db851497d02bd6d690",
     "8c634c55633a610918eeb4cc37562b50d7da77c1",
+    "0065deb6b192244b67331e9245239749aac489c1",
 ];
-const EARLIER_PRE_PUSH: [&str; 5] = [
+const EARLIER_PRE_PUSH: [&str; 6] = [
     "1d65b971d29eea6631119c7da84ca8e53abe61d0",
     "4aba38bd4c040808896414aa30e48aa31f538860",
     "8653c4f591178af641766deeba54f0d785485b69",
     "09a864f23ec809918171ef4434dcd44bc5b1123c",
     "275c86deb86533a11df45580d478e7d5b239a3c2",
+    "48d77841c9cf88261e5371afb2066f203bb378d4",
 ];
 
 impl HookKind {
@@ -65,9 +67,6 @@ impl HookKind {
     /// phasegate writes for this hook, as it wrote it: an install replaces
     /// such a hook without keeping it as someone's edit.
     fn written_unchanged(self, text: &str) -> bool {
-        if text == self.script(false) || text == self.script(true) {
-            return true;
-        }
         let template = ["0", "1"].iter().fold(text.to_string(), |text, value| {
             text.replacen(
                 &format!("\nfail_closed={value}\n"),
@@ -75,19 +74,26 @@ impl HookKind {
                 1,
             )
         });
-        let (template, earlier) = match self {
-            HookKind::PreCommit => (template, &EARLIER_PRE_COMMIT[..]),
+        let template = without_installed(&template);
+        let (template, current, earlier) = match self {
+            HookKind::PreCommit => (template, PRE_COMMIT, &EARLIER_PRE_COMMIT[..]),
             HookKind::PreMergeCommit => (
                 template.replacen("\nhook=pre-merge-commit\n", "\nhook=pre-commit\n", 1),
+                PRE_COMMIT,
                 &EARLIER_PRE_COMMIT[..],
             ),
-            HookKind::PrePush => (template, &EARLIER_PRE_PUSH[..]),
+            HookKind::PrePush => (template, PRE_PUSH, &EARLIER_PRE_PUSH[..]),
         };
+        if template == current {
+            return true;
+        }
         git2::Oid::hash_object(git2::ObjectType::Blob, template.as_bytes())
             .is_ok_and(|id| earlier.contains(&id.to_string().as_str()))
     }
 
-    fn script(self, fail_closed: bool) -> String {
+    /// The script for this hook; `installed` is the phasegate it runs
+    /// when none is on `PATH` (none: only the one on `PATH`).
+    fn script(self, fail_closed: bool, installed: Option<&Path>) -> String {
         let template = match self {
             HookKind::PreCommit => PRE_COMMIT.to_string(),
             // The pre-commit script, under its own name.
@@ -96,17 +102,48 @@ impl HookKind {
             }
             HookKind::PrePush => PRE_PUSH.to_string(),
         };
-        template.replace("@FAIL_CLOSED@", if fail_closed { "1" } else { "0" })
+        template
+            .replace("@FAIL_CLOSED@", if fail_closed { "1" } else { "0" })
+            .replacen(
+                "\ninstalled=@INSTALLED@\n",
+                &format!("\ninstalled={}\n", shell_quoted(installed)),
+                1,
+            )
     }
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+/// `path` as one word of a shell script, single-quoted; empty when there
+/// is none, or when it can not be one line of the script (not UTF-8, or
+/// holding a newline), which only costs the fallback.
+fn shell_quoted(path: Option<&Path>) -> String {
+    path.and_then(Path::to_str)
+        .filter(|path| !path.contains('\n'))
+        .map(|path| format!("'{}'", path.replace('\'', r"'\''")))
+        .unwrap_or_default()
+}
+
+/// The script `text` with the phasegate it falls back to taken out (put
+/// back as the template has it): which one that is depends on the install
+/// that wrote it, not on the script.
+fn without_installed(text: &str) -> String {
+    let Some(start) = text.find("\ninstalled=") else {
+        return text.to_string();
+    };
+    let value = start + "\ninstalled=".len();
+    let end = text[value..].find('\n').map_or(text.len(), |n| value + n);
+    format!("{}@INSTALLED@{}", &text[..value], &text[end..])
+}
+
+#[derive(Debug, Clone, Default)]
 pub struct InstallOptions {
     /// Replace a hook kept from an earlier install (it is backed up).
     pub force: bool,
     /// When phasegate is missing, the hook stops the commit instead of
     /// letting it through with a warning.
     pub fail_closed: bool,
+    /// The phasegate the hook runs when none is on `PATH` (the one
+    /// installing it): a git GUI's `PATH` often lacks `~/.cargo/bin`.
+    pub installed: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -443,7 +480,14 @@ pub fn install(
     let location = hooks_location(repo_dir)?;
     prepare_dir(&location)?;
     let path = location.dir.join(kind.name());
-    let script = kind.script(options.fail_closed);
+    let is_tracked = tracked(repo_dir, &path);
+    // A hook the repository tracks, or can, is everyone's: the path of one
+    // person's phasegate has no place in it.
+    let installed = options
+        .installed
+        .as_deref()
+        .filter(|_| !shareable(repo_dir, &path));
+    let script = kind.script(options.fail_closed, installed);
     if let Some(before) = ours(&path) {
         let runs = fs::metadata(&path).is_ok_and(|meta| meta.permissions().mode() & 0o111 != 0);
         if before == script && runs {
@@ -465,6 +509,10 @@ pub fn install(
             _ if before == script => None,
             (true, false) => Some(format!("it was fail-closed and now lets {gated} through when phasegate is not installed (install --fail-closed to keep it closed)")),
             (false, true) => Some(format!("it is fail-closed now: {gated} stop when phasegate is not installed")),
+            _ if edited.is_none() && without_installed(&before) == without_installed(&script) => Some(match installed {
+                Some(installed) => format!("when no phasegate is on PATH, it runs `{}`", installed.display()),
+                None => "it runs only a phasegate on PATH".to_string(),
+            }),
             _ if edited.is_none() => Some("its script was updated to this version's".to_string()),
             _ => Some("its script was not the one phasegate writes".to_string()),
         };
@@ -476,7 +524,7 @@ pub fn install(
         });
     }
     let mut notes = InstallNotes {
-        tracked: tracked(repo_dir, &path).then(|| path.clone()),
+        tracked: is_tracked.then(|| path.clone()),
         ..InstallNotes::default()
     };
     let mut chained = None;
@@ -514,20 +562,45 @@ pub fn install(
 
 /// Whether `path` is a file the repository at `repo_dir` tracks.
 fn tracked(repo_dir: &Path, path: &Path) -> bool {
-    let Ok(Some(repo)) = super::locate(repo_dir) else {
-        return false;
-    };
-    let (Some(workdir), Ok(index)) = (repo.workdir(), repo.index()) else {
-        return false;
-    };
+    in_work_tree(repo_dir, path).is_some_and(|(repo, relative)| {
+        repo.index()
+            .is_ok_and(|index| index.get_path(&relative, 0).is_some())
+    })
+}
+
+/// Whether `path`, or the file it links to, is a file of the work tree that
+/// the repository tracks, or could (`git add` takes it: it is not ignored),
+/// so that it is shared with everyone who clones it.
+fn shareable(repo_dir: &Path, path: &Path) -> bool {
+    let path = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    tracked(repo_dir, &path)
+        || in_work_tree(repo_dir, &path)
+            .is_some_and(|(repo, relative)| !repo.is_path_ignored(&relative).unwrap_or(false))
+}
+
+/// The repository at `repo_dir`, and `path` relative to its work tree, when
+/// `path` is in it.
+fn in_work_tree(repo_dir: &Path, path: &Path) -> Option<(git2::Repository, PathBuf)> {
+    let repo = super::locate(repo_dir).ok()??;
+    let workdir = repo.workdir()?;
     let workdir = fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_path_buf());
     let full = path
         .parent()
         .and_then(|dir| fs::canonicalize(dir).ok())
         .zip(path.file_name())
         .map_or_else(|| path.to_path_buf(), |(dir, name)| dir.join(name));
-    full.strip_prefix(&workdir)
-        .is_ok_and(|relative| index.get_path(relative, 0).is_some())
+    // The git directory can sit inside the work tree (`.git`), and holds
+    // no file of it.
+    let git_dirs = [repo.path(), repo.commondir()];
+    if git_dirs
+        .iter()
+        .filter_map(|dir| fs::canonicalize(dir).ok())
+        .any(|dir| full.starts_with(dir))
+    {
+        return None;
+    }
+    let relative = full.strip_prefix(&workdir).ok()?.to_path_buf();
+    Some((repo, relative))
 }
 
 /// Removes phasegate's hook `kind` and puts back the hook it replaced.
@@ -579,8 +652,8 @@ mod tests {
                 .unwrap()
                 .to_string()
         };
-        assert_eq!(id(PRE_COMMIT), "0065deb6b192244b67331e9245239749aac489c1");
-        assert_eq!(id(PRE_PUSH), "48d77841c9cf88261e5371afb2066f203bb378d4");
+        assert_eq!(id(PRE_COMMIT), "8ffbb2068650519e51e0b55d4489fda181e53e6d");
+        assert_eq!(id(PRE_PUSH), "3baae0a46541421cf2e2db6a8f50b1a366adc9e5");
         for kind in [
             HookKind::PreCommit,
             HookKind::PreMergeCommit,
@@ -597,6 +670,28 @@ mod tests {
                 assert!(!kind.written_unchanged(&written.replace("exit 0", "exit 1")));
             }
         }
+    }
+
+    #[test]
+    fn a_script_is_phasegates_whichever_phasegate_it_falls_back_to() {
+        let odd = Path::new("/opt/it's here/phasegate");
+        for kind in [
+            HookKind::PreCommit,
+            HookKind::PreMergeCommit,
+            HookKind::PrePush,
+        ] {
+            let script = kind.script(true, Some(odd));
+            assert!(
+                script.contains("\ninstalled='/opt/it'\\''s here/phasegate'\n"),
+                "{script}"
+            );
+            assert!(kind.written_unchanged(&script));
+            assert!(kind.written_unchanged(&kind.script(false, None)));
+            assert!(kind.script(false, None).contains("\ninstalled=\n"));
+            assert!(!kind.written_unchanged(&script.replace("exit 0", "exit 1")));
+        }
+        // A path that can not be one line of the script is left out.
+        assert_eq!(shell_quoted(Some(Path::new("/a\nb"))), "");
     }
 
     /// A shell function's text in a script, from its first line to the

@@ -19,6 +19,7 @@ mod handoff;
 mod handoff_more;
 mod handoff_rules;
 mod hooks;
+mod install_edges;
 mod install_more;
 mod parsers_more;
 mod policy;
