@@ -62,9 +62,21 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
         );
     }
     let languages = config::detect_languages(&root);
-    let language = languages
-        .first()
-        .map_or("no known language", config::Language::name);
+    // Projects only below the root: the file offers their checks, as
+    // `init_template` found them.
+    let nested = if languages.is_empty() {
+        config::nested_names(&config::nested_projects(&root))
+    } else {
+        None
+    };
+    let language = languages.first().map_or(
+        if nested.is_some() {
+            "no project at the root"
+        } else {
+            "no known language"
+        },
+        config::Language::name,
+    );
     let _ = writeln!(
         io.out,
         "wrote {} ({language}); run `phasegate run` to try it",
@@ -72,10 +84,13 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
     );
     // A monorepo: the code of the other languages is not checked until a
     // phase lists its checks, which the file offers as comments.
-    if let Some(others) = config::unchecked_names(&languages) {
+    let unchecked = config::unchecked_names(&languages)
+        .map(|others| format!("the {others} code here is"))
+        .or(nested.map(|projects| format!("the projects below the root ({projects}) are")));
+    if let Some(unchecked) = unchecked {
         let _ = writeln!(
             io.out,
-            "the {others} code here is not checked yet: add the checks {} offers for it as comments to a phase",
+            "{unchecked} not checked yet: add the checks {} offers as comments to a phase",
             config::CONFIG_FILE
         );
     }

@@ -134,7 +134,12 @@ impl Language {
                         "npm test",
                         "npm run lint",
                         "npm run build",
-                        "npx tsc --noEmit",
+                        // Without `--no-install` an npx that cannot ask
+                        // (no terminal, or in CI) installs and runs the
+                        // unrelated `tsc` package where `typescript` is not
+                        // installed: a failed check instead of a missing
+                        // tool, and code from the registry run unasked.
+                        "npx --no-install tsc --noEmit",
                     ),
                 };
                 // Like lint and build, tests only when there is a script to
@@ -326,6 +331,115 @@ pub fn unchecked_names(languages: &[Language]) -> Option<String> {
     (!names.is_empty()).then(|| and_list(&names))
 }
 
+/// A project in a directory below the root, where nothing at the root
+/// says what the repository is (a monorepo of `backend/` and `frontend/`):
+/// the default checks, which run at the root, do not reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NestedProject {
+    /// Relative to the root, `/`-separated, without a trailing `/`.
+    pub dir: String,
+    /// Its languages that have a command to run, as `languages_of` orders
+    /// them; never empty.
+    pub languages: Vec<Language>,
+}
+
+/// How deep below the root projects are looked for: `backend/`, and
+/// `packages/web/` beneath a directory that is no project itself.
+const NESTED_DEPTH: usize = 2;
+
+/// How many directories the search for nested projects looks into at
+/// most: a repository of thousands of top-level directories still starts
+/// its run in milliseconds.
+const NESTED_DIRS: usize = 512;
+
+/// Directories that hold what tools install or build, never a project of
+/// the repository (`node_modules/left-pad/package.json`).
+const NOT_PROJECTS: [&str; 9] = [
+    "node_modules",
+    "target",
+    "vendor",
+    "dist",
+    "build",
+    "out",
+    "venv",
+    "env",
+    "__pycache__",
+];
+
+/// The projects below `root`, for a root with no language of its own: the
+/// directories `NESTED_DEPTH` deep, in name order, whose `MARKERS` name a
+/// language with a command to run. Hidden directories, `NOT_PROJECTS` and
+/// symbolic links are not looked into, nor what lies beneath a project.
+pub fn nested_projects(root: &Path) -> Vec<NestedProject> {
+    let mut found = Vec::new();
+    let mut budget = NESTED_DIRS;
+    let mut level = vec![String::new()];
+    for _ in 0..NESTED_DEPTH {
+        let mut next = Vec::new();
+        for parent in level {
+            let Ok(entries) = std::fs::read_dir(root.join(&parent)) else {
+                continue;
+            };
+            let mut names: Vec<String> = entries
+                .filter_map(Result::ok)
+                // `file_type` does not follow a symbolic link: a link to a
+                // directory elsewhere is not the repository's.
+                .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+                .filter_map(|entry| entry.file_name().into_string().ok())
+                .filter(|name| !name.starts_with('.') && !NOT_PROJECTS.contains(&name.as_str()))
+                .collect();
+            names.sort();
+            for name in names {
+                if budget == 0 {
+                    return found;
+                }
+                budget -= 1;
+                let dir = if parent.is_empty() {
+                    name
+                } else {
+                    format!("{parent}/{name}")
+                };
+                let languages: Vec<Language> = languages_of(&RootFiles::in_dir(&root.join(&dir)))
+                    .into_iter()
+                    .filter(|l| !l.commands().is_empty())
+                    .collect();
+                if languages.is_empty() {
+                    next.push(dir);
+                } else {
+                    found.push(NestedProject { dir, languages });
+                }
+            }
+        }
+        level = next;
+    }
+    found
+}
+
+/// The projects of `nested_projects` as prose: "go in `backend/` and node
+/// in `frontend/`"; `None` when there are none.
+pub fn nested_names(projects: &[NestedProject]) -> Option<String> {
+    let names: Vec<String> = projects
+        .iter()
+        .map(|p| {
+            let slugs: Vec<&str> = p.languages.iter().map(Language::slug).collect();
+            format!("{} in `{}/`", and_list(&slugs), p.dir)
+        })
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    (!names.is_empty()).then(|| and_list(&names))
+}
+
+/// The check `init` offers, named `check`, for a language's `command`:
+/// run in `cwd` when its project is in a directory below the root.
+fn offered_check(check: &str, command: &str, cwd: Option<&str>) -> String {
+    let cwd = cwd.map_or(String::new(), |dir| format!(", cwd = {}", quoted(dir)));
+    format!(
+        "#   {{ name = {}, command = {}{cwd} }},\n",
+        quoted(check),
+        quoted(command)
+    )
+}
+
 /// `names` as prose: "go", "go and python", "go, node and python".
 fn and_list(names: &[&str]) -> String {
     match names {
@@ -398,11 +512,23 @@ pub fn init_template(root: &Path) -> String {
     let languages = detect_languages(root);
     let language = languages.first();
     let commands = language.map(Language::commands).unwrap_or_default();
+    let nested = if language.is_none() {
+        nested_projects(root)
+    } else {
+        Vec::new()
+    };
     let mut text = String::new();
     text.push_str("# phasegate configuration; phasegate's README describes every option.\n");
     text.push_str(&format!(
         "# Written by `phasegate init` for a {} project. Every key is optional\n# unless marked otherwise.\n\n",
-        language.map_or("project of no known language", Language::name)
+        language.map_or(
+            if nested.is_empty() {
+                "project of no known language"
+            } else {
+                "repository with no project at its root: a monorepo"
+            },
+            Language::name
+        )
     ));
     text.push_str(
         "[gate]\n\
@@ -444,13 +570,35 @@ pub fn init_template(root: &Path) -> String {
             other.name()
         ));
         for (name, command) in other.commands() {
-            text.push_str(&format!(
-                "#   {{ name = {}, command = {} }},\n",
-                quoted(&format!("{}-{name}", other.slug())),
-                quoted(command)
+            text.push_str(&offered_check(
+                &format!("{}-{name}", other.slug()),
+                command,
+                None,
             ));
         }
         text.push('\n');
+    }
+    // Projects in directories below a root that is none: each check runs
+    // in its project's directory (`cwd`).
+    for project in &nested {
+        for (index, other) in project.languages.iter().enumerate() {
+            text.push_str(&format!(
+                "# In `{}/`: a {} project. To check it, add checks with their own\n\
+                 # `command` and `cwd` to a phase:\n",
+                project.dir,
+                other.name()
+            ));
+            let prefix = project.dir.replace('/', "-");
+            for (name, command) in other.commands() {
+                let check = if index == 0 {
+                    format!("{prefix}-{name}")
+                } else {
+                    format!("{prefix}-{}-{name}", other.slug())
+                };
+                text.push_str(&offered_check(&check, command, Some(&project.dir)));
+            }
+            text.push('\n');
+        }
     }
     text.push_str(
         "# Each phase lists its checks. Per check: name (required), command, files\n\
@@ -560,6 +708,39 @@ mod tests {
                 language.commands()
             );
         }
+    }
+
+    #[test]
+    fn nested_projects_are_found_two_deep_and_never_in_what_tools_install() {
+        let dir = project(&[]);
+        for (path, text) in [
+            ("api/go.mod", "module x\n"),
+            // Beneath a project: its own business (a Go module's testdata).
+            ("api/testdata/Cargo.toml", ""),
+            (
+                "packages/web/package.json",
+                r#"{"scripts": {"test": "jest"}}"#,
+            ),
+            // Nothing to run: no project to name.
+            ("packages/types/package.json", r#"{"name": "types"}"#),
+            (
+                "node_modules/left-pad/package.json",
+                r#"{"scripts": {"test": "x"}}"#,
+            ),
+            (".venv/lib/pyproject.toml", ""),
+            ("a/b/c/Cargo.toml", ""),
+        ] {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let found = nested_projects(dir.path());
+        let dirs: Vec<&str> = found.iter().map(|p| p.dir.as_str()).collect();
+        assert_eq!(dirs, ["api", "packages/web"]);
+        assert_eq!(
+            nested_names(&found).as_deref(),
+            Some("go in `api/` and node in `packages/web/`")
+        );
     }
 
     #[test]

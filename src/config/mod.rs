@@ -9,8 +9,8 @@ mod model;
 mod suggest;
 
 pub use defaults::{
-    detect_language, detect_languages, init_template, languages_of, unchecked_names, Language,
-    PackageManager, RootFiles, MARKERS, STAGES,
+    detect_language, detect_languages, init_template, languages_of, nested_names, nested_projects,
+    unchecked_names, Language, NestedProject, PackageManager, RootFiles, MARKERS, STAGES,
 };
 pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigProblem};

@@ -14,6 +14,7 @@ mod defaults;
 mod diagnostics;
 mod diagnostics_more;
 mod filter;
+mod first_run;
 mod git;
 mod handoff;
 mod handoff_more;

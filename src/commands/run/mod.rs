@@ -701,6 +701,18 @@ fn no_configuration(args: &RunRequest, root: &Path, ref_has_config: bool) -> Opt
             && config::detect_language(root).is_none())
         .then(|| format!("there is no `{}`", config::CONFIG_FILE)),
     }?;
+    // A monorepo of projects in directories: nothing checks them, and the
+    // note names them (in the work tree, which a ref's run does not check).
+    let below = args
+        .config_from_ref
+        .is_none()
+        .then(|| config::nested_names(&config::nested_projects(root)))
+        .flatten();
+    if let Some(below) = below {
+        return Some(format!(
+            "{none_here} and no project phasegate knows at the root, so no check reaches the projects below it ({below}): `phasegate init` writes a configuration that offers their checks"
+        ));
+    }
     Some(format!(
         "{none_here} and no project phasegate knows (Cargo.toml, go.mod, package.json, pyproject.toml, setup.cfg) at the root: `phasegate init` writes a configuration to start from"
     ))
