@@ -96,11 +96,15 @@ fn stopped(hook: &str, code: ExitCode) -> Option<String> {
         "pre-merge-commit" => ("merge commit", "`git commit` to finish the merge"),
         _ => ("commit", "commit again"),
     };
+    // A push checks commits: the fixes go into one before the next push.
+    let record = if hook == "pre-push" {
+        "commit the fixes (and any files a check changed, once you have read them)"
+    } else {
+        "`git add` the fixes (and any files a check changed, once you have read them)"
+    };
     let how = match code {
         ExitCode::Proceed => return None,
-        ExitCode::Failed => format!(
-            "fix what is listed above, `git add` the fixes (and any files a check changed, once you have read them), then {again}"
-        ),
+        ExitCode::Failed => format!("fix what is listed above, {record}, then {again}"),
         ExitCode::Usage => format!("fix the configuration or command named above, then {again}"),
         ExitCode::Incomplete => format!(
             "remove what stopped the checks (above), then {again}; `phasegate resume` runs again only what did not finish"
@@ -318,6 +322,16 @@ mod tests {
             commit: &|_: &str| None,
         };
         pushed_ranges(input.as_bytes(), &pushed)
+    }
+
+    #[test]
+    fn a_stopped_push_is_told_to_commit_its_fixes_and_a_commit_to_stage_them() {
+        let push = stopped("pre-push", ExitCode::Failed).unwrap_or_default();
+        assert!(push.contains("commit the fixes"), "{push}");
+        assert!(!push.contains("git add"), "{push}");
+        let commit = stopped("pre-commit", ExitCode::Failed).unwrap_or_default();
+        assert!(commit.contains("`git add` the fixes"), "{commit}");
+        assert_eq!(stopped("pre-push", ExitCode::Proceed), None);
     }
 
     #[test]
