@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::config::{CheckKind, ConfigLocation, Filter, OnFailure, OnMissing, Origin, Profile};
 use crate::diagnostics::{Diagnostic, Severity};
-use crate::runner::{CheckOutcome, Termination, VerifierReply};
+use crate::runner::{CheckOutcome, Termination, VerifierAnswer, VerifierReply};
 
 use super::verdict::{
     CheckResult, CheckStatus, Effect, Next, SelectionSummary, Status, Verdict, SCHEMA,
@@ -130,8 +130,34 @@ pub fn decide(input: GateInput) -> Verdict {
         .iter()
         .filter(|c| c.status != CheckStatus::Skipped)
         .count();
-    if ran == 0 {
+    // A check PHASEGATE_SKIP skipped was asked to run and was not
+    // verified: the run proceeds, as that escape hatch promises, but it
+    // warns, so that nobody reads the verdict as a pass of that check.
+    let by_env: Vec<&str> = input
+        .checks
+        .iter()
+        .filter(|c| matches!(c.run, CheckRun::NotRun(SkipReason::SkippedByEnv)))
+        .map(|c| c.name.as_str())
+        .collect();
+    for result in &mut checks {
+        if by_env.contains(&result.name.as_str()) {
+            result.effect = Effect::Warn;
+        }
+    }
+    let by_env: Vec<String> = by_env.iter().map(|name| format!("`{name}`")).collect();
+    if ran == 0 && !by_env.is_empty() {
+        notes.push(format!(
+            "no check ran in phase `{}`: PHASEGATE_SKIP skipped {}, so nothing was verified",
+            input.phase,
+            by_env.join(", ")
+        ));
+    } else if ran == 0 {
         notes.push(format!("no check ran in phase `{}`", input.phase));
+    } else if !by_env.is_empty() {
+        notes.push(format!(
+            "PHASEGATE_SKIP skipped {}: not verified in this run",
+            by_env.join(", ")
+        ));
     }
 
     let mut own = input.blocking;
@@ -281,7 +307,13 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
     };
 
     match &outcome.termination {
-        Termination::Missing { program } => missing(profile, check, program),
+        Termination::Missing { program } => after_a_fail(
+            profile,
+            check,
+            outcome,
+            failed_effect,
+            missing(profile, check, program),
+        ),
         Termination::TimedOut(limit) => {
             let reason = format!(
                 "timed out after {}; its process group was killed",
@@ -296,7 +328,7 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
                 reason,
                 "timeout",
             );
-            after_a_fail(check, outcome, failed_effect, event)
+            after_a_fail(profile, check, outcome, failed_effect, event)
         }
         Termination::Signaled(signal) => {
             let reason = format!("crashed: killed by signal {}", signal_name(*signal));
@@ -309,11 +341,11 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
                 reason,
                 "crash",
             );
-            after_a_fail(check, outcome, failed_effect, event)
+            after_a_fail(profile, check, outcome, failed_effect, event)
         }
         Termination::SpawnFailed(message) => {
             let reason = format!("could not be run: {message}");
-            tier_event(
+            let event = tier_event(
                 check,
                 outcome,
                 CheckStatus::Crashed,
@@ -321,7 +353,8 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
                 2,
                 reason,
                 "spawn-failed",
-            )
+            );
+            after_a_fail(profile, check, outcome, failed_effect, event)
         }
         Termination::Interrupted => {
             // An interrupted run never lets a commit through, whatever the
@@ -340,24 +373,33 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
             judge_verifier(profile, check, outcome, *code, failed_effect)
         }
         Termination::Exited(0) => exited_zero(profile, check, outcome, failed_effect),
-        Termination::Exited(code) => {
-            let mut parsed = outcome.diagnostics.clone();
-            if !parsed.iter().any(|d| d.severity == Severity::Error) {
-                parsed.push(tail_diagnostic(
-                    check,
-                    outcome,
-                    &format!("check `{}` failed (exit {code})", check.name),
-                ));
-            }
-            failed(
-                profile,
-                check,
-                failed_effect,
-                format!("exit {code}"),
-                parsed,
-            )
-        }
+        Termination::Exited(code) => exited_failing(profile, check, outcome, *code, failed_effect),
     }
+}
+
+/// A check that exited `code`, not 0: it failed, as its `on_failure` says.
+fn exited_failing(
+    profile: Profile,
+    check: &CheckInput,
+    outcome: &CheckOutcome,
+    code: i32,
+    failed_effect: (CheckStatus, Effect),
+) -> Judged {
+    let mut parsed = outcome.diagnostics.clone();
+    if !parsed.iter().any(|d| d.severity == Severity::Error) {
+        parsed.push(tail_diagnostic(
+            check,
+            outcome,
+            &format!("check `{}` failed (exit {code})", check.name),
+        ));
+    }
+    failed(
+        profile,
+        check,
+        failed_effect,
+        format!("exit {code}"),
+        parsed,
+    )
 }
 
 /// A check whose program is not installed (tier 1), as the profile and the
@@ -513,37 +555,95 @@ fn weight(effect: Effect) -> u8 {
     }
 }
 
-/// A verifier stopped (timed out, killed) after it had printed a whole
-/// `"fail"` answer: the reviewer had already rejected the work, and what
-/// stopped it cannot take that back. Read as the tier 2 event alone, the
-/// `fast` profile would let through what the reviewer rejected. The
-/// heavier of the two judgements decides (under `auto`, a fail that only
-/// warns still leaves verification unfinished), and it keeps the other's
-/// findings: neither the reviewer's word nor the timeout is lost.
+/// A check stopped (timed out, killed, unable to start its next batch of
+/// files, or told by its shell that a tool is missing) after a failure it
+/// had already reported: a verifier's whole `"fail"` answer, or an earlier
+/// batch that exited non-zero. That failure is the tool's word on the
+/// work, and what stopped the check cannot take it back. Read as the tier
+/// 1 or 2 event alone, the `fast` profile would let through what had
+/// already failed. The heavier of the two judgements decides (under
+/// `auto`, a failure that only warns still leaves verification
+/// unfinished), and it keeps the other's findings: neither the failure nor
+/// the timeout is lost.
 fn after_a_fail(
+    profile: Profile,
     check: &CheckInput,
     outcome: &CheckOutcome,
     failed_effect: (CheckStatus, Effect),
     event: Judged,
 ) -> Judged {
-    let Some(VerifierReply::Answer(answer)) = &outcome.verifier else {
-        return event;
-    };
-    if check.kind != CheckKind::Verifier || answer.pass {
-        return event;
-    }
-    let mut fail = answered_fail(check, answer.findings.clone(), failed_effect);
     let stopped = event.reason.clone().unwrap_or_default();
+    let (fail, said) = match (&outcome.verifier, outcome.failed_batch) {
+        (Some(VerifierReply::Answer(answer)), _)
+            if check.kind == CheckKind::Verifier && !answer.pass =>
+        {
+            (
+                verifier_fail(profile, check, outcome, answer, failed_effect),
+                "the verifier answered \"fail\"".to_string(),
+            )
+        }
+        (_, Some(code)) if check.kind != CheckKind::Verifier => (
+            exited_failing(profile, check, outcome, code, failed_effect),
+            format!("an earlier batch of files failed (exit {code})"),
+        ),
+        _ => return event,
+    };
+    heavier(
+        fail,
+        event,
+        &format!("{said}, then {stopped}"),
+        &format!("{stopped}, after {said}"),
+    )
+}
+
+/// The heavier of a verifier's `fail` and of an `event` that kept its
+/// review from finishing, with `fail_reason` or `event_reason` as the
+/// reason of whichever decides; the other's findings are kept.
+fn heavier(fail: Judged, event: Judged, fail_reason: &str, event_reason: &str) -> Judged {
     let (mut heavier, lighter) = if weight(fail.effect) >= weight(event.effect) {
-        fail.reason = Some(format!("the verifier answered \"fail\", then {stopped}"));
+        let mut fail = fail;
+        fail.reason = Some(fail_reason.to_string());
         (fail, event)
     } else {
         let mut event = event;
-        event.reason = Some(format!("{stopped}, after it answered \"fail\""));
+        event.reason = Some(event_reason.to_string());
         (event, fail)
     };
     heavier.diagnostics.extend(lighter.diagnostics);
     heavier
+}
+
+/// A verifier's `"fail"`. When another batch of its files answered
+/// something that cannot be read (`unread`), that batch's review did not
+/// finish: the heavier of the fail and of that tier 3 event decides, as
+/// for a fail followed by a timeout (`after_a_fail`).
+fn verifier_fail(
+    profile: Profile,
+    check: &CheckInput,
+    outcome: &CheckOutcome,
+    answer: &VerifierAnswer,
+    failed_effect: (CheckStatus, Effect),
+) -> Judged {
+    let fail = answered_fail(check, answer.findings.clone(), failed_effect);
+    let Some(why) = &answer.unread else {
+        return fail;
+    };
+    let unread = format!("the answer of another batch of files could not be parsed: {why}");
+    let event = tier_event(
+        check,
+        outcome,
+        CheckStatus::Crashed,
+        unfinished(profile),
+        3,
+        unread.clone(),
+        "verifier-malformed",
+    );
+    heavier(
+        fail,
+        event,
+        &format!("the verifier answered \"fail\"; {unread}"),
+        &format!("{unread}; another batch answered \"fail\""),
+    )
 }
 
 /// A verifier's `"fail"` with its `findings`, as its `on_failure` says.
@@ -637,7 +737,7 @@ fn judge_verifier(
             diagnostics: answer.findings.clone(),
         },
         (Some(VerifierReply::Answer(answer)), _) if !answer.pass => {
-            answered_fail(check, answer.findings.clone(), failed_effect)
+            verifier_fail(profile, check, outcome, answer, failed_effect)
         }
         (Some(VerifierReply::Answer(_)), code) => tier_event(
             check,
@@ -858,7 +958,7 @@ pub fn signal_name(signal: i32) -> String {
 mod tests {
     use super::*;
     use crate::exit::ExitCode;
-    use crate::runner::{CapturedOutput, VerifierAnswer};
+    use crate::runner::CapturedOutput;
 
     const PROFILES: [Profile; 3] = [Profile::Strict, Profile::Auto, Profile::Fast];
     const ON_FAILURE: [OnFailure; 2] = [OnFailure::Block, OnFailure::Warn];
@@ -880,6 +980,7 @@ mod tests {
             parser_used: None,
             errors_fail: false,
             verifier,
+            failed_batch: None,
             invocations: Vec::new(),
         }
     }
@@ -928,6 +1029,7 @@ mod tests {
         VerifierReply::Answer(VerifierAnswer {
             pass,
             findings: Vec::new(),
+            unread: None,
         })
     }
 
@@ -1067,6 +1169,7 @@ mod tests {
         let reply = VerifierReply::Answer(VerifierAnswer {
             pass: true,
             findings: vec![finding(Severity::Error)],
+            unread: None,
         });
         for profile in PROFILES {
             for on_failure in ON_FAILURE {
@@ -1105,6 +1208,7 @@ mod tests {
         let reply = VerifierReply::Answer(VerifierAnswer {
             pass: true,
             findings: vec![finding(Severity::Warning), finding(Severity::Note)],
+            unread: None,
         });
         let run = CheckRun::Ran(Box::new(outcome(Termination::Exited(0), Some(reply))));
         let v = decide(input(
@@ -1119,6 +1223,7 @@ mod tests {
         let reply = VerifierReply::Answer(VerifierAnswer {
             pass: false,
             findings: vec![finding(Severity::Error)],
+            unread: None,
         });
         for termination in [
             Termination::TimedOut(Duration::from_secs(1)),
@@ -1171,6 +1276,96 @@ mod tests {
                 ));
                 assert!(v.fail_open, "{termination:?}");
                 assert_eq!(v.checks[0].tier, Some(2));
+            }
+        }
+    }
+
+    #[test]
+    fn a_fail_beside_a_batch_that_cannot_be_read_is_the_heavier_of_the_two() {
+        let reply = VerifierReply::Answer(VerifierAnswer {
+            pass: false,
+            findings: vec![finding(Severity::Error)],
+            unread: Some("it printed nothing (batch 2 of 2)".into()),
+        });
+        for termination in [
+            Termination::Exited(0),
+            Termination::Exited(1),
+            Termination::TimedOut(Duration::from_secs(1)),
+            Termination::Signaled(9),
+            Termination::Missing {
+                program: "x".into(),
+            },
+        ] {
+            for profile in PROFILES {
+                for on_failure in ON_FAILURE {
+                    for on_missing in ON_MISSING {
+                        let run = CheckRun::Ran(Box::new(outcome(
+                            termination.clone(),
+                            Some(reply.clone()),
+                        )));
+                        let v = decide(input(
+                            profile,
+                            check(CheckKind::Verifier, on_failure, on_missing, run),
+                        ));
+                        let context =
+                            format!("{termination:?} {profile:?} {on_failure:?} {on_missing:?}");
+                        let expected = match (profile, on_failure) {
+                            (Profile::Strict, _) | (_, OnFailure::Block | OnFailure::Skip) => {
+                                ExitCode::Failed
+                            }
+                            // The fail warns, but the batch that cannot
+                            // be read leaves the review unfinished.
+                            (Profile::Auto, OnFailure::Warn) => ExitCode::Incomplete,
+                            (Profile::Fast, OnFailure::Warn) => ExitCode::Proceed,
+                        };
+                        assert_eq!(v.exit_code(), expected, "{context}");
+                        assert!(
+                            v.diagnostics.contains(&finding(Severity::Error)),
+                            "{context}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_batch_that_failed_before_a_later_one_stopped_is_not_let_through() {
+        for termination in [
+            Termination::TimedOut(Duration::from_secs(1)),
+            Termination::Signaled(11),
+            Termination::SpawnFailed("no".into()),
+        ] {
+            for profile in PROFILES {
+                for on_failure in ON_FAILURE {
+                    let mut ran = outcome(termination.clone(), None);
+                    ran.failed_batch = Some(2);
+                    let v = decide(input(
+                        profile,
+                        check(
+                            CheckKind::Code,
+                            on_failure,
+                            OnMissing::Block,
+                            CheckRun::Ran(Box::new(ran)),
+                        ),
+                    ));
+                    let context = format!("{termination:?} {profile:?} {on_failure:?}");
+                    let expected = match (profile, on_failure) {
+                        (Profile::Strict, _) | (_, OnFailure::Block | OnFailure::Skip) => {
+                            ExitCode::Failed
+                        }
+                        (Profile::Auto, OnFailure::Warn) => ExitCode::Incomplete,
+                        (Profile::Fast, OnFailure::Warn) => ExitCode::Proceed,
+                    };
+                    assert_eq!(v.exit_code(), expected, "{context}");
+                    assert!(
+                        v.checks[0].reason.as_deref().is_some_and(
+                            |r| r.contains("an earlier batch of files failed (exit 2)")
+                        ),
+                        "{context}: {:?}",
+                        v.checks[0].reason
+                    );
+                }
             }
         }
     }
@@ -1245,6 +1440,29 @@ mod tests {
         assert_eq!(verdict.status, Status::Passed);
         assert_eq!(verdict.checks[0].status, CheckStatus::Skipped);
         assert!(verdict.notes.iter().any(|n| n.contains("no check ran")));
+    }
+
+    #[test]
+    fn a_check_phasegate_skip_skipped_warns_and_is_named_under_every_profile() {
+        for profile in PROFILES {
+            let skipped = check(
+                CheckKind::Code,
+                OnFailure::Block,
+                OnMissing::Block,
+                CheckRun::NotRun(SkipReason::SkippedByEnv),
+            );
+            let verdict = decide(input(profile, skipped));
+            // The escape hatch lets the commit through, and says so.
+            assert_eq!(verdict.exit_code(), ExitCode::Proceed, "{profile:?}");
+            assert_eq!(verdict.status, Status::Warned, "{profile:?}");
+            assert_eq!(verdict.checks[0].status, CheckStatus::Skipped);
+            assert!(
+                verdict.notes.iter().any(|n| n
+                    == "no check ran in phase `implementation`: PHASEGATE_SKIP skipped `c`, so nothing was verified"),
+                "{:?}",
+                verdict.notes
+            );
+        }
     }
 
     #[test]

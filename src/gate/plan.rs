@@ -18,6 +18,26 @@ fn takes_files(command: &CommandLine) -> bool {
     }
 }
 
+/// The checks `PHASEGATE_SKIP` (`skip`) skips in a run that names the
+/// checks it runs (`--check`, `asked`), and a note for each check named by
+/// both. A check named on the command line runs: the command line asks for
+/// it in so many words, and wins over the environment as `--phase` and
+/// `--profile` do. Skipped, it would leave a run that was asked to verify
+/// one thing passing on "no check ran"; `PHASEGATE_SKIP` stays the way to
+/// let a commit through without a check.
+pub fn skips(skip: &[String], asked: &[String]) -> (Vec<String>, Option<String>) {
+    let (overridden, kept): (Vec<String>, Vec<String>) =
+        skip.iter().cloned().partition(|name| asked.contains(name));
+    let note = (!overridden.is_empty()).then(|| {
+        let names: Vec<String> = overridden.iter().map(|n| format!("`{n}`")).collect();
+        format!(
+            "PHASEGATE_SKIP names {}, but `--check` asks for it: it ran (the command line wins)",
+            names.join(", ")
+        )
+    });
+    (kept, note)
+}
+
 /// Resolves one check for this run, or says why it does not run.
 /// `selection` holds paths relative to `root`.
 pub fn plan_check(

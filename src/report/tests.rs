@@ -28,6 +28,7 @@ fn outcome(
         parser_used: None,
         errors_fail: false,
         verifier: None,
+        failed_batch: None,
         invocations: vec![Invocation {
             argv: vec![name.into()],
         }],

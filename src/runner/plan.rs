@@ -94,6 +94,10 @@ pub enum VerifierReply {
 pub struct VerifierAnswer {
     pub pass: bool,
     pub findings: Vec<Diagnostic>,
+    /// Why the answer of another batch of files could not be read, when
+    /// this one is a fail: the fail stands, and that batch's review did
+    /// not finish (see `verifier::merge`).
+    pub unread: Option<String>,
 }
 
 /// What the runner kept of a check's output: the first and the last bytes,
@@ -154,6 +158,11 @@ pub struct CheckOutcome {
     pub errors_fail: bool,
     /// For `kind = "verifier"` checks that exited.
     pub verifier: Option<VerifierReply>,
+    /// The status of an earlier batch of files that exited non-zero, when
+    /// a later one then did not finish (timed out, crashed, could not
+    /// start): `termination` says the later end, and this failure stands
+    /// beside it.
+    pub failed_batch: Option<i32>,
     /// The argv of each invocation, as run.
     pub invocations: Vec<Invocation>,
 }

@@ -95,6 +95,7 @@ fn failed(plan: &CheckPlan, why: String) -> CheckOutcome {
         parser_used: None,
         errors_fail: false,
         verifier: None,
+        failed_batch: None,
         invocations: plan.invocations.clone(),
     }
 }

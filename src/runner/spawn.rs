@@ -95,6 +95,7 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
         parser_used: None,
         errors_fail: false,
         verifier: None,
+        failed_batch: None,
         invocations: plan.invocations.clone(),
     };
     let (resolved, log) = match startable(plan) {
@@ -109,7 +110,9 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
     if verifier {
         capture.keep_answer(MAX_ANSWER_BYTES);
     }
-    let (termination, answers) = run_batches(plan, &resolved, start + plan.timeout, &mut capture);
+    let (termination, answers, failed_batch) =
+        run_batches(plan, &resolved, start + plan.timeout, &mut capture);
+    outcome.failed_batch = failed_batch;
 
     let finished = capture.finish();
     outcome.output = finished.output;
@@ -169,7 +172,7 @@ fn startable(plan: &CheckPlan) -> Result<(PathBuf, File), Termination> {
     loop {
         match wrapper::inside(&argv, leader) {
             Inside::Unknown => break,
-            Inside::Detached(why) => return Err(Termination::SpawnFailed(why)),
+            Inside::Broken(why) => return Err(Termination::SpawnFailed(why)),
             Inside::Command {
                 argv: wrapped,
                 in_place,
@@ -297,15 +300,17 @@ fn extractor(plan: &CheckPlan) -> Extractor {
 }
 
 /// Runs the check's invocations (one per batch of files) in turn: how the
-/// check ended, and a verifier's answers, read as each batch ends.
+/// check ended, a verifier's answers, read as each batch ends, and the
+/// status of a batch that failed before a later one did not finish.
 fn run_batches<'a>(
     plan: &'a CheckPlan,
     resolved: &std::path::Path,
     deadline: Instant,
     capture: &mut Capture,
-) -> (Termination, Answers<'a>) {
+) -> (Termination, Answers<'a>, Option<i32>) {
     let verifier = plan.kind == CheckKind::Verifier;
     let mut termination = Termination::Exited(0);
+    let mut failed_batch = None;
     let mut answers = Answers::new(plan);
     for invocation in &plan.invocations {
         if sys::interrupted() {
@@ -331,12 +336,16 @@ fn run_batches<'a>(
             }
             (Termination::Exited(_), Termination::Exited(_)) => {}
             (_, other) => {
+                // A failure an earlier batch reported stands beside it.
+                if let Termination::Exited(code @ 1..) = termination {
+                    failed_batch = Some(code);
+                }
                 termination = other;
                 break;
             }
         }
     }
-    (termination, answers)
+    (termination, answers, failed_batch)
 }
 
 /// `sh -c` exits 127 when it cannot find a command (a tool that is not
@@ -355,6 +364,18 @@ fn as_the_shell_says(
     let Termination::Exited(code @ 1..) = termination else {
         return termination;
     };
+    let first = plan
+        .invocations
+        .first()
+        .map_or(&[][..], |i| i.argv.as_slice());
+    // flock that gave up on its lock never ran the check's command.
+    if let Some(why) = wrapper::lock_not_got(
+        first,
+        code,
+        output.tail_lines(1).first().map(String::as_str),
+    ) {
+        return Termination::SpawnFailed(why);
+    }
     // A wrapper (`timeout 600 npm test`) exits with its command's status.
     let argv = &innermost(
         plan.invocations
@@ -363,7 +384,12 @@ fn as_the_shell_says(
     )[..];
     let runner = package_runner(argv);
     let shell = runs_a_shell(argv);
-    if runner.is_none() && (!shell || (code != SHELL_NOT_FOUND && crash_words(code).is_none())) {
+    if runner.is_none()
+        && (!shell
+            || (code != SHELL_NOT_FOUND
+                && !wrapper::not_found_status(code)
+                && crash_words(code).is_none()))
+    {
         return termination;
     }
     // Head and tail read as one text where nothing was dropped.
@@ -524,15 +550,14 @@ fn runs_a_shell(argv: &[std::ffi::OsString]) -> bool {
 /// NAME: command not found`, busybox's `sh: NAME: not found`. The last
 /// such line, as the exit status is the last command's.
 fn shell_not_found(code: i32, lines: &[String]) -> Option<String> {
-    if code != SHELL_NOT_FOUND {
-        return None;
-    }
     // A wrapper the script ran (`timeout 60 pytest`) says it in its own
-    // words, and exits 127 too.
-    lines
-        .iter()
-        .rev()
-        .find_map(|line| shell_line_not_found(line).or_else(|| wrapper::said_not_found(line)))
+    // words, and exits 127 too (flock, by its version, 69).
+    lines.iter().rev().find_map(|line| {
+        (code == SHELL_NOT_FOUND)
+            .then(|| shell_line_not_found(line))
+            .flatten()
+            .or_else(|| wrapper::exited_not_found(code, line))
+    })
 }
 
 /// The command a shell's line says it could not find: dash's `sh: 1:
@@ -695,19 +720,10 @@ impl<'a> Answers<'a> {
         }
     }
 
-    /// Reads one batch's answer (`(over_limit, bytes)`).
+    /// Reads one batch's answer (`(over_limit, bytes)`) and folds it into
+    /// the reply (see `verifier::merge`).
     fn add(&mut self, (over, answer): (bool, Vec<u8>)) {
         self.seen += 1;
-        let combined = match self.reply.get_or_insert_with(|| {
-            VerifierReply::Answer(crate::runner::VerifierAnswer {
-                pass: true,
-                findings: Vec::new(),
-            })
-        }) {
-            VerifierReply::Answer(combined) => combined,
-            // The first answer that cannot be read is the one reported.
-            VerifierReply::Malformed(_) => return,
-        };
         let batches = self.plan.invocations.len();
         let batch = if batches > 1 {
             format!(" (batch {} of {batches})", self.seen)
@@ -721,26 +737,19 @@ impl<'a> Answers<'a> {
         let reply = if over {
             super::verifier::over_limit(&answer, &batch, &self.plan.name, self.plan.origin)
         } else {
-            parse_verifier_answer(&answer, &self.plan.name, self.plan.origin, place)
+            match parse_verifier_answer(&answer, &self.plan.name, self.plan.origin, place) {
+                VerifierReply::Malformed(reason) => {
+                    VerifierReply::Malformed(format!("{reason}{batch}"))
+                }
+                answer @ VerifierReply::Answer(_) => answer,
+            }
         };
-        match reply {
-            VerifierReply::Answer(answer) => {
-                combined.pass &= answer.pass;
-                // As many findings as any check keeps; the rest are counted.
-                let room = crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK
-                    .saturating_sub(combined.findings.len());
-                self.dropped += answer.findings.len().saturating_sub(room);
-                combined
-                    .findings
-                    .extend(answer.findings.into_iter().take(room));
-            }
-            VerifierReply::Malformed(reason) if over => {
-                self.reply = Some(VerifierReply::Malformed(reason));
-            }
-            VerifierReply::Malformed(reason) => {
-                self.reply = Some(VerifierReply::Malformed(format!("{reason}{batch}")));
-            }
-        }
+        // As many findings as any check keeps; the rest are counted.
+        self.dropped += super::verifier::merge(
+            &mut self.reply,
+            reply,
+            crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK,
+        );
     }
 
     /// The reply, and how many findings were left out of it; `None` when
@@ -1810,8 +1819,8 @@ pub(super) mod tests {
         };
         assert!(!reply.pass);
         assert_eq!((reply.findings.len(), dropped), (1000, 40 * 600 - 1000));
-        // The first answer that cannot be read is the one reported; the
-        // ones after it are not read.
+        // The first answer that cannot be read is the one reported; after
+        // it, only a fail would count (see `verifier::merge`).
         let mut answers = Answers::new(&p);
         answers.add((false, b"{\"verdict\": \"pass\"}".to_vec()));
         answers.add((true, Vec::new()));

@@ -83,7 +83,11 @@ fn parse(
         Some(other) => unread.push(format!("`findings` must be a list, not {other}")),
     }
     if unread.is_empty() {
-        return Ok(VerifierAnswer { pass, findings });
+        return Ok(VerifierAnswer {
+            pass,
+            findings,
+            unread: None,
+        });
     }
     if pass {
         // A pass whose findings cannot be read is no answer to trust: one
@@ -101,7 +105,68 @@ fn parse(
             format!("verifier `{check}` answered \"fail\", but a finding cannot be read: {why}"),
         )
     }));
-    Ok(VerifierAnswer { pass, findings })
+    Ok(VerifierAnswer {
+        pass,
+        findings,
+        unread: None,
+    })
+}
+
+/// Folds the reply of one more batch of files into `so_far`, the reply of
+/// the batches before it (`None` before the first), keeping at most `cap`
+/// findings; returns how many it left out.
+///
+/// Each batch is reviewed on its own, so the weightier answer decides, as
+/// in one batch a `"fail"` outweighs a timeout that follows it: every
+/// batch must pass for a pass; an answer that cannot be read (tier 3)
+/// outweighs passes, since the files of its batch were not reviewed; and a
+/// `"fail"` outweighs an answer that cannot be read, in whichever order
+/// they come, and keeps it beside it (`unread`). Read as tier 3 alone, the
+/// `fast` profile would let through what a batch plainly rejected.
+pub fn merge(so_far: &mut Option<VerifierReply>, next: VerifierReply, cap: usize) -> usize {
+    let current = so_far
+        .take()
+        .unwrap_or(VerifierReply::Answer(VerifierAnswer {
+            pass: true,
+            findings: Vec::new(),
+            unread: None,
+        }));
+    let (merged, dropped) = match (current, next) {
+        (VerifierReply::Answer(mut answer), VerifierReply::Answer(more)) => {
+            answer.pass &= more.pass;
+            answer.unread = answer.unread.or(more.unread);
+            let dropped = add_findings(&mut answer.findings, more.findings, cap);
+            (VerifierReply::Answer(answer), dropped)
+        }
+        (VerifierReply::Answer(mut answer), VerifierReply::Malformed(why)) if !answer.pass => {
+            answer.unread.get_or_insert(why);
+            (VerifierReply::Answer(answer), 0)
+        }
+        (VerifierReply::Malformed(why), VerifierReply::Answer(fail)) if !fail.pass => {
+            let mut answer = VerifierAnswer {
+                pass: false,
+                findings: Vec::new(),
+                unread: Some(why),
+            };
+            let dropped = add_findings(&mut answer.findings, fail.findings, cap);
+            (VerifierReply::Answer(answer), dropped)
+        }
+        // The first answer that cannot be read is the one reported.
+        (VerifierReply::Malformed(why), _) | (_, VerifierReply::Malformed(why)) => {
+            (VerifierReply::Malformed(why), 0)
+        }
+    };
+    *so_far = Some(merged);
+    dropped
+}
+
+/// Adds `more` to `findings` up to `cap` of them; returns how many it left
+/// out.
+fn add_findings(findings: &mut Vec<Diagnostic>, more: Vec<Diagnostic>, cap: usize) -> usize {
+    let room = cap.saturating_sub(findings.len());
+    let dropped = more.len().saturating_sub(room);
+    findings.extend(more.into_iter().take(room));
+    dropped
 }
 
 /// phasegate's own error about the findings of a `"fail"` it could not
@@ -142,6 +207,7 @@ pub fn over_limit(prefix: &[u8], batch: &str, check: &str, origin: Origin) -> Ve
                     "verifier `{check}` answered \"fail\", but {too_long}, so its findings were not read (the whole answer is in the check's log); a verifier keeps its answer under that size"
                 ),
             )],
+            unread: None,
         }),
         _ => VerifierReply::Malformed(too_long),
     }
@@ -397,7 +463,8 @@ mod tests {
             parse(" {\"verdict\": \"pass\"}\n"),
             VerifierReply::Answer(VerifierAnswer {
                 pass: true,
-                findings: vec![]
+                findings: vec![],
+                unread: None,
             })
         );
         let VerifierReply::Answer(answer) = parse(
@@ -578,6 +645,67 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    /// Every order of two batches' replies (a pass, a fail, an answer
+    /// that cannot be read), folded as the runner folds them.
+    #[test]
+    fn the_weightier_answer_of_two_batches_decides_in_either_order() {
+        let pass = || parse(r#"{"verdict": "pass"}"#);
+        let fail = || parse(r#"{"verdict": "fail", "findings": [{"message": "m"}]}"#);
+        let unreadable = || VerifierReply::Malformed("it printed nothing (batch 2 of 2)".into());
+        let folded = |replies: [VerifierReply; 2]| {
+            let mut so_far = None;
+            for reply in replies {
+                assert_eq!(merge(&mut so_far, reply, 1000), 0);
+            }
+            so_far.unwrap()
+        };
+        let is_fail = |reply: &VerifierReply, unread: bool| {
+            matches!(reply, VerifierReply::Answer(a) if !a.pass
+                && a.findings.len() == 1
+                && a.unread.is_some() == unread)
+        };
+        assert!(matches!(folded([pass(), pass()]), VerifierReply::Answer(a) if a.pass));
+        for two in [[pass(), fail()], [fail(), pass()]] {
+            let got = folded(two);
+            assert!(is_fail(&got, false), "{got:?}");
+        }
+        assert!(
+            matches!(folded([fail(), fail()]), VerifierReply::Answer(a) if !a.pass && a.findings.len() == 2)
+        );
+        for two in [[pass(), unreadable()], [unreadable(), pass()]] {
+            assert_eq!(folded(two), unreadable());
+        }
+        // A fail stands beside an answer that cannot be read, which it
+        // keeps, in whichever order they come.
+        for two in [[fail(), unreadable()], [unreadable(), fail()]] {
+            let got = folded(two);
+            assert!(is_fail(&got, true), "{got:?}");
+            let VerifierReply::Answer(answer) = got else {
+                unreachable!()
+            };
+            assert_eq!(
+                answer.unread.as_deref(),
+                Some("it printed nothing (batch 2 of 2)")
+            );
+        }
+        // The first answer that cannot be read is the one kept.
+        let mut so_far = None;
+        merge(&mut so_far, VerifierReply::Malformed("first".into()), 1000);
+        merge(&mut so_far, VerifierReply::Malformed("second".into()), 1000);
+        merge(&mut so_far, fail(), 1000);
+        assert!(
+            matches!(&so_far, Some(VerifierReply::Answer(a)) if a.unread.as_deref() == Some("first")),
+            "{so_far:?}"
+        );
+        // The cap holds for a fail that comes after an unreadable answer.
+        let mut so_far = Some(VerifierReply::Malformed("x".into()));
+        let many = parse(&format!(
+            r#"{{"verdict": "fail", "findings": [{}]}}"#,
+            [r#"{"message": "m"}"#; 5].join(",")
+        ));
+        assert_eq!(merge(&mut so_far, many, 3), 2);
     }
 
     #[test]

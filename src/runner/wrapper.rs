@@ -6,7 +6,9 @@
 //! as its manual documents them (GNU coreutils, util-linux, GNU time,
 //! all of which stop at the first word that is not an option); anything
 //! else (an option not listed, one that changes where the program is
-//! looked up) leaves the command line unread, to start as written.
+//! looked up) leaves the command line unread, to start as written. flock
+//! is also read for the lock it may give up on (`-n`, `-w`): its command
+//! then never ran, and its status says nothing of the code.
 
 use std::borrow::Cow;
 use std::ffi::OsString;
@@ -23,9 +25,11 @@ pub enum Inside<'a> {
         argv: Cow<'a, [OsString]>,
         in_place: bool,
     },
-    /// `setsid` that returns at once, before its command ends: what the
-    /// command says would never reach the check's result.
-    Detached(String),
+    /// A wrapper whose status could never be its command's: `setsid`
+    /// that returns at once, before its command ends, or `flock -E 0`,
+    /// which passes without running its command when it does not get its
+    /// lock. Why, for a person.
+    Broken(String),
 }
 
 /// The options of one wrapper.
@@ -236,7 +240,7 @@ pub fn inside(argv: &[OsString], leader: bool) -> Inside<'_> {
                 argv: Cow::Owned(argv.into_owned()),
                 in_place,
             },
-            Inside::Detached(why) => Inside::Detached(why),
+            Inside::Broken(why) => Inside::Broken(why),
             Inside::Unknown => Inside::Unknown,
         };
     }
@@ -248,6 +252,11 @@ pub fn inside(argv: &[OsString], leader: bool) -> Inside<'_> {
         // `flock FILE -c COMMAND`: a command string for the shell.
         return Inside::Unknown;
     }
+    if syntax.name == "flock" && gives_up(&read) && conflict_status(&read) == Some(0) {
+        return Inside::Broken(
+            "`flock -E 0` exits 0 when it does not get its lock (with `-n` or `-w`), so the check would pass without its command ever running: give `-E` another status, or leave it out".to_string(),
+        );
+    }
     if syntax.name == "setsid" {
         let forks = leader || read.chars.contains('f');
         if forks && !read.chars.contains('w') {
@@ -256,7 +265,7 @@ pub fn inside(argv: &[OsString], leader: bool) -> Inside<'_> {
             } else {
                 "`--fork` runs its command in a child"
             };
-            return Inside::Detached(format!(
+            return Inside::Broken(format!(
                 "`setsid` without `--wait` exits 0 at once, before its command ends ({why}), so what the command finds would never reach the check: add `--wait` (`setsid -w ...`), or leave `setsid` out"
             ));
         }
@@ -271,7 +280,8 @@ pub fn inside(argv: &[OsString], leader: bool) -> Inside<'_> {
     }
 }
 
-/// The program a wrapper said it could not find, in its own words (as
+/// The wrapper that said it could not find its program, and the program,
+/// in its own words (as
 /// recorded from coreutils 9.1, util-linux 2.38.1 and GNU time under
 /// `LC_ALL=C` and `C.UTF-8`, which quote differently): `timeout: failed to
 /// run command ‘NAME’: ...`, `env: ‘NAME’: ...`, `nice: ‘NAME’: ...`,
@@ -279,14 +289,131 @@ pub fn inside(argv: &[OsString], leader: bool) -> Inside<'_> {
 /// NAME: ...` (flock's words too), `time: cannot run NAME: ...`, each ending in `No such file or
 /// directory` and maybe prefixed with the path the wrapper was started by.
 /// A name with a `/` is a path, no program to install.
-pub fn said_not_found(line: &str) -> Option<String> {
+fn said_not_found(line: &str) -> Option<(String, String)> {
     static LINE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"^(?:[^:\s]*/)?(?:env|nice|nohup|stdbuf|timeout|ionice|chrt|taskset|setsid|flock|time): (?:failed to run command |failed to execute |cannot run )?['‘]?([^/'‘’\s]+?)['’]?: No such file or directory\s*$",
+            r"^(?:[^:\s]*/)?(env|nice|nohup|stdbuf|timeout|ionice|chrt|taskset|setsid|flock|time): (?:failed to run command |failed to execute |cannot run )?['‘]?([^/'‘’\s]+?)['’]?: No such file or directory\s*$",
         )
         .expect("a valid pattern")
     });
-    LINE.captures(line).map(|found| found[1].to_string())
+    LINE.captures(line)
+        .map(|found| (found[1].to_string(), found[2].to_string()))
+}
+
+/// flock's status when it cannot run its command, in util-linux 2.38.1
+/// (as recorded): `EX_UNAVAILABLE` of `<sysexits.h>`, which its manual
+/// says it uses "for everything". Other versions exit 127, as the other
+/// wrappers do.
+const FLOCK_UNAVAILABLE: i32 = 69;
+
+/// Whether `code` is a status a wrapper exits with when the program it
+/// runs is not installed: 127, or flock's 69.
+pub fn not_found_status(code: i32) -> bool {
+    code == 127 || code == FLOCK_UNAVAILABLE
+}
+
+/// The program a wrapper said in `line` it could not find, when `code` is
+/// the status that wrapper exits with for it (see `not_found_status`): a
+/// 69 is flock's alone.
+pub fn exited_not_found(code: i32, line: &str) -> Option<String> {
+    let (wrapper, program) = said_not_found(line)?;
+    (code == 127 || (code == FLOCK_UNAVAILABLE && wrapper == "flock")).then_some(program)
+}
+
+/// Whether flock was told to give up on a lock it cannot get at once
+/// (`-n`) or within a time (`-w`), rather than wait for it.
+fn gives_up(read: &Read) -> bool {
+    read.given
+        .iter()
+        .any(|(name, _)| ["n", "nb", "nonblock", "w", "wait", "timeout"].contains(&name.as_str()))
+}
+
+/// The status flock was told to exit with when it gives up on its lock
+/// (`-E`, `--conflict-exit-code`; the last one given wins), if any.
+fn conflict_status(read: &Read) -> Option<i32> {
+    read.given
+        .iter()
+        .rev()
+        .find(|(name, _)| name == "E" || name == "conflict-exit-code")
+        .and_then(|(_, value)| value.as_deref()?.parse().ok())
+}
+
+/// util-linux flock's words when it gives up on its lock, under
+/// `--verbose` (as recorded from util-linux 2.38.1): `-n` and `-w`.
+/// Without `--verbose` it says nothing.
+const LOCK_NOT_GOT: [&str; 2] = ["failed to get lock", "timeout while waiting to get lock"];
+
+/// Why a check's command never ran, when its command line `argv` exited
+/// with `code` and the last line of its output is `last`: flock gave up on
+/// its lock (`-n`, or `-w` and its time ran out), held by another process.
+/// flock then exits 1, or the status `-E` names, so that status alone
+/// reads as a failure of the code when the code was never checked. It is
+/// told apart where that is certain: flock's own words (`--verbose`),
+/// whatever runs it (`shell = true` too), or the status `-E` names for
+/// flock on the check's command line. Without either, flock's status 1 is
+/// also its command's: it stands as what it is, a failure.
+pub fn lock_not_got(argv: &[OsString], code: i32, last: Option<&str>) -> Option<String> {
+    let said = last.and_then(|line| {
+        let (program, words) = line.trim_end().split_once(": ")?;
+        let program = std::path::Path::new(program).file_name()?;
+        (program == "flock" && LOCK_NOT_GOT.contains(&words)).then_some(words)
+    });
+    let lock = flock_in(argv);
+    let named = lock
+        .as_ref()
+        .is_some_and(|lock| lock.conflict == Some(code));
+    // flock on the check's own command line exits with its conflict
+    // status when it gives up: another status is its command's.
+    let said = said.filter(|_| {
+        lock.as_ref()
+            .is_none_or(|l| l.conflict.unwrap_or(1) == code)
+    });
+    if !named && said.is_none() {
+        return None;
+    }
+    let file = lock
+        .map(|lock| format!(" `{}`", lock.file))
+        .unwrap_or_default();
+    let how = said.map_or_else(
+        || format!("it exited {code}, the status its `-E` names for that"),
+        |words| format!("`flock: {words}`"),
+    );
+    Some(format!(
+        "flock did not get its lock{file} ({how}): another process holds it, so the check's command never ran; run again when the lock is free"
+    ))
+}
+
+/// flock as the check's command line runs it, where it gives up on its
+/// lock (`-n`, `-w`): its lock file and the status `-E` names.
+struct GivesUp {
+    file: String,
+    conflict: Option<i32>,
+}
+
+/// The flock among the wrappers of `argv` that gives up on its lock, if
+/// any.
+fn flock_in(argv: &[OsString]) -> Option<GivesUp> {
+    let mut argv = Cow::Borrowed(argv);
+    loop {
+        let is_flock = std::path::Path::new(argv.first()?)
+            .file_name()
+            .is_some_and(|name| name == "flock");
+        if is_flock {
+            let syntax = WRAPPERS.iter().find(|w| w.name == "flock")?;
+            let read = read(syntax, &argv[1..])?;
+            if !gives_up(&read) {
+                return None;
+            }
+            return Some(GivesUp {
+                file: argv.get(read.skipped)?.to_string_lossy().into_owned(),
+                conflict: conflict_status(&read),
+            });
+        }
+        match inside(&argv, false) {
+            Inside::Command { argv: wrapped, .. } => argv = Cow::Owned(wrapped.into_owned()),
+            Inside::Unknown | Inside::Broken(_) => return None,
+        }
+    }
 }
 
 /// What reading a wrapper's options found.
@@ -298,6 +425,9 @@ struct Read {
     /// The words of env's `-S` string, read on before the words after it
     /// (`skipped` counts up to the string).
     split: Option<Vec<String>>,
+    /// Each option given, as written (a short one by its letter, a long
+    /// one by its name), with its value.
+    given: Vec<(String, Option<String>)>,
 }
 
 /// Reads the options, assignments and operands `syntax` allows at the start
@@ -305,6 +435,7 @@ struct Read {
 /// changes where the program would be looked up.
 fn read(syntax: &Syntax, args: &[OsString]) -> Option<Read> {
     let mut chars = String::new();
+    let mut given = Vec::new();
     let mut i = 0;
     // Options, up to the first word that is not one.
     while let Some(word) = args.get(i) {
@@ -323,6 +454,7 @@ fn read(syntax: &Syntax, args: &[OsString]) -> Option<Read> {
                 None => (long, None),
             };
             if syntax.long_flags.contains(&name) {
+                given.push((name.to_string(), value.map(str::to_string)));
                 // The letters of the long options the decision needs.
                 match name {
                     "wait" | "fork" => chars.push_str(&name[..1]),
@@ -343,6 +475,7 @@ fn read(syntax: &Syntax, args: &[OsString]) -> Option<Read> {
                 if name == "split-string" {
                     return split_here(value, i, chars);
                 }
+                given.push((name.to_string(), Some(value.to_string())));
             } else if syntax.name == "nice" && is_number(long) {
                 // `nice --5`: an adjustment of -5.
             } else {
@@ -362,6 +495,7 @@ fn read(syntax: &Syntax, args: &[OsString]) -> Option<Read> {
         for (at, letter) in letters.char_indices() {
             if syntax.short_flags.contains(letter) {
                 chars.push(letter);
+                given.push((letter.to_string(), None));
             } else if syntax.short_values.contains(letter) {
                 let attached = &letters[at + letter.len_utf8()..];
                 let value = if attached.is_empty() {
@@ -376,6 +510,7 @@ fn read(syntax: &Syntax, args: &[OsString]) -> Option<Read> {
                 if syntax.name == "env" && letter == 'S' {
                     return split_here(value, i, chars);
                 }
+                given.push((letter.to_string(), Some(value.to_string())));
                 break;
             } else {
                 return None;
@@ -410,6 +545,7 @@ fn read(syntax: &Syntax, args: &[OsString]) -> Option<Read> {
         skipped: i,
         chars,
         split: None,
+        given,
     })
 }
 
@@ -420,6 +556,7 @@ fn split_here(text: &str, i: usize, chars: String) -> Option<Read> {
         skipped: i,
         chars,
         split: Some(split_string(text)?),
+        given: Vec::new(),
     })
 }
 
@@ -520,7 +657,7 @@ mod tests {
                     .collect::<Vec<_>>()
                     .join(" "),
             ),
-            Inside::Detached(_) => Some("detached".to_string()),
+            Inside::Broken(_) => Some("broken".to_string()),
             Inside::Unknown => None,
         }
     }
@@ -624,7 +761,11 @@ mod tests {
             "flock: failed to execute nosuch: No such file or directory",
             "time: cannot run nosuch: No such file or directory",
         ] {
-            assert_eq!(said_not_found(line).as_deref(), Some("nosuch"), "{line}");
+            assert_eq!(
+                said_not_found(line).map(|(_, program)| program).as_deref(),
+                Some("nosuch"),
+                "{line}"
+            );
         }
         for line in [
             "timeout: failed to run command ‘./gone.sh’: No such file or directory",
@@ -634,6 +775,90 @@ mod tests {
         ] {
             assert_eq!(said_not_found(line), None, "{line}");
         }
+    }
+
+    #[test]
+    fn flocks_status_for_a_program_it_cannot_run_is_its_own() {
+        let line = "flock: failed to execute nosuch: No such file or directory";
+        // util-linux 2.38.1 exits 69, later versions 127.
+        for code in [69, 127] {
+            assert_eq!(exited_not_found(code, line).as_deref(), Some("nosuch"));
+        }
+        assert_eq!(exited_not_found(1, line), None);
+        // 69 is flock's alone.
+        let timeout = "timeout: failed to run command ‘nosuch’: No such file or directory";
+        assert_eq!(exited_not_found(127, timeout).as_deref(), Some("nosuch"));
+        assert_eq!(exited_not_found(69, timeout), None);
+        assert!(not_found_status(69) && not_found_status(127) && !not_found_status(1));
+    }
+
+    #[test]
+    fn a_lock_flock_gave_up_on_is_told_apart_only_where_certain() {
+        let argv = |line: &str| -> Vec<OsString> { line.split(' ').map(OsString::from).collect() };
+        let got = |line: &str, code: i32, last: Option<&str>| lock_not_got(&argv(line), code, last);
+        // Its own words, as util-linux 2.38.1 prints them under --verbose.
+        for (line, words) in [
+            ("flock -n --verbose .lock tool", "flock: failed to get lock"),
+            (
+                "flock -w 1 --verbose .lock tool",
+                "flock: timeout while waiting to get lock",
+            ),
+            (
+                "nice flock --nb --verbose .lock tool",
+                "/usr/bin/flock: failed to get lock",
+            ),
+        ] {
+            let why = got(line, 1, Some(words)).unwrap_or_else(|| panic!("{line}"));
+            assert!(
+                why.contains("lock `.lock`") && why.contains("never ran"),
+                "{why}"
+            );
+        }
+        // The words a shell script's flock printed: its file is not known.
+        let why = got("sh -c x", 1, Some("flock: failed to get lock")).unwrap();
+        assert!(
+            why.starts_with("flock did not get its lock (`flock: failed"),
+            "{why}"
+        );
+        // The status `-E` names.
+        for line in [
+            "flock -n -E 75 .lock tool",
+            "flock --conflict-exit-code=75 -w 5 .lock tool",
+            "timeout 60 flock -nE75 .lock tool",
+        ] {
+            let why = got(line, 75, None).unwrap_or_else(|| panic!("{line}"));
+            assert!(why.contains("`-E` names"), "{why}");
+            assert_eq!(got(line, 1, None), None, "{line}");
+        }
+        // flock's status 1 without a word is also its command's: a failure.
+        assert_eq!(got("flock -n .lock tool", 1, None), None);
+        assert_eq!(got("flock -n .lock tool", 1, Some("FAILED: 3 tests")), None);
+        // Its words with another status than flock's own are not its.
+        assert_eq!(
+            got(
+                "flock -n -E 75 .lock tool",
+                1,
+                Some("flock: failed to get lock")
+            ),
+            None
+        );
+        // Without -n or -w, flock waits: it never gives up.
+        assert_eq!(got("flock -E 75 .lock tool", 75, None), None);
+    }
+
+    #[test]
+    fn flock_that_would_pass_without_running_its_command_is_a_broken_check() {
+        for line in [
+            "flock -n -E 0 .lock tool",
+            "flock -w 5 --conflict-exit-code=0 .lock tool",
+        ] {
+            assert_eq!(wrapped(line, true).as_deref(), Some("broken"), "{line}");
+        }
+        // Without -n or -w, -E is never used.
+        assert_eq!(
+            wrapped("flock -E 0 .lock tool", true).as_deref(),
+            Some("tool")
+        );
     }
 
     #[test]
@@ -689,11 +914,8 @@ mod tests {
 
     #[test]
     fn setsid_that_returns_at_once_is_told_apart() {
-        assert_eq!(wrapped("setsid tool", true).as_deref(), Some("detached"));
-        assert_eq!(
-            wrapped("setsid -f tool", false).as_deref(),
-            Some("detached")
-        );
+        assert_eq!(wrapped("setsid tool", true).as_deref(), Some("broken"));
+        assert_eq!(wrapped("setsid -f tool", false).as_deref(), Some("broken"));
         assert_eq!(wrapped("setsid tool", false).as_deref(), Some("tool"));
         assert_eq!(wrapped("setsid -fw tool", true).as_deref(), Some("tool"));
     }

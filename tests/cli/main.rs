@@ -24,6 +24,7 @@ mod install_edges;
 mod install_more;
 mod parsers_more;
 mod policy;
+mod policy_edges;
 mod prepush;
 mod protect_edges;
 mod report_edges;

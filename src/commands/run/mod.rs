@@ -298,12 +298,15 @@ fn run_gate(
         &settings.phase,
         &phase_specs,
     ));
+    let (skip, asked_for) = gate::skips(&ctx.skip, &args.checks);
+    notes.extend(asked_for);
     let planned = plan_checks(
         ctx,
         root,
         place.check_root(root),
         &specs,
         &selection,
+        &skip,
         &run_dir,
     );
     let plans: Vec<runner::CheckPlan> = planned
@@ -781,6 +784,7 @@ fn plan_checks(
     check_root: &Path,
     specs: &[&config::CheckSpec],
     selection: &[PathBuf],
+    skip: &[String],
     run_dir: &RunDir,
 ) -> Vec<Result<runner::CheckPlan, gate::SkipReason>> {
     let mut git_env = crate::git::repository_env_for_checks(root, check_root);
@@ -803,7 +807,7 @@ fn plan_checks(
             let mut plan = gate::plan_check(
                 spec,
                 selection,
-                &ctx.skip,
+                skip,
                 check_root,
                 run_dir,
                 ctx.path.as_deref(),
