@@ -286,14 +286,19 @@ fn detect_node(root: &RootFiles) -> Language {
     };
     // npm reads a `package.json` that starts with a byte order mark (as
     // some Windows editors save it); serde_json does not.
-    let scripts = root
+    let parsed = root
         .package_json
         .as_deref()
         .and_then(|bytes| std::str::from_utf8(bytes).ok())
         .and_then(|text| {
             serde_json::from_str::<serde_json::Value>(text.trim_start_matches('\u{feff}')).ok()
         })
-        .and_then(|json| json.get("scripts").cloned());
+        .filter(serde_json::Value::is_object);
+    // A `package.json` that cannot be read says nothing of its scripts,
+    // and nothing must not pass: the tests run, and the package manager
+    // says what is wrong with the file.
+    let unreadable = root.package_json.is_some() && parsed.is_none();
+    let scripts = parsed.and_then(|json| json.get("scripts").cloned());
     let script = |name: &str| {
         scripts
             .as_ref()
@@ -303,7 +308,7 @@ fn detect_node(root: &RootFiles) -> Language {
     };
     Language::Node {
         manager,
-        test: script("test").is_some_and(|s| !s.contains(NPM_INIT_TEST)),
+        test: unreadable || script("test").is_some_and(|s| !s.contains(NPM_INIT_TEST)),
         lint: script("lint").is_some(),
         build: script("build").is_some(),
         typescript: has("tsconfig.json"),
@@ -698,7 +703,6 @@ mod tests {
             r#"{"scripts": {"build": "tsc"}}"#,
             r#"{"scripts": {"test": "echo \"Error: no test specified\" && exit 1"}}"#,
             r#"{"scripts": {"test": ""}}"#,
-            "not json",
         ] {
             let dir = project(&[("package.json", package), ("package-lock.json", "")]);
             let language = detect_language(dir.path()).unwrap();
@@ -706,6 +710,25 @@ mod tests {
                 language.commands().iter().all(|(name, _)| *name != "tests"),
                 "{package}: {:?}",
                 language.commands()
+            );
+        }
+    }
+
+    #[test]
+    fn a_package_json_that_cannot_be_read_runs_the_tests_to_say_why() {
+        // Read as "no scripts", it ran nothing, and the run passed.
+        for package in [
+            "not json",
+            "{\"scripts\": {\"test\": \"jest\",}}",
+            "[1]",
+            "\u{feff}{",
+        ] {
+            let dir = project(&[("package.json", package), ("package-lock.json", "")]);
+            let language = detect_language(dir.path()).unwrap();
+            assert_eq!(
+                language.commands().first(),
+                Some(&("tests", "npm test")),
+                "{package}"
             );
         }
     }
