@@ -415,6 +415,15 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
         }
     };
     let reason = format!("`{program}` is not installed (not found on PATH)");
+    // Where a program comes in a package of another name, the name to ask
+    // a package manager for.
+    let package = match program {
+        "tsc" => Some("`typescript` (`npm install --save-dev typescript`)"),
+        "golangci-lint" => Some("golangci-lint (https://golangci-lint.run/welcome/install/)"),
+        "pyright" => Some("`pyright` (`pip install pyright`, or `npm install --save-dev pyright`)"),
+        _ => None,
+    };
+    let install = package.map_or_else(|| "install it".to_string(), |p| format!("install {p}"));
     let severity = if effect == Effect::Incomplete {
         Severity::Error
     } else {
@@ -423,10 +432,10 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
     // Under strict only installing it helps: `on_missing` is not read
     // there.
     let advice = if profile == Profile::Strict {
-        "install it (the strict profile blocks on every missing tool)".to_string()
+        format!("{install} (the strict profile blocks on every missing tool)")
     } else {
         format!(
-            "install it, or set `on_missing` for check `{}` to \"warn\" or \"skip\"",
+            "{install}, or set `on_missing` for check `{}` to \"warn\" or \"skip\"",
             check.name
         )
     };
@@ -1276,6 +1285,27 @@ mod tests {
                 ));
                 assert!(v.fail_open, "{termination:?}");
                 assert_eq!(v.checks[0].tier, Some(2));
+            }
+        }
+    }
+
+    #[test]
+    fn a_missing_program_of_a_package_named_otherwise_names_the_package() {
+        for (program, told) in [("tsc", "install `typescript`"), ("pytest", "install it")] {
+            for profile in PROFILES {
+                let missing = Termination::Missing {
+                    program: program.into(),
+                };
+                let run = CheckRun::Ran(Box::new(outcome(missing, None)));
+                let v = decide(input(
+                    profile,
+                    check(CheckKind::Code, OnFailure::Block, OnMissing::Block, run),
+                ));
+                let message = v.diagnostics.first().map(|d| d.message.as_str());
+                assert!(
+                    message.is_some_and(|m| m.contains(told)),
+                    "{program} {profile:?}: {message:?}"
+                );
             }
         }
     }
