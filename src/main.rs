@@ -12,7 +12,12 @@ fn main() -> std::process::ExitCode {
                 let _ = e.print();
                 return phasegate::exit::ExitCode::Proceed.into();
             }
-            let args: Vec<String> = std::env::args().skip(1).collect();
+            // A file name need not be UTF-8 (`--files` takes any path),
+            // and `std::env::args` panics on one that is not.
+            let args: Vec<String> = std::env::args_os()
+                .skip(1)
+                .map(|arg| arg.to_string_lossy().into_owned())
+                .collect();
             return phasegate::usage_failure(&args, &e.render().to_string(), || {
                 let _ = e.print();
             })

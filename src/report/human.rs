@@ -4,7 +4,9 @@
 
 use std::io::{self, Write};
 
-use crate::diagnostics::{shorten, Diagnostic, Severity, MAX_LINE_CHARS};
+use crate::diagnostics::{
+    shorten, Diagnostic, Severity, MAX_DIAGNOSTICS_PER_CHECK, MAX_LINE_CHARS,
+};
 use crate::gate::{
     format_duration, CheckResult, CheckStatus, Effect, SelectionSummary, Status, Verdict,
 };
@@ -16,6 +18,12 @@ use super::text::line as clean;
 
 /// How many diagnostics are printed per check before "and N more".
 const MAX_PER_CHECK: usize = 20;
+
+/// How many lines of a diagnostic's message are printed under its first:
+/// a test's failure or a verifier's finding can run to thousands, and the
+/// report must still show the diagnostics after it. A failed check's
+/// output tail (its heading and 20 lines) fits whole.
+const MAX_MESSAGE_LINES: usize = 30;
 
 /// Check names are aligned up to this many terminal columns: a longer name
 /// runs past the status column on its own line, instead of pushing every
@@ -161,6 +169,9 @@ fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
             .collect();
         by_importance(&mut diagnostics);
         diagnostic_lines(&diagnostics, out, p)?;
+        if check.dropped_diagnostics > 0 {
+            writeln!(out, "  {}", not_kept(check.dropped_diagnostics))?;
+        }
         if let Some(log) = &check.log {
             writeln!(out, "  {}", p.dim(&format!("full log: {}", clean(log))))?;
         }
@@ -177,6 +188,16 @@ fn diagnostic_lines(diagnostics: &[&Diagnostic], out: &mut dyn Write, p: &Paint)
         writeln!(out, "  … and {} more", diagnostics.len() - MAX_PER_CHECK)?;
     }
     Ok(())
+}
+
+/// The line that says a check found more than it was allowed to keep:
+/// those were counted, never parsed into the verdict, so no report lists
+/// them, and a count that left them out would pass a million findings off
+/// as a thousand.
+fn not_kept(dropped: usize) -> String {
+    format!(
+        "… and {dropped} more found past the check's limit of {MAX_DIAGNOSTICS_PER_CHECK} findings: counted, not kept (its full log has them)"
+    )
 }
 
 /// Findings of phasegate itself: the handoff documents, with their
@@ -323,8 +344,13 @@ fn check_line(check: &CheckResult, width: usize, out: &mut dyn Write, p: &Paint)
         detail.push(clean(reason).into_owned());
     }
     if check.diagnostics > 0 && check.status != CheckStatus::Passed {
-        let n = check.diagnostics;
-        detail.push(format!("{n} diagnostic{}", if n == 1 { "" } else { "s" }));
+        // What the check found, the findings past its limit included.
+        let n = check.diagnostics + check.dropped_diagnostics;
+        let mut count = format!("{n} diagnostic{}", if n == 1 { "" } else { "s" });
+        if check.dropped_diagnostics > 0 {
+            count.push_str(&format!(" ({} kept)", check.diagnostics));
+        }
+        detail.push(count);
     }
     let name = clean(&check.name);
     writeln!(
@@ -378,8 +404,19 @@ fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result
     }
     // The line as the check saw it, with a label at the column.
     out.write_all(super::snippet::render(d, "   ", p.color).as_bytes())?;
-    for line in lines {
+    for line in lines.by_ref().take(MAX_MESSAGE_LINES) {
         writeln!(out, "    {}", p.dim(&format!("│ {line}")))?;
+    }
+    let more = lines.count();
+    if more > 0 {
+        writeln!(
+            out,
+            "    {}",
+            p.dim(&format!(
+                "│ … and {more} more line{} (the verdict and the check's log have them)",
+                if more == 1 { "" } else { "s" }
+            ))
+        )?;
     }
     Ok(())
 }

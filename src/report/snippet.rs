@@ -125,13 +125,15 @@ fn snippet(d: &Diagnostic) -> Option<Snippet> {
         return None;
     }
     // A control character would move or garble the drawing (miette reads
-    // ESC as the start of a colour); one replacement character each keeps
-    // the character columns where they were.
+    // ESC as the start of a colour), and a bidirectional override would
+    // show the line in another order than the compiler reads it (the
+    // "Trojan Source" trick); one replacement character each keeps the
+    // character columns where they were.
     let text: String = source
         .chars()
         .take(MAX_CHARS)
         .map(|c| {
-            if c.is_control() && c != '\t' {
+            if super::text::obeyed(c) && c != '\t' {
                 '\u{fffd}'
             } else {
                 c
@@ -203,4 +205,33 @@ fn theme(severity: Severity, color: bool) -> GraphicalTheme {
     };
     theme.styles.highlights = vec![style];
     theme
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bidirectional_override_in_the_source_line_is_never_drawn() {
+        let d = Diagnostic {
+            check: "lint".into(),
+            file: Some("a.rs".into()),
+            line: Some(1),
+            column: Some(20),
+            message: "trojan".into(),
+            source_line: Some("let a = \"\u{202e} safe \u{2066}\";\tx".into()),
+            ..Diagnostic::default()
+        };
+        let drawn = render(&d, "", false);
+        assert!(
+            drawn.contains("let a = \"\u{fffd} safe \u{fffd}\";"),
+            "{drawn}"
+        );
+        assert!(
+            !drawn
+                .chars()
+                .any(|c| c != '\t' && c != '\n' && super::super::text::obeyed(c)),
+            "{drawn}"
+        );
+    }
 }

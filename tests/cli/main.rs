@@ -22,6 +22,7 @@ mod handoff_rules;
 mod hooks;
 mod install_edges;
 mod install_more;
+mod odd_inputs;
 mod parsers_more;
 mod policy;
 mod policy_edges;

@@ -461,14 +461,33 @@ pub struct CompilerLine<'a> {
 
 /// Reads a compiler-shaped line by hand: it is the shape most lines of
 /// most tools are tried against, and a capturing regex costs ten times
-/// more. The file holds no `:` and starts with neither a space nor one.
+/// more. The file starts with neither a space nor a `:`, and holds no `:`
+/// followed by a blank (a message's own `error: `): it may hold other
+/// colons (`notes/10:30.md`, `C:\src\a.c`), so each colon is tried as the
+/// one that ends it, and a new error in such a file is not lost.
 pub fn compiler_line_parts(text: &str) -> Option<CompilerLine<'_>> {
-    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
     let first = text.bytes().next()?;
     if first == b':' || first.is_ascii_whitespace() {
         return None;
     }
-    let colon = memchr::memchr(b':', text.as_bytes())?;
+    for colon in memchr::memchr_iter(b':', text.as_bytes()) {
+        if let Some(found) = compiler_line_at(text, colon) {
+            return Some(found);
+        }
+        if text
+            .as_bytes()
+            .get(colon + 1)
+            .is_none_or(u8::is_ascii_whitespace)
+        {
+            return None;
+        }
+    }
+    None
+}
+
+/// `compiler_line_parts` with the file ending at the colon at `colon`.
+fn compiler_line_at(text: &str, colon: usize) -> Option<CompilerLine<'_>> {
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
     let file = &text[..colon];
     let rest = &text[colon + 1..];
     let n = digits(rest);
@@ -652,8 +671,23 @@ mod tests {
             "a.c:1: oops: y",
             "a.c:1: error:",
             ":1: error: x",
+            // A colon and a blank end a message's word, never a file.
+            "E   AssertionError: x.py:10: error: y",
+            "note: a.c:1: error: x",
         ] {
             assert!(compiler_line_parts(not).is_none(), "{not}");
+        }
+    }
+
+    #[test]
+    fn a_file_name_may_hold_colons() {
+        for (line, file, number) in [
+            ("c:d.txt:2:1: error: new", "c:d.txt", "2"),
+            ("notes/10:30.md:4: warning: w", "notes/10:30.md", "4"),
+            ("a:1:b.c:3:5: error: e", "a:1:b.c", "3"),
+        ] {
+            let c = compiler_line_parts(line).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!((c.file, c.line), (file, number), "{line}");
         }
     }
 }
