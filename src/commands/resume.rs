@@ -1,7 +1,9 @@
 //! `phasegate resume`: run again only the checks the last run left failed
 //! or incomplete (and those the configuration added or changed since),
 //! with its phase, profile, workflow and files, and carry its passes,
-//! warnings and skips into the new verdict.
+//! warnings and skips into the new verdict. After a run that was killed
+//! before its verdict, or over a history that cannot be read, nothing is
+//! carried over: what the checks last saw is not known.
 
 use std::path::PathBuf;
 
@@ -25,7 +27,47 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
     };
     let runs = match super::state::read_runs(ctx) {
         Ok(runs) => runs,
-        Err(message) => return stop(io, super::internal_message(message)),
+        // No run of this version records anything while that history
+        // stands, so resuming again and again would go round forever:
+        // a person decides which phasegate keeps it.
+        Err(unread) if unread.other_version => {
+            let mut verdict = Verdict::stopped(
+                crate::config::Profile::default(),
+                None,
+                super::internal_message(unread.message),
+            );
+            verdict.status = Status::Blocked;
+            verdict.next = Next::Escalate;
+            return super::emit_stopped(&verdict, json, ctx, io);
+        }
+        // Refusing would answer `resume` again, and a resume repairs
+        // nothing: the agent told to resume would go round forever. What
+        // the last run left is unknown, so everything runs, on every
+        // file; the run moves the history aside (or says why it cannot)
+        // and begins a new one, which the next resume reads.
+        Err(unread) => {
+            let _ = writeln!(
+                io.err,
+                "warning: {}; what the last run left cannot be known: every check runs again, on every file",
+                unread.message
+            );
+            let request = RunRequest {
+                phase: None,
+                profile: None,
+                workflow: None,
+                checks: Vec::new(),
+                selection: SelectionRequest::All,
+                format: report_format(args),
+                output: None,
+                reports: Vec::new(),
+                jobs: args.jobs,
+                config_from_ref: None,
+                resume_of: None,
+                pushed_ref: None,
+                push: None,
+            };
+            return execute(ctx, &request, io);
+        }
     };
     // Linked worktrees share the history; what another work tree's run
     // left passed says nothing of this one's files.
@@ -41,7 +83,31 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         };
         return stop(io, super::usage_error(message));
     };
-    let unfinished = last.checks.iter().any(|c| !carried(&c.status)) || reconfigured(ctx, last);
+    // A run killed after `last` (SIGKILL, the machine going down) left
+    // no verdict and no record: the passes of `last` say nothing of what
+    // it was checking since, so nothing is carried over.
+    let killed = crate::state::unfinished_since(&super::state::state_dir_for(ctx), &last.run_id);
+    let last = &if killed.is_empty() {
+        last.clone()
+    } else {
+        let _ = writeln!(
+            io.err,
+            "warning: {} ended without a verdict after run {} (killed before it finished): every check of phase `{}` runs again, none is carried over",
+            named_runs(&killed),
+            last.run_id,
+            last.phase
+        );
+        RunRecord {
+            checks: Vec::new(),
+            ..last.clone()
+        }
+    };
+    if let Some(message) = config_now(ctx, last).and_then(|config| phase_gone(&config, last)) {
+        return stop(io, super::usage_error(message));
+    }
+    let unfinished = !killed.is_empty()
+        || last.checks.iter().any(|c| !carried(&c.status))
+        || reconfigured(ctx, last);
     // A run that did not pass with no check to blame (an invalid or
     // blocked handoff, a history that could not be read) is run again too:
     // its handoffs are validated again, its passes carried over.
@@ -57,11 +123,7 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         // as it is now (`to_run_again`).
         checks: Vec::new(),
         selection,
-        format: if args.format == Format::Json {
-            crate::cli::ReportFormat::Json
-        } else {
-            crate::cli::ReportFormat::Human
-        },
+        format: report_format(args),
         output: None,
         reports: Vec::new(),
         jobs: args.jobs,
@@ -73,6 +135,23 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         push: None,
     };
     execute(ctx, &request, io)
+}
+
+/// The report a resume prints: JSON or the human one.
+fn report_format(args: &ResumeArgs) -> crate::cli::ReportFormat {
+    if args.format == Format::Json {
+        crate::cli::ReportFormat::Json
+    } else {
+        crate::cli::ReportFormat::Human
+    }
+}
+
+/// `run A`, `runs A, B`, or the first few of many.
+fn named_runs(ids: &[String]) -> String {
+    let shown: Vec<&str> = ids.iter().take(3).map(String::as_str).collect();
+    let more = if ids.len() > shown.len() { ", ..." } else { "" };
+    let noun = if ids.len() == 1 { "run" } else { "runs" };
+    format!("{noun} {}{more}", shown.join(", "))
 }
 
 /// Says the last run left nothing to resume; under `--format json` its
@@ -211,19 +290,7 @@ pub(super) fn to_run_again<'a>(previous: &RunRecord, specs: &[&'a CheckSpec]) ->
 fn reconfigured(ctx: &Context, last: &RunRecord) -> bool {
     // A configuration that cannot be read cannot say its checks are the
     // ones that passed: the run that follows says what is wrong with it.
-    let root = match crate::git::discover(&ctx.cwd) {
-        Ok(Some(repo)) => repo.root,
-        Ok(None) => ctx.cwd.clone(),
-        Err(_) => return true,
-    };
-    let loaded = match &last.selection.config_from_ref {
-        None => crate::config::load(&root),
-        Some(spec) => match super::run::config_at_ref(&root, spec) {
-            Ok((_, loaded)) => loaded,
-            Err(_) => return true,
-        },
-    };
-    let Ok(config) = loaded else {
+    let Some(config) = config_now(ctx, last) else {
         return true;
     };
     let specs: Vec<&CheckSpec> = config
@@ -232,6 +299,53 @@ fn reconfigured(ctx: &Context, last: &RunRecord) -> bool {
         .iter()
         .collect();
     !to_run_again(last, &specs).is_empty()
+}
+
+/// The configuration `last` is judged by now: the work tree's, or its
+/// `--config-from-ref`'s; none when it cannot be read (the run that
+/// follows says why).
+fn config_now(ctx: &Context, last: &RunRecord) -> Option<crate::config::Config> {
+    let root = match crate::git::discover(&ctx.cwd) {
+        Ok(Some(repo)) => repo.root,
+        Ok(None) => ctx.cwd.clone(),
+        Err(_) => return None,
+    };
+    let loaded = match &last.selection.config_from_ref {
+        None => crate::config::load(&root),
+        Some(spec) => super::run::config_at_ref(&root, spec).ok()?.1,
+    };
+    loaded.ok()
+}
+
+/// What to say when the configuration no longer has the phase (or the
+/// workflow) `last` ran in: nothing of it can be run again, and "unknown
+/// phase" alone would not tell a person who named no phase which run, or
+/// what to do.
+fn phase_gone(config: &crate::config::Config, last: &RunRecord) -> Option<String> {
+    let names = |keys: Vec<&String>| {
+        keys.iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (what, name, has) = match &last.workflow {
+        Some(flow) if !config.workflows.contains_key(flow) => {
+            ("workflow", flow, names(config.workflows.keys().collect()))
+        }
+        _ if !config.phases.contains_key(&last.phase) => {
+            ("phase", &last.phase, names(config.phases.keys().collect()))
+        }
+        _ => return None,
+    };
+    let has = if has.is_empty() {
+        "none".to_string()
+    } else {
+        has
+    };
+    Some(format!(
+        "run {} was of {what} `{name}`, which `phasegate.toml` no longer has (it has {has}): nothing of it can be run again; `phasegate run` checks the files in the phase the configuration gives now",
+        last.run_id
+    ))
 }
 
 /// The verdict `state.json` keeps of `last` when its `verdict.json` cannot

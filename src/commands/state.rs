@@ -28,27 +28,46 @@ pub fn work_tree_for(ctx: &Context) -> String {
     }
 }
 
+/// Why the history could not be read.
+#[derive(Debug)]
+pub struct Unread {
+    /// What is wrong, naming the file, and what to do.
+    pub message: String,
+    /// Another version of phasegate keeps it: no run of this one will
+    /// ever touch it.
+    pub other_version: bool,
+}
+
 /// The recorded runs, oldest first; a state that cannot be read is an
 /// error here (nothing is moved: only a run repairs the state).
-pub fn read_runs(ctx: &Context) -> Result<Vec<state::RunRecord>, String> {
+pub fn read_runs(ctx: &Context) -> Result<Vec<state::RunRecord>, Unread> {
     let state_dir = state_dir_for(ctx);
     let path = state::state_file(&state_dir);
     match std::fs::read(&path) {
         Ok(bytes) => state::parse(&bytes).map(|s| s.runs).map_err(|e| {
             match state::other_version(&bytes) {
-                Some(schema) => format!(
-                    "`{}` was written by another version of phasegate (schema `{schema}`; this one reads `{}`): run the phasegate that wrote it",
-                    path.display(),
-                    state::STATE_SCHEMA
-                ),
-                None => format!(
-                    "`{}` cannot be read: {e}; the next run moves it aside",
-                    path.display()
-                ),
+                Some(schema) => Unread {
+                    message: format!(
+                        "`{}` was written by another version of phasegate (schema `{schema}`; this one reads `{}`): run the phasegate that wrote it, or move the file aside",
+                        path.display(),
+                        state::STATE_SCHEMA
+                    ),
+                    other_version: true,
+                },
+                None => Unread {
+                    message: format!(
+                        "`{}` cannot be read: {e}; the next run moves it aside",
+                        path.display()
+                    ),
+                    other_version: false,
+                },
             }
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(state::io_error(&state_dir, &path, "read", &e).to_string()),
+        Err(e) => Err(Unread {
+            message: state::io_error(&state_dir, &path, "read", &e).to_string(),
+            other_version: false,
+        }),
     }
 }
 
@@ -56,7 +75,7 @@ pub fn history(ctx: &Context, args: &HistoryArgs, io: &mut Streams<'_>) -> ExitC
     let json = args.format == Format::Json;
     let runs = match read_runs(ctx) {
         Ok(runs) => runs,
-        Err(message) => return error(io, json, &message, ExitCode::Incomplete),
+        Err(unread) => return error(io, json, &unread.message, ExitCode::Incomplete),
     };
     let recent: Vec<&state::RunRecord> = runs.iter().rev().take(args.limit).collect();
     let _ = if json {

@@ -146,6 +146,54 @@ pub(super) fn run_state(dir: &Path) -> RunState {
     }
 }
 
+/// The runs that began after the run `after` (or in its second) and
+/// ended without a verdict: killed (SIGKILL, the machine going down)
+/// before they could write one, or stopped by an internal failure. What
+/// they were checking was never judged, and no history records them, so
+/// `resume` must not take the run before them for the last word. A run
+/// still going holds its directory and is not among them. Oldest first.
+pub fn unfinished_since(state_dir: &Path, after: &str) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(state_dir.join("runs")) else {
+        return Vec::new();
+    };
+    let (since, _, _) = run_order(Path::new(after));
+    // When `after` wrote its verdict, its last act: a run whose directory
+    // changed later (a log begun) began after it ended.
+    let ended = fs::metadata(state_dir.join("runs").join(after).join("verdict.json"))
+        .and_then(|m| m.modified())
+        .ok();
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .filter(|dir| {
+            dir.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|name| is_run_id(name) && name != after)
+        })
+        .filter(|dir| {
+            // Within one second, the ids cannot tell which run came
+            // first: when the directory last changed can. Where that
+            // cannot be told either, the run counts as later, which at
+            // worst runs checks again.
+            let (second, _, _) = run_order(dir);
+            let changed = fs::metadata(dir).and_then(|m| m.modified()).ok();
+            second > since
+                || (second == since
+                    && match (changed, ended) {
+                        (Some(changed), Some(ended)) => changed >= ended,
+                        _ => true,
+                    })
+        })
+        .filter(|dir| !dir.join("verdict.json").exists() && run_state(dir) != RunState::Going)
+        .collect();
+    found.sort_by_key(|dir| run_order(dir));
+    found
+        .iter()
+        .filter_map(|dir| dir.file_name()?.to_str().map(str::to_string))
+        .collect()
+}
+
 fn termination_record(termination: &Termination) -> serde_json::Value {
     match termination {
         Termination::Exited(code) => serde_json::json!({"exited": code}),
@@ -310,6 +358,35 @@ pub fn civil(secs: u64) -> (u64, u64, u64, u64, u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_that_ended_without_a_verdict_after_another_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join("runs");
+        let make = |id: &str, verdict: bool| {
+            fs::create_dir_all(runs.join(id)).unwrap();
+            if verdict {
+                fs::write(runs.join(id).join("verdict.json"), "{}").unwrap();
+            }
+        };
+        make("20261124T010202Z-7", false);
+        make("20261124T010203Z-5", true);
+        make("20261124T010204Z-6", false);
+        make("20261124T010205Z-8", true);
+        make("20261124T010206Z-9", false);
+        fs::create_dir_all(runs.join("saved-logs")).unwrap();
+        // One still going holds its directory.
+        let going = runs.join("20261124T010207Z-10");
+        fs::create_dir_all(&going).unwrap();
+        let held = fs::File::open(&going).unwrap();
+        rustix::fs::flock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+        assert_eq!(
+            unfinished_since(dir.path(), "20261124T010203Z-5"),
+            ["20261124T010204Z-6", "20261124T010206Z-9"]
+        );
+        assert!(unfinished_since(dir.path(), "20261124T010206Z-9").is_empty());
+        assert!(unfinished_since(&dir.path().join("none"), "20261124T010203Z-5").is_empty());
+    }
     use std::time::Duration;
 
     #[test]

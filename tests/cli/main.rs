@@ -6,6 +6,7 @@
 
 mod support;
 
+mod agent_loop;
 mod ci;
 mod ci_more;
 mod config_errors;
