@@ -102,12 +102,13 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
             ..last.clone()
         }
     };
-    if let Some(message) = config_now(ctx, last).and_then(|config| phase_gone(&config, last)) {
+    let config = config_now(ctx, last);
+    if let Some(message) = config.as_ref().and_then(|config| phase_gone(config, last)) {
         return stop(io, super::usage_error(message));
     }
     let unfinished = !killed.is_empty()
         || last.checks.iter().any(|c| !carried(&c.status))
-        || reconfigured(ctx, last);
+        || reconfigured(config.as_ref(), last);
     // A run that did not pass with no check to blame (an invalid or
     // blocked handoff, a history that could not be read) is run again too:
     // its handoffs are validated again, its passes carried over.
@@ -285,12 +286,12 @@ pub(super) fn to_run_again<'a>(previous: &RunRecord, specs: &[&'a CheckSpec]) ->
 /// Whether the configuration now has checks in `last`'s phase that it did
 /// not run under this configuration (added, or changed since): those run
 /// again even after a run that passed. The configuration is the one `last`
-/// was judged by: the work tree's, or its `--config-from-ref`'s. One that
-/// does not load may have anything changed: the resumed run reports it.
-fn reconfigured(ctx: &Context, last: &RunRecord) -> bool {
+/// was judged by (`config_now`). One that does not load (`None`) may have
+/// anything changed: the resumed run reports it.
+fn reconfigured(config: Option<&crate::config::Config>, last: &RunRecord) -> bool {
     // A configuration that cannot be read cannot say its checks are the
     // ones that passed: the run that follows says what is wrong with it.
-    let Some(config) = config_now(ctx, last) else {
+    let Some(config) = config else {
         return true;
     };
     let specs: Vec<&CheckSpec> = config
