@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::{Diagnostic, Severity};
+use super::{Diagnostic, Severity, MAX_DIAGNOSTICS_PER_CHECK};
 
 /// Codes that name a root cause other errors follow from: something the
 /// code needs cannot be found.
@@ -113,6 +113,9 @@ struct Entry<'a> {
     /// place (`cargo test`, `clippy` and `cargo build` all print one
     /// compile error): one line names them all.
     also: Vec<&'a str>,
+    /// Findings of its check past the check's limit, counted but not
+    /// kept: said on the check's first line, since they may be anything.
+    not_kept: usize,
 }
 
 /// The top `limit` distinct problems among `diagnostics`.
@@ -127,6 +130,19 @@ struct Entry<'a> {
 pub fn summarize(
     diagnostics: &[Diagnostic],
     rank: impl Fn(&Diagnostic) -> Option<usize>,
+    limit: usize,
+) -> Vec<String> {
+    summarize_counted(diagnostics, rank, |_| 0, limit)
+}
+
+/// `summarize`, where `not_kept` says how many findings a check counted
+/// past its limit without keeping them. A tool that printed a million
+/// alike errors must not read as one that printed a thousand: the first
+/// line of each such check says how many more there were.
+pub fn summarize_counted(
+    diagnostics: &[Diagnostic],
+    rank: impl Fn(&Diagnostic) -> Option<usize>,
+    not_kept: impl Fn(&str) -> usize,
     limit: usize,
 ) -> Vec<String> {
     // (rank, index, root cause?, diagnostic): whether it is a root cause
@@ -194,9 +210,18 @@ pub fn summarize(
             follow_on: 0,
             repeats: 0,
             also: Vec::new(),
+            not_kept: 0,
         });
     }
-    entries.iter().take(limit).map(line).collect()
+    entries.truncate(limit);
+    let mut told: Vec<&str> = Vec::new();
+    for entry in &mut entries {
+        if !told.contains(&entry.d.check.as_str()) {
+            told.push(&entry.d.check);
+            entry.not_kept = not_kept(&entry.d.check);
+        }
+    }
+    entries.iter().map(line).collect()
 }
 
 /// A problem at its place, whichever check reported it: its file, line,
@@ -293,6 +318,12 @@ fn line(entry: &Entry<'_>) -> String {
     }
     if entry.follow_on > 0 {
         notes.push(format!("+{} follow-on errors", entry.follow_on));
+    }
+    if entry.not_kept > 0 {
+        notes.push(format!(
+            "{} more found past the check's limit of {MAX_DIAGNOSTICS_PER_CHECK}, not kept",
+            entry.not_kept
+        ));
     }
     if !notes.is_empty() {
         out.push_str(&format!(" ({})", notes.join("; ")));
@@ -464,6 +495,27 @@ mod tests {
         assert_eq!(
             lines[0],
             "broken.test.js:3 SyntaxError: Unexpected token (tests)"
+        );
+    }
+
+    #[test]
+    fn findings_past_a_checks_limit_are_told_on_its_first_line() {
+        // 1,500 alike errors of which 1,000 were kept: the summary says
+        // the 500 more, once, on the check's first line.
+        let mut diagnostics: Vec<Diagnostic> = (1..=1000)
+            .map(|n| error("lint", "a.c", n, "E1", "e"))
+            .collect();
+        diagnostics.push(error("lint", "b.c", 1, "E2", "other"));
+        diagnostics.push(error("build", "c.c", 1, "E3", "x"));
+        let not_kept = |check: &str| if check == "lint" { 500 } else { 0 };
+        let lines = summarize_counted(&diagnostics, |_| Some(0), not_kept, 5);
+        assert_eq!(
+            lines,
+            [
+                "a.c:1 E1 e (lint; 999 more like it; 500 more found past the check's limit of 1000, not kept)",
+                "b.c:1 E2 other (lint)",
+                "c.c:1 E3 x (build)",
+            ]
         );
     }
 

@@ -923,7 +923,13 @@ fn summarize(diagnostics: &[Diagnostic], checks: &[CheckResult], limit: usize) -
             });
         (rank < 3).then_some(rank)
     };
-    crate::diagnostics::summarize(diagnostics, rank, limit)
+    let not_kept = |name: &str| {
+        checks
+            .iter()
+            .find(|c| c.name == name)
+            .map_or(0, |c| c.dropped_diagnostics)
+    };
+    crate::diagnostics::summarize_counted(diagnostics, rank, not_kept, limit)
 }
 
 /// `1.2s`, `450ms`, `2m03s`, `10m`.

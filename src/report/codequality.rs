@@ -8,7 +8,10 @@ use std::io::{self, Write};
 use serde_json::json;
 
 use crate::diagnostics::{Diagnostic, Severity};
-use crate::gate::Verdict;
+use crate::gate::{CheckResult, Verdict};
+
+/// The code of the issue that counts a check's findings past its limit.
+const NOT_KEPT: &str = "findings-not-kept";
 
 use super::sarif::rule_id;
 
@@ -21,10 +24,41 @@ fn severity(s: Severity, pre_existing: bool) -> &'static str {
     }
 }
 
+/// The issue that says how many findings `check` counted past its limit
+/// without keeping them: GitLab lists issues one by one, and a thousand
+/// of them must not read as all there were. It is as severe as the
+/// check's worst kept finding, and its fingerprint leaves the count out,
+/// so it stays one issue while the check keeps overflowing.
+fn not_kept(check: &CheckResult, found: &[&Diagnostic]) -> serde_json::Value {
+    let worst = found
+        .iter()
+        .filter(|d| d.check == check.name)
+        .map(|d| (d.severity, d.pre_existing))
+        .min()
+        .unwrap_or((Severity::Warning, false));
+    let id = Diagnostic {
+        check: check.name.clone(),
+        tool: "phasegate".into(),
+        code: Some(NOT_KEPT.into()),
+        message: format!("check `{}`", check.name),
+        ..Diagnostic::default()
+    };
+    json!({
+        "description": super::sarif::not_kept(check),
+        "check_name": format!("phasegate/{NOT_KEPT}"),
+        "fingerprint": id.fingerprint(),
+        "severity": severity(worst.0, worst.1),
+        "location": {
+            "path": "phasegate.toml",
+            "lines": { "begin": 1 },
+        },
+    })
+}
+
 pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
     let found: Vec<&Diagnostic> = verdict.diagnostics.iter().collect();
     let nth = super::occurrences(&found);
-    let issues: Vec<serde_json::Value> = found
+    let mut issues: Vec<serde_json::Value> = found
         .iter()
         .zip(nth)
         .map(|(d, n)| {
@@ -50,6 +84,13 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
             })
         })
         .collect();
+    issues.extend(
+        verdict
+            .checks
+            .iter()
+            .filter(|c| c.dropped_diagnostics > 0)
+            .map(|check| not_kept(check, &found)),
+    );
     serde_json::to_writer_pretty(&mut *out, &issues).map_err(io::Error::other)?;
     writeln!(out)
 }

@@ -135,11 +135,14 @@ fn cases(verdict: &Verdict, phase: &str) -> Vec<Case> {
                 }
             }
         }
-        let outcome = if tests.is_empty() || check.status != CheckStatus::Failed {
+        let mut outcome = if tests.is_empty() || check.status != CheckStatus::Failed {
             outcome(check, &own, &reason)
         } else {
             Some(tested_outcome(check, &own, &reason, tests.len()))
         };
+        if check.dropped_diagnostics > 0 {
+            outcome = Some(with_not_kept(outcome, check));
+        }
         out.push(Case {
             classname: phase.to_string(),
             name: unique(check.name.clone(), &mut seen),
@@ -228,6 +231,27 @@ fn outcome(
             format!("{} ({reason})", check.status.as_str()),
             body(own),
         )),
+    }
+}
+
+/// `outcome` with what `check` found past its limit of findings told at
+/// the end of its text: a failure that lists a thousand findings must
+/// not read as all there were. A passing check tells it in its output.
+fn with_not_kept(
+    outcome: Option<(&'static str, String, String)>,
+    check: &CheckResult,
+) -> (&'static str, String, String) {
+    let note = super::sarif::not_kept(check);
+    match outcome {
+        None => ("system-out", String::new(), note),
+        Some((kind, message, mut text)) => {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&note);
+            text.push('\n');
+            (kind, message, text)
+        }
     }
 }
 

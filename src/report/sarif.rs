@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 use serde_json::{json, Value};
 
-use crate::diagnostics::{Diagnostic, Severity};
+use crate::diagnostics::{Diagnostic, Severity, MAX_DIAGNOSTICS_PER_CHECK};
 use crate::gate::{CheckResult, CheckStatus, Verdict};
 
 /// GitHub code scanning takes at most 25,000 results per run.
@@ -267,6 +267,21 @@ fn result(d: &Diagnostic, nth: usize) -> Value {
     })
 }
 
+/// What `check` found past its limit of findings, counted but not kept,
+/// in one sentence: the reports that list findings one by one (SARIF,
+/// JUnit, Code Quality) say it where their readers look.
+pub fn not_kept(check: &CheckResult) -> String {
+    format!(
+        "check `{}` found {} more past its limit of {MAX_DIAGNOSTICS_PER_CHECK} findings: counted, not kept (its full log has them{})",
+        check.name,
+        check.dropped_diagnostics,
+        check
+            .log
+            .as_deref()
+            .map_or(String::new(), |log| format!(": {log}"))
+    )
+}
+
 /// The SARIF log for `verdict`.
 pub fn log(verdict: &Verdict) -> Value {
     // The handoff documents' warnings are notes: they decide nothing.
@@ -311,6 +326,14 @@ pub fn log(verdict: &Verdict) -> Value {
                 "{cut} of {} results were cut to stay within GitHub's limits (25,000 results, 10 MB gzipped); the most important are kept",
                 found.len()
             ) },
+        }));
+    }
+    // What a check found past its limit was counted, never kept: no
+    // result stands for it, so the invocation says how many there were.
+    for check in verdict.checks.iter().filter(|c| c.dropped_diagnostics > 0) {
+        notifications.push(json!({
+            "level": "warning",
+            "message": { "text": not_kept(check) },
         }));
     }
     if let Some(error) = &verdict.error {
@@ -365,14 +388,19 @@ pub fn log(verdict: &Verdict) -> Value {
 }
 
 /// The run's own facts: its phase and status, how many results were cut,
-/// and which files it checked (the range and its commits), as the verdict
-/// gives them.
+/// how many findings the checks counted past their limit without keeping
+/// them, and which files it checked (the range and its commits), as the
+/// verdict gives them.
 fn properties(verdict: &Verdict, cut: usize) -> Value {
     let mut properties = json!({
         "phase": verdict.phase,
         "status": verdict.status.as_str(),
         "resultsCut": cut,
     });
+    let not_kept: usize = verdict.checks.iter().map(|c| c.dropped_diagnostics).sum();
+    if not_kept > 0 {
+        properties["findingsNotKept"] = json!(not_kept);
+    }
     if let Some(selection) = &verdict.selection {
         properties["selection"] = json!(selection);
     }

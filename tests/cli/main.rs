@@ -11,6 +11,7 @@ mod ci;
 mod ci_more;
 mod config_errors;
 mod config_more;
+mod counts;
 mod defaults;
 mod diagnostics;
 mod diagnostics_more;
