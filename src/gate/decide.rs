@@ -831,7 +831,7 @@ fn tail_diagnostic(check: &CheckInput, outcome: &CheckOutcome, headline: &str) -
     let tail = outcome.output.tail_lines(TAIL_LINES);
     // The first line stands alone in summaries, so it carries the last
     // line of output, which is usually the error.
-    let message = match tail.last() {
+    let message = match telling_line(&tail) {
         None => format!("{headline}; it printed nothing"),
         Some(last) => format!(
             "{headline}: {last}\nlast lines of output:\n{}",
@@ -839,6 +839,26 @@ fn tail_diagnostic(check: &CheckInput, outcome: &CheckOutcome, headline: &str) -
         ),
     };
     located(check, Severity::Error, Some("check-failed"), message)
+}
+
+/// The last line of `tail` that says something of the failure: blank
+/// lines, and the lines package managers end every failure with to point
+/// at their own log or manual (npm's "A complete log of this run can be
+/// found in: PATH", yarn's "info Visit ... for documentation"), are passed
+/// over; the last line when there is nothing else.
+fn telling_line(tail: &[String]) -> Option<&String> {
+    let trailer = |line: &str| {
+        let line = line.trim();
+        line.is_empty()
+            || line.contains("A complete log of this run can be found in")
+            || (line.starts_with("npm ERR!") && line.ends_with("-debug-0.log"))
+            || (line.starts_with("info Visit https://yarnpkg.com")
+                && line.ends_with("for documentation about this command."))
+    };
+    tail.iter()
+        .rev()
+        .find(|line| !trailer(line))
+        .or_else(|| tail.last())
 }
 
 fn check_result(check: &CheckInput, judged: &Judged, root: &Path) -> CheckResult {
@@ -1293,6 +1313,35 @@ mod tests {
                 assert_eq!(v.checks[0].tier, Some(2));
             }
         }
+    }
+
+    #[test]
+    fn a_failure_is_told_by_its_last_line_that_is_not_a_package_manager_s_trailer() {
+        let lines = |text: &str| text.lines().map(str::to_string).collect::<Vec<_>>();
+        // npm 10, npm 6 and yarn 1 end every failed script with these.
+        for (tail, told) in [
+            (
+                "npm error code EJSONPARSE\nnpm error JSON.parse Failed to parse JSON data.\nnpm error A complete log of this run can be found in: /root/.npm/_logs/2026-debug-0.log\n",
+                "npm error JSON.parse Failed to parse JSON data.",
+            ),
+            (
+                "npm ERR! Test failed.  See above for more details.\n\nnpm ERR! A complete log of this run can be found in:\nnpm ERR!     /root/.npm/_logs/2026-debug-0.log\n",
+                "npm ERR! Test failed.  See above for more details.",
+            ),
+            (
+                "error Command failed with exit code 1.\ninfo Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.\n",
+                "error Command failed with exit code 1.",
+            ),
+            ("error: test failed, to rerun pass `--lib`\n", "error: test failed, to rerun pass `--lib`"),
+            ("\n\n", ""),
+        ] {
+            assert_eq!(
+                telling_line(&lines(tail)).map(String::as_str),
+                Some(told),
+                "{tail:?}"
+            );
+        }
+        assert_eq!(telling_line(&[]), None);
     }
 
     #[test]
