@@ -861,6 +861,35 @@ fn telling_line(tail: &[String]) -> Option<&String> {
         .or_else(|| tail.last())
 }
 
+/// The batches of a check the verdict shows, and the words of each: a
+/// `{files}` check over 100,000 files would make the verdict megabytes of
+/// file names an agent has to read past. The invocation record keeps them.
+const MAX_SHOWN_BATCHES: usize = 10;
+const MAX_SHOWN_ARGS: usize = 100;
+
+/// `argv` as the verdict shows it (see `MAX_SHOWN_BATCHES`).
+fn shown(mut argv: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    argv.truncate(MAX_SHOWN_BATCHES);
+    for batch in &mut argv {
+        batch.truncate(MAX_SHOWN_ARGS);
+    }
+    argv
+}
+
+/// How many words of `argv` the verdict leaves out (see `shown`).
+fn omitted(argv: &[Vec<String>]) -> usize {
+    argv.iter()
+        .enumerate()
+        .map(|(n, batch)| {
+            if n < MAX_SHOWN_BATCHES {
+                batch.len().saturating_sub(MAX_SHOWN_ARGS)
+            } else {
+                batch.len()
+            }
+        })
+        .sum()
+}
+
 fn check_result(check: &CheckInput, judged: &Judged, root: &Path) -> CheckResult {
     let (exit_code, signal, duration_ms, log, argv, dropped, tail) = match &check.run {
         CheckRun::NotRun(_) => (None, None, 0, None, Vec::new(), 0, Vec::new()),
@@ -889,7 +918,7 @@ fn check_result(check: &CheckInput, judged: &Judged, root: &Path) -> CheckResult
                     .invocations
                     .iter()
                     .map(crate::runner::Invocation::display)
-                    .collect(),
+                    .collect::<Vec<_>>(),
                 outcome.dropped_diagnostics,
                 tail,
             )
@@ -911,7 +940,8 @@ fn check_result(check: &CheckInput, judged: &Judged, root: &Path) -> CheckResult
         pre_existing: judged.diagnostics.iter().filter(|d| d.pre_existing).count(),
         log,
         reason: judged.reason.clone(),
-        argv,
+        argv_omitted: omitted(&argv),
+        argv: shown(argv),
         output_tail: tail,
     }
 }

@@ -122,9 +122,15 @@ pub struct CheckResult {
     /// Why it was skipped, or what went wrong, in one line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// The command line(s) run, one per batch.
+    /// The command line(s) run, one per batch: the first `MAX_SHOWN_BATCHES`
+    /// batches, each with at most its first `MAX_SHOWN_ARGS` words.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub argv: Vec<Vec<String>>,
+    /// The words of the command lines left out of `argv` (a `{files}`
+    /// check over a large selection); the check's invocation record in the
+    /// run directory (`<check>.json`) has every one.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub argv_omitted: usize,
     /// The last lines of output of a check that did not pass.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub output_tail: Vec<String>,

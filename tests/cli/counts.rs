@@ -93,3 +93,41 @@ fn code_quality_has_one_issue_for_the_findings_past_the_limit() {
         1
     );
 }
+
+#[test]
+fn the_verdict_shows_the_first_words_of_a_long_command_line_and_counts_the_rest() {
+    // A `{files}` check over a large selection would fill the verdict
+    // with file names; the invocation record keeps every one.
+    let repo = TestRepo::new();
+    for n in 0..250 {
+        repo.write(&format!("f{n:03}.txt"), "x\n");
+    }
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"each\", command = \"true {files}\" } ]\n",
+    );
+    repo.commit_all("many files");
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 0, "{v:#}");
+    let shown = check(&v, "each")["argv"].as_array().unwrap().clone();
+    let words: usize = shown.iter().map(|b| b.as_array().unwrap().len()).sum();
+    assert!(
+        shown.iter().all(|b| b.as_array().unwrap().len() <= 100),
+        "{shown:?}"
+    );
+    assert_eq!(shown[0][0], "true");
+    assert_eq!(shown[0][1], "f000.txt");
+    // 250 files and phasegate.toml, after `true`.
+    let omitted = usize::try_from(check(&v, "each")["argv_omitted"].as_u64().unwrap()).unwrap();
+    assert_eq!(words + omitted, 252, "{v:#}");
+    let log = check(&v, "each")["log"].as_str().unwrap();
+    let record = repo.path().join(log).with_extension("json");
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    let recorded: usize = record["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_array().unwrap().len())
+        .sum();
+    assert_eq!(recorded, 252, "the invocation record has every word");
+}

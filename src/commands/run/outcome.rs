@@ -175,6 +175,7 @@ pub(super) fn carry_over(
                 record.status, previous.run_id
             )),
             argv: Vec::new(),
+            argv_omitted: 0,
             output_tail: Vec::new(),
         });
         if effect == gate::Effect::Warn && verdict.status == gate::Status::Passed {
