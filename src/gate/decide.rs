@@ -418,12 +418,37 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
     // Where a program comes in a package of another name, the name to ask
     // a package manager for.
     let package = match program {
-        "tsc" => Some("`typescript` (`npm install --save-dev typescript`)"),
+        "tsc" => Some("`typescript`"),
         "golangci-lint" => Some("golangci-lint (https://golangci-lint.run/welcome/install/)"),
         "pyright" => Some("`pyright` (`pip install pyright`, or `npm install --save-dev pyright`)"),
         _ => None,
     };
-    let install = package.map_or_else(|| "install it".to_string(), |p| format!("install {p}"));
+    // A program a package manager's script or runner could not find is
+    // one of the project's dependencies, which were never installed.
+    let manager = match &check.run {
+        CheckRun::Ran(outcome) => outcome
+            .invocations
+            .first()
+            .and_then(|i| i.argv.first())
+            .and_then(|p| std::path::Path::new(p).file_name())
+            .and_then(|p| p.to_str())
+            .filter(|p| ["npm", "pnpm", "yarn", "bun", "npx", "bunx"].contains(p))
+            .filter(|p| *p != program),
+        CheckRun::NotRun(_) => None,
+    };
+    let install = match (manager, package) {
+        (Some(manager), _) => {
+            let manager = match manager {
+                "npx" => "npm",
+                "bunx" => "bun",
+                other => other,
+            };
+            let package = package.unwrap_or("it");
+            format!("install the project's dependencies (`{manager} install`), or add {package} to them")
+        }
+        (None, Some(p)) => format!("install {p}"),
+        (None, None) => "install it".to_string(),
+    };
     let severity = if effect == Effect::Incomplete {
         Severity::Error
     } else {
@@ -1372,6 +1397,42 @@ mod tests {
             );
         }
         assert_eq!(telling_line(&[]), None);
+    }
+
+    #[test]
+    fn a_program_a_package_manager_could_not_find_is_a_dependency_to_install() {
+        for (argv, program, told) in [
+            (
+                &["npm", "run", "lint"][..],
+                "eslint",
+                "install the project's dependencies (`npm install`), or add it to them",
+            ),
+            (
+                &["npx", "--no-install", "tsc"][..],
+                "tsc",
+                "(`npm install`), or add `typescript` to them",
+            ),
+            (&["/usr/bin/pnpm", "test"][..], "vitest", "(`pnpm install`)"),
+            (&["pytest"][..], "pytest", "install it, or set"),
+        ] {
+            let mut ran = outcome(
+                Termination::Missing {
+                    program: program.into(),
+                },
+                None,
+            );
+            ran.invocations = vec![crate::runner::Invocation::new(argv.iter().copied())];
+            let run = CheckRun::Ran(Box::new(ran));
+            let v = decide(input(
+                Profile::Auto,
+                check(CheckKind::Code, OnFailure::Block, OnMissing::Block, run),
+            ));
+            let message = v.diagnostics.first().map(|d| d.message.as_str());
+            assert!(
+                message.is_some_and(|m| m.contains(told)),
+                "{argv:?}: {message:?}"
+            );
+        }
     }
 
     #[test]
