@@ -279,7 +279,7 @@ fn escape_split_at(stem: &str, at: usize) -> bool {
 
 /// The 64-bit FNV-1a digest: the same in every build, unlike std's
 /// `DefaultHasher`.
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
         (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })

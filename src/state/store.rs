@@ -451,7 +451,7 @@ pub fn snapshots_dir(cache_home: &Path, state_dir: &Path, root: &Path) -> PathBu
     use std::os::unix::ffi::OsStrExt;
     let name: String = root
         .file_name()
-        .map(|n| String::from_utf8_lossy(n.as_bytes()).into_owned())
+        .map(|n| n.to_string_lossy())
         .unwrap_or_default()
         .chars()
         .map(|c| {
@@ -463,14 +463,7 @@ pub fn snapshots_dir(cache_home: &Path, state_dir: &Path, root: &Path) -> PathBu
         })
         .take(40)
         .collect();
-    // FNV-1a: stable across versions and platforms, unlike std's hasher.
-    let hash = state_dir
-        .as_os_str()
-        .as_bytes()
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-        });
+    let hash = super::run_dir::fnv1a(state_dir.as_os_str().as_bytes());
     cache_home
         .join("phasegate")
         .join("snapshots")
