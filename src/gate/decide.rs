@@ -425,26 +425,17 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
     };
     // A program a package manager's script or runner could not find is
     // one of the project's dependencies, which were never installed.
-    let manager = match &check.run {
+    let installer = match &check.run {
         CheckRun::Ran(outcome) => outcome
             .invocations
             .first()
-            .and_then(|i| i.argv.first())
-            .and_then(|p| std::path::Path::new(p).file_name())
-            .and_then(|p| p.to_str())
-            .filter(|p| ["npm", "pnpm", "yarn", "bun", "npx", "bunx"].contains(p))
-            .filter(|p| *p != program),
+            .and_then(|i| crate::runner::dependency_installer(&i.argv, program)),
         CheckRun::NotRun(_) => None,
     };
-    let install = match (manager, package) {
-        (Some(manager), _) => {
-            let manager = match manager {
-                "npx" => "npm",
-                "bunx" => "bun",
-                other => other,
-            };
+    let install = match (installer, package) {
+        (Some(installer), _) => {
             let package = package.unwrap_or("it");
-            format!("install the project's dependencies (`{manager} install`), or add {package} to them")
+            format!("install the project's dependencies (`{installer} install`), or add {package} to them")
         }
         (None, Some(p)) => format!("install {p}"),
         (None, None) => "install it".to_string(),

@@ -13,7 +13,7 @@ mod wrapper;
 pub use batch::{expand_invocations, shell_quote, unquotable_files};
 pub use plan::*;
 pub use pool::run_checks;
-pub use spawn::{run_check, GIT_LOCAL_ENV, PINNED_ENV, REMOVED_ENV};
+pub use spawn::{dependency_installer, run_check, GIT_LOCAL_ENV, PINNED_ENV, REMOVED_ENV};
 pub use sys::{
     interrupt_caught, interrupted, signal_group, stop_recorded_groups, InterruptGuard, SIGKILL,
 };

@@ -414,6 +414,20 @@ fn program_name(argv: &[std::ffi::OsString]) -> Option<&str> {
     std::path::Path::new(argv.first()?).file_name()?.to_str()
 }
 
+/// The command that installs the project's dependencies (`npm`, `pnpm`,
+/// `yarn`), when `argv` runs its scripts or tools through a package
+/// manager (wrappers read, as for its exit) and what that could not find,
+/// `missing`, is not the package manager itself: a dependency that was
+/// never installed.
+pub fn dependency_installer(argv: &[std::ffi::OsString], missing: &str) -> Option<&'static str> {
+    let runner = package_runner(&innermost(argv)).filter(|runner| *runner != missing)?;
+    Some(match runner {
+        "npx" => "npm",
+        "pnpx" => "pnpm",
+        other => other,
+    })
+}
+
 /// The package manager `argv` runs, when it is one that runs the
 /// project's scripts and tools: npm, npx, pnpm, pnpx or yarn.
 fn package_runner(argv: &[std::ffi::OsString]) -> Option<&'static str> {
