@@ -1390,6 +1390,27 @@ mod tests {
         assert_eq!(telling_line(&[]), None);
     }
 
+    /// The message of the finding for a check whose `argv` reported
+    /// `program` missing, under `profile`.
+    fn missing_message(profile: Profile, argv: &[&str], program: &str) -> String {
+        let mut ran = outcome(
+            Termination::Missing {
+                program: program.into(),
+            },
+            None,
+        );
+        ran.invocations = vec![crate::runner::Invocation::new(argv.iter().copied())];
+        let run = CheckRun::Ran(Box::new(ran));
+        let v = decide(input(
+            profile,
+            check(CheckKind::Code, OnFailure::Block, OnMissing::Block, run),
+        ));
+        v.diagnostics
+            .first()
+            .map(|d| d.message.clone())
+            .unwrap_or_default()
+    }
+
     #[test]
     fn a_program_a_package_manager_could_not_find_is_a_dependency_to_install() {
         for (argv, program, told) in [
@@ -1406,23 +1427,8 @@ mod tests {
             (&["/usr/bin/pnpm", "test"][..], "vitest", "(`pnpm install`)"),
             (&["pytest"][..], "pytest", "install it, or set"),
         ] {
-            let mut ran = outcome(
-                Termination::Missing {
-                    program: program.into(),
-                },
-                None,
-            );
-            ran.invocations = vec![crate::runner::Invocation::new(argv.iter().copied())];
-            let run = CheckRun::Ran(Box::new(ran));
-            let v = decide(input(
-                Profile::Auto,
-                check(CheckKind::Code, OnFailure::Block, OnMissing::Block, run),
-            ));
-            let message = v.diagnostics.first().map(|d| d.message.as_str());
-            assert!(
-                message.is_some_and(|m| m.contains(told)),
-                "{argv:?}: {message:?}"
-            );
+            let message = missing_message(Profile::Auto, argv, program);
+            assert!(message.contains(told), "{argv:?}: {message:?}");
         }
     }
 
@@ -1430,19 +1436,8 @@ mod tests {
     fn a_missing_program_of_a_package_named_otherwise_names_the_package() {
         for (program, told) in [("tsc", "install `typescript`"), ("pytest", "install it")] {
             for profile in PROFILES {
-                let missing = Termination::Missing {
-                    program: program.into(),
-                };
-                let run = CheckRun::Ran(Box::new(outcome(missing, None)));
-                let v = decide(input(
-                    profile,
-                    check(CheckKind::Code, OnFailure::Block, OnMissing::Block, run),
-                ));
-                let message = v.diagnostics.first().map(|d| d.message.as_str());
-                assert!(
-                    message.is_some_and(|m| m.contains(told)),
-                    "{program} {profile:?}: {message:?}"
-                );
+                let message = missing_message(profile, &[program], program);
+                assert!(message.contains(told), "{program} {profile:?}: {message:?}");
             }
         }
     }
