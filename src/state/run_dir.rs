@@ -164,13 +164,9 @@ pub fn unfinished_since(state_dir: &Path, after: &str) -> Vec<String> {
         .ok();
     let mut found: Vec<PathBuf> = entries
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(super::store::is_run_entry)
+        .filter(|e| e.file_name() != after)
         .map(|e| e.path())
-        .filter(|dir| {
-            dir.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|name| is_run_id(name) && name != after)
-        })
         .filter(|dir| {
             // Within one second, the ids cannot tell which run came
             // first: when the directory last changed can. Where that

@@ -472,7 +472,7 @@ pub fn snapshots_dir(cache_home: &Path, state_dir: &Path, root: &Path) -> PathBu
 
 /// Whether a directory entry is a run's: a directory itself (never a link
 /// to one) named by a run id.
-fn is_run_entry(entry: &fs::DirEntry) -> bool {
+pub(super) fn is_run_entry(entry: &fs::DirEntry) -> bool {
     entry.file_type().is_ok_and(|t| t.is_dir())
         && entry
             .file_name()
