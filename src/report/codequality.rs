@@ -44,7 +44,7 @@ fn not_kept(check: &CheckResult, found: &[&Diagnostic]) -> serde_json::Value {
         ..Diagnostic::default()
     };
     json!({
-        "description": super::sarif::not_kept(check),
+        "description": super::not_kept(check),
         "check_name": format!("phasegate/{NOT_KEPT}"),
         "fingerprint": id.fingerprint(),
         "severity": severity(worst.0, worst.1),

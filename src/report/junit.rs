@@ -241,7 +241,7 @@ fn with_not_kept(
     outcome: Option<(&'static str, String, String)>,
     check: &CheckResult,
 ) -> (&'static str, String, String) {
-    let note = super::sarif::not_kept(check);
+    let note = super::not_kept(check);
     match outcome {
         None => ("system-out", String::new(), note),
         Some((kind, message, mut text)) => {

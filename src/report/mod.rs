@@ -135,3 +135,19 @@ fn handoff_warnings(verdict: &Verdict, severity: Severity) -> Vec<Diagnostic> {
 
 #[cfg(test)]
 mod tests;
+
+/// What `check` found past its limit of findings, counted but not kept,
+/// in one sentence: the reports that list findings one by one (SARIF,
+/// JUnit, Code Quality) say it where their readers look.
+pub(crate) fn not_kept(check: &crate::gate::CheckResult) -> String {
+    use crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK;
+    format!(
+        "check `{}` found {} more past its limit of {MAX_DIAGNOSTICS_PER_CHECK} findings: counted, not kept (its full log has them{})",
+        check.name,
+        check.dropped_diagnostics,
+        check
+            .log
+            .as_deref()
+            .map_or(String::new(), |log| format!(": {log}"))
+    )
+}

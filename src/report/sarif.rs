@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 use serde_json::{json, Value};
 
-use crate::diagnostics::{Diagnostic, Severity, MAX_DIAGNOSTICS_PER_CHECK};
+use crate::diagnostics::{Diagnostic, Severity};
 use crate::gate::{CheckResult, CheckStatus, Verdict};
 
 /// GitHub code scanning takes at most 25,000 results per run.
@@ -267,21 +267,6 @@ fn result(d: &Diagnostic, nth: usize) -> Value {
     })
 }
 
-/// What `check` found past its limit of findings, counted but not kept,
-/// in one sentence: the reports that list findings one by one (SARIF,
-/// JUnit, Code Quality) say it where their readers look.
-pub fn not_kept(check: &CheckResult) -> String {
-    format!(
-        "check `{}` found {} more past its limit of {MAX_DIAGNOSTICS_PER_CHECK} findings: counted, not kept (its full log has them{})",
-        check.name,
-        check.dropped_diagnostics,
-        check
-            .log
-            .as_deref()
-            .map_or(String::new(), |log| format!(": {log}"))
-    )
-}
-
 /// The SARIF log for `verdict`.
 pub fn log(verdict: &Verdict) -> Value {
     // The handoff documents' warnings are notes: they decide nothing.
@@ -333,7 +318,7 @@ pub fn log(verdict: &Verdict) -> Value {
     for check in verdict.checks.iter().filter(|c| c.dropped_diagnostics > 0) {
         notifications.push(json!({
             "level": "warning",
-            "message": { "text": not_kept(check) },
+            "message": { "text": super::not_kept(check) },
         }));
     }
     if let Some(error) = &verdict.error {
