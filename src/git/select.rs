@@ -591,6 +591,14 @@ fn fetch_hint(repo: &Repository, spec: &str, error: &git2::Error) -> String {
             .and_then(|rest| rest.strip_prefix('/'))
             .filter(|branch| !branch.is_empty())
         {
+            // A shallow clone (actions/checkout's default, one commit deep)
+            // that fetched only the branch still has no merge base with
+            // it: the fetch that lifts the depth brings both at once.
+            if repo.is_shallow() {
+                return format!(
+                    "fetch it first, with the history its merge base is in: this is a shallow clone, and `git fetch --unshallow {remote} {branch}` brings both (`git fetch {remote} {branch}` alone leaves the merge base cut off)"
+                );
+            }
             return format!("fetch it first, e.g. `git fetch {remote} {branch}`");
         }
     }

@@ -8,6 +8,7 @@ mod support;
 
 mod agent_loop;
 mod ci;
+mod ci_gate;
 mod ci_more;
 mod config_errors;
 mod config_more;

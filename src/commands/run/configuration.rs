@@ -81,6 +81,9 @@ pub(super) fn load(
                     "--config-from-ref needs a git repository",
                 ));
             }
+            if let Some(message) = super::select::unnamed_ref("--config-from-ref", spec) {
+                return Err(Stop::usage(Profile::default(), message));
+            }
             match config_at_ref(root, spec) {
                 Ok((held, loaded)) => {
                     ref_has_config = held;
@@ -321,6 +324,17 @@ impl Source {
             for problem in &mut error.problems {
                 if problem.file.as_deref() == Some(shown.as_str()) {
                     problem.file = Some(config::CONFIG_FILE.to_string());
+                    // An annotation lands on the branch's own
+                    // `phasegate.toml`, which may not hold that line at
+                    // all: it must say which version is wrong, as only a
+                    // change to `spec` fixes it.
+                    if let Source::Ref(_) = self {
+                        problem.message = format!(
+                            "{} (in `{}` as `{spec}` holds it, --config-from-ref)",
+                            problem.message,
+                            config::CONFIG_FILE
+                        );
+                    }
                 }
             }
         }

@@ -204,6 +204,24 @@ pub(super) fn select_files(
     Ok(Selected::new(files, summary, notes))
 }
 
+/// What a run says of a ref option (`--config-from-ref`, `--from-ref`,
+/// `--to-ref`) that names no branch: empty, or a remote's name with
+/// nothing after it (`origin/`), as a CI job writes it from a variable
+/// its event does not set. git would only say it names nothing, and a
+/// fetch of `origin/` brings nothing either.
+pub(super) fn unnamed_ref(option: &str, spec: &str) -> Option<String> {
+    let given = if spec.is_empty() {
+        format!("`{option}` is empty")
+    } else if spec.ends_with('/') {
+        format!("`{option} {spec}` names no branch after `{spec}`")
+    } else {
+        return None;
+    };
+    Some(format!(
+        "{given}, as when the variable it was built from is not set where it runs (`GITHUB_BASE_REF` is set on GitHub's pull_request and pull_request_target events only, `CI_MERGE_REQUEST_TARGET_BRANCH_NAME` in GitLab's merge request pipelines only): name the branch, e.g. `{option} origin/main`, or run the job on those events only"
+    ))
+}
+
 /// What a run says of a range `from`..`to` whose end is its merge base:
 /// `to` is `from`'s commit (`same`) or an ancestor of it.
 fn empty_range_note(from: &str, to: &str, same: bool) -> String {
@@ -287,6 +305,11 @@ impl Selector<'_> {
             return Err(crate::commands::usage_error(
                 "--from-ref and --to-ref need a git repository".to_string(),
             ));
+        }
+        for (option, spec) in [("--from-ref", from), ("--to-ref", to)] {
+            if let Some(message) = unnamed_ref(option, spec) {
+                return Err(crate::commands::usage_error(message));
+            }
         }
         let resolved = crate::git::range_files(self.root, from, to).map_err(git_error)?;
         for ambiguous in &resolved.ambiguous {
