@@ -507,6 +507,61 @@ impl Drop for Watch {
     }
 }
 
+/// The first of `paths` (checked out from `index`) that git refuses to
+/// check out, with the name of the filter driver why: its `filter`
+/// attribute names a driver marked `filter.<driver>.required` that has no
+/// `smudge` or `process` command, and git stops there ("smudge filter
+/// <driver> failed"). libgit2 would write the file as stored, content the
+/// user's own checkout never had, and the checks would judge that.
+pub(super) fn refused_checkout(
+    repo: &Repository,
+    root: &Path,
+    index: &git2::Index,
+    paths: &[&[u8]],
+) -> io::Result<Option<(Vec<u8>, String)>> {
+    let Ok(config) = repo.config().and_then(|mut c| c.snapshot()) else {
+        return Ok(None);
+    };
+    let all = Drivers::of(repo);
+    let mut required = Drivers::default();
+    if let Ok(mut entries) = config.entries(Some(r"^filter\..+\.required$")) {
+        while let Some(Ok(entry)) = entries.next() {
+            let Ok(name) = entry.name() else { continue };
+            let Some(driver) = name
+                .strip_prefix("filter.")
+                .and_then(|rest| rest.strip_suffix(".required"))
+            else {
+                continue;
+            };
+            // The last value set is the one git reads.
+            let on = config.get_bool(name).unwrap_or(false);
+            let driver = driver.as_bytes();
+            if on && !all.smudge.contains(driver) {
+                required.smudge.insert(driver.to_vec());
+            }
+        }
+    }
+    if required.smudge.is_empty() {
+        return Ok(None);
+    }
+    let place = Place::of(repo, root);
+    let refused = required.converted(repo, index, &place, paths, Way::Out)?;
+    let Some(path) = paths.iter().find(|path| refused.contains(*path)) else {
+        return Ok(None);
+    };
+    let driver = repo
+        .get_attr_bytes(
+            Path::new(OsStr::from_bytes(path)),
+            FILTER,
+            AttrCheckFlags::INDEX_THEN_FILE,
+        )
+        .ok()
+        .flatten()
+        .map(|value| String::from_utf8_lossy(value).into_owned())
+        .unwrap_or_default();
+    Ok(Some((path.to_vec(), driver)))
+}
+
 /// Rewrites those of `paths` (checked out from `index` under `dest`) that a
 /// filter program smudges with their content as git checks it out: libgit2
 /// wrote them as stored (an LFS pointer, ciphertext).

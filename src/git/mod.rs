@@ -183,7 +183,7 @@ pub fn repository_env_for_checks(root: &Path, tree: &Path) -> Vec<(String, OsStr
         return Vec::new();
     }
     // A temporary checkout has a git directory of its own (its index, a
-    // detached `HEAD`, the repository through `commondir`): named there,
+    // detached `HEAD`, the repository's objects borrowed): named there,
     // a check's `git add` or `git commit` never reaches the user's index
     // or branch.
     let git_dir = if tree == root {

@@ -1152,6 +1152,18 @@ fn checkout_to(
     let paths: Vec<&[u8]> = paths.iter().map(Vec::as_slice).collect();
     super::checkout_left_out(repo, index, &paths, dir, true)
         .map_err(|e| failed("a snapshot", e))?;
+    let refused = super::filters::refused_checkout(repo, root, index, &paths);
+    if let Some((path, driver)) = refused.map_err(|source| GitError::Filter {
+        path: dir.to_path_buf(),
+        source,
+    })? {
+        return Err(GitError::Filter {
+            path: root.join(OsStr::from_bytes(&path)),
+            source: std::io::Error::other(format!(
+                "smudge filter `{driver}` failed: `filter.{driver}.required` is set and the filter has no `smudge` or `process` command, so git refuses to check the file out; set `filter.{driver}.smudge` (`cat` writes the content as stored) or unset `filter.{driver}.required`"
+            )),
+        });
+    }
     super::filters::smudge_checked_out(repo, root, index, &paths, dir).map_err(|source| {
         GitError::Filter {
             path: dir.to_path_buf(),
@@ -1226,12 +1238,25 @@ fn check_out_submodules(
     Ok(())
 }
 
-/// Makes the checkout in `dir` a work tree of the repository, as a linked
-/// worktree is one: a `.git` directory naming the common git directory,
-/// with its own `HEAD` (the commit checked out, detached) and its own index
-/// (`index`, what was checked out). A check that runs git there finds the
-/// repository and what is staged, as in a terminal, and never writes the
-/// real index or moves a branch.
+/// Makes the checkout in `dir` a repository of its own that borrows the
+/// user's, so that a check running git there finds what is staged, with
+/// the history, branches and tags the user has, and whatever it does with
+/// git stays in the checkout. Made a linked worktree of the user's
+/// repository (a `.git` naming it through `commondir`), the checkout
+/// shared its refs, stash and configuration: a hook script's `git stash
+/// push --keep-index; …; git stash pop`, with nothing to set aside in the
+/// checkout, popped the user's own stash entry into it, lost when the
+/// checkout went; `git tag`, `git branch -f`, `git config` and `git gc`
+/// wrote the user's repository. Here the checkout's `.git` has:
+/// - the user's objects through `objects/info/alternates`, read where they
+///   are and never copied; the objects a check writes stay in the checkout
+///   and go with it (`git gc` and `git prune` never touch an alternate's);
+/// - a copy of the user's refs (`copy_refs`), without the stash;
+/// - the user's `shallow` list, so a shallow clone's history ends where it
+///   does there, and `info/exclude` and `info/attributes`;
+/// - a configuration that includes the user's (`checkout_config`);
+/// - its own `HEAD` (the commit checked out, detached) and index (`index`,
+///   what was checked out).
 fn link_git_dir(
     repo: &Repository,
     index: &git2::Index,
@@ -1239,24 +1264,165 @@ fn link_git_dir(
     commit: Option<git2::Oid>,
 ) -> Result<(), GitError> {
     let git = dir.join(".git");
-    let written = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| GitError::Write { path, source }
-    };
-    fs::create_dir_all(&git).map_err(written(&git))?;
-    let mut common = repo.commondir().as_os_str().as_bytes().to_vec();
-    common.push(b'\n');
-    fs::write(git.join("commondir"), common).map_err(written(&git.join("commondir")))?;
+    let common = repo.commondir();
+    for sub in ["objects/info", "objects/pack", "refs", "info"] {
+        let path = git.join(sub);
+        fs::create_dir_all(&path).map_err(write_error(&path))?;
+    }
+    write_file(
+        &git.join("objects/info/alternates"),
+        &alternate(&common.join("objects")),
+    )?;
+    copy_refs(repo, &git)?;
+    for shared in ["shallow", "info/exclude", "info/attributes"] {
+        let (from, to) = (common.join(shared), git.join(shared));
+        match fs::copy(&from, &to) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !from.exists() => {}
+            Err(source) => return Err(GitError::Write { path: to, source }),
+            Ok(_) => {}
+        }
+    }
+    write_file(&git.join("config"), &checkout_config(repo, common, dir))?;
     let head = match commit {
         Some(commit) => format!("{commit}\n").into_bytes(),
         None => match repo.head().ok().and_then(|head| head.target()) {
             Some(oid) => format!("{oid}\n").into_bytes(),
             // No commit yet: the same unborn branch.
-            None => fs::read(repo.path().join("HEAD")).map_err(written(&git.join("HEAD")))?,
+            None => fs::read(repo.path().join("HEAD")).map_err(write_error(&git.join("HEAD")))?,
         },
     };
-    fs::write(git.join("HEAD"), head).map_err(written(&git.join("HEAD")))?;
+    write_file(&git.join("HEAD"), &head)?;
     own_index(index, dir, &git.join("index"))
+}
+
+/// The error of writing `path`.
+fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> GitError {
+    let path = path.to_path_buf();
+    move |source| GitError::Write { path, source }
+}
+
+/// Writes `bytes` to the file `path`.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), GitError> {
+    fs::write(path, bytes).map_err(write_error(path))
+}
+
+/// The line of `objects/info/alternates` that names `objects`: the path as
+/// it is, which git and libgit2 both read, or, for a path with a newline
+/// in it, quoted as git reads a line that starts with `"`.
+fn alternate(objects: &Path) -> Vec<u8> {
+    let path = objects.as_os_str().as_bytes();
+    let mut line = if path.contains(&b'\n') {
+        quoted(path)
+    } else {
+        path.to_vec()
+    };
+    line.push(b'\n');
+    line
+}
+
+/// `text` in double quotes, with the escapes git reads in a quoted
+/// configuration value and a quoted path alike.
+fn quoted(text: &[u8]) -> Vec<u8> {
+    let mut out = vec![b'"'];
+    for &byte in text {
+        match byte {
+            b'"' | b'\\' => out.extend([b'\\', byte]),
+            b'\n' => out.extend(*b"\\n"),
+            b'\t' => out.extend(*b"\\t"),
+            _ => out.push(byte),
+        }
+    }
+    out.push(b'"');
+    out
+}
+
+/// Copies the refs of `repo` into the checkout's git directory `git`: the
+/// direct ones as one `packed-refs` file (a few thousand tags are one
+/// write, and the user's `packed-refs` and loose refs are read as git
+/// reads them), the symbolic ones (`refs/remotes/origin/HEAD`) as the loose
+/// files they must be. So `git describe`, `git log origin/main..` and a
+/// tag's name work in the checkout as in the user's work tree, and nothing
+/// a check does to them reaches the user's. Left out: `refs/stash`, the
+/// user's work set aside (a check that pops it would take it away), and
+/// the refs git keeps per work tree (`refs/bisect/`, `refs/worktree/`,
+/// `refs/rewritten/`), the state of the user's work tree. A ref libgit2
+/// cannot read is passed over, as a clone would be without it.
+fn copy_refs(repo: &Repository, git: &Path) -> Result<(), GitError> {
+    let mut packed: Vec<(Vec<u8>, git2::Oid)> = Vec::new();
+    let refs = repo
+        .references()
+        .map_err(|e| failed("the refs of the repository", e))?;
+    for reference in refs.flatten() {
+        let name = reference.name_bytes();
+        if !copied_ref(name) {
+            continue;
+        }
+        if let Some(oid) = reference.target() {
+            packed.push((name.to_vec(), oid));
+        } else if let Some(target) = reference.symbolic_target_bytes() {
+            let path = git.join(OsStr::from_bytes(name));
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).map_err(write_error(parent))?;
+            }
+            write_file(&path, &[b"ref: ", target, b"\n"].concat())?;
+        }
+    }
+    // git reads a `packed-refs` that says it is sorted without sorting it
+    // again; its order is the names' bytes.
+    packed.sort();
+    let mut text = b"# pack-refs with: sorted \n".to_vec();
+    for (name, oid) in packed {
+        text.extend(format!("{oid} ").bytes());
+        text.extend(name);
+        text.push(b'\n');
+    }
+    write_file(&git.join("packed-refs"), &text)
+}
+
+/// Whether the checkout gets a copy of the ref `name` (see `copy_refs`).
+/// Only a valid name is copied: it is written as a path under `.git`.
+fn copied_ref(name: &[u8]) -> bool {
+    const PER_WORK_TREE: [&[u8]; 3] = [b"refs/bisect/", b"refs/worktree/", b"refs/rewritten/"];
+    name.starts_with(b"refs/")
+        && name != b"refs/stash"
+        && !PER_WORK_TREE.iter().any(|prefix| name.starts_with(prefix))
+        && std::str::from_utf8(name).is_ok_and(git2::Reference::is_valid_name)
+}
+
+/// The checkout's configuration: the user's repository's, included, so
+/// remotes, identities, filters and aliases apply as they do there; then
+/// what must differ here, which comes later and so wins:
+/// - the work tree is the checkout, whatever `core.worktree` the user's
+///   names (a bare repository's work tree in `$HOME`, a submodule's path
+///   relative to its git directory), and it is not bare;
+/// - the object format, which git reads only from the repository's own
+///   file, never from an included one (and the version that allows it);
+/// - no fsmonitor daemon and no automatic `gc` or maintenance: each would
+///   start in the background, for a directory that goes when the run ends.
+///
+/// A `git config` the check runs writes this file, not the user's. The
+/// user's `config.worktree` (`extensions.worktreeConfig`) is their work
+/// tree's own, sparse checkout included, and is not read here; nor is
+/// `extensions.refStorage`, as the checkout keeps its refs in files.
+fn checkout_config(repo: &Repository, common: &Path, dir: &Path) -> Vec<u8> {
+    let format = repo
+        .config()
+        .and_then(|c| c.get_string("extensions.objectformat"))
+        .ok()
+        .filter(|format| !format.eq_ignore_ascii_case("sha1"));
+    let mut text = b"[include]\n\tpath = ".to_vec();
+    text.extend(quoted(common.join("config").as_os_str().as_bytes()));
+    text.extend(b"\n[core]\n\trepositoryformatversion = ");
+    text.extend(if format.is_some() { b"1" } else { b"0" });
+    text.extend(b"\n\tbare = false\n\tworktree = ");
+    text.extend(quoted(dir.as_os_str().as_bytes()));
+    text.extend(b"\n\tfsmonitor = false\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n");
+    if let Some(format) = format {
+        text.extend(b"[extensions]\n\tobjectformat = ");
+        text.extend(quoted(format.as_bytes()));
+        text.push(b'\n');
+    }
+    text
 }
 
 /// Writes the checkout's own index at `path`: the entries of `index`, each
@@ -1307,6 +1473,59 @@ fn record_stat(entry: &mut git2::IndexEntry, meta: &fs::Metadata) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_checkout_s_configuration_names_any_path_as_git_reads_it() {
+        // A cache directory is the user's to name: quotes, backslashes,
+        // `#` and `;` (which begin a comment unquoted), a newline.
+        let dir = tempfile::tempdir().unwrap();
+        let odd = Path::new("/home/u/ca\"che\\x #1; y\n\tz");
+        let mut text = b"[core]\n\tworktree = ".to_vec();
+        text.extend(quoted(odd.as_os_str().as_bytes()));
+        text.push(b'\n');
+        let file = dir.path().join("config");
+        fs::write(&file, text).unwrap();
+        let config = git2::Config::open(&file).unwrap();
+        assert_eq!(
+            config.get_path("core.worktree").unwrap(),
+            odd,
+            "libgit2 reads it back"
+        );
+        let git = std::process::Command::new("git")
+            .args(["config", "--file"])
+            .arg(&file)
+            .args(["--get", "core.worktree"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            git.stdout,
+            [odd.as_os_str().as_bytes(), b"\n"].concat(),
+            "git reads it back"
+        );
+    }
+
+    #[test]
+    fn refs_a_checkout_copies_are_valid_ones_other_than_the_stash_and_a_work_tree_s() {
+        for name in [
+            "refs/heads/main",
+            "refs/tags/v1.0",
+            "refs/remotes/origin/HEAD",
+            "refs/notes/commits",
+        ] {
+            assert!(copied_ref(name.as_bytes()), "{name}");
+        }
+        for name in [
+            "refs/stash",
+            "refs/bisect/bad",
+            "refs/worktree/x",
+            "refs/rewritten/onto",
+            "HEAD",
+            "refs/heads/../../x",
+            "refs/heads/a\nb",
+        ] {
+            assert!(!copied_ref(name.as_bytes()), "{name}");
+        }
+    }
 
     #[test]
     fn index_paths_compare_with_tree_entries_as_full_paths() {

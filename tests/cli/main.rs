@@ -41,6 +41,7 @@ mod runner_tree;
 mod selection_more;
 mod snapshot_edges;
 mod snapshot_place;
+mod snapshot_refs;
 mod state;
 mod state_more;
 mod verdict;
