@@ -105,12 +105,7 @@ fn record_run_within(
     let previous = gate::previous_error_sets(verdict, &of_phase, selection.push.as_deref());
     // Going round in circles needs a person: the queue is where one looks.
     if let Some(note) = gate::escalate_repeats(verdict, &previous, config.gate.escalate_after) {
-        critical.push(NewIntervention {
-            kind: "errors_repeated".to_string(),
-            priority: Priority::High,
-            check: None,
-            message: note,
-        });
+        critical.push(gate::repeated_intervention(verdict, note));
     }
 
     let mut emergency = Emergency::default();
@@ -257,6 +252,8 @@ fn load_history(
             kind: kind.to_string(),
             priority: Priority::Critical,
             check: None,
+            // Each state moved aside is news; the same version's, not.
+            fingerprint: gate::exact_fingerprint(&message),
             message,
         });
     }
@@ -306,6 +303,7 @@ fn history_entry(
                     .iter()
                     .find(|s| s.name == c.name)
                     .map(crate::config::CheckSpec::fingerprint),
+                interrupted: gate::was_interrupted(verdict, c),
             })
             .collect(),
     }

@@ -3,7 +3,7 @@
 //! intervention of a type and priority. Pure: the state is read and
 //! written by the caller.
 
-use crate::diagnostics::{Diagnostic, Severity};
+use crate::diagnostics::{Diagnostic, Fnv, Severity};
 use crate::state::{NewIntervention, Priority, RunRecord};
 
 use super::{CheckResult, CheckStatus, Next, Status, Verdict};
@@ -53,8 +53,9 @@ pub fn error_set(verdict: &Verdict) -> Vec<String> {
 /// The error sets of the earlier attempts among `runs` of the phase
 /// (oldest first) that `escalate_repeats` compares this run's with. A run
 /// that did not run a check this run failed on (`--check`, a workflow,
-/// `PHASEGATE_SKIP`) says nothing of its errors: it is left out, and
-/// neither continues a streak nor breaks it. The others are read on the
+/// `PHASEGATE_SKIP`), or was interrupted in one this run ran, says nothing
+/// of its errors: it is left out, and neither continues a streak nor
+/// breaks it. The others are read on the
 /// checks this run ran only, so that a `--check tests` run is compared on
 /// `tests` alone.
 ///
@@ -92,7 +93,15 @@ pub fn previous_error_sets(
                 .iter()
                 .any(|c| c.name == *name && c.status != "skipped")
         });
-        if !says {
+        // A check cut short by a Ctrl-C (or SIGTERM, SIGHUP) said nothing
+        // of its errors either: a person stopping a run, or an agent's
+        // harness killing it on a time budget, never starts the count
+        // again for an agent still going round in circles.
+        let cut_short = run
+            .checks
+            .iter()
+            .any(|c| c.interrupted && ran.contains(&c.name.as_str()));
+        if !says || cut_short {
             continue;
         }
         let mut set: Vec<String> = run
@@ -176,6 +185,60 @@ pub fn escalate_repeats(
     Some(note)
 }
 
+/// Whether `check` was cut short by an interrupt (Ctrl-C, SIGTERM,
+/// SIGHUP): then its errors are not known, and its run says nothing of
+/// them (`previous_error_sets`).
+pub fn was_interrupted(verdict: &Verdict, check: &CheckResult) -> bool {
+    check.status == CheckStatus::Crashed
+        && verdict.diagnostics.iter().any(|d| {
+            d.check == check.name
+                && d.tool == "phasegate"
+                && d.code.as_deref() == Some("interrupted")
+        })
+}
+
+/// The intervention of a run `escalate_repeats` blocked, `note` its
+/// message. The errors that keep coming back make it the same error
+/// (`NewIntervention::fingerprint`): the next run stuck on them counts one
+/// more occurrence on it.
+pub fn repeated_intervention(verdict: &Verdict, note: String) -> NewIntervention {
+    let mut hash = Fnv::default();
+    for fingerprint in error_set(verdict) {
+        hash.write(fingerprint.as_bytes());
+        hash.write(&[0xff]);
+    }
+    NewIntervention {
+        kind: "errors_repeated".to_string(),
+        priority: Priority::High,
+        check: None,
+        message: note,
+        fingerprint: format!("{:016x}", hash.finish()),
+    }
+}
+
+/// The fingerprint of an intervention that no located error stands
+/// behind: its message's, read as a finding's is (its first line, numbers
+/// and spacing normalised), so that "timed out after 600s" in one run and
+/// the next is the same. Not for a message that names a document, whose
+/// name may hold a number (`F001.md` and `F002.md` are two): that is
+/// `exact_fingerprint`'s.
+fn message_fingerprint(message: &str) -> String {
+    Diagnostic {
+        tool: "phasegate".to_string(),
+        message: message.to_string(),
+        ..Diagnostic::default()
+    }
+    .fingerprint()
+}
+
+/// The fingerprint of an intervention told by what it is about, `what`,
+/// exactly (a handoff document's path).
+pub fn exact_fingerprint(what: &str) -> String {
+    let mut hash = Fnv::default();
+    hash.write(what.as_bytes());
+    format!("{:016x}", hash.finish())
+}
+
 /// The interventions a finished run creates: one per failing check (its
 /// type and priority from what went wrong), one per invalid handoff, one
 /// per handoff that needs a person (out of retries, or `status: blocked`),
@@ -198,6 +261,7 @@ pub fn interventions_for(verdict: &Verdict) -> Vec<NewIntervention> {
                 Priority::High
             },
             check: None,
+            fingerprint: message_fingerprint(&error.message),
             message: error.message.clone(),
         });
     }
@@ -216,19 +280,27 @@ fn check_intervention(verdict: &Verdict, check: &CheckResult) -> Option<NewInter
     let reason = check.reason.clone().unwrap_or_default();
     let (kind, priority) = match check.status {
         CheckStatus::Passed | CheckStatus::Skipped => {
-            return (check.dropped_diagnostics > 0).then(|| NewIntervention {
-                kind: "limit_reached".to_string(),
-                priority: Priority::Low,
-                check: Some(check.name.clone()),
-                message: format!(
+            return (check.dropped_diagnostics > 0).then(|| {
+                let message = format!(
                     "check `{}` printed more diagnostics than are kept; {} were only counted",
                     check.name, check.dropped_diagnostics
-                ),
+                );
+                NewIntervention {
+                    kind: "limit_reached".to_string(),
+                    priority: Priority::Low,
+                    check: Some(check.name.clone()),
+                    // One per check, however many went uncounted.
+                    fingerprint: exact_fingerprint(&check.name),
+                    message,
+                }
             });
         }
         CheckStatus::Warned if check.pre_existing > 0 => return None,
         CheckStatus::Missing => ("missing_tool", Priority::High),
         CheckStatus::TimedOut => ("timeout", Priority::High),
+        // Stopped by a person (Ctrl-C) or a harness (SIGTERM), not broken:
+        // nothing for anyone to fix, but nothing was verified either.
+        CheckStatus::Crashed if was_interrupted(verdict, check) => ("interrupted", Priority::Low),
         CheckStatus::Crashed if check.tier == Some(3) => ("unparseable_output", Priority::Medium),
         CheckStatus::Crashed if reason.to_lowercase().contains("permission denied") => {
             ("permission_denied", Priority::High)
@@ -242,12 +314,16 @@ fn check_intervention(verdict: &Verdict, check: &CheckResult) -> Option<NewInter
             }
         }
     };
-    let detail = errors().next().map_or(reason, Diagnostic::headline);
+    // The error the message names is the one that tells it again.
+    let first = errors().next();
+    let detail = first.map_or(reason, Diagnostic::headline);
+    let message = format!("check `{}` {}: {detail}", check.name, check.status.as_str());
     Some(NewIntervention {
         kind: kind.to_string(),
         priority,
         check: Some(check.name.clone()),
-        message: format!("check `{}` {}: {detail}", check.name, check.status.as_str()),
+        fingerprint: first.map_or_else(|| message_fingerprint(&message), Diagnostic::fingerprint),
+        message,
     })
 }
 
@@ -257,35 +333,41 @@ fn handoff_interventions(handoff: &serde_json::Value) -> Vec<NewIntervention> {
     let path = handoff["path"].as_str().unwrap_or("?");
     let mut out = Vec::new();
     if handoff["valid"] == false {
+        let message = format!("handoff `{path}` is invalid");
         out.push(NewIntervention {
             kind: "handoff_invalid".to_string(),
             priority: Priority::Medium,
             check: None,
-            message: format!("handoff `{path}` is invalid"),
+            fingerprint: exact_fingerprint(path),
+            message,
         });
     }
     // A document that made the run `blocked` waits for a person: the
     // queue is where one finds it.
     if handoff["escalate"] == true {
+        let message = format!(
+            "handoff `{path}` is out of retries ({} of {}): a person is needed{}",
+            handoff["retry_count"].as_i64().unwrap_or(0),
+            handoff["max_retries"].as_u64().unwrap_or(0),
+            handoff["last_failure"]
+                .as_str()
+                .map_or_else(String::new, |f| format!("; last failure: {f}"))
+        );
         out.push(NewIntervention {
             kind: "handoff_escalated".to_string(),
             priority: Priority::High,
             check: None,
-            message: format!(
-                "handoff `{path}` is out of retries ({} of {}): a person is needed{}",
-                handoff["retry_count"].as_i64().unwrap_or(0),
-                handoff["max_retries"].as_u64().unwrap_or(0),
-                handoff["last_failure"]
-                    .as_str()
-                    .map_or_else(String::new, |f| format!("; last failure: {f}"))
-            ),
+            fingerprint: exact_fingerprint(path),
+            message,
         });
     } else if handoff["status"] == "blocked" {
+        let message = format!("handoff `{path}` says it is blocked: a person is needed");
         out.push(NewIntervention {
             kind: "handoff_blocked".to_string(),
             priority: Priority::High,
             check: None,
-            message: format!("handoff `{path}` says it is blocked: a person is needed"),
+            fingerprint: exact_fingerprint(path),
+            message,
         });
     }
     out

@@ -120,7 +120,10 @@ pub fn intervention_human(record: &Intervention, out: &mut dyn Write) -> io::Res
     )?;
     let mut field = |name: &str, value: &str| writeln!(out, "  {name:<11} {}", clean(value));
     field("phase", &record.phase)?;
-    if let Some(check) = &record.check {
+    // A record that took in errors of other checks names them all.
+    if record.checks.len() > 1 {
+        field("checks", &record.checks.join(", "))?;
+    } else if let Some(check) = &record.check {
         field("check", check)?;
     }
     if let Some(session) = &record.session {
@@ -249,5 +252,11 @@ mod tests {
             text(|out| intervention_human(&record, out)),
             "iv-0001 · high · check_failed · open\n  check `tests` failed\\x0asecond line\n  phase       implementation\n  check       tests\n  run         20261124T010203Z-42\n  occurrences 3\n  created     2026-11-24T01:02:03Z\n  updated     2026-11-24T01:05:00Z\n  note        looked at it\n  note        fixed upstream\n"
         );
+        // One that took in another check's failure names both.
+        let mut merged = intervention();
+        merged.checks = vec!["tests".to_string(), "lint".to_string()];
+        let shown = text(|out| intervention_human(&merged, out));
+        assert!(shown.contains("\n  checks      tests, lint\n"), "{shown}");
+        assert!(!shown.contains("  check   "), "{shown}");
     }
 }

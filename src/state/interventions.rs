@@ -3,10 +3,13 @@
 //! backpressure so a looping agent cannot flood it. Nothing is dropped:
 //! what the queue will not take goes to `emergency.log`.
 //!
-//! Backpressure, in this order: a session with 5 open records merges
-//! further ones into its record of the same type; an error type with 10
-//! open records grows the newest one's occurrence count; past 50 open
-//! records, the rest overflow to `emergency.log`.
+//! The same error again, while its record is open, is one more occurrence
+//! of that record, never a record of its own (`Queue::add` says what "the
+//! same" is). Then backpressure, in this order: a session with 5 open
+//! records merges further ones into its record of the same type; an error
+//! type with 10 open records grows the newest one's occurrence count; past
+//! 50 open records, the rest overflow to `emergency.log`. A record that
+//! takes in one of another check names that check too (`checks`).
 
 use std::fs;
 use std::io::{self, Write};
@@ -41,7 +44,15 @@ pub struct Intervention {
     pub priority: Priority,
     pub phase: String,
     pub check: Option<String>,
+    /// Every check this record stands for, its own `check` first: one of
+    /// its type from another check merged into it under backpressure is
+    /// named here, since `check` holds one name. Empty for a record of no
+    /// check.
+    #[serde(default)]
+    pub checks: Vec<String>,
     pub session: Option<String>,
+    /// The newest run it occurred in: that run's logs are the ones a
+    /// person reads (the oldest run directories are pruned).
     pub run_id: String,
     pub message: String,
     pub occurrences: u32,
@@ -50,6 +61,34 @@ pub struct Intervention {
     pub created_at: String,
     pub updated_at: String,
     pub note: Option<String>,
+    /// What tells the same error again (`NewIntervention::fingerprint`);
+    /// absent in records of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+}
+
+impl Intervention {
+    /// Whether `new`, of a run from `origin`, is this record's error again
+    /// (see `Queue::add`).
+    fn is_same(&self, new: &NewIntervention, origin: &Origin<'_>) -> bool {
+        self.kind == new.kind
+            && self.check == new.check
+            && self.phase == origin.phase
+            && self.session.as_deref() == origin.session
+            && match &self.fingerprint {
+                Some(fingerprint) => *fingerprint == new.fingerprint,
+                None => self.message == new.message,
+            }
+    }
+
+    /// Names `check` among the checks this record stands for.
+    fn stands_for(&mut self, check: Option<&str>) {
+        if let Some(check) = check {
+            if !self.checks.iter().any(|c| c == check) {
+                self.checks.push(check.to_string());
+            }
+        }
+    }
 }
 
 /// A new intervention, before the queue places it.
@@ -59,6 +98,12 @@ pub struct NewIntervention {
     pub priority: Priority,
     pub check: Option<String>,
     pub message: String,
+    /// What makes a later intervention the same error: for a check that
+    /// failed on an error, that error's `Diagnostic::fingerprint` (its
+    /// tool, code, file and message with numbers normalised, never its
+    /// line), as `state.json` tells errors repeating; otherwise its
+    /// message's, read the same way.
+    pub fingerprint: String,
 }
 
 /// Where a new intervention went.
@@ -192,7 +237,14 @@ impl Queue {
                     serde_json::from_str::<Intervention>(text).map_err(|e| e.to_string())
                 });
             match read {
-                Ok(record) => queue.records.push(record),
+                Ok(mut record) => {
+                    // A record of an earlier version names its check only
+                    // in `check`.
+                    if record.checks.is_empty() {
+                        record.checks.extend(record.check.clone());
+                    }
+                    queue.records.push(record);
+                }
                 Err(reason) => queue.unreadable.push(Unreadable {
                     line: index + 1,
                     bytes: line.to_vec(),
@@ -276,22 +328,54 @@ impl Queue {
         format!("iv-{next:04}")
     }
 
-    fn bump(&mut self, id: &str, now: &str) -> Placement {
+    /// Counts one more occurrence on the record `id`, of a like error of
+    /// `check`, which it stands for from now on.
+    fn bump(&mut self, id: &str, check: Option<&str>, now: &str) -> Placement {
         if let Some(record) = self.records.iter_mut().find(|r| r.id == id) {
             // A count at its ceiling (a hand edit) stays there.
             record.occurrences = record.occurrences.saturating_add(1);
             now.clone_into(&mut record.updated_at);
+            record.stands_for(check);
         }
         Placement::Merged(id.to_string())
     }
 
-    /// Places a new intervention under the backpressure rules.
+    /// Places a new intervention: on its open record when it is the same
+    /// error again, else under the backpressure rules.
+    ///
+    /// The same error is one of the same type, check, phase and session
+    /// whose fingerprint is the record's (`NewIntervention::fingerprint`):
+    /// as for `state.json`'s repeated errors, a line that moved or a count
+    /// that changed in the message leaves it the same error, another file
+    /// or another message does not. The session is part of it: another
+    /// agent meeting that error is news of its own. A record of an earlier
+    /// version, which has no fingerprint, is the same error only when its
+    /// message is word for word the same. The same error grows its
+    /// record's occurrences, and the record takes the newest run's id and
+    /// message (where the error is now, and the logs still kept), so an
+    /// agent failing one test run after run holds one record, and its
+    /// session's slots stay free for its other errors. A resolved record
+    /// takes nothing in: an error that comes back after a fix is news.
     pub fn add(&mut self, new: NewIntervention, origin: &Origin<'_>) -> Placement {
+        if let Some(record) = self
+            .records
+            .iter_mut()
+            .rev()
+            .find(|r| r.status == "open" && r.is_same(&new, origin))
+        {
+            record.occurrences = record.occurrences.saturating_add(1);
+            origin.now.clone_into(&mut record.updated_at);
+            origin.run_id.clone_into(&mut record.run_id);
+            record.message = new.message;
+            record.fingerprint = Some(new.fingerprint);
+            return Placement::Merged(record.id.clone());
+        }
         let record = Intervention {
             id: String::new(),
             kind: new.kind,
             priority: new.priority,
             phase: origin.phase.to_string(),
+            checks: new.check.iter().cloned().collect(),
             check: new.check,
             session: origin.session.map(str::to_string),
             run_id: origin.run_id.to_string(),
@@ -301,6 +385,7 @@ impl Queue {
             created_at: origin.now.to_string(),
             updated_at: origin.now.to_string(),
             note: None,
+            fingerprint: Some(new.fingerprint),
         };
         if let Some(session) = origin.session {
             let mine: Vec<&Intervention> = self
@@ -314,7 +399,7 @@ impl Queue {
                     .find(|r| r.kind == record.kind)
                     .map(|r| r.id.clone());
                 return match same {
-                    Some(id) => self.bump(&id, origin.now),
+                    Some(id) => self.bump(&id, record.check.as_deref(), origin.now),
                     None => Placement::Overflow(Box::new(record)),
                 };
             }
@@ -326,7 +411,7 @@ impl Queue {
             .collect();
         if of_type.len() >= MAX_PER_TYPE {
             if let Some(newest) = of_type.last() {
-                return self.bump(&newest.clone(), origin.now);
+                return self.bump(&newest.clone(), record.check.as_deref(), origin.now);
             }
         }
         if self.open().count() >= MAX_OPEN {
@@ -454,12 +539,22 @@ pub fn append_emergency<L: AsRef<[u8]>>(state_dir: &Path, lines: &[L]) -> io::Re
 mod tests {
     use super::*;
 
+    /// An error of `kind` no other call makes: never the same error as
+    /// another.
     fn new(kind: &str) -> NewIntervention {
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        error(kind, "tests", &format!("error {n}"))
+    }
+
+    /// An error of `kind` in `check`, told by its fingerprint.
+    fn error(kind: &str, check: &str, fingerprint: &str) -> NewIntervention {
         NewIntervention {
             kind: kind.to_string(),
             priority: Priority::High,
-            check: Some("tests".to_string()),
-            message: "failed".to_string(),
+            check: Some(check.to_string()),
+            message: format!("check `{check}` failed: {fingerprint}"),
+            fingerprint: fingerprint.to_string(),
         }
     }
 
@@ -528,6 +623,116 @@ mod tests {
             Placement::Created(_)
         ));
         assert_eq!(q.records[2].occurrences, 2);
+    }
+
+    #[test]
+    fn the_same_error_again_is_one_more_occurrence_of_its_open_record() {
+        let mut q = Queue::default();
+        let at = |run_id: &'static str, session| Origin {
+            phase: "implementation",
+            session,
+            run_id,
+            now: run_id,
+        };
+        // Five runs of one session failing the same test: one record.
+        // (The test moves down a line each time.)
+        for (line, run) in ["r1", "r2", "r3", "r4", "r5"].into_iter().enumerate() {
+            let mut again = error("check_failed", "tests", "f-test");
+            again.message = format!("check `tests` failed: a.rs:{} boom", line + 10);
+            q.add(again, &at(run, Some("s1")));
+        }
+        assert_eq!(q.records.len(), 1, "{:#?}", q.records);
+        let record = &q.records[0];
+        assert_eq!(record.occurrences, 5);
+        assert_eq!(record.message, "check `tests` failed: a.rs:14 boom");
+        assert_eq!(
+            (record.created_at.as_str(), record.run_id.as_str()),
+            ("r1", "r5")
+        );
+        assert_eq!(record.updated_at, "r5");
+        // The session's other errors still get records of their own.
+        for kind in ["lint_failed", "timeout", "missing_tool", "tool_crashed"] {
+            let placed = q.add(error(kind, "lint", kind), &at("r6", Some("s1")));
+            assert!(
+                matches!(placed, Placement::Created(_)),
+                "{kind}: {placed:?}"
+            );
+        }
+        // Another error, another check, another phase or another session
+        // is not the same error.
+        for (new, origin) in [
+            (error("check_failed", "tests", "f-other"), at("r7", None)),
+            (error("check_failed", "build", "f-test"), at("r7", None)),
+            (
+                error("check_failed", "tests", "f-test"),
+                at("r7", Some("s2")),
+            ),
+            (
+                error("check_failed", "tests", "f-test"),
+                Origin {
+                    phase: "qa",
+                    ..at("r7", Some("s2"))
+                },
+            ),
+        ] {
+            let placed = q.add(new, &origin);
+            assert!(matches!(placed, Placement::Created(_)), "{placed:?}");
+        }
+        // Without a session, the same error merges all the same.
+        assert_eq!(
+            q.add(error("check_failed", "tests", "f-other"), &at("r8", None)),
+            Placement::Merged("iv-0006".into())
+        );
+        // A resolved record takes nothing in: the error came back.
+        q.resolve("iv-0006", "fixed", "r9");
+        assert_eq!(
+            q.add(error("check_failed", "tests", "f-other"), &at("r9", None)),
+            Placement::Created("iv-0010".into())
+        );
+    }
+
+    #[test]
+    fn a_record_that_takes_in_another_check_s_error_names_that_check() {
+        let mut q = Queue::default();
+        let s1 = origin(Some("s1"));
+        for kind in ["a", "b", "c", "d"] {
+            q.add(error(kind, "tests", kind), &s1);
+        }
+        q.add(error("check_failed", "tests", "t"), &s1);
+        // The session is full: `lint`'s failure merges into `tests`'s.
+        assert_eq!(
+            q.add(error("check_failed", "lint", "l"), &s1),
+            Placement::Merged("iv-0005".into())
+        );
+        assert_eq!(
+            q.add(error("check_failed", "lint", "l2"), &s1),
+            Placement::Merged("iv-0005".into())
+        );
+        let record = &q.records[4];
+        assert_eq!(record.check.as_deref(), Some("tests"));
+        assert_eq!(record.checks, ["tests", "lint"]);
+        assert_eq!(record.occurrences, 3);
+        // Ten of a type: the eleventh, of another check, is named too.
+        let mut q = Queue::default();
+        for n in 0..MAX_PER_TYPE {
+            q.add(error("timeout", "tests", &n.to_string()), &origin(None));
+        }
+        q.add(error("timeout", "build", "b"), &origin(None));
+        assert_eq!(q.records[MAX_PER_TYPE - 1].checks, ["tests", "build"]);
+        // A record of an earlier version names its check in `check` only,
+        // and is the same error when its message is.
+        let dir = tempfile::tempdir().unwrap();
+        let earlier = r#"{"id":"iv-0001","type":"check_failed","priority":"high","phase":"implementation","check":"tests","session":null,"run_id":"r","message":"check `tests` failed: x","occurrences":1,"status":"open","created_at":"t","updated_at":"t","note":null}"#;
+        std::fs::write(queue_file(dir.path()), format!("{earlier}\n")).unwrap();
+        let mut q = Queue::load(dir.path()).unwrap();
+        assert_eq!(q.records[0].checks, ["tests"]);
+        let mut again = error("check_failed", "tests", "x");
+        again.message = "check `tests` failed: x".to_string();
+        assert_eq!(
+            q.add(again, &origin(None)),
+            Placement::Merged("iv-0001".into())
+        );
+        assert_eq!(q.records[0].fingerprint.as_deref(), Some("x"));
     }
 
     #[test]

@@ -125,6 +125,11 @@ pub struct CheckRecord {
     /// absent in records of earlier versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<String>,
+    /// A Ctrl-C (or SIGTERM, SIGHUP) cut it short: its errors are not
+    /// known, so its run neither continues nor breaks a streak of the same
+    /// errors (`gate::previous_error_sets`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 impl RunRecord {

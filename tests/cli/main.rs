@@ -25,6 +25,7 @@ mod handoff_rules;
 mod hooks;
 mod install_edges;
 mod install_more;
+mod interventions_merge;
 mod odd_inputs;
 mod parsers_more;
 mod policy;

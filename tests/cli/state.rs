@@ -55,19 +55,17 @@ fn the_same_errors_three_runs_in_a_row_escalate_and_different_ones_do_not() {
     assert_eq!(code, 4, "{v:#}");
     let notes = v["notes"].to_string();
     assert!(notes.contains("failed 4 runs in a row"), "{notes}");
-    // The queue, where a person looks, says so too.
+    // The queue, where a person looks, says so too: one record, counted
+    // for each run escalated on those errors.
     let repeated: Vec<_> = interventions(&repo, false)
         .into_iter()
         .filter(|i| i["type"] == "errors_repeated")
         .collect();
-    assert_eq!(
-        repeated.len(),
-        2,
-        "one for each run escalated: {repeated:?}"
-    );
-    assert_eq!(repeated[1]["priority"], "high");
+    assert_eq!(repeated.len(), 1, "{repeated:?}");
+    assert_eq!(repeated[0]["occurrences"], 2, "{repeated:?}");
+    assert_eq!(repeated[0]["priority"], "high");
     assert!(
-        repeated[1]["message"]
+        repeated[0]["message"]
             .to_string()
             .contains("4 runs in a row"),
         "{repeated:?}"
@@ -177,17 +175,19 @@ fn backpressure_keeps_the_queue_bounded_and_drops_nothing() {
         "handoffs/F1.md",
         "---\nid: F1\nstage: implementation\nstatus: in_progress\n---\n",
     );
-    // 3 runs of one session: 5 records, then merged by type; the sixth
-    // type has no record of its own in that session and overflows.
+    // 3 runs of one session: 5 records, each error counted again on its
+    // own; the sixth type has no record of its own in that session and
+    // overflows.
     for _ in 0..3 {
         repo.verdict_with(&["--all-files"], &[("PHASEGATE_SESSION", "s1")]);
     }
-    // 10 runs without a session: 42 more records, then the ceiling of 50.
+    // 10 runs without a session: 6 more records, each the same error
+    // again nine times.
     for _ in 0..10 {
         repo.verdict(&["--all-files"]);
     }
     let open = interventions(&repo, false);
-    assert_eq!(open.len(), 50);
+    assert_eq!(open.len(), 11);
     let s1: Vec<&serde_json::Value> = open.iter().filter(|r| r["session"] == "s1").collect();
     assert_eq!(s1.len(), 5);
     assert!(s1.iter().all(|r| r["occurrences"] == 3), "{s1:#?}");
@@ -203,10 +203,10 @@ fn backpressure_keeps_the_queue_bounded_and_drops_nothing() {
         .iter()
         .map(|r| r["occurrences"].as_u64().unwrap())
         .sum();
-    assert_eq!(occurrences, 60);
-    // 13 runs × 6 = 78 = 60 in the queue + 18 in emergency.log.
+    assert_eq!(occurrences, 75);
+    // 13 runs × 6 = 78 = 75 in the queue + 3 in emergency.log.
     let emergency = std::fs::read_to_string(state(&repo).join("emergency.log")).unwrap();
-    assert_eq!(emergency.lines().count(), 18, "{emergency}");
+    assert_eq!(emergency.lines().count(), 3, "{emergency}");
     assert!(emergency.contains("handoff_invalid"));
 }
 
@@ -214,8 +214,12 @@ fn backpressure_keeps_the_queue_bounded_and_drops_nothing() {
 fn past_ten_of_one_type_the_count_grows() {
     let repo = TestRepo::new();
     failing_with_message(&repo);
-    for i in 0..12 {
-        repo.write("msg.txt", ["alpha", "beta"][i % 2]);
+    // Twelve errors of one type, none the same as another.
+    for word in [
+        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+        "lambda", "mu",
+    ] {
+        repo.write("msg.txt", word);
         repo.verdict(&["--all-files"]);
     }
     let open = interventions(&repo, false);
@@ -863,7 +867,8 @@ fn unreadable_queue_lines_are_kept_then_moved_once_to_emergency_log() {
         "[phases.implementation]\nchecks = [ { name = \"flaky\", shell = true, command = \"test -f fixed\" } ]\n",
     );
     repo.verdict(&["--all-files"]);
-    repo.verdict(&["--all-files"]);
+    // Another session: a record of its own.
+    repo.verdict_with(&["--all-files"], &[("PHASEGATE_SESSION", "s2")]);
     let queue = state(&repo).join("interventions.jsonl");
     let not_utf8: &[u8] = b"{\"id\":\"iv-0008\",\"message\":\"caf\xe9\"}";
     let torn: &[u8] = b"{\"id\":\"iv-0009\",\"type\":\"check_fa";
