@@ -6,6 +6,7 @@ use std::io::BufRead;
 use crate::cli::HookArgs;
 use crate::context::Context;
 use crate::exit::ExitCode;
+use crate::git::PushedBase;
 
 use super::run::{execute, RunRequest, SelectionRequest};
 use super::Streams;
@@ -42,11 +43,23 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
                 root.as_deref()
                     .and_then(|root| crate::git::commit_id(root, spec).ok())
             };
+            let older = |tips: &[String], among: &[String]| {
+                root.as_deref().map_or_else(Default::default, |root| {
+                    crate::git::ancestors_among(root, tips, among)
+                })
+            };
+            let published = |among: &[String]| {
+                root.as_deref()
+                    .and_then(|root| crate::git::published_among(root, remote, among))
+            };
             let pushed = Pushed {
+                remote: remote.unwrap_or("the remote"),
                 kind: &kind,
                 base: &base,
                 related: &related,
                 commit: &commit,
+                older: &older,
+                published: &published,
             };
             let (selections, notes) = pushed_ranges(std::io::stdin().lock(), &pushed);
             for note in notes {
@@ -63,6 +76,9 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
             return ExitCode::Usage;
         }
     };
+    // The pushed refs whose run stopped the push, for the last word: with
+    // forty refs, the reports above are pages long.
+    let mut refused: Vec<String> = Vec::new();
     // The push goes through only if every ref passes; the code is the
     // gravest of their answers.
     // Once interrupted, a later ref is neither selected nor checked out:
@@ -70,31 +86,63 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
     let code = selections
         .into_iter()
         .map(|(selection, pushed_ref)| {
-            if crate::runner::interrupted() {
+            let code = if crate::runner::interrupted() {
                 let name = pushed_ref.as_deref().unwrap_or("the rest");
                 let _ = writeln!(io.out, "phasegate: `{name}` was not checked: interrupted");
-                return ExitCode::Incomplete;
+                ExitCode::Incomplete
+            } else {
+                execute(
+                    ctx,
+                    &request(selection, pushed_ref.clone(), push.clone()),
+                    io,
+                )
+            };
+            if code != ExitCode::Proceed {
+                // One run names every ref that checks its commits.
+                refused.extend(
+                    pushed_ref
+                        .iter()
+                        .flat_map(|r| r.split(", ").map(String::from)),
+                );
             }
-            execute(ctx, &request(selection, pushed_ref, push.clone()), io)
+            code
         })
         .max()
         .unwrap_or(ExitCode::Proceed);
     // After the reports, on their stream: git shows a hook's standard output
     // on its standard error, and the reports reach it only when phasegate
     // ends, so a line on standard error came before what it points "above" to.
-    if let Some(said) = stopped(&args.name, code) {
+    if let Some(said) = stopped(&args.name, code, &refused) {
         let _ = writeln!(io.out, "\n{said}");
     }
     code
 }
 
 /// What a person at `git commit` or `git push` is told when the gate stops
-/// it: that nothing was committed or pushed, and how to go on.
-fn stopped(hook: &str, code: ExitCode) -> Option<String> {
-    let (what, again) = match hook {
-        "pre-push" => ("push", "push again"),
-        "pre-merge-commit" => ("merge commit", "`git commit` to finish the merge"),
-        _ => ("commit", "commit again"),
+/// it: that nothing was committed or pushed (of a push, for which of its
+/// refs: `refused`), how to go on, and the command that goes on without
+/// the gate when a person decides to, written out: `--no-verify` alone
+/// does not say which command takes it.
+fn stopped(hook: &str, code: ExitCode, refused: &[String]) -> Option<String> {
+    let (what, again, skip) = match hook {
+        "pre-push" => ("push", "push again", "git push --no-verify"),
+        "pre-merge-commit" => (
+            "merge commit",
+            "`git commit` to finish the merge",
+            "git commit --no-verify",
+        ),
+        _ => ("commit", "commit again", "git commit --no-verify"),
+    };
+    let refs = match refused {
+        [] => String::new(),
+        names => format!(
+            " for {}",
+            names
+                .iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
     // A push checks commits: the fixes go into one before the next push.
     let record = if hook == "pre-push" {
@@ -114,7 +162,7 @@ fn stopped(hook: &str, code: ExitCode) -> Option<String> {
         ),
     };
     Some(format!(
-        "phasegate stopped the {what} (the {hook} hook): {how}. `--no-verify` skips the gate here, not in CI."
+        "phasegate stopped the {what}{refs} (the {hook} hook): {how}. `{skip}` skips the gate here, not in CI."
     ))
 }
 
@@ -153,29 +201,41 @@ fn request(
 
 /// What a pre-push hook checks, from the lines git writes on its standard
 /// input, one per pushed ref: `<local ref> <local oid> <remote ref> <remote
-/// oid>`. An updated branch checks its range; a new one (no remote oid)
+/// oid>`. An updated branch checks its range (a rewritten one, not a
+/// fast-forward of the remote's commit, what its commits change since they
+/// left what the remote has); a new one (no remote oid)
 /// the commits the remote does not have (`base`, see `git::pushed_base`),
 /// or every file of its commit when that can not be told; a deletion,
-/// and notes (`refs/notes/`), nothing. `kind` says what an object is here
+/// and notes (`refs/notes/`), nothing. A ref that adds no commit to
+/// what was published (a tag of a commit `origin/main` holds, a branch
+/// made where another already is; `published`, asked once for the whole
+/// push) checks nothing: its commits reached a remote before, through the
+/// gate then, and checking them again runs today's whole-project checks
+/// on old code for nothing. pre-commit skips such a ref alike. `kind` says
+/// what an object is here
 /// (see `git::object_kind`): a pushed tree or blob (a tag of one) has no
 /// commit to check, and a remote commit that was never fetched (a force
 /// push over it) leaves no range, so the pushed commit is checked as a new
 /// branch is, as it is when the remote's commit shares no history with it
 /// here (a force push of a new history, or a shallow clone). The notes say
 /// so. Each selection comes with the local ref it checks; refs that check
-/// the same commits come once, with all their names. An annotated tag
-/// is taken for the commit it points at.
+/// the same commits come once, with all their names, and a tag below
+/// another pushed ref is left to it (see `tags_left_to_other_refs`). An
+/// annotated tag is taken for the commit it points at.
 fn pushed_ranges(
     input: impl BufRead,
     pushed: &Pushed<'_>,
 ) -> (Vec<(SelectionRequest, Option<String>)>, Vec<String>) {
     let Pushed {
+        remote: remote_name,
         kind,
         base,
         related,
         commit,
+        older,
+        published,
     } = pushed;
-    let mut selections = Vec::new();
+    let mut lines = Vec::new();
     let mut notes = Vec::new();
     // Bytes, not text: a ref's name need not be UTF-8 (git allows any byte
     // but a few), and a line read as text would end the reading there,
@@ -222,34 +282,255 @@ fn pushed_ranges(
             Some(_) => commit(remote).unwrap_or_else(|| (*remote).to_string()),
             None => (*remote).to_string(),
         };
-        let new_branch = |local: &str| match base(local) {
-            Some(from) => SelectionRequest::Range {
-                from,
-                to: local.to_string(),
-            },
-            None => SelectionRequest::AllOf(local.to_string()),
+        lines.push((
+            (*local_ref).to_string(),
+            local,
+            (*remote_ref).to_string(),
+            remote,
+            remote_kind,
+        ));
+    }
+    // What was published already, asked once for the whole push.
+    let pushed_commits: Vec<String> = lines.iter().map(|line| line.1.clone()).collect();
+    let (known, by) = published(&pushed_commits).unwrap_or_default();
+    // The refs that add no commit, by the remotes that said so (none for
+    // the remote pushed to).
+    let mut adding_nothing: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    let mut add_nothing = |name: String, others: Vec<String>| match adding_nothing
+        .iter_mut()
+        .find(|(by, _)| *by == others)
+    {
+        Some((_, names)) => names.push(name),
+        None => adding_nothing.push((others, vec![name])),
+    };
+    let mut refs = Vec::new();
+    for (local_ref, local, remote_ref, remote, remote_kind) in lines {
+        let name = pushed_name(&local_ref, &remote_ref);
+        if known.contains(&local) {
+            add_nothing(name, by.clone());
+            continue;
+        }
+        let mut new_branch = |local: &str, notes: &mut Vec<String>| match base(local) {
+            Some(PushedBase { from, others }) if from == local => {
+                add_nothing(name.clone(), others);
+                None
+            }
+            Some(PushedBase { from, others }) => {
+                if !others.is_empty() {
+                    notes.push(format!(
+                        "`{remote_name}` has no remote-tracking refs here (a new remote, or one never fetched): `{local_ref}` is checked from where its history leaves what {} had, {}",
+                        listed(&others),
+                        short(&from)
+                    ));
+                }
+                Some(SelectionRequest::Range {
+                    from,
+                    to: local.to_string(),
+                })
+            }
+            None => Some(SelectionRequest::AllOf(local.to_string())),
         };
         let selection = if crate::git::is_zero_id(&remote) {
-            new_branch(&local)
+            new_branch(&local, &mut notes)
         } else if remote_kind.is_none() {
             notes.push(format!(
                 "`{remote_ref}` is at {remote} on the remote, a commit that was never fetched here: {local} is checked as a new branch"
             ));
-            new_branch(&local)
+            new_branch(&local, &mut notes)
         } else if !related(&remote, &local) {
             notes.push(format!(
                 "`{remote_ref}` is at {remote} on the remote, a commit that shares no history with {local} here (a force push of a new history, or a shallow clone): {local} is checked as a new branch"
             ));
-            new_branch(&local)
-        } else {
-            SelectionRequest::Range {
+            new_branch(&local, &mut notes)
+        } else if older(std::slice::from_ref(&local), std::slice::from_ref(&remote))
+            .contains(&remote)
+        {
+            Some(SelectionRequest::Range {
                 from: remote,
-                to: local,
+                to: local.clone(),
+            })
+        } else {
+            // Not a fast-forward: a rebase onto a newer `main`, then
+            // `git push --force-with-lease`. The range from the remote's
+            // old commit counts from where the two histories met, and so
+            // holds every change the rebase brought in from `main`,
+            // published and gated before: the pushed commits are those no
+            // remote-tracking ref reaches, as for a new branch.
+            match base(&local) {
+                Some(PushedBase { from, others }) if from == local => {
+                    add_nothing(name.clone(), others);
+                    None
+                }
+                Some(PushedBase { from, .. }) => {
+                    notes.push(format!(
+                        "`{local_ref}` rewrites `{remote_ref}` (a rebase, an amend or a force push): what is checked is what its commits change since they left what the remote has, at {}",
+                        short(&from)
+                    ));
+                    Some(SelectionRequest::Range {
+                        from,
+                        to: local.clone(),
+                    })
+                }
+                None => Some(SelectionRequest::Range {
+                    from: remote,
+                    to: local.clone(),
+                }),
             }
         };
-        selections.push((selection, Some((*local_ref).to_string())));
+        if let Some(selection) = selection {
+            refs.push(PushedRef {
+                selection,
+                name,
+                commit: local,
+                tag: remote_ref.starts_with("refs/tags/"),
+            });
+        }
     }
+    for (others, names) in adding_nothing {
+        let (add, them) = if names.len() == 1 {
+            ("adds", "it")
+        } else {
+            ("add", "them")
+        };
+        let what = if others.is_empty() {
+            format!("the remote does not have (its remote-tracking refs reach {them})")
+        } else {
+            format!(
+                "that was not published before ({} {} {them}; `{remote_name}` has no remote-tracking refs here)",
+                listed(&others),
+                if others.len() == 1 { "has" } else { "have" }
+            )
+        };
+        notes.push(format!(
+            "{} {add} no commit {what}: nothing is checked for {them}",
+            names_of(&names)
+        ));
+    }
+    let (refs, left) = tags_left_to_other_refs(refs, *older);
+    if !left.is_empty() {
+        let one = left.len() == 1;
+        notes.push(format!(
+            "{} {} on {} in the history of another ref this push checks: not checked on {} own",
+            names_of(&left),
+            if one { "is" } else { "are" },
+            if one { "a commit" } else { "commits" },
+            if one { "its" } else { "their" },
+        ));
+    }
+    let selections = refs
+        .into_iter()
+        .map(|pushed| (pushed.selection, Some(pushed.name)))
+        .collect();
     (same_checked_once(selections, commit), notes)
+}
+
+/// Refs as a note names them: the first ten, and how many more, so that
+/// the note on a mirror's four hundred tags stays a line.
+fn names_of(names: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let shown = names
+        .iter()
+        .take(SHOWN)
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match names.len().checked_sub(SHOWN) {
+        Some(more) if more > 0 => format!("{shown} and {more} more"),
+        _ => shown,
+    }
+}
+
+/// A pushed ref about to be checked.
+struct PushedRef {
+    selection: SelectionRequest,
+    /// The local ref, as git names it to the hook.
+    name: String,
+    /// The full id of the commit it pushes, when it can be told.
+    commit: String,
+    /// Whether it makes a tag on the remote.
+    tag: bool,
+}
+
+/// The pushed tags whose commit another pushed ref checks, taken out of
+/// `refs` and named. `git push --tags`, `--follow-tags` or `--mirror`
+/// to a new mirror sends every release tag the repository ever made; each
+/// one checked on its own, as a new branch, is every file of a years-old
+/// commit, once per release, refused for code that shipped long ago and
+/// can no longer change (a tag is not moved to fix it). A tag marks a
+/// commit on a line of work, and the line is what is checked: a tag below
+/// a pushed branch (or a newer pushed tag) is in what that ref's run
+/// checks, as any commit of a pushed range is, and is left to it. A tag on
+/// the very commit of another pushed ref is checked with it, the run
+/// naming both (`same_checked_once`); a tag on a commit nothing else
+/// pushed reaches is still checked on its own. Branches are never left
+/// out so: each is a line of work the remote's CI builds on its own.
+/// pre-commit checks only the first ref of a push that adds commits, and
+/// lefthook and husky do not read the pushed refs at all; phasegate checks
+/// every line of work, once.
+fn tags_left_to_other_refs(
+    mut refs: Vec<PushedRef>,
+    older: &Older<'_>,
+) -> (Vec<PushedRef>, Vec<String>) {
+    let tags: Vec<String> = refs
+        .iter()
+        .filter(|r| r.tag)
+        .map(|r| r.commit.clone())
+        .collect();
+    if tags.is_empty() {
+        return (refs, Vec::new());
+    }
+    // A tag on a branch's commit is checked as that branch is, so that
+    // both come to the one run, whatever each found its range from.
+    for at in 0..refs.len() {
+        if !refs[at].tag {
+            continue;
+        }
+        let same = refs
+            .iter()
+            .find(|other| !other.tag && other.commit == refs[at].commit)
+            .map(|other| other.selection.clone());
+        if let Some(selection) = same {
+            refs[at].selection = selection;
+        }
+    }
+    let tips: Vec<String> = refs.iter().map(|r| r.commit.clone()).collect();
+    let below = older(&tips, &tags);
+    let mut left = Vec::new();
+    refs.retain(|r| {
+        let keep = !(r.tag && below.contains(&r.commit));
+        if !keep {
+            left.push(r.name.clone());
+        }
+        keep
+    });
+    (refs, left)
+}
+
+/// What a report calls a pushed ref: its local name, or, when it makes a
+/// ref of another name on the remote, the refspec as a person types it
+/// (`HEAD:refs/heads/x`, `main:refs/heads/release`): `HEAD` or a commit's
+/// id alone does not say what the push makes.
+fn pushed_name(local_ref: &str, remote_ref: &str) -> String {
+    if local_ref == remote_ref {
+        local_ref.to_string()
+    } else {
+        format!("{local_ref}:{remote_ref}")
+    }
+}
+
+/// `origin`, or `origin` and `fork`, as a note names remotes.
+fn listed(names: &[String]) -> String {
+    let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match names.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [first @ .., last] => format!("{} and {last}", first.join(", ")),
+    }
+}
+
+/// A commit's id as reports show it, its first ten characters.
+fn short(id: &str) -> &str {
+    id.get(..10).unwrap_or(id)
 }
 
 /// The commit a pushed ref's range starts from (none for every file of a
@@ -294,15 +575,31 @@ fn same_checked_once(
 /// What a pre-push hook asks of the repository about the objects a push
 /// names: what an object is (see `git::object_kind`), where a new branch's
 /// history leaves the remote's (see `git::pushed_base`), whether two
-/// commits share history (see `git::share_history`), and which commit a
-/// name stands for.
+/// commits share history (see `git::share_history`), which commit a name
+/// stands for, and which commits are older than others.
 struct Pushed<'a> {
+    /// The remote pushed to, as git names it to the hook (its name, or
+    /// the URL).
+    remote: &'a str,
     kind: &'a dyn Fn(&str) -> Option<&'static str>,
-    base: &'a dyn Fn(&str) -> Option<String>,
+    base: &'a dyn Fn(&str) -> Option<PushedBase>,
     related: &'a dyn Fn(&str, &str) -> bool,
     /// The full id of the commit a name stands for (see `git::commit_id`).
     commit: &'a dyn Fn(&str) -> Option<String>,
+    /// Which of the commits given second are in the history of those
+    /// given first (see `git::ancestors_among`).
+    older: &'a Older<'a>,
+    /// Which of the commits given were published already, and by which
+    /// remotes when not the one pushed to (see `git::published_among`).
+    published: &'a Published<'a>,
 }
+
+/// See `Pushed::older`.
+type Older<'a> = dyn Fn(&[String], &[String]) -> std::collections::HashSet<String> + 'a;
+
+/// See `Pushed::published`.
+type Published<'a> =
+    dyn Fn(&[String]) -> Option<(std::collections::HashSet<String>, Vec<String>)> + 'a;
 
 #[cfg(test)]
 mod tests {
@@ -315,23 +612,102 @@ mod tests {
         base: impl Fn(&str) -> Option<String>,
         related: impl Fn(&str, &str) -> bool,
     ) -> (Vec<(SelectionRequest, Option<String>)>, Vec<String>) {
+        let base = |oid: &str| {
+            base(oid).map(|from| PushedBase {
+                from,
+                others: Vec::new(),
+            })
+        };
         let pushed = Pushed {
+            remote: "origin",
             kind: &kind,
             base: &base,
             related: &related,
             commit: &|_: &str| None,
+            older: &|_: &[String], _: &[String]| std::collections::HashSet::new(),
+            published: &|_: &[String]| None,
         };
         pushed_ranges(input.as_bytes(), &pushed)
     }
 
     #[test]
     fn a_stopped_push_is_told_to_commit_its_fixes_and_a_commit_to_stage_them() {
-        let push = stopped("pre-push", ExitCode::Failed).unwrap_or_default();
+        let push = stopped("pre-push", ExitCode::Failed, &[]).unwrap_or_default();
         assert!(push.contains("commit the fixes"), "{push}");
         assert!(!push.contains("git add"), "{push}");
-        let commit = stopped("pre-commit", ExitCode::Failed).unwrap_or_default();
+        let commit = stopped("pre-commit", ExitCode::Failed, &[]).unwrap_or_default();
         assert!(commit.contains("`git add` the fixes"), "{commit}");
-        assert_eq!(stopped("pre-push", ExitCode::Proceed), None);
+        assert_eq!(stopped("pre-push", ExitCode::Proceed, &[]), None);
+    }
+
+    #[test]
+    fn a_stopped_push_names_the_refs_it_stopped_for_and_the_command_that_skips_the_gate() {
+        let refused = ["refs/heads/main".to_string(), "refs/tags/v1".to_string()];
+        let push = stopped("pre-push", ExitCode::Failed, &refused).unwrap_or_default();
+        assert!(
+            push.starts_with(
+                "phasegate stopped the push for `refs/heads/main`, `refs/tags/v1` (the pre-push hook)"
+            ),
+            "{push}"
+        );
+        assert!(
+            push.contains("`git push --no-verify` skips the gate"),
+            "{push}"
+        );
+        let commit = stopped("pre-commit", ExitCode::Failed, &[]).unwrap_or_default();
+        assert!(
+            commit.contains("`git commit --no-verify` skips the gate"),
+            "{commit}"
+        );
+    }
+
+    #[test]
+    fn a_tag_below_another_pushed_ref_is_left_to_it_and_a_branch_never_is() {
+        let (a, b, c, x) = (
+            "a".repeat(40),
+            "b".repeat(40),
+            "c".repeat(40),
+            "e".repeat(40),
+        );
+        let pushed = |name: &str, commit: &str, tag: bool| PushedRef {
+            selection: SelectionRequest::AllOf(commit.to_string()),
+            name: name.to_string(),
+            commit: commit.to_string(),
+            tag,
+        };
+        let mut main = pushed("refs/heads/main", &a, false);
+        main.selection = SelectionRequest::Range {
+            from: x.clone(),
+            to: a.clone(),
+        };
+        let refs = vec![
+            main,
+            pushed("refs/tags/v2", &a, true),
+            pushed("refs/tags/v1", &b, true),
+            pushed("refs/heads/old", &b, false),
+            pushed("refs/tags/rc", &c, true),
+        ];
+        // `b` is in `a`'s history; `c` in none.
+        let older =
+            |_: &[String], among: &[String]| among.iter().filter(|id| **id == b).cloned().collect();
+        let (kept, left) = tags_left_to_other_refs(refs, &older);
+        let named: Vec<&str> = kept.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            named,
+            [
+                "refs/heads/main",
+                "refs/tags/v2",
+                "refs/heads/old",
+                "refs/tags/rc"
+            ]
+        );
+        assert_eq!(left, ["refs/tags/v1"]);
+        // The tag on `main`'s commit is checked as `main` is, in its run.
+        assert!(
+            matches!(&kept[1].selection, SelectionRequest::Range { from, to } if *from == x && *to == a)
+        );
+        let many: Vec<String> = (0..12).map(|n| format!("refs/tags/v{n}")).collect();
+        assert!(names_of(&many).ends_with("`refs/tags/v9` and 2 more"));
     }
 
     #[test]
@@ -470,17 +846,20 @@ mod tests {
         );
         input.extend_from_slice(format!("refs/heads/y {a} refs/heads/y {b}\n").as_bytes());
         let pushed = Pushed {
+            remote: "origin",
             kind: &|_: &str| Some("commit"),
             base: &|_: &str| None,
             related: &|_: &str, _: &str| true,
             commit: &|_: &str| None,
+            older: &|_: &[String], _: &[String]| std::collections::HashSet::new(),
+            published: &|_: &[String]| None,
         };
         let (selections, notes) = pushed_ranges(input.as_slice(), &pushed);
         let named: Vec<&str> = selections
             .iter()
             .filter_map(|(_, r)| r.as_deref())
             .collect();
-        assert_eq!(named, ["refs/heads/caf\\xe9", "refs/heads/y"]);
+        assert_eq!(named, ["refs/heads/caf\\xe9:refs/heads/x", "refs/heads/y"]);
         assert!(
             notes[0].contains("`refs/notes/commits` holds notes"),
             "{notes:?}"

@@ -945,85 +945,212 @@ fn kind_of(object: &git2::Object<'_>) -> &'static str {
         .map_or("object", |kind| kind.str())
 }
 
+/// Where a new ref's history leaves what was already published (see
+/// `pushed_base`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushedBase {
+    /// The first parent of the oldest commit no remote-tracking ref
+    /// reaches; the pushed commit itself when every commit is there.
+    pub from: String,
+    /// The remotes whose remote-tracking refs said so when the remote
+    /// pushed to has none; empty when that remote's own refs did.
+    pub others: Vec<String>,
+}
+
 /// Where the history of the commit `spec` leaves what the remote already
 /// has, for a new branch being pushed: the first parent of the oldest
 /// commit that no remote-tracking ref of `remote` reaches. A push that
 /// names a URL goes by the remotes configured with that URL. `spec` itself
-/// when every commit is already there. `None` when that can not be told:
-/// no remote-tracking ref says what the remote has (an empty remote, one
-/// never fetched), the history is all new, a shallow clone cut it, or
-/// libgit2 failed; then every file of the commit is checked.
-pub fn pushed_base(root: &Path, spec: &str, remote: Option<&str>) -> Option<String> {
+/// when every commit is already there.
+///
+/// A remote with no remote-tracking ref at all (a new mirror or fork, one
+/// never fetched, a URL no remote has) can not say what it has: then the
+/// other remotes' refs say what was published, and so gated, before. A
+/// branch pushed to a new fork from `origin/main` is its own commits, not
+/// every file `origin` has had for years; pre-commit, which asks only the
+/// remote pushed to (`rev-list --not --remotes=<remote>`), checks every
+/// file there. The remote's own refs, when it has some, come first: what
+/// another remote has (a colleague's fork, fetched to review) is not on
+/// this one, and the push that brings it here is checked.
+///
+/// `None` when that can not be told: no remote-tracking ref of any remote,
+/// the history is all new, a shallow clone cut it, or libgit2 failed; then
+/// every file of the commit is checked.
+pub fn pushed_base(root: &Path, spec: &str, remote: Option<&str>) -> Option<PushedBase> {
     let repo = open(root).ok()?;
     let commit = repo.revparse_single(spec).ok()?.peel_to_commit().ok()?;
     let mut walk = repo.revwalk().ok()?;
     walk.push(commit.id()).ok()?;
-    let tracking: Vec<git2::Oid> = {
-        let config = repo.config().ok()?.snapshot().ok()?;
-        let names = repo.remotes().ok()?;
-        let names: Vec<&str> = names
-            .iter()
-            .filter_map(|name| name.ok().flatten())
-            .collect();
-        // The remotes a push reaches: the one it names, or those whose
-        // URL it names.
-        let reached: Vec<&str> = names
-            .iter()
-            .copied()
-            .filter(|name| {
-                remote.is_some_and(|r: &str| {
-                    *name == r
-                        || ["url", "pushurl"].iter().any(|key| {
-                            config
-                                .get_str(&format!("remote.{name}.{key}"))
-                                .is_ok_and(|url| url == r)
-                        })
-                })
-            })
-            .collect();
-        let under = |name: &str| format!("refs/remotes/{name}/");
-        // A remote's name may hold a `/`: `refs/remotes/team/origin/main`
-        // is the remote `team/origin`'s, not a branch `origin/main` of the
-        // remote `team`, whose refs would otherwise say it has commits it
-        // may never have seen.
-        let of = |reached: &str| -> Vec<git2::Oid> {
-            let prefix = under(reached);
-            let others: Vec<String> = names
-                .iter()
-                .map(|other| under(other))
-                .filter(|other| other.len() > prefix.len() && other.starts_with(&prefix))
-                .collect();
-            repo.references()
-                .map(|refs| {
-                    refs.flatten()
-                        .filter(|r| {
-                            let name = r.name_bytes();
-                            name.starts_with(prefix.as_bytes())
-                                && !others.iter().any(|o| name.starts_with(o.as_bytes()))
-                        })
-                        .filter_map(|r| r.peel_to_commit().ok().map(|c| c.id()))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        reached.iter().flat_map(|r| of(r)).collect()
-    };
-    if tracking.is_empty() {
-        return None;
-    }
+    let (tracking, others) = tracking_refs(&repo, remote)?;
     for id in tracking {
         walk.hide(id).ok()?;
     }
     walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
         .ok()?;
     let Some(first) = walk.next() else {
-        return Some(commit.id().to_string());
+        return Some(PushedBase {
+            from: commit.id().to_string(),
+            others,
+        });
     };
     let first = repo.find_commit(first.ok()?).ok()?;
     let parent = first.parent_id(0).ok()?;
     // A shallow clone names parents it does not have.
     repo.find_commit(parent).ok()?;
-    Some(parent.to_string())
+    Some(PushedBase {
+        from: parent.to_string(),
+        others,
+    })
+}
+
+/// The commits the remote-tracking refs of `remote` are at (see
+/// `pushed_base`), or, when it has none, those of every remote, with the
+/// names of the remotes that had some. `None` when no remote has any, or
+/// libgit2 failed.
+fn tracking_refs(repo: &Repository, remote: Option<&str>) -> Option<(Vec<git2::Oid>, Vec<String>)> {
+    let mut others = Vec::new();
+    let config = repo.config().ok()?.snapshot().ok()?;
+    let names = repo.remotes().ok()?;
+    let names: Vec<&str> = names
+        .iter()
+        .filter_map(|name| name.ok().flatten())
+        .collect();
+    // The remotes a push reaches: the one it names, or those whose
+    // URL it names.
+    let reached: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|name| {
+            remote.is_some_and(|r: &str| {
+                *name == r
+                    || ["url", "pushurl"].iter().any(|key| {
+                        config
+                            .get_str(&format!("remote.{name}.{key}"))
+                            .is_ok_and(|url| url == r)
+                    })
+            })
+        })
+        .collect();
+    let under = |name: &str| format!("refs/remotes/{name}/");
+    // A remote's name may hold a `/`: `refs/remotes/team/origin/main`
+    // is the remote `team/origin`'s, not a branch `origin/main` of the
+    // remote `team`, whose refs would otherwise say it has commits it
+    // may never have seen.
+    let of = |reached: &str| -> Vec<git2::Oid> {
+        let prefix = under(reached);
+        let others: Vec<String> = names
+            .iter()
+            .map(|other| under(other))
+            .filter(|other| other.len() > prefix.len() && other.starts_with(&prefix))
+            .collect();
+        repo.references()
+            .map(|refs| {
+                refs.flatten()
+                    .filter(|r| {
+                        let name = r.name_bytes();
+                        name.starts_with(prefix.as_bytes())
+                            && !others.iter().any(|o| name.starts_with(o.as_bytes()))
+                    })
+                    .filter_map(|r| r.peel_to_commit().ok().map(|c| c.id()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let own: Vec<git2::Oid> = reached.iter().flat_map(|r| of(r)).collect();
+    let tracking = if own.is_empty() {
+        let mut all = Vec::new();
+        for name in &names {
+            let refs = of(name);
+            if !refs.is_empty() {
+                others.push((*name).to_string());
+                all.extend(refs);
+            }
+        }
+        all
+    } else {
+        own
+    };
+    (!tracking.is_empty()).then_some((tracking, others))
+}
+
+/// Which of the commits `among` (full ids) were published already: in the
+/// history of a remote-tracking ref of `remote`, or, when it has none, of
+/// any remote (see `pushed_base`), with the names of those remotes. One
+/// walk of the history for a whole push, which ends once all are found: a
+/// mirror's hundreds of release tags are not each walked down to on their
+/// own. `None` when no remote-tracking ref can tell.
+pub fn published_among(
+    root: &Path,
+    remote: Option<&str>,
+    among: &[String],
+) -> Option<(std::collections::HashSet<String>, Vec<String>)> {
+    let repo = open(root).ok()?;
+    let (tracking, others) = tracking_refs(&repo, remote)?;
+    let wanted: std::collections::HashSet<git2::Oid> = among
+        .iter()
+        .filter_map(|id| git2::Oid::from_str(id).ok())
+        .collect();
+    let mut found = std::collections::HashSet::new();
+    if wanted.is_empty() {
+        return Some((found, others));
+    }
+    let mut walk = repo.revwalk().ok()?;
+    for id in tracking {
+        walk.push(id).ok()?;
+    }
+    for id in walk.map_while(Result::ok) {
+        if wanted.contains(&id) {
+            found.insert(id.to_string());
+            if found.len() == wanted.len() {
+                break;
+            }
+        }
+    }
+    Some((found, others))
+}
+
+/// Which of the commits `among` (full ids) are in the history of a commit
+/// of `tips` without being that commit: an old release's tag below a branch
+/// pushed with it. One walk of the history from the tips' parents, which
+/// ends once all are found; a commit this repository can not read (a
+/// shallow clone's cut) is in no history.
+pub fn ancestors_among(
+    root: &Path,
+    tips: &[String],
+    among: &[String],
+) -> std::collections::HashSet<String> {
+    let mut found = std::collections::HashSet::new();
+    let wanted: std::collections::HashSet<git2::Oid> = among
+        .iter()
+        .filter_map(|id| git2::Oid::from_str(id).ok())
+        .collect();
+    let Ok(repo) = open(root) else {
+        return found;
+    };
+    let Ok(mut walk) = repo.revwalk() else {
+        return found;
+    };
+    if wanted.is_empty() {
+        return found;
+    }
+    for tip in tips {
+        let Ok(commit) = git2::Oid::from_str(tip).and_then(|id| repo.find_commit(id)) else {
+            continue;
+        };
+        for parent in commit.parent_ids() {
+            // A shallow clone names parents it does not have.
+            let _ = walk.push(parent);
+        }
+    }
+    for id in walk.map_while(Result::ok) {
+        if wanted.contains(&id) {
+            found.insert(id.to_string());
+            if found.len() == wanted.len() {
+                break;
+            }
+        }
+    }
+    found
 }
 
 /// Every file of the commit `spec` names, relative to the root, without

@@ -107,9 +107,9 @@ fn an_orphan_branch_is_judged_by_its_own_files_and_gate() {
 #[test]
 fn a_remote_named_with_a_slash_is_not_described_by_another_remotes_refs() {
     let (repo, _origin) = pushed_repo();
-    // `team/origin` has `topic` whole; `team`, an empty remote never
-    // fetched, has nothing of it. `refs/remotes/team/origin/topic` is
-    // `team/origin`'s, not a branch `origin/topic` of `team`.
+    // `team/origin` has `topic` whole; `team` has `main` only, nothing of
+    // it. `refs/remotes/team/origin/topic` is `team/origin`'s, not a
+    // branch `origin/topic` of `team`.
     let team_origin = TestRepo::bare();
     let team = TestRepo::bare();
     repo.git(&[
@@ -119,6 +119,7 @@ fn a_remote_named_with_a_slash_is_not_described_by_another_remotes_refs() {
         &team_origin.path().to_string_lossy(),
     ]);
     repo.git(&["remote", "add", "team", &team.path().to_string_lossy()]);
+    repo.git(&["push", "-q", "--no-verify", "team", "main"]);
     repo.git(&["checkout", "-qb", "topic"]);
     repo.write("b.md", "# b TODO\n");
     repo.commit_all("b");
@@ -166,11 +167,16 @@ fn an_annotated_tag_is_named_by_its_commit() {
 #[test]
 fn escalation_after_repeated_failing_pushes_counts_attempts_not_runs() {
     let (repo, _remote) = pushed_repo();
-    // A tag on one new commit and the branch on the next, both failing
-    // alike: two runs a push.
+    // A tag on a new commit beside the branch (below it, the tag would
+    // be left to the branch's run) and the branch on the next, both
+    // failing alike: two runs a push.
     repo.write("a.md", "# a TODO\n");
     repo.commit_all("two");
+    repo.git(&["checkout", "-q", "--detach"]);
+    repo.write("c.md", "# c\n");
+    repo.commit_all("candidate");
     repo.git(&["tag", "v1"]);
+    repo.git(&["checkout", "-q", "main"]);
     repo.write("b.md", "# b\n");
     repo.commit_all("three");
     let mut last = None;

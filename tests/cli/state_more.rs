@@ -471,10 +471,15 @@ fn one_push_of_refs_on_different_commits_failing_alike_is_one_attempt() {
     let _remote = repo.bare_origin();
     repo.git(&["push", "-q", "origin", "main"]);
     assert_eq!(repo.phasegate(&["install", "--hook", "pre-push"]).code, 0);
-    // A tag on one new commit, the branch on the next: two runs a push.
+    // A tag on a new commit beside the branch (below it, the tag would be
+    // left to the branch's run), the branch on the next: two runs a push.
     repo.write("a.txt", "two\n");
     repo.commit_all("two");
+    repo.git(&["checkout", "-q", "--detach"]);
+    repo.write("b.txt", "candidate\n");
+    repo.commit_all("candidate");
     repo.git(&["tag", "v1"]);
+    repo.git(&["checkout", "-q", "main"]);
     repo.write("a.txt", "three\n");
     repo.commit_all("three");
 
