@@ -463,9 +463,15 @@ fn quoted(s: &str) -> String {
     format!("{s:?}")
 }
 
+/// The names of the standard commands, in check order.
+pub const STANDARD_CHECKS: [&str; 4] = ["tests", "lint", "build", "typecheck"];
+
 /// The embedded default as TOML, loaded under the files: every standard command
 /// of the language blocks in `implementation`, the tests block in `qa`.
-pub fn embedded_toml(language: Option<&Language>) -> String {
+/// `defined` are the standard commands the files' `[commands]` name: a
+/// project of no known language that writes `tests = "make test"` and no
+/// phase means its tests to run, not to be passed over.
+pub fn embedded_toml(language: Option<&Language>, defined: &[&str]) -> String {
     let commands = language.map(Language::commands).unwrap_or_default();
     // No [gate]: its defaults live in the loader, so a file that leaves a
     // value out gets the same default whether or not it exists.
@@ -474,21 +480,31 @@ pub fn embedded_toml(language: Option<&Language>) -> String {
         text.push_str(&format!("{name} = {}\n", quoted(command)));
     }
     text.push('\n');
-    text.push_str(&default_phases(&commands, false));
+    let mut names: Vec<&str> = commands.iter().map(|(n, _)| *n).collect();
+    for name in STANDARD_CHECKS {
+        if defined.contains(&name) && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names.sort_by_key(|n| {
+        STANDARD_CHECKS
+            .iter()
+            .position(|s| s == n)
+            .unwrap_or(STANDARD_CHECKS.len())
+    });
+    text.push_str(&default_phases(&names, false));
     text
 }
 
-fn default_phases(commands: &[(&str, &str)], commented: bool) -> String {
+/// The four stages' phases, `names` checking in `implementation` and
+/// `tests` in `qa`.
+fn default_phases(names: &[&str], commented: bool) -> String {
     let mut text = String::new();
     for stage in STAGES {
         text.push_str(&format!("[phases.{stage}]\n"));
         let names: Vec<&str> = match stage {
-            "implementation" => commands.iter().map(|(n, _)| *n).collect(),
-            "qa" => commands
-                .iter()
-                .map(|(n, _)| *n)
-                .filter(|n| *n == "tests")
-                .collect(),
+            "implementation" => names.to_vec(),
+            "qa" => names.iter().copied().filter(|n| *n == "tests").collect(),
             _ => Vec::new(),
         };
         if names.is_empty() {
@@ -615,7 +631,8 @@ pub fn init_template(root: &Path) -> String {
          # on_missing (block | warn | skip: what a missing tool means under `auto`).\n\
          # `checks = []` runs no check in a phase.\n",
     );
-    text.push_str(&default_phases(&commands, true));
+    let names: Vec<&str> = commands.iter().map(|(n, _)| *n).collect();
+    text.push_str(&default_phases(&names, true));
     text.push_str(
         "# A workflow replaces the checks of some phases: `phasegate run --workflow quick`.\n\
          # [workflows.quick.phases.implementation]\n\

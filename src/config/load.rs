@@ -14,6 +14,7 @@ use crate::diagnostics::PARSER_NAMES;
 
 use super::defaults::{
     detect_languages, embedded_toml, languages_of, unchecked_names, Language, RootFiles, STAGES,
+    STANDARD_CHECKS,
 };
 use super::duration::parse_duration;
 use super::error::{ConfigError, Problem, SourceFile};
@@ -339,9 +340,60 @@ fn load_files(files: Vec<SourceFile>, languages: &[Language]) -> Result<Config, 
     let language = languages.first();
     let mut sources = vec![SourceFile::new(
         EMBEDDED.to_string(),
-        embedded_toml(language),
+        embedded_toml(language, &[]),
     )];
     sources.extend(files);
+    let mut trees = parse_sources(&sources)?;
+    // The embedded phases apply unless the configuration itself defines
+    // its phases: then it says every phase there is. The personal file
+    // overrides what it names, phase by phase, as it does any value: a
+    // local `[phases.implementation]` leaves `qa` where it was.
+    let file_defines_phases = sources
+        .iter()
+        .zip(&trees)
+        .skip(1)
+        .any(|(source, tree)| source.name != LOCAL_FILE && get(tree, "phases").is_some());
+    if !file_defines_phases {
+        let defined = standard_commands_defined(&trees[1..]);
+        let embedded = embedded_toml(language, &defined);
+        if *embedded != *sources[0].text {
+            sources[0] = SourceFile::new(EMBEDDED.to_string(), embedded);
+            trees[0] = parse_sources(&sources[..1])?
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+        }
+    }
+    let mut trees = trees.into_iter();
+    let mut root_table = trees.next().unwrap_or_default();
+    if file_defines_phases {
+        root_table.retain(|(k, _)| k.name != "phases");
+    }
+    for tree in trees {
+        merge(&mut root_table, tree);
+    }
+    validate(&root_table, &sources, languages)
+}
+
+/// The standard commands (`tests`, `lint`, ...) the `[commands]` of
+/// `trees` name.
+fn standard_commands_defined(trees: &[Vec<(Key, Node)>]) -> Vec<&'static str> {
+    STANDARD_CHECKS
+        .into_iter()
+        .filter(|name| {
+            trees.iter().any(|tree| match get(tree, "commands") {
+                Some(Node {
+                    val: Val::Table(entries),
+                    ..
+                }) => get(entries, name).is_some(),
+                _ => false,
+            })
+        })
+        .collect()
+}
+
+/// The spanned tree of each of `sources`, or every syntax error they have.
+fn parse_sources(sources: &[SourceFile]) -> Result<Vec<Vec<(Key, Node)>>, ConfigError> {
     let mut trees = Vec::new();
     let mut problems = Vec::new();
     for (index, source) in sources.iter().enumerate() {
@@ -352,7 +404,7 @@ fn load_files(files: Vec<SourceFile>, languages: &[Language]) -> Result<Config, 
                 for at in out_of_range {
                     let written = source.text.get(at.span.clone()).unwrap_or_default();
                     problems.push(problem(
-                        &sources,
+                        sources,
                         &at,
                         format!(
                             "`{}` is not valid TOML: the integer `{written}` is out of range",
@@ -378,7 +430,7 @@ fn load_files(files: Vec<SourceFile>, languages: &[Language]) -> Result<Config, 
                     "see https://toml.io for the syntax"
                 };
                 problems.push(problem(
-                    &sources,
+                    sources,
                     &At { file: index, span },
                     format!(
                         "`{}` is not valid TOML: {}",
@@ -394,17 +446,16 @@ fn load_files(files: Vec<SourceFile>, languages: &[Language]) -> Result<Config, 
     if !problems.is_empty() {
         return Err(ConfigError::new(problems));
     }
-    let mut trees = trees.into_iter();
-    let mut root_table = trees.next().unwrap_or_default();
-    // The embedded phases apply only when no file defines any.
-    let files_define_phases = trees.clone().any(|t| get(&t, "phases").is_some());
-    if files_define_phases {
-        root_table.retain(|(k, _)| k.name != "phases");
-    }
-    for tree in trees {
-        merge(&mut root_table, tree);
-    }
+    Ok(trees)
+}
 
+/// `root_table`, the merged tree of `sources`, validated.
+fn validate(
+    root_table: &[(Key, Node)],
+    sources: &[SourceFile],
+    languages: &[Language],
+) -> Result<Config, ConfigError> {
+    let language = languages.first();
     let origin = if sources.len() == 1 {
         ConfigOrigin::Embedded {
             // A monorepo's other code is not checked: the name says so.
@@ -419,10 +470,10 @@ fn load_files(files: Vec<SourceFile>, languages: &[Language]) -> Result<Config, 
         }
     };
     let mut v = Validator {
-        sources: &sources,
+        sources,
         problems: Vec::new(),
     };
-    let config = v.config(&root_table, origin);
+    let config = v.config(root_table, origin);
     if v.problems.is_empty() {
         return config.ok_or_else(|| ConfigError::new(Vec::new()));
     }
@@ -487,6 +538,15 @@ const CHECK_KEYS: &[&str] = &[
     "shell",
     "filter",
 ];
+
+/// Whether a check's table has an unknown key that is a near miss of
+/// `command`.
+fn mistyped_command(entries: &[(Key, Node)]) -> bool {
+    entries.iter().any(|(key, _)| {
+        !CHECK_KEYS.contains(&key.name.as_str())
+            && suggest(&key.name, CHECK_KEYS.iter().copied()).as_deref() == Some("command")
+    })
+}
 
 /// The keys `[gate]` may have.
 const GATE_KEYS: &[&str] = &[
@@ -1104,18 +1164,29 @@ impl Validator<'_> {
             return None;
         };
         let mut specs: Vec<CheckSpec> = Vec::new();
-        let mut seen: HashMap<String, At> = HashMap::new();
+        // By the name in lower case: `Tests` and `tests` read as one check,
+        // and their logs (`tests.log`) are one file where names are not
+        // case-sensitive (macOS, Windows).
+        let mut seen: HashMap<String, (String, At)> = HashMap::new();
         let mut ok = true;
         for item in items {
             let Some((spec, name_at)) = self.check(item, commands, context) else {
                 ok = false;
                 continue;
             };
-            if let Some(first) = seen.get(&spec.name) {
+            if let Some((first_name, first)) = seen.get(&spec.name.to_lowercase()) {
                 let (line, _) = self.sources[first.file].line_column(first.span.start);
+                let message = if *first_name == spec.name {
+                    format!("check `{}` is defined twice in {context}", spec.name)
+                } else {
+                    format!(
+                        "check `{}` differs only in case from check `{first_name}` in {context}",
+                        spec.name
+                    )
+                };
                 self.error(
                     &name_at,
-                    format!("check `{}` is defined twice in {context}", spec.name),
+                    message,
                     "second definition",
                     Some(format!(
                         "the first is on line {line}; give each check a unique name"
@@ -1124,7 +1195,7 @@ impl Validator<'_> {
                 ok = false;
                 continue;
             }
-            seen.insert(spec.name.clone(), name_at);
+            seen.insert(spec.name.to_lowercase(), (spec.name.clone(), name_at));
             specs.push(spec);
         }
         ok.then_some(Phase { checks: specs })
@@ -1157,8 +1228,12 @@ impl Validator<'_> {
         let command = match own_command {
             Some(command) => Some(command),
             // A check whose own keys are wrong is left out whatever
-            // [commands] holds: looking its name up there adds nothing.
-            None if keys.ok => Some(self.named_command(&name, name_node, shell, commands)?),
+            // [commands] holds: looking its name up there adds nothing. So
+            // is one whose `command` is mistyped (`comand`): its unknown
+            // key says so, and "add it under [commands]" would mislead.
+            None if keys.ok && !mistyped_command(entries) => {
+                Some(self.named_command(&name, name_node, shell, commands)?)
+            }
             None => None,
         };
         let has_command = get(entries, "command").is_some();
@@ -1411,6 +1486,18 @@ impl Validator<'_> {
 
     fn globs(&mut self, node: &Node, what: &str) -> Option<(Vec<String>, FileFilter)> {
         let patterns = self.strings(node, what)?;
+        // No glob matches no file: the check would never run, and the gate
+        // would pass it every time. `checks = []` and `on_failure = "skip"`
+        // are the ways to turn a check off.
+        if patterns.is_empty() {
+            self.error(
+                &node.at,
+                format!("{what} is empty: the check would never run"),
+                "no glob",
+                Some("list the files it is for, such as [\"*.md\"], or remove `files` to run it on every change".to_string()),
+            );
+            return None;
+        }
         let (filter, ok) = self.compile_globs(&patterns, what);
         ok.then(|| (patterns.into_iter().map(|(p, _)| p).collect(), filter))
     }
@@ -1530,6 +1617,19 @@ impl Validator<'_> {
             return Some(ParserChoice::Named(text));
         }
         if !text.contains("(?P<") && !text.contains("(?<") {
+            // A regex with its groups unnamed (`^([^:]+):(\d+)`) is no
+            // parser's name: what it lacks is said, not "unknown parser".
+            if text.contains(['(', '\\', '^', '$', '[', '*', '+', '?', '|'])
+                && Regex::new(&text).is_ok()
+            {
+                self.error(
+                    &node.at,
+                    format!("{what} is a regex without named groups: it needs at least `file` and `line`"),
+                    "no named groups",
+                    Some("name the groups: (?P<file>...) for the path, (?P<line>\\d+) for the line, and optionally `col`, `severity`, `code` and `message`".to_string()),
+                );
+                return None;
+            }
             let help = match suggest(&text, PARSER_NAMES.iter().copied()) {
                 Some(near) => format!("did you mean \"{near}\"?"),
                 None => format!(

@@ -12,6 +12,7 @@ mod ci_gate;
 mod ci_more;
 mod config_errors;
 mod config_more;
+mod config_review;
 mod counts;
 mod defaults;
 mod diagnostics;
