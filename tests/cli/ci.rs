@@ -1,7 +1,7 @@
 //! In CI, `phasegate run` picks the range to check from the CI system's own
 //! variables and event payload, and says which range it checked.
 
-use crate::support::{check, TestRepo};
+use crate::support::{docs_files, rev, TestRepo};
 
 const DOCS: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n";
 
@@ -9,24 +9,6 @@ const ZEROS: &str = "0000000000000000000000000000000000000000";
 
 /// A commit id this repository has never seen.
 const UNKNOWN: &str = "1234567890abcdef1234567890abcdef12345678";
-
-fn rev(repo: &TestRepo, spec: &str) -> String {
-    repo.git(&["rev-parse", spec]).trim().to_string()
-}
-
-/// The Markdown files the `docs` check was given (none when it was
-/// skipped for want of any).
-fn docs_files(v: &serde_json::Value) -> Vec<String> {
-    check(v, "docs")["argv"][0]
-        .as_array()
-        .map(|argv| {
-            argv.iter()
-                .skip(1)
-                .map(|a| a.as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 fn notes(v: &serde_json::Value) -> String {
     v["notes"].to_string()

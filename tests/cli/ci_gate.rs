@@ -2,13 +2,9 @@
 
 use std::path::Path;
 
-use crate::support::{check, TestRepo};
+use crate::support::{docs_files, rev, TestRepo};
 
 const DOCS: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n";
-
-fn rev(repo: &TestRepo, spec: &str) -> String {
-    repo.git(&["rev-parse", spec]).trim().to_string()
-}
 
 /// `git ARGS` in `dir`, with the test's isolated environment.
 fn git_in(repo: &TestRepo, dir: &Path, args: &[&str]) {
@@ -23,19 +19,6 @@ fn git_in(repo: &TestRepo, dir: &Path, args: &[&str]) {
         "git {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// The Markdown files the `docs` check was given.
-fn docs_files(v: &serde_json::Value) -> Vec<String> {
-    check(v, "docs")["argv"][0]
-        .as_array()
-        .map(|argv| {
-            argv.iter()
-                .skip(1)
-                .map(|a| a.as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The repository GitHub holds for pull request 7: `feature` off `main`,

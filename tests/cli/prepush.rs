@@ -1,25 +1,7 @@
 //! Integration tests: prepush. A real `git push` to a real bare repository,
 //! through the installed pre-push hook.
 
-use crate::support::{output, Run, TestRepo, BIN};
-
-/// `git ARGS` with the hook finding the phasegate under test.
-fn git_pushing(repo: &TestRepo, args: &[&str]) -> Run {
-    output(
-        &repo
-            .command("git")
-            .args(args)
-            .env("PHASEGATE_BIN", BIN)
-            .output()
-            .unwrap(),
-    )
-}
-
-/// All a push printed, the hook's reports among it (git shows a hook's
-/// standard output on its own standard error).
-fn said(run: &Run) -> String {
-    format!("{}{}", run.stdout, run.stderr)
-}
+use crate::support::{git_pushing, said, TestRepo};
 
 /// A gate that fails on any selected Markdown file holding `TODO`, naming
 /// it.

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::TestRepo;
+use crate::support::{git_pushing, TestRepo};
 
 fn state(repo: &TestRepo) -> PathBuf {
     repo.path().join(".git/phasegate")
@@ -446,18 +446,6 @@ fn resume_selects_a_file_whose_name_is_not_utf8_again() {
     assert_eq!(resumed.code, 0, "{}\n{v:#}", resumed.stderr);
     assert_eq!(v["selection"]["files"], 2, "{v:#}");
     assert_eq!(crate::support::check(&v, "clean")["status"], "passed");
-}
-
-/// `git ARGS` in `repo`, the hooks it has installed running: what it did.
-fn git_pushing(repo: &TestRepo, args: &[&str]) -> crate::support::Run {
-    crate::support::output(
-        &repo
-            .command("git")
-            .args(args)
-            .env("PHASEGATE_BIN", crate::support::BIN)
-            .output()
-            .unwrap(),
-    )
 }
 
 #[test]

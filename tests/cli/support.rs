@@ -353,3 +353,41 @@ pub fn process_gone(pid: u32) -> bool {
             .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
     }
 }
+
+/// `git ARGS` in `repo`, with the hooks it has installed finding the
+/// phasegate under test: what it did.
+pub fn git_pushing(repo: &TestRepo, args: &[&str]) -> Run {
+    output(
+        &repo
+            .command("git")
+            .args(args)
+            .env("PHASEGATE_BIN", BIN)
+            .output()
+            .unwrap(),
+    )
+}
+
+/// All a push printed, the hook's reports among it (git shows a hook's
+/// standard output on its own standard error).
+pub fn said(run: &Run) -> String {
+    format!("{}{}", run.stdout, run.stderr)
+}
+
+/// The full id of the commit `spec` names in `repo`.
+pub fn rev(repo: &TestRepo, spec: &str) -> String {
+    repo.git(&["rev-parse", spec]).trim().to_string()
+}
+
+/// The files the first batch of the check `docs` was given, after its
+/// program (none when it was skipped for want of any).
+pub fn docs_files(v: &serde_json::Value) -> Vec<String> {
+    check(v, "docs")["argv"][0]
+        .as_array()
+        .map(|argv| {
+            argv.iter()
+                .skip(1)
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
