@@ -3,36 +3,7 @@
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
-use crate::support::{output, Run, TestRepo, BIN};
-
-/// `git ARGS` (names need not be UTF-8) with the hook finding the
-/// phasegate under test.
-fn git_with_hook(repo: &TestRepo, args: &[&OsStr]) -> Run {
-    output(
-        &repo
-            .command("git")
-            .args(args)
-            .env("PHASEGATE_BIN", BIN)
-            .output()
-            .unwrap(),
-    )
-}
-
-/// Whether the bare `remote` has the ref `name`.
-fn remote_has(remote: &TestRepo, name: &OsStr) -> bool {
-    remote
-        .command("git")
-        .args([
-            OsStr::new("rev-parse"),
-            OsStr::new("--verify"),
-            OsStr::new("-q"),
-            name,
-        ])
-        .output()
-        .unwrap()
-        .status
-        .success()
-}
+use crate::support::{git_pushing, remote_has, TestRepo};
 
 /// A repository whose gate fails on any `*.md` file saying TODO, pushed
 /// to its bare `origin`, with the pre-push hook installed.
@@ -61,7 +32,7 @@ fn a_pushed_branch_whose_name_is_not_utf8_is_checked_and_named() {
     repo.commit_all("bad");
     git(&[OsStr::new("checkout"), OsStr::new("-q"), OsStr::new("main")]);
 
-    let refused = git_with_hook(&repo, &[OsStr::new("push"), OsStr::new("origin"), name]);
+    let refused = git_pushing(&repo, &[OsStr::new("push"), OsStr::new("origin"), name]);
     assert_ne!(refused.code, 0, "{refused:?}");
     assert!(
         refused.stdout.contains("bad.md") && refused.stdout.contains("refs/heads/caf\\xe9"),
@@ -73,7 +44,7 @@ fn a_pushed_branch_whose_name_is_not_utf8_is_checked_and_named() {
     git(&[OsStr::new("checkout"), OsStr::new("-q"), name]);
     repo.write("bad.md", "# fine\n");
     repo.commit_all("fixed");
-    let pushed = git_with_hook(&repo, &[OsStr::new("push"), OsStr::new("origin"), name]);
+    let pushed = git_pushing(&repo, &[OsStr::new("push"), OsStr::new("origin"), name]);
     assert_eq!(pushed.code, 0, "{pushed:?}");
     assert!(remote_has(&remote, name));
 }
@@ -85,14 +56,14 @@ fn pushing_notes_runs_no_check_of_the_project_on_them() {
     // files named by commit ids) would fail.
     repo.config("[phases.implementation]\nchecks = [ { name = \"project\", shell = true, command = \"test -f a.md\" } ]\n");
     repo.commit_all("whole-project check");
-    let main = git_with_hook(
+    let main = git_pushing(
         &repo,
         &[OsStr::new("push"), OsStr::new("origin"), OsStr::new("main")],
     );
     assert_eq!(main.code, 0, "{main:?}");
     repo.git(&["notes", "add", "-m", "reviewed", "HEAD"]);
 
-    let pushed = git_with_hook(
+    let pushed = git_pushing(
         &repo,
         &[
             OsStr::new("push"),
@@ -116,7 +87,7 @@ fn a_branch_and_its_tags_pushed_at_once_are_checked_once_and_do_not_escalate() {
     repo.git(&["tag", "v1"]);
     repo.git(&["tag", "-a", "v1-rc", "-m", "rc"]);
     let args = ["push", "origin", "main", "v1", "v1-rc"].map(OsStr::new);
-    let refused = git_with_hook(&repo, &args);
+    let refused = git_pushing(&repo, &args);
     // One failed attempt, not three in a row: no person is asked for.
     assert_eq!(refused.code, 1, "{refused:?}");
     assert!(
@@ -142,7 +113,7 @@ fn a_branch_and_its_tags_pushed_at_once_are_checked_once_and_do_not_escalate() {
     repo.commit_all("fixed");
     repo.git(&["tag", "-f", "v1"]);
     repo.git(&["tag", "-f", "-a", "v1-rc", "-m", "rc"]);
-    let pushed = git_with_hook(&repo, &args);
+    let pushed = git_pushing(&repo, &args);
     assert_eq!(pushed.code, 0, "{pushed:?}");
 }
 

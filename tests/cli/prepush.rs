@@ -1,7 +1,7 @@
 //! Integration tests: prepush. A real `git push` to a real bare repository,
 //! through the installed pre-push hook.
 
-use crate::support::{git_pushing, said, TestRepo};
+use crate::support::{git_pushing, recorded_verdicts, remote_has, rev, said, TestRepo};
 
 /// A gate that fails on any selected Markdown file holding `TODO`, naming
 /// it.
@@ -19,38 +19,6 @@ fn pushed_repo() -> (TestRepo, TestRepo) {
     let installed = repo.phasegate(&["install", "--hook", "pre-push"]);
     assert_eq!(installed.code, 0, "{installed:?}");
     (repo, remote)
-}
-
-/// The commit `spec` names in `repo`, in full.
-fn id(repo: &TestRepo, spec: &str) -> String {
-    repo.git(&["rev-parse", spec]).trim().to_string()
-}
-
-/// Whether `remote` has `name`.
-fn has(remote: &TestRepo, name: &str) -> bool {
-    remote
-        .command("git")
-        .args(["rev-parse", "--verify", "-q", name])
-        .output()
-        .unwrap()
-        .status
-        .success()
-}
-
-/// The verdicts of the runs recorded in `repo`, oldest first.
-fn recorded_verdicts(repo: &TestRepo) -> Vec<serde_json::Value> {
-    let runs = repo.path().join(".git/phasegate/runs");
-    // None before the first run.
-    let Ok(entries) = std::fs::read_dir(runs) else {
-        return Vec::new();
-    };
-    let mut dirs: Vec<_> = entries.map(|entry| entry.unwrap().path()).collect();
-    dirs.sort();
-    dirs.iter()
-        .map(|dir| {
-            serde_json::from_slice(&std::fs::read(dir.join("verdict.json")).unwrap()).unwrap()
-        })
-        .collect()
 }
 
 #[test]
@@ -74,7 +42,7 @@ fn an_orphan_branch_is_judged_by_its_own_files_and_gate() {
         said(&refused).contains("index.md:# site TODO") && !said(&refused).contains("worktree"),
         "every file of the orphan, by its gate: {refused:?}"
     );
-    assert!(!has(&remote, "site"));
+    assert!(!remote_has(&remote, "site"));
 
     repo.git(&["checkout", "-q", "site"]);
     // The work tree's uncommitted gate came along: it is not committed.
@@ -83,7 +51,7 @@ fn an_orphan_branch_is_judged_by_its_own_files_and_gate() {
     repo.git(&["checkout", "-q", "main"]);
     let pushed = git_pushing(&repo, &["push", "-q", "origin", "site"]);
     assert_eq!(pushed.code, 0, "{pushed:?}");
-    assert!(has(&remote, "site"));
+    assert!(remote_has(&remote, "site"));
 }
 
 #[test]
@@ -113,7 +81,7 @@ fn a_remote_named_with_a_slash_is_not_described_by_another_remotes_refs() {
     let refused = git_pushing(&repo, &["push", "-q", "team", "topic"]);
     assert_ne!(refused.code, 0, "{refused:?}");
     assert!(said(&refused).contains("b.md:# b TODO"), "{refused:?}");
-    assert!(!has(&team, "topic"));
+    assert!(!remote_has(&team, "topic"));
 
     // The remote `team/origin` itself still describes what it has.
     repo.write("c.md", "# c\n");
@@ -128,13 +96,13 @@ fn an_annotated_tag_is_named_by_its_commit() {
     repo.write("b.md", "# b\n");
     repo.commit_all("b");
     repo.git(&["tag", "-a", "v1", "-m", "release one"]);
-    let tag = id(&repo, "v1");
-    let commit = id(&repo, "v1^{commit}");
+    let tag = rev(&repo, "v1");
+    let commit = rev(&repo, "v1^{commit}");
     assert_ne!(tag, commit);
 
     let pushed = git_pushing(&repo, &["push", "origin", "v1"]);
     assert_eq!(pushed.code, 0, "{pushed:?}");
-    assert!(has(&remote, "v1"));
+    assert!(remote_has(&remote, "v1"));
     assert!(
         !said(&pushed).contains(&tag[..10]) && said(&pushed).contains(&commit[..10]),
         "the report names the commit checked, not the tag object: {pushed:?}"
@@ -184,12 +152,12 @@ fn a_push_that_deletes_a_branch_checks_nothing_for_it() {
     repo.commit_all("old");
     repo.git(&["push", "-q", "--no-verify", "origin", "old"]);
     repo.git(&["checkout", "-q", "main"]);
-    assert!(has(&remote, "old"));
+    assert!(remote_has(&remote, "old"));
     let runs_before = recorded_verdicts(&repo).len();
 
     let deleted = git_pushing(&repo, &["push", "-q", "origin", ":old"]);
     assert_eq!(deleted.code, 0, "{deleted:?}");
-    assert!(!has(&remote, "old"));
+    assert!(!remote_has(&remote, "old"));
     assert_eq!(recorded_verdicts(&repo).len(), runs_before, "nothing ran");
 
     // A deletion beside an update: only the update is checked.
@@ -198,7 +166,7 @@ fn a_push_that_deletes_a_branch_checks_nothing_for_it() {
     repo.commit_all("b");
     let pushed = git_pushing(&repo, &["push", "origin", "main", ":old"]);
     assert_eq!(pushed.code, 0, "{pushed:?}");
-    assert!(!has(&remote, "old"));
+    assert!(!remote_has(&remote, "old"));
     let verdicts = recorded_verdicts(&repo);
     assert_eq!(verdicts.len(), runs_before + 1, "{pushed:?}");
     assert_eq!(

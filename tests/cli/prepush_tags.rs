@@ -1,39 +1,7 @@
 //! pre-push with many refs: tags, new remotes, mirrors. A real `git push`
 //! to real bare repositories, through the installed pre-push hook.
 
-use crate::support::{git_pushing, said, TestRepo};
-
-/// Whether `remote` has `name`.
-fn has(remote: &TestRepo, name: &str) -> bool {
-    remote
-        .command("git")
-        .args(["rev-parse", "--verify", "-q", name])
-        .output()
-        .unwrap()
-        .status
-        .success()
-}
-
-/// The commit `spec` names in `repo`, in full.
-fn id(repo: &TestRepo, spec: &str) -> String {
-    repo.git(&["rev-parse", spec]).trim().to_string()
-}
-
-/// The verdicts of the runs recorded in `repo`, oldest first.
-fn recorded_verdicts(repo: &TestRepo) -> Vec<serde_json::Value> {
-    let runs = repo.path().join(".git/phasegate/runs");
-    // None before the first run.
-    let Ok(entries) = std::fs::read_dir(runs) else {
-        return Vec::new();
-    };
-    let mut dirs: Vec<_> = entries.map(|entry| entry.unwrap().path()).collect();
-    dirs.sort();
-    dirs.iter()
-        .map(|dir| {
-            serde_json::from_slice(&std::fs::read(dir.join("verdict.json")).unwrap()).unwrap()
-        })
-        .collect()
-}
+use crate::support::{git_pushing, recorded_verdicts, remote_has, rev, said, TestRepo};
 
 /// A whole-project check (no `files`: it runs on every run, as `cargo
 /// test` does) that fails while any Markdown file at the root holds
@@ -83,7 +51,9 @@ fn tags_pushed_to_a_new_mirror_are_not_checked_when_another_remote_has_their_com
 
     let pushed = git_pushing(&repo, &["push", "mirror", "--tags"]);
     assert_eq!(pushed.code, 0, "{pushed:?}");
-    assert!(has(&mirror, "v1") && has(&mirror, "v1-notes") && has(&mirror, "v2"));
+    assert!(
+        remote_has(&mirror, "v1") && remote_has(&mirror, "v1-notes") && remote_has(&mirror, "v2")
+    );
     assert!(
         said(&pushed)
             .contains("`refs/tags/v1`, `refs/tags/v1-notes`, `refs/tags/v2` add no commit")
@@ -104,7 +74,7 @@ fn tags_pushed_to_a_new_mirror_are_not_checked_when_another_remote_has_their_com
         said(&refused).contains("b.md:1:# b TODO") && said(&refused).contains("refs/tags/v3-rc"),
         "{refused:?}"
     );
-    assert!(!has(&mirror, "v3-rc"));
+    assert!(!remote_has(&mirror, "v3-rc"));
 }
 
 #[test]
@@ -117,7 +87,7 @@ fn a_mirror_push_to_a_new_remote_leaves_old_tags_to_the_branch_that_holds_them()
 
     let pushed = git_pushing(&repo, &["push", "--mirror", "mirror"]);
     assert_eq!(pushed.code, 0, "{pushed:?}");
-    assert!(has(&mirror, "v1") && has(&mirror, "main"));
+    assert!(remote_has(&mirror, "v1") && remote_has(&mirror, "main"));
     assert!(
         said(&pushed).contains(
             "`refs/tags/v1`, `refs/tags/v1-notes` are on commits in the history of another ref this push checks"
@@ -132,7 +102,7 @@ fn a_mirror_push_to_a_new_remote_leaves_old_tags_to_the_branch_that_holds_them()
     );
     let selection = &verdicts[0]["selection"];
     assert_eq!(selection["pushed_ref"], "refs/heads/main, refs/tags/v2");
-    assert_eq!(selection["to_commit"], id(&repo, "main").as_str());
+    assert_eq!(selection["to_commit"], rev(&repo, "main").as_str());
 
     // The branch itself is still checked, every file of it.
     repo.write("c.md", "# c TODO\n");
@@ -141,7 +111,7 @@ fn a_mirror_push_to_a_new_remote_leaves_old_tags_to_the_branch_that_holds_them()
     let refused = git_pushing(&repo, &["push", "--mirror", "other"]);
     assert_ne!(refused.code, 0, "{refused:?}");
     assert!(said(&refused).contains("c.md:1:# c TODO"), "{refused:?}");
-    assert!(!has(&other, "main"));
+    assert!(!remote_has(&other, "main"));
 }
 
 #[test]
@@ -155,7 +125,7 @@ fn tags_whose_commits_the_remote_has_run_no_checks() {
     // whole-project checks on old code, and refuse what shipped long ago.
     let pushed = git_pushing(&repo, &["push", "origin", "--tags"]);
     assert_eq!(pushed.code, 0, "{pushed:?}");
-    assert!(has(&origin, "v1") && has(&origin, "v2"));
+    assert!(remote_has(&origin, "v1") && remote_has(&origin, "v2"));
     assert!(
         said(&pushed).contains("add no commit the remote does not have"),
         "{pushed:?}"
@@ -183,7 +153,7 @@ fn a_branch_pushed_to_a_new_fork_is_checked_from_what_origin_has() {
     let url = format!("file://{}", by_url.path().display());
     let pushed = git_pushing(&repo, &["push", &url, "feature"]);
     assert_eq!(pushed.code, 0, "{pushed:?}");
-    assert!(has(&by_url, "feature"));
+    assert!(remote_has(&by_url, "feature"));
 
     let fork = new_remote(&repo, "fork");
     let pushed = git_pushing(&repo, &["push", "fork", "feature"]);
@@ -195,7 +165,7 @@ fn a_branch_pushed_to_a_new_fork_is_checked_from_what_origin_has() {
     );
     let verdicts = recorded_verdicts(&repo);
     let selection = &verdicts.last().unwrap()["selection"];
-    assert_eq!(selection["from_commit"], id(&repo, "main").as_str());
+    assert_eq!(selection["from_commit"], rev(&repo, "main").as_str());
 
     // The branch's own commits are checked.
     repo.git(&["checkout", "-qb", "more"]);
@@ -207,7 +177,7 @@ fn a_branch_pushed_to_a_new_fork_is_checked_from_what_origin_has() {
         said(&refused).contains("c.md:1:# c TODO") && !said(&refused).contains("a.md:1"),
         "{refused:?}"
     );
-    assert!(has(&fork, "feature") && !has(&fork, "more"));
+    assert!(remote_has(&fork, "feature") && !remote_has(&fork, "more"));
 }
 
 #[test]
@@ -238,7 +208,7 @@ fn a_rebased_branch_pushed_with_force_with_lease_is_checked_for_its_own_commits(
         said(&pushed).contains("`refs/heads/feature` rewrites `refs/heads/feature`"),
         "{pushed:?}"
     );
-    assert_eq!(id(&repo, "origin/feature"), id(&repo, "feature"));
+    assert_eq!(rev(&repo, "origin/feature"), rev(&repo, "feature"));
 
     // What the rewritten branch itself changes is checked.
     repo.write("b.md", "# b TODO\n");
@@ -280,5 +250,5 @@ fn a_refused_push_names_the_refs_it_stopped_for_and_how_to_push_anyway() {
         said(&refused).contains("`git push --no-verify` skips the gate"),
         "{refused:?}"
     );
-    assert!(!has(&origin, "review"));
+    assert!(!remote_has(&origin, "review"));
 }

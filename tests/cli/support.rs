@@ -354,9 +354,9 @@ pub fn process_gone(pid: u32) -> bool {
     }
 }
 
-/// `git ARGS` in `repo`, with the hooks it has installed finding the
-/// phasegate under test: what it did.
-pub fn git_pushing(repo: &TestRepo, args: &[&str]) -> Run {
+/// `git ARGS` in `repo` (names need not be UTF-8), with the hooks it has
+/// installed finding the phasegate under test: what it did.
+pub fn git_pushing<S: AsRef<std::ffi::OsStr>>(repo: &TestRepo, args: &[S]) -> Run {
     output(
         &repo
             .command("git")
@@ -390,4 +390,36 @@ pub fn docs_files(v: &serde_json::Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Whether the repository `remote` has the ref `name`.
+pub fn remote_has(remote: &TestRepo, name: impl AsRef<std::ffi::OsStr>) -> bool {
+    remote
+        .command("git")
+        .args([
+            std::ffi::OsStr::new("rev-parse"),
+            "--verify".as_ref(),
+            "-q".as_ref(),
+        ])
+        .arg(name)
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+/// The verdicts of the runs recorded in `repo`, oldest first.
+pub fn recorded_verdicts(repo: &TestRepo) -> Vec<serde_json::Value> {
+    let runs = repo.path().join(".git/phasegate/runs");
+    // None before the first run.
+    let Ok(entries) = std::fs::read_dir(runs) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<_> = entries.map(|entry| entry.unwrap().path()).collect();
+    dirs.sort();
+    dirs.iter()
+        .map(|dir| {
+            serde_json::from_slice(&std::fs::read(dir.join("verdict.json")).unwrap()).unwrap()
+        })
+        .collect()
 }
