@@ -2,6 +2,7 @@
 //! merge base, or every tracked file. Paths are relative to the repository
 //! root; deleted files and submodules are never selected.
 
+use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
@@ -1083,30 +1084,14 @@ pub fn published_among(
     root: &Path,
     remote: Option<&str>,
     among: &[String],
-) -> Option<(std::collections::HashSet<String>, Vec<String>)> {
+) -> Option<(HashSet<String>, Vec<String>)> {
     let repo = open(root).ok()?;
     let (tracking, others) = tracking_refs(&repo, remote)?;
-    let wanted: std::collections::HashSet<git2::Oid> = among
-        .iter()
-        .filter_map(|id| git2::Oid::from_str(id).ok())
-        .collect();
-    let mut found = std::collections::HashSet::new();
-    if wanted.is_empty() {
-        return Some((found, others));
-    }
     let mut walk = repo.revwalk().ok()?;
     for id in tracking {
         walk.push(id).ok()?;
     }
-    for id in walk.map_while(Result::ok) {
-        if wanted.contains(&id) {
-            found.insert(id.to_string());
-            if found.len() == wanted.len() {
-                break;
-            }
-        }
-    }
-    Some((found, others))
+    Some((found_in(walk, among), others))
 }
 
 /// Which of the commits `among` (full ids) are in the history of a commit
@@ -1114,25 +1099,13 @@ pub fn published_among(
 /// pushed with it. One walk of the history from the tips' parents, which
 /// ends once all are found; a commit this repository can not read (a
 /// shallow clone's cut) is in no history.
-pub fn ancestors_among(
-    root: &Path,
-    tips: &[String],
-    among: &[String],
-) -> std::collections::HashSet<String> {
-    let mut found = std::collections::HashSet::new();
-    let wanted: std::collections::HashSet<git2::Oid> = among
-        .iter()
-        .filter_map(|id| git2::Oid::from_str(id).ok())
-        .collect();
+pub fn ancestors_among(root: &Path, tips: &[String], among: &[String]) -> HashSet<String> {
     let Ok(repo) = open(root) else {
-        return found;
+        return HashSet::new();
     };
     let Ok(mut walk) = repo.revwalk() else {
-        return found;
+        return HashSet::new();
     };
-    if wanted.is_empty() {
-        return found;
-    }
     for tip in tips {
         let Ok(commit) = git2::Oid::from_str(tip).and_then(|id| repo.find_commit(id)) else {
             continue;
@@ -1141,6 +1114,20 @@ pub fn ancestors_among(
             // A shallow clone names parents it does not have.
             let _ = walk.push(parent);
         }
+    }
+    found_in(walk, among)
+}
+
+/// The commits of `among` (full ids) that `walk` comes to: the walk ends
+/// once it has found them all, and is not taken when none is wanted.
+fn found_in(walk: git2::Revwalk<'_>, among: &[String]) -> HashSet<String> {
+    let wanted: HashSet<git2::Oid> = among
+        .iter()
+        .filter_map(|id| git2::Oid::from_str(id).ok())
+        .collect();
+    let mut found = HashSet::new();
+    if wanted.is_empty() {
+        return found;
     }
     for id in walk.map_while(Result::ok) {
         if wanted.contains(&id) {
