@@ -135,14 +135,7 @@ fn stopped(hook: &str, code: ExitCode, refused: &[String]) -> Option<String> {
     };
     let refs = match refused {
         [] => String::new(),
-        names => format!(
-            " for {}",
-            names
-                .iter()
-                .map(|name| format!("`{name}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        names => format!(" for {}", names_of(names)),
     };
     // A push checks commits: the fixes go into one before the next push.
     let record = if hook == "pre-push" {
