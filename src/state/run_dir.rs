@@ -276,9 +276,9 @@ fn escape_split_at(stem: &str, at: usize) -> bool {
 /// The 64-bit FNV-1a digest: the same in every build, unlike std's
 /// `DefaultHasher`.
 pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    let mut hash = crate::diagnostics::Fnv::default();
+    hash.write(bytes);
+    hash.finish()
 }
 
 /// `20261122T153000Z-12345`: sortable by time, unique per process.
