@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::config::{CheckKind, ConfigLocation, Filter, OnFailure, OnMissing, Origin, Profile};
-use crate::diagnostics::{Diagnostic, Severity};
+use crate::diagnostics::{Diagnostic, Severity, OUTPUT_TAIL_HEADING};
 use crate::runner::{CheckOutcome, Termination, VerifierAnswer, VerifierReply};
 
 use super::verdict::{
@@ -375,6 +375,27 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
         Termination::Exited(0) => exited_zero(profile, check, outcome, failed_effect),
         Termination::Exited(code) => exited_failing(profile, check, outcome, *code, failed_effect),
     }
+}
+
+/// Whether `check` found the work wanting: judged `failed` or `warned` (a
+/// failure the configuration lets through is a failure still), or it said
+/// so before something stopped it (a verifier's `"fail"`, a batch of files
+/// that failed before a later one timed out). A handoff's claim that such
+/// a check verifies is contradicted, as the verdict and `handoff
+/// feedback` read the run: the exit status alone would miss a verifier's
+/// `"pass"` that names an error and the errors of a tool that exits 0 on
+/// findings (`go vet -json`), and count a verifier that did not finish.
+pub fn found_wanting(profile: Profile, check: &CheckInput) -> bool {
+    let CheckRun::Ran(outcome) = &check.run else {
+        return false;
+    };
+    let said_fail = outcome.failed_batch.is_some()
+        || matches!(&outcome.verifier, Some(VerifierReply::Answer(a)) if !a.pass);
+    said_fail
+        || matches!(
+            judge(profile, check).status,
+            CheckStatus::Failed | CheckStatus::Warned
+        )
 }
 
 /// A check that exited `code`, not 0: it failed, as its `on_failure` says.
@@ -850,7 +871,7 @@ fn tail_diagnostic(check: &CheckInput, outcome: &CheckOutcome, headline: &str) -
     let message = match telling_line(&tail) {
         None => format!("{headline}; it printed nothing"),
         Some(last) => format!(
-            "{headline}: {last}\nlast lines of output:\n{}",
+            "{headline}: {last}\n{OUTPUT_TAIL_HEADING}\n{}",
             tail.join("\n")
         ),
     };

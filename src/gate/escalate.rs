@@ -135,12 +135,21 @@ pub fn previous_error_sets(
 /// runs before it in the phase (`previous`, newest last), it ends
 /// `blocked` with `next: escalate`, saying which errors keep coming back.
 /// Returns the note it added when it did.
+///
+/// Only a run that held the work back is escalated: one the `fast`
+/// profile let through (a check that printed errors, then timed out)
+/// proceeds, as the two before it did, and a row of runs that proceeded
+/// never ends `blocked`. Its errors are still recorded, and count for a
+/// later run that fails on them.
 pub fn escalate_repeats(
     verdict: &mut Verdict,
     previous: &[Vec<String>],
     needed: usize,
 ) -> Option<String> {
-    if needed < 2 || !matches!(verdict.status, Status::Failed | Status::Incomplete) {
+    if needed < 2
+        || !matches!(verdict.status, Status::Failed | Status::Incomplete)
+        || verdict.next == Next::Proceed
+    {
         return None;
     }
     let current = error_set(verdict);

@@ -19,6 +19,7 @@ mod diagnostics;
 mod diagnostics_more;
 mod filter;
 mod first_run;
+mod gate_review;
 mod git;
 mod handoff;
 mod handoff_more;

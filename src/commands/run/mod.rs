@@ -342,7 +342,7 @@ fn run_gate(
     if let Some(note) = outcome::mark_pre_existing(root, &mode, &mut checks) {
         notes.push(note);
     }
-    rules.failed_checks = outcome::failed_checks(&checks);
+    rules.failed_checks = outcome::failed_checks(settings.profile, &checks);
     rules.checked_phase = Some(settings.phase.clone());
     let selection_record = selection_record(args, &mode, &selection);
     let mut verdict = gate::decide(GateInput {

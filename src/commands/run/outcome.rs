@@ -56,18 +56,13 @@ pub(super) fn check_inputs(
     checks
 }
 
-/// The checks that ran and failed: only those contradict a handoff's
-/// claim; one that could not finish verified nothing either way.
-pub(super) fn failed_checks(checks: &[CheckInput]) -> Vec<String> {
+/// The checks that ran and found the work wanting (`gate::found_wanting`):
+/// only those contradict a handoff's claim; one that could not finish
+/// verified nothing either way.
+pub(super) fn failed_checks(profile: config::Profile, checks: &[CheckInput]) -> Vec<String> {
     checks
         .iter()
-        .filter(|c| match &c.run {
-            CheckRun::Ran(outcome) => {
-                matches!(outcome.termination, runner::Termination::Exited(code) if code != 0)
-                    || matches!(&outcome.verifier, Some(runner::VerifierReply::Answer(a)) if !a.pass)
-            }
-            CheckRun::NotRun(_) => false,
-        })
+        .filter(|c| gate::found_wanting(profile, c))
         .map(|c| c.name.clone())
         .collect()
 }
