@@ -6,7 +6,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::gate::{self, Next, Status, Verdict};
@@ -17,15 +17,6 @@ use crate::state::{
 
 /// How long a run waits for another to finish with the state.
 pub const LOCK_WAIT: Duration = Duration::from_secs(30);
-
-/// `2026-11-22T21:47:03Z`.
-pub fn now_rfc3339() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (y, mo, d, h, mi, s) = state::civil(secs);
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
-}
 
 /// What the history keeps of a run besides its verdict.
 pub struct RunFacts<'a> {
@@ -109,7 +100,7 @@ fn record_run_within(
     }
 
     let mut emergency = Emergency::default();
-    let now = now_rfc3339();
+    let now = state::now_rfc3339();
     let run_id = verdict.run_id.clone().unwrap_or_default();
     let news: Vec<NewIntervention> = critical
         .into_iter()
@@ -284,6 +275,9 @@ fn history_entry(
         time,
         phase,
         profile: verdict.profile.as_str().to_string(),
+        // Asked for the profile the configuration gives, the run may as
+        // well have taken it from there.
+        profile_configured: verdict.profile == config.gate.profile,
         workflow: verdict.workflow.clone(),
         status: verdict.status.as_str().to_string(),
         selection,
@@ -339,7 +333,7 @@ fn record_stopped_within(
             return;
         }
     };
-    let now = now_rfc3339();
+    let now = state::now_rfc3339();
     let run_id = verdict.run_id.clone().unwrap_or_default();
     let phase = verdict.phase.clone().unwrap_or_default();
     let news = gate::interventions_for(verdict);
@@ -439,7 +433,7 @@ enum Why {
 impl Emergency {
     /// Every intervention `verdict` makes, none of them queued.
     fn unqueued(verdict: &Verdict, why: Why) -> Emergency {
-        let now = now_rfc3339();
+        let now = state::now_rfc3339();
         let run_id = verdict.run_id.clone().unwrap_or_default();
         let mut emergency = Emergency::default();
         emergency.add_unqueued(&gate::interventions_for(verdict), &now, &run_id, why);
@@ -523,7 +517,7 @@ fn report(
         let _ = writeln!(err, "warning: {problem}");
         lines.push(format!(
             "{} run {}: {problem}",
-            now_rfc3339(),
+            state::now_rfc3339(),
             verdict.run_id.as_deref().unwrap_or("?")
         ));
     }

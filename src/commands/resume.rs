@@ -1,6 +1,7 @@
 //! `phasegate resume`: run again only the checks the last run left failed
 //! or incomplete (and those the configuration added or changed since),
-//! with its phase, profile, workflow and files, and carry its passes,
+//! with its phase, workflow and files and its profile (unless another is
+//! asked for now, or was the configuration's and changed), and carry its passes,
 //! warnings and skips into the new verdict. After a run that was killed
 //! before its verdict, or over a history that cannot be read, nothing is
 //! carried over: what the checks last saw is not known.
@@ -86,7 +87,8 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
     // A run killed after `last` (SIGKILL, the machine going down) left
     // no verdict and no record: the passes of `last` say nothing of what
     // it was checking since, so nothing is carried over.
-    let killed = crate::state::unfinished_since(&super::state::state_dir_for(ctx), &last.run_id);
+    let killed =
+        crate::state::unfinished_since(&super::state::state_dir_for(ctx), &last.run_id, &here);
     let last = &if killed.is_empty() {
         last.clone()
     } else {
@@ -106,6 +108,30 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
     if let Some(message) = config.as_ref().and_then(|config| phase_gone(config, last)) {
         return stop(io, super::usage_error(message));
     }
+    let (profile, named) = profile_for(ctx, last, config.as_ref());
+    // Under another profile a warning may block and a skip (a tool fast
+    // let go missing) may not be one: only the passes still stand.
+    let last = &match named {
+        Some((name, by))
+            if name != last.profile && crate::config::Profile::parse(&name).is_some() =>
+        {
+            let _ = writeln!(
+                io.err,
+                "note: run {} ran under profile `{}`; resumed under `{name}` ({by}): its passes are carried over, its warnings and skips are checked again",
+                last.run_id, last.profile
+            );
+            RunRecord {
+                checks: last
+                    .checks
+                    .iter()
+                    .filter(|c| c.status == "passed")
+                    .cloned()
+                    .collect(),
+                ..last.clone()
+            }
+        }
+        _ => last.clone(),
+    };
     let unfinished = !killed.is_empty()
         || last.checks.iter().any(|c| !carried(&c.status))
         || reconfigured(config.as_ref(), last);
@@ -118,7 +144,7 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
     let selection = selection_of(ctx, last, io);
     let request = RunRequest {
         phase: Some(last.phase.clone()),
-        profile: Some(last.profile.clone()),
+        profile,
         workflow: last.workflow.clone(),
         // Which checks run again is worked out against the configuration
         // as it is now (`to_run_again`).
@@ -136,6 +162,29 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         push: None,
     };
     execute(ctx, &request, io)
+}
+
+/// The profile a resume of `last` runs under, as the run is asked for it
+/// (`None`: `PHASEGATE_PROFILE`, else the configuration's), and its name
+/// with what named it, when known: the profile asked for now
+/// (`PHASEGATE_PROFILE`); else the one `last` was asked for; else the
+/// configuration's as it is now, which `last` took its own from (a gate
+/// made stricter since is resumed stricter). Unknown when the
+/// configuration does not load: the run says why.
+fn profile_for(
+    ctx: &Context,
+    last: &RunRecord,
+    config: Option<&crate::config::Config>,
+) -> (Option<String>, Option<(String, &'static str)>) {
+    if let Some(name) = &ctx.profile {
+        return (None, Some((name.clone(), "from PHASEGATE_PROFILE")));
+    }
+    if !last.profile_configured {
+        let name = last.profile.clone();
+        return (Some(name.clone()), Some((name, "as that run was asked")));
+    }
+    let named = config.map(|c| (c.gate.profile.as_str().to_string(), "from `[gate] profile`"));
+    (None, named)
 }
 
 /// The report a resume prints: JSON or the human one.

@@ -193,7 +193,7 @@ fn resolve(
     let mut queue = Queue::load(state_dir).map_err(unfinished)?;
     let id = find(&queue, id)?.id.clone();
     let id = id.as_str();
-    let resolution = queue.resolve(id, note, &super::record::now_rfc3339());
+    let resolution = queue.resolve(id, note, &crate::state::now_rfc3339());
     if resolution == state::Resolution::NotFound {
         return Err(unknown(id));
     }

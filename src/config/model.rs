@@ -202,28 +202,79 @@ pub struct CheckSpec {
 impl CheckSpec {
     /// A digest of everything that decides what the check does and how its
     /// result is read (not its name or place in the file): `resume` carries
-    /// a pass over only while this stays the same.
+    /// a pass over only while this stays the same. It is kept in
+    /// `state.json` and compared by later runs, perhaps of a phasegate
+    /// built by another compiler: so it is FNV-1a over the configuration's
+    /// own words, never std's `DefaultHasher` or a `Debug` rendering,
+    /// which Rust does not promise to keep between releases.
     pub fn fingerprint(&self) -> String {
-        use std::hash::{Hash, Hasher};
-        let described = format!(
-            "{:?}",
-            (
-                self.kind,
-                &self.command,
-                &self.files,
-                self.timeout,
-                &self.env,
-                &self.cwd,
-                &self.parser,
-                self.origin,
-                self.on_failure,
-                self.on_missing,
-                self.filter,
-            )
-        );
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        described.hash(&mut hasher);
-        format!("{:016x}", hasher.finish())
+        use std::os::unix::ffi::OsStrExt;
+        /// An enum by the word the configuration writes it with (its
+        /// serde name): a unit variant always serialises, in quotes.
+        fn word<T: Serialize>(value: &T) -> String {
+            serde_json::to_string(value)
+                .unwrap_or_default()
+                .trim_matches('"')
+                .to_string()
+        }
+        let mut hash = crate::diagnostics::Fnv::default();
+        // Each part ends with 0xff, a byte UTF-8 text never holds; each
+        // list is preceded by its length, so no two configurations run
+        // together into the same bytes.
+        let mut part = |bytes: &[u8]| {
+            hash.write(bytes);
+            hash.write(&[0xff]);
+        };
+        part(word(&self.kind).as_bytes());
+        match &self.command {
+            CommandLine::Argv(argv) => {
+                part(b"argv");
+                part(argv.len().to_string().as_bytes());
+                for arg in argv {
+                    part(arg.as_bytes());
+                }
+            }
+            CommandLine::Shell(script) => {
+                part(b"shell");
+                part(script.as_bytes());
+            }
+        }
+        part(self.files.len().to_string().as_bytes());
+        for glob in &self.files {
+            part(glob.as_bytes());
+        }
+        part(self.timeout.as_nanos().to_string().as_bytes());
+        part(self.env.len().to_string().as_bytes());
+        for (key, value) in &self.env {
+            part(key.as_bytes());
+            part(value.as_bytes());
+        }
+        match &self.cwd {
+            Some(cwd) => {
+                part(b"cwd");
+                part(cwd.as_os_str().as_bytes());
+            }
+            None => part(b"no cwd"),
+        }
+        match &self.parser {
+            ParserChoice::Auto => part(b"auto"),
+            ParserChoice::Named(name) => {
+                part(b"named");
+                part(name.as_bytes());
+            }
+            ParserChoice::Regex(regex) => {
+                part(b"regex");
+                part(regex.as_str().as_bytes());
+            }
+        }
+        part(word(&self.origin).as_bytes());
+        part(word(&self.on_failure).as_bytes());
+        part(word(&self.on_missing).as_bytes());
+        match self.filter {
+            Some(filter) => part(word(&filter).as_bytes()),
+            None => part(b"no filter"),
+        }
+        format!("{:016x}", hash.finish())
     }
 }
 

@@ -22,6 +22,8 @@ use super::lock::write_atomic;
 pub const MAX_OPEN: usize = 50;
 pub const MAX_PER_SESSION: usize = 5;
 pub const MAX_PER_TYPE: usize = 10;
+/// Resolved records the queue keeps, the newest (`Queue::save`).
+pub const MAX_RESOLVED: usize = 200;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -278,10 +280,22 @@ impl Queue {
     /// still held back where it was among them. The ids of the lines taken
     /// out are remembered first, so that a kill in between never leaves
     /// them free to be given out again.
+    ///
+    /// Only the newest `MAX_RESOLVED` resolved records are written (those
+    /// resolved last): every failure makes a record, and a queue that kept
+    /// them all would grow with every run, and every run and every
+    /// `interventions` read it whole. Open records are all kept (the
+    /// limits of `add` bound them); the ids of those left out stay given
+    /// out (`interventions.last-id`).
     pub fn save(&self, state_dir: &Path) -> io::Result<()> {
-        if self.retired_grew {
+        let left_out = self.resolved_beyond(MAX_RESOLVED);
+        let retired = left_out
+            .iter()
+            .filter_map(|&index| id_number(&self.records[index].id))
+            .fold(self.retired, u64::max);
+        if self.retired_grew || retired > self.retired {
             let path = retired_file(state_dir);
-            write_atomic(&path, format!("iv-{:04}\n", self.retired).as_bytes()).map_err(|e| {
+            write_atomic(&path, format!("iv-{retired:04}\n").as_bytes()).map_err(|e| {
                 super::io_error(state_dir, &path, "write the highest intervention id to", &e)
             })?;
         }
@@ -291,6 +305,9 @@ impl Queue {
             while let Some(line) = unreadable.next_if(|u| u.after <= index) {
                 bytes.extend_from_slice(&line.bytes);
                 bytes.push(b'\n');
+            }
+            if left_out.binary_search(&index).is_ok() {
+                continue;
             }
             serde_json::to_writer(&mut bytes, record).map_err(io::Error::other)?;
             bytes.push(b'\n');
@@ -302,6 +319,27 @@ impl Queue {
         let path = queue_file(state_dir);
         write_atomic(&path, &bytes)
             .map_err(|e| super::io_error(state_dir, &path, "write the intervention queue", &e))
+    }
+
+    /// The places of the resolved records beyond the newest `keep` (by
+    /// when they were last updated, which resolving them was, then by
+    /// their place in the queue), sorted.
+    fn resolved_beyond(&self, keep: usize) -> Vec<usize> {
+        let mut resolved: Vec<usize> = (0..self.records.len())
+            .filter(|&i| self.records[i].status == "resolved")
+            .collect();
+        if resolved.len() <= keep {
+            return Vec::new();
+        }
+        resolved.sort_by(|&a, &b| {
+            self.records[a]
+                .updated_at
+                .cmp(&self.records[b].updated_at)
+                .then(a.cmp(&b))
+        });
+        resolved.truncate(resolved.len() - keep);
+        resolved.sort_unstable();
+        resolved
     }
 
     fn open(&self) -> impl Iterator<Item = &Intervention> {
@@ -512,27 +550,91 @@ pub enum Resolution {
     NotFound,
 }
 
+/// The size past which `emergency.log` is rotated: its content becomes
+/// `emergency.log.1` (replacing the generation before), so the two stay
+/// near twice this however long runs overflow the queue.
+pub const MAX_EMERGENCY_BYTES: u64 = 1024 * 1024;
+
+/// The older generation of `emergency.log`.
+pub fn emergency_old_file(state_dir: &Path) -> PathBuf {
+    state_dir.join("emergency.log.1")
+}
+
 /// Appends lines to `emergency.log`, flushed to disk. A line is bytes: an
 /// unreadable queue line moved here is kept as it was.
+///
+/// A log that reached `MAX_EMERGENCY_BYTES` is first moved to
+/// `emergency.log.1`, and the new one begins with a line saying so and
+/// what the generation it replaced held, so nothing leaves without a
+/// trace. Runs append after the state lock is let go: the file itself
+/// is held with flock(2) while it is rotated and written, and a writer
+/// that waited for a log rotated meanwhile opens the new one. Where
+/// flock(2) is not to be had, the lines are appended and nothing rotated.
 pub fn append_emergency<L: AsRef<[u8]>>(state_dir: &Path, lines: &[L]) -> io::Result<()> {
+    append_emergency_within(state_dir, lines, MAX_EMERGENCY_BYTES)
+}
+
+/// `append_emergency`, rotating past `limit` bytes.
+fn append_emergency_within<L: AsRef<[u8]>>(
+    state_dir: &Path,
+    lines: &[L],
+    limit: u64,
+) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
     if lines.is_empty() {
         return Ok(());
     }
     let path = emergency_file(state_dir);
     let named = |e: io::Error| super::io_error(state_dir, &path, "append to", &e);
     fs::create_dir_all(state_dir).map_err(named)?;
-    let mut file = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(named)?;
     let mut bytes = Vec::new();
     for line in lines {
         bytes.extend_from_slice(line.as_ref());
         bytes.push(b'\n');
     }
-    file.write_all(&bytes).map_err(named)?;
-    file.sync_all().map_err(named)
+    let mut rotated: Option<Vec<u8>> = None;
+    // A few rounds at most: each one follows a rotation by another run.
+    for _ in 0..8 {
+        let mut file = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(named)?;
+        let locked = rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive).is_ok();
+        if locked {
+            // Rotated by another run while this one waited: this file is
+            // `emergency.log.1` now.
+            let current = fs::metadata(&path).map(|m| m.ino()).ok();
+            if current != Some(file.metadata().map_err(named)?.ino()) {
+                continue;
+            }
+            let size = file.metadata().map_err(named)?.len();
+            if size >= limit && rotated.is_none() {
+                let old = emergency_old_file(state_dir);
+                let replaced = fs::metadata(&old).map(|m| m.len()).ok();
+                fs::rename(&path, &old).map_err(named)?;
+                let mut trace = format!(
+                    "{} emergency.log reached {size} bytes: what it held is in emergency.log.1",
+                    super::now_rfc3339()
+                );
+                if let Some(replaced) = replaced {
+                    trace.push_str(&format!(
+                        ", which replaced the generation before it ({replaced} bytes)"
+                    ));
+                }
+                trace.push('\n');
+                rotated = Some(trace.into_bytes());
+                continue;
+            }
+        }
+        let mut all = rotated.take().unwrap_or_default();
+        all.extend_from_slice(&bytes);
+        file.write_all(&all).map_err(named)?;
+        return file.sync_all().map_err(named);
+    }
+    Err(named(io::Error::other(
+        "it was rotated again and again by other runs while this one waited",
+    )))
 }
 
 #[cfg(test)]
@@ -565,6 +667,94 @@ mod tests {
             run_id: "r",
             now: "2026-11-22T00:00:00Z",
         }
+    }
+
+    /// Every failure makes a record: a queue that kept the resolved ones
+    /// for good would grow with every run, and be read whole by each.
+    #[test]
+    fn the_queue_keeps_every_open_record_and_the_newest_resolved_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut queue = Queue::default();
+        // Resolved in the reverse of their order: the first ones made
+        // are the ones resolved last.
+        let total = MAX_RESOLVED + 40;
+        for _ in 0..total {
+            assert!(matches!(
+                queue.add(new("check_failed"), &origin(None)),
+                Placement::Created(_)
+            ));
+            let id = queue.records.last().unwrap().id.clone();
+            let n = id_number(&id).unwrap();
+            let when = format!("2026-11-23T00:{:02}:{:02}Z", (999 - n) / 60, (999 - n) % 60);
+            assert_eq!(queue.resolve(&id, "fixed", &when), Resolution::Resolved);
+        }
+        for _ in 0..3 {
+            queue.add(new("check_failed"), &origin(None));
+        }
+        queue.save(dir.path()).unwrap();
+        fs::write(
+            queue_file(dir.path()),
+            [
+                fs::read(queue_file(dir.path())).unwrap(),
+                b"{torn\n".to_vec(),
+            ]
+            .concat(),
+        )
+        .unwrap();
+
+        let read = Queue::load(dir.path()).unwrap();
+        read.save(dir.path()).unwrap();
+        let read = Queue::load(dir.path()).unwrap();
+        let open: Vec<&str> = read.open().map(|r| r.id.as_str()).collect();
+        assert_eq!(open, ["iv-0241", "iv-0242", "iv-0243"]);
+        let resolved: Vec<u64> = read
+            .records
+            .iter()
+            .filter(|r| r.status == "resolved")
+            .filter_map(|r| id_number(&r.id))
+            .collect();
+        assert_eq!(resolved, (1..=200).collect::<Vec<u64>>());
+        // The unreadable line is still there, and no id is given twice.
+        assert_eq!(read.unreadable().len(), 1);
+        assert_eq!(read.next_id(), "iv-0244");
+        assert_eq!(
+            fs::read_to_string(retired_file(dir.path())).unwrap(),
+            "iv-0240\n"
+        );
+    }
+
+    #[test]
+    fn emergency_log_is_rotated_past_its_size_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = "x".repeat(99);
+        for _ in 0..3 {
+            append_emergency_within(dir.path(), &[&line], 250).unwrap();
+        }
+        // 300 bytes: the next line goes to a new log, which says where
+        // the old one went.
+        append_emergency_within(dir.path(), &["first of the second"], 250).unwrap();
+        let old = fs::read_to_string(emergency_old_file(dir.path())).unwrap();
+        assert_eq!(old, format!("{line}\n{line}\n{line}\n"));
+        let new_log = fs::read_to_string(emergency_file(dir.path())).unwrap();
+        let lines: Vec<&str> = new_log.lines().collect();
+        assert_eq!(lines.len(), 2, "{new_log}");
+        assert!(
+            lines[0]
+                .ends_with("emergency.log reached 300 bytes: what it held is in emergency.log.1"),
+            "{new_log}"
+        );
+        assert_eq!(lines[1], "first of the second");
+        // Rotated again, the trace says what the generation replaced held.
+        append_emergency_within(dir.path(), &[&"y".repeat(300)], 250).unwrap();
+        append_emergency_within(dir.path(), &["third"], 250).unwrap();
+        let new_log = fs::read_to_string(emergency_file(dir.path())).unwrap();
+        assert!(
+            new_log.contains("which replaced the generation before it (300 bytes)"),
+            "{new_log}"
+        );
+        assert!(new_log.ends_with("\nthird\n"), "{new_log}");
+        let old = fs::read_to_string(emergency_old_file(dir.path())).unwrap();
+        assert!(old.contains("first of the second"), "{old}");
     }
 
     /// The id of the record `typed` names, when it names one.

@@ -18,16 +18,18 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// The state directory: `<common git dir>/phasegate`, or a per-directory
-/// folder under the system's temporary directory outside a repository.
+/// folder under the system's temporary directory outside a repository,
+/// named by the FNV-1a digest of the directory's path: the same in every
+/// build of phasegate (std's `DefaultHasher` may change with the
+/// compiler, and a new build would then lose the history kept there).
 pub fn state_dir(common_dir: Option<&Path>, root: &Path, temp_dir: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
     match common_dir {
         Some(git) => git.join("phasegate"),
-        None => {
-            use std::hash::{Hash, Hasher};
-            let mut hasher = std::collections::hash_map::DefaultHasher::new();
-            root.hash(&mut hasher);
-            temp_dir.join(format!("phasegate-{:016x}", hasher.finish()))
-        }
+        None => temp_dir.join(format!(
+            "phasegate-{:016x}",
+            run_dir::fnv1a(root.as_os_str().as_bytes())
+        )),
     }
 }
 
@@ -60,4 +62,26 @@ pub fn io_error(state_dir: &Path, path: &Path, doing: &str, error: &io::Error) -
         format!("failed to {doing} `{}`: {error}", path.display())
     };
     io::Error::new(error.kind(), message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_state_directory_outside_a_repository_is_named_the_same_by_every_build() {
+        // FNV-1a 64 of the bytes `/home/ada/notes`.
+        assert_eq!(
+            state_dir(None, Path::new("/home/ada/notes"), Path::new("/tmp")),
+            Path::new("/tmp/phasegate-13f480cb6d9965c4")
+        );
+        assert_eq!(
+            state_dir(
+                Some(Path::new("/r/.git")),
+                Path::new("/r"),
+                Path::new("/tmp")
+            ),
+            Path::new("/r/.git/phasegate")
+        );
+    }
 }

@@ -59,6 +59,16 @@ impl RunDir {
         )))
     }
 
+    /// Says which work tree the run is in (`RepoInfo::work_tree_key`), in
+    /// its directory's `work-tree` file: a run killed before its verdict
+    /// leaves no record in `state.json`, and `resume` in another work tree
+    /// (linked worktrees share the state) must tell it is not its own
+    /// (`unfinished_since`). A directory without one may be any work
+    /// tree's: one that cannot be written costs at most checks run again.
+    pub fn mark_work_tree(&self, key: &str) {
+        let _ = fs::write(self.path.join(WORK_TREE_FILE), key);
+    }
+
     /// The log file of a check: its name made safe for a file name.
     pub fn log_path(&self, check: &str) -> PathBuf {
         self.path.join(format!("{}.log", file_stem(check)))
@@ -119,6 +129,15 @@ struct InvocationRecord<'a> {
     output_bytes: u64,
 }
 
+/// The file in a run's directory naming the work tree it ran in.
+const WORK_TREE_FILE: &str = "work-tree";
+
+/// Whether the run of `dir` may have been made in the work tree `key`
+/// names: one whose directory names another work tree was not.
+fn may_be_of(dir: &Path, key: &str) -> bool {
+    fs::read(dir.join(WORK_TREE_FILE)).map_or(true, |named| named == key.as_bytes())
+}
+
 /// What the lock on a run's directory says of its run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum RunState {
@@ -151,8 +170,10 @@ pub(super) fn run_state(dir: &Path) -> RunState {
 /// before they could write one, or stopped by an internal failure. What
 /// they were checking was never judged, and no history records them, so
 /// `resume` must not take the run before them for the last word. A run
-/// still going holds its directory and is not among them. Oldest first.
-pub fn unfinished_since(state_dir: &Path, after: &str) -> Vec<String> {
+/// still going holds its directory and is not among them, nor is one of
+/// another work tree than `work_tree` (linked worktrees share the state:
+/// a run killed in one says nothing of another's files). Oldest first.
+pub fn unfinished_since(state_dir: &Path, after: &str, work_tree: &str) -> Vec<String> {
     let Ok(entries) = fs::read_dir(state_dir.join("runs")) else {
         return Vec::new();
     };
@@ -182,6 +203,7 @@ pub fn unfinished_since(state_dir: &Path, after: &str) -> Vec<String> {
                     })
         })
         .filter(|dir| !dir.join("verdict.json").exists() && run_state(dir) != RunState::Going)
+        .filter(|dir| may_be_of(dir, work_tree))
         .collect();
     found.sort_by_key(|dir| run_order(dir));
     found
@@ -329,6 +351,15 @@ pub fn run_order(dir: &Path) -> (String, u64, u64) {
     }
 }
 
+/// `2026-11-22T21:47:03Z`: now, in UTC, as the state's records write it.
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (y, mo, d, h, mi, s) = civil(secs);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+}
+
 /// Seconds since the epoch → UTC calendar date and time (Howard Hinnant's
 /// days-from-civil algorithm, inverted).
 #[expect(
@@ -377,11 +408,11 @@ mod tests {
         let held = fs::File::open(&going).unwrap();
         rustix::fs::flock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
         assert_eq!(
-            unfinished_since(dir.path(), "20261124T010203Z-5"),
+            unfinished_since(dir.path(), "20261124T010203Z-5", "."),
             ["20261124T010204Z-6", "20261124T010206Z-9"]
         );
-        assert!(unfinished_since(dir.path(), "20261124T010206Z-9").is_empty());
-        assert!(unfinished_since(&dir.path().join("none"), "20261124T010203Z-5").is_empty());
+        assert!(unfinished_since(dir.path(), "20261124T010206Z-9", ".").is_empty());
+        assert!(unfinished_since(&dir.path().join("none"), "20261124T010203Z-5", ".").is_empty());
     }
     use std::time::Duration;
 

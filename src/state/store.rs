@@ -39,6 +39,13 @@ pub struct RunRecord {
     pub time: String,
     pub phase: String,
     pub profile: String,
+    /// The run took its profile from the configuration (`[gate] profile`)
+    /// rather than being asked for one (`--profile`, `PHASEGATE_PROFILE`):
+    /// its resume then goes by the configuration as it is now, so a gate
+    /// made stricter since is not resumed under the weaker profile. False
+    /// in records of earlier versions, whose resume keeps their profile.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profile_configured: bool,
     #[serde(default)]
     pub workflow: Option<String>,
     pub status: String,
@@ -495,6 +502,7 @@ mod tests {
             time: String::new(),
             phase: "implementation".to_string(),
             profile: "auto".to_string(),
+            profile_configured: false,
             workflow: None,
             status: "failed".to_string(),
             selection: SelectionRecord {
@@ -505,6 +513,40 @@ mod tests {
             checks: Vec::new(),
             work_tree: work_tree.map(str::to_string),
         }
+    }
+
+    /// `state.json` keeps each check's configuration digest, and a later
+    /// phasegate (built by another compiler, perhaps) compares it: it must
+    /// come out the same in every build, or `resume` runs every check
+    /// again after an upgrade and carries nothing over.
+    #[test]
+    fn a_check_configuration_digest_is_the_same_in_every_build() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("phasegate.toml"),
+            r#"[gate]
+default_phase = "implementation"
+
+[phases.implementation]
+checks = [
+  { name = "lint", command = "cargo clippy -- -D warnings", files = ["src/**/*.rs"], timeout = "90s", env = { RUST_LOG = "warn" }, on_failure = "warn" },
+  { name = "script", command = "./check.sh {files}", shell = true, cwd = "tools", parser = "generic" },
+]
+"#,
+        )
+        .unwrap();
+        let config = crate::config::load(dir.path()).unwrap();
+        let digests: Vec<String> = config
+            .checks_for("implementation", None)
+            .unwrap()
+            .iter()
+            .map(crate::config::CheckSpec::fingerprint)
+            .collect();
+        // The first worked out by hand: FNV-1a 64 over `custom`, `argv`,
+        // `5`, each word, `1`, the glob, the timeout in nanoseconds, `1`,
+        // `RUST_LOG`, `warn`, `no cwd`, `auto`, `lint`, `warn`, `block`,
+        // `no filter`, each followed by the byte 0xff.
+        assert_eq!(digests, ["efee151e828d25c4", "a5898d941cea7469"]);
     }
 
     #[test]

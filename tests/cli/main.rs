@@ -48,5 +48,6 @@ mod snapshot_place;
 mod snapshot_refs;
 mod state;
 mod state_more;
+mod state_review;
 mod verdict;
 mod verifier_more;

@@ -258,6 +258,7 @@ fn run_gate(
         &mut notes,
     )
     .map_err(|error| Stop::Error(settings.profile, error))?;
+    run_dir.mark_work_tree(&ws.work_tree);
 
     let phase_specs: Vec<&config::CheckSpec> = config
         .checks_for(&settings.phase, settings.workflow.as_deref())
