@@ -4,10 +4,11 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{DiagnosticsCommand, ReportFormat};
-use crate::config::{Origin, ParserChoice};
+use crate::config::{CheckKind, Filter, OnFailure, Origin, ParserChoice};
 use crate::context::Context;
 use crate::diagnostics::{Extracted, Extractor, PARSER_NAMES};
 use crate::exit::ExitCode;
+use crate::gate::{CheckResult, CheckStatus, Effect};
 use crate::report;
 
 use super::Streams;
@@ -105,7 +106,13 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
             ctx.color_for(ctx.stdout_tty),
         ),
         other => {
-            let verdict = crate::gate::Verdict::of_diagnostics(diagnostics);
+            let kept = diagnostics.len();
+            let mut verdict = crate::gate::Verdict::of_diagnostics(diagnostics);
+            if dropped > 0 {
+                verdict
+                    .checks
+                    .push(over_the_limit(kept, dropped, file.as_deref()));
+            }
             super::render_report(&verdict, *other, ctx, false, io.out)
         }
     };
@@ -113,6 +120,36 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
         let _ = writeln!(io.err, "error: failed to write: {e}");
     }
     ExitCode::Proceed
+}
+
+/// The reading of the output, as the check the CI formats count a
+/// check's findings past its limit by (`dropped_diagnostics`): without it
+/// a SARIF, JUnit, Code Quality or GitHub report of a saved log that held
+/// more than the limit would list the first thousand findings as if they
+/// were all. The log that has the rest is the file read, when one was.
+fn over_the_limit(kept: usize, dropped: usize, file: Option<&Path>) -> CheckResult {
+    CheckResult {
+        name: "diagnostics parse".to_string(),
+        kind: CheckKind::Custom,
+        status: CheckStatus::Passed,
+        on_failure: OnFailure::default(),
+        effect: Effect::None,
+        tier: None,
+        exit_code: None,
+        signal: None,
+        duration_ms: 0,
+        diagnostics: kept,
+        dropped_diagnostics: dropped,
+        filter: Filter::Nofilter,
+        pre_existing: 0,
+        log: file
+            .filter(|path| path.as_os_str() != "-")
+            .map(|path| path.display().to_string()),
+        reason: None,
+        argv: Vec::new(),
+        argv_omitted: 0,
+        output_tail: Vec::new(),
+    }
 }
 
 /// `--parser`: `auto` or a parser's name; an unknown one is an error that

@@ -213,7 +213,7 @@ pub fn summarize_counted(
             not_kept: 0,
         });
     }
-    entries.truncate(limit);
+    let mut entries = within_limit(entries, limit);
     let mut told: Vec<&str> = Vec::new();
     for entry in &mut entries {
         if !told.contains(&entry.d.check.as_str()) {
@@ -222,6 +222,44 @@ pub fn summarize_counted(
         }
     }
     entries.iter().map(line).collect()
+}
+
+/// The `limit` entries the summary keeps, in their order: first one new
+/// error of each check that has one, then the most important of the rest.
+/// Taken strictly in order, a check with a hundred errors fills every line
+/// and a second failing check, its own error ranked after them, is not
+/// named at all: whoever reads only the summary fixes the first and runs
+/// again to learn of the second.
+fn within_limit(entries: Vec<Entry<'_>>, limit: usize) -> Vec<Entry<'_>> {
+    let mut keep = vec![false; entries.len()];
+    let mut named: Vec<&str> = Vec::new();
+    let mut room = limit;
+    for (i, entry) in entries.iter().enumerate() {
+        if room == 0 {
+            break;
+        }
+        let d = entry.d;
+        if d.severity == Severity::Error && !d.pre_existing && !named.contains(&d.check.as_str()) {
+            keep[i] = true;
+            room -= 1;
+            named.push(&d.check);
+            named.extend(&entry.also);
+        }
+    }
+    for kept in &mut keep {
+        if room == 0 {
+            break;
+        }
+        if !*kept {
+            *kept = true;
+            room -= 1;
+        }
+    }
+    entries
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(entry, kept)| kept.then_some(entry))
+        .collect()
 }
 
 /// A problem at its place, whichever check reported it: its file, line,
@@ -245,12 +283,14 @@ fn place_key(d: &Diagnostic) -> PlaceKey<'_> {
     )
 }
 
-/// A message's first line, with the values an assertion's banner stands
+/// A message's first line that is not blank, with the values an assertion's banner stands
 /// for when the lines under it give them: jest's
 /// `expect(received).toBe(expected) // Object.is equality` says nothing
 /// of what was expected without its `Expected: 4` and `Received: 3`.
 fn headline(message: &str) -> Cow<'_, str> {
-    let mut lines = message.lines();
+    // A message can open with an empty line (a test runner's banner): the
+    // first line that says something stands for it.
+    let mut lines = message.lines().skip_while(|l| l.trim().is_empty());
     let first = lines.next().unwrap_or("").trim();
     let values: Vec<String> = lines
         .take(8)
@@ -517,6 +557,44 @@ mod tests {
                 "c.c:1 E3 x (build)",
             ]
         );
+    }
+
+    #[test]
+    fn a_second_failing_check_gets_a_line_before_the_firsts_later_errors() {
+        let mut diagnostics: Vec<Diagnostic> = (1..=8)
+            .map(|n| {
+                error(
+                    "build",
+                    &format!("f{n}.c"),
+                    n,
+                    "E1",
+                    &format!("problem {n}"),
+                )
+            })
+            .collect();
+        diagnostics.push(error("link", "phasegate.toml", 3, "check-failed", "failed"));
+        let mut old = error("lint", "old.c", 1, "W9", "old");
+        old.pre_existing = true;
+        diagnostics.push(old);
+        let lines = summarize(&diagnostics, |_| Some(0), 3);
+        assert_eq!(
+            lines,
+            [
+                "f1.c:1 E1 problem 1 (build)",
+                "f2.c:2 E1 problem 2 (build)",
+                "phasegate.toml:3 check-failed failed (link)",
+            ]
+        );
+        // Fewer lines than failing checks: the first in order.
+        let lines = summarize(&diagnostics, |_| Some(0), 1);
+        assert_eq!(lines, ["f1.c:1 E1 problem 1 (build)"]);
+    }
+
+    #[test]
+    fn a_message_that_opens_with_a_blank_line_shows_its_first_words() {
+        let diagnostics = vec![error("tests", "t.py", 4, "X", "\n  \nassert 1 == 2\nmore")];
+        let lines = summarize(&diagnostics, |_| Some(0), 5);
+        assert_eq!(lines, ["t.py:4 X assert 1 == 2 (tests)"]);
     }
 
     #[test]

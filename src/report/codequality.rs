@@ -55,6 +55,18 @@ fn not_kept(check: &CheckResult, found: &[&Diagnostic]) -> serde_json::Value {
     })
 }
 
+/// Whether `file` lies outside the repository: an absolute path (the
+/// diagnostics are relative to the repository root wherever they are
+/// inside it), or one that climbs out of it.
+fn outside(file: &str) -> bool {
+    let path = std::path::Path::new(file);
+    path.has_root()
+        || path
+            .components()
+            .next()
+            .is_some_and(|c| c == std::path::Component::ParentDir)
+}
+
 pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
     let found: Vec<&Diagnostic> = verdict.diagnostics.iter().collect();
     let nth = super::occurrences(&found);
@@ -65,12 +77,29 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
             // A finding with no file is about the gate itself and points
             // at the top of its configuration: its line, if it has one,
             // is no line of phasegate.toml.
-            let (path, line) = match &d.file {
-                Some(file) => (file.as_str(), d.line.unwrap_or(1)),
-                None => ("phasegate.toml", 1),
+            // GitLab takes `location.path` relative to the repository
+            // and links it into the merge request: a file outside it (a
+            // system header, a dependency in the toolchain's cache, which
+            // phasegate keeps absolute) has no page there. Such a finding
+            // is kept, its place at the front of its description, and
+            // located as the gate's own.
+            let (path, line, description) = match &d.file {
+                Some(file) if outside(file) => {
+                    let place = match d.line {
+                        Some(line) => format!("{file}:{line}"),
+                        None => file.clone(),
+                    };
+                    (
+                        "phasegate.toml",
+                        1,
+                        format!("{place}: {}", super::text::message(d)).into(),
+                    )
+                }
+                Some(file) => (file.as_str(), d.line.unwrap_or(1), super::text::message(d)),
+                None => ("phasegate.toml", 1, super::text::message(d)),
             };
             json!({
-                "description": super::text::message(d),
+                "description": description,
                 "check_name": rule_id(d),
                 // GitLab tells new findings from fixed ones by this id
                 // alone: one per occurrence, and without the line, which

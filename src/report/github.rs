@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 
 use crate::diagnostics::{Diagnostic, Severity};
-use crate::gate::{CheckStatus, Verdict};
+use crate::gate::{CheckStatus, Effect, Verdict};
 
 use super::text::visible;
 
@@ -222,10 +222,15 @@ pub fn step_summary(verdict: &Verdict) -> String {
         code_span(verdict.phase.as_deref().unwrap_or("-"), false)
     );
     for check in &verdict.checks {
+        // A check that did not pass but lets the gate proceed (one that
+        // only warns, or one the fast profile lets through when it could
+        // not finish) is a warning, as in the human report: a red cross
+        // beside a run that passed says the opposite of the verdict.
         let mark = match check.status {
             CheckStatus::Passed => "✅",
             CheckStatus::Skipped => "⏭️",
             CheckStatus::Warned => "⚠️",
+            _ if matches!(check.effect, Effect::Warn | Effect::FailOpen) => "⚠️",
             _ => "❌",
         };
         out.push_str(&format!(

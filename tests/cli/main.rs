@@ -36,6 +36,7 @@ mod prepush;
 mod prepush_tags;
 mod protect_edges;
 mod report_edges;
+mod report_review;
 mod reports;
 mod reports_more;
 mod run_more;
