@@ -129,9 +129,9 @@ fn give_feedback(
     // Read once, validated twice: for its stage, then with the claims of
     // that stage's run.
     let shown = shown_path(&full, root);
-    let read = std::fs::read(&full);
+    let read = handoff::read::read(&full);
     let validated = |rules: &Rules| match &read {
-        Ok(bytes) => handoff::validate_bytes(&shown, bytes, rules).0,
+        Ok(document) => handoff::validate_document(&shown, document, rules).0,
         Err(e) => handoff::unreadable(&shown, e, rules),
     };
     let stage = validated(&rules).stage;
@@ -217,9 +217,9 @@ fn usage(message: &str, format: Format, io: &mut Streams<'_>) -> ExitCode {
 /// repository root. An unreadable file is reported as such.
 fn validate_file(path: &Path, root: &Path, rules: &Rules) -> (HandoffReport, String) {
     let shown = shown_path(path, root);
-    match std::fs::read(path) {
-        Ok(bytes) => {
-            let (report, text) = handoff::validate_bytes(&shown, &bytes, rules);
+    match handoff::read::read(path) {
+        Ok(document) => {
+            let (report, text) = handoff::validate_document(&shown, &document, rules);
             (report, text.into_owned())
         }
         Err(e) => (handoff::unreadable(&shown, &e, rules), String::new()),
@@ -313,7 +313,18 @@ fn verdicts_newest_first(ctx: &Context) -> Vec<PathBuf> {
 fn stamp(ctx: &Context, root: &Path, rules: &Rules, path: &Path, io: &mut Streams<'_>) -> ExitCode {
     use crate::handoff::stamp::{apply, stamp_edits};
     let full = ctx.cwd.join(path);
-    let text = match std::fs::read_to_string(&full) {
+    // Read as validation reads it (a FIFO or a device is refused), and
+    // whole: the stamped document is written back entire.
+    let read = handoff::read::read(&full).and_then(|document| {
+        if document.truncated {
+            return Err(std::io::Error::other(format!(
+                "it is larger than {} MiB, more than a handoff document holds",
+                handoff::read::MAX_BYTES >> 20
+            )));
+        }
+        String::from_utf8(document.bytes).map_err(std::io::Error::other)
+    });
+    let text = match read {
         Ok(text) => text,
         Err(e) => {
             let _ = writeln!(io.err, "error: failed to read `{}`: {e}", path.display());

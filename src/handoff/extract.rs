@@ -77,6 +77,55 @@ pub fn extract(text: &str) -> Result<Frontmatter<'_>, ExtractError> {
     Err(ExtractError::Unterminated)
 }
 
+/// Where the Markdown of a document whose frontmatter was never closed
+/// starts in `yaml`, what was read as its frontmatter (up to a `---` rule
+/// in the body, or the end of the document), as a byte offset: the first
+/// line after a blank one that reads as text, not as a field, when no
+/// field of the schema (`fields`) follows it. Text is a Markdown heading
+/// (`## Summary`, which YAML takes for a comment), a label (`Status:
+/// done`, `Next steps: ...`: a capital or a space in the key, which no
+/// field has) or a line of prose. YAML reads the labels as unknown fields
+/// and the headings as comments, so without this the document would pass
+/// with the body's `status: done` taken for a duplicate key at best.
+/// A comment or a field of the author's own among the fields is followed
+/// by fields of the schema, and is not text.
+pub fn body_start(yaml: &str, fields: &[&str]) -> Option<usize> {
+    let mut lines = Vec::new();
+    let mut offset = 0;
+    for line in yaml.split_inclusive('\n') {
+        lines.push((offset, line.trim_end()));
+        offset += line.len();
+    }
+    // A line that starts a field of the schema, even a mistyped one
+    // (`stage qa`).
+    let field = |text: &str| {
+        let name = text.split([':', ' ', '\t']).next().unwrap_or_default();
+        fields.contains(&name)
+    };
+    let text_like = |text: &str| {
+        if text.is_empty() || text.starts_with([' ', '\t', '-']) || field(text) {
+            return false;
+        }
+        let hashes = text.len() - text.trim_start_matches('#').len();
+        if hashes > 0 {
+            return (1..=6).contains(&hashes) && text[hashes..].starts_with(' ');
+        }
+        match text.split_once(':') {
+            Some((key, _)) => {
+                !key.starts_with(['"', '\'', '?', '[', '{', '&', '*', '!'])
+                    && (key.starts_with(|c: char| c.is_uppercase()) || key.contains(' '))
+            }
+            None => true,
+        }
+    };
+    let start = (1..lines.len()).find(|&n| {
+        lines[n - 1].1.is_empty()
+            && text_like(lines[n].1)
+            && !lines[n + 1..].iter().any(|(_, text)| field(text))
+    })?;
+    Some(lines[start].0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,5 +154,34 @@ mod tests {
         assert_eq!(extract(""), Err(ExtractError::Missing));
         assert_eq!(extract("---\nid: 1\n"), Err(ExtractError::Unterminated));
         assert_eq!(extract("----\nid: 1\n---\n"), Err(ExtractError::Missing));
+    }
+
+    #[test]
+    fn the_text_a_frontmatter_runs_into_is_found() {
+        const FIELDS: [&str; 3] = ["id", "stage", "status"];
+        fn at(yaml: &str) -> Option<&str> {
+            body_start(yaml, &FIELDS).map(|at| &yaml[at..])
+        }
+        assert_eq!(
+            at("id: F1\n\n## Summary\n\nDone.\n"),
+            Some("## Summary\n\nDone.\n")
+        );
+        assert_eq!(at("id: F1\n\nStatus: done\n"), Some("Status: done\n"));
+        assert_eq!(
+            at("id: F1\n\nNext steps: ship\n"),
+            Some("Next steps: ship\n")
+        );
+        assert_eq!(at("id: F1\n\nIt works.\n"), Some("It works.\n"));
+        // Fields of the schema below it: a comment, or a field of the
+        // author's own, among the fields.
+        assert_eq!(at("id: F1\n\n# Where\n\nstage: qa\n"), None);
+        assert_eq!(at("id: F1\n\n# owner\nstage qa\n"), None);
+        assert_eq!(at("id: F1\n\nReviewer: bob\nstatus: complete\n"), None);
+        // Not after a blank line, a lowercase key, an indented line, an item.
+        assert_eq!(at("id: F1\nStatus: done\n"), None);
+        assert_eq!(at("id: F1\n\nreviewer: bob\n"), None);
+        assert_eq!(at("id: F1\nx: |\n  a\n\n  Said: this\n"), None);
+        assert_eq!(at("id: F1\n\n- a\n"), None);
+        assert_eq!(at("id: F1\n\n\"Quoted key\": x\n"), None);
     }
 }

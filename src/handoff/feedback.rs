@@ -67,6 +67,61 @@ pub struct Feedback {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub person_needed: Option<String>,
     pub items: Vec<FeedbackItem>,
+    /// How many more things to fix there are than `items` shows (see
+    /// `MAX_ITEMS`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub omitted: usize,
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// How many things to fix the feedback shows at most. An agent reads all
+/// of it before each attempt, and a document with thousands of defects (a
+/// checkpoint list pasted over and over) would bury the few that matter
+/// under pages of the same one; `phasegate handoff validate` lists them
+/// all.
+pub const MAX_ITEMS: usize = 20;
+
+/// `items` cut to `MAX_ITEMS`, and how many were left out. The checkpoints
+/// and claims stay (a document has a few of each); of the defects, the
+/// first of each field comes before a second of any, so a repeated mistake
+/// does not hide a different one further down. What is kept stays in its
+/// order.
+fn capped(items: Vec<FeedbackItem>) -> (Vec<FeedbackItem>, usize) {
+    if items.len() <= MAX_ITEMS {
+        return (items, 0);
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut ranked: Vec<(usize, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let rank = match item.kind {
+                "defect" if seen.insert(item.name.as_str()) => 1,
+                "defect" => 2,
+                _ => 0,
+            };
+            (rank, index)
+        })
+        .collect();
+    ranked.sort_unstable();
+    let mut keep = vec![false; items.len()];
+    for &(_, index) in ranked.iter().take(MAX_ITEMS) {
+        keep[index] = true;
+    }
+    let omitted = items.len() - MAX_ITEMS;
+    let kept = items
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(item, keep)| keep.then_some(item))
+        .collect();
+    (kept, omitted)
 }
 
 /// A document that says it is blocked.
@@ -243,6 +298,7 @@ pub fn feedback(
     });
     // So does one whose last run ended blocked because the same errors
     // kept coming back: another attempt would go round the same circle.
+    let (items, omitted) = capped(items);
     let person_needed = last_run
         .and_then(|run| run.person_needed_for(report.stage.as_deref()))
         .map(str::to_string);
@@ -273,5 +329,6 @@ pub fn feedback(
             .map(|n| n.saturating_add(1)),
         max_retries: report.max_retries,
         items,
+        omitted,
     }
 }

@@ -5,6 +5,7 @@
 pub mod extract;
 pub mod feedback;
 pub mod last_run;
+pub mod read;
 pub mod stamp;
 pub mod yaml;
 
@@ -15,4 +16,6 @@ pub mod validate;
 #[cfg(test)]
 mod tests;
 
-pub use validate::{unreadable, validate, validate_bytes, HandoffReport, Issue, Rules};
+pub use validate::{
+    unreadable, validate, validate_bytes, validate_document, HandoffReport, Issue, Rules,
+};

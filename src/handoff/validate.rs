@@ -223,6 +223,56 @@ pub fn validate_bytes<'a>(
     }
 }
 
+/// Validates a document as `read` read it. Of one longer than
+/// `read::MAX_BYTES` only the frontmatter is judged, which must close
+/// within what was read: a frontmatter that does not is no handoff's.
+pub fn validate_document<'a>(
+    path: &str,
+    document: &'a super::read::Document,
+    rules: &Rules,
+) -> (HandoffReport, std::borrow::Cow<'a, str>) {
+    if !document.truncated {
+        return validate_bytes(path, &document.bytes, rules);
+    }
+    // Up to the last whole line, so a character cut in two at the bound
+    // is not taken for a byte that is not UTF-8.
+    let bytes = &document.bytes;
+    let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let read = &bytes[..whole];
+    let mib = super::read::MAX_BYTES >> 20;
+    if matches!(
+        extract(&String::from_utf8_lossy(read)),
+        Err(super::extract::ExtractError::Unterminated)
+    ) {
+        let mut report = validate(path, "", rules);
+        report.errors = vec![Issue {
+            line: 1,
+            column: 1,
+            field: "frontmatter".to_string(),
+            message: format!(
+                "the frontmatter that opens on line 1 does not close within the document's first {mib} MiB, all phasegate reads of it: a handoff's frontmatter is a few fields; add a `---` line after its last field"
+            ),
+            offset: 0,
+            len: 3,
+            contradicted_by: None,
+        }];
+        return (report, String::from_utf8_lossy(read));
+    }
+    let (mut report, text) = validate_bytes(path, read, rules);
+    report.warnings.push(Issue {
+        line: 1,
+        column: 1,
+        field: "document".to_string(),
+        message: format!(
+            "the document is larger than {mib} MiB: only its frontmatter and first {mib} MiB were read"
+        ),
+        offset: 0,
+        len: 3,
+        contradicted_by: None,
+    });
+    (report, text)
+}
+
 /// The report of a document that could not be read.
 pub fn unreadable(path: &str, error: &dyn std::fmt::Display, rules: &Rules) -> HandoffReport {
     let mut report = validate(path, "", rules);
@@ -317,13 +367,38 @@ fn mapping(text: &str, c: &mut Collector) -> Option<(Node, Pos)> {
         offset: 0,
         len: text.lines().next().map_or(1, |l| l.len().max(1)),
     };
-    let fm = match extract(text) {
+    let mut fm = match extract(text) {
         Ok(fm) => fm,
+        Err(super::extract::ExtractError::Unterminated) => {
+            c.error(start, "frontmatter", never_closed(text));
+            return None;
+        }
         Err(e) => {
             c.error(start, "frontmatter", e.message().to_string());
             return None;
         }
     };
+    // A frontmatter that runs into the document's text was not closed
+    // where it ends: the fields before the text are judged, and the text
+    // is the error, not a source of unknown fields and duplicate keys.
+    if let Some(body) = super::extract::body_start(fm.yaml, &FIELDS) {
+        let (line, last) = lines_around(fm.yaml, body, fm.first_line);
+        let shown = fm.yaml[body..].lines().next().unwrap_or_default();
+        c.error(
+            Pos {
+                line,
+                column: 1,
+                offset: fm.offset + body,
+                len: shown.trim_end().len().max(1),
+            },
+            "frontmatter",
+            format!(
+                "the frontmatter that opens on line 1 is not closed before the document's text on line {line}: add a `---` line after line {last}, its last field"
+            ),
+        );
+        fm.yaml = &fm.yaml[..body];
+        fm.closing_line = line;
+    }
     let closing = Pos {
         line: fm.closing_line,
         column: 1,
@@ -355,6 +430,39 @@ fn mapping(text: &str, c: &mut Collector) -> Option<(Node, Pos)> {
         unknown_fields(c, entries, &FIELDS, None);
     }
     Some((root, closing))
+}
+
+/// The error of a frontmatter no `---` or `...` line closes: where its
+/// closing line goes, before the document's text when some reads as text,
+/// else after the last line.
+fn never_closed(text: &str) -> String {
+    let after_opening = text.find('\n').map_or(text.len(), |i| i + 1);
+    let rest = &text[after_opening..];
+    let last = match super::extract::body_start(rest, &FIELDS) {
+        Some(body) => lines_around(rest, body, 2).1,
+        None => {
+            1 + rest.lines().count()
+                - rest
+                    .lines()
+                    .rev()
+                    .take_while(|l| l.trim().is_empty())
+                    .count()
+        }
+    };
+    format!("the frontmatter that opens on line 1 is never closed: add a `---` line after line {last}, its last field")
+}
+
+/// The document line of byte `at` of `yaml`, whose first line is line
+/// `first_line`, and the last line before it that is not blank.
+fn lines_around(yaml: &str, at: usize, first_line: usize) -> (usize, usize) {
+    let before = &yaml[..at];
+    let line = first_line + before.matches('\n').count();
+    let blank_lines = before
+        .lines()
+        .rev()
+        .take_while(|l| l.trim().is_empty())
+        .count();
+    (line, (line - 1 - blank_lines).max(1))
 }
 
 /// A field's value and where it is.

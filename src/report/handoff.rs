@@ -16,6 +16,9 @@ pub fn render_json(reports: &[(HandoffReport, String)], out: &mut dyn Write) -> 
     writeln!(out)
 }
 
+/// How many errors of one document are drawn on its text.
+const MAX_DRAWN: usize = 20;
+
 /// One line per valid document; each invalid one drawn with its labels.
 pub fn render_human(
     reports: &[(HandoffReport, String)],
@@ -48,7 +51,9 @@ pub fn render_human(
             writeln!(out, "✓ {what}{escalate}")?;
         } else {
             let (drawn, moved) = drawable(text);
-            let labels = report.errors.iter().map(|e| {
+            // Every error is listed below the drawing; drawing thousands
+            // (a list pasted over and over) takes seconds and pages.
+            let labels = report.errors.iter().take(MAX_DRAWN).map(|e| {
                 let start = moved(e.offset.min(text.len()));
                 let end = moved((e.offset + e.len).min(text.len()));
                 LabeledSpan::new(Some(clean(&e.message).into_owned()), start, end - start)
@@ -56,9 +61,13 @@ pub fn render_human(
             let diagnostic =
                 miette::MietteDiagnostic::new(format!("invalid handoff document {what}"))
                     .with_labels(labels)
-                    .with_help(
-                        "fix each labelled line, then run `phasegate handoff validate` again",
-                    );
+                    .with_help(match report.errors.len().saturating_sub(MAX_DRAWN) {
+                        0 => "fix each labelled line, then run `phasegate handoff validate` again"
+                            .to_string(),
+                        more => format!(
+                            "fix each labelled line, and the {more} more errors listed below, then run `phasegate handoff validate` again"
+                        ),
+                    });
             let report_with_source = miette::Report::new(diagnostic)
                 .with_source_code(NamedSource::new(clean(&report.path), drawn));
             super::errors::render_diagnostic(report_with_source.as_ref(), out, color);
@@ -279,6 +288,14 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
             }
         }
         writeln!(out, "- **What to fix:** {}\n", clean(&item.fix))?;
+    }
+    if feedback.omitted > 0 {
+        writeln!(
+            out,
+            "### And {} more to fix\n\nNot shown here: fix the ones above first, then ask for this feedback again; `phasegate handoff validate {}` lists every one.",
+            feedback.omitted,
+            clean(&feedback.path)
+        )?;
     }
     Ok(())
 }

@@ -23,6 +23,7 @@ mod gate_review;
 mod git;
 mod handoff;
 mod handoff_more;
+mod handoff_review;
 mod handoff_rules;
 mod hooks;
 mod install_edges;

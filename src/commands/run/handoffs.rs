@@ -27,8 +27,9 @@ impl Content {
     }
 }
 
-/// A document's bytes, or why they could not be read.
-pub(super) type DocumentBytes = Result<Vec<u8>, String>;
+/// A document's bytes (up to `read::MAX_BYTES`), or why they could not
+/// be read.
+pub(super) type DocumentBytes = Result<crate::handoff::read::Document, String>;
 
 /// The report of one document as `read_handoffs` read it.
 pub(super) fn read_handoff(
@@ -37,7 +38,7 @@ pub(super) fn read_handoff(
     rules: &crate::handoff::Rules,
 ) -> crate::handoff::HandoffReport {
     match read {
-        Ok(bytes) => crate::handoff::validate_bytes(path, bytes, rules).0,
+        Ok(document) => crate::handoff::validate_document(path, document, rules).0,
         Err(e) => crate::handoff::unreadable(path, e, rules),
     }
 }
@@ -51,7 +52,11 @@ pub(super) fn read_handoffs(
     config: &Config,
     source: &Content,
 ) -> Result<Vec<(String, DocumentBytes)>, crate::git::GitError> {
-    let wrap = |all: Vec<Option<Vec<u8>>>| all.into_iter().map(|b| b.map(Ok)).collect();
+    let wrap = |all: Vec<Option<Vec<u8>>>| {
+        all.into_iter()
+            .map(|b| b.map(|b| Ok(crate::handoff::read::Document::from_bytes(b))))
+            .collect()
+    };
     let paths: Vec<&Path> = selection
         .iter()
         .filter(|f| config.handoff.path_filter.is_match(f))
@@ -63,8 +68,8 @@ pub(super) fn read_handoffs(
     let contents: Vec<Option<DocumentBytes>> = match source {
         Content::WorkTree => paths
             .iter()
-            .map(|f| match std::fs::read(root.join(f)) {
-                Ok(bytes) => Some(Ok(bytes)),
+            .map(|f| match crate::handoff::read::read(&root.join(f)) {
+                Ok(document) => Some(Ok(document)),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => Some(Err(e.to_string())),
             })

@@ -1,0 +1,89 @@
+//! Reading a document, bounded: a handoff is a few kilobytes, and what
+//! sits among the handoff paths may be anything (a log of hundreds of
+//! megabytes, a link to `/dev/zero`, a FIFO nobody writes to). Only a
+//! regular file is read, and only its first `MAX_BYTES`.
+
+use std::io::Read;
+use std::path::Path;
+
+/// How much of a document is read. Its frontmatter must close within it;
+/// what follows is only looked at for bytes that are not UTF-8.
+pub const MAX_BYTES: usize = 4 << 20;
+
+/// A document's bytes, or its first `MAX_BYTES` when it is longer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Document {
+    pub bytes: Vec<u8>,
+    /// Whether the document goes on beyond `bytes`.
+    pub truncated: bool,
+}
+
+impl Document {
+    /// A document whose bytes were read elsewhere (from the index or a
+    /// commit), held to the same bound as one read from a file, so the
+    /// verdict does not depend on where it came from.
+    pub fn from_bytes(mut bytes: Vec<u8>) -> Document {
+        let truncated = bytes.len() > MAX_BYTES;
+        bytes.truncate(MAX_BYTES);
+        Document { bytes, truncated }
+    }
+}
+
+/// Reads the document at `path` (a symbolic link is followed). Anything
+/// but a regular file is an error that says what it is: opening a FIFO
+/// waits for a writer, and a device may never end.
+pub fn read(path: &Path) -> std::io::Result<Document> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file: a handoff document is a Markdown file; remove it from the handoff paths or name a file",
+            kind(&meta)
+        )));
+    }
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_BYTES as u64 + 1).read_to_end(&mut bytes)?;
+    Ok(Document::from_bytes(bytes))
+}
+
+/// What a path that is not a regular file is, for the error.
+fn kind(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = meta.file_type();
+        if kind.is_fifo() {
+            return "it is a FIFO, which";
+        } else if kind.is_char_device() || kind.is_block_device() {
+            return "it is a device, which";
+        } else if kind.is_socket() {
+            return "it is a socket, which";
+        }
+    }
+    if meta.is_dir() {
+        "it is a directory, which"
+    } else {
+        "it"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_document_is_cut_at_the_bound() {
+        let doc = Document::from_bytes(vec![b'a'; MAX_BYTES + 10]);
+        assert!(doc.truncated);
+        assert_eq!(doc.bytes.len(), MAX_BYTES);
+        let doc = Document::from_bytes(b"---\n".to_vec());
+        assert!(!doc.truncated);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_device_is_refused_not_read() {
+        let error = read(Path::new("/dev/zero")).unwrap_err();
+        assert!(error.to_string().contains("is a device"), "{error}");
+    }
+}
