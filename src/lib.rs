@@ -186,6 +186,10 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// message on stderr.
 pub fn usage_failure(args: &[String], message: &str, print_error: impl FnOnce()) -> ExitCode {
     print_error();
+    let hint = dash_file_hint(args, message);
+    if let Some(hint) = &hint {
+        let _ = writeln!(std::io::stderr().lock(), "help: {hint}");
+    }
     let command = args.first().map(String::as_str);
     // clap's message up to its usage line: the error and what it names
     // (`the following required arguments were not provided:` is followed
@@ -196,7 +200,10 @@ pub fn usage_failure(args: &[String], message: &str, print_error: impl FnOnce())
         .map(str::trim)
         .filter(|line| !line.is_empty())
         .collect();
-    let said = said.join(" ");
+    let mut said = said.join(" ");
+    if let Some(hint) = &hint {
+        said = format!("{said}: {hint}");
+    }
     let said = said.strip_prefix("error: ").unwrap_or(&said);
     let verdict = || {
         gate::Verdict::stopped(
@@ -227,6 +234,22 @@ pub fn usage_failure(args: &[String], message: &str, print_error: impl FnOnce())
     }
     let _ = write_out(&mut std::io::stdout().lock(), &document);
     ExitCode::Usage
+}
+
+/// How to name a file that starts with `-`, when clap took one given to
+/// `--files` for an option it does not know (`--files -rf` is refused as
+/// `-r`): as a path, `./-rf`, which no option parser reads as an option.
+fn dash_file_hint(args: &[String], message: &str) -> Option<String> {
+    let rest = message.split("unexpected argument '").nth(1)?;
+    let rejected = rest.split('\'').next().filter(|r| r.starts_with('-'))?;
+    let words: Vec<&String> = args.iter().take_while(|a| *a != "--").collect();
+    let files = words.iter().position(|w| *w == "--files")?;
+    let name = words[files + 1..]
+        .iter()
+        .find(|w| w.starts_with(rejected))?;
+    Some(format!(
+        "a file whose name starts with `-` is given as a path: `--files ./{name}`"
+    ))
 }
 
 /// The values a command line clap rejected gives `option`, as

@@ -39,10 +39,15 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
         let _ = writeln!(io.err, "error: failed to write `{}`: {e}", path.display());
         return ExitCode::Incomplete;
     }
-    // The personal override must never be committed by accident.
-    let ignored = match ignore_local_file(&root) {
-        Ok(added) => added,
-        Err(e) => {
+    // The personal override must never be committed by accident. Outside
+    // a repository there is no commit to keep it from, and a `.gitignore`
+    // would be one more file nobody asked for (in a home directory, say).
+    let in_repo = crate::git::discover(&root).is_ok_and(|repo| repo.is_some());
+    let ignoring = in_repo.then(|| ignore_local_file(&root));
+    let ignored = match ignoring {
+        None => false,
+        Some(Ok(added)) => added,
+        Some(Err(e)) => {
             let _ = writeln!(
                 io.err,
                 "warning: failed to add `{}` to .gitignore: {e}",
@@ -98,6 +103,12 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
         let _ = writeln!(
             io.out,
             "added `/{}` to .gitignore: your personal overrides stay out of commits",
+            config::LOCAL_FILE
+        );
+    } else if !in_repo {
+        let _ = writeln!(
+            io.out,
+            "not in a git repository: once this is one, add `/{}` to its .gitignore so your personal overrides stay out of commits",
             config::LOCAL_FILE
         );
     }

@@ -549,6 +549,27 @@ fn deepen() -> String {
     format!("this is a shallow clone, and the history it needs is cut off: {FETCH_MORE}")
 }
 
+/// Whether `spec` names the current branch (`HEAD`, `@`, `HEAD~1`, or the
+/// branch's own name) and that branch has no commit yet: no fetch brings
+/// that, and naming a remote for it would mislead.
+fn names_unborn_head(repo: &Repository, spec: &str) -> bool {
+    let Ok(head) = repo.find_reference("HEAD") else {
+        return false;
+    };
+    let Ok(Some(branch)) = head.symbolic_target() else {
+        return false;
+    };
+    if repo.find_reference(branch).is_ok() {
+        return false;
+    }
+    let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
+    let base = spec
+        .find(['~', '^', '@'])
+        .filter(|&at| at > 0)
+        .map_or(spec, |at| &spec[..at]);
+    spec == "@" || base == "HEAD" || base == short || base == branch
+}
+
 /// Whether `spec` names a commit by its place in history (`HEAD~3`,
 /// `main^2`, `main@{1}`, `main:path`) or by an abbreviated id: no fetch
 /// brings such a name, only the history it is in.
@@ -566,6 +587,9 @@ fn fetch_hint(repo: &Repository, spec: &str, error: &git2::Error) -> String {
     if error.code() == git2::ErrorCode::Ambiguous {
         return "it is ambiguous here: give more of the commit id, or the full ref name"
             .to_string();
+    }
+    if names_unborn_head(repo, spec) {
+        return "the current branch has no commit yet: commit first, or check what is staged with `phasegate run`".to_string();
     }
     if names_by_history(spec) {
         return if repo.is_shallow() {

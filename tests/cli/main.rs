@@ -44,6 +44,7 @@ mod run_more;
 mod runner;
 mod runner_more;
 mod runner_tree;
+mod select_review;
 mod selection_more;
 mod snapshot_edges;
 mod snapshot_place;

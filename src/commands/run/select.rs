@@ -222,6 +222,32 @@ pub(super) fn unnamed_ref(option: &str, spec: &str) -> Option<String> {
     ))
 }
 
+/// The work tree of the git repository `dir` is in, for a run that is in
+/// none; each directory is looked up once.
+fn repository_of(dir: &Path, known: &mut Vec<(PathBuf, Option<PathBuf>)>) -> Option<PathBuf> {
+    if let Some((_, root)) = known.iter().find(|(seen, _)| seen == dir) {
+        return root.clone();
+    }
+    let root = crate::git::discover(dir)
+        .ok()
+        .flatten()
+        .map(|repo| repo.root);
+    known.push((dir.to_path_buf(), root.clone()));
+    root
+}
+
+/// What a run outside any repository says of `file`, which is in the
+/// repository at `repo`: where to run it instead.
+fn in_other_repository(file: &Path, repo: &Path, cwd: &Path) -> String {
+    format!(
+        "`{}` is in the git repository at `{}`, but phasegate runs on the repository of the current directory, and `{}` is in none: run it there, e.g. `cd {} && phasegate run --files ...`, so that repository's gate checks it",
+        file.display(),
+        repo.display(),
+        cwd.display(),
+        repo.display()
+    )
+}
+
 /// What a run says of a range `from`..`to` whose end is its merge base:
 /// `to` is `from`'s commit (`same`) or an ancestor of it.
 fn empty_range_note(from: &str, to: &str, same: bool) -> String {
@@ -335,6 +361,7 @@ impl Selector<'_> {
     ) -> Result<Vec<PathBuf>, VerdictError> {
         let mut files = Vec::new();
         let mut tracked: Option<Vec<PathBuf>> = None;
+        let mut repositories = Vec::new();
         for file in given {
             let absolute: PathBuf = if file.is_absolute() {
                 file.clone()
@@ -368,6 +395,22 @@ impl Selector<'_> {
                     )));
                 }
             };
+            // Outside a repository the run checks the current directory
+            // under its own configuration (or none): a file or directory
+            // of a git repository named from there would be checked by
+            // neither that repository's gate nor its checks, and pass.
+            if !self.in_repo {
+                let dir = if meta.is_dir() {
+                    Some(absolute.as_path())
+                } else {
+                    absolute.parent()
+                };
+                if let Some(repo) = dir.and_then(|dir| repository_of(dir, &mut repositories)) {
+                    return Err(crate::commands::usage_error(in_other_repository(
+                        file, &repo, self.root,
+                    )));
+                }
+            }
             // A directory stands for the tracked files beneath it, as
             // `git ls-files DIR` lists them. A symbolic link is a file to
             // git, whatever it points at (a directory, a place outside the
@@ -398,10 +441,17 @@ impl Selector<'_> {
                 }
             };
             let Ok(relative) = resolved.strip_prefix(self.root) else {
+                let place = if self.in_repo {
+                    format!("the repository at `{}`", self.root.display())
+                } else {
+                    format!(
+                        "`{}`, the current directory, which the run checks as a project in no git repository",
+                        self.root.display()
+                    )
+                };
                 return Err(crate::commands::usage_error(format!(
-                    "`{}` is outside the repository at `{}`",
+                    "`{}` is outside {place}: name files inside it, or run phasegate where they are",
                     file.display(),
-                    self.root.display()
                 )));
             };
             if relative.starts_with(".git") {
