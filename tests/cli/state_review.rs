@@ -4,14 +4,24 @@ use std::path::{Path, PathBuf};
 
 use crate::support::{check, wait_for, TestRepo};
 
+/// A linked worktree of a repository, beside it; removed with the test,
+/// whether it passes or not.
+struct Linked(PathBuf);
+
+impl Drop for Linked {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A linked worktree of `repo` on a branch of its own, beside it.
-fn linked(repo: &TestRepo, name: &str) -> PathBuf {
+fn linked(repo: &TestRepo, name: &str) -> Linked {
     let dir = repo.path().parent().unwrap().join(format!(
         "{}-{name}",
         repo.path().file_name().unwrap().to_string_lossy()
     ));
     repo.git(&["worktree", "add", "-q", "-b", name, dir.to_str().unwrap()]);
-    dir
+    Linked(dir)
 }
 
 /// How many lines `path` has (0 when it is not there).
@@ -21,11 +31,12 @@ fn lines(path: &Path) -> usize {
 
 /// A `tests` check that counts its runs in `tests-ran`, and a `lint`
 /// check that, in a work tree holding a file `hang`, waits (after saying
-/// so in `hanging`) until a file `release` appears.
+/// so in `hanging`) until a file `release` appears, or `hang` is gone (the
+/// work tree removed before it looked again).
 const COUNTED_AND_HANGING: &str = r#"[phases.implementation]
 checks = [
   { name = "tests", shell = true, command = "echo ran >> tests-ran; grep -qx ok tests.txt" },
-  { name = "lint", shell = true, command = "if [ -e hang ]; then touch hanging; while [ ! -e release ]; do sleep 0.02; done; fi; grep -qx ok lint.txt" },
+  { name = "lint", shell = true, command = "if [ -e hang ]; then touch hanging; while [ -e hang ] && [ ! -e release ]; do sleep 0.02; done; fi; grep -qx ok lint.txt" },
 ]
 "#;
 
@@ -36,7 +47,8 @@ fn a_run_killed_in_another_worktree_leaves_this_worktree_s_resume_as_it_was() {
     repo.write("tests.txt", "ok\n").write("lint.txt", "bad\n");
     repo.write(".gitignore", "tests-ran\nhang\nhanging\nrelease\n");
     repo.commit_all("base");
-    let side = linked(&repo, "side");
+    let linked = linked(&repo, "side");
+    let side = &linked.0;
 
     // Here the tests pass and lint fails.
     let run = repo.phasegate(&["run", "--format", "json", "--all-files"]);
@@ -48,7 +60,7 @@ fn a_run_killed_in_another_worktree_leaves_this_worktree_s_resume_as_it_was() {
     let mut child = repo
         .command(crate::support::BIN)
         .args(["run", "--all-files"])
-        .current_dir(&side)
+        .current_dir(side)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
