@@ -65,8 +65,15 @@ impl RunDir {
     /// (linked worktrees share the state) must tell it is not its own
     /// (`unfinished_since`). A directory without one may be any work
     /// tree's: one that cannot be written costs at most checks run again.
+    /// Written only where another work tree can be, in a repository with
+    /// linked worktrees (`<common dir>/worktrees`): every run pays for a
+    /// file written, and most repositories have one work tree.
     pub fn mark_work_tree(&self, key: &str) {
-        let _ = fs::write(self.path.join(WORK_TREE_FILE), key);
+        // `<common dir>/phasegate/runs/<run-id>`.
+        let common = self.path.ancestors().nth(3);
+        if common.is_some_and(|dir| dir.join("worktrees").is_dir()) {
+            let _ = fs::write(self.path.join(WORK_TREE_FILE), key);
+        }
     }
 
     /// The log file of a check: its name made safe for a file name.
