@@ -296,9 +296,9 @@ pub fn feedback(
         let (reason, details) = report.block.clone().unwrap_or_default();
         Blocked { reason, details }
     });
+    let (items, omitted) = capped(items);
     // So does one whose last run ended blocked because the same errors
     // kept coming back: another attempt would go round the same circle.
-    let (items, omitted) = capped(items);
     let person_needed = last_run
         .and_then(|run| run.person_needed_for(report.stage.as_deref()))
         .map(str::to_string);

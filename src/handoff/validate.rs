@@ -217,9 +217,7 @@ pub fn validate_bytes<'a>(
         report.warnings.push(issue);
         (report, text)
     } else {
-        let mut report = validate(path, "", rules);
-        report.errors = vec![issue];
-        (report, text)
+        (refused(path, issue, rules), text)
     }
 }
 
@@ -244,48 +242,52 @@ pub fn validate_document<'a>(
         extract(&String::from_utf8_lossy(read)),
         Err(super::extract::ExtractError::Unterminated)
     ) {
-        let mut report = validate(path, "", rules);
-        report.errors = vec![Issue {
-            line: 1,
-            column: 1,
-            field: "frontmatter".to_string(),
-            message: format!(
+        let error = issue(
+            OPENING,
+            "frontmatter",
+            format!(
                 "the frontmatter that opens on line 1 does not close within the document's first {mib} MiB, all phasegate reads of it: a handoff's frontmatter is a few fields; add a `---` line after its last field"
             ),
-            offset: 0,
-            len: 3,
-            contradicted_by: None,
-        }];
-        return (report, String::from_utf8_lossy(read));
+        );
+        return (refused(path, error, rules), String::from_utf8_lossy(read));
     }
     let (mut report, text) = validate_bytes(path, read, rules);
-    report.warnings.push(Issue {
-        line: 1,
-        column: 1,
-        field: "document".to_string(),
-        message: format!(
+    report.warnings.push(issue(
+        OPENING,
+        "document",
+        format!(
             "the document is larger than {mib} MiB: only its frontmatter and first {mib} MiB were read"
         ),
-        offset: 0,
-        len: 3,
-        contradicted_by: None,
-    });
+    ));
     (report, text)
+}
+
+/// The opening `---` of a frontmatter, where an error about the whole
+/// document points.
+const OPENING: Pos = Pos {
+    line: 1,
+    column: 1,
+    offset: 0,
+    len: 3,
+};
+
+/// The report of a document nothing of which can be judged: `error` is
+/// its one error.
+fn refused(path: &str, error: Issue, rules: &Rules) -> HandoffReport {
+    let mut report = validate(path, "", rules);
+    report.errors = vec![error];
+    report
 }
 
 /// The report of a document that could not be read.
 pub fn unreadable(path: &str, error: &dyn std::fmt::Display, rules: &Rules) -> HandoffReport {
-    let mut report = validate(path, "", rules);
-    report.errors = vec![Issue {
-        line: 1,
-        column: 1,
-        field: "document".to_string(),
-        message: format!("failed to read the document: {error}"),
-        offset: 0,
-        len: 0,
-        contradicted_by: None,
-    }];
-    report
+    let at = Pos { len: 0, ..OPENING };
+    let error = issue(
+        at,
+        "document",
+        format!("failed to read the document: {error}"),
+    );
+    refused(path, error, rules)
 }
 
 /// Validates the document `text` found at `path`.
