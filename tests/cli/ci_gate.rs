@@ -1,25 +1,8 @@
 //! phasegate as a CI merge gate: range detection per CI event, --config-from-ref, github and codequality output.
 
-use std::path::Path;
-
 use crate::support::{docs_files, rev, TestRepo};
 
 const DOCS: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n";
-
-/// `git ARGS` in `dir`, with the test's isolated environment.
-fn git_in(repo: &TestRepo, dir: &Path, args: &[&str]) {
-    let out = repo
-        .command("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// The repository GitHub holds for pull request 7: `feature` off `main`,
 /// `main` moved on since, and the merge commit GitHub makes of them at
@@ -43,16 +26,14 @@ fn pull_request_checkout(origin: &TestRepo) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let clone = std::fs::canonicalize(dir.path()).unwrap();
     let url = format!("file://{}", origin.path().display());
-    git_in(origin, &clone, &["init", "-q"]);
-    git_in(origin, &clone, &["remote", "add", "origin", &url]);
+    origin.git_at(&clone, &["init", "-q"]);
+    origin.git_at(&clone, &["remote", "add", "origin", &url]);
     let refspec = format!("+{merge}:refs/remotes/pull/7/merge");
-    git_in(
-        origin,
+    origin.git_at(
         &clone,
         &["fetch", "-q", "--no-tags", "--depth=1", "origin", &refspec],
     );
-    git_in(
-        origin,
+    origin.git_at(
         &clone,
         &["checkout", "-q", "--force", "refs/remotes/pull/7/merge"],
     );
@@ -96,11 +77,7 @@ fn a_pull_request_checked_out_one_commit_deep_is_told_the_one_fetch_that_lets_it
             "{message}"
         );
     }
-    git_in(
-        &origin,
-        &clone,
-        &["fetch", "-q", "--unshallow", "origin", "main"],
-    );
+    origin.git_at(&clone, &["fetch", "-q", "--unshallow", "origin", "main"]);
     let (code, v) = run(&["--config-from-ref", "origin/main"]);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["selection"]["ci"], "GitHub pull_request");

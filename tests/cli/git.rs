@@ -114,23 +114,13 @@ fn a_git_directory_whose_work_tree_is_set_by_core_worktree_is_gated_from_inside_
     ));
     let git_dir = repo.home().join("repo.git");
     std::fs::rename(repo.path().join(".git"), &git_dir).unwrap();
-    let git = |dir: &std::path::Path, args: &[&str]| {
-        let out = repo
-            .command("git")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap()
-    };
-    git(
+    repo.git_at(
         &git_dir,
         &["config", "core.worktree", &repo.path().to_string_lossy()],
     );
     let before = (
-        git(&git_dir, &["diff", "--binary"]),
-        git(&git_dir, &["diff", "--cached", "--binary"]),
+        repo.git_at(&git_dir, &["diff", "--binary"]),
+        repo.git_at(&git_dir, &["diff", "--cached", "--binary"]),
     );
     for dir in [git_dir.clone(), git_dir.join("refs")] {
         let _ = std::fs::remove_file(&seen);
@@ -148,8 +138,8 @@ fn a_git_directory_whose_work_tree_is_set_by_core_worktree_is_gated_from_inside_
         assert_eq!(repo.read("a.txt"), "a3 unstaged\n");
         assert_eq!(repo.read("b.txt"), "b2 unstaged only\n");
         let after = (
-            git(&git_dir, &["diff", "--binary"]),
-            git(&git_dir, &["diff", "--cached", "--binary"]),
+            repo.git_at(&git_dir, &["diff", "--binary"]),
+            repo.git_at(&git_dir, &["diff", "--cached", "--binary"]),
         );
         assert_eq!(after, before, "the index and unstaged changes come back");
         let log = check(&v, "look")["log"].as_str().unwrap();
@@ -949,15 +939,7 @@ fn submodules_with_recursion_configured_are_left_alone() {
     inner.commit_all("inner");
     outer.write("a.txt", "a\n");
     outer.commit_all("outer");
-    outer.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        &inner.path().to_string_lossy(),
-        "sub",
-    ]);
+    outer.add_submodule(&inner, "sub");
     outer.git(&["commit", "-qm", "submodule"]);
     outer.git(&["config", "submodule.recurse", "true"]);
     outer.write("sub/lib.txt", "changed inside the submodule\n");

@@ -593,15 +593,7 @@ fn a_submodule_gets_its_own_hooks() {
     inner.write("lib.txt", "inner\n");
     inner.commit_all("inner");
     let outer = TestRepo::new();
-    outer.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        &inner.path().to_string_lossy(),
-        "sub",
-    ]);
+    outer.add_submodule(&inner, "sub");
     let run = output(
         &outer
             .command(BIN)

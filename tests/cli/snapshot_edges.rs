@@ -52,15 +52,7 @@ fn a_snapshot_holds_each_initialised_submodule_at_the_commit_recorded() {
     inner.commit_all("recorded");
     outer.write("a.txt", "a\n");
     outer.commit_all("outer");
-    outer.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        &inner.path().to_string_lossy(),
-        "vendor/lib",
-    ]);
+    outer.add_submodule(&inner, "vendor/lib");
     outer.git(&["commit", "-qm", "submodule"]);
     let recorded = outer.git(&["rev-parse", "HEAD:vendor/lib"]);
     // The submodule's work tree moves on, and has a change of its own:

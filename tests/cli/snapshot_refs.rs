@@ -213,15 +213,7 @@ fn git_in_a_snapshot_s_submodule_writes_nothing_of_the_submodule_s_repository() 
     inner.commit_all("recorded");
     outer.write("a.txt", "a\n");
     outer.commit_all("outer");
-    outer.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        &inner.path().to_string_lossy(),
-        "vendor/lib",
-    ]);
+    outer.add_submodule(&inner, "vendor/lib");
     outer.git(&["commit", "-qm", "submodule"]);
     let sub = outer.path().join("vendor/lib");
     let in_sub = |args: &[&str]| {

@@ -1,28 +1,8 @@
 //! State across runs: stable digests, bounded logs, history and resume.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::support::{check, wait_for, TestRepo};
-
-/// A linked worktree of a repository, beside it; removed with the test,
-/// whether it passes or not.
-struct Linked(PathBuf);
-
-impl Drop for Linked {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// A linked worktree of `repo` on a branch of its own, beside it.
-fn linked(repo: &TestRepo, name: &str) -> Linked {
-    let dir = repo.path().parent().unwrap().join(format!(
-        "{}-{name}",
-        repo.path().file_name().unwrap().to_string_lossy()
-    ));
-    repo.git(&["worktree", "add", "-q", "-b", name, dir.to_str().unwrap()]);
-    Linked(dir)
-}
 
 /// How many lines `path` has (0 when it is not there).
 fn lines(path: &Path) -> usize {
@@ -47,8 +27,7 @@ fn a_run_killed_in_another_worktree_leaves_this_worktree_s_resume_as_it_was() {
     repo.write("tests.txt", "ok\n").write("lint.txt", "bad\n");
     repo.write(".gitignore", "tests-ran\nhang\nhanging\nrelease\n");
     repo.commit_all("base");
-    let linked = linked(&repo, "side");
-    let side = &linked.0;
+    let side = &repo.linked_worktree("side");
 
     // Here the tests pass and lint fails.
     let run = repo.phasegate(&["run", "--format", "json", "--all-files"]);

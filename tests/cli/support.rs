@@ -138,16 +138,47 @@ impl TestRepo {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// A linked worktree of this repository, beside it (the caller removes
-    /// it with `git worktree remove`).
+    /// A linked worktree of this repository on a new branch `name`, in
+    /// the test's `HOME`: removed with it however the test ends, and no
+    /// other test's (two tests of one process once shared a name beside
+    /// the repository).
     pub fn linked_worktree(&self, name: &str) -> PathBuf {
-        let linked = self
-            .path()
-            .parent()
-            .unwrap()
-            .join(format!("{name}-{}", std::process::id()));
+        let linked = self.home.path().join("worktrees").join(name);
         self.git(&["worktree", "add", "-q", &linked.to_string_lossy()]);
         linked
+    }
+
+    /// `git ARGS` in `dir` (a linked worktree, a git directory), with the
+    /// test's isolated environment; its stdout.
+    pub fn git_at(&self, dir: &std::path::Path, args: &[&str]) -> String {
+        let out = self
+            .command("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?} in {} failed: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Adds `inner` as a submodule at `at`, from its local path (which
+    /// git allows only when asked); the caller commits it.
+    pub fn add_submodule(&self, inner: &TestRepo, at: &str) -> &Self {
+        self.git(&[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &inner.path().to_string_lossy(),
+            at,
+        ]);
+        self
     }
 
     /// Commits `base.md` on `main`, then a branch `feature` off it with
