@@ -15,8 +15,11 @@ const NOT_KEPT: &str = "findings-not-kept";
 
 use super::sarif::rule_id;
 
-fn severity(s: Severity, pre_existing: bool) -> &'static str {
-    match (s, pre_existing) {
+/// An error is critical unless it lies outside the change
+/// (`pre_existing`) or its check held nothing back (`let_through`, see
+/// `report::let_through`): then it is major.
+fn severity(s: Severity, pre_existing: bool, let_through: bool) -> &'static str {
+    match (s, pre_existing || let_through) {
         (Severity::Error, false) => "critical",
         (Severity::Error, true) => "major",
         (Severity::Warning, _) => "minor",
@@ -47,7 +50,7 @@ fn not_kept(check: &CheckResult, found: &[&Diagnostic]) -> serde_json::Value {
         "description": super::not_kept(check),
         "check_name": format!("phasegate/{NOT_KEPT}"),
         "fingerprint": id.fingerprint(),
-        "severity": severity(worst.0, worst.1),
+        "severity": severity(worst.0, worst.1, super::held_nothing_back(check)),
         "location": {
             "path": "phasegate.toml",
             "lines": { "begin": 1 },
@@ -105,7 +108,7 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
                 // alone: one per occurrence, and without the line, which
                 // moves whenever a line is added above.
                 "fingerprint": super::occurrence_id(d, n),
-                "severity": severity(d.severity, d.pre_existing),
+                "severity": severity(d.severity, d.pre_existing, super::let_through(verdict, d)),
                 "location": {
                     "path": path,
                     "lines": { "begin": line },

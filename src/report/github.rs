@@ -27,6 +27,14 @@ pub fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
+/// An error from a check the gate let through is annotated as a warning.
+fn annotated(severity: Severity, let_through: bool) -> Severity {
+    match severity {
+        Severity::Error if let_through => Severity::Warning,
+        other => other,
+    }
+}
+
 fn kind(severity: Severity) -> &'static str {
     match severity {
         Severity::Error => "error",
@@ -35,7 +43,9 @@ fn kind(severity: Severity) -> &'static str {
     }
 }
 
-fn command(d: &Diagnostic) -> String {
+/// The annotation of `d`; `let_through` says its check held nothing back,
+/// which an error's annotation then shows as a warning.
+fn command(d: &Diagnostic, let_through: bool) -> String {
     let mut properties = Vec::new();
     if let Some(file) = &d.file {
         properties.push(format!("file={}", escape_property(&visible(file, &[]))));
@@ -63,12 +73,15 @@ fn command(d: &Diagnostic) -> String {
     if d.pre_existing {
         title.push_str(" (pre-existing)");
     }
+    if let_through && d.severity == Severity::Error {
+        title.push_str(" (does not block)");
+    }
     properties.push(format!("title={}", escape_property(&visible(&title, &[]))));
     // Line breaks are escaped as the workflow command wants them, and
     // GitHub shows them as such in the annotation.
     format!(
         "::{} {}::{}",
-        kind(d.severity),
+        kind(annotated(d.severity, let_through)),
         properties.join(","),
         escape_data(&visible(&super::text::message(d), &['\n', '\r', '\t']))
     )
@@ -78,13 +91,14 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
     // The handoff documents' warnings are annotated too, after the
     // findings of the same severity.
     let warnings = super::handoff_warnings(verdict, Severity::Warning);
-    let mut ordered: Vec<(usize, &Diagnostic)> = verdict
+    let mut ordered: Vec<(usize, &Diagnostic, bool)> = verdict
         .diagnostics
         .iter()
         .chain(&warnings)
         .enumerate()
+        .map(|(i, d)| (i, d, super::let_through(verdict, d)))
         .collect();
-    ordered.sort_by_key(|(i, d)| (d.pre_existing, d.severity, *i));
+    ordered.sort_by_key(|(i, d, through)| (d.pre_existing, annotated(d.severity, *through), *i));
     let mut shown = [0usize; 3];
     let mut hidden = [0usize; 3];
     let slot = |s: Severity| match s {
@@ -92,12 +106,12 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write) -> io::Result<()> {
         Severity::Warning => 1,
         Severity::Note | Severity::Info => 2,
     };
-    for (_, d) in ordered {
-        let k = slot(d.severity);
+    for (_, d, through) in ordered {
+        let k = slot(annotated(d.severity, through));
         // One notice is kept for the closing count.
         let room = if k == 2 { PER_KIND - 1 } else { PER_KIND };
         if shown[k] < room {
-            writeln!(out, "{}", command(d))?;
+            writeln!(out, "{}", command(d, through))?;
             shown[k] += 1;
         } else {
             hidden[k] += 1;

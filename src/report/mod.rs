@@ -99,6 +99,26 @@ fn occurrence_id(d: &Diagnostic, n: usize) -> String {
     }
 }
 
+/// Whether `d` came from a check the gate let through: one that only
+/// warned (`on_failure = "warn"`), failed open under `fast`, or passed by
+/// its exit status whatever it printed. CI services draw an `error`
+/// finding as a failure (a red annotation, a critical issue); one that
+/// held nothing back is shown no worse than a warning, so the page agrees
+/// with the green run. The finding itself keeps the tool's word.
+fn let_through(verdict: &Verdict, d: &Diagnostic) -> bool {
+    verdict
+        .checks
+        .iter()
+        .find(|c| c.name == d.check)
+        .is_some_and(held_nothing_back)
+}
+
+/// Whether `check`'s result let the work through (see `let_through`).
+fn held_nothing_back(check: &crate::gate::CheckResult) -> bool {
+    use crate::gate::Effect;
+    matches!(check.effect, Effect::None | Effect::Warn | Effect::FailOpen)
+}
+
 /// The handoff documents' warnings (an unknown field), as findings of
 /// phasegate at their place in the document, with `severity`. They are in
 /// the verdict's `handoffs`, not among its diagnostics, since they decide

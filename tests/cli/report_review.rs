@@ -238,3 +238,68 @@ checks = [
     let markdown = std::fs::read_to_string(&summary).unwrap();
     assert!(markdown.contains("| `broken` | ❌ failed |"), "{markdown}");
 }
+
+#[test]
+fn an_error_the_gate_lets_through_is_no_failure_on_the_ci_page() {
+    // Two checks print the same compiler error and fail: one blocks, one
+    // only warns. The run fails on the first; GitHub's annotations and
+    // GitLab's Code Quality must show the second as what it is to the
+    // gate, a warning, not a red error beside a green step.
+    let repo = TestRepo::new();
+    repo.write("src/a.c", "int main(void) { return x; }\n");
+    repo.write(
+        "block.txt",
+        "src/a.c:1:25: error: 'x' undeclared (first use in this function)\n",
+    );
+    repo.write(
+        "warn.txt",
+        "src/a.c:1:1: error: conflicting types for 'main'\n",
+    );
+    repo.config(
+        r#"[phases.implementation]
+checks = [
+  { name = "build", shell = true, parser = "gcc", command = "cat block.txt; exit 1" },
+  { name = "style", shell = true, parser = "gcc", command = "cat warn.txt; exit 1", on_failure = "warn" },
+]
+"#,
+    );
+    let annotations = report(&repo, "github", &[], 1);
+    let line = |needle: &str| {
+        annotations
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no annotation with {needle}:\n{annotations}"))
+            .to_string()
+    };
+    let blocking = line("undeclared");
+    assert!(blocking.starts_with("::error "), "{blocking}");
+    let warned = line("conflicting types");
+    assert!(warned.starts_with("::warning "), "{warned}");
+    assert!(warned.contains("title=style (does not block)"), "{warned}");
+
+    let issues: serde_json::Value =
+        serde_json::from_str(&report(&repo, "codequality", &[], 1)).unwrap();
+    let severity = |needle: &str| {
+        issues
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["description"].as_str().unwrap().contains(needle))
+            .unwrap_or_else(|| panic!("no issue with {needle}: {issues}"))["severity"]
+            .clone()
+    };
+    assert_eq!(severity("undeclared"), "critical");
+    assert_eq!(severity("conflicting types"), "major");
+
+    // Under `strict` every warn blocks: both are errors again.
+    let annotations = report(&repo, "github", &["--profile", "strict"], 1);
+    assert!(
+        annotations
+            .lines()
+            .filter(|l| l.starts_with("::error "))
+            .count()
+            == 2,
+        "{annotations}"
+    );
+    assert!(!annotations.contains("does not block"), "{annotations}");
+}
