@@ -61,7 +61,19 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
                 older: &older,
                 published: &published,
             };
-            let (selections, notes) = pushed_ranges(std::io::stdin().lock(), &pushed);
+            let (selections, notes) = match pushed_ranges(std::io::stdin().lock(), &pushed) {
+                Ok(read) => read,
+                Err(unreadable) => {
+                    let _ = writeln!(
+                        io.err,
+                        "error: {unreadable}\nhelp: git writes one such line per pushed ref; a script or hook manager that runs `phasegate hook pre-push` must pass git's standard input on unchanged. Nothing was checked."
+                    );
+                    if let Some(said) = stopped(&args.name, ExitCode::Usage, &[]) {
+                        let _ = writeln!(io.out, "\n{said}");
+                    }
+                    return ExitCode::Usage;
+                }
+            };
             for note in notes {
                 let _ = writeln!(io.err, "phasegate: {note}");
             }
@@ -143,9 +155,25 @@ fn stopped(hook: &str, code: ExitCode, refused: &[String]) -> Option<String> {
     } else {
         "`git add` the fixes (and any files a check changed, once you have read them)"
     };
+    // A tag stays on the commit that failed: pushed again as it is, it
+    // fails again. The fixes are a new commit, and the tag moves to it.
+    let tags: Vec<&str> = refused
+        .iter()
+        .filter_map(|name| {
+            let made = name
+                .rsplit_once(':')
+                .map_or(name.as_str(), |(_, made)| made);
+            made.strip_prefix("refs/tags/")
+        })
+        .collect();
+    let retag = match tags.as_slice() {
+        [] => String::new(),
+        [one] => format!(", move the tag onto that commit (`git tag -f {one}`; with `-a` or `-s` for an annotated one)"),
+        _ => ", move the tags onto that commit (`git tag -f NAME` for each; with `-a` or `-s` for an annotated one)".to_string(),
+    };
     let how = match code {
         ExitCode::Proceed => return None,
-        ExitCode::Failed => format!("fix what is listed above, {record}, then {again}"),
+        ExitCode::Failed => format!("fix what is listed above, {record}{retag}, then {again}"),
         ExitCode::Usage => format!("fix the configuration or command named above, then {again}"),
         ExitCode::Incomplete => format!(
             "remove what stopped the checks (above), then {again}; `phasegate resume` runs again only what did not finish"
@@ -215,10 +243,7 @@ fn request(
 /// the same commits come once, with all their names, and a tag below
 /// another pushed ref is left to it (see `tags_left_to_other_refs`). An
 /// annotated tag is taken for the commit it points at.
-fn pushed_ranges(
-    input: impl BufRead,
-    pushed: &Pushed<'_>,
-) -> (Vec<(SelectionRequest, Option<String>)>, Vec<String>) {
+fn pushed_ranges(input: impl BufRead, pushed: &Pushed<'_>) -> Result<PushRead, Unreadable> {
     let Pushed {
         remote: remote_name,
         kind,
@@ -233,12 +258,22 @@ fn pushed_ranges(
     // Bytes, not text: a ref's name need not be UTF-8 (git allows any byte
     // but a few), and a line read as text would end the reading there,
     // leaving that ref and every one after it unchecked.
-    for line in input.split(b'\n').map_while(Result::ok) {
+    for (at, line) in input.split(b'\n').enumerate() {
+        let line = line.map_err(|e| Unreadable::Input(e.to_string()))?;
         let line = crate::context::escaped_bytes(&line);
         let fields: Vec<&str> = line.split_whitespace().collect();
+        // A line git did not write (a hook manager that passes on its own
+        // text, a script that calls the hook by hand) says nothing of what
+        // is pushed: skipped, the ref it stood for would go out unchecked.
         let [local_ref, local, remote_ref, remote] = fields.as_slice() else {
-            continue;
+            if fields.is_empty() {
+                continue;
+            }
+            return Err(Unreadable::Line(at + 1, line));
         };
+        if !is_object_id(local) || !is_object_id(remote) {
+            return Err(Unreadable::Line(at + 1, line));
+        }
         if crate::git::is_zero_id(local) {
             continue;
         }
@@ -414,7 +449,49 @@ fn pushed_ranges(
         .into_iter()
         .map(|pushed| (pushed.selection, Some(pushed.name)))
         .collect();
-    (same_checked_once(selections, commit), notes)
+    Ok((same_checked_once(selections, commit), notes))
+}
+
+/// What a push checks, each selection with the refs it checks, and the
+/// notes that say what was left out and why (see `pushed_ranges`).
+type PushRead = (Vec<(SelectionRequest, Option<String>)>, Vec<String>);
+
+/// Standard input that is not what git writes to a pre-push hook: nothing
+/// can be told of what is pushed, so nothing is checked and the push is
+/// stopped.
+#[derive(Debug, PartialEq, Eq)]
+enum Unreadable {
+    /// A line (numbered from 1, as written) not of four fields with
+    /// object ids where git puts them.
+    Line(usize, String),
+    /// Standard input could not be read.
+    Input(String),
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unreadable::Line(at, line) => {
+                // A line of any length is named by its start.
+                let shown: String = line.chars().take(200).collect();
+                let more = if shown.len() < line.len() { "…" } else { "" };
+                write!(
+                    f,
+                    "line {at} of the pushed refs on standard input is not `<local ref> <local oid> <remote ref> <remote oid>`: `{shown}{more}`"
+                )
+            }
+            Unreadable::Input(error) => write!(
+                f,
+                "failed to read the pushed refs from standard input: {error}"
+            ),
+        }
+    }
+}
+
+/// Whether `id` is an object id as git writes one to a pre-push hook: the
+/// whole id, SHA-1 or SHA-256, in hexadecimal (zeros for none).
+fn is_object_id(id: &str) -> bool {
+    matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Refs as a note names them: the first ten, and how many more, so that
@@ -620,7 +697,7 @@ mod tests {
             older: &|_: &[String], _: &[String]| std::collections::HashSet::new(),
             published: &|_: &[String]| None,
         };
-        pushed_ranges(input.as_bytes(), &pushed)
+        pushed_ranges(input.as_bytes(), &pushed).unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]
@@ -847,7 +924,8 @@ mod tests {
             older: &|_: &[String], _: &[String]| std::collections::HashSet::new(),
             published: &|_: &[String]| None,
         };
-        let (selections, notes) = pushed_ranges(input.as_slice(), &pushed);
+        let (selections, notes) =
+            pushed_ranges(input.as_slice(), &pushed).unwrap_or_else(|e| panic!("{e}"));
         let named: Vec<&str> = selections
             .iter()
             .filter_map(|(_, r)| r.as_deref())
@@ -857,6 +935,56 @@ mod tests {
             notes[0].contains("`refs/notes/commits` holds notes"),
             "{notes:?}"
         );
+    }
+
+    #[test]
+    fn a_line_git_did_not_write_stops_the_push_naming_the_line() {
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        let pushed = Pushed {
+            remote: "origin",
+            kind: &|_: &str| Some("commit"),
+            base: &|_: &str| None,
+            related: &|_: &str, _: &str| true,
+            commit: &|_: &str| None,
+            older: &|_: &[String], _: &[String]| std::collections::HashSet::new(),
+            published: &|_: &[String]| None,
+        };
+        let read = |input: String| pushed_ranges(input.as_bytes(), &pushed).map(|(s, _)| s.len());
+        let good = format!("refs/heads/x {a} refs/heads/x {b}\n");
+        // Blank lines say nothing and are passed over.
+        assert_eq!(read(format!("\n{good}  \n")), Ok(1));
+        for bad in [
+            "refs/heads/y".to_string(),
+            format!("refs/heads/y {a} refs/heads/y"),
+            format!("refs/heads/y {a} refs/heads/y {b} extra"),
+            "refs/heads/y abc refs/heads/y def".to_string(),
+            format!("refs/heads/y {a} refs/heads/y {}", "g".repeat(40)),
+        ] {
+            assert_eq!(
+                read(format!("{good}{bad}\n{good}")),
+                Err(Unreadable::Line(2, bad.clone())),
+                "{bad}"
+            );
+        }
+        let long = Unreadable::Line(7, "x".repeat(1000)).to_string();
+        assert!(long.starts_with("line 7 of the pushed refs"), "{long}");
+        assert!(long.len() < 400, "{long}");
+    }
+
+    #[test]
+    fn a_stopped_tag_is_told_to_move_the_tag_onto_the_fixes() {
+        let one = [
+            "refs/heads/main".to_string(),
+            "HEAD:refs/tags/v1".to_string(),
+        ];
+        let push = stopped("pre-push", ExitCode::Failed, &one).unwrap_or_default();
+        assert!(push.contains("`git tag -f v1`"), "{push}");
+        let two = ["refs/tags/v1".to_string(), "refs/tags/v2".to_string()];
+        let push = stopped("pre-push", ExitCode::Failed, &two).unwrap_or_default();
+        assert!(push.contains("move the tags onto that commit"), "{push}");
+        let branch = ["refs/heads/main".to_string()];
+        let push = stopped("pre-push", ExitCode::Failed, &branch).unwrap_or_default();
+        assert!(!push.contains("git tag"), "{push}");
     }
 
     #[test]

@@ -34,6 +34,7 @@ mod parsers_more;
 mod policy;
 mod policy_edges;
 mod prepush;
+mod prepush_review;
 mod prepush_tags;
 mod protect_edges;
 mod report_edges;
