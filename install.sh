@@ -26,10 +26,13 @@ if [ ! -x "$bin" ]; then
   }
 fi
 echo "installed $bin ($("$bin" --version))"
-case ":$PATH:" in
-  *":$(dirname "$bin"):"*) ;;
-  *) echo "note: add $(dirname "$bin") to your PATH to call \`phasegate\` by name" ;;
-esac
+# The phasegate a shell and the hooks run is the first on PATH: another,
+# older one before this one would be the one that gates.
+if ! found=$(command -v phasegate 2>/dev/null); then
+  echo "note: add $(dirname "$bin") to your PATH to call \`phasegate\` by name"
+elif [ ! "$found" -ef "$bin" ]; then
+  echo "warning: the \`phasegate\` on your PATH is $found ($("$found" --version 2>/dev/null || echo 'it does not say its version')), not the one just installed, and the hooks run that one: remove it, or put $(dirname "$bin") before $(dirname "$found") in your PATH" >&2
+fi
 echo "next: run \`phasegate install\` in a repository to gate its commits with the git pre-commit hook"
 if [ "$#" -gt 0 ]; then
   cd -- "$1"

@@ -14,6 +14,16 @@ fn kinds(names: &[String], default: &[HookKind]) -> Vec<HookKind> {
     names.iter().filter_map(|n| HookKind::parse(n)).collect()
 }
 
+/// The line that runs phasegate's gate for `kind` from a hook of one's own
+/// (husky's `.husky/pre-commit`): what the installed hook runs.
+fn hook_line(kind: HookKind) -> String {
+    match kind {
+        // It needs git's arguments: the remote's name and address.
+        HookKind::PrePush => "phasegate hook pre-push \"$@\"".to_string(),
+        HookKind::PreCommit | HookKind::PreMergeCommit => format!("phasegate hook {}", kind.name()),
+    }
+}
+
 pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitCode {
     let options = InstallOptions {
         force: args.force,
@@ -43,7 +53,7 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                     kind.name(),
                     path.display()
                 );
-                if let Some(chained) = chained {
+                if let Some(chained) = &chained {
                     let _ = writeln!(
                         io.out,
                         "  the hook that was there is kept as {} and still runs first",
@@ -64,12 +74,28 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                         revived.display()
                     );
                 }
-                if let Some(tracked) = notes.tracked {
-                    let _ = writeln!(
-                        io.err,
-                        "warning: {} is a file of this repository: installing changed it in your work tree (git status shows it). Commit that only if everyone should run phasegate; `phasegate uninstall` puts the original back.",
-                        tracked.display()
-                    );
+                match (notes.tracked, &chained) {
+                    // Committed, phasegate's hook would replace the
+                    // repository's for everyone, and the copy kept here is
+                    // in no commit: the team's hook would be gone.
+                    (Some(tracked), Some(chained)) => {
+                        let _ = writeln!(
+                            io.err,
+                            "warning: {} is a file of this repository: installing replaced it in your work tree (git status shows it), and the repository's hook is kept as {}, which git does not track. Do not commit {} as it is: everyone else would lose the hook it replaced. To gate everyone's commits, run `phasegate uninstall`, then add the line `{}` to the repository's hook and commit that.",
+                            tracked.display(),
+                            chained.display(),
+                            tracked.display(),
+                            hook_line(kind)
+                        );
+                    }
+                    (Some(tracked), None) => {
+                        let _ = writeln!(
+                            io.err,
+                            "warning: {} is a file of this repository: installing changed it in your work tree (git status shows it). Commit that only if everyone should run phasegate; `phasegate uninstall` puts the original back.",
+                            tracked.display()
+                        );
+                    }
+                    (None, _) => {}
                 }
             }
             Ok(InstallOutcome::AlreadyInstalled {

@@ -227,6 +227,12 @@ pub enum HookError {
     NotADirectory { dir: PathBuf, help: String },
     #[error("the hooks directory `{}` is a symbolic link to `{}`, which does not exist: create that directory (or remove the link), then run `phasegate install` again", dir.display(), target.display())]
     DanglingLink { dir: PathBuf, target: PathBuf },
+    #[error("git can not run a hook from `{}`: {why}, so git would skip it and let every commit and push through unchecked; {remedy}, then run `phasegate install` again", dir.display())]
+    NotExecutable {
+        dir: PathBuf,
+        why: &'static str,
+        remedy: &'static str,
+    },
 }
 
 fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> HookError + 'a {
@@ -266,20 +272,20 @@ impl HooksPathSetting {
 }
 
 fn hooks_location(repo_dir: &Path) -> Result<HooksLocation, HookError> {
-    let repo = match super::locate(repo_dir) {
-        Ok(Some(repo)) => repo,
-        Ok(None) => {
-            return Err(HookError::NotARepository {
-                path: repo_dir.to_path_buf(),
-            })
-        }
-        Err(source) => {
-            return Err(HookError::Open {
-                path: repo_dir.to_path_buf(),
-                source,
-            })
-        }
-    };
+    match super::locate(repo_dir) {
+        Ok(Some(repo)) => location_of(&repo),
+        Ok(None) => Err(HookError::NotARepository {
+            path: repo_dir.to_path_buf(),
+        }),
+        Err(source) => Err(HookError::Open {
+            path: repo_dir.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Where git runs the hooks of the work tree `repo` was opened at.
+fn location_of(repo: &git2::Repository) -> Result<HooksLocation, HookError> {
     let Some(workdir) = repo.workdir() else {
         return Err(HookError::Bare {
             path: repo.path().to_path_buf(),
@@ -401,7 +407,17 @@ pub fn ungated_worktrees(repo_dir: &Path, kind: HookKind) -> (PathBuf, Vec<PathB
         .chain(linked)
         .filter_map(|root| fs::canonicalize(root).ok())
         .filter(|root| Some(root) != here.as_ref())
-        .filter(|root| !is_ours(&root.join(&relative).join(kind.name())))
+        .filter(|root| {
+            // Each work tree's own hooks: with `extensions.worktreeConfig`,
+            // `core.hooksPath` can be set for one work tree only, and the
+            // others run the shared hooks.
+            let dir = git2::Repository::open(root)
+                .ok()
+                .filter(|repo| super::config_env::apply(repo).is_ok())
+                .and_then(|repo| location_of(&repo).ok())
+                .map_or_else(|| root.join(&relative), |location| location.dir);
+            !is_ours(&dir.join(kind.name()))
+        })
         .collect();
     ungated.sort();
     ungated.dedup();
@@ -458,17 +474,73 @@ fn chained_path(hook: &Path) -> PathBuf {
     hook.with_file_name(name)
 }
 
-/// Writes an executable file atomically: a temporary file in the same
-/// directory, flushed, renamed over.
-fn write_executable(path: &Path, text: &str) -> Result<(), HookError> {
-    let temp = path.with_extension("phasegate-tmp");
-    let mut file = fs::File::create(&temp).map_err(io("create", &temp))?;
-    file.write_all(text.as_bytes())
-        .map_err(io("write", &temp))?;
-    file.set_permissions(fs::Permissions::from_mode(0o755))
-        .map_err(io("make executable", &temp))?;
-    file.sync_all().map_err(io("flush", &temp))?;
-    fs::rename(&temp, path).map_err(io("install", path))
+/// A hook script written beside its place, flushed and executable, not
+/// yet in it: it goes in last, once the hook it replaces was moved aside,
+/// so that an install that stops on the way (a full disk, a file system
+/// git can not run it from) leaves the hooks as they were. Dropped before
+/// that, it is removed.
+struct Staged {
+    temp: PathBuf,
+    path: PathBuf,
+}
+
+impl Staged {
+    fn write(path: &Path, text: &str) -> Result<Staged, HookError> {
+        let temp = path.with_extension("phasegate-tmp");
+        let mut file = fs::File::create(&temp).map_err(io("create", &temp))?;
+        let staged = Staged {
+            temp,
+            path: path.to_path_buf(),
+        };
+        file.write_all(text.as_bytes())
+            .map_err(io("write", &staged.temp))?;
+        file.set_permissions(fs::Permissions::from_mode(0o755))
+            .map_err(io("make executable", &staged.temp))?;
+        file.sync_all().map_err(io("flush", &staged.temp))?;
+        // git skips a hook it can not execute, with only a hint, and lets
+        // the commit through: a hook there would gate nothing.
+        if !can_run(&staged.temp) {
+            return Err(not_executable(path));
+        }
+        Ok(staged)
+    }
+
+    fn put(self) -> Result<(), HookError> {
+        fs::rename(&self.temp, &self.path).map_err(io("install", &self.path))
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        // Gone already once it was put in place.
+        let _ = fs::remove_file(&self.temp);
+    }
+}
+
+/// Whether git can run the file at `path` as a hook: it asks `access(2)`,
+/// which also says no on a file system mounted `noexec`, whatever the
+/// file's mode.
+fn can_run(path: &Path) -> bool {
+    rustix::fs::access(path, rustix::fs::Access::EXEC_OK).is_ok()
+}
+
+/// Why git could not run the hook at `path`, and what to do.
+fn not_executable(path: &Path) -> HookError {
+    let dir = path.parent().unwrap_or(path).to_path_buf();
+    let noexec = rustix::fs::statvfs(&dir)
+        .is_ok_and(|fs| fs.f_flag.contains(rustix::fs::StatVfsMountFlags::NOEXEC));
+    let (why, remedy) = if noexec {
+        (
+            "its file system is mounted `noexec`",
+            "mount that file system without `noexec`, or point `core.hooksPath` at a directory on another one (`git config core.hooksPath DIR`)",
+        )
+    } else {
+        (
+            "a file written there can not be executed (its file system keeps no permission bits, or forbids running programs)",
+            "point `core.hooksPath` at a directory on another file system (`git config core.hooksPath DIR`)",
+        )
+    };
+    HookError::NotExecutable { dir, why, remedy }
 }
 
 /// Installs the hook `kind` in the repository containing `repo_dir`.
@@ -489,8 +561,7 @@ pub fn install(
         .filter(|_| !shareable(repo_dir, &path));
     let script = kind.script(options.fail_closed, installed);
     if let Some(before) = ours(&path) {
-        let runs = fs::metadata(&path).is_ok_and(|meta| meta.permissions().mode() & 0o111 != 0);
-        if before == script && runs {
+        if before == script && can_run(&path) {
             // Nothing to change: the file stays untouched, and so does a
             // link someone made to it (a hook the repository tracks).
             return Ok(InstallOutcome::AlreadyInstalled {
@@ -500,6 +571,7 @@ pub fn install(
             });
         }
         let was_closed = before.lines().any(|l| l == "fail_closed=1");
+        let staged = Staged::write(&path, &script)?;
         let edited = keep_if_edited(&path, &before, kind)?;
         let gated = match kind {
             HookKind::PrePush => "pushes",
@@ -516,7 +588,7 @@ pub fn install(
             _ if edited.is_none() => Some("its script was updated to this version's".to_string()),
             _ => Some("its script was not the one phasegate writes".to_string()),
         };
-        write_executable(&path, &script)?;
+        staged.put()?;
         return Ok(InstallOutcome::AlreadyInstalled {
             path,
             changed,
@@ -529,6 +601,7 @@ pub fn install(
     };
     let mut chained = None;
     let keep = chained_path(&path);
+    let staged = Staged::write(&path, &script)?;
     // `symlink_metadata`: a hook that is a symbolic link is moved as a link.
     if fs::symlink_metadata(&path).is_ok() {
         if fs::symlink_metadata(&keep).is_ok() {
@@ -552,7 +625,7 @@ pub fn install(
         // runs again from now on, which is said.
         notes.revived = Some(keep);
     }
-    write_executable(&path, &script)?;
+    staged.put()?;
     Ok(InstallOutcome::Installed {
         path,
         chained,

@@ -28,6 +28,7 @@ mod handoff_rules;
 mod hooks;
 mod install_edges;
 mod install_more;
+mod install_review;
 mod interventions_merge;
 mod odd_inputs;
 mod parsers_more;
