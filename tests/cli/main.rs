@@ -32,6 +32,7 @@ mod install_review;
 mod interventions_merge;
 mod odd_inputs;
 mod parsers_more;
+mod parsers_review;
 mod policy;
 mod policy_edges;
 mod prepush;

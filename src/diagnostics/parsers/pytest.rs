@@ -8,6 +8,10 @@
 //! line), its code the exception type. An error in a fixture's setup or
 //! teardown is its test's; a test that only the short summary lists
 //! (`--tb=no`, a strict `xfail` that passed) is placed at its file.
+//! A run that ran no test (pytest's and unittest's exit 5), a usage error
+//! (exit 4) and an internal error (exit 3, placed at the hook that raised
+//! it) are findings too: their exit status fails the check, and the
+//! output's last line does not say why.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -98,11 +102,61 @@ static UNITTEST_HEADER: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the unittest header regex is valid")
 });
 
+/// A unittest header's test and its id in parentheses, which tells it
+/// from pytest's `ERROR: file or directory not found: tests`.
+static UNITTEST_ID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:FAIL|ERROR): \S+ \(").expect("the unittest id regex is valid")
+});
+
+/// The mark pytest puts before each line of an internal error (exit 3).
+const INTERNAL_ERROR: &str = "INTERNALERROR> ";
+
 /// `platform linux -- Python 3.11.7, pytest-9.2.0, pluggy-1.7.0`.
 static VERSION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^platform \S+ -- Python \S+, pytest-(?P<version>[\w.]+)")
         .expect("the pytest version regex is valid")
 });
+
+/// pytest's closing line of counts, with or without its `=` rule:
+/// `==== 2 failed, 1 passed in 0.12s ====`, `no tests ran in 0.00s`
+/// (`-q`), `==== no tests collected (2 deselected) in 0.00s ====`
+/// (`--collect-only`). Only the counts matter here.
+static STATS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:=+ )?(?P<parts>no tests (?:ran|collected)(?: \((?P<deselected>\d+) deselected\))?|\d+ [a-z]+(?:, \d+ [a-z]+)*) in \d+(?:\.\d+)?s(?: \([\d:.]+\))?(?: =+)?$")
+        .expect("the pytest counts regex is valid")
+});
+
+/// What pytest prints for a run whose every test was deselected, or that
+/// found none, and exits 5 on (`ExitCode.NO_TESTS_COLLECTED`): a failing
+/// exit status whose output says nothing a person reads as an error.
+fn nothing_ran(line: &str) -> Option<String> {
+    let c = super::caps(&STATS, line)?;
+    let parts = &c["parts"];
+    let deselected = if parts.starts_with("no tests ") {
+        c.name("deselected")
+            .map_or(0, |n| n.as_str().parse().unwrap_or(0))
+    } else {
+        let mut deselected = 0u64;
+        for part in parts.split(", ") {
+            let (count, word) = part.split_once(' ')?;
+            match word {
+                "deselected" => deselected += count.parse::<u64>().unwrap_or(0),
+                // Warnings are no tests: `1 warning in 0.01s` ran none
+                // (or stopped on an internal error, which says so first).
+                "warning" | "warnings" => {}
+                _ => return None,
+            }
+        }
+        deselected
+    };
+    Some(if deselected > 0 {
+        format!(
+            "no tests were selected: all {deselected} tests collected were deselected (by `-k`, `-m` or `--deselect`), and pytest fails a run that runs none (exit 5); widen the selection in the check's command"
+        )
+    } else {
+        "no tests were collected: pytest found no test to run and fails such a run (exit 5); name test files `test_*.py` or `*_test.py` and their functions `test_*`, or point the check's command (or `testpaths` in pytest's configuration) at the directory that holds them".to_string()
+    })
+}
 
 /// How a line of a syntax error's display was taken.
 enum Feed {
@@ -436,6 +490,19 @@ pub struct Pytest {
     /// In a failure's `--- Captured stderr call ---` (or stdout, log):
     /// what the test printed, where a traceback is one it caught.
     captured: bool,
+    /// The run ran no test (pytest's closing `no tests ran`, unittest's
+    /// `NO TESTS RAN`): held to the end, where it is the finding unless
+    /// something else stopped the run.
+    no_tests: Option<Found>,
+    /// pytest stopped before its tests for a reason of its own, which it
+    /// says (a usage error, an internal error, an interruption): its
+    /// closing `no tests ran` is not the reason the check failed.
+    stopped: bool,
+    /// Reading the traceback of an internal error (`INTERNALERROR> `).
+    internal: bool,
+    /// pytest's session header was read: an `ERROR: ` line after it is
+    /// pytest's, not any tool's.
+    session: bool,
 }
 
 /// Whether a frame is the project's (not the standard library's or an
@@ -469,6 +536,74 @@ fn unittest_name(c: &regex::Captures<'_>) -> String {
 }
 
 impl Pytest {
+    /// pytest's (or unittest's) own word on the run, not a test's: it ran
+    /// no test, or it stopped on a usage error or an interruption. True
+    /// when `line` was that.
+    fn pytest_said(&mut self, line: &str, at: &Range<u64>, out: &mut Out) -> bool {
+        if self.busy() || self.captured {
+            return false;
+        }
+        if line.starts_with("!!!") {
+            // `!!!! Interrupted: 1 error during collection !!!!`,
+            // `!!!! KeyboardInterrupt !!!!`.
+            self.stopped = true;
+            return true;
+        }
+        if let Some(message) = line
+            .strip_prefix("pytest: error: ")
+            .or_else(|| line.strip_prefix("python -m pytest: error: "))
+        {
+            // argparse's word on the command line (exit 4).
+            self.stopped = true;
+            out.push(
+                Found::new(
+                    "usage",
+                    Severity::Error,
+                    format!("pytest's command line: {message}; fix the check's command"),
+                )
+                .code(Some("USAGE_ERROR".to_string()))
+                .origin(Origin::Test)
+                .range(at),
+            );
+            return true;
+        }
+        if let Some(message) = line
+            .strip_prefix("ERROR: ")
+            .filter(|m| !m.starts_with("usage: ") && !UNITTEST_ID.is_match(line))
+            .filter(|_| self.session && !self.captured)
+        {
+            // pytest's `UsageError` (exit 4): `file or directory not found:
+            // tests`, a config file that is not there.
+            self.stopped = true;
+            out.push(
+                Found::new("usage", Severity::Error, format!("{message} (pytest's usage error: fix the check's command or pytest's configuration)"))
+                    .code(Some("USAGE_ERROR".to_string()))
+                    .origin(Origin::Test)
+                    .range(at),
+            );
+            return true;
+        }
+        let message = if line == "NO TESTS RAN" {
+            // unittest, from Python 3.12 on (exit 5).
+            Some("no tests were collected: unittest found no test to run and fails such a run (exit 5); name test modules `test*.py` with `unittest.TestCase` classes, or point discovery at them (`python -m unittest discover -s DIR`)".to_string())
+        } else if line.starts_with(['=', 'n']) || line.starts_with(|c: char| c.is_ascii_digit()) {
+            nothing_ran(line)
+        } else {
+            None
+        };
+        let Some(message) = message else {
+            return false;
+        };
+        self.no_tests = Some(
+            Found::new("summary", Severity::Error, message)
+                .code(Some("NO_TESTS_COLLECTED".to_string()))
+                .origin(Origin::Test)
+                .range(at),
+        );
+        // The closing rule ends the run's sections as any rule does.
+        false
+    }
+
     /// A line of an open native traceback; false when the traceback is
     /// over and the line is not its own.
     fn native_line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) -> bool {
@@ -483,6 +618,16 @@ impl Pytest {
                 let crash = found.message.clone();
                 let found = match &self.test {
                     Some(_) => found.test(self.test.clone()).origin(Origin::Test),
+                    // An exception in a hook of a plugin or a `conftest.py`
+                    // stops pytest (exit 3): it is placed at the hook's
+                    // line, as any traceback is.
+                    None if self.internal => {
+                        let message = format!(
+                            "pytest stopped with an internal error (exit 3): {}",
+                            found.message
+                        );
+                        Found { message, ..found }.origin(Origin::Test)
+                    }
                     // Python's own display, of a script that no test runs.
                     None => found.tool("python"),
                 };
@@ -739,7 +884,7 @@ impl Grammar for Pytest {
 
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
-            first: b"p_=EFTI-",
+            first: b"p_=EFTI-!nN0123456789",
             indented: b"F",
             anywhere: b":",
         })
@@ -762,11 +907,32 @@ impl Grammar for Pytest {
             || line.starts_with(b"E ")
             || line.starts_with(b"  File \"")
             || line.starts_with(b"ImportError while loading conftest ")
+            || line.starts_with(INTERNAL_ERROR.as_bytes())
+            || line.starts_with(b"!!!")
+            || line.starts_with(b"no tests ")
+            || line.starts_with(b"NO TESTS RAN")
+            || line.starts_with(b"pytest: error: ")
+            || line.starts_with(b"python -m pytest: error: ")
+            // `-q`'s closing counts, without their rule.
+            || (line.first().is_some_and(u8::is_ascii_digit) && line.ends_with(b"s"))
             || NEEDLE.find(line).is_some()
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
         self.end = at.end;
+        // An internal error's traceback, every line behind this mark, is
+        // read as any traceback is: the hook that raised it is placed.
+        let line = match line.strip_prefix(INTERNAL_ERROR) {
+            Some(rest) => {
+                self.stopped = true;
+                self.internal = true;
+                rest
+            }
+            None => line,
+        };
+        if self.pytest_said(line, at, out) {
+            return;
+        }
         if self.native_line(line, at, out) {
             return;
         }
@@ -785,13 +951,16 @@ impl Grammar for Pytest {
             self.captured = true;
             return;
         }
-        if let Some(c) = super::caps(&UNITTEST_HEADER, line) {
+        if let Some(c) = super::caps(&UNITTEST_HEADER, line)
+            .filter(|_| !line.starts_with("ERROR: ") || UNITTEST_ID.is_match(line))
+        {
             self.test = Some(unittest_name(&c));
             self.sections += 1;
             return;
         }
         if let Some(c) = super::caps(&VERSION, line) {
             out.version = Some(c["version"].to_string());
+            self.session = true;
             return;
         }
         if let Some(c) = super::caps(&SECTION, line) {
@@ -902,6 +1071,9 @@ impl Grammar for Pytest {
         if !self.frames.is_empty() || !self.explanation.is_empty() {
             let end = self.end;
             self.flush(None, None, None, &(end..end), out);
+        }
+        if let Some(found) = self.no_tests.take().filter(|_| !self.stopped) {
+            out.push(found);
         }
         // No summary named them (`-rN`, or the output was cut).
         let named = self.named.drain(..).map(|n| n.found);
@@ -1397,5 +1569,84 @@ FAILED tests/test_fix.py::test_round - [XPASS(strict)] rounding is fixed
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_run_that_runs_no_test_says_so_and_what_to_do() {
+        // pytest 9.2.0 exits 5 when it runs no test: none found (with or
+        // without `-q`, with a warning), or every one deselected by `-k`.
+        // unittest (Python 3.12.1) prints `NO TESTS RAN` and exits 5 too.
+        for (output, words) in [
+            ("pytest/pytest-no-tests.txt", "no tests were collected"),
+            ("pytest/pytest-no-tests-q.txt", "no tests were collected"),
+            (
+                "pytest/pytest-no-tests-warning.txt",
+                "no tests were collected",
+            ),
+            (
+                "pytest/pytest-deselected.txt",
+                "all 2 tests collected were deselected",
+            ),
+            (
+                "pytest/pytest-deselected-q.txt",
+                "all 2 tests collected were deselected",
+            ),
+            ("pytest/unittest312-no-tests.txt", "unittest found no test"),
+        ] {
+            for parser in ["pytest", "auto"] {
+                let found = recorded(parser, output, None);
+                let read = read(&found);
+                assert_eq!(read.len(), 1, "{parser} {output}: {read:?}");
+                let (place, code, test, message) = &read[0];
+                assert_eq!(
+                    (place.as_str(), *code, *test),
+                    ("", Some("NO_TESTS_COLLECTED"), None),
+                    "{parser} {output}"
+                );
+                assert!(message.contains(words), "{parser} {output}: {message}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_run_pytest_stopped_itself_says_why_not_that_no_test_ran() {
+        // pytest 9.2.0: a usage error (exit 4) after or without `no tests
+        // ran`, and an internal error (exit 3) raised by a `conftest.py`
+        // hook, whose closing line counts only a warning.
+        for (output, expected) in [
+            (
+                "pytest/pytest-usage.txt",
+                (
+                    "",
+                    Some("USAGE_ERROR"),
+                    "pytest's command line: unrecognized arguments: --badflag",
+                ),
+            ),
+            (
+                "pytest/pytest-not-found.txt",
+                ("", Some("USAGE_ERROR"), "file or directory not found: tests"),
+            ),
+            (
+                "pytest/pytest-internal.txt",
+                (
+                    "internal/conftest.py:4",
+                    Some("RuntimeError"),
+                    "pytest stopped with an internal error (exit 3): RuntimeError: marker plugin broke",
+                ),
+            ),
+        ] {
+            for parser in ["pytest", "auto"] {
+                let found = recorded(parser, output, Some("/tmp/rec-pr"));
+                let read = read(&found);
+                assert_eq!(read.len(), 1, "{parser} {output}: {read:?}");
+                let (place, code, _, message) = &read[0];
+                assert_eq!(
+                    (place.as_str(), *code),
+                    (expected.0, expected.1),
+                    "{parser} {output}"
+                );
+                assert!(message.starts_with(expected.2), "{parser} {output}: {message}");
+            }
+        }
     }
 }

@@ -1,0 +1,111 @@
+//! Parsers against real tool output: pytest exit codes, ruff formats, cargo, JS reporters.
+
+use crate::support::{check, TestRepo};
+
+/// A recorded output of `fixtures/diagnostics/<path>`.
+fn recording(path: &str) -> String {
+    format!("{}/fixtures/diagnostics/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A repository whose `tests` check prints the recorded `output` as if the
+/// tool had run here (the directory it was recorded in, `recorded_in`,
+/// read as the repository) and exits `exit`, as the tool did. The command
+/// names no tool: the output decides the parser, as for `make test`.
+fn replaying(output: &str, recorded_in: &str, exit: i32) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.config(&format!(
+        "[phases.implementation]\nchecks = [ {{ name = \"tests\", shell = true, command = \"sed \\\"s#{recorded_in}#$PWD#g\\\" '{}'; exit {exit}\" }} ]\n",
+        recording(output)
+    ));
+    repo
+}
+
+/// The diagnostics of the check `tests`: place, code and message.
+fn findings(v: &serde_json::Value) -> Vec<(String, String, String)> {
+    v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["check"] == "tests")
+        .map(|d| {
+            let place = match (d["file"].as_str(), d["line"].as_u64()) {
+                (Some(file), Some(line)) => format!("{file}:{line}"),
+                (Some(file), None) => file.to_string(),
+                _ => "-".to_string(),
+            };
+            (
+                place,
+                d["code"].as_str().unwrap_or("-").to_string(),
+                d["message"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn pytest_finding_no_test_fails_with_what_to_do() {
+    // pytest 9.2.0 exits 5 when it collects no test: the check fails, and
+    // says why in words, not with pytest's closing rule as the headline.
+    let repo = replaying("pytest/pytest-no-tests.txt", "/tmp/rec-pr/none", 5);
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(check(&v, "tests")["status"], "failed");
+    let found = findings(&v);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let (place, code, message) = &found[0];
+    assert_eq!((place.as_str(), code.as_str()), ("-", "NO_TESTS_COLLECTED"));
+    assert!(
+        message.starts_with("no tests were collected") && message.contains("test_*.py"),
+        "{message}"
+    );
+}
+
+#[test]
+fn pytest_deselecting_every_test_fails_saying_the_selection_is_empty() {
+    let repo = replaying("pytest/pytest-deselected.txt", "/tmp/rec-pr/sel", 5);
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1, "{v:#}");
+    let found = findings(&v);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].2.contains("all 2 tests collected were deselected"),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn pytest_stopped_by_a_conftest_hook_is_placed_at_the_hook() {
+    // pytest 9.2.0 exits 3 (`INTERNALERROR>`) when a hook in `conftest.py`
+    // raises: the finding is at the line that raised.
+    let repo = replaying("pytest/pytest-internal.txt", "/tmp/rec-pr/internal", 3);
+    repo.write(
+        "conftest.py",
+        &std::fs::read_to_string(recording("pytest/internal-conftest.py.txt")).unwrap(),
+    );
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1, "{v:#}");
+    let found = findings(&v);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let (place, code, message) = &found[0];
+    assert_eq!(
+        (place.as_str(), code.as_str()),
+        ("conftest.py:4", "RuntimeError")
+    );
+    assert!(message.contains("marker plugin broke"), "{message}");
+}
+
+#[test]
+fn pytest_usage_error_is_the_finding_not_its_last_line() {
+    // The last line pytest prints for an unknown option is `  rootdir:
+    // /path`: the finding must be the option it did not know.
+    let repo = replaying("pytest/pytest-usage.txt", "/tmp/rec-pr/none", 4);
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1, "{v:#}");
+    let found = findings(&v);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].1, "USAGE_ERROR");
+    assert!(
+        found[0].2.contains("unrecognized arguments: --badflag"),
+        "{found:?}"
+    );
+}
