@@ -89,6 +89,12 @@ pub fn extract(text: &str) -> Result<Frontmatter<'_>, ExtractError> {
 /// with the body's `status: done` taken for a duplicate key at best.
 /// A comment or a field of the author's own among the fields is followed
 /// by fields of the schema, and is not text.
+///
+/// A label straight after the last field, with no blank line between, is
+/// text too when it names a field the frontmatter already gave in other
+/// capitals (`Status: done` below `status: complete`): nobody gives a
+/// field twice in two spellings, while a body that starts with such a
+/// label is common, and would otherwise pass as one unknown field.
 pub fn body_start(yaml: &str, fields: &[&str]) -> Option<usize> {
     let mut lines = Vec::new();
     let mut offset = 0;
@@ -118,9 +124,22 @@ pub fn body_start(yaml: &str, fields: &[&str]) -> Option<usize> {
             None => true,
         }
     };
-    let start = (1..lines.len()).find(|&n| {
-        lines[n - 1].1.is_empty()
+    // The name of the field a line gives, when it gives one of the schema.
+    let given = |text: &str, name: &str| text.split_once(':').is_some_and(|(key, _)| key == name);
+    // A field of the schema given on an earlier line, in other capitals.
+    let shadows = |n: usize| {
+        let Some((key, _)) = lines[n].1.split_once(':') else {
+            return false;
+        };
+        let lower = key.to_lowercase();
+        key != lower
             && text_like(lines[n].1)
+            && lines[..n]
+                .iter()
+                .any(|(_, text)| fields.contains(&lower.as_str()) && given(text, &lower))
+    };
+    let start = (1..lines.len()).find(|&n| {
+        ((lines[n - 1].1.is_empty() && text_like(lines[n].1)) || shadows(n))
             && !lines[n + 1..].iter().any(|(_, text)| field(text))
     })?;
     Some(lines[start].0)
@@ -177,6 +196,14 @@ mod tests {
         assert_eq!(at("id: F1\n\n# Where\n\nstage: qa\n"), None);
         assert_eq!(at("id: F1\n\n# owner\nstage qa\n"), None);
         assert_eq!(at("id: F1\n\nReviewer: bob\nstatus: complete\n"), None);
+        // Straight after the fields, a label that gives a field again in
+        // other capitals.
+        assert_eq!(
+            at("id: F1\nstatus: complete\nStatus: done\nOwner: bob\n"),
+            Some("Status: done\nOwner: bob\n")
+        );
+        assert_eq!(at("stage: qa\nID: F1\n"), None, "no `id` given before");
+        assert_eq!(at("id: F1\nstatus: x\nStatus: done\nstage: qa\n"), None);
         // Not after a blank line, a lowercase key, an indented line, an item.
         assert_eq!(at("id: F1\nStatus: done\n"), None);
         assert_eq!(at("id: F1\n\nreviewer: bob\n"), None);

@@ -13,8 +13,8 @@
 
 use std::collections::BTreeMap;
 
-use super::extract::{extract, Frontmatter};
-use super::validate::{default_checkpoints, Rules, STAGES};
+use super::extract::{body_start, extract, Frontmatter};
+use super::validate::{default_checkpoints, Rules, FIELDS, STAGES};
 use super::yaml::{parse, Node, Pos, Value};
 
 /// What a run says about a document.
@@ -96,6 +96,15 @@ fn set_value(text: &str, parent: &Node, key: &str, new: String) -> Option<Edit> 
 /// checkpoints of each stage and `max_retries`.
 pub fn stamp_edits(text: &str, results: &RunResults, rules: &Rules) -> Result<Vec<Edit>, String> {
     let fm = extract(text).map_err(|e| e.message().to_string())?;
+    // A frontmatter that runs into the document's text was closed by a
+    // `---` rule of the body: its missing fields would go in after the
+    // body's text, and the document would stay open.
+    if let Some(body) = body_start(fm.yaml, &FIELDS) {
+        let line = fm.first_line + fm.yaml[..body].matches('\n').count();
+        return Err(format!(
+            "the frontmatter is not closed before the document's text on line {line}: add a `---` line above that text, then stamp again"
+        ));
+    }
     let (root, duplicates) =
         parse(&fm).map_err(|e| format!("line {}: {}", e.pos.line, e.message))?;
     if let Some(d) = duplicates.first() {
@@ -397,6 +406,22 @@ mod tests {
             failure: (!(tests && lint)).then(|| "tests: 2 failed \"quoted\"".to_string()),
             retries_seen: None,
         }
+    }
+
+    #[test]
+    fn a_frontmatter_that_runs_into_the_text_is_not_stamped() {
+        // No `handoff_ready`, and the closing line forgotten above the
+        // body, whose own `---` rule closed what YAML read.
+        let doc = DOC.replace("handoff_ready: false\n", "").replacen(
+            "---\nBody",
+            "\n## Notes\n\nStatus: done\n\n---\nBody",
+            1,
+        );
+        let error = stamp_edits(&doc, &results(false, true), &rules()).unwrap_err();
+        assert!(
+            error.contains("not closed before the document's text on line 19"),
+            "{error}"
+        );
     }
 
     const DOC: &str = "---\nid: F1   # the id\nstage: implementation\ntitle: 'Stamp me'\nstarted_at: 2026-11-20T09:00:00Z\nstatus: in_progress\nhandoff_ready: false\nretry_count: 0\nlast_failure:\ncheckpoints:\n  - name: tests_written\n    status: pass   # by hand\n  - name: code_complete\n    status: pass\n  - name: tests_passing\n    status: skip\n  - name: no_lint_errors\n    status: fail\n---\nBody\n---\n";

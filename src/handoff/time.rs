@@ -16,7 +16,8 @@
 //!
 //! Every field is exactly its width in ASCII digits (no sign, no other
 //! script's digits), ASCII whitespace around the whole value is ignored, and
-//! no zone means UTC. Ranges: month 1-12, day 1 to the month's length (leap
+//! no zone means UTC (validation warns about a time without one: its author
+//! may have meant their own clock). Ranges: month 1-12, day 1 to the month's length (leap
 //! years honoured), hour 0-23, minute 0-59, second 0-60 (RFC 3339 allows a
 //! leap second), zone hours 0-23 and minutes 0-59. A fraction keeps its
 //! first nine digits (nanoseconds).
@@ -39,71 +40,177 @@ pub fn parse_period(text: &str) -> Option<((i64, u32), (i64, u32))> {
 /// `2026-01-02T03:04:05Z`, `2026-01-02 03:04:05.5+02:00`. `None` for
 /// anything else.
 pub fn parse_instant(text: &str) -> Option<(i64, u32)> {
-    // Every byte of the grammar is ASCII, so reading bytes one at a time
-    // never splits a character: a byte of a multi-byte character simply
-    // matches nothing and the text is refused.
-    let mut s = Scanner(text.trim_ascii().as_bytes());
-    let year = s.digits(4)?;
-    s.expect(b"-")?;
-    let month = s.digits(2)?;
-    s.expect(b"-")?;
-    let day = s.digits(2)?;
-    if !(1..=12).contains(&month) || !(1..=days_in_month(year, month)).contains(&day) {
+    let parts = Parts::read(text)?;
+    if parts.out_of_range().is_some() {
         return None;
     }
+    let Parts {
+        year,
+        month,
+        day,
+        hour,
+        minute,
+        second,
+        nanos,
+        zone,
+        ..
+    } = parts;
+    let offset = zone.map_or(0, |(sign, hours, minutes)| {
+        sign * (hours * 3600 + minutes * 60)
+    });
     let midnight = days_from_civil(year, month, day) * 86_400;
-    if s.is_empty() {
-        return Some((midnight, 0));
-    }
-    s.expect(b"Tt ")?;
-    let hour = s.digits(2)?;
-    s.expect(b":")?;
-    let minute = s.digits(2)?;
-    let (second, nanos) = if s.expect(b":").is_some() {
-        let second = s.digits(2)?;
-        let nanos = match s.expect(b".,") {
-            Some(_) => s.fraction()?,
-            None => 0,
-        };
-        (second, nanos)
-    } else {
-        (0, 0)
-    };
-    if hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    // YAML 1.1 timestamps allow blanks before the zone
-    // (`2001-12-14 21:59:43.10 -05:00`).
-    s.skip(b" \t");
-    let offset = match s.expect(b"Zz+-") {
-        None | Some(b'Z' | b'z') => 0,
-        Some(sign) => {
-            let zone_hours = s.digits(2)?;
-            let zone_minutes = if s.is_empty() {
-                0
-            } else {
-                // `+hh:mm` and `+hhmm` are both ISO 8601.
-                let _ = s.expect(b":");
-                s.digits(2)?
-            };
-            if zone_hours > 23 || zone_minutes > 59 {
-                return None;
-            }
-            let offset = zone_hours * 3600 + zone_minutes * 60;
-            if sign == b'-' {
-                -offset
-            } else {
-                offset
-            }
-        }
-    };
-    if !s.is_empty() {
-        return None;
-    }
     Some((
         midnight + hour * 3600 + minute * 60 + second - offset,
         nanos,
     ))
+}
+
+/// What is wrong with a timestamp written in one of the accepted forms
+/// whose fields do not make an instant (`2026-02-30`, `24:00`), in words
+/// an author can act on; `None` when the text is an instant, or is in
+/// none of the forms.
+pub fn out_of_range(text: &str) -> Option<String> {
+    Parts::read(text)?.out_of_range()
+}
+
+/// Whether `text`, an instant `parse_instant` reads, has a time but no
+/// zone: the module reads it as UTC, which the author may not have meant.
+pub fn lacks_zone(text: &str) -> bool {
+    Parts::read(text).is_some_and(|parts| parts.has_time && parts.zone.is_none())
+}
+
+/// The fields of a timestamp in one of the accepted forms, not yet held
+/// to their ranges.
+struct Parts {
+    year: i64,
+    month: i64,
+    day: i64,
+    has_time: bool,
+    hour: i64,
+    minute: i64,
+    second: i64,
+    nanos: u32,
+    /// Sign (1 or -1), hours and minutes; `None` when no zone is written
+    /// (`Z` is a zone: UTC).
+    zone: Option<(i64, i64, i64)>,
+}
+
+impl Parts {
+    fn read(text: &str) -> Option<Parts> {
+        // Every byte of the grammar is ASCII, so reading bytes one at a time
+        // never splits a character: a byte of a multi-byte character simply
+        // matches nothing and the text is refused.
+        let mut s = Scanner(text.trim_ascii().as_bytes());
+        let year = s.digits(4)?;
+        s.expect(b"-")?;
+        let month = s.digits(2)?;
+        s.expect(b"-")?;
+        let day = s.digits(2)?;
+        let mut parts = Parts {
+            year,
+            month,
+            day,
+            has_time: false,
+            hour: 0,
+            minute: 0,
+            second: 0,
+            nanos: 0,
+            zone: None,
+        };
+        if s.is_empty() {
+            return Some(parts);
+        }
+        s.expect(b"Tt ")?;
+        parts.has_time = true;
+        parts.hour = s.digits(2)?;
+        s.expect(b":")?;
+        parts.minute = s.digits(2)?;
+        if s.expect(b":").is_some() {
+            parts.second = s.digits(2)?;
+            if s.expect(b".,").is_some() {
+                parts.nanos = s.fraction()?;
+            }
+        }
+        // YAML 1.1 timestamps allow blanks before the zone
+        // (`2001-12-14 21:59:43.10 -05:00`).
+        s.skip(b" \t");
+        parts.zone = match s.expect(b"Zz+-") {
+            None => None,
+            Some(b'Z' | b'z') => Some((1, 0, 0)),
+            Some(sign) => {
+                let hours = s.digits(2)?;
+                let minutes = if s.is_empty() {
+                    0
+                } else {
+                    // `+hh:mm` and `+hhmm` are both ISO 8601.
+                    let _ = s.expect(b":");
+                    s.digits(2)?
+                };
+                Some((if sign == b'-' { -1 } else { 1 }, hours, minutes))
+            }
+        };
+        s.is_empty().then_some(parts)
+    }
+
+    /// The first field out of its range, as what to do about it.
+    fn out_of_range(&self) -> Option<String> {
+        const MONTHS: [&str; 12] = [
+            "January",
+            "February",
+            "March",
+            "April",
+            "May",
+            "June",
+            "July",
+            "August",
+            "September",
+            "October",
+            "November",
+            "December",
+        ];
+        let Parts {
+            year,
+            month,
+            day,
+            hour,
+            minute,
+            second,
+            ..
+        } = *self;
+        let named = usize::try_from(month - 1).ok().and_then(|i| MONTHS.get(i));
+        let Some(name) = named else {
+            return Some(format!(
+                "there is no month {month:02}: months run from 01 to 12"
+            ));
+        };
+        let days = days_in_month(year, month);
+        if !(1..=days).contains(&day) {
+            return Some(format!(
+                "there is no day {day:02} in {name} {year:04}: it has {days} days"
+            ));
+        }
+        if hour > 23 {
+            return Some(format!(
+                "there is no hour {hour:02}: hours run from 00 to 23 (midnight at the end of a day is 00:00 of the next)"
+            ));
+        }
+        if minute > 59 {
+            return Some(format!(
+                "there is no minute {minute:02}: minutes run from 00 to 59"
+            ));
+        }
+        if second > 60 {
+            return Some(format!(
+                "there is no second {second:02}: seconds run from 00 to 59 (60 for a leap second)"
+            ));
+        }
+        match self.zone {
+            Some((_, hours, minutes)) if hours > 23 || minutes > 59 => Some(format!(
+                "there is no time zone offset {hours:02}:{minutes:02}: offsets run from 00:00 to 23:59"
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// The bytes of a timestamp not read yet.
@@ -313,6 +420,57 @@ mod tests {
             "\u{3000}2026-11-20",
         ] {
             assert_eq!(parse_instant(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_field_out_of_its_range_is_named() {
+        for (text, said) in [
+            ("2026-02-30", "no day 30 in February 2026: it has 28 days"),
+            (
+                "2024-02-30T10:00:00Z",
+                "no day 30 in February 2024: it has 29 days",
+            ),
+            ("2026-13-01", "no month 13"),
+            ("2026-00-01", "no month 00"),
+            ("2026-11-24T24:00:00Z", "no hour 24"),
+            ("2026-11-24T10:60Z", "no minute 60"),
+            ("2026-11-24T10:00:61Z", "no second 61"),
+            ("2026-11-24T10:00:00+24:00", "no time zone offset 24:00"),
+        ] {
+            assert_eq!(parse_instant(text), None, "{text:?}");
+            let reason = out_of_range(text).unwrap_or_default();
+            assert!(reason.contains(said), "{text:?}: {reason:?}");
+        }
+        // An instant, and a text in none of the forms, have no such reason.
+        for text in [
+            "2026-11-24T23:59:60Z",
+            "2026-11-24",
+            "yesterday",
+            "2026-1-1",
+        ] {
+            assert_eq!(out_of_range(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_time_without_a_zone_is_told_apart() {
+        for text in [
+            "2026-11-24T10:00:00",
+            "2026-11-24 10:00",
+            "2026-11-24t10:00:00.5",
+        ] {
+            assert!(lacks_zone(text), "{text:?}");
+        }
+        for text in [
+            "2026-11-24",
+            "2026-11-24T10:00:00Z",
+            "2026-11-24T10:00:00z",
+            "2026-11-24T10:00:00+0100",
+            "2026-11-24 10:00:00 -05:00",
+            "not a time",
+        ] {
+            assert!(!lacks_zone(text), "{text:?}");
         }
     }
 

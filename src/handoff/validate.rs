@@ -10,14 +10,15 @@ use serde::Serialize;
 use crate::config::suggest;
 
 use super::extract::extract;
-use super::time::parse_period;
+use super::time::{lacks_zone, out_of_range, parse_period};
 use super::yaml::{parse, Node, Pos, Value};
 
 pub const STAGES: [&str; 4] = ["requirements", "architecture", "implementation", "qa"];
 pub const STATUSES: [&str; 4] = ["in_progress", "complete", "failed", "blocked"];
 pub const CHECKPOINT_STATUSES: [&str; 3] = ["pass", "fail", "skip"];
 pub const BLOCK_REASONS: [&str; 3] = ["needs_human_input", "external_dependency", "scope_change"];
-const FIELDS: [&str; 12] = [
+/// The fields of the schema.
+pub(crate) const FIELDS: [&str; 12] = [
     "id",
     "stage",
     "title",
@@ -560,17 +561,36 @@ impl Fields<'_> {
     /// An ISO 8601 timestamp, as the instants it may mean.
     fn instant(&self, c: &mut Collector, name: &str, required: bool) -> Option<At<Period>> {
         let (value, pos) = self.text(c, name, required)?;
-        match parse_period(&value) {
-            Some(at) => Some((at, pos)),
-            None => {
-                c.error(
+        if let Some(at) = parse_period(&value) {
+            // The module reads a time without a zone as UTC; an author
+            // writing their own clock's time would compare wrongly with a
+            // timestamp that has one, and nothing would say why.
+            if lacks_zone(&value) {
+                c.warning(
                     pos,
                     name,
-                    format!("`{name}` is not an ISO 8601 timestamp (`{value}`): write it like 2026-01-31T14:05:00Z"),
+                    format!(
+                        "`{name}` (`{}`) has no time zone, so it is read as UTC: add `Z` when it is UTC, or its offset (`+01:00`) when it is not",
+                        value.trim()
+                    ),
                 );
-                None
             }
+            return Some((at, pos));
         }
+        let message = match out_of_range(&value) {
+            Some(reason) => format!(
+                "`{name}` (`{}`) is not a real date and time: {reason}",
+                value.trim()
+            ),
+            None if value.trim().is_empty() => format!(
+                "`{name}` is empty: write a timestamp like 2026-01-31T14:05:00Z, or remove the field"
+            ),
+            None => format!(
+                "`{name}` is not an ISO 8601 timestamp (`{value}`): write it like 2026-01-31T14:05:00Z"
+            ),
+        };
+        c.error(pos, name, message);
+        None
     }
 
     /// `retry_count`: 0 when absent, an error beyond `max_retries`; `None`

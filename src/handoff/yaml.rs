@@ -491,8 +491,8 @@ impl Builder<'_> {
                     Some(tag) => tagged(tag, &text).ok_or_else(|| YamlError {
                         pos,
                         message: format!(
-                            "the tag `{}{}` is not supported here (or does not fit `{text}`): write the value without it",
-                            tag.handle, tag.suffix
+                            "the tag `{}` is not supported here (or does not fit `{text}`): write the value without it",
+                            written_tag(tag)
                         ),
                     })?,
                 },
@@ -524,6 +524,17 @@ impl Builder<'_> {
                     let (event, span) = self.next(parser)?;
                     if matches!(event, Event::MappingEnd | Event::StreamEnd) {
                         break;
+                    }
+                    // YAML 1.1's merge key (`<<: {retry_count: 5}`) puts
+                    // another mapping's fields into this one; read as a
+                    // key named `<<`, those fields would go unjudged, and
+                    // the document would pass on what it does not say.
+                    if matches!(&event, Event::Scalar(text, ScalarStyle::Plain, _, None) if text == "<<")
+                    {
+                        return Err(YamlError {
+                            pos: self.locator.span(&span),
+                            message: "merge keys (`<<`) are not supported in handoff frontmatter: write the fields out".to_string(),
+                        });
                     }
                     let key_node = self.node(parser, event, span, depth + 1)?;
                     let name = match &key_node.value {
@@ -610,6 +621,16 @@ fn tagged(tag: &saphyr_parser::Tag, text: &str) -> Option<Value> {
         ("float", Value::Float(_) | Value::Int(_)) => text.trim().parse().ok().map(Value::Float),
         ("int", Value::Int(_)) | ("bool", Value::Bool(_)) | ("null", Value::Null) => Some(value),
         _ => None,
+    }
+}
+
+/// A tag as an author writes it: `!!int` rather than the
+/// `tag:yaml.org,2002:int` it stands for.
+fn written_tag(tag: &saphyr_parser::Tag) -> String {
+    if tag.is_yaml_core_schema() {
+        format!("!!{}", tag.suffix)
+    } else {
+        format!("{}{}", tag.handle, tag.suffix)
     }
 }
 
@@ -702,15 +723,39 @@ mod tests {
         assert!(matches!(root.get("b").unwrap().value, Value::Int(3)));
         assert!(matches!(root.get("c").unwrap().value, Value::Bool(true)));
         assert!(matches!(root.get("d").unwrap().value, Value::Str(ref s) if s == "true"));
-        for bad in ["a: !!int two", "a: !custom x", "a: !!binary aGk="] {
+        for (bad, written) in [
+            ("a: !!int two", "`!!int`"),
+            ("a: !custom x", "`!custom`"),
+            ("a: !!binary aGk=", "`!!binary`"),
+            ("a: !!timestamp 2026-11-24", "`!!timestamp`"),
+        ] {
             let doc = format!("---\n{bad}\n---\n");
             let error = parse(&extract(&doc).unwrap()).unwrap_err();
             assert!(
-                error.message.contains("is not supported here"),
+                error.message.contains("is not supported here") && error.message.contains(written),
                 "{bad}: {error:?}"
             );
             assert_eq!((error.pos.line, error.pos.column), (2, 4), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_merge_key_is_refused_where_it_stands() {
+        for yaml in [
+            "id: F1\n<<: {retry_count: 5}\n",
+            "id: F1\ncheckpoints:\n  - name: a\n    <<: {status: pass}\n",
+        ] {
+            let doc = format!("---\n{yaml}---\n");
+            let error = parse(&extract(&doc).unwrap()).unwrap_err();
+            assert!(error.message.contains("merge keys"), "{yaml:?}: {error:?}");
+            assert_eq!(
+                &doc[error.pos.offset..error.pos.offset + error.pos.len],
+                "<<"
+            );
+        }
+        // A quoted `<<` is a key like any other.
+        let (root, _) = tree("---\n\"<<\": x\n---\n");
+        assert!(root.unwrap().get("<<").is_some());
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod handoff;
 mod handoff_more;
 mod handoff_review;
 mod handoff_rules;
+mod handoff_yaml;
 mod hooks;
 mod install_edges;
 mod install_more;
