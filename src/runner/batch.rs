@@ -82,7 +82,7 @@ fn expand_with_budget(command: &CommandLine, files: &[PathBuf], budget: usize) -
             }
             // Names no quoting can make safe are handed to the script as
             // its arguments instead, which it never reads as code.
-            let as_arguments = tokens.iter().any(|(_, q)| *q == Quote::Unquotable);
+            let as_arguments = tokens.iter().any(|(_, q)| q.unquotable());
             // The script is one argument, so it must also stay under the
             // single-argument limit, with the names written once for each
             // `{files}` (and the quotes closed around them), and once more
@@ -110,12 +110,12 @@ fn expand_with_budget(command: &CommandLine, files: &[PathBuf], budget: usize) -
                         // names: a name quoted for `sh` within `"..."` would
                         // have its `$(...)` run.
                         let close: &[u8] = match quote {
-                            Quote::None | Quote::Unquotable => b"",
+                            Quote::None | Quote::Unquotable | Quote::HereDocument => b"",
                             Quote::Single => b"'",
                             Quote::Double => b"\"",
                         };
                         bytes.extend_from_slice(close);
-                        if quote == Quote::Unquotable {
+                        if quote.unquotable() {
                             bytes.extend_from_slice(b"\"$@\"");
                         } else {
                             bytes.extend_from_slice(&quoted);
@@ -147,6 +147,18 @@ enum Quote {
     /// Where no quotes can keep a name from being code (see
     /// `files_tokens`).
     Unquotable,
+    /// In the text of a here-document, where quotes are plain characters:
+    /// `sh` still runs the `$(...)` of an unquoted one, and a name holding
+    /// a line with the closing word ends any one early, the rest of the
+    /// name read as commands.
+    HereDocument,
+}
+
+impl Quote {
+    /// Whether a name there can only be passed as an argument (`"$@"`).
+    fn unquotable(self) -> bool {
+        matches!(self, Quote::Unquotable | Quote::HereDocument)
+    }
 }
 
 /// Where each `{files}` of `script` is, and inside which quotes, read as
@@ -155,7 +167,8 @@ enum Quote {
 /// inside double quotes. A `{files}` inside a parameter expansion
 /// (`${VAR:-{files}}`) or an arithmetic one (`$(( ))`, `(( ))`) is
 /// `Quote::Unquotable`: no quoting keeps a name there from being read as
-/// code by every shell.
+/// code by every shell. One in the text of a here-document (`<<EOF`) is
+/// `Quote::HereDocument`, and the quotes in that text quote nothing.
 fn files_tokens(script: &str) -> Vec<(usize, Quote)> {
     /// What the scanner is inside of.
     #[derive(Clone, Copy, PartialEq, Eq)]
@@ -196,6 +209,9 @@ fn files_tokens(script: &str) -> Vec<(usize, Quote)> {
     let bytes = script.as_bytes();
     let mut stack = vec![In::Plain(None)];
     let mut found = Vec::new();
+    // The closing words of the here-documents opened on the current line,
+    // whose text starts on the next one.
+    let mut here_documents: Vec<HereDocument> = Vec::new();
     let mut i = 0;
     // Where the last command could start: `((` there is arithmetic.
     let at_command_start = |i: usize| {
@@ -261,6 +277,35 @@ fn files_tokens(script: &str) -> Vec<(usize, Quote)> {
                 stack.push(In::Arith(2));
                 i += 1;
             }
+            // A here-string (`<<<`, bash) is a word like any other.
+            (In::Plain(_) | In::Backquote, b'<')
+                if next(1) == Some(b'<') && next(2) == Some(b'<') =>
+            {
+                i += 2;
+            }
+            (In::Plain(_) | In::Backquote, b'<') if next(1) == Some(b'<') => {
+                let (document, end) = HereDocument::opened(bytes, i + 2);
+                here_documents.extend(document);
+                i = end;
+                continue;
+            }
+            (In::Plain(_) | In::Backquote, b'\n') if !here_documents.is_empty() => {
+                // The texts follow one another, each up to its closing line.
+                let mut at = i + 1;
+                for document in here_documents.drain(..) {
+                    let end = document.text_end(bytes, at);
+                    let mut from = at;
+                    while let Some(n) =
+                        memchr::memmem::find(&bytes[from..end], FILES_TOKEN.as_bytes())
+                    {
+                        found.push((from + n, Quote::HereDocument));
+                        from += n + FILES_TOKEN.len();
+                    }
+                    at = memchr::memchr(b'\n', &bytes[end..]).map_or(bytes.len(), |n| end + n + 1);
+                }
+                i = at;
+                continue;
+            }
             (_, byte) => {
                 if let Some((open, close, depth)) = top.nesting() {
                     if byte == open {
@@ -280,13 +325,79 @@ fn files_tokens(script: &str) -> Vec<(usize, Quote)> {
     found
 }
 
+/// A here-document whose text is still to come: `<<WORD` or `<<-WORD`.
+struct HereDocument {
+    /// The closing word, its quotes removed (`<<'EOF'` closes with `EOF`).
+    word: Vec<u8>,
+    /// `<<-`: the closing line may be indented with tabs.
+    tabs: bool,
+}
+
+impl HereDocument {
+    /// The here-document whose operator ends at `at` (just after `<<`),
+    /// and where its word ends; `None` when no word follows (a syntax
+    /// error `sh` reports itself).
+    fn opened(bytes: &[u8], mut at: usize) -> (Option<HereDocument>, usize) {
+        let tabs = bytes.get(at) == Some(&b'-');
+        at += usize::from(tabs);
+        while matches!(bytes.get(at), Some(b' ' | b'\t')) {
+            at += 1;
+        }
+        let mut word = Vec::new();
+        let mut quote = None;
+        while let Some(&b) = bytes.get(at) {
+            match (quote, b) {
+                (None, b'\'' | b'"') => quote = Some(b),
+                (Some(q), _) if b == q => quote = None,
+                (None, b'\\') => {
+                    at += 1;
+                    word.extend(bytes.get(at));
+                }
+                (None, _) if b.is_ascii_whitespace() || b";&|()<>".contains(&b) => break,
+                _ => word.push(b),
+            }
+            at += 1;
+        }
+        (
+            (!word.is_empty()).then_some(HereDocument { word, tabs }),
+            at,
+        )
+    }
+
+    /// Where the text starting at `from` ends: at its closing line, or at
+    /// the end of the script when none closes it.
+    fn text_end(&self, bytes: &[u8], from: usize) -> usize {
+        let mut line = from;
+        while line < bytes.len() {
+            let end = memchr::memchr(b'\n', &bytes[line..]).map_or(bytes.len(), |n| line + n);
+            let mut text = &bytes[line..end];
+            if self.tabs {
+                while let [b'\t', rest @ ..] = text {
+                    text = rest;
+                }
+            }
+            if text == self.word.as_slice() {
+                return line;
+            }
+            line = end + 1;
+        }
+        bytes.len()
+    }
+}
+
 /// Where a `{files}` of the shell script `script` sits that no quoting
-/// can make safe (inside `${...}` or an arithmetic expansion), said for a
-/// person; `None` when there is none. The configuration refuses such a
-/// script; were one run, its names would reach it as the script's
-/// arguments (`"$@"`), never as its text.
+/// can make safe (inside `${...}`, an arithmetic expansion or a
+/// here-document), said for a person; `None` when there is none. The
+/// configuration refuses such a script; were one run, its names would
+/// reach it as the script's arguments (`"$@"`), never as its text.
 pub fn unquotable_files(script: &str) -> Option<&'static str> {
-    files_tokens(script)
+    let tokens = files_tokens(script);
+    if tokens.iter().any(|(_, q)| *q == Quote::HereDocument) {
+        return Some(
+            "inside a here-document (`<<EOF`: `printf '%s\\n' {files} | tool` gives a tool the names one per line)",
+        );
+    }
+    tokens
         .iter()
         .any(|(_, q)| *q == Quote::Unquotable)
         .then_some(
@@ -399,6 +510,50 @@ mod tests {
             [Quote::None; 4]
         );
         assert_eq!(unquotable_files("lint {files}"), None);
+    }
+
+    #[test]
+    fn a_files_token_in_the_text_of_a_here_document_is_unquotable() {
+        let quotes = |script: &str| -> Vec<Quote> {
+            files_tokens(script).into_iter().map(|(_, q)| q).collect()
+        };
+        let here = Quote::HereDocument;
+        for script in [
+            "cat <<EOF\nhello {files}\nEOF",
+            "cat << 'EOF'\n{files}\nEOF\n",
+            "cat <<\"E O\"\n{files}\nE O\n",
+            "cat <<\\EOF >out\n{files}\nEOF",
+            "cat <<-EOF\n\t{files}\n\t\tEOF\n",
+            "x=$(cat <<EOF\n{files}\nEOF\n)",
+            // Not closed: the rest of the script is its text.
+            "cat <<EOF\n{files}\n EOF",
+        ] {
+            assert_eq!(quotes(script), [here], "{script:?}");
+            assert!(unquotable_files(script).is_some_and(|p| p.contains("here-document")));
+        }
+        // Two opened on one line follow one another; the quotes in their
+        // text quote nothing, and the script goes on after them.
+        assert_eq!(
+            quotes("a <<A; b <<-'B' {files}\nit's {files}\nA\n\"{files}\nB\nc {files} '{files}'"),
+            [Quote::None, here, here, Quote::None, Quote::Single]
+        );
+        // A shift and a here-string open none.
+        assert_eq!(
+            quotes("echo $((1 << 2)) {files}\ncat <<< {files}\n{files}"),
+            [Quote::None; 3]
+        );
+        let script = CommandLine::Shell("cat <<EOF\n{files}\nEOF".to_string());
+        let got = expand_invocations(&script, &paths(&["$(touch x)\nEOF\ntouch y"]));
+        assert_eq!(
+            got,
+            [Invocation::new([
+                "sh",
+                "-c",
+                "cat <<EOF\n\"$@\"\nEOF",
+                "sh",
+                "$(touch x)\nEOF\ntouch y",
+            ])]
+        );
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub struct Capture {
     extractor: Extractor,
     /// Standard output of a verifier, kept whole up to a limit.
     answer: Option<(Vec<u8>, usize)>,
+    /// What phasegate has to say about how the check ran (see `note`).
+    notes: Vec<String>,
 }
 
 impl Capture {
@@ -65,7 +67,20 @@ impl Capture {
             line_overflow: false,
             extractor,
             answer: None,
+            notes: Vec::new(),
         }
+    }
+
+    /// How many bytes of output came so far.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// A line of phasegate's own for the log, written after the check's
+    /// output when it is over, never inside it: the diagnostics' places in
+    /// the log are counted in bytes of output.
+    pub fn note(&mut self, note: String) {
+        self.notes.push(note);
     }
 
     /// Also keeps the stream whole, up to `limit` bytes (a verifier's answer).
@@ -221,6 +236,23 @@ impl Capture {
                     .write_all(note.as_bytes())
                     .and_then(|()| log.write_all(tail))
                 {
+                    self.log_error = Some(e);
+                }
+            }
+            if !self.notes.is_empty() {
+                // On a line of their own, after output that may not end one.
+                let last = self.tail.last().or(self.head.last());
+                let mut text = String::from(if last.is_some_and(|b| *b != b'\n') {
+                    "\n"
+                } else {
+                    ""
+                });
+                for note in &self.notes {
+                    text.push_str("[phasegate: ");
+                    text.push_str(note);
+                    text.push_str("]\n");
+                }
+                if let Err(e) = log.write_all(text.as_bytes()) {
                     self.log_error = Some(e);
                 }
             }

@@ -7,7 +7,6 @@ use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::CheckKind;
@@ -61,6 +60,9 @@ const LEADER_EXIT_GRACE: Duration = Duration::from_millis(200);
 const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long to wait for the pipe to close once every process was killed.
 const DRAIN_LIMIT: Duration = Duration::from_secs(1);
+/// How long the pipe may stay open once the check's own processes were
+/// stopped before phasegate looks for what else holds it.
+const HOLDER_LOOK: Duration = Duration::from_millis(100);
 /// Bytes per read from the pipe.
 const CHUNK: usize = 64 * 1024;
 
@@ -312,11 +314,13 @@ fn run_batches<'a>(
     let mut termination = Termination::Exited(0);
     let mut failed_batch = None;
     let mut answers = Answers::new(plan);
-    for invocation in &plan.invocations {
+    let batches = plan.invocations.len();
+    for (n, invocation) in plan.invocations.iter().enumerate() {
         if sys::interrupted() {
             termination = Termination::Interrupted;
             break;
         }
+        let from = capture.total();
         let this = run_invocation(
             plan,
             resolved,
@@ -327,6 +331,15 @@ fn run_batches<'a>(
         );
         if let Some(answer) = capture.take_answer() {
             answers.add(answer);
+        }
+        // Only the first failure is the check's status: the log says how
+        // each batch ended, and where its output starts.
+        if batches > 1 {
+            capture.note(format!(
+                "batch {} of {batches} (its output from byte {from}): {}",
+                n + 1,
+                ended(&this)
+            ));
         }
         match (&termination, this) {
             // Every batch must pass: the first failure is the one reported,
@@ -341,11 +354,29 @@ fn run_batches<'a>(
                     failed_batch = Some(code);
                 }
                 termination = other;
+                if n + 1 < batches {
+                    capture.note(format!("batches {} to {batches} were not run", n + 2));
+                }
                 break;
             }
         }
     }
     (termination, answers, failed_batch)
+}
+
+/// How an invocation ended, for a note in the log.
+fn ended(termination: &Termination) -> String {
+    match termination {
+        Termination::Exited(code) => format!("exited {code}"),
+        Termination::Signaled(signal) => format!("killed by signal {signal}"),
+        Termination::TimedOut(limit) => format!(
+            "stopped at the check's timeout ({}s, for all its batches together)",
+            limit.as_secs_f64()
+        ),
+        Termination::Missing { program } => format!("`{program}` was not found"),
+        Termination::SpawnFailed(why) => format!("could not run: {why}"),
+        Termination::Interrupted => "stopped: phasegate was interrupted".to_string(),
+    }
 }
 
 /// `sh -c` exits 127 when it cannot find a command (a tool that is not
@@ -818,8 +849,21 @@ fn run_invocation(
     } else {
         expr.stderr_to_stdout()
     };
-    let reader = match expr.reader() {
-        Ok(reader) => Arc::new(reader),
+    // The output pipe is phasegate's own, not duct's `reader()`: its
+    // number names it in `/proc`, where what still holds it open is found
+    // (see `release_output`).
+    let (output, output_end) = match os_pipe::pipe() {
+        Ok(pipe) => pipe,
+        Err(e) => {
+            return Termination::SpawnFailed(format!("failed to open a pipe for its output: {e}"))
+        }
+    };
+    let pipes: Vec<u64> = std::iter::once(&output)
+        .chain(stderr_pipe.as_ref())
+        .filter_map(sys::pipe_id)
+        .collect();
+    let handle = match expr.stdout_file(output_end).start() {
+        Ok(handle) => handle,
         Err(e) => {
             return Termination::SpawnFailed(format!(
                 "failed to start `{}`: {e}",
@@ -827,10 +871,10 @@ fn run_invocation(
             ))
         }
     };
-    // The expression holds the pipe's write end: closed here, the pipe
+    // The expression holds the pipes' write ends: closed here, a pipe
     // ends when the check's processes close theirs.
     drop(expr);
-    let Some(pgid) = reader.pids().first().copied() else {
+    let Some(pgid) = handle.pids().first().copied() else {
         return Termination::SpawnFailed("the process has no id".to_string());
     };
     // From here, whatever ends the invocation before its processes were
@@ -849,12 +893,11 @@ fn run_invocation(
     let stderr_tx = tx.clone();
     // Read buffers travel back to the pump to be filled again.
     let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
-    let pump_reader = Arc::clone(&reader);
-    // Detached on purpose: if a process escaped the group and holds the pipe
-    // open, this thread stays blocked and is abandoned, not joined.
+    // Detached on purpose: if a process phasegate cannot stop holds the
+    // pipe open, this thread stays blocked and is abandoned, not joined.
     let spawned = std::thread::Builder::new()
         .name(format!("pump-{}", plan.name))
-        .spawn(move || pump(&pump_reader, &tx, &recycle_rx));
+        .spawn(move || pump(output, &tx, &recycle_rx));
     if let Err(e) = spawned {
         return Termination::SpawnFailed(format!("failed to start its output reader: {e}"));
     }
@@ -874,17 +917,29 @@ fn run_invocation(
     }
 
     let stop = watch(
-        &rx,
-        &recycle_tx,
-        &reader,
+        &Output {
+            rx: &rx,
+            recycle: &recycle_tx,
+            pipes: &pipes,
+        },
+        &handle,
         &running,
         deadline,
         streams,
         capture,
     );
     running.settled = true;
-    let status = wait_exit(&reader);
+    let status = wait_exit(&handle);
     termination(stop, status, plan.timeout)
+}
+
+/// The output of one invocation as it arrives: the messages of its
+/// readers, the way their buffers go back, and the pipes it comes
+/// through (their ids, see `sys::pipe_id`).
+struct Output<'a> {
+    rx: &'a Receiver<Msg>,
+    recycle: &'a mpsc::Sender<Vec<u8>>,
+    pipes: &'a [u64],
 }
 
 /// One invocation's processes while phasegate watches them: dropped
@@ -972,8 +1027,7 @@ fn termination(
 }
 
 /// Reads the pipe until it closes.
-fn pump(reader: &duct::ReaderHandle, tx: &mpsc::SyncSender<Msg>, recycled: &Receiver<Vec<u8>>) {
-    let mut reader = reader;
+fn pump(mut reader: os_pipe::PipeReader, tx: &mpsc::SyncSender<Msg>, recycled: &Receiver<Vec<u8>>) {
     loop {
         let mut buffer = recycled.try_recv().unwrap_or_default();
         buffer.resize(CHUNK, 0);
@@ -1016,12 +1070,12 @@ fn pump_stderr(mut pipe: os_pipe::PipeReader, tx: &mpsc::SyncSender<Msg>) {
     }
 }
 
-/// Feeds output to the capture until the pipes close, enforcing the
-/// deadline, the interrupt flag and leftover background processes.
+/// Feeds output to the capture until the pipes close and the check's own
+/// process exited, enforcing the deadline, the interrupt flag and
+/// leftover background processes.
 fn watch(
-    rx: &Receiver<Msg>,
-    recycle: &mpsc::Sender<Vec<u8>>,
-    reader: &duct::ReaderHandle,
+    output: &Output,
+    handle: &duct::Handle,
     running: &Running,
     deadline: Instant,
     mut streams: usize,
@@ -1038,70 +1092,145 @@ fn watch(
         let wait = POLL
             .min(deadline.saturating_duration_since(now))
             .max(Duration::from_millis(1));
-        match rx.recv_timeout(wait) {
-            Ok(Msg::Data(bytes)) => {
-                #[cfg(test)]
-                tests::panic_on_mark(&bytes);
-                capture.push(&bytes);
-                let _ = recycle.send(bytes);
-                if Instant::now() < next_look {
-                    continue;
+        if streams == 0 {
+            // Its output closed, the check's process works on (`exec
+            // >&-`), or has just exited.
+            let _ = handle.wait_timeout(wait);
+        } else {
+            match output.rx.recv_timeout(wait) {
+                Ok(Msg::Data(bytes)) => {
+                    #[cfg(test)]
+                    tests::panic_on_mark(&bytes);
+                    capture.push(&bytes);
+                    let _ = output.recycle.send(bytes);
+                    if Instant::now() < next_look {
+                        continue;
+                    }
                 }
-            }
-            Ok(Msg::Stderr(bytes)) => {
-                capture.push_stderr(&bytes);
-                if Instant::now() < next_look {
-                    continue;
+                Ok(Msg::Stderr(bytes)) => {
+                    capture.push_stderr(&bytes);
+                    if Instant::now() < next_look {
+                        continue;
+                    }
                 }
-            }
-            Ok(Msg::End(Ok(())) | Msg::StderrEnd) if streams > 1 => streams -= 1,
-            Ok(Msg::End(Err(e))) => {
-                kill_tree(tree);
-                return Stop::ReadFailed(e.to_string());
-            }
-            Ok(Msg::End(Ok(())) | Msg::StderrEnd) | Err(RecvTimeoutError::Disconnected) => {
-                // The pipe closed; anything the check left running in its
-                // session (a background job that closed its output, in its
-                // process group or in one of its own, as `timeout` makes)
-                // is stopped too. The first process is gone already (its
-                // status was read at the end of the output), so its group
-                // alone says nothing of the others.
-                if sys::session_alive(pgid) && leader_done(reader) {
-                    stop_session(pgid);
+                Ok(Msg::End(Ok(())) | Msg::StderrEnd) => streams -= 1,
+                Ok(Msg::End(Err(e))) => {
+                    kill_tree(tree);
+                    return Stop::ReadFailed(e.to_string());
                 }
-                return Stop::None;
+                Err(RecvTimeoutError::Disconnected) => streams = 0,
+                Err(RecvTimeoutError::Timeout) => {}
             }
-            Err(RecvTimeoutError::Timeout) => {}
         }
         next_look = Instant::now() + POLL;
+        if streams == 0 && leader_done(handle) {
+            // The pipes closed and the check's process is gone; anything
+            // it left running in its session (a background job that
+            // closed its output, in its process group or in one of its
+            // own, as `timeout` makes) is stopped too. The first process
+            // is gone already, so its group alone says nothing of the
+            // others.
+            if sys::session_alive(pgid) && stop_session(pgid) {
+                capture.note(
+                    "the check's process exited and left processes running in its session; they were stopped".to_string(),
+                );
+            }
+            return Stop::None;
+        }
         let stop = if sys::interrupted() {
             Stop::Interrupted
         } else if Instant::now() >= deadline {
             Stop::TimedOut
+        } else if streams == 0 {
+            continue;
         } else {
             // The leader exited and its group lingers (a background
             // process holding the output open, printing or not): after a
             // grace period, it is stopped.
-            if leader_exited.is_none() && leader_done(reader) {
+            if leader_exited.is_none() && leader_done(handle) {
                 leader_exited = Some(Instant::now());
             }
             match leader_exited {
                 Some(at) if at.elapsed() >= LEADER_EXIT_GRACE => {
-                    stop_session(pgid);
-                    drain(rx, streams, capture);
+                    if stop_session(pgid) {
+                        capture.note(format!(
+                            "the check's process exited, and what it left running in its session still held its output open {}ms later; it was stopped",
+                            LEADER_EXIT_GRACE.as_millis()
+                        ));
+                    }
+                    release_output(output, streams, capture);
                     return Stop::None;
                 }
                 _ => continue,
             }
         };
         kill_tree(tree);
-        drain(rx, streams, capture);
+        release_output(output, streams, capture);
         return stop;
     }
 }
 
-fn leader_done(reader: &duct::ReaderHandle) -> bool {
-    matches!(reader.try_wait(), Ok(Some(_)) | Err(_))
+/// Takes what is left in the pipes once the check's processes were
+/// stopped, until they close. Something that still holds one open then
+/// left the check's session and carries no sign of the check (`setsid`
+/// under `env -i`); it was started by the check all the same (nothing
+/// else has the pipe), is stopped too, and the log says what it was. A
+/// pipe still open after that is left to its reader thread, and the log
+/// says so: phasegate waits no longer.
+fn release_output(output: &Output, streams: usize, capture: &mut Capture) {
+    // What was stopped closes its end as it goes: a moment for that.
+    let Some(streams) = drain(output.rx, streams, capture, HOLDER_LOOK) else {
+        return;
+    };
+    let holders: Vec<(u32, String)> = output
+        .pipes
+        .iter()
+        .flat_map(|pipe| sys::pipe_holders(*pipe))
+        .collect();
+    let pids: Vec<u32> = holders.iter().map(|(pid, _)| *pid).collect();
+    stop_processes(&pids);
+    for (pid, command) in &holders {
+        capture.note(format!(
+            "`{}` (pid {pid}), which left the check's session, still held its output open; it was stopped",
+            shorten(command)
+        ));
+    }
+    if drain(output.rx, streams, capture, DRAIN_LIMIT).is_some() {
+        capture.note(
+            "the check's output was still held open by a process phasegate could not find or stop; phasegate stopped reading it".to_string(),
+        );
+    }
+}
+
+/// A command line cut for a note in the log.
+fn shorten(command: &str) -> String {
+    const MAX: usize = 120;
+    match command.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &command[..at]),
+        None => command.to_string(),
+    }
+}
+
+/// SIGTERM to each of `pids`, a grace period while any still runs, then
+/// SIGKILL to those that do.
+fn stop_processes(pids: &[u32]) {
+    let mut left: Vec<u32> = pids
+        .iter()
+        .copied()
+        .filter(|pid| sys::signal_running(*pid, sys::SIGTERM))
+        .collect();
+    let until = Instant::now() + KILL_GRACE;
+    while !left.is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+        left.retain(|pid| sys::signal_running(*pid, 0));
+    }
+    for pid in left {
+        sys::signal_running(pid, sys::SIGKILL);
+    }
+}
+
+fn leader_done(handle: &duct::Handle) -> bool {
+    matches!(handle.try_wait(), Ok(Some(_)) | Err(_))
 }
 
 /// What is left of a check's session once its own process ended by itself
@@ -1110,19 +1239,22 @@ fn leader_done(reader: &duct::ReaderHandle) -> bool {
 /// as `timeout` does), a grace period, then SIGKILL. A process that left
 /// the session on purpose is a daemon meant to outlive the command (a
 /// build server: Gradle's, Bazel's, sccache's, which the next check may be
-/// using right now) and is left running, as it would be in a terminal.
-fn stop_session(pgid: u32) {
+/// using right now) and is left running, as it would be in a terminal,
+/// unless it still holds the check's output open (see `release_output`).
+/// Whether there was anything to stop.
+fn stop_session(pgid: u32) -> bool {
     if !sys::signal_session(pgid, sys::SIGTERM) {
-        return;
+        return false;
     }
     let until = Instant::now() + KILL_GRACE;
     while Instant::now() < until {
         if !sys::session_alive(pgid) {
-            return;
+            return true;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
     sys::signal_session(pgid, sys::SIGKILL);
+    true
 }
 
 /// Stops a check that did not end by itself (a timeout, an interrupt, a
@@ -1148,28 +1280,38 @@ fn kill_tree(tree: &sys::Tree) {
 }
 
 /// Takes what is still in the pipes after a kill, until the `streams`
-/// still open end, for a bounded time.
-fn drain(rx: &Receiver<Msg>, mut streams: usize, capture: &mut Capture) {
-    let until = Instant::now() + DRAIN_LIMIT;
+/// still open end, for at most `limit`: how many are still open then, if
+/// any.
+fn drain(
+    rx: &Receiver<Msg>,
+    mut streams: usize,
+    capture: &mut Capture,
+    limit: Duration,
+) -> Option<usize> {
+    if streams == 0 {
+        return None;
+    }
+    let until = Instant::now() + limit;
     loop {
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return;
+            return Some(streams);
         }
         match rx.recv_timeout(left) {
             Ok(Msg::Data(bytes)) => capture.push(&bytes),
             Ok(Msg::Stderr(bytes)) => capture.push_stderr(&bytes),
             Ok(Msg::End(_) | Msg::StderrEnd) if streams > 1 => streams -= 1,
-            Ok(Msg::End(_) | Msg::StderrEnd) | Err(_) => return,
+            Ok(Msg::End(_) | Msg::StderrEnd) | Err(RecvTimeoutError::Disconnected) => return None,
+            Err(RecvTimeoutError::Timeout) => return Some(streams),
         }
     }
 }
 
 /// The exit status of the check's own process, waiting briefly after a kill.
-fn wait_exit(reader: &duct::ReaderHandle) -> Option<std::process::ExitStatus> {
+fn wait_exit(handle: &duct::Handle) -> Option<std::process::ExitStatus> {
     let until = Instant::now() + KILL_GRACE;
     loop {
-        match reader.try_wait() {
+        match handle.try_wait() {
             Ok(Some(output)) => return Some(output.status),
             Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
             _ => return None,
@@ -1686,6 +1828,20 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_check_that_closes_its_output_is_waited_for_until_it_exits() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = plan(
+            dir.path(),
+            "c",
+            "echo before; exec >&- 2>&-; sleep 0.3; exit 4",
+            Duration::from_secs(30),
+        );
+        let outcome = run_check(&p);
+        assert_eq!(outcome.termination, Termination::Exited(4));
+        assert_eq!(outcome.output.tail_lines(5), ["before"]);
+    }
+
+    #[test]
     fn a_check_that_never_stops_printing_still_times_out() {
         let dir = tempfile::tempdir().unwrap();
         let p = plan(dir.path(), "c", "yes", Duration::from_millis(500));
@@ -1756,7 +1912,14 @@ pub(super) mod tests {
             .collect();
         let outcome = run_check(&p);
         assert_eq!(outcome.termination, Termination::Exited(3));
-        assert_eq!(std::fs::read_to_string(&p.log_path).unwrap(), "a\nc\n");
+        // The output, then how each batch ended and where its output starts.
+        assert_eq!(
+            std::fs::read_to_string(&p.log_path).unwrap(),
+            "a\nc\n\
+             [phasegate: batch 1 of 3 (its output from byte 0): exited 0]\n\
+             [phasegate: batch 2 of 3 (its output from byte 2): exited 3]\n\
+             [phasegate: batch 3 of 3 (its output from byte 2): exited 4]\n"
+        );
     }
 
     #[test]

@@ -505,6 +505,50 @@ pub fn interrupt_caught() -> bool {
     active && interrupted()
 }
 
+/// The inode number of the pipe `end` is one end of: it names the pipe
+/// in `/proc/<pid>/fd` of every process that holds it (`pipe:[N]`).
+pub fn pipe_id(end: &impl std::os::fd::AsFd) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let fd = end.as_fd().try_clone_to_owned().ok()?;
+    std::fs::File::from(fd).metadata().ok().map(|m| m.ino())
+}
+
+/// The processes other than phasegate that hold the pipe `id` (see
+/// `pipe_id`) open, with the command line each runs, as far as `/proc`
+/// shows them (those of the same user: only they can be signalled). Every
+/// end of a check's output pipe outside phasegate was inherited from the
+/// check, so whatever holds one was started by it, wherever it moved.
+pub fn pipe_holders(id: u64) -> Vec<(u32, String)> {
+    let me = std::process::id();
+    let name = std::ffi::OsString::from(format!("pipe:[{id}]"));
+    let holds = |pid: u32| {
+        std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+            fds.flatten()
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|to| to.as_os_str() == name))
+        })
+    };
+    processes()
+        .into_iter()
+        .flatten()
+        .filter(|(pid, p)| *pid != me && p.running() && holds(*pid))
+        .map(|(pid, _)| {
+            let line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let words: Vec<String> = line
+                .split(|b| *b == 0)
+                .filter(|w| !w.is_empty())
+                .map(|w| String::from_utf8_lossy(w).into_owned())
+                .collect();
+            (pid, words.join(" "))
+        })
+        .collect()
+}
+
+/// Sends `signal` to the process `pid`; whether it went to a process
+/// that still runs (not a zombie).
+pub fn signal_running(pid: u32, signal: i32) -> bool {
+    proc_stat(pid).is_some_and(|p| p.running()) && kill(pid, false, signal)
+}
+
 /// The kernel's limit on the size of a new program's arguments and
 /// environment together (`ARG_MAX`), or a conservative guess.
 pub fn arg_max() -> usize {

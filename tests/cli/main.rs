@@ -47,6 +47,7 @@ mod reports_more;
 mod run_more;
 mod runner;
 mod runner_more;
+mod runner_review;
 mod runner_tree;
 mod select_review;
 mod selection_more;
