@@ -216,8 +216,11 @@ fn by_importance(diagnostics: &[&Diagnostic]) -> Vec<usize> {
     ordered
 }
 
-/// The result of `d`, occurrence `nth` of its finding.
-fn result(d: &Diagnostic, nth: usize) -> Value {
+/// The result of `d`, occurrence `nth` of its finding. `let_through`: its
+/// check held nothing back (see `report::let_through`), so an error is a
+/// `warning` result, as GitHub code scanning fails a pull request on an
+/// `error` one; the tool's own word stays in `properties.severity`.
+fn result(d: &Diagnostic, nth: usize, let_through: bool) -> Value {
     // Every result needs a place: a finding with none is about the gate
     // itself and points at its configuration, at its top: a line or a
     // column of no file says nothing about any line of phasegate.toml.
@@ -249,9 +252,17 @@ fn result(d: &Diagnostic, nth: usize) -> Value {
     if let Some(test) = &d.test {
         properties["test"] = json!(test);
     }
+    let severity = match d.severity {
+        Severity::Error if let_through => {
+            properties["severity"] = json!(d.severity);
+            properties["blocking"] = json!(false);
+            Severity::Warning
+        }
+        other => other,
+    };
     json!({
         "ruleId": rule_id(d),
-        "level": level(d.severity),
+        "level": level(severity),
         "message": { "text": super::text::message(d) },
         "locations": [{
             "physicalLocation": {
@@ -277,7 +288,7 @@ pub fn log(verdict: &Verdict) -> Value {
     let mut results = Vec::new();
     let mut size = 0usize;
     for &i in order.iter().take(MAX_RESULTS) {
-        let r = result(found[i], nth[i]);
+        let r = result(found[i], nth[i], super::let_through(verdict, found[i]));
         size += r.to_string().len();
         if size > MAX_BYTES {
             break;

@@ -291,6 +291,26 @@ checks = [
     assert_eq!(severity("undeclared"), "critical");
     assert_eq!(severity("conflicting types"), "major");
 
+    // GitHub code scanning fails a pull request on an `error` result. (A
+    // third run with the same errors would end `blocked`: the history of
+    // the two before is removed.)
+    std::fs::remove_file(repo.path().join(".git/phasegate/state.json")).unwrap();
+    let sarif: serde_json::Value = serde_json::from_str(&report(&repo, "sarif", &[], 1)).unwrap();
+    let result = |needle: &str| {
+        sarif["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["message"]["text"].as_str().unwrap().contains(needle))
+            .unwrap_or_else(|| panic!("no result with {needle}: {sarif}"))
+            .clone()
+    };
+    assert_eq!(result("undeclared")["level"], "error");
+    let warned = result("conflicting types");
+    assert_eq!(warned["level"], "warning", "{warned}");
+    assert_eq!(warned["properties"]["severity"], "error", "{warned}");
+    assert_eq!(warned["properties"]["blocking"], false, "{warned}");
+
     // Under `strict` every warn blocks: both are errors again.
     let annotations = report(&repo, "github", &["--profile", "strict"], 1);
     assert!(
