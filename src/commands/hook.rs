@@ -52,6 +52,10 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
                 root.as_deref()
                     .and_then(|root| crate::git::published_among(root, remote, among))
             };
+            let made_on = |spec: &str, known: Option<&str>| {
+                root.as_deref()
+                    .and_then(|root| crate::git::published_parents(root, spec, remote, known))
+            };
             let pushed = Pushed {
                 remote: remote.unwrap_or("the remote"),
                 kind: &kind,
@@ -60,6 +64,7 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
                 commit: &commit,
                 older: &older,
                 published: &published,
+                made_on: &made_on,
             };
             let (selections, notes) = match pushed_ranges(std::io::stdin().lock(), &pushed) {
                 Ok(read) => read,
@@ -239,7 +244,10 @@ fn request(
 /// push over it) leaves no range, so the pushed commit is checked as a new
 /// branch is, as it is when the remote's commit shares no history with it
 /// here (a force push of a new history, or a shallow clone). The notes say
-/// so. Each selection comes with the local ref it checks; refs that check
+/// so. Where the commits new to the remote merge in commits published
+/// already, what they change is checked, not what the merge brought in
+/// (see `git::published_parents`). Each selection comes with the local
+/// ref it checks; refs that check
 /// the same commits come once, with all their names, and a tag below
 /// another pushed ref is left to it (see `tags_left_to_other_refs`). An
 /// annotated tag is taken for the commit it points at.
@@ -252,6 +260,7 @@ fn pushed_ranges(input: impl BufRead, pushed: &Pushed<'_>) -> Result<PushRead, U
         commit,
         older,
         published,
+        made_on,
     } = pushed;
     let mut lines = Vec::new();
     let mut notes = Vec::new();
@@ -358,6 +367,8 @@ fn pushed_ranges(input: impl BufRead, pushed: &Pushed<'_>) -> Result<PushRead, U
             }
             None => Some(SelectionRequest::AllOf(local.to_string())),
         };
+        // The commit the ref had on the remote, when it is here.
+        let known = remote_kind.is_some().then(|| remote.clone());
         let selection = if crate::git::is_zero_id(&remote) {
             new_branch(&local, &mut notes)
         } else if remote_kind.is_none() {
@@ -405,6 +416,33 @@ fn pushed_ranges(input: impl BufRead, pushed: &Pushed<'_>) -> Result<PushRead, U
                 }),
             }
         };
+        // A merge of commits published already (`git merge main` on a
+        // pushed branch): the range from the remote's commit holds every
+        // file the merge brought in from `main`, published and gated
+        // there. What is checked is what the commits new to the remote
+        // change: the files the tip holds otherwise than each published
+        // commit they were made on, so a conflict resolved by hand is.
+        let selection = selection.map(|selection| match selection {
+            SelectionRequest::Range { from, to } => match made_on(&to, known.as_deref()) {
+                Some(mut made) if made.len() > 1 => {
+                    // The pushed ref's own line first.
+                    if let Some(at) = made.iter().position(|id| *id == from) {
+                        made[..=at].rotate_right(1);
+                    }
+                    notes.push(format!(
+                        "`{local_ref}` merges in commits published already: what is checked is what its own commits change (`git log {} --not {}`), not the files the merge took unchanged from those",
+                        short(&to),
+                        made.iter().map(|id| short(id)).collect::<Vec<_>>().join(" ")
+                    ));
+                    SelectionRequest::Pushed {
+                        to,
+                        published: made,
+                    }
+                }
+                _ => SelectionRequest::Range { from, to },
+            },
+            other => other,
+        });
         if let Some(selection) = selection {
             refs.push(PushedRef {
                 selection,
@@ -603,9 +641,9 @@ fn short(id: &str) -> &str {
     id.get(..10).unwrap_or(id)
 }
 
-/// The commit a pushed ref's range starts from (none for every file of a
-/// commit), and the one it ends at.
-type Checks = (Option<String>, String);
+/// The commits a pushed ref's files are counted from (none for every file
+/// of a commit), and the one it ends at.
+type Checks = (Vec<String>, String);
 
 /// The pushed refs that would check the same commits (a branch and the
 /// tags on its commit, `git push --follow-tags`) checked once, the run
@@ -619,8 +657,9 @@ fn same_checked_once(
     commit: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<(SelectionRequest, Option<String>)> {
     let key = |selection: &SelectionRequest| match selection {
-        SelectionRequest::Range { from, to } => Some((Some(commit(from)?), commit(to)?)),
-        SelectionRequest::AllOf(spec) => Some((None, commit(spec)?)),
+        SelectionRequest::Range { from, to } => Some((vec![commit(from)?], commit(to)?)),
+        SelectionRequest::Pushed { to, published } => Some((published.clone(), commit(to)?)),
+        SelectionRequest::AllOf(spec) => Some((Vec::new(), commit(spec)?)),
         _ => None,
     };
     let mut out: Vec<(SelectionRequest, Option<String>, Option<Checks>)> = Vec::new();
@@ -662,7 +701,14 @@ struct Pushed<'a> {
     /// Which of the commits given were published already, and by which
     /// remotes when not the one pushed to (see `git::published_among`).
     published: &'a Published<'a>,
+    /// The published commits that the commits of a pushed commit new to
+    /// the remote were made on, given a commit the remote has (see
+    /// `git::published_parents`).
+    made_on: &'a MadeOn<'a>,
 }
+
+/// See `Pushed::made_on`.
+type MadeOn<'a> = dyn Fn(&str, Option<&str>) -> Option<Vec<String>> + 'a;
 
 /// See `Pushed::older`.
 type Older<'a> = dyn Fn(&[String], &[String]) -> std::collections::HashSet<String> + 'a;
@@ -696,6 +742,7 @@ mod tests {
             commit: &|_: &str| None,
             older: &|_: &[String], _: &[String]| std::collections::HashSet::new(),
             published: &|_: &[String]| None,
+            made_on: &|_: &str, _: Option<&str>| None,
         };
         pushed_ranges(input.as_bytes(), &pushed).unwrap_or_else(|e| panic!("{e}"))
     }
@@ -923,6 +970,7 @@ mod tests {
             commit: &|_: &str| None,
             older: &|_: &[String], _: &[String]| std::collections::HashSet::new(),
             published: &|_: &[String]| None,
+            made_on: &|_: &str, _: Option<&str>| None,
         };
         let (selections, notes) =
             pushed_ranges(input.as_slice(), &pushed).unwrap_or_else(|e| panic!("{e}"));
@@ -948,6 +996,7 @@ mod tests {
             commit: &|_: &str| None,
             older: &|_: &[String], _: &[String]| std::collections::HashSet::new(),
             published: &|_: &[String]| None,
+            made_on: &|_: &str, _: Option<&str>| None,
         };
         let read = |input: String| pushed_ranges(input.as_bytes(), &pushed).map(|(s, _)| s.len());
         let good = format!("refs/heads/x {a} refs/heads/x {b}\n");

@@ -249,6 +249,12 @@ fn selection_of(ctx: &Context, last: &RunRecord, io: &mut Streams<'_>) -> Select
     match last.selection.mode.as_str() {
         "staged" => SelectionRequest::Staged,
         "range" => match (&last.selection.from, &last.selection.to) {
+            // A push's commits after a merge, compared with the same
+            // published commits.
+            (_, Some(to)) if !last.selection.published.is_empty() => SelectionRequest::Pushed {
+                to: to.clone(),
+                published: last.selection.published.clone(),
+            },
             (Some(from), Some(to)) => SelectionRequest::Range {
                 from: from.clone(),
                 to: to.clone(),

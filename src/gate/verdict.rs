@@ -199,6 +199,11 @@ pub struct SelectionSummary {
     /// The ref being pushed, when a pre-push hook runs once per pushed ref.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pushed_ref: Option<String>,
+    /// The published commits a push's own commits were made on, when a
+    /// merge brought in more than one: the commits checked are `git log
+    /// <to> --not <these>`, and a file counts when it differs from each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<String>,
 }
 
 /// The verdict of one run.

@@ -855,6 +855,19 @@ pub(super) fn range_diff<'r>(
     diff_of(repo, &ends, options)
 }
 
+/// The tree of `to` against that of `from` itself (not their merge base).
+pub(super) fn tree_diff<'r>(
+    repo: &'r Repository,
+    from: &str,
+    to: &str,
+    options: &mut DiffOptions,
+) -> Result<git2::Diff<'r>, GitError> {
+    let from_tree = named(repo, from, |object| object.peel_to_tree())?;
+    let to_tree = named(repo, to, |object| object.peel_to_tree())?;
+    repo.diff_tree_to_tree(Some(&from_tree), Some(&to_tree), Some(options))
+        .map_err(|e| failed("the changes of the pushed commits", e))
+}
+
 /// The commits `from` and `to` name, and their merge base.
 fn range_ends(repo: &Repository, from: &str, to: &str) -> Result<RangeEnds, GitError> {
     let from_commit = named(repo, from, |object| object.peel_to_commit())?;
@@ -1116,6 +1129,91 @@ pub fn published_among(
         walk.push(id).ok()?;
     }
     Some((found_in(walk, among), others))
+}
+
+/// The published commits that the commits of `spec` being published for
+/// the first time were made on: the parents, outside them, of the commits
+/// that no remote-tracking ref of `remote` reaches (see `tracking_refs`),
+/// nor `known` (the commit the pushed ref was at on the remote). `git log
+/// <spec> --not <these>` lists exactly the commits being published. A
+/// merge of `origin/main` into a pushed branch has two: the branch's
+/// commit the remote had, and `origin/main`'s; a branch of ordinary
+/// commits, one.
+///
+/// `None` when that can not be told: nothing says what the remote has, a
+/// shallow clone cut a parent off, or libgit2 failed.
+pub fn published_parents(
+    root: &Path,
+    spec: &str,
+    remote: Option<&str>,
+    known: Option<&str>,
+) -> Option<Vec<String>> {
+    let repo = open(root).ok()?;
+    let tip = repo.revparse_single(spec).ok()?.peel_to_commit().ok()?.id();
+    let mut hidden = tracking_refs(&repo, remote).map_or_else(Vec::new, |(refs, _)| refs);
+    hidden.extend(
+        known
+            .and_then(|id| git2::Oid::from_str(id).ok())
+            .filter(|id| repo.find_commit(*id).is_ok()),
+    );
+    if hidden.is_empty() {
+        return None;
+    }
+    let mut walk = repo.revwalk().ok()?;
+    walk.push(tip).ok()?;
+    for id in hidden {
+        walk.hide(id).ok()?;
+    }
+    walk.set_sorting(git2::Sort::TOPOLOGICAL).ok()?;
+    let new: Vec<git2::Oid> = walk.collect::<Result<_, _>>().ok()?;
+    let unpublished: HashSet<git2::Oid> = new.iter().copied().collect();
+    let mut parents = Vec::new();
+    for id in new {
+        for parent in repo.find_commit(id).ok()?.parent_ids() {
+            if !unpublished.contains(&parent) && !parents.contains(&parent) {
+                // A shallow clone names parents it does not have.
+                repo.find_commit(parent).ok()?;
+                parents.push(parent);
+            }
+        }
+    }
+    Some(parents.iter().map(ToString::to_string).collect())
+}
+
+/// The files of the commit `to` whose content differs from that of each
+/// of the commits `published`, without submodules, and the full id of
+/// `to`: what the commits being published change (see
+/// `published_parents`). A file a merge took unchanged from one of them
+/// (from `origin/main`, say) was published and gated there; one the merge
+/// changed (a conflict resolved by hand) differs from all, and is the
+/// pusher's own work.
+pub fn pushed_files(
+    root: &Path,
+    to: &str,
+    published: &[String],
+) -> Result<(Vec<PathBuf>, String), GitError> {
+    let repo = open(root)?;
+    let to_commit = named(&repo, to, |object| object.peel_to_commit())?;
+    // Compared with nothing, every file is new.
+    if published.is_empty() {
+        return Ok((commit_files(root, to)?, to_commit.id().to_string()));
+    }
+    let mut files: Option<Vec<PathBuf>> = None;
+    for base in published {
+        let mut options = DiffOptions::new();
+        options.include_typechange(true);
+        let mut diff = tree_diff(&repo, base, to, &mut options)?;
+        let changed = changed_paths(&mut diff)?;
+        files = Some(match files {
+            None => changed,
+            // Both sorted.
+            Some(mut kept) => {
+                kept.retain(|file| changed.binary_search(file).is_ok());
+                kept
+            }
+        });
+    }
+    Ok((files.unwrap_or_default(), to_commit.id().to_string()))
 }
 
 /// Which of the commits `among` (full ids) are in the history of a commit

@@ -268,6 +268,19 @@ fn selection_line(selection: &SelectionSummary) -> Option<String> {
     };
     let (from, to) = (selection.from.as_deref(), selection.to.as_deref());
     let mut line = match selection.mode {
+        // A push's own commits after a merge: `git log <to> --not
+        // <published>`, each file compared with every published commit.
+        "range" if !selection.published.is_empty() => format!(
+            "files: {} changed by the commits up to {} that are not in the published {}",
+            selection.files,
+            named(to, selection.to_commit.as_deref()),
+            selection
+                .published
+                .iter()
+                .map(|id| short(id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         "range" => {
             let from_id = selection.from_commit.as_deref();
             let from = match selection.merge_base.as_deref() {

@@ -90,6 +90,10 @@ pub struct SelectionRecord {
     /// `--config-from-ref`: the ref whose `phasegate.toml` judged the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_from_ref: Option<String>,
+    /// The published commits a pushed ref's commits were compared with
+    /// (see `SelectionSummary::published`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<String>,
 }
 
 impl SelectionRecord {

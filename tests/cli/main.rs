@@ -37,6 +37,7 @@ mod parsers_review;
 mod policy;
 mod policy_edges;
 mod prepush;
+mod prepush_merge;
 mod prepush_review;
 mod prepush_tags;
 mod protect_edges;

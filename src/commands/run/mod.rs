@@ -43,6 +43,10 @@ pub enum SelectionRequest {
     Range { from: String, to: String },
     /// Every file of this commit (a new branch being pushed).
     AllOf(String),
+    /// What the commits of a push change on `to`: the files it holds
+    /// otherwise than each of the published commits they were made on
+    /// (`git::published_parents`), when a merge brought in more than one.
+    Pushed { to: String, published: Vec<String> },
 }
 
 /// A run as `phasegate run` or a git hook asks for it.
@@ -832,6 +836,7 @@ fn selection_record(
         pushed_ref: args.pushed_ref.clone(),
         push: args.push.clone(),
         config_from_ref: args.config_from_ref.clone(),
+        published: mode.published.clone(),
         ..state::SelectionRecord::default()
     };
     if mode.mode == "files" {

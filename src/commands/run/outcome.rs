@@ -77,6 +77,10 @@ pub(super) fn mark_pre_existing(
 ) -> Option<String> {
     let base = match (mode.mode, &mode.from, &mode.to) {
         ("staged", ..) => crate::git::ChangeBase::Staged,
+        ("range", _, Some(to)) if !mode.published.is_empty() => crate::git::ChangeBase::Pushed {
+            to: to.clone(),
+            published: mode.published.clone(),
+        },
         ("range", Some(from), Some(to)) => crate::git::ChangeBase::Range {
             from: from.clone(),
             to: to.clone(),

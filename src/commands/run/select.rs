@@ -146,6 +146,25 @@ pub(super) fn select_files(
             }
             (files, s)
         }
+        SelectionRequest::Pushed { to, published } => {
+            let (files, to_commit) =
+                crate::git::pushed_files(root, to, published).map_err(git_error)?;
+            let s = SelectionSummary {
+                // The first is where the pushed ref's own line of commits
+                // starts (the remote's commit, for an update): a reader
+                // (or an earlier version resuming the run) that knows only
+                // ranges sees the branch's, never less than was checked.
+                from_commit: published.first().cloned(),
+                to_commit: Some(to_commit),
+                published: published.clone(),
+                ..selector.summary(
+                    "range",
+                    &files,
+                    Some((published.first().map_or("", String::as_str), to)),
+                )
+            };
+            (files, s)
+        }
         SelectionRequest::AllOf(commit) => {
             let files = crate::git::commit_files(root, commit).map_err(git_error)?;
             let s = SelectionSummary {
