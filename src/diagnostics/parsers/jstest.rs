@@ -148,6 +148,42 @@ static BUN_RESULT: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the bun result regex is valid")
 });
 
+/// The code of the finding that a run found no test to run, as pytest's
+/// exit status names it (`ExitCode.NO_TESTS_COLLECTED`).
+const NO_TESTS: &str = "NO_TESTS_COLLECTED";
+
+/// jest's and vitest's word that they found no test file:
+/// `No tests found, exiting with code 1` (jest),
+/// `No test files found, exiting with code 1` (vitest); with
+/// `--passWithNoTests` the code is 0 and the run passes.
+static NO_TESTS_FOUND: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^No test(?: file)?s found, exiting with code (?P<code>\d+)$")
+        .expect("the no tests found regex is valid")
+});
+
+/// The finding of a run that found no test to run, which `runner` fails
+/// (exit 1): what it looks for and how to point it at the tests.
+fn no_tests(runner: Layout, at: &Range<u64>) -> Found {
+    let (dialect, message) = match runner {
+        Layout::Vitest => (
+            "vitest",
+            "no test files were found: vitest found no test file to run and fails such a run (exit 1); name test files `*.test.ts` or `*.spec.ts` (any of `js`, `mjs`, `cjs`, `jsx`, `tsx` too), point the check's command (or `include` in vitest's configuration) at them, or add `--passWithNoTests` to the command if a run without tests may pass",
+        ),
+        Layout::Bun => (
+            "bun",
+            "no test files were found: bun test found no test file to run and fails such a run (exit 1); put `.test`, `_test_`, `.spec` or `_spec_` in the test files' names (`app.test.ts`), point the check's command at them, or add `--pass-with-no-tests` to the command if a run without tests may pass",
+        ),
+        Layout::Jest | Layout::Unknown => (
+            "jest",
+            "no tests were found: jest found no test file to run and fails such a run (exit 1); name test files `*.test.js` or `*.spec.js` (or put them under `__tests__/`), point the check's command (or `testMatch` and `roots` in jest's configuration) at them, or add `--passWithNoTests` to the command if a run without tests may pass",
+        ),
+    };
+    Found::new(dialect, Severity::Error, message)
+        .code(Some(NO_TESTS.to_string()))
+        .origin(Origin::Test)
+        .range(at)
+}
+
 /// Whether a frame is the project's, not a dependency's or the runtime's.
 pub(super) fn in_project(file: &str) -> bool {
     !(file.contains("node_modules/")
@@ -216,6 +252,12 @@ pub struct JsTest {
     /// A JSON report was read: a human report after it (of the same run)
     /// repeats it.
     json: bool,
+    /// The run's word that it found no test was read: another report of
+    /// the same run (human and JSON) says it again.
+    no_tests: bool,
+    /// bun: the filters it says matched no test file (the first few), and
+    /// where it said so, while they are read.
+    filters: Option<(Vec<String>, Range<u64>)>,
 }
 
 /// What makes a failure of a human report the same as one of a JSON report
@@ -314,6 +356,19 @@ impl JsTest {
 
     fn jest_line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) -> bool {
         let trimmed = line.trim();
+        if let Some(c) = caps(&NO_TESTS_FOUND, trimmed) {
+            self.emit(out);
+            if &c["code"] != "0" && !self.no_tests {
+                self.no_tests = true;
+                let runner = if trimmed.starts_with("No test files") {
+                    Layout::Vitest
+                } else {
+                    Layout::Jest
+                };
+                out.push(no_tests(runner, at));
+            }
+            return true;
+        }
         if let Some(c) = caps(&FAIL, line) {
             self.emit(out);
             self.file = Some(c["file"].to_string());
@@ -354,6 +409,25 @@ impl JsTest {
         false
     }
 
+    /// bun's list of filters that matched no test file, read: the run's
+    /// finding.
+    fn said_no_filter_matched(&mut self, out: &mut Out) {
+        let Some((filters, range)) = self.filters.take() else {
+            return;
+        };
+        self.no_tests = true;
+        let message = format!(
+            "no test file matches the filters {}: bun test ran no test and fails such a run (exit 1); fix the filters in the check's command (bun matches them against the test files' paths), or put `.test`, `_test_`, `.spec` or `_spec_` in the test files' names",
+            filters.join(", ")
+        );
+        out.push(
+            Found::new("bun", Severity::Error, message)
+                .code(Some(NO_TESTS.to_string()))
+                .origin(Origin::Test)
+                .range(&range),
+        );
+    }
+
     fn bun_line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) -> bool {
         if let Some(version) = line.strip_prefix("bun test v") {
             self.layout = Layout::Bun;
@@ -362,6 +436,30 @@ impl JsTest {
         }
         if self.layout != Layout::Bun {
             return false;
+        }
+        if let Some((filters, range)) = &mut self.filters {
+            // One filter a line, each after a space.
+            if let Some(filter) = line.strip_prefix(' ').map(str::trim) {
+                if !filter.is_empty() && filters.len() < MAX_MESSAGE_LINES {
+                    filters.push(format!("`{filter}`"));
+                }
+                range.end = at.end;
+                return true;
+            }
+            self.said_no_filter_matched(out);
+        }
+        if line == "The following filters did not match any test files:" {
+            self.emit(out);
+            self.filters = Some((Vec::new(), at.clone()));
+            return true;
+        }
+        if line == "No tests found!" {
+            self.emit(out);
+            if !self.no_tests {
+                self.no_tests = true;
+                out.push(no_tests(Layout::Bun, at));
+            }
+            return true;
         }
         if line.ends_with(':') && !line.starts_with(' ') && !line.contains(": ") {
             self.emit(out);
@@ -413,7 +511,9 @@ impl Grammar for JsTest {
 
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
-            first: b"b",
+            // `bun test`, `No tests found` (jest) and `No test files
+            // found` (vitest).
+            first: b"bN",
             indented: b"",
             // `FAIL`, and `●`'s first byte.
             anywhere: b"F\xe2",
@@ -430,6 +530,7 @@ impl Grammar for JsTest {
             || FAIL_WORD.find(line).is_some()
             || BULLET.find(line).is_some()
             || line.starts_with(b"bun test")
+            || line.starts_with(b"No test")
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
@@ -536,6 +637,25 @@ impl Grammar for JsTest {
         } else {
             ("vitest-json", " > ", "test file failed to run")
         };
+        // A run that found no test file lists none and failed (vitest's
+        // report; jest's says `success: true` even when it exits 1).
+        if results.is_empty()
+            && doc["success"] == false
+            && doc["numTotalTestSuites"].as_u64() == Some(0)
+        {
+            if !self.no_tests {
+                self.no_tests = true;
+                let runner = if dialect == "jest-json" {
+                    Layout::Jest
+                } else {
+                    Layout::Vitest
+                };
+                let mut found = no_tests(runner, at);
+                found.dialect = dialect;
+                out.push(found);
+            }
+            return;
+        }
         for result in results {
             let Some(file) = result["name"].as_str() else {
                 continue;
@@ -608,6 +728,7 @@ impl Grammar for JsTest {
 
     fn finish(&mut self, out: &mut Out) {
         self.emit(out);
+        self.said_no_filter_matched(out);
     }
 }
 

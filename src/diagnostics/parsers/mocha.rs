@@ -25,14 +25,26 @@ static ENTRY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s+\d+\) (?P<title>.+)$").expect("the mocha failure regex is valid")
 });
 
+/// mocha's word that it found no test file, and exits 1 on:
+/// `Error: No test files found: "test"` (the spec it looked for), or
+/// without the spec when its directory exists but holds none.
+const NO_FILES: &str = "Error: No test files found";
+
+/// How far mocha indents the titles of a failure after its first, plus
+/// two spaces for each title before (`  1) suite`, `       test:`).
+const TITLE_INDENT: usize = 5;
+
 /// The line mocha puts between an assertion's message and its diff.
 const DIFF: &str = "+ expected - actual";
 
 /// A failure being read.
 #[derive(Debug, Default)]
 struct Entry {
-    /// The last title read: the test's, once the titles end (with `:`).
+    /// The last title read: the test's, once the titles end.
     test: Option<String>,
+    /// Titles read: the next one is indented `TITLE_INDENT` plus two for
+    /// each of them.
+    titles: usize,
     titles_done: bool,
     message: Vec<String>,
     frame: Option<Place>,
@@ -76,8 +88,9 @@ impl Grammar for Mocha {
 
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
-            first: b"",
-            // `3 failing`, `1) title`, `Exception during run`.
+            // `3 failing`, `1) title`, `Exception during run`; mocha's
+            // `Error: No test files found` at the start of a line.
+            first: b"E",
             indented: b"0123456789E",
             anywhere: b"",
         })
@@ -92,9 +105,10 @@ impl Grammar for Mocha {
             return true;
         }
         let rest = super::trimmed(line);
-        rest.len() < line.len()
-            && (rest.first().is_some_and(u8::is_ascii_digit)
-                || rest.starts_with(b"Exception during run"))
+        line.starts_with(NO_FILES.as_bytes())
+            || rest.len() < line.len()
+                && (rest.first().is_some_and(u8::is_ascii_digit)
+                    || rest.starts_with(b"Exception during run"))
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
@@ -111,6 +125,22 @@ impl Grammar for Mocha {
             });
             return;
         }
+        if let Some(rest) = trimmed.strip_prefix(NO_FILES) {
+            self.close(out);
+            let spec = rest.strip_prefix(": ").map(str::trim).unwrap_or_default();
+            let looked = if spec.is_empty() {
+                String::new()
+            } else {
+                format!(" (it looked for {spec})")
+            };
+            out.push(
+                Found::new("spec", Severity::Error, format!("no test files were found: mocha found no test file to run{looked} and fails such a run (exit 1); put the tests in `test/` (mocha's default), or point the check's command (or `spec` in mocha's configuration, `.mocharc.*`) at them"))
+                    .code(Some("NO_TESTS_COLLECTED".to_string()))
+                    .origin(Origin::Test)
+                    .range(at),
+            );
+            return;
+        }
         if FAILING.is_match(line) {
             self.close(out);
             self.failures = true;
@@ -119,10 +149,9 @@ impl Grammar for Mocha {
         if self.failures {
             if let Some(c) = caps(&ENTRY, line) {
                 self.close(out);
-                let title = &c["title"];
                 self.entry = Some(Entry {
-                    test: Some(title.trim_end_matches(':').to_string()),
-                    titles_done: title.ends_with(':'),
+                    test: Some(c["title"].to_string()),
+                    titles: 1,
                     range: at.clone(),
                     ..Entry::default()
                 });
@@ -134,11 +163,21 @@ impl Grammar for Mocha {
         };
         entry.range.end = at.end;
         if !entry.titles_done {
-            if !trimmed.is_empty() {
-                entry.test = Some(trimmed.trim_end_matches(':').to_string());
-                entry.titles_done = trimmed.ends_with(':');
+            // Each title on its own line, one step further in; the last
+            // ends with the `:` mocha adds, but a suite's title may end
+            // with one of its own, so the indentation says where they end.
+            let indent = line.len() - line.trim_start().len();
+            if !trimmed.is_empty() && indent == TITLE_INDENT + 2 * entry.titles {
+                entry.titles += 1;
+                entry.test = Some(trimmed.to_string());
+                return;
             }
-            return;
+            entry.titles_done = true;
+            if let Some(test) = &mut entry.test {
+                if let Some(title) = test.strip_suffix(':') {
+                    *test = title.to_string();
+                }
+            }
         }
         if trimmed.starts_with("at ") {
             entry.message_done = true;

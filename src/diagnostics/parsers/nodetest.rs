@@ -247,6 +247,32 @@ fn under_message(under: &[String]) -> String {
     folded(lines)
 }
 
+/// A test's name as node's TAP reporter escaped it, as it is: `\\` is a
+/// backslash, `\#` a `#` (which would open a directive), `\n` a line
+/// break.
+fn tap_unescape(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut chars = name.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('t') => out.push('\t'),
+            Some(other @ ('\\' | '#')) => out.push(other),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
 /// A YAML scalar's text: `'it''s'` → `it's`, `"a \"b\""` → `a "b"`.
 fn unquote(value: &str) -> String {
     if let Some(inner) = value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')) {
@@ -381,14 +407,20 @@ impl NodeTest {
 
     /// The TAP result read, as a failure if it is one.
     fn close_result(&mut self, out: &mut Out) {
-        let Some(result) = self.result.take() else {
+        let Some(mut result) = self.result.take() else {
             return;
         };
         if !result.failed {
             return;
         }
         let yaml = result.yaml.unwrap_or_default();
-        self.node |= yaml.get("failureType").is_some() || yaml.get("location").is_some();
+        let node = yaml.get("failureType").is_some() || yaml.get("location").is_some();
+        self.node |= node;
+        // node escapes a test's name in TAP (`C:\\dir`, `a \# b`); spec
+        // and the test's code name it as it is.
+        if node {
+            result.name = result.name.as_deref().map(tap_unescape);
+        }
         // A suite fails when its tests do: they are the findings.
         if yaml.get("failureType") == Some("subtestsFailed") {
             return;
