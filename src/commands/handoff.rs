@@ -30,6 +30,7 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
         claims: config.handoff.claims.clone(),
         failed_checks: Vec::new(),
         checked_phase: None,
+        now: Some(crate::handoff::time::now()),
     };
     match command {
         HandoffCommand::Validate { paths, format } => {

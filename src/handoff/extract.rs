@@ -37,6 +37,8 @@ impl ExtractError {
     }
 }
 
+use crate::config::suggest;
+
 /// One line of the document: its text without the line break, and where it
 /// starts.
 fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
@@ -145,6 +147,54 @@ pub fn body_start(yaml: &str, fields: &[&str]) -> Option<usize> {
     Some(lines[start].0)
 }
 
+/// Where a line of prose starts in `yaml`, a frontmatter that does not
+/// parse, at or before byte `reported` where the parser gave up: a line
+/// right below the fields (`The parser is done.`, no blank line between)
+/// that cannot be a field, so the closing `---` was most likely forgotten
+/// above it and a `---` further down the document closed the frontmatter
+/// instead. A line cannot be a field when it has no `:`, starts at the
+/// margin (not an item, a comment, a quote or a bracket), reads as a
+/// sentence (three words or more, or ends in `.`, `!` or `?`) and its
+/// first words are no field of the schema (`fields`), not even mistyped:
+/// `retry count 2` and `staus in_progress` are fields missing their `:`,
+/// whose error says so. A line with fields of the schema below it is a
+/// mistake among the fields, not the document's text.
+pub fn prose_start(yaml: &str, reported: usize, fields: &[&str]) -> Option<usize> {
+    let mut lines = Vec::new();
+    let mut offset = 0;
+    for line in yaml.split_inclusive('\n') {
+        lines.push((offset, line.trim_end()));
+        offset += line.len();
+    }
+    let field = |text: &str| {
+        let name = text.split([':', ' ', '\t']).next().unwrap_or_default();
+        fields.contains(&name)
+    };
+    // A word that names a field, or nearly: a short word only exactly
+    // (`It` is not a mistyped `id`).
+    let names_field = |word: &str| {
+        let word = word.to_lowercase();
+        fields.contains(&word.as_str())
+            || (word.chars().count() > 3 && suggest(&word, fields.iter().copied()).is_some())
+    };
+    let prose = |text: &str| {
+        if text.is_empty()
+            || text.contains(':')
+            || text.starts_with(|c: char| c.is_whitespace() || "-#\"'[]{}&*!?|>%@`,".contains(c))
+        {
+            return false;
+        }
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let sentence = words.len() >= 3 || text.ends_with(['.', '!', '?']);
+        let joined = words.iter().take(2).copied().collect::<Vec<_>>().join("_");
+        sentence && !names_field(words[0]) && !names_field(&joined)
+    };
+    let start = (1..lines.len())
+        .take_while(|&n| lines[n].0 <= reported)
+        .find(|&n| prose(lines[n].1) && !lines[n + 1..].iter().any(|(_, text)| field(text)))?;
+    Some(lines[start].0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,5 +260,34 @@ mod tests {
         assert_eq!(at("id: F1\nx: |\n  a\n\n  Said: this\n"), None);
         assert_eq!(at("id: F1\n\n- a\n"), None);
         assert_eq!(at("id: F1\n\n\"Quoted key\": x\n"), None);
+    }
+
+    #[test]
+    fn prose_below_the_fields_is_told_from_a_field_missing_its_colon() {
+        const FIELDS: [&str; 4] = ["id", "stage", "status", "retry_count"];
+        fn at(yaml: &str) -> Option<&str> {
+            prose_start(yaml, yaml.len(), &FIELDS).map(|at| &yaml[at..])
+        }
+        assert_eq!(
+            at("id: F1\nThe parser is done.\n\nMore.\n"),
+            Some("The parser is done.\n\nMore.\n")
+        );
+        assert_eq!(at("id: F1\nIt works now\n"), Some("It works now\n"));
+        assert_eq!(at("id: F1\nDone.\n"), Some("Done.\n"));
+        // Fields missing their `:`, mistyped or not.
+        assert_eq!(at("id: F1\nretry_count 2\n"), None);
+        assert_eq!(at("id: F1\nretry count 2\n"), None);
+        assert_eq!(at("id: F1\nstaus in_progress\n"), None);
+        assert_eq!(at("id: F1\nStage implementation now\n"), None);
+        // Too short to be a sentence, a label, an item, a continuation.
+        assert_eq!(at("id: F1\nchecks pass\n"), None);
+        assert_eq!(at("id: F1\nNote: done.\n"), None);
+        assert_eq!(at("id: F1\n- a b c\n"), None);
+        assert_eq!(at("id: F1\n  and more of it.\n"), None);
+        // Fields of the schema below it: a mistake among the fields.
+        assert_eq!(at("id: F1\nThe parser is done.\nstage: qa\n"), None);
+        // Not past where the parser stopped.
+        let yaml = "id: F1\nThe parser is done.\n";
+        assert_eq!(prose_start(yaml, 3, &FIELDS), None);
     }
 }

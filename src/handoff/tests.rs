@@ -16,6 +16,7 @@ fn rules() -> Rules {
             .collect(),
         failed_checks: Vec::new(),
         checked_phase: None,
+        now: None,
     }
 }
 
@@ -211,5 +212,102 @@ fn a_required_checkpoint_under_a_near_miss_of_its_name_is_reported_at_that_entry
         messages,
         ["stage `implementation` requires the checkpoint `tests_passing`"],
         "{messages:?}"
+    );
+}
+
+#[test]
+fn a_time_later_than_the_clock_is_an_error_beyond_the_allowed_skew() {
+    let now = super::time::parse_instant("2026-06-01T12:00:00Z")
+        .unwrap()
+        .0;
+    let doc = |started: &str, completed: &str| {
+        format!("---\nid: X\nstage: qa\ntitle: t\nstarted_at: {started}\ncompleted_at: {completed}\nstatus: complete\nhandoff_ready: true\ncheckpoints: []\n---\n")
+    };
+    let mut rules = rules();
+    rules.checkpoints.insert("qa".to_string(), Vec::new());
+    rules.now = Some(now);
+    let at = |rules: &Rules, started: &str, completed: &str| -> Vec<(usize, usize, String)> {
+        validate("x.md", &doc(started, completed), rules)
+            .errors
+            .into_iter()
+            .map(|e| (e.line, e.column, e.message))
+            .collect()
+    };
+    let future = |started: &str, completed: &str| at(&rules, started, completed);
+    // Within the skew, today as a date alone, the same instant in another
+    // zone, and a date or a time without a zone that is already today
+    // east of the date line (UTC+12, UTC+14): no claim about the future.
+    for completed in [
+        "2026-06-01T12:04:59Z",
+        "2026-06-01",
+        "2026-06-01T14:05:00+02:00",
+        "2026-06-02",
+        "2026-06-02T02:00",
+    ] {
+        assert_eq!(future("2026-06-01T09:00:00Z", completed), [], "{completed}");
+    }
+    assert_eq!(
+        future("2026-06-01T09:00:00Z", "2026-06-01T12:05:01Z"),
+        [(6, 15, "`completed_at` is 5 minutes in the future: a handoff records what has already happened, so write the time it did (and check the time zone: `Z` is UTC)".to_string())]
+    );
+    // A local time written with `Z`: hours ahead.
+    let errors = future("2026-06-01T09:00:00Z", "2026-06-01T14:00:00Z");
+    assert!(
+        errors[0]
+            .2
+            .starts_with("`completed_at` is 2 hours in the future"),
+        "{errors:?}"
+    );
+    // A time without a zone is held to the zone farthest ahead.
+    let errors = future("2026-06-01T09:00:00Z", "2026-06-02T03:00");
+    assert!(
+        errors[0]
+            .2
+            .starts_with("`completed_at` is 1 hour in the future"),
+        "{errors:?}"
+    );
+    // A date that is tomorrow everywhere, and a start in the future as well.
+    let errors = future("2026-06-03T00:00:00Z", "2026-06-04");
+    let messages: Vec<&str> = errors.iter().map(|e| e.2.as_str()).collect();
+    assert!(
+        messages[0].starts_with("`started_at` is 1 day in the future")
+            && messages[1].starts_with("`completed_at` is 1 day in the future"),
+        "{errors:?}"
+    );
+    // Without a clock, nothing is in the future.
+    rules.now = None;
+    assert_eq!(at(&rules, "2026-06-01T09:00:00Z", "2999-01-01"), []);
+}
+
+#[test]
+fn a_checkpoint_entry_in_error_is_not_blamed_on_handoff_ready_too() {
+    let doc = |entries: &str| {
+        format!("---\nid: X\nstage: implementation\ntitle: t\nstarted_at: 2026-01-01T00:00:00Z\nstatus: in_progress\nhandoff_ready: true\ncheckpoints:\n  - name: tests_written\n    status: pass\n  - name: code_complete\n    status: pass\n{entries}---\n")
+    };
+    let fields = |entries: &str| -> Vec<String> {
+        validate("x.md", &doc(entries), &rules())
+            .errors
+            .into_iter()
+            .map(|e| e.field)
+            .collect()
+    };
+    // A status that is none of the three, a missing status, a near miss
+    // of the name: one error each, at the entry.
+    assert_eq!(
+        fields("  - name: tests_passing\n    status: done\n  - name: no_lint_errors\n    status: pass\n"),
+        ["checkpoints.tests_passing"]
+    );
+    assert_eq!(
+        fields("  - name: tests_passing\n    status: pass\n  - name: no_lint_errors\n"),
+        ["checkpoints.no_lint_errors"]
+    );
+    assert_eq!(
+        fields("  - name: Tests_Passing\n    status: pass\n  - name: no_lint_errors\n    status: pass\n"),
+        ["checkpoints"]
+    );
+    // A checkpoint that fails is still `handoff_ready`'s to answer for.
+    assert_eq!(
+        fields("  - name: tests_passing\n    status: done\n  - name: no_lint_errors\n    status: fail\n"),
+        ["handoff_ready", "checkpoints.tests_passing"]
     );
 }

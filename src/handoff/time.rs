@@ -22,6 +22,15 @@
 //! leap second), zone hours 0-23 and minutes 0-59. A fraction keeps its
 //! first nine digits (nanoseconds).
 
+/// The current time in seconds since the epoch: what validation holds
+/// timestamps against (`Rules::now`). Read by the commands that validate,
+/// once per run, never inside the rules.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
 /// The first and the last instant `text` can mean: the same instant for a
 /// date and time, and for a date alone its whole day (in UTC, as a time
 /// without a zone is), since `completed_at: 2026-01-31` says "that day",

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::config::suggest;
 
-use super::extract::extract;
+use super::extract::{extract, Frontmatter};
 use super::time::{lacks_zone, out_of_range, parse_period};
 use super::yaml::{parse, Node, Pos, Value};
 
@@ -80,6 +80,12 @@ pub struct Rules {
     /// run's `tests` may be another command, and it did not run the
     /// implementation's).
     pub checked_phase: Option<String>,
+    /// The current time, in seconds since the epoch, that timestamps may
+    /// not be later than; `None` holds them to no clock. The command that
+    /// validates reads the clock once (`time::now`) and passes it here, so
+    /// every document of a run is judged against the same instant and the
+    /// rules stay a pure function of their input.
+    pub now: Option<i64>,
 }
 
 /// One problem, located in the document.
@@ -145,6 +151,10 @@ pub struct HandoffReport {
 struct Collector {
     errors: Vec<Issue>,
     warnings: Vec<Issue>,
+    /// Required checkpoints whose entry is already an error (a status
+    /// that is none of the three, a near miss of the name): whether they
+    /// pass is unknown, and `handoff_ready` is not blamed for that too.
+    unjudged: Vec<String>,
 }
 
 impl Collector {
@@ -313,12 +323,14 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
     let mut c = Collector {
         errors: Vec::new(),
         warnings: Vec::new(),
+        unjudged: Vec::new(),
     };
     let Some((root, closing)) = mapping(text, &mut c) else {
         return finish(report, c);
     };
     let fields = Fields {
         root: &root,
+        text,
         closing,
     };
     report.id = fields.text(&mut c, "id", true).map(|(v, _)| v);
@@ -330,6 +342,23 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
     report.status = status.as_ref().map(|(s, _)| s.clone());
     let started = fields.instant(&mut c, "started_at", true);
     let completed = fields.instant(&mut c, "completed_at", false);
+    if let Some(now) = rules.now {
+        for (name, at) in [("started_at", &started), ("completed_at", &completed)] {
+            if let Some((((first, _), (last, _)), pos)) = at {
+                // A date alone, or a time without a zone, is read as UTC,
+                // but its author may be anywhere: on the far side of the
+                // date line it is already tomorrow.
+                let zoneless = *last > *first
+                    || matches!(root.get(name), Some(Node { value: Value::Str(s), .. }) if lacks_zone(s));
+                let earliest = if zoneless {
+                    *first - EARLIEST_ZONE_SECS
+                } else {
+                    *first
+                };
+                not_in_the_future(&mut c, name, earliest, *pos, now);
+            }
+        }
+    }
     report.last_failure = fields.text(&mut c, "last_failure", false).map(|(v, _)| v);
     let block_reason = fields.choice(&mut c, "block_reason", &BLOCK_REASONS, false);
     let block_details = fields.text(&mut c, "block_details", false);
@@ -384,22 +413,53 @@ fn mapping(text: &str, c: &mut Collector) -> Option<(Node, Pos)> {
     // A frontmatter that runs into the document's text was not closed
     // where it ends: the fields before the text are judged, and the text
     // is the error, not a source of unknown fields and duplicate keys.
-    if let Some(body) = super::extract::body_start(fm.yaml, &FIELDS) {
-        let (line, last) = lines_around(fm.yaml, body, fm.first_line);
-        let shown = fm.yaml[body..].lines().next().unwrap_or_default();
+    let whole = fm.yaml;
+    let mut body = super::extract::body_start(whole, &FIELDS).map(|at| (at, false));
+    let upto = |body: Option<(usize, bool)>| body.map_or(whole, |(at, _)| &whole[..at]);
+    let mut parsed = parse(&Frontmatter {
+        yaml: upto(body),
+        ..fm.clone()
+    });
+    // Prose right below the last field (no blank line between) is found
+    // only when it breaks the YAML, and taken for the document's text
+    // only when the fields above it then parse: a mistake among the
+    // fields keeps the parser's own error.
+    if let Err(e) = &parsed {
+        let reported = e.pos.offset.saturating_sub(fm.offset);
+        if let Some(at) = super::extract::prose_start(upto(body), reported, &FIELDS) {
+            let retried = parse(&Frontmatter {
+                yaml: &whole[..at],
+                ..fm.clone()
+            });
+            if retried.is_ok() {
+                body = Some((at, true));
+                parsed = retried;
+            }
+        }
+    }
+    if let Some((at, prose)) = body {
+        let (line, last) = lines_around(whole, at, fm.first_line);
+        let shown = whole[at..].lines().next().unwrap_or_default();
+        let message = if prose {
+            format!(
+                "line {line} is text, not a field (`key: value`): the frontmatter that opens on line 1 is probably missing its closing `---` above it: add a `---` line after line {last}, its last field (or, if the line goes on with the value above it, indent it)"
+            )
+        } else {
+            format!(
+                "the frontmatter that opens on line 1 is not closed before the document's text on line {line}: add a `---` line after line {last}, its last field"
+            )
+        };
         c.error(
             Pos {
                 line,
                 column: 1,
-                offset: fm.offset + body,
+                offset: fm.offset + at,
                 len: shown.trim_end().len().max(1),
             },
             "frontmatter",
-            format!(
-                "the frontmatter that opens on line 1 is not closed before the document's text on line {line}: add a `---` line after line {last}, its last field"
-            ),
+            message,
         );
-        fm.yaml = &fm.yaml[..body];
+        fm.yaml = &whole[..at];
         fm.closing_line = line;
     }
     let closing = Pos {
@@ -408,7 +468,7 @@ fn mapping(text: &str, c: &mut Collector) -> Option<(Node, Pos)> {
         offset: fm.offset + fm.yaml.len(),
         len: 3,
     };
-    let root = match parse(&fm) {
+    let root = match parsed {
         Ok((root, duplicates)) => {
             for d in duplicates {
                 c.error(d.pos, "frontmatter", d.message);
@@ -441,7 +501,22 @@ fn mapping(text: &str, c: &mut Collector) -> Option<(Node, Pos)> {
 fn never_closed(text: &str) -> String {
     let after_opening = text.find('\n').map_or(text.len(), |i| i + 1);
     let rest = &text[after_opening..];
-    let last = match super::extract::body_start(rest, &FIELDS) {
+    // Prose right below the last field, as where a closed frontmatter
+    // runs into it: only when it breaks the YAML and the fields above it
+    // parse.
+    let read = |yaml| {
+        parse(&Frontmatter {
+            yaml,
+            offset: after_opening,
+            first_line: 2,
+            closing_line: 2,
+        })
+    };
+    let prose = || {
+        let reported = read(rest).err()?.pos.offset.saturating_sub(after_opening);
+        super::extract::prose_start(rest, reported, &FIELDS).filter(|&at| read(&rest[..at]).is_ok())
+    };
+    let last = match super::extract::body_start(rest, &FIELDS).or_else(prose) {
         Some(body) => lines_around(rest, body, 2).1,
         None => {
             1 + rest.lines().count()
@@ -482,6 +557,8 @@ type Period = (Instant, Instant);
 /// one that is missing where required or of the wrong type.
 struct Fields<'a> {
     root: &'a Node,
+    /// The document, for a value as its author wrote it (`0o7`, not 7).
+    text: &'a str,
     /// Where a missing field would go: the closing delimiter.
     closing: Pos,
 }
@@ -539,6 +616,24 @@ impl Fields<'_> {
         allowed: &[&str],
         required: bool,
     ) -> Option<At<String>> {
+        // `block_reason: [a]` or `stage: 3` is none of the values, which
+        // the error lists rather than asking for text of any kind.
+        if let Some(node) = self
+            .root
+            .get(name)
+            .filter(|n| !matches!(n.value, Value::Str(_) | Value::Null))
+        {
+            c.error(
+                node.pos,
+                name,
+                format!(
+                    "`{name}` must be one of {}, not {}",
+                    quoted(allowed),
+                    node.kind()
+                ),
+            );
+            return None;
+        }
         let (value, pos) = self.text(c, name, required)?;
         if allowed.contains(&value.as_str()) {
             return Some((value, pos));
@@ -606,11 +701,19 @@ impl Fields<'_> {
                 pos,
             }) => {
                 if *n < 0 || *n > i64::from(max_retries) {
+                    // `0o7` or `0x10` is shown as written: "not 7" would
+                    // name a number the document does not contain.
+                    let written = written(self.text, *pos);
+                    let shown = if written == n.to_string() {
+                        n.to_string()
+                    } else {
+                        format!("`{written}` (which is {n})")
+                    };
                     c.error(
                         *pos,
                         "retry_count",
                         format!(
-                            "`retry_count` must be between 0 and {max_retries} (`max_retries`), not {n}"
+                            "`retry_count` must be between 0 and {max_retries} (`max_retries`), not {shown}"
                         ),
                     );
                 }
@@ -622,7 +725,7 @@ impl Fields<'_> {
                     "retry_count",
                     format!(
                         "`retry_count` must be a whole number from 0 to {max_retries}, not {}",
-                        shown_with_fix(node, false)
+                        shown_with_fix(node, written(self.text, node.pos), false)
                     ),
                 );
                 None
@@ -658,7 +761,7 @@ impl Fields<'_> {
                     "handoff_ready",
                     format!(
                         "`handoff_ready` must be true or false, not {}",
-                        shown_with_fix(node, true)
+                        shown_with_fix(node, written(self.text, node.pos), true)
                     ),
                 );
                 None
@@ -667,11 +770,56 @@ impl Fields<'_> {
     }
 }
 
+/// How far ahead of the clock a timestamp may be: the author's clock and
+/// the one that validates (a CI runner's, another machine's) are rarely
+/// the same to the second, and a minute or two of drift is no claim.
+pub const CLOCK_SKEW_SECS: i64 = 5 * 60;
+
+/// The farthest ahead of UTC a clock is (UTC+14, Kiribati's Line
+/// Islands): the earliest a date alone or a time without a zone can mean.
+const EARLIEST_ZONE_SECS: i64 = 14 * 3_600;
+
+/// A timestamp later than `now` records work that has not happened yet:
+/// nothing can have verified it, and a `completed_at` in the future would
+/// otherwise satisfy every rule about when work completed. `at` is the
+/// earliest instant the timestamp can mean, so today's date is never in
+/// the future, wherever its author is.
+fn not_in_the_future(c: &mut Collector, name: &str, at: i64, pos: Pos, now: i64) {
+    let ahead = at.saturating_sub(now);
+    if ahead <= CLOCK_SKEW_SECS {
+        return;
+    }
+    let (amount, unit) = if ahead < 3_600 {
+        (ahead / 60, "minute")
+    } else if ahead < 86_400 {
+        (ahead / 3_600, "hour")
+    } else {
+        (ahead / 86_400, "day")
+    };
+    let plural = if amount == 1 { "" } else { "s" };
+    c.error(
+        pos,
+        name,
+        format!(
+            "`{name}` is {amount} {unit}{plural} in the future: a handoff records what has already happened, so write the time it did (and check the time zone: `Z` is UTC)"
+        ),
+    );
+}
+
+/// The text of the value at `pos` as the document has it.
+fn written(text: &str, pos: Pos) -> &str {
+    text.get(pos.offset..pos.offset + pos.len)
+        .unwrap_or_default()
+        .trim()
+}
+
 /// A scalar of the wrong type as the error names it, with the fix when
 /// the author meant a whole number (`want_bool` false) or a boolean:
 /// `"2"` and `"true"` are quoted, `yes` and `on` are text in YAML 1.2
-/// (YAML 1.1 read them as booleans), `2.0` has a fraction.
-fn shown_with_fix(node: &Node, want_bool: bool) -> String {
+/// (YAML 1.1 read them as booleans), `2.0` has a fraction. A number is
+/// shown as `written` in the document: `1e23` for a long row of digits
+/// would name a value the author never wrote.
+fn shown_with_fix(node: &Node, written: &str, want_bool: bool) -> String {
     match &node.value {
         Value::Str(text) => {
             let t = text.trim();
@@ -688,13 +836,15 @@ fn shown_with_fix(node: &Node, want_bool: bool) -> String {
             };
             format!("the text \"{text}\"{fix}")
         }
+        Value::Float(f) if !want_bool && f.is_nan() => format!("{written} (not a number)"),
+        Value::Float(f) if !want_bool && f.is_infinite() => format!("{written} (infinity)"),
         Value::Float(f) if !want_bool && f.fract() == 0.0 && f.abs() < 1e15 => {
-            format!("{f:.1}: write {f} without a fraction")
+            format!("{written}: write {f} without a fraction")
         }
         Value::Float(f) if !want_bool && f.fract() == 0.0 => {
-            format!("{f:e}, a number too large to count retries")
+            format!("{written}, a number too large to count retries")
         }
-        Value::Float(f) if !want_bool => f.to_string(),
+        Value::Float(_) if !want_bool => written.to_string(),
         _ => node.kind().to_string(),
     }
 }
@@ -845,22 +995,30 @@ fn checkpoint_rules(
             let mut first_lines: std::collections::HashMap<String, usize> =
                 std::collections::HashMap::new();
             for item in items {
-                if let Some(cp) = checkpoint(c, item) {
-                    if let Some(&first) = first_lines.get(&cp.name) {
-                        let pos = item.get("name").map_or(item.pos, |n| n.pos);
-                        c.error(
-                            pos,
-                            "checkpoints",
-                            format!(
-                                "checkpoint `{}` is listed twice (first on line {first})",
-                                cp.name
-                            ),
-                        );
-                        continue;
+                let Some(cp) = checkpoint(c, item, fields.text) else {
+                    if let Some(Node {
+                        value: Value::Str(name),
+                        ..
+                    }) = item.get("name")
+                    {
+                        c.unjudged.push(name.clone());
                     }
-                    first_lines.insert(cp.name.clone(), cp.line);
-                    report.checkpoints.push(cp);
+                    continue;
+                };
+                if let Some(&first) = first_lines.get(&cp.name) {
+                    let pos = item.get("name").map_or(item.pos, |n| n.pos);
+                    c.error(
+                        pos,
+                        "checkpoints",
+                        format!(
+                            "checkpoint `{}` is listed twice (first on line {first})",
+                            cp.name
+                        ),
+                    );
+                    continue;
                 }
+                first_lines.insert(cp.name.clone(), cp.line);
+                report.checkpoints.push(cp);
             }
             let key_pos = root.key("checkpoints").map_or(*list_pos, |k| k.pos);
             let mut missing: Vec<&str> = required
@@ -884,6 +1042,7 @@ fn checkpoint_rules(
                     continue;
                 }
                 missing.retain(|m| *m != meant);
+                c.unjudged.push(meant.clone());
                 c.error(
                     *pos,
                     "checkpoints",
@@ -932,7 +1091,15 @@ fn ready_matches_checkpoints(c: &mut Collector, (ready, pos): At<bool>, report: 
         })
         .map(String::as_str)
         .collect();
-    if ready && !not_passing.is_empty() {
+    // A required checkpoint whose entry is an error has that error to fix
+    // first: one mistake, one error.
+    let blamed: Vec<&str> = not_passing
+        .iter()
+        .copied()
+        .filter(|r| !c.unjudged.iter().any(|u| u == r))
+        .collect();
+    if ready && !blamed.is_empty() {
+        let not_passing = blamed;
         c.error(
             pos,
             "handoff_ready",
@@ -1045,7 +1212,7 @@ fn unknown_fields(
     }
 }
 
-fn checkpoint(c: &mut Collector, item: &Node) -> Option<Checkpoint> {
+fn checkpoint(c: &mut Collector, item: &Node, text: &str) -> Option<Checkpoint> {
     let Value::Map(entries) = &item.value else {
         c.error(
             item.pos,
@@ -1064,11 +1231,23 @@ fn checkpoint(c: &mut Collector, item: &Node) -> Option<Checkpoint> {
             ..
         }) if !s.trim().is_empty() => s.clone(),
         Some(node) => {
-            c.error(
-                node.pos,
-                "checkpoints",
-                "a checkpoint's `name` must be non-empty text".to_string(),
-            );
+            // `name: 42` or `name: true` reads as a number or a boolean.
+            let message = match &node.value {
+                Value::Str(_) | Value::Null => {
+                    "a checkpoint's `name` is empty: write the checkpoint's name (`name: tests_passing`)"
+                        .to_string()
+                }
+                Value::Seq(_) | Value::Map(_) => format!(
+                    "a checkpoint's `name` must be text, not {}: write the name on one line (`name: tests_passing`)",
+                    node.kind()
+                ),
+                _ => format!(
+                    "a checkpoint's `name` must be text, not {}: put it in quotes (`name: \"{}\"`)",
+                    node.kind(),
+                    written(text, node.pos)
+                ),
+            };
+            c.error(node.pos, "checkpoints", message);
             return None;
         }
         None => {

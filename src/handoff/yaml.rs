@@ -618,7 +618,8 @@ fn tagged(tag: &saphyr_parser::Tag, text: &str) -> Option<Value> {
     let value = plain(text);
     match (tag.suffix.as_str(), &value) {
         ("str", _) => Some(Value::Str(text.to_string())),
-        ("float", Value::Float(_) | Value::Int(_)) => text.trim().parse().ok().map(Value::Float),
+        ("float", Value::Float(f)) => Some(Value::Float(*f)),
+        ("float", Value::Int(_)) => text.trim().parse().ok().map(Value::Float),
         ("int", Value::Int(_)) | ("bool", Value::Bool(_)) | ("null", Value::Null) => Some(value),
         _ => None,
     }
@@ -643,6 +644,16 @@ fn plain(text: &str) -> Value {
         _ => {}
     }
     let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    // The core schema's infinities and not-a-number: a number where text
+    // is wanted, and no whole number where one is.
+    match digits {
+        ".inf" | ".Inf" | ".INF" if text.starts_with('-') => {
+            return Value::Float(f64::NEG_INFINITY)
+        }
+        ".inf" | ".Inf" | ".INF" => return Value::Float(f64::INFINITY),
+        ".nan" | ".NaN" | ".NAN" if digits.len() == text.len() => return Value::Float(f64::NAN),
+        _ => {}
+    }
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
         if let Ok(i) = text.parse::<i64>() {
             return Value::Int(i);
@@ -713,6 +724,20 @@ mod tests {
         };
         let status = items[0].get("status").unwrap().pos;
         assert_eq!((status.line, status.column), (10, 13));
+    }
+
+    #[test]
+    fn infinities_and_not_a_number_are_numbers() {
+        let (root, _) = tree("---\na: .inf\nb: -.Inf\nc: .NaN\nd: +.inf\ne: !!float .inf\nf: .infinity\ng: +.nan\n---\n");
+        let root = root.unwrap();
+        let value = |key: &str| root.get(key).unwrap().value.clone();
+        assert_eq!(value("a"), Value::Float(f64::INFINITY));
+        assert_eq!(value("b"), Value::Float(f64::NEG_INFINITY));
+        assert!(matches!(value("c"), Value::Float(f) if f.is_nan()));
+        assert_eq!(value("d"), Value::Float(f64::INFINITY));
+        assert_eq!(value("e"), Value::Float(f64::INFINITY));
+        assert_eq!(value("f"), Value::Str(".infinity".into()));
+        assert_eq!(value("g"), Value::Str("+.nan".into()));
     }
 
     #[test]

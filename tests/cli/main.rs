@@ -22,6 +22,7 @@ mod first_run;
 mod gate_review;
 mod git;
 mod handoff;
+mod handoff_messages;
 mod handoff_more;
 mod handoff_review;
 mod handoff_rules;

@@ -91,6 +91,7 @@ pub(super) fn handoff_rules(config: &Config) -> crate::handoff::Rules {
         claims: config.handoff.claims.clone(),
         failed_checks: Vec::new(),
         checked_phase: None,
+        now: Some(crate::handoff::time::now()),
     }
 }
 
