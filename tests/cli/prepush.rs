@@ -10,15 +10,7 @@ const NO_TODO: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", fi
 /// A repository with `phasegate.toml` (`NO_TODO`) and `a.md` committed on
 /// `main`, pushed to a bare `origin`, with the pre-push hook installed.
 fn pushed_repo() -> (TestRepo, TestRepo) {
-    let repo = TestRepo::new();
-    repo.config(NO_TODO);
-    repo.write("a.md", "# a\n");
-    repo.commit_all("one");
-    let remote = repo.bare_origin();
-    repo.git(&["push", "-q", "origin", "main"]);
-    let installed = repo.phasegate(&["install", "--hook", "pre-push"]);
-    assert_eq!(installed.code, 0, "{installed:?}");
-    (repo, remote)
+    crate::support::pushed_repo(NO_TODO)
 }
 
 #[test]

@@ -14,15 +14,7 @@ const SELECTED: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", f
 /// A repository with `phasegate.toml` (`SELECTED`) and `a.md` committed on
 /// `main`, pushed to a bare `origin`, with the pre-push hook installed.
 fn pushed_repo() -> (TestRepo, TestRepo) {
-    let repo = TestRepo::new();
-    repo.config(SELECTED);
-    repo.write("a.md", "# a\n");
-    repo.commit_all("one");
-    let remote = repo.bare_origin();
-    repo.git(&["push", "-q", "origin", "main"]);
-    let installed = repo.phasegate(&["install", "--hook", "pre-push"]);
-    assert_eq!(installed.code, 0, "{installed:?}");
-    (repo, remote)
+    crate::support::pushed_repo(SELECTED)
 }
 
 #[test]

@@ -385,6 +385,21 @@ pub fn process_gone(pid: u32) -> bool {
     }
 }
 
+/// A repository with `config` as its `phasegate.toml` and `a.md`
+/// committed on `main`, pushed to a bare `origin` (the second), with the
+/// pre-push hook installed.
+pub fn pushed_repo(config: &str) -> (TestRepo, TestRepo) {
+    let repo = TestRepo::new();
+    repo.config(config);
+    repo.write("a.md", "# a\n");
+    repo.commit_all("one");
+    let remote = repo.bare_origin();
+    repo.git(&["push", "-q", "origin", "main"]);
+    let installed = repo.phasegate(&["install", "--hook", "pre-push"]);
+    assert_eq!(installed.code, 0, "{installed:?}");
+    (repo, remote)
+}
+
 /// `git ARGS` in `repo` (names need not be UTF-8), with the hooks it has
 /// installed finding the phasegate under test: what it did.
 pub fn git_pushing<S: AsRef<std::ffi::OsStr>>(repo: &TestRepo, args: &[S]) -> Run {
