@@ -70,7 +70,7 @@ fn validate(text: &str) -> (i32, Vec<serde_json::Value>, Vec<serde_json::Value>)
 }
 
 #[test]
-fn the_document_the_helper_writes_is_valid() {
+fn the_baseline_document_is_valid_so_each_case_tests_one_change() {
     let (code, errors, warnings) = validate(&document(&[]));
     assert_eq!(
         (code, errors.len(), warnings.len()),
