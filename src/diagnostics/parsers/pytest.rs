@@ -895,6 +895,12 @@ impl Grammar for Pytest {
     }
 
     fn wants(&self, line: &[u8]) -> bool {
+        if line.first().is_some_and(u8::is_ascii_digit) {
+            // Digits are a trigger for `-q`'s closing counts alone
+            // (`2 deselected in 0.01s`), without their rule: a line of
+            // numbers (a long log has many) is let go at once.
+            return self.busy() || line.ends_with(b"s") || NEEDLE.find(line).is_some();
+        }
         self.busy()
             || line.starts_with(b"Traceback ")
             || line.starts_with(b"-")
@@ -913,8 +919,6 @@ impl Grammar for Pytest {
             || line.starts_with(b"NO TESTS RAN")
             || line.starts_with(b"pytest: error: ")
             || line.starts_with(b"python -m pytest: error: ")
-            // `-q`'s closing counts, without their rule.
-            || (line.first().is_some_and(u8::is_ascii_digit) && line.ends_with(b"s"))
             || NEEDLE.find(line).is_some()
     }
 
