@@ -79,6 +79,21 @@ pub fn extract(text: &str) -> Result<Frontmatter<'_>, ExtractError> {
     Err(ExtractError::Unterminated)
 }
 
+/// Each line of `yaml` with the offset it starts at, its trailing blanks
+/// left out.
+fn lines_of(yaml: &str) -> Vec<(usize, &str)> {
+    lines(yaml)
+        .map(|(at, line)| (at, line.trim_end()))
+        .collect()
+}
+
+/// Whether `text` starts a field of the schema (`fields`), even a
+/// mistyped one (`stage qa`).
+fn starts_field(text: &str, fields: &[&str]) -> bool {
+    let name = text.split([':', ' ', '\t']).next().unwrap_or_default();
+    fields.contains(&name)
+}
+
 /// Where the Markdown of a document whose frontmatter was never closed
 /// starts in `yaml`, what was read as its frontmatter (up to a `---` rule
 /// in the body, or the end of the document), as a byte offset: the first
@@ -98,18 +113,8 @@ pub fn extract(text: &str) -> Result<Frontmatter<'_>, ExtractError> {
 /// field twice in two spellings, while a body that starts with such a
 /// label is common, and would otherwise pass as one unknown field.
 pub fn body_start(yaml: &str, fields: &[&str]) -> Option<usize> {
-    let mut lines = Vec::new();
-    let mut offset = 0;
-    for line in yaml.split_inclusive('\n') {
-        lines.push((offset, line.trim_end()));
-        offset += line.len();
-    }
-    // A line that starts a field of the schema, even a mistyped one
-    // (`stage qa`).
-    let field = |text: &str| {
-        let name = text.split([':', ' ', '\t']).next().unwrap_or_default();
-        fields.contains(&name)
-    };
+    let lines = lines_of(yaml);
+    let field = |text: &str| starts_field(text, fields);
     let text_like = |text: &str| {
         if text.is_empty() || text.starts_with([' ', '\t', '-']) || field(text) {
             return false;
@@ -160,16 +165,8 @@ pub fn body_start(yaml: &str, fields: &[&str]) -> Option<usize> {
 /// whose error says so. A line with fields of the schema below it is a
 /// mistake among the fields, not the document's text.
 pub fn prose_start(yaml: &str, reported: usize, fields: &[&str]) -> Option<usize> {
-    let mut lines = Vec::new();
-    let mut offset = 0;
-    for line in yaml.split_inclusive('\n') {
-        lines.push((offset, line.trim_end()));
-        offset += line.len();
-    }
-    let field = |text: &str| {
-        let name = text.split([':', ' ', '\t']).next().unwrap_or_default();
-        fields.contains(&name)
-    };
+    let lines = lines_of(yaml);
+    let field = |text: &str| starts_field(text, fields);
     // A word that names a field, or nearly: a short word only exactly
     // (`It` is not a mistyped `id`).
     let names_field = |word: &str| {
