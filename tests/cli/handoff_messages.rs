@@ -1,6 +1,6 @@
 //! Handoff documents that claim too much or are told too little: future times and messages that say what to do.
 
-use crate::support::TestRepo;
+use crate::support::{handoff_errors, TestRepo};
 
 const GATE: &str = r#"[gate]
 max_retries = 3
@@ -18,25 +18,6 @@ fn document(fields: &str, checkpoints: &str) -> String {
     format!(
         "---\nid: F7\nstage: implementation\ntitle: Parser\nstarted_at: 2026-01-01T10:00:00Z\nstatus: in_progress\nhandoff_ready: true\n{fields}{checkpoints}---\n# Notes\n"
     )
-}
-
-/// `line:column message` of each error `handoff validate` reports.
-fn errors(repo: &TestRepo, path: &str) -> Vec<String> {
-    let run = repo.phasegate(&["handoff", "validate", "--format", "json", path]);
-    let json = run.json();
-    json["handoffs"][0]["errors"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{json:#}"))
-        .iter()
-        .map(|e| {
-            format!(
-                "{}:{} {}",
-                e["line"],
-                e["column"],
-                e["message"].as_str().unwrap()
-            )
-        })
-        .collect()
 }
 
 /// `secs` since the epoch as an RFC 3339 UTC timestamp.
@@ -87,7 +68,7 @@ fn a_completion_in_the_future_is_a_claim_nothing_verified() {
         "handoffs/F7.md",
         &complete("2026-01-01T10:00:00Z", "2999-01-01T00:00:00Z"),
     );
-    let found = errors(&repo, "handoffs/F7.md");
+    let found = handoff_errors(&repo, "handoffs/F7.md");
     assert_eq!(found.len(), 1, "{found:#?}");
     assert!(
         found[0].starts_with("7:15 `completed_at` is ")
@@ -115,7 +96,7 @@ fn a_completion_in_the_future_is_a_claim_nothing_verified() {
     for completed in [timestamp(now()), timestamp(now() + 120)] {
         repo.write("handoffs/F7.md", &complete(&started, &completed));
         assert_eq!(
-            errors(&repo, "handoffs/F7.md"),
+            handoff_errors(&repo, "handoffs/F7.md"),
             Vec::<String>::new(),
             "{completed}"
         );
@@ -152,7 +133,7 @@ fn a_number_is_shown_as_written_and_says_what_is_accepted() {
             "handoffs/F7.md",
             &document(&format!("retry_count: {count}\n"), PASSING),
         );
-        assert_eq!(errors(&repo, "handoffs/F7.md"), [expected], "{count}");
+        assert_eq!(handoff_errors(&repo, "handoffs/F7.md"), [expected], "{count}");
     }
     // `.inf` is a number where text is wanted, as `2` is.
     repo.write(
@@ -160,7 +141,7 @@ fn a_number_is_shown_as_written_and_says_what_is_accepted() {
         &document("", PASSING).replace("title: Parser", "title: .inf"),
     );
     assert_eq!(
-        errors(&repo, "handoffs/F7.md"),
+        handoff_errors(&repo, "handoffs/F7.md"),
         ["4:8 `title` must be text, not a number: put the value in quotes"]
     );
 }
@@ -171,7 +152,7 @@ fn a_value_of_the_wrong_kind_is_told_the_accepted_values_or_form() {
     repo.config(GATE);
     let named = PASSING.replace("name: code_complete", "name: 42");
     repo.write("handoffs/F7.md", &document("", &named));
-    let found = errors(&repo, "handoffs/F7.md");
+    let found = handoff_errors(&repo, "handoffs/F7.md");
     assert!(
         found.contains(&"11:11 a checkpoint's `name` must be text, not an integer: put it in quotes (`name: \"42\"`)".to_string()),
         "{found:#?}"
@@ -180,7 +161,7 @@ fn a_value_of_the_wrong_kind_is_told_the_accepted_values_or_form() {
         "handoffs/F7.md",
         &document("block_reason: [a]\n", PASSING).replace("in_progress", "blocked"),
     );
-    let found = errors(&repo, "handoffs/F7.md");
+    let found = handoff_errors(&repo, "handoffs/F7.md");
     assert!(
         found.contains(&"8:15 `block_reason` must be one of \"needs_human_input\", \"external_dependency\", \"scope_change\", not a list".to_string()),
         "{found:#?}"
@@ -190,7 +171,7 @@ fn a_value_of_the_wrong_kind_is_told_the_accepted_values_or_form() {
         &document("", PASSING).replace("stage: implementation", "stage: 3"),
     );
     assert_eq!(
-        errors(&repo, "handoffs/F7.md"),
+        handoff_errors(&repo, "handoffs/F7.md"),
         ["3:8 `stage` must be one of \"requirements\", \"architecture\", \"implementation\", \"qa\", not an integer"]
     );
 }
@@ -204,7 +185,7 @@ fn a_checkpoint_with_a_bad_status_is_one_error_not_two() {
         &document("", &PASSING.replacen("status: pass", "status: done", 1)),
     );
     assert_eq!(
-        errors(&repo, "handoffs/F7.md"),
+        handoff_errors(&repo, "handoffs/F7.md"),
         ["10:13 checkpoint `tests_written`: `status` must be one of \"pass\", \"fail\", \"skip\", not \"done\""]
     );
 }
@@ -221,13 +202,13 @@ fn prose_right_below_the_fields_says_the_closing_line_is_missing() {
     );
     repo.write("handoffs/F7.md", &doc);
     assert_eq!(
-        errors(&repo, "handoffs/F7.md"),
+        handoff_errors(&repo, "handoffs/F7.md"),
         ["17:1 line 17 is text, not a field (`key: value`): the frontmatter that opens on line 1 is probably missing its closing `---` above it: add a `---` line after line 16, its last field (or, if the line goes on with the value above it, indent it)"]
     );
     // A field missing its `:` is told to add it, mistyped or not.
     for typo in ["retry_count 2", "retry count 2", "staus in_progress"] {
         repo.write("handoffs/F7.md", &document(&format!("{typo}\n"), PASSING));
-        let found = errors(&repo, "handoffs/F7.md");
+        let found = handoff_errors(&repo, "handoffs/F7.md");
         assert!(
             found.len() == 1 && found[0].contains("add the missing `:`"),
             "{typo}: {found:#?}"

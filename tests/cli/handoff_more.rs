@@ -1,6 +1,6 @@
 //! Handoff documents written the way real authors and agents write them.
 
-use crate::support::TestRepo;
+use crate::support::{handoff_errors, TestRepo};
 
 const GATE: &str = r#"[gate]
 max_retries = 3
@@ -110,26 +110,6 @@ fn control_characters_in_a_document_never_reach_the_terminal_raw() {
     );
 }
 
-/// The errors of `validate --format json` for one document, as
-/// `line:column message`.
-fn errors(repo: &TestRepo, path: &str) -> Vec<String> {
-    let run = repo.phasegate(&["handoff", "validate", "--format", "json", path]);
-    let json = run.json();
-    json["handoffs"][0]["errors"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{json:#}"))
-        .iter()
-        .map(|e| {
-            format!(
-                "{}:{} {}",
-                e["line"],
-                e["column"],
-                e["message"].as_str().unwrap()
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn a_yaml_mistake_says_how_to_write_it_right() {
     let repo = TestRepo::new();
@@ -184,7 +164,7 @@ fn a_yaml_mistake_says_how_to_write_it_right() {
         ),
     ] {
         repo.write("handoffs/F7.md", &document(&format!("{fields}{start}")));
-        let found = errors(&repo, "handoffs/F7.md");
+        let found = handoff_errors(&repo, "handoffs/F7.md");
         assert_eq!(found.len(), 1, "{fields:?}: {found:?}");
         assert!(
             found[0].starts_with(&format!("{at} the frontmatter is not valid YAML: ")),
@@ -198,7 +178,7 @@ fn a_yaml_mistake_says_how_to_write_it_right() {
         "name: code_complete\n    message: done: all of it",
     );
     repo.write("handoffs/F7.md", &doc);
-    let found = errors(&repo, "handoffs/F7.md");
+    let found = handoff_errors(&repo, "handoffs/F7.md");
     assert!(
         found[0].contains("write `message: \"done: all of it\"`"),
         "{found:?}"
@@ -207,7 +187,10 @@ fn a_yaml_mistake_says_how_to_write_it_right() {
         "handoffs/F7.md",
         &doc.replace("done: all of it", "\"done: all of it\""),
     );
-    assert_eq!(errors(&repo, "handoffs/F7.md"), Vec::<String>::new());
+    assert_eq!(
+        handoff_errors(&repo, "handoffs/F7.md"),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -216,7 +199,7 @@ fn a_value_of_the_wrong_type_says_what_to_write() {
     repo.config(GATE);
     let doc = "---\nid: 42\nstage: implementation\ntitle: x\nstarted_at: 2026-01-01T10:00:00Z\nstatus: failed\nhandoff_ready: yes\nretry_count: \"2\"\ncheckpoints:\n  - {name: tests_written, status: PASS}\n  - {name: code_complete, status: true}\n  - {name: tests_passing, status: pass}\n  - {name: no_lint_errors, status: pass}\n---\n";
     repo.write("handoffs/F7.md", doc);
-    let found = errors(&repo, "handoffs/F7.md");
+    let found = handoff_errors(&repo, "handoffs/F7.md");
     let expected = [
         "2:5 `id` must be text, not an integer: put the value in quotes",
         "7:16 `handoff_ready` must be true or false, not the text \"yes\": write true (YAML 1.2 reads `yes` as text)",
@@ -232,7 +215,7 @@ fn a_value_of_the_wrong_type_says_what_to_write() {
         &doc.replace("handoff_ready: yes", "handoff_ready: \"false\"")
             .replace("retry_count: \"2\"", "retry_count: 2.0"),
     );
-    let found = errors(&repo, "handoffs/F7.md");
+    let found = handoff_errors(&repo, "handoffs/F7.md");
     for line in [
         "7:16 `handoff_ready` must be true or false, not the text \"false\": write false without quotes",
         "8:14 `retry_count` must be a whole number from 0 to 3, not 2.0: write 2 without a fraction",
@@ -257,7 +240,7 @@ fn a_date_without_a_time_means_the_whole_day() {
     ] {
         repo.write("handoffs/F7.md", &document(&fields(started, completed)));
         assert_eq!(
-            errors(&repo, "handoffs/F7.md"),
+            handoff_errors(&repo, "handoffs/F7.md"),
             Vec::<String>::new(),
             "{started} → {completed}"
         );
@@ -270,7 +253,7 @@ fn a_date_without_a_time_means_the_whole_day() {
     ] {
         repo.write("handoffs/F7.md", &document(&fields(started, completed)));
         assert_eq!(
-            errors(&repo, "handoffs/F7.md"),
+            handoff_errors(&repo, "handoffs/F7.md"),
             ["6:15 `completed_at` is before `started_at` (line 5): correct whichever is wrong"],
             "{started} → {completed}"
         );

@@ -3,7 +3,7 @@
 use crate::support::{check, TestRepo};
 
 /// A recorded output of `fixtures/diagnostics/<path>`.
-fn recording(path: &str) -> String {
+pub(crate) fn recording(path: &str) -> String {
     format!("{}/fixtures/diagnostics/{path}", env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -12,7 +12,12 @@ fn recording(path: &str) -> String {
 /// had run here (the directory it was recorded in, `recorded_in`, read as
 /// the repository) and exits `exit`, as the tool did. The command names no
 /// tool: the output decides the parser, as for `npm test`.
-fn replaying(output: &str, recorded_in: &str, exit: i32, sources: &[(&str, &str)]) -> TestRepo {
+pub(crate) fn replaying(
+    output: &str,
+    recorded_in: &str,
+    exit: i32,
+    sources: &[(&str, &str)],
+) -> TestRepo {
     let repo = TestRepo::new();
     for (path, fixture) in sources {
         repo.write(path, &std::fs::read_to_string(recording(fixture)).unwrap());

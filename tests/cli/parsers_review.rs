@@ -1,24 +1,7 @@
 //! Parsers against real tool output: pytest exit codes, ruff formats, cargo, JS reporters.
 
-use crate::support::{check, TestRepo};
-
-/// A recorded output of `fixtures/diagnostics/<path>`.
-fn recording(path: &str) -> String {
-    format!("{}/fixtures/diagnostics/{path}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A repository whose `tests` check prints the recorded `output` as if the
-/// tool had run here (the directory it was recorded in, `recorded_in`,
-/// read as the repository) and exits `exit`, as the tool did. The command
-/// names no tool: the output decides the parser, as for `make test`.
-fn replaying(output: &str, recorded_in: &str, exit: i32) -> TestRepo {
-    let repo = TestRepo::new();
-    repo.config(&format!(
-        "[phases.implementation]\nchecks = [ {{ name = \"tests\", shell = true, command = \"sed \\\"s#{recorded_in}#$PWD#g\\\" '{}'; exit {exit}\" }} ]\n",
-        recording(output)
-    ));
-    repo
-}
+use crate::parsers_js::{recording, replaying};
+use crate::support::check;
 
 /// The diagnostics of the check `tests`: place, code and message.
 fn findings(v: &serde_json::Value) -> Vec<(String, String, String)> {
@@ -46,7 +29,7 @@ fn findings(v: &serde_json::Value) -> Vec<(String, String, String)> {
 fn pytest_finding_no_test_fails_with_what_to_do() {
     // pytest 9.2.0 exits 5 when it collects no test: the check fails, and
     // says why in words, not with pytest's closing rule as the headline.
-    let repo = replaying("pytest/pytest-no-tests.txt", "/tmp/rec-pr/none", 5);
+    let repo = replaying("pytest/pytest-no-tests.txt", "/tmp/rec-pr/none", 5, &[]);
     let (code, v) = repo.verdict(&["--all-files"]);
     assert_eq!(code, 1, "{v:#}");
     assert_eq!(check(&v, "tests")["status"], "failed");
@@ -62,7 +45,7 @@ fn pytest_finding_no_test_fails_with_what_to_do() {
 
 #[test]
 fn pytest_deselecting_every_test_fails_saying_the_selection_is_empty() {
-    let repo = replaying("pytest/pytest-deselected.txt", "/tmp/rec-pr/sel", 5);
+    let repo = replaying("pytest/pytest-deselected.txt", "/tmp/rec-pr/sel", 5, &[]);
     let (code, v) = repo.verdict(&["--all-files"]);
     assert_eq!(code, 1, "{v:#}");
     let found = findings(&v);
@@ -77,7 +60,7 @@ fn pytest_deselecting_every_test_fails_saying_the_selection_is_empty() {
 fn pytest_stopped_by_a_conftest_hook_is_placed_at_the_hook() {
     // pytest 9.2.0 exits 3 (`INTERNALERROR>`) when a hook in `conftest.py`
     // raises: the finding is at the line that raised.
-    let repo = replaying("pytest/pytest-internal.txt", "/tmp/rec-pr/internal", 3);
+    let repo = replaying("pytest/pytest-internal.txt", "/tmp/rec-pr/internal", 3, &[]);
     repo.write(
         "conftest.py",
         &std::fs::read_to_string(recording("pytest/internal-conftest.py.txt")).unwrap(),
@@ -98,7 +81,7 @@ fn pytest_stopped_by_a_conftest_hook_is_placed_at_the_hook() {
 fn pytest_usage_error_is_the_finding_not_its_last_line() {
     // The last line pytest prints for an unknown option is `  rootdir:
     // /path`: the finding must be the option it did not know.
-    let repo = replaying("pytest/pytest-usage.txt", "/tmp/rec-pr/none", 4);
+    let repo = replaying("pytest/pytest-usage.txt", "/tmp/rec-pr/none", 4, &[]);
     let (code, v) = repo.verdict(&["--all-files"]);
     assert_eq!(code, 1, "{v:#}");
     let found = findings(&v);

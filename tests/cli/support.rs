@@ -400,6 +400,26 @@ pub fn pushed_repo(config: &str) -> (TestRepo, TestRepo) {
     (repo, remote)
 }
 
+/// The errors `handoff validate --format json` reports for the one
+/// document at `path`, each as `line:column message`.
+pub fn handoff_errors(repo: &TestRepo, path: &str) -> Vec<String> {
+    let run = repo.phasegate(&["handoff", "validate", "--format", "json", path]);
+    let json = run.json();
+    json["handoffs"][0]["errors"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{json:#}"))
+        .iter()
+        .map(|e| {
+            format!(
+                "{}:{} {}",
+                e["line"],
+                e["column"],
+                e["message"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
 /// `git ARGS` in `repo` (names need not be UTF-8), with the hooks it has
 /// installed finding the phasegate under test: what it did.
 pub fn git_pushing<S: AsRef<std::ffi::OsStr>>(repo: &TestRepo, args: &[S]) -> Run {
