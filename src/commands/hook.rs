@@ -727,7 +727,24 @@ mod tests {
         kind: impl Fn(&str) -> Option<&'static str>,
         base: impl Fn(&str) -> Option<String>,
         related: impl Fn(&str, &str) -> bool,
-    ) -> (Vec<(SelectionRequest, Option<String>)>, Vec<String>) {
+    ) -> PushRead {
+        read_with(input.as_bytes(), kind, base, related).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// What the hook reads from `input` when every object is a commit,
+    /// none was published and all share history.
+    fn read(input: &[u8]) -> Result<PushRead, Unreadable> {
+        read_with(input, |_| Some("commit"), |_| None, |_, _| true)
+    }
+
+    /// What the hook reads from `input`, its questions answered by the
+    /// closures given.
+    fn read_with(
+        input: &[u8],
+        kind: impl Fn(&str) -> Option<&'static str>,
+        base: impl Fn(&str) -> Option<String>,
+        related: impl Fn(&str, &str) -> bool,
+    ) -> Result<PushRead, Unreadable> {
         let base = |oid: &str| {
             base(oid).map(|from| PushedBase {
                 from,
@@ -744,7 +761,7 @@ mod tests {
             published: &|_: &[String]| None,
             made_on: &|_: &str, _: Option<&str>| None,
         };
-        pushed_ranges(input.as_bytes(), &pushed).unwrap_or_else(|e| panic!("{e}"))
+        pushed_ranges(input, &pushed)
     }
 
     #[test]
@@ -962,18 +979,7 @@ mod tests {
             format!("refs/notes/commits {a} refs/notes/commits {b}\n").as_bytes(),
         );
         input.extend_from_slice(format!("refs/heads/y {a} refs/heads/y {b}\n").as_bytes());
-        let pushed = Pushed {
-            remote: "origin",
-            kind: &|_: &str| Some("commit"),
-            base: &|_: &str| None,
-            related: &|_: &str, _: &str| true,
-            commit: &|_: &str| None,
-            older: &|_: &[String], _: &[String]| std::collections::HashSet::new(),
-            published: &|_: &[String]| None,
-            made_on: &|_: &str, _: Option<&str>| None,
-        };
-        let (selections, notes) =
-            pushed_ranges(input.as_slice(), &pushed).unwrap_or_else(|e| panic!("{e}"));
+        let (selections, notes) = read(&input).unwrap_or_else(|e| panic!("{e}"));
         let named: Vec<&str> = selections
             .iter()
             .filter_map(|(_, r)| r.as_deref())
@@ -988,17 +994,7 @@ mod tests {
     #[test]
     fn a_line_git_did_not_write_stops_the_push_naming_the_line() {
         let (a, b) = ("a".repeat(40), "b".repeat(40));
-        let pushed = Pushed {
-            remote: "origin",
-            kind: &|_: &str| Some("commit"),
-            base: &|_: &str| None,
-            related: &|_: &str, _: &str| true,
-            commit: &|_: &str| None,
-            older: &|_: &[String], _: &[String]| std::collections::HashSet::new(),
-            published: &|_: &[String]| None,
-            made_on: &|_: &str, _: Option<&str>| None,
-        };
-        let read = |input: String| pushed_ranges(input.as_bytes(), &pushed).map(|(s, _)| s.len());
+        let read = |input: String| read(input.as_bytes()).map(|(s, _)| s.len());
         let good = format!("refs/heads/x {a} refs/heads/x {b}\n");
         // Blank lines say nothing and are passed over.
         assert_eq!(read(format!("\n{good}  \n")), Ok(1));
