@@ -30,7 +30,7 @@ pub(crate) fn replaying(
 }
 
 /// The diagnostics of the check `tests`: place, code, test and message.
-fn findings(v: &serde_json::Value) -> Vec<(String, String, String, String)> {
+pub(crate) fn findings(v: &serde_json::Value) -> Vec<(String, String, String, String)> {
     v["diagnostics"]
         .as_array()
         .unwrap()

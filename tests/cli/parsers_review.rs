@@ -5,23 +5,9 @@ use crate::support::check;
 
 /// The diagnostics of the check `tests`: place, code and message.
 fn findings(v: &serde_json::Value) -> Vec<(String, String, String)> {
-    v["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| d["check"] == "tests")
-        .map(|d| {
-            let place = match (d["file"].as_str(), d["line"].as_u64()) {
-                (Some(file), Some(line)) => format!("{file}:{line}"),
-                (Some(file), None) => file.to_string(),
-                _ => "-".to_string(),
-            };
-            (
-                place,
-                d["code"].as_str().unwrap_or("-").to_string(),
-                d["message"].as_str().unwrap_or("-").to_string(),
-            )
-        })
+    crate::parsers_js::findings(v)
+        .into_iter()
+        .map(|(place, code, _test, message)| (place, code, message))
         .collect()
 }
 
