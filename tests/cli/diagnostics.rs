@@ -1,9 +1,6 @@
 //! `phasegate diagnostics parse` on recorded tool output.
 
-use std::io::Write;
-use std::process::Stdio;
-
-use crate::support::{TestRepo, BIN};
+use crate::support::TestRepo;
 
 fn fixture(path: &str) -> String {
     format!("{}/fixtures/diagnostics/{path}", env!("CARGO_MANIFEST_DIR"))
@@ -36,16 +33,9 @@ fn recorded_cargo_output_becomes_located_diagnostics_with_fingerprints() {
 /// `phasegate diagnostics parse ARGS` reading `input` on standard input:
 /// its standard output.
 fn parse_stdin(repo: &TestRepo, args: &[&str], input: &[u8]) -> Vec<u8> {
-    let mut child = repo
-        .command(BIN)
-        .args(["diagnostics", "parse"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap().stdout
+    let mut all = vec!["diagnostics", "parse"];
+    all.extend_from_slice(args);
+    repo.phasegate_fed(&all, input).stdout
 }
 
 #[test]

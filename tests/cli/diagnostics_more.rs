@@ -31,22 +31,9 @@ fn a_new_error_past_the_cap_on_findings_still_blocks() {
 /// `phasegate diagnostics parse --format json ARGS` in `repo`, reading
 /// `input` on standard input: the document it prints.
 fn parse_stdin(repo: &TestRepo, args: &[&str], input: &str) -> serde_json::Value {
-    use std::io::Write;
-    let mut child = repo
-        .command(crate::support::BIN)
-        .args(["diagnostics", "parse", "--format", "json"])
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut all = vec!["diagnostics", "parse", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = repo.phasegate_fed(&all, input.as_bytes());
     assert_eq!(out.status.code(), Some(0));
     serde_json::from_slice(&out.stdout).unwrap()
 }

@@ -1,11 +1,6 @@
 //! The pre-push hook: what each pushed ref checks, and what the user is told.
 
-use std::io::Write;
-use std::process::Stdio;
-
-use crate::support::{
-    git_pushing, output, recorded_verdicts, remote_has, rev, said, TestRepo, BIN,
-};
+use crate::support::{git_pushing, output, recorded_verdicts, remote_has, rev, said, TestRepo};
 
 /// A check of the selected Markdown files that fails on any holding
 /// `TODO`, naming it.
@@ -26,21 +21,10 @@ fn a_line_of_the_pushed_refs_git_did_not_write_stops_the_push_naming_it() {
     // What a hook manager that mangles the input passes on: the real
     // line, then one cut short. Skipped, that ref would go out unchecked.
     let input = format!("refs/heads/main {main} refs/heads/main {old}\nrefs/heads/topic {main}\n");
-    let mut child = repo
-        .command(BIN)
-        .args(["hook", "pre-push", "origin", "/nowhere"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let run = output(&child.wait_with_output().unwrap());
+    let run = output(&repo.phasegate_fed(
+        &["hook", "pre-push", "origin", "/nowhere"],
+        input.as_bytes(),
+    ));
     assert_eq!(run.code, 2, "{run:?}");
     assert!(
         run.stderr.contains("line 2 of the pushed refs")

@@ -253,6 +253,23 @@ impl TestRepo {
         self.phasegate_with(args, &[])
     }
 
+    /// phasegate run with `input` on its standard input, its output as it
+    /// came (bytes a test may need whole).
+    pub fn phasegate_fed(&self, args: &[&str], input: &[u8]) -> Output {
+        use std::io::Write;
+        use std::process::Stdio;
+        let mut child = self
+            .command(BIN)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
     /// phasegate started in `dir` (a linked worktree, say), with this
     /// repository's isolated environment.
     pub fn phasegate_in(&self, dir: &std::path::Path, args: &[&str]) -> Run {
