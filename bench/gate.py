@@ -11,6 +11,7 @@ alone when it prints 300 MB.
 
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -232,6 +233,11 @@ def staged_runs(phasegate):
 
 
 if __name__ == "__main__":
+    # Stopped by SIGTERM or SIGHUP (a CI timeout, a closed terminal), the
+    # benchmark still removes its repositories, several GB of them: the
+    # `finally` below runs on the exit this raises, as it does on Ctrl-C.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: sys.exit(1))
     try:
         main()
         staged_runs(os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/release/phasegate"))
