@@ -88,8 +88,10 @@ pub enum CiSelection {
     /// The changes of a range.
     Range(CiRange),
     /// The event has no range to check (a new branch, a scheduled
-    /// pipeline): every tracked file, for the reason given.
-    Everything { why: String },
+    /// pipeline): every tracked file, for the reason given. `source` names
+    /// the event as a range's does (`GitHub push`), for the verdict's
+    /// `selection.ci`.
+    Everything { source: &'static str, why: String },
 }
 
 /// A range CI names, and how it was found.
@@ -115,8 +117,8 @@ fn range(from: String, to: String, source: &'static str, push: bool) -> CiSelect
     })
 }
 
-fn everything(why: String) -> CiSelection {
-    CiSelection::Everything { why }
+fn everything(source: &'static str, why: String) -> CiSelection {
+    CiSelection::Everything { source, why }
 }
 
 /// The text at `pointer` in a GitHub event payload, when it is a string
@@ -163,7 +165,7 @@ fn github_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection>
                 .filter(|base| !base.is_empty())
                 .or_else(|| payload().and_then(|p| field(&p, "/pull_request/base/ref")));
             let Some(base) = base else {
-                return Some(everything(format!(
+                return Some(everything(source, format!(
                     "{source} event with no target branch (neither GITHUB_BASE_REF nor the payload's `pull_request.base.ref` names one): every tracked file is selected"
                 )));
             };
@@ -173,20 +175,24 @@ fn github_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection>
         "push" => {
             let Some(payload) = payload() else {
                 return Some(everything(
+                    "GitHub push",
                     "GitHub push event whose payload (GITHUB_EVENT_PATH) could not be read: every tracked file is selected".to_string(),
                 ));
             };
             let before = field(&payload, "/before");
             match before {
                 None => everything(
+                    "GitHub push",
                     "GitHub push event with no `before` commit: every tracked file is selected"
                         .to_string(),
                 ),
                 Some(before) if is_zero_id(&before) => everything(
+                    "GitHub push",
                     "GitHub push of a new branch or tag (`before` is all zeros): every tracked file is selected".to_string(),
                 ),
                 Some(before) => match field(&payload, "/after") {
                     Some(after) if is_zero_id(&after) => everything(
+                        "GitHub push",
                         "GitHub push that deletes a branch or tag (`after` is all zeros): every tracked file is selected".to_string(),
                     ),
                     // `after` is `GITHUB_SHA`, the commit checked out.
@@ -211,6 +217,7 @@ fn github_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection>
             match ends {
                 Some((base, head)) => range(base, head, "GitHub merge_group", false),
                 None => everything(
+                    "GitHub merge_group",
                     "GitHub merge_group event whose payload (GITHUB_EVENT_PATH) names no `merge_group.base_sha` and `merge_group.head_sha`: every tracked file is selected".to_string(),
                 ),
             }
@@ -257,6 +264,7 @@ fn gitlab_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection>
     let before = var("CI_COMMIT_BEFORE_SHA")?;
     Some(if is_zero_id(&before) {
         everything(
+            "GitLab pipeline",
             "GitLab pipeline with no previous commit (CI_COMMIT_BEFORE_SHA is all zeros: a new branch or tag, a scheduled or manual pipeline): every tracked file is selected".to_string(),
         )
     } else {
@@ -537,7 +545,7 @@ mod tests {
         );
         assert!(matches!(
             github("{}"),
-            Some(CiSelection::Everything { why }) if why.contains("GITHUB_BASE_REF")
+            Some(CiSelection::Everything { why, .. }) if why.contains("GITHUB_BASE_REF")
         ));
     }
 
@@ -567,7 +575,7 @@ mod tests {
         let zeros = "0".repeat(40);
         assert!(matches!(
             github("push", &format!(r#"{{"before": "{a}", "after": "{zeros}"}}"#)),
-            Some(CiSelection::Everything { why }) if why.contains("deletes")
+            Some(CiSelection::Everything { why, .. }) if why.contains("deletes")
         ));
         assert_eq!(
             ends(github("push", &format!(r#"{{"before": "{a}"}}"#))),
@@ -575,7 +583,7 @@ mod tests {
         );
         assert!(matches!(
             github("push", &format!(r#"{{"before": "{zeros}", "after": "{b}"}}"#)),
-            Some(CiSelection::Everything { why }) if why.contains("all zeros")
+            Some(CiSelection::Everything { why, .. }) if why.contains("all zeros")
         ));
         assert!(matches!(
             github("push", "not json"),

@@ -193,7 +193,8 @@ pub struct SelectionSummary {
     /// are counted from it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merge_base: Option<String>,
-    /// How CI picked the range (`GitHub pull_request`), when it did.
+    /// The CI event that chose the files (`GitHub pull_request`), when one
+    /// did: a range, or every tracked file when the event has no range.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ci: Option<String>,
     /// The ref being pushed, when a pre-push hook runs once per pushed ref.

@@ -139,6 +139,8 @@ fn a_github_push_checks_the_pushed_commits_or_every_file_saying_why() {
     let (code, v) = push(Some(ZEROS));
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["selection"]["mode"], "all");
+    // The event that chose every file is named, as a range's is.
+    assert_eq!(v["selection"]["ci"], "GitHub push");
     assert_eq!(docs_files(&v), every);
     assert!(notes(&v).contains("new branch"), "{v:#}");
 
@@ -147,6 +149,7 @@ fn a_github_push_checks_the_pushed_commits_or_every_file_saying_why() {
     let (code, v) = push(Some(UNKNOWN));
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["selection"]["mode"], "all");
+    assert_eq!(v["selection"]["ci"], "GitHub push");
     assert_eq!(docs_files(&v), every);
     assert!(notes(&v).contains(UNKNOWN), "{v:#}");
     assert!(notes(&v).contains("not in this clone"), "{v:#}");
@@ -244,6 +247,7 @@ fn a_gitlab_push_pipeline_checks_the_pushed_commits_or_every_file_saying_why() {
     let (code, v) = gitlab(ZEROS);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["selection"]["mode"], "all");
+    assert_eq!(v["selection"]["ci"], "GitLab pipeline");
     assert_eq!(docs_files(&v), ["base.md", "one.md", "two.md"]);
     assert!(
         notes(&v).contains("CI_COMMIT_BEFORE_SHA is all zeros"),

@@ -552,6 +552,8 @@ impl Selector<'_> {
         &self,
         notes: &mut Vec<String>,
     ) -> Result<(Vec<PathBuf>, SelectionSummary), VerdictError> {
+        // The CI event that chose every file, when one was recognised.
+        let mut source = None;
         let why = match &self.ctx.ci_selection {
             Some(CiSelection::Range(ci)) => {
                 // pull_request_target's own checkout is the target
@@ -578,6 +580,7 @@ impl Selector<'_> {
                     ci.push && matches!(crate::git::object_kind(self.root, &ci.from), Ok(None));
                 let unrelated =
                     ci.push && !missing && !crate::git::share_history(self.root, &ci.from, &ci.to);
+                source = Some(ci.source);
                 if missing {
                     format!(
                         "{}: the commit before the push, {}, is not in this clone (a shallow clone, or a force push): every tracked file is selected; fetch more history to check only the push's changes",
@@ -594,13 +597,17 @@ impl Selector<'_> {
                     return Ok((files, s));
                 }
             }
-            Some(CiSelection::Everything { why }) => why.clone(),
+            Some(CiSelection::Everything { source: event, why }) => {
+                source = Some(*event);
+                why.clone()
+            }
             None => "in CI with no pull or merge request range: every tracked file is selected"
                 .to_string(),
         };
         notes.push(why);
         let files = self.tracked_in_work_tree(notes)?;
-        let s = self.summary("all", &files, None);
+        let mut s = self.summary("all", &files, None);
+        s.ci = source.map(str::to_string);
         Ok((files, s))
     }
 
