@@ -44,6 +44,8 @@ const REGEX_GROUPS: [&str; 6] = ["file", "line", "col", "severity", "code", "mes
 struct Command {
     line: Option<CommandLine>,
     text: String,
+    /// Where the entry's value is written.
+    at: At,
 }
 
 /// `[commands]` as validated.
@@ -952,7 +954,14 @@ impl Validator<'_> {
                 out.unsplit
                     .insert(key.name.clone(), self.problems.split_off(before));
             }
-            out.valid.insert(key.name.clone(), Command { line, text });
+            out.valid.insert(
+                key.name.clone(),
+                Command {
+                    line,
+                    text,
+                    at: value.at.clone(),
+                },
+            );
         }
         out
     }
@@ -1290,9 +1299,17 @@ impl Validator<'_> {
         if !keys.ok {
             return None;
         }
+        let command_location = match get(entries, "command") {
+            Some(node) => self.location(&node.at),
+            None => commands
+                .valid
+                .get(&name)
+                .and_then(|entry| self.location(&entry.at)),
+        };
         Some((
             CheckSpec {
                 location: self.location(&name_node.at),
+                command_location,
                 name,
                 kind,
                 command,

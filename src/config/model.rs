@@ -197,6 +197,10 @@ pub struct CheckSpec {
     pub filter: Option<Filter>,
     /// Where the check is defined, or `None` for the embedded default.
     pub location: Option<ConfigLocation>,
+    /// Where its command is written: its own `command`, or the `[commands]`
+    /// entry it takes. `None` for a command of the embedded default (the
+    /// detected language's).
+    pub command_location: Option<ConfigLocation>,
 }
 
 impl CheckSpec {

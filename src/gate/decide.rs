@@ -58,6 +58,10 @@ pub struct CheckInput {
     pub filter: Filter,
     /// Where the check is configured, for diagnostics with nothing better.
     pub location: Option<ConfigLocation>,
+    /// Where its command is written (see `CheckSpec::command_location`),
+    /// for what is wrong with the command itself: a program that is not
+    /// installed is fixed there, not at the check's name.
+    pub command_location: Option<ConfigLocation>,
     pub run: CheckRun,
 }
 
@@ -476,12 +480,20 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
             check.name
         )
     };
-    let diagnostic = located(
-        check,
-        severity,
-        Some("missing-tool"),
-        format!("{reason}; {advice}"),
-    );
+    // The program is named in the command: that is where a user who
+    // fixes it rather than installing it edits.
+    let at = check.command_location.as_ref().or(check.location.as_ref());
+    let diagnostic = Diagnostic {
+        file: at.map(|l| l.file.clone()),
+        line: at.map(|l| l.line),
+        column: at.map(|l| l.column),
+        ..located(
+            check,
+            severity,
+            Some("missing-tool"),
+            format!("{reason}; {advice}"),
+        )
+    };
     Judged {
         status,
         effect,
@@ -1123,6 +1135,7 @@ mod tests {
                 line: 4,
                 column: 12,
             }),
+            command_location: None,
             run,
         }
     }

@@ -48,6 +48,7 @@ fn input(name: &str, on_failure: OnFailure, line: u32, run: CheckRun) -> CheckIn
             line,
             column: 5,
         }),
+        command_location: None,
         run,
     }
 }

@@ -126,6 +126,39 @@ fn tier_1_missing_tool_under_every_profile() {
 }
 
 #[test]
+fn a_missing_program_is_located_where_its_command_is_written() {
+    let repo = TestRepo::new();
+    // A check that takes its command from [commands]: the program is
+    // named on line 2, the check on line 6.
+    repo.config(
+        r#"[commands]
+tests = "phasegate-test-no-such-tool --flag"
+
+[phases.implementation]
+checks = [
+  { name = "tests" },
+  { name = "own",
+    command = "phasegate-test-no-such-tool" },
+]
+"#,
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 3, "{v:#}");
+    let at = |check: &str| {
+        let d = v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["check"] == check && d["code"] == "missing-tool")
+            .unwrap_or_else(|| panic!("no missing-tool finding for {check}: {v:#}"));
+        (d["file"].clone(), d["line"].clone(), d["column"].clone())
+    };
+    assert_eq!(at("tests"), ("phasegate.toml".into(), 2.into(), 9.into()));
+    // A check's own `command` on a line of its own: that line.
+    assert_eq!(at("own"), ("phasegate.toml".into(), 8.into(), 15.into()));
+}
+
+#[test]
 fn tier_2_timeout_crash_and_spawn_failure_under_every_profile() {
     let repo = TestRepo::new();
     let cases = [

@@ -50,6 +50,7 @@ pub(super) fn check_inputs(
                 .or(config.gate.filter)
                 .unwrap_or(Filter::default_for(spec.origin)),
             location: spec.location.clone(),
+            command_location: spec.command_location.clone(),
             run,
         });
     }
