@@ -541,6 +541,42 @@ const CHECK_KEYS: &[&str] = &[
     "filter",
 ];
 
+/// The table form of a wrong `env` value, from its `NAME=value` strings
+/// when it is a list of them (`["A=1"]` gives `{ A = "1" }`), else a
+/// placeholder.
+fn env_example(node: &Node) -> String {
+    let pairs: Option<Vec<String>> = match &node.val {
+        Val::Array(items) if !items.is_empty() => items
+            .iter()
+            .map(|item| match &item.val {
+                Val::Str(text) => {
+                    let (name, value) = text.split_once('=')?;
+                    (!name.is_empty()).then(|| format!("{} = {value:?}", toml_key(name)))
+                }
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    };
+    match pairs {
+        Some(pairs) => format!("{{ {} }}", pairs.join(", ")),
+        None => "{ NAME = \"value\" }".to_string(),
+    }
+}
+
+/// `name` as a TOML key: bare when TOML allows it, else quoted.
+fn toml_key(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        name.to_string()
+    } else {
+        format!("{name:?}")
+    }
+}
+
 /// Whether a check's table has an unknown key that is a near miss of
 /// `command`.
 fn mistyped_command(entries: &[(Key, Node)]) -> bool {
@@ -1439,7 +1475,19 @@ impl Validator<'_> {
         what: &str,
         check: &str,
     ) -> Option<BTreeMap<String, String>> {
-        let vars = self.table(node, what)?;
+        let Val::Table(vars) = &node.val else {
+            // `env = ["A=1"]` is how a shell or a Dockerfile writes it.
+            self.error(
+                &node.at,
+                format!("{what} must be a table, not {}", node.kind()),
+                "expected a table",
+                Some(format!(
+                    "write each variable as a key with a string value: env = {}",
+                    env_example(node)
+                )),
+            );
+            return None;
+        };
         let mut env = BTreeMap::new();
         let mut ok = true;
         for (key, value) in vars {
@@ -1459,6 +1507,22 @@ impl Validator<'_> {
                 continue;
             }
             let variable = format!("the variable `{}` of check `{check}`", key.name);
+            // A number or a boolean: the environment holds text only.
+            let written = match value.val {
+                Val::Int(n) => Some(n.to_string()),
+                Val::Bool(b) => Some(b.to_string()),
+                _ => None,
+            };
+            if let Some(written) = written {
+                self.error(
+                    &value.at,
+                    format!("{variable} must be a string, not {}", value.kind()),
+                    "expected a string",
+                    Some(format!("quote it: {} = \"{written}\"", toml_key(&key.name))),
+                );
+                ok = false;
+                continue;
+            }
             match self.string(value, &variable) {
                 Some(v) if self.nul_free(value, &v, &variable, "no environment can hold") => {
                     env.insert(key.name.clone(), v);

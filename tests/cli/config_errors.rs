@@ -68,6 +68,35 @@ fn malformed_toml_wrong_types_and_bad_values_exit_2() {
 }
 
 #[test]
+fn a_wrong_env_is_shown_in_the_form_toml_takes() {
+    let repo = TestRepo::new();
+    let help = |env: &str| {
+        repo.config(&format!(
+            "[phases.implementation]\nchecks = [ {{ name = \"c\", command = \"true\", env = {env} }} ]\n"
+        ));
+        let (code, v) = repo.verdict(&[]);
+        assert_eq!(code, 2, "{v:#}");
+        let problem = &v["error"]["problems"][0];
+        assert_eq!(problem["line"], 2, "{problem:#}");
+        problem["help"].as_str().unwrap_or_default().to_string()
+    };
+    // A shell's or a Dockerfile's form, turned into TOML's.
+    assert!(
+        help(r#"["RUST_LOG=debug", "MODE=a b"]"#)
+            .ends_with(r#"env = { RUST_LOG = "debug", MODE = "a b" }"#),
+        "{}",
+        help(r#"["RUST_LOG=debug"]"#)
+    );
+    assert!(help(r#""A=1""#).ends_with(r#"env = { NAME = "value" }"#));
+    // A number or a boolean is quoted, under its name as TOML writes it.
+    assert_eq!(help("{ RETRIES = 3 }"), r#"quote it: RETRIES = "3""#);
+    assert_eq!(
+        help(r#"{ "NO COLOR" = true }"#),
+        r#"quote it: "NO COLOR" = "true""#
+    );
+}
+
+#[test]
 fn the_local_override_wins_and_its_errors_name_it() {
     let repo = TestRepo::new();
     repo.config("[gate]\nprofile = \"auto\"\n\n[phases.implementation]\nchecks = [ { name = \"c\", command = \"false\", on_failure = \"warn\" } ]\n");
