@@ -3,7 +3,7 @@
 use crate::cli::{InstallArgs, UninstallArgs};
 use crate::context::Context;
 use crate::exit::ExitCode;
-use crate::git::{self, HookKind, InstallOptions, InstallOutcome, UninstallOutcome};
+use crate::git::{self, HookKind, HuskyRewrite, InstallOptions, InstallOutcome, UninstallOutcome};
 
 use super::Streams;
 
@@ -22,6 +22,41 @@ fn hook_line(kind: HookKind) -> String {
         HookKind::PrePush => "phasegate hook pre-push \"$@\"".to_string(),
         HookKind::PreCommit | HookKind::PreMergeCommit => format!("phasegate hook {}", kind.name()),
     }
+}
+
+/// Says that `file` was given the rule that keeps a hook's line ends LF,
+/// and why it is to be committed with the hook.
+fn line_ends_note(io: &mut Streams<'_>, file: &std::path::Path) {
+    let _ = writeln!(
+        io.err,
+        "note: added a rule to {} that keeps the hook's line ends LF: commit it with the hook, or a clone with `core.autocrlf=true` (Git for Windows) checks the hook out with CRLF line ends and git can not run it (`cannot exec`), so no commit can be made there",
+        file.display()
+    );
+}
+
+/// Says how husky will take phasegate's hook `kind` away, and the line
+/// that keeps the gate in husky's own hook.
+fn husky_note(ctx: &Context, io: &mut Streams<'_>, kind: HookKind) {
+    let Some(rewrite) = git::husky_rewrite(&ctx.cwd, kind) else {
+        return;
+    };
+    let (how, project_hook) = match &rewrite {
+        HuskyRewrite::Stubs { project_hook } => (
+            "husky writes its hooks directory `core.hooksPath` names again at every `npm install` (the `prepare` script), which replaces phasegate's hook without a word",
+            project_hook,
+        ),
+        HuskyRewrite::HooksPath { project_hook } => (
+            "package.json runs husky at `npm install` (the `prepare` script), which points `core.hooksPath` at `.husky/_`, and git then no longer runs the hook phasegate installed",
+            project_hook,
+        ),
+    };
+    let _ = writeln!(
+        io.err,
+        "warning: {how}, and {} then go through ungated. To keep the gate, add the line `{}` to {} (husky runs it) and commit it.",
+        if kind == HookKind::PrePush { "pushes" } else { "commits" },
+        hook_line(kind),
+        project_hook.display()
+    );
 }
 
 pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitCode {
@@ -67,6 +102,9 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                         backup.display()
                     );
                 }
+                if let Some(file) = &notes.line_ends {
+                    line_ends_note(io, file);
+                }
                 if let Some(revived) = notes.revived {
                     let _ = writeln!(
                         io.out,
@@ -102,7 +140,11 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                 path,
                 changed,
                 edited,
+                line_ends,
             }) => {
+                if let Some(file) = &line_ends {
+                    line_ends_note(io, file);
+                }
                 let _ = match changed {
                     None => writeln!(
                         io.out,
@@ -130,6 +172,9 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                 return ExitCode::Usage;
             }
         }
+    }
+    for &kind in &wanted {
+        husky_note(ctx, io, kind);
     }
     if let Some(&kind) = wanted.first() {
         let (relative, ungated) = git::ungated_worktrees(&ctx.cwd, kind);

@@ -67,13 +67,17 @@ impl HookKind {
     /// phasegate writes for this hook, as it wrote it: an install replaces
     /// such a hook without keeping it as someone's edit.
     fn written_unchanged(self, text: &str) -> bool {
-        let template = ["0", "1"].iter().fold(text.to_string(), |text, value| {
-            text.replacen(
-                &format!("\nfail_closed={value}\n"),
-                "\nfail_closed=@FAIL_CLOSED@\n",
-                1,
-            )
-        });
+        // A checkout with `core.autocrlf=true` turns a tracked hook's line
+        // ends into CRLF: it is still the script phasegate wrote.
+        let template = ["0", "1"]
+            .iter()
+            .fold(text.replace("\r\n", "\n"), |text, value| {
+                text.replacen(
+                    &format!("\nfail_closed={value}\n"),
+                    "\nfail_closed=@FAIL_CLOSED@\n",
+                    1,
+                )
+            });
         let template = without_installed(&template);
         let (template, current, earlier) = match self {
             HookKind::PreCommit => (template, PRE_COMMIT, &EARLIER_PRE_COMMIT[..]),
@@ -162,6 +166,9 @@ pub enum InstallOutcome {
         /// Where the script that was there went, when it was not one
         /// phasegate writes (someone changed it).
         edited: Option<PathBuf>,
+        /// The `.gitattributes` given a rule that keeps the hook's line
+        /// ends LF in every clone (see `keep_line_ends`).
+        line_ends: Option<PathBuf>,
     },
 }
 
@@ -177,6 +184,9 @@ pub struct InstallNotes {
     /// A hook kept by an earlier install, whose phasegate hook was deleted
     /// by hand since: it runs first again.
     pub revived: Option<PathBuf>,
+    /// The `.gitattributes` given a rule that keeps the hook's line ends LF
+    /// in every clone (see `keep_line_ends`).
+    pub line_ends: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -373,6 +383,66 @@ pub fn shared_hooks_scope(repo_dir: &Path) -> Option<&'static str> {
     }
 }
 
+/// How husky (9 and later) takes a hook of phasegate's away, and the
+/// project's own hook that survives it.
+#[derive(Debug)]
+pub enum HuskyRewrite {
+    /// `core.hooksPath` is husky's `.husky/_`, whose stubs husky writes
+    /// again at every `npm install` (its `prepare` script): phasegate's hook
+    /// there is replaced by husky's.
+    Stubs { project_hook: PathBuf },
+    /// `package.json` runs husky at `npm install`, which then points
+    /// `core.hooksPath` at `.husky/_`: git no longer runs the hooks
+    /// directory phasegate's hook is in.
+    HooksPath { project_hook: PathBuf },
+}
+
+/// The hooks husky writes stubs for (its `index.js`): `pre-merge-commit`
+/// is not one of them, so phasegate's stays.
+const HUSKY_HOOKS: [HookKind; 2] = [HookKind::PreCommit, HookKind::PrePush];
+
+/// Whether husky takes phasegate's hook `kind` away at the next
+/// `npm install`. husky 9 points `core.hooksPath` at `.husky/_`, writes a
+/// stub for each hook there (reading `h` beside it, which runs the
+/// project's `.husky/<hook>`) and ignores the directory: the project's
+/// hook is the one place a gate survives.
+pub fn husky_rewrite(repo_dir: &Path, kind: HookKind) -> Option<HuskyRewrite> {
+    let rewrite = husky_rewrite_of(repo_dir, kind)?;
+    let (HuskyRewrite::Stubs { project_hook } | HuskyRewrite::HooksPath { project_hook }) =
+        &rewrite;
+    // The project's hook runs phasegate already: husky keeps the gate.
+    let gated = fs::read_to_string(project_hook)
+        .is_ok_and(|text| text.contains(&format!("phasegate hook {}", kind.name())));
+    (!gated).then_some(rewrite)
+}
+
+fn husky_rewrite_of(repo_dir: &Path, kind: HookKind) -> Option<HuskyRewrite> {
+    if !HUSKY_HOOKS.contains(&kind) {
+        return None;
+    }
+    let location = hooks_location(repo_dir).ok()?;
+    if location.dir.file_name().is_some_and(|name| name == "_") && location.dir.join("h").is_file()
+    {
+        let project_hook = location.dir.parent()?.join(kind.name());
+        return Some(HuskyRewrite::Stubs { project_hook });
+    }
+    if location.setting.is_some() {
+        return None;
+    }
+    let repo = super::locate(repo_dir).ok()??;
+    let workdir = repo.workdir()?;
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(workdir.join("package.json")).ok()?).ok()?;
+    let prepare = manifest.get("scripts")?.get("prepare")?.as_str()?;
+    // `"prepare": "husky"`, or husky among other commands.
+    prepare
+        .split(|c: char| c.is_whitespace() || matches!(c, '&' | ';' | '|'))
+        .any(|word| word == "husky")
+        .then(|| HuskyRewrite::HooksPath {
+            project_hook: workdir.join(".husky").join(kind.name()),
+        })
+}
+
 /// With a relative `core.hooksPath` (husky's `.husky/_`), each work tree
 /// runs the hooks under its own root: the relative path, and the other
 /// work trees of the repository (the main one and the linked ones) whose
@@ -440,19 +510,20 @@ fn ours(path: &Path) -> Option<String> {
 }
 
 /// The first of `name`, `name.1`, `name.2`... beside `path` that does not
-/// exist.
+/// exist. The search has no bound: a name that exists is someone's kept
+/// hook, and a rename onto it would replace it.
 fn free_name(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(suffix);
-    let first = path.with_file_name(&name);
-    std::iter::once(first.clone())
-        .chain((1..1000).map(|n| {
-            let mut numbered = name.clone();
-            numbered.push(format!(".{n}"));
-            path.with_file_name(numbered)
-        }))
-        .find(|p| fs::symlink_metadata(p).is_err())
-        .unwrap_or(first)
+    let mut free = path.with_file_name(&name);
+    let mut n = 0_u64;
+    while fs::symlink_metadata(&free).is_ok() {
+        n += 1;
+        let mut numbered = name.clone();
+        numbered.push(format!(".{n}"));
+        free = path.with_file_name(numbered);
+    }
+    free
 }
 
 /// Moves phasegate's hook at `path` aside when it is not a script phasegate
@@ -555,19 +626,18 @@ pub fn install(
     let is_tracked = tracked(repo_dir, &path);
     // A hook the repository tracks, or can, is everyone's: the path of one
     // person's phasegate has no place in it.
-    let installed = options
-        .installed
-        .as_deref()
-        .filter(|_| !shareable(repo_dir, &path));
+    let shared = shareable(repo_dir, &path);
+    let installed = options.installed.as_deref().filter(|_| !shared);
     let script = kind.script(options.fail_closed, installed);
     if let Some(before) = ours(&path) {
         if before == script && can_run(&path) {
             // Nothing to change: the file stays untouched, and so does a
             // link someone made to it (a hook the repository tracks).
             return Ok(InstallOutcome::AlreadyInstalled {
-                path,
+                path: path.clone(),
                 changed: None,
                 edited: None,
+                line_ends: keep_line_ends(repo_dir, &path, kind, shared)?,
             });
         }
         let was_closed = before.lines().any(|l| l == "fail_closed=1");
@@ -579,6 +649,9 @@ pub fn install(
         };
         let changed = match (was_closed, options.fail_closed) {
             _ if before == script => None,
+            _ if before.replace("\r\n", "\n") == script => Some(
+                "its lines ended in CRLF (a checkout with `core.autocrlf`), which keeps git from running it".to_string(),
+            ),
             (true, false) => Some(format!("it was fail-closed and now lets {gated} through when phasegate is not installed (install --fail-closed to keep it closed)")),
             (false, true) => Some(format!("it is fail-closed now: {gated} stop when phasegate is not installed")),
             _ if edited.is_none() && without_installed(&before) == without_installed(&script) => Some(match installed {
@@ -590,6 +663,7 @@ pub fn install(
         };
         staged.put()?;
         return Ok(InstallOutcome::AlreadyInstalled {
+            line_ends: keep_line_ends(repo_dir, &path, kind, shared)?,
             path,
             changed,
             edited,
@@ -612,9 +686,7 @@ pub fn install(
                 });
             }
             // `keep` itself exists: the first free name is a numbered one.
-            let backup = Some(free_name(&keep, ""))
-                .filter(|backup| *backup != keep)
-                .unwrap_or_else(|| keep.with_extension("phasegate-chained.old"));
+            let backup = free_name(&keep, "");
             fs::rename(&keep, &backup).map_err(io("back up", &keep))?;
             notes.backed_up = Some(backup);
         }
@@ -626,11 +698,86 @@ pub fn install(
         notes.revived = Some(keep);
     }
     staged.put()?;
+    notes.line_ends = keep_line_ends(repo_dir, &path, kind, shared)?;
     Ok(InstallOutcome::Installed {
         path,
         chained,
         notes,
     })
+}
+
+/// The `.gitattributes` line that keeps the hook `kind` LF in every clone;
+/// it sits in the hooks directory, so that it names nothing else.
+fn line_ends_rule(kind: HookKind) -> String {
+    format!("/{} text eol=lf", kind.name())
+}
+
+/// A hook in the work tree goes to every clone, and a checkout with
+/// `core.autocrlf=true` (Git for Windows sets it) ends its lines in CRLF:
+/// its `#!` line then names `/bin/sh\r`, which does not exist, and git can
+/// make no commit there (`cannot exec`). Unless the repository's attributes
+/// already keep the hook's line ends (`eol=lf`, `-text`), a rule in the
+/// `.gitattributes` beside it does. `shared`: the hook is in the work tree
+/// and not ignored. The file given the rule, if any.
+fn keep_line_ends(
+    repo_dir: &Path,
+    path: &Path,
+    kind: HookKind,
+    shared: bool,
+) -> Result<Option<PathBuf>, HookError> {
+    let Some((repo, relative)) = in_work_tree(repo_dir, path).filter(|_| shared) else {
+        return Ok(None);
+    };
+    let attr = |name: &str| {
+        git2::AttrValue::from_string(
+            repo.get_attr(&relative, name, git2::AttrCheckFlags::FILE_THEN_INDEX)
+                .ok()
+                .flatten(),
+        )
+    };
+    if attr("eol") == git2::AttrValue::String("lf") || attr("text") == git2::AttrValue::False {
+        return Ok(None);
+    }
+    let Some(dir) = repo.workdir().map(|workdir| workdir.join(&relative)) else {
+        return Ok(None);
+    };
+    let file = dir.with_file_name(".gitattributes");
+    let mut text = match fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => return Err(io("read", &file)(source)),
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&line_ends_rule(kind));
+    text.push('\n');
+    fs::write(&file, text).map_err(io("write", &file))?;
+    Ok(Some(file))
+}
+
+/// Takes the rule `keep_line_ends` wrote for `kind` out of the
+/// `.gitattributes` beside `path`, and the file with it when nothing else
+/// is left in it.
+fn drop_line_ends(path: &Path, kind: HookKind) -> Result<(), HookError> {
+    let file = path.with_file_name(".gitattributes");
+    let Ok(text) = fs::read_to_string(&file) else {
+        return Ok(());
+    };
+    let rule = line_ends_rule(kind);
+    if !text.lines().any(|line| line == rule) {
+        return Ok(());
+    }
+    let mut kept = String::new();
+    for line in text.lines().filter(|line| *line != rule) {
+        kept.push_str(line);
+        kept.push('\n');
+    }
+    if kept.is_empty() {
+        fs::remove_file(&file).map_err(io("remove", &file))
+    } else {
+        fs::write(&file, kept).map_err(io("write", &file))
+    }
 }
 
 /// Whether `path` is a file the repository at `repo_dir` tracks.
@@ -697,6 +844,7 @@ pub fn uninstall(repo_dir: &Path, kind: HookKind) -> Result<UninstallOutcome, Ho
     if edited.is_none() {
         fs::remove_file(&path).map_err(io("remove", &path))?;
     }
+    drop_line_ends(&path, kind)?;
     let restored = if kept {
         fs::rename(&keep, &path).map_err(io("restore", &keep))?;
         Some(path.clone())

@@ -29,6 +29,7 @@ mod handoff_rules;
 mod handoff_yaml;
 mod hooks;
 mod install_edges;
+mod install_modes;
 mod install_more;
 mod install_review;
 mod interventions_merge;
