@@ -613,10 +613,10 @@ fn weight(effect: Effect) -> u8 {
     }
 }
 
-/// A check stopped (timed out, killed, unable to start its next batch of
-/// files, or told by its shell that a tool is missing) after a failure it
-/// had already reported: a verifier's whole `"fail"` answer, or an earlier
-/// batch that exited non-zero. That failure is the tool's word on the
+/// A check that did not finish (timed out, killed, unable to start a batch
+/// of files, or told by its shell that a tool is missing) beside a failure
+/// it reported: a verifier's whole `"fail"` answer, or another batch that
+/// exited non-zero. That failure is the tool's word on the
 /// work, and what stopped the check cannot take it back. Read as the tier
 /// 1 or 2 event alone, the `fast` profile would let through what had
 /// already failed. The heavier of the two judgements decides (under
@@ -631,27 +631,30 @@ fn after_a_fail(
     event: Judged,
 ) -> Judged {
     let stopped = event.reason.clone().unwrap_or_default();
-    let (fail, said) = match (&outcome.verifier, outcome.failed_batch) {
+    let (fail, fail_reason, event_reason) = match (&outcome.verifier, outcome.failed_batch) {
         (Some(VerifierReply::Answer(answer)), _)
             if check.kind == CheckKind::Verifier && !answer.pass =>
         {
+            let said = "the verifier answered \"fail\"";
             (
                 verifier_fail(profile, check, outcome, answer, failed_effect),
-                "the verifier answered \"fail\"".to_string(),
+                format!("{said}, then {stopped}"),
+                format!("{stopped}, after {said}"),
             )
         }
-        (_, Some(code)) if check.kind != CheckKind::Verifier => (
-            exited_failing(profile, check, outcome, code, failed_effect),
-            format!("an earlier batch of files failed (exit {code})"),
-        ),
+        // Every batch runs but a timeout's, so the failing batch may
+        // have come before the one that did not finish or after it.
+        (_, Some(code)) if check.kind != CheckKind::Verifier => {
+            let said = format!("a batch of files failed (exit {code})");
+            (
+                exited_failing(profile, check, outcome, code, failed_effect),
+                format!("{said}, and another {stopped}"),
+                format!("{stopped}, and {said}"),
+            )
+        }
         _ => return event,
     };
-    heavier(
-        fail,
-        event,
-        &format!("{said}, then {stopped}"),
-        &format!("{stopped}, after {said}"),
-    )
+    heavier(fail, event, &fail_reason, &event_reason)
 }
 
 /// The heavier of a verifier's `fail` and of an `event` that kept its
@@ -1096,6 +1099,7 @@ mod tests {
             verifier,
             failed_batch: None,
             invocations: Vec::new(),
+            batches: Vec::new(),
         }
     }
 
@@ -1555,9 +1559,10 @@ mod tests {
                     };
                     assert_eq!(v.exit_code(), expected, "{context}");
                     assert!(
-                        v.checks[0].reason.as_deref().is_some_and(
-                            |r| r.contains("an earlier batch of files failed (exit 2)")
-                        ),
+                        v.checks[0]
+                            .reason
+                            .as_deref()
+                            .is_some_and(|r| r.contains("a batch of files failed (exit 2)")),
                         "{context}: {:?}",
                         v.checks[0].reason
                     );

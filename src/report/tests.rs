@@ -32,6 +32,7 @@ fn outcome(
         invocations: vec![Invocation {
             argv: vec![name.into()],
         }],
+        batches: Vec::new(),
     }
 }
 

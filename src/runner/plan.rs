@@ -158,13 +158,28 @@ pub struct CheckOutcome {
     pub errors_fail: bool,
     /// For `kind = "verifier"` checks that exited.
     pub verifier: Option<VerifierReply>,
-    /// The status of an earlier batch of files that exited non-zero, when
-    /// a later one then did not finish (timed out, crashed, could not
-    /// start): `termination` says the later end, and this failure stands
-    /// beside it.
+    /// The status of a batch of files that exited non-zero (the first
+    /// such), when another did not finish (crashed, could not start, or
+    /// the check timed out): `termination` says that end, and this
+    /// failure stands beside it.
     pub failed_batch: Option<i32>,
-    /// The argv of each invocation, as run.
+    /// The argv of each invocation, as planned.
     pub invocations: Vec<Invocation>,
+    /// How each invocation that was started ended, in order: one per
+    /// batch of files, fewer when a timeout or an interrupt stopped the
+    /// check before its last batch. `termination` sums them up; these
+    /// let a person replay and judge any one batch.
+    pub batches: Vec<BatchOutcome>,
+}
+
+/// How one invocation of a check (one batch of its files) ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchOutcome {
+    pub termination: Termination,
+    pub duration: Duration,
+    /// How many bytes the check had printed before this batch started:
+    /// where its output starts in the log (until the log is cut).
+    pub output_from: u64,
 }
 
 /// Progress reported while checks run, for a live display.

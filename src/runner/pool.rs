@@ -97,6 +97,7 @@ fn failed(plan: &CheckPlan, why: String) -> CheckOutcome {
         verifier: None,
         failed_batch: None,
         invocations: plan.invocations.clone(),
+        batches: Vec::new(),
     }
 }
 

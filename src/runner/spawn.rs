@@ -15,7 +15,9 @@ use crate::diagnostics::Extractor;
 use super::capture::Capture;
 use super::verifier::{parse_verifier_answer, MAX_ANSWER_BYTES};
 use super::wrapper::{self, Inside};
-use super::{sys, CapturedOutput, CheckOutcome, CheckPlan, Termination, VerifierReply};
+use super::{
+    sys, BatchOutcome, CapturedOutput, CheckOutcome, CheckPlan, Termination, VerifierReply,
+};
 
 /// Variables set for every check so tool output is predictable; the verdict
 /// records them.
@@ -99,6 +101,7 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
         verifier: None,
         failed_batch: None,
         invocations: plan.invocations.clone(),
+        batches: Vec::new(),
     };
     let (resolved, log) = match startable(plan) {
         Ok(ready) => ready,
@@ -112,9 +115,10 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
     if verifier {
         capture.keep_answer(MAX_ANSWER_BYTES);
     }
-    let (termination, answers, failed_batch) =
+    let (termination, answers, failed_batch, batches) =
         run_batches(plan, &resolved, start + plan.timeout, &mut capture);
     outcome.failed_batch = failed_batch;
+    outcome.batches = batches;
 
     let finished = capture.finish();
     outcome.output = finished.output;
@@ -302,25 +306,42 @@ fn extractor(plan: &CheckPlan) -> Extractor {
 }
 
 /// Runs the check's invocations (one per batch of files) in turn: how the
-/// check ended, a verifier's answers, read as each batch ends, and the
-/// status of a batch that failed before a later one did not finish.
+/// check ended, a verifier's answers, read as each batch ends, the status
+/// of a batch that failed when another did not finish, and how each batch
+/// ended.
+///
+/// Every batch runs, as pre-commit and lefthook run theirs: the files of
+/// one batch are no less the change's because another batch's tool
+/// crashed or could not start, and a failure they hold must not go
+/// unseen behind it. Only what stops the whole check stops the batches
+/// after it: the timeout, which is the check's budget for all of them, and
+/// an interrupt, which asks phasegate to stop. The check's end is the
+/// worst of its batches': what stopped it, else the first crash or spawn
+/// failure, else the first non-zero exit, else 0; a non-zero exit of
+/// another batch stands beside a crash (`failed_batch`), and the log and
+/// the invocation record say how each batch ended.
 fn run_batches<'a>(
     plan: &'a CheckPlan,
     resolved: &std::path::Path,
     deadline: Instant,
     capture: &mut Capture,
-) -> (Termination, Answers<'a>, Option<i32>) {
+) -> (Termination, Answers<'a>, Option<i32>, Vec<BatchOutcome>) {
     let verifier = plan.kind == CheckKind::Verifier;
-    let mut termination = Termination::Exited(0);
-    let mut failed_batch = None;
+    let mut first_exit = 0;
+    let mut event: Option<Termination> = None;
     let mut answers = Answers::new(plan);
+    let mut ended_batches = Vec::new();
     let batches = plan.invocations.len();
     for (n, invocation) in plan.invocations.iter().enumerate() {
         if sys::interrupted() {
-            termination = Termination::Interrupted;
+            event = Some(Termination::Interrupted);
+            if batches > 1 {
+                capture.note(format!("batches {} to {batches} were not run", n + 1));
+            }
             break;
         }
         let from = capture.total();
+        let started = Instant::now();
         let this = run_invocation(
             plan,
             resolved,
@@ -332,8 +353,7 @@ fn run_batches<'a>(
         if let Some(answer) = capture.take_answer() {
             answers.add(answer);
         }
-        // Only the first failure is the check's status: the log says how
-        // each batch ended, and where its output starts.
+        // The log says how each batch ended, and where its output starts.
         if batches > 1 {
             capture.note(format!(
                 "batch {} of {batches} (its output from byte {from}): {}",
@@ -341,27 +361,43 @@ fn run_batches<'a>(
                 ended(&this)
             ));
         }
-        match (&termination, this) {
-            // Every batch must pass: the first failure is the one reported,
-            // and the remaining batches still run to report theirs.
-            (Termination::Exited(0), Termination::Exited(code)) => {
-                termination = Termination::Exited(code);
+        ended_batches.push(BatchOutcome {
+            termination: this.clone(),
+            duration: started.elapsed(),
+            output_from: from,
+        });
+        let stops = matches!(this, Termination::TimedOut(_) | Termination::Interrupted);
+        match this {
+            Termination::Exited(code) => {
+                if first_exit == 0 {
+                    first_exit = code;
+                }
             }
-            (Termination::Exited(_), Termination::Exited(_)) => {}
-            (_, other) => {
-                // A failure an earlier batch reported stands beside it.
-                if let Termination::Exited(code @ 1..) = termination {
-                    failed_batch = Some(code);
-                }
-                termination = other;
-                if n + 1 < batches {
-                    capture.note(format!("batches {} to {batches} were not run", n + 2));
-                }
-                break;
+            // What stopped the check is its end, whatever came before.
+            other if stops => event = Some(other),
+            other => {
+                event.get_or_insert(other);
             }
         }
+        if stops {
+            if n + 1 < batches {
+                capture.note(format!("batches {} to {batches} were not run", n + 2));
+            }
+            break;
+        }
     }
-    (termination, answers, failed_batch)
+    match event {
+        Some(event) => {
+            let failed_batch = (first_exit != 0).then_some(first_exit);
+            (event, answers, failed_batch, ended_batches)
+        }
+        None => (
+            Termination::Exited(first_exit),
+            answers,
+            None,
+            ended_batches,
+        ),
+    }
 }
 
 /// How an invocation ended, for a note in the log.
@@ -1919,6 +1955,68 @@ pub(super) mod tests {
              [phasegate: batch 1 of 3 (its output from byte 0): exited 0]\n\
              [phasegate: batch 2 of 3 (its output from byte 2): exited 3]\n\
              [phasegate: batch 3 of 3 (its output from byte 2): exited 4]\n"
+        );
+    }
+
+    #[test]
+    fn a_batch_that_crashes_does_not_keep_the_next_from_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path(), "c", "", Duration::from_secs(30));
+        p.invocations = ["echo a; kill -SEGV $$", "echo b; exit 4", "echo c; exit 6"]
+            .iter()
+            .map(|s| Invocation {
+                argv: vec!["sh".into(), "-c".into(), (*s).into()],
+            })
+            .collect();
+        let outcome = run_check(&p);
+        // The crash is the check's end; the first failure stands beside it.
+        assert_eq!(outcome.termination, Termination::Signaled(11));
+        assert_eq!(outcome.failed_batch, Some(4));
+        let ends: Vec<(Termination, u64)> = outcome
+            .batches
+            .iter()
+            .map(|b| (b.termination.clone(), b.output_from))
+            .collect();
+        assert_eq!(
+            ends,
+            [
+                (Termination::Signaled(11), 0),
+                (Termination::Exited(4), 2),
+                (Termination::Exited(6), 4),
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(&p.log_path).unwrap(),
+            "a\nb\nc\n\
+             [phasegate: batch 1 of 3 (its output from byte 0): killed by signal 11]\n\
+             [phasegate: batch 2 of 3 (its output from byte 2): exited 4]\n\
+             [phasegate: batch 3 of 3 (its output from byte 4): exited 6]\n"
+        );
+    }
+
+    #[test]
+    fn a_timeout_stops_the_batches_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path(), "c", "", Duration::from_millis(300));
+        p.invocations = ["exit 2", "sleep 30", "echo never"]
+            .iter()
+            .map(|s| Invocation {
+                argv: vec!["sh".into(), "-c".into(), (*s).into()],
+            })
+            .collect();
+        let outcome = run_check(&p);
+        assert!(
+            matches!(outcome.termination, Termination::TimedOut(_)),
+            "{:?}",
+            outcome.termination
+        );
+        assert_eq!(outcome.failed_batch, Some(2));
+        assert_eq!(outcome.batches.len(), 2);
+        let log = std::fs::read_to_string(&p.log_path).unwrap();
+        assert!(!log.contains("never"), "{log}");
+        assert!(
+            log.ends_with("[phasegate: batches 3 to 3 were not run]\n"),
+            "{log}"
         );
     }
 

@@ -107,6 +107,25 @@ impl RunDir {
             },
             parser_used: outcome.parser_used,
             output_bytes: outcome.output.total_bytes,
+            batches: outcome
+                .invocations
+                .iter()
+                .enumerate()
+                .map(|(n, invocation)| {
+                    let ended = outcome.batches.get(n);
+                    BatchRecord {
+                        argv: invocation.display(),
+                        command: sh_command(&invocation.argv),
+                        termination: ended.map_or_else(
+                            || serde_json::json!({"not_run": true}),
+                            |b| termination_record(&b.termination),
+                        ),
+                        duration_ms: ended
+                            .map(|b| u64::try_from(b.duration.as_millis()).unwrap_or(u64::MAX)),
+                        output_from: ended.map(|b| b.output_from),
+                    }
+                })
+                .collect(),
         };
         let path = self.path.join(format!("{}.json", file_stem(&plan.name)));
         write_json(&path, &record)
@@ -134,6 +153,63 @@ struct InvocationRecord<'a> {
     /// The parser that read the output, when one found anything.
     parser_used: Option<&'static str>,
     output_bytes: u64,
+    /// Each invocation (one per batch of files), in order: `argv` and
+    /// `termination` above hold them all together, and a person replays
+    /// or judges one batch from here.
+    batches: Vec<BatchRecord>,
+}
+
+/// One invocation of a check: what it ran and how it ended.
+#[derive(Serialize)]
+struct BatchRecord {
+    /// As text, for people (lossy where a file name is not UTF-8).
+    argv: Vec<String>,
+    /// The same argv as one `sh` command line that runs exactly those
+    /// bytes, a file name that is not UTF-8 included (see `sh_command`).
+    command: String,
+    /// `{"not_run": true}` for a batch the check's timeout or an
+    /// interrupt kept from starting.
+    termination: serde_json::Value,
+    duration_ms: Option<u64>,
+    /// Where its output starts in the check's log, in bytes of output.
+    output_from: Option<u64>,
+}
+
+/// `argv` as a POSIX `sh` command line a person can paste to run the very
+/// same arguments. JSON holds only Unicode text, so a file name that is
+/// not UTF-8 would otherwise be recorded with U+FFFD in place of its bytes
+/// and name a file that does not exist: each such byte is written as
+/// `"$(printf '\351')"`, which `sh` turns back into that byte (a command
+/// substitution drops only trailing newlines, and a newline is valid
+/// UTF-8, so it is never among them).
+fn sh_command(argv: &[std::ffi::OsString]) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let plain = |b: u8| b.is_ascii_alphanumeric() || b"%+,-./:=@_".contains(&b);
+    let mut line = String::new();
+    for (n, arg) in argv.iter().enumerate() {
+        if n > 0 {
+            line.push(' ');
+        }
+        let bytes = arg.as_bytes();
+        if !bytes.is_empty() && bytes.iter().all(|b| plain(*b)) {
+            line.push_str(&String::from_utf8_lossy(bytes));
+            continue;
+        }
+        if bytes.is_empty() {
+            line.push_str("''");
+        }
+        for chunk in bytes.utf8_chunks() {
+            if !chunk.valid().is_empty() {
+                line.push('\'');
+                line.push_str(&chunk.valid().replace('\'', "'\\''"));
+                line.push('\'');
+            }
+            for byte in chunk.invalid() {
+                line.push_str(&format!("\"$(printf '\\{byte:03o}')\""));
+            }
+        }
+    }
+    line
 }
 
 /// The file in a run's directory naming the work tree it ran in.
@@ -515,6 +591,37 @@ mod tests {
         let (kept, _) = cut.split_once('~').unwrap();
         assert!(kept.starts_with("_y_2fy_2f"), "{cut}");
         assert!(kept.ends_with('y') || kept.ends_with("_2f"), "{cut}");
+    }
+
+    #[test]
+    fn a_recorded_command_line_runs_the_very_bytes_of_its_argv() {
+        use std::os::unix::ffi::{OsStrExt, OsStringExt};
+        let argv: Vec<std::ffi::OsString> = vec![
+            "printf".into(),
+            "<%s>".into(),
+            "plain/name.md".into(),
+            "it's a $(name)".into(),
+            "".into(),
+            "new\nline\\".into(),
+            std::ffi::OsString::from_vec(b"caf\xe9 \xff\xfe'.md".to_vec()),
+        ];
+        let line = sh_command(&argv);
+        assert!(line.starts_with("printf '<%s>' plain/name.md "), "{line}");
+        let out = std::process::Command::new("sh")
+            .args(["-c", &line])
+            .output()
+            .unwrap();
+        let mut expected = Vec::new();
+        for arg in &argv[2..] {
+            expected.extend_from_slice(b"<");
+            expected.extend_from_slice(arg.as_bytes());
+            expected.extend_from_slice(b">");
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&expected)
+        );
+        assert_eq!(out.stdout, expected, "{line}");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 mod support;
 
 mod agent_loop;
+mod batches_review;
 mod ci;
 mod ci_gate;
 mod ci_more;

@@ -245,7 +245,7 @@ fn a_batch_that_failed_stands_when_a_later_one_crashes() {
     );
     let reason = review["reason"].as_str().unwrap();
     assert!(
-        reason.contains("an earlier batch of files failed (exit 1), then crashed"),
+        reason.contains("a batch of files failed (exit 1), and another crashed"),
         "{reason}"
     );
 }
