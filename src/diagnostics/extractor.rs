@@ -40,6 +40,27 @@ pub struct Extracted {
     pub errors_fail: bool,
 }
 
+/// The code of the finding that a run found no test to run, as pytest's
+/// exit status names it (`ExitCode.NO_TESTS_COLLECTED`).
+pub const NO_TESTS_COLLECTED: &str = "NO_TESTS_COLLECTED";
+
+impl Extracted {
+    /// The check exited 0. A runner says it found no test whatever its
+    /// exit status, but exits 0 when the command asks for that
+    /// (`bun test --pass-with-no-tests`, `pytest || [ $? -eq 5 ]`): the
+    /// run passed as its user wants, and a finding that it failed for want
+    /// of tests would be an error on a passed check. Only the exit status
+    /// tells, which the parsers never see (`diagnostics parse` keeps the
+    /// finding: a saved log has none).
+    pub fn exited_zero(&mut self) {
+        self.diagnostics
+            .retain(|d| d.code.as_deref() != Some(NO_TESTS_COLLECTED));
+        if self.diagnostics.is_empty() && self.dropped == 0 {
+            self.parser = None;
+        }
+    }
+}
+
 /// One grammar with what it found so far.
 #[derive(Debug)]
 struct Reader {

@@ -120,7 +120,10 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
     outcome.failed_batch = failed_batch;
     outcome.batches = batches;
 
-    let finished = capture.finish();
+    let mut finished = capture.finish();
+    if termination == Termination::Exited(0) {
+        finished.extracted.exited_zero();
+    }
     outcome.output = finished.output;
     outcome.diagnostics = finished.extracted.diagnostics;
     outcome.dropped_diagnostics = finished.extracted.dropped;

@@ -35,6 +35,7 @@ mod install_more;
 mod install_review;
 mod interventions_merge;
 mod odd_inputs;
+mod parsers_exit;
 mod parsers_js;
 mod parsers_more;
 mod parsers_review;

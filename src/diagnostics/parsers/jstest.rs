@@ -150,7 +150,7 @@ static BUN_RESULT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// The code of the finding that a run found no test to run, as pytest's
 /// exit status names it (`ExitCode.NO_TESTS_COLLECTED`).
-const NO_TESTS: &str = "NO_TESTS_COLLECTED";
+const NO_TESTS: &str = crate::diagnostics::NO_TESTS_COLLECTED;
 
 /// jest's and vitest's word that they found no test file:
 /// `No tests found, exiting with code 1` (jest),

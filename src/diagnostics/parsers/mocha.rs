@@ -40,8 +40,13 @@ const DIFF: &str = "+ expected - actual";
 /// A failure being read.
 #[derive(Debug, Default)]
 struct Entry {
-    /// The last title read: the test's, once the titles end.
+    /// The test's name once the titles end: its suites' titles and its
+    /// own, joined by ` > ` as vitest joins them (mocha's spec reporter
+    /// prints one title a line), so two tests of the same title in
+    /// different suites are told apart.
     test: Option<String>,
+    /// The titles read, the suites' first.
+    path: Vec<String>,
     /// Titles read: the next one is indented `TITLE_INDENT` plus two for
     /// each of them.
     titles: usize,
@@ -62,9 +67,13 @@ pub struct Mocha {
 
 impl Mocha {
     fn close(&mut self, out: &mut Out) {
-        let Some(entry) = self.entry.take() else {
+        let Some(mut entry) = self.entry.take() else {
             return;
         };
+        // Output that ended among the titles still names the test.
+        if entry.test.is_none() && !entry.path.is_empty() {
+            entry.test = Some(entry.path.join(" > "));
+        }
         let mut message = folded(entry.message);
         if message.is_empty() {
             message = format!("test `{}` failed", entry.test.as_deref().unwrap_or("?"));
@@ -135,7 +144,7 @@ impl Grammar for Mocha {
             };
             out.push(
                 Found::new("spec", Severity::Error, format!("no test files were found: mocha found no test file to run{looked} and fails such a run (exit 1); put the tests in `test/` (mocha's default), or point the check's command (or `spec` in mocha's configuration, `.mocharc.*`) at them"))
-                    .code(Some("NO_TESTS_COLLECTED".to_string()))
+                    .code(Some(crate::diagnostics::NO_TESTS_COLLECTED.to_string()))
                     .origin(Origin::Test)
                     .range(at),
             );
@@ -150,7 +159,7 @@ impl Grammar for Mocha {
             if let Some(c) = caps(&ENTRY, line) {
                 self.close(out);
                 self.entry = Some(Entry {
-                    test: Some(c["title"].to_string()),
+                    path: vec![c["title"].to_string()],
                     titles: 1,
                     range: at.clone(),
                     ..Entry::default()
@@ -169,15 +178,18 @@ impl Grammar for Mocha {
             let indent = line.len() - line.trim_start().len();
             if !trimmed.is_empty() && indent == TITLE_INDENT + 2 * entry.titles {
                 entry.titles += 1;
-                entry.test = Some(trimmed.to_string());
+                if entry.path.len() < MAX_MESSAGE_LINES {
+                    entry.path.push(trimmed.to_string());
+                }
                 return;
             }
             entry.titles_done = true;
-            if let Some(test) = &mut entry.test {
-                if let Some(title) = test.strip_suffix(':') {
-                    *test = title.to_string();
+            if let Some(last) = entry.path.last_mut() {
+                if let Some(title) = last.strip_suffix(':') {
+                    *last = title.to_string();
                 }
             }
+            entry.test = Some(entry.path.join(" > "));
         }
         if trimmed.starts_with("at ") {
             entry.message_done = true;

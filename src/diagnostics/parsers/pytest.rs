@@ -117,6 +117,24 @@ static VERSION: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the pytest version regex is valid")
 });
 
+/// pytest's word that it could not read its configuration file, before
+/// any session header (exit 4): iniconfig's `ERROR: /p/pytest.ini:1:
+/// unexpected value continuation` (its line 1-based), tomllib's `ERROR:
+/// /p/pyproject.toml: Illegal character '\n' (at line 6, column 14)`, or
+/// a file named alone (`'minversion' requires pytest-99`).
+static CONFIG_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^ERROR: (?P<file>(?:\S*/)?(?:pytest\.ini|\.pytest\.ini|pytest\.toml|\.pytest\.toml|pyproject\.toml|tox\.ini|setup\.cfg))(?::(?P<line>\d+))?: (?P<message>.+?)(?: \(at line (?P<tline>\d+), column (?P<tcolumn>\d+)\))?$")
+        .expect("the pytest config error regex is valid")
+});
+
+/// pytest's word that a plugin named by `-p` (or `PYTEST_PLUGINS`, or a
+/// `conftest.py`'s `pytest_plugins`) is not installed, before any session
+/// header (exit 4): `ERROR: Error importing plugin "x": No module named 'x'`.
+static PLUGIN_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^ERROR: Error importing plugin "(?P<plugin>[^"]+)": (?P<reason>.+)$"#)
+        .expect("the pytest plugin error regex is valid")
+});
+
 /// pytest's closing line of counts, with or without its `=` rule:
 /// `==== 2 failed, 1 passed in 0.12s ====`, `no tests ran in 0.00s`
 /// (`-q`), `==== no tests collected (2 deselected) in 0.00s ====`
@@ -505,6 +523,41 @@ pub struct Pytest {
     session: bool,
 }
 
+/// The finding of a configuration file pytest could not read (placed at
+/// the file, and at its line when pytest names one) or of a plugin it
+/// could not import, both usage errors (exit 4).
+fn config_or_plugin_error(line: &str) -> Option<Found> {
+    if let Some(c) = super::caps(&PLUGIN_ERROR, line) {
+        let message = format!(
+            "pytest could not import the plugin `{}`: {}; install it in the environment the check runs in, or remove it from the check's command (`-p`), `PYTEST_PLUGINS` or the `pytest_plugins` that names it",
+            &c["plugin"], &c["reason"]
+        );
+        return Some(
+            Found::new("usage", Severity::Error, message)
+                .code(Some("USAGE_ERROR".to_string()))
+                .origin(Origin::Test),
+        );
+    }
+    let c = super::caps(&CONFIG_ERROR, line)?;
+    let file = &c["file"];
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let message = format!(
+        "pytest could not use its configuration `{name}`: {}; fix the file",
+        &c["message"]
+    );
+    let line = c
+        .name("line")
+        .or(c.name("tline"))
+        .and_then(|m| number(m.as_str()));
+    let column = c.name("tcolumn").and_then(|m| number(m.as_str()));
+    Some(
+        Found::new("usage", Severity::Error, message)
+            .code(Some("USAGE_ERROR".to_string()))
+            .origin(Origin::Test)
+            .at(file, line, column),
+    )
+}
+
 /// Whether a frame is the project's (not the standard library's or an
 /// installed package's).
 fn in_project(file: &str) -> bool {
@@ -567,6 +620,13 @@ impl Pytest {
             );
             return true;
         }
+        if let Some(found) = config_or_plugin_error(line) {
+            // Printed before the session header, where nothing else says
+            // what is wrong: the output is this one line.
+            self.stopped = true;
+            out.push(found.range(at));
+            return true;
+        }
         if let Some(message) = line
             .strip_prefix("ERROR: ")
             .filter(|m| !m.starts_with("usage: ") && !UNITTEST_ID.is_match(line))
@@ -596,7 +656,7 @@ impl Pytest {
         };
         self.no_tests = Some(
             Found::new("summary", Severity::Error, message)
-                .code(Some("NO_TESTS_COLLECTED".to_string()))
+                .code(Some(crate::diagnostics::NO_TESTS_COLLECTED.to_string()))
                 .origin(Origin::Test)
                 .range(at),
         );
@@ -1608,6 +1668,59 @@ FAILED tests/test_fix.py::test_round - [XPASS(strict)] rounding is fixed
                     "{parser} {output}"
                 );
                 assert!(message.contains(words), "{parser} {output}: {message}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_plugin_or_configuration_pytest_cannot_use_is_one_finding_at_its_file() {
+        // pytest 9.2.0: one `ERROR: ` line before any session header (exit
+        // 4), the configuration file absolute, its line 1-based.
+        for (output, dir, expected) in [
+            (
+                "pytest/pytest-plugin.txt",
+                "/tmp/rec-pr/plugin",
+                (
+                    "",
+                    "pytest could not import the plugin `nosuchplugin`: No module named 'nosuchplugin'; install it",
+                ),
+            ),
+            (
+                "pytest/pytest-ini-broken.txt",
+                "/tmp/rec-pr/badini",
+                (
+                    "pytest.ini:1",
+                    "pytest could not use its configuration `pytest.ini`: unexpected value continuation; fix the file",
+                ),
+            ),
+            (
+                "pytest/pytest-toml-broken.txt",
+                "/tmp/rec-pr/badtoml",
+                (
+                    "pyproject.toml:6:14",
+                    "pytest could not use its configuration `pyproject.toml`: Illegal character '\\n'; fix the file",
+                ),
+            ),
+            (
+                "pytest/pytest-minversion.txt",
+                "/tmp/rec-pr/minversion",
+                (
+                    "pytest.ini",
+                    "pytest could not use its configuration `pytest.ini`: 'minversion' requires pytest-99",
+                ),
+            ),
+        ] {
+            for parser in ["pytest", "auto"] {
+                let found = recorded(parser, output, Some(dir));
+                let read = read(&found);
+                assert_eq!(read.len(), 1, "{parser} {output}: {read:?}");
+                let (place, code, _, message) = &read[0];
+                assert_eq!(
+                    (place.as_str(), *code),
+                    (expected.0, Some("USAGE_ERROR")),
+                    "{parser} {output}"
+                );
+                assert!(message.starts_with(expected.1), "{parser} {output}: {message}");
             }
         }
     }
