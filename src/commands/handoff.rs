@@ -228,8 +228,16 @@ fn validate_file(path: &Path, root: &Path, rules: &Rules) -> (HandoffReport, Str
 }
 
 /// A document's path as runs record it: relative to the repository root.
+/// A symbolic link is named itself, not the file it leads to, as a run
+/// selects it: its results are found under that name.
 fn shown_path(path: &Path, root: &Path) -> String {
-    std::fs::canonicalize(path)
+    let resolved = match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) if !dir.as_os_str().is_empty() => {
+            std::fs::canonicalize(dir).map(|dir| dir.join(name))
+        }
+        _ => std::fs::canonicalize(path),
+    };
+    resolved
         .ok()
         .and_then(|p| p.strip_prefix(root).ok().map(Path::to_path_buf))
         .unwrap_or_else(|| path.to_path_buf())
@@ -367,13 +375,16 @@ fn stamp(ctx: &Context, root: &Path, rules: &Rules, path: &Path, io: &mut Stream
     };
     let stamped = apply(&text, &edits);
     if !edits.is_empty() {
-        // Atomically, keeping the file's permissions.
-        let temp = full.with_extension("phasegate-stamp");
+        // Atomically, keeping the file's permissions. A document that is
+        // a symbolic link is written where it leads: renaming over the
+        // link would leave the file the link named as it was.
+        let target = std::fs::canonicalize(&full).unwrap_or_else(|_| full.clone());
+        let temp = target.with_extension("phasegate-stamp");
         let written = std::fs::write(&temp, &stamped).and_then(|()| {
-            if let Ok(meta) = std::fs::metadata(&full) {
+            if let Ok(meta) = std::fs::metadata(&target) {
                 std::fs::set_permissions(&temp, meta.permissions())?;
             }
-            std::fs::rename(&temp, &full)
+            std::fs::rename(&temp, &target)
         });
         if let Err(e) = written {
             let _ = std::fs::remove_file(&temp);

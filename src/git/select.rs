@@ -679,6 +679,28 @@ pub fn files_at(
     spec: &str,
     paths: &[&Path],
 ) -> Result<Vec<Option<Vec<u8>>>, GitError> {
+    contents_at(root, spec, paths, None)
+}
+
+/// `files_at`, but at most the first `limit + 1` bytes of each file, so a
+/// caller can tell a longer one was cut: what sits among the handoff paths
+/// may be a log of hundreds of megabytes, and only its beginning is looked
+/// at, as when the work tree's copy is read.
+pub fn documents_at(
+    root: &Path,
+    spec: &str,
+    paths: &[&Path],
+    limit: usize,
+) -> Result<Vec<Option<Vec<u8>>>, GitError> {
+    contents_at(root, spec, paths, Some(limit))
+}
+
+fn contents_at(
+    root: &Path,
+    spec: &str,
+    paths: &[&Path],
+    limit: Option<usize>,
+) -> Result<Vec<Option<Vec<u8>>>, GitError> {
     let repo = open(root)?;
     let tree = named(&repo, spec, |object| object.peel_to_tree())?;
     let lookup = |path: &Path| {
@@ -686,35 +708,134 @@ pub fn files_at(
             return Ok(None);
         };
         let mode = u32::try_from(entry.filemode()).unwrap_or(0);
-        let blob = entry
-            .to_object(&repo)
-            .and_then(|object| object.peel_to_blob())
+        if entry.kind() != Some(git2::ObjectType::Blob) {
+            return Err(failed(
+                "a file of the commit",
+                git2::Error::from_str(&format!("`{}` is not a file", path.display())),
+            ));
+        }
+        let content = blob_content(&repo, entry.id(), path, limit)
             .map_err(|e| failed("a file of the commit", e))?;
-        Ok(Some((mode, blob.content().to_vec())))
+        Ok(Some((mode, content)))
     };
     paths
         .iter()
         .map(|path| through_links(path, &lookup))
         .collect()
 }
+
 /// The content of each of `paths` as the index holds it (the content a
 /// commit would record), `None` for a path it does not hold.
 pub fn files_staged(root: &Path, paths: &[&Path]) -> Result<Vec<Option<Vec<u8>>>, GitError> {
+    contents_staged(root, paths, None)
+}
+
+/// `files_staged`, but at most the first `limit + 1` bytes of each file
+/// (see `documents_at`).
+pub fn documents_staged(
+    root: &Path,
+    paths: &[&Path],
+    limit: usize,
+) -> Result<Vec<Option<Vec<u8>>>, GitError> {
+    contents_staged(root, paths, Some(limit))
+}
+
+fn contents_staged(
+    root: &Path,
+    paths: &[&Path],
+    limit: Option<usize>,
+) -> Result<Vec<Option<Vec<u8>>>, GitError> {
     let repo = open(root)?;
     let index = repo.index().map_err(|e| failed("the index", e))?;
     let lookup = |path: &Path| {
         let Some(entry) = index.get_path(path, 0) else {
             return Ok(None);
         };
-        let blob = repo
-            .find_blob(entry.id)
-            .map_err(|e| failed("a staged file", e))?;
-        Ok(Some((entry.mode, blob.content().to_vec())))
+        let content =
+            blob_content(&repo, entry.id, path, limit).map_err(|e| failed("a staged file", e))?;
+        Ok(Some((entry.mode, content)))
     };
     paths
         .iter()
         .map(|path| through_links(path, &lookup))
         .collect()
+}
+
+/// The content of the blob `id` (the file `path`), or its first `limit + 1`
+/// bytes when it is longer than `limit`. Its size is read first, from the
+/// object's header: reading a long blob whole would hold all of it in
+/// memory, twice. A loose object is read as a stream; libgit2 cannot
+/// stream one from a pack, which git does (`git cat-file` streams a blob).
+fn blob_content(
+    repo: &Repository,
+    id: git2::Oid,
+    path: &Path,
+    limit: Option<usize>,
+) -> Result<Vec<u8>, git2::Error> {
+    use std::io::Read;
+    let whole = |repo: &Repository| repo.find_blob(id).map(|blob| blob.content().to_vec());
+    let Some(limit) = limit else {
+        return whole(repo);
+    };
+    let odb = repo.odb()?;
+    let (size, _) = odb.read_header(id)?;
+    if size <= limit {
+        return whole(repo);
+    }
+    let wanted = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let mut bytes = Vec::new();
+    let read = match odb.reader(id) {
+        Ok((reader, _, _)) => reader.take(wanted).read_to_end(&mut bytes).map(drop),
+        Err(_) => blob_prefix_from_git(repo, id, wanted, &mut bytes),
+    };
+    read.map_err(|e| {
+        git2::Error::from_str(&format!(
+            "failed to read the first {limit} bytes of `{}`, a file of {size} bytes: {e}",
+            path.display()
+        ))
+    })?;
+    Ok(bytes)
+}
+
+/// The first `wanted` bytes of the blob `id`, from `git cat-file`, which
+/// streams it; git is stopped once they are read.
+fn blob_prefix_from_git(
+    repo: &Repository,
+    id: git2::Oid,
+    wanted: u64,
+    bytes: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut git = Command::new("git");
+    for key in crate::runner::GIT_LOCAL_ENV {
+        git.env_remove(key);
+    }
+    let mut child = git
+        .env("GIT_DIR", repo.path())
+        // git streams a blob from a pack only above this size; below it,
+        // it reads the blob whole (`core.bigFileThreshold`, 512 MiB).
+        .arg("-c")
+        .arg(format!("core.bigFileThreshold={wanted}"))
+        .args(["cat-file", "blob", &id.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let read = child
+        .stdout
+        .take()
+        .map_or(Ok(0), |out| out.take(wanted).read_to_end(bytes));
+    // It may still be writing the rest, which is not wanted.
+    let _ = child.kill();
+    let status = child.wait()?;
+    read?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < wanted && !status.success() {
+        return Err(std::io::Error::other(format!(
+            "`git cat-file` failed ({status})"
+        )));
+    }
+    Ok(())
 }
 
 /// A file as a commit or the index holds it: its mode and content.
@@ -1954,5 +2075,30 @@ mod tests {
             want.sort();
             assert_eq!(got, want, "round {round}");
         }
+    }
+
+    #[test]
+    fn a_long_document_is_read_only_up_to_the_limit_loose_or_packed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let git = |args: &[&str]| crate::git::test_git(root, args);
+        git(&["init", "-q", "-b", "main"]);
+        git(&["config", "user.email", "t@example.com"]);
+        git(&["config", "user.name", "t"]);
+        let text: Vec<u8> = (0..5000u32).flat_map(u32::to_le_bytes).collect();
+        std::fs::write(root.join("F001.md"), &text).unwrap();
+        git(&["add", "F001.md"]);
+        let path = Path::new("F001.md");
+        // Staged, the blob is a loose object, read as a stream.
+        let staged = documents_staged(root, &[path], 100).unwrap();
+        assert_eq!(staged, [Some(text[..101].to_vec())]);
+        git(&["commit", "-qm", "one"]);
+        git(&["gc", "-q"]);
+        // Committed and packed, git streams it.
+        let committed = documents_at(root, "HEAD", &[path], 100).unwrap();
+        assert_eq!(committed, [Some(text[..101].to_vec())]);
+        let short = documents_at(root, "HEAD", &[path], text.len()).unwrap();
+        assert_eq!(short, [Some(text.clone())]);
+        assert_eq!(files_at(root, "HEAD", &[path]).unwrap(), [Some(text)]);
     }
 }

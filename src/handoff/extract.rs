@@ -152,6 +152,30 @@ pub fn body_start(yaml: &str, fields: &[&str]) -> Option<usize> {
     Some(lines[start].0)
 }
 
+/// Where the document's text that starts at byte `at` of `yaml` really
+/// starts: at the Markdown headings right above it (`# Notes`, blank
+/// lines between allowed), which YAML took for comments among the fields.
+/// The closing `---` goes above the heading, not below it, where the
+/// heading would be lost in the frontmatter. The first line stays a field.
+pub fn with_headings_above(yaml: &str, at: usize) -> usize {
+    let heading = |text: &str| {
+        let hashes = text.len() - text.trim_start_matches('#').len();
+        (1..=6).contains(&hashes) && text[hashes..].starts_with(' ')
+    };
+    let mut start = at;
+    for (offset, text) in lines_of(&yaml[..at]).into_iter().rev() {
+        if offset == 0 {
+            break;
+        }
+        if heading(text) {
+            start = offset;
+        } else if !text.is_empty() {
+            break;
+        }
+    }
+    start
+}
+
 /// Where a line of prose starts in `yaml`, a frontmatter that does not
 /// parse, at or before byte `reported` where the parser gave up: a line
 /// right below the fields (`The parser is done.`, no blank line between)

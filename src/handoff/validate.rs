@@ -438,6 +438,7 @@ fn mapping(text: &str, c: &mut Collector) -> Option<(Node, Pos)> {
         }
     }
     if let Some((at, prose)) = body {
+        let at = super::extract::with_headings_above(whole, at);
         let (line, last) = lines_around(whole, at, fm.first_line);
         let shown = whole[at..].lines().next().unwrap_or_default();
         let message = if prose {
@@ -517,7 +518,7 @@ fn never_closed(text: &str) -> String {
         super::extract::prose_start(rest, reported, &FIELDS).filter(|&at| read(&rest[..at]).is_ok())
     };
     let last = match super::extract::body_start(rest, &FIELDS).or_else(prose) {
-        Some(body) => lines_around(rest, body, 2).1,
+        Some(body) => lines_around(rest, super::extract::with_headings_above(rest, body), 2).1,
         None => {
             1 + rest.lines().count()
                 - rest

@@ -27,6 +27,7 @@ mod handoff_messages;
 mod handoff_more;
 mod handoff_review;
 mod handoff_rules;
+mod handoff_sources;
 mod handoff_yaml;
 mod hooks;
 mod install_edges;

@@ -74,8 +74,17 @@ pub(super) fn read_handoffs(
                 Err(e) => Some(Err(e.to_string())),
             })
             .collect(),
-        Content::Staged => wrap(crate::git::files_staged(root, &paths)?),
-        Content::At(spec) => wrap(crate::git::files_at(root, spec, &paths)?),
+        Content::Staged => wrap(crate::git::documents_staged(
+            root,
+            &paths,
+            crate::handoff::read::MAX_BYTES,
+        )?),
+        Content::At(spec) => wrap(crate::git::documents_at(
+            root,
+            spec,
+            &paths,
+            crate::handoff::read::MAX_BYTES,
+        )?),
     };
     Ok(paths
         .iter()
