@@ -196,7 +196,7 @@ fn stopped(hook: &str, code: ExitCode, refused: &[String]) -> Option<String> {
 /// hook's process (git starts one per push) and the instant it read the
 /// push, to the nanosecond, so that a process id given out again later
 /// never joins another push to this one.
-fn push_id(now: std::time::SystemTime, pid: u32) -> String {
+pub(super) fn push_id(now: std::time::SystemTime, pid: u32) -> String {
     let nanos = now
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
@@ -232,7 +232,8 @@ fn request(
 /// left what the remote has); a new one (no remote oid)
 /// the commits the remote does not have (`base`, see `git::pushed_base`),
 /// or every file of its commit when that can not be told; a deletion,
-/// and notes (`refs/notes/`), nothing. A ref that adds no commit to
+/// notes (`refs/notes/`) and remote-tracking refs (`refs/remotes/`, which
+/// `git push --mirror` sends), nothing. A ref that adds no commit to
 /// what was published (a tag of a commit `origin/main` holds, a branch
 /// made where another already is; `published`, asked once for the whole
 /// push) checks nothing: its commits reached a remote before, through the
@@ -264,6 +265,7 @@ fn pushed_ranges(input: impl BufRead, pushed: &Pushed<'_>) -> Result<PushRead, U
     } = pushed;
     let mut lines = Vec::new();
     let mut notes = Vec::new();
+    let mut tracking = Vec::new();
     // Bytes, not text: a ref's name need not be UTF-8 (git allows any byte
     // but a few), and a line read as text would end the reading there,
     // leaving that ref and every one after it unchecked.
@@ -298,6 +300,15 @@ fn pushed_ranges(input: impl BufRead, pushed: &Pushed<'_>) -> Result<PushRead, U
             ));
             continue;
         }
+        // `git push --mirror` sends the remote-tracking refs too: what
+        // `origin` had when last fetched, a colleague's commits among
+        // them. That is nobody's new work here, published where it came
+        // from and gated there; judged as this push's, a mirror push
+        // would be refused for someone else's change.
+        if local_ref.starts_with("refs/remotes/") {
+            tracking.push((*local_ref).to_string());
+            continue;
+        }
         match kind(local) {
             Some("commit") | None => {}
             Some(other) => {
@@ -325,6 +336,17 @@ fn pushed_ranges(input: impl BufRead, pushed: &Pushed<'_>) -> Result<PushRead, U
             (*remote_ref).to_string(),
             remote,
             remote_kind,
+        ));
+    }
+    if !tracking.is_empty() {
+        let (are, them) = if tracking.len() == 1 {
+            ("is a remote-tracking ref", "it")
+        } else {
+            ("are remote-tracking refs", "them")
+        };
+        notes.push(format!(
+            "{} {are} (what another repository had when this one last fetched from it), not new work: nothing is checked for {them}",
+            names_of(&tracking)
         ));
     }
     // What was published already, asked once for the whole push.

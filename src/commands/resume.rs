@@ -84,11 +84,47 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         };
         return stop(io, super::usage_error(message));
     };
+    // A pre-push hook checks each pushed ref in a run of its own: the
+    // push was refused for any of them, not only for the last one checked.
+    if let Some(push) = last.selection.push.as_deref() {
+        let of_push: Vec<&RunRecord> = runs
+            .iter()
+            .filter(|r| r.in_work_tree(&here) && r.selection.push.as_deref() == Some(push))
+            .collect();
+        if of_push.len() > 1 {
+            return resume_push(ctx, args, &of_push, &here, io);
+        }
+    }
+    match again(ctx, args, last, &here, io) {
+        Again::Stop(message) => stop(io, super::usage_error(message)),
+        Again::Done => nothing_to_resume(ctx, last, json, io),
+        Again::Run(request) => execute(ctx, &request, io),
+    }
+}
+
+/// What a resume of one run does.
+enum Again {
+    /// Nothing of it can run again, for the reason given.
+    Stop(String),
+    /// It left nothing failed or incomplete (as carried over).
+    Done,
+    /// The run that takes it up again.
+    Run(Box<RunRequest>),
+}
+
+/// What resuming `last`, a run of the work tree `here`, asks for.
+fn again(
+    ctx: &Context,
+    args: &ResumeArgs,
+    last: &RunRecord,
+    here: &str,
+    io: &mut Streams<'_>,
+) -> Again {
     // A run killed after `last` (SIGKILL, the machine going down) left
     // no verdict and no record: the passes of `last` say nothing of what
     // it was checking since, so nothing is carried over.
     let killed =
-        crate::state::unfinished_since(&super::state::state_dir_for(ctx), &last.run_id, &here);
+        crate::state::unfinished_since(&super::state::state_dir_for(ctx), &last.run_id, here);
     let last = &if killed.is_empty() {
         last.clone()
     } else {
@@ -106,7 +142,7 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
     };
     let config = config_now(ctx, last);
     if let Some(message) = config.as_ref().and_then(|config| phase_gone(config, last)) {
-        return stop(io, super::usage_error(message));
+        return Again::Stop(message);
     }
     let (profile, named) = profile_for(ctx, last, config.as_ref());
     // Under another profile a warning may block and a skip (a tool fast
@@ -139,7 +175,7 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
     // blocked handoff, a history that could not be read) is run again too:
     // its handoffs are validated again, its passes carried over.
     if !unfinished && matches!(last.status.as_str(), "passed" | "warned") {
-        return nothing_to_resume(ctx, last, json, io);
+        return Again::Done;
     }
     let selection = selection_of(ctx, last, io);
     let request = RunRequest {
@@ -161,7 +197,90 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         // A resume is an attempt of its own, not one more ref of the push.
         push: None,
     };
-    execute(ctx, &request, io)
+    Again::Run(Box::new(request))
+}
+
+/// Resumes the runs of one push (`of_push`, oldest first, more than one):
+/// each that did not pass runs again, as one attempt of its own (its runs
+/// share a push id, so that the next resume takes them up together, and
+/// the history counts them once). The answer is the gravest; under
+/// `--format json` stdout carries one verdict, that run's, and the others
+/// are named on stderr.
+fn resume_push(
+    ctx: &Context,
+    args: &ResumeArgs,
+    of_push: &[&RunRecord],
+    here: &str,
+    io: &mut Streams<'_>,
+) -> ExitCode {
+    let json = args.format == Format::Json;
+    let push = super::hook::push_id(std::time::SystemTime::now(), std::process::id());
+    let mut requests = Vec::new();
+    for run in of_push {
+        match again(ctx, args, run, here, io) {
+            Again::Stop(message) => {
+                let verdict = Verdict::stopped(
+                    crate::config::Profile::default(),
+                    None,
+                    super::usage_error(message),
+                );
+                return super::emit_stopped(&verdict, json, ctx, io);
+            }
+            Again::Done => {}
+            Again::Run(mut request) => {
+                request.push = Some(push.clone());
+                requests.push(request);
+            }
+        }
+    }
+    let Some(last) = of_push.last() else {
+        return ExitCode::Proceed;
+    };
+    if requests.is_empty() {
+        return nothing_to_resume(ctx, last, json, io);
+    }
+    if requests.len() < of_push.len() {
+        let _ = writeln!(
+            io.err,
+            "note: {} of the {} refs the push checked passed: the other {} run again",
+            of_push.len() - requests.len(),
+            of_push.len(),
+            requests.len()
+        );
+    }
+    let mut gravest: Option<(ExitCode, Vec<u8>)> = None;
+    let mut answers = Vec::new();
+    for request in requests {
+        let name = request.pushed_ref.clone().unwrap_or_default();
+        let (code, out) = if json {
+            let mut out = Vec::new();
+            let code = execute(
+                ctx,
+                &request,
+                &mut Streams {
+                    out: &mut out,
+                    err: &mut *io.err,
+                },
+            );
+            (code, out)
+        } else {
+            (execute(ctx, &request, io), Vec::new())
+        };
+        answers.push(format!("`{name}` exit {}", code.code()));
+        if gravest.as_ref().is_none_or(|(worst, _)| code > *worst) {
+            gravest = Some((code, out));
+        }
+    }
+    let (code, out) = gravest.unwrap_or((ExitCode::Proceed, Vec::new()));
+    if json {
+        let _ = writeln!(
+            io.err,
+            "note: the refs of the push, resumed: {}; the verdict on stdout is the gravest's",
+            answers.join(", ")
+        );
+        let _ = io.out.write_all(&out);
+    }
+    code
 }
 
 /// The profile a resume of `last` runs under, as the run is asked for it

@@ -1168,6 +1168,9 @@ pub fn pushed_base(root: &Path, spec: &str, remote: Option<&str>) -> Option<Push
 /// libgit2 failed.
 fn tracking_refs(repo: &Repository, remote: Option<&str>) -> Option<(Vec<git2::Oid>, Vec<String>)> {
     let mut others = Vec::new();
+    // Relative URLs are git's, from where the hook runs: the work tree's
+    // top (`git help hooks`), or the repository itself when bare.
+    let base = repo.workdir().unwrap_or_else(|| repo.path()).to_path_buf();
     let config = repo.config().ok()?.snapshot().ok()?;
     let names = repo.remotes().ok()?;
     let names: Vec<&str> = names
@@ -1175,7 +1178,7 @@ fn tracking_refs(repo: &Repository, remote: Option<&str>) -> Option<(Vec<git2::O
         .filter_map(|name| name.ok().flatten())
         .collect();
     // The remotes a push reaches: the one it names, or those whose
-    // URL it names.
+    // URL names the same repository as the one it was given.
     let reached: Vec<&str> = names
         .iter()
         .copied()
@@ -1185,7 +1188,7 @@ fn tracking_refs(repo: &Repository, remote: Option<&str>) -> Option<(Vec<git2::O
                     || ["url", "pushurl"].iter().any(|key| {
                         config
                             .get_str(&format!("remote.{name}.{key}"))
-                            .is_ok_and(|url| url == r)
+                            .is_ok_and(|url| same_repository(&base, url, r))
                     })
             })
         })
@@ -1230,6 +1233,68 @@ fn tracking_refs(repo: &Repository, remote: Option<&str>) -> Option<(Vec<git2::O
         own
     };
     (!tracking.is_empty()).then_some((tracking, others))
+}
+
+/// Whether the URLs `a` and `b` name the same repository, as a push may
+/// spell it otherwise than the remote's configuration: `git push
+/// ../repo.git main` for the `origin` at `/abs/repo.git`, `file://` or a
+/// plain path, a trailing `/`, `.git` written or left for git to add.
+/// Local paths (relative ones from `base`) are the same when they are the
+/// same directory once resolved; other URLs when they are the same but
+/// for a trailing `/` or `.git`. Nothing more is guessed (`ssh://host/x`
+/// and `host:x` are not taken for one): a remote not matched is judged by
+/// every remote's refs, a remote wrongly matched by another's.
+fn same_repository(base: &Path, a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    match (local_repository(base, a), local_repository(base, b)) {
+        (Some(a), Some(b)) => a == b,
+        (None, None) if !is_local_url(a) && !is_local_url(b) => {
+            let trimmed = |url: &str| {
+                let url = url.trim_end_matches('/');
+                url.strip_suffix(".git")
+                    .unwrap_or(url)
+                    .trim_end_matches('/')
+                    .to_string()
+            };
+            trimmed(a) == trimmed(b)
+        }
+        _ => false,
+    }
+}
+
+/// Whether git takes `url` for a path on this machine: `file://`, or
+/// neither `scheme://` nor `host:path` (a `:` before any `/`).
+fn is_local_url(url: &str) -> bool {
+    if url.starts_with("file://") {
+        return true;
+    }
+    if url.contains("://") {
+        return false;
+    }
+    match url.find(':') {
+        Some(colon) => url[..colon].contains('/'),
+        None => true,
+    }
+}
+
+/// The directory of the repository a local `url` names, resolved from
+/// `base` as git finds it: the path itself, or with `.git` added; of a
+/// work tree, its `.git`. `None` for a URL that is not local, or names no
+/// directory here.
+fn local_repository(base: &Path, url: &str) -> Option<PathBuf> {
+    if !is_local_url(url) {
+        return None;
+    }
+    let path = base.join(url.strip_prefix("file://").unwrap_or(url));
+    let mut dotted = path.clone().into_os_string();
+    dotted.push(".git");
+    let found = [path, PathBuf::from(dotted)]
+        .into_iter()
+        .filter_map(|path| fs::canonicalize(path).ok())
+        .find(|path| path.is_dir())?;
+    Some(fs::canonicalize(found.join(".git")).unwrap_or(found))
 }
 
 /// Which of the commits `among` (full ids) were published already: in the
@@ -2100,5 +2165,56 @@ mod tests {
         let short = documents_at(root, "HEAD", &[path], text.len()).unwrap();
         assert_eq!(short, [Some(text.clone())]);
         assert_eq!(files_at(root, "HEAD", &[path]).unwrap(), [Some(text)]);
+    }
+
+    #[test]
+    fn a_remote_s_url_is_matched_however_a_push_spells_it_and_nothing_more_is_guessed() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(dir.path()).unwrap();
+        fs::create_dir_all(base.join("repo.git")).unwrap();
+        fs::create_dir_all(base.join("other.git")).unwrap();
+        fs::create_dir_all(base.join("work/.git")).unwrap();
+        let here = base.join("work");
+        let abs = format!("{}/repo.git", base.display());
+        for spelled in [
+            "../repo.git".to_string(),
+            "../repo".to_string(),
+            format!("{abs}/"),
+            format!("file://{abs}"),
+            format!("file://{}/repo", base.display()),
+            format!("{}/./repo.git", base.display()),
+        ] {
+            assert!(same_repository(&here, &abs, &spelled), "{spelled}");
+        }
+        assert!(same_repository(
+            &base,
+            "work",
+            &format!("{}/work/.git", base.display())
+        ));
+        assert!(!same_repository(&here, &abs, "../other.git"));
+        assert!(!same_repository(&here, &abs, "../missing.git"));
+        // Other URLs: the same but for a trailing `/` or `.git`.
+        let url = "https://example.com/team/repo.git";
+        assert!(same_repository(
+            &here,
+            url,
+            "https://example.com/team/repo/"
+        ));
+        assert!(same_repository(
+            &here,
+            "git@example.com:team/repo",
+            "git@example.com:team/repo.git"
+        ));
+        assert!(!same_repository(
+            &here,
+            url,
+            "https://example.com/team/other.git"
+        ));
+        assert!(!same_repository(
+            &here,
+            url,
+            "ssh://git@example.com/team/repo.git"
+        ));
+        assert!(!same_repository(&here, "repo.git", url));
     }
 }

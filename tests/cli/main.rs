@@ -44,6 +44,7 @@ mod policy;
 mod policy_edges;
 mod prepush;
 mod prepush_merge;
+mod prepush_remotes;
 mod prepush_review;
 mod prepush_tags;
 mod protect_edges;
