@@ -40,7 +40,7 @@ impl SourceLines {
         self.line(file, line).map(|t| t.chars().take(300).collect())
     }
 
-    fn line(&mut self, file: &str, line: u32) -> Option<&str> {
+    pub(super) fn line(&mut self, file: &str, line: u32) -> Option<&str> {
         if !self.cache.contains_key(file) {
             if self.cache.len() >= MAX_FILES || !inside(file) {
                 return None;

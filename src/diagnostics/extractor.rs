@@ -14,7 +14,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::config::{Origin, ParserChoice};
 
 use super::columns;
-use super::parsers::{self, Custom, Found, Grammar, Out};
+use super::parsers::{self, Anchor, Custom, Found, Grammar, Out};
 use super::{strip_ansi, ColumnUnit, Diagnostic, ParserId};
 
 /// At most this many diagnostics are kept per check; the rest are counted.
@@ -626,6 +626,7 @@ impl Extractor {
             .into_iter()
             .map(|mut found| {
                 reader.grammar.relabel(&mut found);
+                let anchor = found.anchor.take();
                 let base = match &found.package {
                     Some(package) => go_package_dir(package, module.as_ref(), &self.cwd),
                     None => tool_base.clone(),
@@ -673,6 +674,22 @@ impl Extractor {
                 if names_root {
                     (d.line, d.column) = (None, None);
                 }
+                if let Some(anchor) = anchor.filter(|_| d.line.is_none()) {
+                    let at = d
+                        .file
+                        .as_deref()
+                        .and_then(|f| anchored_line(&mut lines, f, &anchor));
+                    match at {
+                        Some(line) => {
+                            d.line = Some(line);
+                            if let Some(message) = anchor.message {
+                                d.message = bounded(message);
+                            }
+                        }
+                        None if anchor.required => d.file = None,
+                        None => {}
+                    }
+                }
                 if d.column_unit != ColumnUnit::Character {
                     lines.convert(&mut d);
                 }
@@ -710,6 +727,52 @@ fn drop_backward_end(d: &mut Diagnostic) {
         d.end_line = None;
         d.end_column = None;
     }
+}
+
+/// The most lines of a file searched for an anchor's words.
+const MAX_ANCHOR_LINES: u32 = 100_000;
+
+/// The first line of `file` that holds one of the anchor's words, within
+/// its key's value when it names one.
+fn anchored_line(lines: &mut columns::SourceLines, file: &str, anchor: &Anchor) -> Option<u32> {
+    let mut in_value = anchor.key.is_none();
+    for n in 1..=MAX_ANCHOR_LINES {
+        let text = lines.line(file, n)?;
+        if let Some(key) = anchor.key {
+            if sets_key(text, key) {
+                in_value = true;
+            } else if in_value && !continues_value(text) {
+                in_value = false;
+            }
+        }
+        if in_value && anchor.words.iter().any(|w| holds_word(text, w)) {
+            return Some(n);
+        }
+    }
+    None
+}
+
+/// `key = ...` or `key: ...` (an INI file's, a TOML table's).
+fn sets_key(line: &str, key: &str) -> bool {
+    line.trim_start()
+        .strip_prefix(key)
+        .is_some_and(|rest| rest.trim_start().starts_with(['=', ':']))
+}
+
+/// A line that goes on with the value above it: indented (an INI file's
+/// continuation), blank, or an item or the end of a TOML list.
+fn continues_value(line: &str) -> bool {
+    line.is_empty() || line.starts_with([' ', '\t', '"', '\'', ']', ','])
+}
+
+/// Whether `line` holds `word` not as part of a longer word.
+fn holds_word(line: &str, word: &str) -> bool {
+    let part = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+    !word.is_empty()
+        && line.match_indices(word).any(|(i, _)| {
+            !line[..i].chars().next_back().is_some_and(part)
+                && !line[i + word.len()..].chars().next().is_some_and(part)
+        })
 }
 
 /// `message` cut to `MAX_MESSAGE_BYTES`, with a mark where it was cut:
@@ -843,6 +906,42 @@ mod tests {
         let root = Path::new("/repo");
         let x = Extractor::new("c", Origin::Build, parser, &argv, root, &root.join("sub"));
         extract(x, text.as_bytes())
+    }
+
+    #[test]
+    fn an_anchor_finds_whole_words_within_its_keys_value() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pytest.ini"),
+            "[pytest]\n# --x is no option here\nminversion = 7\naddopts =\n    -ra\n    --x-y\n    --x=1\ntestpaths = --x\n",
+        )
+        .unwrap();
+        let mut lines = columns::SourceLines::new(dir.path());
+        let anchor = |word: &str| Anchor {
+            words: vec![word.to_string()],
+            key: Some("addopts"),
+            ..Anchor::default()
+        };
+        // Not in the comment above the key, not inside `--x-y`, and not
+        // in the next key's value.
+        assert_eq!(
+            anchored_line(&mut lines, "pytest.ini", &anchor("--x")),
+            Some(7)
+        );
+        assert_eq!(
+            anchored_line(&mut lines, "pytest.ini", &anchor("-ra")),
+            Some(5)
+        );
+        assert_eq!(
+            anchored_line(&mut lines, "pytest.ini", &anchor("--y")),
+            None
+        );
+        let anywhere = Anchor {
+            key: None,
+            ..anchor("--x")
+        };
+        assert_eq!(anchored_line(&mut lines, "pytest.ini", &anywhere), Some(2));
+        assert_eq!(anchored_line(&mut lines, "missing.ini", &anywhere), None);
     }
 
     #[test]

@@ -39,6 +39,7 @@ mod odd_inputs;
 mod parsers_exit;
 mod parsers_js;
 mod parsers_more;
+mod parsers_more2;
 mod parsers_review;
 mod policy;
 mod policy_edges;

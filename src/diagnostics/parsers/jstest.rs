@@ -225,6 +225,9 @@ struct Failure {
     syntax_line: Option<String>,
     /// jest's `Details:` line was read.
     details: bool,
+    /// bun: opened by a `(fail)` line with no error above it; only the
+    /// `^ ` lines under it say why.
+    bare: bool,
     /// The code frame started: message lines are over.
     in_code: bool,
     /// A `● Console` heading opened this: the block is what the code under
@@ -334,6 +337,12 @@ impl JsTest {
             None => {
                 if let Some(file) = failure.file.or_else(|| self.file.clone()) {
                     found = found.at(&file, None, None);
+                    // No frame of the test's own (a timeout's stack is the
+                    // runner's): its title finds its declaration.
+                    if let Some(test) = &found.test {
+                        let anchor = super::declared(test);
+                        found = found.anchor(anchor);
+                    }
                 }
             }
         }
@@ -486,12 +495,25 @@ impl JsTest {
         if let Some(c) = caps(&BUN_RESULT, line) {
             let failed = c.name("state").is_some_and(|s| s.as_str() == "fail")
                 || c.name("mark").is_some_and(|m| m.as_str() == "✗");
+            // A failure its result line opened ends at the next result.
+            if self.open.as_ref().is_some_and(|f| f.bare) {
+                self.emit(out);
+            }
             if failed {
                 if let Some(failure) = self.open.as_mut() {
                     failure.test = Some(c["test"].to_string());
                     failure.end = at.end;
+                    self.emit(out);
+                } else {
+                    // No error above it: a timeout, whose reason bun
+                    // prints under it (`^ this test timed out after
+                    // 5000ms.`).
+                    let file = self.file.clone();
+                    self.open(Some(c["test"].to_string()), file, at, out);
+                    if let Some(failure) = self.open.as_mut() {
+                        failure.bare = true;
+                    }
                 }
-                self.emit(out);
             } else {
                 self.open = None;
             }
@@ -548,6 +570,14 @@ impl Grammar for JsTest {
         failure.end = at.end;
         let trimmed = line.trim();
         if failure.console {
+            return;
+        }
+        if failure.bare {
+            if let Some(reason) = trimmed.strip_prefix("^ ") {
+                if failure.message.len() < MAX_MESSAGE_LINES {
+                    failure.message.push(reason.to_string());
+                }
+            }
             return;
         }
         if failure.maybe_console && !trimmed.is_empty() {

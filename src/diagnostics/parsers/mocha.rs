@@ -34,6 +34,15 @@ const NO_FILES: &str = "Error: No test files found";
 /// two spaces for each title before (`  1) suite`, `       test:`).
 const TITLE_INDENT: usize = 5;
 
+/// The test file mocha names at the end of a timeout's message: `Error:
+/// Timeout of 2000ms exceeded. For async tests and hooks, ensure "done()"
+/// is called; if returning a Promise, ensure it resolves.
+/// (/p/test/slow.test.js)`.
+static NAMED_FILE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\((?P<file>[^()]+\.(?:[cm]?[jt]sx?|coffee))\)$")
+        .expect("the mocha named file regex is valid")
+});
+
 /// The line mocha puts between an assertion's message and its diff.
 const DIFF: &str = "+ expected - actual";
 
@@ -74,6 +83,7 @@ impl Mocha {
         if entry.test.is_none() && !entry.path.is_empty() {
             entry.test = Some(entry.path.join(" > "));
         }
+        let first = entry.message.first().cloned();
         let mut message = folded(entry.message);
         if message.is_empty() {
             message = format!("test `{}` failed", entry.test.as_deref().unwrap_or("?"));
@@ -85,6 +95,14 @@ impl Mocha {
             .range(&entry.range);
         if let Some((file, line, column)) = entry.frame {
             found = found.at(&file, line, column);
+        } else if let Some(c) = first.as_deref().and_then(|m| caps(&NAMED_FILE, m)) {
+            // A timeout's stack is mocha's timers alone; its message names
+            // the test's file, and the test's title finds its line there.
+            found = found.at(&c["file"], None, None);
+            if let Some(test) = &found.test {
+                let anchor = super::declared(test);
+                found = found.anchor(anchor);
+            }
         }
         out.push(found);
     }

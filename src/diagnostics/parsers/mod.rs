@@ -60,6 +60,32 @@ pub struct Found {
     pub test: Option<String>,
     pub message: String,
     pub range: Range<u64>,
+    /// What places the finding in `file` when the tool named no line.
+    pub anchor: Option<Anchor>,
+}
+
+/// Where in its file a finding is when the tool named the file and no
+/// line: the first line holding one of `words`, which the extractor finds
+/// by reading the file (a grammar never touches the disk). A test runner
+/// that names a timed-out test's file but no line is read at the test's
+/// declaration, and pytest's bad option at the `addopts` that passes it.
+#[derive(Debug, Clone, Default)]
+pub struct Anchor {
+    /// The words looked for, each whole: not inside a longer word (`--no`
+    /// is not found in `--no-such-flag`).
+    pub words: Vec<String>,
+    /// The key whose value holds the words (`addopts`): the search starts
+    /// at the line that sets it and ends with its value (the lines after
+    /// it that are indented or continue a list), so a word elsewhere in
+    /// the file is not taken for it. `None`: the whole file.
+    pub key: Option<&'static str>,
+    /// The finding's message once a word is found: it can then say what
+    /// to fix in that file.
+    pub message: Option<String>,
+    /// The file holds the cause only if it holds a word: else the finding
+    /// is not placed in it (pytest names its configuration file whatever
+    /// option was wrong, one of the check's command among them).
+    pub required: bool,
 }
 
 impl Found {
@@ -113,6 +139,30 @@ impl Found {
     pub fn range(mut self, range: &Range<u64>) -> Found {
         self.range = range.clone();
         self
+    }
+
+    pub fn anchor(mut self, anchor: Anchor) -> Found {
+        self.anchor = Some(anchor);
+        self
+    }
+}
+
+/// The anchor of a test a runner names by its titles and its file only
+/// (a timeout, which no frame of the test's own places): its declaration,
+/// the line that holds its own title quoted (`it('adds', ...)`), the last
+/// of the titles joined by ` > ` (or jest's ` › `).
+pub fn declared(test: &str) -> Anchor {
+    let title = test
+        .rsplit(" > ")
+        .next()
+        .and_then(|t| t.rsplit(" › ").next())
+        .unwrap_or(test);
+    Anchor {
+        words: ['\'', '"', '`']
+            .into_iter()
+            .map(|q| format!("{q}{title}{q}"))
+            .collect(),
+        ..Anchor::default()
     }
 }
 

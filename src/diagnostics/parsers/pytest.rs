@@ -22,7 +22,7 @@ use regex::Regex;
 /// What the prefilter looks for in a line, built once.
 static NEEDLE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b".py:"));
 
-use super::{number, Found, Grammar, Out};
+use super::{number, Anchor, Found, Grammar, Out};
 use crate::config::Origin;
 use crate::diagnostics::{ColumnUnit, Severity};
 
@@ -521,6 +521,115 @@ pub struct Pytest {
     /// pytest's session header was read: an `ERROR: ` line after it is
     /// pytest's, not any tool's.
     session: bool,
+    /// argparse's word on the options, while the lines under it are read.
+    usage: Option<Usage>,
+}
+
+/// Where the options argparse turned down came from, when pytest says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// `addopts` in the configuration file.
+    Addopts,
+    /// The `PYTEST_ADDOPTS` environment variable.
+    Environment,
+}
+
+/// argparse's word on pytest's options (`pytest: error: unrecognized
+/// arguments: --x`), and the lines pytest prints under it: `  config
+/// source: via addopts config` (only for an option pytest knows given a
+/// bad value), `  inifile: /p/pytest.ini` (or `None`), `  rootdir: /p`.
+/// pytest adds `addopts` to every run's command line, so an option
+/// nobody wrote in the check's command is in the file it names.
+#[derive(Debug)]
+struct Usage {
+    message: String,
+    source: Option<Source>,
+    inifile: Option<String>,
+    range: Range<u64>,
+}
+
+impl Usage {
+    /// Takes a line pytest printed under the error; false for any other.
+    fn read(&mut self, line: &str, at: &Range<u64>) -> bool {
+        let Some((key, value)) = line.strip_prefix("  ").and_then(|l| l.split_once(": ")) else {
+            return false;
+        };
+        match key {
+            "config source" => {
+                self.source = match value {
+                    "via addopts config" => Some(Source::Addopts),
+                    "via PYTEST_ADDOPTS" => Some(Source::Environment),
+                    _ => None,
+                };
+            }
+            "inifile" => self.inifile = Some(value.to_string()).filter(|v| v != "None"),
+            "rootdir" => {}
+            _ => return false,
+        }
+        self.range.end = at.end;
+        true
+    }
+
+    /// The options the message names: each unrecognized argument that is
+    /// an option, or the option whose value was wrong (`argument
+    /// -n/--numprocesses: ...`).
+    fn options(&self) -> Vec<String> {
+        if let Some(rest) = self.message.strip_prefix("unrecognized arguments: ") {
+            return rest
+                .split_whitespace()
+                .filter(|w| w.starts_with('-'))
+                .map(str::to_string)
+                .collect();
+        }
+        self.message
+            .strip_prefix("argument ")
+            .and_then(|rest| rest.split_once(": "))
+            .map(|(names, _)| names.split('/').map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    fn found(self) -> Found {
+        let message = &self.message;
+        let in_file = |name: &str| {
+            format!("pytest's `addopts` in `{name}`: {message}; fix `addopts` there (pytest adds it to the command line of every run)")
+        };
+        let found = |text: String| {
+            Found::new("usage", Severity::Error, text)
+                .code(Some("USAGE_ERROR".to_string()))
+                .origin(Origin::Test)
+                .range(&self.range)
+        };
+        let options = self.options();
+        match (self.source, &self.inifile) {
+            (Some(Source::Environment), _) => found(format!(
+                "pytest's options from `PYTEST_ADDOPTS`: {message}; fix `PYTEST_ADDOPTS` where the check runs (the check's `env`, or the environment of the gate)"
+            )),
+            (Some(Source::Addopts), Some(file)) => {
+                let name = file.rsplit('/').next().unwrap_or(file);
+                found(in_file(name)).at(file, None, None).anchor(Anchor {
+                    words: options,
+                    key: Some("addopts"),
+                    ..Anchor::default()
+                })
+            }
+            // The file's `addopts` is to blame if it holds the option.
+            (None, Some(file)) if !options.is_empty() => {
+                let name = file.rsplit('/').next().unwrap_or(file);
+                found(format!("pytest's command line: {message}; fix the check's command"))
+                    .at(file, None, None)
+                    .anchor(Anchor {
+                        words: options,
+                        key: Some("addopts"),
+                        message: Some(in_file(name)),
+                        required: true,
+                    })
+            }
+            (Some(Source::Addopts), None) => found(in_file("pytest's configuration")),
+            _ => found(format!(
+                "pytest's command line: {message}; fix the check's command"
+            )),
+        }
+    }
 }
 
 /// The finding of a configuration file pytest could not read (placed at
@@ -606,18 +715,15 @@ impl Pytest {
             .strip_prefix("pytest: error: ")
             .or_else(|| line.strip_prefix("python -m pytest: error: "))
         {
-            // argparse's word on the command line (exit 4).
+            // argparse's word on the options (exit 4): the lines pytest
+            // adds under it say where they came from.
             self.stopped = true;
-            out.push(
-                Found::new(
-                    "usage",
-                    Severity::Error,
-                    format!("pytest's command line: {message}; fix the check's command"),
-                )
-                .code(Some("USAGE_ERROR".to_string()))
-                .origin(Origin::Test)
-                .range(at),
-            );
+            self.usage = Some(Usage {
+                message: message.to_string(),
+                source: None,
+                inifile: None,
+                range: at.clone(),
+            });
             return true;
         }
         if let Some(found) = config_or_plugin_error(line) {
@@ -951,7 +1057,9 @@ impl Grammar for Pytest {
     }
 
     fn busy(&self) -> bool {
-        self.native.is_some() || self.shown.as_ref().is_some_and(SyntaxDisplay::is_open)
+        self.native.is_some()
+            || self.shown.as_ref().is_some_and(SyntaxDisplay::is_open)
+            || self.usage.is_some()
     }
 
     fn wants(&self, line: &[u8]) -> bool {
@@ -984,6 +1092,14 @@ impl Grammar for Pytest {
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
         self.end = at.end;
+        if let Some(usage) = self.usage.as_mut() {
+            if usage.read(line, at) {
+                return;
+            }
+            if let Some(usage) = self.usage.take() {
+                out.push(usage.found());
+            }
+        }
         // An internal error's traceback, every line behind this mark, is
         // read as any traceback is: the hook that raised it is placed.
         let line = match line.strip_prefix(INTERNAL_ERROR) {
@@ -1132,6 +1248,9 @@ impl Grammar for Pytest {
     }
 
     fn finish(&mut self, out: &mut Out) {
+        if let Some(usage) = self.usage.take() {
+            out.push(usage.found());
+        }
         if !self.frames.is_empty() || !self.explanation.is_empty() {
             let end = self.end;
             self.flush(None, None, None, &(end..end), out);
