@@ -239,8 +239,13 @@ fn remember(cache: &Path, content: &[u8]) {
         return;
     };
     let temp = dir.join(format!("git-system-attributes.{}", std::process::id()));
-    let written = fs::create_dir_all(dir)
-        .and_then(|()| fs::write(&temp, content))
+    // Shared, as all of the state, in a repository a group shares.
+    let written = crate::state::create_shared_dirs(dir)
+        .and_then(|()| fs::File::create(&temp))
+        .and_then(|mut file| {
+            crate::state::share_file(&file)?;
+            std::io::Write::write_all(&mut file, content)
+        })
         .and_then(|()| fs::rename(&temp, cache));
     if written.is_err() {
         let _ = fs::remove_file(&temp);

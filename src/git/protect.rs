@@ -43,6 +43,17 @@ pub enum ProtectError {
         #[source]
         source: io::Error,
     },
+    /// The file system ran out of space (or the user's quota): said as
+    /// such, with what to do, never as a bare OS error.
+    #[error("failed to {what} `{}`: its file system is full (no space left on the device, or the disk quota is used up): {then}", path.display())]
+    NoSpace {
+        what: &'static str,
+        path: PathBuf,
+        /// What the user does now.
+        then: &'static str,
+        #[source]
+        source: io::Error,
+    },
     #[error("failed to {what} through the git filters of `{}` (is the filter's program, such as git-lfs, installed?)", path.display())]
     Filter {
         what: &'static str,
@@ -60,6 +71,8 @@ pub enum ProtectError {
     },
     #[error("`{}` is tracked as a file, but {what} stands in its place in the work tree: phasegate never opens one (it could wait on it forever) and cannot set it aside. Move it away, or stage the change (`git rm --cached`), and run again", path.display())]
     SpecialFileInTheWay { path: PathBuf, what: &'static str },
+    #[error("`{}` has unstaged changes, but phasegate may neither write it nor replace it in its directory `{}`, which is read-only: it cannot put the staged content there while the checks run. Nothing in the work tree was touched. Make the file or its directory writable (`chmod u+w`), or stash the unstaged changes, and run again", path.display(), dir.display())]
+    ReadOnly { path: PathBuf, dir: PathBuf },
     #[error("failed to restore `{}`: a directory stands in its place (made by a check, or by someone after the run was killed), and it could not be moved aside{}. Move or remove the directory `{0}` yourself, then run `phasegate restore`: your unstaged changes wait in the journal until then", path.display(), why_not_moved(.kept.as_deref(), .source.as_ref()))]
     DirectoryLeft {
         path: PathBuf,
@@ -129,10 +142,53 @@ fn where_unrestored(kept: &Path, moved: Result<&(), &String>) -> String {
 }
 
 fn io_error<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> ProtectError + 'a {
-    move |source| ProtectError::Io {
-        what,
-        path: path.to_path_buf(),
-        source,
+    move |source| {
+        if is_full(&source) {
+            ProtectError::NoSpace {
+                what,
+                path: path.to_path_buf(),
+                then: FREE_SPACE,
+                source,
+            }
+        } else {
+            ProtectError::Io {
+                what,
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    }
+}
+
+/// What to do about a full file system in general.
+const FREE_SPACE: &str = "free some space there first";
+
+/// What to do when the file system filled up before anything in the work
+/// tree was touched: the copies made so far are gone again.
+const FREE_SPACE_UNTOUCHED: &str =
+    "nothing in the work tree was touched. Free some space there and run again";
+
+/// Whether `error` says the file system is full (`ENOSPC`), or the user's
+/// quota on it is used up (`EDQUOT`).
+fn is_full(error: &io::Error) -> bool {
+    matches!(error.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
+}
+
+impl ProtectError {
+    /// The same error, saying that nothing in the work tree was touched
+    /// when it is the file system that is full.
+    fn before_touching(self) -> ProtectError {
+        match self {
+            ProtectError::NoSpace {
+                what, path, source, ..
+            } => ProtectError::NoSpace {
+                what,
+                path,
+                then: FREE_SPACE_UNTOUCHED,
+                source,
+            },
+            other => other,
+        }
     }
 }
 
@@ -413,6 +469,8 @@ fn holds_nothing_saved(dir: &Path) -> bool {
 fn set_aside_unrestorable(state_dir: &Path, dir: &Path, why: String) -> ProtectError {
     // Its checks may still run, writing to the work tree.
     crate::runner::stop_recorded_groups(&dir.join(GROUPS));
+    // Kept for a person to read, not to hold disk space.
+    release_reserve(dir);
     let journal = dir.join("journal.json");
     let (kept, moved) = set_aside(state_dir, dir, &unrestorable_note(&why));
     ProtectError::NotRestorable {
@@ -526,7 +584,7 @@ fn unrestorable_note(why: &str) -> String {
 /// aside, without waiting.
 fn lock(state_dir: &Path) -> Result<FileLock, ProtectError> {
     let base = protect_root(state_dir);
-    fs::create_dir_all(&base).map_err(io_error("create", &base))?;
+    crate::state::create_shared_dirs(&base).map_err(io_error("create", &base))?;
     let path = base.join("lock");
     FileLock::try_acquire(&path)
         .map_err(io_error("take", &path))?
@@ -641,6 +699,8 @@ fn recover_locked(
         // Under the lock, every journal is a run that ended without
         // finishing (its lock went with it); its checks may not have.
         crate::runner::stop_recorded_groups(&dir.join(GROUPS));
+        // Its checks stopped, the space held for this is the restore's.
+        release_reserve(&dir);
         if journal.state == State::Saved {
             let keep = state_dir
                 .join("kept")
@@ -987,12 +1047,14 @@ pub fn protect(
 
     let dir = protect_root(state_dir).join(id);
     // The copies may hold what only the user may read (a 0600 file): no one
-    // else can look inside.
+    // else can look inside, but for the group of a repository shared with
+    // `core.sharedRepository`, whose next run may have to bring them back.
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(&dir)
-        .map_err(io_error("create", &dir))?;
+        .and_then(|()| crate::state::share_dir(&dir))
+        .map_err(|e| io_error("create", &dir)(e).before_touching())?;
     // Until every copy is on disk the work tree is untouched: a failure
     // leaves nothing to recover.
     // Interrupted by then, the run stops with the work tree as it is.
@@ -1007,7 +1069,7 @@ pub fn protect(
         Ok(journal) => journal,
         Err(error) => {
             let _ = fs::remove_dir_all(&dir);
-            return Err(error);
+            return Err(error.before_touching());
         }
     };
 
@@ -1116,6 +1178,34 @@ fn no_parent_in_the_way(root: &Path, path: &[u8]) -> Result<(), ProtectError> {
     Ok(())
 }
 
+/// The read-only directory that keeps phasegate from putting `entry`'s
+/// file (at `path`, `meta` its stat data) at its staged content and back:
+/// it can neither write the file itself (not a writable regular file, or
+/// one to be removed) nor replace it there. Found before anything is
+/// touched, so that the run stops with the work tree as it was, not half
+/// way through with a bare "permission denied".
+fn read_only_dir(
+    root: &Path,
+    entry: &Entry,
+    path: &Path,
+    meta: Option<&fs::Metadata>,
+) -> Option<PathBuf> {
+    use rustix::fs::{access, Access};
+    let in_place = !entry.intent_to_add
+        && meta.is_some_and(fs::Metadata::is_file)
+        && access(path, Access::WRITE_OK).is_ok();
+    if in_place {
+        return None;
+    }
+    let dir = match meta {
+        Some(_) => path.parent().unwrap_or(root).to_path_buf(),
+        None => root.join(OsStr::from_bytes(&deepest_existing_dir(root, &entry.path))),
+    };
+    access(&dir, Access::WRITE_OK | Access::EXEC_OK)
+        .is_err()
+        .then_some(dir)
+}
+
 /// Copies every entry's work-tree state into `dir`, with the journal,
 /// flushed to disk; the work tree is not touched.
 fn save(
@@ -1134,12 +1224,28 @@ fn save(
     // Every copy goes into one file, flushed once: a flush per file would
     // cost more than the rest of the protection together.
     let saved = dir.join(SAVED);
-    let mut pack = fs::File::create(&saved).map_err(io_error("create", &saved))?;
+    let mut pack = fs::File::create(&saved)
+        .and_then(|file| crate::state::share_file(&file).map(|()| file))
+        .map_err(io_error("create", &saved))?;
     let mut offset = 0u64;
     for (n, mut entry) in entries.into_iter().enumerate() {
         no_parent_in_the_way(root, &entry.path)?;
         let source = root.join(entry.rel());
         let meta = fs::symlink_metadata(&source);
+        // A directory or special file there has its own error below.
+        let plain = meta
+            .as_ref()
+            .ok()
+            .filter(|m| m.is_file() || m.file_type().is_symlink());
+        let absent = meta
+            .as_ref()
+            .is_err_and(|e| e.kind() == io::ErrorKind::NotFound);
+        if let Some(dir) = (plain.is_some() || absent)
+            .then(|| read_only_dir(root, &entry, &source, plain))
+            .flatten()
+        {
+            return Err(ProtectError::ReadOnly { path: source, dir });
+        }
         entry.copied = meta.as_ref().ok().map(FileStat::from);
         // The length of the copy written, streamed: a file may be larger
         // than memory.
@@ -1169,7 +1275,14 @@ fn save(
                     MODE_REGULAR
                 };
                 let mut file = open_regular(&source).map_err(io_error("read", &source))?;
-                Some(io::copy(&mut file, &mut pack).map_err(io_error("copy", &source))?)
+                // A full file system is the copy's to hold, not the file's.
+                Some(io::copy(&mut file, &mut pack).map_err(|e| {
+                    if is_full(&e) {
+                        io_error("write", &saved)(e)
+                    } else {
+                        io_error("copy", &source)(e)
+                    }
+                })?)
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 entry.existing_dir = Some(deepest_existing_dir(root, &entry.path));
@@ -1199,10 +1312,50 @@ fn save(
     }
     pack.sync_all().map_err(io_error("flush", &saved))?;
     drop(pack);
+    reserve(dir, &journal.entries)?;
     journal.state = State::Saved;
     write_journal(dir, &journal)?;
     pause("saved");
     Ok(journal)
+}
+
+/// The file in a protection's directory that holds, while the checks run,
+/// the disk space writing the copies back takes: a check that fills the
+/// disk (a runaway log, a build's output) cannot leave the changes with no
+/// room to come back. It is deleted just before they are written back.
+const RESERVE: &str = "reserve";
+
+/// Holds in `dir` the space writing `entries` back needs: each copy whole,
+/// in whole blocks, and a block more for its directory entry (a file
+/// staged as deleted is made anew). An error when the file system cannot
+/// give it: the work tree is not touched then. A file system that cannot
+/// allocate ahead (`fallocate` unsupported) goes without.
+fn reserve(dir: &Path, entries: &[Entry]) -> Result<(), ProtectError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    const BLOCK: u64 = 4096;
+    let bytes: u64 = entries
+        .iter()
+        .map(|e| e.range.map_or(0, |(_, len)| len.div_ceil(BLOCK) * BLOCK) + BLOCK)
+        .sum();
+    let path = dir.join(RESERVE);
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(io_error("create", &path))?;
+    match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, bytes) {
+        Err(e @ (rustix::io::Errno::NOSPC | rustix::io::Errno::DQUOT)) => Err(io_error(
+            "hold the space writing the unstaged changes back takes in",
+            &path,
+        )(e.into())),
+        _ => Ok(()),
+    }
+}
+
+/// Gives back the space `reserve` held, for the copies to be written back.
+fn release_reserve(dir: &Path) {
+    let _ = fs::remove_file(dir.join(RESERVE));
 }
 
 impl UnstagedGuard {
@@ -1422,6 +1575,7 @@ impl UnstagedGuard {
             .entries
             .iter()
             .filter(|e| conflicted.contains(&e.shown()));
+        release_reserve(&self.dir);
         let mut kept =
             !keep_versions(&self.root, held.map(|e| e.path.as_slice()), keep)?.is_empty();
         // A directory a check left where a file goes is moved there too.
@@ -1451,6 +1605,7 @@ impl Drop for UnstagedGuard {
             .and_then(Path::parent)
             .zip(self.dir.file_name())
             .map(|(state_dir, id)| state_dir.join("kept").join(id));
+        release_reserve(&self.dir);
         if restore_entries(
             &self.root,
             &self.dir,

@@ -850,10 +850,12 @@ impl<'a> Answers<'a> {
 
 fn open_log(path: &std::path::Path) -> std::io::Result<File> {
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+        crate::state::create_shared_dirs(parent)?;
     }
     // Append mode: nothing already there is overwritten.
-    OpenOptions::new().create(true).append(true).open(path)
+    let file = OpenOptions::new().create(true).append(true).open(path)?;
+    crate::state::share_file(&file)?;
+    Ok(file)
 }
 
 fn run_invocation(

@@ -586,7 +586,7 @@ fn append_emergency_within<L: AsRef<[u8]>>(
     }
     let path = emergency_file(state_dir);
     let named = |e: io::Error| super::io_error(state_dir, &path, "append to", &e);
-    fs::create_dir_all(state_dir).map_err(named)?;
+    super::shared::create_shared_dirs(state_dir).map_err(named)?;
     let mut bytes = Vec::new();
     for line in lines {
         bytes.extend_from_slice(line.as_ref());
@@ -600,6 +600,7 @@ fn append_emergency_within<L: AsRef<[u8]>>(
             .append(true)
             .open(&path)
             .map_err(named)?;
+        super::shared::share_file(&file).map_err(named)?;
         let locked = rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive).is_ok();
         if locked {
             // Rotated by another run while this one waited: this file is

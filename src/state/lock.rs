@@ -78,6 +78,9 @@ impl FileLock {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(e),
             }
+            // Every run of every member of a group that shares the
+            // repository takes this lock: it is theirs to open for writing.
+            super::shared::share_file(&file)?;
             file.set_len(0)?;
             (&file).write_all(std::process::id().to_string().as_bytes())?;
             return Ok(Ok(FileLock { file }));
@@ -116,7 +119,7 @@ impl StateLock {
         wait: Duration,
     ) -> io::Result<StateLock> {
         let path = state_dir.join("state.lock");
-        fs::create_dir_all(state_dir)
+        super::shared::create_shared_dirs(state_dir)
             .map_err(|e| super::io_error(state_dir, state_dir, "create", &e))?;
         loop {
             match FileLock::try_acquire(&path)
@@ -213,6 +216,9 @@ pub fn write_atomic_with(path: &Path, bytes: &[u8], before_rename: &dyn Fn()) ->
     let (dir, temp) = hidden_beside(path, &format!(".tmp-{}", std::process::id()));
     let result = (|| {
         let mut file = fs::File::create(&temp)?;
+        // Its mode is the file's once renamed: set before, so no reader
+        // ever sees the file with another.
+        super::shared::share_file(&file)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         before_rename();
@@ -260,6 +266,7 @@ pub fn write_swapping(path: &Path, bytes: &[u8], before_rename: &dyn Fn()) -> io
     // Written over, then cut to length: the old content's blocks are
     // reused, not freed and allocated again.
     let mut file = fs::File::from(file);
+    super::shared::share_file(&file)?;
     file.write_all(bytes)?;
     file.set_len(bytes.len() as u64)?;
     file.sync_all()?;

@@ -7,11 +7,13 @@
 mod interventions;
 mod lock;
 mod run_dir;
+mod shared;
 mod store;
 
 pub use interventions::*;
 pub use lock::*;
 pub use run_dir::*;
+pub use shared::*;
 pub use store::*;
 
 use std::io;
@@ -22,10 +24,15 @@ use std::path::{Path, PathBuf};
 /// named by the FNV-1a digest of the directory's path: the same in every
 /// build of phasegate (std's `DefaultHasher` may change with the
 /// compiler, and a new build would then lose the history kept there).
+/// In a repository, its `core.sharedRepository` is read here, once per
+/// run, for every file the state gets (`shared`).
 pub fn state_dir(common_dir: Option<&Path>, root: &Path, temp_dir: &Path) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
     match common_dir {
-        Some(git) => git.join("phasegate"),
+        Some(git) => {
+            shared::read_for(git);
+            git.join("phasegate")
+        }
         None => temp_dir.join(format!(
             "phasegate-{:016x}",
             run_dir::fnv1a(root.as_os_str().as_bytes())

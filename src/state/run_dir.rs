@@ -26,7 +26,7 @@ impl RunDir {
     /// Creates `<state_dir>/runs/<run-id>/`.
     pub fn create(state_dir: &Path, now: SystemTime, pid: u32) -> io::Result<RunDir> {
         let runs = state_dir.join("runs");
-        fs::create_dir_all(&runs)?;
+        super::shared::create_shared_dirs(&runs)?;
         let base = run_id(now, pid);
         // Two runs in the same second from the same pid cannot happen, but a
         // reused pid after a crash can: never reuse a directory.
@@ -39,6 +39,8 @@ impl RunDir {
             let path = runs.join(&id);
             match fs::create_dir(&path) {
                 Ok(()) => {
+                    // Another member of the group prunes it once it is old.
+                    super::shared::share_dir(&path)?;
                     let alive = fs::File::open(&path).ok().filter(|dir| {
                         rustix::fs::flock(dir, rustix::fs::FlockOperation::NonBlockingLockExclusive)
                             .is_ok()
@@ -72,7 +74,8 @@ impl RunDir {
         // `<common dir>/phasegate/runs/<run-id>`.
         let common = self.path.ancestors().nth(3);
         if common.is_some_and(|dir| dir.join("worktrees").is_dir()) {
-            let _ = fs::write(self.path.join(WORK_TREE_FILE), key);
+            let _ = create_run_file(&self.path.join(WORK_TREE_FILE))
+                .and_then(|mut file| file.write_all(key.as_bytes()));
         }
     }
 
@@ -308,8 +311,16 @@ fn termination_record(termination: &Termination) -> serde_json::Value {
     }
 }
 
+/// Creates (or empties) the file `path` in a run's directory, shared as
+/// the repository's sharing asks.
+pub fn create_run_file(path: &Path) -> io::Result<fs::File> {
+    let file = fs::File::create(path)?;
+    super::shared::share_file(&file)?;
+    Ok(file)
+}
+
 fn write_json(path: &Path, value: &impl Serialize) -> io::Result<()> {
-    let mut file = io::BufWriter::new(fs::File::create(path)?);
+    let mut file = io::BufWriter::new(create_run_file(path)?);
     serde_json::to_writer_pretty(&mut file, value).map_err(io::Error::other)?;
     file.write_all(b"\n")?;
     file.flush()
