@@ -99,13 +99,19 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
     // The push goes through only if every ref passes; the code is the
     // gravest of their answers.
     // Once interrupted, a later ref is neither selected nor checked out:
-    // it is not checked, and says so.
+    // it is not checked, and says so. It is kept with the push's runs, for
+    // `phasegate resume` to check it with them.
+    let mut unreached = Vec::new();
     let code = selections
         .into_iter()
         .map(|(selection, pushed_ref)| {
             let code = if crate::runner::interrupted() {
                 let name = pushed_ref.as_deref().unwrap_or("the rest");
-                let _ = writeln!(io.out, "phasegate: `{name}` was not checked: interrupted");
+                let _ = writeln!(
+                    io.out,
+                    "phasegate: `{name}` was not checked: interrupted; `phasegate resume` checks it"
+                );
+                unreached.push((selection, pushed_ref.clone()));
                 ExitCode::Incomplete
             } else {
                 execute(
@@ -126,6 +132,9 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
         })
         .max()
         .unwrap_or(ExitCode::Proceed);
+    if let Some(push) = &push {
+        keep_unreached(ctx, push, &unreached, io);
+    }
     // After the reports, on their stream: git shows a hook's standard output
     // on its standard error, and the reports reach it only when phasegate
     // ends, so a line on standard error came before what it points "above" to.
@@ -190,6 +199,66 @@ fn stopped(hook: &str, code: ExitCode, refused: &[String]) -> Option<String> {
     Some(format!(
         "phasegate stopped the {what}{refs} (the {hook} hook): {how}. `{skip}` skips the gate here, not in CI."
     ))
+}
+
+/// Keeps the refs of the push `push` that were not checked (`unreached`,
+/// a Ctrl-C having stopped the push before their runs began) beside the
+/// push's runs, for `phasegate resume` to check them with those: without
+/// them a resume checks again only the ref that was interrupted, and the
+/// others are known only by pushing again. A record that cannot be written
+/// is said, with what to do instead.
+pub(super) fn keep_unreached(
+    ctx: &Context,
+    push: &str,
+    unreached: &[(SelectionRequest, Option<String>)],
+    io: &mut Streams<'_>,
+) {
+    if unreached.is_empty() {
+        return;
+    }
+    let refs = unreached
+        .iter()
+        .map(|(selection, pushed_ref)| unreached_record(selection, pushed_ref.clone(), push))
+        .collect();
+    let state_dir = super::state::state_dir_for(ctx);
+    let work_tree = super::state::work_tree_for(ctx);
+    if let Err(e) = crate::state::record_unreached(&state_dir, push, &work_tree, refs) {
+        let _ = writeln!(
+            io.err,
+            "warning: {e}; `phasegate resume` will not check the refs the push did not reach: push again to check them"
+        );
+    }
+}
+
+/// What an unchecked pushed ref would have checked, as the history keeps a
+/// run's files (see `resume::selection_of`): a range, the commits of a
+/// push after a merge, or every file of a commit.
+fn unreached_record(
+    selection: &SelectionRequest,
+    pushed_ref: Option<String>,
+    push: &str,
+) -> crate::state::SelectionRecord {
+    let (mode, from, to, published) = match selection {
+        SelectionRequest::Range { from, to } => {
+            ("range", Some(from.clone()), Some(to.clone()), Vec::new())
+        }
+        SelectionRequest::Pushed { to, published } => {
+            ("range", None, Some(to.clone()), published.clone())
+        }
+        SelectionRequest::AllOf(commit) => ("all", None, Some(commit.clone()), Vec::new()),
+        // A push selects only the above; anything else is resumed as the
+        // whole project, never as nothing.
+        _ => ("all", None, None, Vec::new()),
+    };
+    crate::state::SelectionRecord {
+        mode: mode.to_string(),
+        from,
+        to,
+        pushed_ref,
+        push: Some(push.to_string()),
+        published,
+        ..crate::state::SelectionRecord::default()
+    }
 }
 
 /// What tells the runs of one push from every other run: the id of the
@@ -266,6 +335,7 @@ fn pushed_ranges(input: impl BufRead, pushed: &Pushed<'_>) -> Result<PushRead, U
     let mut lines = Vec::new();
     let mut notes = Vec::new();
     let mut tracking = Vec::new();
+    let mut deleted = Vec::new();
     // Bytes, not text: a ref's name need not be UTF-8 (git allows any byte
     // but a few), and a line read as text would end the reading there,
     // leaving that ref and every one after it unchecked.
@@ -285,7 +355,11 @@ fn pushed_ranges(input: impl BufRead, pushed: &Pushed<'_>) -> Result<PushRead, U
         if !is_object_id(local) || !is_object_id(remote) {
             return Err(Unreadable::Line(at + 1, line));
         }
+        // A deletion sends no commit: nothing to check, and said, so that
+        // a push of a deletion and a branch does not read as the branch
+        // alone.
         if crate::git::is_zero_id(local) {
+            deleted.push((*remote_ref).to_string());
             continue;
         }
         // Notes (`git notes`) annotate commits; their own commits hold
@@ -336,6 +410,17 @@ fn pushed_ranges(input: impl BufRead, pushed: &Pushed<'_>) -> Result<PushRead, U
             (*remote_ref).to_string(),
             remote,
             remote_kind,
+        ));
+    }
+    if !deleted.is_empty() {
+        let (is, them) = if deleted.len() == 1 {
+            ("is", "it")
+        } else {
+            ("are", "them")
+        };
+        notes.push(format!(
+            "{} {is} deleted on the remote by this push: nothing is checked for {them}",
+            names_of(&deleted)
         ));
     }
     if !tracking.is_empty() {
@@ -888,7 +973,10 @@ mod tests {
             ] if *from == b && *to == a && *new == b
                 && first == "refs/heads/x" && second == "refs/heads/x"
         ));
-        assert!(notes.is_empty());
+        assert_eq!(
+            notes,
+            ["`refs/heads/x` is deleted on the remote by this push: nothing is checked for it"]
+        );
         // A new branch whose history leaves the remote's at `a`.
         let (pushed, _) = ranges(
             &line(&b, &zero),

@@ -13,7 +13,7 @@ use crate::config::CheckSpec;
 use crate::context::Context;
 use crate::exit::ExitCode;
 use crate::gate::{Next, Status, Verdict};
-use crate::state::RunRecord;
+use crate::state::{RunRecord, SelectionRecord};
 
 use super::run::{execute, RunRequest, SelectionRequest};
 use super::Streams;
@@ -91,8 +91,16 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
             .iter()
             .filter(|r| r.in_work_tree(&here) && r.selection.push.as_deref() == Some(push))
             .collect();
-        if of_push.len() > 1 {
-            return resume_push(ctx, args, &of_push, &here, io);
+        // And for the refs it never reached, a Ctrl-C having stopped it
+        // before their runs began: they have no run of their own.
+        let unreached = unreached_of(ctx, push, &here, io);
+        if of_push.len() > 1 || !unreached.is_empty() {
+            let push = Push {
+                id: push,
+                runs: &of_push,
+                unreached: &unreached,
+            };
+            return resume_push(ctx, args, &push, &here, io);
         }
     }
     match again(ctx, args, last, &here, io) {
@@ -200,20 +208,56 @@ fn again(
     Again::Run(Box::new(request))
 }
 
-/// Resumes the runs of one push (`of_push`, oldest first, more than one):
-/// each that did not pass runs again, as one attempt of its own (its runs
-/// share a push id, so that the next resume takes them up together, and
-/// the history counts them once). The answer is the gravest; under
-/// `--format json` stdout carries one verdict, that run's, and the others
-/// are named on stderr.
+/// What a push left to resume.
+struct Push<'a> {
+    /// Its id (`hook::push_id`).
+    id: &'a str,
+    /// The runs it made, oldest first.
+    runs: &'a [&'a RunRecord],
+    /// The refs it did not reach (see `state::Unreached`).
+    unreached: &'a [SelectionRecord],
+}
+
+/// The refs the push `push`, made from the work tree `here`, did not
+/// reach; none when it reached them all. A record that cannot be read is
+/// said, and the refs it named are known only by pushing again.
+fn unreached_of(
+    ctx: &Context,
+    push: &str,
+    here: &str,
+    io: &mut Streams<'_>,
+) -> Vec<SelectionRecord> {
+    match crate::state::unreached(&super::state::state_dir_for(ctx), push) {
+        Ok(Some(unreached)) if unreached.work_tree == here => unreached.refs,
+        Ok(_) => Vec::new(),
+        Err(e) => {
+            let _ = writeln!(
+                io.err,
+                "warning: {e}: the refs the push did not reach are not checked; push again to check them"
+            );
+            Vec::new()
+        }
+    }
+}
+
+/// Resumes the runs of one push (`push.runs`, oldest first) and checks
+/// the refs it did not reach: each run that did not pass runs again, as
+/// one attempt of its own (its runs share a push id, so that the next
+/// resume takes them up together, and the history counts them once), and
+/// each ref not reached is checked as the hook would have. The answer is
+/// the gravest; under `--format json` stdout carries one verdict, that
+/// run's, and the others are named on stderr.
 fn resume_push(
     ctx: &Context,
     args: &ResumeArgs,
-    of_push: &[&RunRecord],
+    push: &Push<'_>,
     here: &str,
     io: &mut Streams<'_>,
 ) -> ExitCode {
     let json = args.format == Format::Json;
+    let of_push = push.runs;
+    let resumed = push.id;
+    let unreached = push.unreached;
     let push = super::hook::push_id(std::time::SystemTime::now(), std::process::id());
     let mut requests = Vec::new();
     for run in of_push {
@@ -233,25 +277,70 @@ fn resume_push(
             }
         }
     }
-    let Some(last) = of_push.last() else {
-        return ExitCode::Proceed;
-    };
+    let again = requests.len();
+    let mut never = Vec::new();
+    for record in unreached {
+        never.push(record.pushed_ref.clone().unwrap_or_default());
+        requests.push(Box::new(RunRequest {
+            phase: None,
+            profile: None,
+            workflow: None,
+            checks: Vec::new(),
+            selection: pushed_selection(record),
+            format: report_format(args),
+            output: None,
+            reports: Vec::new(),
+            jobs: args.jobs,
+            config_from_ref: None,
+            resume_of: None,
+            pushed_ref: record.pushed_ref.clone(),
+            push: Some(push.clone()),
+        }));
+    }
     if requests.is_empty() {
+        let Some(last) = of_push.last() else {
+            return ExitCode::Proceed;
+        };
         return nothing_to_resume(ctx, last, json, io);
     }
-    if requests.len() < of_push.len() {
+    if again < of_push.len() {
         let _ = writeln!(
             io.err,
-            "note: {} of the {} refs the push checked passed: the other {} run again",
-            of_push.len() - requests.len(),
+            "note: {} of the {} refs the push checked passed: the other {again} run again",
+            of_push.len() - again,
             of_push.len(),
-            requests.len()
+        );
+    }
+    if !never.is_empty() {
+        let names: Vec<String> = never.iter().map(|n| format!("`{n}`")).collect();
+        let _ = writeln!(
+            io.err,
+            "note: the push was interrupted before it checked {}: checked now",
+            names.join(", ")
         );
     }
     let mut gravest: Option<(ExitCode, Vec<u8>)> = None;
     let mut answers = Vec::new();
+    // Interrupted again, the refs not reached this time are kept, as the
+    // hook keeps them, for the next resume.
+    let mut unreached_now = Vec::new();
     for request in requests {
         let name = request.pushed_ref.clone().unwrap_or_default();
+        if crate::runner::interrupted() {
+            let _ = writeln!(
+                io.out,
+                "phasegate: `{name}` was not checked: interrupted; `phasegate resume` checks it"
+            );
+            unreached_now.push((request.selection.clone(), request.pushed_ref.clone()));
+            answers.push(format!("`{name}` not checked"));
+            if gravest
+                .as_ref()
+                .is_none_or(|(worst, _)| ExitCode::Incomplete > *worst)
+            {
+                gravest = Some((ExitCode::Incomplete, Vec::new()));
+            }
+            continue;
+        }
         let (code, out) = if json {
             let mut out = Vec::new();
             let code = execute(
@@ -269,6 +358,14 @@ fn resume_push(
         answers.push(format!("`{name}` exit {}", code.code()));
         if gravest.as_ref().is_none_or(|(worst, _)| code > *worst) {
             gravest = Some((code, out));
+        }
+    }
+    super::hook::keep_unreached(ctx, &push, &unreached_now, io);
+    // What the resumed push did not reach is now this resume's: checked
+    // above, or kept under its push for the next resume.
+    if !unreached.is_empty() {
+        if let Err(e) = crate::state::forget_unreached(&super::state::state_dir_for(ctx), resumed) {
+            let _ = writeln!(io.err, "warning: {e}");
         }
     }
     let (code, out) = gravest.unwrap_or((ExitCode::Proceed, Vec::new()));
@@ -367,19 +464,7 @@ fn nothing_to_resume(
 fn selection_of(ctx: &Context, last: &RunRecord, io: &mut Streams<'_>) -> SelectionRequest {
     match last.selection.mode.as_str() {
         "staged" => SelectionRequest::Staged,
-        "range" => match (&last.selection.from, &last.selection.to) {
-            // A push's commits after a merge, compared with the same
-            // published commits.
-            (_, Some(to)) if !last.selection.published.is_empty() => SelectionRequest::Pushed {
-                to: to.clone(),
-                published: last.selection.published.clone(),
-            },
-            (Some(from), Some(to)) => SelectionRequest::Range {
-                from: from.clone(),
-                to: to.clone(),
-            },
-            _ => SelectionRequest::Default,
-        },
+        "range" | "all" => pushed_selection(&last.selection),
         "files" => {
             // Recorded relative to the root; given relative to the cwd.
             let root = crate::git::discover(&ctx.cwd)
@@ -420,11 +505,27 @@ fn selection_of(ctx: &Context, last: &RunRecord, io: &mut Streams<'_>) -> Select
             }
             SelectionRequest::Files(there)
         }
-        "all" => match &last.selection.to {
-            // Every file of a pushed commit.
-            Some(commit) => SelectionRequest::AllOf(commit.clone()),
-            None => SelectionRequest::All,
+        _ => SelectionRequest::All,
+    }
+}
+
+/// The commits a run of `range` or `all` mode selected (a pushed ref's,
+/// or `--from-ref`/`--to-ref`), asked for again.
+fn pushed_selection(selection: &SelectionRecord) -> SelectionRequest {
+    match (selection.mode.as_str(), &selection.from, &selection.to) {
+        // A push's commits after a merge, compared with the same
+        // published commits.
+        ("range", _, Some(to)) if !selection.published.is_empty() => SelectionRequest::Pushed {
+            to: to.clone(),
+            published: selection.published.clone(),
         },
+        ("range", Some(from), Some(to)) => SelectionRequest::Range {
+            from: from.clone(),
+            to: to.clone(),
+        },
+        ("range", _, _) => SelectionRequest::Default,
+        // Every file of a pushed commit.
+        (_, _, Some(commit)) => SelectionRequest::AllOf(commit.clone()),
         _ => SelectionRequest::All,
     }
 }

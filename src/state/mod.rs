@@ -1,20 +1,23 @@
 //! State under `.git/phasegate/` (the common git directory, so linked
 //! worktrees share it): run directories with logs, invocation records and
 //! verdicts; `state.json` with the run history; the intervention queue and
-//! `emergency.log`. Everything written here is written atomically under
-//! the state lock.
+//! `emergency.log`; the refs a push never reached (`pushes/`). Everything
+//! written here is written atomically, under the state lock but for
+//! `pushes/`, whose file has one writer, the hook of its push.
 
 mod interventions;
 mod lock;
 mod run_dir;
 mod shared;
 mod store;
+mod unreached;
 
 pub use interventions::*;
 pub use lock::*;
 pub use run_dir::*;
 pub use shared::*;
 pub use store::*;
+pub use unreached::*;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -45,6 +45,7 @@ mod policy;
 mod policy_edges;
 mod prepush;
 mod prepush_merge;
+mod prepush_modes;
 mod prepush_remotes;
 mod prepush_review;
 mod prepush_tags;
