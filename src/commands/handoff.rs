@@ -384,6 +384,25 @@ fn stamp(ctx: &Context, root: &Path, rules: &Rules, path: &Path, io: &mut Stream
             if let Ok(meta) = std::fs::metadata(&target) {
                 std::fs::set_permissions(&temp, meta.permissions())?;
             }
+            Ok(())
+        });
+        if ctx.pause_at.is_some() {
+            let _interrupts = crate::runner::InterruptGuard::install();
+            ctx.maybe_pause("stamp-write", &super::state::state_dir_for(ctx));
+        }
+        // An editor may have saved the document since it was read: the
+        // stamped copy renamed over it would throw that edit away unseen.
+        let unchanged = || {
+            handoff::read::read(&target)
+                .is_ok_and(|now| !now.truncated && now.bytes == text.as_bytes())
+        };
+        let written = written.and_then(|()| {
+            if !unchanged() {
+                return Err(std::io::Error::other(format!(
+                    "it changed while it was being stamped (saved by an editor?), so nothing was written: run `phasegate handoff stamp {}` again",
+                    path.display()
+                )));
+            }
             std::fs::rename(&temp, &target)
         });
         if let Err(e) = written {

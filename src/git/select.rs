@@ -679,7 +679,29 @@ pub fn files_at(
     spec: &str,
     paths: &[&Path],
 ) -> Result<Vec<Option<Vec<u8>>>, GitError> {
-    contents_at(root, spec, paths, None)
+    contents_at(root, spec, paths, None, false)
+        .into_iter()
+        .collect()
+}
+
+/// One document as a commit or the index holds it: its bytes, or the
+/// `GitError::Link` of a symbolic link there that cannot be followed (out
+/// of the repository, round in circles, or to no file the commit or the
+/// index holds), which is that document's problem, not the run's.
+pub type StoredDocument = Result<Vec<u8>, GitError>;
+
+/// Each path's document, `None` for a path the source does not hold; an
+/// error only for a failure of the repository itself.
+fn documents(
+    each: Vec<Result<Option<Vec<u8>>, GitError>>,
+) -> Result<Vec<Option<StoredDocument>>, GitError> {
+    each.into_iter()
+        .map(|read| match read {
+            Ok(bytes) => Ok(bytes.map(Ok)),
+            Err(link @ GitError::Link { .. }) => Ok(Some(Err(link))),
+            Err(e) => Err(e),
+        })
+        .collect()
 }
 
 /// `files_at`, but at most the first `limit + 1` bytes of each file, so a
@@ -691,23 +713,36 @@ pub fn documents_at(
     spec: &str,
     paths: &[&Path],
     limit: usize,
-) -> Result<Vec<Option<Vec<u8>>>, GitError> {
-    contents_at(root, spec, paths, Some(limit))
+) -> Result<Vec<Option<StoredDocument>>, GitError> {
+    documents(contents_at(root, spec, paths, Some(limit), true))
 }
 
+/// Each path's content in the commit `spec`; `strict`: a link to no file
+/// of the commit is an error, not an absent file.
 fn contents_at(
     root: &Path,
     spec: &str,
     paths: &[&Path],
     limit: Option<usize>,
-) -> Result<Vec<Option<Vec<u8>>>, GitError> {
-    let repo = open(root)?;
-    let tree = named(&repo, spec, |object| object.peel_to_tree())?;
+    strict: bool,
+) -> Vec<Result<Option<Vec<u8>>, GitError>> {
+    let repo = match open(root) {
+        Ok(repo) => repo,
+        Err(e) => return vec![Err(e)],
+    };
+    let tree = match named(&repo, spec, |object| object.peel_to_tree()) {
+        Ok(tree) => tree,
+        Err(e) => return vec![Err(e)],
+    };
+    let dangling = strict.then_some("leads to no file the commit holds");
     let lookup = |path: &Path| {
         let Ok(entry) = tree.get_path(path) else {
             return Ok(None);
         };
         let mode = u32::try_from(entry.filemode()).unwrap_or(0);
+        if entry.kind() == Some(git2::ObjectType::Tree) && strict {
+            return Ok(Some((MODE_TREE, Vec::new())));
+        }
         if entry.kind() != Some(git2::ObjectType::Blob) {
             return Err(failed(
                 "a file of the commit",
@@ -720,14 +755,16 @@ fn contents_at(
     };
     paths
         .iter()
-        .map(|path| through_links(path, &lookup))
+        .map(|path| through_links(path, &lookup, dangling))
         .collect()
 }
 
 /// The content of each of `paths` as the index holds it (the content a
 /// commit would record), `None` for a path it does not hold.
 pub fn files_staged(root: &Path, paths: &[&Path]) -> Result<Vec<Option<Vec<u8>>>, GitError> {
-    contents_staged(root, paths, None)
+    contents_staged(root, paths, None, false)
+        .into_iter()
+        .collect()
 }
 
 /// `files_staged`, but at most the first `limit + 1` bytes of each file
@@ -736,17 +773,26 @@ pub fn documents_staged(
     root: &Path,
     paths: &[&Path],
     limit: usize,
-) -> Result<Vec<Option<Vec<u8>>>, GitError> {
-    contents_staged(root, paths, Some(limit))
+) -> Result<Vec<Option<StoredDocument>>, GitError> {
+    documents(contents_staged(root, paths, Some(limit), true))
 }
 
+/// Each path's content in the index; `strict` as for `contents_at`.
 fn contents_staged(
     root: &Path,
     paths: &[&Path],
     limit: Option<usize>,
-) -> Result<Vec<Option<Vec<u8>>>, GitError> {
-    let repo = open(root)?;
-    let index = repo.index().map_err(|e| failed("the index", e))?;
+    strict: bool,
+) -> Vec<Result<Option<Vec<u8>>, GitError>> {
+    let repo = match open(root) {
+        Ok(repo) => repo,
+        Err(e) => return vec![Err(e)],
+    };
+    let index = match repo.index() {
+        Ok(index) => index,
+        Err(e) => return vec![Err(failed("the index", e))],
+    };
+    let dangling = strict.then_some("leads to no file the index holds");
     let lookup = |path: &Path| {
         let Some(entry) = index.get_path(path, 0) else {
             return Ok(None);
@@ -757,7 +803,7 @@ fn contents_staged(
     };
     paths
         .iter()
-        .map(|path| through_links(path, &lookup))
+        .map(|path| through_links(path, &lookup, dangling))
         .collect()
 }
 
@@ -846,17 +892,33 @@ type Stored = (u32, Vec<u8>);
 /// it names, as reading the work tree's copy does, so a committed or
 /// staged `phasegate.toml` that is a link is the configuration it links
 /// to, not the link's target path. `None` when there is no such file; an
-/// error for a link that leads out of the repository, or round in circles.
+/// error for a link that leads out of the repository, or round in circles,
+/// and, with a `dangling` problem, for one that leads to no file the source
+/// holds (a directory, or a file not committed or not staged): a document
+/// that does not reach the commit must not pass for one deleted there.
 fn through_links(
     path: &Path,
     lookup: &dyn Fn(&Path) -> Result<Option<Stored>, GitError>,
+    dangling: Option<&'static str>,
 ) -> Result<Option<Vec<u8>>, GitError> {
     let mut at = path.to_path_buf();
     // Linux follows at most 40 links in one lookup.
     for _ in 0..40 {
+        let followed = at != path;
         let Some((mode, content)) = lookup(&at)? else {
+            if let (Some(problem), true) = (dangling, followed) {
+                return Err(link_error(path, problem));
+            }
             return Ok(None);
         };
+        if mode & MODE_TYPE == MODE_TREE {
+            // Only a strict lookup finds a directory (see `contents_at`).
+            return if followed {
+                Err(link_error(path, "leads to a directory"))
+            } else {
+                Ok(None)
+            };
+        }
         if mode & MODE_TYPE != MODE_LINK {
             return Ok(Some(content));
         }
@@ -2155,14 +2217,20 @@ mod tests {
         git(&["add", "F001.md"]);
         let path = Path::new("F001.md");
         // Staged, the blob is a loose object, read as a stream.
-        let staged = documents_staged(root, &[path], 100).unwrap();
+        let read = |documents: Vec<Option<StoredDocument>>| -> Vec<Option<Vec<u8>>> {
+            documents
+                .into_iter()
+                .map(|d| d.map(Result::unwrap))
+                .collect()
+        };
+        let staged = read(documents_staged(root, &[path], 100).unwrap());
         assert_eq!(staged, [Some(text[..101].to_vec())]);
         git(&["commit", "-qm", "one"]);
         git(&["gc", "-q"]);
         // Committed and packed, git streams it.
-        let committed = documents_at(root, "HEAD", &[path], 100).unwrap();
+        let committed = read(documents_at(root, "HEAD", &[path], 100).unwrap());
         assert_eq!(committed, [Some(text[..101].to_vec())]);
-        let short = documents_at(root, "HEAD", &[path], text.len()).unwrap();
+        let short = read(documents_at(root, "HEAD", &[path], text.len()).unwrap());
         assert_eq!(short, [Some(text.clone())]);
         assert_eq!(files_at(root, "HEAD", &[path]).unwrap(), [Some(text)]);
     }

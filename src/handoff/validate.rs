@@ -981,46 +981,18 @@ fn checkpoint_rules(
             pos: list_pos,
         }) => {
             // Names listed, valid entries or not: a checkpoint with a bad
-            // status is wrong, not missing.
+            // status is wrong, not missing. `- tests_passing` names one too,
+            // in the wrong shape.
             let listed: Vec<(String, Pos)> = items
                 .iter()
-                .filter_map(|item| match item.get("name") {
-                    Some(Node {
+                .filter_map(|item| match item.get("name").unwrap_or(item) {
+                    Node {
                         value: Value::Str(s),
                         pos,
-                    }) => Some((s.clone(), *pos)),
+                    } => Some((s.clone(), *pos)),
                     _ => None,
                 })
                 .collect();
-            // Each checkpoint's first line, to find one listed twice at once.
-            let mut first_lines: std::collections::HashMap<String, usize> =
-                std::collections::HashMap::new();
-            for item in items {
-                let Some(cp) = checkpoint(c, item, fields.text) else {
-                    if let Some(Node {
-                        value: Value::Str(name),
-                        ..
-                    }) = item.get("name")
-                    {
-                        c.unjudged.push(name.clone());
-                    }
-                    continue;
-                };
-                if let Some(&first) = first_lines.get(&cp.name) {
-                    let pos = item.get("name").map_or(item.pos, |n| n.pos);
-                    c.error(
-                        pos,
-                        "checkpoints",
-                        format!(
-                            "checkpoint `{}` is listed twice (first on line {first})",
-                            cp.name
-                        ),
-                    );
-                    continue;
-                }
-                first_lines.insert(cp.name.clone(), cp.line);
-                report.checkpoints.push(cp);
-            }
             let key_pos = root.key("checkpoints").map_or(*list_pos, |k| k.pos);
             let mut missing: Vec<&str> = required
                 .iter()
@@ -1052,6 +1024,52 @@ fn checkpoint_rules(
                         report.stage.as_deref().unwrap_or("?")
                     ),
                 );
+            }
+            // An entry whose name cannot be read (`name: 3`, `name: null`,
+            // no `name`) may be any of the required checkpoints no entry
+            // names: they are unknown, not missing, and that entry's error
+            // names them, so one typo is one error.
+            let nameless = items.iter().filter(|item| !has_name(item)).count();
+            let unlisted = if nameless > 0 {
+                c.unjudged.extend(missing.iter().map(|m| (*m).to_string()));
+                Unlisted {
+                    stage: report.stage.as_deref(),
+                    names: std::mem::take(&mut missing),
+                }
+            } else {
+                Unlisted {
+                    stage: None,
+                    names: Vec::new(),
+                }
+            };
+            // Each checkpoint's first line, to find one listed twice at once.
+            let mut first_lines: std::collections::HashMap<String, usize> =
+                std::collections::HashMap::new();
+            for item in items {
+                let Some(cp) = checkpoint(c, item, fields.text, &unlisted) else {
+                    if let Some(Node {
+                        value: Value::Str(name),
+                        ..
+                    }) = item.get("name").or(Some(item))
+                    {
+                        c.unjudged.push(name.clone());
+                    }
+                    continue;
+                };
+                if let Some(&first) = first_lines.get(&cp.name) {
+                    let pos = item.get("name").map_or(item.pos, |n| n.pos);
+                    c.error(
+                        pos,
+                        "checkpoints",
+                        format!(
+                            "checkpoint `{}` is listed twice (first on line {first})",
+                            cp.name
+                        ),
+                    );
+                    continue;
+                }
+                first_lines.insert(cp.name.clone(), cp.line);
+                report.checkpoints.push(cp);
             }
             if !missing.is_empty() {
                 c.error(
@@ -1213,16 +1231,67 @@ fn unknown_fields(
     }
 }
 
-fn checkpoint(c: &mut Collector, item: &Node, text: &str) -> Option<Checkpoint> {
+/// Whether a checkpoint entry names a checkpoint: `name:` with text, or
+/// the name alone (`- tests_passing`, the wrong shape but a name).
+fn has_name(item: &Node) -> bool {
+    matches!(
+        item.get("name").unwrap_or(item),
+        Node { value: Value::Str(s), .. } if !s.trim().is_empty()
+    )
+}
+
+/// The required checkpoints no entry names, while some entry's name
+/// cannot be read: that entry may be one of them.
+struct Unlisted<'a> {
+    stage: Option<&'a str>,
+    names: Vec<&'a str>,
+}
+
+impl Unlisted<'_> {
+    /// What the error of an entry without a readable name adds: the
+    /// required checkpoints it may be.
+    fn hint(&self) -> String {
+        let Some(first) = self.names.first() else {
+            return String::new();
+        };
+        let names = self
+            .names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (which, it) = if self.names.len() == 1 {
+            ("it", format!("`name: {first}`"))
+        } else {
+            ("one of them", "its name".to_string())
+        };
+        format!(
+            "; stage `{}` requires {names}, which no entry names: if this entry is {which}, write {it}",
+            self.stage.unwrap_or("?")
+        )
+    }
+}
+
+fn checkpoint(
+    c: &mut Collector,
+    item: &Node,
+    text: &str,
+    unlisted: &Unlisted<'_>,
+) -> Option<Checkpoint> {
     let Value::Map(entries) = &item.value else {
-        c.error(
-            item.pos,
-            "checkpoints",
-            format!(
-                "a checkpoint must be a mapping `{{name, status}}`, not {}",
-                item.kind()
+        // `- tests_passing` names its checkpoint in the wrong shape.
+        let message = match &item.value {
+            Value::Str(name) if !name.trim().is_empty() => format!(
+                "a checkpoint must be a mapping `{{name, status}}`, not a string: write `- name: {}` with its `status: pass | fail | skip` on the next line",
+                name.trim()
             ),
-        );
+            _ => format!(
+                "a checkpoint must be a mapping `{{name, status}}`, not {}{}",
+                item.kind(),
+                unlisted.hint()
+            ),
+        };
+        c.error(item.pos, "checkpoints", message);
         return None;
     };
     unknown_fields(c, entries, &CHECKPOINT_FIELDS, Some("checkpoints"));
@@ -1248,14 +1317,14 @@ fn checkpoint(c: &mut Collector, item: &Node, text: &str) -> Option<Checkpoint> 
                     written(text, node.pos)
                 ),
             };
-            c.error(node.pos, "checkpoints", message);
+            c.error(node.pos, "checkpoints", message + &unlisted.hint());
             return None;
         }
         None => {
             c.error(
                 item.pos,
                 "checkpoints",
-                "a checkpoint needs a `name`".to_string(),
+                format!("a checkpoint needs a `name`{}", unlisted.hint()),
             );
             return None;
         }

@@ -154,7 +154,7 @@ fn a_value_of_the_wrong_kind_is_told_the_accepted_values_or_form() {
     repo.write("handoffs/F7.md", &document("", &named));
     let found = handoff_errors(&repo, "handoffs/F7.md");
     assert!(
-        found.contains(&"11:11 a checkpoint's `name` must be text, not an integer: put it in quotes (`name: \"42\"`)".to_string()),
+        found.contains(&"11:11 a checkpoint's `name` must be text, not an integer: put it in quotes (`name: \"42\"`); stage `implementation` requires `code_complete`, which no entry names: if this entry is it, write `name: code_complete`".to_string()),
         "{found:#?}"
     );
     repo.write(

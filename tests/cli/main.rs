@@ -25,6 +25,7 @@ mod git;
 mod handoff;
 mod handoff_messages;
 mod handoff_more;
+mod handoff_more2;
 mod handoff_review;
 mod handoff_rules;
 mod handoff_sources;

@@ -52,9 +52,14 @@ pub(super) fn read_handoffs(
     config: &Config,
     source: &Content,
 ) -> Result<Vec<(String, DocumentBytes)>, crate::git::GitError> {
-    let wrap = |all: Vec<Option<Vec<u8>>>| {
+    let wrap = |all: Vec<Option<crate::git::StoredDocument>>| {
         all.into_iter()
-            .map(|b| b.map(|b| Ok(crate::handoff::read::Document::from_bytes(b))))
+            .map(|stored| {
+                stored.map(|stored| match stored {
+                    Ok(bytes) => Ok(crate::handoff::read::Document::from_bytes(bytes)),
+                    Err(link) => Err(unfollowed(&link, source)),
+                })
+            })
             .collect()
     };
     let paths: Vec<&Path> = selection
@@ -91,6 +96,30 @@ pub(super) fn read_handoffs(
         .zip(contents)
         .filter_map(|(f, bytes)| Some((f.to_string_lossy().into_owned(), bytes?)))
         .collect())
+}
+
+/// Why a document that is a symbolic link in the index or the commit
+/// cannot be read there, and what to do: that document is invalid, and
+/// the others are judged as usual.
+fn unfollowed(error: &crate::git::GitError, source: &Content) -> String {
+    let crate::git::GitError::Link { problem, .. } = error else {
+        return error.to_string();
+    };
+    let (held, verb) = match source {
+        Content::Staged => ("the index", "stage"),
+        _ => ("the commit", "commit"),
+    };
+    // A link out of the repository or round in circles leads to nothing a
+    // commit can hold; a link to a file that was not added may be fixed
+    // by adding it.
+    let fix = if problem.starts_with("leads to no file") {
+        format!("{verb} the file it leads to, or replace the link with the document itself")
+    } else {
+        format!("replace the link with the document itself and {verb} it")
+    };
+    format!(
+        "it is a symbolic link that {problem}, and a handoff document is read as {held} holds it: {fix}"
+    )
 }
 
 pub(super) fn handoff_rules(config: &Config) -> crate::handoff::Rules {
