@@ -114,18 +114,30 @@ fn pytest_that_cannot_start_says_what_to_fix_and_where() {
     ] {
         let sources: Vec<(&str, &str)> = source.into_iter().collect();
         let repo = replaying(output, recorded_in, 4, &sources);
-        let (code, v) = repo.verdict(&["--all-files"]);
-        assert_eq!(code, 1, "{output}: {v:#}");
-        let found = findings(&v);
-        assert_eq!(found.len(), 1, "{output}: {found:?}");
-        let (at, code, _, message) = &found[0];
-        assert_eq!(
-            (at.as_str(), code.as_str()),
-            (place, "USAGE_ERROR"),
-            "{output}"
-        );
+        let (v, message) = one_usage_error(&repo, output, place);
         assert!(message.contains(words), "{output}: {message}");
         let summary = v["summary"][0].as_str().unwrap_or_default();
         assert!(summary.contains(words), "{output}: {summary}");
     }
+}
+
+/// The run of a replayed pytest that could not start (exit 4): one
+/// `USAGE_ERROR` finding, at `place`. The verdict and its message.
+pub(crate) fn one_usage_error(
+    repo: &crate::support::TestRepo,
+    output: &str,
+    place: &str,
+) -> (serde_json::Value, String) {
+    let (code, v) = repo.verdict(&["--all-files"]);
+    assert_eq!(code, 1, "{output}: {v:#}");
+    let found = findings(&v);
+    assert_eq!(found.len(), 1, "{output}: {found:?}");
+    let (at, code, _, message) = &found[0];
+    assert_eq!(
+        (at.as_str(), code.as_str()),
+        (place, "USAGE_ERROR"),
+        "{output}"
+    );
+    let message = message.clone();
+    (v, message)
 }

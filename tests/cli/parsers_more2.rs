@@ -1,5 +1,6 @@
 //! Parsers on timeouts, workspaces, addopts and summaries, from real recordings.
 
+use crate::parsers_exit::one_usage_error;
 use crate::parsers_js::{findings, replaying};
 
 /// pytest adds `addopts` to every run's command line, and argparse's error
@@ -44,16 +45,7 @@ fn a_bad_option_in_addopts_is_placed_at_the_configuration_line_that_passes_it() 
                 ("test_a.py", "pytest/addopts-test_a.py.txt"),
             ],
         );
-        let (code, v) = repo.verdict(&["--all-files"]);
-        assert_eq!(code, 1, "{output}: {v:#}");
-        let found = findings(&v);
-        assert_eq!(found.len(), 1, "{output}: {found:?}");
-        let (at, code, _, message) = &found[0];
-        assert_eq!(
-            (at.as_str(), code.as_str()),
-            (place, "USAGE_ERROR"),
-            "{output}"
-        );
+        let (_, message) = one_usage_error(&repo, output, place);
         assert!(
             message.contains(&format!("`addopts` in `{source}`"))
                 && message.contains("fix `addopts`"),
