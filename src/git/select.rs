@@ -2241,8 +2241,8 @@ mod tests {
         let base = fs::canonicalize(dir.path()).unwrap();
         fs::create_dir_all(base.join("repo.git")).unwrap();
         fs::create_dir_all(base.join("other.git")).unwrap();
-        fs::create_dir_all(base.join("work/.git")).unwrap();
-        let here = base.join("work");
+        fs::create_dir_all(base.join("clone/.git")).unwrap();
+        let here = base.join("clone");
         let abs = format!("{}/repo.git", base.display());
         for spelled in [
             "../repo.git".to_string(),
@@ -2256,8 +2256,8 @@ mod tests {
         }
         assert!(same_repository(
             &base,
-            "work",
-            &format!("{}/work/.git", base.display())
+            "clone",
+            &format!("{}/clone/.git", base.display())
         ));
         assert!(!same_repository(&here, &abs, "../other.git"));
         assert!(!same_repository(&here, &abs, "../missing.git"));
