@@ -106,11 +106,7 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
         .into_iter()
         .map(|(selection, pushed_ref)| {
             let code = if crate::runner::interrupted() {
-                let name = pushed_ref.as_deref().unwrap_or("the rest");
-                let _ = writeln!(
-                    io.out,
-                    "phasegate: `{name}` was not checked: interrupted; `phasegate resume` checks it"
-                );
+                not_reached(io.out, pushed_ref.as_deref().unwrap_or("the rest"));
                 unreached.push((selection, pushed_ref.clone()));
                 ExitCode::Incomplete
             } else {
@@ -199,6 +195,15 @@ fn stopped(hook: &str, code: ExitCode, refused: &[String]) -> Option<String> {
     Some(format!(
         "phasegate stopped the {what}{refs} (the {hook} hook): {how}. `{skip}` skips the gate here, not in CI."
     ))
+}
+
+/// Says that the pushed ref `name` was not checked, an interrupt having
+/// come first (the hook's, or a resume's of the push).
+pub(super) fn not_reached(out: &mut dyn std::io::Write, name: &str) {
+    let _ = writeln!(
+        out,
+        "phasegate: `{name}` was not checked: interrupted; `phasegate resume` checks it"
+    );
 }
 
 /// Keeps the refs of the push `push` that were not checked (`unreached`,

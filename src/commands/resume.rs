@@ -326,36 +326,29 @@ fn resume_push(
     let mut unreached_now = Vec::new();
     for request in requests {
         let name = request.pushed_ref.clone().unwrap_or_default();
-        if crate::runner::interrupted() {
-            let _ = writeln!(
-                io.out,
-                "phasegate: `{name}` was not checked: interrupted; `phasegate resume` checks it"
-            );
+        let (code, out) = if crate::runner::interrupted() {
+            super::hook::not_reached(io.out, &name);
             unreached_now.push((request.selection.clone(), request.pushed_ref.clone()));
             answers.push(format!("`{name}` not checked"));
-            if gravest
-                .as_ref()
-                .is_none_or(|(worst, _)| ExitCode::Incomplete > *worst)
-            {
-                gravest = Some((ExitCode::Incomplete, Vec::new()));
-            }
-            continue;
-        }
-        let (code, out) = if json {
-            let mut out = Vec::new();
-            let code = execute(
-                ctx,
-                &request,
-                &mut Streams {
-                    out: &mut out,
-                    err: &mut *io.err,
-                },
-            );
-            (code, out)
+            (ExitCode::Incomplete, Vec::new())
         } else {
-            (execute(ctx, &request, io), Vec::new())
+            let (code, out) = if json {
+                let mut out = Vec::new();
+                let code = execute(
+                    ctx,
+                    &request,
+                    &mut Streams {
+                        out: &mut out,
+                        err: &mut *io.err,
+                    },
+                );
+                (code, out)
+            } else {
+                (execute(ctx, &request, io), Vec::new())
+            };
+            answers.push(format!("`{name}` exit {}", code.code()));
+            (code, out)
         };
-        answers.push(format!("`{name}` exit {}", code.code()));
         if gravest.as_ref().is_none_or(|(worst, _)| code > *worst) {
             gravest = Some((code, out));
         }
