@@ -61,17 +61,39 @@ pub fn io_error(state_dir: &Path, path: &Path, doing: &str, error: &io::Error) -
                 path.display()
             )
         }
-    } else if error.kind() == io::ErrorKind::PermissionDenied
-        || error.kind() == io::ErrorKind::ReadOnlyFilesystem
-    {
+    } else if error.kind() == io::ErrorKind::PermissionDenied {
+        match someone_else_s(path) {
+            Some((owner, uid)) => format!(
+                "failed to {doing} `{}`: {error}; `{}` belongs to another user (uid {uid}), and phasegate needs to read and write in `{dir}`. In a repository a group shares, its owner can run `git config core.sharedRepository group && chmod -R g+w {dir}`: git keeps its files group-writable then, and so does phasegate. Otherwise run phasegate as that user",
+                path.display(),
+                owner.display()
+            ),
+            None => format!(
+                "failed to {doing} `{}`: {error}; phasegate needs to read and write in `{dir}`: make it writable for this user (`chmod -R u+w {dir}`) or run phasegate as its owner",
+                path.display()
+            ),
+        }
+    } else if error.kind() == io::ErrorKind::ReadOnlyFilesystem {
         format!(
-            "failed to {doing} `{}`: {error}; phasegate needs to read and write in `{dir}`: make it writable for this user (`chmod -R u+w {dir}`) or run phasegate as its owner",
+            "failed to {doing} `{}`: {error}; phasegate needs to read and write in `{dir}`, on a file system mounted read-only: run it where the repository is writable",
             path.display()
         )
     } else {
         format!("failed to {doing} `{}`: {error}", path.display())
     };
     io::Error::new(error.kind(), message)
+}
+
+/// The nearest of `path` and its directories that exists, and its owner,
+/// when that is not this user: a permission another user's file denies is
+/// theirs to give (`chmod u+w` would fail for this one).
+fn someone_else_s(path: &Path) -> Option<(&Path, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let (found, meta) = path
+        .ancestors()
+        .find_map(|p| std::fs::symlink_metadata(p).ok().map(|m| (p, m)))?;
+    let uid = meta.uid();
+    (uid != rustix::process::geteuid().as_raw()).then_some((found, uid))
 }
 
 #[cfg(test)]

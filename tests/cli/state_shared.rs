@@ -242,3 +242,37 @@ fn a_teammate_commits_after_another_and_is_gated_not_refused() {
         "{verdicts:#?}"
     );
 }
+
+#[test]
+fn a_teammate_refused_by_state_another_user_made_is_told_how_to_share_it() {
+    let (uid, gid) = match second_user() {
+        Ok(ids) => ids,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let repo = shared_repo(gid);
+    // Shared by the group's directories, but git not told so: A's state
+    // is made with A's umask alone.
+    repo.git(&["config", "core.sharedRepository", "umask"]);
+    repo.config(PASSING).commit_all("init");
+    assert_eq!(repo.phasegate(&["install"]).code, 0);
+    repo.stage("a.txt", "a\n");
+    let a = run_as(&repo, None, "022", "git", &["commit", "-qm", "a"]);
+    assert_eq!(a.code, 0, "{}{}", a.stdout, a.stderr);
+    // B runs the gate on A's state: the run passes, unrecorded, and says
+    // who can fix that and how, not "make it writable for this user",
+    // which B cannot do and A, its owner, can.
+    repo.stage("b.txt", "b\n");
+    let b = run_as(&repo, Some((uid, gid)), "022", BIN, &["run"]);
+    assert!(
+        b.stderr.contains("was not recorded")
+            && b.stderr.contains("belongs to another user (uid 0)")
+            && b.stderr
+                .contains("git config core.sharedRepository group && chmod -R g+w")
+            && !b.stderr.contains("u+w"),
+        "{}",
+        b.stderr
+    );
+}
