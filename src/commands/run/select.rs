@@ -280,6 +280,14 @@ fn empty_range_note(from: &str, to: &str, same: bool) -> String {
     }
 }
 
+/// Why a run in CI whose range holds no commit checks every tracked file.
+fn empty_ci_range_note(ci: &crate::context::CiRange) -> String {
+    format!(
+        "{}: the range holds no commit of its own: `{}` is already in `{}` (a pull request closed or merged since, or a push that only moved the branch back), so it changes nothing: every tracked file is selected",
+        ci.source, ci.to, ci.from
+    )
+}
+
 /// What a staged run says of an index with unmerged paths: which, and
 /// how to get on.
 fn unmerged_message(unmerged: &[PathBuf]) -> String {
@@ -593,8 +601,16 @@ impl Selector<'_> {
                     )
                 } else {
                     let (files, mut s) = self.range(&ci.from, &ci.to, notes)?;
-                    s.ci = Some(ci.source.to_string());
-                    return Ok((files, s));
+                    // A range whose end is its merge base holds no commit
+                    // of its own: a pull request closed or merged since
+                    // (its checkout is already in the target branch), a
+                    // push that moved a branch back. Its changes are none,
+                    // and a pass on them would say nothing.
+                    if s.to_commit != s.merge_base {
+                        s.ci = Some(ci.source.to_string());
+                        return Ok((files, s));
+                    }
+                    empty_ci_range_note(ci)
                 }
             }
             Some(CiSelection::Everything { source: event, why }) => {
