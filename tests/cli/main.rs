@@ -43,6 +43,7 @@ mod parsers_js;
 mod parsers_more;
 mod parsers_more2;
 mod parsers_review;
+mod parsers_units;
 mod policy;
 mod policy_edges;
 mod prepush;

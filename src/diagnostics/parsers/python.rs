@@ -13,7 +13,7 @@ use regex::Regex;
 use super::generic::compiler_line;
 use super::pytest::{Read, Traceback};
 use super::{json_number, json_number0, number, split_trailer, Found, Grammar, Out};
-use crate::diagnostics::Severity;
+use crate::diagnostics::{ColumnUnit, Severity};
 
 /// Lines of one message kept (ruff's help, mypy's wrapped text).
 const MAX_BODY_LINES: usize = 12;
@@ -22,9 +22,11 @@ const MAX_BODY_LINES: usize = 12;
 /// `file:line:col: CODE: message (symbol)` (pylint, 0-based columns) and
 /// ruff's `file:line:col: rule-name: message` (its syntax errors,
 /// `invalid-syntax`, and every rule under `--preview`). `[*]`: ruff can
-/// fix it.
+/// fix it. The file may hold a colon not followed by a blank (`a:b.py`,
+/// `notes/10:30.py`), as `compiler_line_parts` allows: the shortest file
+/// that leaves a whole finding is taken.
 static LINT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<file>[^:\s][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)? (?:(?P<code>[A-Z]+\d+)(?P<pylint>:)?|(?P<name>[a-z][a-z0-9]*(?:-[a-z0-9]+)*):) (?P<fix>\[\*\] )?(?P<message>.+)$")
+    Regex::new(r"^(?P<file>[^:\s](?:[^:]|:\S)*?):(?P<line>\d+):(?:(?P<col>\d+):)? (?:(?P<code>[A-Z]+\d+)(?P<pylint>:)?|(?P<name>[a-z][a-z0-9]*(?:-[a-z0-9]+)*):) (?P<fix>\[\*\] )?(?P<message>.+)$")
         .expect("the Python lint regex is valid")
 });
 
@@ -72,7 +74,7 @@ fn starts_with_a_rule_name(line: &[u8]) -> bool {
 /// ruff's `--output-format pylint` (and flake8's `--format pylint`):
 /// `file:line: [CODE] message`, without a column.
 static PYLINT_STYLE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<file>[^:\s][^:]*?):(?P<line>\d+): \[(?P<code>[A-Z]+\d+|[a-z][a-z0-9]*(?:-[a-z0-9]+)*)\] (?P<message>.+)$")
+    Regex::new(r"^(?P<file>[^:\s](?:[^:]|:\S)*?):(?P<line>\d+): \[(?P<code>[A-Z]+\d+|[a-z][a-z0-9]*(?:-[a-z0-9]+)*)\] (?P<message>.+)$")
         .expect("the pylint-style regex is valid")
 });
 
@@ -80,7 +82,7 @@ static PYLINT_STYLE: LazyLock<Regex> = LazyLock::new(|| {
 /// its findings indented, `  15:5 F841 message` or `  1:7 invalid-syntax:
 /// message`, until an empty line.
 static GROUPED_FILE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<file>[^\s:][^:]*\.(?:py|pyi|ipynb|toml)):$")
+    Regex::new(r"^(?P<file>[^\s:](?:[^:]|:\S)*\.(?:py|pyi|ipynb|toml)):$")
         .expect("the grouped file regex is valid")
 });
 static GROUPED_ITEM: LazyLock<Regex> = LazyLock::new(|| {
@@ -218,13 +220,19 @@ fn pylint_severity(code: &str) -> Severity {
 }
 
 /// A concise finding as flake8 means it.
+///
+/// Its columns are those of the plugin that found it: pycodestyle (`E`,
+/// `W`) counts characters in the line's text, while pyflakes (`F`),
+/// mccabe (`C901`) and the plugins built on Python's `ast` report a node's
+/// `col_offset` plus 1, which counts UTF-8 bytes (`s = "é"; x = y` puts
+/// `y` at flake8's column 15, the 14th character).
 fn as_flake8(mut found: Found) -> Found {
-    if found
-        .code
-        .as_deref()
-        .is_some_and(|c| c.starts_with('W') || c.starts_with('C'))
-    {
+    let code = found.code.as_deref().unwrap_or("");
+    if code.starts_with('W') || code.starts_with('C') {
         found.severity = Severity::Warning;
+    }
+    if !code.starts_with('E') && !code.starts_with('W') {
+        found.unit = ColumnUnit::Byte;
     }
     found
 }
@@ -277,12 +285,14 @@ impl Python {
             .or(c.name("name"))
             .map(|m| m.as_str().to_string());
         if c.name("pylint").is_some() {
-            // pylint counts columns from 0; its message ends with the
-            // check's symbol, `(unused-import)`, kept as printed.
+            // pylint counts columns from 0, in the UTF-8 bytes of an
+            // `ast` node's `col_offset`; its message ends with the check's
+            // symbol, `(unused-import)`, kept as printed.
             let severity = pylint_severity(code.as_deref().unwrap_or(""));
             out.push(
                 Found::new("pylint-text", severity, &c["message"])
                     .at(file, number(&c["line"]), column.map(|col| col + 1))
+                    .unit(ColumnUnit::Byte)
                     .code(code)
                     .tool("pylint")
                     .range(at),
@@ -658,9 +668,9 @@ impl Grammar for Python {
                     out.push(found);
                 }
             } else if let Some(symbol) = item["symbol"].as_str() {
-                // pylint: `{"type", "path", "line", "column" (0-based),
-                // "endLine", "endColumn", "symbol", "message",
-                // "message-id" | "messageId"}`.
+                // pylint: `{"type", "path", "line", "column" (0-based,
+                // in UTF-8 bytes), "endLine", "endColumn", "symbol",
+                // "message", "message-id" | "messageId"}`.
                 let id = item["message-id"]
                     .as_str()
                     .or_else(|| item["messageId"].as_str())
@@ -680,6 +690,7 @@ impl Grammar for Python {
                             json_number(&item["endLine"]),
                             json_number0(&item["endColumn"]),
                         )
+                        .unit(ColumnUnit::Byte)
                         .code(Some(id.to_string()))
                         .tool("pylint")
                         .range(at),
