@@ -641,6 +641,13 @@ pub fn recover(root: &Path, state_dir: &Path, pause: Pause<'_>) -> Result<Recove
     recover_locked(root, state_dir, pause)
 }
 
+/// Whether unstaged changes wait under `state_dir` for `phasegate restore`:
+/// after a failed `UnstagedGuard::finish`, whether its last try at writing
+/// them back (as it was dropped) failed too.
+pub fn holds_saved_changes(state_dir: &Path) -> bool {
+    has_journals(state_dir)
+}
+
 /// Whether any run left saved changes behind (a directory per run).
 fn has_journals(state_dir: &Path) -> bool {
     fs::read_dir(protect_root(state_dir)).is_ok_and(|mut dirs| {
@@ -1730,9 +1737,13 @@ pub fn changed_in_checkout(
         .collect())
 }
 
-/// Copies the work-tree state of `paths` (files or links) under `keep`, at
+/// Moves the work-tree state of `paths` (files or links) under `keep`, at
 /// the same relative paths; the paths kept (an absent file has nothing to
-/// keep).
+/// keep). Moved, not copied: each is written over by its saved copy next,
+/// and a copy would take the very space held for that write-back (a check
+/// that filled the disk would leave the copy, or the write-back after it,
+/// cut short). Copied only where a move cannot go (`keep` on another file
+/// system, a directory made read-only).
 fn keep_versions<'p>(
     root: &Path,
     paths: impl IntoIterator<Item = &'p [u8]>,
@@ -1757,11 +1768,15 @@ fn keep_versions<'p>(
         if let Some(parent) = target.parent() {
             fs::create_dir_all(parent).map_err(io_error("create", parent))?;
         }
-        if meta.file_type().is_symlink() {
-            let link = fs::read_link(&source).map_err(io_error("read the link", &source))?;
-            std::os::unix::fs::symlink(&link, &target).map_err(io_error("keep", &target))?;
-        } else {
-            fs::copy(&source, &target).map_err(io_error("keep", &target))?;
+        // Where it cannot move (another file system, a directory made
+        // read-only), it is copied.
+        if fs::rename(&source, &target).is_err() {
+            if meta.file_type().is_symlink() {
+                let link = fs::read_link(&source).map_err(io_error("read the link", &source))?;
+                std::os::unix::fs::symlink(&link, &target).map_err(io_error("keep", &target))?;
+            } else {
+                fs::copy(&source, &target).map_err(io_error("keep", &target))?;
+            }
         }
         kept.push(String::from_utf8_lossy(path).into_owned());
     }
@@ -1891,9 +1906,19 @@ fn restore_entries(
                     }
                     .map_err(io_error("restore", &target))?;
                     // Streamed, as it was saved. Cut short, the journal stays
-                    // and the next run writes the file again.
-                    let written =
-                        io::copy(&mut copy, &mut file).map_err(io_error("restore", &target))?;
+                    // and the next run writes the file again. What was
+                    // written goes: it is neither the staged content nor
+                    // the user's, and that next run would take it for a
+                    // change someone made after a kill (and keep it, and say
+                    // so) where it is a write the disk filling up stopped.
+                    let written = match io::copy(&mut copy, &mut file) {
+                        Ok(written) => written,
+                        Err(e) => {
+                            drop(file);
+                            let _ = fs::remove_file(&target);
+                            return Err(io_error("restore", &target)(e));
+                        }
+                    };
                     if written != len {
                         return Err(ProtectError::Io {
                             what: "restore",

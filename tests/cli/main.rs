@@ -53,6 +53,7 @@ mod prepush_remotes;
 mod prepush_review;
 mod prepush_tags;
 mod protect_edges;
+mod protect_filters;
 mod protect_hostile;
 mod report_edges;
 mod report_review;

@@ -279,8 +279,8 @@ fn execute(
 
 /// Puts the unstaged changes back: the files the checks modified. Where
 /// the checks changed a file that had unstaged changes too, theirs are
-/// dropped (kept aside) and a note says so. A failure leaves the changes
-/// saved, and says how to get them back.
+/// dropped (kept aside) and a note says so. A failure says whether the
+/// changes are back all the same, or saved, and how to get them back.
 fn put_back(
     guard: crate::git::UnstagedGuard,
     dirs: &Dirs<'_>,
@@ -302,10 +302,17 @@ fn put_back(
         }
         Err(e) => {
             let mut error = crate::commands::internal_error(&e);
-            error.message.push_str(&format!(
-                "; the unstaged changes are kept under {}: run `phasegate restore`",
-                dirs.work_tree_state.join("protect").display()
-            ));
+            // The guard, dropped, wrote the changes back if it could.
+            if crate::git::holds_saved_changes(dirs.work_tree_state) {
+                error.message.push_str(&format!(
+                    "; the unstaged changes are kept under {}: run `phasegate restore`",
+                    dirs.work_tree_state.join("protect").display()
+                ));
+            } else {
+                error
+                    .message
+                    .push_str("; your unstaged changes are back in the work tree");
+            }
             Err(error)
         }
     }
