@@ -108,6 +108,11 @@ pub enum ProtectError {
     ChangedWhileSettingAside { path: PathBuf },
     #[error("{holder} is protecting unstaged changes in this repository; wait for it to finish")]
     Busy { holder: String },
+    /// The state directory refused this user (another user's, in a
+    /// repository a group shares): `crate::state::io_error` says whose
+    /// it is and what to do.
+    #[error("{0}")]
+    State(io::Error),
     /// A signal arrived while the changes were being saved: nothing of the
     /// work tree was touched, and the copies are gone again.
     #[error("set the unstaged changes aside: phasegate was interrupted")]
@@ -580,14 +585,31 @@ fn unrestorable_note(why: &str) -> String {
     .join("\n")
 }
 
+/// `io_error`, but a permission the state directory denies is said as
+/// the state's other files say it: whose the directory is, and how a
+/// group shares it.
+fn state_error<'a>(
+    state_dir: &'a Path,
+    what: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(io::Error) -> ProtectError + 'a {
+    move |source| {
+        if source.kind() == io::ErrorKind::PermissionDenied {
+            ProtectError::State(crate::state::io_error(state_dir, path, what, &source))
+        } else {
+            io_error(what, path)(source)
+        }
+    }
+}
+
 /// Takes the lock that makes one run at a time hold unstaged changes
 /// aside, without waiting.
 fn lock(state_dir: &Path) -> Result<FileLock, ProtectError> {
     let base = protect_root(state_dir);
-    crate::state::create_shared_dirs(&base).map_err(io_error("create", &base))?;
+    crate::state::create_shared_dirs(&base).map_err(state_error(state_dir, "create", &base))?;
     let path = base.join("lock");
     FileLock::try_acquire(&path)
-        .map_err(io_error("take", &path))?
+        .map_err(state_error(state_dir, "take", &path))?
         .map_err(|holder| ProtectError::Busy {
             holder: holder.to_string(),
         })

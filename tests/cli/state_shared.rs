@@ -264,7 +264,9 @@ fn a_teammate_refused_by_state_another_user_made_is_told_how_to_share_it() {
     // B runs the gate on A's state: the run passes, unrecorded, and says
     // who can fix that and how, not "make it writable for this user",
     // which B cannot do and A, its owner, can.
-    repo.stage("b.txt", "b\n");
+    // An unstaged change for the run to protect, under a lock of its own
+    // it cannot take either.
+    repo.stage("b.txt", "b\n").write("b.txt", "b, unstaged\n");
     let b = run_as(&repo, Some((uid, gid)), "022", BIN, &["run"]);
     assert!(
         b.stderr.contains("was not recorded")
@@ -275,4 +277,19 @@ fn a_teammate_refused_by_state_another_user_made_is_told_how_to_share_it() {
         "{}",
         b.stderr
     );
+    // The run's own error too, not a bare "Permission denied"; and the
+    // unstaged change is where it was.
+    let error = b
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_default();
+    assert!(
+        error.contains("/protect`: Permission denied")
+            && error.contains("belongs to another user (uid 0)"),
+        "{}",
+        b.stderr
+    );
+    assert_eq!(b.code, 3, "{}", b.stderr);
+    assert_eq!(repo.read("b.txt"), "b, unstaged\n");
 }
