@@ -85,13 +85,15 @@ fn record_run_within(
     let (mut state, theirs) = load_history(state_dir, verdict, &mut problems, &mut critical);
 
     let phase = verdict.phase.clone().unwrap_or_default();
-    // An agent going round in circles does so in its own work tree: the
-    // runs of another (an agent beside it, on another branch) neither
-    // break its streak nor add to it.
+    // An agent going round in circles does so in its own work tree and
+    // on its own branch: the runs of another (an agent beside it, or the
+    // same work tree switched to other work) neither break its streak nor
+    // add to it.
+    let branch = selection.branch.as_deref();
     let of_phase: Vec<&RunRecord> = state
         .runs
         .iter()
-        .filter(|r| r.phase == phase && r.in_work_tree(&work_tree))
+        .filter(|r| r.phase == phase && r.in_work_tree(&work_tree) && r.on_branch(branch))
         .collect();
     let previous = gate::previous_error_sets(verdict, &of_phase, selection.push.as_deref());
     // Going round in circles needs a person: the queue is where one looks.
@@ -298,6 +300,7 @@ fn history_entry(
                     .find(|s| s.name == c.name)
                     .map(crate::config::CheckSpec::fingerprint),
                 interrupted: gate::was_interrupted(verdict, c),
+                skipped_by_env: c.skipped_by_env(),
             })
             .collect(),
     }

@@ -177,7 +177,7 @@ fn again(
         _ => last.clone(),
     };
     let unfinished = !killed.is_empty()
-        || last.checks.iter().any(|c| !carried(&c.status))
+        || last.checks.iter().any(|c| !carries(c))
         || reconfigured(config.as_ref(), last);
     // A run that did not pass with no check to blame (an invalid or
     // blocked handoff, a history that could not be read) is run again too:
@@ -191,8 +191,24 @@ fn again(
         profile,
         workflow: last.workflow.clone(),
         // Which checks run again is worked out against the configuration
-        // as it is now (`to_run_again`).
-        checks: Vec::new(),
+        // as it is now (`to_run_again`), among those `--check` asked for
+        // (kept, so that the next resume stays among them too): one it
+        // no longer has cannot be asked for again.
+        checks: last
+            .selection
+            .checks
+            .iter()
+            .filter(|name| {
+                config.as_ref().is_none_or(|config| {
+                    config
+                        .checks_for(&last.phase, last.workflow.as_deref())
+                        .unwrap_or_default()
+                        .iter()
+                        .any(|spec| spec.name == **name)
+                })
+            })
+            .cloned()
+            .collect(),
         selection,
         format: report_format(args),
         output: None,
@@ -531,20 +547,32 @@ pub(super) fn carried(status: &str) -> bool {
     matches!(status, "passed" | "warned" | "skipped")
 }
 
+/// Whether a resume carries `check` over as it ended: a pass, a warning,
+/// a skip (`carried`), but never a skip `PHASEGATE_SKIP` made, which
+/// verified nothing: carried, it would let a resume pass with the check
+/// never run and nothing said, whatever the variable says now.
+fn carries(check: &crate::state::CheckRecord) -> bool {
+    carried(&check.status) && !check.skipped_by_env
+}
+
 /// The checks of the phase as configured now (`specs`) that a resume of
 /// `previous` runs again: those it did not carry, and those it did not
 /// have or ran under another configuration. A check of `previous` that is
-/// no longer configured is not among them (it cannot run).
+/// no longer configured is not among them (it cannot run). A run of the
+/// checks `--check` named left the others out on purpose: they are not
+/// its to finish, and only those it named can run again.
 pub(super) fn to_run_again<'a>(previous: &RunRecord, specs: &[&'a CheckSpec]) -> Vec<&'a str> {
+    let asked = &previous.selection.checks;
     specs
         .iter()
+        .filter(|spec| asked.is_empty() || asked.contains(&spec.name))
         .filter(|spec| {
             previous
                 .checks
                 .iter()
                 .find(|c| c.name == spec.name)
                 .is_none_or(|c| {
-                    !carried(&c.status) || c.config.as_deref() != Some(spec.fingerprint().as_str())
+                    !carries(c) || c.config.as_deref() != Some(spec.fingerprint().as_str())
                 })
         })
         .map(|spec| spec.name.as_str())

@@ -29,7 +29,7 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
-    fn describe(&self) -> &'static str {
+    pub(super) fn describe(&self) -> &'static str {
         match self {
             SkipReason::Disabled => "disabled (on_failure = \"skip\")",
             SkipReason::NoMatchingFiles => "no selected file matches its `files`",
@@ -137,21 +137,34 @@ pub fn decide(input: GateInput) -> Verdict {
     // A check PHASEGATE_SKIP skipped was asked to run and was not
     // verified: the run proceeds, as that escape hatch promises, but it
     // warns, so that nobody reads the verdict as a pass of that check.
+    // `strict` turns every warning into a block: there the unverified
+    // check keeps verification from finishing, as a missing tool does, and
+    // the run fails closed (`incomplete`) rather than let a merge gate be
+    // opened by one environment variable.
     let by_env: Vec<&str> = input
         .checks
         .iter()
         .filter(|c| matches!(c.run, CheckRun::NotRun(SkipReason::SkippedByEnv)))
         .map(|c| c.name.as_str())
         .collect();
+    let skip_effect = match input.profile {
+        Profile::Strict => Effect::Incomplete,
+        Profile::Auto | Profile::Fast => Effect::Warn,
+    };
     for result in &mut checks {
         if by_env.contains(&result.name.as_str()) {
-            result.effect = Effect::Warn;
+            result.effect = skip_effect;
         }
     }
     let by_env: Vec<String> = by_env.iter().map(|name| format!("`{name}`")).collect();
+    let strict_skip = if input.profile == Profile::Strict && !by_env.is_empty() {
+        "; the strict profile lets nothing unverified through: unset PHASEGATE_SKIP, or run under `--profile auto`, which lets a skipped check through with a warning"
+    } else {
+        ""
+    };
     if ran == 0 && !by_env.is_empty() {
         notes.push(format!(
-            "no check ran in phase `{}`: PHASEGATE_SKIP skipped {}, so nothing was verified",
+            "no check ran in phase `{}`: PHASEGATE_SKIP skipped {}, so nothing was verified{strict_skip}",
             input.phase,
             by_env.join(", ")
         ));
@@ -159,7 +172,7 @@ pub fn decide(input: GateInput) -> Verdict {
         notes.push(format!("no check ran in phase `{}`", input.phase));
     } else if !by_env.is_empty() {
         notes.push(format!(
-            "PHASEGATE_SKIP skipped {}: not verified in this run",
+            "PHASEGATE_SKIP skipped {}: not verified in this run{strict_skip}",
             by_env.join(", ")
         ));
     }
@@ -1653,16 +1666,33 @@ mod tests {
                 CheckRun::NotRun(SkipReason::SkippedByEnv),
             );
             let verdict = decide(input(profile, skipped));
-            // The escape hatch lets the commit through, and says so.
-            assert_eq!(verdict.exit_code(), ExitCode::Proceed, "{profile:?}");
-            assert_eq!(verdict.status, Status::Warned, "{profile:?}");
             assert_eq!(verdict.checks[0].status, CheckStatus::Skipped);
             assert!(
-                verdict.notes.iter().any(|n| n
-                    == "no check ran in phase `implementation`: PHASEGATE_SKIP skipped `c`, so nothing was verified"),
+                verdict.notes.iter().any(|n| n.starts_with(
+                    "no check ran in phase `implementation`: PHASEGATE_SKIP skipped `c`, so nothing was verified"
+                )),
                 "{:?}",
                 verdict.notes
             );
+            if profile == Profile::Strict {
+                // `strict` turns the warning into a block: nothing
+                // unverified goes through, and the note says what to do.
+                assert_eq!(verdict.exit_code(), ExitCode::Incomplete);
+                assert_eq!(verdict.status, Status::Incomplete);
+                assert_eq!(verdict.next, Next::Resume);
+                assert!(
+                    verdict
+                        .notes
+                        .iter()
+                        .any(|n| n.contains("unset PHASEGATE_SKIP")),
+                    "{:?}",
+                    verdict.notes
+                );
+            } else {
+                // The escape hatch lets the commit through, and says so.
+                assert_eq!(verdict.exit_code(), ExitCode::Proceed, "{profile:?}");
+                assert_eq!(verdict.status, Status::Warned, "{profile:?}");
+            }
         }
     }
 

@@ -136,6 +136,17 @@ pub struct CheckResult {
     pub output_tail: Vec<String>,
 }
 
+impl CheckResult {
+    /// Whether `PHASEGATE_SKIP` kept it from running. Unlike a check
+    /// disabled or with no file to check, it was asked to run: a resume
+    /// runs it again (still skipped while the variable names it, and
+    /// saying so), never carries it over as settled.
+    pub fn skipped_by_env(&self) -> bool {
+        self.status == CheckStatus::Skipped
+            && self.reason.as_deref() == Some(super::SkipReason::SkippedByEnv.describe())
+    }
+}
+
 #[expect(
     clippy::trivially_copy_pass_by_ref,
     reason = "serde passes fields by reference"

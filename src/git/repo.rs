@@ -127,6 +127,19 @@ impl RepoInfo {
         self.git_dir.join("phasegate")
     }
 
+    /// The branch checked out in this work tree (`refs/heads/main`), born
+    /// or not; `None` on a detached `HEAD` or when it cannot be read. Read
+    /// from its `HEAD` file as git writes it (`ref: refs/heads/main`): a
+    /// run asks once, and opening the repository for one line would cost
+    /// more than the line.
+    pub fn branch(&self) -> Option<String> {
+        let head = std::fs::read_to_string(self.git_dir.join("HEAD")).ok()?;
+        let target = head.strip_prefix("ref: ")?.trim_end();
+        target
+            .starts_with("refs/heads/")
+            .then(|| target.to_string())
+    }
+
     /// Which work tree of the repository this is, as the history keeps
     /// it: its own git directory relative to the common one, `.` for the
     /// main work tree, `worktrees/<name>` for a linked one; so it stays

@@ -94,6 +94,17 @@ pub struct SelectionRecord {
     /// (see `SelectionSummary::published`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub published: Vec<String>,
+    /// The checks `--check` asked for (none: every check of the phase).
+    /// A resume takes them up again and no others: the checks the run
+    /// left out were never its to finish.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
+    /// The branch checked out when the run was made (none on a detached
+    /// `HEAD`, and in records of earlier versions). Another branch's
+    /// failures are other work: they neither start nor continue a streak
+    /// of the same errors on this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
 }
 
 impl SelectionRecord {
@@ -141,6 +152,11 @@ pub struct CheckRecord {
     /// errors (`gate::previous_error_sets`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// `PHASEGATE_SKIP` kept it from running: nothing verified it, so a
+    /// resume runs it again rather than carry the skip over as settled
+    /// (`CheckResult::skipped_by_env`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skipped_by_env: bool,
 }
 
 impl RunRecord {
@@ -148,6 +164,16 @@ impl RunRecord {
     /// (a record of an earlier version says nothing, so it may).
     pub fn in_work_tree(&self, key: &str) -> bool {
         self.work_tree.as_deref().is_none_or(|mine| mine == key)
+    }
+
+    /// Whether this run may have been made on `branch` (`None`: a
+    /// detached `HEAD`). A run on a detached `HEAD`, or of an earlier
+    /// version, says nothing of its branch, so it may.
+    pub fn on_branch(&self, branch: Option<&str>) -> bool {
+        match (self.selection.branch.as_deref(), branch) {
+            (Some(mine), Some(theirs)) => mine == theirs,
+            _ => true,
+        }
     }
 
     /// The fingerprints of every error of the run, sorted, once each.

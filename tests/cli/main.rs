@@ -46,6 +46,7 @@ mod parsers_review;
 mod parsers_units;
 mod policy;
 mod policy_edges;
+mod policy_history;
 mod prepush;
 mod prepush_merge;
 mod prepush_modes;

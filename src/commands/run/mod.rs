@@ -349,7 +349,8 @@ fn run_gate(
     }
     rules.failed_checks = outcome::failed_checks(settings.profile, &checks);
     rules.checked_phase = Some(settings.phase.clone());
-    let selection_record = selection_record(args, &mode, &selection);
+    let mut selection_record = selection_record(args, &mode, &selection);
+    selection_record.branch.clone_from(&ws.branch);
     let mut verdict = gate::decide(GateInput {
         phase: settings.phase,
         profile: settings.profile,
@@ -406,6 +407,9 @@ struct Workspace {
     /// Which work tree this is, as the history keeps it
     /// (`RepoInfo::work_tree_key`; `.` outside a repository).
     work_tree: String,
+    /// The branch checked out (`RepoInfo::branch`): a streak of the same
+    /// errors is counted on one branch.
+    branch: Option<String>,
 }
 
 /// What a run starts from: where it works, the files it selected and the
@@ -493,6 +497,7 @@ fn start(
             state_dir,
             work_tree_state,
             work_tree,
+            branch: repo.as_ref().and_then(crate::git::RepoInfo::branch),
         },
         config,
         ref_has_config,
@@ -837,6 +842,7 @@ fn selection_record(
         push: args.push.clone(),
         config_from_ref: args.config_from_ref.clone(),
         published: mode.published.clone(),
+        checks: args.checks.clone(),
         ..state::SelectionRecord::default()
     };
     if mode.mode == "files" {
