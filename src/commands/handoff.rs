@@ -30,6 +30,7 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
         claims: config.handoff.claims.clone(),
         failed_checks: Vec::new(),
         checked_phase: None,
+        unverified: std::collections::BTreeMap::new(),
         now: Some(crate::handoff::time::now()),
     };
     match command {
@@ -85,10 +86,12 @@ fn validate(
         }
         given
     };
-    let reports: Vec<(HandoffReport, String)> = paths
+    let mut reports: Vec<(HandoffReport, String)> = paths
         .iter()
         .map(|p| validate_file(p, root, rules))
         .collect();
+    // Judged together, as a run judges the documents it selects.
+    handoff::ids::shared_ids(reports.iter_mut().map(|(report, _)| report));
     let written = if format == Format::Json {
         report::handoff::render_json(&reports, io.out)
     } else {

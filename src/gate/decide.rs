@@ -191,7 +191,14 @@ pub fn decide(input: GateInput) -> Verdict {
     }
     let blocked_by_gate = !own.is_empty();
     diagnostics.splice(0..0, own);
-    let (status, next, fail_open) = overall(&checks, escalate, blocked_by_gate, input.interrupted);
+    let (mut status, next, fail_open) =
+        overall(&checks, escalate, blocked_by_gate, input.interrupted);
+    // A handoff's claim no check of the run verified (`tests_passing`
+    // while `tests` was skipped) passes nothing in silence: the run
+    // proceeds, warned, as when PHASEGATE_SKIP skips a check.
+    if unverified_claims(&input.handoffs, &mut notes) && status == Status::Passed {
+        status = Status::Warned;
+    }
 
     let summary = summarize(&diagnostics, &checks, input.summary_limit);
 
@@ -258,6 +265,26 @@ fn handoff_findings(
         }
     }
     found
+}
+
+/// A note for each claim of a valid handoff document that no check of the
+/// run verified; whether there is one.
+fn unverified_claims(handoffs: &[crate::handoff::HandoffReport], notes: &mut Vec<String>) -> bool {
+    let mut any = false;
+    for report in handoffs.iter().filter(|h| h.valid) {
+        for warning in &report.warnings {
+            if let Some(check) = &warning.unverified_by {
+                any = true;
+                notes.push(format!(
+                    "handoff `{}:{}`: the claim `{}` is not verified: check `{check}` verified nothing in this run",
+                    report.path,
+                    warning.line,
+                    warning.field.trim_start_matches("checkpoints.")
+                ));
+            }
+        }
+    }
+    any
 }
 
 /// The run's status, what comes next, and whether it failed open: a
@@ -413,6 +440,21 @@ pub fn found_wanting(profile: Profile, check: &CheckInput) -> bool {
             judge(profile, check).status,
             CheckStatus::Failed | CheckStatus::Warned
         )
+}
+
+/// Why `check` verified nothing in this run (skipped, not installed,
+/// timed out, crashed), or `None` when it ran to an end: it passed, or
+/// it found the work wanting (`found_wanting`). A handoff's claim on a
+/// check that verified nothing is neither confirmed nor contradicted.
+pub fn verified_nothing(profile: Profile, check: &CheckInput) -> Option<String> {
+    if found_wanting(profile, check) {
+        return None;
+    }
+    let judged = judge(profile, check);
+    match judged.status {
+        CheckStatus::Passed | CheckStatus::Failed | CheckStatus::Warned => None,
+        status => Some(judged.reason.unwrap_or_else(|| status.as_str().to_string())),
+    }
 }
 
 /// A check that exited `code`, not 0: it failed, as its `on_failure` says.

@@ -4,6 +4,7 @@
 
 pub mod extract;
 pub mod feedback;
+pub mod ids;
 pub mod last_run;
 pub mod read;
 pub mod stamp;

@@ -16,6 +16,7 @@ fn rules() -> Rules {
             .collect(),
         failed_checks: Vec::new(),
         checked_phase: None,
+        unverified: std::collections::BTreeMap::new(),
         now: None,
     }
 }

@@ -80,6 +80,11 @@ pub struct Rules {
     /// run's `tests` may be another command, and it did not run the
     /// implementation's).
     pub checked_phase: Option<String>,
+    /// The checks of this run that verified nothing (skipped, not
+    /// installed, timed out, not a check of the phase), with why: a claim
+    /// on one is neither confirmed nor contradicted, and the run says so
+    /// rather than pass it in silence. Empty outside a run.
+    pub unverified: BTreeMap<String, String>,
     /// The current time, in seconds since the epoch, that timestamps may
     /// not be later than; `None` holds them to no clock. The command that
     /// validates reads the clock once (`time::now`) and passes it here, so
@@ -103,6 +108,10 @@ pub struct Issue {
     /// it reported, since the fix is in the code, not in the claim.
     #[serde(skip)]
     pub contradicted_by: Option<String>,
+    /// For a claim no check of the run verified, the check it names: the
+    /// verdict warns rather than passes in silence.
+    #[serde(skip)]
+    pub unverified_by: Option<String>,
 }
 
 /// A checkpoint as the document states it.
@@ -146,6 +155,10 @@ pub struct HandoffReport {
     /// about the phase it names points there.
     #[serde(skip)]
     pub stage_line: Option<usize>,
+    /// Where the `id` value is, when `id` was read: an error about an id
+    /// another document shares points there.
+    #[serde(skip)]
+    pub id_at: Option<Pos>,
 }
 
 struct Collector {
@@ -166,7 +179,7 @@ impl Collector {
     }
 }
 
-fn issue(pos: Pos, field: &str, message: String) -> Issue {
+pub(super) fn issue(pos: Pos, field: &str, message: String) -> Issue {
     Issue {
         line: pos.line,
         column: pos.column,
@@ -175,6 +188,7 @@ fn issue(pos: Pos, field: &str, message: String) -> Issue {
         offset: pos.offset,
         len: pos.len,
         contradicted_by: None,
+        unverified_by: None,
     }
 }
 
@@ -221,6 +235,7 @@ pub fn validate_bytes<'a>(
         offset: before.len(),
         len: 1,
         contradicted_by: None,
+        unverified_by: None,
     };
     let in_body = super::extract::extract(&before).is_ok_and(|fm| fm.closing_line < line);
     if in_body {
@@ -319,6 +334,7 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
         required: Vec::new(),
         block: None,
         stage_line: None,
+        id_at: None,
     };
     let mut c = Collector {
         errors: Vec::new(),
@@ -333,7 +349,12 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
         text,
         closing,
     };
-    report.id = fields.text(&mut c, "id", true).map(|(v, _)| v);
+    let id = fields.text(&mut c, "id", true);
+    if let Some((id, pos)) = &id {
+        super::ids::named_after_another(&mut c.warnings, path, id, *pos);
+    }
+    report.id_at = id.as_ref().map(|(_, pos)| *pos);
+    report.id = id.map(|(v, _)| v);
     let _ = fields.text(&mut c, "title", true);
     let stage = fields.choice(&mut c, "stage", &STAGES, true);
     report.stage = stage.as_ref().map(|(s, _)| s.clone());
@@ -1189,6 +1210,21 @@ fn claims_hold(c: &mut Collector, rules: &Rules, report: &HandoffReport, stage_p
             continue;
         }
         if let Some(check) = rules.claims.get(&cp.name) {
+            if let (false, Some(why)) = (
+                rules.failed_checks.contains(check),
+                rules.unverified.get(check),
+            ) {
+                let mut unverified = issue(
+                    cp.status_pos,
+                    &format!("checkpoints.{}", cp.name),
+                    format!(
+                        "claim not verified: `{}` says pass, but check `{check}` verified nothing in this run ({why}), so nothing confirmed it: make `{check}` run before handing off",
+                        cp.name
+                    ),
+                );
+                unverified.unverified_by = Some(check.clone());
+                c.warnings.push(unverified);
+            }
             if rules.failed_checks.contains(check) {
                 let mut contradicted = issue(
                     cp.status_pos,

@@ -24,6 +24,7 @@ mod first_run;
 mod gate_review;
 mod git;
 mod handoff;
+mod handoff_ids;
 mod handoff_messages;
 mod handoff_more;
 mod handoff_more2;

@@ -721,8 +721,9 @@ const BLOCKED_HANDOFF: &str = "---\nid: F1\nstage: implementation\ntitle: t\nsta
 #[test]
 fn resume_after_a_run_no_check_failed_runs_the_gate_again() {
     let repo = TestRepo::new();
+    // No check verifies a claim, so none is made.
     repo.config(
-        "[phases.implementation]\nchecks = [ { name = \"fine\", shell = true, command = \"echo ran >> fine.count\" } ]\n",
+        "[phases.implementation]\nchecks = [ { name = \"fine\", shell = true, command = \"echo ran >> fine.count\" } ]\n[handoff.claims]\ntests_passing = \"\"\nno_lint_errors = \"\"\n",
     );
     // An invalid handoff fails the run; every check passed.
     repo.stage(

@@ -43,6 +43,103 @@ pub(super) fn read_handoff(
     }
 }
 
+/// The reports of the documents `read_handoffs` read, judged together:
+/// two of one stage may not share an id (`handoff::ids`).
+pub(super) fn read_all(
+    documents: &[(String, DocumentBytes)],
+    rules: &crate::handoff::Rules,
+) -> Vec<crate::handoff::HandoffReport> {
+    let mut reports: Vec<_> = documents
+        .iter()
+        .map(|(path, bytes)| read_handoff(path, bytes, rules))
+        .collect();
+    crate::handoff::ids::shared_ids(reports.iter_mut());
+    reports
+}
+
+/// What a run knows of its checks, for the claims of its documents: the
+/// checks it ran, the phase's configured ones, and the run a `resume`
+/// continues, whose results stand for the checks it does not run again.
+pub(super) struct Evidence<'a> {
+    pub phase: &'a str,
+    pub profile: crate::config::Profile,
+    pub checks: &'a [crate::gate::CheckInput],
+    pub configured: &'a [&'a crate::config::CheckSpec],
+    pub resumed: Option<&'a crate::state::RunRecord>,
+}
+
+impl Evidence<'_> {
+    /// The result a resume keeps of a check it does not run again.
+    fn carried(&self, name: &str) -> Option<&crate::state::CheckRecord> {
+        let previous = self.resumed?;
+        if self.checks.iter().any(|c| c.name == name)
+            || !self.configured.iter().any(|s| s.name == name)
+        {
+            return None;
+        }
+        previous.checks.iter().find(|c| c.name == name)
+    }
+
+    /// The checks found wanting: those this run ran, and, in a resume, those
+    /// the resumed run failed or warned on and this one keeps. A claim that
+    /// one of them contradicted there is contradicted still: nothing ran
+    /// since to say otherwise, and a resume that dropped it would let the
+    /// document through unchanged.
+    pub fn failed_checks(&self) -> Vec<String> {
+        let mut failed = super::outcome::failed_checks(self.profile, self.checks);
+        if let Some(previous) = self.resumed {
+            failed.extend(
+                previous
+                    .checks
+                    .iter()
+                    .filter(|c| matches!(c.status.as_str(), "failed" | "warned"))
+                    .filter(|c| self.carried(&c.name).is_some())
+                    .map(|c| c.name.clone()),
+            );
+        }
+        failed
+    }
+
+    /// The checks a handoff claim may name (`[handoff.claims]`) that
+    /// verified nothing, with why: skipped (`PHASEGATE_SKIP`, a `files`
+    /// filter nothing matched, `on_failure = "skip"`), not installed,
+    /// timed out, left out by `--check`, or no check of the phase at all.
+    /// A claim on one of them is not contradicted, and not confirmed
+    /// either.
+    pub fn unverified(
+        &self,
+        claims: &std::collections::BTreeMap<String, String>,
+    ) -> std::collections::BTreeMap<String, String> {
+        let phase = self.phase;
+        claims
+            .values()
+            .filter(|check| !check.is_empty())
+            .filter_map(|name| {
+                let why = if let Some(check) = self.checks.iter().find(|c| &c.name == name) {
+                    crate::gate::verified_nothing(self.profile, check)?
+                } else if let Some(kept) = self.carried(name) {
+                    match kept.status.as_str() {
+                        "passed" | "warned" | "failed" => return None,
+                        status => format!(
+                            "{status} in run {}, whose result this resume keeps",
+                            self.resumed.map_or("?", |r| r.run_id.as_str())
+                        ),
+                    }
+                } else if self.configured.iter().any(|s| &s.name == name) {
+                    "it was not among the checks this run was asked to run".to_string()
+                } else {
+                    // A phase without the check: `[handoff.claims]` can
+                    // drop the claim where nothing verifies it.
+                    format!(
+                        "phase `{phase}` has no check `{name}`; without one, remove the claim from `[handoff.claims]`"
+                    )
+                };
+                Some((name.clone(), why))
+            })
+            .collect()
+    }
+}
+
 /// The handoff documents among `selection`, read from `source`. A document
 /// the source does not hold (deleted there) is left out; one that cannot be
 /// read is kept, with the reason.
@@ -129,6 +226,7 @@ pub(super) fn handoff_rules(config: &Config) -> crate::handoff::Rules {
         claims: config.handoff.claims.clone(),
         failed_checks: Vec::new(),
         checked_phase: None,
+        unverified: std::collections::BTreeMap::new(),
         now: Some(crate::handoff::time::now()),
     }
 }

@@ -238,10 +238,7 @@ fn run_gate(
     let documents = handoffs::read_handoffs(root, &selection, &config, &Content::of(&mode))
         .map_err(|e| Stop::internal(config.gate.profile, &e))?;
     let mut rules = handoffs::handoff_rules(&config);
-    let first_reading: Vec<_> = documents
-        .iter()
-        .map(|(path, bytes)| handoffs::read_handoff(path, bytes, &rules))
-        .collect();
+    let first_reading = handoffs::read_all(&documents, &rules);
     let settings =
         resolve(ctx, args, &config, &handoffs::stages(&first_reading)).map_err(|error| {
             let reports = first_reading
@@ -347,7 +344,15 @@ fn run_gate(
     if let Some(note) = outcome::mark_pre_existing(root, &mode, &mut checks) {
         notes.push(note);
     }
-    rules.failed_checks = outcome::failed_checks(settings.profile, &checks);
+    let evidence = handoffs::Evidence {
+        phase: &settings.phase,
+        profile: settings.profile,
+        checks: &checks,
+        configured: &phase_specs,
+        resumed: args.resume_of.as_ref(),
+    };
+    rules.failed_checks = evidence.failed_checks();
+    rules.unverified = evidence.unverified(&config.handoff.claims);
     rules.checked_phase = Some(settings.phase.clone());
     let mut selection_record = selection_record(args, &mode, &selection);
     selection_record.branch.clone_from(&ws.branch);
@@ -364,10 +369,7 @@ fn run_gate(
         selection: Some(mode),
         blocking: ran.blocking,
         interrupted: ran.interrupted,
-        handoffs: documents
-            .iter()
-            .map(|(path, bytes)| handoffs::read_handoff(path, bytes, &rules))
-            .collect(),
+        handoffs: handoffs::read_all(&documents, &rules),
     });
     ctx.maybe_test_panic("decide");
     if let Some(previous) = &args.resume_of {

@@ -1,0 +1,225 @@
+//! A handoff document's `id`: its own, and the one its file name says.
+//! A document copied from another (the quickest way to start one) keeps
+//! the other's id until someone changes it; two documents of one stage
+//! under one id cannot be told apart in a verdict, a history or an
+//! intervention, so a person reading "F001 failed" does not know which
+//! work failed. This module judges reports and names; it reads no file.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::validate::{issue, HandoffReport, Issue};
+use super::yaml::Pos;
+
+/// A warning when the document's file name starts with another id of the
+/// same shape than its own (`handoffs/F002.md` saying `id: F001`): most
+/// likely a copy that kept its original's id. A name of another shape
+/// (`handoffs/parse-the-verdict.md`) says nothing about the id, and a name
+/// that starts with the id (`F001-parse.md`) agrees with it. Only a
+/// warning: no convention ties file names to ids, and an id may be right
+/// and the name wrong.
+pub(super) fn named_after_another(warnings: &mut Vec<Issue>, path: &str, id: &str, pos: Pos) {
+    let id = id.trim();
+    if !id.chars().any(|c| c.is_ascii_digit()) {
+        return;
+    }
+    let Some(stem) = Path::new(path).file_stem().and_then(|s| s.to_str()) else {
+        return;
+    };
+    let Some(named) = leading_id(stem, &shape(id)) else {
+        return;
+    };
+    if named.eq_ignore_ascii_case(id) {
+        return;
+    }
+    let file = Path::new(path)
+        .file_name()
+        .map_or_else(|| path.into(), |name| name.to_string_lossy());
+    warnings.push(issue(
+        pos,
+        "id",
+        format!(
+            "`id: {id}`, but the file is named `{file}`: a document copied from another keeps the other's id; give this one its own (`id: {named}`), or rename the file if the id is right"
+        ),
+    ));
+}
+
+/// The first part of `stem` that ends at a separator (or the end) and has
+/// the shape of an id: `F002` of `F002-parse`, `FEAT-002` of `FEAT-002-x`.
+fn leading_id<'a>(stem: &'a str, id_shape: &str) -> Option<&'a str> {
+    stem.char_indices()
+        .filter(|(_, c)| !c.is_alphanumeric())
+        .map(|(at, _)| at)
+        .chain(std::iter::once(stem.len()))
+        .map(|end| &stem[..end])
+        .find(|part| shape(part) == id_shape)
+}
+
+/// An id's shape: each run of letters is `a`, each run of digits `9`,
+/// anything else kept (`FEAT-001` is `a-9`).
+fn shape(text: &str) -> String {
+    let mut shape = String::new();
+    for c in text.chars() {
+        let class = if c.is_alphabetic() {
+            'a'
+        } else if c.is_ascii_digit() {
+            '9'
+        } else {
+            c
+        };
+        if shape.ends_with(class) && (class == 'a' || class == '9') {
+            continue;
+        }
+        shape.push(class);
+    }
+    shape
+}
+
+/// Documents judged together (one run's, or the ones `handoff validate`
+/// names) of one stage that say one `id`: an error on the `id` of each
+/// but one, naming that one, so the document to change is the one pointed
+/// at. The one kept is the first whose file name is its id (`F001.md`
+/// says `id: F001`: the copy is the other), else the first in `reports`,
+/// which come in the order of their paths. The same id at different
+/// stages is one piece of work moving through them
+/// (`F001-requirements.md`, `F001-implementation.md`) and is left alone.
+pub fn shared_ids<'a>(reports: impl IntoIterator<Item = &'a mut HandoffReport>) {
+    let mut reports: Vec<&mut HandoffReport> = reports.into_iter().collect();
+    // Stable: among the documents named after their id, and among the
+    // others, the order of their paths.
+    reports.sort_by_key(|report| match &report.id {
+        Some(id) => !named_for(&report.path, id),
+        None => true,
+    });
+    let mut first: HashMap<(String, String), (String, usize)> = HashMap::new();
+    for report in reports {
+        let (Some(id), Some(stage), Some(at)) = (&report.id, &report.stage, report.id_at) else {
+            continue;
+        };
+        let key = (id.trim().to_string(), stage.clone());
+        let Some((path, line)) = first.get(&key) else {
+            first.insert(key, (report.path.clone(), at.line));
+            continue;
+        };
+        // The same document named twice is one document.
+        if *path == report.path {
+            continue;
+        }
+        report.errors.push(issue(
+            at,
+            "id",
+            format!(
+                "`id: {}` is also the id of `{path}` (line {line}), another `{stage}` document: each document needs its own id, or a failure of one is read as the other's; give this one a new id (a copy keeps its original's)",
+                key.0
+            ),
+        ));
+        report.errors.sort_by_key(|e| (e.line, e.column));
+        report.valid = false;
+    }
+}
+
+/// Whether the file name of `path` starts with `id` (`F001.md`,
+/// `F001-parse.md`).
+fn named_for(path: &str, id: &str) -> bool {
+    let id = id.trim();
+    Path::new(path)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .and_then(|stem| leading_id(stem, &shape(id)))
+        .is_some_and(|named| named.eq_ignore_ascii_case(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(path: &str, id: &str) -> Vec<String> {
+        let mut warnings = Vec::new();
+        named_after_another(&mut warnings, path, id, Pos::default());
+        warnings.into_iter().map(|w| w.message).collect()
+    }
+
+    fn document(id: &str, stage: &str) -> String {
+        format!("---\nid: {id}\nstage: {stage}\n---\n")
+    }
+
+    fn judged(documents: &[(&str, &str, &str)]) -> Vec<HandoffReport> {
+        let mut reports: Vec<HandoffReport> = documents
+            .iter()
+            .map(|(path, id, stage)| {
+                crate::handoff::validate(
+                    path,
+                    &document(id, stage),
+                    &crate::handoff::Rules::default(),
+                )
+            })
+            .collect();
+        // Only the id's error is looked at.
+        for report in &mut reports {
+            report.errors.clear();
+            report.valid = true;
+        }
+        shared_ids(reports.iter_mut());
+        reports
+    }
+
+    #[test]
+    fn a_shared_id_is_an_error_on_the_copy_naming_the_original() {
+        let reports = judged(&[
+            ("handoffs/F002.md", "F001", "implementation"),
+            ("handoffs/F001.md", "F001", "implementation"),
+            ("handoffs/F003.md", "F003", "implementation"),
+        ]);
+        let errors: Vec<(&str, bool, Vec<&str>)> = reports
+            .iter()
+            .map(|r| {
+                let messages = r.errors.iter().map(|e| e.message.as_str()).collect();
+                (r.path.as_str(), r.valid, messages)
+            })
+            .collect();
+        assert_eq!(
+            errors,
+            [
+                ("handoffs/F002.md", false, vec!["`id: F001` is also the id of `handoffs/F001.md` (line 2), another `implementation` document: each document needs its own id, or a failure of one is read as the other's; give this one a new id (a copy keeps its original's)"]),
+                ("handoffs/F001.md", true, vec![]),
+                ("handoffs/F003.md", true, vec![]),
+            ]
+        );
+        assert_eq!(reports[0].errors[0].line, 2);
+    }
+
+    #[test]
+    fn one_id_at_two_stages_or_one_document_named_twice_is_no_error() {
+        let reports = judged(&[
+            ("handoffs/F001-requirements.md", "F001", "requirements"),
+            ("handoffs/F001-implementation.md", "F001", "implementation"),
+            ("handoffs/F001-implementation.md", "F001", "implementation"),
+        ]);
+        assert!(reports.iter().all(|r| r.errors.is_empty()), "{reports:?}");
+    }
+
+    #[test]
+    fn a_file_named_after_another_id_is_a_warning() {
+        assert_eq!(
+            named("handoffs/F002.md", "F001"),
+            ["`id: F001`, but the file is named `F002.md`: a document copied from another keeps the other's id; give this one its own (`id: F002`), or rename the file if the id is right"]
+        );
+        assert_eq!(named("handoffs/FEAT-002-parse.md", "FEAT-001").len(), 1);
+        assert_eq!(named("F2.md", "F001").len(), 1);
+    }
+
+    #[test]
+    fn a_name_that_agrees_or_says_nothing_of_the_id_is_no_warning() {
+        for (path, id) in [
+            ("handoffs/F001.md", "F001"),
+            ("handoffs/f001.md", "F001"),
+            ("handoffs/F001-parse.md", "F001"),
+            ("handoffs/parse-the-verdict.md", "F001"),
+            ("handoffs/2026-01-20-notes.md", "F001"),
+            ("handoffs/F002.md", "parser"),
+            ("handoffs/README.md", "F001"),
+        ] {
+            assert!(named(path, id).is_empty(), "{path} {id}");
+        }
+    }
+}
