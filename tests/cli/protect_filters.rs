@@ -1,61 +1,24 @@
 //! Unstaged changes protected under git's content filters, index flags and a full disk.
 
-use crate::support::{output, Run, TestRepo, BIN};
+use crate::protect_hostile::in_full;
+use crate::support::{Run, TestRepo};
 
-/// `script` run by `sh` in a mount namespace of its own, where `$1` is a
-/// new, empty tmpfs of `size`, and `$2` the phasegate under test. The
-/// script starts in `$1/r`, a repository with `config` as its
-/// `phasegate.toml`, whose `a.txt` is committed, staged with a change
-/// (`staged`) and changed again unstaged (`staged`, `unstaged`), and whose
-/// `big.txt` (committed small) has about 400 KB of unstaged changes, a
-/// copy of which is in `$HOME/big.before`. `fill N` fills the file system
-/// up to its last N KiB; `paused` waits for a run started with
-/// `PHASEGATE_TEST_PAUSE_AT` to reach its pause. None where no such
-/// namespace can be made (no `unshare`, or user namespaces turned off).
-#[expect(
-    clippy::print_stderr,
-    reason = "a test that can not check here says so in its output"
-)]
-fn on_small_fs(repo: &TestRepo, size: &str, config: &str, script: &str) -> Option<Run> {
-    let dir = repo.home().join("small-fs");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(repo.home().join("phasegate.toml"), config).unwrap();
-    let whole = format!(
-        r#"mount -t tmpfs -o size={size} phasegate-test "$1" 2>/dev/null || exit 97
-echo mounted
-fill() {{ avail=$(df -k --output=avail "$1" | tail -n 1); head -c $(( (avail - $2) * 1024 )) /dev/zero > "$1/filler" || true; }}
-paused() {{ while [ ! -e .git/phasegate/paused ]; do sleep 0.01; done; rm .git/phasegate/paused; }}
-set -e
-git init -q -b main "$1/r"
-cd "$1/r"
-git config user.email test@example.com
-git config user.name Test
-cp "$HOME/phasegate.toml" phasegate.toml
-echo committed > a.txt
-echo small > big.txt
-git add -A
-git commit -qm one
-echo staged > a.txt
-git add a.txt
+/// `protect_hostile::on_small_fs`, with `a.txt` changed again unstaged
+/// (`staged`, `unstaged`) beside `big.txt`'s unstaged changes, the script
+/// run without `-e`, and `paused`, which waits for a run started with
+/// `PHASEGATE_TEST_PAUSE_AT` to reach its pause.
+pub(crate) fn on_small_fs(repo: &TestRepo, size: &str, config: &str, script: &str) -> Option<Run> {
+    crate::protect_hostile::on_small_fs(
+        repo,
+        size,
+        config,
+        &format!(
+            r"paused() {{ while [ ! -e .git/phasegate/paused ]; do sleep 0.01; done; rm .git/phasegate/paused; }}
 printf 'staged\nunstaged\n' > a.txt
-head -c 300000 /dev/urandom | base64 > big.txt
-cp big.txt "$HOME/big.before"
 set +e
-{script}"#
-    );
-    let run = repo
-        .command("unshare")
-        .args(["--map-root-user", "--mount", "sh", "-c", &whole, "sh"])
-        .arg(&dir)
-        .arg(BIN)
-        .output()
-        .ok()
-        .map(|out| output(&out))?;
-    if !run.stdout.starts_with("mounted\n") {
-        eprintln!("no small file system can be mounted here, not checked: {run:?}");
-        return None;
-    }
-    Some(run)
+{script}"
+        ),
+    )
 }
 
 /// What the script prints after a run: whether the unstaged changes are
@@ -65,10 +28,6 @@ const AFTER: &str = r#"cmp big.txt "$HOME/big.before" && echo "big.txt kept"
 [ "$(git show :a.txt)" = staged ] && echo "staged kept"
 echo "left: $(ls .git/phasegate/protect | grep -v '^lock$' | tr '\n' ' ')"
 "#;
-
-fn in_full(whole: &str, part: &str, run: &Run) {
-    assert!(whole.contains(part), "`{part}` not in {run:?}");
-}
 
 #[test]
 fn a_checks_version_kept_aside_takes_none_of_the_space_held_for_the_unstaged_changes() {

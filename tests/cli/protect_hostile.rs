@@ -15,7 +15,7 @@ use crate::support::{output, Run, TestRepo, BIN};
     clippy::print_stderr,
     reason = "a test that can not check here says so in its output"
 )]
-fn on_small_fs(repo: &TestRepo, size: &str, config: &str, script: &str) -> Option<Run> {
+pub(crate) fn on_small_fs(repo: &TestRepo, size: &str, config: &str, script: &str) -> Option<Run> {
     let dir = repo.home().join("small-fs");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(repo.home().join("phasegate.toml"), config).unwrap();
@@ -68,7 +68,7 @@ cmp big.txt "$HOME/big.before" && echo "unstaged kept"
 echo "left: $(ls .git/phasegate/protect | grep -v '^lock$' | tr '\n' ' ')"
 "#;
 
-fn in_full(whole: &str, part: &str, run: &Run) {
+pub(crate) fn in_full(whole: &str, part: &str, run: &Run) {
     assert!(whole.contains(part), "`{part}` not in {run:?}");
 }
 

@@ -203,22 +203,41 @@ fn shared_repo(gid: u32) -> TestRepo {
     repo
 }
 
-#[test]
-fn a_teammate_commits_after_another_and_is_gated_not_refused() {
+/// A repository shared by the group of a second user (`shared_repo`),
+/// with `config` set (a key and its value, or none), the hook installed,
+/// and a first commit made through it by this user, with the usual umask;
+/// and the second user's ids. None (and why, printed) where this test
+/// cannot run as another user.
+#[expect(
+    clippy::print_stderr,
+    reason = "a test that can not check here says so in its output"
+)]
+fn a_committed_first(config: &[&str]) -> Option<(TestRepo, (u32, u32))> {
     let (uid, gid) = match second_user() {
         Ok(ids) => ids,
         Err(why) => {
             eprintln!("skipped: {why}");
-            return;
+            return None;
         }
     };
     let repo = shared_repo(gid);
+    if let [key, value] = config {
+        repo.git(&["config", key, value]);
+    }
     repo.config(PASSING).commit_all("init");
     assert_eq!(repo.phasegate(&["install"]).code, 0);
     // A, with the usual umask, commits through the hook.
     repo.stage("a.txt", "a\n");
     let a = run_as(&repo, None, "022", "git", &["commit", "-qm", "a"]);
     assert_eq!(a.code, 0, "{}{}", a.stdout, a.stderr);
+    Some((repo, (uid, gid)))
+}
+
+#[test]
+fn a_teammate_commits_after_another_and_is_gated_not_refused() {
+    let Some((repo, (uid, gid))) = a_committed_first(&[]) else {
+        return;
+    };
     // B, of the group, commits next: gated, and the gate passes. (git
     // itself writes `COMMIT_EDITMSG` with the umask alone: A's is left
     // for B to make anew.)
@@ -245,22 +264,11 @@ fn a_teammate_commits_after_another_and_is_gated_not_refused() {
 
 #[test]
 fn a_teammate_refused_by_state_another_user_made_is_told_how_to_share_it() {
-    let (uid, gid) = match second_user() {
-        Ok(ids) => ids,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
-    };
-    let repo = shared_repo(gid);
     // Shared by the group's directories, but git not told so: A's state
     // is made with A's umask alone.
-    repo.git(&["config", "core.sharedRepository", "umask"]);
-    repo.config(PASSING).commit_all("init");
-    assert_eq!(repo.phasegate(&["install"]).code, 0);
-    repo.stage("a.txt", "a\n");
-    let a = run_as(&repo, None, "022", "git", &["commit", "-qm", "a"]);
-    assert_eq!(a.code, 0, "{}{}", a.stdout, a.stderr);
+    let Some((repo, (uid, gid))) = a_committed_first(&["core.sharedRepository", "umask"]) else {
+        return;
+    };
     // B runs the gate on A's state: the run passes, unrecorded, and says
     // who can fix that and how, not "make it writable for this user",
     // which B cannot do and A, its owner, can.
