@@ -90,8 +90,9 @@ pub enum CiSelection {
     /// The event has no range to check (a new branch, a scheduled
     /// pipeline): every tracked file, for the reason given. `source` names
     /// the event as a range's does (`GitHub push`), for the verdict's
-    /// `selection.ci`.
-    Everything { source: &'static str, why: String },
+    /// `selection.ci`; an event phasegate has no range for is named as
+    /// GitHub names it (`GitHub workflow_dispatch`), so it is owned.
+    Everything { source: String, why: String },
 }
 
 /// A range CI names, and how it was found.
@@ -117,8 +118,11 @@ fn range(from: String, to: String, source: &'static str, push: bool) -> CiSelect
     })
 }
 
-fn everything(source: &'static str, why: String) -> CiSelection {
-    CiSelection::Everything { source, why }
+fn everything(source: impl Into<String>, why: String) -> CiSelection {
+    CiSelection::Everything {
+        source: source.into(),
+        why,
+    }
 }
 
 /// The text at `pointer` in a GitHub event payload, when it is a string
@@ -222,7 +226,18 @@ fn github_selection(var: &dyn Fn(&str) -> Option<String>) -> Option<CiSelection>
                 ),
             }
         }
-        _ => return None,
+        // Any other event (`workflow_dispatch`, `schedule`, `release`,
+        // `pull_request_review`, ...) names no range: every file is
+        // checked, and the verdict says which event chose that, as for
+        // the events above, rather than leave `selection.ci` empty as if
+        // no CI event had been seen.
+        other => {
+            let source = format!("GitHub {other}");
+            let why = format!(
+                "{source} event names no range to check (only pull_request, pull_request_target, push and merge_group do): every tracked file is selected"
+            );
+            everything(source, why)
+        }
     })
 }
 
@@ -612,7 +627,24 @@ mod tests {
                 false
             ))
         );
-        assert_eq!(github("workflow_dispatch", "{}"), None);
+        // An event with no range checks every file, and names itself for
+        // the verdict's `selection.ci`: a run by hand or on a schedule is
+        // still told apart from a run outside any recognised CI event.
+        for name in [
+            "workflow_dispatch",
+            "schedule",
+            "pull_request_review",
+            "release",
+        ] {
+            assert!(
+                matches!(
+                    github(name, "{}"),
+                    Some(CiSelection::Everything { source, why })
+                        if source == format!("GitHub {name}") && why.contains(name)
+                ),
+                "{name}"
+            );
+        }
     }
 
     #[test]

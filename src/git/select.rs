@@ -544,6 +544,13 @@ fn named<'r, T>(
 const FETCH_MORE: &str =
     "fetch more, e.g. `git fetch --deepen=100`, or all of it with `git fetch --unshallow`";
 
+/// Whether the repository at `root` is a shallow clone (`.git/shallow`):
+/// history it lacks may be cut off rather than missing, and a CI job is
+/// told the setting that clones all of it.
+pub fn is_shallow(root: &Path) -> bool {
+    open(root).is_ok_and(|repo| repo.is_shallow())
+}
+
 /// What to tell someone whose shallow clone lacks history it needs.
 fn deepen() -> String {
     format!("this is a shallow clone, and the history it needs is cut off: {FETCH_MORE}")

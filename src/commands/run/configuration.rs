@@ -1,7 +1,7 @@
 //! Which `phasegate.toml` a run is judged by: the work tree's, the staged
 //! one, a commit's, or `--config-from-ref`'s.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::config::{self, Config, Profile};
 use crate::context::Context;
@@ -339,5 +339,177 @@ impl Source {
             }
         }
         error.message = format!("{} ({note})", error.message);
+    }
+}
+
+/// A check whose command runs a file of the repository that differs from
+/// the version `--config-from-ref` holds: the gate names the command, but
+/// what it runs is the branch's, which may have made it `exit 0`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Unvouched {
+    pub check: String,
+    /// Relative to the repository root.
+    pub file: String,
+}
+
+/// Programs that run the file named after their options: `bash
+/// scripts/test.sh` runs that file as surely as `./scripts/test.sh` does.
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "python", "python3", "node", "bun", "deno", "ruby", "perl",
+    "php", "pwsh",
+];
+
+/// The files of the repository the command of `spec` runs, relative to
+/// the root: its program when it is named by a path (`./scripts/test.sh`,
+/// `scripts/test.sh`), else the script an interpreter is given (`bash
+/// scripts/test.sh`). A program found on the `PATH` is no file of the
+/// repository, and a path that leaves the repository is none of its.
+fn files_run(spec: &config::CheckSpec) -> Vec<PathBuf> {
+    let words: Vec<&str> = match &spec.command {
+        config::CommandLine::Argv(argv) => argv.iter().map(String::as_str).collect(),
+        config::CommandLine::Shell(script) => script.split_whitespace().collect(),
+    };
+    let Some((program, rest)) = words.split_first() else {
+        return Vec::new();
+    };
+    let mut named = Vec::new();
+    if program.contains('/') {
+        named.push(*program);
+    }
+    let base = program.rsplit('/').next().unwrap_or(program);
+    if INTERPRETERS.contains(&base) {
+        // `sh -c '...'` runs text, not a file: nothing after `-c` is one.
+        if let Some(script) = rest
+            .iter()
+            .take_while(|word| **word != "-c")
+            .find(|word| !word.starts_with('-'))
+        {
+            named.push(script);
+        }
+    }
+    let cwd = spec.cwd.clone().unwrap_or_default();
+    named
+        .into_iter()
+        .filter(|word| !word.contains('{') && !Path::new(word).is_absolute())
+        .filter_map(|word| inside_root(&cwd.join(word)))
+        .collect()
+}
+
+/// `path` (relative to the root) with `.` and `..` worked out, unless it
+/// leaves the root.
+fn inside_root(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::Normal(name) => out.push(name),
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            std::path::Component::RootDir | std::path::Component::Prefix(_) => return None,
+        }
+    }
+    (!out.as_os_str().is_empty()).then_some(out)
+}
+
+/// The checks among `specs` that run (`planned` is theirs, in order) whose
+/// command runs a file of the repository that `--config-from-ref spec`
+/// does not hold as the run has it: changed by the branch, or added by
+/// it. What runs is `to`'s version (the commit a range or a commit run
+/// checks), else the work tree's.
+pub(super) fn unvouched(
+    root: &Path,
+    spec: &str,
+    to: Option<&str>,
+    specs: &[&config::CheckSpec],
+    planned: &[Result<crate::runner::CheckPlan, crate::gate::SkipReason>],
+) -> Vec<Unvouched> {
+    let mut found = Vec::new();
+    for (check, _) in specs.iter().zip(planned).filter(|(_, plan)| plan.is_ok()) {
+        for file in files_run(check) {
+            let Some(name) = file.to_str() else {
+                continue;
+            };
+            let runs = match to {
+                Some(to) => crate::git::file_at(root, to, name).ok().flatten(),
+                None => std::fs::read(root.join(&file)).ok(),
+            };
+            // A file that is not there fails the check by itself.
+            let Some(runs) = runs else {
+                continue;
+            };
+            let vouched = crate::git::file_at(root, spec, name).ok().flatten();
+            if vouched.as_deref() != Some(runs.as_slice()) {
+                found.push(Unvouched {
+                    check: check.name.clone(),
+                    file: name.to_string(),
+                });
+            }
+        }
+    }
+    found
+}
+
+impl Unvouched {
+    /// What the run says of it, naming the ref whose gate it runs under.
+    fn message(&self, spec: &str) -> String {
+        format!(
+            "check `{}` runs `{}`, which differs from its version in `{spec}`: --config-from-ref took the gate's configuration from `{spec}`, but this file is the branch's, and a change to it (an `exit 0`) changes what the check verifies; have it reviewed, or run under `--profile strict` to block such a change",
+            self.check, self.file
+        )
+    }
+
+    /// The finding that fails a run under the strict profile, which turns
+    /// every warning into a block.
+    pub fn finding(&self, spec: &str) -> crate::diagnostics::Diagnostic {
+        crate::diagnostics::Diagnostic {
+            check: self.check.clone(),
+            origin: config::Origin::Runtime,
+            tool: "phasegate".to_string(),
+            severity: crate::diagnostics::Severity::Error,
+            code: Some("command-file-changed".to_string()),
+            file: Some(self.file.clone()),
+            message: format!(
+                "check `{}` runs `{}`, which differs from its version in `{spec}`: under the strict profile a gate taken from `{spec}` (--config-from-ref) runs only files `{spec}` holds; merge the change to `{}` on its own first, or run under another profile to let it through with a warning",
+                self.check, self.file, self.file
+            ),
+            ..crate::diagnostics::Diagnostic::default()
+        }
+    }
+}
+
+/// Marks the checks that ran a file the branch changed (`unvouched`): each
+/// such check warns (its file is named in a warning finding and a note),
+/// and a run that passed is `warned`. Under the strict profile they were
+/// findings that failed the run already (`Unvouched::finding`).
+pub(super) fn warn_unvouched(
+    spec: &str,
+    profile: Profile,
+    unvouched: &[Unvouched],
+    verdict: &mut crate::gate::Verdict,
+) {
+    if profile == Profile::Strict || unvouched.is_empty() {
+        return;
+    }
+    for one in unvouched {
+        let Some(check) = verdict.checks.iter_mut().find(|c| c.name == one.check) else {
+            continue;
+        };
+        if check.effect == crate::gate::Effect::None {
+            check.effect = crate::gate::Effect::Warn;
+        }
+        check.diagnostics += 1;
+        let message = one.message(spec);
+        verdict.diagnostics.push(crate::diagnostics::Diagnostic {
+            severity: crate::diagnostics::Severity::Warning,
+            message: message.clone(),
+            ..one.finding(spec)
+        });
+        verdict.notes.push(message);
+    }
+    if verdict.status == crate::gate::Status::Passed {
+        verdict.status = crate::gate::Status::Warned;
     }
 }

@@ -311,6 +311,12 @@ fn run_gate(
         &skip,
         &run_dir,
     );
+    // Under `--config-from-ref`, the checks that run a file the branch
+    // changed: the gate is the target's, what it runs is not.
+    let unvouched = args.config_from_ref.as_deref().map(|spec| {
+        let found = configuration::unvouched(root, spec, mode.to.as_deref(), &specs, &planned);
+        (spec, found)
+    });
     let plans: Vec<runner::CheckPlan> = planned
         .iter()
         .filter_map(|p| p.as_ref().ok().cloned())
@@ -354,6 +360,10 @@ fn run_gate(
     rules.failed_checks = evidence.failed_checks();
     rules.unverified = evidence.unverified(&config.handoff.claims);
     rules.checked_phase = Some(settings.phase.clone());
+    let mut blocking = ran.blocking;
+    if let (Some((spec, found)), Profile::Strict) = (&unvouched, settings.profile) {
+        blocking.extend(found.iter().map(|one| one.finding(spec)));
+    }
     let mut selection_record = selection_record(args, &mode, &selection);
     selection_record.branch.clone_from(&ws.branch);
     let mut verdict = gate::decide(GateInput {
@@ -367,11 +377,14 @@ fn run_gate(
         root: root.clone(),
         summary_limit: config.gate.summary,
         selection: Some(mode),
-        blocking: ran.blocking,
+        blocking,
         interrupted: ran.interrupted,
         handoffs: handoffs::read_all(&documents, &rules),
     });
     ctx.maybe_test_panic("decide");
+    if let Some((spec, found)) = &unvouched {
+        configuration::warn_unvouched(spec, verdict.profile, found, &mut verdict);
+    }
     if let Some(previous) = &args.resume_of {
         outcome::carry_over(previous, &phase_specs, &mut verdict);
     }

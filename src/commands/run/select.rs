@@ -137,7 +137,7 @@ pub(super) fn select_files(
             (files, s)
         }
         SelectionRequest::Range { from, to } => {
-            let (files, s) = selector.range(from, to, &mut notes)?;
+            let (files, s) = selector.range(from, to, None, &mut notes)?;
             // Named by hand (not a pushed ref's), a range that adds no
             // commit checks nothing it changed: most often its ends were
             // swapped, and a pass on it would say nothing.
@@ -311,6 +311,40 @@ fn unmerged_message(unmerged: &[PathBuf]) -> String {
     )
 }
 
+/// The setting that gives a CI job the whole history, for the CI that
+/// named `ci`: a shallow clone is the default of both (actions/checkout
+/// fetches one commit, GitLab `GIT_DEPTH` commits), and a fetch in the
+/// job is only the second-best fix, made again on every run.
+fn full_history_setting(ci: &crate::context::CiRange) -> &'static str {
+    if ci.source.starts_with("GitHub") {
+        "give `actions/checkout` `fetch-depth: 0` (under its `with:`), which fetches every branch with all its history, or run `git fetch --unshallow origin` before phasegate"
+    } else if ci.source.starts_with("GitLab") {
+        "set `GIT_DEPTH: 0` in the job's `variables:` in `.gitlab-ci.yml`, which clones all the history, or run `git fetch --unshallow` before phasegate"
+    } else {
+        "clone with all the history, or run `git fetch --unshallow` before phasegate"
+    }
+}
+
+/// What a run in CI says when the range CI named cannot be resolved in a
+/// shallow clone: that the clone is shallow, what it lacks, and the CI
+/// setting that brings it. A merge base beyond the clone's depth is not
+/// "no common ancestor": the ends share history this clone cut off.
+fn shallow_ci_error(ci: &crate::context::CiRange, e: crate::git::GitError) -> VerdictError {
+    let setting = full_history_setting(ci);
+    let message = match e {
+        crate::git::GitError::MergeBase { from, to, .. } => format!(
+            "{}: the merge base of `{from}` and `{to}` is not in this clone: it is a shallow clone (`.git/shallow`), and the commit they share is in the history it cut off, so what the range changed cannot be told from what its target changed; {setting}",
+            ci.source
+        ),
+        e @ crate::git::GitError::Revision { .. } => format!(
+            "{}: {e}; for every run of the job to have it, {setting}",
+            ci.source
+        ),
+        e => return git_error(e),
+    };
+    crate::commands::usage_error(message)
+}
+
 /// A revision that names nothing, or a range without a merge base, is the
 /// caller's to fix; anything else is phasegate's failure.
 fn git_error(e: crate::git::GitError) -> VerdictError {
@@ -347,11 +381,13 @@ impl Selector<'_> {
         }
     }
 
-    /// The files changed on `to` since its merge base with `from`.
+    /// The files changed on `to` since its merge base with `from`; `ci`
+    /// when CI named the range, whose errors then say what to set in it.
     fn range(
         &self,
         from: &str,
         to: &str,
+        ci: Option<&crate::context::CiRange>,
         notes: &mut Vec<String>,
     ) -> Result<(Vec<PathBuf>, SelectionSummary), VerdictError> {
         if !self.in_repo {
@@ -364,7 +400,10 @@ impl Selector<'_> {
                 return Err(crate::commands::usage_error(message));
             }
         }
-        let resolved = crate::git::range_files(self.root, from, to).map_err(git_error)?;
+        let resolved = crate::git::range_files(self.root, from, to).map_err(|e| match ci {
+            Some(ci) if crate::git::is_shallow(self.root) => shallow_ci_error(ci, e),
+            _ => git_error(e),
+        })?;
         for ambiguous in &resolved.ambiguous {
             notes.push(ambiguity_note(ambiguous));
         }
@@ -589,7 +628,14 @@ impl Selector<'_> {
                 let unrelated =
                     ci.push && !missing && !crate::git::share_history(self.root, &ci.from, &ci.to);
                 source = Some(ci.source);
-                if missing {
+                if missing && crate::git::is_shallow(self.root) {
+                    format!(
+                        "{}: the commit before the push, {}, is not in this clone, a shallow clone (`.git/shallow`): every tracked file is selected; to check only the push's changes, {}",
+                        ci.source,
+                        ci.from,
+                        full_history_setting(ci)
+                    )
+                } else if missing {
                     format!(
                         "{}: the commit before the push, {}, is not in this clone (a shallow clone, or a force push): every tracked file is selected; fetch more history to check only the push's changes",
                         ci.source, ci.from
@@ -600,7 +646,7 @@ impl Selector<'_> {
                         ci.source, ci.from, ci.to
                     )
                 } else {
-                    let (files, mut s) = self.range(&ci.from, &ci.to, notes)?;
+                    let (files, mut s) = self.range(&ci.from, &ci.to, Some(ci), notes)?;
                     // A range whose end is its merge base holds no commit
                     // of its own: a pull request closed or merged since
                     // (its checkout is already in the target branch), a
@@ -614,7 +660,7 @@ impl Selector<'_> {
                 }
             }
             Some(CiSelection::Everything { source: event, why }) => {
-                source = Some(*event);
+                source = Some(event.as_str());
                 why.clone()
             }
             None => "in CI with no pull or merge request range: every tracked file is selected"
