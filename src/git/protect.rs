@@ -108,6 +108,31 @@ pub enum ProtectError {
     ChangedWhileSettingAside { path: PathBuf },
     #[error("{holder} is protecting unstaged changes in this repository; wait for it to finish")]
     Busy { holder: String },
+    /// git's index lock was left behind while the checks ran (a check
+    /// that ran `git add` and was killed, or crashed inside git): what
+    /// they staged in files with unstaged changes could not be undone.
+    /// The work tree was finished all the same.
+    #[error("failed to undo what the checks staged: the index is locked, `{}` was left behind{}. What they staged of {} stays in the index in place of what you had staged{}: phasegate undid none of it, and a commit now would hold their version. Once no git command runs, remove the lock (`rm {}`), put back what you had staged ({}), and run again", lock.display(), left_by(.by.as_deref()), .restage.iter().map(|r| r.path.as_str()).collect::<Vec<_>>().join(", "), also_staged(.others), quoted(lock.as_os_str().as_bytes()), restage_commands(.restage))]
+    IndexLocked {
+        lock: PathBuf,
+        /// The checks that most likely left it, for a person.
+        by: Option<String>,
+        /// The files whose staging was to be undone, with what they had staged.
+        restage: Vec<Restage>,
+        /// Other files the checks staged, which phasegate keeps staged.
+        others: Vec<String>,
+    },
+    /// The checks' versions of files with unstaged changes could not be
+    /// kept (`source` says why): the unstaged changes win all the same.
+    #[error("{source}: the checks' versions of {} could not be kept{}", lost.join(", "), versions_after(*.restored, .kept_in.as_deref()))]
+    VersionsLost {
+        source: Box<ProtectError>,
+        lost: Vec<String>,
+        /// Whether the unstaged changes were written over them.
+        restored: bool,
+        /// Where the versions kept before the failure are.
+        kept_in: Option<PathBuf>,
+    },
     /// The state directory refused this user (another user's, in a
     /// repository a group shares): `crate::state::io_error` says whose
     /// it is and what to do.
@@ -124,6 +149,76 @@ fn why_not_moved(kept: Option<&Path>, source: Option<&io::Error>) -> String {
         (Some(kept), Some(e)) => format!(" to `{}` ({e})", kept.display()),
         (Some(kept), None) => format!(" to `{}`, where something else is already", kept.display()),
         (None, _) => String::new(),
+    }
+}
+
+/// A file whose staging by the checks phasegate could not undo, with
+/// what the user had staged there before them.
+#[derive(Debug, Clone)]
+pub struct Restage {
+    pub path: String,
+    /// Mode, blob and whether it was only intent-to-add; `None`: the path
+    /// was not in the index.
+    before: Option<(u32, git2::Oid, bool)>,
+}
+
+fn left_by(by: Option<&str>) -> String {
+    by.map_or_else(
+        || " by one of the checks".to_string(),
+        |by| format!(", most likely by {by}"),
+    )
+}
+
+fn also_staged(others: &[String]) -> String {
+    if others.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (they also staged {}, which had no unstaged changes and stays staged, as a check's staging always does)",
+            others.join(", ")
+        )
+    }
+}
+
+/// `bytes` as one word for `sh`: quoted when anything in it is not plain.
+fn quoted(bytes: &[u8]) -> String {
+    let plain = |b: &u8| b.is_ascii_alphanumeric() || b"/._-+,:@%=".contains(b);
+    let text = String::from_utf8_lossy(bytes);
+    if !bytes.is_empty() && bytes.iter().all(plain) {
+        text.into_owned()
+    } else {
+        String::from_utf8_lossy(&crate::runner::shell_quote(bytes)).into_owned()
+    }
+}
+
+/// The git commands that put back what was staged of each file.
+fn restage_commands(restage: &[Restage]) -> String {
+    restage
+        .iter()
+        .map(|r| {
+            let path = quoted(r.path.as_bytes());
+            match r.before {
+                Some((_, _, true)) => {
+                    format!("`git rm --cached -q -- {path} && git add --intent-to-add -- {path}`")
+                }
+                Some((mode, id, false)) => {
+                    format!("`git update-index --cacheinfo {mode:o},{id},{path}`")
+                }
+                None => format!("`git rm --cached -q -- {path}`"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn versions_after(restored: bool, kept_in: Option<&Path>) -> String {
+    let others = kept_in
+        .map(|dir| format!(" (the others are kept in `{}`)", dir.display()))
+        .unwrap_or_default();
+    if restored {
+        format!(", and are gone: your unstaged changes were written back over them{others}. Run the checks again to get them back")
+    } else {
+        format!(" and are still in the work tree{others}, until your unstaged changes are written back over them: copy them first if you need them")
     }
 }
 
@@ -191,6 +286,26 @@ impl ProtectError {
                 path,
                 then: FREE_SPACE_UNTOUCHED,
                 source,
+            },
+            other => other,
+        }
+    }
+
+    /// The same error, naming the checks that most likely left git's
+    /// index lock behind when it is that lock that stopped phasegate.
+    #[must_use]
+    pub fn left_by(self, checks: String) -> ProtectError {
+        match self {
+            ProtectError::IndexLocked {
+                lock,
+                restage,
+                others,
+                ..
+            } => ProtectError::IndexLocked {
+                lock,
+                by: Some(checks),
+                restage,
+                others,
             },
             other => other,
         }
@@ -299,6 +414,10 @@ pub struct UnstagedGuard {
     checked_out: Vec<(Vec<u8>, Option<FileStat>)>,
     /// Threads for the work-tree scan after the checks.
     threads: usize,
+    /// The saved copies, held open: a check that deletes the state
+    /// directory (`rm -rf .git/phasegate`, a `git clean -x`) takes their
+    /// names, not their bytes, and the changes still come back.
+    pack: Option<fs::File>,
     done: bool,
     /// Held until the changes are back; released last (fields drop in order).
     _lock: FileLock,
@@ -742,7 +861,8 @@ fn recover_locked(
                 .partition(|entry| copy_intact(&dir, entry));
             let changed = changed_after_kill(root, &dir, &entries)?;
             if !changed.is_empty() {
-                let kept = keep_versions(root, changed.iter().map(Vec::as_slice), &keep)?;
+                let mut kept = Vec::new();
+                keep_versions(root, changed.iter().map(Vec::as_slice), &keep, &mut kept)?;
                 if !kept.is_empty() {
                     recovered.kept.extend(kept);
                     recovered.kept_in = Some(keep.clone());
@@ -753,7 +873,7 @@ fn recover_locked(
                     pause("recovering");
                 }
             };
-            let moved = restore_entries(root, &dir, &entries, Some(&keep), &recovering)?;
+            let moved = restore_entries(root, &dir, None, &entries, Some(&keep), &recovering)?;
             if !moved.is_empty() {
                 recovered.kept.extend(moved);
                 recovered.kept_in = Some(keep);
@@ -1104,9 +1224,10 @@ pub fn protect(
 
     let mut guard = UnstagedGuard {
         root: root.to_path_buf(),
-        dir,
+        dir: dir.clone(),
         checked_out: Vec::new(),
         threads,
+        pack: fs::File::open(dir.join(SAVED)).ok(),
         entries: journal.entries,
         index_before: index_entries(&repo)?,
         done: false,
@@ -1562,6 +1683,57 @@ impl UnstagedGuard {
         index.write().map_err(git_error("write the index"))
     }
 
+    /// Writes the saved copies back (`restore_entries`), from the copies
+    /// held open.
+    fn restore(&self, keep: Option<&Path>, pause: Pause<'_>) -> Result<Vec<String>, ProtectError> {
+        restore_entries(
+            &self.root,
+            &self.dir,
+            self.pack.as_ref(),
+            &self.entries,
+            keep,
+            pause,
+        )
+    }
+
+    /// Removes the protection's directory once the changes are back; a
+    /// check may have removed it already.
+    fn remove_dir(&self) -> Result<(), ProtectError> {
+        match fs::remove_dir_all(&self.dir) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_error("remove", &self.dir)(e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The error for an index a check left locked: what was staged of
+    /// `paths` before the checks, to be put back by hand.
+    fn index_locked(
+        &self,
+        repo: &Repository,
+        paths: &[String],
+        others: Vec<String>,
+    ) -> ProtectError {
+        let mut lock = super::index_path(repo).into_os_string();
+        lock.push(".lock");
+        let restage = paths
+            .iter()
+            .map(|path| Restage {
+                path: path.clone(),
+                before: self
+                    .index_before
+                    .iter()
+                    .find(|e| e.path == path.as_bytes() && e.flags & super::index::STAGE_MASK == 0)
+                    .map(|e| (e.mode, e.id, e.flags_extended & INTENT_TO_ADD != 0)),
+            })
+            .collect();
+        ProtectError::IndexLocked {
+            lock: PathBuf::from(lock),
+            by: None,
+            restage,
+            others,
+        }
+    }
+
     /// Writes the unstaged changes back and reports what the checks changed.
     /// The checks' versions of files whose unstaged changes win are kept
     /// under `keep` first.
@@ -1593,25 +1765,62 @@ impl UnstagedGuard {
             .filter(|p| held.contains(*p))
             .cloned()
             .collect();
+        // An index lock a check left behind keeps the staging as the
+        // checks left it; the work tree is finished all the same, and the
+        // error says what to undo by hand once the lock is gone.
+        let mut locked = None;
         if !unstage.is_empty() {
-            self.unstage(&repo, &unstage)?;
+            match self.unstage(&repo, &unstage) {
+                Err(ProtectError::Git { source, .. })
+                    if source.code() == git2::ErrorCode::Locked =>
+                {
+                    let others = staged
+                        .iter()
+                        .filter(|p| !unstage.contains(p))
+                        .cloned()
+                        .collect();
+                    locked = Some(self.index_locked(&repo, &unstage, others));
+                }
+                other => other?,
+            }
         }
         // Restoring overwrites what the checks (or an editor saving while
         // they ran) wrote to those files: it is kept, so nothing anyone
         // wrote is lost.
         let conflicted: HashSet<&String> = conflicts.iter().collect();
-        let held = self
+        let held: Vec<&[u8]> = self
             .entries
             .iter()
-            .filter(|e| conflicted.contains(&e.shown()));
+            .filter(|e| conflicted.contains(&e.shown()))
+            .map(|e| e.path.as_slice())
+            .collect();
         release_reserve(&self.dir);
-        let mut kept =
-            !keep_versions(&self.root, held.map(|e| e.path.as_slice()), keep)?.is_empty();
+        let mut kept_paths = Vec::new();
+        if let Err(error) = keep_versions(&self.root, held, keep, &mut kept_paths) {
+            // The unstaged changes come back over the versions not kept:
+            // the user's work first, and the error says those are gone.
+            let lost = conflicts
+                .iter()
+                .filter(|p| !kept_paths.contains(p))
+                .cloned()
+                .collect();
+            let restored = self.restore(Some(keep), pause).is_ok() && self.remove_dir().is_ok();
+            self.done = restored;
+            return Err(ProtectError::VersionsLost {
+                source: Box::new(error),
+                lost,
+                restored,
+                kept_in: (!kept_paths.is_empty()).then(|| keep.to_path_buf()),
+            });
+        }
+        let mut kept = !kept_paths.is_empty();
         // A directory a check left where a file goes is moved there too.
-        kept |=
-            !restore_entries(&self.root, &self.dir, &self.entries, Some(keep), pause)?.is_empty();
-        fs::remove_dir_all(&self.dir).map_err(io_error("remove", &self.dir))?;
+        kept |= !self.restore(Some(keep), pause)?.is_empty();
+        self.remove_dir()?;
         self.done = true;
+        if let Some(locked) = locked {
+            return Err(locked);
+        }
         Ok(Aftermath {
             modified,
             conflicts,
@@ -1635,16 +1844,8 @@ impl Drop for UnstagedGuard {
             .zip(self.dir.file_name())
             .map(|(state_dir, id)| state_dir.join("kept").join(id));
         release_reserve(&self.dir);
-        if restore_entries(
-            &self.root,
-            &self.dir,
-            &self.entries,
-            keep.as_deref(),
-            &|_| {},
-        )
-        .is_ok()
-        {
-            let _ = fs::remove_dir_all(&self.dir);
+        if self.restore(keep.as_deref(), &|_| {}).is_ok() {
+            let _ = self.remove_dir();
         }
     }
 }
@@ -1770,8 +1971,8 @@ fn keep_versions<'p>(
     root: &Path,
     paths: impl IntoIterator<Item = &'p [u8]>,
     keep: &Path,
-) -> Result<Vec<String>, ProtectError> {
-    let mut kept = Vec::new();
+    kept: &mut Vec<String>,
+) -> Result<(), ProtectError> {
     for path in paths {
         let rel = Path::new(OsStr::from_bytes(path));
         let source = root.join(rel);
@@ -1796,20 +1997,33 @@ fn keep_versions<'p>(
             if meta.file_type().is_symlink() {
                 let link = fs::read_link(&source).map_err(io_error("read the link", &source))?;
                 std::os::unix::fs::symlink(&link, &target).map_err(io_error("keep", &target))?;
-            } else {
-                fs::copy(&source, &target).map_err(io_error("keep", &target))?;
+            } else if let Err(e) = fs::copy(&source, &target) {
+                // A copy cut short is no one's version, and holds space
+                // the write-back may need.
+                let _ = fs::remove_file(&target);
+                return Err(io_error("keep", &target)(e));
             }
         }
         kept.push(String::from_utf8_lossy(path).into_owned());
     }
-    Ok(kept)
+    Ok(())
 }
 
 /// A saved copy, to be read from its start: its range of the saved file,
 /// or the whole file (journals of earlier versions kept one per copy).
 fn open_copy(saved: &Path, range: Option<(u64, u64)>) -> Result<io::Take<fs::File>, ProtectError> {
+    let file = fs::File::open(saved).map_err(io_error("read the saved copy", saved))?;
+    copy_in(file, saved, range)
+}
+
+/// A saved copy in `file` (the saved file at `saved`), to be read from
+/// its start.
+fn copy_in(
+    mut file: fs::File,
+    saved: &Path,
+    range: Option<(u64, u64)>,
+) -> Result<io::Take<fs::File>, ProtectError> {
     let what = "read the saved copy";
-    let mut file = fs::File::open(saved).map_err(io_error(what, saved))?;
     let (offset, len) = match range {
         Some(range) => range,
         None => (0, file.metadata().map_err(io_error(what, saved))?.len()),
@@ -1861,6 +2075,7 @@ fn remove_made_dirs(root: &Path, path: &[u8], existing: &[u8]) {
 fn restore_entries(
     root: &Path,
     dir: &Path,
+    pack: Option<&fs::File>,
     entries: &[Entry],
     keep: Option<&Path>,
     pause: Pause<'_>,
@@ -1897,7 +2112,13 @@ fn restore_entries(
             }
             Some(saved) => {
                 let saved = dir.join(saved);
-                let mut copy = open_copy(&saved, entry.range)?;
+                let mut copy = match pack {
+                    Some(pack) => pack
+                        .try_clone()
+                        .map_err(io_error("read the saved copy", &saved))
+                        .and_then(|file| copy_in(file, &saved, entry.range))?,
+                    None => open_copy(&saved, entry.range)?,
+                };
                 let len = copy.limit();
                 if let Some(parent) = target.parent() {
                     fs::create_dir_all(parent).map_err(io_error("create", parent))?;
@@ -2174,7 +2395,7 @@ mod tests {
         mkfifo(&root.join("a.txt"));
         let target = root.join("a.txt");
         let moved = within_a_minute("restoring over a named pipe", move || {
-            restore_entries(&root, &dir, &[entry("a.txt", (0, 10))], None, &|_| {}).unwrap()
+            restore_entries(&root, &dir, None, &[entry("a.txt", (0, 10))], None, &|_| {}).unwrap()
         });
         assert!(moved.is_empty());
         assert_eq!(fs::read_to_string(target).unwrap(), "user work\n");
@@ -2192,7 +2413,7 @@ mod tests {
         let entries = [entry("a.txt", (0, 10))];
 
         // Nowhere to move it: the error says to move it.
-        let message = restore_entries(&root, &dir, &entries, None, &|_| {})
+        let message = restore_entries(&root, &dir, None, &entries, None, &|_| {})
             .unwrap_err()
             .to_string();
         assert!(
@@ -2201,7 +2422,7 @@ mod tests {
         );
         assert!(message.contains("phasegate restore"), "{message}");
 
-        let moved = restore_entries(&root, &dir, &entries, Some(&keep), &|_| {}).unwrap();
+        let moved = restore_entries(&root, &dir, None, &entries, Some(&keep), &|_| {}).unwrap();
         assert_eq!(moved, ["a.txt"]);
         assert_eq!(
             fs::read_to_string(root.join("a.txt")).unwrap(),

@@ -81,8 +81,17 @@ impl FileLock {
             // Every run of every member of a group that shares the
             // repository takes this lock: it is theirs to open for writing.
             super::shared::share_file(&file)?;
-            file.set_len(0)?;
-            (&file).write_all(std::process::id().to_string().as_bytes())?;
+            // The lock is the flock; the pid only names the holder in
+            // others' messages. On a full file system (where `phasegate
+            // restore` must still get the changes back) the write fails,
+            // and the lock is held all the same, nameless.
+            // A pid cut short would name someone else: none, then.
+            let named = file
+                .set_len(0)
+                .and_then(|()| (&file).write_all(std::process::id().to_string().as_bytes()));
+            if named.is_err() {
+                let _ = file.set_len(0);
+            }
             return Ok(Ok(FileLock { file }));
         }
     }

@@ -58,6 +58,7 @@ mod prepush_tags;
 mod protect_edges;
 mod protect_filters;
 mod protect_hostile;
+mod protect_index;
 mod report_edges;
 mod report_review;
 mod reports;

@@ -215,7 +215,7 @@ pub(super) fn run_checks(
     }
     // In place with changes set aside, by the guard that puts them back.
     if let Some(guard) = guard {
-        modified.extend(put_back(guard, dirs, &pause, notes)?);
+        modified.extend(put_back(guard, dirs, &pause, &outcomes, notes)?);
     }
     // The work tree is back: signals take their usual course again.
     drop(interrupts);
@@ -285,6 +285,7 @@ fn put_back(
     guard: crate::git::UnstagedGuard,
     dirs: &Dirs<'_>,
     pause: crate::git::Pause<'_>,
+    outcomes: &[runner::CheckOutcome],
     notes: &mut Vec<String>,
 ) -> Result<Vec<String>, VerdictError> {
     match guard.finish(pause, &dirs.run.path.join("dropped")) {
@@ -301,6 +302,7 @@ fn put_back(
             Ok(after.modified)
         }
         Err(e) => {
+            let e = e.left_by(lock_suspects(outcomes));
             let mut error = crate::commands::internal_error(&e);
             // The guard, dropped, wrote the changes back if it could.
             if crate::git::holds_saved_changes(dirs.work_tree_state) {
@@ -315,6 +317,44 @@ fn put_back(
             }
             Err(error)
         }
+    }
+}
+
+/// The checks that most likely left git's index lock behind, for a
+/// person: those stopped while they ran (a crash, a timeout, an interrupt:
+/// git killed between taking its lock and letting go leaves it), else
+/// every check that started.
+fn lock_suspects(outcomes: &[runner::CheckOutcome]) -> String {
+    use runner::Termination;
+    let stopped: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| {
+            let how = match &o.termination {
+                Termination::Signaled(signal) => format!("killed by signal {signal}"),
+                Termination::TimedOut(_) => "killed at its timeout".to_string(),
+                Termination::Interrupted => "stopped by the interrupt".to_string(),
+                _ => return None,
+            };
+            Some(format!("`{}` ({how})", o.name))
+        })
+        .collect();
+    if !stopped.is_empty() {
+        return format!("the check {}", stopped.join(" or "));
+    }
+    let started: Vec<&str> = outcomes
+        .iter()
+        .filter(|o| matches!(o.termination, Termination::Exited(_)))
+        .map(|o| o.name.as_str())
+        .collect();
+    match started.as_slice() {
+        [one] => format!("the check `{one}`"),
+        many => format!(
+            "one of the checks {}",
+            many.iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 
