@@ -690,8 +690,16 @@ impl Extractor {
                         None => {}
                     }
                 }
-                if d.column_unit != ColumnUnit::Character {
-                    lines.convert(&mut d);
+                match (found.recount, d.file.as_deref(), d.line, d.column) {
+                    (Some(recount), Some(file), Some(line), Some(column)) => {
+                        if let Some(text) = lines.line(file, line) {
+                            d.column = recount(text, column);
+                            (d.end_line, d.end_column) = (None, None);
+                            d.column_unit = ColumnUnit::Character;
+                        }
+                    }
+                    _ if d.column_unit != ColumnUnit::Character => lines.convert(&mut d),
+                    _ => {}
                 }
                 drop_backward_end(&mut d);
                 if let (Some(file), Some(line)) = (d.file.as_deref(), d.line) {

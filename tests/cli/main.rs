@@ -41,6 +41,7 @@ mod install_review;
 mod interventions_merge;
 mod odd_inputs;
 mod parsers_exit;
+mod parsers_go;
 mod parsers_js;
 mod parsers_more;
 mod parsers_more2;

@@ -22,20 +22,29 @@ use crate::config::Origin;
 use crate::diagnostics::{ColumnUnit, Severity};
 
 /// `calc/calc.go:6:17: undefined: missing` (go build, go vet, golangci-lint).
+/// Go takes any file name ending in `.go`, a space or a colon in it too
+/// (`calc/a b.go`, `calc/x:y.go`): the file is the shortest that ends in
+/// `.go` before a line number, and holds no colon followed by a blank,
+/// which ends a message's head.
 static POSITION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<file>[^\s:#][^:]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<message>.+)$")
-        .expect("the go position regex is valid")
+    Regex::new(
+        r"^(?P<file>[^\s:#](?:[^:]|:\S)*?\.go):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<message>.+)$",
+    )
+    .expect("the go position regex is valid")
 });
 
 /// golangci-lint's tab format: `main.go:12:2  errcheck  message`.
 static TAB: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<file>[^\s:#][^:]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?\s{2,}(?P<linter>[a-z][a-z0-9-]*)\s{2,}(?P<message>.+)$")
+    Regex::new(r"^(?P<file>[^\s:#](?:[^:]|:\S)*?\.go):(?P<line>\d+)(?::(?P<col>\d+))?\s{2,}(?P<linter>[a-z][a-z0-9-]*)\s{2,}(?P<message>.+)$")
         .expect("the golangci-lint tab regex is valid")
 });
 
 /// An indented `calc_test.go:7: message` inside a failing test's output.
+/// The testing package names the file by its base name, whatever it
+/// holds (`a b_test.go`, `x:y_test.go`), so no `/`; and, as above, no
+/// colon followed by a blank (`got: x.go:3: ...` is a message's text).
 static TEST_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s+(?P<file>[^\s:]+\.go):(?P<line>\d+): (?P<message>.+)$")
+    Regex::new(r"^\s+(?P<file>[^\s:/](?:[^:/]|:[^\s/])*?\.go):(?P<line>\d+): (?P<message>.+)$")
         .expect("the go test regex is valid")
 });
 
@@ -289,6 +298,12 @@ fn compiler_line(line: &str, at: &Range<u64>, out: &mut Out) {
     let line = line.strip_prefix("vet: ").unwrap_or(line);
     if ISSUES.is_match(line) {
         // v2's closing count, not an issue.
+        return;
+    }
+    if line.ends_with(": too many errors") {
+        // The compiler stops after ten errors and says so at the last
+        // one's place (`calc/calc.go:13:6: too many errors`): not an
+        // error of its own, the ten before it are the findings.
         return;
     }
     if let Some(c) = super::caps(&TAB, line) {

@@ -62,7 +62,16 @@ pub struct Found {
     pub range: Range<u64>,
     /// What places the finding in `file` when the tool named no line.
     pub anchor: Option<Anchor>,
+    /// How the tool's column becomes a character's, given its line's
+    /// text, when no one unit says it (`None`: the column is not known
+    /// there); `unit` is then what the column counts when the line cannot
+    /// be read.
+    pub recount: Option<Recount>,
 }
+
+/// A column's recount from its line's text, for a tool whose column no
+/// one unit describes.
+pub type Recount = fn(&str, u32) -> Option<u32>;
 
 /// Where in its file a finding is when the tool named the file and no
 /// line: the first line holding one of `words`, which the extractor finds
@@ -143,6 +152,11 @@ impl Found {
 
     pub fn anchor(mut self, anchor: Anchor) -> Found {
         self.anchor = Some(anchor);
+        self
+    }
+
+    pub fn recount(mut self, recount: Recount) -> Found {
+        self.recount = Some(recount);
         self
     }
 }

@@ -211,6 +211,46 @@ fn ruff_item(item: &serde_json::Value, at: &Range<u64>) -> Option<Found> {
     )
 }
 
+/// mypy's 1-based column as a character's, from the text of its line.
+/// mypy before 2, and mypy 2 under `--no-native-parser`, count UTF-8
+/// bytes (Python's `ast` offsets). mypy 2's native parser, its default,
+/// prints twice the character's column less the byte's after non-ASCII
+/// text, as recorded from mypy 2.4.1: 16 for `"a"` in `s = "😀"; x: int =
+/// "a"`, the 19th character, its 22nd byte. Its output does not say which
+/// parser ran, and on an ASCII line both readings name the same character.
+/// So the column is the character either reading names when exactly one
+/// fits; when the two name different characters, it is none: a finding on
+/// its line rather than one pointing at the wrong word.
+fn mypy_column(text: &str, column: u32) -> Option<u32> {
+    let wanted = usize::try_from(column).ok()?;
+    let mut fits: Option<usize> = None;
+    let mut byte = 1usize;
+    // Each character's place, and the end of the line's.
+    let places = text.chars().map(Some).chain(std::iter::once(None));
+    for (i, c) in places.enumerate() {
+        let character = i + 1;
+        if byte == wanted || (2 * character).checked_sub(byte) == Some(wanted) {
+            if fits.is_some_and(|f| f != character) {
+                return None;
+            }
+            fits = Some(character);
+        }
+        byte += c.map_or(0, char::len_utf8);
+    }
+    fits.and_then(|c| u32::try_from(c).ok())
+}
+
+/// A mypy finding, its column (when it has one) recounted by
+/// `mypy_column`, else read as bytes where its line cannot be.
+fn mypy_found(found: Found) -> Found {
+    let unit = if found.column.is_some() {
+        ColumnUnit::Byte
+    } else {
+        ColumnUnit::Character
+    };
+    found.tool("mypy").unit(unit).recount(mypy_column)
+}
+
 fn pylint_severity(code: &str) -> Severity {
     match code.as_bytes().first() {
         Some(b'E' | b'F') => Severity::Error,
@@ -610,7 +650,7 @@ impl Grammar for Python {
                 .and_then(|f| std::path::Path::new(f).extension())
                 .is_some_and(|e| e.eq_ignore_ascii_case("py") || e.eq_ignore_ascii_case("pyi"))
             {
-                self.open = Open::Mypy(found.tool("mypy").range(at), 0);
+                self.open = Open::Mypy(mypy_found(found).range(at), 0);
             }
         }
     }
@@ -643,7 +683,6 @@ impl Grammar for Python {
                 message,
             )
             .code(doc["code"].as_str().map(str::to_string))
-            .tool("mypy")
             .range(at);
             if let Some(file) = doc["file"].as_str() {
                 // Its column counts from 0; -1 means none.
@@ -653,7 +692,7 @@ impl Grammar for Python {
                     .and_then(|c| u32::try_from(c + 1).ok());
                 found = found.at(file, json_number(&doc["line"]), column);
             }
-            out.push(found);
+            out.push(mypy_found(found));
             return;
         }
         // pylint json2: `{"messages": [...], "statistics": {...}}`.
@@ -805,6 +844,33 @@ mod tests {
                 severities,
                 [Severity::Warning, Severity::Warning],
                 "{parser}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_mypy_column_is_the_character_only_one_reading_names() {
+        // The lines of fixtures/diagnostics/python/mypy-wide.py.txt, with
+        // what mypy 2.4.1 printed for them natively and under
+        // `--no-native-parser`.
+        let cases = [
+            ("s = \"😀\"; x: int = \"a\"", 16, None),
+            ("s = \"😀\"; x: int = \"a\"", 22, Some(19)),
+            ("t = \"héllo\"; y: int = \"b\"", 22, None),
+            ("t = \"héllo\"; y: int = \"b\"", 24, None),
+            ("u = \"日本\"; z: int = \"c\"", 16, None),
+            ("u = \"日本\"; z: int = \"c\"", 24, Some(20)),
+            ("v = 1; w: int = \"d\"", 17, Some(17)),
+            // Made up: non-ASCII text only after the column, and a column
+            // past the line's end.
+            ("x: int = \"a\"  # café", 10, Some(10)),
+            ("v = 1", 9, None),
+        ];
+        for (text, column, expected) in cases {
+            assert_eq!(
+                super::mypy_column(text, column),
+                expected,
+                "{text} {column}"
             );
         }
     }
