@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::ops::Range;
 
-use crate::diagnostics::Extractor;
+use crate::diagnostics::{Diagnostic, Extracted, Extractor, NO_TESTS_COLLECTED};
 
 use super::CapturedOutput;
 
@@ -46,15 +46,48 @@ pub struct Capture {
     /// Where the line being gathered starts in the log.
     line_start: u64,
     line_overflow: bool,
+    /// The extractor of the batch whose output is coming.
     extractor: Extractor,
+    /// Makes the extractor of the next batch: each batch is a run of the
+    /// tool of its own, read from its start (see `end_batch`).
+    next_extractor: Box<dyn Fn() -> Extractor>,
+    /// Whether output came since the last batch ended.
+    batch_open: bool,
+    /// What the batches that ended found, without duplicates and within
+    /// the check's cap.
+    found: Extracted,
+    seen: std::collections::HashSet<u64>,
+    /// The findings that a batch's tool found no test to run, with the
+    /// batch (see `forgive`): at most one per batch.
+    no_tests: Vec<(usize, Diagnostic)>,
+    batches: usize,
     /// Standard output of a verifier, kept whole up to a limit.
     answer: Option<(Vec<u8>, usize)>,
     /// What phasegate has to say about how the check ran (see `note`).
-    notes: Vec<String>,
+    notes: Vec<Note>,
+}
+
+/// A line of phasegate's own for the end of the log.
+enum Note {
+    Text(String),
+    /// The place of the line on how batch N (from 0) ended, written once
+    /// the check is over: where its output starts in the log is known
+    /// only then, when the log may have been cut.
+    Batch(usize),
+}
+
+/// Where the log was cut: it holds the output up to `limit`, a note of
+/// `note_len` bytes, then the output from `tail_from` to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    limit: u64,
+    note_len: u64,
+    tail_from: u64,
 }
 
 impl Capture {
-    pub fn new(log: File, extractor: Extractor) -> Capture {
+    /// `extractor` makes the extractor of each batch.
+    pub fn new(log: File, extractor: impl Fn() -> Extractor + 'static) -> Capture {
         Capture {
             log: Some(BufWriter::with_capacity(64 * 1024, log)),
             log_error: None,
@@ -65,7 +98,13 @@ impl Capture {
             line: Vec::new(),
             line_start: 0,
             line_overflow: false,
-            extractor,
+            extractor: extractor(),
+            next_extractor: Box::new(extractor),
+            batch_open: false,
+            found: Extracted::default(),
+            seen: std::collections::HashSet::new(),
+            no_tests: Vec::new(),
+            batches: 0,
             answer: None,
             notes: Vec::new(),
         }
@@ -80,7 +119,13 @@ impl Capture {
     /// output when it is over, never inside it: the diagnostics' places in
     /// the log are counted in bytes of output.
     pub fn note(&mut self, note: String) {
-        self.notes.push(note);
+        self.notes.push(Note::Text(note));
+    }
+
+    /// The place of the line on how batch `n` (from 0) ended, among the
+    /// other notes: `Finished::close` writes it.
+    pub fn note_batch(&mut self, n: usize) {
+        self.notes.push(Note::Batch(n));
     }
 
     /// Also keeps the stream whole, up to `limit` bytes (a verifier's answer).
@@ -96,6 +141,75 @@ impl Capture {
         Some((bytes.len() > *limit, bytes))
     }
 
+    /// Ends the output of a batch (one run of the check's tool): its last
+    /// line is its own, and what its extractor found joins the check's.
+    /// Whether its tool said it found no test to run: a batch whose files
+    /// hold none while another's hold some is no failure of the check (see
+    /// `forgive`). A batch that exited 0 (`exited_zero`) ran as its
+    /// command asks, and a finding that it had no test would be noise.
+    pub fn end_batch(&mut self, exited_zero: bool) -> bool {
+        if !self.line.is_empty() {
+            self.flush_line(self.total);
+        }
+        self.line_start = self.total;
+        let fresh = (self.next_extractor)();
+        let mut extracted = std::mem::replace(&mut self.extractor, fresh).finish();
+        if exited_zero {
+            extracted.exited_zero();
+        }
+        let batch = self.batches;
+        self.batches += 1;
+        self.batch_open = false;
+        self.found.dropped += extracted.dropped;
+        self.found.errors_fail |= extracted.errors_fail;
+        if self.found.parser.is_none() {
+            self.found.parser = extracted.parser;
+        }
+        // A batch with errors of another kind failed on them.
+        let other_errors = extracted.diagnostics.iter().any(|d| {
+            d.severity == crate::diagnostics::Severity::Error
+                && d.code.as_deref() != Some(NO_TESTS_COLLECTED)
+        });
+        let mut no_tests = false;
+        for d in extracted.diagnostics {
+            if d.code.as_deref() == Some(NO_TESTS_COLLECTED) && !no_tests {
+                no_tests = true;
+                self.no_tests.push((batch, d));
+            } else {
+                self.keep(d);
+            }
+        }
+        no_tests && !other_errors
+    }
+
+    /// The batches (from 0) whose finding that they found no test is
+    /// dropped: their tool found none among their files, and another
+    /// batch's tool ran the tests among its own. Run as one command line,
+    /// the tool would have found those and never said it.
+    pub fn forgive(&mut self, batches: &[usize]) {
+        self.no_tests.retain(|(batch, _)| !batches.contains(batch));
+    }
+
+    /// Keeps `d` unless an earlier batch found the same, within the cap.
+    fn keep(&mut self, d: Diagnostic) {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (
+            &d.file, d.line, d.column, d.severity, &d.code, &d.test, &d.message,
+        )
+            .hash(&mut hasher);
+        let hash = hasher.finish();
+        if self.seen.contains(&hash) {
+            return;
+        }
+        if self.found.diagnostics.len() >= crate::diagnostics::MAX_DIAGNOSTICS_PER_CHECK {
+            self.found.dropped += 1;
+        } else {
+            self.seen.insert(hash);
+            self.found.diagnostics.push(d);
+        }
+    }
+
     /// Takes the next chunk of output.
     pub fn push(&mut self, bytes: &[u8]) {
         if let Some((answer, limit)) = self.answer.as_mut() {
@@ -108,6 +222,7 @@ impl Capture {
     /// Takes the next chunk of a verifier's standard error: output like
     /// any other, but no part of its answer.
     pub fn push_stderr(&mut self, bytes: &[u8]) {
+        self.batch_open |= !bytes.is_empty();
         let chunk_start = self.total;
         self.total += bytes.len() as u64;
         // Up to the limit; the rest of the output is left out of the log,
@@ -216,22 +331,33 @@ impl Capture {
         self.line_overflow = false;
     }
 
-    /// Flushes the log and returns what was kept: the output, the
-    /// extractor's findings and any error writing the log.
+    /// Ends the output: the log gets the last bytes if it was cut, and
+    /// what was kept is returned with the extractor's findings, their
+    /// places in the log as it is written (see `Finished::log_range`).
+    /// The notes are written by `Finished::close`.
     pub fn finish(mut self) -> Finished {
-        if !self.line.is_empty() {
-            self.flush_line(self.total);
+        if self.batch_open || self.batches == 0 {
+            self.end_batch(false);
         }
-        if let Some(mut log) = self.log.take() {
-            if self.total > self.log_limit {
-                let left_out = self.total - self.log_limit;
-                let tail_len =
-                    usize::try_from(left_out).map_or(self.tail.len(), |n| n.min(self.tail.len()));
-                let tail = &self.tail[self.tail.len() - tail_len..];
-                let note = format!(
-                    "\n[phasegate: the log stops at {} bytes; {} more were printed, of which the last {} follow]\n",
-                    self.log_limit, left_out, tail_len
-                );
+        for (_, d) in std::mem::take(&mut self.no_tests) {
+            self.keep(d);
+        }
+        let mut cut = None;
+        if self.total > self.log_limit {
+            let left_out = self.total - self.log_limit;
+            let tail_len =
+                usize::try_from(left_out).map_or(self.tail.len(), |n| n.min(self.tail.len()));
+            let tail = &self.tail[self.tail.len() - tail_len..];
+            let note = format!(
+                "\n[phasegate: the log stops at {} bytes; {} more were printed, of which the last {} follow]\n",
+                self.log_limit, left_out, tail_len
+            );
+            cut = Some(Cut {
+                limit: self.log_limit,
+                note_len: note.len() as u64,
+                tail_from: self.total - tail_len as u64,
+            });
+            if let Some(log) = self.log.as_mut() {
                 if let Err(e) = log
                     .write_all(note.as_bytes())
                     .and_then(|()| log.write_all(tail))
@@ -239,28 +365,23 @@ impl Capture {
                     self.log_error = Some(e);
                 }
             }
-            if !self.notes.is_empty() {
-                // On a line of their own, after output that may not end one.
-                let last = self.tail.last().or(self.head.last());
-                let mut text = String::from(if last.is_some_and(|b| *b != b'\n') {
-                    "\n"
-                } else {
-                    ""
-                });
-                for note in &self.notes {
-                    text.push_str("[phasegate: ");
-                    text.push_str(note);
-                    text.push_str("]\n");
-                }
-                if let Err(e) = log.write_all(text.as_bytes()) {
-                    self.log_error = Some(e);
-                }
-            }
-            if let Err(e) = log.flush() {
-                self.log_error = Some(e);
+        }
+        let mut extracted = std::mem::take(&mut self.found);
+        if cut.is_some() {
+            // The places found in the output, made places in the log: a
+            // line the cut left out has none there.
+            for d in &mut extracted.diagnostics {
+                d.log_range = d
+                    .log_range
+                    .and_then(|(start, end)| log_range(cut, start, end));
             }
         }
-        let extracted = self.extractor.finish();
+        // On a line of their own, after output that may not end one.
+        let line_open = self
+            .tail
+            .last()
+            .or(self.head.last())
+            .is_some_and(|b| *b != b'\n');
         let mut tail = self.tail;
         if tail.len() > TAIL_BYTES {
             tail.drain(..tail.len() - TAIL_BYTES);
@@ -273,14 +394,80 @@ impl Capture {
             },
             extracted,
             log_error: self.log_error,
+            log: self.log,
+            notes: self.notes,
+            line_open,
+            cut,
         }
+    }
+}
+
+/// Where the bytes `start..end` of the output are in the log `cut` left,
+/// when it holds them whole.
+fn log_range(cut: Option<Cut>, start: u64, end: u64) -> Option<(u64, u64)> {
+    let Some(cut) = cut else {
+        return Some((start, end));
+    };
+    if end <= cut.limit {
+        Some((start, end))
+    } else if start >= cut.tail_from {
+        let shift = cut.limit + cut.note_len;
+        Some((start - cut.tail_from + shift, end - cut.tail_from + shift))
+    } else {
+        None
     }
 }
 
 pub struct Finished {
     pub output: CapturedOutput,
-    pub extracted: crate::diagnostics::Extracted,
+    pub extracted: Extracted,
     pub log_error: Option<io::Error>,
+    /// The log, its notes still to be written (see `close`).
+    log: Option<BufWriter<File>>,
+    notes: Vec<Note>,
+    /// The output does not end its last line.
+    line_open: bool,
+    cut: Option<Cut>,
+}
+
+impl Finished {
+    /// Where byte `at` of the output (the start of a batch's output) is in
+    /// the log as written; `None` when the cut left it out. A start at the
+    /// very end of the output is the end of the log's output.
+    pub fn log_offset(&self, at: u64) -> Option<u64> {
+        match self.cut {
+            Some(cut) if at >= cut.tail_from => Some(at - cut.tail_from + cut.limit + cut.note_len),
+            Some(cut) if at >= cut.limit => None,
+            _ => Some(at),
+        }
+    }
+
+    /// Writes phasegate's notes after the output, `batches[n]` the line on
+    /// how batch `n` ended, and flushes the log.
+    pub fn close(&mut self, batches: &[String]) {
+        let Some(mut log) = self.log.take() else {
+            return;
+        };
+        if !self.notes.is_empty() {
+            let mut text = String::from(if self.line_open { "\n" } else { "" });
+            for note in &self.notes {
+                text.push_str("[phasegate: ");
+                match note {
+                    Note::Text(note) => text.push_str(note),
+                    Note::Batch(n) => {
+                        text.push_str(batches.get(*n).map_or("", String::as_str));
+                    }
+                }
+                text.push_str("]\n");
+            }
+            if let Err(e) = log.write_all(text.as_bytes()) {
+                self.log_error = Some(e);
+            }
+        }
+        if let Err(e) = log.flush() {
+            self.log_error = Some(e);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -289,17 +476,21 @@ mod tests {
     use crate::config::{Origin, ParserChoice};
     use std::path::Path;
 
-    fn capture(dir: &Path) -> Capture {
-        let log = File::create(dir.join("c.log")).unwrap();
-        let extractor = Extractor::new(
+    fn extractor(dir: &Path) -> Extractor {
+        Extractor::new(
             "c",
             Origin::Lint,
             &ParserChoice::Auto,
             &["sh".to_string()],
             dir,
             dir,
-        );
-        Capture::new(log, extractor)
+        )
+    }
+
+    fn capture(dir: &Path) -> Capture {
+        let log = File::create(dir.join("c.log")).unwrap();
+        let dir = dir.to_path_buf();
+        Capture::new(log, move || extractor(&dir))
     }
 
     #[test]
@@ -313,7 +504,8 @@ mod tests {
             c.push(&[b'c'; 1000]);
         }
         c.push(b"last words\n");
-        let done = c.finish();
+        let mut done = c.finish();
+        done.close(&[]);
         assert!(done.log_error.is_none());
         let log = std::fs::read(dir.path().join("c.log")).unwrap();
         let text = String::from_utf8_lossy(&log);
@@ -338,11 +530,57 @@ mod tests {
     }
 
     #[test]
+    fn places_in_a_cut_log_point_at_the_bytes_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = capture(dir.path());
+        c.log_limit = 1000;
+        c.push(b"a.c:1:1: error: before the cut\n");
+        c.push(&[b'.'; 2000]);
+        c.push(b"\nb.c:2:1: error: cut out\n");
+        // Past the head kept in memory, so the log's end has the tail.
+        for _ in 0..10_000 {
+            c.push(b"filler line\n");
+        }
+        c.push(b"c.c:3:1: error: after the cut\n");
+        let mut done = c.finish();
+        assert!(done.log_offset(5).is_some() && done.log_offset(1500).is_none());
+        done.close(&[]);
+        let log = std::fs::read(dir.path().join("c.log")).unwrap();
+        let at: Vec<(&str, Option<String>)> = done
+            .extracted
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let text = d.log_range.map(|(start, end)| {
+                    let range = usize::try_from(start).unwrap()..usize::try_from(end).unwrap();
+                    String::from_utf8_lossy(&log[range]).into_owned()
+                });
+                (d.message.as_str(), text)
+            })
+            .collect();
+        assert_eq!(
+            at,
+            [
+                (
+                    "before the cut",
+                    Some("a.c:1:1: error: before the cut".into())
+                ),
+                ("cut out", None),
+                (
+                    "after the cut",
+                    Some("c.c:3:1: error: after the cut".into())
+                ),
+            ]
+        );
+    }
+
+    #[test]
     fn a_line_rewritten_with_carriage_returns_is_what_it_ends_as() {
         let dir = tempfile::tempdir().unwrap();
         let mut c = capture(dir.path());
         c.push(b"checking 1/2\rd.c:2:1: error: bad\r\n");
-        let done = c.finish();
+        let mut done = c.finish();
+        done.close(&[]);
         let d = &done.extracted.diagnostics[0];
         assert_eq!(d.file.as_deref(), Some("d.c"));
         assert_eq!(d.message, "bad");
@@ -353,7 +591,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut c = capture(dir.path());
         c.push(b"a.c:2:1: error: carriage\rreturn\na.c:1:1: error: second\n");
-        let done = c.finish();
+        let mut done = c.finish();
+        done.close(&[]);
         let found: Vec<(Option<u32>, &str)> = done
             .extracted
             .diagnostics
@@ -372,7 +611,8 @@ mod tests {
             c.push(&chunk);
         }
         c.push(b"\nthe end\n");
-        let done = c.finish();
+        let mut done = c.finish();
+        done.close(&[]);
         assert_eq!(done.output.total_bytes, 10_000_009);
         assert_eq!(done.output.head.len(), HEAD_BYTES);
         assert_eq!(done.output.tail.len(), TAIL_BYTES);
@@ -395,7 +635,8 @@ mod tests {
         ] {
             c.push(piece);
         }
-        let done = c.finish();
+        let mut done = c.finish();
+        done.close(&[]);
         assert_eq!(
             done.extracted.diagnostics.len(),
             2,

@@ -177,9 +177,14 @@ pub struct CheckOutcome {
 pub struct BatchOutcome {
     pub termination: Termination,
     pub duration: Duration,
-    /// How many bytes the check had printed before this batch started:
-    /// where its output starts in the log (until the log is cut).
-    pub output_from: u64,
+    /// Where its output starts in the check's log as written: how many
+    /// bytes the check had printed before it, moved past the note where
+    /// the log was cut; `None` when the cut left its start out.
+    pub output_from: Option<u64>,
+    /// Its tool found no test among its files, and another batch's tool
+    /// ran the tests among its own: its exit status does not count, as it
+    /// would not have been the tool's with every file on one command line.
+    pub found_no_tests: bool,
 }
 
 /// Progress reported while checks run, for a live display.

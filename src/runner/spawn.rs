@@ -111,7 +111,8 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
         }
     };
     let verifier = plan.kind == CheckKind::Verifier;
-    let mut capture = Capture::new(log, extractor(plan));
+    let make = extractor(plan);
+    let mut capture = Capture::new(log, make);
     if verifier {
         capture.keep_answer(MAX_ANSWER_BYTES);
     }
@@ -124,6 +125,35 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
     if termination == Termination::Exited(0) {
         finished.extracted.exited_zero();
     }
+    // Where each batch's output starts in the log as written, and the
+    // log's line on how each ended.
+    let of = plan.invocations.len();
+    let notes: Vec<String> = outcome
+        .batches
+        .iter_mut()
+        .enumerate()
+        .map(|(n, batch)| {
+            let at = batch.output_from.unwrap_or_default();
+            batch.output_from = finished.log_offset(at);
+            let from = match batch.output_from {
+                Some(from) => format!("its output from byte {from}"),
+                None => format!(
+                    "its output from byte {at} of the output, where the log is cut"
+                ),
+            };
+            let forgiven = if batch.found_no_tests {
+                "; its tool found no test among its files, and another batch's ran some: its status does not count"
+            } else {
+                ""
+            };
+            format!(
+                "batch {} of {of} ({from}): {}{forgiven}",
+                n + 1,
+                ended(&batch.termination)
+            )
+        })
+        .collect();
+    finished.close(&notes);
     outcome.output = finished.output;
     outcome.diagnostics = finished.extracted.diagnostics;
     outcome.dropped_diagnostics = finished.extracted.dropped;
@@ -284,9 +314,9 @@ fn unusable_cwd(cwd: &std::path::Path, root: &std::path::Path) -> Option<String>
     })
 }
 
-/// The diagnostics extractor for the check's output; its parser may be
-/// picked by the command's first arguments.
-fn extractor(plan: &CheckPlan) -> Extractor {
+/// What makes the diagnostics extractor of each batch of the check's
+/// output; its parser may be picked by the command's first arguments.
+fn extractor(plan: &CheckPlan) -> impl Fn() -> Extractor + 'static {
     let argv: Vec<String> = plan
         .invocations
         .first()
@@ -298,14 +328,9 @@ fn extractor(plan: &CheckPlan) -> Extractor {
                 .collect()
         })
         .unwrap_or_default();
-    Extractor::new(
-        &plan.name,
-        plan.origin,
-        &plan.parser,
-        &argv,
-        &plan.root,
-        &plan.cwd,
-    )
+    let (name, origin, parser) = (plan.name.clone(), plan.origin, plan.parser.clone());
+    let (root, cwd) = (plan.root.clone(), plan.cwd.clone());
+    move || Extractor::new(&name, origin, &parser, &argv, &root, &cwd)
 }
 
 /// Runs the check's invocations (one per batch of files) in turn: how the
@@ -330,7 +355,6 @@ fn run_batches<'a>(
     capture: &mut Capture,
 ) -> (Termination, Answers<'a>, Option<i32>, Vec<BatchOutcome>) {
     let verifier = plan.kind == CheckKind::Verifier;
-    let mut first_exit = 0;
     let mut event: Option<Termination> = None;
     let mut answers = Answers::new(plan);
     let mut ended_batches = Vec::new();
@@ -356,26 +380,20 @@ fn run_batches<'a>(
         if let Some(answer) = capture.take_answer() {
             answers.add(answer);
         }
+        let no_tests = capture.end_batch(this == Termination::Exited(0));
         // The log says how each batch ended, and where its output starts.
         if batches > 1 {
-            capture.note(format!(
-                "batch {} of {batches} (its output from byte {from}): {}",
-                n + 1,
-                ended(&this)
-            ));
+            capture.note_batch(n);
         }
         ended_batches.push(BatchOutcome {
             termination: this.clone(),
             duration: started.elapsed(),
-            output_from: from,
+            output_from: Some(from),
+            found_no_tests: no_tests && this != Termination::Exited(0),
         });
         let stops = matches!(this, Termination::TimedOut(_) | Termination::Interrupted);
         match this {
-            Termination::Exited(code) => {
-                if first_exit == 0 {
-                    first_exit = code;
-                }
-            }
+            Termination::Exited(_) => {}
             // What stopped the check is its end, whatever came before.
             other if stops => event = Some(other),
             other => {
@@ -389,6 +407,28 @@ fn run_batches<'a>(
             break;
         }
     }
+    // A batch whose tool found no test among its files fails only when
+    // no batch's tool found any: run as one command line, the tool would
+    // have run those and never said it.
+    let ran_tests = ended_batches
+        .iter()
+        .any(|b| matches!(b.termination, Termination::Exited(_)) && !b.found_no_tests);
+    let mut forgiven = Vec::new();
+    for (n, batch) in ended_batches.iter_mut().enumerate() {
+        batch.found_no_tests &= ran_tests;
+        if batch.found_no_tests {
+            forgiven.push(n);
+        }
+    }
+    capture.forgive(&forgiven);
+    let first_exit = ended_batches
+        .iter()
+        .filter(|b| !b.found_no_tests)
+        .find_map(|b| match b.termination {
+            Termination::Exited(code) if code != 0 => Some(code),
+            _ => None,
+        })
+        .unwrap_or(0);
     match event {
         Some(event) => {
             let failed_batch = (first_exit != 0).then_some(first_exit);
@@ -1964,6 +2004,83 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_batch_whose_files_hold_no_test_fails_only_when_no_batch_ran_any() {
+        // Two batches of real pytest runs: one over a helper module that
+        // holds no test (pytest exits 5), one over a test that fails.
+        if which::which("pytest").is_err() {
+            eprintln!("skipped: pytest is not installed (`pip install pytest`)");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("helpers.py"), "VALUE = 1\n").unwrap();
+        std::fs::write(
+            dir.path().join("test_x.py"),
+            "def test_x():\n    assert 1 == 2\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("test_ok.py"), "def test_ok():\n    pass\n").unwrap();
+        let pytest = |files: &[&[&str]]| -> Vec<Invocation> {
+            files
+                .iter()
+                .map(|names| {
+                    let mut argv = vec!["pytest", "-q", "-p", "no:cacheprovider"];
+                    argv.extend_from_slice(names);
+                    Invocation::new(argv)
+                })
+                .collect()
+        };
+        let mut p = plan(dir.path(), "c", "", Duration::from_secs(60));
+        p.invocations = pytest(&[&["helpers.py"], &["test_x.py"]]);
+        let outcome = run_check(&p);
+        // The failing test is the check's one error, and its status the
+        // check's.
+        assert_eq!(outcome.termination, Termination::Exited(1));
+        let codes: Vec<Option<&str>> = outcome
+            .diagnostics
+            .iter()
+            .map(|d| d.code.as_deref())
+            .collect();
+        assert!(
+            !codes.contains(&Some(crate::diagnostics::NO_TESTS_COLLECTED)),
+            "{:?}",
+            outcome.diagnostics
+        );
+        assert!(
+            outcome
+                .diagnostics
+                .iter()
+                .any(|d| d.message.contains("assert 1 == 2")),
+            "{:?}",
+            outcome.diagnostics
+        );
+        assert_eq!(outcome.batches[0].termination, Termination::Exited(5));
+        assert!(outcome.batches[0].found_no_tests);
+        let log = std::fs::read_to_string(&p.log_path).unwrap();
+        assert!(
+            log.contains("exited 5; its tool found no test among its files"),
+            "{log}"
+        );
+        // With the other batch passing, the check passes.
+        p.invocations = pytest(&[&["helpers.py"], &["test_ok.py"]]);
+        let outcome = run_check(&p);
+        assert_eq!(outcome.termination, Termination::Exited(0));
+        assert_eq!(outcome.diagnostics, []);
+        // With no batch running a test, the check fails for want of one,
+        // said once.
+        p.invocations = pytest(&[&["helpers.py"], &["helpers.py"]]);
+        let outcome = run_check(&p);
+        assert_eq!(outcome.termination, Termination::Exited(5));
+        assert_eq!(
+            outcome
+                .diagnostics
+                .iter()
+                .map(|d| d.code.as_deref())
+                .collect::<Vec<_>>(),
+            [Some(crate::diagnostics::NO_TESTS_COLLECTED)]
+        );
+    }
+
+    #[test]
     fn a_batch_that_crashes_does_not_keep_the_next_from_running() {
         let dir = tempfile::tempdir().unwrap();
         let mut p = plan(dir.path(), "c", "", Duration::from_secs(30));
@@ -1977,7 +2094,7 @@ pub(super) mod tests {
         // The crash is the check's end; the first failure stands beside it.
         assert_eq!(outcome.termination, Termination::Signaled(11));
         assert_eq!(outcome.failed_batch, Some(4));
-        let ends: Vec<(Termination, u64)> = outcome
+        let ends: Vec<(Termination, Option<u64>)> = outcome
             .batches
             .iter()
             .map(|b| (b.termination.clone(), b.output_from))
@@ -1985,9 +2102,9 @@ pub(super) mod tests {
         assert_eq!(
             ends,
             [
-                (Termination::Signaled(11), 0),
-                (Termination::Exited(4), 2),
-                (Termination::Exited(6), 4),
+                (Termination::Signaled(11), Some(0)),
+                (Termination::Exited(4), Some(2)),
+                (Termination::Exited(6), Some(4)),
             ]
         );
         assert_eq!(

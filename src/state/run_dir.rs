@@ -84,13 +84,24 @@ impl RunDir {
         self.path.join(format!("{}.log", file_stem(check)))
     }
 
-    /// Writes what was run for a check, so a person can replay it.
+    /// Writes what was run for a check, so a person can replay it: the
+    /// record, and beside it a script for each batch that replays it.
     pub fn write_invocation(
         &self,
         plan: &CheckPlan,
         outcome: &CheckOutcome,
         pinned: &[(String, String)],
     ) -> io::Result<()> {
+        let stem = file_stem(&plan.name);
+        let of = outcome.invocations.len();
+        let mut replays = Vec::with_capacity(of);
+        for (n, invocation) in outcome.invocations.iter().enumerate() {
+            let script = self.path.join(format!("{stem}.batch-{}.sh", n + 1));
+            let text = replay_script(&plan.name, n + 1, of, &plan.cwd, pinned, &invocation.argv);
+            let mut file = create_run_file(&script)?;
+            file.write_all(text.as_bytes())?;
+            replays.push(sh_command(&["sh".into(), script.into_os_string()]));
+        }
         let record = InvocationRecord {
             check: &plan.name,
             argv: outcome
@@ -119,18 +130,20 @@ impl RunDir {
                     BatchRecord {
                         argv: invocation.display(),
                         command: sh_command(&invocation.argv),
+                        replay: replays[n].clone(),
                         termination: ended.map_or_else(
                             || serde_json::json!({"not_run": true}),
                             |b| termination_record(&b.termination),
                         ),
                         duration_ms: ended
                             .map(|b| u64::try_from(b.duration.as_millis()).unwrap_or(u64::MAX)),
-                        output_from: ended.map(|b| b.output_from),
+                        output_from: ended.and_then(|b| b.output_from),
+                        found_no_tests: ended.is_some_and(|b| b.found_no_tests),
                     }
                 })
                 .collect(),
         };
-        let path = self.path.join(format!("{}.json", file_stem(&plan.name)));
+        let path = self.path.join(format!("{stem}.json"));
         write_json(&path, &record)
     }
 
@@ -170,12 +183,22 @@ struct BatchRecord {
     /// The same argv as one `sh` command line that runs exactly those
     /// bytes, a file name that is not UTF-8 included (see `sh_command`).
     command: String,
+    /// `sh` and the script beside the record that runs `command` in the
+    /// check's working directory, with the variables phasegate pins set
+    /// and the ones it removes unset. A batch sized to the argument limit
+    /// has a `command` longer than `sh -c` or a terminal takes (one
+    /// argument may not exceed 128 KiB), and a script has no such limit.
+    replay: String,
     /// `{"not_run": true}` for a batch the check's timeout or an
     /// interrupt kept from starting.
     termination: serde_json::Value,
     duration_ms: Option<u64>,
-    /// Where its output starts in the check's log, in bytes of output.
+    /// Where its output starts in the check's log; `null` for a batch not
+    /// run, or whose start the log left out where it was cut.
     output_from: Option<u64>,
+    /// Its tool found no test among its files while another batch's ran
+    /// some: its exit status does not count for the check.
+    found_no_tests: bool,
 }
 
 /// `argv` as a POSIX `sh` command line a person can paste to run the very
@@ -213,6 +236,45 @@ fn sh_command(argv: &[std::ffi::OsString]) -> String {
         }
     }
     line
+}
+
+/// The `sh` script that replays batch `n` of `of` of the check `name`:
+/// it goes to the check's working directory, sets the variables phasegate
+/// pins (their values are phasegate's own, never the user's), unsets the
+/// ones it removes, and runs the batch's argv byte for byte. The values of
+/// the check's own `env` are never written: the record names them.
+fn replay_script(
+    name: &str,
+    n: usize,
+    of: usize,
+    cwd: &Path,
+    pinned: &[(String, String)],
+    argv: &[std::ffi::OsString],
+) -> String {
+    // A name holding a line break must not end the comment early.
+    let shown: String = name
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    let mut text = format!(
+        "# Replays batch {n} of {of} of the check `{shown}` as phasegate ran it.\n\
+         # The variables its `env` sets in phasegate.toml are not written here.\n\
+         cd {} || exit\n",
+        sh_command(&[cwd.as_os_str().to_os_string()])
+    );
+    for (key, value) in pinned {
+        text.push_str(&format!("export {key}={}\n", sh_command(&[value.into()])));
+    }
+    let removed: Vec<&str> = crate::runner::REMOVED_ENV
+        .iter()
+        .chain(crate::runner::GIT_LOCAL_ENV)
+        .copied()
+        .collect();
+    text.push_str(&format!("unset {}\n", removed.join(" ")));
+    text.push_str("exec ");
+    text.push_str(&sh_command(argv));
+    text.push('\n');
+    text
 }
 
 /// The file in a run's directory naming the work tree it ran in.

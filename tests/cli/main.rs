@@ -67,6 +67,7 @@ mod reports_more;
 mod run_more;
 mod runner;
 mod runner_more;
+mod runner_replay;
 mod runner_review;
 mod runner_tree;
 mod select_review;
