@@ -31,6 +31,7 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
         failed_checks: Vec::new(),
         checked_phase: None,
         unverified: std::collections::BTreeMap::new(),
+        phases: Some(config.phases.keys().cloned().collect()),
         now: Some(crate::handoff::time::now()),
     };
     match command {
@@ -39,7 +40,7 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
         }
         HandoffCommand::Stamp { path } => stamp(ctx, &root, &rules, path, io),
         HandoffCommand::Feedback { path, format } => {
-            give_feedback(ctx, &root, rules, path, *format, io)
+            give_feedback(ctx, &root, &config, rules, path, *format, io)
         }
     }
 }
@@ -111,6 +112,7 @@ fn validate(
 fn give_feedback(
     ctx: &Context,
     root: &Path,
+    config: &config::Config,
     mut rules: Rules,
     path: &Path,
     format: Format,
@@ -143,11 +145,21 @@ fn give_feedback(
     if let Some(run) = &runs.of_phase {
         rules.failed_checks = run.failed_checks();
         rules.checked_phase.clone_from(&run.phase);
+        // A claim on a check that run did not verify (skipped, not
+        // installed, left out by `--check`) is no more proven here than it
+        // was in the run, which warned: the feedback says what to run.
+        let configured: Vec<String> = run
+            .phase
+            .as_deref()
+            .and_then(|phase| config.checks_for(phase, run.workflow.as_deref()))
+            .map(|specs| specs.iter().map(|spec| spec.name.clone()).collect())
+            .unwrap_or_default();
+        rules.unverified = run.unverified(&rules.claims, &configured);
     }
     let report = validated(&rules);
     let data = feedback(
         &report,
-        &rules.claims,
+        &rules,
         runs.of_phase.as_ref(),
         runs.newest.as_ref(),
     );
@@ -184,7 +196,19 @@ fn missing(
         .map(|(given, _)| format!("`{}`", given.display()))
         .collect();
     if !absent.is_empty() {
-        let message = format!("no such file: {}; check the path", absent.join(", "));
+        // A pattern the shell matched to nothing reaches phasegate as
+        // written (or one quoted, never expanded), and reads like a typo.
+        let pattern = given
+            .iter()
+            .zip(full)
+            .filter(|(_, full)| std::fs::symlink_metadata(full).is_err())
+            .any(|(given, _)| given.to_string_lossy().contains(['*', '?', '[']));
+        let help = if pattern {
+            "; a pattern is not expanded by phasegate, and the shell found no file matching it (or it was quoted): name the documents, or give no path for every tracked one"
+        } else {
+            "; check the path"
+        };
+        let message = format!("no such file: {}{help}", absent.join(", "));
         return Some(usage(&message, format, io));
     }
     // A directory is no document: reading it would report an "error at

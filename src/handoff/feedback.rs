@@ -8,23 +8,25 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::last_run::LastRun;
-use super::validate::HandoffReport;
+use super::validate::{HandoffReport, Rules};
 
 /// One thing to fix.
 #[derive(Debug, Clone, Serialize)]
 pub struct FeedbackItem {
     /// `checkpoint` (one that does not pass), `claim` (one that says pass
-    /// where the last run's check failed) or `defect`.
+    /// where the last run's check failed), `unverified` (one that says
+    /// pass where the last run's check verified nothing) or `defect`.
     pub kind: &'static str,
     /// The checkpoint or field.
     pub name: String,
-    /// A checkpoint's status; `contradicted` for a claim, `invalid` for a
-    /// defect.
+    /// A checkpoint's status; `contradicted` for a claim, `unverified` for
+    /// a claim nothing confirmed, `invalid` for a defect.
     pub status: String,
     pub reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<String>,
-    /// The check that verifies the checkpoint, when the last run failed it.
+    /// The check that verifies the checkpoint, when the last run failed
+    /// it, or, for an `unverified` claim, the check that did not verify it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<String>,
     /// That check's first errors in the last run, `file:line: message`.
@@ -136,6 +138,10 @@ pub struct Blocked {
 pub struct NoRunOfPhase {
     /// The document's stage, the phase a run must have checked.
     pub phase: String,
+    /// The configuration has no such phase: a run of it is a usage error,
+    /// and the advice is to add it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub not_configured: bool,
     /// The newest run there is, which checked another phase.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub newest_run: Option<String>,
@@ -192,18 +198,56 @@ fn fix_for_claim(
     )
 }
 
-/// Builds the feedback for a validated document. `claims` maps each
+/// What to do about a claim the last run's `check` verified nothing of
+/// (`why`, as `LastRun::unverified` says): make the check run, in the way
+/// that reason calls for. The skip reasons are the verdict's words
+/// (`gate::SkipReason`); any other reason gets the general advice, which
+/// is still right.
+fn fix_for_unverified(
+    checkpoint: &str,
+    check: &str,
+    why: &str,
+    in_run: bool,
+    phase: &str,
+) -> String {
+    let run = format!("`phasegate run --check {check}`");
+    let how = match why {
+        _ if !in_run && why == super::last_run::NOT_ASKED => {
+            format!("run it: {run} (or `phasegate run` for every check)")
+        }
+        _ if !in_run => format!(
+            "add a check `{check}` to phase `{phase}` in `phasegate.toml`, or remove the claim from `[handoff.claims]` if nothing is to verify it"
+        ),
+        "no selected file matches its `files`" | "no files selected for `{files}`" => format!(
+            "it runs only when a selected file matches its `files`: select them (`phasegate run --all-files --check {check}`)"
+        ),
+        "skipped by PHASEGATE_SKIP" => {
+            format!("run it without `PHASEGATE_SKIP` naming it: {run}")
+        }
+        "disabled (on_failure = \"skip\")" => format!(
+            "it is switched off (`on_failure = \"skip\"` in `phasegate.toml`): set its `on_failure` to `block` or `warn`, then {run}"
+        ),
+        _ => format!("fix what kept it from verifying anything ({why}), then {run}"),
+    };
+    format!(
+        "make check `{check}` run and pass before handing off: {how}. Until it has, `{checkpoint}` is a claim nothing confirmed"
+    )
+}
+
+/// Builds the feedback for a validated document. `rules.claims` maps each
 /// checkpoint to the check that verifies it; `last_run` is the newest run
 /// of the document's phase, the evidence the claims are held against (the
-/// caller validated the document with its failed checks), and `newest`
+/// caller validated the document with its failed checks, and
+/// `rules.unverified` holds the checks it verified nothing of), and `newest`
 /// the newest run of any phase, named when none of the document's phase
 /// is recorded.
 pub fn feedback(
     report: &HandoffReport,
-    claims: &BTreeMap<String, String>,
+    rules: &Rules,
     last_run: Option<&LastRun>,
     newest: Option<&LastRun>,
 ) -> Feedback {
+    let claims = &rules.claims;
     // The last run's result for the check a checkpoint claims, when that
     // check failed.
     let failed_check = |name: &str| {
@@ -237,6 +281,37 @@ pub fn feedback(
             }
             None => {}
         }
+    }
+    // A claim the last run could not check: the run warned, and an agent
+    // reading "passed" here would hand off work no check has seen.
+    for issue in &report.warnings {
+        let (Some(check), Some(run)) = (&issue.unverified_by, last_run) else {
+            continue;
+        };
+        let Some(why) = rules.unverified.get(check) else {
+            continue;
+        };
+        let name = issue
+            .field
+            .strip_prefix("checkpoints.")
+            .unwrap_or(&issue.field)
+            .to_string();
+        let phase = run.phase.as_deref().unwrap_or("?");
+        items.push(FeedbackItem {
+            kind: "unverified",
+            fix: fix_for_unverified(&name, check, why, run.check(check).is_some(), phase),
+            reason: format!(
+                "claim not verified: `{name}` says pass, but check `{check}` verified nothing in run `{}` ({why}), so nothing confirmed it",
+                run.run_id
+            ),
+            name,
+            status: "unverified".to_string(),
+            details: None,
+            check: Some(check.clone()),
+            errors: Vec::new(),
+            log: None,
+            line: issue.line,
+        });
     }
     for issue in &report.errors {
         if let Some(check) = &issue.contradicted_by {
@@ -318,6 +393,7 @@ pub fn feedback(
         no_run_of_phase: match (last_run, &report.stage) {
             (None, Some(stage)) => Some(NoRunOfPhase {
                 phase: stage.clone(),
+                not_configured: rules.phases.as_ref().is_some_and(|p| !p.contains(stage)),
                 newest_run: newest.map(|run| run.run_id.clone()),
                 newest_phase: newest.and_then(|run| run.phase.clone()),
             }),

@@ -118,6 +118,104 @@ pub fn shared_ids<'a>(reports: impl IntoIterator<Item = &'a mut HandoffReport>) 
     }
 }
 
+/// How much of a document outside the selection is read for its `id` and
+/// `stage`: a frontmatter's fields fit many times over, and a thousand
+/// documents cost a few megabytes at most.
+pub const HEAD_BYTES: usize = 16 << 10;
+
+/// A document the run did not select, as far as a new one may clash with
+/// it: where it is, its id and stage, and the line of its id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Known {
+    pub path: String,
+    pub id: String,
+    pub stage: String,
+    pub line: usize,
+}
+
+impl Known {
+    /// Reads `id` and `stage` from a document's first bytes (`head`, at
+    /// most `HEAD_BYTES`; `more` when the document goes on). `None` when
+    /// its frontmatter does not close within them or names neither: such
+    /// a document is invalid on its own, and reported when it is selected.
+    pub fn read(path: &str, head: &[u8], more: bool) -> Option<Known> {
+        let rules = super::Rules::default();
+        let report = if more {
+            let document = super::read::Document {
+                bytes: head.to_vec(),
+                truncated: true,
+            };
+            super::validate_document(path, &document, &rules).0
+        } else {
+            super::validate_bytes(path, head, &rules).0
+        };
+        Some(Known {
+            path: path.to_string(),
+            id: report.id?.trim().to_string(),
+            stage: report.stage?,
+            line: report.id_at?.line,
+        })
+    }
+}
+
+/// Whether a document's first bytes hold any of `ids` at all: one that
+/// does not cannot say `id:` with it, and is not worth parsing. Reading a
+/// thousand documents' frontmatter as YAML costs a tenth of a second; a
+/// search through their bytes, a few milliseconds.
+pub fn mentions_any(head: &[u8], ids: &[String]) -> bool {
+    ids.iter()
+        .any(|id| !id.is_empty() && memchr::memmem::find(head, id.as_bytes()).is_some())
+}
+
+/// The documents a staged run did not select, for its new ones: a commit
+/// that adds a copy of a committed document, its id unchanged, shows the
+/// copy alone, and `shared_ids` would find nobody to share it with.
+#[derive(Debug, Clone, Default)]
+pub struct Committed {
+    /// The selected documents the commit adds.
+    pub new: Vec<String>,
+    /// The others the index holds, with an id and a stage.
+    pub known: Vec<Known>,
+}
+
+/// An error on the `id` of each new document (`committed.new`) whose id
+/// and stage a committed one (`committed.known`) has already: the new one
+/// is the copy, whatever its name, since the other was there first.
+pub fn shared_with_committed<'a>(
+    reports: impl IntoIterator<Item = &'a mut HandoffReport>,
+    committed: &Committed,
+) {
+    if committed.known.is_empty() {
+        return;
+    }
+    for report in reports {
+        if !committed.new.contains(&report.path) {
+            continue;
+        }
+        let (Some(id), Some(stage), Some(at)) = (&report.id, &report.stage, report.id_at) else {
+            continue;
+        };
+        let id = id.trim();
+        let Some(other) = committed
+            .known
+            .iter()
+            .find(|k| k.id == id && k.stage == *stage && k.path != report.path)
+        else {
+            continue;
+        };
+        report.errors.push(issue(
+            at,
+            "id",
+            format!(
+                "`id: {id}` is also the id of `{}` (line {}), another `{stage}` document, already committed: each document needs its own id, or a failure of one is read as the other's; give this new one an id of its own (a copy keeps its original's)",
+                other.path, other.line
+            ),
+        ));
+        report.errors.sort_by_key(|e| (e.line, e.column));
+        report.valid = false;
+    }
+}
+
 /// Whether the file name of `path` starts with `id` (`F001.md`,
 /// `F001-parse.md`).
 fn named_for(path: &str, id: &str) -> bool {
@@ -196,6 +294,75 @@ mod tests {
             ("handoffs/F001-implementation.md", "F001", "implementation"),
         ]);
         assert!(reports.iter().all(|r| r.errors.is_empty()), "{reports:?}");
+    }
+
+    #[test]
+    fn a_new_document_with_a_committed_ones_id_is_the_copy() {
+        let known = Known::read(
+            "handoffs/F001.md",
+            document("F001", "implementation").as_bytes(),
+            false,
+        );
+        assert_eq!(
+            known,
+            Some(Known {
+                path: "handoffs/F001.md".into(),
+                id: "F001".into(),
+                stage: "implementation".into(),
+                line: 2,
+            })
+        );
+        // A frontmatter that does not close within what was read names
+        // nothing.
+        assert_eq!(Known::read("handoffs/F9.md", b"---\nid: F9\n", true), None);
+        let committed = Committed {
+            new: vec!["handoffs/F001.md".into(), "handoffs/F003.md".into()],
+            known: known.into_iter().collect(),
+        };
+        let mut reports: Vec<HandoffReport> = [
+            ("handoffs/F001.md", "F001", "implementation"),
+            ("handoffs/F003.md", "F001", "qa"),
+            ("handoffs/F004.md", "F001", "implementation"),
+        ]
+        .iter()
+        .map(|(path, id, stage)| {
+            let mut report = crate::handoff::validate(
+                path,
+                &document(id, stage),
+                &crate::handoff::Rules::default(),
+            );
+            report.errors.clear();
+            report
+        })
+        .collect();
+        shared_with_committed(reports.iter_mut(), &committed);
+        // The committed document itself, one of another stage, and one
+        // already committed are left alone.
+        assert!(reports.iter().all(|r| r.errors.is_empty()), "{reports:?}");
+
+        let committed = Committed {
+            new: vec!["handoffs/F002.md".into()],
+            known: committed.known,
+        };
+        let mut copy = crate::handoff::validate(
+            "handoffs/F002.md",
+            &document("F001", "implementation"),
+            &crate::handoff::Rules::default(),
+        );
+        copy.errors.clear();
+        shared_with_committed(std::iter::once(&mut copy), &committed);
+        assert!(!copy.valid);
+        assert!(mentions_any(b"id: F001", &["F9".into(), "F001".into()]));
+        assert!(!mentions_any(b"id: F001", &["F002".into(), String::new()]));
+        assert_eq!(copy.errors.len(), 1);
+        assert_eq!(copy.errors[0].line, 2);
+        assert!(
+            copy.errors[0]
+                .message
+                .starts_with("`id: F001` is also the id of `handoffs/F001.md` (line 2), another `implementation` document, already committed"),
+            "{:?}",
+            copy.errors
+        );
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! what it saw of each document, and whether it ended needing a person.
 //! Pure: the caller reads the verdict file; nothing here prints.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -15,6 +17,10 @@ pub const MAX_ERRORS: usize = 3;
 /// A message's first line is cut at this many characters: a compiler's
 /// message can fill a screen, and the log has it whole.
 const MAX_ERROR_CHARS: usize = 200;
+
+/// Why a configured check of the phase did not run: `--check` named
+/// others.
+pub const NOT_ASKED: &str = "it was not among the checks the run was asked to run";
 
 /// What the newest run of a document's phase recorded.
 ///
@@ -36,6 +42,8 @@ pub struct LastRun {
     /// `passed`, `warned`, `failed`, `incomplete` or `blocked`.
     pub status: String,
     pub phase: Option<String>,
+    /// The workflow it ran under, whose checks of the phase it had.
+    pub workflow: Option<String>,
     pub checks: Vec<CheckEvidence>,
     /// The verdict's summary lines, most important first.
     summary: Vec<String>,
@@ -57,6 +65,9 @@ pub struct CheckEvidence {
     /// Its full output, relative to the repository root.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
+    /// Why it was skipped, or what went wrong, as the verdict says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// Its first errors, `file:line:column: message`, at most
     /// `MAX_ERRORS`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -86,6 +97,7 @@ impl LastRun {
                     errors: top_errors(diagnostics, &name),
                     status: text(&c["status"]).unwrap_or_default(),
                     log: text(&c["log"]),
+                    reason: text(&c["reason"]),
                     name,
                 })
             })
@@ -115,6 +127,7 @@ impl LastRun {
             run_id: text(&verdict["run_id"]).unwrap_or_else(|| "?".to_string()),
             status,
             phase: text(&verdict["phase"]),
+            workflow: text(&verdict["workflow"]),
             checks,
             summary: list(&verdict["summary"]).iter().filter_map(text).collect(),
             documents,
@@ -125,6 +138,35 @@ impl LastRun {
     /// The check named `name`, if the run had one.
     pub fn check(&self, name: &str) -> Option<&CheckEvidence> {
         self.checks.iter().find(|c| c.name == name)
+    }
+
+    /// The checks `claims` names that verified nothing in this run, with
+    /// why, as a run tells them apart (`Evidence::unverified`): skipped,
+    /// not installed, timed out or crashed (the verdict's reason), left
+    /// out of a run of named checks (`configured`, the names of the
+    /// phase's checks, has it), or no check of the phase at all. A claim
+    /// on one is neither confirmed nor contradicted by this run.
+    pub fn unverified(
+        &self,
+        claims: &BTreeMap<String, String>,
+        configured: &[String],
+    ) -> BTreeMap<String, String> {
+        claims
+            .values()
+            .filter(|check| !check.is_empty())
+            .filter_map(|name| {
+                let why = match self.check(name) {
+                    Some(c) if c.failed() || c.status == "passed" => return None,
+                    Some(c) => c.reason.clone().unwrap_or_else(|| c.status.clone()),
+                    None if configured.contains(name) => NOT_ASKED.to_string(),
+                    None => format!(
+                        "phase `{}` has no check `{name}`",
+                        self.phase.as_deref().unwrap_or("?")
+                    ),
+                };
+                Some((name.clone(), why))
+            })
+            .collect()
     }
 
     /// The names of the checks that ran and failed.

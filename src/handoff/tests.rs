@@ -17,6 +17,7 @@ fn rules() -> Rules {
         failed_checks: Vec::new(),
         checked_phase: None,
         unverified: std::collections::BTreeMap::new(),
+        phases: None,
         now: None,
     }
 }

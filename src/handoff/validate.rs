@@ -85,6 +85,9 @@ pub struct Rules {
     /// on one is neither confirmed nor contradicted, and the run says so
     /// rather than pass it in silence. Empty outside a run.
     pub unverified: BTreeMap<String, String>,
+    /// The phases the configuration has, for advice that names one; `None`
+    /// when not known.
+    pub phases: Option<Vec<String>>,
     /// The current time, in seconds since the epoch, that timestamps may
     /// not be later than; `None` holds them to no clock. The command that
     /// validates reads the clock once (`time::now`) and passes it here, so

@@ -260,6 +260,13 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
                 code(item.check.as_deref().unwrap_or("?")),
                 item.line
             )?,
+            "unverified" => writeln!(
+                out,
+                "### Claim {} not verified by check {} (line {})",
+                code(&item.name),
+                code(item.check.as_deref().unwrap_or("?")),
+                item.line
+            )?,
             _ => writeln!(
                 out,
                 "### Defect in {} (line {})",
@@ -272,7 +279,7 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
         if let Some(details) = &item.details {
             list_item(out, "Details", details)?;
         }
-        if let Some(check) = &item.check {
+        if let (Some(check), false) = (&item.check, item.kind == "unverified") {
             let log = item
                 .log
                 .as_deref()
@@ -304,6 +311,15 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
 /// another phase is no evidence, and silence would read as a pass.
 fn no_run_of_phase(out: &mut dyn Write, none: &NoRunOfPhase) -> io::Result<()> {
     let phase = code(&none.phase);
+    // `phasegate run --phase` of a phase the configuration lacks is a
+    // usage error: the advice is to add the phase.
+    if none.not_configured {
+        return writeln!(
+            out,
+            "**Unverified:** `phasegate.toml` has no phase {phase}, so no run can check what the checkpoints claim. Add {} with the checks that verify them, or correct the document's `stage`.",
+            code(&format!("[phases.{}]", none.phase))
+        );
+    }
     let newest = match (&none.newest_run, &none.newest_phase) {
         (Some(run), Some(other)) => format!(
             " (the newest run, {}, checked phase {})",

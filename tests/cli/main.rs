@@ -25,6 +25,7 @@ mod first_run;
 mod gate_review;
 mod git;
 mod handoff;
+mod handoff_feedback;
 mod handoff_ids;
 mod handoff_messages;
 mod handoff_more;

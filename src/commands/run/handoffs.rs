@@ -44,17 +44,84 @@ pub(super) fn read_handoff(
 }
 
 /// The reports of the documents `read_handoffs` read, judged together:
-/// two of one stage may not share an id (`handoff::ids`).
+/// two of one stage may not share an id (`handoff::ids`), nor may a new
+/// one share a committed one's (`committed`).
 pub(super) fn read_all(
     documents: &[(String, DocumentBytes)],
     rules: &crate::handoff::Rules,
+    committed: &crate::handoff::ids::Committed,
 ) -> Vec<crate::handoff::HandoffReport> {
     let mut reports: Vec<_> = documents
         .iter()
         .map(|(path, bytes)| read_handoff(path, bytes, rules))
         .collect();
     crate::handoff::ids::shared_ids(reports.iter_mut());
+    crate::handoff::ids::shared_with_committed(reports.iter_mut(), committed);
     reports
+}
+
+/// For a staged run that adds a document, the ids and stages of the
+/// documents the index holds beside the selected ones (each read no
+/// further than `ids::HEAD_BYTES`): a copy of a committed document is
+/// staged alone, and its id would be compared with nothing. A run that
+/// adds none reads nothing more; a range or a list of files is not
+/// looked at (their documents are all there is to compare).
+pub(super) fn committed(
+    root: &Path,
+    documents: &[(String, DocumentBytes)],
+    config: &Config,
+    source: &Content,
+) -> Result<crate::handoff::ids::Committed, crate::git::GitError> {
+    use crate::handoff::ids::{Committed, Known, HEAD_BYTES};
+    let mut committed = Committed::default();
+    // Without a commit, everything the index holds is staged, and selected.
+    if !matches!(source, Content::Staged)
+        || documents.is_empty()
+        || crate::git::commit_id(root, "HEAD").is_err()
+    {
+        return Ok(committed);
+    }
+    let selected: Vec<&Path> = documents.iter().map(|(p, _)| Path::new(p)).collect();
+    let at_head = crate::git::documents_at(root, "HEAD", &selected, 0)?;
+    let new: Vec<&(String, DocumentBytes)> = documents
+        .iter()
+        .zip(at_head)
+        .filter(|(_, before)| before.is_none())
+        .map(|(document, _)| document)
+        .collect();
+    // Only a document naming one of the new ids can clash with them.
+    let ids: Vec<String> = new
+        .iter()
+        .filter_map(|(path, bytes)| {
+            let document = bytes.as_ref().ok()?;
+            Known::read(path, &document.bytes, document.truncated)
+        })
+        .map(|known| known.id)
+        .collect();
+    committed.new = new.iter().map(|(path, _)| path.clone()).collect();
+    if ids.is_empty() {
+        return Ok(committed);
+    }
+    let others: Vec<PathBuf> = crate::git::tracked_files(root)?
+        .into_iter()
+        .filter(|f| config.handoff.path_filter.is_match(f) && !selected.contains(&f.as_path()))
+        .collect();
+    let others: Vec<&Path> = others.iter().map(PathBuf::as_path).collect();
+    let heads = crate::git::documents_staged(root, &others, HEAD_BYTES)?;
+    committed.known = others
+        .iter()
+        .zip(heads)
+        .filter_map(|(path, head)| {
+            let bytes = head?.ok()?;
+            let more = bytes.len() > HEAD_BYTES;
+            let bytes = &bytes[..bytes.len().min(HEAD_BYTES)];
+            if !crate::handoff::ids::mentions_any(bytes, &ids) {
+                return None;
+            }
+            Known::read(&path.to_string_lossy(), bytes, more)
+        })
+        .collect();
+    Ok(committed)
 }
 
 /// What a run knows of its checks, for the claims of its documents: the
@@ -227,6 +294,7 @@ pub(super) fn handoff_rules(config: &Config) -> crate::handoff::Rules {
         failed_checks: Vec::new(),
         checked_phase: None,
         unverified: std::collections::BTreeMap::new(),
+        phases: None,
         now: Some(crate::handoff::time::now()),
     }
 }

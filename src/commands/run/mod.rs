@@ -237,8 +237,10 @@ fn run_gate(
     // when neither --phase nor PHASEGATE_PHASE does.
     let documents = handoffs::read_handoffs(root, &selection, &config, &Content::of(&mode))
         .map_err(|e| Stop::internal(config.gate.profile, &e))?;
+    let committed = handoffs::committed(root, &documents, &config, &Content::of(&mode))
+        .map_err(|e| Stop::internal(config.gate.profile, &e))?;
     let mut rules = handoffs::handoff_rules(&config);
-    let first_reading = handoffs::read_all(&documents, &rules);
+    let first_reading = handoffs::read_all(&documents, &rules, &committed);
     let settings =
         resolve(ctx, args, &config, &handoffs::stages(&first_reading)).map_err(|error| {
             let reports = first_reading
@@ -365,7 +367,7 @@ fn run_gate(
         blocking.extend(found.iter().map(|one| one.finding(spec)));
     }
     let mut selection_record = selection_record(args, &mode, &selection);
-    selection_record.branch.clone_from(&ws.branch);
+    selection_record.branch = streak_branch(args.pushed_ref.as_deref(), ws.branch.as_deref());
     let mut verdict = gate::decide(GateInput {
         phase: settings.phase,
         profile: settings.profile,
@@ -379,7 +381,7 @@ fn run_gate(
         selection: Some(mode),
         blocking,
         interrupted: ran.interrupted,
-        handoffs: handoffs::read_all(&documents, &rules),
+        handoffs: handoffs::read_all(&documents, &rules, &committed),
     });
     ctx.maybe_test_panic("decide");
     if let Some((spec, found)) = &unvouched {
@@ -864,6 +866,22 @@ fn selection_record(
         record.set_files(selection);
     }
     record
+}
+
+/// The branch a run's streak of the same errors is counted on: the one
+/// checked out, except in a pre-push run of a branch, which checks that
+/// branch's commits whatever is checked out (`git push origin feature`
+/// from `main`): its failures are `feature`'s, and counted on `main` they
+/// would join the streak of another piece of work. A pushed tag, commit
+/// or `HEAD` names no branch, and is the checked-out one's work. Of the
+/// refs one run checks (`refs/heads/a, refs/tags/v1`), the first branch.
+fn streak_branch(pushed_ref: Option<&str>, checked_out: Option<&str>) -> Option<String> {
+    pushed_ref
+        .into_iter()
+        .flat_map(|names| names.split(", "))
+        .find(|name| name.starts_with("refs/heads/"))
+        .or(checked_out)
+        .map(str::to_string)
 }
 
 /// The phase, profile and workflow of this run, checked against the config.
