@@ -23,7 +23,7 @@ set +e
 
 /// What the script prints after a run: whether the unstaged changes are
 /// as they were, and what is left under `protect/`.
-const AFTER: &str = r#"cmp big.txt "$HOME/big.before" && echo "big.txt kept"
+pub(crate) const AFTER: &str = r#"cmp big.txt "$HOME/big.before" && echo "big.txt kept"
 [ "$(cat a.txt)" = "$(printf 'staged\nunstaged')" ] && echo "a.txt kept"
 [ "$(git show :a.txt)" = staged ] && echo "staged kept"
 echo "left: $(ls .git/phasegate/protect | grep -v '^lock$' | tr '\n' ' ')"

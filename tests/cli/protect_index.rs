@@ -1,19 +1,8 @@
 //! A check that leaves git's index locked or rewritten while unstaged changes are hidden.
 
-use crate::support::{output, Run, TestRepo, BIN};
-
-/// `git ARGS` in `repo` with phasegate's hook able to find the binary
-/// under test; what it did, whether it succeeded or not.
-fn git_with_hook(repo: &TestRepo, args: &[&str]) -> Run {
-    output(
-        &repo
-            .command("git")
-            .args(args)
-            .env("PHASEGATE_BIN", BIN)
-            .output()
-            .unwrap(),
-    )
-}
+use crate::protect_filters::{on_small_fs, AFTER};
+use crate::protect_hostile::in_full;
+use crate::support::{git_pushing, TestRepo};
 
 fn commits(repo: &TestRepo) -> usize {
     repo.git(&["rev-list", "--all", "--count"])
@@ -54,7 +43,7 @@ checks = [
         .write("a.txt", "staged\nunstaged\n");
     let staged = repo.git(&["rev-parse", ":a.txt"]);
 
-    let commit = git_with_hook(&repo, &["commit", "-qm", "two"]);
+    let commit = git_pushing(&repo, &["commit", "-qm", "two"]);
     assert_ne!(commit.code, 0, "{commit:?}");
     assert_eq!(commits(&repo), 1, "nothing was committed");
     assert_eq!(repo.read("a.txt"), "staged\nunstaged\n");
@@ -85,74 +74,6 @@ checks = [
     repo.git(&args);
     assert_eq!(repo.git(&["show", ":a.txt"]), "staged\n");
     assert_eq!(repo.read("a.txt"), "staged\nunstaged\n");
-}
-
-/// `script` run by `sh` in a mount namespace of its own, where `$1` is a
-/// new, empty tmpfs of `size`, and `$2` the phasegate under test. The
-/// script starts in `$1/r`, a repository with `config` as its
-/// `phasegate.toml`, whose `a.txt` is committed, staged with a change
-/// (`staged`) and changed again unstaged (`staged`, `unstaged`), and whose
-/// `big.txt` (committed small) has about 400 KB of unstaged changes, a
-/// copy of which is in `$HOME/big.before`. `fill DIR N` fills the file
-/// system of DIR up to its last N KiB; `paused` waits for a run started
-/// with `PHASEGATE_TEST_PAUSE_AT` to reach its pause. None where no such
-/// namespace can be made (no `unshare`, or user namespaces turned off).
-#[expect(
-    clippy::print_stderr,
-    reason = "a test that can not check here says so in its output"
-)]
-fn on_small_fs(repo: &TestRepo, size: &str, config: &str, script: &str) -> Option<Run> {
-    let dir = repo.home().join("small-fs");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(repo.home().join("phasegate.toml"), config).unwrap();
-    let whole = format!(
-        r#"mount -t tmpfs -o size={size} phasegate-test "$1" 2>/dev/null || exit 97
-echo mounted
-fill() {{ avail=$(df -k --output=avail "$1" | tail -n 1); head -c $(( (avail - $2) * 1024 )) /dev/zero > "$1/filler" 2>/dev/null || true; }}
-paused() {{ while [ ! -e .git/phasegate/paused ]; do sleep 0.01; done; rm .git/phasegate/paused; }}
-set -e
-git init -q -b main "$1/r"
-cd "$1/r"
-git config user.email test@example.com
-git config user.name Test
-cp "$HOME/phasegate.toml" phasegate.toml
-echo committed > a.txt
-echo small > big.txt
-git add -A
-git commit -qm one
-echo staged > a.txt
-git add a.txt
-printf 'staged\nunstaged\n' > a.txt
-head -c 300000 /dev/urandom | base64 > big.txt
-cp big.txt "$HOME/big.before"
-set +e
-{script}"#
-    );
-    let run = repo
-        .command("unshare")
-        .args(["--map-root-user", "--mount", "sh", "-c", &whole, "sh"])
-        .arg(&dir)
-        .arg(BIN)
-        .output()
-        .ok()
-        .map(|out| output(&out))?;
-    if !run.stdout.starts_with("mounted\n") {
-        eprintln!("no small file system can be mounted here, not checked: {run:?}");
-        return None;
-    }
-    Some(run)
-}
-
-/// What the script prints after a run: whether the unstaged changes are
-/// as they were, and what is left under `protect/`.
-const AFTER: &str = r#"cmp big.txt "$HOME/big.before" && echo "big.txt kept"
-[ "$(cat a.txt)" = "$(printf 'staged\nunstaged')" ] && echo "a.txt kept"
-[ "$(git show :a.txt)" = staged ] && echo "staged kept"
-echo "left: $(ls .git/phasegate/protect | grep -v '^lock$' | tr '\n' ' ')"
-"#;
-
-fn in_full(whole: &str, part: &str, run: &Run) {
-    assert!(whole.contains(part), "`{part}` not in {run:?}");
 }
 
 #[test]
