@@ -1,6 +1,6 @@
 //! Unstaged changes protected under git's content filters, index flags and a full disk.
 
-use crate::protect_hostile::in_full;
+use crate::protect_hostile::{in_full, PASSING};
 use crate::support::{Run, TestRepo};
 
 /// `protect_hostile::on_small_fs`, with `a.txt` changed again unstaged
@@ -20,6 +20,12 @@ set +e
         ),
     )
 }
+
+/// A script's start: a run killed (SIGKILL) once its checks are done,
+/// with the unstaged changes still set aside for the next to restore.
+pub(crate) const KILLED: &str = r#"PHASEGATE_TEST_PAUSE_AT=checks-done "$2" run >/dev/null 2>&1 & pid=$!
+paused; kill -9 $pid; wait $pid
+"#;
 
 /// What the script prints after a run: whether the unstaged changes are
 /// as they were, and what is left under `protect/`.
@@ -67,14 +73,7 @@ fn a_write_back_a_full_disk_cut_short_is_finished_by_restore_not_kept_as_someone
     // were taken by the next restore for a change someone made after the
     // kill: kept aside, and said so.
     let repo = TestRepo::new();
-    let config = r#"[commands]
-
-[phases.implementation]
-checks = [{ name = "ok", command = "true" }]
-"#;
-    let script = r#"PHASEGATE_TEST_PAUSE_AT=checks-done "$2" run >/dev/null 2>&1 & pid=$!
-paused; kill -9 $pid; wait $pid
-PHASEGATE_TEST_PAUSE_AT=recovering "$2" restore & pid=$!
+    let script = r#"PHASEGATE_TEST_PAUSE_AT=recovering "$2" restore & pid=$!
 paused; fill "$1" 0; kill -INT $pid
 code=0; wait $pid || code=$?
 echo "first restore $code"
@@ -83,7 +82,7 @@ code=0; "$2" restore || code=$?
 echo "second restore $code"
 [ -e .git/phasegate/kept ] && echo "kept: $(ls -R .git/phasegate/kept | tr '\n' ' ')"
 "#;
-    let Some(run) = on_small_fs(&repo, "4m", config, &format!("{script}{AFTER}")) else {
+    let Some(run) = on_small_fs(&repo, "4m", PASSING, &format!("{KILLED}{script}{AFTER}")) else {
         return;
     };
     in_full(&run.stdout, "first restore 3\n", &run);

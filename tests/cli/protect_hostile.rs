@@ -53,7 +53,7 @@ cp big.txt "$HOME/big.before"
     Some(run)
 }
 
-const PASSING: &str = r#"[commands]
+pub(crate) const PASSING: &str = r#"[commands]
 
 [phases.implementation]
 checks = [{ name = "ok", command = "true" }]

@@ -1,7 +1,7 @@
 //! A check that leaves git's index locked or rewritten while unstaged changes are hidden.
 
-use crate::protect_filters::{on_small_fs, AFTER};
-use crate::protect_hostile::in_full;
+use crate::protect_filters::{on_small_fs, AFTER, KILLED};
+use crate::protect_hostile::{in_full, PASSING};
 use crate::support::{git_pushing, TestRepo};
 
 fn commits(repo: &TestRepo) -> usize {
@@ -84,20 +84,13 @@ fn restore_takes_its_lock_on_a_full_disk_where_the_holder_s_pid_cannot_be_writte
     // lock failed on that, and nothing could bring the changes back until
     // the user freed space.
     let repo = TestRepo::new();
-    let config = r#"[commands]
-
-[phases.implementation]
-checks = [{ name = "ok", command = "true" }]
-"#;
-    let script = r#"PHASEGATE_TEST_PAUSE_AT=checks-done "$2" run >/dev/null 2>&1 & pid=$!
-paused; kill -9 $pid; wait $pid
-: > .git/phasegate/protect/lock
+    let script = r#": > .git/phasegate/protect/lock
 fill "$1" 0
 printf x >> .git/phasegate/probe 2>/dev/null || echo full
 code=0; "$2" restore || code=$?
 echo "restore $code"
 "#;
-    let Some(run) = on_small_fs(&repo, "4m", config, &format!("{script}{AFTER}")) else {
+    let Some(run) = on_small_fs(&repo, "4m", PASSING, &format!("{KILLED}{script}{AFTER}")) else {
         return;
     };
     in_full(
