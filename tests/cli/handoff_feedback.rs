@@ -1,35 +1,12 @@
 //! Handoff feedback on unverified claims, ids shared with committed documents, and a push's streak by ref.
 
+use crate::handoff_ids::document;
 use crate::support::{git_pushing, pushed_repo, recorded_verdicts, TestRepo};
 
 /// Both claims' checks run and pass, whatever is selected.
 const GATE: &str = r#"[phases.implementation]
 checks = [ { name = "tests", command = "true" }, { name = "lint", command = "true" } ]
 "#;
-
-/// An implementation document whose checkpoints all pass.
-fn document(id: &str) -> String {
-    format!(
-        "---
-id: {id}
-stage: implementation
-title: Parse the verdict
-started_at: 2026-01-20T09:00:00Z
-status: in_progress
-handoff_ready: true
-checkpoints:
-  - name: tests_written
-    status: pass
-  - name: code_complete
-    status: pass
-  - name: tests_passing
-    status: pass
-  - name: no_lint_errors
-    status: pass
----
-"
-    )
-}
 
 /// `handoff feedback` on `handoffs/F001.md`: exit code, markdown, JSON.
 fn feedback(repo: &TestRepo) -> (i32, String, serde_json::Value) {

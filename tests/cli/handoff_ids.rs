@@ -11,7 +11,7 @@ checks = [ { name = "tests", command = "true" }, { name = "lint", command = "tru
 "#;
 
 /// An implementation document whose checkpoints all pass.
-fn document(id: &str) -> String {
+pub(crate) fn document(id: &str) -> String {
     format!(
         "---
 id: {id}
