@@ -29,7 +29,7 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
-    pub(super) fn describe(&self) -> &'static str {
+    pub(crate) fn describe(&self) -> &'static str {
         match self {
             SkipReason::Disabled => "disabled (on_failure = \"skip\")",
             SkipReason::NoMatchingFiles => "no selected file matches its `files`",

@@ -408,3 +408,29 @@ pub fn feedback(
         omitted,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::gate::SkipReason;
+
+    /// The advice is chosen by the words the verdict gives a skipped
+    /// check's reason: each reason the gate writes must still be one the
+    /// advice knows, or a change of wording there would leave every
+    /// skipped claim with the general advice.
+    #[test]
+    fn every_skip_reason_the_gate_writes_gets_its_own_advice() {
+        for reason in [
+            SkipReason::Disabled,
+            SkipReason::NoMatchingFiles,
+            SkipReason::NoFiles,
+            SkipReason::SkippedByEnv,
+        ] {
+            let fix =
+                super::fix_for_unverified("tests_passing", "tests", reason.describe(), true, "p");
+            assert!(
+                !fix.contains("fix what kept it from verifying anything"),
+                "{reason:?}: {fix}"
+            );
+        }
+    }
+}
