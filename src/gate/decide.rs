@@ -1062,8 +1062,9 @@ fn display_path(path: &Path, root: &Path) -> String {
 }
 
 /// The summary: errors of checks that block first, then of checks that
-/// stop verification, then of the others; passing checks left out.
-fn summarize(diagnostics: &[Diagnostic], checks: &[CheckResult], limit: usize) -> Vec<String> {
+/// stop verification, then of the others; passing checks left out. Public
+/// for a warning found after the decision, which is summed up again.
+pub fn summarize(diagnostics: &[Diagnostic], checks: &[CheckResult], limit: usize) -> Vec<String> {
     let rank = |d: &Diagnostic| {
         if d.check.is_empty() {
             // phasegate's own findings (files modified by the checks).

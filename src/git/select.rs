@@ -1164,6 +1164,21 @@ pub fn share_history(root: &Path, a: &str, b: &str) -> bool {
     }
 }
 
+/// The full id of the merge base of the commits `a` and `b` name: `None`
+/// for unrelated histories, a shallow clone that cut the one they share,
+/// or a name that can not be read.
+pub fn merge_base(root: &Path, a: &str, b: &str) -> Option<String> {
+    let repo = open(root).ok()?;
+    let commit = |spec: &str| {
+        repo.revparse_single(spec)
+            .and_then(|o| o.peel_to_commit())
+            .map(|c| c.id())
+            .ok()
+    };
+    let base = repo.merge_base(commit(a)?, commit(b)?).ok()?;
+    Some(base.to_string())
+}
+
 /// What `object` is, in git's word; a tag is named by what it tags.
 fn kind_of(object: &git2::Object<'_>) -> &'static str {
     object

@@ -342,56 +342,391 @@ impl Source {
     }
 }
 
-/// A check whose command runs a file of the repository that differs from
-/// the version `--config-from-ref` holds: the gate names the command, but
-/// what it runs is the branch's, which may have made it `exit 0`.
+/// A check whose command runs something of the repository that differs
+/// from the version `--config-from-ref` holds: the gate names the
+/// command, but what it runs is the branch's, which may have made it
+/// `exit 0`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Unvouched {
     pub check: String,
-    /// Relative to the repository root.
+    /// The file that differs, relative to the repository root.
     pub file: String,
+    /// The `scripts` entry of `file` (a `package.json`) that differs, when
+    /// what runs is one script of it rather than the whole file.
+    pub script: Option<String>,
+    /// Where that entry is in the version that runs.
+    pub line: Option<u32>,
+    /// What runs it, when the command does not name it itself: a script
+    /// it runs calls it.
+    pub via: Option<String>,
 }
 
 /// Programs that run the file named after their options: `bash
-/// scripts/test.sh` runs that file as surely as `./scripts/test.sh` does.
+/// scripts/test.sh` runs that file as surely as `./scripts/test.sh` does;
+/// `.` and `source` read it into the shell that runs them.
 const INTERPRETERS: &[&str] = &[
     "sh", "bash", "dash", "zsh", "ksh", "python", "python3", "node", "bun", "deno", "ruby", "perl",
-    "php", "pwsh",
+    "php", "pwsh", ".", "source",
 ];
 
-/// The files of the repository the command of `spec` runs, relative to
-/// the root: its program when it is named by a path (`./scripts/test.sh`,
-/// `scripts/test.sh`), else the script an interpreter is given (`bash
-/// scripts/test.sh`). A program found on the `PATH` is no file of the
-/// repository, and a path that leaves the repository is none of its.
-fn files_run(spec: &config::CheckSpec) -> Vec<PathBuf> {
-    let words: Vec<&str> = match &spec.command {
-        config::CommandLine::Argv(argv) => argv.iter().map(String::as_str).collect(),
-        config::CommandLine::Shell(script) => script.split_whitespace().collect(),
-    };
-    let Some((program, rest)) = words.split_first() else {
-        return Vec::new();
-    };
-    let mut named = Vec::new();
-    if program.contains('/') {
-        named.push(*program);
-    }
-    let base = program.rsplit('/').next().unwrap_or(program);
-    if INTERPRETERS.contains(&base) {
-        // `sh -c '...'` runs text, not a file: nothing after `-c` is one.
-        if let Some(script) = rest
-            .iter()
-            .take_while(|word| **word != "-c")
-            .find(|word| !word.starts_with('-'))
-        {
-            named.push(script);
+/// Words that come before the program of a shell command.
+const SHELL_PREFIXES: &[&str] = &[
+    "if", "then", "else", "elif", "do", "while", "until", "!", "{", "exec", "time", "command",
+    "nohup", "env",
+];
+
+/// Package managers that run a `scripts` entry of `package.json`, and the
+/// files beside it that change how they run one (`.npmrc`'s
+/// `script-shell`, `.yarnrc.yml`'s `yarnPath`, `bunfig.toml`'s
+/// `[run] shell`).
+const PACKAGE_MANAGERS: &[(&str, &[&str])] = &[
+    ("npm", &[".npmrc"]),
+    ("pnpm", &[".npmrc"]),
+    ("yarn", &[".yarnrc.yml", ".yarnrc"]),
+    ("bun", &["bunfig.toml"]),
+];
+
+/// Subcommands of the package managers that are their own, never a
+/// script's name (`bun test` is bun's own test runner).
+const MANAGER_BUILTINS: &[&str] = &[
+    "install",
+    "i",
+    "ci",
+    "add",
+    "remove",
+    "rm",
+    "uninstall",
+    "update",
+    "up",
+    "upgrade",
+    "exec",
+    "x",
+    "dlx",
+    "create",
+    "init",
+    "publish",
+    "pack",
+    "audit",
+    "outdated",
+    "why",
+    "list",
+    "ls",
+    "link",
+    "unlink",
+    "config",
+    "cache",
+    "info",
+    "version",
+    "help",
+    "login",
+    "logout",
+    "workspace",
+    "workspaces",
+    "dedupe",
+    "prune",
+    "rebuild",
+    "import",
+    "store",
+    "patch",
+];
+
+/// Options of the package managers and `make` that name the directory to
+/// work in.
+const DIRECTORY_OPTIONS: &[&str] = &["-C", "--prefix", "--dir", "--cwd", "--directory"];
+
+/// What a command runs that the branch could have changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    /// A file of the repository, relative to the root: a script, or a
+    /// Makefile compared whole (not what it includes).
+    File(PathBuf),
+    /// One `scripts` entry of a `package.json`.
+    Script { manifest: PathBuf, name: String },
+}
+
+/// The three versions of a file that matter: the one that runs (the
+/// commit checked, else the work tree's), `--config-from-ref`'s, and the
+/// one at the merge base of the two, where the branch left the target.
+struct Versions<'a> {
+    root: &'a Path,
+    spec: &'a str,
+    to: Option<&'a str>,
+    base: Option<String>,
+}
+
+impl Versions<'_> {
+    fn running(&self, path: &Path) -> Option<Vec<u8>> {
+        match self.to {
+            Some(to) => crate::git::file_at(self.root, to, path.to_str()?)
+                .ok()
+                .flatten(),
+            None => std::fs::read(self.root.join(path)).ok(),
         }
     }
-    let cwd = spec.cwd.clone().unwrap_or_default();
-    named
-        .into_iter()
-        .filter(|word| !word.contains('{') && !Path::new(word).is_absolute())
-        .filter_map(|word| inside_root(&cwd.join(word)))
+
+    /// The versions that vouch for a file: the target's, and the one the
+    /// branch started from. A file the branch left alone is the target's
+    /// even when the target changed it since (a merge request whose target
+    /// moved on, a merged results pipeline built on an older target).
+    fn vouching(&self, path: &Path) -> Vec<Option<Vec<u8>>> {
+        let Some(name) = path.to_str() else {
+            return Vec::new();
+        };
+        let at = |spec: &str| crate::git::file_at(self.root, spec, name).ok().flatten();
+        let mut found = vec![at(self.spec)];
+        if let Some(base) = &self.base {
+            found.push(at(base));
+        }
+        found
+    }
+}
+
+/// The `scripts` entry `name` of a `package.json`'s text, and its line.
+fn script_of(manifest: Option<&[u8]>, name: &str) -> Option<(String, Option<u32>)> {
+    let text = std::str::from_utf8(manifest?).ok()?;
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let script = value.get("scripts")?.get(name)?.as_str()?.to_string();
+    // The first line that holds the key after `"scripts"` does: good
+    // enough to point a reader at it.
+    let key = format!("{}:", serde_json::Value::String(name.to_string()));
+    let scripts_at = text.find("\"scripts\"").unwrap_or(0);
+    let line = text[scripts_at..]
+        .lines()
+        .position(|line| line.replace(' ', "").contains(&key))
+        .and_then(|at| u32::try_from(at + 1 + text[..scripts_at].matches('\n').count()).ok());
+    Some((script, line))
+}
+
+/// The simple commands of shell text, each as its words: split where
+/// another command starts (`&&`, `||`, `;`, `|`, `&`, a new line, `$(`,
+/// a backquote, a parenthesis), comments left out, quotes taken off. An
+/// approximation of the shell's grammar, enough to find what a line runs.
+fn simple_commands(text: &str) -> Vec<Vec<String>> {
+    let mut commands = Vec::new();
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    for line in text.lines() {
+        for c in line.chars() {
+            match c {
+                '#' if word.is_empty() => break,
+                ';' | '|' | '&' | '(' | ')' | '`' => {
+                    words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)));
+                    commands.extend((!words.is_empty()).then(|| std::mem::take(&mut words)));
+                }
+                '\'' | '"' => {}
+                c if c.is_whitespace() => {
+                    words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)));
+                }
+                c => word.push(c),
+            }
+        }
+        words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)));
+        // A line that ends in `\` goes on on the next.
+        if words.last().is_some_and(|last| last == "\\") {
+            words.pop();
+            continue;
+        }
+        commands.extend((!words.is_empty()).then(|| std::mem::take(&mut words)));
+    }
+    commands.extend((!words.is_empty()).then_some(words));
+    commands
+}
+
+/// The words of a simple command from its program on: what comes before
+/// it (`exec`, `then`, `FOO=1`) left out.
+fn from_program(words: &[String]) -> &[String] {
+    let assignment = |word: &str| {
+        word.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    let skip = words
+        .iter()
+        .take_while(|word| SHELL_PREFIXES.contains(&word.as_str()) || assignment(word))
+        .count();
+    &words[skip..]
+}
+
+/// `word` as a path of the repository seen from `dir` (relative to the
+/// root), unless it is no plain relative path that stays inside it.
+fn repository_path(dir: &Path, word: &str) -> Option<PathBuf> {
+    if word.is_empty() || word.contains(['{', '$', '*', '?', '~']) || Path::new(word).is_absolute()
+    {
+        return None;
+    }
+    inside_root(&dir.join(word))
+}
+
+/// What the simple command `words`, run in `dir` (relative to the root),
+/// runs of the repository: its program named by a path, the script an
+/// interpreter is given, the `package.json` script a package manager runs
+/// (with its `pre` and `post` scripts, and the files that configure the
+/// manager), or the Makefile of `make`. A program found on the `PATH` is
+/// no file of the repository.
+fn targets_of(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Target> {
+    let Some((program, rest)) = from_program(words).split_first() else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    if program.contains('/') {
+        found.extend(repository_path(dir, program).map(Target::File));
+    }
+    let base = program.rsplit('/').next().unwrap_or(program);
+    // A directory given by option (`npm --prefix web test`, `make -C
+    // sub`), and the words that are not options.
+    let mut dir = dir.to_path_buf();
+    let mut files = Vec::new();
+    let mut plain = Vec::new();
+    let mut words = rest.iter();
+    while let Some(word) = words.next() {
+        if let Some((option, value)) = word.split_once('=') {
+            if DIRECTORY_OPTIONS.contains(&option) {
+                dir = inside_root(&dir.join(value)).unwrap_or_default();
+                continue;
+            }
+        }
+        if DIRECTORY_OPTIONS.contains(&word.as_str()) {
+            if let Some(value) = words.next() {
+                dir = inside_root(&dir.join(value)).unwrap_or_default();
+            }
+        } else if base == "make" && (word == "-f" || word == "--file" || word == "--makefile") {
+            files.extend(words.next().cloned());
+        } else if word == "--" || word == "-c" {
+            break;
+        } else if !word.starts_with('-') {
+            plain.push(word.as_str());
+        }
+    }
+    if let Some((_, configs)) = PACKAGE_MANAGERS.iter().find(|(name, _)| *name == base) {
+        if let Some(script) = package_script(base, &plain) {
+            if let Some(manifest) = manifest_for(&dir, versions) {
+                let at = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
+                for name in [
+                    format!("pre{script}"),
+                    script.to_string(),
+                    format!("post{script}"),
+                ] {
+                    found.push(Target::Script {
+                        manifest: manifest.clone(),
+                        name,
+                    });
+                }
+                found.extend(configs.iter().map(|config| Target::File(at.join(config))));
+                return found;
+            }
+        }
+    }
+    if base == "make" || base == "gmake" {
+        if files.is_empty() {
+            // GNU make's own order (make(1)): the first that is there.
+            let names = ["GNUmakefile", "makefile", "Makefile"];
+            files.extend(
+                names
+                    .iter()
+                    .map(|name| (*name).to_string())
+                    .find(|name| versions.running(&dir.join(name)).is_some()),
+            );
+        }
+        found.extend(
+            files
+                .iter()
+                .filter_map(|file| repository_path(&dir, file))
+                .map(Target::File),
+        );
+    } else if INTERPRETERS.contains(&base) {
+        found.extend(
+            plain
+                .first()
+                .and_then(|script| repository_path(&dir, script))
+                .map(Target::File),
+        );
+    }
+    found
+}
+
+/// The name of the `package.json` script that `manager` runs given the
+/// words `plain` (its options left out): `npm test`, `npm run lint`,
+/// `pnpm lint`, `yarn build`, `bun run build`.
+fn package_script<'w>(manager: &str, plain: &[&'w str]) -> Option<&'w str> {
+    let (first, rest) = plain.split_first()?;
+    match *first {
+        "run" | "run-script" | "rum" | "urn" => rest.first().copied(),
+        // `bun test` is bun's own test runner, not the `test` script.
+        "test" | "t" | "tst" if manager != "bun" => Some("test"),
+        "start" | "stop" | "restart" if manager != "bun" => Some(first),
+        word if manager == "npm" || MANAGER_BUILTINS.contains(&word) => None,
+        // bun's own test runner and bundler.
+        "test" | "build" if manager == "bun" => None,
+        // pnpm, yarn and bun run a script named as their subcommand.
+        word => Some(word),
+    }
+}
+
+/// The `package.json` a package manager started in `dir` uses, relative to
+/// the root: the nearest one at or above `dir`, as npm finds its project.
+fn manifest_for(dir: &Path, versions: &Versions<'_>) -> Option<PathBuf> {
+    let mut at = Some(dir);
+    while let Some(dir) = at {
+        let manifest = dir.join("package.json");
+        if versions.running(&manifest).is_some() {
+            return Some(manifest);
+        }
+        at = dir.parent();
+    }
+    None
+}
+
+/// What the text of a target runs in turn, one level down: the commands
+/// of a `package.json` script (in its directory), of a shell script, and
+/// of a Makefile's recipes (in `dir`, where the check runs).
+fn called_by(target: &Target, dir: &Path, versions: &Versions<'_>) -> Vec<Target> {
+    let (text, dir) = match target {
+        Target::Script { manifest, name } => {
+            let running = versions.running(manifest);
+            let Some((script, _)) = script_of(running.as_deref(), name) else {
+                return Vec::new();
+            };
+            let at = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
+            (script, at)
+        }
+        Target::File(file) => {
+            let Some(bytes) = versions.running(file) else {
+                return Vec::new();
+            };
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let name = file
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            let first = text.lines().next().unwrap_or_default();
+            let extension = file
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or_default();
+            let shell = ["sh", "bash"].contains(&extension)
+                || (first.starts_with("#!")
+                    && ["sh", "bash", "dash", "zsh", "ksh"]
+                        .iter()
+                        .any(|shell| first.split(['/', ' ']).any(|word| word == *shell)));
+            let text = if shell {
+                text
+            } else if name.eq_ignore_ascii_case("makefile") || name == "GNUmakefile" {
+                // A recipe line starts with a tab; `@`, `-` and `+` before
+                // its command are make's own.
+                text.lines()
+                    .filter_map(|line| line.strip_prefix('\t'))
+                    .map(|line| line.trim_start_matches(['@', '-', '+']))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            } else {
+                return Vec::new();
+            };
+            (text, dir.to_path_buf())
+        }
+    };
+    simple_commands(&text)
+        .iter()
+        .flat_map(|words| targets_of(words, &dir, versions))
         .collect()
 }
 
@@ -414,11 +749,44 @@ fn inside_root(path: &Path) -> Option<PathBuf> {
     (!out.as_os_str().is_empty()).then_some(out)
 }
 
+/// What the command of `spec` runs of the repository, and what that runs
+/// in turn, one level down (a script the command's script calls by path,
+/// a script `npm run` names in another): each with what runs it. Deeper
+/// calls are not followed: a gate that must vouch for them names them
+/// itself.
+fn runs_of(spec: &config::CheckSpec, versions: &Versions<'_>) -> Vec<(Target, Option<Target>)> {
+    let commands = match &spec.command {
+        config::CommandLine::Argv(argv) => vec![argv.clone()],
+        config::CommandLine::Shell(script) => simple_commands(script),
+    };
+    let dir = spec
+        .cwd
+        .as_deref()
+        .and_then(inside_root)
+        .unwrap_or_default();
+    let mut found: Vec<(Target, Option<Target>)> = Vec::new();
+    for words in &commands {
+        for target in targets_of(words, &dir, versions) {
+            let called = called_by(&target, &dir, versions);
+            found.push((target.clone(), None));
+            found.extend(called.into_iter().map(|one| (one, Some(target.clone()))));
+        }
+    }
+    let mut seen = Vec::new();
+    found.retain(|(target, _)| {
+        let new = !seen.contains(target);
+        seen.push(target.clone());
+        new
+    });
+    found
+}
+
 /// The checks among `specs` that run (`planned` is theirs, in order) whose
-/// command runs a file of the repository that `--config-from-ref spec`
-/// does not hold as the run has it: changed by the branch, or added by
-/// it. What runs is `to`'s version (the commit a range or a commit run
-/// checks), else the work tree's.
+/// command runs something of the repository that `--config-from-ref spec`
+/// does not vouch for: changed by the branch, or added by it. What runs
+/// is `to`'s version (the commit a range or a commit run checks), else
+/// the work tree's; what the branch left as it found it at its merge base
+/// with `spec` is vouched for, even when `spec` has moved on since.
 pub(super) fn unvouched(
     root: &Path,
     spec: &str,
@@ -426,38 +794,109 @@ pub(super) fn unvouched(
     specs: &[&config::CheckSpec],
     planned: &[Result<crate::runner::CheckPlan, crate::gate::SkipReason>],
 ) -> Vec<Unvouched> {
+    let versions = Versions {
+        root,
+        spec,
+        to,
+        base: crate::git::merge_base(root, spec, to.unwrap_or("HEAD")),
+    };
     let mut found = Vec::new();
     for (check, _) in specs.iter().zip(planned).filter(|(_, plan)| plan.is_ok()) {
-        for file in files_run(check) {
-            let Some(name) = file.to_str() else {
+        for (target, via) in runs_of(check, &versions) {
+            let Some(mut one) = differing(&target, &versions) else {
                 continue;
             };
-            let runs = match to {
-                Some(to) => crate::git::file_at(root, to, name).ok().flatten(),
-                None => std::fs::read(root.join(&file)).ok(),
-            };
-            // A file that is not there fails the check by itself.
-            let Some(runs) = runs else {
-                continue;
-            };
-            let vouched = crate::git::file_at(root, spec, name).ok().flatten();
-            if vouched.as_deref() != Some(runs.as_slice()) {
-                found.push(Unvouched {
-                    check: check.name.clone(),
-                    file: name.to_string(),
-                });
-            }
+            one.check.clone_from(&check.name);
+            one.via = via.as_ref().map(Target::describe);
+            found.push(one);
         }
     }
     found
 }
 
+/// `target`, when the version that runs is not one that vouches for it.
+/// A file or script that is not there fails the check by itself.
+fn differing(target: &Target, versions: &Versions<'_>) -> Option<Unvouched> {
+    let (file, runs, vouching) = match target {
+        Target::File(file) => {
+            let runs = versions.running(file)?;
+            (file, runs, versions.vouching(file))
+        }
+        Target::Script { manifest, .. } => {
+            let runs = versions.running(manifest)?;
+            (manifest, runs, versions.vouching(manifest))
+        }
+    };
+    let file = file.to_str()?.to_string();
+    let (script, line) = match target {
+        Target::File(_) => {
+            if vouching
+                .iter()
+                .any(|v| v.as_deref() == Some(runs.as_slice()))
+            {
+                return None;
+            }
+            (None, None)
+        }
+        Target::Script { name, .. } => {
+            let (text, line) = script_of(Some(&runs), name)?;
+            let same = |version: &Option<Vec<u8>>| {
+                script_of(version.as_deref(), name).is_some_and(|(theirs, _)| theirs == text)
+            };
+            if vouching.iter().any(same) {
+                return None;
+            }
+            (Some(name.clone()), line)
+        }
+    };
+    Some(Unvouched {
+        check: String::new(),
+        file,
+        script,
+        line,
+        via: None,
+    })
+}
+
+impl Target {
+    /// How a message names it.
+    fn describe(&self) -> String {
+        match self {
+            Target::File(file) => format!("`{}`", file.display()),
+            Target::Script { manifest, name } => {
+                format!("the `{name}` script of `{}`", manifest.display())
+            }
+        }
+    }
+}
+
 impl Unvouched {
+    /// What differs, as a message names it: the file, or the script of it.
+    fn what(&self) -> String {
+        let what = match &self.script {
+            Some(script) => format!("the `{script}` script of `{}`", self.file),
+            None => format!("`{}`", self.file),
+        };
+        match &self.via {
+            Some(via) => format!("{what} (through {via})"),
+            None => what,
+        }
+    }
+
+    /// What to merge on its own first.
+    fn change(&self) -> String {
+        match &self.script {
+            Some(script) => format!("the change to the `{script}` script of `{}`", self.file),
+            None => format!("the change to `{}`", self.file),
+        }
+    }
+
     /// What the run says of it, naming the ref whose gate it runs under.
     fn message(&self, spec: &str) -> String {
         format!(
-            "check `{}` runs `{}`, which differs from its version in `{spec}`: --config-from-ref took the gate's configuration from `{spec}`, but this file is the branch's, and a change to it (an `exit 0`) changes what the check verifies; have it reviewed, or run under `--profile strict` to block such a change",
-            self.check, self.file
+            "check `{}` runs {}, which differs from its version in `{spec}`: --config-from-ref took the gate's configuration from `{spec}`, but this is the branch's, and a change to it (an `exit 0`) changes what the check verifies; have it reviewed, or run under `--profile strict` to block such a change",
+            self.check,
+            self.what()
         )
     }
 
@@ -471,23 +910,29 @@ impl Unvouched {
             severity: crate::diagnostics::Severity::Error,
             code: Some("command-file-changed".to_string()),
             file: Some(self.file.clone()),
+            line: self.line,
             message: format!(
-                "check `{}` runs `{}`, which differs from its version in `{spec}`: under the strict profile a gate taken from `{spec}` (--config-from-ref) runs only files `{spec}` holds; merge the change to `{}` on its own first, or run under another profile to let it through with a warning",
-                self.check, self.file, self.file
+                "check `{}` runs {}, which differs from its version in `{spec}`: under the strict profile a gate taken from `{spec}` (--config-from-ref) runs only what `{spec}` holds; merge {} on its own first, or run under another profile to let it through with a warning",
+                self.check,
+                self.what(),
+                self.change()
             ),
             ..crate::diagnostics::Diagnostic::default()
         }
     }
 }
 
-/// Marks the checks that ran a file the branch changed (`unvouched`): each
-/// such check warns (its file is named in a warning finding and a note),
-/// and a run that passed is `warned`. Under the strict profile they were
-/// findings that failed the run already (`Unvouched::finding`).
+/// Marks the checks that ran something the branch changed (`unvouched`):
+/// each such check warns (what it ran is named in a warning finding and a
+/// note), the summary shows it as it shows every warning, and a run that
+/// passed is `warned`. Under the strict profile they were findings that
+/// failed the run already (`Unvouched::finding`). `summary_limit` is the
+/// configuration's.
 pub(super) fn warn_unvouched(
     spec: &str,
     profile: Profile,
     unvouched: &[Unvouched],
+    summary_limit: usize,
     verdict: &mut crate::gate::Verdict,
 ) {
     if profile == Profile::Strict || unvouched.is_empty() {
@@ -511,5 +956,87 @@ pub(super) fn warn_unvouched(
     }
     if verdict.status == crate::gate::Status::Passed {
         verdict.status = crate::gate::Status::Warned;
+    }
+    // The summary was made before these warnings: made again, it ranks
+    // them with the others, by their checks' new effect.
+    verdict.summary = crate::gate::summarize(&verdict.diagnostics, &verdict.checks, summary_limit);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<Vec<String>> {
+        simple_commands(text)
+    }
+
+    #[test]
+    fn shell_text_is_cut_into_the_commands_it_runs() {
+        assert_eq!(
+            words("set -e # strict\nFOO=1 ./a.sh && bash b.sh | tee x; x=$(./c.sh)\n# ./d.sh\nnpm \\\n run lint"),
+            [
+                vec!["set", "-e"],
+                vec!["FOO=1", "./a.sh"],
+                vec!["bash", "b.sh"],
+                vec!["tee", "x"],
+                vec!["x=$"],
+                vec!["./c.sh"],
+                vec!["npm", "run", "lint"],
+            ]
+        );
+        let first = &words("then exec ./run.sh")[0];
+        assert_eq!(from_program(first), ["./run.sh"]);
+    }
+
+    #[test]
+    fn the_script_a_package_manager_runs_is_named_as_each_spells_it() {
+        let cases: &[(&str, &[&str], Option<&str>)] = &[
+            ("npm", &["test"], Some("test")),
+            ("npm", &["t"], Some("test")),
+            ("npm", &["run", "lint"], Some("lint")),
+            ("npm", &["run-script", "build"], Some("build")),
+            ("npm", &["install"], None),
+            // npm runs no script named as its subcommand.
+            ("npm", &["lint"], None),
+            ("pnpm", &["lint"], Some("lint")),
+            ("pnpm", &["install"], None),
+            ("yarn", &["test"], Some("test")),
+            ("yarn", &["build"], Some("build")),
+            ("pnpm", &["build"], Some("build")),
+            ("bun", &["run", "build"], Some("build")),
+            // bun's own test runner and bundler.
+            ("bun", &["test"], None),
+            ("bun", &["build"], None),
+            ("bun", &["dev"], Some("dev")),
+        ];
+        for (manager, plain, expected) in cases {
+            assert_eq!(
+                package_script(manager, plain),
+                *expected,
+                "{manager} {plain:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_script_is_found_on_its_line_of_package_json() {
+        let text = b"{\n  \"name\": \"test\",\n  \"scripts\": {\n    \"lint\": \"eslint .\",\n    \"test\": \"jest\"\n  }\n}\n";
+        assert_eq!(
+            script_of(Some(text), "test"),
+            Some(("jest".to_string(), Some(5)))
+        );
+        assert_eq!(script_of(Some(text), "build"), None);
+        assert_eq!(script_of(Some(b"{ not json"), "test"), None);
+    }
+
+    #[test]
+    fn a_path_that_leaves_the_repository_or_is_not_plain_is_none_of_its_files() {
+        assert_eq!(
+            repository_path(Path::new("web"), "../scripts/t.sh"),
+            Some(PathBuf::from("scripts/t.sh"))
+        );
+        assert_eq!(repository_path(Path::new(""), "../t.sh"), None);
+        assert_eq!(repository_path(Path::new(""), "/bin/sh"), None);
+        assert_eq!(repository_path(Path::new(""), "$DIR/t.sh"), None);
     }
 }

@@ -385,7 +385,13 @@ fn run_gate(
     });
     ctx.maybe_test_panic("decide");
     if let Some((spec, found)) = &unvouched {
-        configuration::warn_unvouched(spec, verdict.profile, found, &mut verdict);
+        configuration::warn_unvouched(
+            spec,
+            verdict.profile,
+            found,
+            config.gate.summary,
+            &mut verdict,
+        );
     }
     if let Some(previous) = &args.resume_of {
         outcome::carry_over(previous, &phase_specs, &mut verdict);

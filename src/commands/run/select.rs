@@ -622,13 +622,15 @@ impl Selector<'_> {
                 // is missing is an error that says what to fetch.
                 // So is one that shares no history with the push here
                 // (a force push of a new history, a shallow clone that
-                // cut what they share).
+                // cut what they share). The note says which of these can
+                // be true of this clone.
                 let missing =
                     ci.push && matches!(crate::git::object_kind(self.root, &ci.from), Ok(None));
                 let unrelated =
                     ci.push && !missing && !crate::git::share_history(self.root, &ci.from, &ci.to);
+                let shallow = (missing || unrelated) && crate::git::is_shallow(self.root);
                 source = Some(ci.source);
-                if missing && crate::git::is_shallow(self.root) {
+                if missing && shallow {
                     format!(
                         "{}: the commit before the push, {}, is not in this clone, a shallow clone (`.git/shallow`): every tracked file is selected; to check only the push's changes, {}",
                         ci.source,
@@ -636,13 +638,24 @@ impl Selector<'_> {
                         full_history_setting(ci)
                     )
                 } else if missing {
+                    // A clone with all its history has every commit its
+                    // branches hold: one it lacks was left behind by a
+                    // push that rewrote the branch, and no fetch brings it.
                     format!(
-                        "{}: the commit before the push, {}, is not in this clone (a shallow clone, or a force push): every tracked file is selected; fetch more history to check only the push's changes",
+                        "{}: the commit before the push, {}, is not in this clone, which is not shallow and so holds all the history its branches have: the push rewrote the branch (a force push), and the commit it replaced is on no branch to fetch: every tracked file is selected",
                         ci.source, ci.from
+                    )
+                } else if unrelated && shallow {
+                    format!(
+                        "{}: the commit before the push, {}, shares no history with {} in this clone, a shallow clone (`.git/shallow`) that may have cut the commits they share (or the push started a new history): every tracked file is selected; to check only the push's changes, {}",
+                        ci.source,
+                        ci.from,
+                        ci.to,
+                        full_history_setting(ci)
                     )
                 } else if unrelated {
                     format!(
-                        "{}: the commit before the push, {}, shares no history with {} here (a force push of a new history, or a shallow clone): every tracked file is selected",
+                        "{}: the commit before the push, {}, shares no history with {} (a force push of a new history): every tracked file is selected",
                         ci.source, ci.from, ci.to
                     )
                 } else {
