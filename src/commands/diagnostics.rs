@@ -146,6 +146,7 @@ fn over_the_limit(kept: usize, dropped: usize, file: Option<&Path>) -> CheckResu
             .filter(|path| path.as_os_str() != "-")
             .map(|path| path.display().to_string()),
         reason: None,
+        skip_kind: None,
         argv: Vec::new(),
         argv_omitted: 0,
         output_tail: Vec::new(),

@@ -81,8 +81,12 @@ fn validate(
             }
         }
     } else {
+        let paths = match expanded(&ctx.cwd, paths) {
+            Ok(paths) => paths,
+            Err(message) => return usage(&message, format, io),
+        };
         let given: Vec<PathBuf> = paths.iter().map(|p| ctx.cwd.join(p)).collect();
-        if let Some(code) = missing(paths, &given, format, io) {
+        if let Some(code) = missing(&paths, &given, format, io) {
             return code;
         }
         given
@@ -178,6 +182,30 @@ fn give_feedback(
     } else {
         ExitCode::Proceed
     }
+}
+
+/// The paths named on the command line, each pattern no file is named
+/// after (`'handoffs/*.md'`, quoted, or given by a tool that runs no
+/// shell) replaced by the files it matches, as `[handoff] paths` globs
+/// match them; a pattern that matches nothing is an error that says so.
+fn expanded(cwd: &Path, paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut all = Vec::with_capacity(paths.len());
+    for path in paths {
+        let text = path.to_string_lossy();
+        if !handoff::read::is_pattern(&text) || std::fs::symlink_metadata(cwd.join(path)).is_ok() {
+            all.push(path.clone());
+            continue;
+        }
+        let found = handoff::read::expand(cwd, &text)
+            .map_err(|e| format!("`{text}` is not a pattern phasegate can read: {e}"))?;
+        if found.is_empty() {
+            return Err(format!(
+                "no file matches `{text}` (no file has that name either): check the pattern (`*` stays within one directory, `**` crosses them), or give no path for every tracked document"
+            ));
+        }
+        all.extend(found);
+    }
+    Ok(all)
 }
 
 /// A usage error when a document named on the command line is not there

@@ -15,8 +15,11 @@ use super::verdict::{
 /// How many output lines a failing check with no parsed diagnostic shows.
 const TAIL_LINES: usize = 20;
 
-/// Why a configured check did not run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a configured check did not run. Recorded in the verdict as a word
+/// (`skip_kind`) that stays when `describe`'s wording changes: what reads
+/// the run history later (`handoff feedback`) decides by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SkipReason {
     /// `on_failure = "skip"`: the check is disabled.
     Disabled,
@@ -29,7 +32,7 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
-    pub(crate) fn describe(&self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             SkipReason::Disabled => "disabled (on_failure = \"skip\")",
             SkipReason::NoMatchingFiles => "no selected file matches its `files`",
@@ -252,10 +255,9 @@ fn handoff_findings(
         }
         if report.escalate {
             notes.push(format!(
-                "handoff `{}` is out of retries ({} of {}): a person is needed",
+                "handoff `{}` is out of retries ({}): a person is needed",
                 report.path,
-                report.retry_count.unwrap_or(0),
-                report.max_retries
+                crate::handoff::retries_used(report.retry_count.unwrap_or(0), report.max_retries)
             ));
         } else if report.status.as_deref() == Some("blocked") {
             notes.push(format!(
@@ -1047,6 +1049,10 @@ fn check_result(check: &CheckInput, judged: &Judged, root: &Path) -> CheckResult
         pre_existing: judged.diagnostics.iter().filter(|d| d.pre_existing).count(),
         log,
         reason: judged.reason.clone(),
+        skip_kind: match &check.run {
+            CheckRun::NotRun(reason) => Some(*reason),
+            CheckRun::Ran(_) => None,
+        },
         argv_omitted: omitted(&argv),
         argv: shown(argv),
         output_tail: tail,

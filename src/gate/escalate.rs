@@ -355,9 +355,14 @@ fn handoff_interventions(handoff: &serde_json::Value) -> Vec<NewIntervention> {
     // queue is where one finds it.
     if handoff["escalate"] == true {
         let message = format!(
-            "handoff `{path}` is out of retries ({} of {}): a person is needed{}",
-            handoff["retry_count"].as_i64().unwrap_or(0),
-            handoff["max_retries"].as_u64().unwrap_or(0),
+            "handoff `{path}` is out of retries ({}): a person is needed{}",
+            crate::handoff::retries_used(
+                handoff["retry_count"].as_i64().unwrap_or(0),
+                handoff["max_retries"]
+                    .as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .unwrap_or(0)
+            ),
             handoff["last_failure"]
                 .as_str()
                 .map_or_else(String::new, |f| format!("; last failure: {f}"))

@@ -122,6 +122,11 @@ pub struct CheckResult {
     /// Why it was skipped, or what went wrong, in one line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Why it was not run, as a stable word (`disabled`,
+    /// `no_matching_files`, `no_files`, `skipped_by_env`), for what reads
+    /// the verdict later; `reason` says it to a person.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skip_kind: Option<super::SkipReason>,
     /// The command line(s) run, one per batch: the first `MAX_SHOWN_BATCHES`
     /// batches, each with at most its first `MAX_SHOWN_ARGS` words.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -142,8 +147,13 @@ impl CheckResult {
     /// runs it again (still skipped while the variable names it, and
     /// saying so), never carries it over as settled.
     pub fn skipped_by_env(&self) -> bool {
+        // A verdict written before `skip_kind` says it in the words of
+        // its reason then.
         self.status == CheckStatus::Skipped
-            && self.reason.as_deref() == Some(super::SkipReason::SkippedByEnv.describe())
+            && match self.skip_kind {
+                Some(kind) => kind == super::SkipReason::SkippedByEnv,
+                None => self.reason.as_deref() == Some("skipped by PHASEGATE_SKIP"),
+            }
     }
 }
 

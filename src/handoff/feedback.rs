@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::last_run::LastRun;
 use super::validate::{HandoffReport, Rules};
+use crate::gate::SkipReason;
 
 /// One thing to fix.
 #[derive(Debug, Clone, Serialize)]
@@ -200,34 +201,34 @@ fn fix_for_claim(
 
 /// What to do about a claim the last run's `check` verified nothing of
 /// (`why`, as `LastRun::unverified` says): make the check run, in the way
-/// that reason calls for. The skip reasons are the verdict's words
-/// (`gate::SkipReason`); any other reason gets the general advice, which
-/// is still right.
+/// its `skip` (the kind the verdict recorded, when it was skipped) calls
+/// for; any other reason gets the general advice, which is still right.
 fn fix_for_unverified(
     checkpoint: &str,
     check: &str,
     why: &str,
+    skip: Option<SkipReason>,
     in_run: bool,
     phase: &str,
 ) -> String {
     let run = format!("`phasegate run --check {check}`");
-    let how = match why {
+    let how = match skip {
         _ if !in_run && why == super::last_run::NOT_ASKED => {
             format!("run it: {run} (or `phasegate run` for every check)")
         }
         _ if !in_run => format!(
             "add a check `{check}` to phase `{phase}` in `phasegate.toml`, or remove the claim from `[handoff.claims]` if nothing is to verify it"
         ),
-        "no selected file matches its `files`" | "no files selected for `{files}`" => format!(
+        Some(SkipReason::NoMatchingFiles | SkipReason::NoFiles) => format!(
             "it runs only when a selected file matches its `files`: select them (`phasegate run --all-files --check {check}`)"
         ),
-        "skipped by PHASEGATE_SKIP" => {
+        Some(SkipReason::SkippedByEnv) => {
             format!("run it without `PHASEGATE_SKIP` naming it: {run}")
         }
-        "disabled (on_failure = \"skip\")" => format!(
+        Some(SkipReason::Disabled) => format!(
             "it is switched off (`on_failure = \"skip\"` in `phasegate.toml`): set its `on_failure` to `block` or `warn`, then {run}"
         ),
-        _ => format!("fix what kept it from verifying anything ({why}), then {run}"),
+        None => format!("fix what kept it from verifying anything ({why}), then {run}"),
     };
     format!(
         "make check `{check}` run and pass before handing off: {how}. Until it has, `{checkpoint}` is a claim nothing confirmed"
@@ -299,7 +300,14 @@ pub fn feedback(
         let phase = run.phase.as_deref().unwrap_or("?");
         items.push(FeedbackItem {
             kind: "unverified",
-            fix: fix_for_unverified(&name, check, why, run.check(check).is_some(), phase),
+            fix: fix_for_unverified(
+                &name,
+                check,
+                why,
+                run.check(check).and_then(|c| c.skip),
+                run.check(check).is_some(),
+                phase,
+            ),
             reason: format!(
                 "claim not verified: `{name}` says pass, but check `{check}` verified nothing in run `{}` ({why}), so nothing confirmed it",
                 run.run_id
@@ -413,24 +421,30 @@ pub fn feedback(
 mod tests {
     use crate::gate::SkipReason;
 
-    /// The advice is chosen by the words the verdict gives a skipped
-    /// check's reason: each reason the gate writes must still be one the
-    /// advice knows, or a change of wording there would leave every
-    /// skipped claim with the general advice.
+    /// The advice follows the kind of skip the verdict recorded, not the
+    /// words of its reason: a reason worded otherwise gets the same advice.
     #[test]
-    fn every_skip_reason_the_gate_writes_gets_its_own_advice() {
-        for reason in [
-            SkipReason::Disabled,
-            SkipReason::NoMatchingFiles,
-            SkipReason::NoFiles,
-            SkipReason::SkippedByEnv,
+    fn every_kind_of_skip_gets_its_own_advice_whatever_its_words() {
+        for (skip, says) in [
+            (SkipReason::Disabled, "switched off"),
+            (SkipReason::NoMatchingFiles, "--all-files"),
+            (SkipReason::NoFiles, "--all-files"),
+            (SkipReason::SkippedByEnv, "without `PHASEGATE_SKIP`"),
         ] {
-            let fix =
-                super::fix_for_unverified("tests_passing", "tests", reason.describe(), true, "p");
-            assert!(
-                !fix.contains("fix what kept it from verifying anything"),
-                "{reason:?}: {fix}"
+            let fix = super::fix_for_unverified(
+                "tests_passing",
+                "tests",
+                "worded in some other way",
+                Some(skip),
+                true,
+                "p",
             );
+            assert!(fix.contains(says), "{skip:?}: {fix}");
         }
+        let fix = super::fix_for_unverified("tests_passing", "tests", "timed out", None, true, "p");
+        assert!(
+            fix.contains("fix what kept it from verifying anything (timed out)"),
+            "{fix}"
+        );
     }
 }

@@ -167,20 +167,28 @@ pub fn mentions_any(head: &[u8], ids: &[String]) -> bool {
         .any(|id| !id.is_empty() && memchr::memmem::find(head, id.as_bytes()).is_some())
 }
 
-/// The documents a staged run did not select, for its new ones: a commit
-/// that adds a copy of a committed document, its id unchanged, shows the
-/// copy alone, and `shared_ids` would find nobody to share it with.
+/// The documents a run did not select, for its new ones: a commit or a
+/// branch that adds a copy of a committed document, its id unchanged,
+/// shows the copy alone, and `shared_ids` would find nobody to share it
+/// with.
 #[derive(Debug, Clone, Default)]
 pub struct Committed {
     /// The selected documents the commit adds.
     pub new: Vec<String>,
-    /// The others the index holds, with an id and a stage.
+    /// The others the run's revision holds (the index, the work tree's
+    /// tracked files, a range's tip), with an id and a stage.
     pub known: Vec<Known>,
+    /// No commit says which document came first (files named on the
+    /// command line): as in `shared_ids`, one named after its id is the
+    /// original of one that is not, which gets the error when it is
+    /// checked.
+    pub by_name: bool,
 }
 
 /// An error on the `id` of each new document (`committed.new`) whose id
 /// and stage a committed one (`committed.known`) has already: the new one
-/// is the copy, whatever its name, since the other was there first.
+/// is the copy, whatever its name, since the other was there first (with
+/// no first, `committed.by_name`, the one whose name is not its id).
 pub fn shared_with_committed<'a>(
     reports: impl IntoIterator<Item = &'a mut HandoffReport>,
     committed: &Committed,
@@ -203,6 +211,9 @@ pub fn shared_with_committed<'a>(
         else {
             continue;
         };
+        if committed.by_name && named_for(&report.path, id) && !named_for(&other.path, id) {
+            continue;
+        }
         report.errors.push(issue(
             at,
             "id",
@@ -318,6 +329,7 @@ mod tests {
         let committed = Committed {
             new: vec!["handoffs/F001.md".into(), "handoffs/F003.md".into()],
             known: known.into_iter().collect(),
+            by_name: false,
         };
         let mut reports: Vec<HandoffReport> = [
             ("handoffs/F001.md", "F001", "implementation"),
@@ -343,6 +355,7 @@ mod tests {
         let committed = Committed {
             new: vec!["handoffs/F002.md".into()],
             known: committed.known,
+            by_name: false,
         };
         let mut copy = crate::handoff::validate(
             "handoffs/F002.md",
@@ -363,6 +376,39 @@ mod tests {
             "{:?}",
             copy.errors
         );
+    }
+
+    /// Files named on the command line have no commit to say which came
+    /// first: the one named after its id is the original.
+    #[test]
+    fn with_no_first_the_document_named_after_its_id_is_the_original() {
+        let known = |path: &str| Known {
+            path: path.into(),
+            id: "F001".into(),
+            stage: "implementation".into(),
+            line: 2,
+        };
+        let judged = |path: &str, other: &str, by_name: bool| {
+            let committed = Committed {
+                new: vec![path.into()],
+                known: vec![known(other)],
+                by_name,
+            };
+            let mut report = crate::handoff::validate(
+                path,
+                &document("F001", "implementation"),
+                &crate::handoff::Rules::default(),
+            );
+            report.errors.clear();
+            shared_with_committed(std::iter::once(&mut report), &committed);
+            report.errors.len()
+        };
+        assert_eq!(judged("handoffs/F002.md", "handoffs/F001.md", true), 1);
+        assert_eq!(judged("handoffs/F001.md", "handoffs/F002.md", true), 0);
+        // A commit says the new one came second, whatever its name.
+        assert_eq!(judged("handoffs/F001.md", "handoffs/F002.md", false), 1);
+        // Two copies with names that say nothing: both are held.
+        assert_eq!(judged("handoffs/a.md", "handoffs/b.md", true), 1);
     }
 
     #[test]

@@ -5,10 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::stamp::RunResults;
+use crate::gate::SkipReason;
 
 /// At most this many of a check's errors are named: the first few are
 /// where to start, and the check's log holds the rest.
@@ -68,6 +69,9 @@ pub struct CheckEvidence {
     /// Why it was skipped, or what went wrong, as the verdict says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Why it was not run, when it was skipped (`skip_kind`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skip: Option<SkipReason>,
     /// Its first errors, `file:line:column: message`, at most
     /// `MAX_ERRORS`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -97,6 +101,7 @@ impl LastRun {
                     errors: top_errors(diagnostics, &name),
                     status: text(&c["status"]).unwrap_or_default(),
                     log: text(&c["log"]),
+                    skip: skip_kind(c),
                     reason: text(&c["reason"]),
                     name,
                 })
@@ -236,6 +241,26 @@ impl LastRun {
     }
 }
 
+/// Why a skipped check of a verdict did not run: its `skip_kind`, or, in
+/// a verdict written before there was one, its `reason` in the words
+/// phasegate used then (frozen here, so a rewording of today's reasons
+/// cannot change how those old verdicts read).
+fn skip_kind(check: &Value) -> Option<SkipReason> {
+    if check["status"] != "skipped" {
+        return None;
+    }
+    if let Ok(kind) = SkipReason::deserialize(&check["skip_kind"]) {
+        return Some(kind);
+    }
+    match check["reason"].as_str()? {
+        "disabled (on_failure = \"skip\")" => Some(SkipReason::Disabled),
+        "no selected file matches its `files`" => Some(SkipReason::NoMatchingFiles),
+        "no files selected for `{files}`" => Some(SkipReason::NoFiles),
+        "skipped by PHASEGATE_SKIP" => Some(SkipReason::SkippedByEnv),
+        _ => None,
+    }
+}
+
 /// The items of a JSON array, none when it is not one; borrowed, as a
 /// verdict's diagnostics can number thousands.
 fn list(v: &Value) -> &[Value] {
@@ -336,6 +361,28 @@ mod tests {
         );
         assert_eq!(run.failed_checks(), ["tests"]);
         assert!(run.person_needed.is_none());
+    }
+
+    /// The kind of skip is read from `skip_kind`, whatever `reason` says;
+    /// a verdict written before it existed is read by its reason's words.
+    #[test]
+    fn a_skip_is_told_by_its_kind_and_old_verdicts_by_their_words() {
+        let verdict = json!({
+            "checks": [
+                {"name": "tests", "status": "skipped", "skip_kind": "skipped_by_env",
+                 "reason": "worded in some new way"},
+                {"name": "lint", "status": "skipped",
+                 "reason": "disabled (on_failure = \"skip\")"},
+                {"name": "docs", "status": "skipped", "reason": "something else"},
+                {"name": "build", "status": "passed", "skip_kind": "disabled"},
+            ],
+        });
+        let run = LastRun::from_verdict(&verdict);
+        let skip = |name: &str| run.check(name).unwrap().skip;
+        assert_eq!(skip("tests"), Some(SkipReason::SkippedByEnv));
+        assert_eq!(skip("lint"), Some(SkipReason::Disabled));
+        assert_eq!(skip("docs"), None);
+        assert_eq!(skip("build"), None);
     }
 
     #[test]

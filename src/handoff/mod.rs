@@ -18,5 +18,6 @@ pub mod validate;
 mod tests;
 
 pub use validate::{
-    unreadable, validate, validate_bytes, validate_document, HandoffReport, Issue, Rules,
+    retries_used, unreadable, validate, validate_bytes, validate_document, HandoffReport, Issue,
+    Rules,
 };

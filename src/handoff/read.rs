@@ -33,6 +33,13 @@ impl Document {
 /// but a regular file is an error that says what it is: opening a FIFO
 /// waits for a writer, and a device may never end.
 pub fn read(path: &Path) -> std::io::Result<Document> {
+    read_at_most(path, MAX_BYTES).map(Document::from_bytes)
+}
+
+/// The first `limit + 1` bytes of the regular file at `path` (so a caller
+/// can tell a longer one was cut), refused as `read` refuses what is not a
+/// regular file.
+pub fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
         return Err(std::io::Error::other(format!(
@@ -42,8 +49,64 @@ pub fn read(path: &Path) -> std::io::Result<Document> {
     }
     let file = std::fs::File::open(path)?;
     let mut bytes = Vec::new();
-    file.take(MAX_BYTES as u64 + 1).read_to_end(&mut bytes)?;
-    Ok(Document::from_bytes(bytes))
+    file.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Whether `path` is a pattern (`handoffs/*.md`) rather than a name: a
+/// pattern the shell did not expand (quoted, or run with no shell, as an
+/// agent's tool runs commands) reaches phasegate as written.
+pub fn is_pattern(path: &str) -> bool {
+    path.contains(['*', '?', '[', '{'])
+}
+
+/// The files `pattern` matches under `dir` (a relative pattern is taken
+/// from `dir`), each as the pattern would name it, sorted; the syntax is
+/// that of `[handoff] paths` (`*` within one directory, `**` across
+/// them). Only the directories the pattern can reach are read: those under
+/// its leading part without wildcards, no deeper than it goes unless it
+/// has `**`. Git's own directory and links to directories are not entered.
+pub fn expand(dir: &Path, pattern: &str) -> Result<Vec<std::path::PathBuf>, globset::Error> {
+    let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
+    let glob = globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()?
+        .compile_matcher();
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let literal = parts.iter().take_while(|part| !is_pattern(part)).count();
+    // The last part is a file's name, never a directory to start from.
+    let literal = literal.min(parts.len().saturating_sub(1));
+    let start = parts[..literal].join("/");
+    let rest = &parts[literal..];
+    let depth = if rest.contains(&"**") {
+        usize::MAX
+    } else {
+        rest.len()
+    };
+    let mut found = Vec::new();
+    let mut pending = vec![(std::path::PathBuf::from(&start), 1)];
+    while let Some((named, level)) = pending.pop() {
+        // An absolute pattern's start replaces `dir`.
+        let Ok(entries) = std::fs::read_dir(dir.join(&named)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let path = named.join(&name);
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                if name != ".git" && level < depth {
+                    pending.push((path, level + 1));
+                }
+            } else if glob.is_match(&path) {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 /// What a path that is not a regular file is, for the error.

@@ -319,6 +319,18 @@ pub fn unreadable(path: &str, error: &dyn std::fmt::Display, rules: &Rules) -> H
     refused(path, error, rules)
 }
 
+/// How many of its `max` retries a document with `retry_count` `count`
+/// has used, for a person: `2 of 2`. A count beyond the budget (an error
+/// of its own) is all of it, and says what the document claims, rather
+/// than "5 of 2".
+pub fn retries_used(count: i64, max: u32) -> String {
+    if count <= i64::from(max) {
+        format!("{} of {max}", count.max(0))
+    } else {
+        format!("{max} of {max}; `retry_count` says {count}, more than `max_retries` allows")
+    }
+}
+
 /// Validates the document `text` found at `path`.
 pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
     let mut report = HandoffReport {

@@ -154,9 +154,8 @@ pub fn render_stamp(
     if after.escalate {
         writeln!(
             out,
-            "`{path}` is out of retries ({} of {}): the next run ends `blocked` and a person is needed",
-            after.retry_count.unwrap_or(0),
-            after.max_retries
+            "`{path}` is out of retries ({}): the next run ends `blocked` and a person is needed",
+            crate::handoff::retries_used(after.retry_count.unwrap_or(0), after.max_retries)
         )?;
     }
     Ok(())
@@ -214,14 +213,15 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
                 "Retry attempt: unknown (`retry_count` cannot be read; at most {max} retries): fix the defects below, then ask for this feedback again before another attempt\n"
             )?,
             Some(attempt) if feedback.escalate => {
-                writeln!(out, "Retries used: {} of {max}\n", attempt - 1)?;
+                let used = crate::handoff::retries_used(attempt - 1, feedback.max_retries);
+                writeln!(out, "Retries used: {used}\n")?;
             }
             // A document still in progress with its budget spent: there is
             // no attempt beyond the last, and it has not failed yet.
             Some(attempt) if attempt > max => writeln!(
                 out,
-                "Retries used: {} of {max}: none is left; if this attempt fails, hand it to a person\n",
-                attempt - 1
+                "Retries used: {}: none is left; if this attempt fails, hand it to a person\n",
+                crate::handoff::retries_used(attempt - 1, feedback.max_retries)
             )?,
             Some(attempt) => writeln!(out, "Retry attempt {attempt} of {max}\n")?,
         }

@@ -244,12 +244,13 @@ fn validate_names_a_pattern_that_matched_nothing_as_one() {
     let repo = TestRepo::new();
     repo.config(GATE);
     repo.write("handoffs/F001.md", &document("F001"));
-    // Quoted, or matching nothing, a pattern reaches phasegate as written.
-    let run = repo.phasegate(&["handoff", "validate", "handoffs/*.md"]);
+    // Matching nothing, a pattern reaches phasegate as written, and
+    // matches nothing there either.
+    let run = repo.phasegate(&["handoff", "validate", "handoff/*.md"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert_eq!(
         run.stderr,
-        "error: no such file: `handoffs/*.md`; a pattern is not expanded by phasegate, and the shell found no file matching it (or it was quoted): name the documents, or give no path for every tracked one\n"
+        "error: no file matches `handoff/*.md` (no file has that name either): check the pattern (`*` stays within one directory, `**` crosses them), or give no path for every tracked document\n"
     );
     let run = repo.phasegate(&["handoff", "validate", "handoffs/F01.md"]);
     assert_eq!(

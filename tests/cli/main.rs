@@ -27,6 +27,7 @@ mod gate_review;
 mod git;
 mod handoff;
 mod handoff_feedback;
+mod handoff_history;
 mod handoff_ids;
 mod handoff_messages;
 mod handoff_more;

@@ -11,8 +11,12 @@ pub(super) enum Content {
     WorkTree,
     /// The index: what a commit would record.
     Staged,
-    /// A commit (a range's end, a pushed commit).
-    At(String),
+    /// A commit (a range's end, a pushed commit), and the commit a range's
+    /// changes are counted from (its merge base), when there is one.
+    At {
+        tip: String,
+        base: Option<String>,
+    },
 }
 
 impl Content {
@@ -21,7 +25,12 @@ impl Content {
     pub fn of(mode: &SelectionSummary) -> Content {
         match (mode.mode, &mode.to) {
             ("staged", _) => Content::Staged,
-            ("range" | "all", Some(to)) => Content::At(to.clone()),
+            ("range" | "all", Some(to)) => Content::At {
+                tip: to.clone(),
+                base: (mode.mode == "range")
+                    .then(|| mode.merge_base.clone().or_else(|| mode.from_commit.clone()))
+                    .flatten(),
+            },
             _ => Content::WorkTree,
         }
     }
@@ -60,12 +69,17 @@ pub(super) fn read_all(
     reports
 }
 
-/// For a staged run that adds a document, the ids and stages of the
-/// documents the index holds beside the selected ones (each read no
-/// further than `ids::HEAD_BYTES`): a copy of a committed document is
-/// staged alone, and its id would be compared with nothing. A run that
-/// adds none reads nothing more; a range or a list of files is not
-/// looked at (their documents are all there is to compare).
+/// For a run that adds a document, the ids and stages of the documents
+/// under `[handoff] paths` beside the selected ones, as the run sees them
+/// (the index for a staged run, the work tree for `--files`, the range's
+/// tip for a range), each read no further than `ids::HEAD_BYTES`: a copy
+/// of a committed document is often selected alone (staged alone, named
+/// alone, or the only document a branch changes), and its id would be
+/// compared with nothing. A document is added when the commit the change
+/// starts from (`HEAD` for a staged run, a range's merge base) does not
+/// hold it; every document named with `--files` is. A run that adds none
+/// reads nothing more, and only the documents whose first
+/// bytes hold a new id are parsed.
 pub(super) fn committed(
     root: &Path,
     documents: &[(String, DocumentBytes)],
@@ -74,19 +88,33 @@ pub(super) fn committed(
 ) -> Result<crate::handoff::ids::Committed, crate::git::GitError> {
     use crate::handoff::ids::{Committed, Known, HEAD_BYTES};
     let mut committed = Committed::default();
-    // Without a commit, everything the index holds is staged, and selected.
-    if !matches!(source, Content::Staged)
-        || documents.is_empty()
-        || crate::git::commit_id(root, "HEAD").is_err()
-    {
+    if documents.is_empty() {
         return Ok(committed);
     }
+    let base = match source {
+        // Without a commit, everything the index holds is staged, and
+        // selected.
+        Content::Staged if crate::git::commit_id(root, "HEAD").is_err() => return Ok(committed),
+        Content::Staged => Some("HEAD".to_string()),
+        // Files named on the command line start from no commit: a copy
+        // committed a moment ago on the branch is as much a copy.
+        Content::WorkTree => None,
+        Content::At { base, .. } => base.clone(),
+    };
     let selected: Vec<&Path> = documents.iter().map(|(p, _)| Path::new(p)).collect();
-    let at_head = crate::git::documents_at(root, "HEAD", &selected, 0)?;
+    // With nothing to start from, every selected document is held against
+    // the others.
+    let added: Vec<bool> = match &base {
+        Some(base) => crate::git::documents_at(root, base, &selected, 0)?
+            .into_iter()
+            .map(|before| before.is_none())
+            .collect(),
+        None => vec![true; documents.len()],
+    };
     let new: Vec<&(String, DocumentBytes)> = documents
         .iter()
-        .zip(at_head)
-        .filter(|(_, before)| before.is_none())
+        .zip(added)
+        .filter(|(_, added)| *added)
         .map(|(document, _)| document)
         .collect();
     // Only a document naming one of the new ids can clash with them.
@@ -99,20 +127,39 @@ pub(super) fn committed(
         .map(|known| known.id)
         .collect();
     committed.new = new.iter().map(|(path, _)| path.clone()).collect();
+    committed.by_name = base.is_none();
     if ids.is_empty() {
         return Ok(committed);
     }
-    let others: Vec<PathBuf> = crate::git::tracked_files(root)?
+    let listed = match source {
+        Content::Staged | Content::WorkTree => crate::git::tracked_files(root)?,
+        Content::At { tip, .. } => crate::git::commit_files(root, tip)?,
+    };
+    let others: Vec<PathBuf> = listed
         .into_iter()
         .filter(|f| config.handoff.path_filter.is_match(f) && !selected.contains(&f.as_path()))
         .collect();
     let others: Vec<&Path> = others.iter().map(PathBuf::as_path).collect();
-    let heads = crate::git::documents_staged(root, &others, HEAD_BYTES)?;
+    let stored = |all: Vec<Option<crate::git::StoredDocument>>| -> Vec<Option<Vec<u8>>> {
+        all.into_iter().map(|head| head?.ok()).collect()
+    };
+    let heads: Vec<Option<Vec<u8>>> = match source {
+        Content::Staged => stored(crate::git::documents_staged(root, &others, HEAD_BYTES)?),
+        Content::At { tip, .. } => {
+            stored(crate::git::documents_at(root, tip, &others, HEAD_BYTES)?)
+        }
+        // A tracked document deleted or unreadable in the work tree is no
+        // document there.
+        Content::WorkTree => others
+            .iter()
+            .map(|path| crate::handoff::read::read_at_most(&root.join(path), HEAD_BYTES).ok())
+            .collect(),
+    };
     committed.known = others
         .iter()
         .zip(heads)
         .filter_map(|(path, head)| {
-            let bytes = head?.ok()?;
+            let bytes = head?;
             let more = bytes.len() > HEAD_BYTES;
             let bytes = &bytes[..bytes.len().min(HEAD_BYTES)];
             if !crate::handoff::ids::mentions_any(bytes, &ids) {
@@ -248,9 +295,9 @@ pub(super) fn read_handoffs(
             &paths,
             crate::handoff::read::MAX_BYTES,
         )?),
-        Content::At(spec) => wrap(crate::git::documents_at(
+        Content::At { tip, .. } => wrap(crate::git::documents_at(
             root,
-            spec,
+            tip,
             &paths,
             crate::handoff::read::MAX_BYTES,
         )?),

@@ -174,6 +174,8 @@ pub(super) fn carry_over(
                 "{} in run {} (not run again)",
                 record.status, previous.run_id
             )),
+            // Why it was skipped then is not recorded.
+            skip_kind: None,
             argv: Vec::new(),
             argv_omitted: 0,
             output_tail: Vec::new(),
