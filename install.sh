@@ -16,7 +16,16 @@ if [ -n "$minor" ] && [ "$minor" -lt "$needed" ]; then
   exit 1
 fi
 echo "building phasegate with cargo (the first build takes a few minutes)..."
-cargo install --path "$here" --locked --quiet
+# `cargo install` builds in a new temporary directory each time, so every
+# run built everything again; the checkout's own target directory keeps
+# the build, and cargo then rebuilds only what changed since (nothing, when
+# the checkout is the one installed). A CARGO_TARGET_DIR of one's own is
+# cargo's to use already.
+if [ -n "${CARGO_TARGET_DIR-}" ]; then
+  cargo install --path "$here" --locked --quiet
+else
+  cargo install --path "$here" --locked --quiet --target-dir "$here/target"
+fi
 bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin/phasegate"
 # cargo's own configuration can name another place (`install.root`).
 if [ ! -x "$bin" ]; then

@@ -75,8 +75,15 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
         &args.hooks,
         &[HookKind::PreCommit, HookKind::PreMergeCommit],
     );
+    // The test-only pause (`PHASEGATE_TEST_PAUSE_AT`): a SIGINT ends it.
+    let pause = |step: &str| {
+        if ctx.pause_at.is_some() {
+            let _interrupts = crate::runner::InterruptGuard::install();
+            ctx.maybe_pause(step, &super::state::state_dir_for(ctx));
+        }
+    };
     for &kind in &wanted {
-        match git::install(&ctx.cwd, kind, &options) {
+        match git::install(&ctx.cwd, kind, &options, &pause) {
             Ok(InstallOutcome::Installed {
                 path,
                 chained,

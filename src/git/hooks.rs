@@ -397,10 +397,6 @@ pub enum HuskyRewrite {
     HooksPath { project_hook: PathBuf },
 }
 
-/// The hooks husky writes stubs for (its `index.js`): `pre-merge-commit`
-/// is not one of them, so phasegate's stays.
-const HUSKY_HOOKS: [HookKind; 2] = [HookKind::PreCommit, HookKind::PrePush];
-
 /// Whether husky takes phasegate's hook `kind` away at the next
 /// `npm install`. husky 9 points `core.hooksPath` at `.husky/_`, writes a
 /// stub for each hook there (reading `h` beside it, which runs the
@@ -417,12 +413,18 @@ pub fn husky_rewrite(repo_dir: &Path, kind: HookKind) -> Option<HuskyRewrite> {
 }
 
 fn husky_rewrite_of(repo_dir: &Path, kind: HookKind) -> Option<HuskyRewrite> {
-    if !HUSKY_HOOKS.contains(&kind) {
-        return None;
-    }
     let location = hooks_location(repo_dir).ok()?;
     if location.dir.file_name().is_some_and(|name| name == "_") && location.dir.join("h").is_file()
     {
+        // husky writes a stub for each hook its version knows (9.1.5 added
+        // `pre-merge-commit`): a stub of its own for this hook, there or
+        // kept by phasegate's install, says that this version writes it.
+        let hook = location.dir.join(kind.name());
+        let stub = fs::symlink_metadata(chained_path(&hook)).is_ok()
+            || (fs::symlink_metadata(&hook).is_ok() && !is_ours(&hook));
+        if !stub {
+            return None;
+        }
         let project_hook = location.dir.parent()?.join(kind.name());
         return Some(HuskyRewrite::Stubs { project_hook });
     }
@@ -545,6 +547,37 @@ fn chained_path(hook: &Path) -> PathBuf {
     hook.with_file_name(name)
 }
 
+/// Whether the hooks at `a` and `b` are the same hook: two links to the
+/// same place, or two files of the same bytes and mode.
+fn same_hook(a: &Path, b: &Path) -> bool {
+    let (Ok(meta_a), Ok(meta_b)) = (fs::symlink_metadata(a), fs::symlink_metadata(b)) else {
+        return false;
+    };
+    if meta_a.file_type().is_symlink() || meta_b.file_type().is_symlink() {
+        return matches!((fs::read_link(a), fs::read_link(b)), (Ok(x), Ok(y)) if x == y);
+    }
+    meta_a.is_file()
+        && meta_b.is_file()
+        && meta_a.permissions().mode() == meta_b.permissions().mode()
+        && matches!((fs::read(a), fs::read(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+/// Holds the hooks directory `dir` (flock(2) on the directory itself, so
+/// that no lock file shows in a directory the repository tracks) while an
+/// install or uninstall looks at its hooks and moves them: two at once
+/// would each see the hook of one's own still there, and the second would
+/// keep phasegate's hook over the kept one, which would be lost. The
+/// kernel lets go of it when the process ends, however it ends. A file
+/// system without flock(2) locks goes without.
+fn lock_dir(dir: &Path) -> Result<Option<fs::File>, HookError> {
+    let handle = fs::File::open(dir).map_err(io("open", dir))?;
+    match rustix::fs::flock(&handle, rustix::fs::FlockOperation::LockExclusive) {
+        Ok(()) => Ok(Some(handle)),
+        Err(rustix::io::Errno::NOLCK | rustix::io::Errno::OPNOTSUPP) => Ok(None),
+        Err(e) => Err(io("lock", dir)(e.into())),
+    }
+}
+
 /// A hook script written beside its place, flushed and executable, not
 /// yet in it: it goes in last, once the hook it replaces was moved aside,
 /// so that an install that stops on the way (a full disk, a file system
@@ -615,13 +648,18 @@ fn not_executable(path: &Path) -> HookError {
 }
 
 /// Installs the hook `kind` in the repository containing `repo_dir`.
+///
+/// `pause` is the test-only pause point: it is called at `install-keep`,
+/// once the install has decided to keep the hook there, before it does.
 pub fn install(
     repo_dir: &Path,
     kind: HookKind,
     options: &InstallOptions,
+    pause: &dyn Fn(&str),
 ) -> Result<InstallOutcome, HookError> {
     let location = hooks_location(repo_dir)?;
     prepare_dir(&location)?;
+    let _lock = lock_dir(&location.dir)?;
     let path = location.dir.join(kind.name());
     let is_tracked = tracked(repo_dir, &path);
     // A hook the repository tracks, or can, is everyone's: the path of one
@@ -678,7 +716,11 @@ pub fn install(
     let staged = Staged::write(&path, &script)?;
     // `symlink_metadata`: a hook that is a symbolic link is moved as a link.
     if fs::symlink_metadata(&path).is_ok() {
-        if fs::symlink_metadata(&keep).is_ok() {
+        pause("install-keep");
+        // A kept hook the same as the one there now is a copy of it (husky
+        // wrote its stub again over phasegate's hook): nothing is lost
+        // when the one there takes its place.
+        if fs::symlink_metadata(&keep).is_ok() && !same_hook(&path, &keep) {
             if !options.force {
                 return Err(HookError::ChainOccupied {
                     hook: path,
@@ -747,11 +789,7 @@ fn keep_line_ends(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(source) => return Err(io("read", &file)(source)),
     };
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str(&line_ends_rule(kind));
-    text.push('\n');
+    with_rule(&mut text, &line_ends_rule(kind));
     fs::write(&file, text).map_err(io("write", &file))?;
     Ok(Some(file))
 }
@@ -764,20 +802,57 @@ fn drop_line_ends(path: &Path, kind: HookKind) -> Result<(), HookError> {
     let Ok(text) = fs::read_to_string(&file) else {
         return Ok(());
     };
-    let rule = line_ends_rule(kind);
-    if !text.lines().any(|line| line == rule) {
+    let Some(kept) = without_rule(&text, &line_ends_rule(kind)) else {
         return Ok(());
-    }
-    let mut kept = String::new();
-    for line in text.lines().filter(|line| *line != rule) {
-        kept.push_str(line);
-        kept.push('\n');
-    }
+    };
     if kept.is_empty() {
         fs::remove_file(&file).map_err(io("remove", &file))
     } else {
         fs::write(&file, kept).map_err(io("write", &file))
     }
+}
+
+/// Adds the line `rule` to the attributes `text`, in the file's own line
+/// ends; after a last line without one, the rule is the line left without,
+/// so that taking it out (`without_rule`) gives the file back byte for
+/// byte.
+fn with_rule(text: &mut String, rule: &str) {
+    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    if text.is_empty() || text.ends_with('\n') {
+        text.push_str(rule);
+        text.push_str(eol);
+    } else {
+        text.push_str(eol);
+        text.push_str(rule);
+    }
+}
+
+/// `text` without its line `rule`, every other byte as it was (CRLF line
+/// ends, a byte order mark, a last line without a line end); `None` when
+/// no line is `rule`. A rule on a last line without a line end takes the
+/// line end before it along: `keep_line_ends` put it there.
+fn without_rule(text: &str, rule: &str) -> Option<String> {
+    let (bom, body) = match text.strip_prefix('\u{feff}') {
+        Some(body) => ("\u{feff}", body),
+        None => ("", text),
+    };
+    let mut kept: Vec<&str> = Vec::new();
+    let mut found = false;
+    for line in body.split_inclusive('\n') {
+        let bare = line.strip_suffix('\n').unwrap_or(line);
+        if found || bare.strip_suffix('\r').unwrap_or(bare) != rule {
+            kept.push(line);
+            continue;
+        }
+        found = true;
+        if !line.ends_with('\n') {
+            if let Some(last) = kept.pop() {
+                let ended = last.strip_suffix('\n').unwrap_or(last);
+                kept.push(ended.strip_suffix('\r').unwrap_or(ended));
+            }
+        }
+    }
+    found.then(|| format!("{bom}{}", kept.concat()))
 }
 
 /// Whether `path` is a file the repository at `repo_dir` tracks.
@@ -825,7 +900,14 @@ fn in_work_tree(repo_dir: &Path, path: &Path) -> Option<(git2::Repository, PathB
 
 /// Removes phasegate's hook `kind` and puts back the hook it replaced.
 pub fn uninstall(repo_dir: &Path, kind: HookKind) -> Result<UninstallOutcome, HookError> {
-    let path = hooks_dir(repo_dir)?.join(kind.name());
+    let dir = hooks_dir(repo_dir)?;
+    // No hooks directory: nothing was installed, and nothing to lock.
+    let _lock = if dir.is_dir() {
+        Some(lock_dir(&dir)?)
+    } else {
+        None
+    };
+    let path = dir.join(kind.name());
     let keep = chained_path(&path);
     let kept = fs::symlink_metadata(&keep).is_ok();
     let Some(text) = ours(&path) else {
@@ -835,6 +917,13 @@ pub fn uninstall(repo_dir: &Path, kind: HookKind) -> Result<UninstallOutcome, Ho
             // under the name that keeps it from running.
             fs::rename(&keep, &path).map_err(io("restore", &keep))?;
             return Ok(UninstallOutcome::RestoredOnly { path });
+        }
+        if kept && same_hook(&path, &keep) {
+            // The hook there now is the one that was kept (husky wrote its
+            // stub again over phasegate's hook): the kept copy is no one's
+            // only copy.
+            fs::remove_file(&keep).map_err(io("remove", &keep))?;
+            return Ok(UninstallOutcome::NotInstalled { left: None });
         }
         return Ok(UninstallOutcome::NotInstalled {
             left: (kept && !absent).then_some(keep),
@@ -891,6 +980,41 @@ mod tests {
                 assert!(!kind.written_unchanged(&written.replace("exit 0", "exit 1")));
             }
         }
+    }
+
+    #[test]
+    fn taking_the_line_ends_rule_out_gives_the_attributes_back_byte_for_byte() {
+        let rule = line_ends_rule(HookKind::PreCommit);
+        for before in [
+            "*.sh text eol=lf\r\n*.bat text eol=crlf\r\n",
+            "*.sh text eol=lf\r\n*.bat text eol=crlf",
+            "*.sh text eol=lf\n*.bat -text",
+            "\u{feff}*.sh text eol=lf\r\n",
+            "\u{feff}",
+            "",
+        ] {
+            let mut text = before.to_string();
+            with_rule(&mut text, &rule);
+            assert!(text.contains(&format!("\n{rule}")) || text.starts_with(&rule));
+            // CRLF stays CRLF.
+            assert_eq!(
+                text.matches('\n').count(),
+                text.matches("\r\n").count() * usize::from(before.contains('\r'))
+                    + text.matches('\n').count() * usize::from(!before.contains('\r')),
+                "{text:?}"
+            );
+            assert_eq!(
+                without_rule(&text, &rule).as_deref(),
+                Some(before),
+                "{text:?}"
+            );
+        }
+        // A rule on the first line, after a byte order mark.
+        assert_eq!(
+            without_rule(&format!("\u{feff}{rule}\r\n*.sh -text\r\n"), &rule).unwrap(),
+            "\u{feff}*.sh -text\r\n"
+        );
+        assert_eq!(without_rule("*.sh -text\n", &rule), None);
     }
 
     #[test]

@@ -95,17 +95,19 @@ fn a_rule_of_the_repository_that_keeps_line_ends_is_left_alone_and_others_are_ke
     assert!(!run.stderr.contains(".gitattributes"), "{}", run.stderr);
     assert_eq!(repo.read(".githooks/.gitattributes"), "*.bat eol=crlf");
 
-    // Without it, phasegate's rule goes after the repository's own.
+    // Without it, phasegate's rule goes after the repository's own, the
+    // last line as the file had it (without a line end), so that uninstall
+    // gives the file back as it was.
     repo.write(".gitattributes", "");
     let run = repo.phasegate(&["install", "--hook", "pre-commit"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         repo.read(".githooks/.gitattributes"),
-        "*.bat eol=crlf\n/pre-commit text eol=lf\n"
+        "*.bat eol=crlf\n/pre-commit text eol=lf"
     );
     let run = repo.phasegate(&["uninstall"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(repo.read(".githooks/.gitattributes"), "*.bat eol=crlf\n");
+    assert_eq!(repo.read(".githooks/.gitattributes"), "*.bat eol=crlf");
 }
 
 #[test]

@@ -41,6 +41,7 @@ mod install_edges;
 mod install_modes;
 mod install_more;
 mod install_review;
+mod install_shared;
 mod interventions_merge;
 mod odd_inputs;
 mod parsers_exit;
