@@ -43,10 +43,16 @@ pub fn index_is_temporary() -> bool {
 
 /// The index file of `repo`: `GIT_INDEX_FILE`'s when git named one.
 fn index_path(repo: &git2::Repository) -> PathBuf {
+    index_file(repo.path())
+}
+
+/// The index file of the work tree whose git directory is `git_dir`:
+/// `GIT_INDEX_FILE`'s when git named one.
+fn index_file(git_dir: &Path) -> PathBuf {
     INDEX_FILE
         .get()
         .cloned()
-        .unwrap_or_else(|| repo.path().join("index"))
+        .unwrap_or_else(|| git_dir.join("index"))
 }
 
 /// The repository git named for this process with `GIT_DIR` (and the work

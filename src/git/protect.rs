@@ -138,6 +138,14 @@ pub enum ProtectError {
     /// it is and what to do.
     #[error("{0}")]
     State(io::Error),
+    /// A check rewrote the index as a split index, which libgit2 cannot
+    /// read, and git could not merge it back into one file (`why`).
+    #[error("failed to read the index after the checks: {} rewrote it as a split index (`git update-index --split-index`, or `core.splitIndex` set and then a `git add`), which phasegate cannot read, and merging it back failed ({why}). Turn it off with `git config core.splitIndex false && git update-index --no-split-index`, and keep the check from turning it on, then run again", by.as_deref().unwrap_or("one of the checks"))]
+    SplitByChecks {
+        /// The checks that ran, for a person.
+        by: Option<String>,
+        why: String,
+    },
     /// A signal arrived while the changes were being saved: nothing of the
     /// work tree was touched, and the copies are gone again.
     #[error("set the unstaged changes aside: phasegate was interrupted")]
@@ -307,6 +315,10 @@ impl ProtectError {
                 restage,
                 others,
             },
+            ProtectError::SplitByChecks { why, .. } => ProtectError::SplitByChecks {
+                by: Some(checks),
+                why,
+            },
             other => other,
         }
     }
@@ -345,6 +357,12 @@ struct Entry {
     /// out made are removed again with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     existing_dir: Option<Vec<u8>>,
+    /// The file's extended attributes (names and values), POSIX ACLs
+    /// among them: a file phasegate writes afresh (put at its staged
+    /// content through git, or in place of a check's replacement) gets
+    /// them back with its content. Absent in journals of earlier versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    xattrs: Vec<(Vec<u8>, Vec<u8>)>,
     /// The file's stat data as it was copied (not in the journal): a file
     /// that differs when it is about to be put at its staged content was
     /// changed since (an editor's autosave), and is not touched.
@@ -398,6 +416,8 @@ pub struct Aftermath {
     pub conflicts: Vec<String>,
     /// Where the checks' versions of the `conflicts` were kept.
     pub kept: Option<PathBuf>,
+    /// Whether the checks left a split index, merged back (`unsplit_index`).
+    pub unsplit: bool,
 }
 
 /// Holds the unstaged changes aside while it lives; `finish` puts them back.
@@ -911,6 +931,8 @@ fn changed_after_kill(
     dir: &Path,
     entries: &[Entry],
 ) -> Result<Vec<Vec<u8>>, ProtectError> {
+    // The killed run's checks may have split the index.
+    unsplit_index(root)?;
     let repo = open(root)?;
     let mut index = repo.index().map_err(git_error("read the index"))?;
     let paths: Vec<Vec<u8>> = entries.iter().map(|e| e.path.clone()).collect();
@@ -1120,6 +1142,7 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
             permissions: None,
             intent_to_add,
             existing_dir: None,
+            xattrs: Vec::new(),
             copied: None,
         });
     }
@@ -1140,6 +1163,7 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
                 permissions: None,
                 intent_to_add: true,
                 existing_dir: None,
+                xattrs: Vec::new(),
                 copied: None,
             });
         }
@@ -1425,6 +1449,7 @@ fn save(
                     MODE_REGULAR
                 };
                 let mut file = open_regular(&source).map_err(io_error("read", &source))?;
+                entry.xattrs = xattrs_of(&file);
                 // A full file system is the copy's to hold, not the file's.
                 Some(io::copy(&mut file, &mut pack).map_err(|e| {
                     if is_full(&e) {
@@ -1746,6 +1771,7 @@ impl UnstagedGuard {
 
     pub fn finish(mut self, pause: Pause<'_>, keep: &Path) -> Result<Aftermath, ProtectError> {
         pause("checks-done");
+        let unsplit = unsplit_index(&self.root)?;
         let repo = open(&self.root)?;
         let staged = self.staged_by_checks(&repo)?;
         let mut modified = self.changed_by_checks()?;
@@ -1825,6 +1851,7 @@ impl UnstagedGuard {
             modified,
             conflicts,
             kept: kept.then(|| keep.to_path_buf()),
+            unsplit,
         })
     }
 }
@@ -1847,6 +1874,200 @@ impl Drop for UnstagedGuard {
         if self.restore(keep.as_deref(), &|_| {}).is_ok() {
             let _ = self.remove_dir();
         }
+    }
+}
+
+/// Merges back into one file an index a check rewrote as a split index
+/// (`git update-index --split-index`, or `core.splitIndex` set and then a
+/// `git add`): libgit2 cannot read one, and without the index phasegate
+/// can neither tell what the checks changed nor undo what they staged.
+/// The run found the index whole (a split one stops it before the checks),
+/// so this gives the user back the index as they had it, the same entries
+/// in one file, and only git itself knows how. `Ok(true)` when it did.
+pub fn unsplit_index(root: &Path) -> Result<bool, ProtectError> {
+    let repo = open(root)?;
+    if !may_be_split(repo.path()) {
+        return Ok(false);
+    }
+    let split = match repo.index() {
+        Ok(_) => false,
+        Err(e) => e.message().contains("extension: 'link'"),
+    };
+    if !split {
+        return Ok(false);
+    }
+    let failed = |why: String| ProtectError::SplitByChecks { by: None, why };
+    let mut git = std::process::Command::new("git");
+    for key in crate::runner::GIT_LOCAL_ENV {
+        git.env_remove(key);
+    }
+    // Turned off for this write only: whether the repository keeps it on
+    // is the user's to say (the note says when a check set it).
+    let out = git
+        .env("GIT_DIR", repo.path())
+        .env("GIT_WORK_TREE", root)
+        .env("GIT_INDEX_FILE", super::index_path(&repo))
+        .current_dir(root)
+        .args([
+            "-c",
+            "core.splitIndex=false",
+            "update-index",
+            "--no-split-index",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| failed(format!("`git` could not be run: {e}")))?;
+    if !out.status.success() {
+        // git's first line says what failed; the rest is general advice.
+        let said = String::from_utf8_lossy(&out.stderr);
+        return Err(failed(format!(
+            "`git update-index --no-split-index` said: {}",
+            said.lines().next().unwrap_or_default().trim()
+        )));
+    }
+    // Read again, as every later step will.
+    match open(root)?.index() {
+        Ok(_) => Ok(true),
+        Err(e) => Err(failed(e.message().to_string())),
+    }
+}
+
+/// Whether an index of the git directory `git_dir` may be split: git keeps
+/// the shared part of a split index beside it, in a `sharedindex.<id>`
+/// file, so a directory without one holds no split index. One look at a
+/// small directory, where reading the index to find out would read all
+/// of it.
+pub fn may_be_split(git_dir: &Path) -> bool {
+    fs::read_dir(git_dir).is_ok_and(|dir| {
+        dir.flatten()
+            .any(|entry| entry.file_name().as_bytes().starts_with(b"sharedindex."))
+    })
+}
+
+/// Whether the repository's configuration now asks git to split the index
+/// (`core.splitIndex`), as a check may have set it.
+pub fn splits_index(root: &Path) -> bool {
+    open(root)
+        .and_then(|repo| {
+            repo.config()
+                .and_then(|c| c.get_bool("core.splitIndex"))
+                .map_err(git_error("read the configuration"))
+        })
+        .unwrap_or(false)
+}
+
+/// What the checks may leave beside the work tree that a person must hear
+/// of: git's index lock (every later `git add` or `git commit` fails until
+/// it goes) and stash entries (a check that ran `git stash` holds in one
+/// what it stashed, perhaps the user's own work). Taken before the checks
+/// from two files, as every run in place takes it: the lock's stat data and
+/// the stash's reflog; `left` compares after them, and opens the
+/// repository only when the stash changed.
+pub struct Traces {
+    lock: PathBuf,
+    lock_before: Option<FileStat>,
+    /// `logs/refs/stash` of the common git directory.
+    stash_log: PathBuf,
+    /// Its bytes before the checks, empty when there is none.
+    stash_before: Vec<u8>,
+}
+
+/// The stash's entries in its reflog's text, newest first (`stash@{0}`
+/// first), each with its message. A line git did not write is skipped.
+fn stash_entries(log: &[u8]) -> Vec<(git2::Oid, String)> {
+    let mut entries: Vec<(git2::Oid, String)> = log
+        .split(|&b| b == b'\n')
+        .filter_map(|line| {
+            // `<old> <new> <who> <when> <zone>\t<message>`
+            let (head, message) = match line.iter().position(|&b| b == b'\t') {
+                Some(tab) => (&line[..tab], &line[tab + 1..]),
+                None => (line, &[][..]),
+            };
+            let new = head.split(|&b| b == b' ').nth(1)?;
+            let id = git2::Oid::from_str(std::str::from_utf8(new).ok()?).ok()?;
+            Some((id, String::from_utf8_lossy(message).into_owned()))
+        })
+        .collect();
+    entries.reverse();
+    entries
+}
+
+/// The file's bytes, none when it cannot be read (there is no stash).
+fn read_or_empty(path: &Path) -> Vec<u8> {
+    fs::read(path).unwrap_or_default()
+}
+
+impl Traces {
+    /// The index lock and stash of the repository whose own git directory
+    /// is `git_dir` and common one `common_dir`, now.
+    pub fn before(git_dir: &Path, common_dir: &Path) -> Traces {
+        let mut lock = super::index_file(git_dir).into_os_string();
+        lock.push(".lock");
+        let lock = PathBuf::from(lock);
+        let stash_log = common_dir.join("logs").join("refs").join("stash");
+        Traces {
+            lock_before: FileStat::of(&lock),
+            lock,
+            stash_before: read_or_empty(&stash_log),
+            stash_log,
+        }
+    }
+
+    /// What the checks (`by`, for a person) left changed, one line each:
+    /// an index lock that is new, stash entries they added, and entries of
+    /// the user's they took off the stash (`git stash pop` with nothing of
+    /// its own stashed pops the user's). A lock is never removed here: a
+    /// git process a check left running may hold it.
+    pub fn left(&self, root: &Path, by: &str) -> Vec<String> {
+        let mut said = Vec::new();
+        let lock = FileStat::of(&self.lock);
+        if lock.is_some() && lock != self.lock_before {
+            let path = quoted(self.lock.as_os_str().as_bytes());
+            said.push(format!(
+                "{by} left git's index lock `{}` behind: `git add` and `git commit` fail until it is gone. Once no git command runs, remove it (`rm {path}`)",
+                self.lock.display()
+            ));
+        }
+        let stash_now = read_or_empty(&self.stash_log);
+        if stash_now == self.stash_before {
+            return said;
+        }
+        let before: HashSet<git2::Oid> = stash_entries(&self.stash_before)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        let now = stash_entries(&stash_now);
+        let repo = open(root).ok();
+        for (n, (id, message)) in now.iter().enumerate() {
+            if before.contains(id) {
+                continue;
+            }
+            // A stash of untracked files has a third parent that holds them.
+            let untracked = repo
+                .as_ref()
+                .and_then(|repo| repo.find_commit(*id).ok())
+                .is_some_and(|commit| commit.parent_count() > 2);
+            let shown = if untracked {
+                format!("`git stash show -p --include-untracked stash@{{{n}}}`")
+            } else {
+                format!("`git stash show -p stash@{{{n}}}`")
+            };
+            said.push(format!(
+                "{by} left a stash entry, stash@{{{n}}} ({message}), holding what it stashed{}: see it with {shown}, and take it back with `git stash pop stash@{{{n}}}`",
+                if untracked { ", untracked files included" } else { "" }
+            ));
+        }
+        let kept: HashSet<git2::Oid> = now.iter().map(|(id, _)| *id).collect();
+        let mut gone: Vec<git2::Oid> = before.into_iter().filter(|id| !kept.contains(id)).collect();
+        gone.sort();
+        for id in gone {
+            let short = id.to_string();
+            said.push(format!(
+                "{by} took the stash entry {} off the stash (`git stash pop` or `drop`): its changes were applied to the work tree or dropped. While git keeps it, `git stash apply {id}` brings them back",
+                short.get(..10).unwrap_or(&short)
+            ));
+        }
+        said
     }
 }
 
@@ -2179,6 +2400,17 @@ fn restore_entries(
                     });
                     file.set_permissions(fs::Permissions::from_mode(mode))
                         .map_err(io_error("set the mode of", &target))?;
+                    // As far as this user may set them (a `security.`
+                    // label may need privileges): the content is what
+                    // must come back, and it has.
+                    for (name, value) in &entry.xattrs {
+                        let _ = rustix::fs::fsetxattr(
+                            &file,
+                            OsStr::from_bytes(name),
+                            value,
+                            rustix::fs::XattrFlags::empty(),
+                        );
+                    }
                     // The file gets the time of this write, never its old
                     // one: the checks built from its staged content since,
                     // and a build that found it older than their output
@@ -2203,6 +2435,30 @@ fn restore_entries(
         }
     }
     Ok(moved)
+}
+
+/// The extended attributes of `file` (POSIX ACLs are some), names and
+/// values; none where the file system keeps none or cannot list them. One
+/// call for a file that has none, the common case.
+fn xattrs_of(file: &fs::File) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut list = match rustix::fs::flistxattr_query(file) {
+        Ok(0) | Err(_) => return Vec::new(),
+        Ok(len) => vec![0u8; len],
+    };
+    let Ok(len) = rustix::fs::flistxattr(file, &mut list[..]) else {
+        return Vec::new();
+    };
+    list.truncate(len);
+    list.split(|&b| b == 0)
+        .filter(|name| !name.is_empty())
+        .filter_map(|name| {
+            let name_os = OsStr::from_bytes(name);
+            let mut value = vec![0u8; rustix::fs::fgetxattr_query(file, name_os).ok()?];
+            let n = rustix::fs::fgetxattr(file, name_os, &mut value[..]).ok()?;
+            value.truncate(n);
+            Some((name.to_vec(), value))
+        })
+        .collect()
 }
 
 /// Opens `path` to be written from its start, created if absent, never
@@ -2305,6 +2561,7 @@ mod tests {
             permissions: Some(0o644),
             intent_to_add: false,
             existing_dir: None,
+            xattrs: Vec::new(),
             copied: None,
         }
     }

@@ -60,6 +60,7 @@ mod prepush_modes;
 mod prepush_remotes;
 mod prepush_review;
 mod prepush_tags;
+mod protect_checks;
 mod protect_edges;
 mod protect_filters;
 mod protect_hostile;

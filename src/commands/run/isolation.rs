@@ -193,7 +193,21 @@ pub(super) fn run_checks(
             plan.groups = Some(groups.clone());
         }
     }
+    // git's index lock and the stash as the checks find them: what they
+    // leave there is said after them.
+    let git_dir = dirs
+        .work_tree_state
+        .parent()
+        .unwrap_or(dirs.work_tree_state);
+    // In a temporary checkout too: its checks reach the same stash.
+    let look_after = !plans.is_empty() && (place.in_work_tree || place.snapshot.is_some());
+    let traces = look_after.then(|| {
+        let common_dir = dirs.state.parent().unwrap_or(dirs.state);
+        crate::git::Traces::before(git_dir, common_dir)
+    });
     let outcomes = execute(ctx, &plans, jobs, progress);
+    let by: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
+    let by = describe_checks(&by);
 
     let mut modified = Vec::new();
     // In a temporary checkout, with what was written there.
@@ -208,6 +222,13 @@ pub(super) fn run_checks(
     // the files touched, but tearing its watches down waits for an RCU
     // grace period, longer than the comparison.)
     if in_place && guard.is_none() && !cut_short {
+        // Only a git directory with a shared index can hold a split one.
+        let unsplit = crate::git::may_be_split(git_dir)
+            && crate::git::unsplit_index(root)
+                .map_err(|e| crate::commands::internal_error(&e.left_by(by.clone())))?;
+        if unsplit {
+            notes.push(unsplit_note(root, &by));
+        }
         let before = found.held.and_then(HeldLater::take).or(index_before);
         let changed = crate::git::changed_in_work_tree(root, ctx.cpus, before)
             .map_err(|e| crate::commands::internal_error(&e))?;
@@ -215,16 +236,17 @@ pub(super) fn run_checks(
     }
     // In place with changes set aside, by the guard that puts them back.
     if let Some(guard) = guard {
-        modified.extend(put_back(guard, dirs, &pause, &outcomes, notes)?);
+        modified.extend(put_back(guard, dirs, &pause, &outcomes, &by, notes)?);
     }
     // The work tree is back: signals take their usual course again.
     drop(interrupts);
+    if let Some(traces) = traces {
+        notes.extend(traces.left(root, &by));
+    }
     let mut blocking = Vec::new();
     if !modified.is_empty() {
-        let by: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
         blocking.push(gate_finding(format!(
-            "files were modified by {}: {}",
-            describe_checks(&by),
+            "files were modified by {by}: {}",
             modified.join(", ")
         )));
     }
@@ -286,10 +308,14 @@ fn put_back(
     dirs: &Dirs<'_>,
     pause: crate::git::Pause<'_>,
     outcomes: &[runner::CheckOutcome],
+    by: &str,
     notes: &mut Vec<String>,
 ) -> Result<Vec<String>, VerdictError> {
     match guard.finish(pause, &dirs.run.path.join("dropped")) {
         Ok(after) => {
+            if after.unsplit {
+                notes.push(unsplit_note(dirs.root, by));
+            }
             if !after.conflicts.is_empty() {
                 let kept = after.kept.map_or_else(String::new, |dir: PathBuf| {
                     format!(" (their versions are kept in {})", dir.display())
@@ -302,7 +328,10 @@ fn put_back(
             Ok(after.modified)
         }
         Err(e) => {
-            let e = e.left_by(lock_suspects(outcomes));
+            let e = match e {
+                e @ crate::git::ProtectError::SplitByChecks { .. } => e.left_by(by.to_string()),
+                e => e.left_by(lock_suspects(outcomes)),
+            };
             let mut error = crate::commands::internal_error(&e);
             // The guard, dropped, wrote the changes back if it could.
             if crate::git::holds_saved_changes(dirs.work_tree_state) {
@@ -318,6 +347,20 @@ fn put_back(
             Err(error)
         }
     }
+}
+
+/// What a person hears of a split index the checks (`by`) left, merged
+/// back: and that git splits it again while `core.splitIndex` says so.
+fn unsplit_note(root: &Path, by: &str) -> String {
+    let mut note = format!(
+        "{by} rewrote the index as a split index, which phasegate merged back into one file (`git update-index --no-split-index`)"
+    );
+    if crate::git::splits_index(root) {
+        note.push_str(
+            "; `core.splitIndex` is true in the repository's configuration, and git will split it again: turn it off with `git config core.splitIndex false`",
+        );
+    }
+    note
 }
 
 /// The checks that most likely left git's index lock behind, for a
