@@ -12,6 +12,13 @@ use super::run::{execute, RunRequest, SelectionRequest};
 use super::Streams;
 
 pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
+    // A Ctrl-C at a push reaches git, the hook and phasegate at once. Left
+    // to its default action it would end phasegate between two refs' runs
+    // with the refs after it neither checked nor kept: the push is refused,
+    // yet `phasegate resume` would find only the runs that passed and say
+    // so. Caught for the whole hook, it stops what runs and keeps the rest
+    // for the resume.
+    let _interrupts = (args.name == "pre-push").then(crate::runner::InterruptGuard::install);
     let mut push = None;
     let selections = match args.name.as_str() {
         // A merge's commit records what is staged, as any commit does.
@@ -102,14 +109,24 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
     // it is not checked, and says so. It is kept with the push's runs, for
     // `phasegate resume` to check it with them.
     let mut unreached = Vec::new();
+    let mut ran = false;
     let code = selections
         .into_iter()
         .map(|(selection, pushed_ref)| {
-            let code = if crate::runner::interrupted() {
+            if ran && push.is_some() && ctx.pause_at.is_some() {
+                ctx.maybe_pause("push-next-ref", &super::state::state_dir_for(ctx));
+            }
+            // The first ref runs even when the push was interrupted while
+            // it was read: its run, interrupted at once, is what puts the
+            // push in the history, where `phasegate resume` finds it and
+            // the refs kept beside it; without one they would be kept for
+            // nobody.
+            let code = if ran && crate::runner::interrupted() {
                 not_reached(io.out, pushed_ref.as_deref().unwrap_or("the rest"));
                 unreached.push((selection, pushed_ref.clone()));
                 ExitCode::Incomplete
             } else {
+                ran = true;
                 execute(
                     ctx,
                     &request(selection, pushed_ref.clone(), push.clone()),
@@ -131,6 +148,14 @@ pub fn run(ctx: &Context, args: &HookArgs, io: &mut Streams<'_>) -> ExitCode {
     if let Some(push) = &push {
         keep_unreached(ctx, push, &unreached, io);
     }
+    // An interrupted push never goes on as if it had passed, whatever its
+    // runs said before the interrupt (a hook manager's SIGTERM reaches
+    // phasegate alone, and git would push).
+    let code = if push.is_some() && crate::runner::interrupted() {
+        code.max(ExitCode::Incomplete)
+    } else {
+        code
+    };
     // After the reports, on their stream: git shows a hook's standard output
     // on its standard error, and the reports reach it only when phasegate
     // ends, so a line on standard error came before what it points "above" to.

@@ -390,11 +390,38 @@ fn prune_runs_with(
     for dir in snapshots.into_iter().chain([legacy.as_path()]) {
         prune_snapshots(dir, &runs, remove, &mut left);
     }
+    // The refs interrupted pushes did not reach, bounded as the runs are.
+    super::unreached::prune_unreached(state_dir, keep, || pushes_resumable(state_dir), &mut left);
     if left.is_empty() {
         Ok(removed)
     } else {
         Err(not_removed(&left, removed))
     }
+}
+
+/// The pushes `phasegate resume` may still take up: that of the last run
+/// of each work tree in the history (a resume starts from its work tree's
+/// last run). `None` when the history cannot be read: then nothing is
+/// known to be unneeded.
+fn pushes_resumable(state_dir: &Path) -> Option<Vec<String>> {
+    let bytes = match fs::read(state_file(state_dir)) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Some(Vec::new()),
+        Err(_) => return None,
+    };
+    let state = parse(&bytes).ok()?;
+    let mut last: Vec<(Option<&str>, Option<&str>)> = Vec::new();
+    for run in state.runs.iter().rev() {
+        let tree = run.work_tree.as_deref();
+        if !last.iter().any(|(seen, _)| *seen == tree) {
+            last.push((tree, run.selection.push.as_deref()));
+        }
+    }
+    Some(
+        last.into_iter()
+            .filter_map(|(_, push)| push.map(str::to_string))
+            .collect(),
+    )
 }
 
 /// The error of a pruning that left `left` behind (and removed `removed`

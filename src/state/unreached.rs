@@ -55,7 +55,9 @@ pub fn record_unreached(
     };
     let named = |e: &io::Error| super::io_error(state_dir, &path, "write", e);
     if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(|e| named(&e))?;
+        // Group-writable like the rest of the state where the repository
+        // is shared: another member's push writes here too.
+        super::shared::create_shared_dirs(dir).map_err(|e| named(&e))?;
     }
     let unreached = Unreached {
         schema: UNREACHED_SCHEMA.to_string(),
@@ -106,6 +108,75 @@ pub fn forget_unreached(state_dir: &Path, push: &str) -> io::Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// How old a temporary file of a record must be to be taken as left by a
+/// writer that was killed.
+const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes the records of `pushes/` beyond the newest `keep` (push ids
+/// start with their UTC time, so their names sort oldest first), but never
+/// one a resume still needs: that of the push of the last run of a work
+/// tree (`needed`), the only one `phasegate resume` reads. Without this the
+/// directory grows by a file with every interrupted push that is never
+/// resumed. What a writer killed mid-write left (`.<push id>.json.tmp-<pid>`,
+/// never read as a record) goes once it is an hour old: a writer takes
+/// milliseconds. `needed` is asked only when there are records beyond
+/// `keep`, as it reads the history. A file that cannot be removed is added
+/// to `left`.
+pub fn prune_unreached(
+    state_dir: &Path,
+    keep: usize,
+    needed: impl FnOnce() -> Option<Vec<String>>,
+    left: &mut Vec<(PathBuf, io::Error)>,
+) -> usize {
+    let Ok(entries) = fs::read_dir(state_dir.join("pushes")) else {
+        return 0;
+    };
+    let mut records = Vec::new();
+    let mut removed = 0;
+    let mut remove =
+        |path: PathBuf, left: &mut Vec<(PathBuf, io::Error)>| match fs::remove_file(&path) {
+            Ok(()) => removed += 1,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => left.push((path, e)),
+        };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(push) = name.strip_suffix(".json") {
+            if unreached_file(state_dir, push).is_some() {
+                records.push(push.to_string());
+            }
+        } else if name.starts_with('.') && name.contains(".json.tmp-") {
+            let abandoned = entry
+                .metadata()
+                .and_then(|meta| meta.modified())
+                .ok()
+                .and_then(|written| written.elapsed().ok())
+                .is_some_and(|age| age >= ABANDONED_AFTER);
+            if abandoned {
+                remove(entry.path(), left);
+            }
+        }
+    }
+    records.sort();
+    let excess = records.len().saturating_sub(keep);
+    if excess == 0 {
+        return removed;
+    }
+    // Only while the history can be read, which says which a resume needs.
+    let Some(needed) = needed() else {
+        return removed;
+    };
+    for push in &records[..excess] {
+        if needed.contains(push) {
+            continue;
+        }
+        if let Some(path) = unreached_file(state_dir, push) {
+            remove(path, left);
+        }
+    }
+    removed
 }
 
 #[cfg(test)]

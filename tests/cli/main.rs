@@ -59,6 +59,7 @@ mod prepush_merge;
 mod prepush_modes;
 mod prepush_remotes;
 mod prepush_review;
+mod prepush_state;
 mod prepush_tags;
 mod protect_checks;
 mod protect_edges;
