@@ -1,5 +1,6 @@
 //! `--config-from-ref` and the scripts a vouched command really runs; CI ranges.
 
+use crate::ci_shallow::FROM_MAIN;
 use crate::support::{check, rev, TestRepo};
 
 /// A repository whose `main` gates with `tests = COMMAND` and holds
@@ -28,15 +29,6 @@ fn gated(command: &str, files: &[(&str, &str)], changes: &[(&str, &str)]) -> Tes
     repo.commit_all("feature");
     repo
 }
-
-const FROM_MAIN: [&str; 6] = [
-    "--config-from-ref",
-    "main",
-    "--from-ref",
-    "main",
-    "--to-ref",
-    "HEAD",
-];
 
 /// The one warning (or error) finding of phasegate's own on `file`.
 fn finding<'v>(v: &'v serde_json::Value, file: &str) -> &'v serde_json::Value {

@@ -175,7 +175,7 @@ fn gated_by_a_script(command: &str, weaken: bool) -> TestRepo {
     repo
 }
 
-const FROM_MAIN: [&str; 6] = [
+pub(crate) const FROM_MAIN: [&str; 6] = [
     "--config-from-ref",
     "main",
     "--from-ref",

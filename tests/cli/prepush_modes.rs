@@ -18,12 +18,7 @@ fn resume_after_a_push_interrupted_on_its_first_ref_checks_the_refs_it_never_rea
     let marker_dir = tempfile::tempdir().unwrap();
     let marker = marker_dir.path().join("interrupted");
     let (repo, origin) = crate::support::pushed_repo(&interrupting_once(&marker));
-    repo.git(&["checkout", "-qb", "aaa"]);
-    repo.write("x.md", "# x\n");
-    repo.commit_all("x");
-    repo.git(&["checkout", "-qb", "zzz", "main"]);
-    repo.write("y.md", "# y TODO\n");
-    repo.commit_all("y");
+    crate::prepush_state::two_branches(&repo);
 
     // `aaa` is checked first, and its check is interrupted: `zzz` is
     // never reached.

@@ -12,7 +12,7 @@ const DOCS: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", files
 
 /// Two branches to push: `aaa`, clean, checked first, and `zzz`, whose
 /// `y.md` holds a `TODO`.
-fn two_branches(repo: &TestRepo) {
+pub(crate) fn two_branches(repo: &TestRepo) {
     repo.git(&["checkout", "-qb", "aaa"]);
     repo.write("x.md", "# x\n");
     repo.commit_all("x");
