@@ -349,16 +349,13 @@ impl Source {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Unvouched {
     pub check: String,
-    /// The file that differs, relative to the repository root.
-    pub file: String,
-    /// The `scripts` entry of `file` (a `package.json`) that differs, when
-    /// what runs is one script of it rather than the whole file.
-    pub script: Option<String>,
+    /// What differs: a file, or one `scripts` entry of a `package.json`.
+    target: Target,
     /// Where that entry is in the version that runs.
-    pub line: Option<u32>,
+    line: Option<u32>,
     /// What runs it, when the command does not name it itself: a script
     /// it runs calls it.
-    pub via: Option<String>,
+    via: Option<String>,
 }
 
 /// Programs that run the file named after their options: `bash
@@ -817,18 +814,12 @@ pub(super) fn unvouched(
 /// `target`, when the version that runs is not one that vouches for it.
 /// A file or script that is not there fails the check by itself.
 fn differing(target: &Target, versions: &Versions<'_>) -> Option<Unvouched> {
-    let (file, runs, vouching) = match target {
-        Target::File(file) => {
-            let runs = versions.running(file)?;
-            (file, runs, versions.vouching(file))
-        }
-        Target::Script { manifest, .. } => {
-            let runs = versions.running(manifest)?;
-            (manifest, runs, versions.vouching(manifest))
-        }
-    };
-    let file = file.to_str()?.to_string();
-    let (script, line) = match target {
+    let file = target.file();
+    // A finding names its file as text.
+    file.to_str()?;
+    let runs = versions.running(file)?;
+    let vouching = versions.vouching(file);
+    let line = match target {
         Target::File(_) => {
             if vouching
                 .iter()
@@ -836,7 +827,7 @@ fn differing(target: &Target, versions: &Versions<'_>) -> Option<Unvouched> {
             {
                 return None;
             }
-            (None, None)
+            None
         }
         Target::Script { name, .. } => {
             let (text, line) = script_of(Some(&runs), name)?;
@@ -846,19 +837,26 @@ fn differing(target: &Target, versions: &Versions<'_>) -> Option<Unvouched> {
             if vouching.iter().any(same) {
                 return None;
             }
-            (Some(name.clone()), line)
+            line
         }
     };
     Some(Unvouched {
         check: String::new(),
-        file,
-        script,
+        target: target.clone(),
         line,
         via: None,
     })
 }
 
 impl Target {
+    /// The file it is in, relative to the repository root.
+    fn file(&self) -> &Path {
+        match self {
+            Target::File(file) => file,
+            Target::Script { manifest, .. } => manifest,
+        }
+    }
+
     /// How a message names it.
     fn describe(&self) -> String {
         match self {
@@ -873,10 +871,7 @@ impl Target {
 impl Unvouched {
     /// What differs, as a message names it: the file, or the script of it.
     fn what(&self) -> String {
-        let what = match &self.script {
-            Some(script) => format!("the `{script}` script of `{}`", self.file),
-            None => format!("`{}`", self.file),
-        };
+        let what = self.target.describe();
         match &self.via {
             Some(via) => format!("{what} (through {via})"),
             None => what,
@@ -885,10 +880,7 @@ impl Unvouched {
 
     /// What to merge on its own first.
     fn change(&self) -> String {
-        match &self.script {
-            Some(script) => format!("the change to the `{script}` script of `{}`", self.file),
-            None => format!("the change to `{}`", self.file),
-        }
+        format!("the change to {}", self.target.describe())
     }
 
     /// What the run says of it, naming the ref whose gate it runs under.
@@ -909,7 +901,7 @@ impl Unvouched {
             tool: "phasegate".to_string(),
             severity: crate::diagnostics::Severity::Error,
             code: Some("command-file-changed".to_string()),
-            file: Some(self.file.clone()),
+            file: self.target.file().to_str().map(str::to_string),
             line: self.line,
             message: format!(
                 "check `{}` runs {}, which differs from its version in `{spec}`: under the strict profile a gate taken from `{spec}` (--config-from-ref) runs only what `{spec}` holds; merge {} on its own first, or run under another profile to let it through with a warning",
