@@ -270,7 +270,9 @@ impl Place {
         }
     }
 
-    fn git(&self) -> Command {
+    /// `git` reaching this place, away from the repository variables
+    /// phasegate was started with, reading nothing on its standard input.
+    pub fn git(&self) -> Command {
         let mut command = Command::new("git");
         command.current_dir(&self.root);
         // The repository is named below; the configuration git was given

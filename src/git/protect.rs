@@ -1897,24 +1897,16 @@ pub fn unsplit_index(root: &Path) -> Result<bool, ProtectError> {
         return Ok(false);
     }
     let failed = |why: String| ProtectError::SplitByChecks { by: None, why };
-    let mut git = std::process::Command::new("git");
-    for key in crate::runner::GIT_LOCAL_ENV {
-        git.env_remove(key);
-    }
     // Turned off for this write only: whether the repository keeps it on
     // is the user's to say (the note says when a check set it).
-    let out = git
-        .env("GIT_DIR", repo.path())
-        .env("GIT_WORK_TREE", root)
-        .env("GIT_INDEX_FILE", super::index_path(&repo))
-        .current_dir(root)
+    let out = super::filters::Place::of(&repo, root)
+        .git()
         .args([
             "-c",
             "core.splitIndex=false",
             "update-index",
             "--no-split-index",
         ])
-        .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| failed(format!("`git` could not be run: {e}")))?;
     if !out.status.success() {
