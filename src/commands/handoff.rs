@@ -186,8 +186,9 @@ fn give_feedback(
 
 /// The paths named on the command line, each pattern no file is named
 /// after (`'handoffs/*.md'`, quoted, or given by a tool that runs no
-/// shell) replaced by the files it matches, as `[handoff] paths` globs
-/// match them; a pattern that matches nothing is an error that says so.
+/// shell) replaced by the files it matches, in the glob syntax of
+/// `[handoff] paths` but taken from the current directory, as a shell
+/// would have; a pattern that matches nothing is an error that says so.
 fn expanded(cwd: &Path, paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut all = Vec::with_capacity(paths.len());
     for path in paths {
