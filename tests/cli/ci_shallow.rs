@@ -30,7 +30,7 @@ fn shallow_checkout(origin: &TestRepo) -> tempfile::TempDir {
 
 /// `main` with three commits, `feature` off its second with three of its
 /// own: one commit deep, neither branch reaches the other's.
-fn diverged() -> TestRepo {
+pub(crate) fn diverged() -> TestRepo {
     let origin = TestRepo::new();
     origin.config(DOCS);
     for n in 1..=3 {

@@ -1982,17 +1982,7 @@ fn pull_request_target_on_its_own_checkout_refuses_to_run_the_pull_requests_code
 
 #[test]
 fn a_shallow_clone_without_the_merge_base_is_told_to_deepen_it() {
-    let origin = TestRepo::new();
-    origin.config("[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n");
-    for n in 1..=3 {
-        origin.write(&format!("base{n}.md"), "# base\n");
-        origin.commit_all(&format!("base {n}"));
-    }
-    origin.git(&["checkout", "-qb", "feature", "HEAD~1"]);
-    for n in 1..=3 {
-        origin.write(&format!("feature{n}.md"), "# feature\n");
-        origin.commit_all(&format!("feature {n}"));
-    }
+    let origin = crate::ci_shallow::diverged();
     // As CI clones: one commit of each branch.
     let clone = origin.shallow_clone("feature", "shallow", &["--no-single-branch"]);
     let verdict = |args: &[&str]| {

@@ -38,7 +38,7 @@ fn replaying_from(
 }
 
 /// Each diagnostic's `file:line:column`, code and test.
-fn places(v: &serde_json::Value) -> Vec<(String, String, String)> {
+pub(crate) fn places(v: &serde_json::Value) -> Vec<(String, String, String)> {
     v["diagnostics"]
         .as_array()
         .unwrap()

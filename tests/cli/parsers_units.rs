@@ -15,21 +15,9 @@ fn linting(repo: &TestRepo, output: &str, exit: i32, parser: &str) {
 
 /// Each finding's `file:line:column` and code.
 fn places(v: &serde_json::Value) -> Vec<(String, String)> {
-    v["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            (
-                format!(
-                    "{}:{}:{}",
-                    d["file"].as_str().unwrap_or("-"),
-                    d["line"],
-                    d["column"]
-                ),
-                d["code"].as_str().unwrap_or("-").to_string(),
-            )
-        })
+    crate::parsers_go::places(v)
+        .into_iter()
+        .map(|(place, code, _)| (place, code))
         .collect()
 }
 

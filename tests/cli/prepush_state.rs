@@ -50,7 +50,7 @@ fn push_interrupted_between_refs(repo: &TestRepo) {
 }
 
 /// The names of the files in `.git/phasegate/pushes/`, sorted.
-fn pushes(repo: &TestRepo) -> Vec<String> {
+pub(crate) fn pushes(repo: &TestRepo) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(repo.path().join(".git/phasegate/pushes"))
         .map(|entries| {
             entries
