@@ -253,17 +253,15 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
                 code(&item.name),
                 item.line
             )?,
-            "claim" => writeln!(
+            "claim" | "unverified" => writeln!(
                 out,
-                "### Claim {} contradicted by check {} (line {})",
+                "### Claim {} {} by check {} (line {})",
                 code(&item.name),
-                code(item.check.as_deref().unwrap_or("?")),
-                item.line
-            )?,
-            "unverified" => writeln!(
-                out,
-                "### Claim {} not verified by check {} (line {})",
-                code(&item.name),
+                if item.kind == "claim" {
+                    "contradicted"
+                } else {
+                    "not verified"
+                },
                 code(item.check.as_deref().unwrap_or("?")),
                 item.line
             )?,
