@@ -444,21 +444,39 @@ enum Target {
 /// The three versions of a file that matter: the one that runs (the
 /// commit checked, else the work tree's), `--config-from-ref`'s, and the
 /// one at the merge base of the two, where the branch left the target.
+/// Each is read once: a `package.json` is asked for by each script of it
+/// a command runs, and by what those run in turn.
 struct Versions<'a> {
     root: &'a Path,
     spec: &'a str,
     to: Option<&'a str>,
     base: Option<String>,
+    read: std::cell::RefCell<Read>,
 }
 
+/// What was read, by commit (none for the work tree) and path: the file's
+/// bytes, or none where it is not there.
+type Read = std::collections::HashMap<(Option<String>, PathBuf), Option<Vec<u8>>>;
+
 impl Versions<'_> {
-    fn running(&self, path: &Path) -> Option<Vec<u8>> {
-        match self.to {
-            Some(to) => crate::git::file_at(self.root, to, path.to_str()?)
+    /// `path` in the commit `spec`, or in the work tree.
+    fn at(&self, spec: Option<&str>, path: &Path) -> Option<Vec<u8>> {
+        let key = (spec.map(str::to_string), path.to_path_buf());
+        if let Some(known) = self.read.borrow().get(&key) {
+            return known.clone();
+        }
+        let bytes = match spec {
+            Some(spec) => crate::git::file_at(self.root, spec, path.to_str()?)
                 .ok()
                 .flatten(),
             None => std::fs::read(self.root.join(path)).ok(),
-        }
+        };
+        self.read.borrow_mut().insert(key, bytes.clone());
+        bytes
+    }
+
+    fn running(&self, path: &Path) -> Option<Vec<u8>> {
+        self.at(self.to, path)
     }
 
     /// The versions that vouch for a file: the target's, and the one the
@@ -466,13 +484,12 @@ impl Versions<'_> {
     /// even when the target changed it since (a merge request whose target
     /// moved on, a merged results pipeline built on an older target).
     fn vouching(&self, path: &Path) -> Vec<Option<Vec<u8>>> {
-        let Some(name) = path.to_str() else {
+        if path.to_str().is_none() {
             return Vec::new();
-        };
-        let at = |spec: &str| crate::git::file_at(self.root, spec, name).ok().flatten();
-        let mut found = vec![at(self.spec)];
+        }
+        let mut found = vec![self.at(Some(self.spec), path)];
         if let Some(base) = &self.base {
-            found.push(at(base));
+            found.push(self.at(Some(base), path));
         }
         found
     }
@@ -796,6 +813,7 @@ pub(super) fn unvouched(
         spec,
         to,
         base: crate::git::merge_base(root, spec, to.unwrap_or("HEAD")),
+        read: std::cell::RefCell::default(),
     };
     let mut found = Vec::new();
     for (check, _) in specs.iter().zip(planned).filter(|(_, plan)| plan.is_ok()) {
