@@ -40,6 +40,20 @@ impl SkipReason {
             SkipReason::SkippedByEnv => "skipped by PHASEGATE_SKIP",
         }
     }
+
+    /// The kind of skip a verdict written before `skip_kind` existed says
+    /// in its `reason`, in the words phasegate used then: frozen here, so
+    /// that a rewording of `describe` cannot change how those verdicts
+    /// read.
+    pub(crate) fn written_before_kinds(reason: &str) -> Option<SkipReason> {
+        match reason {
+            "disabled (on_failure = \"skip\")" => Some(SkipReason::Disabled),
+            "no selected file matches its `files`" => Some(SkipReason::NoMatchingFiles),
+            "no files selected for `{files}`" => Some(SkipReason::NoFiles),
+            "skipped by PHASEGATE_SKIP" => Some(SkipReason::SkippedByEnv),
+            _ => None,
+        }
+    }
 }
 
 /// What happened to one check.

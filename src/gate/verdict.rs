@@ -150,10 +150,10 @@ impl CheckResult {
         // A verdict written before `skip_kind` says it in the words of
         // its reason then.
         self.status == CheckStatus::Skipped
-            && match self.skip_kind {
-                Some(kind) => kind == super::SkipReason::SkippedByEnv,
-                None => self.reason.as_deref() == Some("skipped by PHASEGATE_SKIP"),
-            }
+            && self
+                .skip_kind
+                .or_else(|| super::SkipReason::written_before_kinds(self.reason.as_deref()?))
+                == Some(super::SkipReason::SkippedByEnv)
     }
 }
 

@@ -243,8 +243,7 @@ impl LastRun {
 
 /// Why a skipped check of a verdict did not run: its `skip_kind`, or, in
 /// a verdict written before there was one, its `reason` in the words
-/// phasegate used then (frozen here, so a rewording of today's reasons
-/// cannot change how those old verdicts read).
+/// phasegate used then.
 fn skip_kind(check: &Value) -> Option<SkipReason> {
     if check["status"] != "skipped" {
         return None;
@@ -252,13 +251,7 @@ fn skip_kind(check: &Value) -> Option<SkipReason> {
     if let Ok(kind) = SkipReason::deserialize(&check["skip_kind"]) {
         return Some(kind);
     }
-    match check["reason"].as_str()? {
-        "disabled (on_failure = \"skip\")" => Some(SkipReason::Disabled),
-        "no selected file matches its `files`" => Some(SkipReason::NoMatchingFiles),
-        "no files selected for `{files}`" => Some(SkipReason::NoFiles),
-        "skipped by PHASEGATE_SKIP" => Some(SkipReason::SkippedByEnv),
-        _ => None,
-    }
+    SkipReason::written_before_kinds(check["reason"].as_str()?)
 }
 
 /// The items of a JSON array, none when it is not one; borrowed, as a
