@@ -30,7 +30,7 @@ pub struct RunFacts<'a> {
 
 /// Records `verdict` and applies what the history says to it.
 pub fn record_run(
-    state_dir: &Path,
+    state_dir: &state::StateDir,
     config: &Config,
     facts: RunFacts<'_>,
     verdict: &mut Verdict,
@@ -42,7 +42,7 @@ pub fn record_run(
 
 /// `record_run`, waiting up to `wait` for the state lock.
 fn record_run_within(
-    state_dir: &Path,
+    state_dir: &state::StateDir,
     config: &Config,
     facts: RunFacts<'_>,
     verdict: &mut Verdict,
@@ -151,7 +151,7 @@ fn record_run_within(
 /// verdict says what became of them once `report` has tried to write
 /// them. The queue to write back, when it changed.
 fn queue_interventions(
-    state_dir: &Path,
+    state_dir: &state::StateDir,
     news: Vec<NewIntervention>,
     origin: &state::Origin<'_>,
     verdict: &mut Verdict,
@@ -184,7 +184,7 @@ fn queue_interventions(
 /// escalate, so a person is told (a critical intervention). One that
 /// cannot be there is a problem said, and the verdict stands.
 fn load_history(
-    state_dir: &Path,
+    state_dir: &state::StateDir,
     verdict: &mut Verdict,
     problems: &mut Vec<String>,
     critical: &mut Vec<NewIntervention>,
@@ -311,7 +311,7 @@ fn history_entry(
 /// person hears of it even when nobody reads this run's output. The
 /// history is left alone (nothing was verified).
 pub fn record_stopped(
-    state_dir: &Path,
+    state_dir: &state::StateDir,
     verdict: &mut Verdict,
     session: Option<&str>,
     err: &mut dyn Write,
@@ -321,7 +321,7 @@ pub fn record_stopped(
 
 /// `record_stopped`, waiting up to `wait` for the state lock.
 fn record_stopped_within(
-    state_dir: &Path,
+    state_dir: &state::StateDir,
     verdict: &mut Verdict,
     session: Option<&str>,
     err: &mut dyn Write,
@@ -367,7 +367,7 @@ fn record_stopped_within(
 /// `emergency.log` whole instead: the queue as it was on disk has none of
 /// them, and nothing is dropped.
 fn save_queue(
-    state_dir: &Path,
+    state_dir: &state::StateDir,
     queue: &Queue,
     verdict: &Verdict,
     problems: &mut Vec<String>,
@@ -509,7 +509,7 @@ fn unqueued_line(now: &str, run_id: &str, new: &NewIntervention) -> String {
 /// error; they and the interventions the queue did not take go to
 /// `emergency.log` where possible, and the notes say whether they did.
 fn report(
-    state_dir: &Path,
+    state_dir: &state::StateDir,
     verdict: &mut Verdict,
     err: &mut dyn Write,
     problems: &[String],
@@ -546,7 +546,7 @@ fn report(
 /// within one `wait` from now (the pruning began waiting earlier, so it
 /// gives up first). What went wrong with the pruning, and the lock.
 fn lock_after_pruning(
-    state_dir: &Path,
+    state_dir: &state::StateDir,
     pruning: Option<state::Pruning>,
     wait: Duration,
 ) -> (Option<String>, std::io::Result<StateLock>) {
@@ -564,7 +564,7 @@ fn lock_after_pruning(
 /// writes the queue without them. Lines that cannot be written there stay
 /// in the queue.
 fn move_unreadable(
-    state_dir: &Path,
+    state_dir: &state::StateDir,
     queue: &mut Queue,
     now: &str,
     run_id: &str,
@@ -638,7 +638,8 @@ mod tests {
     #[test]
     fn a_run_that_cannot_take_the_lock_keeps_its_interventions_in_emergency_log() {
         let dir = tempfile::tempdir().unwrap();
-        let _held = StateLock::acquire(dir.path(), Duration::ZERO).unwrap();
+        let state_dir = state::StateDir::new(dir.path().to_path_buf(), state::Sharing::Umask);
+        let _held = StateLock::acquire(&state_dir, Duration::ZERO).unwrap();
         let config = crate::config::load(dir.path()).unwrap();
         let wait = Duration::from_millis(100);
         let mut verdict = stopped("r1");
@@ -650,7 +651,7 @@ mod tests {
             pruning: None,
         };
         record_run_within(
-            dir.path(),
+            &state_dir,
             &config,
             facts,
             &mut verdict,
@@ -659,9 +660,9 @@ mod tests {
             wait,
         );
         let mut stopped_too = stopped("r2");
-        record_stopped_within(dir.path(), &mut stopped_too, None, &mut err, wait);
+        record_stopped_within(&state_dir, &mut stopped_too, None, &mut err, wait);
 
-        let emergency = std::fs::read_to_string(state::emergency_file(dir.path())).unwrap();
+        let emergency = std::fs::read_to_string(state::emergency_file(&state_dir)).unwrap();
         for (run, verdict) in [("r1", &verdict), ("r2", &stopped_too)] {
             assert!(
                 emergency.contains(&format!("{run} Critical internal: it broke in {run}")),
@@ -680,6 +681,7 @@ mod tests {
     #[test]
     fn interventions_a_queue_that_cannot_be_written_would_lose_go_to_emergency_log() {
         let dir = tempfile::tempdir().unwrap();
+        let state_dir = state::StateDir::new(dir.path().to_path_buf(), state::Sharing::Umask);
         let config = crate::config::load(dir.path()).unwrap();
         // The queue reads, but its new content cannot be written: a
         // directory stands where it is written first.
@@ -695,11 +697,11 @@ mod tests {
             selection: SelectionRecord::default(),
             pruning: None,
         };
-        record_run(dir.path(), &config, facts, &mut verdict, &|_| {}, &mut err);
+        record_run(&state_dir, &config, facts, &mut verdict, &|_| {}, &mut err);
         let mut stopped_too = stopped("r2");
-        record_stopped(dir.path(), &mut stopped_too, None, &mut err);
+        record_stopped(&state_dir, &mut stopped_too, None, &mut err);
 
-        let emergency = std::fs::read_to_string(state::emergency_file(dir.path())).unwrap();
+        let emergency = std::fs::read_to_string(state::emergency_file(&state_dir)).unwrap();
         for (run, verdict) in [("r1", &verdict), ("r2", &stopped_too)] {
             let kept = emergency
                 .lines()
@@ -720,11 +722,12 @@ mod tests {
     #[test]
     fn pruning_and_recording_share_one_wait_for_the_lock() {
         let dir = tempfile::tempdir().unwrap();
-        let _held = StateLock::acquire(dir.path(), Duration::ZERO).unwrap();
+        let state_dir = state::StateDir::new(dir.path().to_path_buf(), state::Sharing::Umask);
+        let _held = StateLock::acquire(&state_dir, Duration::ZERO).unwrap();
         let wait = Duration::from_millis(1500);
         let started = Instant::now();
-        let pruning = state::Pruning::start(dir.path(), None, 1, wait);
-        let (pruned, locked) = lock_after_pruning(dir.path(), Some(pruning), wait);
+        let pruning = state::Pruning::start(&state_dir, None, 1, wait);
+        let (pruned, locked) = lock_after_pruning(&state_dir, Some(pruning), wait);
         let waited = started.elapsed();
         assert!(pruned.is_some_and(|p| p.contains("has held")));
         assert!(locked.is_err());

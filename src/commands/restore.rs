@@ -20,7 +20,7 @@ pub fn run(ctx: &Context, io: &mut Streams<'_>) -> ExitCode {
     };
     // A Ctrl-C never stops a restore half way: it finishes, and is said.
     let interrupts = crate::runner::InterruptGuard::install();
-    let state = repo.work_tree_state();
+    let state = crate::state::StateDir::new(repo.work_tree_state(), repo.sharing);
     let pause = |step: &str| ctx.maybe_pause(step, &state);
     let recovered = crate::git::recover(&repo.root, &state, &pause);
     drop(interrupts);

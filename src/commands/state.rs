@@ -1,7 +1,7 @@
 //! `phasegate history` and `phasegate interventions`: reading (and, for
 //! `resolve`, updating) the state under `.git/phasegate/`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::cli::{Format, HistoryArgs, InterventionsArgs, InterventionsCommand};
 use crate::context::Context;
@@ -12,9 +12,9 @@ use crate::state::{self, Queue, StateLock};
 use super::Streams;
 
 /// The state directory of the repository (or directory) phasegate runs in.
-pub fn state_dir_for(ctx: &Context) -> PathBuf {
+pub fn state_dir_for(ctx: &Context) -> state::StateDir {
     match crate::git::discover(&ctx.cwd) {
-        Ok(Some(repo)) => state::state_dir(Some(&repo.common_dir), &repo.root, &ctx.temp_dir),
+        Ok(Some(repo)) => state::state_dir(Some(&repo), &repo.root, &ctx.temp_dir),
         _ => state::state_dir(None, &ctx.cwd, &ctx.temp_dir),
     }
 }
@@ -177,7 +177,7 @@ fn show(state_dir: &Path, id: &str, json: bool, io: &mut Streams<'_>) -> Result<
 /// Marks an intervention resolved with a note, under the state lock.
 /// Resolved again, the record keeps every note, a line each.
 fn resolve(
-    state_dir: &Path,
+    state_dir: &state::StateDir,
     id: &str,
     note: &str,
     json: bool,

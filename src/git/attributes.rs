@@ -86,7 +86,9 @@ fn mentioned(
         Err(e) if e.code() == ErrorCode::NotFound => {}
         _ => return None,
     }
-    let mut files = vec![system_file(env, state)?];
+    // Where the repository is shared, so is what phasegate remembers.
+    let sharing = crate::state::Sharing::of_config(&config);
+    let mut files = vec![system_file(env, state, sharing)?];
     files.extend(global_files(&config, root, env)?);
     files.push(repo.path().join("info/attributes"));
     files.push(repo.commondir().join("info/attributes"));
@@ -190,7 +192,7 @@ fn expand(value: &[u8], root: &Path, env: &AttrEnv) -> Option<PathBuf> {
 /// itself (`git var GIT_ATTR_SYSTEM`), remembered in `state` for as long
 /// as that `git` is the same file. `None` when it cannot say (git before
 /// 2.42, or no git).
-fn system_file(env: &AttrEnv, state: &Path) -> Option<PathBuf> {
+fn system_file(env: &AttrEnv, state: &Path, sharing: crate::state::Sharing) -> Option<PathBuf> {
     let git = which::which_in("git", env.path.as_ref(), &env.cwd).ok()?;
     let meta = fs::metadata(&git).ok()?;
     let mut key = format!(
@@ -228,22 +230,23 @@ fn system_file(env: &AttrEnv, state: &Path) -> Option<PathBuf> {
             (out.pop() == Some(b'\n') && !out.is_empty() && !out.contains(&b'\n')).then_some(out)
         })
         .unwrap_or_default();
-    remember(&cache, &[key, answer.clone()].concat());
+    remember(&cache, &[key, answer.clone()].concat(), sharing);
     (!answer.is_empty()).then(|| PathBuf::from(OsString::from_vec(answer)))
 }
 
 /// Writes `content` to `cache` whole or not at all; a cache that cannot be
 /// written is asked for again next time.
-fn remember(cache: &Path, content: &[u8]) {
+fn remember(cache: &Path, content: &[u8], sharing: crate::state::Sharing) {
     let Some(dir) = cache.parent() else {
         return;
     };
     let temp = dir.join(format!("git-system-attributes.{}", std::process::id()));
     // Shared, as all of the state, in a repository a group shares.
-    let written = crate::state::create_shared_dirs(dir)
+    let written = sharing
+        .create_dirs(dir)
         .and_then(|()| fs::File::create(&temp))
         .and_then(|mut file| {
-            crate::state::share_file(&file)?;
+            sharing.share_file(&file)?;
             std::io::Write::write_all(&mut file, content)
         })
         .and_then(|()| fs::rename(&temp, cache));
@@ -413,7 +416,7 @@ mod tests {
         let state = setup.dir.path().join(".git/phasegate");
         fake("echo /one/gitattributes");
         assert_eq!(
-            system_file(&env, &state),
+            system_file(&env, &state, crate::state::Sharing::Umask),
             Some(PathBuf::from("/one/gitattributes"))
         );
         // Remembered: the same git is not asked again.
@@ -424,19 +427,25 @@ mod tests {
         edited.extend_from_slice(b"two/gitattributes");
         fs::write(&cache, edited).unwrap();
         assert_eq!(
-            system_file(&env, &state),
+            system_file(&env, &state, crate::state::Sharing::Umask),
             Some(PathBuf::from("/two/gitattributes"))
         );
         // Another git (here, the same file rewritten) is asked.
         fake("echo /three/longer/gitattributes");
         assert_eq!(
-            system_file(&env, &state),
+            system_file(&env, &state, crate::state::Sharing::Umask),
             Some(PathBuf::from("/three/longer/gitattributes"))
         );
         // A git that cannot say (before 2.42) leaves it unknown.
         fake("echo 'usage: git var' >&2; exit 128");
-        assert_eq!(system_file(&env, &state), None);
-        assert_eq!(system_file(&env, &state), None);
+        assert_eq!(
+            system_file(&env, &state, crate::state::Sharing::Umask),
+            None
+        );
+        assert_eq!(
+            system_file(&env, &state, crate::state::Sharing::Umask),
+            None
+        );
     }
 
     #[test]
@@ -452,6 +461,9 @@ mod tests {
             .status
             .success()
             .then(|| PathBuf::from(said.trim_end_matches('\n')));
-        assert_eq!(system_file(&setup.env, &state), expected);
+        assert_eq!(
+            system_file(&setup.env, &state, crate::state::Sharing::Umask),
+            expected
+        );
     }
 }

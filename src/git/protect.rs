@@ -13,7 +13,7 @@ use std::ffi::OsStr;
 use std::fs;
 use std::io::{self, Read, Seek, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use git2::build::CheckoutBuilder;
@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use super::filters::{self, Drivers, Place, Way};
 use super::index::{INTENT_TO_ADD, MODE_LINK};
 use super::UnstagedHint;
-use crate::state::FileLock;
+use crate::state::{FileLock, Sharing, StateDir};
 
 const MODE_EXEC: u32 = 0o100_755;
 const MODE_REGULAR: u32 = 0o100_644;
@@ -438,6 +438,8 @@ pub struct UnstagedGuard {
     /// directory (`rm -rf .git/phasegate`, a `git clean -x`) takes their
     /// names, not their bytes, and the changes still come back.
     pack: Option<fs::File>,
+    /// How what it keeps is made (the repository's sharing).
+    sharing: Sharing,
     done: bool,
     /// Held until the changes are back; released last (fields drop in order).
     _lock: FileLock,
@@ -508,14 +510,14 @@ impl From<&fs::Metadata> for FileStat {
 const SAVED: &str = "saved";
 
 /// Replaces the journal atomically: a new file, flushed, renamed over.
-fn write_journal(dir: &Path, journal: &Journal) -> Result<(), ProtectError> {
+fn write_journal(dir: &Path, journal: &Journal, sharing: Sharing) -> Result<(), ProtectError> {
     let path = dir.join("journal.json");
     let bytes = serde_json::to_vec_pretty(journal).map_err(|e| ProtectError::Io {
         what: "encode",
         path: path.clone(),
         source: io::Error::other(e),
     })?;
-    crate::state::write_atomic(&path, &bytes).map_err(io_error("replace", &path))
+    crate::state::write_atomic(&path, &bytes, sharing).map_err(io_error("replace", &path))
 }
 
 /// What a protection's directory says of its journal.
@@ -610,7 +612,7 @@ fn holds_nothing_saved(dir: &Path) -> bool {
 /// (`why`) out of the way, to `kept/<id>-not-restored/` with a note on how
 /// to get the changes back: nothing is deleted, and later runs go on. The
 /// error says where it went (or why it stayed).
-fn set_aside_unrestorable(state_dir: &Path, dir: &Path, why: String) -> ProtectError {
+fn set_aside_unrestorable(state_dir: &StateDir, dir: &Path, why: String) -> ProtectError {
     // Its checks may still run, writing to the work tree.
     crate::runner::stop_recorded_groups(&dir.join(GROUPS));
     // Kept for a person to read, not to hold disk space.
@@ -627,13 +629,14 @@ fn set_aside_unrestorable(state_dir: &Path, dir: &Path, why: String) -> ProtectE
 
 /// Moves `dir` to a free name under `kept/` (`<id>-not-restored`), with
 /// `note` in it: where it ended up, and whether the move worked.
-fn set_aside(state_dir: &Path, dir: &Path, note: &str) -> (PathBuf, Result<(), String>) {
+fn set_aside(state_dir: &StateDir, dir: &Path, note: &str) -> (PathBuf, Result<(), String>) {
     let name = dir.file_name().unwrap_or_default().to_string_lossy();
     let base = state_dir.join("kept");
-    let moved = fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&base)
+    // Another member of a shared repository's group may be the one who
+    // gets the changes back: theirs to enter, never others'.
+    let moved = state_dir
+        .sharing
+        .create_private_dirs(&base)
         .map_err(|e| format!("failed to create `{}`: {e}", base.display()))
         .and_then(|()| {
             // A free name: an earlier one is never written over.
@@ -652,7 +655,10 @@ fn set_aside(state_dir: &Path, dir: &Path, note: &str) -> (PathBuf, Result<(), S
         Ok(kept) => (kept, Ok(())),
         Err(e) => (dir.to_path_buf(), Err(e)),
     };
-    let _ = fs::write(kept.join(NOTE), note);
+    let _ = fs::File::create(kept.join(NOTE)).and_then(|mut file| {
+        state_dir.sharing.share_file(&file)?;
+        io::Write::write_all(&mut file, note.as_bytes())
+    });
     (kept, moved)
 }
 
@@ -743,11 +749,14 @@ fn state_error<'a>(
 
 /// Takes the lock that makes one run at a time hold unstaged changes
 /// aside, without waiting.
-fn lock(state_dir: &Path) -> Result<FileLock, ProtectError> {
+fn lock(state_dir: &StateDir) -> Result<FileLock, ProtectError> {
     let base = protect_root(state_dir);
-    crate::state::create_shared_dirs(&base).map_err(state_error(state_dir, "create", &base))?;
+    state_dir
+        .sharing
+        .create_dirs(&base)
+        .map_err(state_error(state_dir, "create", &base))?;
     let path = base.join("lock");
-    FileLock::try_acquire(&path)
+    FileLock::try_acquire(&path, state_dir.sharing)
         .map_err(state_error(state_dir, "take", &path))?
         .map_err(|holder| ProtectError::Busy {
             holder: holder.to_string(),
@@ -794,7 +803,11 @@ impl Recovered {
 /// `kept/` first, so nothing anyone wrote is lost. A protection whose run
 /// is still alive is left alone and reported as busy. `pause` is called
 /// with `recovering` once the first file is back.
-pub fn recover(root: &Path, state_dir: &Path, pause: Pause<'_>) -> Result<Recovered, ProtectError> {
+pub fn recover(
+    root: &Path,
+    state_dir: &StateDir,
+    pause: Pause<'_>,
+) -> Result<Recovered, ProtectError> {
     if !has_journals(state_dir) {
         return Ok(Recovered::default());
     }
@@ -818,7 +831,7 @@ fn has_journals(state_dir: &Path) -> bool {
 
 fn recover_locked(
     root: &Path,
-    state_dir: &Path,
+    state_dir: &StateDir,
     pause: Pause<'_>,
 ) -> Result<Recovered, ProtectError> {
     let base = protect_root(state_dir);
@@ -882,7 +895,13 @@ fn recover_locked(
             let changed = changed_after_kill(root, &dir, &entries)?;
             if !changed.is_empty() {
                 let mut kept = Vec::new();
-                keep_versions(root, changed.iter().map(Vec::as_slice), &keep, &mut kept)?;
+                keep_versions(
+                    root,
+                    changed.iter().map(Vec::as_slice),
+                    &keep,
+                    state_dir.sharing,
+                    &mut kept,
+                )?;
                 if !kept.is_empty() {
                     recovered.kept.extend(kept);
                     recovered.kept_in = Some(keep.clone());
@@ -1179,7 +1198,7 @@ fn unstaged_entries(root: &Path, only: Option<&UnstagedHint>) -> Result<Vec<Entr
 /// The work tree is scanned on `threads` threads after the checks.
 pub fn protect(
     root: &Path,
-    state_dir: &Path,
+    state_dir: &StateDir,
     id: &str,
     hint: Option<&UnstagedHint>,
     threads: usize,
@@ -1222,16 +1241,14 @@ pub fn protect(
     // The copies may hold what only the user may read (a 0600 file): no one
     // else can look inside, but for the group of a repository shared with
     // `core.sharedRepository`, whose next run may have to bring them back.
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .and_then(|()| crate::state::share_dir(&dir))
+    state_dir
+        .sharing
+        .create_private_dirs(&dir)
         .map_err(|e| io_error("create", &dir)(e).before_touching())?;
     // Until every copy is on disk the work tree is untouched: a failure
     // leaves nothing to recover.
     // Interrupted by then, the run stops with the work tree as it is.
-    let saved = save(root, &dir, entries, pause).and_then(|journal| {
+    let saved = save(root, &dir, entries, state_dir.sharing, pause).and_then(|journal| {
         if crate::runner::interrupted() {
             Err(ProtectError::Interrupted)
         } else {
@@ -1252,6 +1269,7 @@ pub fn protect(
         checked_out: Vec::new(),
         threads,
         pack: fs::File::open(dir.join(SAVED)).ok(),
+        sharing: state_dir.sharing,
         entries: journal.entries,
         index_before: index_entries(&repo)?,
         done: false,
@@ -1386,6 +1404,7 @@ fn save(
     root: &Path,
     dir: &Path,
     entries: Vec<Entry>,
+    sharing: Sharing,
     pause: Pause<'_>,
 ) -> Result<Journal, ProtectError> {
     let mut journal = Journal {
@@ -1394,12 +1413,18 @@ fn save(
         root: Some(root.as_os_str().as_bytes().to_vec()),
         entries: Vec::new(),
     };
-    write_journal(dir, &journal)?;
+    write_journal(dir, &journal, sharing)?;
     // Every copy goes into one file, flushed once: a flush per file would
     // cost more than the rest of the protection together.
     let saved = dir.join(SAVED);
     let mut pack = fs::File::create(&saved)
-        .and_then(|file| crate::state::share_file(&file).map(|()| file))
+        // The group's to read where the repository is shared, whose next
+        // run may have to bring them back; never others'.
+        .and_then(|file| {
+            sharing
+                .share_file_within(&file, crate::state::GROUP_ONLY)
+                .map(|()| file)
+        })
         .map_err(io_error("create", &saved))?;
     let mut offset = 0u64;
     for (n, mut entry) in entries.into_iter().enumerate() {
@@ -1489,7 +1514,7 @@ fn save(
     drop(pack);
     reserve(dir, &journal.entries)?;
     journal.state = State::Saved;
-    write_journal(dir, &journal)?;
+    write_journal(dir, &journal, sharing)?;
     pause("saved");
     Ok(journal)
 }
@@ -1822,7 +1847,7 @@ impl UnstagedGuard {
             .collect();
         release_reserve(&self.dir);
         let mut kept_paths = Vec::new();
-        if let Err(error) = keep_versions(&self.root, held, keep, &mut kept_paths) {
+        if let Err(error) = keep_versions(&self.root, held, keep, self.sharing, &mut kept_paths) {
             // The unstaged changes come back over the versions not kept:
             // the user's work first, and the error says those are gone.
             let lost = conflicts
@@ -2184,6 +2209,7 @@ fn keep_versions<'p>(
     root: &Path,
     paths: impl IntoIterator<Item = &'p [u8]>,
     keep: &Path,
+    sharing: Sharing,
     kept: &mut Vec<String>,
 ) -> Result<(), ProtectError> {
     for path in paths {
@@ -2202,7 +2228,10 @@ fn keep_versions<'p>(
             continue;
         }
         if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent).map_err(io_error("create", parent))?;
+            // What the checks wrote may be as private as the user's work.
+            sharing
+                .create_private_dirs(parent)
+                .map_err(io_error("create", parent))?;
         }
         // Where it cannot move (another file system, a directory made
         // read-only), it is copied.
@@ -2515,10 +2544,10 @@ mod tests {
     use super::*;
 
     /// A work tree and its state directory, in a temporary directory.
-    fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    fn dirs() -> (tempfile::TempDir, PathBuf, StateDir) {
         let temp = tempfile::tempdir().unwrap();
         let root = temp.path().join("work");
-        let state = temp.path().join("state");
+        let state = crate::state::umask_dir(&temp.path().join("state"));
         fs::create_dir_all(&root).unwrap();
         fs::create_dir_all(protect_root(&state)).unwrap();
         (temp, root, state)
@@ -2693,7 +2722,7 @@ mod tests {
         unsaved.saved = None;
         unsaved.range = None;
         let message = within_a_minute("saving a named pipe", move || {
-            save(&root, &dir, vec![unsaved], &|_| {})
+            save(&root, &dir, vec![unsaved], Sharing::Umask, &|_| {})
                 .unwrap_err()
                 .to_string()
         });

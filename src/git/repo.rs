@@ -118,6 +118,9 @@ pub struct RepoInfo {
     /// This work tree's own git directory (a linked worktree's is under the
     /// common one; the main work tree's is the common one).
     pub git_dir: PathBuf,
+    /// What `core.sharedRepository` asks of the files phasegate creates
+    /// under the git directory, read with the repository's other facts.
+    pub sharing: crate::state::Sharing,
 }
 
 impl RepoInfo {
@@ -177,10 +180,17 @@ pub fn discover(dir: &Path) -> Result<Option<RepoInfo>, GitError> {
         });
     };
     let root = canonical(workdir);
+    // The configuration libgit2 read to open the repository (with what
+    // the environment adds, `config_env`): asking it costs no file read.
+    let sharing = match repo.config() {
+        Ok(config) => crate::state::Sharing::of_config(&config),
+        Err(_) => crate::state::Sharing::Umask,
+    };
     Ok(Some(RepoInfo {
         root,
         common_dir: canonical(repo.commondir()),
         git_dir: canonical(repo.path()),
+        sharing,
     }))
 }
 

@@ -51,6 +51,9 @@ pub struct CheckPlan {
     pub timeout: Duration,
     /// Where the full, interleaved output is written.
     pub log_path: PathBuf,
+    /// How the log is made: as the repository's sharing asks of what is
+    /// created under its git directory.
+    pub log_sharing: crate::state::Sharing,
     pub parser: ParserChoice,
     /// Lines and paths in diagnostics are made relative to this directory.
     pub root: PathBuf,

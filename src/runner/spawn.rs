@@ -225,7 +225,7 @@ fn startable(plan: &CheckPlan) -> Result<(PathBuf, File), Termination> {
             }
         }
     }
-    let log = open_log(&plan.log_path).map_err(|e| {
+    let log = open_log(&plan.log_path, plan.log_sharing).map_err(|e| {
         Termination::SpawnFailed(format!(
             "failed to create its log `{}`: {e}",
             plan.log_path.display()
@@ -888,13 +888,13 @@ impl<'a> Answers<'a> {
     }
 }
 
-fn open_log(path: &std::path::Path) -> std::io::Result<File> {
+fn open_log(path: &std::path::Path, sharing: crate::state::Sharing) -> std::io::Result<File> {
     if let Some(parent) = path.parent() {
-        crate::state::create_shared_dirs(parent)?;
+        sharing.create_dirs(parent)?;
     }
     // Append mode: nothing already there is overwritten.
     let file = OpenOptions::new().create(true).append(true).open(path)?;
-    crate::state::share_file(&file)?;
+    sharing.share_file(&file)?;
     Ok(file)
 }
 
@@ -1428,6 +1428,7 @@ pub(super) mod tests {
             env: Vec::new(),
             timeout,
             log_path: dir.join(format!("{name}.log")),
+            log_sharing: crate::state::Sharing::Umask,
             parser: ParserChoice::Auto,
             root: dir.to_path_buf(),
             path: std::env::var_os("PATH"),

@@ -287,7 +287,7 @@ impl Queue {
     /// `interventions` read it whole. Open records are all kept (the
     /// limits of `add` bound them); the ids of those left out stay given
     /// out (`interventions.last-id`).
-    pub fn save(&self, state_dir: &Path) -> io::Result<()> {
+    pub fn save(&self, state_dir: &super::StateDir) -> io::Result<()> {
         let left_out = self.resolved_beyond(MAX_RESOLVED);
         let retired = left_out
             .iter()
@@ -295,7 +295,12 @@ impl Queue {
             .fold(self.retired, u64::max);
         if self.retired_grew || retired > self.retired {
             let path = retired_file(state_dir);
-            write_atomic(&path, format!("iv-{retired:04}\n").as_bytes()).map_err(|e| {
+            write_atomic(
+                &path,
+                format!("iv-{retired:04}\n").as_bytes(),
+                state_dir.sharing,
+            )
+            .map_err(|e| {
                 super::io_error(state_dir, &path, "write the highest intervention id to", &e)
             })?;
         }
@@ -317,7 +322,7 @@ impl Queue {
             bytes.push(b'\n');
         }
         let path = queue_file(state_dir);
-        write_atomic(&path, &bytes)
+        write_atomic(&path, &bytes, state_dir.sharing)
             .map_err(|e| super::io_error(state_dir, &path, "write the intervention queue", &e))
     }
 
@@ -570,13 +575,16 @@ pub fn emergency_old_file(state_dir: &Path) -> PathBuf {
 /// is held with flock(2) while it is rotated and written, and a writer
 /// that waited for a log rotated meanwhile opens the new one. Where
 /// flock(2) is not to be had, the lines are appended and nothing rotated.
-pub fn append_emergency<L: AsRef<[u8]>>(state_dir: &Path, lines: &[L]) -> io::Result<()> {
+pub fn append_emergency<L: AsRef<[u8]>>(
+    state_dir: &super::StateDir,
+    lines: &[L],
+) -> io::Result<()> {
     append_emergency_within(state_dir, lines, MAX_EMERGENCY_BYTES)
 }
 
 /// `append_emergency`, rotating past `limit` bytes.
 fn append_emergency_within<L: AsRef<[u8]>>(
-    state_dir: &Path,
+    state_dir: &super::StateDir,
     lines: &[L],
     limit: u64,
 ) -> io::Result<()> {
@@ -586,7 +594,7 @@ fn append_emergency_within<L: AsRef<[u8]>>(
     }
     let path = emergency_file(state_dir);
     let named = |e: io::Error| super::io_error(state_dir, &path, "append to", &e);
-    super::shared::create_shared_dirs(state_dir).map_err(named)?;
+    state_dir.sharing.create_dirs(state_dir).map_err(named)?;
     let mut bytes = Vec::new();
     for line in lines {
         bytes.extend_from_slice(line.as_ref());
@@ -600,7 +608,7 @@ fn append_emergency_within<L: AsRef<[u8]>>(
             .append(true)
             .open(&path)
             .map_err(named)?;
-        super::shared::share_file(&file).map_err(named)?;
+        state_dir.sharing.share_file(&file).map_err(named)?;
         let locked = rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive).is_ok();
         if locked {
             // Rotated by another run while this one waited: this file is
@@ -692,7 +700,7 @@ mod tests {
         for _ in 0..3 {
             queue.add(new("check_failed"), &origin(None));
         }
-        queue.save(dir.path()).unwrap();
+        queue.save(&crate::state::umask_dir(dir.path())).unwrap();
         fs::write(
             queue_file(dir.path()),
             [
@@ -704,7 +712,7 @@ mod tests {
         .unwrap();
 
         let read = Queue::load(dir.path()).unwrap();
-        read.save(dir.path()).unwrap();
+        read.save(&crate::state::umask_dir(dir.path())).unwrap();
         let read = Queue::load(dir.path()).unwrap();
         let open: Vec<&str> = read.open().map(|r| r.id.as_str()).collect();
         assert_eq!(open, ["iv-0241", "iv-0242", "iv-0243"]);
@@ -729,11 +737,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let line = "x".repeat(99);
         for _ in 0..3 {
-            append_emergency_within(dir.path(), &[&line], 250).unwrap();
+            append_emergency_within(&crate::state::umask_dir(dir.path()), &[&line], 250).unwrap();
         }
         // 300 bytes: the next line goes to a new log, which says where
         // the old one went.
-        append_emergency_within(dir.path(), &["first of the second"], 250).unwrap();
+        append_emergency_within(
+            &crate::state::umask_dir(dir.path()),
+            &["first of the second"],
+            250,
+        )
+        .unwrap();
         let old = fs::read_to_string(emergency_old_file(dir.path())).unwrap();
         assert_eq!(old, format!("{line}\n{line}\n{line}\n"));
         let new_log = fs::read_to_string(emergency_file(dir.path())).unwrap();
@@ -746,8 +759,13 @@ mod tests {
         );
         assert_eq!(lines[1], "first of the second");
         // Rotated again, the trace says what the generation replaced held.
-        append_emergency_within(dir.path(), &[&"y".repeat(300)], 250).unwrap();
-        append_emergency_within(dir.path(), &["third"], 250).unwrap();
+        append_emergency_within(
+            &crate::state::umask_dir(dir.path()),
+            &[&"y".repeat(300)],
+            250,
+        )
+        .unwrap();
+        append_emergency_within(&crate::state::umask_dir(dir.path()), &["third"], 250).unwrap();
         let new_log = fs::read_to_string(emergency_file(dir.path())).unwrap();
         assert!(
             new_log.contains("which replaced the generation before it (300 bytes)"),
@@ -969,7 +987,7 @@ mod tests {
         let mut q = Queue::default();
         q.add(new("a"), &origin(None));
         q.add(new("b"), &origin(None));
-        q.save(dir.path()).unwrap();
+        q.save(&crate::state::umask_dir(dir.path())).unwrap();
         let good = std::fs::read(queue_file(dir.path())).unwrap();
         let lines: Vec<&[u8]> = good.split(|b| *b == b'\n').collect();
         let mut text = Vec::new();
@@ -990,7 +1008,7 @@ mod tests {
             .collect();
         assert_eq!(seen, [(1, true), (3, false), (5, false)]);
         assert_eq!(q.resolve("iv-0002", "done", "now"), Resolution::Resolved);
-        q.save(dir.path()).unwrap();
+        q.save(&crate::state::umask_dir(dir.path())).unwrap();
         let after = std::fs::read(queue_file(dir.path())).unwrap();
         let after: Vec<&[u8]> = after.split(|b| *b == b'\n').collect();
         let before: Vec<&[u8]> = text.split(|b| *b == b'\n').collect();
@@ -1003,7 +1021,7 @@ mod tests {
 
         let moved = q.take_unreadable();
         assert_eq!(moved.len(), 3);
-        q.save(dir.path()).unwrap();
+        q.save(&crate::state::umask_dir(dir.path())).unwrap();
         let q = Queue::load(dir.path()).unwrap();
         assert!(q.unreadable().is_empty());
         assert_eq!(q.records.len(), 2);
@@ -1040,7 +1058,7 @@ mod tests {
             Placement::Created("iv-0010".into())
         );
         assert_eq!(q.take_unreadable().len(), 1);
-        q.save(dir.path()).unwrap();
+        q.save(&crate::state::umask_dir(dir.path())).unwrap();
         assert_eq!(
             std::fs::read_to_string(retired_file(dir.path())).unwrap(),
             "iv-0009\n"

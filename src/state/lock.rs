@@ -41,7 +41,10 @@ impl std::fmt::Display for Holder {
 impl FileLock {
     /// One attempt at the lock `path`, without waiting: the lock, or who
     /// holds it.
-    pub fn try_acquire(path: &Path) -> io::Result<Result<FileLock, Holder>> {
+    pub fn try_acquire(
+        path: &Path,
+        sharing: super::Sharing,
+    ) -> io::Result<Result<FileLock, Holder>> {
         loop {
             let file = fs::OpenOptions::new()
                 .read(true)
@@ -80,7 +83,7 @@ impl FileLock {
             }
             // Every run of every member of a group that shares the
             // repository takes this lock: it is theirs to open for writing.
-            super::shared::share_file(&file)?;
+            sharing.share_file(&file)?;
             // The lock is the flock; the pid only names the holder in
             // others' messages. On a full file system (where `phasegate
             // restore` must still get the changes back) the write fails,
@@ -115,7 +118,7 @@ pub struct StateLock {
 impl StateLock {
     /// Takes `<state_dir>/state.lock`, waiting up to `wait` for the run
     /// that holds it to let go.
-    pub fn acquire(state_dir: &Path, wait: Duration) -> io::Result<StateLock> {
+    pub fn acquire(state_dir: &super::StateDir, wait: Duration) -> io::Result<StateLock> {
         StateLock::acquire_within(state_dir, Instant::now(), wait)
     }
 
@@ -123,15 +126,17 @@ impl StateLock {
     /// at most: steps of one run that each need the lock (pruning, then
     /// recording) share one wait instead of adding theirs up.
     pub fn acquire_within(
-        state_dir: &Path,
+        state_dir: &super::StateDir,
         since: Instant,
         wait: Duration,
     ) -> io::Result<StateLock> {
         let path = state_dir.join("state.lock");
-        super::shared::create_shared_dirs(state_dir)
+        state_dir
+            .sharing
+            .create_dirs(state_dir)
             .map_err(|e| super::io_error(state_dir, state_dir, "create", &e))?;
         loop {
-            match FileLock::try_acquire(&path)
+            match FileLock::try_acquire(&path, state_dir.sharing)
                 .map_err(|e| super::io_error(state_dir, &path, "lock", &e))?
             {
                 Ok(lock) => return Ok(StateLock { _lock: lock }),
@@ -215,19 +220,24 @@ fn hidden_beside<'p>(path: &'p Path, suffix: &str) -> (&'p Path, PathBuf) {
 /// Writes `bytes` to `path` atomically: a temporary file beside it,
 /// flushed to disk, renamed over it, the directory flushed. A reader sees
 /// the old file or the new one, never a part; a kill leaves the old one.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    write_atomic_with(path, bytes, &|| {})
+pub fn write_atomic(path: &Path, bytes: &[u8], sharing: super::Sharing) -> io::Result<()> {
+    write_atomic_with(path, bytes, sharing, &|| {})
 }
 
 /// `write_atomic`, calling `before_rename` once the new content is on
 /// disk and the old file still in place (where a kill is tested).
-pub fn write_atomic_with(path: &Path, bytes: &[u8], before_rename: &dyn Fn()) -> io::Result<()> {
+pub fn write_atomic_with(
+    path: &Path,
+    bytes: &[u8],
+    sharing: super::Sharing,
+    before_rename: &dyn Fn(),
+) -> io::Result<()> {
     let (dir, temp) = hidden_beside(path, &format!(".tmp-{}", std::process::id()));
     let result = (|| {
         let mut file = fs::File::create(&temp)?;
         // Its mode is the file's once renamed: set before, so no reader
         // ever sees the file with another.
-        super::shared::share_file(&file)?;
+        sharing.share_file(&file)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         before_rename();
@@ -253,13 +263,18 @@ pub fn write_atomic_with(path: &Path, bytes: &[u8], before_rename: &dyn Fn()) ->
 /// Creating and removing a file a run costs more than the write itself on
 /// a file system without a journal, whose inode allocation slows down
 /// while recently removed inodes pile up.
-pub fn write_swapping(path: &Path, bytes: &[u8], before_rename: &dyn Fn()) -> io::Result<()> {
+pub fn write_swapping(
+    path: &Path,
+    bytes: &[u8],
+    sharing: super::Sharing,
+    before_rename: &dyn Fn(),
+) -> io::Result<()> {
     use rustix::fs::{renameat_with, Mode, OFlags, RenameFlags, CWD};
     // Something other than a file in its place (a directory, a link) is
     // never exchanged into the spare's name, where the next write would
     // follow it: it is replaced, or not, as by a temporary's rename.
     if fs::symlink_metadata(path).is_ok_and(|meta| !meta.is_file()) {
-        return write_atomic_with(path, bytes, before_rename);
+        return write_atomic_with(path, bytes, sharing, before_rename);
     }
     let (dir, spare) = hidden_beside(path, ".spare");
     let opened = rustix::fs::open(
@@ -270,12 +285,12 @@ pub fn write_swapping(path: &Path, bytes: &[u8], before_rename: &dyn Fn()) -> io
     let Ok(file) = opened else {
         // A spare that is not a file (a link is refused, not followed).
         let _ = fs::remove_file(&spare);
-        return write_atomic_with(path, bytes, before_rename);
+        return write_atomic_with(path, bytes, sharing, before_rename);
     };
     // Written over, then cut to length: the old content's blocks are
     // reused, not freed and allocated again.
     let mut file = fs::File::from(file);
-    super::shared::share_file(&file)?;
+    sharing.share_file(&file)?;
     file.write_all(bytes)?;
     file.set_len(bytes.len() as u64)?;
     file.sync_all()?;
@@ -302,14 +317,14 @@ mod tests {
         let path = dir.path().join("state.json");
         let spare = dir.path().join(".state.json.spare");
         let read = |p: &Path| fs::read_to_string(p).unwrap();
-        write_swapping(&path, b"one", &|| {}).unwrap();
+        write_swapping(&path, b"one", crate::state::Sharing::Umask, &|| {}).unwrap();
         assert_eq!(read(&path), "one");
         assert!(!spare.exists(), "the first write renames its spare");
-        write_swapping(&path, b"two", &|| {}).unwrap();
+        write_swapping(&path, b"two", crate::state::Sharing::Umask, &|| {}).unwrap();
         assert_eq!((read(&path), read(&spare)), ("two".into(), "one".into()));
         let mut inodes = std::collections::BTreeSet::new();
         for text in ["three", "four", "five"] {
-            write_swapping(&path, text.as_bytes(), &|| {}).unwrap();
+            write_swapping(&path, text.as_bytes(), crate::state::Sharing::Umask, &|| {}).unwrap();
             assert_eq!(read(&path), text);
             inodes.insert(fs::metadata(&path).unwrap().ino());
             inodes.insert(fs::metadata(&spare).unwrap().ino());
@@ -321,7 +336,7 @@ mod tests {
         fs::write(&outside, "keep").unwrap();
         fs::remove_file(&spare).unwrap();
         std::os::unix::fs::symlink(&outside, &spare).unwrap();
-        write_swapping(&path, b"six", &|| {}).unwrap();
+        write_swapping(&path, b"six", crate::state::Sharing::Umask, &|| {}).unwrap();
         assert_eq!((read(&path), read(&outside)), ("six".into(), "keep".into()));
         assert!(!spare.is_symlink());
 
@@ -329,11 +344,11 @@ mod tests {
         // link exchanged into the spare's name.
         let taken = dir.path().join("taken.json");
         fs::create_dir(&taken).unwrap();
-        assert!(write_swapping(&taken, b"x", &|| {}).is_err());
+        assert!(write_swapping(&taken, b"x", crate::state::Sharing::Umask, &|| {}).is_err());
         assert!(taken.is_dir());
         let linked = dir.path().join("linked.json");
         std::os::unix::fs::symlink(&outside, &linked).unwrap();
-        write_swapping(&linked, b"new", &|| {}).unwrap();
+        write_swapping(&linked, b"new", crate::state::Sharing::Umask, &|| {}).unwrap();
         assert_eq!(
             (read(&linked), read(&outside)),
             ("new".into(), "keep".into())
@@ -345,8 +360,11 @@ mod tests {
     fn a_held_lock_names_its_holder_and_no_one_once_let_go() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lock");
-        let lock = FileLock::try_acquire(&path).unwrap().unwrap();
-        let Err(holder) = FileLock::try_acquire(&path).unwrap() else {
+        let lock = FileLock::try_acquire(&path, crate::state::Sharing::Umask)
+            .unwrap()
+            .unwrap();
+        let Err(holder) = FileLock::try_acquire(&path, crate::state::Sharing::Umask).unwrap()
+        else {
             panic!("a held lock was taken twice");
         };
         assert_eq!(holder.0, Some(std::process::id()));
@@ -356,7 +374,9 @@ mod tests {
         );
         drop(lock);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
-        assert!(FileLock::try_acquire(&path).unwrap().is_ok());
+        assert!(FileLock::try_acquire(&path, crate::state::Sharing::Umask)
+            .unwrap()
+            .is_ok());
     }
 
     #[test]
@@ -365,7 +385,9 @@ mod tests {
         let path = dir.path().join("lock");
         // A killed holder's file, naming a pid that may well run again.
         std::fs::write(&path, "1").unwrap();
-        let _lock = FileLock::try_acquire(&path).unwrap().unwrap();
+        let _lock = FileLock::try_acquire(&path, crate::state::Sharing::Umask)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             std::process::id().to_string()
@@ -383,7 +405,9 @@ mod tests {
                 scope.spawn(|| {
                     for _ in 0..200 {
                         let lock = loop {
-                            if let Ok(lock) = FileLock::try_acquire(&path).unwrap() {
+                            if let Ok(lock) =
+                                FileLock::try_acquire(&path, crate::state::Sharing::Umask).unwrap()
+                            {
                                 break lock;
                             }
                             std::thread::yield_now();

@@ -22,24 +22,69 @@ pub use unreached::*;
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// Where the state lives, and how what phasegate creates there is made:
+/// the repository's sharing (`core.sharedRepository`), read where the
+/// repository was opened (`git::RepoInfo`); the umask alone outside a
+/// repository. It reads as the directory's path (`Deref`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateDir {
+    pub path: PathBuf,
+    pub sharing: Sharing,
+}
+
+impl StateDir {
+    /// The state directory `path`, its files made as `sharing` asks.
+    pub fn new(path: PathBuf, sharing: Sharing) -> StateDir {
+        StateDir { path, sharing }
+    }
+
+    /// The directory under the state directory where a part of the state
+    /// lives (`protect/`), made the same way.
+    #[must_use]
+    pub fn under(&self, path: PathBuf) -> StateDir {
+        StateDir {
+            path,
+            sharing: self.sharing,
+        }
+    }
+}
+
+/// A state directory at `path` whose files the umask alone makes, for
+/// unit tests.
+#[cfg(test)]
+pub(crate) fn umask_dir(path: &Path) -> StateDir {
+    StateDir::new(path.to_path_buf(), Sharing::Umask)
+}
+
+impl std::ops::Deref for StateDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for StateDir {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
 /// The state directory: `<common git dir>/phasegate`, or a per-directory
 /// folder under the system's temporary directory outside a repository,
 /// named by the FNV-1a digest of the directory's path: the same in every
 /// build of phasegate (std's `DefaultHasher` may change with the
 /// compiler, and a new build would then lose the history kept there).
-/// In a repository, its `core.sharedRepository` is read here, once per
-/// run, for every file the state gets (`shared`).
-pub fn state_dir(common_dir: Option<&Path>, root: &Path, temp_dir: &Path) -> PathBuf {
+pub fn state_dir(repo: Option<&crate::git::RepoInfo>, root: &Path, temp_dir: &Path) -> StateDir {
     use std::os::unix::ffi::OsStrExt;
-    match common_dir {
-        Some(git) => {
-            shared::read_for(git);
-            git.join("phasegate")
-        }
-        None => temp_dir.join(format!(
-            "phasegate-{:016x}",
-            run_dir::fnv1a(root.as_os_str().as_bytes())
-        )),
+    match repo {
+        Some(repo) => StateDir::new(repo.common_dir.join("phasegate"), repo.sharing),
+        None => StateDir::new(
+            temp_dir.join(format!(
+                "phasegate-{:016x}",
+                run_dir::fnv1a(root.as_os_str().as_bytes())
+            )),
+            Sharing::Umask,
+        ),
     }
 }
 
@@ -103,17 +148,17 @@ mod tests {
     #[test]
     fn the_state_directory_outside_a_repository_is_named_the_same_by_every_build() {
         // FNV-1a 64 of the bytes `/home/ada/notes`.
-        assert_eq!(
-            state_dir(None, Path::new("/home/ada/notes"), Path::new("/tmp")),
-            Path::new("/tmp/phasegate-13f480cb6d9965c4")
-        );
-        assert_eq!(
-            state_dir(
-                Some(Path::new("/r/.git")),
-                Path::new("/r"),
-                Path::new("/tmp")
-            ),
-            Path::new("/r/.git/phasegate")
-        );
+        let outside = state_dir(None, Path::new("/home/ada/notes"), Path::new("/tmp"));
+        assert_eq!(*outside, *Path::new("/tmp/phasegate-13f480cb6d9965c4"));
+        assert_eq!(outside.sharing, Sharing::Umask);
+        let repo = crate::git::RepoInfo {
+            root: PathBuf::from("/r"),
+            common_dir: PathBuf::from("/r/.git"),
+            git_dir: PathBuf::from("/r/.git"),
+            sharing: Sharing::Add(0o660),
+        };
+        let inside = state_dir(Some(&repo), Path::new("/r"), Path::new("/tmp"));
+        assert_eq!(*inside, *Path::new("/r/.git/phasegate"));
+        assert_eq!(inside.sharing, Sharing::Add(0o660));
     }
 }

@@ -16,6 +16,8 @@ use crate::runner::{CheckOutcome, CheckPlan, Termination};
 pub struct RunDir {
     pub id: String,
     pub path: PathBuf,
+    /// How the files of the run are made (the repository's sharing).
+    pub sharing: super::Sharing,
     /// The directory, held with flock(2) while the run lasts, so that
     /// another run's pruning leaves it alone (`None` on a file system
     /// without flock). The kernel lets go of it however the run ends.
@@ -24,9 +26,10 @@ pub struct RunDir {
 
 impl RunDir {
     /// Creates `<state_dir>/runs/<run-id>/`.
-    pub fn create(state_dir: &Path, now: SystemTime, pid: u32) -> io::Result<RunDir> {
+    pub fn create(state_dir: &super::StateDir, now: SystemTime, pid: u32) -> io::Result<RunDir> {
         let runs = state_dir.join("runs");
-        super::shared::create_shared_dirs(&runs)?;
+        let sharing = state_dir.sharing;
+        sharing.create_dirs(&runs)?;
         let base = run_id(now, pid);
         // Two runs in the same second from the same pid cannot happen, but a
         // reused pid after a crash can: never reuse a directory.
@@ -40,7 +43,7 @@ impl RunDir {
             match fs::create_dir(&path) {
                 Ok(()) => {
                     // Another member of the group prunes it once it is old.
-                    super::shared::share_dir(&path)?;
+                    sharing.share_dir(&path)?;
                     let alive = fs::File::open(&path).ok().filter(|dir| {
                         rustix::fs::flock(dir, rustix::fs::FlockOperation::NonBlockingLockExclusive)
                             .is_ok()
@@ -48,6 +51,7 @@ impl RunDir {
                     return Ok(RunDir {
                         id,
                         path,
+                        sharing,
                         _alive: alive,
                     });
                 }
@@ -74,7 +78,7 @@ impl RunDir {
         // `<common dir>/phasegate/runs/<run-id>`.
         let common = self.path.ancestors().nth(3);
         if common.is_some_and(|dir| dir.join("worktrees").is_dir()) {
-            let _ = create_run_file(&self.path.join(WORK_TREE_FILE))
+            let _ = create_run_file(&self.path.join(WORK_TREE_FILE), self.sharing)
                 .and_then(|mut file| file.write_all(key.as_bytes()));
         }
     }
@@ -98,7 +102,7 @@ impl RunDir {
         for (n, invocation) in outcome.invocations.iter().enumerate() {
             let script = self.path.join(format!("{stem}.batch-{}.sh", n + 1));
             let text = replay_script(&plan.name, n + 1, of, &plan.cwd, pinned, &invocation.argv);
-            let mut file = create_run_file(&script)?;
+            let mut file = create_run_file(&script, self.sharing)?;
             file.write_all(text.as_bytes())?;
             replays.push(sh_command(&["sh".into(), script.into_os_string()]));
         }
@@ -144,12 +148,12 @@ impl RunDir {
                 .collect(),
         };
         let path = self.path.join(format!("{stem}.json"));
-        write_json(&path, &record)
+        write_json(&path, &record, self.sharing)
     }
 
     /// Writes the verdict as `verdict.json`.
     pub fn write_verdict(&self, verdict: &Verdict) -> io::Result<()> {
-        write_json(&self.path.join("verdict.json"), verdict)
+        write_json(&self.path.join("verdict.json"), verdict, self.sharing)
     }
 }
 
@@ -375,14 +379,14 @@ fn termination_record(termination: &Termination) -> serde_json::Value {
 
 /// Creates (or empties) the file `path` in a run's directory, shared as
 /// the repository's sharing asks.
-pub fn create_run_file(path: &Path) -> io::Result<fs::File> {
+pub fn create_run_file(path: &Path, sharing: super::Sharing) -> io::Result<fs::File> {
     let file = fs::File::create(path)?;
-    super::shared::share_file(&file)?;
+    sharing.share_file(&file)?;
     Ok(file)
 }
 
-fn write_json(path: &Path, value: &impl Serialize) -> io::Result<()> {
-    let mut file = io::BufWriter::new(create_run_file(path)?);
+fn write_json(path: &Path, value: &impl Serialize, sharing: super::Sharing) -> io::Result<()> {
+    let mut file = io::BufWriter::new(create_run_file(path, sharing)?);
     serde_json::to_writer_pretty(&mut file, value).map_err(io::Error::other)?;
     file.write_all(b"\n")?;
     file.flush()

@@ -12,8 +12,7 @@
 use std::fs;
 use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
 
 /// What `core.sharedRepository` asks of new files (git's
 /// `git_config_perm`).
@@ -31,6 +30,11 @@ pub enum Sharing {
 
 const GROUP: u32 = 0o660;
 const EVERYBODY: u32 = 0o664;
+
+/// The most a file or directory that may hold a user's unstaged work
+/// gets: the group's, where the repository is shared, and nothing for
+/// others, whatever the sharing (`all` included).
+pub const GROUP_ONLY: u32 = 0o2770;
 
 impl Sharing {
     /// Reads a value of `core.sharedRepository` as git does; `None` is the
@@ -89,32 +93,13 @@ impl Sharing {
     }
 }
 
-/// The sharing of the repository whose state was last asked for, and its
-/// git directory: read once per run (`read_for`), used by every write.
-static SHARING: Mutex<Option<(PathBuf, Sharing)>> = Mutex::new(None);
-
-/// Reads `core.sharedRepository` of the repository whose git directory is
-/// `git_dir` (its local, global and system configuration, as git does),
-/// once per run: later calls for the same directory cost nothing.
-pub(super) fn read_for(git_dir: &Path) {
-    let Ok(mut current) = SHARING.lock() else {
-        return;
-    };
-    if current.as_ref().is_some_and(|(dir, _)| dir == git_dir) {
-        return;
-    }
-    // The repository's own file over the user's and the system's, as a
-    // repository's configuration reads; not through the repository, whose
-    // opening another member of the group may be refused (its owner is
-    // someone else) where `safe.directory` is set in a file git2 does not
-    // read.
-    let config = git2::Config::open_default()
-        .or_else(|_| git2::Config::new())
-        .and_then(|mut config| {
-            config.add_file(&git_dir.join("config"), git2::ConfigLevel::Local, false)?;
-            Ok(config)
-        });
-    let sharing = config.map_or(Sharing::Umask, |config| {
+impl Sharing {
+    /// What `core.sharedRepository` says in `config`, a repository's
+    /// configuration as git reads it (its own file over the user's and
+    /// the system's, and what the environment sets): read once, where
+    /// the repository is opened, and carried with its other facts
+    /// (`git::RepoInfo`).
+    pub fn of_config(config: &git2::Config) -> Sharing {
         config
             .get_entry("core.sharedRepository")
             .map_or(Sharing::Umask, |entry| {
@@ -126,67 +111,86 @@ pub(super) fn read_for(git_dir: &Path) {
                     Sharing::parse(None)
                 }
             })
-    });
-    *current = Some((git_dir.to_path_buf(), sharing));
-}
-
-/// The sharing in force for this run.
-pub fn sharing() -> Sharing {
-    SHARING
-        .lock()
-        .ok()
-        .and_then(|current| current.as_ref().map(|(_, sharing)| *sharing))
-        .unwrap_or_default()
-}
-
-/// Gives the open file or directory `file` the mode the repository's
-/// sharing asks for. One another user owns is left as it is: only its
-/// owner may change its mode (and one an earlier phasegate made with the
-/// umask alone is set right by its owner's next run).
-pub fn share_file(file: &fs::File) -> io::Result<()> {
-    let sharing = sharing();
-    if sharing == Sharing::Umask {
-        return Ok(());
     }
-    let meta = file.metadata()?;
-    let old = meta.mode() & 0o7777;
-    let new = sharing.mode(old, meta.is_dir());
-    if new == old || meta.uid() != rustix::process::geteuid().as_raw() {
-        return Ok(());
-    }
-    file.set_permissions(fs::Permissions::from_mode(new))
-}
 
-/// `share_file` for the directory at `path` (never through a link).
-pub fn share_dir(path: &Path) -> io::Result<()> {
-    if sharing() == Sharing::Umask || !fs::symlink_metadata(path)?.is_dir() {
-        return Ok(());
+    /// Gives the open file or directory `file` the mode this sharing asks
+    /// for. One another user owns is left as it is: only its owner may
+    /// change its mode (and one an earlier phasegate made with the umask
+    /// alone is set right by its owner's next run).
+    pub fn share_file(self, file: &fs::File) -> io::Result<()> {
+        self.share_file_within(file, 0o7777)
     }
-    share_file(&fs::File::open(path)?)
-}
 
-/// `fs::create_dir_all`, each directory shared as the repository's
-/// sharing asks (`share_file`), the last one too when it was there already.
-pub fn create_shared_dirs(path: &Path) -> io::Result<()> {
-    if sharing() == Sharing::Umask {
-        return fs::create_dir_all(path);
-    }
-    // The missing ancestors, from the top down.
-    let missing: Vec<&Path> = path
-        .ancestors()
-        .take_while(|dir| !dir.as_os_str().is_empty() && fs::symlink_metadata(dir).is_err())
-        .collect();
-    for dir in missing.iter().rev() {
-        match fs::create_dir(dir) {
-            Ok(()) => share_dir(dir)?,
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
+    /// `share_file`, keeping the mode within `allowed`: what only the
+    /// group may see (saved unstaged changes) gets no bit for others,
+    /// whatever the sharing.
+    pub fn share_file_within(self, file: &fs::File, allowed: u32) -> io::Result<()> {
+        if self == Sharing::Umask {
+            return Ok(());
         }
+        let meta = file.metadata()?;
+        let old = meta.mode() & 0o7777;
+        let new = self.mode(old, meta.is_dir()) & allowed;
+        if new == old || meta.uid() != rustix::process::geteuid().as_raw() {
+            return Ok(());
+        }
+        file.set_permissions(fs::Permissions::from_mode(new))
     }
-    if missing.is_empty() {
-        share_dir(path)?;
+
+    /// `share_file` for the directory at `path` (never through a link).
+    pub fn share_dir(self, path: &Path) -> io::Result<()> {
+        self.share_dir_within(path, 0o7777)
     }
-    Ok(())
+
+    /// `share_file_within` for the directory at `path` (never through a
+    /// link).
+    pub fn share_dir_within(self, path: &Path, allowed: u32) -> io::Result<()> {
+        if self == Sharing::Umask || !fs::symlink_metadata(path)?.is_dir() {
+            return Ok(());
+        }
+        self.share_file_within(&fs::File::open(path)?, allowed)
+    }
+
+    /// `fs::create_dir_all`, each directory shared as this sharing asks
+    /// (`share_file`), the last one too when it was there already.
+    pub fn create_dirs(self, path: &Path) -> io::Result<()> {
+        self.create_dirs_as(path, 0o777, 0o7777)
+    }
+
+    /// `create_dirs` for what may hold a user's unstaged work (saved
+    /// copies, the versions a restore kept): made for the owner alone
+    /// (`0700`, whatever the umask), then opened to the group a shared
+    /// repository names, never to others (`GROUP_ONLY`).
+    pub fn create_private_dirs(self, path: &Path) -> io::Result<()> {
+        self.create_dirs_as(path, 0o700, GROUP_ONLY)
+    }
+
+    /// `fs::create_dir_all` with `mode` (before the umask), each
+    /// directory it makes, and the last one, shared within `allowed`.
+    fn create_dirs_as(self, path: &Path, mode: u32, allowed: u32) -> io::Result<()> {
+        use std::os::unix::fs::DirBuilderExt;
+        let mut builder = fs::DirBuilder::new();
+        builder.mode(mode);
+        if self == Sharing::Umask {
+            return builder.recursive(true).create(path);
+        }
+        // The missing ancestors, from the top down.
+        let missing: Vec<&Path> = path
+            .ancestors()
+            .take_while(|dir| !dir.as_os_str().is_empty() && fs::symlink_metadata(dir).is_err())
+            .collect();
+        for dir in missing.iter().rev() {
+            match builder.create(dir) {
+                Ok(()) => self.share_dir_within(dir, allowed)?,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if missing.is_empty() {
+            self.share_dir_within(path, allowed)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

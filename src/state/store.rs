@@ -286,7 +286,11 @@ pub fn parse(bytes: &[u8]) -> Result<State, String> {
 
 /// Writes `state.json` atomically, keeping the newest `MAX_HISTORY` runs
 /// (and the files of the newest of each work tree).
-pub fn save(state_dir: &Path, state: &mut State, before_rename: &dyn Fn()) -> io::Result<()> {
+pub fn save(
+    state_dir: &super::StateDir,
+    state: &mut State,
+    before_rename: &dyn Fn(),
+) -> io::Result<()> {
     if state.runs.len() > MAX_HISTORY {
         let excess = state.runs.len() - MAX_HISTORY;
         state.runs.drain(..excess);
@@ -294,7 +298,12 @@ pub fn save(state_dir: &Path, state: &mut State, before_rename: &dyn Fn()) -> io
     state.forget_old_selections();
     let mut bytes = serde_json::to_vec_pretty(state).map_err(io::Error::other)?;
     bytes.push(b'\n');
-    write_swapping(&state_file(state_dir), &bytes, before_rename)
+    write_swapping(
+        &state_file(state_dir),
+        &bytes,
+        state_dir.sharing,
+        before_rename,
+    )
 }
 
 /// The pruning of old run directories, on a thread of its own so that it
@@ -309,12 +318,12 @@ impl Pruning {
     /// and in `snapshots`, the repository's directory of them in the
     /// user's cache), waiting up to `wait` for the state lock.
     pub fn start(
-        state_dir: &Path,
+        state_dir: &super::StateDir,
         snapshots: Option<&Path>,
         keep: usize,
         wait: std::time::Duration,
     ) -> Pruning {
-        let dir = state_dir.to_path_buf();
+        let dir = state_dir.clone();
         let snapshots = snapshots.map(Path::to_path_buf);
         Pruning(std::thread::spawn(move || {
             let _lock = super::StateLock::acquire(&dir, wait)?;
@@ -621,7 +630,7 @@ checks = [
         ] {
             state.runs.push(files_run(work_tree, file));
         }
-        save(dir.path(), &mut state, &|| {}).unwrap();
+        save(&crate::state::umask_dir(dir.path()), &mut state, &|| {}).unwrap();
         let Loaded::State(read) = load(dir.path()).unwrap() else {
             panic!("state.json does not read back");
         };

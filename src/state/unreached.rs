@@ -42,7 +42,7 @@ fn unreached_file(state_dir: &Path, push: &str) -> Option<PathBuf> {
 /// Keeps `refs`, the refs of the push `push` made from `work_tree` that
 /// were not checked, for `phasegate resume`.
 pub fn record_unreached(
-    state_dir: &Path,
+    state_dir: &super::StateDir,
     push: &str,
     work_tree: &str,
     refs: Vec<SelectionRecord>,
@@ -57,7 +57,7 @@ pub fn record_unreached(
     if let Some(dir) = path.parent() {
         // Group-writable like the rest of the state where the repository
         // is shared: another member's push writes here too.
-        super::shared::create_shared_dirs(dir).map_err(|e| named(&e))?;
+        state_dir.sharing.create_dirs(dir).map_err(|e| named(&e))?;
     }
     let unreached = Unreached {
         schema: UNREACHED_SCHEMA.to_string(),
@@ -66,7 +66,7 @@ pub fn record_unreached(
     };
     let mut bytes = serde_json::to_vec_pretty(&unreached).map_err(io::Error::other)?;
     bytes.push(b'\n');
-    write_atomic(&path, &bytes).map_err(|e| named(&e))
+    write_atomic(&path, &bytes, state_dir.sharing).map_err(|e| named(&e))
 }
 
 /// The refs of the push `push` that were not checked (none when every
@@ -195,7 +195,13 @@ mod tests {
             push: Some(push.to_string()),
             ..SelectionRecord::default()
         };
-        record_unreached(dir.path(), push, ".", vec![one.clone()]).unwrap();
+        record_unreached(
+            &crate::state::umask_dir(dir.path()),
+            push,
+            ".",
+            vec![one.clone()],
+        )
+        .unwrap();
         let read = unreached(dir.path(), push).unwrap().unwrap();
         assert_eq!((read.work_tree.as_str(), read.refs), (".", vec![one]));
         forget_unreached(dir.path(), push).unwrap();
@@ -209,7 +215,10 @@ mod tests {
         for bad in ["", "../state", "a/b", ".hidden"] {
             assert_eq!(unreached_file(dir.path(), bad), None, "{bad}");
             assert_eq!(unreached(dir.path(), bad).unwrap(), None);
-            assert!(record_unreached(dir.path(), bad, ".", Vec::new()).is_err());
+            assert!(
+                record_unreached(&crate::state::umask_dir(dir.path()), bad, ".", Vec::new())
+                    .is_err()
+            );
         }
     }
 }

@@ -83,6 +83,7 @@ mod snapshot_place;
 mod snapshot_refs;
 mod state;
 mod state_more;
+mod state_perms;
 mod state_review;
 mod state_shared;
 mod verdict;

@@ -20,11 +20,11 @@ use super::select::{Found, HeldLater};
 pub(super) struct Dirs<'a> {
     pub root: &'a Path,
     /// The state directory (shared by linked worktrees).
-    pub state: &'a Path,
+    pub state: &'a crate::state::StateDir,
     /// Where the repository's temporary checkouts go, in the user's cache.
     pub snapshots: Option<&'a Path>,
     /// Where this work tree's unstaged changes are set aside.
-    pub work_tree_state: &'a Path,
+    pub work_tree_state: &'a crate::state::StateDir,
     pub run: &'a RunDir,
 }
 
@@ -486,7 +486,13 @@ impl Snapshot {
 /// there).
 fn snapshot_dir(dirs: &Dirs<'_>, notes: &mut Vec<String>) -> PathBuf {
     let fallback = dirs.state.join("snapshots");
+    // Every member of a shared repository's group makes theirs there, and
+    // prunes what a killed run of another left.
+    let fallback_made = || {
+        let _ = dirs.state.sharing.create_dirs(&fallback);
+    };
     let Some(parent) = dirs.snapshots else {
+        fallback_made();
         notes.push(format!(
             "the checkout is under `{}`: neither XDG_CACHE_HOME nor HOME names a cache directory; tools that pass over paths inside `.git` (jest) find no files there",
             fallback.display()
@@ -506,6 +512,7 @@ fn snapshot_dir(dirs: &Dirs<'_>, notes: &mut Vec<String>) -> PathBuf {
                 fallback.display(),
                 parent.display()
             ));
+            fallback_made();
             fallback.join(&dirs.run.id)
         }
     }

@@ -139,7 +139,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     let mut state_dir = None;
     match run_gate(ctx, args, &mut state_dir, io) {
         Ok(verdict) => super::emit_reports(&verdict, &reports, ctx, io),
-        Err(stop) => stopped(ctx, args, stop, state_dir.as_deref(), &reports, io),
+        Err(stop) => stopped(ctx, args, stop, state_dir.as_ref(), &reports, io),
     }
 }
 
@@ -174,7 +174,7 @@ fn stopped(
     ctx: &Context,
     args: &RunRequest,
     stop: Stop,
-    state_dir: Option<&Path>,
+    state_dir: Option<&state::StateDir>,
     reports: &super::Reports,
     io: &mut Streams<'_>,
 ) -> ExitCode {
@@ -218,7 +218,7 @@ fn stopped(
 fn run_gate(
     ctx: &Context,
     args: &RunRequest,
-    known_state: &mut Option<PathBuf>,
+    known_state: &mut Option<state::StateDir>,
     io: &mut Streams<'_>,
 ) -> Result<Verdict, Stop> {
     let Start {
@@ -423,10 +423,10 @@ struct Workspace {
     root: PathBuf,
     in_repo: bool,
     /// `.git/phasegate/` (shared by linked worktrees).
-    state_dir: PathBuf,
+    state_dir: state::StateDir,
     /// Where unstaged changes are set aside: they belong to this work tree
     /// alone.
-    work_tree_state: PathBuf,
+    work_tree_state: state::StateDir,
     /// Which work tree this is, as the history keeps it
     /// (`RepoInfo::work_tree_key`; `.` outside a repository).
     work_tree: String,
@@ -455,7 +455,7 @@ struct Start {
 fn start(
     ctx: &Context,
     args: &RunRequest,
-    known_state: &mut Option<PathBuf>,
+    known_state: &mut Option<state::StateDir>,
 ) -> Result<Start, Stop> {
     let repo = match crate::git::discover(&ctx.cwd) {
         Ok(repo) => repo,
@@ -480,15 +480,12 @@ fn start(
     let ref_has_config = loaded.ref_has_config;
     ctx.maybe_test_panic("config");
 
-    let state_dir = state::state_dir(
-        repo.as_ref().map(|r| r.common_dir.as_path()),
-        &root,
-        &ctx.temp_dir,
-    );
+    let state_dir = state::state_dir(repo.as_ref(), &root, &ctx.temp_dir);
     *known_state = Some(state_dir.clone());
-    let work_tree_state = repo
-        .as_ref()
-        .map_or_else(|| state_dir.clone(), crate::git::RepoInfo::work_tree_state);
+    let work_tree_state = repo.as_ref().map_or_else(
+        || state_dir.clone(),
+        |r| state_dir.under(r.work_tree_state()),
+    );
     let work_tree = repo
         .as_ref()
         .map_or_else(|| ".".to_string(), crate::git::RepoInfo::work_tree_key);
@@ -535,7 +532,7 @@ fn start(
 /// change it) and a copy in the run's directory.
 fn record(
     ctx: &Context,
-    state_dir: &Path,
+    state_dir: &state::StateDir,
     config: &Config,
     facts: super::record::RunFacts<'_>,
     run_dir: &RunDir,
@@ -583,7 +580,7 @@ fn recover_killed(
     args: &RunRequest,
     root: &Path,
     state_dir: &Path,
-    work_tree_state: &Path,
+    work_tree_state: &state::StateDir,
     profile: Profile,
 ) -> Result<Option<String>, Stop> {
     // A restore under way always finishes; an interrupt during it keeps
@@ -618,7 +615,7 @@ fn recover_killed(
 /// pruned; the run's logs then go to a new directory of its own.
 fn create_run_dir(
     ctx: &Context,
-    state_dir: &Path,
+    state_dir: &state::StateDir,
     snapshots: Option<&Path>,
     config: &Config,
     notes: &mut Vec<String>,
@@ -644,6 +641,8 @@ fn create_run_dir(
             }
         },
     };
+    // This user's own directory: the umask alone says who reads it.
+    let fallback = state::StateDir::new(fallback, state::Sharing::Umask);
     match RunDir::create(&fallback, SystemTime::now(), std::process::id()) {
         Ok(dir) => {
             notes.push(match refused {
