@@ -4,6 +4,7 @@ mod attributes;
 mod changes;
 mod config_env;
 mod filters;
+mod head_trace;
 mod hooks;
 mod index;
 mod protect;

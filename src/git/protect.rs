@@ -1979,7 +1979,8 @@ pub fn splits_index(root: &Path) -> bool {
 /// what it stashed, perhaps the user's own work). Taken before the checks
 /// from two files, as every run in place takes it: the lock's stat data and
 /// the stash's reflog; `left` compares after them, and opens the
-/// repository only when the stash changed.
+/// repository only when the stash changed. `HEAD` is taken too, from its
+/// own small files (`HeadTrace`): a check that moved it made the run fail.
 pub struct Traces {
     lock: PathBuf,
     lock_before: Option<FileStat>,
@@ -1987,6 +1988,7 @@ pub struct Traces {
     stash_log: PathBuf,
     /// Its bytes before the checks, empty when there is none.
     stash_before: Vec<u8>,
+    head: super::head_trace::HeadTrace,
 }
 
 /// The stash's entries in its reflog's text, newest first (`stash@{0}`
@@ -2027,7 +2029,15 @@ impl Traces {
             lock,
             stash_before: read_or_empty(&stash_log),
             stash_log,
+            head: super::head_trace::HeadTrace::before(git_dir, common_dir),
         }
+    }
+
+    /// What the checks (`by`, for a person) did to `HEAD` of the
+    /// repository at `root` (a commit, a reset, a branch switched or
+    /// detached), with how to undo it; `None` when it is where it was.
+    pub fn moved_head(&self, root: &Path, by: &str) -> Option<String> {
+        self.head.moved(root, by)
     }
 
     /// What the checks (`by`, for a person) left changed, one line each:

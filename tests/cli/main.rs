@@ -66,6 +66,7 @@ mod protect_edges;
 mod protect_filters;
 mod protect_hostile;
 mod protect_index;
+mod protect_reach;
 mod report_edges;
 mod report_review;
 mod reports;

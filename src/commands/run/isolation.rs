@@ -240,10 +240,17 @@ pub(super) fn run_checks(
     }
     // The work tree is back: signals take their usual course again.
     drop(interrupts);
+    let mut blocking = Vec::new();
     if let Some(traces) = traces {
         notes.extend(traces.left(root, &by));
+        // What was checked was the commit `HEAD` was on: a check that
+        // committed, reset or switched branch changed what is committed.
+        if let Some(moved) = traces.moved_head(root, &by) {
+            let mut finding = gate_finding(moved);
+            finding.code = Some("head-moved".to_string());
+            blocking.push(finding);
+        }
     }
-    let mut blocking = Vec::new();
     if !modified.is_empty() {
         blocking.push(gate_finding(format!(
             "files were modified by {by}: {}",

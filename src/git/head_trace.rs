@@ -1,0 +1,328 @@
+//! Where `HEAD` was before the checks, to tell afterwards whether one of
+//! them committed, reset, switched branch or detached it.
+//!
+//! Taken from two small files and one stat, never from the repository:
+//! `HEAD` itself, the loose ref file of the branch it names, and
+//! `packed-refs` (where a branch with no loose file keeps its commit). The
+//! repository is opened only when one of them changed. Nothing here undoes
+//! what a check did: the message says how.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::protect::FileStat;
+
+/// `HEAD` as the checks found it.
+pub(super) struct HeadTrace {
+    /// The work tree's own `HEAD` file (a linked worktree has its own).
+    head_file: PathBuf,
+    /// Its bytes; empty when it could not be read (then nothing is said).
+    head: Vec<u8>,
+    /// When `HEAD` names a branch: its loose ref file, and that file's
+    /// bytes (`None`: absent, the branch is packed or has no commit yet).
+    branch: Option<(PathBuf, Option<Vec<u8>>)>,
+    /// `packed-refs` of the common git directory, and its stat data.
+    packed: PathBuf,
+    packed_before: Option<FileStat>,
+}
+
+/// Where a branch stood before the checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Was {
+    At(git2::Oid),
+    /// It had no commit (an unborn branch, before the first commit).
+    Nothing,
+    /// Packed, and `packed-refs` was rewritten since: its reflog says.
+    Unknown,
+}
+
+/// `HEAD` after the checks, as the repository says.
+enum Now {
+    /// On a branch (full ref name), at a commit or at none.
+    Branch(String, Option<git2::Oid>),
+    Detached(git2::Oid),
+}
+
+impl HeadTrace {
+    /// `HEAD` of the work tree whose git directory is `git_dir` (common
+    /// directory `common_dir`), now: a read of `HEAD`, of the branch's
+    /// loose ref, and a stat of `packed-refs`.
+    pub(super) fn before(git_dir: &Path, common_dir: &Path) -> HeadTrace {
+        let head_file = git_dir.join("HEAD");
+        let head = fs::read(&head_file).unwrap_or_default();
+        let branch = symbolic(&head).map(|name| {
+            let file = ref_file(git_dir, common_dir, name);
+            let bytes = fs::read(&file).ok();
+            (file, bytes)
+        });
+        let packed = common_dir.join("packed-refs");
+        HeadTrace {
+            head_file,
+            head,
+            branch,
+            packed_before: FileStat::of(&packed),
+            packed,
+        }
+    }
+
+    /// Whether `HEAD`'s file, its branch's loose ref or (for a branch
+    /// with none) `packed-refs` differ from what they were.
+    fn touched(&self) -> bool {
+        if fs::read(&self.head_file).unwrap_or_default() != self.head {
+            return true;
+        }
+        match &self.branch {
+            Some((file, bytes)) => {
+                fs::read(file).ok() != *bytes
+                    || (bytes.is_none() && FileStat::of(&self.packed) != self.packed_before)
+            }
+            None => false,
+        }
+    }
+
+    /// What the checks (`by`, for a person) did to `HEAD` of the
+    /// repository at `root`, with the commands that undo it; `None` when
+    /// it is where it was.
+    pub(super) fn moved(&self, root: &Path, by: &str) -> Option<String> {
+        if self.head.is_empty() || !self.touched() {
+            return None;
+        }
+        // Changed, but unreadable now: said all the same, never passed.
+        self.resolved(root, by).unwrap_or_else(|why| {
+            Some(format!(
+                "{by} changed the repository: it changed HEAD (`{}`) or the branch it names, and phasegate could not read where HEAD points now ({why}). `git status` and `git reflog` show where it is and where it was",
+                self.head_file.display()
+            ))
+        })
+    }
+
+    /// `moved`, once one of the files changed: `Err` says why the
+    /// repository could not tell where `HEAD` is now.
+    fn resolved(&self, root: &Path, by: &str) -> Result<Option<String>, String> {
+        let repo = super::open_repository(root).map_err(|e| e.message().to_string())?;
+        let head = repo
+            .find_reference("HEAD")
+            .map_err(|e| e.message().to_string())?;
+        let now = if head.kind() == Some(git2::ReferenceType::Symbolic) {
+            let name = head
+                .symbolic_target_bytes()
+                .map(|name| String::from_utf8_lossy(name).into_owned())
+                .ok_or("HEAD names no ref")?;
+            let at = repo.refname_to_id(&name).ok();
+            Now::Branch(name, at)
+        } else {
+            Now::Detached(head.target().ok_or("HEAD names no commit")?)
+        };
+        if let Some(name) = symbolic(&self.head) {
+            return Ok(self.branch_moved(&repo, name, &now, by));
+        }
+        let was = oid_in(&self.head).ok_or("HEAD named no commit before the checks")?;
+        let moved = match &now {
+            Now::Detached(at) if *at == was => return Ok(None),
+            Now::Detached(at) => format!(
+                "moved the detached HEAD from {} to {}",
+                short(was),
+                short(*at)
+            ),
+            Now::Branch(name, at) => format!(
+                "put HEAD, detached at {}, on branch `{}`{}",
+                short(was),
+                branch_name(name),
+                at_commit(*at)
+            ),
+        };
+        Ok(Some(format!(
+            "{by} changed the repository: it {moved}. Undo it with `git update-ref --no-deref HEAD {was}`, which leaves the index and the work tree as they are"
+        )))
+    }
+
+    /// The message for `HEAD` that was on the branch `name` before.
+    fn branch_moved(
+        &self,
+        repo: &git2::Repository,
+        name: &str,
+        now: &Now,
+        by: &str,
+    ) -> Option<String> {
+        let was = self.was();
+        let shown = branch_name(name);
+        let mut undo = Vec::new();
+        let moved = match now {
+            Now::Branch(now_name, at) if now_name == name => match (was, *at) {
+                (Was::At(was), Some(at)) if was == at => return None,
+                (Was::Nothing, None) => return None,
+                (Was::At(was), Some(at)) => {
+                    undo.push(format!("git reset --soft {was}"));
+                    format!(
+                        "moved branch `{shown}` (HEAD) from {} to {}",
+                        short(was),
+                        short(at)
+                    )
+                }
+                (Was::Nothing, Some(at)) => {
+                    undo.push(format!("git update-ref -d {name}"));
+                    format!(
+                        "made the first commit of branch `{shown}` (HEAD), {}",
+                        short(at)
+                    )
+                }
+                (Was::At(was), None) => {
+                    undo.push(format!("git update-ref {name} {was}"));
+                    format!(
+                        "deleted branch `{shown}` (HEAD), which was at {}",
+                        short(was)
+                    )
+                }
+                // Packed, with `packed-refs` rewritten since: its reflog
+                // still says where it was.
+                (Was::Unknown, at) => {
+                    return Some(format!(
+                        "{by} changed the repository: it moved branch `{shown}` (HEAD){}. `git reflog {shown}` shows where it was, and `git reset --soft <that commit>` puts it back, leaving the index and the work tree as they are",
+                        at_commit(at).replace(" at ", " to ")
+                    ));
+                }
+            },
+            other => {
+                // Switched away: the branch itself may have moved first.
+                let left_at = repo.refname_to_id(name).ok();
+                let to = match other {
+                    Now::Branch(now_name, at) => {
+                        let now_name = branch_name(now_name);
+                        format!(
+                            "to branch `{now_name}`{} (if it made that branch, `git branch -D {now_name}` deletes it)",
+                            at_commit(*at)
+                        )
+                    }
+                    Now::Detached(at) => format!("to a detached HEAD at {}", short(*at)),
+                };
+                let mut moved = format!("switched HEAD from branch `{shown}` {to}");
+                undo.push(format!("git symbolic-ref HEAD {name}"));
+                match (was, left_at) {
+                    (Was::At(was), Some(at)) if was != at => {
+                        moved.push_str(&format!(
+                            ", and moved `{shown}` from {} to {}",
+                            short(was),
+                            short(at)
+                        ));
+                        undo.push(format!("git update-ref {name} {was}"));
+                    }
+                    (Was::At(was), None) => {
+                        moved.push_str(&format!(
+                            ", and deleted `{shown}`, which was at {}",
+                            short(was)
+                        ));
+                        undo.push(format!("git update-ref {name} {was}"));
+                    }
+                    _ => {}
+                }
+                moved
+            }
+        };
+        let undo = undo.join(" && ");
+        Some(format!(
+            "{by} changed the repository: it {moved}. Undo it with `{undo}`, which leaves the index and the work tree as they are"
+        ))
+    }
+
+    /// Where `HEAD`'s branch stood before the checks: its loose ref's
+    /// bytes, else its line in `packed-refs` when that file is as it was.
+    fn was(&self) -> Was {
+        let Some((_, loose)) = &self.branch else {
+            return Was::Unknown;
+        };
+        if let Some(bytes) = loose {
+            return oid_in(bytes).map_or(Was::Unknown, Was::At);
+        }
+        if FileStat::of(&self.packed) != self.packed_before {
+            return Was::Unknown;
+        }
+        let Some(name) = symbolic(&self.head) else {
+            return Was::Unknown;
+        };
+        packed_ref(&fs::read(&self.packed).unwrap_or_default(), name).map_or(Was::Nothing, Was::At)
+    }
+}
+
+/// The ref a `HEAD` file's bytes name (`ref: refs/heads/main`), if any.
+fn symbolic(head: &[u8]) -> Option<&str> {
+    let name = std::str::from_utf8(head.strip_prefix(b"ref: ")?)
+        .ok()?
+        .trim_end();
+    // Only a ref git could have written: nothing reads outside the
+    // git directory.
+    (name.starts_with("refs/") && !name.split('/').any(|part| part.is_empty() || part == ".."))
+        .then_some(name)
+}
+
+/// The loose file of the ref `name`: refs of one work tree (`bisect`,
+/// `worktree`, `rewritten`) in its own git directory, the others in the
+/// common one.
+fn ref_file(git_dir: &Path, common_dir: &Path, name: &str) -> PathBuf {
+    let own = ["refs/bisect/", "refs/worktree/", "refs/rewritten/"]
+        .iter()
+        .any(|prefix| name.starts_with(prefix));
+    if own { git_dir } else { common_dir }.join(name)
+}
+
+/// The object id a ref file (or a detached `HEAD`) holds.
+fn oid_in(bytes: &[u8]) -> Option<git2::Oid> {
+    let text = std::str::from_utf8(bytes).ok()?.trim_end();
+    git2::Oid::from_str(text).ok()
+}
+
+/// The commit `packed-refs` (`text`) gives the ref `name`: a line
+/// `<oid> <name>`; `^<oid>` lines peel the tag above them.
+fn packed_ref(text: &[u8], name: &str) -> Option<git2::Oid> {
+    text.split(|&b| b == b'\n').find_map(|line| {
+        let (id, rest) = line.split_at(memchr::memchr(b' ', line)?);
+        (rest.get(1..)? == name.as_bytes())
+            .then(|| oid_in(id))
+            .flatten()
+    })
+}
+
+/// A branch's name without `refs/heads/`.
+fn branch_name(name: &str) -> &str {
+    name.strip_prefix("refs/heads/").unwrap_or(name)
+}
+
+/// ` at <commit>`, or ` (no commit yet)`.
+fn at_commit(at: Option<git2::Oid>) -> String {
+    at.map_or_else(
+        || " (no commit yet)".to_string(),
+        |at| format!(" at {}", short(at)),
+    )
+}
+
+/// A commit as a person reads it: its first 10 hex digits.
+fn short(id: git2::Oid) -> String {
+    let full = id.to_string();
+    full.get(..10).unwrap_or(&full).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packed_ref_is_found_by_its_whole_name_and_peeled_lines_are_passed_over() {
+        let a = "1".repeat(40);
+        let b = "2".repeat(40);
+        let text = format!(
+            "# pack-refs with: peeled fully-peeled sorted \n{a} refs/heads/main-old\n{b} refs/heads/main\n^{a}\n"
+        );
+        assert_eq!(
+            packed_ref(text.as_bytes(), "refs/heads/main"),
+            git2::Oid::from_str(&b).ok()
+        );
+        assert_eq!(packed_ref(text.as_bytes(), "refs/heads/mai"), None);
+    }
+
+    #[test]
+    fn only_a_ref_name_git_could_write_is_followed() {
+        assert_eq!(symbolic(b"ref: refs/heads/main\n"), Some("refs/heads/main"));
+        assert_eq!(symbolic(b"ref: refs/../../etc/passwd\n"), None);
+        assert_eq!(symbolic(b"ref: /etc/passwd\n"), None);
+        assert_eq!(symbolic(format!("{}\n", "3".repeat(40)).as_bytes()), None);
+    }
+}
