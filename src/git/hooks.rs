@@ -216,6 +216,10 @@ pub enum HookError {
         #[source]
         source: git2::Error,
     },
+    /// A repository phasegate cannot read, or one git does not trust: a
+    /// hook installed there could only block.
+    #[error(transparent)]
+    Unreadable(super::GitError),
     #[error("`{}` is not in a git repository: run `git init` first, or name the repository with GIT_DIR and its work tree with GIT_WORK_TREE", path.display())]
     NotARepository { path: PathBuf },
     #[error("`{}` is a bare repository: hooks need a work tree", path.display())]
@@ -287,9 +291,9 @@ fn hooks_location(repo_dir: &Path) -> Result<HooksLocation, HookError> {
         Ok(None) => Err(HookError::NotARepository {
             path: repo_dir.to_path_buf(),
         }),
-        Err(source) => Err(HookError::Open {
-            path: repo_dir.to_path_buf(),
-            source,
+        Err(source) => Err(match super::repo::unopened(repo_dir, source) {
+            super::GitError::Open { path, source } => HookError::Open { path, source },
+            explained => HookError::Unreadable(explained),
         }),
     }
 }

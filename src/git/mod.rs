@@ -98,8 +98,17 @@ fn named_git_dir() -> Option<&'static Path> {
 }
 
 /// The repository at `dir`'s work tree: the one the environment named, or
-/// the one containing `dir`. `Ok(None)` when there is none.
+/// the one containing `dir`. `Ok(None)` when there is none. Opened again
+/// when the first failure was one git would not have had (see
+/// `repo::may_reopen`).
 fn locate(dir: &Path) -> Result<Option<git2::Repository>, git2::Error> {
+    match locate_once(dir) {
+        Err(e) if repo::may_reopen(dir, &e) => locate_once(dir),
+        found => found,
+    }
+}
+
+fn locate_once(dir: &Path) -> Result<Option<git2::Repository>, git2::Error> {
     let Some(named) = NAMED.get() else {
         return match git2::Repository::discover(dir) {
             Ok(repo) => {
@@ -218,8 +227,16 @@ fn read_own_index(repo: &git2::Repository) -> Result<Option<index::Index>, GitEr
     index::read(&path).map_err(|source| GitError::IndexFile { path, source })
 }
 
-/// Opens the repository at `root` with the index git named, if any.
+/// Opens the repository at `root` with the index git named, if any; again
+/// when the first failure was one git would not have had.
 fn open_repository(root: &Path) -> Result<git2::Repository, git2::Error> {
+    match open_repository_once(root) {
+        Err(e) if repo::may_reopen(root, &e) => open_repository_once(root),
+        opened => opened,
+    }
+}
+
+fn open_repository_once(root: &Path) -> Result<git2::Repository, git2::Error> {
     // Objects are read as git reads them, trusting zlib's checksum. By
     // default libgit2 also hashes every object it reads, which is a third
     // of the time it takes to read HEAD's trees.

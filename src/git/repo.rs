@@ -13,6 +13,25 @@ pub enum GitError {
         #[source]
         source: git2::Error,
     },
+    /// A repository format libgit2 cannot read (`extensions.*`).
+    #[error("the repository at `{path}` {uses}, which phasegate cannot read yet: {remedy}")]
+    Format {
+        path: PathBuf,
+        /// What it uses, with the setting that says so.
+        uses: String,
+        /// What the user can do.
+        remedy: String,
+    },
+    #[error("git does not trust the repository at `{path}`: it is owned by another user (git's \"dubious ownership\" check); if you trust it, run `{command}`, then run phasegate again")]
+    Ownership { path: PathBuf, command: String },
+    #[error("`{object}`, a file of commit `{commit}`, is not in this partial clone, and git could not fetch it from `{remote}` ({said}): run again once `{remote}` can be reached, and git fetches what the commit needs")]
+    Unfetched {
+        commit: String,
+        object: String,
+        remote: String,
+        /// What git said.
+        said: String,
+    },
     #[error("`{path}` is a bare repository: phasegate needs a work tree to run checks in")]
     Bare { path: PathBuf },
     #[error(
@@ -102,9 +121,327 @@ pub(super) fn index_error(root: &Path, source: git2::Error) -> GitError {
 /// split or sparse one is said as `index_error` says it.
 pub(super) fn open_error(root: &Path, source: git2::Error) -> GitError {
     match index_error(root, source) {
-        GitError::Index { path, source } => GitError::Open { path, source },
+        GitError::Index { source, .. } => unopened(root, source),
         clear => clear,
     }
+}
+
+/// Why libgit2 could not open the repository at (or above) `dir`, said so
+/// the user can act on it: a repository git does not trust, or a format
+/// phasegate cannot read; else `Open` with libgit2's own words. Only reached
+/// once opening failed, so reading the configuration again costs a run
+/// nothing.
+pub fn unopened(dir: &Path, source: git2::Error) -> GitError {
+    if source.code() == git2::ErrorCode::Owner {
+        if let Err(Some(command)) = git_trusts(dir) {
+            return GitError::Ownership {
+                path: owned_path(&source).unwrap_or_else(|| dir.to_path_buf()),
+                command,
+            };
+        }
+        let path = owned_path(&source).unwrap_or_else(|| dir.to_path_buf());
+        let command = format!("git config --global --add safe.directory {}", quoted(&path));
+        return GitError::Ownership { path, command };
+    }
+    if let Some(format) = Extensions::of(dir).and_then(|found| found.unreadable()) {
+        return format;
+    }
+    GitError::Open {
+        path: dir.to_path_buf(),
+        source,
+    }
+}
+
+/// Whether opening the repository at `dir` again may work after it failed
+/// with `error`: git trusts it (`safe.directory` in a file libgit2 does not
+/// read, as `GIT_CONFIG_GLOBAL` names), or it uses only extensions that
+/// change nothing libgit2 reads. libgit2 is told so for the rest of the
+/// process.
+pub(super) fn may_reopen(dir: &Path, error: &git2::Error) -> bool {
+    if error.code() == git2::ErrorCode::Owner {
+        if git_trusts(dir).is_ok() {
+            crate::runner::trust_repository_owners();
+            return true;
+        }
+        return false;
+    }
+    if error.class() != git2::ErrorClass::Repository {
+        return false;
+    }
+    let Some(found) = Extensions::of(dir) else {
+        return false;
+    };
+    if found.unreadable().is_some() {
+        return false;
+    }
+    let harmless = found.harmless();
+    if harmless.is_empty() {
+        return false;
+    }
+    crate::runner::accept_repository_extensions(&harmless);
+    true
+}
+
+/// Has git fetch the objects of `commit`'s tree that a partial clone
+/// lacks (`git clone --filter=blob:none` leaves out the files of commits
+/// never checked out) from its promisor remote, in one fetch, as `git
+/// checkout` would. `Ok(false)` when the repository is no partial clone
+/// or lacks none of them: the failure was something else.
+pub(super) fn fetch_missing(
+    root: &Path,
+    repo: &git2::Repository,
+    commit: git2::Oid,
+) -> Result<bool, GitError> {
+    let Some(remote) = promisor_remote(repo) else {
+        return Ok(false);
+    };
+    let git = |args: &[&str]| {
+        let mut git = std::process::Command::new("git");
+        git.args(args)
+            .current_dir(root)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        git
+    };
+    let unfetched = |object: &str, said: String| GitError::Unfetched {
+        commit: commit.to_string(),
+        object: object.to_string(),
+        remote: remote.clone(),
+        said,
+    };
+    let listed = git(&[
+        "rev-list",
+        "--objects",
+        "--no-walk",
+        "--missing=print",
+        &commit.to_string(),
+    ])
+    .stdin(std::process::Stdio::null())
+    .output()
+    .map_err(|e| unfetched("?", format!("`git rev-list` could not start: {e}")))?;
+    let listing = String::from_utf8_lossy(&listed.stdout);
+    let missing: Vec<&str> = listing
+        .lines()
+        .filter_map(|line| line.strip_prefix('?'))
+        .collect();
+    let Some(first) = missing.first() else {
+        return Ok(false);
+    };
+    // What git runs itself when a command lacks objects of a partial
+    // clone (promisor-remote.c): no negotiation, no tags, the ids on
+    // standard input.
+    let mut fetch = git(&[
+        "-c",
+        "fetch.negotiationAlgorithm=noop",
+        "fetch",
+        &remote,
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--recurse-submodules=no",
+        "--filter=blob:none",
+        "--stdin",
+    ])
+    .spawn()
+    .map_err(|e| unfetched(first, format!("`git fetch` could not start: {e}")))?;
+    if let Some(mut stdin) = fetch.stdin.take() {
+        use std::io::Write;
+        let _ = stdin.write_all(format!("{}\n", missing.join("\n")).as_bytes());
+    }
+    let done = fetch
+        .wait_with_output()
+        .map_err(|e| unfetched(first, e.to_string()))?;
+    if !done.status.success() {
+        let said = String::from_utf8_lossy(&done.stderr);
+        let said = said
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(unfetched(first, said));
+    }
+    Ok(true)
+}
+
+/// The remote a partial clone fetches what it lacks from: the first with
+/// `remote.<name>.promisor`, or the one `extensions.partialClone` names.
+fn promisor_remote(repo: &git2::Repository) -> Option<String> {
+    let config = repo.config().ok()?;
+    let mut entries = config.entries(Some("remote\\..*\\.promisor")).ok()?;
+    while let Some(Ok(entry)) = entries.next() {
+        let promisor = entry
+            .value()
+            .is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"));
+        if let (true, Ok(name)) = (promisor, entry.name()) {
+            let remote = name.strip_prefix("remote.")?.strip_suffix(".promisor")?;
+            return Some(remote.to_string());
+        }
+    }
+    config.get_string("extensions.partialclone").ok()
+}
+
+/// Whether git opens the repository at `dir` with phasegate's environment;
+/// when it refuses for its ownership, the command it gives to trust it.
+fn git_trusts(dir: &Path) -> Result<(), Option<String>> {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "--git-dir"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|_| None)?;
+    if out.status.success() {
+        return Ok(());
+    }
+    // git 2.36 and later: "To add an exception for this directory, call:",
+    // then the command, on a line of its own.
+    let said = String::from_utf8_lossy(&out.stderr);
+    Err(said
+        .lines()
+        .map(str::trim)
+        .find(|line| line.starts_with("git config --global --add safe.directory"))
+        .map(str::to_string))
+}
+
+/// The path libgit2 names in its ownership error
+/// ("repository path '/x' is not owned by current user").
+fn owned_path(error: &git2::Error) -> Option<PathBuf> {
+    let rest = error.message().split_once("path '")?.1;
+    let (path, _) = rest.rsplit_once("' is not owned")?;
+    Some(PathBuf::from(path))
+}
+
+/// `path` as one shell word.
+fn quoted(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    if text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%".contains(&b))
+    {
+        text.into_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// The repository format extensions (`extensions.*`) of the repository at
+/// or above `dir`, read from its configuration file without libgit2's
+/// repository code, which refused it.
+struct Extensions {
+    /// The repository, as the user knows it: the work tree's top, or the
+    /// git directory the environment named.
+    path: PathBuf,
+    /// The configuration file they are in.
+    config: PathBuf,
+    /// Name (lower case, without `extensions.`) and value of each.
+    entries: Vec<(String, String)>,
+}
+
+impl Extensions {
+    fn of(dir: &Path) -> Option<Extensions> {
+        let (path, git_dir) = match super::named_git_dir() {
+            Some(named) => (named.to_path_buf(), named.to_path_buf()),
+            None => git_dir_above(dir)?,
+        };
+        // A linked worktree's git directory names the common one, whose
+        // configuration holds the extensions.
+        let common = std::fs::read_to_string(git_dir.join("commondir"))
+            .map_or_else(|_| git_dir.clone(), |c| git_dir.join(c.trim_end()));
+        let config = common.join("config");
+        let file = git2::Config::open(&config).ok()?;
+        // Format version 0 has no extensions: git and libgit2 pass over
+        // the section there.
+        if file.get_i32("core.repositoryformatversion").unwrap_or(0) < 1 {
+            return None;
+        }
+        let mut entries = Vec::new();
+        let mut found = file.entries(Some("extensions\\..*")).ok()?;
+        while let Some(Ok(entry)) = found.next() {
+            let (Ok(name), Ok(value)) = (entry.name(), entry.value()) else {
+                continue;
+            };
+            let name = name.trim_start_matches("extensions.").to_ascii_lowercase();
+            entries.push((name, value.to_string()));
+        }
+        Some(Extensions {
+            path,
+            config,
+            entries,
+        })
+    }
+
+    /// The extensions libgit2 reads by itself.
+    fn known(name: &str, value: &str) -> bool {
+        match name {
+            "noop" | "worktreeconfig" | "preciousobjects" => true,
+            "objectformat" => value.eq_ignore_ascii_case("sha1"),
+            _ => false,
+        }
+    }
+
+    /// Extensions libgit2 refuses that change nothing it reads: a partial
+    /// clone's (git fetches what is missing when asked), and refs kept as
+    /// files, the format libgit2 reads anyway.
+    fn harmless_one(name: &str, value: &str) -> Option<&'static str> {
+        match name {
+            "partialclone" => Some("partialclone"),
+            "refstorage" if value.eq_ignore_ascii_case("files") => Some("refstorage"),
+            _ => None,
+        }
+    }
+
+    /// The harmless extensions libgit2 must be told to accept.
+    fn harmless(&self) -> Vec<&'static str> {
+        self.entries
+            .iter()
+            .filter_map(|(name, value)| Self::harmless_one(name, value))
+            .collect()
+    }
+
+    /// The first extension that makes the repository unreadable to
+    /// phasegate, as the error the user reads.
+    fn unreadable(&self) -> Option<GitError> {
+        let (name, value) = self.entries.iter().find(|(name, value)| {
+            !Self::known(name, value) && Self::harmless_one(name, value).is_none()
+        })?;
+        let setting = format!(
+            "`extensions.{name} = {value}` in `{}`",
+            self.config.display()
+        );
+        let meanwhile = "`git commit --no-verify` commits without the gate, or `phasegate uninstall` removes its hooks";
+        let (uses, remedy) = match name.as_str() {
+            "refstorage" if value.eq_ignore_ascii_case("reftable") => (
+                format!("keeps its refs in the reftable format ({setting}, from `git init --ref-format=reftable`, the default of git 3.0)"),
+                format!("convert it to the files format with `git refs migrate --ref-format=files` (git 2.46 and later; before git 2.48 it refuses a repository that has reflogs), then run again; meanwhile {meanwhile}"),
+            ),
+            "objectformat" => (
+                format!("names its objects with {value} ({setting}, from `git init --object-format={value}`)"),
+                format!("git cannot convert a repository to another object format; until phasegate can read it, {meanwhile}"),
+            ),
+            _ => (format!("uses the repository extension {setting}"), meanwhile.to_string()),
+        };
+        Some(GitError::Format {
+            path: self.path.clone(),
+            uses,
+            remedy,
+        })
+    }
+}
+
+/// The top of the work tree at or above `dir` and its git directory: the
+/// first `.git` up from `dir`, a directory or a file naming one
+/// (`gitdir: …`).
+fn git_dir_above(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    dir.ancestors().find_map(|holder| {
+        let dot_git = holder.join(".git");
+        let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+        if meta.is_file() {
+            let text = std::fs::read_to_string(&dot_git).ok()?;
+            let named = text.strip_prefix("gitdir:")?.trim();
+            return Some((holder.to_path_buf(), holder.join(named)));
+        }
+        Some((holder.to_path_buf(), dot_git))
+    })
 }
 
 /// A discovered repository with a work tree.
@@ -162,15 +499,12 @@ pub fn discover(dir: &Path) -> Result<Option<RepoInfo>, GitError> {
         Ok(Some(repo)) => repo,
         Ok(None) => return Ok(None),
         Err(source) => {
-            return Err(match super::named_git_dir() {
-                Some(path) => GitError::NamedRepository {
+            return Err(match (super::named_git_dir(), unopened(dir, source)) {
+                (Some(path), GitError::Open { source, .. }) => GitError::NamedRepository {
                     path: path.to_path_buf(),
                     source,
                 },
-                None => GitError::Open {
-                    path: dir.to_path_buf(),
-                    source,
-                },
+                (_, explained) => explained,
             })
         }
     };

@@ -1635,7 +1635,17 @@ pub fn take_out_sparse(root: &Path, files: &mut Vec<PathBuf>) -> Result<Vec<Path
 pub fn checkout_commit_to(root: &Path, commit: git2::Oid, dir: &Path) -> Result<Written, GitError> {
     let repo = open(root)?;
     let mut index = index_of(&repo, commit).map_err(|e| failed("the commit to check", e))?;
-    checkout_to(&repo, root, &mut index, dir, Some(commit))
+    match checkout_to(&repo, root, &mut index, dir, Some(commit)) {
+        // A partial clone lacks the files of commits never checked out.
+        Err(GitError::Read { source, .. })
+            if source.class() == git2::ErrorClass::Odb
+                && source.code() == git2::ErrorCode::NotFound
+                && super::repo::fetch_missing(root, &repo, commit)? =>
+        {
+            checkout_to(&repo, root, &mut index, dir, Some(commit))
+        }
+        written => written,
+    }
 }
 
 /// Writes `index`'s files into `dir`, as git would check them out.

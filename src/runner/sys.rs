@@ -562,6 +562,42 @@ pub fn arg_max() -> usize {
         .unwrap_or(128 * 1024)
 }
 
+/// Makes libgit2 open repositories owned by another user from now on, as
+/// git does once `safe.directory` names them. Called only after git itself
+/// opened the repository with the same environment (which libgit2 does not
+/// fully read: `GIT_CONFIG_GLOBAL`, `sudo`'s `SUDO_UID`), so phasegate
+/// trusts what git trusts and nothing more.
+pub fn trust_repository_owners() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        #[expect(unsafe_code, reason = "git2 marks its global libgit2 options unsafe")]
+        // SAFETY: the option is one integer in libgit2's global state; it
+        // is set once, when the first repository a command opens fails to
+        // open, before phasegate opens repositories on other threads.
+        let _ = unsafe { git2::opts::set_verify_owner_validation(false) };
+    });
+}
+
+/// Makes libgit2 accept the repository format extensions `names` (besides
+/// its own) from now on: extensions that change nothing it reads, such as
+/// `partialclone`.
+pub fn accept_repository_extensions(names: &[&str]) {
+    static ACCEPTED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let Ok(mut accepted) = ACCEPTED.lock() else {
+        return;
+    };
+    for name in names {
+        if !accepted.iter().any(|a| a == name) {
+            accepted.push((*name).to_string());
+        }
+    }
+    #[expect(unsafe_code, reason = "git2 marks its global libgit2 options unsafe")]
+    // SAFETY: libgit2 copies the list into its global state; it is set
+    // under the lock above, when a repository fails to open, before
+    // phasegate opens repositories on other threads.
+    let _ = unsafe { git2::opts::set_extensions(&accepted) };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -67,6 +67,7 @@ mod protect_filters;
 mod protect_hostile;
 mod protect_index;
 mod protect_reach;
+mod repo_formats;
 mod report_edges;
 mod report_review;
 mod reports;
