@@ -95,12 +95,23 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                     kind.name(),
                     path.display()
                 );
-                if let Some(chained) = &chained {
-                    let _ = writeln!(
-                        io.out,
-                        "  the hook that was there is kept as {} and still runs first",
-                        chained.display()
-                    );
+                match (&chained, &notes.dangling) {
+                    (Some(chained), Some(target)) => {
+                        let _ = writeln!(
+                            io.out,
+                            "  the hook that was there is a link to {}, which does not exist, so git did not run it: the link is kept as {} and runs first once that file is there (`phasegate uninstall` puts the link back)",
+                            target.display(),
+                            chained.display()
+                        );
+                    }
+                    (Some(chained), None) => {
+                        let _ = writeln!(
+                            io.out,
+                            "  the hook that was there is kept as {} and still runs first",
+                            chained.display()
+                        );
+                    }
+                    (None, _) => {}
                 }
                 if let Some(backup) = notes.backed_up {
                     let _ = writeln!(
@@ -141,6 +152,53 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                         );
                     }
                     (None, _) => {}
+                }
+            }
+            Ok(InstallOutcome::GatedAlready {
+                path,
+                caller,
+                removed,
+            }) => {
+                let how = if caller == path {
+                    format!(
+                        "the {} hook {} calls phasegate",
+                        kind.name(),
+                        path.display()
+                    )
+                } else {
+                    format!(
+                        "{} calls phasegate, and git runs it through the {} hook {}",
+                        caller.display(),
+                        kind.name(),
+                        path.display()
+                    )
+                };
+                let _ = writeln!(
+                    io.out,
+                    "the {} gate runs already: {how}; phasegate's own hook there would run the gate a second time on every {}, so it is not installed",
+                    kind.name(),
+                    if kind == HookKind::PrePush { "push" } else { "commit" }
+                );
+                if let Some(UninstallOutcome::Removed {
+                    restored, edited, ..
+                }) = removed
+                {
+                    let _ = writeln!(
+                        io.out,
+                        "  phasegate's hook an earlier install put there ran the gate a second time: it is removed{}",
+                        if restored.is_some() {
+                            ", and the hook it replaced is back"
+                        } else {
+                            ""
+                        }
+                    );
+                    if let Some(edited) = edited {
+                        let _ = writeln!(
+                            io.out,
+                            "  it had been changed (by hand, or by a newer version of phasegate): it is kept as {}, where git does not run it",
+                            edited.display()
+                        );
+                    }
                 }
             }
             Ok(InstallOutcome::AlreadyInstalled {

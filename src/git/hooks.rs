@@ -157,6 +157,20 @@ pub enum InstallOutcome {
         chained: Option<PathBuf>,
         notes: InstallNotes,
     },
+    /// Git runs the gate from a hook of the project's already (a line
+    /// `phasegate hook pre-commit` or `phasegate run` in it, or in the
+    /// project's `.husky/<hook>` that husky's stub runs): phasegate's hook
+    /// would run it a second time, so none is installed.
+    GatedAlready {
+        /// The hook git runs.
+        path: PathBuf,
+        /// The file that calls phasegate.
+        caller: PathBuf,
+        /// phasegate's hook was there too, from an earlier install, and
+        /// ran the gate a second time: it was taken out as `uninstall`
+        /// takes it out.
+        removed: Option<UninstallOutcome>,
+    },
     /// Ours was there already; it was rewritten with the current options.
     AlreadyInstalled {
         path: PathBuf,
@@ -187,6 +201,10 @@ pub struct InstallNotes {
     /// The `.gitattributes` given a rule that keeps the hook's line ends LF
     /// in every clone (see `keep_line_ends`).
     pub line_ends: Option<PathBuf>,
+    /// The hook that was there is a symbolic link to this path, which does
+    /// not exist: git did not run it, and the kept link does not run
+    /// either until its target is there.
+    pub dangling: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -241,6 +259,17 @@ pub enum HookError {
     NotADirectory { dir: PathBuf, help: String },
     #[error("the hooks directory `{}` is a symbolic link to `{}`, which does not exist: create that directory (or remove the link), then run `phasegate install` again", dir.display(), target.display())]
     DanglingLink { dir: PathBuf, target: PathBuf },
+    #[error("failed to {what} `{}`: {}", path.display(), not_writable_help(dir, *read_only_fs))]
+    NotWritable {
+        what: &'static str,
+        path: PathBuf,
+        dir: PathBuf,
+        read_only_fs: bool,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("another `phasegate install` or `phasegate uninstall` holds the lock on the hooks directory `{}` (flock(2) on the directory) and did not let go of it within {} seconds: let it finish, or end it if it hangs (`fuser {}` names the process holding it), then run this command again", dir.display(), LOCK_WAIT.as_secs(), dir.display())]
+    Locked { dir: PathBuf },
     #[error("git can not run a hook from `{}`: {why}, so git would skip it and let every commit and push through unchecked; {remedy}, then run `phasegate install` again", dir.display())]
     NotExecutable {
         dir: PathBuf,
@@ -255,6 +284,54 @@ fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> 
         path: path.to_path_buf(),
         source,
     }
+}
+
+/// `io` for a change in the hooks directory (creating, moving or removing a
+/// hook): a directory or file system that can not be written says so, and
+/// what to do, rather than only the error of the system call.
+fn write_io<'a>(
+    what: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> HookError + 'a {
+    move |source| {
+        let read_only_fs = source.kind() == std::io::ErrorKind::ReadOnlyFilesystem;
+        if read_only_fs || source.kind() == std::io::ErrorKind::PermissionDenied {
+            // The directory refused: the one the entry is made in, or, for a
+            // hooks directory made with its parents, the first that exists.
+            let dir = path
+                .ancestors()
+                .skip(1)
+                .find(|dir| dir.is_dir())
+                .unwrap_or(path)
+                .to_path_buf();
+            return HookError::NotWritable {
+                what,
+                path: path.to_path_buf(),
+                dir,
+                read_only_fs,
+                source,
+            };
+        }
+        io(what, path)(source)
+    }
+}
+
+/// Why the directory `dir` (of the hooks) can not be written, and what to
+/// do.
+fn not_writable_help(dir: &Path, read_only_fs: bool) -> String {
+    if read_only_fs {
+        return format!(
+            "the file system of `{}` is mounted read-only: remount it read-write, or point `core.hooksPath` at a directory you can write (`git config core.hooksPath DIR`), then run this command again; no hook was changed",
+            dir.display()
+        );
+    }
+    let quoted = Some(shell_quoted(Some(dir)))
+        .filter(|quoted| !quoted.is_empty())
+        .unwrap_or_else(|| dir.display().to_string());
+    format!(
+        "`{}` is not writable for you: make it writable (`chmod u+w {quoted}`, as its owner), or run phasegate as the user who owns it, then run this command again; no hook was changed",
+        dir.display()
+    )
 }
 
 /// The directory git runs hooks from: `core.hooksPath` (relative to the
@@ -351,7 +428,7 @@ fn prepare_dir(location: &HooksLocation) -> Result<(), HookError> {
         return Ok(());
     }
     let Ok(meta) = fs::symlink_metadata(dir) else {
-        return fs::create_dir_all(dir).map_err(io("create", dir));
+        return fs::create_dir_all(dir).map_err(write_io("create", dir));
     };
     if meta.file_type().is_symlink() {
         return Err(HookError::DanglingLink {
@@ -411,9 +488,52 @@ pub fn husky_rewrite(repo_dir: &Path, kind: HookKind) -> Option<HuskyRewrite> {
     let (HuskyRewrite::Stubs { project_hook } | HuskyRewrite::HooksPath { project_hook }) =
         &rewrite;
     // The project's hook runs phasegate already: husky keeps the gate.
-    let gated = fs::read_to_string(project_hook)
-        .is_ok_and(|text| text.contains(&format!("phasegate hook {}", kind.name())));
+    let gated = fs::read_to_string(project_hook).is_ok_and(|text| calls_phasegate(&text));
     (!gated).then_some(rewrite)
+}
+
+/// Whether the shell script `text` runs phasegate's gate: a command line
+/// (not a comment) with `phasegate hook ...` or `phasegate run ...`,
+/// phasegate named by a path or through `npx`/`exec` as well.
+fn calls_phasegate(text: &str) -> bool {
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with('#'))
+        .any(|line| {
+            let words: Vec<&str> = line
+                .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'))
+                .map(|word| word.trim_matches(|c| c == '"' || c == '\''))
+                .filter(|word| !word.is_empty())
+                .collect();
+            words.windows(2).any(|pair| {
+                pair[0].rsplit('/').next() == Some("phasegate") && matches!(pair[1], "hook" | "run")
+            })
+        })
+}
+
+/// The file that runs phasegate's gate already when git runs the hook at
+/// `path`, if any: the hook there (or the one phasegate's hook keeps and
+/// runs first), or, in husky 9's `.husky/_`, the project's hook that
+/// husky's stub there runs. phasegate's own hook beside it would run the
+/// gate a second time on every commit.
+fn gate_caller(path: &Path) -> Option<PathBuf> {
+    let other = if is_ours(path) {
+        chained_path(path)
+    } else {
+        path.to_path_buf()
+    };
+    // Git (and phasegate's hook) runs only an executable hook, and the hook
+    // script skips a phasegate hook kept as someone's own.
+    if !can_run(&other) || is_ours(&other) {
+        return None;
+    }
+    if fs::read_to_string(&other).is_ok_and(|text| calls_phasegate(&text)) {
+        return Some(other);
+    }
+    let dir = path.parent()?;
+    let husky = dir.file_name().is_some_and(|name| name == "_") && dir.join("h").is_file();
+    let project = dir.parent()?.join(path.file_name()?);
+    (husky && fs::read_to_string(&project).is_ok_and(|text| calls_phasegate(&text)))
+        .then_some(project)
 }
 
 fn husky_rewrite_of(repo_dir: &Path, kind: HookKind) -> Option<HuskyRewrite> {
@@ -492,7 +612,8 @@ pub fn ungated_worktrees(repo_dir: &Path, kind: HookKind) -> (PathBuf, Vec<PathB
                 .filter(|repo| super::config_env::apply(repo).is_ok())
                 .and_then(|repo| location_of(&repo).ok())
                 .map_or_else(|| root.join(&relative), |location| location.dir);
-            !is_ours(&dir.join(kind.name()))
+            let hook = dir.join(kind.name());
+            !is_ours(&hook) && gate_caller(&hook).is_none()
         })
         .collect();
     ungated.sort();
@@ -541,7 +662,7 @@ fn keep_if_edited(path: &Path, text: &str, kind: HookKind) -> Result<Option<Path
         return Ok(None);
     }
     let kept = free_name(path, ".phasegate-edited");
-    fs::rename(path, &kept).map_err(io("keep", path))?;
+    fs::rename(path, &kept).map_err(write_io("keep", path))?;
     Ok(Some(kept))
 }
 
@@ -572,15 +693,48 @@ fn same_hook(a: &Path, b: &Path) -> bool {
 /// would each see the hook of one's own still there, and the second would
 /// keep phasegate's hook over the kept one, which would be lost. The
 /// kernel lets go of it when the process ends, however it ends. A file
-/// system without flock(2) locks goes without.
+/// system without flock(2) locks goes without. An install takes a moment:
+/// a lock held for `LOCK_WAIT` is one that a stuck or stopped install
+/// holds (suspended with Ctrl-Z, say), and waiting on would never end.
 fn lock_dir(dir: &Path) -> Result<Option<fs::File>, HookError> {
+    use rustix::fs::{flock, FlockOperation};
+    use rustix::io::Errno;
     let handle = fs::File::open(dir).map_err(io("open", dir))?;
-    match rustix::fs::flock(&handle, rustix::fs::FlockOperation::LockExclusive) {
+    let taken = match flock(&handle, FlockOperation::NonBlockingLockExclusive) {
+        Err(Errno::WOULDBLOCK) => {
+            // flock(2) waits without a bound: it waits on a thread of its
+            // own, left waiting when the time is up (the command ends
+            // soon after, and the kernel lets go of the lock with it).
+            // The lock is the open file's, whichever handle of it took it.
+            let waiter = handle.try_clone().map_err(io("open", dir))?;
+            let (done, taken) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let taken = loop {
+                    match flock(&waiter, FlockOperation::LockExclusive) {
+                        Err(Errno::INTR) => {}
+                        taken => break taken,
+                    }
+                };
+                let _ = done.send(taken);
+            });
+            taken
+                .recv_timeout(LOCK_WAIT)
+                .map_err(|_| HookError::Locked {
+                    dir: dir.to_path_buf(),
+                })?
+        }
+        taken => taken,
+    };
+    match taken {
         Ok(()) => Ok(Some(handle)),
-        Err(rustix::io::Errno::NOLCK | rustix::io::Errno::OPNOTSUPP) => Ok(None),
+        Err(Errno::NOLCK | Errno::OPNOTSUPP) => Ok(None),
         Err(e) => Err(io("lock", dir)(e.into())),
     }
 }
+
+/// How long an install or uninstall waits for another one's lock on the
+/// hooks directory.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A hook script written beside its place, flushed and executable, not
 /// yet in it: it goes in last, once the hook it replaces was moved aside,
@@ -595,7 +749,7 @@ struct Staged {
 impl Staged {
     fn write(path: &Path, text: &str) -> Result<Staged, HookError> {
         let temp = path.with_extension("phasegate-tmp");
-        let mut file = fs::File::create(&temp).map_err(io("create", &temp))?;
+        let mut file = fs::File::create(&temp).map_err(write_io("create", &temp))?;
         let staged = Staged {
             temp,
             path: path.to_path_buf(),
@@ -614,7 +768,7 @@ impl Staged {
     }
 
     fn put(self) -> Result<(), HookError> {
-        fs::rename(&self.temp, &self.path).map_err(io("install", &self.path))
+        fs::rename(&self.temp, &self.path).map_err(write_io("install", &self.path))
     }
 }
 
@@ -665,10 +819,34 @@ pub fn install(
     prepare_dir(&location)?;
     let _lock = lock_dir(&location.dir)?;
     let path = location.dir.join(kind.name());
+    if let Some(caller) = gate_caller(&path) {
+        // One gate per commit: phasegate's hook there from an earlier
+        // install runs it a second time, and goes.
+        let removed = if is_ours(&path) {
+            Some(uninstall_at(&path, kind)?)
+        } else {
+            None
+        };
+        // The hook ours kept is back in its place.
+        let caller = if caller == chained_path(&path) {
+            path.clone()
+        } else {
+            caller
+        };
+        return Ok(InstallOutcome::GatedAlready {
+            path,
+            caller,
+            removed,
+        });
+    }
     let is_tracked = tracked(repo_dir, &path);
     // A hook the repository tracks, or can, is everyone's: the path of one
-    // person's phasegate has no place in it.
-    let shared = shareable(repo_dir, &path);
+    // person's phasegate has no place in it. A link to someone's hook is
+    // moved aside, and phasegate's hook takes the place of the link, not of
+    // the file it names.
+    let replaces_link =
+        fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_symlink()) && !is_ours(&path);
+    let shared = shareable(repo_dir, &path, !replaces_link);
     let installed = options.installed.as_deref().filter(|_| !shared);
     let script = kind.script(options.fail_closed, installed);
     if let Some(before) = ours(&path) {
@@ -703,7 +881,13 @@ pub fn install(
             _ if edited.is_none() => Some("its script was updated to this version's".to_string()),
             _ => Some("its script was not the one phasegate writes".to_string()),
         };
-        staged.put()?;
+        if let Err(e) = staged.put() {
+            // The edited script goes back where it was: no hook is lost.
+            if let Some(edited) = &edited {
+                let _ = fs::rename(edited, &path);
+            }
+            return Err(e);
+        }
         return Ok(InstallOutcome::AlreadyInstalled {
             line_ends: keep_line_ends(repo_dir, &path, kind, shared)?,
             path,
@@ -718,8 +902,10 @@ pub fn install(
     let mut chained = None;
     let keep = chained_path(&path);
     let staged = Staged::write(&path, &script)?;
-    // `symlink_metadata`: a hook that is a symbolic link is moved as a link.
-    if fs::symlink_metadata(&path).is_ok() {
+    // `symlink_metadata`: a hook that is a symbolic link is moved as a link
+    // (rename(2) moves the link, never the file it names), beside where it
+    // was, so that a relative target still names the same file.
+    if let Ok(meta) = fs::symlink_metadata(&path) {
         pause("install-keep");
         // A kept hook the same as the one there now is a copy of it (husky
         // wrote its stub again over phasegate's hook): nothing is lost
@@ -733,17 +919,38 @@ pub fn install(
             }
             // `keep` itself exists: the first free name is a numbered one.
             let backup = free_name(&keep, "");
-            fs::rename(&keep, &backup).map_err(io("back up", &keep))?;
+            fs::rename(&keep, &backup).map_err(write_io("back up", &keep))?;
             notes.backed_up = Some(backup);
         }
-        fs::rename(&path, &keep).map_err(io("keep", &path))?;
+        if meta.is_symlink() && fs::metadata(&path).is_err() {
+            notes.dangling = Some(fs::read_link(&path).unwrap_or_default());
+        }
+        // Each step undone when a later one fails: never a kept hook
+        // without phasegate's hook running it, nor an earlier kept hook
+        // left under its backup name.
+        let undo_backup = |notes: &InstallNotes| {
+            if let Some(backup) = &notes.backed_up {
+                let _ = fs::rename(backup, &keep);
+            }
+        };
+        if let Err(e) = fs::rename(&path, &keep).map_err(write_io("keep", &path)) {
+            undo_backup(&notes);
+            return Err(e);
+        }
+        if let Err(e) = staged.put() {
+            let _ = fs::rename(&keep, &path);
+            undo_backup(&notes);
+            return Err(e);
+        }
         chained = Some(keep);
-    } else if fs::symlink_metadata(&keep).is_ok() {
-        // Ours was deleted by hand and the hook it kept stayed: that hook
-        // runs again from now on, which is said.
-        notes.revived = Some(keep);
+    } else {
+        if fs::symlink_metadata(&keep).is_ok() {
+            // Ours was deleted by hand and the hook it kept stayed: that
+            // hook runs again from now on, which is said.
+            notes.revived = Some(keep);
+        }
+        staged.put()?;
     }
-    staged.put()?;
     notes.line_ends = keep_line_ends(repo_dir, &path, kind, shared)?;
     Ok(InstallOutcome::Installed {
         path,
@@ -867,11 +1074,15 @@ fn tracked(repo_dir: &Path, path: &Path) -> bool {
     })
 }
 
-/// Whether `path`, or the file it links to, is a file of the work tree that
-/// the repository tracks, or could (`git add` takes it: it is not ignored),
-/// so that it is shared with everyone who clones it.
-fn shareable(repo_dir: &Path, path: &Path) -> bool {
-    let path = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+/// Whether `path`, or the file it links to (`follow`), is a file of the
+/// work tree that the repository tracks, or could (`git add` takes it: it
+/// is not ignored), so that it is shared with everyone who clones it.
+fn shareable(repo_dir: &Path, path: &Path, follow: bool) -> bool {
+    let path = if follow {
+        fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    } else {
+        path.to_path_buf()
+    };
     tracked(repo_dir, &path)
         || in_work_tree(repo_dir, &path)
             .is_some_and(|(repo, relative)| !repo.is_path_ignored(&relative).unwrap_or(false))
@@ -911,7 +1122,12 @@ pub fn uninstall(repo_dir: &Path, kind: HookKind) -> Result<UninstallOutcome, Ho
     } else {
         None
     };
-    let path = dir.join(kind.name());
+    uninstall_at(&dir.join(kind.name()), kind)
+}
+
+/// `uninstall` of the hook at `path`, with the hooks directory locked.
+fn uninstall_at(path: &Path, kind: HookKind) -> Result<UninstallOutcome, HookError> {
+    let path = path.to_path_buf();
     let keep = chained_path(&path);
     let kept = fs::symlink_metadata(&keep).is_ok();
     let Some(text) = ours(&path) else {
@@ -919,14 +1135,14 @@ pub fn uninstall(repo_dir: &Path, kind: HookKind) -> Result<UninstallOutcome, Ho
         if absent && kept {
             // Ours was deleted by hand; the hook it replaced still waits
             // under the name that keeps it from running.
-            fs::rename(&keep, &path).map_err(io("restore", &keep))?;
+            fs::rename(&keep, &path).map_err(write_io("restore", &keep))?;
             return Ok(UninstallOutcome::RestoredOnly { path });
         }
         if kept && same_hook(&path, &keep) {
             // The hook there now is the one that was kept (husky wrote its
             // stub again over phasegate's hook): the kept copy is no one's
             // only copy.
-            fs::remove_file(&keep).map_err(io("remove", &keep))?;
+            fs::remove_file(&keep).map_err(write_io("remove", &keep))?;
             return Ok(UninstallOutcome::NotInstalled { left: None });
         }
         return Ok(UninstallOutcome::NotInstalled {
@@ -934,16 +1150,24 @@ pub fn uninstall(repo_dir: &Path, kind: HookKind) -> Result<UninstallOutcome, Ho
         });
     };
     let edited = keep_if_edited(&path, &text, kind)?;
-    if edited.is_none() {
-        fs::remove_file(&path).map_err(io("remove", &path))?;
-    }
-    drop_line_ends(&path, kind)?;
+    // The kept hook takes the place of ours in one rename(2) (a link stays
+    // the link it was): no moment without either, and a failure leaves
+    // both where they were.
     let restored = if kept {
-        fs::rename(&keep, &path).map_err(io("restore", &keep))?;
+        if let Err(e) = fs::rename(&keep, &path).map_err(write_io("restore", &keep)) {
+            if let Some(edited) = &edited {
+                let _ = fs::rename(edited, &path);
+            }
+            return Err(e);
+        }
         Some(path.clone())
     } else {
+        if edited.is_none() {
+            fs::remove_file(&path).map_err(write_io("remove", &path))?;
+        }
         None
     };
+    drop_line_ends(&path, kind)?;
     Ok(UninstallOutcome::Removed {
         path,
         restored,
@@ -1041,6 +1265,26 @@ mod tests {
         }
         // A path that can not be one line of the script is left out.
         assert_eq!(shell_quoted(Some(Path::new("/a\nb"))), "");
+    }
+
+    #[test]
+    fn a_script_calls_phasegate_when_a_command_line_runs_its_gate() {
+        for text in [
+            "phasegate hook pre-commit\n",
+            "npx lint-staged && npx phasegate run --profile strict\n",
+            "exec \"$HOME/.cargo/bin/phasegate\" hook pre-push \"$@\"\n",
+            "if true; then phasegate run; fi\n",
+        ] {
+            assert!(calls_phasegate(text), "{text}");
+        }
+        for text in [
+            "# phasegate hook pre-commit\n",
+            "npx lint-staged\n",
+            "echo phasegate: see phasegate-docs\n",
+            "phasegate install\n",
+        ] {
+            assert!(!calls_phasegate(text), "{text}");
+        }
     }
 
     /// A shell function's text in a script, from its first line to the

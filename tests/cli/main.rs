@@ -38,6 +38,7 @@ mod handoff_sources;
 mod handoff_yaml;
 mod hooks;
 mod install_edges;
+mod install_layouts;
 mod install_modes;
 mod install_more;
 mod install_review;
