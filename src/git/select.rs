@@ -533,9 +533,16 @@ fn named<'r, T>(
             source,
         })?;
     let kind = kind_of(&object);
+    let tag = if object.kind() == Some(git2::ObjectType::Tag) {
+        "a tag of "
+    } else {
+        ""
+    };
     peel(object).map_err(|source| GitError::Revision {
         spec: spec.to_string(),
-        hint: format!("it names a {kind}"),
+        hint: format!(
+            "it names {tag}a {kind}, not a commit: name a branch, a commit, or a tag of a commit"
+        ),
         source,
     })
 }
@@ -623,15 +630,25 @@ fn fetch_hint(repo: &Repository, spec: &str, error: &git2::Error) -> String {
             .and_then(|rest| rest.strip_prefix('/'))
             .filter(|branch| !branch.is_empty())
         {
+            // A clone of one branch (`git clone --depth 1` is one) fetches
+            // no other into a remote-tracking ref unless told where.
+            let wanted = format!("refs/remotes/{remote}/{branch}");
+            let fetched = if fetched_into(repo, remote, branch, &wanted) {
+                branch.to_string()
+            } else {
+                format!("{branch}:{wanted}")
+            };
             // A shallow clone (actions/checkout's default, one commit deep)
             // that fetched only the branch still has no merge base with
             // it: the fetch that lifts the depth brings both at once.
             if repo.is_shallow() {
                 return format!(
-                    "fetch it first, with the history its merge base is in: this is a shallow clone, and `git fetch --unshallow {remote} {branch}` brings both (`git fetch {remote} {branch}` alone leaves the merge base cut off)"
+                    "it is missing from this clone, which is shallow: `git fetch --unshallow {remote} {fetched}` brings it with the history its merge base is in (`git fetch {remote} {fetched}` alone leaves the merge base cut off)"
                 );
             }
-            return format!("fetch it first, e.g. `git fetch {remote} {branch}`");
+            return format!(
+                "it is missing from this clone: `git fetch {remote} {fetched}` brings it"
+            );
         }
     }
     let remote = if remotes.iter().any(|r| r == "origin") || remotes.is_empty() {
@@ -649,7 +666,14 @@ fn fetch_hint(repo: &Repository, spec: &str, error: &git2::Error) -> String {
             "this repository has no remote to fetch it from; check the name, or add the remote and `git fetch {remote} {branch}`"
         );
     }
-    let fetch = format!("fetch it first, e.g. `git fetch {remote} {spec}`");
+    // A name is fetched into a ref of that name, so that it answers here
+    // (`git fetch origin main` alone updates `origin/main`, not `main`);
+    // which kind of ref only the remote knows. A commit id needs no ref.
+    let fetch = if is_full_id(spec) {
+        format!("it is missing from this clone: `git fetch {remote} {spec}` brings it")
+    } else {
+        format!("it is missing from this clone: `git fetch {remote} {spec}:{spec}` brings it if it is a branch of `{remote}`, `git fetch {remote} tag {spec}` if it is a tag")
+    };
     // A full commit id in a shallow clone is most often a commit beyond its
     // depth (GitLab's merge-request diff base further back than
     // `GIT_DEPTH`): more history brings it as well as a fetch by id, which
@@ -660,6 +684,24 @@ fn fetch_hint(repo: &Repository, spec: &str, error: &git2::Error) -> String {
         );
     }
     fetch
+}
+
+/// Whether `git fetch remote branch` updates the remote-tracking ref
+/// `wanted`: whether one of the remote's configured fetch refspecs maps
+/// the branch there (`+refs/heads/*:refs/remotes/origin/*`, which a clone
+/// of one branch narrows to that branch).
+fn fetched_into(repo: &Repository, remote: &str, branch: &str, wanted: &str) -> bool {
+    let Ok(remote) = repo.find_remote(remote) else {
+        return false;
+    };
+    let source = format!("refs/heads/{branch}");
+    remote.refspecs().any(|spec| {
+        spec.direction() == git2::Direction::Fetch
+            && spec.src_matches(&source)
+            && spec
+                .transform(&source)
+                .is_ok_and(|to| to.as_str() == Ok(wanted))
+    })
 }
 
 /// An object id of zeros: what git (a pre-push hook's input) and CI name
@@ -737,7 +779,9 @@ fn contents_at(
         Ok(repo) => repo,
         Err(e) => return vec![Err(e)],
     };
-    let tree = match named(&repo, spec, |object| object.peel_to_tree()) {
+    // A commit's files: a tag of a tree (or a tree's id) holds files too,
+    // but no commit a merge base or a review can be found for.
+    let tree = match named(&repo, spec, |object| object.peel_to_commit()?.tree()) {
         Ok(tree) => tree,
         Err(e) => return vec![Err(e)],
     };

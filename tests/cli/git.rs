@@ -1922,7 +1922,7 @@ fn a_ref_that_is_not_here_gets_the_fetch_that_would_bring_it() {
     assert!(
         v["error"]["message"]
             .to_string()
-            .contains("`git fetch upstream v9.9`"),
+            .contains("`git fetch upstream tag v9.9`"),
         "{v:#}"
     );
 }

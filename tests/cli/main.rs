@@ -12,6 +12,7 @@ mod ci;
 mod ci_events;
 mod ci_gate;
 mod ci_more;
+mod ci_refs;
 mod ci_scripts;
 mod ci_shallow;
 mod config_errors;

@@ -89,7 +89,7 @@ pub(super) fn load(
                     ref_has_config = held;
                     loaded
                 }
-                Err(e) => return Err(Stop::usage(Profile::default(), e.to_string())),
+                Err(e) => return Err(Stop::usage(Profile::default(), ref_error(ctx, root, &e))),
             }
         }
     };
@@ -127,6 +127,52 @@ pub(super) fn load(
             }
         }
         Err(error) => Err(failed(error)),
+    }
+}
+
+/// What a run says when `--config-from-ref` names no commit here: the
+/// option, git's reason with the fetch that brings it, and in a CI job
+/// whose clone is shallow (a fork's pull request checked out one commit
+/// deep), the setting that gives every run of the job the history.
+fn ref_error(ctx: &Context, root: &Path, e: &crate::git::GitError) -> String {
+    let message = format!("--config-from-ref: {e}");
+    let source = match &ctx.ci_selection {
+        Some(crate::context::CiSelection::Range(ci)) => ci.source,
+        _ => return message,
+    };
+    if matches!(e, crate::git::GitError::Revision { .. }) && crate::git::is_shallow(root) {
+        let setting = super::select::full_history_setting(source);
+        return format!("{message}; for every run of the job to have it, {setting}");
+    }
+    message
+}
+
+/// What a run under `--config-from-ref spec` says when `spec` holds no
+/// `phasegate.toml`: the gate is then the embedded default for the
+/// language `spec`'s own files tell (`config`), never the branch's own
+/// `phasegate.toml`, which would let a branch set the gate that judges
+/// it. `to` is the commit checked (the work tree's files otherwise).
+pub(super) fn ref_without_config(
+    root: &Path,
+    spec: &str,
+    to: Option<&str>,
+    config: &Config,
+) -> String {
+    let file = config::CONFIG_FILE;
+    let branch_has = match to {
+        Some(to) => crate::git::file_at(root, to, file).is_ok_and(|held| held.is_some()),
+        None => root.join(file).exists(),
+    };
+    let what_to_do = if branch_has {
+        format!("the branch's own `{file}` is not read (a branch does not set the gate that judges it): merge it into `{spec}` on its own first to have it apply")
+    } else {
+        format!("add a `{file}` to `{spec}` to choose the checks")
+    };
+    match &config.origin {
+        config::ConfigOrigin::Embedded {
+            language: Some(language),
+        } => format!("`{spec}` has no `{file}` (--config-from-ref): the checks are phasegate's defaults for {language}, the language of the files `{spec}` holds; {what_to_do}"),
+        _ => format!("`{spec}` has no `{file}` and no project phasegate knows (Cargo.toml, go.mod, package.json, pyproject.toml, setup.cfg) at its root (--config-from-ref), so no check runs; {what_to_do}"),
     }
 }
 
@@ -435,10 +481,133 @@ const DIRECTORY_OPTIONS: &[&str] = &["-C", "--prefix", "--dir", "--cwd", "--dire
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Target {
     /// A file of the repository, relative to the root: a script, or a
-    /// Makefile compared whole (not what it includes).
+    /// Makefile compared whole (and the files it includes, one level).
     File(PathBuf),
     /// One `scripts` entry of a `package.json`.
     Script { manifest: PathBuf, name: String },
+    /// A cargo alias, `[alias]` of a cargo configuration file (`config`,
+    /// the file that defines it where the command runs), as cargo finds
+    /// it from `dir`, where the command runs.
+    Alias {
+        config: PathBuf,
+        dir: PathBuf,
+        name: String,
+    },
+}
+
+/// cargo's own commands (`cargo --list`), which no alias replaces: cargo
+/// ignores an alias of one, with a warning. Its short forms (`b`, `t`)
+/// and the commands of other programs (`clippy`, `fmt`) an alias does
+/// replace.
+const CARGO_COMMANDS: &[&str] = &[
+    "add",
+    "bench",
+    "build",
+    "check",
+    "clean",
+    "config",
+    "doc",
+    "fetch",
+    "fix",
+    "generate-lockfile",
+    "help",
+    "info",
+    "init",
+    "install",
+    "locate-project",
+    "login",
+    "logout",
+    "metadata",
+    "new",
+    "owner",
+    "package",
+    "pkgid",
+    "publish",
+    "read-manifest",
+    "remove",
+    "report",
+    "run",
+    "rustc",
+    "rustdoc",
+    "search",
+    "test",
+    "tree",
+    "uninstall",
+    "update",
+    "vendor",
+    "verify-project",
+    "version",
+    "yank",
+];
+
+/// cargo's options that take the next word as their value.
+const CARGO_VALUE_OPTIONS: &[&str] = &["--config", "-Z", "--color", "--explain"];
+
+/// The words of the cargo alias `name` in a cargo configuration file
+/// (`[alias]`, a string split at white space or a list of words), and
+/// the line that defines it.
+fn alias_of(config: &[u8], name: &str) -> Option<(Vec<String>, Option<u32>)> {
+    let text = std::str::from_utf8(config).ok()?;
+    let table: toml::Table = toml::from_str(text).ok()?;
+    let words = match table.get("alias")?.get(name)? {
+        toml::Value::String(line) => line.split_whitespace().map(str::to_string).collect(),
+        toml::Value::Array(items) => items
+            .iter()
+            .map(|item| item.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()?,
+        _ => return None,
+    };
+    // The first line that starts with its key (`name =`, `"name" =`,
+    // `alias.name =`): good enough to point a reader at it.
+    let line = text.lines().position(|line| {
+        let line = line.trim_start();
+        let key = line.strip_prefix("alias.").unwrap_or(line);
+        key.trim_start_matches(['"', '\''])
+            .strip_prefix(name)
+            .is_some_and(|rest| {
+                rest.trim_start_matches(['"', '\''])
+                    .trim_start()
+                    .starts_with('=')
+            })
+    });
+    Some((words, line.and_then(|at| u32::try_from(at + 1).ok())))
+}
+
+/// The subcommand of a `cargo` command line (its words after `cargo`):
+/// the first word that is neither an option, an option's value, nor a
+/// toolchain (`+nightly`).
+fn cargo_subcommand(rest: &[String]) -> Option<&str> {
+    let mut words = rest.iter();
+    while let Some(word) = words.next() {
+        if CARGO_VALUE_OPTIONS.contains(&word.as_str())
+            || DIRECTORY_OPTIONS.contains(&word.as_str())
+        {
+            words.next();
+        } else if !word.starts_with(['-', '+']) {
+            return Some(word);
+        }
+    }
+    None
+}
+
+/// The files a Makefile's text includes (`include`, `-include` and
+/// `sinclude` lines), relative to the root: make looks for them from the
+/// directory it runs in (`dir`). Names made at run time (`$(wildcard
+/// ...)`, a variable) are not followed.
+fn makefile_includes(text: &str, dir: &Path) -> Vec<PathBuf> {
+    text.lines()
+        .filter(|line| !line.starts_with('\t'))
+        .filter_map(|line| {
+            let line = line.split('#').next().unwrap_or_default();
+            let mut words = line.split_whitespace();
+            let first = words.next()?;
+            ["include", "-include", "sinclude"]
+                .contains(&first)
+                .then_some(words)
+        })
+        .flatten()
+        .filter_map(|word| repository_path(dir, word))
+        .collect()
 }
 
 /// The three versions of a file that matter: the one that runs (the
@@ -477,6 +646,40 @@ impl Versions<'_> {
 
     fn running(&self, path: &Path) -> Option<Vec<u8>> {
         self.at(self.to, path)
+    }
+
+    /// The commits whose versions vouch for what runs (see `vouching`).
+    fn vouchers(&self) -> Vec<&str> {
+        std::iter::once(self.spec)
+            .chain(self.base.as_deref())
+            .collect()
+    }
+
+    /// The cargo alias `name` as cargo run in `dir` finds it in the
+    /// commit `spec` (the work tree's for none): in the nearest directory
+    /// at or above `dir` whose `.cargo/config` (else `.cargo/config.toml`:
+    /// cargo reads the first when both are there) defines it. The file,
+    /// the alias's words and their line.
+    fn cargo_alias(
+        &self,
+        spec: Option<&str>,
+        dir: &Path,
+        name: &str,
+    ) -> Option<(PathBuf, Vec<String>, Option<u32>)> {
+        let mut at = Some(dir);
+        while let Some(dir) = at {
+            let config = [".cargo/config", ".cargo/config.toml"]
+                .iter()
+                .map(|file| dir.join(file))
+                .find_map(|file| self.at(spec, &file).map(|bytes| (file, bytes)));
+            if let Some((file, bytes)) = config {
+                if let Some((words, line)) = alias_of(&bytes, name) {
+                    return Some((file, words, line));
+                }
+            }
+            at = dir.parent();
+        }
+        None
     }
 
     /// The versions that vouch for a file: the target's, and the one the
@@ -630,6 +833,20 @@ fn targets_of(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Targ
             }
         }
     }
+    if base == "cargo" {
+        // An alias of the repository's cargo configuration runs what the
+        // branch wrote there (`[alias] clippy = "version"`).
+        if let Some(name) = cargo_subcommand(rest).filter(|name| !CARGO_COMMANDS.contains(name)) {
+            if let Some((config, _, _)) = versions.cargo_alias(versions.to, &dir, name) {
+                found.push(Target::Alias {
+                    config,
+                    dir: dir.clone(),
+                    name: name.to_string(),
+                });
+            }
+        }
+        return found;
+    }
     if base == "make" || base == "gmake" {
         if files.is_empty() {
             // GNU make's own order (make(1)): the first that is there.
@@ -691,10 +908,23 @@ fn manifest_for(dir: &Path, versions: &Versions<'_>) -> Option<PathBuf> {
 }
 
 /// What the text of a target runs in turn, one level down: the commands
-/// of a `package.json` script (in its directory), of a shell script, and
-/// of a Makefile's recipes (in `dir`, where the check runs).
+/// of a `package.json` script (in its directory), of a shell script, of a
+/// Makefile's recipes (in `dir`, where the check runs) and the files it
+/// includes, and the command a cargo alias stands for.
 fn called_by(target: &Target, dir: &Path, versions: &Versions<'_>) -> Vec<Target> {
+    let mut included = Vec::new();
     let (text, dir) = match target {
+        Target::Alias { dir, name, .. } => {
+            let Some((_, words, _)) = versions.cargo_alias(versions.to, dir, name) else {
+                return Vec::new();
+            };
+            // An alias that names itself is cargo's error, not a call.
+            if words.first() == Some(name) {
+                return Vec::new();
+            }
+            let command: Vec<String> = std::iter::once("cargo".to_string()).chain(words).collect();
+            return targets_of(&command, dir, versions);
+        }
         Target::Script { manifest, name } => {
             let running = versions.running(manifest);
             let Some((script, _)) = script_of(running.as_deref(), name) else {
@@ -725,6 +955,7 @@ fn called_by(target: &Target, dir: &Path, versions: &Versions<'_>) -> Vec<Target
             let text = if shell {
                 text
             } else if name.eq_ignore_ascii_case("makefile") || name == "GNUmakefile" {
+                included = makefile_includes(&text, dir);
                 // A recipe line starts with a tab; `@`, `-` and `+` before
                 // its command are make's own.
                 text.lines()
@@ -738,10 +969,13 @@ fn called_by(target: &Target, dir: &Path, versions: &Versions<'_>) -> Vec<Target
             (text, dir.to_path_buf())
         }
     };
-    simple_commands(&text)
-        .iter()
-        .flat_map(|words| targets_of(words, &dir, versions))
-        .collect()
+    let mut found: Vec<Target> = included.into_iter().map(Target::File).collect();
+    found.extend(
+        simple_commands(&text)
+            .iter()
+            .flat_map(|words| targets_of(words, &dir, versions)),
+    );
+    found
 }
 
 /// `path` (relative to the root) with `.` and `..` worked out, unless it
@@ -857,6 +1091,20 @@ fn differing(target: &Target, versions: &Versions<'_>) -> Option<Unvouched> {
             }
             line
         }
+        // What counts is the alias cargo finds, in whichever file: moved
+        // to another file unchanged, it still runs the same.
+        Target::Alias { dir, name, .. } => {
+            let (_, words, line) = versions.cargo_alias(versions.to, dir, name)?;
+            let same = |spec: &&str| {
+                versions
+                    .cargo_alias(Some(spec), dir, name)
+                    .is_some_and(|(_, theirs, _)| theirs == words)
+            };
+            if versions.vouchers().iter().any(same) {
+                return None;
+            }
+            line
+        }
     };
     Some(Unvouched {
         check: String::new(),
@@ -872,6 +1120,7 @@ impl Target {
         match self {
             Target::File(file) => file,
             Target::Script { manifest, .. } => manifest,
+            Target::Alias { config, .. } => config,
         }
     }
 
@@ -881,6 +1130,9 @@ impl Target {
             Target::File(file) => format!("`{}`", file.display()),
             Target::Script { manifest, name } => {
                 format!("the `{name}` script of `{}`", manifest.display())
+            }
+            Target::Alias { config, name, .. } => {
+                format!("the cargo alias `{name}` of `{}`", config.display())
             }
         }
     }
@@ -1037,6 +1289,51 @@ mod tests {
         );
         assert_eq!(script_of(Some(text), "build"), None);
         assert_eq!(script_of(Some(b"{ not json"), "test"), None);
+    }
+
+    #[test]
+    fn a_makefile_includes_the_files_its_include_lines_name_from_where_make_runs() {
+        let text = "include a.mk ../b.mk\n-include  ./c.mk # optional\nsinclude d.mk\n\tinclude not-a-line.mk\ninclude $(wildcard *.mk)\nincluded: x\n";
+        assert_eq!(
+            makefile_includes(text, Path::new("sub")),
+            [
+                PathBuf::from("sub/a.mk"),
+                PathBuf::from("b.mk"),
+                PathBuf::from("sub/c.mk"),
+                PathBuf::from("sub/d.mk"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_cargo_alias_is_read_as_cargo_splits_it_with_its_line() {
+        let config = b"[build]\njobs = 2\n\n[alias]\nxt = \"run -p xtask --\"\n\"ci-lint\" = [\"clippy\", \"--all\"]\n";
+        assert_eq!(
+            alias_of(config, "xt"),
+            Some((
+                vec!["run".into(), "-p".into(), "xtask".into(), "--".into()],
+                Some(5)
+            ))
+        );
+        assert_eq!(
+            alias_of(config, "ci-lint"),
+            Some((vec!["clippy".into(), "--all".into()], Some(6)))
+        );
+        assert_eq!(alias_of(config, "x"), None);
+        assert_eq!(
+            alias_of(b"alias.t = \"version\"\n", "t").map(|a| a.1),
+            Some(Some(1))
+        );
+        let words = |text: &str| text.split(' ').map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(
+            cargo_subcommand(&words("+nightly --config a=b -q xt --x")),
+            Some("xt")
+        );
+        assert_eq!(
+            cargo_subcommand(&words("-Z unstable-options -C sub lint")),
+            Some("lint")
+        );
+        assert_eq!(cargo_subcommand(&words("--version")), None);
     }
 
     #[test]

@@ -268,9 +268,18 @@ fn run_gate(
         .unwrap_or_default()
         .iter()
         .collect();
-    // Nothing to run because there is nothing to go by: say why.
-    if phase_specs.is_empty() {
-        notes.extend(no_configuration(args, root, ref_has_config));
+    // A gate taken from a ref that holds no configuration: what judges
+    // the run instead is said in its notes and summary.
+    let ref_without_config = args
+        .config_from_ref
+        .as_deref()
+        .filter(|_| !ref_has_config)
+        .map(|spec| configuration::ref_without_config(root, spec, mode.to.as_deref(), &config));
+    if let Some(note) = &ref_without_config {
+        notes.push(note.clone());
+    } else if phase_specs.is_empty() {
+        // Nothing to run because there is nothing to go by: say why.
+        notes.extend(no_configuration(args, root));
     }
     let specs = to_run(args, &phase_specs);
     let dirs = isolation::Dirs {
@@ -301,6 +310,7 @@ fn run_gate(
         &config,
         &settings.phase,
         &phase_specs,
+        ref_without_config.is_some(),
     ));
     let (skip, asked_for) = gate::skips(&ctx.skip, &args.checks);
     notes.extend(asked_for);
@@ -396,6 +406,9 @@ fn run_gate(
     if let Some(previous) = &args.resume_of {
         outcome::carry_over(previous, &phase_specs, &mut verdict);
     }
+    // Not a finding, but what a reviewer of the summary alone must know:
+    // the gate is not a `phasegate.toml` anyone wrote.
+    verdict.summary.extend(ref_without_config);
     if args.config_from_ref.is_none() {
         outcome::show_config_lines(root, &mut verdict);
     }
@@ -726,23 +739,19 @@ fn new_private_dir(temp_dir: &Path, uid: u32) -> Result<PathBuf, String> {
 }
 
 /// Why a phase has no checks when there is no configuration and no
-/// project phasegate knows, where the configuration was read.
-fn no_configuration(args: &RunRequest, root: &Path, ref_has_config: bool) -> Option<String> {
-    let none_here = match &args.config_from_ref {
-        Some(spec) => (!ref_has_config
-            && config::languages_of(&configuration::markers_at(root, spec)).is_empty())
-        .then(|| format!("`{spec}` has no `{}`", config::CONFIG_FILE)),
-        None => (!root.join(config::CONFIG_FILE).exists()
-            && config::detect_language(root).is_none())
-        .then(|| format!("there is no `{}`", config::CONFIG_FILE)),
-    }?;
+/// project phasegate knows (a `--config-from-ref` without one says so
+/// itself: `configuration::ref_without_config`).
+fn no_configuration(args: &RunRequest, root: &Path) -> Option<String> {
+    if args.config_from_ref.is_some()
+        || root.join(config::CONFIG_FILE).exists()
+        || config::detect_language(root).is_some()
+    {
+        return None;
+    }
+    let none_here = format!("there is no `{}`", config::CONFIG_FILE);
     // A monorepo of projects in directories: nothing checks them, and the
-    // note names them (in the work tree, which a ref's run does not check).
-    let below = args
-        .config_from_ref
-        .is_none()
-        .then(|| config::nested_names(&config::nested_projects(root)))
-        .flatten();
+    // note names them.
+    let below = config::nested_names(&config::nested_projects(root));
     if let Some(below) = below {
         return Some(format!(
             "{none_here} and no project phasegate knows at the root, so no check reaches the projects below it ({below}): `phasegate init` writes a configuration that offers their checks"
@@ -761,13 +770,18 @@ fn configuration_notes(
     config: &Config,
     phase: &str,
     phase_specs: &[&config::CheckSpec],
+    from_ref_without_config: bool,
 ) -> Vec<String> {
     let mut notes = Vec::new();
     // Checks nobody wrote down: the verdict says where they come from and
-    // how to change them (a missing tool's advice names `on_missing`).
-    if let config::ConfigOrigin::Embedded {
-        language: Some(language),
-    } = &config.origin
+    // how to change them (a missing tool's advice names `on_missing`);
+    // taken from a ref, its own note says so (`ref_without_config`).
+    if let (
+        config::ConfigOrigin::Embedded {
+            language: Some(language),
+        },
+        false,
+    ) = (&config.origin, from_ref_without_config)
     {
         notes.push(format!(
             "no `{}` judged this run: the checks are phasegate's defaults for {language}; `phasegate init` writes them into one, to change them",

@@ -311,14 +311,15 @@ fn unmerged_message(unmerged: &[PathBuf]) -> String {
     )
 }
 
-/// The setting that gives a CI job the whole history, for the CI that
-/// named `ci`: a shallow clone is the default of both (actions/checkout
-/// fetches one commit, GitLab `GIT_DEPTH` commits), and a fetch in the
-/// job is only the second-best fix, made again on every run.
-fn full_history_setting(ci: &crate::context::CiRange) -> &'static str {
-    if ci.source.starts_with("GitHub") {
+/// The setting that gives a CI job the whole history, for the CI whose
+/// event `source` names (`GitHub pull_request`): a shallow clone is the
+/// default of both (actions/checkout fetches one commit, GitLab
+/// `GIT_DEPTH` commits), and a fetch in the job is only the second-best
+/// fix, made again on every run.
+pub(super) fn full_history_setting(source: &str) -> &'static str {
+    if source.starts_with("GitHub") {
         "give `actions/checkout` `fetch-depth: 0` (under its `with:`), which fetches every branch with all its history, or run `git fetch --unshallow origin` before phasegate"
-    } else if ci.source.starts_with("GitLab") {
+    } else if source.starts_with("GitLab") {
         "set `GIT_DEPTH: 0` in the job's `variables:` in `.gitlab-ci.yml`, which clones all the history, or run `git fetch --unshallow` before phasegate"
     } else {
         "clone with all the history, or run `git fetch --unshallow` before phasegate"
@@ -330,7 +331,7 @@ fn full_history_setting(ci: &crate::context::CiRange) -> &'static str {
 /// setting that brings it. A merge base beyond the clone's depth is not
 /// "no common ancestor": the ends share history this clone cut off.
 fn shallow_ci_error(ci: &crate::context::CiRange, e: crate::git::GitError) -> VerdictError {
-    let setting = full_history_setting(ci);
+    let setting = full_history_setting(ci.source);
     let message = match e {
         crate::git::GitError::MergeBase { from, to, .. } => format!(
             "{}: the merge base of `{from}` and `{to}` is not in this clone: it is a shallow clone (`.git/shallow`), and the commit they share is in the history it cut off, so what the range changed cannot be told from what its target changed; {setting}",
@@ -635,7 +636,7 @@ impl Selector<'_> {
                         "{}: the commit before the push, {}, is not in this clone, a shallow clone (`.git/shallow`): every tracked file is selected; to check only the push's changes, {}",
                         ci.source,
                         ci.from,
-                        full_history_setting(ci)
+                        full_history_setting(ci.source)
                     )
                 } else if missing {
                     // A clone with all its history has every commit its
@@ -651,7 +652,7 @@ impl Selector<'_> {
                         ci.source,
                         ci.from,
                         ci.to,
-                        full_history_setting(ci)
+                        full_history_setting(ci.source)
                     )
                 } else if unrelated {
                     format!(
