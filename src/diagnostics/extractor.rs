@@ -741,10 +741,23 @@ fn drop_backward_end(d: &mut Diagnostic) {
 const MAX_ANCHOR_LINES: u32 = 100_000;
 
 /// The first line of `file` that holds one of the anchor's words, within
-/// its key's value when it names one.
+/// its key's value when it names one, after the line that holds one of
+/// its `after` words when it has one.
 fn anchored_line(lines: &mut columns::SourceLines, file: &str, anchor: &Anchor) -> Option<u32> {
+    let mut start = 1;
+    if !anchor.after.is_empty() {
+        for n in 1..=MAX_ANCHOR_LINES {
+            let Some(text) = lines.line(file, n) else {
+                break;
+            };
+            if anchor.after.iter().any(|w| holds_word(text, w)) {
+                start = n;
+                break;
+            }
+        }
+    }
     let mut in_value = anchor.key.is_none();
-    for n in 1..=MAX_ANCHOR_LINES {
+    for n in start..=MAX_ANCHOR_LINES {
         let text = lines.line(file, n)?;
         if let Some(key) = anchor.key {
             if sets_key(text, key) {

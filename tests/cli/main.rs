@@ -51,6 +51,7 @@ mod parsers_go;
 mod parsers_js;
 mod parsers_more;
 mod parsers_more2;
+mod parsers_more3;
 mod parsers_review;
 mod parsers_units;
 mod policy;

@@ -751,7 +751,14 @@ impl Grammar for JsTest {
                 let text = assertion["failureMessages"][0].as_str().unwrap_or("");
                 // jest prefixes its matcher messages with `Error: `.
                 let text = text.strip_prefix("Error: ").unwrap_or(text);
-                push(test_name(assertion, joiner), text);
+                let name = test_name(assertion, joiner);
+                match text.strip_prefix(STACK_TRACE_ERROR) {
+                    Some(stack) if stack.is_empty() || stack.starts_with('\n') => {
+                        let reason = without_reason(&name, assertion["duration"].as_f64());
+                        push(name, &format!("{reason}{stack}"));
+                    }
+                    _ => push(name, text),
+                }
             }
         }
     }
@@ -760,6 +767,20 @@ impl Grammar for JsTest {
         self.emit(out);
         self.said_no_filter_matched(out);
     }
+}
+
+/// The message vitest's JSON report gives a failure whose error it lost
+/// (a test that timed out), over a stack of its own frames through the
+/// test's declaration.
+const STACK_TRACE_ERROR: &str = "STACK_TRACE_ERROR";
+
+/// What to say of the test `name` whose failure vitest's JSON report gives
+/// no reason for, after `duration` milliseconds.
+fn without_reason(name: &str, duration: Option<f64>) -> String {
+    let after = duration.map_or_else(String::new, |ms| format!(" after {ms:.0} ms"));
+    format!(
+        "test `{name}` failed{after} with no reason in vitest's JSON report (`{STACK_TRACE_ERROR}`, which it gives a test that timed out); vitest's default reporter prints the reason"
+    )
 }
 
 /// A failed assertion's test as the runner's human report names it: its

@@ -43,6 +43,48 @@ static NAMED_FILE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the mocha named file regex is valid")
 });
 
+/// A hook's failure, titled as mocha titles it: `"before each" hook for
+/// "adds"`, with the hook's own title when it was given one (`"after all"
+/// hook: close the pool for "adds"`), or `in "{root}"` for a root hook
+/// that ran for no test.
+static HOOK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^"(?P<kind>before all|before each|after all|after each)" hook(?:: (?P<name>.+?))?(?: (?:for|in) "(?P<test>.*)")?$"#)
+        .expect("the mocha hook title regex is valid")
+});
+
+/// The calls that declare a hook of each kind, in mocha's BDD interface
+/// and its TDD one.
+fn hook_calls(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "before all" => &["before", "suiteSetup"],
+        "before each" => &["beforeEach", "setup"],
+        "after all" => &["after", "suiteTeardown"],
+        _ => &["afterEach", "teardown"],
+    }
+}
+
+/// Where a hook that failed with no frame of its own (a timeout) is
+/// declared: its own title quoted when it has one, else the first call
+/// of its kind in its suite (the title before the hook's).
+fn hook_anchor(hook: &regex::Captures<'_>, path: &[String]) -> super::Anchor {
+    let words = match hook.name("name") {
+        Some(name) => super::quoted(name.as_str()),
+        None => hook_calls(&hook["kind"])
+            .iter()
+            .map(|call| (*call).to_string())
+            .collect(),
+    };
+    let after = match path.len().checked_sub(2).and_then(|i| path.get(i)) {
+        Some(suite) => super::quoted(suite),
+        None => Vec::new(),
+    };
+    super::Anchor {
+        words,
+        after,
+        ..super::Anchor::default()
+    }
+}
+
 /// The line mocha puts between an assertion's message and its diff.
 const DIFF: &str = "+ expected - actual";
 
@@ -88,6 +130,12 @@ impl Mocha {
         if message.is_empty() {
             message = format!("test `{}` failed", entry.test.as_deref().unwrap_or("?"));
         }
+        // A hook's failure is no test's: the message says which hook
+        // failed and for which test it ran.
+        let hook = entry.path.last().and_then(|t| caps(&HOOK, t));
+        if let Some(title) = hook.as_ref().map(|h| h.get(0).map_or("", |m| m.as_str())) {
+            message = format!("{title}: {message}");
+        }
         let mut found = Found::new("spec", Severity::Error, message)
             .test(entry.test)
             .origin(Origin::Test)
@@ -99,7 +147,9 @@ impl Mocha {
             // A timeout's stack is mocha's timers alone; its message names
             // the test's file, and the test's title finds its line there.
             found = found.at(&c["file"], None, None);
-            if let Some(test) = &found.test {
+            if let Some(hook) = &hook {
+                found = found.anchor(hook_anchor(hook, &entry.path));
+            } else if let Some(test) = &found.test {
                 let anchor = super::declared(test);
                 found = found.anchor(anchor);
             }

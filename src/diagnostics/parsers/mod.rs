@@ -88,6 +88,11 @@ pub struct Anchor {
     /// it that are indented or continue a list), so a word elsewhere in
     /// the file is not taken for it. `None`: the whole file.
     pub key: Option<&'static str>,
+    /// Words of the line the search starts at (a mocha hook's suite, whose
+    /// title is quoted where it is declared): the words are looked for
+    /// from there on, so another suite's hook of the same kind above it is
+    /// not taken for it. Empty, or none of them found: the whole file.
+    pub after: Vec<String>,
     /// The finding's message once a word is found: it can then say what
     /// to fix in that file.
     pub message: Option<String>,
@@ -172,12 +177,27 @@ pub fn declared(test: &str) -> Anchor {
         .and_then(|t| t.rsplit(" › ").next())
         .unwrap_or(test);
     Anchor {
-        words: ['\'', '"', '`']
-            .into_iter()
-            .map(|q| format!("{q}{title}{q}"))
-            .collect(),
+        words: quoted(title),
         ..Anchor::default()
     }
+}
+
+/// `title` as JavaScript source quotes it, in each of its quotes: as
+/// printed, and with the backslashes and that quote escaped, as they must
+/// be in the source when the title holds them (`it('says \'hi\' \\ ok')`
+/// runs the test titled `says 'hi' \ ok`).
+pub fn quoted(title: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for q in ['\'', '"', '`'] {
+        let escaped = title.replace('\\', "\\\\").replace(q, &format!("\\{q}"));
+        for text in [title.to_string(), escaped] {
+            let word = format!("{q}{text}{q}");
+            if !words.contains(&word) {
+                words.push(word);
+            }
+        }
+    }
+    words
 }
 
 /// Where a grammar puts what it found.

@@ -59,6 +59,45 @@ static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the pytest summary regex is valid")
 });
 
+/// pytest-xdist's word, in place of a traceback, that a test ended the
+/// worker process running it (`os._exit`, a signal, a segfault):
+/// `worker 'gw1' crashed while running 'tests/test_x.py::test_y'`. The
+/// names are Python's `repr`, in double quotes when they hold a `'`.
+static WORKER_CRASHED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^worker ['"](?P<worker>[^'"]+)['"] crashed while running ['"](?P<id>(?P<file>[^\s:](?:[^:]|:[^\s:])*?\.py)(?:::.+?)?)['"]$"#)
+        .expect("the xdist worker crash regex is valid")
+});
+
+/// The most crashed tests remembered, for the short summary's line about
+/// each not to be a second finding.
+const MAX_CRASHED: usize = 1000;
+
+/// Where the test a node id names is declared: `def test_y` of
+/// `tests/test_x.py::TestC::test_y[1]`.
+fn test_def(id: &str) -> Anchor {
+    let own = id.rsplit("::").next().unwrap_or(id);
+    let own = own.split_once('[').map_or(own, |(name, _)| name);
+    Anchor {
+        words: vec![format!("def {own}")],
+        ..Anchor::default()
+    }
+}
+
+/// The finding of a test that crashed its xdist worker, from xdist's line
+/// that says so (`crash`).
+fn worker_crashed(c: &regex::Captures<'_>, crash: &str, at: &Range<u64>) -> Found {
+    let message = format!(
+        "{crash}: the test ended the worker process running it (`os._exit`, a signal, a crash of native code, running out of memory) and left no traceback; run it alone without `-n` to see how it ends"
+    );
+    Found::new("xdist", Severity::Error, message)
+        .code(Some("WorkerCrashed".to_string()))
+        .test(Some(c["id"].to_string()))
+        .origin(Origin::Test)
+        .range(at)
+        .at(&c["file"], None, None)
+        .anchor(test_def(&c["id"]))
+}
+
 /// The banner over the short summary.
 const SUMMARY_BANNER: &str = " short test summary info ";
 
@@ -523,6 +562,9 @@ pub struct Pytest {
     session: bool,
     /// argparse's word on the options, while the lines under it are read.
     usage: Option<Usage>,
+    /// The tests that crashed their xdist worker, found (bounded): the
+    /// short summary lists each again.
+    crashed: Vec<String>,
 }
 
 /// Where the options argparse turned down came from, when pytest says.
@@ -622,6 +664,7 @@ impl Usage {
                         key: Some("addopts"),
                         message: Some(in_file(name)),
                         required: true,
+                        ..Anchor::default()
                     })
             }
             (Some(Source::Addopts), None) => found(in_file("pytest's configuration")),
@@ -1195,7 +1238,17 @@ impl Grammar for Pytest {
             }
             return;
         }
+        if let Some(c) = super::caps(&WORKER_CRASHED, line) {
+            if self.crashed.len() < MAX_CRASHED {
+                self.crashed.push(c["id"].to_string());
+            }
+            out.push(worker_crashed(&c, line, at));
+            return;
+        }
         if let Some(c) = super::caps(&SUMMARY, line) {
+            if self.crashed.iter().any(|id| id == &c["id"]) {
+                return;
+            }
             let summary = SummaryLine {
                 id: &c["id"],
                 file: &c["file"],
