@@ -56,6 +56,7 @@ fn validate(
     format: Format,
     io: &mut Streams<'_>,
 ) -> ExitCode {
+    let named = !paths.is_empty();
     let paths = if paths.is_empty() {
         if !matches!(crate::git::discover(&ctx.cwd), Ok(Some(_))) {
             return usage(
@@ -97,9 +98,38 @@ fn validate(
         .collect();
     // Judged together, as a run judges the documents it selects.
     handoff::ids::shared_ids(reports.iter_mut().map(|(report, _)| report));
+    // And against the tracked documents not named, as `run --files` judges
+    // them: a copy named alone has nothing else to share its id with.
+    if named {
+        let all: Vec<&HandoffReport> = reports.iter().map(|(report, _)| report).collect();
+        match unnamed_documents(ctx, root, config, &all) {
+            Ok(committed) => handoff::ids::shared_with_committed(
+                reports.iter_mut().map(|(report, _)| report),
+                &committed,
+            ),
+            Err(e) => {
+                let message = format!(
+                    "failed to read the tracked handoff documents that were not named, to compare their ids: {e}"
+                );
+                if format == Format::Json {
+                    let _ = crate::report::json::render_error(&message, io.out);
+                } else {
+                    let _ = writeln!(io.err, "error: {message}");
+                }
+                return ExitCode::Incomplete;
+            }
+        }
+    }
     let written = if format == Format::Json {
         report::handoff::render_json(&reports, io.out)
     } else {
+        // A line of a megabyte is drawn cut around its error; the report's
+        // lines and columns stay the document's.
+        for (report, text) in &mut reports {
+            if !report.valid {
+                *text = handoff::excerpt::drawn(text, &mut report.errors);
+            }
+        }
         report::handoff::render_human(&reports, io.out, ctx.color_for(ctx.stdout_tty))
     };
     if let Err(e) = written {
@@ -110,6 +140,99 @@ fn validate(
     } else {
         ExitCode::Proceed
     }
+}
+
+/// The tracked documents under `[handoff] paths` that `named` leaves out,
+/// as far as one of `named` may share its id: those whose first bytes
+/// (`ids::HEAD_BYTES`) hold a named document's id and whose frontmatter
+/// says it at the same stage. Nothing is listed when no named document
+/// has an id and a stage, or outside a git repository, which tracks none.
+fn unnamed_documents(
+    ctx: &Context,
+    root: &Path,
+    config: &config::Config,
+    named: &[&HandoffReport],
+) -> Result<handoff::ids::Committed, crate::git::GitError> {
+    let new: Vec<handoff::ids::Known> = named
+        .iter()
+        .filter_map(|report| {
+            Some(handoff::ids::Known {
+                path: report.path.clone(),
+                id: report.id.as_deref()?.trim().to_string(),
+                stage: report.stage.clone()?,
+                line: report.id_at?.line,
+                held: handoff::ids::Held::WorkTree,
+            })
+        })
+        .collect();
+    let mut committed = handoff::ids::Committed {
+        new: named.iter().map(|report| report.path.clone()).collect(),
+        known: Vec::new(),
+        // No commit says which came first.
+        by_name: true,
+    };
+    if new.is_empty() || !matches!(crate::git::discover(&ctx.cwd), Ok(Some(_))) {
+        return Ok(committed);
+    }
+    let others: Vec<PathBuf> = crate::git::tracked_files(root)?
+        .into_iter()
+        .filter(|f| {
+            config.handoff.path_filter.is_match(f)
+                && !committed.new.iter().any(|named| Path::new(named) == f)
+        })
+        .collect();
+    let others: Vec<&Path> = others.iter().map(PathBuf::as_path).collect();
+    committed.known = known_in_work_tree(root, &others, &new)?;
+    Ok(committed)
+}
+
+/// The documents `others` (tracked, relative to `root`) as the work tree
+/// holds them, that one of `new` may have copied: those whose first
+/// `ids::HEAD_BYTES` hold the id of one of `new` and whose frontmatter
+/// says it at that one's stage; a body is never read. Only for those, rare,
+/// are `HEAD` and the index asked where the id comes from
+/// (`ids::Held`), for the error to say what is true of the other.
+pub(crate) fn known_in_work_tree(
+    root: &Path,
+    others: &[&Path],
+    new: &[handoff::ids::Known],
+) -> Result<Vec<handoff::ids::Known>, crate::git::GitError> {
+    use handoff::ids::{mentions_any, Held, Known, HEAD_BYTES};
+    let ids: Vec<String> = new.iter().map(|known| known.id.clone()).collect();
+    let mut known: Vec<Known> = others
+        .iter()
+        .filter_map(|path| {
+            // A tracked document deleted or unreadable in the work tree
+            // is no document there.
+            let bytes = handoff::read::read_at_most(&root.join(path), HEAD_BYTES).ok()?;
+            let more = bytes.len() > HEAD_BYTES;
+            let bytes = &bytes[..bytes.len().min(HEAD_BYTES)];
+            if !mentions_any(bytes, &ids) {
+                return None;
+            }
+            Known::read(&path.to_string_lossy(), bytes, more)
+        })
+        .filter(|other| {
+            new.iter()
+                .any(|new| new.id == other.id && new.stage == other.stage)
+        })
+        .collect();
+    if known.is_empty() {
+        return Ok(known);
+    }
+    let paths: Vec<&Path> = known.iter().map(|k| Path::new(k.path.as_str())).collect();
+    let committed = match crate::git::commit_id(root, "HEAD") {
+        Ok(_) => crate::git::documents_at(root, "HEAD", &paths, HEAD_BYTES)?,
+        // No commit yet: nothing is committed.
+        Err(_) => paths.iter().map(|_| None).collect(),
+    };
+    let staged = crate::git::documents_staged(root, &paths, HEAD_BYTES)?;
+    for ((other, committed), staged) in known.iter_mut().zip(committed).zip(staged) {
+        let committed = committed.and_then(Result::ok);
+        let staged = staged.and_then(Result::ok);
+        other.held = Held::of(other, committed.as_deref(), staged.as_deref());
+    }
+    Ok(known)
 }
 
 /// `phasegate handoff feedback`: what an agent reads before it retries.

@@ -131,6 +131,57 @@ pub struct Known {
     pub id: String,
     pub stage: String,
     pub line: usize,
+    /// Where the document says this id and stage.
+    pub held: Held,
+}
+
+/// Where a document not selected says its id: what the message on a copy
+/// of it says of it, since "already committed" sends the author looking
+/// through the history for a document that was only staged, or only
+/// edited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    /// The commit the change starts from (`HEAD`, a range's commits) says
+    /// it.
+    Committed,
+    /// The index says it, and no commit does yet.
+    Staged,
+    /// Only the work tree says it: the change that gave the document this
+    /// id and stage is not staged.
+    WorkTree,
+}
+
+impl Held {
+    /// Where the document is with its id, as it follows "another
+    /// `implementation` document".
+    fn said(self) -> &'static str {
+        match self {
+            Held::Committed => "already committed",
+            Held::Staged => "staged but not committed yet",
+            Held::WorkTree => "with that id in the work tree only (not staged)",
+        }
+    }
+
+    /// Where a document read from the work tree as `known` says its id and
+    /// stage: in the commit (`committed`, its first bytes there, `None`
+    /// when the commit does not hold it), else in the index (`staged`,
+    /// likewise), else only in the work tree.
+    pub fn of(known: &Known, committed: Option<&[u8]>, staged: Option<&[u8]>) -> Held {
+        let says = |head: Option<&[u8]>| {
+            head.and_then(|head| {
+                let more = head.len() > HEAD_BYTES;
+                Known::read(&known.path, &head[..head.len().min(HEAD_BYTES)], more)
+            })
+            .is_some_and(|there| there.id == known.id && there.stage == known.stage)
+        };
+        if says(committed) {
+            Held::Committed
+        } else if says(staged) {
+            Held::Staged
+        } else {
+            Held::WorkTree
+        }
+    }
 }
 
 impl Known {
@@ -154,6 +205,7 @@ impl Known {
             id: report.id?.trim().to_string(),
             stage: report.stage?,
             line: report.id_at?.line,
+            held: Held::Committed,
         })
     }
 }
@@ -218,8 +270,10 @@ pub fn shared_with_committed<'a>(
             at,
             "id",
             format!(
-                "`id: {id}` is also the id of `{}` (line {}), another `{stage}` document, already committed: each document needs its own id, or a failure of one is read as the other's; give this new one an id of its own (a copy keeps its original's)",
-                other.path, other.line
+                "`id: {id}` is also the id of `{}` (line {}), another `{stage}` document, {}: each document needs its own id, or a failure of one is read as the other's; give this new one an id of its own (a copy keeps its original's)",
+                other.path,
+                other.line,
+                other.held.said()
             ),
         ));
         report.errors.sort_by_key(|e| (e.line, e.column));
@@ -321,6 +375,7 @@ mod tests {
                 id: "F001".into(),
                 stage: "implementation".into(),
                 line: 2,
+                held: Held::Committed,
             })
         );
         // A frontmatter that does not close within what was read names
@@ -387,6 +442,7 @@ mod tests {
             id: "F001".into(),
             stage: "implementation".into(),
             line: 2,
+            held: Held::Committed,
         };
         let judged = |path: &str, other: &str, by_name: bool| {
             let committed = Committed {

@@ -2,6 +2,7 @@
 //! the schema rules, claims against the run's checks, the last run's
 //! evidence, stamping and feedback.
 
+pub mod excerpt;
 pub mod extract;
 pub mod feedback;
 pub mod ids;

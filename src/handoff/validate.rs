@@ -683,8 +683,9 @@ impl Fields<'_> {
             pos,
             name,
             format!(
-                "`{name}` must be one of {}, not \"{value}\"{hint}",
-                quoted(allowed)
+                "`{name}` must be one of {}, not \"{}\"{hint}",
+                quoted(allowed),
+                super::excerpt::short(&value)
             ),
         );
         None
@@ -871,7 +872,7 @@ fn shown_with_fix(node: &Node, written: &str, want_bool: bool) -> String {
             } else {
                 String::new()
             };
-            format!("the text \"{text}\"{fix}")
+            format!("the text \"{}\"{fix}", super::excerpt::short(text))
         }
         Value::Float(f) if !want_bool && f.is_nan() => format!("{written} (not a number)"),
         Value::Float(f) if !want_bool && f.is_infinite() => format!("{written} (infinity)"),

@@ -204,7 +204,16 @@ fn advice(info: &str, yaml: &str, reported: usize) -> Option<String> {
         "mapping values are not allowed in this context" => {
             // A `: ` after the line's own key is inside its value.
             match colon_in_value(yaml, reported) {
-                Some((key, value)) => format!(
+                // A long value is quoted cut around the `: ` reported,
+                // which is what the author needs to see.
+                Some((key, value, at)) if value.chars().count() > super::excerpt::WIDTH => {
+                    let column = value.get(..at).map_or(0, |before| before.chars().count());
+                    format!(
+                        "a value that holds `: ` must be quoted: put the whole value of `{key}` in double quotes (`{key}: {}`, shown cut), writing a `\\` as `\\\\` and a `\"` as `\\\"` inside them",
+                        double_quoted(&super::excerpt::around(value, column).0)
+                    )
+                }
+                Some((key, value, _)) => format!(
                     "a value that holds `: ` must be quoted: write `{key}: {}`",
                     double_quoted(value)
                 ),
@@ -261,7 +270,7 @@ fn advice(info: &str, yaml: &str, reported: usize) -> Option<String> {
 /// The key and the value of the line holding byte `at` of `yaml`, when
 /// `at` is a `:` inside the value (`title: Fix: the parser`); a `- `
 /// before the key (a list item's first field) is no part of it.
-fn colon_in_value(yaml: &str, at: usize) -> Option<(&str, &str)> {
+fn colon_in_value(yaml: &str, at: usize) -> Option<(&str, &str, usize)> {
     let start = yaml.get(..at)?.rfind('\n').map_or(0, |i| i + 1);
     let end = yaml.get(at..)?.find('\n').map_or(yaml.len(), |i| at + i);
     let line = yaml.get(start..end)?.trim_end_matches(['\r', ' ', '\t']);
@@ -277,7 +286,7 @@ fn colon_in_value(yaml: &str, at: usize) -> Option<(&str, &str)> {
     // A plain value ends where a comment starts.
     let value = value.split(" #").next().unwrap_or(value).trim();
     let key_is_plain = !key.is_empty() && !key.contains([' ', '"', '\'', '#', '{', '[']);
-    (key_is_plain && value_start <= at && !value.is_empty()).then_some((key, value))
+    (key_is_plain && value_start <= at && !value.is_empty()).then(|| (key, value, at - value_start))
 }
 
 /// `text` as a YAML double-quoted value.

@@ -33,6 +33,7 @@ mod handoff_ids;
 mod handoff_messages;
 mod handoff_more;
 mod handoff_more2;
+mod handoff_named;
 mod handoff_review;
 mod handoff_rules;
 mod handoff_sources;

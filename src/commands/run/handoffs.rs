@@ -118,14 +118,14 @@ pub(super) fn committed(
         .map(|(document, _)| document)
         .collect();
     // Only a document naming one of the new ids can clash with them.
-    let ids: Vec<String> = new
+    let new_known: Vec<Known> = new
         .iter()
         .filter_map(|(path, bytes)| {
             let document = bytes.as_ref().ok()?;
             Known::read(path, &document.bytes, document.truncated)
         })
-        .map(|known| known.id)
         .collect();
+    let ids: Vec<String> = new_known.iter().map(|known| known.id.clone()).collect();
     committed.new = new.iter().map(|(path, _)| path.clone()).collect();
     committed.by_name = base.is_none();
     if ids.is_empty() {
@@ -148,12 +148,13 @@ pub(super) fn committed(
         Content::At { tip, .. } => {
             stored(crate::git::documents_at(root, tip, &others, HEAD_BYTES)?)
         }
-        // A tracked document deleted or unreadable in the work tree is no
-        // document there.
-        Content::WorkTree => others
-            .iter()
-            .map(|path| crate::handoff::read::read_at_most(&root.join(path), HEAD_BYTES).ok())
-            .collect(),
+        // Read from the work tree, a document's id may be committed, only
+        // staged, or only there: the error on a copy says which.
+        Content::WorkTree => {
+            committed.known =
+                crate::commands::handoff::known_in_work_tree(root, &others, &new_known)?;
+            return Ok(committed);
+        }
     };
     committed.known = others
         .iter()
