@@ -6,6 +6,7 @@ mod columns;
 mod diagnostic;
 mod extractor;
 mod filter;
+mod own_code;
 mod parsers;
 mod summary;
 #[cfg(test)]
@@ -14,6 +15,7 @@ mod tests;
 pub use diagnostic::*;
 pub use extractor::*;
 pub use filter::*;
+pub use own_code::OwnCode;
 pub use parsers::PARSER_NAMES;
 pub use summary::*;
 

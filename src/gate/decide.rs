@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::config::{CheckKind, ConfigLocation, Filter, OnFailure, OnMissing, Origin, Profile};
-use crate::diagnostics::{Diagnostic, Severity, OUTPUT_TAIL_HEADING};
+use crate::diagnostics::{Diagnostic, OwnCode, Severity, OUTPUT_TAIL_HEADING};
 use crate::runner::{CheckOutcome, Termination, VerifierAnswer, VerifierReply};
 
 use super::verdict::{
@@ -262,7 +262,7 @@ fn handoff_findings(
                 line: u32::try_from(issue.line).ok(),
                 column: u32::try_from(issue.column).ok(),
                 severity: Severity::Error,
-                code: Some(format!("handoff:{}", issue.field)),
+                code: Some(OwnCode::handoff(&issue.field)),
                 message: issue.message.clone(),
                 ..Diagnostic::default()
             });
@@ -386,7 +386,7 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
                 unfinished(profile),
                 2,
                 reason,
-                "timeout",
+                OwnCode::Timeout,
             );
             after_a_fail(profile, check, outcome, failed_effect, event)
         }
@@ -399,7 +399,7 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
                 unfinished(profile),
                 2,
                 reason,
-                "crash",
+                OwnCode::Crash,
             );
             after_a_fail(profile, check, outcome, failed_effect, event)
         }
@@ -412,7 +412,7 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
                 unfinished(profile),
                 2,
                 reason,
-                "spawn-failed",
+                OwnCode::SpawnFailed,
             );
             after_a_fail(profile, check, outcome, failed_effect, event)
         }
@@ -426,7 +426,7 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
                 Effect::Incomplete,
                 2,
                 "interrupted before it finished".to_string(),
-                "interrupted",
+                OwnCode::Interrupted,
             )
         }
         Termination::Exited(code) if check.kind == CheckKind::Verifier => {
@@ -561,7 +561,7 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
         ..located(
             check,
             severity,
-            Some("missing-tool"),
+            Some(OwnCode::MissingTool.as_str()),
             format!("{reason}; {advice}"),
         )
     };
@@ -620,7 +620,7 @@ fn failed(
     // (CI formats show an error as one); the tool's findings keep theirs.
     if effect == Effect::Warn {
         for d in &mut diagnostics {
-            if d.tool == "phasegate" && d.code.as_deref() == Some("check-failed") {
+            if d.tool == "phasegate" && d.code.as_deref() == Some(OwnCode::CheckFailed.as_str()) {
                 d.severity = Severity::Warning;
             }
         }
@@ -768,7 +768,7 @@ fn verifier_fail(
         unfinished(profile),
         3,
         unread.clone(),
-        "verifier-malformed",
+        OwnCode::VerifierMalformed,
     );
     heavier(
         fail,
@@ -795,7 +795,7 @@ fn answered_fail(
         findings.push(located(
             check,
             Severity::Error,
-            Some("verifier-fail"),
+            Some(OwnCode::VerifierFail.as_str()),
             format!("verifier `{}` answered \"fail\"", check.name),
         ));
     }
@@ -849,7 +849,7 @@ fn judge_verifier(
             findings.push(located(
                 check,
                 Severity::Error,
-                Some("verifier-contradiction"),
+                Some(OwnCode::VerifierContradiction.as_str()),
                 format!(
                     "verifier `{}` answered \"pass\" but named {errors} error(s) among its findings: the answer is read as a fail; fix what the errors say, or, where the verifier does not mean an error, it gives that finding a lower severity (warning, note)",
                     check.name
@@ -878,7 +878,7 @@ fn judge_verifier(
             unfinished(profile),
             3,
             format!("the verifier answered \"pass\" but exited {code}"),
-            "verifier-malformed",
+            OwnCode::VerifierMalformed,
         ),
         (Some(VerifierReply::Malformed(why)), 0) => tier_event(
             check,
@@ -887,7 +887,7 @@ fn judge_verifier(
             unfinished(profile),
             3,
             format!("the verifier's answer could not be parsed: {why}"),
-            "verifier-malformed",
+            OwnCode::VerifierMalformed,
         ),
         (_, code) => tier_event(
             check,
@@ -896,7 +896,7 @@ fn judge_verifier(
             unfinished(profile),
             2,
             format!("the verifier failed (exit {code}) without an answer"),
-            "verifier-error",
+            OwnCode::VerifierError,
         ),
     }
 }
@@ -908,7 +908,7 @@ fn tier_event(
     effect: Effect,
     tier: u8,
     reason: String,
-    code: &str,
+    code: OwnCode,
 ) -> Judged {
     let mut diagnostics = outcome.diagnostics.clone();
     let mut diagnostic =
@@ -961,7 +961,12 @@ fn tail_diagnostic(check: &CheckInput, outcome: &CheckOutcome, headline: &str) -
             tail.join("\n")
         ),
     };
-    located(check, Severity::Error, Some("check-failed"), message)
+    located(
+        check,
+        Severity::Error,
+        Some(OwnCode::CheckFailed.as_str()),
+        message,
+    )
 }
 
 /// The last line of `tail` that says something of the failure: blank

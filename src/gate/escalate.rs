@@ -202,7 +202,7 @@ pub fn was_interrupted(verdict: &Verdict, check: &CheckResult) -> bool {
         && verdict.diagnostics.iter().any(|d| {
             d.check == check.name
                 && d.tool == "phasegate"
-                && d.code.as_deref() == Some("interrupted")
+                && d.code.as_deref() == Some(crate::diagnostics::OwnCode::Interrupted.as_str())
         })
 }
 
@@ -316,7 +316,9 @@ fn check_intervention(verdict: &Verdict, check: &CheckResult) -> Option<NewInter
         }
         CheckStatus::Crashed => ("tool_crashed", Priority::High),
         CheckStatus::Failed | CheckStatus::Warned => {
-            if errors().all(|d| d.code.as_deref() == Some("check-failed")) {
+            if errors().all(|d| {
+                d.code.as_deref() == Some(crate::diagnostics::OwnCode::CheckFailed.as_str())
+            }) {
                 ("unparsed_failure", Priority::Medium)
             } else {
                 ("check_failed", Priority::High)

@@ -7,11 +7,11 @@ use std::io::{self, Write};
 
 use serde_json::json;
 
-use crate::diagnostics::{Diagnostic, Severity};
+use crate::diagnostics::{Diagnostic, OwnCode, Severity};
 use crate::gate::{CheckResult, Verdict};
 
 /// The code of the issue that counts a check's findings past its limit.
-const NOT_KEPT: &str = "findings-not-kept";
+const NOT_KEPT: OwnCode = OwnCode::FindingsNotKept;
 
 use super::sarif::rule_id;
 
@@ -42,7 +42,7 @@ fn not_kept(check: &CheckResult, found: &[&Diagnostic]) -> serde_json::Value {
     let id = Diagnostic {
         check: check.name.clone(),
         tool: "phasegate".into(),
-        code: Some(NOT_KEPT.into()),
+        code: Some(NOT_KEPT.to_string()),
         message: format!("check `{}`", check.name),
         ..Diagnostic::default()
     };

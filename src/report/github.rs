@@ -48,7 +48,14 @@ fn kind(severity: Severity) -> &'static str {
 fn command(d: &Diagnostic, let_through: bool) -> String {
     let mut properties = Vec::new();
     if let Some(file) = &d.file {
-        properties.push(format!("file={}", escape_property(&visible(file, &[]))));
+        // The path as it is, for GitHub to find the file: the line
+        // breaks and tabs a file name may hold are escaped as the
+        // workflow command wants them (or kept), not made visible, which
+        // would name another file.
+        properties.push(format!(
+            "file={}",
+            escape_property(&visible(file, &['\n', '\r', '\t']))
+        ));
         if let Some(line) = d.line {
             properties.push(format!("line={line}"));
             if let Some(end) = d.end_line {

@@ -15,7 +15,7 @@ mod snippet;
 pub mod state;
 pub mod text;
 
-use crate::diagnostics::{Diagnostic, Severity};
+use crate::diagnostics::{Diagnostic, OwnCode, Severity};
 use crate::gate::Verdict;
 
 /// A verdict whose run stopped on an error (bad configuration or usage, an
@@ -31,7 +31,7 @@ pub fn with_error_findings(verdict: &Verdict) -> std::borrow::Cow<'_, Verdict> {
         tool: "phasegate".to_string(),
         origin: crate::config::Origin::Runtime,
         severity: Severity::Error,
-        code: Some(format!("{}-error", error.kind)),
+        code: Some(OwnCode::of_error(error.kind).to_string()),
         message,
         file,
         line,
@@ -137,7 +137,7 @@ fn handoff_warnings(verdict: &Verdict, severity: Severity) -> Vec<Diagnostic> {
                 tool: "phasegate".to_string(),
                 origin: crate::config::Origin::Runtime,
                 severity,
-                code: Some("handoff-warning".to_string()),
+                code: Some(OwnCode::HandoffWarning.to_string()),
                 message: warning
                     .get("message")
                     .and_then(serde_json::Value::as_str)

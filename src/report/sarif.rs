@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 use serde_json::{json, Value};
 
-use crate::diagnostics::{Diagnostic, Severity};
+use crate::diagnostics::{Diagnostic, OwnCode, Severity};
 use crate::gate::{CheckResult, CheckStatus, Verdict};
 
 /// GitHub code scanning takes at most 25,000 results per run.
@@ -65,19 +65,28 @@ pub fn encode_uri(path: &str) -> String {
     out
 }
 
-/// What the rule of `d` is, short and in full. A rule stands for every
-/// result under it (phasegate's `check-failed` for every check that
-/// failed, `tool/E0308` wherever rustc says it), so it is described from
-/// what the rule id holds, never from one result's message: each result
-/// carries its own.
-fn describe_rule(d: &Diagnostic) -> (String, String) {
+/// What a rule says: a short and a full description, and help that says
+/// what to do about its findings.
+struct RuleText {
+    short: String,
+    full: String,
+    help: String,
+}
+
+/// What the rule of `d` is. A rule stands for every result under it
+/// (phasegate's `check-failed` for every check that failed, `tool/E0308`
+/// wherever rustc says it), so it is described from what the rule id
+/// holds, never from one result's message: each result carries its own.
+fn describe_rule(d: &Diagnostic) -> RuleText {
     let tool = tool(d);
     if tool == "phasegate" {
-        if let Some(own) = d.code.as_deref().and_then(own_rule) {
-            return own;
+        if let Some(code) = d.code.as_deref() {
+            if let Some(own) = OwnCode::of(code) {
+                return own_rule(own, code);
+            }
         }
     }
-    match (&d.code, d.check.is_empty()) {
+    let (short, full) = match (&d.code, d.check.is_empty()) {
         (Some(code), _) => (
             format!("{tool} reports `{code}`"),
             format!(
@@ -100,94 +109,132 @@ fn describe_rule(d: &Diagnostic) -> (String, String) {
             format!("{tool} finding"),
             format!("Findings {tool} reports without a code. Each result's message says what it found."),
         ),
-    }
-}
-
-/// The rules of phasegate's own findings, by code.
-fn own_rule(code: &str) -> Option<(String, String)> {
-    if let Some(field) = code.strip_prefix("handoff:") {
-        return Some((
-            format!("Invalid handoff document: `{field}`"),
-            format!(
-                "A handoff document's frontmatter breaks a rule about `{field}`. The result says which rule, at its line in the document."
-            ),
-        ));
-    }
-    let (short, full) = match code {
-        "check-failed" => (
-            "A check failed",
-            "A check exited with a failure status and phasegate found no error in its output to point at. The result is located at the check in phasegate.toml and carries the last lines of its output.",
-        ),
-        "missing-tool" => (
-            "A check's program is not installed",
-            "A check's program was not found on PATH, so the check could not run. Install it, or set the check's `on_missing`.",
-        ),
-        "timeout" => (
-            "A check timed out",
-            "A check ran longer than its `timeout`; its process group was killed and verification did not finish.",
-        ),
-        "crash" => (
-            "A check crashed",
-            "A check was killed by a signal before it finished; verification did not finish.",
-        ),
-        "spawn-failed" => (
-            "A check could not be started",
-            "phasegate could not start a check's program; verification did not finish.",
-        ),
-        "handoff-warning" => (
-            "A handoff document has a problem that does not fail it",
-            "A handoff document's frontmatter has something phasegate does not act on, such as an unknown field (a misspelt one is ignored). It does not fail the gate.",
-        ),
-        "interrupted" => (
-            "A check was interrupted",
-            "The run was interrupted before a check finished; verification did not finish.",
-        ),
-        "verifier-fail" => (
-            "A verifier answered \"fail\"",
-            "An external verifier check answered \"fail\" without a finding of its own.",
-        ),
-        "verifier-malformed" => (
-            "A verifier's answer could not be read",
-            "An external verifier check did not print one JSON answer phasegate could read; verification did not finish.",
-        ),
-        "verifier-error" => (
-            "A verifier failed",
-            "An external verifier check failed before it could answer; verification did not finish.",
-        ),
-        "files-modified" => (
-            "A check modified files",
-            "A check changed files it was meant only to check, so what was checked is not what was selected.",
-        ),
-        "log-write-failed" => (
-            "A check's log could not be written",
-            "phasegate could not write a check's full output to its log in the run directory.",
-        ),
-        "config-error" => (
-            "Invalid phasegate configuration",
-            "phasegate.toml could not be used, so nothing was checked. The result points at the problem.",
-        ),
-        "usage-error" => (
-            "phasegate was invoked wrongly",
-            "phasegate's command line could not be used, so nothing was checked.",
-        ),
-        "internal-error" => (
-            "phasegate could not finish",
-            "phasegate failed internally before the checks could finish, so the verdict is incomplete.",
-        ),
-        _ => return None,
     };
-    Some((short.to_string(), full.to_string()))
+    let help = match &d.code {
+        Some(code) => format!("Reported by {tool} as `{code}`."),
+        None if !d.check.is_empty() => format!("Reported by {tool} in the check `{}`.", d.check),
+        None => format!("Reported by {tool}."),
+    };
+    RuleText { short, full, help }
 }
 
-/// Who the rule's findings come from, and its code.
-fn help_text(d: &Diagnostic) -> String {
-    let tool = tool(d);
-    match &d.code {
-        Some(code) => format!("Reported by {tool} as `{code}`."),
-        None if !d.check.is_empty() => {
-            format!("Reported by {tool} in the check `{}`.", d.check)
-        }
-        None => format!("Reported by {tool}."),
+/// The rule of phasegate's own findings of `own`; `code` is the code as
+/// the findings carry it (`handoff:<field>` for a handoff rule). A match
+/// with no fallback arm: a code added to `OwnCode` does not build until it
+/// is described here.
+fn own_rule(own: OwnCode, code: &str) -> RuleText {
+    let field = code.split_once(':').map_or("", |(_, field)| field);
+    let (short, full, help): (String, &str, &str) = match own {
+        OwnCode::Handoff => (
+            format!("Invalid handoff document: `{field}`"),
+            &format!("A handoff document's frontmatter breaks a rule about `{field}`. The result says which rule, at its line in the document."),
+            "Correct the field at the line the result points at, as its message says; `phasegate handoff validate PATH` checks the document again, and `phasegate handoff feedback PATH` explains each error.",
+        ),
+        OwnCode::CheckFailed => (
+            "A check failed".into(),
+            "A check exited with a failure status and phasegate found no error in its output to point at. The result is located at the check in phasegate.toml and carries the last lines of its output.",
+            "Read the end of the check's output in the result (its full log is in the run directory), fix what it reports, and run phasegate again. If the tool's errors should be located, set the check's `parser`.",
+        ),
+        OwnCode::MissingTool => (
+            "A check's program is not installed".into(),
+            "A check's program was not found on PATH, so the check could not run.",
+            "Install the program the result names, or correct the check's `command`; where a missing program may pass, set the check's `on_missing`.",
+        ),
+        OwnCode::Timeout => (
+            "A check timed out".into(),
+            "A check ran longer than its `timeout`; its process group was killed and verification did not finish.",
+            "Find out why the check hangs or is slow (its log holds what it printed), or raise the check's `timeout` in phasegate.toml, then run `phasegate resume`.",
+        ),
+        OwnCode::Crash => (
+            "A check crashed".into(),
+            "A check was killed by a signal before it finished; verification did not finish.",
+            "Read the check's log for why it was killed (memory, a crash of the tool), fix it, and run `phasegate resume`.",
+        ),
+        OwnCode::SpawnFailed => (
+            "A check could not be started".into(),
+            "phasegate could not start a check's program; verification did not finish.",
+            "Make the check's program executable and its `cwd` a directory that exists, as the result's message says, then run `phasegate resume`.",
+        ),
+        OwnCode::Interrupted => (
+            "A check was interrupted".into(),
+            "The run was interrupted before a check finished; verification did not finish.",
+            "Run `phasegate resume` to run the checks that did not finish.",
+        ),
+        OwnCode::VerifierFail => (
+            "A verifier answered \"fail\"".into(),
+            "An external verifier check answered \"fail\" without a finding of its own.",
+            "Read the verifier's log for its reasons, address them, and run phasegate again.",
+        ),
+        OwnCode::VerifierContradiction => (
+            "A verifier answered \"pass\" but named errors".into(),
+            "An external verifier check answered \"pass\" and named errors among its findings; the answer is read as a fail.",
+            "Fix what the verifier's errors say; where the verifier does not mean an error, it gives that finding a lower severity (warning, note).",
+        ),
+        OwnCode::VerifierMalformed => (
+            "A verifier's answer could not be read".into(),
+            "An external verifier check did not print one JSON answer phasegate could read; verification did not finish.",
+            "Make the verifier print one JSON object, `{\"verdict\": \"pass\" | \"fail\", \"findings\": [...]}`, and nothing else on standard output, then run `phasegate resume`.",
+        ),
+        OwnCode::VerifierError => (
+            "A verifier failed".into(),
+            "An external verifier check failed before it could answer; verification did not finish.",
+            "Read the verifier's log for why it failed (an API error, a missing key), fix it, and run `phasegate resume`.",
+        ),
+        OwnCode::VerifierFindingUnreadable => (
+            "A verifier's finding could not be read".into(),
+            "An external verifier check answered \"fail\" with a finding phasegate could not read; the fail stands.",
+            "Give each finding `file`, `line` (a number), `severity` and `message`, as the result's message says.",
+        ),
+        OwnCode::LogWriteFailed => (
+            "A check's log could not be written".into(),
+            "phasegate could not write a check's full output to its log in the run directory.",
+            "Free disk space, or make `.git/phasegate/runs` writable, as the result's message says.",
+        ),
+        OwnCode::FilesModified => (
+            "A check modified files".into(),
+            "A check changed files it was meant only to check, so what was checked is not what was selected.",
+            "Make the check only check (a formatter in its checking mode, not one that rewrites files), and run fixers before you stage; the result names the files.",
+        ),
+        OwnCode::HeadMoved => (
+            "A check moved HEAD".into(),
+            "A check committed, reset or switched branch while it ran, so what is committed is not what was checked.",
+            "Make the check leave the repository's HEAD alone; look at `git reflog` for what it did, and undo it.",
+        ),
+        OwnCode::CommandFileChanged => (
+            "A check runs a file the branch changed".into(),
+            "Under --config-from-ref a check runs a script or file that this branch changed, so the branch decides what the check verifies.",
+            "Have the change to that file reviewed and merged on its own first; under `--profile strict` such a change blocks.",
+        ),
+        OwnCode::HandoffWarning => (
+            "A handoff document has a problem that does not fail it".into(),
+            "A handoff document's frontmatter has something phasegate does not act on, such as an unknown field (a misspelt one is ignored). It does not fail the gate.",
+            "Correct or remove the field at the line the result points at.",
+        ),
+        OwnCode::FindingsNotKept => (
+            "A check found more than phasegate keeps".into(),
+            "A check reported more findings than phasegate keeps for one check; the rest were counted, not kept.",
+            "Fix the findings shown, or read them all in the check's log in the run directory.",
+        ),
+        OwnCode::ConfigError => (
+            "Invalid phasegate configuration".into(),
+            "phasegate.toml could not be used, so nothing was checked. The result points at the problem.",
+            "Correct phasegate.toml at the line the result points at, as its message says.",
+        ),
+        OwnCode::UsageError => (
+            "phasegate was invoked wrongly".into(),
+            "phasegate's command line could not be used, so nothing was checked.",
+            "Correct the command line as the result's message says; `phasegate run --help` lists the options.",
+        ),
+        OwnCode::InternalError => (
+            "phasegate could not finish".into(),
+            "phasegate failed internally before the checks could finish, so the verdict is incomplete.",
+            "Read the result's message for what failed (git, a file phasegate could not read or write), fix it, and run phasegate again.",
+        ),
+    };
+    RuleText {
+        short,
+        full: full.to_string(),
+        help: help.to_string(),
     }
 }
 
@@ -299,13 +346,13 @@ pub fn log(verdict: &Verdict) -> Value {
     let mut rules: BTreeMap<String, Value> = BTreeMap::new();
     for d in order.iter().take(results.len()).map(|&i| found[i]) {
         rules.entry(rule_id(d)).or_insert_with(|| {
-            let (short, full) = describe_rule(d);
+            let text = describe_rule(d);
             let mut rule = json!({
                 "id": rule_id(d),
-                "shortDescription": { "text": short },
+                "shortDescription": { "text": text.short },
                 // GitHub code scanning requires a full description too.
-                "fullDescription": { "text": full },
-                "help": { "text": help_text(d) },
+                "fullDescription": { "text": text.full },
+                "help": { "text": text.help },
                 "defaultConfiguration": { "level": level(d.severity) },
             });
             if let Some(uri) = help_uri(d) {
@@ -367,11 +414,7 @@ pub fn log(verdict: &Verdict) -> Value {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
-            "tool": { "driver": {
-                "name": "phasegate",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules.into_values().collect::<Vec<_>>(),
-            } },
+            "tool": { "driver": driver(&rules.into_values().collect::<Vec<_>>()) },
             "columnKind": "unicodeCodePoints",
             "results": results,
             "invocations": [{
@@ -381,6 +424,27 @@ pub fn log(verdict: &Verdict) -> Value {
             "properties": properties(verdict, cut),
         }],
     })
+}
+
+/// phasegate as the tool of the run: its name, its version (also as
+/// SARIF's `semanticVersion`, which is read as Semantic Versioning 2.0),
+/// its homepage where the package names one (`homepage`, else
+/// `repository`), and the rules of the results.
+fn driver(rules: &[Value]) -> Value {
+    let version = env!("CARGO_PKG_VERSION");
+    let mut driver = json!({
+        "name": "phasegate",
+        "version": version,
+        "semanticVersion": version,
+        "rules": rules,
+    });
+    let homepage = [env!("CARGO_PKG_HOMEPAGE"), env!("CARGO_PKG_REPOSITORY")]
+        .into_iter()
+        .find(|uri| !uri.is_empty());
+    if let Some(uri) = homepage {
+        driver["informationUri"] = json!(uri);
+    }
+    driver
 }
 
 /// The run's own facts: its phase and status, how many results were cut,

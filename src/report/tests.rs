@@ -1323,3 +1323,75 @@ fn handoff_warnings_are_in_every_report_people_read() {
     // A warning decides nothing: the findings counted are the checks'.
     assert_eq!(verdict.diagnostics.len(), 7);
 }
+
+#[test]
+fn every_code_phasegate_sets_has_a_sarif_rule_that_says_what_to_do() {
+    // The codes come from `OwnCode::ALL`, the list every finding of
+    // phasegate's own takes its code from.
+    let mut verdict = sample();
+    verdict.diagnostics = crate::diagnostics::OwnCode::ALL
+        .iter()
+        .map(|&own| Diagnostic {
+            check: "tests".into(),
+            tool: "phasegate".into(),
+            code: Some(match own {
+                crate::diagnostics::OwnCode::Handoff => {
+                    crate::diagnostics::OwnCode::handoff("completed_at")
+                }
+                other => other.to_string(),
+            }),
+            message: format!("a finding coded {own}"),
+            ..Diagnostic::default()
+        })
+        .collect();
+    let log = super::sarif::log(&verdict);
+    let rules = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    assert_eq!(rules.len(), crate::diagnostics::OwnCode::ALL.len());
+    for rule in rules {
+        let text = |key: &str| rule[key]["text"].as_str().unwrap_or_default().to_string();
+        let (short, full, help) = (
+            text("shortDescription"),
+            text("fullDescription"),
+            text("help"),
+        );
+        // Not the description of a code nobody described.
+        assert!(
+            !short.is_empty() && !short.starts_with("phasegate reports"),
+            "{rule}"
+        );
+        assert!(full.len() > short.len(), "{rule}");
+        // Help that says what to do, not who reported it.
+        assert!(
+            rule.get("helpUri").is_some() || (!help.is_empty() && !help.starts_with("Reported by")),
+            "{rule}"
+        );
+    }
+    let handoff = rules
+        .iter()
+        .find(|r| r["id"] == "phasegate/handoff:completed_at")
+        .unwrap();
+    assert!(
+        handoff["shortDescription"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("`completed_at`"),
+        "{handoff}"
+    );
+}
+
+#[test]
+fn the_sarif_driver_names_its_version_and_homepage_as_the_package_does() {
+    let log = super::sarif::log(&sample());
+    let driver = &log["runs"][0]["tool"]["driver"];
+    assert_eq!(driver["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(driver["semanticVersion"], env!("CARGO_PKG_VERSION"));
+    let homepage = [env!("CARGO_PKG_HOMEPAGE"), env!("CARGO_PKG_REPOSITORY")]
+        .into_iter()
+        .find(|uri| !uri.is_empty());
+    assert_eq!(
+        driver.get("informationUri").and_then(|u| u.as_str()),
+        homepage
+    );
+}

@@ -165,7 +165,7 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
             origin: plan.origin,
             tool: "phasegate".to_string(),
             severity: crate::diagnostics::Severity::Warning,
-            code: Some("log-write-failed".to_string()),
+            code: Some(crate::diagnostics::OwnCode::LogWriteFailed.to_string()),
             message: format!("failed to write the log `{}`: {e}", plan.log_path.display()),
             ..crate::diagnostics::Diagnostic::default()
         });

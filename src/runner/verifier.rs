@@ -177,7 +177,7 @@ fn unreadable(check: &str, origin: Origin, message: String) -> Diagnostic {
         origin,
         tool: "phasegate".to_string(),
         severity: Severity::Error,
-        code: Some("verifier-finding-unreadable".to_string()),
+        code: Some(crate::diagnostics::OwnCode::VerifierFindingUnreadable.to_string()),
         message,
         ..Diagnostic::default()
     }

@@ -72,6 +72,7 @@ mod protect_hostile;
 mod protect_index;
 mod protect_reach;
 mod repo_formats;
+mod report_codes;
 mod report_edges;
 mod report_review;
 mod reports;

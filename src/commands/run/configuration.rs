@@ -1170,7 +1170,7 @@ impl Unvouched {
             origin: config::Origin::Runtime,
             tool: "phasegate".to_string(),
             severity: crate::diagnostics::Severity::Error,
-            code: Some("command-file-changed".to_string()),
+            code: Some(crate::diagnostics::OwnCode::CommandFileChanged.to_string()),
             file: self.target.file().to_str().map(str::to_string),
             line: self.line,
             message: format!(

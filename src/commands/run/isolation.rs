@@ -247,7 +247,7 @@ pub(super) fn run_checks(
         // committed, reset or switched branch changed what is committed.
         if let Some(moved) = traces.moved_head(root, &by) {
             let mut finding = gate_finding(moved);
-            finding.code = Some("head-moved".to_string());
+            finding.code = Some(crate::diagnostics::OwnCode::HeadMoved.to_string());
             blocking.push(finding);
         }
     }
@@ -539,7 +539,7 @@ fn gate_finding(message: String) -> crate::diagnostics::Diagnostic {
         origin: crate::config::Origin::Runtime,
         tool: "phasegate".to_string(),
         severity: crate::diagnostics::Severity::Error,
-        code: Some("files-modified".to_string()),
+        code: Some(crate::diagnostics::OwnCode::FilesModified.to_string()),
         message,
         ..crate::diagnostics::Diagnostic::default()
     }
