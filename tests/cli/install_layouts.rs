@@ -4,6 +4,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::install_more::hook_files;
+use crate::install_shared::run_husky;
 use crate::support::{output, wait_for_pause, Run, TestRepo, BIN};
 
 fn executable(path: &Path, text: &str, mode: u32) {
@@ -52,17 +54,6 @@ fn bin_dir() -> &'static Path {
     Path::new(BIN).parent().unwrap()
 }
 
-/// The entries of `dir`, sorted, git's samples left out.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| !name.ends_with(".sample"))
-        .collect();
-    names.sort();
-    names
-}
-
 #[test]
 fn a_hook_that_is_a_link_to_a_tracked_script_is_chained_as_the_link_and_put_back_as_it() {
     let repo = TestRepo::new();
@@ -109,7 +100,7 @@ fn a_hook_that_is_a_link_to_a_tracked_script_is_chained_as_the_link_and_put_back
         std::fs::read_link(hooks.join("pre-commit")).unwrap(),
         Path::new("../../scripts/pre-commit")
     );
-    assert_eq!(names(&hooks), ["pre-commit"]);
+    assert_eq!(hook_files(&hooks), ["pre-commit"]);
     assert_eq!(repo.read("scripts/pre-commit"), team);
 }
 
@@ -138,7 +129,7 @@ fn a_hook_that_is_a_link_to_nowhere_is_kept_said_not_to_run_and_put_back() {
         std::fs::read_link(hooks.join("pre-push")).unwrap(),
         Path::new("../../tools/pre-push")
     );
-    assert_eq!(names(&hooks), ["pre-push"]);
+    assert_eq!(hook_files(&hooks), ["pre-push"]);
 }
 
 /// `phasegate ARGS` in `repo` as a user whom file permissions bind: as
@@ -167,7 +158,7 @@ fn phasegate_bound_by_permissions(repo: &TestRepo, args: &[&str]) -> Option<Run>
 
 /// The name, mode and content (or link target) of each entry of `dir`.
 fn listing(dir: &Path) -> Vec<(String, u32, String)> {
-    names(dir)
+    hook_files(dir)
         .into_iter()
         .map(|name| {
             let path = dir.join(&name);
@@ -242,7 +233,7 @@ fn a_hooks_path_whose_parent_can_not_be_written_names_that_directory() {
         )),
         "{run:?}"
     );
-    assert_eq!(names(&locked), Vec::<String>::new());
+    assert_eq!(hook_files(&locked), Vec::<String>::new());
 }
 
 #[test]
@@ -304,7 +295,10 @@ fn a_hooks_path_of_one_linked_worktree_is_where_install_there_writes_and_git_run
         )),
         "{run:?}"
     );
-    assert_eq!(names(&repo.path().join(".git/hooks")), Vec::<String>::new());
+    assert_eq!(
+        hook_files(&repo.path().join(".git/hooks")),
+        Vec::<String>::new()
+    );
 
     let run = commit_in(&repo, &linked, Some(bin_dir()), "linked.txt");
     assert_eq!(run.code, 0, "{run:?}");
@@ -361,29 +355,6 @@ fn a_submodule_is_gated_where_git_runs_its_hooks_whatever_the_superproject_sets(
     assert_eq!(gate_runs(&runs), 2, "{run:?}");
 }
 
-/// husky 9's hooks directory as its `husky` command writes it (9.1's
-/// `index.js`): `core.hooksPath` at `.husky/_`, a `.gitignore` of `*`, `h`
-/// (which runs the project's `.husky/<hook>` with `sh -e`, after putting
-/// `node_modules/.bin` on `PATH`) and a stub per hook that reads it.
-fn husky_9(repo: &TestRepo) {
-    repo.git(&["config", "core.hooksPath", ".husky/_"]);
-    let dir = repo.path().join(".husky/_");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(".gitignore"), "*").unwrap();
-    std::fs::write(
-        dir.join("h"),
-        "#!/usr/bin/env sh\nn=$(basename \"$0\")\ns=$(dirname \"$(dirname \"$0\")\")/$n\n[ ! -f \"$s\" ] && exit 0\n[ \"${HUSKY-}\" = \"0\" ] && exit 0\nexport PATH=\"node_modules/.bin:$PATH\"\nsh -e \"$s\" \"$@\"\nc=$?\n[ $c != 0 ] && echo \"husky - $n script failed (code $c)\"\nexit $c\n",
-    )
-    .unwrap();
-    for hook in ["pre-commit", "pre-merge-commit", "commit-msg", "pre-push"] {
-        executable(
-            &dir.join(hook),
-            "#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"",
-            0o755,
-        );
-    }
-}
-
 #[test]
 fn a_husky_hook_that_calls_phasegate_already_gets_no_second_run_from_install() {
     for line in ["phasegate hook pre-commit", "phasegate run"] {
@@ -396,7 +367,7 @@ fn a_husky_hook_that_calls_phasegate_already_gets_no_second_run_from_install() {
         );
         repo.write(".husky/pre-commit", &format!("{line}\n"));
         repo.commit_all("husky");
-        husky_9(&repo);
+        run_husky(&repo);
 
         let run = repo.phasegate(&["install"]);
         assert_eq!(run.code, 0, "{run:?}");
@@ -427,7 +398,7 @@ fn installing_again_once_the_husky_hook_calls_phasegate_takes_the_second_run_out
     counting_gate(&repo, &runs);
     repo.write(".husky/pre-commit", "echo lint\n");
     repo.commit_all("husky");
-    husky_9(&repo);
+    run_husky(&repo);
     assert_eq!(repo.phasegate(&["install", "--hook", "pre-commit"]).code, 0);
     // The project's hook is given the line install's warning names.
     repo.write(
@@ -497,7 +468,7 @@ fn an_install_that_waits_too_long_for_another_ones_lock_says_so_and_changes_noth
         own
     );
     assert_eq!(
-        names(&hooks),
+        hook_files(&hooks),
         ["pre-commit", "pre-commit.phasegate-chained"]
     );
 }

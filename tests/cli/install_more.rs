@@ -12,7 +12,7 @@ fn executable(path: &Path, text: &str) {
 }
 
 /// The names in `dir`, sorted, without git's `.sample` hooks.
-fn hook_files(dir: &Path) -> Vec<String> {
+pub(crate) fn hook_files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())

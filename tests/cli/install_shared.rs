@@ -40,7 +40,7 @@ const HUSKY_STUB: &str = "#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"";
 /// `husky` script, which runs the project's `.husky/<hook>` with `sh -e`),
 /// and a stub per hook, written over whatever is there. husky itself is
 /// not installed here (no network): this is the layout its source writes.
-fn run_husky(repo: &TestRepo) {
+pub(crate) fn run_husky(repo: &TestRepo) {
     repo.git(&["config", "core.hooksPath", ".husky/_"]);
     let dir = repo.path().join(".husky/_");
     std::fs::create_dir_all(&dir).unwrap();

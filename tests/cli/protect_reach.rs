@@ -3,19 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use crate::git::snapshot;
-use crate::support::{output, rev, Run, TestRepo, BIN};
-
-/// `git ARGS` with the installed hook finding the phasegate under test.
-fn git_with_hook(repo: &TestRepo, args: &[&str]) -> Run {
-    output(
-        &repo
-            .command("git")
-            .args(args)
-            .env("PHASEGATE_BIN", BIN)
-            .output()
-            .unwrap(),
-    )
-}
+use crate::support::{git_pushing, rev, TestRepo};
 
 /// A repository with two commits, `a.txt` staged and changed again on
 /// top, `b.txt` changed and not staged, and one check `chk` running
@@ -216,7 +204,7 @@ fn a_commit_whose_check_moves_head_is_refused_and_lands_nowhere() {
         assert_eq!(repo.phasegate(&["install"]).code, 0);
         let head = rev(&repo, "HEAD");
         let before = snapshot(&repo);
-        let run = git_with_hook(&repo, &["commit", "-qm", "three"]);
+        let run = git_pushing(&repo, &["commit", "-qm", "three"]);
         assert_ne!(run.code, 0, "{command}: {run:?}");
         let said = format!("{}{}", run.stdout, run.stderr);
         assert!(
@@ -272,7 +260,7 @@ fn a_mode_only_change_with_core_filemode_false_is_neither_modified_nor_lost() {
     );
     assert_eq!(snapshot(&repo), before);
 
-    let run = git_with_hook(&repo, &["commit", "-qm", "two"]);
+    let run = git_pushing(&repo, &["commit", "-qm", "two"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(repo.git(&["show", "HEAD:a.txt"]), "a staged\n");
     let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode();
@@ -344,7 +332,7 @@ fn a_sparse_checkout_keeps_the_files_outside_it_out_and_protects_those_inside() 
         assert_eq!(snapshot(&repo), before, "{set:?}");
         assert_eq!(repo.git(&["ls-files", "-t"]), flags, "{set:?}");
 
-        let run = git_with_hook(&repo, &["commit", "-qm", "two"]);
+        let run = git_pushing(&repo, &["commit", "-qm", "two"]);
         assert_eq!(run.code, 0, "{set:?}: {run:?}");
         assert_eq!(repo.git(&["show", "HEAD:dir/in.txt"]), "in staged\n");
         assert_eq!(repo.git(&["show", "HEAD:out/out.txt"]), "out\n");
