@@ -3,7 +3,9 @@
 use crate::cli::{InstallArgs, UninstallArgs};
 use crate::context::Context;
 use crate::exit::ExitCode;
-use crate::git::{self, HookKind, HuskyRewrite, InstallOptions, InstallOutcome, UninstallOutcome};
+use crate::git::{
+    self, HookKind, HuskyRewrite, InstallOptions, InstallOutcome, UninstallOutcome, WorktreeHooks,
+};
 
 use super::Streams;
 
@@ -24,13 +26,98 @@ fn hook_line(kind: HookKind) -> String {
     }
 }
 
-/// Says that `file` was given the rule that keeps a hook's line ends LF,
-/// and why it is to be committed with the hook.
-fn line_ends_note(io: &mut Streams<'_>, file: &std::path::Path) {
+/// Says that `file` was given the rules that keep the line ends of the
+/// hooks `kinds` LF, and why it is to be committed with them: once per
+/// file, whichever hooks it keeps.
+fn line_ends_note(io: &mut Streams<'_>, file: &std::path::Path, kinds: &[HookKind]) {
+    let _ = if let [_] = kinds {
+        writeln!(
+            io.err,
+            "note: added a rule to {} that keeps the hook's line ends LF: commit it with the hook, or a clone with `core.autocrlf=true` (Git for Windows) checks the hook out with CRLF line ends and git can not run it (`cannot exec`), so no commit can be made there",
+            file.display()
+        )
+    } else {
+        let names: Vec<&str> = kinds.iter().map(|kind| kind.name()).collect();
+        writeln!(
+            io.err,
+            "note: added rules to {} that keep the line ends of the hooks ({}) LF: commit it with the hooks, or a clone with `core.autocrlf=true` (Git for Windows) checks the hooks out with CRLF line ends and git can not run them (`cannot exec`), so no commit can be made there",
+            file.display(),
+            names.join(", ")
+        )
+    };
+}
+
+/// Adds the hook `kind` to the notes of the `.gitattributes` `file` was
+/// given a rule in.
+fn add_line_ends(
+    notes: &mut Vec<(std::path::PathBuf, Vec<HookKind>)>,
+    file: Option<std::path::PathBuf>,
+    kind: HookKind,
+) {
+    let Some(file) = file else {
+        return;
+    };
+    match notes.iter_mut().find(|(noted, _)| *noted == file) {
+        Some((_, kinds)) => kinds.push(kind),
+        None => notes.push((file, vec![kind])),
+    }
+}
+
+/// Says which other work trees are not gated, and why: the hooks each of
+/// them runs.
+fn ungated_note(io: &mut Streams<'_>, ungated: &git::UngatedWorktrees) {
+    let relative = ungated.relative.display();
+    let plain = !ungated.own
+        && ungated
+            .worktrees
+            .iter()
+            .all(|worktree| worktree.source == WorktreeHooks::OwnRoot);
+    if plain {
+        let list: Vec<String> = ungated
+            .worktrees
+            .iter()
+            .map(|worktree| format!("`{}`", worktree.root.display()))
+            .collect();
+        let _ = writeln!(
+            io.err,
+            "note: core.hooksPath (`{relative}`) is relative, so each work tree runs the hooks under its own root: {} {} not gated; run `phasegate install` there too",
+            list.join(", "),
+            if list.len() == 1 { "is" } else { "are" }
+        );
+        return;
+    }
+    let header = if ungated.own {
+        format!("core.hooksPath (`{relative}`) is set for this work tree alone (`git config --worktree`), relative to its root, so the other work trees run other hooks")
+    } else {
+        format!("core.hooksPath (`{relative}`) is relative, so each work tree runs the hooks under its own root, unless it has a core.hooksPath of its own")
+    };
+    let list: Vec<String> = ungated
+        .worktrees
+        .iter()
+        .map(|worktree| {
+            let (root, hooks) = (worktree.root.display(), worktree.hooks.display());
+            match worktree.source {
+                WorktreeHooks::OwnRoot => {
+                    format!("`{root}` runs those under its own root, in `{hooks}`")
+                }
+                WorktreeHooks::Shared => format!(
+                    "`{root}` runs the repository's shared hooks in `{hooks}`, as no core.hooksPath is set for it"
+                ),
+                WorktreeHooks::Elsewhere => format!(
+                    "`{root}` runs those in `{hooks}`, which its own core.hooksPath names"
+                ),
+            }
+        })
+        .collect();
     let _ = writeln!(
         io.err,
-        "note: added a rule to {} that keeps the hook's line ends LF: commit it with the hook, or a clone with `core.autocrlf=true` (Git for Windows) checks the hook out with CRLF line ends and git can not run it (`cannot exec`), so no commit can be made there",
-        file.display()
+        "note: {header}: {}; {}; run `phasegate install` there too",
+        list.join("; "),
+        if list.len() == 1 {
+            "it is not gated"
+        } else {
+            "none of them is gated"
+        }
     );
 }
 
@@ -82,6 +169,9 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
             ctx.maybe_pause(step, &super::state::state_dir_for(ctx));
         }
     };
+    // The `.gitattributes` files given a rule, and for which hooks: said
+    // once each, after the hooks.
+    let mut line_ends = Vec::new();
     for &kind in &wanted {
         match git::install(&ctx.cwd, kind, &options, &pause) {
             Ok(InstallOutcome::Installed {
@@ -120,9 +210,7 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                         backup.display()
                     );
                 }
-                if let Some(file) = &notes.line_ends {
-                    line_ends_note(io, file);
-                }
+                add_line_ends(&mut line_ends, notes.line_ends, kind);
                 if let Some(revived) = notes.revived {
                     let _ = writeln!(
                         io.out,
@@ -179,37 +267,54 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                     kind.name(),
                     if kind == HookKind::PrePush { "push" } else { "commit" }
                 );
-                if let Some(UninstallOutcome::Removed {
-                    restored, edited, ..
-                }) = removed
-                {
-                    let _ = writeln!(
-                        io.out,
-                        "  phasegate's hook an earlier install put there ran the gate a second time: it is removed{}",
-                        if restored.is_some() {
-                            ", and the hook it replaced is back"
-                        } else {
-                            ""
-                        }
-                    );
-                    if let Some(edited) = edited {
+                match removed {
+                    Some(UninstallOutcome::Removed {
+                        restored, edited, ..
+                    }) => {
                         let _ = writeln!(
                             io.out,
-                            "  it had been changed (by hand, or by a newer version of phasegate): it is kept as {}, where git does not run it",
-                            edited.display()
+                            "  phasegate's hook an earlier install put there ran the gate a second time: it is removed{}",
+                            if restored.is_some() {
+                                ", and the hook it replaced is back"
+                            } else {
+                                ""
+                            }
                         );
+                        if let Some(edited) = edited {
+                            let _ = writeln!(
+                                io.out,
+                                "  it had been changed (by hand, or by a newer version of phasegate): it is kept as {}, where git does not run it",
+                                edited.display()
+                            );
+                        }
                     }
+                    Some(UninstallOutcome::NotInstalled { left, dropped }) => {
+                        if let Some(dropped) = dropped {
+                            let _ = writeln!(
+                                io.out,
+                                "  the copy of this hook an earlier install kept, {}, was the same as the hook there now: it is removed",
+                                dropped.display()
+                            );
+                        }
+                        if let Some(left) = left {
+                            let _ = writeln!(
+                                io.err,
+                                "note: {} is the {} hook an earlier install replaced, and another hook has taken phasegate's place since: it is not the hook there now, so it is left where it is, and does not run; remove it once you no longer need it",
+                                left.display(),
+                                kind.name()
+                            );
+                        }
+                    }
+                    Some(UninstallOutcome::RestoredOnly { .. }) | None => {}
                 }
             }
             Ok(InstallOutcome::AlreadyInstalled {
                 path,
                 changed,
                 edited,
-                line_ends,
+                line_ends: line_ends_file,
             }) => {
-                if let Some(file) = &line_ends {
-                    line_ends_note(io, file);
-                }
+                add_line_ends(&mut line_ends, line_ends_file, kind);
                 let _ = match changed {
                     None => writeln!(
                         io.out,
@@ -238,23 +343,16 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
             }
         }
     }
+    for (file, kinds) in &line_ends {
+        line_ends_note(io, file, kinds);
+    }
     for &kind in &wanted {
         husky_note(ctx, io, kind);
     }
     if let Some(&kind) = wanted.first() {
-        let (relative, ungated) = git::ungated_worktrees(&ctx.cwd, kind);
-        if !ungated.is_empty() {
-            let list: Vec<String> = ungated
-                .iter()
-                .map(|root| format!("`{}`", root.display()))
-                .collect();
-            let _ = writeln!(
-                io.err,
-                "note: core.hooksPath (`{}`) is relative, so each work tree runs the hooks under its own root: {} {} not gated; run `phasegate install` there too",
-                relative.display(),
-                list.join(", "),
-                if list.len() == 1 { "is" } else { "are" }
-            );
+        let ungated = git::ungated_worktrees(&ctx.cwd, kind);
+        if !ungated.worktrees.is_empty() {
+            ungated_note(io, &ungated);
         }
     }
     ExitCode::Proceed
@@ -309,7 +407,7 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
                     path.display()
                 );
             }
-            Ok(UninstallOutcome::NotInstalled { left }) => {
+            Ok(UninstallOutcome::NotInstalled { left, .. }) => {
                 if !args.hooks.is_empty() {
                     let _ = writeln!(io.out, "no phasegate {} hook is installed", kind.name());
                 }

@@ -223,6 +223,10 @@ pub enum UninstallOutcome {
         /// A hook an earlier install kept, which stays where it is: another
         /// hook took phasegate's place since.
         left: Option<PathBuf>,
+        /// A hook an earlier install kept, removed: it was a copy of the
+        /// hook there now (husky wrote its stub again over phasegate's
+        /// hook), no one's only copy.
+        dropped: Option<PathBuf>,
     },
 }
 
@@ -359,6 +363,11 @@ impl HooksPathSetting {
     /// The command that takes the setting away.
     fn unset(&self) -> String {
         format!("git config {}--unset core.hooksPath", self.scope)
+    }
+
+    /// Whether it is set for one work tree alone (`git config --worktree`).
+    fn worktree_only(&self) -> bool {
+        self.scope == "--worktree "
     }
 }
 
@@ -569,23 +578,60 @@ fn husky_rewrite_of(repo_dir: &Path, kind: HookKind) -> Option<HuskyRewrite> {
         })
 }
 
-/// With a relative `core.hooksPath` (husky's `.husky/_`), each work tree
-/// runs the hooks under its own root: the relative path, and the other
-/// work trees of the repository (the main one and the linked ones) whose
-/// own hooks directory lacks phasegate's hook `kind`. None when the hooks
+/// Where the work trees of a repository run their hooks, when they do not
+/// all share them: a relative `core.hooksPath` (husky's `.husky/_`) is
+/// taken from each work tree's own root, and with
+/// `extensions.worktreeConfig` a work tree can have a `core.hooksPath` of
+/// its own (`git config --worktree`).
+#[derive(Debug, Default)]
+pub struct UngatedWorktrees {
+    /// The relative `core.hooksPath` of the work tree install ran in.
+    pub relative: PathBuf,
+    /// Whether it is set for that work tree alone (`git config --worktree`).
+    pub own: bool,
+    /// The other work trees whose hooks lack phasegate's, sorted by root.
+    pub worktrees: Vec<UngatedWorktree>,
+}
+
+/// A work tree whose hooks do not run phasegate's gate.
+#[derive(Debug)]
+pub struct UngatedWorktree {
+    /// Its root.
+    pub root: PathBuf,
+    /// The directory git runs its hooks from.
+    pub hooks: PathBuf,
+    /// Why git runs the hooks there.
+    pub source: WorktreeHooks,
+}
+
+/// Why a work tree runs the hooks it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorktreeHooks {
+    /// A relative `core.hooksPath`, taken from its own root.
+    OwnRoot,
+    /// No `core.hooksPath` reaches it: the hooks of the common git
+    /// directory, which the work trees without one share.
+    Shared,
+    /// An absolute `core.hooksPath` of its own.
+    Elsewhere,
+}
+
+/// With a relative `core.hooksPath`, each work tree runs the hooks under
+/// its own root, or those its own `core.hooksPath` names, or, when the
+/// setting is this work tree's alone, the shared ones: the work trees of
+/// the repository (the main one and the linked ones) whose hooks lack
+/// phasegate's hook `kind`, and where those are. Nothing when the hooks
 /// are shared (the default, or an absolute path).
-pub fn ungated_worktrees(repo_dir: &Path, kind: HookKind) -> (PathBuf, Vec<PathBuf>) {
-    let none = || (PathBuf::new(), Vec::new());
+pub fn ungated_worktrees(repo_dir: &Path, kind: HookKind) -> UngatedWorktrees {
     let Ok(Some(repo)) = super::locate(repo_dir) else {
-        return none();
+        return UngatedWorktrees::default();
     };
-    let Ok(config) = repo.config() else {
-        return none();
+    let Some(setting) = location_of(&repo).ok().and_then(|here| here.setting) else {
+        return UngatedWorktrees::default();
     };
-    let relative = match config.get_path("core.hooksPath") {
-        Ok(path) if path.is_relative() => path,
-        _ => return none(),
-    };
+    if setting.value.is_absolute() {
+        return UngatedWorktrees::default();
+    }
     let here = repo.workdir().and_then(|w| fs::canonicalize(w).ok());
     // The main work tree, seen from a linked one too, and the linked ones.
     let main = git2::Repository::open(repo.commondir())
@@ -598,27 +644,46 @@ pub fn ungated_worktrees(repo_dir: &Path, kind: HookKind) -> (PathBuf, Vec<PathB
             .map(|worktree| worktree.path().to_path_buf())
             .collect()
     });
-    let mut ungated: Vec<PathBuf> = main
+    let mut roots: Vec<PathBuf> = main
         .into_iter()
         .chain(linked)
         .filter_map(|root| fs::canonicalize(root).ok())
         .filter(|root| Some(root) != here.as_ref())
-        .filter(|root| {
+        .collect();
+    roots.sort();
+    roots.dedup();
+    let worktrees = roots
+        .into_iter()
+        .filter_map(|root| {
             // Each work tree's own hooks: with `extensions.worktreeConfig`,
             // `core.hooksPath` can be set for one work tree only, and the
             // others run the shared hooks.
-            let dir = git2::Repository::open(root)
+            let location = git2::Repository::open(&root)
                 .ok()
                 .filter(|repo| super::config_env::apply(repo).is_ok())
-                .and_then(|repo| location_of(&repo).ok())
-                .map_or_else(|| root.join(&relative), |location| location.dir);
-            let hook = dir.join(kind.name());
-            !is_ours(&hook) && gate_caller(&hook).is_none()
+                .and_then(|repo| location_of(&repo).ok());
+            let (hooks, source) = match location {
+                Some(HooksLocation { dir, setting: None }) => (dir, WorktreeHooks::Shared),
+                Some(HooksLocation {
+                    dir,
+                    setting: Some(theirs),
+                }) if theirs.value.is_absolute() => (dir, WorktreeHooks::Elsewhere),
+                Some(HooksLocation { dir, .. }) => (dir, WorktreeHooks::OwnRoot),
+                None => (root.join(&setting.value), WorktreeHooks::OwnRoot),
+            };
+            let hook = hooks.join(kind.name());
+            (!is_ours(&hook) && gate_caller(&hook).is_none()).then_some(UngatedWorktree {
+                root,
+                hooks,
+                source,
+            })
         })
         .collect();
-    ungated.sort();
-    ungated.dedup();
-    (relative, ungated)
+    UngatedWorktrees {
+        own: setting.worktree_only(),
+        relative: setting.value,
+        worktrees,
+    }
 }
 
 /// Whether the hook at `path` is phasegate's: its marker is on one of the
@@ -821,8 +886,11 @@ pub fn install(
     let path = location.dir.join(kind.name());
     if let Some(caller) = gate_caller(&path) {
         // One gate per commit: phasegate's hook there from an earlier
-        // install runs it a second time, and goes.
-        let removed = if is_ours(&path) {
+        // install runs it a second time, and goes. When another hook took
+        // its place since (husky wrote its stub again over it), the hook
+        // that install kept beside it is a stale copy: it goes too, as
+        // `uninstall` takes it, and stays when it is not the hook there.
+        let removed = if is_ours(&path) || fs::symlink_metadata(chained_path(&path)).is_ok() {
             Some(uninstall_at(&path, kind)?)
         } else {
             None
@@ -1143,10 +1211,14 @@ fn uninstall_at(path: &Path, kind: HookKind) -> Result<UninstallOutcome, HookErr
             // stub again over phasegate's hook): the kept copy is no one's
             // only copy.
             fs::remove_file(&keep).map_err(write_io("remove", &keep))?;
-            return Ok(UninstallOutcome::NotInstalled { left: None });
+            return Ok(UninstallOutcome::NotInstalled {
+                left: None,
+                dropped: Some(keep),
+            });
         }
         return Ok(UninstallOutcome::NotInstalled {
             left: (kept && !absent).then_some(keep),
+            dropped: None,
         });
     };
     let edited = keep_if_edited(&path, &text, kind)?;

@@ -43,6 +43,7 @@ mod install_edges;
 mod install_layouts;
 mod install_modes;
 mod install_more;
+mod install_notes;
 mod install_review;
 mod install_shared;
 mod interventions_merge;
