@@ -263,14 +263,33 @@ pub fn shared_with_committed<'a>(
         else {
             continue;
         };
-        if committed.by_name && named_for(&report.path, id) && !named_for(&other.path, id) {
+        let this_named = named_for(&report.path, id);
+        let other_named = named_for(&other.path, id);
+        if committed.by_name && this_named && !other_named {
             continue;
         }
+        // With a commit to start from, this document is the one the change
+        // adds. Without one (files named on the command line), neither is
+        // new: only a file name may say which is the copy, and when none
+        // does, the author knows.
+        let fix = if !committed.by_name {
+            "give this new one an id of its own".to_string()
+        } else if other_named {
+            format!(
+                "`{}` is named after `{id}` and this file is not, so this one reads as the copy: give it an id of its own",
+                other.path
+            )
+        } else {
+            format!(
+                "no commit says which came first, nor do the file names: give the copy an id of its own, be it this one or `{}`",
+                other.path
+            )
+        };
         report.errors.push(issue(
             at,
             "id",
             format!(
-                "`id: {id}` is also the id of `{}` (line {}), another `{stage}` document, {}: each document needs its own id, or a failure of one is read as the other's; give this new one an id of its own (a copy keeps its original's)",
+                "`id: {id}` is also the id of `{}` (line {}), another `{stage}` document, {}: each document needs its own id, or a failure of one is read as the other's; {fix} (a copy keeps its original's)",
                 other.path,
                 other.line,
                 other.held.said()

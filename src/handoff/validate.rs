@@ -1266,7 +1266,11 @@ fn unknown_fields(
         if known.contains(&key.name.as_str()) {
             continue;
         }
-        let hint = match suggest(&key.name, known.iter().copied()) {
+        // A name longer than a line is near a field only by its start
+        // (`status_…`): comparing the whole of a megabyte-long one with
+        // each field takes a second and finds nothing more.
+        let start: String = key.name.chars().take(super::excerpt::WIDTH).collect();
+        let hint = match suggest(&start, known.iter().copied()) {
             Some(near) => format!("; did you mean `{near}`?"),
             None => String::new(),
         };
@@ -1275,10 +1279,13 @@ fn unknown_fields(
         } else {
             "field"
         };
+        // Quoted, and named, cut as a value is: whole, a pasted log as a
+        // key floods the report and an agent's context.
+        let name = super::excerpt::short(&key.name);
         c.warning(
             key.pos,
-            field.unwrap_or(&key.name),
-            format!("unknown {what} `{}`{hint}", key.name),
+            field.unwrap_or(&name),
+            format!("unknown {what} `{name}`{hint}"),
         );
     }
 }

@@ -570,7 +570,7 @@ impl Builder<'_> {
                             pos: key.pos,
                             message: format!(
                                 "duplicate key `{}` (first on line {first}): remove one of them",
-                                key.name
+                                super::excerpt::short(&key.name)
                             ),
                         });
                         continue;

@@ -3,7 +3,9 @@
 
 use std::io::{self, Write};
 
-use miette::{LabeledSpan, NamedSource};
+use miette::{
+    LabeledSpan, MietteError, MietteSpanContents, NamedSource, SourceCode, SourceSpan, SpanContents,
+};
 
 use crate::handoff::feedback::{Feedback, NoRunOfPhase};
 use crate::handoff::HandoffReport;
@@ -53,10 +55,28 @@ pub fn render_human(
             let (drawn, moved) = drawable(text);
             // Every error is listed below the drawing; drawing thousands
             // (a list pasted over and over) takes seconds and pages.
-            let labels = report.errors.iter().take(MAX_DRAWN).map(|e| {
-                let start = moved(e.offset.min(text.len()));
-                let end = moved((e.offset + e.len).min(text.len()));
-                LabeledSpan::new(Some(clean(&e.message).into_owned()), start, end - start)
+            let spans: Vec<(usize, usize)> = report
+                .errors
+                .iter()
+                .take(MAX_DRAWN)
+                .map(|e| {
+                    let start = moved(e.offset.min(text.len()));
+                    let end = moved((e.offset + e.len).min(text.len()));
+                    (start, end - start)
+                })
+                .collect();
+            let places = spans
+                .iter()
+                .zip(&report.errors)
+                .map(|(&(offset, len), e)| Place {
+                    offset,
+                    len,
+                    line: e.line,
+                    column: e.column,
+                })
+                .collect();
+            let labels = spans.iter().zip(&report.errors).map(|(&(start, len), e)| {
+                LabeledSpan::new(Some(clean(&e.message).into_owned()), start, len)
             });
             let diagnostic =
                 miette::MietteDiagnostic::new(format!("invalid handoff document {what}"))
@@ -68,8 +88,14 @@ pub fn render_human(
                             "fix each labelled line, and the {more} more errors listed below, then run `phasegate handoff validate` again"
                         ),
                     });
-            let report_with_source = miette::Report::new(diagnostic)
-                .with_source_code(NamedSource::new(clean(&report.path), drawn));
+            let report_with_source =
+                miette::Report::new(diagnostic).with_source_code(NamedSource::new(
+                    clean(&report.path),
+                    Located {
+                        text: drawn,
+                        places,
+                    },
+                ));
             super::errors::render_diagnostic(report_with_source.as_ref(), out, color);
             for e in &report.errors {
                 writeln!(
@@ -94,6 +120,59 @@ pub fn render_human(
         }
     }
     Ok(())
+}
+
+/// Where an error drawn at `offset` (`len` bytes) of the drawing is in
+/// the document: its 1-based `line` and `column`, as the JSON says them.
+struct Place {
+    offset: usize,
+    len: usize,
+    line: usize,
+    column: usize,
+}
+
+/// The drawing of a document, which miette heads with the line and column
+/// of the error it draws first. miette counts them in what it is given:
+/// in a line cut around its error (`excerpt::drawn`), the column a
+/// megabyte in would read as one near the start of the cut, and any
+/// column after a character of more than one byte would be counted in
+/// bytes. The header says the document's own, as the list below it does.
+struct Located {
+    text: String,
+    places: Vec<Place>,
+}
+
+impl SourceCode for Located {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let inner = self
+            .text
+            .read_span(span, context_lines_before, context_lines_after)?;
+        // Only without lines around it do the contents start at the span,
+        // and only then are their line and column the header's.
+        if context_lines_before > 0 || context_lines_after > 0 {
+            return Ok(inner);
+        }
+        let Some((line, column)) = self
+            .places
+            .iter()
+            .find(|p| p.offset == span.offset() && p.len == span.len())
+            .and_then(|p| Some((p.line.checked_sub(1)?, p.column.checked_sub(1)?)))
+        else {
+            return Ok(inner);
+        };
+        Ok(Box::new(MietteSpanContents::new(
+            inner.data(),
+            *inner.span(),
+            line,
+            column,
+            inner.line_count(),
+        )))
+    }
 }
 
 /// The document as miette may draw it, and where a byte offset of the

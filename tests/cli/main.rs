@@ -27,6 +27,7 @@ mod first_run;
 mod gate_review;
 mod git;
 mod handoff;
+mod handoff_cut;
 mod handoff_feedback;
 mod handoff_history;
 mod handoff_ids;
