@@ -9,6 +9,7 @@ mod support;
 mod agent_loop;
 mod batches_review;
 mod ci;
+mod ci_cargo;
 mod ci_events;
 mod ci_gate;
 mod ci_more;

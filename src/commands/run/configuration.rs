@@ -395,7 +395,8 @@ impl Source {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Unvouched {
     pub check: String,
-    /// What differs: a file, or one `scripts` entry of a `package.json`.
+    /// What differs: a file, one `scripts` entry of a `package.json`, a
+    /// cargo alias or a cargo or toolchain setting.
     target: Target,
     /// Where that entry is in the version that runs.
     line: Option<u32>,
@@ -493,6 +494,186 @@ enum Target {
         dir: PathBuf,
         name: String,
     },
+    /// A setting (`key`, as `target.'cfg(unix)'.runner`) of the files of
+    /// `kind` that cargo or rustup reads where the command runs (`dir`):
+    /// `config` holds it in the version that runs, else in the target's.
+    Setting {
+        kind: SettingFile,
+        config: PathBuf,
+        dir: PathBuf,
+        key: String,
+    },
+}
+
+/// The files whose settings change what a `cargo` command verifies
+/// without changing its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SettingFile {
+    /// cargo's configuration, `.cargo/config` (else `.cargo/config.toml`:
+    /// cargo reads the first when both are there) in the directory the
+    /// command runs in and in each one above it.
+    Cargo,
+    /// rustup's toolchain file, `rust-toolchain` (else
+    /// `rust-toolchain.toml`) in the nearest directory at or above the
+    /// one the command runs in that has one.
+    Toolchain,
+}
+
+impl SettingFile {
+    /// Its names in one directory, the one read first first.
+    fn names(self) -> [&'static str; 2] {
+        match self {
+            SettingFile::Cargo => [".cargo/config", ".cargo/config.toml"],
+            SettingFile::Toolchain => ["rust-toolchain", "rust-toolchain.toml"],
+        }
+    }
+}
+
+/// The `[build]` settings of a cargo configuration that change what a
+/// command verifies: the compiler itself (`rustc`, `rustdoc`, for the
+/// doctests), a program every compilation goes through (the wrappers: one
+/// that exits 0 builds nothing and fails nothing), the compiler's flags
+/// (`--cap-lints allow` silences `cargo clippy -- -D warnings`, a `--cfg`
+/// compiles tests out) and the target (one whose `cfg` leaves the tests
+/// out). Every setting of `[target.<triple>]` and `[target.'cfg(..)']`
+/// counts too: the `runner` the test binaries run through (`runner =
+/// "true"` passes every test), the `linker` that makes them, their flags
+/// and the output of build scripts it overrides; and every variable of
+/// `[env]`, the environment the compiler, build scripts and tests see,
+/// which a test may obey (`INSTA_FORCE_PASS`, `PROPTEST_CASES=0`). The
+/// rest (`target-dir`, `jobs`, `[term]`, `[http]`, `[net]`, the
+/// registries) change where and how fast, not what is verified.
+const CARGO_BUILD_SETTINGS: &[&str] = &[
+    "rustc",
+    "rustc-wrapper",
+    "rustc-workspace-wrapper",
+    "rustdoc",
+    "rustflags",
+    "rustdocflags",
+    "target",
+];
+
+/// The `[toolchain]` settings of a toolchain file that choose the
+/// toolchain: another `channel` (an old one, with lints the gate relies on
+/// missing) or a `path` to a directory of the repository, whose `cargo`
+/// and `rustc` are whatever the branch put there. Its `components`,
+/// `targets` and `profile` only add to what is installed.
+const TOOLCHAIN_SETTINGS: &[&str] = &["channel", "path"];
+
+/// One setting that changes what a cargo command verifies, as a file
+/// holds it: its key, its value and the line of its key.
+#[derive(Debug, Clone, PartialEq)]
+struct Setting {
+    key: String,
+    value: toml::Value,
+    line: Option<u32>,
+}
+
+/// The settings of a file of `kind` (its bytes) that change what a cargo
+/// command verifies. A file that is not TOML holds none, but for the
+/// toolchain file of old, one line that names the channel.
+fn verifying_settings(kind: SettingFile, bytes: &[u8]) -> Vec<Setting> {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Vec::new();
+    };
+    let Ok(table) = toml::from_str::<toml::Table>(text) else {
+        let channel = text.trim();
+        return match kind {
+            SettingFile::Toolchain if !channel.is_empty() => vec![Setting {
+                key: "toolchain.channel".to_string(),
+                value: toml::Value::String(channel.to_string()),
+                line: Some(1),
+            }],
+            _ => Vec::new(),
+        };
+    };
+    let mut found: Vec<(Vec<&str>, &toml::Value)> = Vec::new();
+    let wanted = |section: &'static str, names: &[&str]| {
+        table
+            .get(section)
+            .and_then(toml::Value::as_table)
+            .into_iter()
+            .flatten()
+            .filter(|(name, _)| names.is_empty() || names.contains(&name.as_str()))
+            .map(|(name, value)| (section, name.as_str(), value))
+            .collect::<Vec<_>>()
+    };
+    match kind {
+        SettingFile::Cargo => {
+            for (section, name, value) in wanted("build", CARGO_BUILD_SETTINGS)
+                .into_iter()
+                .chain(wanted("env", &[]))
+            {
+                found.push((vec![section, name], value));
+            }
+            // Each target's settings one by one, so that the line of each
+            // is named.
+            for (section, name, value) in wanted("target", &[]) {
+                match value.as_table() {
+                    Some(settings) => found.extend(
+                        settings
+                            .iter()
+                            .map(|(setting, value)| (vec![section, name, setting.as_str()], value)),
+                    ),
+                    None => found.push((vec![section, name], value)),
+                }
+            }
+        }
+        SettingFile::Toolchain => {
+            for (section, name, value) in wanted("toolchain", TOOLCHAIN_SETTINGS) {
+                found.push((vec![section, name], value));
+            }
+        }
+    }
+    let spans = toml::de::DeTable::parse(text).ok();
+    let mut settings: Vec<Setting> = found
+        .into_iter()
+        .map(|(parts, value)| Setting {
+            key: setting_key(&parts),
+            value: value.clone(),
+            line: spans
+                .as_ref()
+                .and_then(|doc| key_offset(doc.get_ref(), &parts))
+                .and_then(|at| u32::try_from(text[..at].matches('\n').count() + 1).ok()),
+        })
+        .collect();
+    // In the file's order, as a reader finds them.
+    settings.sort_by_key(|setting| setting.line.unwrap_or(u32::MAX));
+    settings
+}
+
+/// A setting's key as TOML writes it: parts joined by dots, a part that is
+/// no bare key (`cfg(unix)`) in single quotes.
+fn setting_key(parts: &[&str]) -> String {
+    parts
+        .iter()
+        .map(|part| {
+            if !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            {
+                (*part).to_string()
+            } else {
+                format!("'{part}'")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// Where the key `parts` names is written in a parsed file: the offset of
+/// its last part.
+fn key_offset(table: &toml::de::DeTable<'_>, parts: &[&str]) -> Option<usize> {
+    let (first, rest) = parts.split_first()?;
+    let (key, value) = table.iter().find(|(key, _)| key.get_ref() == first)?;
+    if rest.is_empty() {
+        return Some(key.span().start);
+    }
+    match value.get_ref() {
+        toml::de::DeValue::Table(inner) => key_offset(inner, rest),
+        _ => None,
+    }
 }
 
 /// cargo's own commands (`cargo --list`), which no alias replaces: cargo
@@ -682,6 +863,59 @@ impl Versions<'_> {
         None
     }
 
+    /// The files of `kind` that cargo (or rustup) run in `dir` reads in
+    /// the commit `spec` (the work tree's for none), nearest first, each
+    /// with the settings in it that change what a command verifies.
+    /// rustup reads only the nearest toolchain file.
+    fn settings(
+        &self,
+        spec: Option<&str>,
+        dir: &Path,
+        kind: SettingFile,
+    ) -> Vec<(PathBuf, Vec<Setting>)> {
+        let mut found = Vec::new();
+        let mut at = Some(dir);
+        while let Some(dir) = at {
+            let file = kind
+                .names()
+                .iter()
+                .map(|name| dir.join(name))
+                .find_map(|file| self.at(spec, &file).map(|bytes| (file, bytes)));
+            if let Some((file, bytes)) = file {
+                found.push((file, verifying_settings(kind, &bytes)));
+                if kind == SettingFile::Toolchain {
+                    break;
+                }
+            }
+            at = dir.parent();
+        }
+        found
+    }
+
+    /// Reads `paths` of the commit `spec` at once, for `at` to find: one
+    /// look into the repository instead of one per path. A path that is
+    /// not a file there spoils the batch, and each is then read alone.
+    fn prefetch(&self, spec: &str, paths: &[PathBuf]) {
+        let key = |path: &PathBuf| (Some(spec.to_string()), path.clone());
+        let missing: Vec<&Path> = {
+            let read = self.read.borrow();
+            paths
+                .iter()
+                .filter(|path| !read.contains_key(&key(path)))
+                .map(PathBuf::as_path)
+                .collect()
+        };
+        if missing.is_empty() {
+            return;
+        }
+        if let Ok(contents) = crate::git::files_at(self.root, spec, &missing) {
+            let mut read = self.read.borrow_mut();
+            for (path, bytes) in missing.iter().zip(contents) {
+                read.insert((Some(spec.to_string()), path.to_path_buf()), bytes);
+            }
+        }
+    }
+
     /// The versions that vouch for a file: the target's, and the one the
     /// branch started from. A file the branch left alone is the target's
     /// even when the target changed it since (a merge request whose target
@@ -834,6 +1068,12 @@ fn targets_of(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Targ
         }
     }
     if base == "cargo" {
+        // What the command verifies also hangs on the settings of the
+        // files cargo and rustup read where it runs; a toolchain named on
+        // the command line (`cargo +stable test`) is rustup's choice over
+        // any toolchain file.
+        let toolchain_named = rest.first().is_some_and(|word| word.starts_with('+'));
+        found.extend(cargo_settings(&dir, !toolchain_named, versions));
         // An alias of the repository's cargo configuration runs what the
         // branch wrote there (`[alias] clippy = "version"`).
         if let Some(name) = cargo_subcommand(rest).filter(|name| !CARGO_COMMANDS.contains(name)) {
@@ -871,6 +1111,62 @@ fn targets_of(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Targ
                 .and_then(|script| repository_path(&dir, script))
                 .map(Target::File),
         );
+    }
+    found
+}
+
+/// The settings that change what a cargo command run in `dir` verifies,
+/// of its cargo configuration (and its toolchain file, with `toolchain`)
+/// as the version that runs or `--config-from-ref`'s holds them: one
+/// target each, to be compared in every version.
+fn cargo_settings(dir: &Path, toolchain: bool, versions: &Versions<'_>) -> Vec<Target> {
+    let kinds: &[SettingFile] = if toolchain {
+        &[SettingFile::Cargo, SettingFile::Toolchain]
+    } else {
+        &[SettingFile::Cargo]
+    };
+    // Every file each version may read, fetched from each commit at once.
+    let mut paths = Vec::new();
+    let mut at = Some(dir);
+    while let Some(dir) = at {
+        for kind in kinds {
+            paths.extend(kind.names().iter().map(|name| dir.join(name)));
+        }
+        at = dir.parent();
+    }
+    for spec in versions.to.iter().chain(&versions.vouchers()) {
+        versions.prefetch(spec, &paths);
+    }
+    let mut found = Vec::new();
+    for &kind in kinds {
+        for spec in [versions.to, Some(versions.spec)] {
+            for (config, settings) in versions.settings(spec, dir, kind) {
+                for setting in settings {
+                    let target = Target::Setting {
+                        kind,
+                        config: config.clone(),
+                        dir: dir.to_path_buf(),
+                        key: setting.key,
+                    };
+                    // Named once, by the file nearest to `dir` that holds
+                    // it in the version that runs.
+                    let known = found.iter().any(|one| match (one, &target) {
+                        (
+                            Target::Setting { kind, key, .. },
+                            Target::Setting {
+                                kind: new_kind,
+                                key: new_key,
+                                ..
+                            },
+                        ) => kind == new_kind && key == new_key,
+                        _ => false,
+                    });
+                    if !known {
+                        found.push(target);
+                    }
+                }
+            }
+        }
     }
     found
 }
@@ -914,6 +1210,7 @@ fn manifest_for(dir: &Path, versions: &Versions<'_>) -> Option<PathBuf> {
 fn called_by(target: &Target, dir: &Path, versions: &Versions<'_>) -> Vec<Target> {
     let mut included = Vec::new();
     let (text, dir) = match target {
+        Target::Setting { .. } => return Vec::new(),
         Target::Alias { dir, name, .. } => {
             let Some((_, words, _)) = versions.cargo_alias(versions.to, dir, name) else {
                 return Vec::new();
@@ -1051,7 +1348,21 @@ pub(super) fn unvouched(
     };
     let mut found = Vec::new();
     for (check, _) in specs.iter().zip(planned).filter(|(_, plan)| plan.is_ok()) {
+        // A toolchain the check's own environment names is rustup's
+        // choice over any toolchain file.
+        let toolchain_set = check.env.contains_key("RUSTUP_TOOLCHAIN");
         for (target, via) in runs_of(check, &versions) {
+            if toolchain_set
+                && matches!(
+                    target,
+                    Target::Setting {
+                        kind: SettingFile::Toolchain,
+                        ..
+                    }
+                )
+            {
+                continue;
+            }
             let Some(mut one) = differing(&target, &versions) else {
                 continue;
             };
@@ -1066,6 +1377,9 @@ pub(super) fn unvouched(
 /// `target`, when the version that runs is not one that vouches for it.
 /// A file or script that is not there fails the check by itself.
 fn differing(target: &Target, versions: &Versions<'_>) -> Option<Unvouched> {
+    if let Target::Setting { kind, dir, key, .. } = target {
+        return differing_setting(target, *kind, dir, key, versions);
+    }
     let file = target.file();
     // A finding names its file as text.
     file.to_str()?;
@@ -1091,6 +1405,8 @@ fn differing(target: &Target, versions: &Versions<'_>) -> Option<Unvouched> {
             }
             line
         }
+        // Compared by `differing_setting`, above.
+        Target::Setting { .. } => return None,
         // What counts is the alias cargo finds, in whichever file: moved
         // to another file unchanged, it still runs the same.
         Target::Alias { dir, name, .. } => {
@@ -1114,13 +1430,52 @@ fn differing(target: &Target, versions: &Versions<'_>) -> Option<Unvouched> {
     })
 }
 
+/// The setting `key` of the files of `kind` cargo run in `dir` reads,
+/// when its values there (nearest file first: cargo lets the nearest
+/// decide, and joins lists of flags) are not those of a version that
+/// vouches for it. Moved to another file unchanged, it verifies the same.
+/// A setting the branch removed differs too (a `runner` that ran the tests
+/// under a checker), with no line to point at.
+fn differing_setting(
+    target: &Target,
+    kind: SettingFile,
+    dir: &Path,
+    key: &str,
+    versions: &Versions<'_>,
+) -> Option<Unvouched> {
+    let values = |spec: Option<&str>| {
+        versions
+            .settings(spec, dir, kind)
+            .into_iter()
+            .flat_map(|(_, settings)| settings)
+            .filter(|setting| setting.key == key)
+            .collect::<Vec<_>>()
+    };
+    let running = values(versions.to);
+    let same = |spec: &&str| {
+        values(Some(spec))
+            .iter()
+            .map(|setting| &setting.value)
+            .eq(running.iter().map(|setting| &setting.value))
+    };
+    if versions.vouchers().iter().any(same) {
+        return None;
+    }
+    Some(Unvouched {
+        check: String::new(),
+        target: target.clone(),
+        line: running.first().and_then(|setting| setting.line),
+        via: None,
+    })
+}
+
 impl Target {
     /// The file it is in, relative to the repository root.
     fn file(&self) -> &Path {
         match self {
             Target::File(file) => file,
             Target::Script { manifest, .. } => manifest,
-            Target::Alias { config, .. } => config,
+            Target::Alias { config, .. } | Target::Setting { config, .. } => config,
         }
     }
 
@@ -1134,6 +1489,33 @@ impl Target {
             Target::Alias { config, name, .. } => {
                 format!("the cargo alias `{name}` of `{}`", config.display())
             }
+            Target::Setting {
+                kind: SettingFile::Cargo,
+                config,
+                key,
+                ..
+            } => format!("the cargo setting `{key}` of `{}`", config.display()),
+            Target::Setting {
+                kind: SettingFile::Toolchain,
+                config,
+                key,
+                ..
+            } => format!("the toolchain setting `{key}` of `{}`", config.display()),
+        }
+    }
+
+    /// A change to it that would make its check pass whatever the code.
+    fn weakening(&self) -> &'static str {
+        match self {
+            Target::File(_) | Target::Script { .. } | Target::Alias { .. } => "an `exit 0`",
+            Target::Setting {
+                kind: SettingFile::Cargo,
+                ..
+            } => "a `runner = \"true\"`",
+            Target::Setting {
+                kind: SettingFile::Toolchain,
+                ..
+            } => "a toolchain of the branch's own",
         }
     }
 }
@@ -1156,9 +1538,10 @@ impl Unvouched {
     /// What the run says of it, naming the ref whose gate it runs under.
     fn message(&self, spec: &str) -> String {
         format!(
-            "check `{}` runs {}, which differs from its version in `{spec}`: --config-from-ref took the gate's configuration from `{spec}`, but this is the branch's, and a change to it (an `exit 0`) changes what the check verifies; have it reviewed, or run under `--profile strict` to block such a change",
+            "check `{}` runs {}, which differs from its version in `{spec}`: --config-from-ref took the gate's configuration from `{spec}`, but this is the branch's, and a change to it ({}) changes what the check verifies; have it reviewed, or run under `--profile strict` to block such a change",
             self.check,
-            self.what()
+            self.what(),
+            self.target.weakening()
         )
     }
 
@@ -1334,6 +1717,36 @@ mod tests {
             Some("lint")
         );
         assert_eq!(cargo_subcommand(&words("--version")), None);
+    }
+
+    #[test]
+    fn the_settings_that_change_what_cargo_verifies_are_read_with_their_lines() {
+        let config = b"[build]\njobs = 4\ntarget-dir = \"out\"\nrustflags = [\"-A\", \"warnings\"]\n\n[term]\ncolor = \"never\"\n\n[env]\nINSTA_FORCE_PASS = \"1\"\n\n[target.'cfg(unix)']\nrunner = \"true\"\n\n[alias]\nt = \"test\"\n";
+        let found: Vec<_> = verifying_settings(SettingFile::Cargo, config)
+            .into_iter()
+            .map(|setting| (setting.key, setting.line))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("build.rustflags".to_string(), Some(4)),
+                ("env.INSTA_FORCE_PASS".to_string(), Some(10)),
+                ("target.'cfg(unix)'.runner".to_string(), Some(13)),
+            ]
+        );
+        assert!(verifying_settings(SettingFile::Cargo, b"not toml [").is_empty());
+        let toolchain = b"[toolchain]\ncomponents = [\"clippy\"]\npath = \"tools/rust\"\n";
+        let found = verifying_settings(SettingFile::Toolchain, toolchain);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (found[0].key.as_str(), found[0].line),
+            ("toolchain.path", Some(3))
+        );
+        let legacy = verifying_settings(SettingFile::Toolchain, b"nightly-2024-01-01\n");
+        assert_eq!(
+            legacy[0].value,
+            toml::Value::String("nightly-2024-01-01".to_string())
+        );
     }
 
     #[test]
