@@ -1,5 +1,6 @@
 //! `--config-from-ref` and the cargo configuration a branch changes: runners, wrappers, flags and toolchains.
 
+use crate::ci_scripts::finding;
 use crate::support::{check, TestRepo};
 
 /// The gate of `main` over what `feature` changed since it left `main`.
@@ -45,16 +46,6 @@ fn crate_branch(files: &[(&str, &str)], changes: &[(&str, &str)]) -> TestRepo {
     }
     repo.commit_all("feature");
     repo
-}
-
-/// The warning of phasegate's own that names `file`.
-fn finding<'v>(v: &'v serde_json::Value, file: &str) -> &'v serde_json::Value {
-    v["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["file"] == file && d["code"] == "command-file-changed")
-        .unwrap_or_else(|| panic!("no finding on {file}: {v:#}"))
 }
 
 fn no_warning(v: &serde_json::Value) {

@@ -31,7 +31,7 @@ fn gated(command: &str, files: &[(&str, &str)], changes: &[(&str, &str)]) -> Tes
 }
 
 /// The one warning (or error) finding of phasegate's own on `file`.
-fn finding<'v>(v: &'v serde_json::Value, file: &str) -> &'v serde_json::Value {
+pub(crate) fn finding<'v>(v: &'v serde_json::Value, file: &str) -> &'v serde_json::Value {
     v["diagnostics"]
         .as_array()
         .unwrap()
