@@ -1,6 +1,7 @@
 //! Handoff reports of cut lines: the document's own line and column, long field names, the duplicate-id wording.
 
 use crate::handoff_ids::document;
+use crate::handoff_named::head;
 use crate::support::{Run, TestRepo};
 
 /// Both claims' checks run and pass.
@@ -10,11 +11,6 @@ max_retries = 3
 [phases.implementation]
 checks = [ { name = "tests", command = "true" }, { name = "lint", command = "true" } ]
 "#;
-
-/// The start of a long text, for a failure to show.
-fn head(text: &str) -> String {
-    text.chars().take(2000).collect()
-}
 
 /// `phasegate handoff validate` of `path`, as JSON and for people.
 fn validated(repo: &TestRepo, path: &str) -> (serde_json::Value, Run) {

@@ -44,7 +44,7 @@ fn shared_with(original: &str, held: &str) -> String {
 }
 
 /// The start of a long text, for a failure to show.
-fn head(text: &str) -> String {
+pub(crate) fn head(text: &str) -> String {
     text.chars().take(2000).collect()
 }
 

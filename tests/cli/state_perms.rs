@@ -5,11 +5,10 @@
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
+use crate::state_shared::{everything_under, run_as};
 use crate::support::{
-    docs_files, git_pushing, output, recorded_verdicts, remote_has, rev, said, wait_for, Run,
-    TestRepo, BIN,
+    docs_files, git_pushing, output, recorded_verdicts, remote_has, rev, said, Run, TestRepo, BIN,
 };
 
 /// A check that writes over `src/a.rs`, as a formatter would.
@@ -30,54 +29,22 @@ checks = [ { name = "ok", command = "true" } ]
 /// A gate that fails on any selected Markdown file holding `TODO`.
 const NO_TODO: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], shell = true, command = \"! grep -H TODO {files}\" } ]\n";
 
-/// `phasegate args` in `repo` under `umask`, with `env` set.
-fn run_under(repo: &TestRepo, umask: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut cmd = repo.command("sh");
-    cmd.args(["-c", &format!("umask {umask} && exec \"$@\""), "sh", BIN])
-        .args(args)
-        .envs(env.iter().copied());
-    output(&cmd.output().unwrap())
+/// `phasegate args` in `repo` under `umask`.
+fn run_under(repo: &TestRepo, umask: &str, args: &[&str]) -> Run {
+    run_as(repo, None, umask, BIN, args)
 }
 
 /// `phasegate run` under `umask`, killed (SIGKILL) once paused at `step`.
 fn kill_run_under(repo: &TestRepo, umask: &str, step: &str) {
-    let marker = repo.path().join(".git/phasegate/paused");
-    let mut child = repo
-        .command("sh")
-        .args([
-            "-c",
-            &format!("umask {umask} && exec \"$@\""),
-            "sh",
-            BIN,
-            "run",
-        ])
-        .env("PHASEGATE_TEST_PAUSE_AT", step)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(&format!("the pause at `{step}`"), || {
-        assert!(child.try_wait().unwrap().is_none(), "phasegate ended early");
-        marker.exists().then_some(())
-    });
-    child.kill().unwrap();
-    child.wait().unwrap();
-    std::fs::remove_file(&marker).unwrap();
-}
-
-/// Every file and directory under `dir`, itself included.
-fn everything_under(dir: &Path) -> Vec<PathBuf> {
-    let mut found = vec![dir.to_path_buf()];
-    let mut i = 0;
-    while i < found.len() {
-        if found[i].is_dir() && !found[i].is_symlink() {
-            for entry in std::fs::read_dir(&found[i]).unwrap() {
-                found.push(entry.unwrap().path());
-            }
-        }
-        i += 1;
-    }
-    found
+    let mut run = repo.command("sh");
+    run.args([
+        "-c",
+        &format!("umask {umask} && exec \"$@\""),
+        "sh",
+        BIN,
+        "run",
+    ]);
+    repo.kill_at(step, run);
 }
 
 fn mode(path: &Path) -> u32 {
@@ -118,7 +85,7 @@ fn the_versions_a_restore_keeps_are_the_group_s_under_a_private_umask() {
     // the check's version is kept with the run, under `dropped/src/`.
     repo.write("src/a.rs", "fn a() { unstaged }\n")
         .stage("b.txt", "b\n");
-    let run = run_under(&repo, "077", &["run", "--format", "json"], &[]);
+    let run = run_under(&repo, "077", &["run", "--format", "json"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(repo.read("src/a.rs"), "fn a() { unstaged }\n");
     let state = repo.path().join(".git/phasegate");
@@ -134,7 +101,7 @@ fn the_versions_a_restore_keeps_are_the_group_s_under_a_private_umask() {
     repo.config(PASSING).stage("phasegate.toml", PASSING);
     kill_run_under(&repo, "077", "checked-out");
     repo.write("src/a.rs", "fn a() { edited after the kill }\n");
-    let restored = run_under(&repo, "077", &["restore"], &[]);
+    let restored = run_under(&repo, "077", &["restore"]);
     assert_eq!(restored.code, 0, "{}", restored.stderr);
     assert_eq!(repo.read("src/a.rs"), "fn a() { unstaged }\n");
     let kept: Vec<PathBuf> = std::fs::read_dir(state.join("kept"))
@@ -191,7 +158,7 @@ fn saved_unstaged_changes_are_never_open_to_others_even_when_the_repository_is()
     // nobody else's to enter or read.
     assert_eq!(mode(&held[0]), 0o2770);
     assert_eq!(mode(&saved), 0o660);
-    let restored = run_under(&repo, "022", &["restore"], &[]);
+    let restored = run_under(&repo, "022", &["restore"]);
     assert_eq!(restored.code, 0, "{}", restored.stderr);
     assert_eq!(repo.read("secret.env"), "TOKEN=the real one\n");
 }

@@ -25,7 +25,7 @@ checks = [ { name = "ok", command = "true" } ]
 /// `program args` in `repo` under `umask`, as the user `uid` of the group
 /// `gid` when given (setpriv, no other group), with the installed hooks
 /// finding the phasegate under test.
-fn run_as(
+pub(crate) fn run_as(
     repo: &TestRepo,
     user: Option<(u32, u32)>,
     umask: &str,
@@ -54,7 +54,7 @@ fn run_as(
 }
 
 /// Every file and directory under `dir`, itself included.
-fn everything_under(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn everything_under(dir: &Path) -> Vec<PathBuf> {
     let mut found = vec![dir.to_path_buf()];
     let mut i = 0;
     while i < found.len() {

@@ -334,10 +334,16 @@ impl TestRepo {
     /// Runs `phasegate ARGS` paused at `step` (`PHASEGATE_TEST_PAUSE_AT`)
     /// and kills it there with SIGKILL, as a crash would.
     pub fn kill_run_at(&self, step: &str, args: &[&str]) {
+        let mut phasegate = self.command(BIN);
+        phasegate.args(args);
+        self.kill_at(step, phasegate);
+    }
+
+    /// Runs `command` (a phasegate, or what `exec`s one) paused at `step`
+    /// and kills it there with SIGKILL, as a crash would.
+    pub fn kill_at(&self, step: &str, mut command: std::process::Command) {
         let marker = self.path().join(".git/phasegate/paused");
-        let mut child = self
-            .command(BIN)
-            .args(args)
+        let mut child = command
             .env("PHASEGATE_TEST_PAUSE_AT", step)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
