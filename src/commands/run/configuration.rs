@@ -847,20 +847,28 @@ impl Versions<'_> {
         dir: &Path,
         name: &str,
     ) -> Option<(PathBuf, Vec<String>, Option<u32>)> {
-        let mut at = Some(dir);
-        while let Some(dir) = at {
-            let config = [".cargo/config", ".cargo/config.toml"]
+        self.nearest(spec, dir, SettingFile::Cargo.names())
+            .find_map(|(file, bytes)| {
+                alias_of(&bytes, name).map(|(words, line)| (file, words, line))
+            })
+    }
+
+    /// In `dir` and each directory above it, nearest first, the first of
+    /// `names` the commit `spec` (the work tree for none) holds there,
+    /// with its bytes: the files cargo and rustup read where a command
+    /// runs.
+    fn nearest<'s>(
+        &'s self,
+        spec: Option<&'s str>,
+        dir: &'s Path,
+        names: [&'static str; 2],
+    ) -> impl Iterator<Item = (PathBuf, Vec<u8>)> + 's {
+        std::iter::successors(Some(dir), |dir| dir.parent()).filter_map(move |dir| {
+            names
                 .iter()
-                .map(|file| dir.join(file))
-                .find_map(|file| self.at(spec, &file).map(|bytes| (file, bytes)));
-            if let Some((file, bytes)) = config {
-                if let Some((words, line)) = alias_of(&bytes, name) {
-                    return Some((file, words, line));
-                }
-            }
-            at = dir.parent();
-        }
-        None
+                .map(|name| dir.join(name))
+                .find_map(|file| self.at(spec, &file).map(|bytes| (file, bytes)))
+        })
     }
 
     /// The files of `kind` that cargo (or rustup) run in `dir` reads in
@@ -873,23 +881,14 @@ impl Versions<'_> {
         dir: &Path,
         kind: SettingFile,
     ) -> Vec<(PathBuf, Vec<Setting>)> {
-        let mut found = Vec::new();
-        let mut at = Some(dir);
-        while let Some(dir) = at {
-            let file = kind
-                .names()
-                .iter()
-                .map(|name| dir.join(name))
-                .find_map(|file| self.at(spec, &file).map(|bytes| (file, bytes)));
-            if let Some((file, bytes)) = file {
-                found.push((file, verifying_settings(kind, &bytes)));
-                if kind == SettingFile::Toolchain {
-                    break;
-                }
-            }
-            at = dir.parent();
-        }
-        found
+        let read = match kind {
+            SettingFile::Cargo => usize::MAX,
+            SettingFile::Toolchain => 1,
+        };
+        self.nearest(spec, dir, kind.names())
+            .take(read)
+            .map(|(file, bytes)| (file, verifying_settings(kind, &bytes)))
+            .collect()
     }
 
     /// Reads `paths` of the commit `spec` at once, for `at` to find: one
