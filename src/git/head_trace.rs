@@ -258,7 +258,7 @@ fn symbolic(head: &[u8]) -> Option<&str> {
 /// `worktree`, `rewritten`) in its own git directory, the others in the
 /// common one.
 fn ref_file(git_dir: &Path, common_dir: &Path, name: &str) -> PathBuf {
-    let own = ["refs/bisect/", "refs/worktree/", "refs/rewritten/"]
+    let own = super::select::PER_WORK_TREE_REFS
         .iter()
         .any(|prefix| name.starts_with(prefix));
     if own { git_dir } else { common_dir }.join(name)

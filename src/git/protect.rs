@@ -189,7 +189,7 @@ fn also_staged(others: &[String]) -> String {
 }
 
 /// `bytes` as one word for `sh`: quoted when anything in it is not plain.
-fn quoted(bytes: &[u8]) -> String {
+pub(super) fn quoted(bytes: &[u8]) -> String {
     let plain = |b: &u8| b.is_ascii_alphanumeric() || b"/._-+,:@%=".contains(b);
     let text = String::from_utf8_lossy(bytes);
     if !bytes.is_empty() && bytes.iter().all(plain) {

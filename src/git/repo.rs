@@ -140,7 +140,10 @@ pub fn unopened(dir: &Path, source: git2::Error) -> GitError {
             };
         }
         let path = owned_path(&source).unwrap_or_else(|| dir.to_path_buf());
-        let command = format!("git config --global --add safe.directory {}", quoted(&path));
+        let command = format!(
+            "git config --global --add safe.directory {}",
+            super::protect::quoted(path.as_os_str().as_bytes())
+        );
         return GitError::Ownership { path, command };
     }
     if let Some(format) = Extensions::of(dir).and_then(|found| found.unreadable()) {
@@ -309,19 +312,6 @@ fn owned_path(error: &git2::Error) -> Option<PathBuf> {
     let rest = error.message().split_once("path '")?.1;
     let (path, _) = rest.rsplit_once("' is not owned")?;
     Some(PathBuf::from(path))
-}
-
-/// `path` as one shell word.
-fn quoted(path: &Path) -> String {
-    let text = path.to_string_lossy();
-    if text
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%".contains(&b))
-    {
-        text.into_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
 }
 
 /// The repository format extensions (`extensions.*`) of the repository at

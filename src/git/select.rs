@@ -1939,13 +1939,19 @@ fn copy_refs(repo: &Repository, git: &Path) -> Result<(), GitError> {
     write_file(&git.join("packed-refs"), &text)
 }
 
+/// The refs git keeps for each work tree in its own git directory; every
+/// other ref is in the common one.
+pub(super) const PER_WORK_TREE_REFS: [&str; 3] =
+    ["refs/bisect/", "refs/worktree/", "refs/rewritten/"];
+
 /// Whether the checkout gets a copy of the ref `name` (see `copy_refs`).
 /// Only a valid name is copied: it is written as a path under `.git`.
 fn copied_ref(name: &[u8]) -> bool {
-    const PER_WORK_TREE: [&[u8]; 3] = [b"refs/bisect/", b"refs/worktree/", b"refs/rewritten/"];
     name.starts_with(b"refs/")
         && name != b"refs/stash"
-        && !PER_WORK_TREE.iter().any(|prefix| name.starts_with(prefix))
+        && !PER_WORK_TREE_REFS
+            .iter()
+            .any(|prefix| name.starts_with(prefix.as_bytes()))
         && std::str::from_utf8(name).is_ok_and(git2::Reference::is_valid_name)
 }
 
