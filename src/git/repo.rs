@@ -198,10 +198,11 @@ pub(super) fn fetch_missing(
     let Some(remote) = promisor_remote(repo) else {
         return Ok(false);
     };
+    // The repository libgit2 opened, whatever the environment named.
+    let place = super::filters::Place::of(repo, root);
     let git = |args: &[&str]| {
-        let mut git = std::process::Command::new("git");
+        let mut git = place.git();
         git.args(args)
-            .current_dir(root)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
