@@ -66,7 +66,7 @@ fn add_line_ends(
 /// Says which other work trees are not gated, and why: the hooks each of
 /// them runs.
 fn ungated_note(io: &mut Streams<'_>, ungated: &git::UngatedWorktrees) {
-    let relative = ungated.relative.display();
+    let relative = ungated.value.display();
     let plain = !ungated.own
         && ungated
             .worktrees
@@ -86,7 +86,9 @@ fn ungated_note(io: &mut Streams<'_>, ungated: &git::UngatedWorktrees) {
         );
         return;
     }
-    let header = if ungated.own {
+    let header = if ungated.value.is_absolute() {
+        format!("core.hooksPath (`{relative}`) is set for this work tree alone (`git config --worktree`), so only the work trees it is set for run the hook installed there, and the other work trees run other hooks")
+    } else if ungated.own {
         format!("core.hooksPath (`{relative}`) is set for this work tree alone (`git config --worktree`), relative to its root, so the other work trees run other hooks")
     } else {
         format!("core.hooksPath (`{relative}`) is relative, so each work tree runs the hooks under its own root, unless it has a core.hooksPath of its own")
@@ -288,7 +290,7 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                             );
                         }
                     }
-                    Some(UninstallOutcome::NotInstalled { left, dropped }) => {
+                    Some(UninstallOutcome::NotInstalled { left, dropped, .. }) => {
                         if let Some(dropped) = dropped {
                             let _ = writeln!(
                                 io.out,
@@ -366,7 +368,7 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
         );
     }
     let mut nothing = 0;
-    let wanted = kinds(
+    let mut wanted = kinds(
         &args.hooks,
         &[
             HookKind::PreCommit,
@@ -374,6 +376,13 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
             HookKind::PrePush,
         ],
     );
+    // `--hook pre-push --hook pre-push` removes it once.
+    let mut seen = Vec::new();
+    wanted.retain(|kind| {
+        let first = !seen.contains(kind);
+        seen.push(*kind);
+        first
+    });
     let asked = wanted.len();
     for kind in wanted {
         match git::uninstall(&ctx.cwd, kind) {
@@ -395,8 +404,12 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
                         edited.display()
                     );
                 }
-                if restored.is_some() {
-                    let _ = writeln!(io.out, "  the hook it replaced is back");
+                if let Some(restored) = restored {
+                    let _ = writeln!(
+                        io.out,
+                        "  the hook it replaced is back: {}",
+                        restored.display()
+                    );
                 }
             }
             Ok(UninstallOutcome::RestoredOnly { path }) => {
@@ -407,9 +420,39 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
                     path.display()
                 );
             }
-            Ok(UninstallOutcome::NotInstalled { left, .. }) => {
+            Ok(UninstallOutcome::NotInstalled {
+                path,
+                dropped: Some(dropped),
+                ..
+            }) => {
+                let _ = writeln!(
+                    io.out,
+                    "removed {}: the copy of the {} hook an earlier install kept, the same as the hook there now",
+                    dropped.display(),
+                    kind.name()
+                );
+                let _ = writeln!(
+                    io.out,
+                    "  the {} hook phasegate's had replaced is in its place, as it was: {}",
+                    kind.name(),
+                    path.display()
+                );
+            }
+            Ok(UninstallOutcome::NotInstalled {
+                path, theirs, left, ..
+            }) => {
                 if !args.hooks.is_empty() {
-                    let _ = writeln!(io.out, "no phasegate {} hook is installed", kind.name());
+                    let _ = if theirs {
+                        writeln!(
+                            io.out,
+                            "no phasegate {} hook is installed: the {} hook there, {}, is not phasegate's, and stays as it is",
+                            kind.name(),
+                            kind.name(),
+                            path.display()
+                        )
+                    } else {
+                        writeln!(io.out, "no phasegate {} hook is installed", kind.name())
+                    };
                 }
                 if let Some(left) = left {
                     let _ = writeln!(

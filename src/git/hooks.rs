@@ -220,6 +220,10 @@ pub enum UninstallOutcome {
     /// at `path`.
     RestoredOnly { path: PathBuf },
     NotInstalled {
+        /// Where git runs the hook.
+        path: PathBuf,
+        /// A hook that is not phasegate's is there, and stays as it is.
+        theirs: bool,
         /// A hook an earlier install kept, which stays where it is: another
         /// hook took phasegate's place since.
         left: Option<PathBuf>,
@@ -585,8 +589,9 @@ fn husky_rewrite_of(repo_dir: &Path, kind: HookKind) -> Option<HuskyRewrite> {
 /// its own (`git config --worktree`).
 #[derive(Debug, Default)]
 pub struct UngatedWorktrees {
-    /// The relative `core.hooksPath` of the work tree install ran in.
-    pub relative: PathBuf,
+    /// The `core.hooksPath` of the work tree install ran in: relative, or
+    /// absolute and set for that work tree alone.
+    pub value: PathBuf,
     /// Whether it is set for that work tree alone (`git config --worktree`).
     pub own: bool,
     /// The other work trees whose hooks lack phasegate's, sorted by root.
@@ -618,10 +623,11 @@ pub enum WorktreeHooks {
 
 /// With a relative `core.hooksPath`, each work tree runs the hooks under
 /// its own root, or those its own `core.hooksPath` names, or, when the
-/// setting is this work tree's alone, the shared ones: the work trees of
-/// the repository (the main one and the linked ones) whose hooks lack
+/// setting is this work tree's alone, the shared ones; so do the others
+/// when this work tree's own setting is an absolute path: the work trees
+/// of the repository (the main one and the linked ones) whose hooks lack
 /// phasegate's hook `kind`, and where those are. Nothing when the hooks
-/// are shared (the default, or an absolute path).
+/// are shared (the default, or an absolute path every work tree has).
 pub fn ungated_worktrees(repo_dir: &Path, kind: HookKind) -> UngatedWorktrees {
     let Ok(Some(repo)) = super::locate(repo_dir) else {
         return UngatedWorktrees::default();
@@ -629,7 +635,9 @@ pub fn ungated_worktrees(repo_dir: &Path, kind: HookKind) -> UngatedWorktrees {
     let Some(setting) = location_of(&repo).ok().and_then(|here| here.setting) else {
         return UngatedWorktrees::default();
     };
-    if setting.value.is_absolute() {
+    // An absolute path is the same for every work tree it reaches: the
+    // others differ only when it is this work tree's alone.
+    if setting.value.is_absolute() && !setting.worktree_only() {
         return UngatedWorktrees::default();
     }
     let here = repo.workdir().and_then(|w| fs::canonicalize(w).ok());
@@ -669,6 +677,9 @@ pub fn ungated_worktrees(repo_dir: &Path, kind: HookKind) -> UngatedWorktrees {
                     setting: Some(theirs),
                 }) if theirs.value.is_absolute() => (dir, WorktreeHooks::Elsewhere),
                 Some(HooksLocation { dir, .. }) => (dir, WorktreeHooks::OwnRoot),
+                None if setting.value.is_absolute() => {
+                    (setting.value.clone(), WorktreeHooks::Elsewhere)
+                }
                 None => (root.join(&setting.value), WorktreeHooks::OwnRoot),
             };
             let hook = hooks.join(kind.name());
@@ -681,7 +692,7 @@ pub fn ungated_worktrees(repo_dir: &Path, kind: HookKind) -> UngatedWorktrees {
         .collect();
     UngatedWorktrees {
         own: setting.worktree_only(),
-        relative: setting.value,
+        value: setting.value,
         worktrees,
     }
 }
@@ -716,6 +727,18 @@ fn free_name(path: &Path, suffix: &str) -> PathBuf {
         free = path.with_file_name(numbered);
     }
     free
+}
+
+/// Whether the hook at `path` is a symbolic link to a phasegate script
+/// (`text`) written for another hook than `kind`: its `hook=` line names
+/// another one.
+fn links_to_other_hook(path: &Path, text: &str, kind: HookKind) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|meta| meta.is_symlink())
+        && text
+            .lines()
+            .take(10)
+            .find_map(|line| line.strip_prefix("hook="))
+            .is_some_and(|name| name != kind.name())
 }
 
 /// Moves phasegate's hook at `path` aside when it is not a script phasegate
@@ -1198,7 +1221,10 @@ fn uninstall_at(path: &Path, kind: HookKind) -> Result<UninstallOutcome, HookErr
     let path = path.to_path_buf();
     let keep = chained_path(&path);
     let kept = fs::symlink_metadata(&keep).is_ok();
-    let Some(text) = ours(&path) else {
+    // A link to phasegate's hook of another name (`pre-push -> pre-commit`,
+    // to run the commit's checks at a push as well) is someone's own hook:
+    // taking it for phasegate's would move it where git does not run it.
+    let Some(text) = ours(&path).filter(|text| !links_to_other_hook(&path, text, kind)) else {
         let absent = fs::symlink_metadata(&path).is_err();
         if absent && kept {
             // Ours was deleted by hand; the hook it replaced still waits
@@ -1212,6 +1238,8 @@ fn uninstall_at(path: &Path, kind: HookKind) -> Result<UninstallOutcome, HookErr
             // only copy.
             fs::remove_file(&keep).map_err(write_io("remove", &keep))?;
             return Ok(UninstallOutcome::NotInstalled {
+                path,
+                theirs: true,
                 left: None,
                 dropped: Some(keep),
             });
@@ -1219,6 +1247,8 @@ fn uninstall_at(path: &Path, kind: HookKind) -> Result<UninstallOutcome, HookErr
         return Ok(UninstallOutcome::NotInstalled {
             left: (kept && !absent).then_some(keep),
             dropped: None,
+            path,
+            theirs: !absent,
         });
     };
     let edited = keep_if_edited(&path, &text, kind)?;

@@ -41,6 +41,7 @@ mod handoff_rules;
 mod handoff_sources;
 mod handoff_yaml;
 mod hooks;
+mod hooks_edges;
 mod install_edges;
 mod install_layouts;
 mod install_modes;
