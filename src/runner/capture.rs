@@ -342,6 +342,12 @@ impl Capture {
         for (_, d) in std::mem::take(&mut self.no_tests) {
             self.keep(d);
         }
+        // The ring holds up to twice its size between trims: the log and
+        // the verdict get the last `TAIL_BYTES`, as documented, whatever
+        // size the pipe's reads came in.
+        if self.tail.len() > TAIL_BYTES {
+            self.tail.drain(..self.tail.len() - TAIL_BYTES);
+        }
         let mut cut = None;
         if self.total > self.log_limit {
             let left_out = self.total - self.log_limit;
@@ -382,10 +388,7 @@ impl Capture {
             .last()
             .or(self.head.last())
             .is_some_and(|b| *b != b'\n');
-        let mut tail = self.tail;
-        if tail.len() > TAIL_BYTES {
-            tail.drain(..tail.len() - TAIL_BYTES);
-        }
+        let tail = self.tail;
         Finished {
             output: CapturedOutput {
                 head: self.head,

@@ -1211,10 +1211,13 @@ fn watch(
             // own, as `timeout` makes) is stopped too. The first process
             // is gone already, so its group alone says nothing of the
             // others.
-            if sys::session_alive(pgid) && stop_session(pgid) {
-                capture.note(
-                    "the check's process exited and left processes running in its session; they were stopped".to_string(),
-                );
+            if sys::session_alive(pgid) {
+                let left = left_in_session(pgid);
+                if stop_session(pgid) {
+                    capture.note(format!(
+                        "the check's process exited, and what it left running in its session ({left}) was stopped"
+                    ));
+                }
             }
             return Stop::None;
         }
@@ -1233,9 +1236,10 @@ fn watch(
             }
             match leader_exited {
                 Some(at) if at.elapsed() >= LEADER_EXIT_GRACE => {
+                    let left = left_in_session(pgid);
                     if stop_session(pgid) {
                         capture.note(format!(
-                            "the check's process exited, and what it left running in its session still held its output open {}ms later; it was stopped",
+                            "the check's process exited, and what it left running in its session ({left}) still held its output open {}ms later; it was stopped",
                             LEADER_EXIT_GRACE.as_millis()
                         ));
                     }
@@ -1281,6 +1285,28 @@ fn release_output(output: &Output, streams: usize, capture: &mut Capture) {
             "the check's output was still held open by a process phasegate could not find or stop; phasegate stopped reading it".to_string(),
         );
     }
+}
+
+/// The processes still running in the session `sid`, named for the log
+/// (`` `sleep 600` (pid 4242) ``): a check that leaves one behind under
+/// `env -i` carries no sign of it but its session, and the log is where
+/// its author learns what to wait for or end.
+fn left_in_session(sid: u32) -> String {
+    /// Named one by one; the rest are counted.
+    const NAMED: usize = 5;
+    let left = sys::session_commands(sid);
+    if left.is_empty() {
+        return "processes".to_string();
+    }
+    let mut named: Vec<String> = left
+        .iter()
+        .take(NAMED)
+        .map(|(pid, command)| format!("`{}` (pid {pid})", shorten(command)))
+        .collect();
+    if left.len() > NAMED {
+        named.push(format!("{} more", left.len() - NAMED));
+    }
+    named.join(", ")
 }
 
 /// A command line cut for a note in the log.

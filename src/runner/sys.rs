@@ -531,16 +531,35 @@ pub fn pipe_holders(id: u64) -> Vec<(u32, String)> {
         .into_iter()
         .flatten()
         .filter(|(pid, p)| *pid != me && p.running() && holds(*pid))
-        .map(|(pid, _)| {
-            let line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let words: Vec<String> = line
-                .split(|b| *b == 0)
-                .filter(|w| !w.is_empty())
-                .map(|w| String::from_utf8_lossy(w).into_owned())
-                .collect();
-            (pid, words.join(" "))
-        })
+        .map(|(pid, _)| (pid, command_line(pid)))
         .collect()
+}
+
+/// The command line the process `pid` runs, its words joined by spaces,
+/// as far as `/proc` shows it (empty for a process of another user, or
+/// one gone).
+pub fn command_line(pid: u32) -> String {
+    let line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let words: Vec<String> = line
+        .split(|b| *b == 0)
+        .filter(|w| !w.is_empty())
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect();
+    words.join(" ")
+}
+
+/// The processes of the session `sid` that still run, with the command
+/// line of each, lowest pid first: what a check left behind, named in its
+/// log before it is stopped. Read only once something was left.
+pub fn session_commands(sid: u32) -> Vec<(u32, String)> {
+    let mut found: Vec<(u32, String)> = session_processes(sid)
+        .into_iter()
+        .flatten()
+        .filter(|(_, p)| p.running() && p.session == sid)
+        .map(|(pid, _)| (pid, command_line(pid)))
+        .collect();
+    found.sort_unstable();
+    found
 }
 
 /// Sends `signal` to the process `pid`; whether it went to a process

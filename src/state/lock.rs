@@ -135,11 +135,23 @@ impl StateLock {
             .sharing
             .create_dirs(state_dir)
             .map_err(|e| super::io_error(state_dir, state_dir, "create", &e))?;
+        let mut looked = false;
         loop {
             match FileLock::try_acquire(&path, state_dir.sharing)
                 .map_err(|e| super::io_error(state_dir, &path, "lock", &e))?
             {
                 Ok(lock) => return Ok(StateLock { _lock: lock }),
+                // Held that long, the lock is looked at once: a holder that
+                // is no phasegate run (a check's `flock` on it, a script)
+                // writes no state and may never let go, so waiting the
+                // whole time for it would only delay the same answer.
+                Err(holder) if !looked && since.elapsed() >= wait.min(FOREIGN_WAIT) => {
+                    looked = true;
+                    let others = foreign_holders(&path, holder.0);
+                    if !others.is_empty() {
+                        return Err(held_by_others(&path, &others, since.elapsed()));
+                    }
+                }
                 Err(holder) if since.elapsed() >= wait => {
                     return Err(io::Error::new(
                         io::ErrorKind::WouldBlock,
@@ -154,6 +166,89 @@ impl StateLock {
             }
         }
     }
+}
+
+/// How long a run waits for a holder of the state lock before it looks at
+/// who that is: another phasegate run is waited for, anything else named.
+/// The hooks directory's lock gives up after as long.
+const FOREIGN_WAIT: Duration = Duration::from_secs(5);
+
+/// The processes other than phasegate runs that hold a flock(2) lock on
+/// `path`, with their command lines, as the kernel lists them in
+/// `/proc/locks` (`fuser` finds them the same way); `named` is the pid the
+/// lock file names, a phasegate run's. Empty when `/proc/locks` cannot
+/// tell: the run then waits as for another phasegate run.
+fn foreign_holders(path: &Path, named: Option<u32>) -> Vec<(u32, String)> {
+    let (Ok(meta), Ok(locks)) = (fs::metadata(path), fs::read_to_string("/proc/locks")) else {
+        return Vec::new();
+    };
+    let own_program = fs::read_link("/proc/self/exe").ok();
+    // `/proc/locks` numbers the device as the kernel does inside, which
+    // is not always what stat(2) says (overlayfs): a process is taken for
+    // a holder when the inode matches and it has the file itself open.
+    let has_open = |pid: u32| {
+        fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+            fds.flatten().any(|fd| {
+                fs::metadata(fd.path())
+                    .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+            })
+        })
+    };
+    let mut found: Vec<(u32, String)> = locks
+        .lines()
+        .filter_map(|line| lock_holder(line, meta.ino()))
+        .filter(|pid| Some(*pid) != named && *pid != std::process::id())
+        // A phasegate that has not written its pid yet, or could not.
+        .filter(|pid| {
+            own_program.is_none() || fs::read_link(format!("/proc/{pid}/exe")).ok() != own_program
+        })
+        .filter(|pid| has_open(*pid))
+        .map(|pid| (pid, crate::runner::command_line(pid)))
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    found
+}
+
+/// The pid of a line of `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 4242
+/// fe:00:1035 0 EOF`) that holds a flock(2) lock on the inode `ino` of
+/// some device; a waiter's line (`1: -> FLOCK ...`) holds nothing.
+fn lock_holder(line: &str, ino: u64) -> Option<u32> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    match words.as_slice() {
+        [_, "FLOCK", _, _, pid, at, ..]
+            if at.rsplit(':').next().and_then(|n| n.parse::<u64>().ok()) == Some(ino) =>
+        {
+            pid.parse().ok()
+        }
+        _ => None,
+    }
+}
+
+/// The error for a state lock that `holders`, no phasegate run, kept for
+/// `waited`: who they are, and what to do.
+fn held_by_others(path: &Path, holders: &[(u32, String)], waited: Duration) -> io::Error {
+    let named: Vec<String> = holders
+        .iter()
+        .map(|(pid, command)| {
+            if command.is_empty() {
+                format!("pid {pid}")
+            } else {
+                format!("`{command}` (pid {pid})")
+            }
+        })
+        .collect();
+    let pids: Vec<String> = holders.iter().map(|(pid, _)| pid.to_string()).collect();
+    io::Error::new(
+        io::ErrorKind::WouldBlock,
+        format!(
+            "{} holds `{}` (flock(2)) and is no phasegate run; phasegate waited {}s for it: phasegate keeps this lock while it writes its state, and a check or script must not take it. End it (`kill {}`), then run phasegate again",
+            named.join(", "),
+            path.display(),
+            waited.as_secs(),
+            pids.join(" ")
+        ),
+    )
 }
 
 /// How old a temporary file of `write_atomic` may be before it is stale

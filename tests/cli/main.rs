@@ -83,6 +83,7 @@ mod reports;
 mod reports_more;
 mod run_more;
 mod runner;
+mod runner_env;
 mod runner_more;
 mod runner_replay;
 mod runner_review;
