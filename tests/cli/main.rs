@@ -13,6 +13,7 @@ mod ci_cargo;
 mod ci_events;
 mod ci_gate;
 mod ci_more;
+mod ci_queue;
 mod ci_refs;
 mod ci_scripts;
 mod ci_shallow;

@@ -176,6 +176,34 @@ pub(super) fn ref_without_config(
     }
 }
 
+/// What a run under `--config-from-ref spec` says when the range it checks
+/// (`mode`) deletes `phasegate.toml`: a deleted file is no file to check,
+/// so the report would count no change at all, as if the branch left the
+/// gate alone. The gate is `spec`'s, in full; `None` when the range's end
+/// still holds the file or its merge base never did.
+pub(super) fn deleted_on_branch(
+    root: &Path,
+    spec: &str,
+    mode: &SelectionSummary,
+) -> Option<String> {
+    let file = config::CONFIG_FILE;
+    let (Some(to), Some(to_commit), Some(base)) = (&mode.to, &mode.to_commit, &mode.merge_base)
+    else {
+        return None;
+    };
+    let holds = |commit: &str| {
+        crate::git::file_at(root, commit, file)
+            .ok()
+            .map(|held| held.is_some())
+    };
+    if holds(to_commit)? || !holds(base)? {
+        return None;
+    }
+    Some(format!(
+        "`{to}` deletes `{file}`: the branch's deletion does not change the gate, which is `{file}` as `{spec}` holds it (--config-from-ref), every check of it run"
+    ))
+}
+
 /// The profile a run that stops on its configuration names: the one asked
 /// for, when it is known.
 fn stop_profile(ctx: &Context, args: &RunRequest) -> Profile {

@@ -229,6 +229,7 @@ fn run_gate(
         mode,
         found,
         mut notes,
+        said,
     } = start(ctx, args, known_state)?;
     let root = &ws.root;
 
@@ -275,6 +276,9 @@ fn run_gate(
         .as_deref()
         .filter(|_| !ref_has_config)
         .map(|spec| configuration::ref_without_config(root, spec, mode.to.as_deref(), &config));
+    if let Some(spec) = args.config_from_ref.as_deref().filter(|_| ref_has_config) {
+        notes.extend(configuration::deleted_on_branch(root, spec, &mode));
+    }
     if let Some(note) = &ref_without_config {
         notes.push(note.clone());
     } else if phase_specs.is_empty() {
@@ -409,6 +413,7 @@ fn run_gate(
     // Not a finding, but what a reviewer of the summary alone must know:
     // the gate is not a `phasegate.toml` anyone wrote.
     verdict.summary.extend(ref_without_config);
+    verdict.summary.extend(said);
     if args.config_from_ref.is_none() {
         outcome::show_config_lines(root, &mut verdict);
     }
@@ -460,6 +465,8 @@ struct Start {
     mode: SelectionSummary,
     found: select::Found,
     notes: Vec<String>,
+    /// Notes the summary carries too (`Selected::said`).
+    said: Vec<String>,
 }
 
 /// Finds the repository, reads the configuration, finishes a run that was
@@ -518,6 +525,7 @@ fn start(
         files: selection,
         summary: mode,
         notes: selection_notes,
+        said,
         found,
     } = select::select_files(ctx, args, &root, in_repo, early)
         .map_err(|e| Stop::Error(loaded.config.gate.profile, e))?;
@@ -538,6 +546,7 @@ fn start(
         mode,
         found,
         notes,
+        said,
     })
 }
 

@@ -15,6 +15,10 @@ pub(super) struct Selected {
     /// How they were chosen.
     pub summary: SelectionSummary,
     pub notes: Vec<String>,
+    /// Those of the notes a reader of the summary alone (a CI page) must
+    /// see too: which commit is judged, when it is not the one the event
+    /// is about.
+    pub said: Vec<String>,
     pub found: Found,
 }
 
@@ -30,11 +34,17 @@ pub(super) struct Found {
 }
 
 impl Selected {
-    fn new(files: Vec<PathBuf>, summary: SelectionSummary, notes: Vec<String>) -> Selected {
+    fn new(
+        files: Vec<PathBuf>,
+        summary: SelectionSummary,
+        notes: Vec<String>,
+        said: Vec<String>,
+    ) -> Selected {
         Selected {
             files,
             summary,
             notes,
+            said,
             found: Found::default(),
         }
     }
@@ -105,13 +115,43 @@ fn ambiguity_note(ambiguous: &crate::git::Ambiguity) -> String {
     )
 }
 
+/// How a `pull_request_target` job checks the pull request's head out
+/// (the event's own checkout is the target branch).
+const CHECKOUT_HEAD: &str =
+    "`actions/checkout` with `ref: ${{ github.event.pull_request.head.sha }}`";
+
 /// Why a `pull_request_target` run on the event's own checkout (the target
 /// branch) checks nothing, and what to do instead.
 fn pull_request_target_refusal(base: &str, head: Option<&str>) -> String {
     let to = head.unwrap_or("<the pull request's head commit>");
     format!(
-        "on GitHub's pull_request_target event the checkout is the target branch, which holds nothing of the pull request, and phasegate does not check out the pull request's code where it would run with that event's secrets and write token: run the gate on the `pull_request` event, or, knowing the code runs with those secrets, check the pull request out yourself (or run `phasegate run --from-ref {base} --to-ref {to}`)"
+        "on GitHub's pull_request_target event the checkout is the target branch, which holds nothing of the pull request, and phasegate does not check out the pull request's code where it would run with that event's secrets and write token: run the gate on the `pull_request` event, or, knowing the code runs with those secrets, check the pull request out yourself ({CHECKOUT_HEAD}, keeping `--config-from-ref {base}`), or run `phasegate run --from-ref {base} --to-ref {to}`"
     )
+}
+
+/// What a `pull_request_target` run says when the commit it judges, `at`
+/// (HEAD), is not the pull request's head commit `head`: which commit is
+/// judged, whether it holds the head (the pull request merged into the
+/// target branch does), and how to judge the head itself.
+fn not_the_head_note(at: &str, head: &str, holds_head: bool) -> String {
+    let what = if holds_head {
+        "which holds it with other commits (the pull request merged into its target branch, say): the checks judge the code as HEAD holds it"
+    } else {
+        "and HEAD does not hold it (an older commit of the pull request, or another branch): the checks judge HEAD's code, not the pull request's"
+    };
+    format!(
+        "GitHub pull_request_target: the commit judged is HEAD, {at}, not the pull request's head commit {head} (`pull_request.head.sha`), {what}; to judge the pull request's head, check it out ({CHECKOUT_HEAD})"
+    )
+}
+
+/// What a run says of a merge queue's range: the queue's own commits.
+fn merge_queue_note(ci: &crate::context::CiRange) -> Option<String> {
+    (ci.source == "GitHub merge_group").then(|| {
+        format!(
+            "GitHub merge_group: the merge queue's changes are checked, from `merge_group.base_sha` {} (the target branch the queue built on) to `merge_group.head_sha` {}",
+            ci.from, ci.to
+        )
+    })
 }
 
 /// The selected files, relative to `root`, how they were chosen, and notes.
@@ -130,6 +170,7 @@ pub(super) fn select_files(
         in_repo,
     };
     let mut notes = Vec::new();
+    let mut said = Vec::new();
     let (files, summary) = match &args.selection {
         SelectionRequest::Files(given) => {
             let files = selector.named_files(given, &mut notes)?;
@@ -184,7 +225,7 @@ pub(super) fn select_files(
             (files, s)
         }
         SelectionRequest::Default if !in_repo => (Vec::new(), selector.summary("all", &[], None)),
-        SelectionRequest::Default if ctx.ci => selector.in_ci(&mut notes)?,
+        SelectionRequest::Default if ctx.ci => selector.in_ci(&mut notes, &mut said)?,
         SelectionRequest::Staged if !in_repo => {
             return Err(crate::commands::usage_error(
                 "staged files need a git repository".to_string(),
@@ -213,6 +254,7 @@ pub(super) fn select_files(
                 files: staged.files,
                 summary: s,
                 notes,
+                said,
                 found: Found {
                     unstaged: staged.unstaged,
                     held,
@@ -220,7 +262,7 @@ pub(super) fn select_files(
             });
         }
     };
-    Ok(Selected::new(files, summary, notes))
+    Ok(Selected::new(files, summary, notes, said))
 }
 
 /// What a run says of a ref option (`--config-from-ref`, `--from-ref`,
@@ -346,6 +388,28 @@ fn shallow_ci_error(ci: &crate::context::CiRange, e: crate::git::GitError) -> Ve
     crate::commands::usage_error(message)
 }
 
+/// What a run in CI says when a ref of the range CI named is not in a
+/// clone that is not shallow (a fork's pull request checked out on its own
+/// branch alone, without the target branch): which CI range it is, the
+/// ref and fetch git's error names, and the CI setting that fetches every
+/// branch on every run.
+fn missing_ci_ref_error(ci: &crate::context::CiRange, e: crate::git::GitError) -> VerdictError {
+    let setting = if ci.source.starts_with("GitHub") {
+        "give `actions/checkout` `fetch-depth: 0` (under its `with:`), which fetches every branch"
+    } else if ci.source.starts_with("GitLab") {
+        "run that fetch in the job's `script:` before phasegate"
+    } else {
+        "fetch it before phasegate"
+    };
+    match e {
+        e @ crate::git::GitError::Revision { .. } => crate::commands::usage_error(format!(
+            "{}: {e}; for every run of the job to have it, {setting}",
+            ci.source
+        )),
+        e => git_error(e),
+    }
+}
+
 /// A revision that names nothing, or a range without a merge base, is the
 /// caller's to fix; anything else is phasegate's failure.
 fn git_error(e: crate::git::GitError) -> VerdictError {
@@ -403,7 +467,8 @@ impl Selector<'_> {
         }
         let resolved = crate::git::range_files(self.root, from, to).map_err(|e| match ci {
             Some(ci) if crate::git::is_shallow(self.root) => shallow_ci_error(ci, e),
-            _ => git_error(e),
+            Some(ci) => missing_ci_ref_error(ci, e),
+            None => git_error(e),
         })?;
         for ambiguous in &resolved.ambiguous {
             notes.push(ambiguity_note(ambiguous));
@@ -599,6 +664,7 @@ impl Selector<'_> {
     fn in_ci(
         &self,
         notes: &mut Vec<String>,
+        said: &mut Vec<String>,
     ) -> Result<(Vec<PathBuf>, SelectionSummary), VerdictError> {
         // The CI event that chose every file, when one was recognised.
         let mut source = None;
@@ -609,12 +675,26 @@ impl Selector<'_> {
                 // range would be empty, and checking the pull request
                 // out here would run its code with the event's secrets
                 // and write token.
+                // Checked out otherwise, the commit judged may still not
+                // be the pull request's head (its merge into the target
+                // branch, an older commit of it): a reader is told which
+                // it is, in the summary too.
                 if let Some((checked_out, head)) = &self.ctx.ci_target_checkout {
-                    if crate::git::commit_id(self.root, &ci.to).is_ok_and(|at| at == *checked_out) {
+                    let at = crate::git::commit_id(self.root, &ci.to).ok();
+                    if at.as_ref() == Some(checked_out) {
                         return Err(crate::commands::usage_error(pull_request_target_refusal(
                             &ci.from,
                             head.as_deref(),
                         )));
+                    }
+                    if let (Some(at), Some(head)) = (at, head) {
+                        if !at.eq_ignore_ascii_case(head) {
+                            let holds_head = crate::git::merge_base(self.root, &at, head)
+                                .is_some_and(|base| base.eq_ignore_ascii_case(head));
+                            let note = not_the_head_note(&at, head, holds_head);
+                            said.push(note.clone());
+                            notes.push(note);
+                        }
                     }
                 }
                 // A push's previous commit may be missing here (a
@@ -668,6 +748,7 @@ impl Selector<'_> {
                     // and a pass on them would say nothing.
                     if s.to_commit != s.merge_base {
                         s.ci = Some(ci.source.to_string());
+                        notes.extend(merge_queue_note(ci));
                         return Ok((files, s));
                     }
                     empty_ci_range_note(ci)
