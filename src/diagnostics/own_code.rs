@@ -59,6 +59,8 @@ own_codes! {
     FilesModified = "files-modified",
     /// A check moved `HEAD` (committed, reset, switched branch).
     HeadMoved = "head-moved",
+    /// A check stashed files of the work tree or the index (`git stash`).
+    Stashed = "stashed",
     /// A check runs a file the branch changed, under `--config-from-ref`.
     CommandFileChanged = "command-file-changed",
     /// A handoff document breaks a rule: `handoff:<field>` (see

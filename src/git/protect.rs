@@ -912,7 +912,15 @@ fn recover_locked(
                     pause("recovering");
                 }
             };
-            let moved = restore_entries(root, &dir, None, &entries, Some(&keep), &recovering)?;
+            let moved = restore_entries(
+                root,
+                &dir,
+                None,
+                &entries,
+                Some(&keep),
+                state_dir.sharing,
+                &recovering,
+            )?;
             if !moved.is_empty() {
                 recovered.kept.extend(moved);
                 recovered.kept_in = Some(keep);
@@ -1263,6 +1271,20 @@ pub fn protect(
         }
     };
 
+    // The checks' process groups are appended to `groups_file` as they
+    // start. Made here, it is the group's like the rest of the protection
+    // (the group's next run stops a killed run's checks from it); made by
+    // the first append, it would follow the umask alone.
+    let groups = dir.join(GROUPS);
+    let made = fs::File::create(&groups).and_then(|file| {
+        state_dir
+            .sharing
+            .share_file_within(&file, crate::state::GROUP_ONLY)
+    });
+    if let Err(e) = made {
+        let _ = fs::remove_dir_all(&dir);
+        return Err(io_error("create", &groups)(e).before_touching());
+    }
     let mut guard = UnstagedGuard {
         root: root.to_path_buf(),
         dir: dir.clone(),
@@ -1742,6 +1764,7 @@ impl UnstagedGuard {
             self.pack.as_ref(),
             &self.entries,
             keep,
+            self.sharing,
             pause,
         )
     }
@@ -2040,24 +2063,25 @@ impl Traces {
         self.head.moved(root, by)
     }
 
-    /// What the checks (`by`, for a person) left changed, one line each:
-    /// an index lock that is new, stash entries they added, and entries of
-    /// the user's they took off the stash (`git stash pop` with nothing of
-    /// its own stashed pops the user's). A lock is never removed here: a
-    /// git process a check left running may hold it.
-    pub fn left(&self, root: &Path, by: &str) -> Vec<String> {
-        let mut said = Vec::new();
+    /// What the checks (`by`, for a person) left changed: an index lock
+    /// that is new and entries of the user's they took off the stash (`git
+    /// stash pop` with nothing of its own stashed pops the user's), as
+    /// notes; stash entries they added, as findings that fail the run. A
+    /// lock is never removed here: a git process a check left running may
+    /// hold it.
+    pub fn left(&self, root: &Path, by: &str) -> Left {
+        let mut left = Left::default();
         let lock = FileStat::of(&self.lock);
         if lock.is_some() && lock != self.lock_before {
             let path = quoted(self.lock.as_os_str().as_bytes());
-            said.push(format!(
+            left.notes.push(format!(
                 "{by} left git's index lock `{}` behind: `git add` and `git commit` fail until it is gone. Once no git command runs, remove it (`rm {path}`)",
                 self.lock.display()
             ));
         }
         let stash_now = read_or_empty(&self.stash_log);
         if stash_now == self.stash_before {
-            return said;
+            return left;
         }
         let before: HashSet<git2::Oid> = stash_entries(&self.stash_before)
             .into_iter()
@@ -2069,33 +2093,132 @@ impl Traces {
             if before.contains(id) {
                 continue;
             }
-            // A stash of untracked files has a third parent that holds them.
-            let untracked = repo
-                .as_ref()
-                .and_then(|repo| repo.find_commit(*id).ok())
-                .is_some_and(|commit| commit.parent_count() > 2);
-            let shown = if untracked {
-                format!("`git stash show -p --include-untracked stash@{{{n}}}`")
-            } else {
-                format!("`git stash show -p stash@{{{n}}}`")
-            };
-            said.push(format!(
-                "{by} left a stash entry, stash@{{{n}}} ({message}), holding what it stashed{}: see it with {shown}, and take it back with `git stash pop stash@{{{n}}}`",
-                if untracked { ", untracked files included" } else { "" }
-            ));
+            let commit = repo.as_ref().and_then(|repo| repo.find_commit(*id).ok());
+            left.stashed.push(match (&repo, commit) {
+                (Some(repo), Some(commit)) => stashed(repo, &commit, n, message, by),
+                // Unreadable, and said all the same: never passed.
+                _ => format!(
+                    "{by} stashed work: it left a stash entry, stash@{{{n}}} ({message}), that phasegate could not read. `git stash show -p --include-untracked stash@{{{n}}}` shows what it holds, and `git stash pop stash@{{{n}}}` brings it back"
+                ),
+            });
         }
         let kept: HashSet<git2::Oid> = now.iter().map(|(id, _)| *id).collect();
         let mut gone: Vec<git2::Oid> = before.into_iter().filter(|id| !kept.contains(id)).collect();
         gone.sort();
         for id in gone {
             let short = id.to_string();
-            said.push(format!(
+            left.notes.push(format!(
                 "{by} took the stash entry {} off the stash (`git stash pop` or `drop`): its changes were applied to the work tree or dropped. While git keeps it, `git stash apply {id}` brings them back",
                 short.get(..10).unwrap_or(&short)
             ));
         }
-        said
+        left
     }
+}
+
+/// What the checks left beside the work tree (`Traces::left`).
+#[derive(Debug, Default)]
+pub struct Left {
+    /// For a person to hear of; the run's outcome stays as it is.
+    pub notes: Vec<String>,
+    /// One per stash entry the checks made: each took files out of the
+    /// work tree or the index, and fails the run.
+    pub stashed: Vec<String>,
+}
+
+/// At most this many paths are named of each kind a stash entry holds.
+const STASHED_NAMED: usize = 10;
+
+/// What the stash entry `commit` (`stash@{n}`, with its reflog `message`)
+/// that the checks (`by`) made holds, and the command that brings it back
+/// once phasegate has written the unstaged changes back.
+///
+/// A stash entry is a commit of the work tree whose first parent is
+/// `HEAD`, whose second holds the index, and whose third (with `-u` or
+/// `-a`) the untracked files. `git stash` then put the index and the
+/// tracked files at `HEAD` and deleted those untracked files; phasegate
+/// wrote back the files with unstaged changes over that, with their index
+/// entries. `git stash pop --index` cannot apply onto them (the index no
+/// longer holds what the stash's index patch expects, and the merge would
+/// write over a file with unstaged changes), but a plain `pop` can: the
+/// stash's version of those files is what their index entries hold again,
+/// so it leaves them alone, and brings back the rest and the untracked
+/// files. What `pop` puts in the work tree and not the index, the staged
+/// content of files without unstaged changes, is staged again from the
+/// stash's index commit, which holds the index as the checks found it.
+fn stashed(
+    repo: &Repository,
+    commit: &git2::Commit<'_>,
+    n: usize,
+    message: &str,
+    by: &str,
+) -> String {
+    let tree = |parent: usize| commit.parent(parent).and_then(|p| p.tree()).ok();
+    let (base, index, untracked) = (tree(0), tree(1), tree(2));
+    let work = commit.tree().ok();
+    let changed = |from: Option<&git2::Tree<'_>>, to: Option<&git2::Tree<'_>>| -> Vec<String> {
+        repo.diff_tree_to_tree(from, to, None)
+            .map(|diff| {
+                diff.deltas()
+                    .filter_map(|d| {
+                        d.new_file()
+                            .path_bytes()
+                            .or_else(|| d.old_file().path_bytes())
+                    })
+                    .map(|p| String::from_utf8_lossy(p).into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut tracked = changed(base.as_ref(), index.as_ref());
+    tracked.extend(changed(base.as_ref(), work.as_ref()));
+    tracked.sort();
+    tracked.dedup();
+    // The untracked files: every file of that commit, against nothing.
+    let untracked_files = untracked
+        .as_ref()
+        .map(|tree| changed(None, Some(tree)))
+        .unwrap_or_default();
+    let named = |paths: &[String]| {
+        let mut shown: Vec<String> = paths
+            .iter()
+            .take(STASHED_NAMED)
+            .map(|p| format!("`{p}`"))
+            .collect();
+        if paths.len() > STASHED_NAMED {
+            shown.push(format!("and {} more", paths.len() - STASHED_NAMED));
+        }
+        shown.join(", ")
+    };
+    let mut held = Vec::new();
+    if !tracked.is_empty() {
+        held.push(format!("the changes of {}", named(&tracked)));
+    }
+    if !untracked_files.is_empty() {
+        held.push(format!("the untracked files {}", named(&untracked_files)));
+    }
+    let held = if held.is_empty() {
+        "nothing that differs from HEAD".to_string()
+    } else {
+        held.join(" and ")
+    };
+    let shown = if untracked.is_some() {
+        format!("`git stash show -p --include-untracked stash@{{{n}}}`")
+    } else {
+        format!("`git stash show -p stash@{{{n}}}`")
+    };
+    let mut bring_back = format!("git stash pop stash@{{{n}}}");
+    let staged = match (&base, &index) {
+        (Some(base), Some(index)) => base.id() != index.id(),
+        _ => false,
+    };
+    if staged {
+        bring_back.push_str(&format!(" && git reset -q {}^2 -- :/", commit.id()));
+    }
+    format!(
+        "{by} stashed work out of the work tree: it left a stash entry, stash@{{{n}}} ({message}), holding {held}; see it with {shown}. Bring it back with `{bring_back}`, which leaves the unstaged changes phasegate gave back as they are{}",
+        if staged { " and stages again what was staged" } else { "" }
+    )
 }
 
 /// The tracked files of `root` whose work-tree state no longer matches the
@@ -2323,13 +2446,15 @@ fn remove_made_dirs(root: &Path, path: &[u8], existing: &[u8]) {
 /// (a check's output, say) is moved under `keep`, at the file's path, and
 /// so is a file or link standing in place of one of the file's directories;
 /// the paths so moved. Without `keep`, or when it cannot move, the error
-/// says what to move.
+/// says what to move. The directories made under `keep` follow `sharing`,
+/// as every other place that may hold the user's work.
 fn restore_entries(
     root: &Path,
     dir: &Path,
     pack: Option<&fs::File>,
     entries: &[Entry],
     keep: Option<&Path>,
+    sharing: Sharing,
     pause: Pause<'_>,
 ) -> Result<Vec<String>, ProtectError> {
     let mut moved = Vec::new();
@@ -2338,11 +2463,11 @@ fn restore_entries(
         // written through it. It goes where a directory in a file's place
         // goes; if it cannot, the copies wait in the journal.
         while let Err(error) = no_parent_in_the_way(root, &entry.path) {
-            moved.push(move_parent_aside(root, keep, error)?);
+            moved.push(move_parent_aside(root, keep, sharing, error)?);
         }
         let target = root.join(entry.rel());
         if fs::symlink_metadata(&target).is_ok_and(|meta| meta.is_dir()) {
-            move_directory_aside(&target, keep.map(|keep| keep.join(entry.rel())))?;
+            move_directory_aside(&target, keep.map(|keep| keep.join(entry.rel())), sharing)?;
             moved.push(entry.shown());
         }
         match &entry.saved {
@@ -2508,6 +2633,7 @@ fn create_regular(path: &Path) -> io::Result<fs::File> {
 fn move_parent_aside(
     root: &Path,
     keep: Option<&Path>,
+    sharing: Sharing,
     error: ProtectError,
 ) -> Result<String, ProtectError> {
     let ProtectError::ParentInTheWay { parent, .. } = &error else {
@@ -2519,7 +2645,7 @@ fn move_parent_aside(
     let to = keep.join(rel);
     let moved = to
         .parent()
-        .is_some_and(|dir| fs::create_dir_all(dir).is_ok())
+        .is_some_and(|dir| sharing.create_private_dirs(dir).is_ok())
         && fs::symlink_metadata(&to).is_err()
         && fs::rename(parent, &to).is_ok();
     if moved {
@@ -2531,7 +2657,11 @@ fn move_parent_aside(
 
 /// Moves the directory at `path`, where a file is to be restored, to `to`
 /// (never over something there).
-fn move_directory_aside(path: &Path, to: Option<PathBuf>) -> Result<(), ProtectError> {
+fn move_directory_aside(
+    path: &Path,
+    to: Option<PathBuf>,
+    sharing: Sharing,
+) -> Result<(), ProtectError> {
     let left = |kept: Option<PathBuf>, source: Option<io::Error>| ProtectError::DirectoryLeft {
         path: path.to_path_buf(),
         kept,
@@ -2541,7 +2671,10 @@ fn move_directory_aside(path: &Path, to: Option<PathBuf>) -> Result<(), ProtectE
         return Err(left(None, None));
     };
     if let Some(parent) = to.parent() {
-        fs::create_dir_all(parent).map_err(|e| left(Some(to.clone()), Some(e)))?;
+        // What stood in a file's place may be as private as the user's work.
+        sharing
+            .create_private_dirs(parent)
+            .map_err(|e| left(Some(to.clone()), Some(e)))?;
     }
     if fs::symlink_metadata(&to).is_ok() {
         return Err(left(Some(to), None));
@@ -2683,7 +2816,16 @@ mod tests {
         mkfifo(&root.join("a.txt"));
         let target = root.join("a.txt");
         let moved = within_a_minute("restoring over a named pipe", move || {
-            restore_entries(&root, &dir, None, &[entry("a.txt", (0, 10))], None, &|_| {}).unwrap()
+            restore_entries(
+                &root,
+                &dir,
+                None,
+                &[entry("a.txt", (0, 10))],
+                None,
+                Sharing::Umask,
+                &|_| {},
+            )
+            .unwrap()
         });
         assert!(moved.is_empty());
         assert_eq!(fs::read_to_string(target).unwrap(), "user work\n");
@@ -2701,7 +2843,7 @@ mod tests {
         let entries = [entry("a.txt", (0, 10))];
 
         // Nowhere to move it: the error says to move it.
-        let message = restore_entries(&root, &dir, None, &entries, None, &|_| {})
+        let message = restore_entries(&root, &dir, None, &entries, None, Sharing::Umask, &|_| {})
             .unwrap_err()
             .to_string();
         assert!(
@@ -2710,7 +2852,16 @@ mod tests {
         );
         assert!(message.contains("phasegate restore"), "{message}");
 
-        let moved = restore_entries(&root, &dir, None, &entries, Some(&keep), &|_| {}).unwrap();
+        let moved = restore_entries(
+            &root,
+            &dir,
+            None,
+            &entries,
+            Some(&keep),
+            Sharing::Umask,
+            &|_| {},
+        )
+        .unwrap();
         assert_eq!(moved, ["a.txt"]);
         assert_eq!(
             fs::read_to_string(root.join("a.txt")).unwrap(),

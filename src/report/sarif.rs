@@ -200,6 +200,11 @@ fn own_rule(own: OwnCode, code: &str) -> RuleText {
             "A check committed, reset or switched branch while it ran, so what is committed is not what was checked.",
             "Make the check leave the repository's HEAD alone; look at `git reflog` for what it did, and undo it.",
         ),
+        OwnCode::Stashed => (
+            "A check stashed work".into(),
+            "A check ran `git stash` and left the entry, so staged changes or untracked files were taken out of the work tree while it ran.",
+            "Make the check leave the stash alone (or pop what it stashes); bring the work back with the command the result gives.",
+        ),
         OwnCode::CommandFileChanged => (
             "A check runs a file the branch changed".into(),
             "Under --config-from-ref a check runs a script or file that this branch changed, so the branch decides what the check verifies.",

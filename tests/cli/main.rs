@@ -76,6 +76,7 @@ mod protect_filters;
 mod protect_hostile;
 mod protect_index;
 mod protect_reach;
+mod protect_stash;
 mod repo_formats;
 mod report_codes;
 mod report_edges;

@@ -140,11 +140,14 @@ fn a_check_that_stashes_leaves_the_unstaged_changes_whole_and_its_stash_named() 
             "{command}"
         );
         assert_eq!(repo.git(&["show", ":a.txt"]), "staged\n", "{command}");
-        let notes = notes(&v);
+        // A stash entry left is a finding (see `protect_stash`).
+        let notes = format!("{} {}", notes(&v), v["diagnostics"]);
         match left {
             Some(shown) => {
                 assert!(
-                    notes.contains("`chk` left a stash entry, stash@{0}") && notes.contains(shown),
+                    notes.contains(
+                        "`chk` stashed work out of the work tree: it left a stash entry, stash@{0}"
+                    ) && notes.contains(shown),
                     "{command}: {notes}"
                 );
                 assert_eq!(repo.git(&["rev-parse", "stash@{1}"]), theirs, "{command}");

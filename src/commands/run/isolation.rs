@@ -242,7 +242,15 @@ pub(super) fn run_checks(
     drop(interrupts);
     let mut blocking = Vec::new();
     if let Some(traces) = traces {
-        notes.extend(traces.left(root, &by));
+        let left = traces.left(root, &by);
+        notes.extend(left.notes);
+        // A check that stashed took files out of the work tree: the
+        // finding says what and how to bring them back.
+        for stashed in left.stashed {
+            let mut finding = gate_finding(stashed);
+            finding.code = Some(crate::diagnostics::OwnCode::Stashed.to_string());
+            blocking.push(finding);
+        }
         // What was checked was the commit `HEAD` was on: a check that
         // committed, reset or switched branch changed what is committed.
         if let Some(moved) = traces.moved_head(root, &by) {
