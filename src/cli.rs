@@ -62,6 +62,10 @@ pub enum ReportFormat {
 
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
+    /// strict | auto | fast (default: `PHASEGATE_PROFILE`, then the profile
+    /// of the run resumed).
+    #[arg(long, value_name = "PROFILE")]
+    pub profile: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     /// How many checks run at once (default: the number of CPUs).
@@ -220,8 +224,13 @@ pub struct RunArgs {
     #[arg(long, conflicts_with_all = ["files", "from_ref"])]
     pub all_files: bool,
     /// Select these files, relative to the current directory.
-    #[arg(long, num_args = 1.., value_name = "FILE", conflicts_with = "from_ref")]
-    pub files: Vec<PathBuf>,
+    /// (None without `--files`; empty when the files follow `--`.)
+    #[arg(long, num_args = 0.., value_name = "FILE", conflicts_with = "from_ref")]
+    pub files: Option<Vec<PathBuf>>,
+    /// With `--files`: more files, named after `--` as git names them, so
+    /// a name may begin with `-` (`--files -- -rf`).
+    #[arg(last = true, value_name = "FILE")]
+    pub after_dashes: Vec<PathBuf>,
     /// Select the files changed on `--to-ref` since its merge base with this.
     #[arg(long, value_name = "REF", requires = "to_ref")]
     pub from_ref: Option<String>,

@@ -13,9 +13,15 @@ use crate::report;
 use super::Streams;
 
 pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> ExitCode {
-    let root = match super::project_root(ctx, io) {
-        Ok(root) => root,
-        Err(code) => return code,
+    // One discovery serves the command: the root, and whether a
+    // repository tracks documents to list and compare ids with.
+    let (root, in_repo) = match crate::git::discover(&ctx.cwd) {
+        Ok(Some(repo)) => (repo.root, true),
+        Ok(None) => (ctx.cwd.clone(), false),
+        Err(e) => {
+            let _ = writeln!(io.err, "error: {e}");
+            return ExitCode::Usage;
+        }
     };
     let config = match config::load(&root) {
         Ok(config) => config,
@@ -36,7 +42,11 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
     };
     match command {
         HandoffCommand::Validate { paths, format } => {
-            validate(ctx, &root, &config, &rules, paths, *format, io)
+            let at = Place {
+                root: &root,
+                in_repo,
+            };
+            validate(ctx, &at, &config, &rules, paths, *format, io)
         }
         HandoffCommand::Stamp { path } => stamp(ctx, &root, &rules, path, io),
         HandoffCommand::Feedback { path, format } => {
@@ -45,20 +55,28 @@ pub fn run(ctx: &Context, command: &HandoffCommand, io: &mut Streams<'_>) -> Exi
     }
 }
 
+/// Where `handoff validate` works: the root, and whether it is a git
+/// repository's work tree (as found once, by `run`).
+struct Place<'a> {
+    root: &'a Path,
+    in_repo: bool,
+}
+
 /// `phasegate handoff validate`: the documents named, or else those the
 /// repository tracks under `[handoff] paths`.
 fn validate(
     ctx: &Context,
-    root: &Path,
+    at: &Place<'_>,
     config: &config::Config,
     rules: &Rules,
     paths: &[PathBuf],
     format: Format,
     io: &mut Streams<'_>,
 ) -> ExitCode {
+    let root = at.root;
     let named = !paths.is_empty();
     let paths = if paths.is_empty() {
-        if !matches!(crate::git::discover(&ctx.cwd), Ok(Some(_))) {
+        if !at.in_repo {
             return usage(
                 "not in a git repository, so no handoff document is tracked: name the documents to validate (`phasegate handoff validate handoffs/F001.md`)",
                 format,
@@ -102,7 +120,7 @@ fn validate(
     // them: a copy named alone has nothing else to share its id with.
     if named {
         let all: Vec<&HandoffReport> = reports.iter().map(|(report, _)| report).collect();
-        match unnamed_documents(ctx, root, config, &all) {
+        match unnamed_documents(at, config, &all) {
             Ok(committed) => handoff::ids::shared_with_committed(
                 reports.iter_mut().map(|(report, _)| report),
                 &committed,
@@ -148,8 +166,7 @@ fn validate(
 /// says it at the same stage. Nothing is listed when no named document
 /// has an id and a stage, or outside a git repository, which tracks none.
 fn unnamed_documents(
-    ctx: &Context,
-    root: &Path,
+    at: &Place<'_>,
     config: &config::Config,
     named: &[&HandoffReport],
 ) -> Result<handoff::ids::Committed, crate::git::GitError> {
@@ -171,9 +188,10 @@ fn unnamed_documents(
         // No commit says which came first.
         by_name: true,
     };
-    if new.is_empty() || !matches!(crate::git::discover(&ctx.cwd), Ok(Some(_))) {
+    if new.is_empty() || !at.in_repo {
         return Ok(committed);
     }
+    let root = at.root;
     let others: Vec<PathBuf> = crate::git::tracked_files(root)?
         .into_iter()
         .filter(|f| {

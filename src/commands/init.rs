@@ -74,25 +74,25 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
     } else {
         None
     };
-    let language = languages.first().map_or(
-        if nested.is_some() {
-            "no project at the root"
-        } else {
-            "no known language"
-        },
-        config::Language::name,
-    );
+    let language = match (languages.first(), &nested) {
+        (Some(language), _) => language.name().to_string(),
+        // Projects below the root: the phases check each in its directory.
+        (None, Some(projects)) => {
+            format!("no project at the root; checks for {projects}, each run in its directory")
+        }
+        (None, None) => "no known language".to_string(),
+    };
     let _ = writeln!(
         io.out,
         "wrote {} ({language}); run `phasegate run` to try it",
         path.display()
     );
-    // A monorepo: the code of the other languages is not checked until a
-    // phase lists its checks, which the file offers as comments.
-    let unchecked = config::unchecked_names(&languages)
-        .map(|others| format!("the {others} code here is"))
-        .or(nested.map(|projects| format!("the projects below the root ({projects}) are")));
-    if let Some(unchecked) = unchecked {
+    // A monorepo with a project at the root: the code of the other
+    // languages is not checked until a phase lists its checks, which the
+    // file offers as comments.
+    if let Some(unchecked) =
+        config::unchecked_names(&languages).map(|others| format!("the {others} code here is"))
+    {
         let _ = writeln!(
             io.out,
             "{unchecked} not checked yet: add the checks {} offers as comments to a phase",

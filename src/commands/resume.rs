@@ -26,6 +26,20 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
         let verdict = crate::gate::Verdict::stopped(crate::config::Profile::default(), None, error);
         super::emit_stopped(&verdict, json, ctx, io)
     };
+    // Said before anything is read: a resume with nothing left to do
+    // would otherwise let a mistyped profile pass unnoticed.
+    if let Some(name) = args
+        .profile
+        .as_deref()
+        .filter(|name| crate::config::Profile::parse(name).is_none())
+    {
+        return stop(
+            io,
+            super::usage_error(format!(
+                "unknown profile `{name}` (from --profile): expected one of strict, auto, fast"
+            )),
+        );
+    }
     let runs = match super::state::read_runs(ctx) {
         Ok(runs) => runs,
         // No run of this version records anything while that history
@@ -54,7 +68,7 @@ pub fn run(ctx: &Context, args: &ResumeArgs, io: &mut Streams<'_>) -> ExitCode {
             );
             let request = RunRequest {
                 phase: None,
-                profile: None,
+                profile: args.profile.clone(),
                 workflow: None,
                 checks: Vec::new(),
                 selection: SelectionRequest::All,
@@ -152,7 +166,7 @@ fn again(
     if let Some(message) = config.as_ref().and_then(|config| phase_gone(config, last)) {
         return Again::Stop(message);
     }
-    let (profile, named) = profile_for(ctx, last, config.as_ref());
+    let (profile, named) = profile_for(ctx, args, last, config.as_ref());
     // Under another profile a warning may block and a skip (a tool fast
     // let go missing) may not be one: only the passes still stand.
     let last = &match named {
@@ -299,7 +313,7 @@ fn resume_push(
         never.push(record.pushed_ref.clone().unwrap_or_default());
         requests.push(Box::new(RunRequest {
             phase: None,
-            profile: None,
+            profile: args.profile.clone(),
             workflow: None,
             checks: Vec::new(),
             selection: pushed_selection(record),
@@ -392,15 +406,22 @@ fn resume_push(
 /// The profile a resume of `last` runs under, as the run is asked for it
 /// (`None`: `PHASEGATE_PROFILE`, else the configuration's), and its name
 /// with what named it, when known: the profile asked for now
-/// (`PHASEGATE_PROFILE`); else the one `last` was asked for; else the
-/// configuration's as it is now, which `last` took its own from (a gate
-/// made stricter since is resumed stricter). Unknown when the
+/// (`--profile`, then `PHASEGATE_PROFILE`); else the one `last` was asked
+/// for; else the configuration's as it is now, which `last` took its own
+/// from (a gate made stricter since is resumed stricter). Unknown when the
 /// configuration does not load: the run says why.
 fn profile_for(
     ctx: &Context,
+    args: &ResumeArgs,
     last: &RunRecord,
     config: Option<&crate::config::Config>,
 ) -> (Option<String>, Option<(String, &'static str)>) {
+    if let Some(name) = &args.profile {
+        return (
+            Some(name.clone()),
+            Some((name.clone(), "as `--profile` asks")),
+        );
+    }
     if let Some(name) = &ctx.profile {
         return (None, Some((name.clone(), "from PHASEGATE_PROFILE")));
     }

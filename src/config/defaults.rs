@@ -434,15 +434,85 @@ pub fn nested_names(projects: &[NestedProject]) -> Option<String> {
     (!names.is_empty()).then(|| and_list(&names))
 }
 
-/// The check `init` offers, named `check`, for a language's `command`:
-/// run in `cwd` when its project is in a directory below the root.
-fn offered_check(check: &str, command: &str, cwd: Option<&str>) -> String {
-    let cwd = cwd.map_or(String::new(), |dir| format!(", cwd = {}", quoted(dir)));
+/// The check `init` offers, named `check`, for a language's `command`.
+fn offered_check(check: &str, command: &str) -> String {
     format!(
-        "#   {{ name = {}, command = {}{cwd} }},\n",
+        "#   {{ name = {}, command = {} }},\n",
         quoted(check),
         quoted(command)
     )
+}
+
+/// A check `init` writes for a project below the root.
+struct NestedCheck {
+    /// The project's directory and the command's name, `backend-tests`
+    /// (`backend-go-tests` for a second language of one directory): the
+    /// directory is what tells two projects of one language apart, and
+    /// what a person reading the report knows them by.
+    name: String,
+    /// The standard command's name: `tests`.
+    standard: &'static str,
+    command: &'static str,
+    cwd: String,
+}
+
+/// The checks of the projects `nested` finds, in their order.
+fn nested_checks(nested: &[NestedProject]) -> Vec<NestedCheck> {
+    let mut checks = Vec::new();
+    for project in nested {
+        let prefix = project.dir.replace('/', "-");
+        for (index, language) in project.languages.iter().enumerate() {
+            for (standard, command) in language.commands() {
+                let name = if index == 0 {
+                    format!("{prefix}-{standard}")
+                } else {
+                    format!("{prefix}-{}-{standard}", language.slug())
+                };
+                checks.push(NestedCheck {
+                    name,
+                    standard,
+                    command,
+                    cwd: project.dir.clone(),
+                });
+            }
+        }
+    }
+    checks
+}
+
+/// The four stages' phases for projects below the root: every check of
+/// `checks` blocks in `implementation`, their tests in `qa`, as
+/// `default_phases` has it for a project at the root.
+fn nested_phases(checks: &[NestedCheck]) -> String {
+    let mut text = String::new();
+    for stage in STAGES {
+        text.push_str(&format!("[phases.{stage}]\n"));
+        let listed: Vec<&NestedCheck> = match stage {
+            "implementation" => checks.iter().collect(),
+            "qa" => checks.iter().filter(|c| c.standard == "tests").collect(),
+            _ => Vec::new(),
+        };
+        if listed.is_empty() {
+            if stage == "requirements" || stage == "architecture" {
+                text.push_str(
+                    "# Document phases: their handoffs are validated, no command runs.\n",
+                );
+            }
+            text.push_str("checks = []\n\n");
+            continue;
+        }
+        text.push_str("checks = [\n");
+        for check in listed {
+            text.push_str(&format!(
+                "  {{ name = {}, command = {}, cwd = {}, on_failure = \"block\" }},\n",
+                quoted(&check.name),
+                quoted(check.command),
+                quoted(&check.cwd)
+            ));
+        }
+        text.push_str("]\n\n");
+    }
+    text
 }
 
 /// `names` as prose: "go", "go and python", "go, node and python".
@@ -591,35 +661,21 @@ pub fn init_template(root: &Path) -> String {
             other.name()
         ));
         for (name, command) in other.commands() {
-            text.push_str(&offered_check(
-                &format!("{}-{name}", other.slug()),
-                command,
-                None,
-            ));
+            text.push_str(&offered_check(&format!("{}-{name}", other.slug()), command));
         }
         text.push('\n');
     }
-    // Projects in directories below a root that is none: each check runs
-    // in its project's directory (`cwd`).
-    for project in &nested {
-        for (index, other) in project.languages.iter().enumerate() {
-            text.push_str(&format!(
-                "# In `{}/`: a {} project. To check it, add checks with their own\n\
-                 # `command` and `cwd` to a phase:\n",
-                project.dir,
-                other.name()
-            ));
-            let prefix = project.dir.replace('/', "-");
-            for (name, command) in other.commands() {
-                let check = if index == 0 {
-                    format!("{prefix}-{name}")
-                } else {
-                    format!("{prefix}-{}-{name}", other.slug())
-                };
-                text.push_str(&offered_check(&check, command, Some(&project.dir)));
-            }
-            text.push('\n');
-        }
+    // Projects in directories below a root that is none: the phases check
+    // each of them, every check in its project's directory (`cwd`).
+    let nested_checks = nested_checks(&nested);
+    if !nested_checks.is_empty() {
+        text.push_str(&format!(
+            "# No project at the root: the phases below check {}, each\n\
+             # check with its own `command`, run in its project's directory (`cwd`),\n\
+             # named after that directory. A check runs on every commit; give it\n\
+             # `files = [\"DIR/**\"]` to run it only when its project's files change.\n\n",
+            nested_names(&nested).unwrap_or_default()
+        ));
     }
     text.push_str(
         "# Each phase lists its checks. Per check: name (required), command, files\n\
@@ -632,7 +688,11 @@ pub fn init_template(root: &Path) -> String {
          # `checks = []` runs no check in a phase.\n",
     );
     let names: Vec<&str> = commands.iter().map(|(n, _)| *n).collect();
-    text.push_str(&default_phases(&names, true));
+    if nested_checks.is_empty() {
+        text.push_str(&default_phases(&names, true));
+    } else {
+        text.push_str(&nested_phases(&nested_checks));
+    }
     text.push_str(
         "# A workflow replaces the checks of some phases: `phasegate run --workflow quick`.\n\
          # [workflows.quick.phases.implementation]\n\

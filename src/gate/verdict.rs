@@ -157,11 +157,10 @@ impl CheckResult {
     }
 }
 
-#[expect(
-    clippy::trivially_copy_pass_by_ref,
-    reason = "serde passes fields by reference"
-)]
-fn is_zero(n: &usize) -> bool {
+/// Whether a count is zero: serde leaves such a count out
+/// (`skip_serializing_if`, which passes the field by reference), in the
+/// verdict and the other documents.
+pub fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 

@@ -72,16 +72,8 @@ pub struct Feedback {
     pub items: Vec<FeedbackItem>,
     /// How many more things to fix there are than `items` shows (see
     /// `MAX_ITEMS`).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::gate::is_zero")]
     pub omitted: usize,
-}
-
-#[expect(
-    clippy::trivially_copy_pass_by_ref,
-    reason = "serde's skip_serializing_if passes a reference"
-)]
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// How many things to fix the feedback shows at most. An agent reads all

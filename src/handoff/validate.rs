@@ -1043,7 +1043,14 @@ fn checkpoint_rules(
                 if required.contains(name) {
                     continue;
                 }
-                let Some(meant) = suggest(name.trim(), missing.iter().copied()) else {
+                // A name longer than a line is near a required one by its
+                // start only, and is quoted cut (`excerpt::short`).
+                let near = if name.chars().count() > super::excerpt::WIDTH {
+                    name.chars().take(super::excerpt::WIDTH).collect()
+                } else {
+                    name.clone()
+                };
+                let Some(meant) = suggest(near.trim(), missing.iter().copied()) else {
                     continue;
                 };
                 // A longer name that starts with it is a checkpoint of its
@@ -1051,6 +1058,7 @@ fn checkpoint_rules(
                 if name.trim().len() > meant.len() + 1 && name.trim().starts_with(&meant) {
                     continue;
                 }
+                let name = super::excerpt::short(name);
                 missing.retain(|m| *m != meant);
                 c.unjudged.push(meant.clone());
                 c.error(
@@ -1100,7 +1108,7 @@ fn checkpoint_rules(
                         "checkpoints",
                         format!(
                             "checkpoint `{}` is listed twice (first on line {first})",
-                            cp.name
+                            super::excerpt::short(&cp.name)
                         ),
                     );
                     continue;
@@ -1342,7 +1350,7 @@ fn checkpoint(
         let message = match &item.value {
             Value::Str(name) if !name.trim().is_empty() => format!(
                 "a checkpoint must be a mapping `{{name, status}}`, not a string: write `- name: {}` with its `status: pass | fail | skip` on the next line",
-                name.trim()
+                super::excerpt::short(name.trim())
             ),
             _ => format!(
                 "a checkpoint must be a mapping `{{name, status}}`, not {}{}",
@@ -1388,7 +1396,10 @@ fn checkpoint(
             return None;
         }
     };
-    let field = format!("checkpoints.{name}");
+    // Named, and quoted, cut as a value is: a pasted log as a name would
+    // flood the report and an agent's context.
+    let cut = super::excerpt::short(&name);
+    let field = format!("checkpoints.{cut}");
     let (status, status_pos) = match item.get("status") {
         Some(Node {
             value: Value::Str(s),
@@ -1396,10 +1407,13 @@ fn checkpoint(
         }) if CHECKPOINT_STATUSES.contains(&s.as_str()) => (s.clone(), *pos),
         Some(node) => {
             let shown = match &node.value {
-                Value::Str(s) => match suggest(s, CHECKPOINT_STATUSES.iter().copied()) {
-                    Some(near) => format!("\"{s}\"; did you mean \"{near}\"?"),
-                    None => format!("\"{s}\""),
-                },
+                Value::Str(s) => {
+                    let s = super::excerpt::short(s);
+                    match suggest(&s, CHECKPOINT_STATUSES.iter().copied()) {
+                        Some(near) => format!("\"{s}\"; did you mean \"{near}\"?"),
+                        None => format!("\"{s}\""),
+                    }
+                }
                 // `status: yes` or `status: true` reads as a boolean.
                 Value::Bool(_) => format!("{}: write pass or fail", node.kind()),
                 _ => node.kind().to_string(),
@@ -1408,7 +1422,7 @@ fn checkpoint(
                 node.pos,
                 &field,
                 format!(
-                    "checkpoint `{name}`: `status` must be one of {}, not {shown}",
+                    "checkpoint `{cut}`: `status` must be one of {}, not {shown}",
                     quoted(&CHECKPOINT_STATUSES)
                 ),
             );
@@ -1419,7 +1433,7 @@ fn checkpoint(
                 item.pos,
                 &field,
                 format!(
-                    "checkpoint `{name}` needs a `status` ({})",
+                    "checkpoint `{cut}` needs a `status` ({})",
                     quoted(&CHECKPOINT_STATUSES)
                 ),
             );
@@ -1440,7 +1454,7 @@ fn checkpoint(
                 node.pos,
                 &field,
                 format!(
-                    "checkpoint `{name}`: `message` must be text, not {}",
+                    "checkpoint `{cut}`: `message` must be text, not {}",
                     node.kind()
                 ),
             );

@@ -27,6 +27,26 @@ pub fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
+/// `title` as GitHub shows it in one line: each run of control
+/// characters (and bidirectional overrides) becomes one space, where
+/// `\x1b` spelled out would only be noise in the annotation's heading.
+fn readable(title: &str) -> String {
+    let mut out = String::with_capacity(title.len());
+    let mut gap = false;
+    for c in title.chars() {
+        if super::text::obeyed(c) {
+            gap = true;
+            continue;
+        }
+        if gap && !out.is_empty() {
+            out.push(' ');
+        }
+        gap = false;
+        out.push(c);
+    }
+    out
+}
+
 /// An error from a check the gate let through is annotated as a warning.
 fn annotated(severity: Severity, let_through: bool) -> Severity {
     match severity {
@@ -83,7 +103,7 @@ fn command(d: &Diagnostic, let_through: bool) -> String {
     if let_through && d.severity == Severity::Error {
         title.push_str(" (does not block)");
     }
-    properties.push(format!("title={}", escape_property(&visible(&title, &[]))));
+    properties.push(format!("title={}", escape_property(&readable(&title))));
     // Line breaks are escaped as the workflow command wants them, and
     // GitHub shows them as such in the annotation.
     format!(

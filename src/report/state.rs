@@ -130,7 +130,29 @@ pub fn intervention_human(record: &Intervention, out: &mut dyn Write) -> io::Res
         field("session", session)?;
     }
     field("run", &record.run_id)?;
-    field("occurrences", &record.occurrences.to_string())?;
+    // The count the JSON's `occurrences` gives, and what it is made of:
+    // the errors merged into the record, and the runs they came from.
+    let merged = record.occurrences.saturating_sub(1);
+    let occurrences = if merged == 0 {
+        record.occurrences.to_string()
+    } else {
+        format!(
+            "{} (the first, and {merged} merged into it)",
+            record.occurrences
+        )
+    };
+    field("occurrences", &occurrences)?;
+    if record.runs.len() > 1 || record.runs_omitted > 0 {
+        let earlier = if record.runs_omitted > 0 {
+            format!("{} earlier run(s), then ", record.runs_omitted)
+        } else {
+            String::new()
+        };
+        field(
+            "runs",
+            &format!("{earlier}{} (oldest first)", record.runs.join(", ")),
+        )?;
+    }
     field("created", &record.created_at)?;
     field("updated", &record.updated_at)?;
     if let Some(note) = &record.note {
@@ -250,7 +272,7 @@ mod tests {
         );
         assert_eq!(
             text(|out| intervention_human(&record, out)),
-            "iv-0001 · high · check_failed · open\n  check `tests` failed\\x0asecond line\n  phase       implementation\n  check       tests\n  run         20261124T010203Z-42\n  occurrences 3\n  created     2026-11-24T01:02:03Z\n  updated     2026-11-24T01:05:00Z\n  note        looked at it\n  note        fixed upstream\n"
+            "iv-0001 · high · check_failed · open\n  check `tests` failed\\x0asecond line\n  phase       implementation\n  check       tests\n  run         20261124T010203Z-42\n  occurrences 3 (the first, and 2 merged into it)\n  created     2026-11-24T01:02:03Z\n  updated     2026-11-24T01:05:00Z\n  note        looked at it\n  note        fixed upstream\n"
         );
         // One that took in another check's failure names both.
         let mut merged = intervention();

@@ -24,6 +24,9 @@ pub const MAX_PER_SESSION: usize = 5;
 pub const MAX_PER_TYPE: usize = 10;
 /// Resolved records the queue keeps, the newest (`Queue::save`).
 pub const MAX_RESOLVED: usize = 200;
+/// The runs a record names (`Intervention::runs`), the newest: an agent
+/// looping for days keeps one line of the queue short.
+pub const MAX_RUNS: usize = 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -56,7 +59,18 @@ pub struct Intervention {
     /// The newest run it occurred in: that run's logs are the ones a
     /// person reads (the oldest run directories are pruned).
     pub run_id: String,
+    /// The runs it occurred in, oldest first, `run_id` last: its first
+    /// and every one merged into it since. The newest `MAX_RUNS` are kept;
+    /// `runs_omitted` counts the older ones let go. Empty in records of
+    /// earlier versions until they take in another occurrence.
+    #[serde(default)]
+    pub runs: Vec<String>,
+    /// How many older runs `runs` no longer names.
+    #[serde(default, skip_serializing_if = "crate::gate::is_zero")]
+    pub runs_omitted: usize,
     pub message: String,
+    /// How many times it occurred: once, and once for every error merged
+    /// into it (the same error again, or one backpressure merged).
     pub occurrences: u32,
     /// `open` or `resolved`.
     pub status: String,
@@ -81,6 +95,27 @@ impl Intervention {
                 Some(fingerprint) => *fingerprint == new.fingerprint,
                 None => self.message == new.message,
             }
+    }
+
+    /// Counts one more occurrence, in the run `run_id`, which becomes the
+    /// newest run it occurred in.
+    fn occurred_in(&mut self, run_id: &str, now: &str) {
+        // A count at its ceiling (a hand edit) stays there.
+        self.occurrences = self.occurrences.saturating_add(1);
+        now.clone_into(&mut self.updated_at);
+        // A record of an earlier version knew its newest run only.
+        if self.runs.is_empty() && !self.run_id.is_empty() {
+            self.runs.push(self.run_id.clone());
+        }
+        if self.runs.last().map(String::as_str) != Some(run_id) {
+            self.runs.push(run_id.to_string());
+        }
+        if self.runs.len() > MAX_RUNS {
+            let over = self.runs.len() - MAX_RUNS;
+            self.runs.drain(..over);
+            self.runs_omitted = self.runs_omitted.saturating_add(over);
+        }
+        run_id.clone_into(&mut self.run_id);
     }
 
     /// Names `check` among the checks this record stands for.
@@ -373,11 +408,9 @@ impl Queue {
 
     /// Counts one more occurrence on the record `id`, of a like error of
     /// `check`, which it stands for from now on.
-    fn bump(&mut self, id: &str, check: Option<&str>, now: &str) -> Placement {
+    fn bump(&mut self, id: &str, check: Option<&str>, origin: &Origin<'_>) -> Placement {
         if let Some(record) = self.records.iter_mut().find(|r| r.id == id) {
-            // A count at its ceiling (a hand edit) stays there.
-            record.occurrences = record.occurrences.saturating_add(1);
-            now.clone_into(&mut record.updated_at);
+            record.occurred_in(origin.run_id, origin.now);
             record.stands_for(check);
         }
         Placement::Merged(id.to_string())
@@ -406,9 +439,7 @@ impl Queue {
             .rev()
             .find(|r| r.status == "open" && r.is_same(&new, origin))
         {
-            record.occurrences = record.occurrences.saturating_add(1);
-            origin.now.clone_into(&mut record.updated_at);
-            origin.run_id.clone_into(&mut record.run_id);
+            record.occurred_in(origin.run_id, origin.now);
             record.message = new.message;
             record.fingerprint = Some(new.fingerprint);
             return Placement::Merged(record.id.clone());
@@ -422,6 +453,8 @@ impl Queue {
             check: new.check,
             session: origin.session.map(str::to_string),
             run_id: origin.run_id.to_string(),
+            runs: vec![origin.run_id.to_string()],
+            runs_omitted: 0,
             message: new.message,
             occurrences: 1,
             status: "open".to_string(),
@@ -442,7 +475,7 @@ impl Queue {
                     .find(|r| r.kind == record.kind)
                     .map(|r| r.id.clone());
                 return match same {
-                    Some(id) => self.bump(&id, record.check.as_deref(), origin.now),
+                    Some(id) => self.bump(&id, record.check.as_deref(), origin),
                     None => Placement::Overflow(Box::new(record)),
                 };
             }
@@ -454,7 +487,7 @@ impl Queue {
             .collect();
         if of_type.len() >= MAX_PER_TYPE {
             if let Some(newest) = of_type.last() {
-                return self.bump(&newest.clone(), record.check.as_deref(), origin.now);
+                return self.bump(&newest.clone(), record.check.as_deref(), origin);
             }
         }
         if self.open().count() >= MAX_OPEN {

@@ -100,7 +100,7 @@ fn monorepo() -> TestRepo {
 }
 
 #[test]
-fn projects_only_below_the_root_are_named_and_init_offers_their_checks() {
+fn projects_only_below_the_root_are_named_and_init_checks_them() {
     let repo = monorepo();
     let (code, verdict) = repo.verdict(&["--all-files"]);
     assert_eq!(code, 0, "{verdict:#}");
@@ -114,33 +114,24 @@ fn projects_only_below_the_root_are_named_and_init_offers_their_checks() {
     let init = repo.phasegate(&["init"]);
     assert_eq!(init.code, 0, "{init:?}");
     assert!(
-        init.stdout.contains("(no project at the root)")
-            && init
-                .stdout
-                .contains("the projects below the root (go in `backend/` and node in `web/app/`) are not checked yet"),
+        init.stdout.contains(
+            "(no project at the root; checks for go in `backend/` and node in `web/app/`, each run in its directory)"
+        ),
         "{}",
         init.stdout
     );
     let text = repo.read("phasegate.toml");
-    assert!(
-        text.contains(
-            r#"#   { name = "backend-tests", command = "go test ./...", cwd = "backend" },"#
-        ),
-        "{text}"
-    );
-    assert!(
-        text.contains(r#"#   { name = "web-app-tests", command = "npm test", cwd = "web/app" },"#),
-        "{text}"
-    );
+    for listed in [
+        r#"  { name = "backend-tests", command = "go test ./...", cwd = "backend", on_failure = "block" },"#,
+        r#"  { name = "web-app-tests", command = "npm test", cwd = "web/app", on_failure = "block" },"#,
+    ] {
+        assert!(text.contains(listed), "{text}");
+    }
     assert!(!text.contains("node_modules"), "{text}");
-    // The file loads, and runs what the run without it ran: nothing.
-    let (code, verdict) = repo.verdict(&["--all-files"]);
-    assert_eq!(code, 0, "{verdict:#}");
-    assert_eq!(verdict["checks"], serde_json::json!([]), "{verdict:#}");
 }
 
 #[test]
-fn a_check_init_offers_runs_in_its_project_when_uncommented() {
+fn a_check_init_writes_for_a_project_below_the_root_runs_in_its_project() {
     // The stub stands for go: it records the directory it ran in.
     let stubs = Stubs::new();
     let record = stubs.dir.path().join("go-cwd");
@@ -150,21 +141,11 @@ fn a_check_init_offers_runs_in_its_project_when_uncommented() {
     let init = repo.phasegate_in(&repo.path().join("backend"), &["init"]);
     assert_eq!(init.code, 0, "{init:?}");
     assert!(!repo.exists("backend/phasegate.toml"));
-    let text = repo.read("phasegate.toml");
-    let offered = text
-        .lines()
-        .find(|line| line.contains(r#"name = "backend-tests""#))
-        .unwrap_or_else(|| panic!("no backend-tests offered:\n{text}"))
-        .trim_start_matches('#')
-        .trim();
-    let text = text.replacen(
-        "[phases.implementation]\nchecks = []",
-        &format!("[phases.implementation]\nchecks = [\n  {offered}\n]"),
-        1,
-    );
-    repo.config(&text);
     let path = stubs.path();
-    let (code, verdict) = repo.verdict_with(&["--all-files"], &[("PATH", &path)]);
+    let (code, verdict) = repo.verdict_with(
+        &["--all-files", "--check", "backend-tests"],
+        &[("PATH", &path)],
+    );
     assert_eq!(code, 0, "{verdict:#}");
     assert_eq!(check(&verdict, "backend-tests")["status"], "passed");
     assert_eq!(

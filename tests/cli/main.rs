@@ -17,6 +17,7 @@ mod ci_queue;
 mod ci_refs;
 mod ci_scripts;
 mod ci_shallow;
+mod cli_edges;
 mod config_errors;
 mod config_more;
 mod config_review;

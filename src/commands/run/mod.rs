@@ -84,9 +84,33 @@ impl SelectionRequest {
 }
 
 impl RunRequest {
-    pub fn from_args(args: &RunArgs) -> RunRequest {
-        let selection = if !args.files.is_empty() {
-            SelectionRequest::Files(args.files.clone())
+    /// The run `phasegate run` asks for; why not, when its arguments do
+    /// not make one.
+    pub fn from_args(args: &RunArgs) -> Result<RunRequest, String> {
+        // `--` ends the options, as in git, and what follows are files of
+        // `--files` (a name beginning with `-`); with nothing to take them
+        // they would be dropped in silence.
+        let files: Vec<PathBuf> = args
+            .files
+            .iter()
+            .flatten()
+            .chain(&args.after_dashes)
+            .cloned()
+            .collect();
+        if let Some(first) = args.after_dashes.first().filter(|_| args.files.is_none()) {
+            let first = first.display();
+            return Err(format!(
+                "`{first}` after `--` names a file, which only `--files` takes: run `phasegate run --files -- {first}`, or `--files ./{first}`"
+            ));
+        }
+        if args.files.is_some() && files.is_empty() {
+            return Err(
+                "`--files` names no file: give at least one (`--files a.rs b.rs`; after `--` for a name beginning with `-`)"
+                    .to_string(),
+            );
+        }
+        let selection = if args.files.is_some() {
+            SelectionRequest::Files(files)
         } else if args.all_files {
             SelectionRequest::All
         } else if let (Some(from), Some(to)) = (&args.from_ref, &args.to_ref) {
@@ -97,7 +121,7 @@ impl RunRequest {
         } else {
             SelectionRequest::Default
         };
-        RunRequest {
+        Ok(RunRequest {
             phase: args.phase.clone(),
             profile: args.profile.clone(),
             workflow: args.workflow.clone(),
@@ -111,29 +135,41 @@ impl RunRequest {
             resume_of: None,
             pushed_ref: None,
             push: None,
-        }
+        })
     }
 }
 
 /// `phasegate run`.
 pub fn run(ctx: &Context, args: &RunArgs, io: &mut Streams<'_>) -> ExitCode {
-    execute(ctx, &RunRequest::from_args(args), io)
+    match RunRequest::from_args(args) {
+        Ok(request) => execute(ctx, &request, io),
+        Err(message) => refused(ctx, args.format, args.output.clone(), message, io),
+    }
+}
+
+/// The verdict of a run refused for its arguments (`message`), in the
+/// `--format` report, which still says why the run stopped.
+fn refused(
+    ctx: &Context,
+    format: ReportFormat,
+    output: Option<PathBuf>,
+    message: String,
+    io: &mut Streams<'_>,
+) -> ExitCode {
+    let verdict = Verdict::stopped(Profile::default(), None, super::usage_error(message));
+    let alone = super::Reports {
+        format,
+        output,
+        extra: Vec::new(),
+    };
+    super::emit_stopped_reports(&verdict, &alone, ctx, io)
 }
 
 /// Runs the gate and returns the exit code.
 pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCode {
     let reports = match super::Reports::parse(args.format, args.output.clone(), &args.reports) {
         Ok(reports) => reports,
-        Err(message) => {
-            // The `--format` report still says why the run stopped.
-            let verdict = Verdict::stopped(Profile::default(), None, super::usage_error(message));
-            let alone = super::Reports {
-                format: args.format,
-                output: args.output.clone(),
-                extra: Vec::new(),
-            };
-            return super::emit_stopped_reports(&verdict, &alone, ctx, io);
-        }
+        Err(message) => return refused(ctx, args.format, args.output.clone(), message, io),
     };
     // Once known, where an internal failure that stops the run is recorded.
     let mut state_dir = None;

@@ -203,9 +203,17 @@ pub(super) fn carry_over(
                 .join(", ")
         )
     };
+    // The profile judges what a failure means: a person reading a
+    // resumed verdict must see whether it is the resumed run's.
+    let profile = verdict.profile.as_str();
+    let under = if previous.profile == profile {
+        format!("under its profile `{profile}`")
+    } else {
+        format!("(profile `{}`) under profile `{profile}`", previous.profile)
+    };
     verdict
         .notes
-        .push(format!("resumed run {}: {ran}", previous.run_id));
+        .push(format!("resumed run {} {under}: {ran}", previous.run_id));
     if !gone.is_empty() {
         verdict.notes.push(format!(
             "run {} had checks that phase `{}` no longer has, not run: {}",
