@@ -694,7 +694,18 @@ impl Extractor {
                     (Some(recount), Some(file), Some(line), Some(column)) => {
                         if let Some(text) = lines.line(file, line) {
                             d.column = recount(text, column);
-                            (d.end_line, d.end_column) = (None, None);
+                            // The end is counted as the start is, on its
+                            // own line; one that cannot be counted goes.
+                            let end = match (d.end_line, d.end_column) {
+                                (Some(end_line), Some(end_column)) => lines
+                                    .line(file, end_line)
+                                    .and_then(|text| recount(text, end_column)),
+                                _ => None,
+                            };
+                            d.end_column = end;
+                            if end.is_none() {
+                                d.end_line = None;
+                            }
                             d.column_unit = ColumnUnit::Character;
                         }
                     }
@@ -742,8 +753,20 @@ const MAX_ANCHOR_LINES: u32 = 100_000;
 
 /// The first line of `file` that holds one of the anchor's words, within
 /// its key's value when it names one, after the line that holds one of
-/// its `after` words when it has one.
+/// its `after` words when it has one; for a ranked anchor, the first line
+/// that holds its first word found.
 fn anchored_line(lines: &mut columns::SourceLines, file: &str, anchor: &Anchor) -> Option<u32> {
+    if anchor.ranked {
+        return anchor.words.iter().find_map(|word| {
+            let one = Anchor {
+                words: vec![word.clone()],
+                key: anchor.key,
+                after: anchor.after.clone(),
+                ..Anchor::default()
+            };
+            anchored_line(lines, file, &one)
+        });
+    }
     let mut start = 1;
     if !anchor.after.is_empty() {
         for n in 1..=MAX_ANCHOR_LINES {

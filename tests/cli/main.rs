@@ -54,6 +54,7 @@ mod install_shared;
 mod interventions_merge;
 mod odd_inputs;
 mod parsers_exit;
+mod parsers_gaps;
 mod parsers_go;
 mod parsers_js;
 mod parsers_more;

@@ -148,6 +148,57 @@ static BUN_RESULT: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the bun result regex is valid")
 });
 
+/// How jest's `--json` report starts (`{"numFailedTestSuites":`) and
+/// vitest's `--reporter=json` one (`{"numTotalTestSuites":`). A line that
+/// starts so reaches the grammar as text only when it was no JSON
+/// document: one cut short, or too big to be gathered.
+const JSON_REPORTS: [(&str, &str); 2] = [
+    ("{\"numFailedTestSuites\":", "jest's `--json` report"),
+    (
+        "{\"numTotalTestSuites\":",
+        "vitest's `--reporter=json` report",
+    ),
+];
+
+/// A TypeScript error ts-jest reports as a suite's failure, in tsc's
+/// pretty form (`src/a.test.ts:4:9 - error TS2322: Type 'number' is not
+/// assignable to type 'string'.`, ts-jest's default) or its plain one
+/// (`src/a.test.ts(4,9): error TS2322: ...`, with `pretty: false`): a type
+/// error at its place, with its code, as `tsc` reports it.
+fn type_error(line: &str, at: &Range<u64>) -> Option<Found> {
+    let c = caps(&super::tsc::PRETTY, line).or_else(|| caps(&super::tsc::PLAIN, line))?;
+    Some(
+        Found::new(
+            "ts-jest",
+            Severity::from_word(&c["severity"]),
+            &c["message"],
+        )
+        .at(&c["file"], number(&c["line"]), number(&c["col"]))
+        .code(Some(c["code"].to_string()))
+        .origin(Origin::Typecheck)
+        .unit(ColumnUnit::Utf16)
+        .range(at),
+    )
+}
+
+/// The code of the finding that a JSON report could not be read.
+const REPORT_UNREADABLE: &str = "REPORT_UNREADABLE";
+
+/// The finding of a JSON report that could not be read (`report` names
+/// it): its failures are unknown, so it fails the check whatever the exit
+/// status said.
+fn unreadable_report(report: &str, line: &str, at: &Range<u64>) -> Found {
+    let why = if line.len() >= crate::diagnostics::MAX_JSON_BYTES {
+        format!("{report} is larger than the {} MiB phasegate reads of one document, so the failures it holds were not read; run fewer test files a check (a `files` filter, or the paths on the command line), or drop the JSON option to have the human report read", crate::diagnostics::MAX_JSON_BYTES >> 20)
+    } else {
+        format!("{report} is cut short: it starts but never closes, so the failures it holds were not read (the runner was stopped while writing it, or its output was cut); run the tests again, or drop the JSON option to have the human report read")
+    };
+    Found::new("json", Severity::Error, why)
+        .code(Some(REPORT_UNREADABLE.to_string()))
+        .origin(Origin::Test)
+        .range(at)
+}
+
 /// The code of the finding that a run found no test to run, as pytest's
 /// exit status names it (`ExitCode.NO_TESTS_COLLECTED`).
 const NO_TESTS: &str = crate::diagnostics::NO_TESTS_COLLECTED;
@@ -235,6 +286,10 @@ struct Failure {
     maybe_console: bool,
     /// It is: output, not a finding, so nothing is pushed.
     console: bool,
+    /// TypeScript's errors that stopped the suite (ts-jest reports them
+    /// as the suite's failure), pushed as they were read: each is a
+    /// finding of its own, so the suite's failure is not one more.
+    typed: bool,
     start: u64,
     end: u64,
 }
@@ -312,7 +367,7 @@ impl JsTest {
         };
         // Console output is never a finding; and a human report read after
         // a JSON report repeats what the JSON held.
-        if failure.console || self.json {
+        if failure.console || failure.typed || self.json {
             return;
         }
         let dialect = match self.layout {
@@ -533,9 +588,9 @@ impl Grammar for JsTest {
 
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
-            // `bun test`, `No tests found` (jest) and `No test files
-            // found` (vitest).
-            first: b"bN",
+            // `bun test`, `No tests found` (jest), `No test files
+            // found` (vitest), and a JSON report read as text.
+            first: b"bN{",
             indented: b"",
             // `FAIL`, and `●`'s first byte.
             anywhere: b"F\xe2",
@@ -553,9 +608,18 @@ impl Grammar for JsTest {
             || BULLET.find(line).is_some()
             || line.starts_with(b"bun test")
             || line.starts_with(b"No test")
+            || JSON_REPORTS
+                .iter()
+                .any(|(start, _)| line.starts_with(start.as_bytes()))
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
+        if let Some((_, report)) = JSON_REPORTS.iter().find(|(s, _)| line.starts_with(s)) {
+            self.emit(out);
+            out.errors_fail = true;
+            out.push(unreadable_report(report, line, at));
+            return;
+        }
         if let Some(rest) = line.trim().strip_prefix("RUN  v") {
             self.layout = Layout::Vitest;
             out.version = rest.split_whitespace().next().map(str::to_string);
@@ -591,6 +655,11 @@ impl Grammar for JsTest {
         }
         if trimmed == "Details:" {
             failure.details = true;
+            return;
+        }
+        if let Some(found) = type_error(trimmed, at) {
+            failure.typed = true;
+            out.push(found);
             return;
         }
         if failure.syntax_at.is_none() {
@@ -696,6 +765,18 @@ impl Grammar for JsTest {
                 .flatten()
                 .filter(|a| a["status"] == "failed")
                 .collect();
+            // A suite that failed on TypeScript's errors (ts-jest): each
+            // error is the finding, where the human report put it.
+            let mut typed = false;
+            if failed.is_empty() && result["status"] == "failed" {
+                let text = strip_ansi(result["message"].as_str().unwrap_or(""));
+                for found in text.lines().filter_map(|l| type_error(l.trim(), at)) {
+                    typed = true;
+                    if !reported.iter().any(|r| r.matches(&found)) {
+                        out.push(found);
+                    }
+                }
+            }
             let mut push = |test: String, text: &str| {
                 let text = strip_ansi(text);
                 let frame = first_frame(text.lines());
@@ -744,7 +825,7 @@ impl Grammar for JsTest {
                     out.push(found);
                 }
             };
-            if failed.is_empty() && result["status"] == "failed" {
+            if failed.is_empty() && result["status"] == "failed" && !typed {
                 push(suite.to_string(), result["message"].as_str().unwrap_or(""));
             }
             for assertion in failed {

@@ -43,6 +43,15 @@ static NAMED_FILE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the mocha named file regex is valid")
 });
 
+/// The file a timeout's message names at its end, and the message
+/// without it.
+fn named_file(message: &str) -> Option<(String, String)> {
+    let c = caps(&NAMED_FILE, message)?;
+    let whole = c.get(0)?;
+    let rest = message[..whole.start()].trim_end().to_string();
+    Some((c["file"].to_string(), rest))
+}
+
 /// A hook's failure, titled as mocha titles it: `"before each" hook for
 /// "adds"`, with the hook's own title when it was given one (`"after all"
 /// hook: close the pool for "adds"`), or `in "{root}"` for a root hook
@@ -125,7 +134,17 @@ impl Mocha {
         if entry.test.is_none() && !entry.path.is_empty() {
             entry.test = Some(entry.path.join(" > "));
         }
-        let first = entry.message.first().cloned();
+        // A timeout's stack is mocha's timers alone; its message names the
+        // test's file, absolute, which places the finding instead: the
+        // message keeps no path of the machine it ran on.
+        let named = entry
+            .frame
+            .is_none()
+            .then(|| entry.message.first().and_then(|m| named_file(m)))
+            .flatten();
+        if let (Some((_, rest)), Some(first)) = (&named, entry.message.first_mut()) {
+            first.clone_from(rest);
+        }
         let mut message = folded(entry.message);
         if message.is_empty() {
             message = format!("test `{}` failed", entry.test.as_deref().unwrap_or("?"));
@@ -143,10 +162,9 @@ impl Mocha {
             .range(&entry.range);
         if let Some((file, line, column)) = entry.frame {
             found = found.at(&file, line, column);
-        } else if let Some(c) = first.as_deref().and_then(|m| caps(&NAMED_FILE, m)) {
-            // A timeout's stack is mocha's timers alone; its message names
-            // the test's file, and the test's title finds its line there.
-            found = found.at(&c["file"], None, None);
+        } else if let Some((file, _)) = named {
+            // The test's title finds its line in the file.
+            found = found.at(&file, None, None);
             if let Some(hook) = &hook {
                 found = found.anchor(hook_anchor(hook, &entry.path));
             } else if let Some(test) = &found.test {

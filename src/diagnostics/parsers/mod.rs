@@ -100,6 +100,10 @@ pub struct Anchor {
     /// is not placed in it (pytest names its configuration file whatever
     /// option was wrong, one of the check's command among them).
     pub required: bool,
+    /// The words are alternatives, the best first: the first of them
+    /// found anywhere in the file places the finding, even below a later
+    /// one's line.
+    pub ranked: bool,
 }
 
 impl Found {
@@ -167,17 +171,30 @@ impl Found {
 }
 
 /// The anchor of a test a runner names by its titles and its file only
-/// (a timeout, which no frame of the test's own places): its declaration,
-/// the line that holds its own title quoted (`it('adds', ...)`), the last
-/// of the titles joined by ` > ` (or jest's ` › `).
+/// (no frame of the test's own places it: a timeout, a thrown value that
+/// is no `Error`): its declaration, the line that holds its own title
+/// quoted (`it('adds', ...)`). The runner joins the titles with ` > `
+/// (jest with ` › `), which a title may hold itself (`it('a > b')` in
+/// `describe('parse')` is `parse > a > b`), so each ending of the joined
+/// titles is a candidate, the longest first: `parse > a > b`, `a > b`,
+/// then `b`, which is the test's own title only when no longer one is
+/// declared in the file.
 pub fn declared(test: &str) -> Anchor {
-    let title = test
-        .rsplit(" > ")
-        .next()
-        .and_then(|t| t.rsplit(" › ").next())
-        .unwrap_or(test);
+    let mut words = quoted(test);
+    for (i, joiner) in test
+        .match_indices(" > ")
+        .chain(test.match_indices(" › "))
+        .collect::<std::collections::BTreeMap<_, _>>()
+    {
+        for word in quoted(&test[i + joiner.len()..]) {
+            if !words.contains(&word) {
+                words.push(word);
+            }
+        }
+    }
     Anchor {
-        words: quoted(title),
+        words,
+        ranked: true,
         ..Anchor::default()
     }
 }

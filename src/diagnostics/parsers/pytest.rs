@@ -83,12 +83,27 @@ fn test_def(id: &str) -> Anchor {
     }
 }
 
+/// What a crashed xdist worker means and what to do.
+const WORKER_CRASHED_WHY: &str = "the test ended the worker process running it (`os._exit`, a signal, a crash of native code, running out of memory) and left no traceback; run it alone without `-n` to see how it ends";
+
+/// The worker the short summary's message names when it is xdist's word
+/// that the test crashed it, which the summary cuts to the terminal's
+/// width: `worker 'gw1' crashed w...` (under `--tb=no`, the only word of
+/// it).
+fn crashed_worker(message: &str) -> Option<&str> {
+    const WORDS: &str = "crashed while running ";
+    let rest = message.strip_prefix("worker ")?;
+    let quote = rest.chars().next().filter(|q| matches!(q, '\'' | '"'))?;
+    let (worker, said) = rest[1..].split_once(quote)?;
+    let said = said.strip_prefix(' ')?;
+    let said = said.strip_suffix("...").unwrap_or(said);
+    (!said.is_empty() && (WORDS.starts_with(said) || said.starts_with(WORDS))).then_some(worker)
+}
+
 /// The finding of a test that crashed its xdist worker, from xdist's line
 /// that says so (`crash`).
 fn worker_crashed(c: &regex::Captures<'_>, crash: &str, at: &Range<u64>) -> Found {
-    let message = format!(
-        "{crash}: the test ended the worker process running it (`os._exit`, a signal, a crash of native code, running out of memory) and left no traceback; run it alone without `-n` to see how it ends"
-    );
+    let message = format!("{crash}: {WORKER_CRASHED_WHY}");
     Found::new("xdist", Severity::Error, message)
         .code(Some("WorkerCrashed".to_string()))
         .test(Some(c["id"].to_string()))
@@ -1067,12 +1082,22 @@ impl Pytest {
             Some(m) => super::caps(&EXCEPTION, m).map(|c| c["error"].to_string()),
             None => None,
         };
-        Found::new("summary", Severity::Error, text)
+        let mut found = Found::new("summary", Severity::Error, text)
             .code(code)
             .test(Some(id.to_string()))
             .origin(Origin::Test)
             .range(at)
-            .at(file, None, None)
+            .at(file, None, None);
+        if let Some(worker) = message.and_then(crashed_worker) {
+            found.message =
+                format!("worker `{worker}` crashed while running `{id}`: {WORKER_CRASHED_WHY}");
+            found.code = Some("WorkerCrashed".to_string());
+        }
+        // Placed at the test's `def`, as a traceback would place it.
+        if !module {
+            found = found.anchor(test_def(id));
+        }
+        found
     }
 }
 

@@ -691,6 +691,15 @@ impl Grammar for Python {
                     .filter(|c| *c >= 0)
                     .and_then(|c| u32::try_from(c + 1).ok());
                 found = found.at(file, json_number(&doc["line"]), column);
+                // mypy 1.11 and later add where the error ends: its last
+                // column, counted as the start's is once made 1-based
+                // (what `--show-error-end` prints); -1 means none.
+                if column.is_some() {
+                    found = found.ends(
+                        json_number(&doc["end_line"]),
+                        json_number(&doc["end_column"]),
+                    );
+                }
             }
             out.push(mypy_found(found));
             return;

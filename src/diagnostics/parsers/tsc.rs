@@ -20,13 +20,13 @@ const MAX_BODY_LINES: usize = 12;
 /// `src/a.ts(5,7): error TS2322: message`. The file may hold parentheses
 /// of its own (a Next.js route group, `app/(shop)/page.tsx`): it ends at
 /// the first `(line,col): ` that a severity and a code follow.
-static PLAIN: LazyLock<Regex> = LazyLock::new(|| {
+pub(super) static PLAIN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?P<file>\S.*?)\((?P<line>\d+),(?P<col>\d+)\): (?P<severity>error|warning|message) (?P<code>TS\d+): (?P<message>.+)$")
         .expect("the tsc regex is valid")
 });
 
 /// `src/a.ts:5:7 - error TS2322: message`.
-static PRETTY: LazyLock<Regex> = LazyLock::new(|| {
+pub(super) static PRETTY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+) - (?P<severity>error|warning|message) (?P<code>TS\d+): (?P<message>.+)$")
         .expect("the tsc pretty regex is valid")
 });
