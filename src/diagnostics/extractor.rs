@@ -665,7 +665,7 @@ impl Extractor {
                     severity: found.severity,
                     code: found.code,
                     test: found.test,
-                    message: bounded(found.message),
+                    message: bounded(self.repository_message(found.message)),
                     log_range: (found.range.end > 0)
                         .then_some((found.range.start, found.range.end)),
                     source_line: None,
@@ -726,6 +726,23 @@ impl Extractor {
             dropped: reader.dropped,
             parser: found_any.then_some(name),
         }
+    }
+}
+
+impl Extractor {
+    /// `message` with the absolute paths it names under the root of the
+    /// checkout the check ran in shown relative to it, as its `file` is:
+    /// cargo's warning that both `.cargo/config` and `.cargo/config.toml`
+    /// exist names them absolutely, and in a temporary checkout that path
+    /// is no file a reader can open and changes from run to run (and so
+    /// would the finding's fingerprint). A saved log's messages are kept
+    /// as they were recorded.
+    fn repository_message(&self, message: String) -> String {
+        let prefix = format!("{}/", self.root.display());
+        if prefix.len() > 1 && message.contains(&prefix) {
+            return message.replace(&prefix, "");
+        }
+        message
     }
 }
 

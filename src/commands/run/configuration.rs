@@ -545,13 +545,18 @@ enum SettingFile {
     /// `rust-toolchain.toml`) in the nearest directory at or above the
     /// one the command runs in that has one.
     Toolchain,
+    /// A cargo configuration file the command names itself (`cargo
+    /// --config ci.toml test`), read over every `.cargo/config.toml`: its
+    /// own settings, compared file to file.
+    Named,
 }
 
 impl SettingFile {
-    /// Its names in one directory, the one read first first.
+    /// Its names in one directory, the one read first first (a file
+    /// named on the command line has no name of its own: cargo's).
     fn names(self) -> [&'static str; 2] {
         match self {
-            SettingFile::Cargo => [".cargo/config", ".cargo/config.toml"],
+            SettingFile::Cargo | SettingFile::Named => [".cargo/config", ".cargo/config.toml"],
             SettingFile::Toolchain => ["rust-toolchain", "rust-toolchain.toml"],
         }
     }
@@ -627,7 +632,7 @@ fn verifying_settings(kind: SettingFile, bytes: &[u8]) -> Vec<Setting> {
             .collect::<Vec<_>>()
     };
     match kind {
-        SettingFile::Cargo => {
+        SettingFile::Cargo | SettingFile::Named => {
             for (section, name, value) in wanted("build", CARGO_BUILD_SETTINGS)
                 .into_iter()
                 .chain(wanted("env", &[]))
@@ -910,7 +915,7 @@ impl Versions<'_> {
         kind: SettingFile,
     ) -> Vec<(PathBuf, Vec<Setting>)> {
         let read = match kind {
-            SettingFile::Cargo => usize::MAX,
+            SettingFile::Cargo | SettingFile::Named => usize::MAX,
             SettingFile::Toolchain => 1,
         };
         self.nearest(spec, dir, kind.names())
@@ -1101,6 +1106,7 @@ fn targets_of(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Targ
         // any toolchain file.
         let toolchain_named = rest.first().is_some_and(|word| word.starts_with('+'));
         found.extend(cargo_settings(&dir, !toolchain_named, versions));
+        found.extend(named_config_settings(rest, &dir, versions));
         // An alias of the repository's cargo configuration runs what the
         // branch wrote there (`[alias] clippy = "version"`).
         if let Some(name) = cargo_subcommand(rest).filter(|name| !CARGO_COMMANDS.contains(name)) {
@@ -1198,6 +1204,89 @@ fn cargo_settings(dir: &Path, toolchain: bool, versions: &Versions<'_>) -> Vec<T
     found
 }
 
+/// The settings of the cargo configuration files a cargo command line
+/// (`rest`, its words after `cargo`, run in `dir`) names with `--config
+/// FILE`: cargo reads a value that is a file where it runs as a file of
+/// settings, any other as one `key=value` (which the command itself
+/// holds, as the gate's configuration does). Each setting it holds in
+/// the version that runs or in `--config-from-ref`'s is one target,
+/// compared in that file.
+fn named_config_settings(rest: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Target> {
+    let mut files = Vec::new();
+    let mut words = rest.iter();
+    while let Some(word) = words.next() {
+        let value = match word.strip_prefix("--config") {
+            _ if word == "--" => break,
+            Some("") => words.next().map(String::as_str),
+            Some(value) => value.strip_prefix('='),
+            None => None,
+        };
+        let Some(file) = value.and_then(|value| repository_path(dir, value)) else {
+            continue;
+        };
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    let mut found = Vec::new();
+    for file in files {
+        for spec in [versions.to, Some(versions.spec)] {
+            let Some(bytes) = versions.at(spec, &file) else {
+                continue;
+            };
+            for setting in verifying_settings(SettingFile::Named, &bytes) {
+                let target = Target::Setting {
+                    kind: SettingFile::Named,
+                    config: file.clone(),
+                    dir: dir.to_path_buf(),
+                    key: setting.key,
+                };
+                if !found.contains(&target) {
+                    found.push(target);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The variables of a check's `env` (and the cargo settings, by the last
+/// part of their key) whose value is a program cargo runs: the compiler,
+/// rustdoc, a wrapper every compilation goes through, the linker, the
+/// runner of the test binaries. A value that is a path of the repository
+/// names a file the branch may have rewritten, whatever the value.
+fn names_program(variable: &str) -> bool {
+    const PROGRAMS: &[&str] = &[
+        "RUSTC",
+        "RUSTDOC",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_BUILD_RUSTC",
+        "CARGO_BUILD_RUSTDOC",
+        "CARGO_BUILD_RUSTC_WRAPPER",
+        "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER",
+    ];
+    PROGRAMS.contains(&variable)
+        || (variable.starts_with("CARGO_TARGET_")
+            && (variable.ends_with("_RUNNER") || variable.ends_with("_LINKER")))
+}
+
+/// The file of the repository the program `value` names (a setting's
+/// value, its first word for a `runner` that has arguments), seen from
+/// `dir`: only a path names one (`./ci/run.sh`, `tools/wrap`); a bare
+/// name is found on the `PATH`.
+fn program_file(value: &toml::Value, dir: &Path) -> Option<PathBuf> {
+    let program = match value {
+        toml::Value::String(text) => text.split_whitespace().next()?,
+        toml::Value::Array(words) => words.first()?.as_str()?,
+        _ => return None,
+    };
+    program
+        .contains('/')
+        .then(|| repository_path(dir, program))
+        .flatten()
+}
+
 /// The name of the `package.json` script that `manager` runs given the
 /// words `plain` (its options left out): `npm test`, `npm run lint`,
 /// `pnpm lint`, `yarn build`, `bun run build`.
@@ -1237,7 +1326,41 @@ fn manifest_for(dir: &Path, versions: &Versions<'_>) -> Option<PathBuf> {
 fn called_by(target: &Target, dir: &Path, versions: &Versions<'_>) -> Vec<Target> {
     let mut included = Vec::new();
     let (text, dir) = match target {
-        Target::Setting { .. } => return Vec::new(),
+        Target::Setting {
+            kind,
+            config,
+            dir,
+            key,
+        } => {
+            let last = key.rsplit('.').next().unwrap_or(key);
+            let variable = last.to_ascii_uppercase().replace('-', "_");
+            if !(names_program(&variable) || last == "runner" || last == "linker") {
+                return Vec::new();
+            }
+            // cargo finds a program its configuration names by a path
+            // from the directory that holds the `.cargo` directory, or
+            // where it runs for a file the command line names.
+            let (holding, base) = match kind {
+                SettingFile::Named => (versions.running(config), dir.clone()),
+                _ => (
+                    versions.running(config),
+                    config
+                        .parent()
+                        .and_then(Path::parent)
+                        .map(Path::to_path_buf)
+                        .unwrap_or_default(),
+                ),
+            };
+            let Some(bytes) = holding else {
+                return Vec::new();
+            };
+            return verifying_settings(*kind, &bytes)
+                .into_iter()
+                .filter(|setting| setting.key == *key)
+                .filter_map(|setting| program_file(&setting.value, &base))
+                .map(Target::File)
+                .collect();
+        }
         Target::Alias { dir, name, .. } => {
             let Some((_, words, _)) = versions.cargo_alias(versions.to, dir, name) else {
                 return Vec::new();
@@ -1337,6 +1460,14 @@ fn runs_of(spec: &config::CheckSpec, versions: &Versions<'_>) -> Vec<(Target, Op
         .and_then(inside_root)
         .unwrap_or_default();
     let mut found: Vec<(Target, Option<Target>)> = Vec::new();
+    // A program the check's own `env` names (`RUSTC_WRAPPER =
+    // "ci/wrap.sh"`) is the gate's choice, but the file is the branch's.
+    for (variable, value) in &spec.env {
+        if names_program(variable) {
+            let value = toml::Value::String(value.clone());
+            found.extend(program_file(&value, &dir).map(|file| (Target::File(file), None)));
+        }
+    }
     for words in &commands {
         for target in targets_of(words, &dir, versions) {
             let called = called_by(&target, &dir, versions);
@@ -1471,10 +1602,20 @@ fn differing_setting(
     versions: &Versions<'_>,
 ) -> Option<Unvouched> {
     let values = |spec: Option<&str>| {
-        versions
-            .settings(spec, dir, kind)
+        let settings: Vec<Setting> = match kind {
+            // A file the command names is that file, wherever it is.
+            SettingFile::Named => versions
+                .at(spec, target.file())
+                .map(|bytes| verifying_settings(kind, &bytes))
+                .unwrap_or_default(),
+            _ => versions
+                .settings(spec, dir, kind)
+                .into_iter()
+                .flat_map(|(_, settings)| settings)
+                .collect(),
+        };
+        settings
             .into_iter()
-            .flat_map(|(_, settings)| settings)
             .filter(|setting| setting.key == key)
             .collect::<Vec<_>>()
     };
@@ -1523,6 +1664,15 @@ impl Target {
                 ..
             } => format!("the cargo setting `{key}` of `{}`", config.display()),
             Target::Setting {
+                kind: SettingFile::Named,
+                config,
+                key,
+                ..
+            } => format!(
+                "the cargo setting `{key}` of `{}` (named by `--config`)",
+                config.display()
+            ),
+            Target::Setting {
                 kind: SettingFile::Toolchain,
                 config,
                 key,
@@ -1536,7 +1686,7 @@ impl Target {
         match self {
             Target::File(_) | Target::Script { .. } | Target::Alias { .. } => "an `exit 0`",
             Target::Setting {
-                kind: SettingFile::Cargo,
+                kind: SettingFile::Cargo | SettingFile::Named,
                 ..
             } => "a `runner = \"true\"`",
             Target::Setting {
