@@ -270,6 +270,16 @@ impl Place {
         }
     }
 
+    /// The repository whose git directory is `git_dir`, with its own index,
+    /// and its work tree `root`: a temporary checkout.
+    pub fn at(git_dir: &Path, root: &Path) -> Place {
+        Place {
+            git_dir: git_dir.to_path_buf(),
+            root: root.to_path_buf(),
+            index: git_dir.join("index"),
+        }
+    }
+
     /// `git` reaching this place, away from the repository variables
     /// phasegate was started with, reading nothing on its standard input.
     pub fn git(&self) -> Command {
@@ -337,6 +347,8 @@ pub(super) fn clean_as_staged(
 /// phasegate can give the unstaged changes back and exit.
 pub(super) struct Smudger {
     place: Place,
+    /// `-c filter.<driver>.required=true` for each driver that smudges.
+    required: Vec<std::ffi::OsString>,
     child: Child,
     /// Held while the filters run: ended with the `Smudger`.
     _watch: Watch,
@@ -349,9 +361,31 @@ pub(super) struct Smudger {
 }
 
 impl Smudger {
-    pub fn start(place: &Place) -> io::Result<Smudger> {
+    /// Starts git for the filter programs of `drivers`. Each is taken as
+    /// required: git would otherwise write the content as stored when a
+    /// program fails (an LFS pointer, ciphertext), with a message nobody
+    /// reads in a hook, and the checks would judge that. Required, git
+    /// stops at the file, naming it and the driver.
+    pub fn start(place: &Place, drivers: &Drivers) -> io::Result<Smudger> {
+        let required = drivers
+            .smudge
+            .iter()
+            // git splits `-c` at its first `=`: such a name cannot be given
+            // (nor, in practice, configured).
+            .filter(|driver| !driver.contains(&b'=') && !driver.contains(&b'\n'))
+            .flat_map(|driver| {
+                let mut setting = b"filter.".to_vec();
+                setting.extend_from_slice(driver);
+                setting.extend_from_slice(b".required=true");
+                [
+                    std::ffi::OsString::from("-c"),
+                    OsStr::from_bytes(&setting).to_os_string(),
+                ]
+            })
+            .collect::<Vec<_>>();
         let mut child = place
             .git()
+            .args(&required)
             .args(["cat-file", "--batch", "--filters"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -371,6 +405,7 @@ impl Smudger {
         let name = format!("phasegate-end-{random:016x}");
         Ok(Smudger {
             place: place.clone(),
+            required,
             child,
             _watch: watch,
             input,
@@ -457,6 +492,7 @@ impl Smudger {
         let output = self
             .place
             .git()
+            .args(&self.required)
             .args(["cat-file", "--filters"])
             .arg(OsStr::from_bytes(&path_arg))
             .arg(id)
@@ -564,6 +600,30 @@ pub(super) fn refused_checkout(
     Ok(Some((path.to_vec(), driver)))
 }
 
+/// What a person reads of the smudge filter that failed for `path`: the
+/// file, as the repository names it, and the filter driver.
+fn smudge_failed(repo: &Repository, path: &[u8], error: io::Error) -> io::Error {
+    if error.kind() == io::ErrorKind::Interrupted {
+        return error;
+    }
+    let driver = repo
+        .get_attr_bytes(
+            Path::new(OsStr::from_bytes(path)),
+            FILTER,
+            AttrCheckFlags::INDEX_THEN_FILE,
+        )
+        .ok()
+        .flatten()
+        .map(|value| String::from_utf8_lossy(value).into_owned());
+    let path = String::from_utf8_lossy(path);
+    let message = match driver {
+        Some(driver) => format!("the smudge filter `{driver}` failed on `{path}`: {error}"),
+        // A `working-tree-encoding` git could not convert to.
+        None => format!("git could not convert `{path}` for the work tree: {error}"),
+    };
+    io::Error::new(error.kind(), message)
+}
+
 /// Rewrites those of `paths` (checked out from `index` under `dest`) that a
 /// filter program smudges with their content as git checks it out: libgit2
 /// wrote them as stored (an LFS pointer, ciphertext).
@@ -584,7 +644,8 @@ pub(super) fn smudge_checked_out(
         .collect();
     let place = Place::of(repo, root);
     let listed: Vec<&[u8]> = files.iter().map(|(path, _)| *path).collect();
-    let converted = Drivers::of(repo).converted(repo, index, &place, &listed, Way::Out)?;
+    let drivers = Drivers::of(repo);
+    let converted = drivers.converted(repo, index, &place, &listed, Way::Out)?;
     let mut smudger = None;
     for (path, entry) in files {
         if !converted.contains(path) {
@@ -592,7 +653,7 @@ pub(super) fn smudge_checked_out(
         }
         let smudger = match &mut smudger {
             Some(smudger) => smudger,
-            None => smudger.insert(Smudger::start(&place)?),
+            None => smudger.insert(Smudger::start(&place, &drivers)?),
         };
         let target = dest.join(OsStr::from_bytes(path));
         let named = |e: io::Error| io::Error::new(e.kind(), format!("`{}`: {e}", target.display()));
@@ -604,7 +665,7 @@ pub(super) fn smudge_checked_out(
             .map_err(named)?;
         smudger
             .write(&entry.id.to_string(), path, &mut file)
-            .map_err(named)?;
+            .map_err(|e| smudge_failed(repo, path, e))?;
     }
     match smudger {
         Some(smudger) => smudger.finish(),

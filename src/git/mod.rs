@@ -6,6 +6,7 @@ mod config_env;
 mod filters;
 mod head_trace;
 mod hooks;
+mod includes;
 mod index;
 mod protect;
 mod repo;

@@ -1726,7 +1726,7 @@ fn checkout_to(
     }
     super::filters::smudge_checked_out(repo, root, index, &paths, dir).map_err(|source| {
         GitError::Filter {
-            path: dir.to_path_buf(),
+            path: root.to_path_buf(),
             source,
         }
     })?;
@@ -1784,6 +1784,10 @@ fn check_out_submodules(
         ) else {
             continue;
         };
+        // Read with the configuration the environment names, as the outer
+        // repository is, so that its filters and includes apply there too;
+        // failing that, with the files libgit2 finds itself.
+        let _ = super::config_env::apply(&sub);
         let (Some(sub_root), Ok(mut sub_index)) = (sub.workdir(), index_of(&sub, entry.id)) else {
             continue;
         };
@@ -1842,7 +1846,8 @@ fn link_git_dir(
             Ok(_) => {}
         }
     }
-    write_file(&git.join("config"), &checkout_config(repo, common, dir))?;
+    let config = git.join("config");
+    write_file(&config, &checkout_config(repo, common, dir, &[]))?;
     let head = match commit {
         Some(commit) => format!("{commit}\n").into_bytes(),
         None => match repo.head().ok().and_then(|head| head.target()) {
@@ -1852,6 +1857,30 @@ fn link_git_dir(
         },
     };
     write_file(&git.join("HEAD"), &head)?;
+    // A file the user's configuration includes only in their repository's
+    // place or on its branch (`includeIf "gitdir:~/work/"` for a work
+    // identity) is included here as it is: the checkout is elsewhere, on a
+    // detached `HEAD`, and a check that runs `git config user.email` must
+    // find what it finds in the work tree.
+    if super::includes::may_differ(repo) {
+        let root = repo.workdir().unwrap_or(dir);
+        let real = super::filters::Place::of(repo, root);
+        let checkout = super::filters::Place::at(&git, dir);
+        let mut lost = super::includes::lost_in(&real, &checkout).map_err(|e| GitError::Write {
+            path: config.clone(),
+            source: std::io::Error::new(
+                e.kind(),
+                format!("the files the git configuration includes could not be listed: {e}"),
+            ),
+        })?;
+        // git named a relative one from the user's work tree.
+        for include in &mut lost {
+            include.path = root.join(&include.path);
+        }
+        if !lost.is_empty() {
+            write_file(&config, &checkout_config(repo, common, dir, &lost))?;
+        }
+    }
     own_index(index, dir, &git.join("index"))
 }
 
@@ -1956,8 +1985,11 @@ fn copied_ref(name: &[u8]) -> bool {
 }
 
 /// The checkout's configuration: the user's repository's, included, so
-/// remotes, identities, filters and aliases apply as they do there; then
-/// what must differ here, which comes later and so wins:
+/// remotes, identities, filters and aliases apply as they do there, and
+/// the files the user's configuration includes only under a condition the
+/// checkout does not meet (`lost`: from the global or system configuration
+/// before the repository's, which overrides them, from the repository's
+/// after); then what must differ here, which comes later and so wins:
 /// - the work tree is the checkout, whatever `core.worktree` the user's
 ///   names (a bare repository's work tree in `$HOME`, a submodule's path
 ///   relative to its git directory), and it is not bare;
@@ -1970,15 +2002,31 @@ fn copied_ref(name: &[u8]) -> bool {
 /// user's `config.worktree` (`extensions.worktreeConfig`) is their work
 /// tree's own, sparse checkout included, and is not read here; nor is
 /// `extensions.refStorage`, as the checkout keeps its refs in files.
-fn checkout_config(repo: &Repository, common: &Path, dir: &Path) -> Vec<u8> {
+fn checkout_config(
+    repo: &Repository,
+    common: &Path,
+    dir: &Path,
+    lost: &[super::includes::Include],
+) -> Vec<u8> {
     let format = repo
         .config()
         .and_then(|c| c.get_string("extensions.objectformat"))
         .ok()
         .filter(|format| !format.eq_ignore_ascii_case("sha1"));
-    let mut text = b"[include]\n\tpath = ".to_vec();
-    text.extend(quoted(common.join("config").as_os_str().as_bytes()));
-    text.extend(b"\n[core]\n\trepositoryformatversion = ");
+    let include = |text: &mut Vec<u8>, path: &Path| {
+        text.extend(b"[include]\n\tpath = ");
+        text.extend(quoted(path.as_os_str().as_bytes()));
+        text.push(b'\n');
+    };
+    let mut text = Vec::new();
+    for before in lost.iter().filter(|lost| lost.before_local) {
+        include(&mut text, &before.path);
+    }
+    include(&mut text, &common.join("config"));
+    for after in lost.iter().filter(|lost| !lost.before_local) {
+        include(&mut text, &after.path);
+    }
+    text.extend(b"[core]\n\trepositoryformatversion = ");
     text.extend(if format.is_some() { b"1" } else { b"0" });
     text.extend(b"\n\tbare = false\n\tworktree = ");
     text.extend(quoted(dir.as_os_str().as_bytes()));

@@ -96,6 +96,7 @@ mod runner_tree;
 mod select_review;
 mod selection_more;
 mod snapshot_edges;
+mod snapshot_filters;
 mod snapshot_place;
 mod snapshot_refs;
 mod state;
