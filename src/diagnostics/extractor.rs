@@ -627,6 +627,13 @@ impl Extractor {
             .map(|mut found| {
                 reader.grammar.relabel(&mut found);
                 let anchor = found.anchor.take();
+                if found.base_name && found.package.is_none() {
+                    let top = module.as_ref().map_or(self.cwd.as_path(), |(dir, _)| dir);
+                    found.file = found.file.as_deref().and_then(|name| {
+                        let word = anchor.as_ref().and_then(|a| a.words.first())?;
+                        go_file_named(top, name, word).map(|p| p.to_string_lossy().into_owned())
+                    });
+                }
                 let base = match &found.package {
                     Some(package) => go_package_dir(package, module.as_ref(), &self.cwd),
                     None => tool_base.clone(),
@@ -869,6 +876,57 @@ fn go_module(cwd: &Path, root: &Path) -> Option<(PathBuf, String)> {
             .find_map(|l| l.trim().strip_prefix("module "))
             .map(|m| (dir.to_path_buf(), m.trim().trim_matches('"').to_string()))
     })
+}
+
+/// The most directory entries looked at for a file go named by its base
+/// name alone: the search stops, and names no file, past them.
+const MAX_SEARCHED_ENTRIES: usize = 200_000;
+
+/// The one file named `name` among the packages of the Go module at `top`
+/// whose text holds `word`, looked for as `go build ./...` walks them: not
+/// under `vendor` or `testdata`, a directory whose name starts with `.` or
+/// `_`, a symbolic link, or another module (a directory with a `go.mod`).
+/// None when there is no such file, or more than one. Only a finding that
+/// names a file this way asks, so a run that prints none pays nothing.
+fn go_file_named(top: &Path, name: &str, word: &str) -> Option<PathBuf> {
+    let mut dirs = vec![top.to_path_buf()];
+    let mut found = None;
+    let mut seen = 0usize;
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_SEARCHED_ENTRIES {
+                return None;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let entry_name = entry.file_name();
+            let entry_name = entry_name.to_string_lossy();
+            let path = entry.path();
+            if kind.is_dir() {
+                let skipped = entry_name.starts_with(['.', '_'])
+                    || entry_name == "vendor"
+                    || entry_name == "testdata"
+                    || path.join("go.mod").exists();
+                if !skipped {
+                    dirs.push(path);
+                }
+            } else if kind.is_file()
+                && entry_name == name
+                && std::fs::read_to_string(&path).is_ok_and(|text| text.contains(word))
+            {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(path);
+            }
+        }
+    }
+    found
 }
 
 /// The directory cargo names files from: the nearest workspace root (a

@@ -57,6 +57,7 @@ mod odd_inputs;
 mod parsers_exit;
 mod parsers_gaps;
 mod parsers_go;
+mod parsers_go_more;
 mod parsers_js;
 mod parsers_more;
 mod parsers_more2;

@@ -4,8 +4,10 @@
 //! project; a timeout at each test it found running, a subtest named by
 //! the running tests Go 1.21+ lists; frames of a `-trimpath` build, named
 //! by module path, resolved through `go.mod`; a build failure's compiler
-//! lines, which Go 1.24+ prints as `build-output` events under `-json`),
-//! and golangci-lint (v1 and v2: text, tab and JSON). Go counts
+//! lines, which Go 1.24+ prints as `build-output` events under `-json`;
+//! what go says before compiling: a `//go:build` line it cannot parse, a
+//! package its build constraints exclude, a pattern that matched nothing,
+//! no module), and golangci-lint (v1 and v2: text, tab and JSON). Go counts
 //! columns in bytes.
 
 use std::ops::Range;
@@ -48,6 +50,55 @@ static TEST_LINE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the go test regex is valid")
 });
 
+/// A file go/build rejects before anything is compiled, named by its base
+/// name and no line: `sub.go: parsing //go:build line: unexpected end of
+/// expression` (go/build's `"%s: parsing //go:build line: %v"`) or
+/// `sub.go: multiple //go:build comments`. A `// +build` line that does
+/// not parse is ignored by go, never an error.
+static CONSTRAINT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?P<file>[^\s/:][^/]*?\.go): (?P<message>parsing //go:build line: .+|multiple //go:build comments)$",
+    )
+    .expect("the go build constraint regex is valid")
+});
+
+/// `package example.com/shop/tools: build constraints exclude all Go files
+/// in /abs/tools`: a package named on the command line none of whose
+/// files is built here.
+static EXCLUDED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^package (?P<package>\S+): build constraints exclude all Go files in (?P<dir>.+)$")
+        .expect("the go excluded package regex is valid")
+});
+
+/// `go: warning: "./..." matched no packages`.
+static UNMATCHED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^go: warning: "(?P<pattern>[^"]*)" matched no packages$"#)
+        .expect("the go unmatched pattern regex is valid")
+});
+
+/// `no packages to test` (or `vet`): why go exits 1 after that warning.
+static NO_PACKAGES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^no packages to (?P<verb>[a-z]+)$").expect("the go no packages regex is valid")
+});
+
+/// go found no module to work in: run outside any (`go: go.mod file not
+/// found in current directory or any parent directory; see 'go help
+/// modules'`), up to a repository's root (`go: cannot find main module, but
+/// found .git/config in /abs/repo`), or given a pattern no module holds
+/// (`pattern ./...: directory prefix . does not contain main module or its
+/// selected dependencies`).
+static NO_MODULE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^(?:go: go\.mod file not found in current directory or any parent directory",
+        r"|go: cannot find main module, but found (?P<found>\S+) in ",
+        r"|pattern (?P<pattern>\S+): directory prefix \S+ does not contain main module or its selected dependencies$)",
+    ))
+    .expect("the go no module regex is valid")
+});
+
+/// What to do when go found no module, said in every such finding.
+const SET_CWD: &str = "set the check's `cwd` in phasegate.toml to the module's directory, the one that holds its go.mod (or create a module there with `go mod init`)";
+
 /// `FAIL\texample.com/shop/calc\t0.002s` or `ok  \t...`.
 static PACKAGE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:FAIL|ok)\s+(?P<package>\S+)\s").expect("the go package regex is valid")
@@ -83,6 +134,37 @@ pub struct Go {
     /// The line just read was a `--- FAIL:` header: a panic now is that
     /// test's (one later, a timeout's, is no test's in particular).
     after_header: bool,
+    /// The package of the last `# example.com/shop/calc` header, up to its
+    /// `FAIL` line: go 1.24's `go test` names a package it could not set up
+    /// so, and the file a setup error names is in its directory.
+    header: Option<String>,
+    /// The directory of the last pattern go warned matched no packages,
+    /// when it names one.
+    unmatched: Option<String>,
+}
+
+/// The package a `# ...` header or a `build-output` event's `ImportPath`
+/// names: `example.com/shop/calc` for `example.com/shop/calc
+/// [example.com/shop/calc.test]`; none for a pattern (`./...`).
+fn header_package(text: &str) -> Option<String> {
+    let package = text.split(' ').next().unwrap_or(text);
+    (!package.is_empty() && !package.starts_with('.')).then(|| package.to_string())
+}
+
+/// The directory a relative pattern names, as go takes it from the
+/// check's directory: `.` for `./...`, `backend/calc` for
+/// `./backend/calc/...`; none for an import path (`example.com/...`).
+fn pattern_dir(pattern: &str) -> Option<String> {
+    if !(pattern == "." || pattern.starts_with("./") || pattern.starts_with("../")) {
+        return None;
+    }
+    let dir = match pattern.strip_suffix("/...") {
+        Some(dir) => dir,
+        // `./cmd/x...`: names beginning so, no one directory.
+        None if pattern.contains("...") => return None,
+        None => pattern,
+    };
+    Some(dir.to_string())
 }
 
 /// A panic: its first line, then the goroutine's stack, innermost call
@@ -340,6 +422,108 @@ fn compiler_line(line: &str, at: &Range<u64>, out: &mut Out) {
 }
 
 impl Go {
+    /// A line go prints when it cannot set a package up, before anything
+    /// is compiled: a `# package` header, a file whose build constraint
+    /// does not parse, a package none of whose files is built, a pattern
+    /// that matched nothing, no module. `package`: the package a `go test
+    /// -json` event says the line is about. Whether the line was one.
+    fn setup_line(
+        &mut self,
+        line: &str,
+        package: Option<String>,
+        at: &Range<u64>,
+        out: &mut Out,
+    ) -> bool {
+        if let Some(header) = line.strip_prefix("# ") {
+            self.header = header_package(header);
+            return true;
+        }
+        if let Some(c) = super::caps(&CONSTRAINT, line) {
+            let package = package.or_else(|| self.header.clone());
+            // Placed at the file's `//go:build` line, with go's words;
+            // a file without one is not the file go meant, and the
+            // finding keeps the name go printed.
+            let anchor = super::Anchor {
+                words: vec!["//go:build".to_string()],
+                message: Some(c["message"].to_string()),
+                required: true,
+                ..super::Anchor::default()
+            };
+            out.push(Found {
+                base_name: package.is_none(),
+                package,
+                ..Found::new("setup", Severity::Error, line)
+                    .at(&c["file"], None, None)
+                    .anchor(anchor)
+                    .range(at)
+            });
+            return true;
+        }
+        if let Some(c) = super::caps(&EXCLUDED, line) {
+            let message = format!(
+                "build constraints exclude all Go files of package {}: none of its .go files is built for this GOOS, GOARCH and these build tags (each has a //go:build line or a _GOOS or _GOARCH file name that rules it out); fix the constraints, or leave the directory out of the command's patterns",
+                &c["package"]
+            );
+            out.push(
+                Found::new("setup", Severity::Error, message)
+                    .at(&c["dir"], None, None)
+                    .range(at),
+            );
+            return true;
+        }
+        if let Some(c) = super::caps(&UNMATCHED, line) {
+            let pattern = &c["pattern"];
+            let dir = pattern_dir(pattern);
+            let message = format!(
+                "\"{pattern}\" matched no packages: go found no Go package there (no .go files, or build constraints exclude every one), and checked nothing"
+            );
+            let mut found = Found::new("setup", Severity::Warning, message).range(at);
+            if let Some(dir) = &dir {
+                found = found.at(dir, None, None);
+            }
+            out.push(found);
+            self.unmatched = dir;
+            return true;
+        }
+        if let Some(c) = super::caps(&NO_PACKAGES, line) {
+            let message = format!(
+                "no packages to {}: the command's patterns matched no Go package",
+                &c["verb"]
+            );
+            let mut found = Found::new("setup", Severity::Error, message).range(at);
+            if let Some(dir) = &self.unmatched {
+                found = found.at(dir, None, None);
+            }
+            out.push(found);
+            return true;
+        }
+        if let Some(c) = super::caps(&NO_MODULE, line) {
+            let looked = if let Some(pattern) = c.name("pattern") {
+                format!(
+                    "go found no module holding the directory the pattern {} names",
+                    pattern.as_str()
+                )
+            } else if let Some(found) = c.name("found") {
+                format!(
+                    "go found no go.mod in the check's directory or any directory above it up to the one holding {} (the repository's root)",
+                    found.as_str()
+                )
+            } else {
+                "go found no go.mod in the check's directory or any directory above it".to_string()
+            };
+            out.push(
+                Found::new(
+                    "setup",
+                    Severity::Error,
+                    format!("no Go module: {looked}; {SET_CWD}"),
+                )
+                .range(at),
+            );
+            return true;
+        }
+        false
+    }
+
     /// A test's output line: a `--- FAIL:` header or a located message.
     /// `json`: the package and the test `go test -json` says the line is
     /// from.
@@ -534,7 +718,8 @@ impl Grammar for Go {
 
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
-            first: b"-Fo",
+            // `# example.com/shop/calc`, `no packages to test`.
+            first: b"-Fo#n",
             indented: b"",
             anywhere: b":",
         })
@@ -551,6 +736,11 @@ impl Grammar for Go {
             || line.starts_with(b"FAIL")
             || line.starts_with(b"ok ")
             || line.starts_with(b"panic: ")
+            || line.starts_with(b"# ")
+            || line.starts_with(b"go: ")
+            || line.starts_with(b"no packages to ")
+            || ((line.starts_with(b"package ") || line.starts_with(b"pattern "))
+                && memchr::memchr(b':', line).is_some())
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
@@ -578,6 +768,10 @@ impl Grammar for Go {
                 });
             }
             self.tests.clear();
+            self.header = None;
+            return;
+        }
+        if self.setup_line(line, None, at, out) {
             return;
         }
         if line.starts_with("panic: ") {
@@ -604,7 +798,11 @@ impl Grammar for Go {
             // compiler's lines as they were (`calc/calc.go:6:17: ...`).
             if action == "build-output" {
                 if let Some(text) = doc["Output"].as_str() {
-                    compiler_line(text.trim_end(), at, out);
+                    let text = text.trim_end();
+                    let package = doc["ImportPath"].as_str().and_then(header_package);
+                    if !self.setup_line(text, package, at, out) {
+                        compiler_line(text, at, out);
+                    }
                 }
                 return;
             }
@@ -933,6 +1131,40 @@ mod tests {
             assert_eq!(
                 found.diagnostics[0].message, "undefined: missing",
                 "{output}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_relative_pattern_names_its_directory_and_an_import_path_none() {
+        for (pattern, dir) in [
+            ("./...", Some(".")),
+            (".", Some(".")),
+            ("./backend/calc/...", Some("./backend/calc")),
+            ("../shared/...", Some("../shared")),
+            ("./cmd/x...", None),
+            ("example.com/shop/...", None),
+            ("all", None),
+        ] {
+            assert_eq!(super::pattern_dir(pattern).as_deref(), dir, "{pattern}");
+        }
+    }
+
+    #[test]
+    fn a_header_names_its_package_and_a_pattern_none() {
+        for (header, package) in [
+            ("example.com/shop/calc", Some("example.com/shop/calc")),
+            (
+                "example.com/shop/calc [example.com/shop/calc.test]",
+                Some("example.com/shop/calc"),
+            ),
+            ("./...", None),
+            ("", None),
+        ] {
+            assert_eq!(
+                super::header_package(header).as_deref(),
+                package,
+                "{header}"
             );
         }
     }

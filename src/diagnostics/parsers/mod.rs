@@ -54,6 +54,11 @@ pub struct Found {
     /// `file` is relative to this Go package's directory, which the
     /// extractor finds through `go.mod`.
     pub package: Option<String>,
+    /// `file` is a base name the tool printed without its directory, and
+    /// no `package` says which (go's `sub.go: parsing //go:build line:
+    /// ...`): the extractor looks for the one file of that name in the
+    /// check's Go module that holds the anchor's first word.
+    pub base_name: bool,
     pub severity: Severity,
     pub code: Option<String>,
     /// The failed test, for test runners.
