@@ -160,10 +160,27 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
             "note: core.hooksPath is set in your {scope} git configuration: the hooks installed there run in every repository that uses it"
         );
     }
-    let wanted = kinds(
+    let mut wanted = kinds(
         &args.hooks,
         &[HookKind::PreCommit, HookKind::PreMergeCommit],
     );
+    // pre-commit first, whatever the order asked: a `pre-merge-commit ->
+    // pre-commit` link then finds phasegate's pre-commit hook there.
+    wanted.sort();
+    wanted.dedup();
+    // Every hook is checked before the first is written: a refusal leaves
+    // the hooks as they were, never some of them installed.
+    if wanted.len() > 1 {
+        for &kind in &wanted {
+            if let Err(e) = git::install_check(&ctx.cwd, kind, &options) {
+                let _ = writeln!(io.err, "error: {}", super::internal_error(&e).message);
+                let _ = writeln!(io.err, "note: no hook was installed or changed");
+                return ExitCode::Usage;
+            }
+        }
+    }
+    // The hooks written so far: an error on a later one says they stay.
+    let mut written: Vec<HookKind> = Vec::new();
     // The test-only pause (`PHASEGATE_TEST_PAUSE_AT`): a SIGINT ends it.
     let pause = |step: &str| {
         if ctx.pause_at.is_some() {
@@ -181,6 +198,7 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                 chained,
                 notes,
             }) => {
+                written.push(kind);
                 let _ = writeln!(
                     io.out,
                     "installed the {} hook: {}",
@@ -188,6 +206,15 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                     path.display()
                 );
                 match (&chained, &notes.dangling) {
+                    (Some(chained), _) if notes.linked_hook.is_some() => {
+                        let _ = writeln!(
+                            io.out,
+                            "  the hook that was there, a link of your own to phasegate's {} hook, is kept as {}, where it does not run (phasegate's {} hook runs no phasegate hook it keeps); `phasegate uninstall` puts the link back",
+                            notes.linked_hook.as_deref().unwrap_or_default(),
+                            chained.display(),
+                            kind.name()
+                        );
+                    }
                     (Some(chained), Some(target)) => {
                         let _ = writeln!(
                             io.out,
@@ -310,12 +337,48 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                     Some(UninstallOutcome::RestoredOnly { .. }) | None => {}
                 }
             }
+            Ok(InstallOutcome::LinksToPreCommit {
+                path,
+                target,
+                gated: true,
+                keeps,
+            }) => {
+                let _ = writeln!(
+                    io.out,
+                    "the pre-merge-commit hook {} is a link of your own to the pre-commit hook beside it ({}): it is left as it is, and at every merge commit it runs the pre-commit hook, which now runs phasegate's gate{}",
+                    path.display(),
+                    target.display(),
+                    match &keeps {
+                        Some(keeps) => format!(
+                            " after your own hook it keeps ({})",
+                            keeps.display()
+                        ),
+                        None => String::new(),
+                    }
+                );
+            }
+            Ok(InstallOutcome::LinksToPreCommit {
+                path,
+                target,
+                gated: false,
+                ..
+            }) => {
+                let _ = writeln!(
+                    io.err,
+                    "warning: the pre-merge-commit hook {} is a link of your own to the pre-commit hook beside it ({}), which does not run phasegate's gate: the link is left as it is, so merge commits are not gated; run `phasegate install --hook pre-commit` to gate commits, and merge commits through the link",
+                    path.display(),
+                    target.display()
+                );
+            }
             Ok(InstallOutcome::AlreadyInstalled {
                 path,
                 changed,
                 edited,
                 line_ends: line_ends_file,
             }) => {
+                if changed.is_some() {
+                    written.push(kind);
+                }
                 add_line_ends(&mut line_ends, line_ends_file, kind);
                 let _ = match changed {
                     None => writeln!(
@@ -341,6 +404,17 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
             }
             Err(e) => {
                 let _ = writeln!(io.err, "error: {}", super::internal_error(&e).message);
+                if !written.is_empty() {
+                    let names: Vec<&str> = written.iter().map(|kind| kind.name()).collect();
+                    let _ = writeln!(
+                        io.err,
+                        "note: the {} hook{} written before this error stay{} installed; the {} hook was not installed: run `phasegate install` again once this is fixed, or `phasegate uninstall` to remove them",
+                        names.join(" and "),
+                        if names.len() == 1 { "" } else { "s" },
+                        if names.len() == 1 { "s" } else { "" },
+                        kind.name()
+                    );
+                }
                 return ExitCode::Usage;
             }
         }
@@ -384,6 +458,8 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
         first
     });
     let asked = wanted.len();
+    // The hooks taken away: a link of one's own that named one is said.
+    let mut removed = Vec::new();
     for kind in wanted {
         match git::uninstall(&ctx.cwd, kind) {
             Ok(UninstallOutcome::Removed {
@@ -397,6 +473,7 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
                     kind.name(),
                     path.display()
                 );
+                removed.push(path.clone());
                 if let Some(edited) = edited {
                     let _ = writeln!(
                         io.out,
@@ -439,7 +516,11 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
                 );
             }
             Ok(UninstallOutcome::NotInstalled {
-                path, theirs, left, ..
+                path,
+                theirs,
+                left,
+                links_to,
+                ..
             }) => {
                 if !args.hooks.is_empty() {
                     let _ = if theirs {
@@ -453,6 +534,16 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
                     } else {
                         writeln!(io.out, "no phasegate {} hook is installed", kind.name())
                     };
+                }
+                if let Some(target) = links_to {
+                    let _ = writeln!(
+                        io.err,
+                        "note: the {} hook {} is a symbolic link of your own to phasegate's hook {}: it is left as it is, and still runs that gate; remove the link (`rm {}`) to stop it",
+                        kind.name(),
+                        path.display(),
+                        target.display(),
+                        path.display()
+                    );
                 }
                 if let Some(left) = left {
                     let _ = writeln!(
@@ -469,6 +560,16 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
                 return ExitCode::Usage;
             }
         }
+    }
+    for left in git::links_left_dangling(&removed) {
+        let _ = writeln!(
+            io.err,
+            "note: {} is a symbolic link to {}, the {} hook removed here: it names nothing now, and git skips it without a word, so no hook runs there. It is yours and is left as it is (it runs that hook again once one is installed there); remove it (`rm {}`) if you no longer need it",
+            left.link.display(),
+            left.target.display(),
+            left.hook.file_name().unwrap_or_default().to_string_lossy(),
+            left.link.display()
+        );
     }
     if args.hooks.is_empty() && nothing == asked {
         let _ = writeln!(io.out, "no phasegate hook is installed: nothing to remove");

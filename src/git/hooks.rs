@@ -12,8 +12,10 @@ const MARKER: &str = "# phasegate-hook v1";
 const PRE_COMMIT: &str = include_str!("../../hooks/pre-commit");
 const PRE_PUSH: &str = include_str!("../../hooks/pre-push");
 
-/// The hooks phasegate can install.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The hooks phasegate can install, in the order an install writes them
+/// (a `pre-merge-commit -> pre-commit` link finds phasegate's pre-commit
+/// hook there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum HookKind {
     PreCommit,
     /// Before the commit of a merge that needed no resolution (`git merge`
@@ -27,20 +29,22 @@ pub enum HookKind {
 /// `hooks/` held then), as git blob ids: upgrading phasegate and installing
 /// again replaces them as phasegate's own. `fixtures/hooks/` has the first
 /// of each.
-const EARLIER_PRE_COMMIT: [&str; 5] = [
+const EARLIER_PRE_COMMIT: [&str; 6] = [
     "cc7a7d567e21bd1ff011db792671a84255fcf545",
     "27d05406281caceda4bb7feabece429fc4766281",
     "bfc3dcac6d020a5abcb1b8db851497d02bd6d690",
     "8c634c55633a610918eeb4cc37562b50d7da77c1",
     "0065deb6b192244b67331e9245239749aac489c1",
+    "8ffbb2068650519e51e0b55d4489fda181e53e6d",
 ];
-const EARLIER_PRE_PUSH: [&str; 6] = [
+const EARLIER_PRE_PUSH: [&str; 7] = [
     "1d65b971d29eea6631119c7da84ca8e53abe61d0",
     "4aba38bd4c040808896414aa30e48aa31f538860",
     "8653c4f591178af641766deeba54f0d785485b69",
     "09a864f23ec809918171ef4434dcd44bc5b1123c",
     "275c86deb86533a11df45580d478e7d5b239a3c2",
     "48d77841c9cf88261e5371afb2066f203bb378d4",
+    "3baae0a46541421cf2e2db6a8f50b1a366adc9e5",
 ];
 
 impl HookKind {
@@ -171,6 +175,23 @@ pub enum InstallOutcome {
         /// takes it out.
         removed: Option<UninstallOutcome>,
     },
+    /// The `pre-merge-commit` hook is a symbolic link of one's own to the
+    /// pre-commit hook beside it (people link it so that merge commits run
+    /// their commit hook): it stays as it is, and runs whatever the
+    /// pre-commit hook runs, phasegate's gate once when that is
+    /// phasegate's hook.
+    LinksToPreCommit {
+        /// The link.
+        path: PathBuf,
+        /// What it names, as it names it.
+        target: PathBuf,
+        /// Whether the pre-commit hook runs phasegate's gate (it is
+        /// phasegate's hook, or a hook that calls phasegate).
+        gated: bool,
+        /// The hook of one's own that phasegate's pre-commit hook keeps,
+        /// and runs first.
+        keeps: Option<PathBuf>,
+    },
     /// Ours was there already; it was rewritten with the current options.
     AlreadyInstalled {
         path: PathBuf,
@@ -205,6 +226,10 @@ pub struct InstallNotes {
     /// not exist: git did not run it, and the kept link does not run
     /// either until its target is there.
     pub dangling: Option<PathBuf>,
+    /// The hook that was there is a symbolic link of one's own to
+    /// phasegate's hook of this name (`--force`): it is kept, and does not
+    /// run, as phasegate's hook runs no phasegate hook it keeps.
+    pub linked_hook: Option<String>,
 }
 
 #[derive(Debug)]
@@ -231,6 +256,9 @@ pub enum UninstallOutcome {
         /// hook there now (husky wrote its stub again over phasegate's
         /// hook), no one's only copy.
         dropped: Option<PathBuf>,
+        /// The hook there is a symbolic link of one's own to phasegate's
+        /// hook, which it names so: it stays, and still runs that gate.
+        links_to: Option<PathBuf>,
     },
 }
 
@@ -261,6 +289,15 @@ pub enum HookError {
     },
     #[error("`{}` is a hook phasegate did not write, and `{}` already keeps an earlier one; run `phasegate install --force` to back that one up and chain this one", hook.display(), chained.display())]
     ChainOccupied { hook: PathBuf, chained: PathBuf },
+    #[error("`{}` is a symbolic link of your own to phasegate's {other} hook (`{}`): {}. phasegate's {kind} hook would take its place (phasegate writes no hook through a link), and it does not run a phasegate hook it keeps. Remove the link and run `phasegate install --hook {kind}` again, or run `phasegate install --hook {kind} --force` to keep the link as `{}`, where it does not run, until `phasegate uninstall` puts it back", hook.display(), target.display(), linked_why(other, kind), chained.display())]
+    LinkedToOurs {
+        hook: PathBuf,
+        target: PathBuf,
+        /// The hook whose script the link leads to.
+        other: String,
+        kind: &'static str,
+        chained: PathBuf,
+    },
     #[error("`core.hooksPath` is set to an empty value: git then looks for hooks in `/` and runs none of this repository's; run `{unset}` to use the repository's own hooks, or point it at a directory")]
     HooksPathEmpty { unset: String },
     #[error("`{}` is not a directory: {help}, then run `phasegate install` again", dir.display())]
@@ -284,6 +321,16 @@ pub enum HookError {
         why: &'static str,
         remedy: &'static str,
     },
+}
+
+/// What a link of one's own to phasegate's `other` hook does, at the hook
+/// `kind`, that keeps an install from replacing it as phasegate's.
+fn linked_why(other: &str, kind: &str) -> String {
+    if other == kind {
+        "that script is not the one this install writes, and rewriting it would change a file that is not in this hooks directory".to_string()
+    } else {
+        format!("it runs the {other} gate whenever git runs the {kind} hook")
+    }
 }
 
 fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> HookError + 'a {
@@ -729,16 +776,41 @@ fn free_name(path: &Path, suffix: &str) -> PathBuf {
     free
 }
 
-/// Whether the hook at `path` is a symbolic link to a phasegate script
-/// (`text`) written for another hook than `kind`: its `hook=` line names
-/// another one.
-fn links_to_other_hook(path: &Path, text: &str, kind: HookKind) -> bool {
-    fs::symlink_metadata(path).is_ok_and(|meta| meta.is_symlink())
-        && text
-            .lines()
-            .take(10)
-            .find_map(|line| line.strip_prefix("hook="))
-            .is_some_and(|name| name != kind.name())
+/// The other hook whose phasegate script (`text`) the hook at `path`
+/// links to, when it is a symbolic link to one written for another hook
+/// than `kind` (its `hook=` line names another one): someone's own hook
+/// (`pre-push -> pre-commit`, to run the commit's checks at a push too).
+fn linked_hook(path: &Path, text: &str, kind: HookKind) -> Option<String> {
+    if !fs::symlink_metadata(path).is_ok_and(|meta| meta.is_symlink()) {
+        return None;
+    }
+    text.lines()
+        .take(10)
+        .find_map(|line| line.strip_prefix("hook="))
+        .filter(|name| *name != kind.name())
+        .map(str::to_string)
+}
+
+/// The text of phasegate's hook at `path`, when it is a file phasegate
+/// wrote there. phasegate writes no symbolic link: one to phasegate's hook
+/// (of another name beside it, `pre-push -> pre-commit`; of another
+/// repository; tracked in this one) is someone's own, and uninstalling
+/// must not take it for phasegate's hook and remove it.
+fn ours_here(path: &Path) -> Option<String> {
+    if fs::symlink_metadata(path).is_ok_and(|meta| meta.is_symlink()) {
+        return None;
+    }
+    ours(path)
+}
+
+/// What a symbolic link at `path` names, when it leads to phasegate's hook:
+/// a link of someone's own, which runs phasegate's gate.
+fn link_to_ours(path: &Path) -> Option<PathBuf> {
+    fs::symlink_metadata(path)
+        .is_ok_and(|meta| meta.is_symlink())
+        .then(|| ours(path))
+        .flatten()
+        .and_then(|_| fs::read_link(path).ok())
 }
 
 /// Moves phasegate's hook at `path` aside when it is not a script phasegate
@@ -893,6 +965,145 @@ fn not_executable(path: &Path) -> HookError {
     HookError::NotExecutable { dir, why, remedy }
 }
 
+/// The link at `path`, when it is the `pre-merge-commit` hook (`kind`) and a
+/// symbolic link to the pre-commit hook beside it (relative or absolute):
+/// what it names, as it names it.
+fn merge_link_to_pre_commit(path: &Path, kind: HookKind) -> Option<PathBuf> {
+    if kind != HookKind::PreMergeCommit {
+        return None;
+    }
+    let target = fs::read_link(path).ok()?;
+    let pre_commit = path.with_file_name(HookKind::PreCommit.name());
+    let named = resolved(&path.parent()?.join(&target))?;
+    (named == resolved(&pre_commit)?).then_some(target)
+}
+
+/// What an install says of a `pre-merge-commit -> pre-commit` link at
+/// `path`, left as it is: git runs the pre-commit hook at a merge commit,
+/// and phasegate's pre-commit hook there runs the user's hook it keeps,
+/// then the gate, once, as phasegate's pre-merge-commit hook would.
+fn merge_link_outcome(path: &Path, target: PathBuf) -> InstallOutcome {
+    let pre_commit = path.with_file_name(HookKind::PreCommit.name());
+    let ours_there = is_ours(&pre_commit) && can_run(&pre_commit);
+    let kept = chained_path(&pre_commit);
+    InstallOutcome::LinksToPreCommit {
+        path: path.to_path_buf(),
+        target,
+        gated: ours_there || gate_caller(&pre_commit).is_some(),
+        keeps: (ours_there && can_run(&kept) && !is_ours(&kept)).then_some(kept),
+    }
+}
+
+/// What an install of `kind` at `path` is to write, decided before it
+/// writes anything; a refusal is the error.
+struct Plan {
+    is_tracked: bool,
+    shared: bool,
+    script: String,
+    kept_link: Option<String>,
+}
+
+fn plan(
+    repo_dir: &Path,
+    path: &Path,
+    kind: HookKind,
+    options: &InstallOptions,
+) -> Result<Plan, HookError> {
+    let is_tracked = tracked(repo_dir, path);
+    let is_link = fs::symlink_metadata(path).is_ok_and(|meta| meta.is_symlink());
+    // A link of one's own to phasegate's hook: its script, and the hook it
+    // was written for when that is another (`pre-push -> pre-commit`).
+    let link_text = is_link.then(|| ours(path)).flatten();
+    let linked_other = link_text
+        .as_deref()
+        .and_then(|text| linked_hook(path, text, kind));
+    // A hook the repository tracks, or can, is everyone's: the path of one
+    // person's phasegate has no place in it. A link to someone's hook is
+    // moved aside, and phasegate's hook takes the place of the link, not of
+    // the file it names.
+    let script_for = |replaces_link: bool| {
+        let shared = shareable(repo_dir, path, !replaces_link);
+        let installed = options.installed.as_deref().filter(|_| !shared);
+        (shared, kind.script(options.fail_closed, installed))
+    };
+    let (mut shared, mut script) =
+        script_for(is_link && link_text.is_none() || linked_other.is_some());
+    // A link to phasegate's hook of this name, as this install writes it,
+    // stays as it is. Any other link to a phasegate hook is someone's own:
+    // the gate of another hook at this one, or a script elsewhere (another
+    // repository's hook, one the repository tracks) that is never written
+    // through. phasegate's hook would take its place and not run it, so it
+    // stays unless `--force` says to keep it aside.
+    let kept_link = link_text.as_ref().and_then(|text| {
+        (linked_other.is_some() || *text != script || !can_run(path)).then(|| {
+            linked_other
+                .clone()
+                .unwrap_or_else(|| kind.name().to_string())
+        })
+    });
+    if let Some(other) = &kept_link {
+        if !options.force {
+            return Err(HookError::LinkedToOurs {
+                target: fs::read_link(path).unwrap_or_default(),
+                chained: chained_path(path),
+                hook: path.to_path_buf(),
+                other: other.clone(),
+                kind: kind.name(),
+            });
+        }
+        (shared, script) = script_for(true);
+    }
+    Ok(Plan {
+        is_tracked,
+        shared,
+        script,
+        kept_link,
+    })
+}
+
+/// Whether the hook at `path`, to be kept aside, finds the name that keeps
+/// it taken by another hook (`keep`), one an earlier install kept.
+fn chain_occupied(path: &Path, keep: &Path) -> bool {
+    fs::symlink_metadata(keep).is_ok() && !same_hook(path, keep)
+}
+
+/// Whether `install` of `kind` would be refused as the hooks are now
+/// (a link of one's own to phasegate's hook, a name to keep a hook under
+/// that is taken), found without writing anything: an install of several
+/// hooks asks it of each before it writes the first, so that it never
+/// stops half-way.
+pub fn install_check(
+    repo_dir: &Path,
+    kind: HookKind,
+    options: &InstallOptions,
+) -> Result<(), HookError> {
+    let location = hooks_location(repo_dir)?;
+    // No hooks directory yet: nothing there to refuse; the install itself
+    // says what is wrong with a place that can not be one, before it
+    // writes any hook.
+    if !fs::metadata(&location.dir).is_ok_and(|meta| meta.is_dir()) {
+        return Ok(());
+    }
+    let path = location.dir.join(kind.name());
+    if merge_link_to_pre_commit(&path, kind).is_some() || gate_caller(&path).is_some() {
+        return Ok(());
+    }
+    let plan = plan(repo_dir, &path, kind, options)?;
+    let replaced = plan.kept_link.is_some() || ours(&path).is_none();
+    let keep = chained_path(&path);
+    if replaced
+        && !options.force
+        && fs::symlink_metadata(&path).is_ok()
+        && chain_occupied(&path, &keep)
+    {
+        return Err(HookError::ChainOccupied {
+            hook: path,
+            chained: keep,
+        });
+    }
+    Ok(())
+}
+
 /// Installs the hook `kind` in the repository containing `repo_dir`.
 ///
 /// `pause` is the test-only pause point: it is called at `install-keep`,
@@ -907,6 +1118,15 @@ pub fn install(
     prepare_dir(&location)?;
     let _lock = lock_dir(&location.dir)?;
     let path = location.dir.join(kind.name());
+    // `pre-merge-commit -> pre-commit` runs the pre-commit hook at a merge
+    // commit: phasegate's, once that is installed, which runs the user's
+    // hook it keeps and then the gate. phasegate's pre-merge-commit hook
+    // in its place would keep the link aside and run the gate alone (it
+    // runs no phasegate hook it keeps): the user's hook would no longer
+    // run at merge commits.
+    if let Some(target) = merge_link_to_pre_commit(&path, kind) {
+        return Ok(merge_link_outcome(&path, target));
+    }
     if let Some(caller) = gate_caller(&path) {
         // One gate per commit: phasegate's hook there from an earlier
         // install runs it a second time, and goes. When another hook took
@@ -930,17 +1150,13 @@ pub fn install(
             removed,
         });
     }
-    let is_tracked = tracked(repo_dir, &path);
-    // A hook the repository tracks, or can, is everyone's: the path of one
-    // person's phasegate has no place in it. A link to someone's hook is
-    // moved aside, and phasegate's hook takes the place of the link, not of
-    // the file it names.
-    let replaces_link =
-        fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_symlink()) && !is_ours(&path);
-    let shared = shareable(repo_dir, &path, !replaces_link);
-    let installed = options.installed.as_deref().filter(|_| !shared);
-    let script = kind.script(options.fail_closed, installed);
-    if let Some(before) = ours(&path) {
+    let Plan {
+        is_tracked,
+        shared,
+        script,
+        kept_link,
+    } = plan(repo_dir, &path, kind, options)?;
+    if let Some(before) = ours(&path).filter(|_| kept_link.is_none()) {
         if before == script && can_run(&path) {
             // Nothing to change: the file stays untouched, and so does a
             // link someone made to it (a hook the repository tracks).
@@ -965,7 +1181,7 @@ pub fn install(
             ),
             (true, false) => Some(format!("it was fail-closed and now lets {gated} through when phasegate is not installed (install --fail-closed to keep it closed)")),
             (false, true) => Some(format!("it is fail-closed now: {gated} stop when phasegate is not installed")),
-            _ if edited.is_none() && without_installed(&before) == without_installed(&script) => Some(match installed {
+            _ if edited.is_none() && without_installed(&before) == without_installed(&script) => Some(match options.installed.as_deref().filter(|_| !shared) {
                 Some(installed) => format!("when no phasegate is on PATH, it runs `{}`", installed.display()),
                 None => "it runs only a phasegate on PATH".to_string(),
             }),
@@ -988,6 +1204,7 @@ pub fn install(
     }
     let mut notes = InstallNotes {
         tracked: is_tracked.then(|| path.clone()),
+        linked_hook: kept_link,
         ..InstallNotes::default()
     };
     let mut chained = None;
@@ -1001,7 +1218,7 @@ pub fn install(
         // A kept hook the same as the one there now is a copy of it (husky
         // wrote its stub again over phasegate's hook): nothing is lost
         // when the one there takes its place.
-        if fs::symlink_metadata(&keep).is_ok() && !same_hook(&path, &keep) {
+        if chain_occupied(&path, &keep) {
             if !options.force {
                 return Err(HookError::ChainOccupied {
                     hook: path,
@@ -1204,6 +1421,64 @@ fn in_work_tree(repo_dir: &Path, path: &Path) -> Option<(git2::Repository, PathB
     Some((repo, relative))
 }
 
+/// `path`, whose last part may not exist, with the directory above it
+/// resolved: two spellings of one place compare equal.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    path.parent()
+        .and_then(|dir| fs::canonicalize(dir).ok())
+        .zip(path.file_name())
+        .map(|(dir, name)| dir.join(name))
+}
+
+/// A symbolic link in a hooks directory to a hook `uninstall` removed,
+/// which names nothing now.
+#[derive(Debug)]
+pub struct LeftLink {
+    /// The link.
+    pub link: PathBuf,
+    /// What it names, as it names it.
+    pub target: PathBuf,
+    /// The removed hook it named.
+    pub hook: PathBuf,
+}
+
+/// The symbolic links beside the hooks `removed` (in their directories)
+/// that named one of them and now name nothing (`pre-push -> pre-commit`,
+/// made to run the commit's checks at a push too). git skips such a hook
+/// without a word: each is someone's own, and stays, but runs nothing.
+pub fn links_left_dangling(removed: &[PathBuf]) -> Vec<LeftLink> {
+    let mut dirs: Vec<&Path> = removed.iter().filter_map(|path| path.parent()).collect();
+    dirs.sort();
+    dirs.dedup();
+    let mut left = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = fs::read_dir(dir) else {
+            continue;
+        };
+        for link in entries.filter_map(Result::ok).map(|entry| entry.path()) {
+            let dangling = fs::symlink_metadata(&link).is_ok_and(|meta| meta.is_symlink())
+                && fs::metadata(&link).is_err();
+            let Some(target) = dangling.then(|| fs::read_link(&link).ok()).flatten() else {
+                continue;
+            };
+            let named = resolved(&dir.join(&target));
+            let Some(hook) = removed
+                .iter()
+                .find(|hook| named.is_some() && resolved(hook) == named)
+            else {
+                continue;
+            };
+            left.push(LeftLink {
+                hook: hook.clone(),
+                link,
+                target,
+            });
+        }
+    }
+    left.sort_by(|a, b| a.link.cmp(&b.link));
+    left
+}
+
 /// Removes phasegate's hook `kind` and puts back the hook it replaced.
 pub fn uninstall(repo_dir: &Path, kind: HookKind) -> Result<UninstallOutcome, HookError> {
     let dir = hooks_dir(repo_dir)?;
@@ -1224,7 +1499,7 @@ fn uninstall_at(path: &Path, kind: HookKind) -> Result<UninstallOutcome, HookErr
     // A link to phasegate's hook of another name (`pre-push -> pre-commit`,
     // to run the commit's checks at a push as well) is someone's own hook:
     // taking it for phasegate's would move it where git does not run it.
-    let Some(text) = ours(&path).filter(|text| !links_to_other_hook(&path, text, kind)) else {
+    let Some(text) = ours_here(&path) else {
         let absent = fs::symlink_metadata(&path).is_err();
         if absent && kept {
             // Ours was deleted by hand; the hook it replaced still waits
@@ -1238,6 +1513,7 @@ fn uninstall_at(path: &Path, kind: HookKind) -> Result<UninstallOutcome, HookErr
             // only copy.
             fs::remove_file(&keep).map_err(write_io("remove", &keep))?;
             return Ok(UninstallOutcome::NotInstalled {
+                links_to: link_to_ours(&path),
                 path,
                 theirs: true,
                 left: None,
@@ -1245,6 +1521,7 @@ fn uninstall_at(path: &Path, kind: HookKind) -> Result<UninstallOutcome, HookErr
             });
         }
         return Ok(UninstallOutcome::NotInstalled {
+            links_to: link_to_ours(&path),
             left: (kept && !absent).then_some(keep),
             dropped: None,
             path,
@@ -1292,8 +1569,8 @@ mod tests {
                 .unwrap()
                 .to_string()
         };
-        assert_eq!(id(PRE_COMMIT), "8ffbb2068650519e51e0b55d4489fda181e53e6d");
-        assert_eq!(id(PRE_PUSH), "3baae0a46541421cf2e2db6a8f50b1a366adc9e5");
+        assert_eq!(id(PRE_COMMIT), "32b0c9e7e575a50d6a3a7dbd30c3bb1536e4c5ec");
+        assert_eq!(id(PRE_PUSH), "e77d52ac430f17ceafe7279f0c6ec09301f93632");
         for kind in [
             HookKind::PreCommit,
             HookKind::PreMergeCommit,

@@ -47,6 +47,7 @@ mod hooks;
 mod hooks_edges;
 mod install_edges;
 mod install_layouts;
+mod install_links;
 mod install_modes;
 mod install_more;
 mod install_notes;
