@@ -2066,10 +2066,12 @@ impl Traces {
     /// What the checks (`by`, for a person) left changed: an index lock
     /// that is new and entries of the user's they took off the stash (`git
     /// stash pop` with nothing of its own stashed pops the user's), as
-    /// notes; stash entries they added, as findings that fail the run. A
-    /// lock is never removed here: a git process a check left running may
-    /// hold it.
-    pub fn left(&self, root: &Path, by: &str) -> Left {
+    /// notes; stash entries they added, as findings that fail the run,
+    /// each with the command that brings it back over the work tree as
+    /// phasegate leaves it (`set_aside`: it wrote unstaged changes back
+    /// after the checks). A lock is never removed here: a git process a
+    /// check left running may hold it.
+    pub fn left(&self, root: &Path, by: &str, set_aside: bool) -> Left {
         let mut left = Left::default();
         let lock = FileStat::of(&self.lock);
         if lock.is_some() && lock != self.lock_before {
@@ -2095,7 +2097,7 @@ impl Traces {
             }
             let commit = repo.as_ref().and_then(|repo| repo.find_commit(*id).ok());
             left.stashed.push(match (&repo, commit) {
-                (Some(repo), Some(commit)) => stashed(repo, &commit, n, message, by),
+                (Some(repo), Some(commit)) => stashed(repo, &commit, n, message, by, set_aside),
                 // Unreadable, and said all the same: never passed.
                 _ => format!(
                     "{by} stashed work: it left a stash entry, stash@{{{n}}} ({message}), that phasegate could not read. `git stash show -p --include-untracked stash@{{{n}}}` shows what it holds, and `git stash pop stash@{{{n}}}` brings it back"
@@ -2146,12 +2148,19 @@ const STASHED_NAMED: usize = 10;
 /// files. What `pop` puts in the work tree and not the index, the staged
 /// content of files without unstaged changes, is staged again from the
 /// stash's index commit, which holds the index as the checks found it.
+///
+/// When phasegate set nothing aside (`set_aside` false: a run in the work
+/// tree as it is, or one with no unstaged changes), nothing was written
+/// over what `git stash` left: the work tree and the index are at `HEAD`,
+/// and `git stash pop --index` brings back the staged changes, the
+/// unstaged ones and the untracked files each where they were.
 fn stashed(
     repo: &Repository,
     commit: &git2::Commit<'_>,
     n: usize,
     message: &str,
     by: &str,
+    set_aside: bool,
 ) -> String {
     let tree = |parent: usize| commit.parent(parent).and_then(|p| p.tree()).ok();
     let (base, index, untracked) = (tree(0), tree(1), tree(2));
@@ -2207,6 +2216,11 @@ fn stashed(
     } else {
         format!("`git stash show -p stash@{{{n}}}`")
     };
+    if !set_aside {
+        return format!(
+            "{by} stashed work out of the work tree: it left a stash entry, stash@{{{n}}} ({message}), holding {held}; see it with {shown}. Bring it back with `git stash pop --index stash@{{{n}}}`, which puts back what was staged, what was not and the untracked files as they were"
+        );
+    }
     let mut bring_back = format!("git stash pop stash@{{{n}}}");
     let staged = match (&base, &index) {
         (Some(base), Some(index)) => base.id() != index.id(),
@@ -2245,6 +2259,128 @@ pub fn changed_in_work_tree(
         .into_iter()
         .map(|path| String::from_utf8_lossy(&path).into_owned())
         .collect())
+}
+
+/// The tracked files as checks that run in the work tree as it is find
+/// them (`--all-files`, `--files`: nothing is set aside, so files may
+/// differ from the index already): the index, and what each file that
+/// differs from it holds, to tell afterwards which files the checks wrote.
+pub struct AsFound {
+    /// The index and repository read, when phasegate reads the index
+    /// itself (neither split nor sparse).
+    held: Option<super::Held>,
+    /// The files whose stat data differed from the index (or, in an index
+    /// only libgit2 reads, whose content did), with what stood there.
+    differed: std::collections::HashMap<Vec<u8>, Option<Content>>,
+}
+
+/// What stood at a path: its stat data and the hash of its bytes (of a
+/// link's target; none for what is neither a file nor a link, which is
+/// never opened: a named pipe would block the read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Content {
+    stat: FileStat,
+    id: Option<git2::Oid>,
+}
+
+impl Content {
+    fn of(path: &Path) -> Option<Content> {
+        let meta = fs::symlink_metadata(path).ok()?;
+        let id = if meta.file_type().is_symlink() {
+            fs::read_link(path).ok().and_then(|target| {
+                git2::Oid::hash_object(git2::ObjectType::Blob, target.as_os_str().as_bytes()).ok()
+            })
+        } else if meta.is_file() {
+            git2::Oid::hash_file(git2::ObjectType::Blob, path).ok()
+        } else {
+            None
+        };
+        Some(Content {
+            stat: FileStat::from(&meta),
+            id,
+        })
+    }
+
+    /// Whether what stands at `path` now is other than `was`: its stat
+    /// data is the same, or its bytes (and kind and mode) are.
+    fn rewritten(path: &Path, was: Option<&Content>) -> bool {
+        let now = FileStat::of(path);
+        match (was, now) {
+            (None, None) => false,
+            (Some(was), Some(now)) if was.stat == now => false,
+            (Some(was), Some(now)) => {
+                was.stat.mode != now.mode
+                    || was.id.is_none()
+                    || Content::of(path).is_none_or(|c| c.id != was.id)
+            }
+            _ => true,
+        }
+    }
+}
+
+impl AsFound {
+    /// The tracked files of `root` now: one look at every file's stat data
+    /// on `threads` threads (the index read by phasegate), and the bytes of
+    /// those that differ from the index, hashed. In a split or sparse index
+    /// libgit2 compares every file instead.
+    pub fn take(root: &Path, threads: usize) -> Result<AsFound, ProtectError> {
+        let held = super::Held::now(root);
+        let paths = match held.as_ref().and_then(super::Held::parts) {
+            Some((own, repo)) => stat_candidates(repo, root, own, threads),
+            None => {
+                let repo = open(root)?;
+                let mut index = repo.index().map_err(git_error("read the index"))?;
+                differing(&repo, &mut index, root, None)?
+            }
+        };
+        let differed = paths
+            .into_iter()
+            .map(|path| {
+                let content = Content::of(&root.join(OsStr::from_bytes(&path)));
+                (path, content)
+            })
+            .collect();
+        Ok(AsFound { held, differed })
+    }
+
+    /// Whether phasegate read the index itself before the checks: then it
+    /// was not split, and a split index after them is the checks' doing.
+    pub fn read_the_index(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// The tracked files of `root` the checks changed: those that differed
+    /// from the index before and were written since (a byte, the mode, or
+    /// removed), those that did not and do now, compared through the
+    /// repository's filters, and the paths they staged or unstaged.
+    pub fn changed(self, root: &Path, threads: usize) -> Result<Vec<String>, ProtectError> {
+        let AsFound { held, differed } = self;
+        let mut changed: Vec<Vec<u8>> = differed
+            .iter()
+            .filter(|(path, was)| {
+                Content::rewritten(&root.join(OsStr::from_bytes(path)), was.as_ref())
+            })
+            .map(|(path, _)| path.clone())
+            .collect();
+        if let Some((before, repo)) = held.as_ref().and_then(super::Held::parts) {
+            let path = super::index_path(repo);
+            changed.extend(
+                super::index::restaged(before, &path).map_err(io_error("read the index", &path))?,
+            );
+        }
+        let known = |path: &[u8]| differed.contains_key(path);
+        changed.extend(
+            changed_since(root, threads, held, known)?
+                .into_iter()
+                .filter(|path| !known(path)),
+        );
+        changed.sort();
+        changed.dedup();
+        Ok(changed
+            .into_iter()
+            .map(|path| String::from_utf8_lossy(&path).into_owned())
+            .collect())
+    }
 }
 
 /// The tracked files of `root` whose work-tree state differs from the
@@ -2685,6 +2821,27 @@ fn move_directory_aside(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_counts_as_rewritten_when_its_bytes_mode_or_presence_changed_not_its_times() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("a.txt");
+        fs::write(&path, "mine\n").unwrap();
+        let was = Content::of(&path);
+        assert!(!Content::rewritten(&path, was.as_ref()));
+        // The same bytes in a new file (a formatter with nothing to do).
+        fs::write(temp.path().join("new"), "mine\n").unwrap();
+        fs::rename(temp.path().join("new"), &path).unwrap();
+        assert!(!Content::rewritten(&path, was.as_ref()));
+        fs::write(&path, "mine, formatted\n").unwrap();
+        assert!(Content::rewritten(&path, was.as_ref()));
+        fs::write(&path, "mine\n").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(Content::rewritten(&path, was.as_ref()));
+        fs::remove_file(&path).unwrap();
+        assert!(Content::rewritten(&path, was.as_ref()));
+        assert!(!Content::rewritten(&path, None));
+    }
 
     /// A work tree and its state directory, in a temporary directory.
     fn dirs() -> (tempfile::TempDir, PathBuf, StateDir) {

@@ -108,3 +108,4 @@ mod state_review;
 mod state_shared;
 mod verdict;
 mod verifier_more;
+mod worktree_traces;

@@ -35,6 +35,10 @@ pub(super) struct Place {
     /// In the work tree, at what is staged or at the commit checked: its
     /// unstaged changes are set aside while the checks run.
     in_work_tree: bool,
+    /// In the work tree as it is, nothing set aside: `--all-files`,
+    /// `--files`, CI's every tracked file, a range in an index phasegate
+    /// cannot compare.
+    as_is: bool,
 }
 
 impl Place {
@@ -108,8 +112,10 @@ impl Place {
             }
             None => None,
         };
+        let in_work_tree = (staged || protect_at_head) && snapshot.is_none();
         Ok(Place {
-            in_work_tree: (staged || protect_at_head) && snapshot.is_none(),
+            in_work_tree,
+            as_is: in_repo && !in_work_tree && snapshot.is_none(),
             snapshot,
         })
     }
@@ -199,12 +205,28 @@ pub(super) fn run_checks(
         .work_tree_state
         .parent()
         .unwrap_or(dirs.work_tree_state);
-    // In a temporary checkout too: its checks reach the same stash.
-    let look_after = !plans.is_empty() && (place.in_work_tree || place.snapshot.is_some());
+    // In a temporary checkout too: its checks reach the same stash. In the
+    // work tree as it is, a check that stashes takes the user's work itself.
+    let look_after =
+        !plans.is_empty() && (place.in_work_tree || place.as_is || place.snapshot.is_some());
     let traces = look_after.then(|| {
         let common_dir = dirs.state.parent().unwrap_or(dirs.state);
         crate::git::Traces::before(git_dir, common_dir)
     });
+    // In the work tree as it is, the files as the checks find them: a
+    // formatter's rewrite is a change to what was checked, as in a staged
+    // run, and in CI nobody looks at the work tree afterwards.
+    let as_found = (place.as_is && !plans.is_empty())
+        .then(|| match crate::git::AsFound::take(root, ctx.cpus) {
+            Ok(found) => Some(found),
+            Err(e) => {
+                notes.push(format!(
+                    "files the checks modify could not be looked for: {e}; `git status` shows what they changed"
+                ));
+                None
+            }
+        })
+        .flatten();
     let outcomes = execute(ctx, &plans, jobs, progress);
     let by: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
     let by = describe_checks(&by);
@@ -234,6 +256,23 @@ pub(super) fn run_checks(
             .map_err(|e| crate::commands::internal_error(&e))?;
         modified.extend(changed);
     }
+    // In the work tree as it is, with the files as the checks found them.
+    if let Some(as_found) = as_found {
+        let unsplit = as_found.read_the_index()
+            && crate::git::may_be_split(git_dir)
+            && crate::git::unsplit_index(root)
+                .map_err(|e| crate::commands::internal_error(&e.left_by(by.clone())))?;
+        if unsplit {
+            notes.push(unsplit_note(root, &by));
+        }
+        let changed = as_found
+            .changed(root, ctx.cpus)
+            .map_err(|e| crate::commands::internal_error(&e))?;
+        modified.extend(changed);
+    }
+    // Whether unstaged changes were written back over what the checks
+    // left: a stash they made is brought back differently then.
+    let set_aside = guard.is_some();
     // In place with changes set aside, by the guard that puts them back.
     if let Some(guard) = guard {
         modified.extend(put_back(guard, dirs, &pause, &outcomes, &by, notes)?);
@@ -242,7 +281,7 @@ pub(super) fn run_checks(
     drop(interrupts);
     let mut blocking = Vec::new();
     if let Some(traces) = traces {
-        let left = traces.left(root, &by);
+        let left = traces.left(root, &by, set_aside);
         notes.extend(left.notes);
         // A check that stashed took files out of the work tree: the
         // finding says what and how to bring them back.
