@@ -721,6 +721,49 @@ pub fn file_at(root: &Path, spec: &str, path: &str) -> Result<Option<Vec<u8>>, G
     Ok(files_at(root, spec, &[Path::new(path)])?.pop().flatten())
 }
 
+/// What a commit holds at a path, a symbolic link not followed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TreeEntry {
+    File(Vec<u8>),
+    /// A symbolic link, and the path it holds.
+    Link(Vec<u8>),
+    Directory,
+}
+
+/// What the commit `spec` holds at each of `paths`, links not followed
+/// (in the path's last part or the directories above it): `None` where it
+/// holds nothing, or a submodule.
+pub fn entries_at(
+    root: &Path,
+    spec: &str,
+    paths: &[&Path],
+) -> Result<Vec<Option<TreeEntry>>, GitError> {
+    let repo = open(root)?;
+    let tree = named(&repo, spec, |object| object.peel_to_commit()?.tree())?;
+    paths
+        .iter()
+        .map(|path| {
+            let Ok(entry) = tree.get_path(path) else {
+                return Ok(None);
+            };
+            let mode = u32::try_from(entry.filemode()).unwrap_or(0);
+            match entry.kind() {
+                Some(git2::ObjectType::Tree) => Ok(Some(TreeEntry::Directory)),
+                Some(git2::ObjectType::Blob) => {
+                    let content = blob_content(&repo, entry.id(), path, None)
+                        .map_err(|e| failed("a file of the commit", e))?;
+                    Ok(Some(if mode & MODE_TYPE == MODE_LINK {
+                        TreeEntry::Link(content)
+                    } else {
+                        TreeEntry::File(content)
+                    }))
+                }
+                _ => Ok(None),
+            }
+        })
+        .collect()
+}
+
 /// The content of each of `paths` in the commit `spec`, `None` for a path
 /// it does not hold.
 pub fn files_at(

@@ -10,6 +10,7 @@ mod agent_loop;
 mod batches_review;
 mod ci;
 mod ci_cargo;
+mod ci_cargo_links;
 mod ci_cargo_more;
 mod ci_events;
 mod ci_gate;

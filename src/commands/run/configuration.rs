@@ -524,12 +524,16 @@ enum Target {
     },
     /// A setting (`key`, as `target.'cfg(unix)'.runner`) of the files of
     /// `kind` that cargo or rustup reads where the command runs (`dir`):
-    /// `config` holds it in the version that runs, else in the target's.
+    /// `config` holds it in the version that runs, else in the target's
+    /// (a file another includes, maybe).
     Setting {
         kind: SettingFile,
         config: PathBuf,
         dir: PathBuf,
         key: String,
+        /// For `SettingFile::Named`, the file the command names, whose
+        /// settings and includes are compared.
+        named: Option<PathBuf>,
     },
 }
 
@@ -804,6 +808,33 @@ fn cargo_subcommand(rest: &[String]) -> Option<&str> {
     None
 }
 
+/// The files a cargo configuration file (`file`, relative to the root, its
+/// `bytes`) includes, relative to the root: its `include` is a list of
+/// paths, or of tables with a `path` (and maybe `optional = true`; one
+/// that is not there holds no setting either way), each from the
+/// directory of the file that names it.
+fn cargo_includes(bytes: &[u8], file: &Path) -> Vec<PathBuf> {
+    let Some(table) = std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|text| toml::from_str::<toml::Table>(text).ok())
+    else {
+        return Vec::new();
+    };
+    let Some(toml::Value::Array(items)) = table.get("include") else {
+        return Vec::new();
+    };
+    let dir = file.parent().unwrap_or(Path::new(""));
+    items
+        .iter()
+        .filter_map(|item| match item {
+            toml::Value::String(path) => Some(path.as_str()),
+            toml::Value::Table(one) => one.get("path")?.as_str(),
+            _ => None,
+        })
+        .filter_map(|path| repository_path(dir, path))
+        .collect()
+}
+
 /// The files a Makefile's text includes (`include`, `-include` and
 /// `sinclude` lines), relative to the root: make looks for them from the
 /// directory it runs in (`dir`). Names made at run time (`$(wildcard
@@ -837,25 +868,107 @@ struct Versions<'a> {
     read: std::cell::RefCell<Read>,
 }
 
-/// What was read, by commit (none for the work tree) and path: the file's
-/// bytes, or none where it is not there.
-type Read = std::collections::HashMap<(Option<String>, PathBuf), Option<Vec<u8>>>;
+/// What was read, by commit (none for the work tree) and path: what is
+/// there, a symbolic link not followed, or none.
+type Read = std::collections::HashMap<(Option<String>, PathBuf), Option<crate::git::TreeEntry>>;
+
+/// A path of the repository as a version holds it, its symbolic links
+/// followed (in its last part and in the directories above it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Resolved {
+    /// Nothing, a directory, or a loop of links: nothing that runs.
+    Missing,
+    /// A file: the path it is at once the links are followed, and its
+    /// bytes. A link retargeted at a copy is another file.
+    File { path: PathBuf, bytes: Vec<u8> },
+    /// A link (`link`, holding `target`) out of the repository, which is
+    /// not followed: what it leads to is no file of the version.
+    Outside { link: PathBuf, target: Vec<u8> },
+}
 
 impl Versions<'_> {
-    /// `path` in the commit `spec`, or in the work tree.
+    /// `path` in the commit `spec`, or in the work tree, its links
+    /// followed inside the repository. A link out of it is there, with no
+    /// bytes of the repository's to read: none.
     fn at(&self, spec: Option<&str>, path: &Path) -> Option<Vec<u8>> {
+        match self.resolve(spec, path) {
+            Resolved::File { bytes, .. } => Some(bytes),
+            Resolved::Outside { .. } => Some(Vec::new()),
+            Resolved::Missing => None,
+        }
+    }
+
+    /// What the version `spec` (the work tree for none) holds at `path`,
+    /// a link not followed.
+    fn entry(&self, spec: Option<&str>, path: &Path) -> Option<crate::git::TreeEntry> {
+        use crate::git::TreeEntry;
         let key = (spec.map(str::to_string), path.to_path_buf());
         if let Some(known) = self.read.borrow().get(&key) {
             return known.clone();
         }
-        let bytes = match spec {
-            Some(spec) => crate::git::file_at(self.root, spec, path.to_str()?)
+        let entry = match spec {
+            Some(spec) => crate::git::entries_at(self.root, spec, &[path])
                 .ok()
-                .flatten(),
-            None => std::fs::read(self.root.join(path)).ok(),
+                .and_then(|mut one| one.pop().flatten()),
+            None => {
+                use std::os::unix::ffi::OsStrExt;
+                let full = self.root.join(path);
+                match std::fs::symlink_metadata(&full) {
+                    Ok(meta) if meta.file_type().is_symlink() => std::fs::read_link(&full)
+                        .ok()
+                        .map(|target| TreeEntry::Link(target.as_os_str().as_bytes().to_vec())),
+                    Ok(meta) if meta.is_dir() => Some(TreeEntry::Directory),
+                    Ok(_) => std::fs::read(&full).ok().map(TreeEntry::File),
+                    Err(_) => None,
+                }
+            }
         };
-        self.read.borrow_mut().insert(key, bytes.clone());
-        bytes
+        self.read.borrow_mut().insert(key, entry.clone());
+        entry
+    }
+
+    /// `path` in the version `spec` (the work tree for none), each link
+    /// on the way followed as a checkout would, but never out of the
+    /// repository.
+    fn resolve(&self, spec: Option<&str>, path: &Path) -> Resolved {
+        use crate::git::TreeEntry;
+        use std::os::unix::ffi::OsStrExt;
+        let Some(mut at) = inside_root(path) else {
+            return Resolved::Missing;
+        };
+        // Linux follows at most 40 links in one lookup.
+        'links: for _ in 0..40 {
+            let parts: Vec<_> = at.components().collect();
+            let mut done = PathBuf::new();
+            for (index, part) in parts.iter().enumerate() {
+                done.push(part);
+                let last = index + 1 == parts.len();
+                match self.entry(spec, &done) {
+                    Some(TreeEntry::Directory) if !last => {}
+                    Some(TreeEntry::File(bytes)) if last => {
+                        return Resolved::File { path: done, bytes }
+                    }
+                    Some(TreeEntry::Link(target)) => {
+                        let target_path = Path::new(std::ffi::OsStr::from_bytes(&target));
+                        let mut next = done.parent().map(Path::to_path_buf).unwrap_or_default();
+                        next.push(target_path);
+                        for rest in &parts[index + 1..] {
+                            next.push(rest);
+                        }
+                        match (target_path.is_absolute(), inside_root(&next)) {
+                            (false, Some(next)) => {
+                                at = next;
+                                continue 'links;
+                            }
+                            _ => return Resolved::Outside { link: done, target },
+                        }
+                    }
+                    _ => return Resolved::Missing,
+                }
+            }
+            return Resolved::Missing;
+        }
+        Resolved::Missing
     }
 
     fn running(&self, path: &Path) -> Option<Vec<u8>> {
@@ -920,30 +1033,76 @@ impl Versions<'_> {
         };
         self.nearest(spec, dir, kind.names())
             .take(read)
-            .map(|(file, bytes)| (file, verifying_settings(kind, &bytes)))
+            .flat_map(|(file, bytes)| self.with_includes(spec, kind, file, &bytes))
             .collect()
     }
 
-    /// Reads `paths` of the commit `spec` at once, for `at` to find: one
-    /// look into the repository instead of one per path. A path that is
-    /// not a file there spoils the batch, and each is then read alone.
-    fn prefetch(&self, spec: &str, paths: &[PathBuf]) {
-        let key = |path: &PathBuf| (Some(spec.to_string()), path.clone());
-        let missing: Vec<&Path> = {
-            let read = self.read.borrow();
-            paths
-                .iter()
-                .filter(|path| !read.contains_key(&key(path)))
-                .map(PathBuf::as_path)
-                .collect()
+    /// A file of `kind` (`file`, its `bytes` in the commit `spec`, the
+    /// work tree's for none) with its settings, and for a cargo
+    /// configuration the files its `include` names, and theirs in turn,
+    /// as cargo reads them: in the order they decide, the including file
+    /// first (its own settings win), then its includes from the last
+    /// (which wins over the ones before it) to the first.
+    fn with_includes(
+        &self,
+        spec: Option<&str>,
+        kind: SettingFile,
+        file: PathBuf,
+        bytes: &[u8],
+    ) -> Vec<(PathBuf, Vec<Setting>)> {
+        let mut found = Vec::new();
+        self.include_into(spec, kind, file, bytes, &mut found);
+        found
+    }
+
+    fn include_into(
+        &self,
+        spec: Option<&str>,
+        kind: SettingFile,
+        file: PathBuf,
+        bytes: &[u8],
+        found: &mut Vec<(PathBuf, Vec<Setting>)>,
+    ) {
+        let included = match kind {
+            SettingFile::Cargo | SettingFile::Named => cargo_includes(bytes, &file),
+            SettingFile::Toolchain => Vec::new(),
         };
+        found.push((file, verifying_settings(kind, bytes)));
+        for path in included.into_iter().rev() {
+            // cargo refuses a file that includes itself, or one that
+            // includes it: read once, it adds nothing.
+            if found.iter().any(|(seen, _)| *seen == path) {
+                continue;
+            }
+            if let Some(bytes) = self.at(spec, &path) {
+                self.include_into(spec, kind, path, &bytes, found);
+            }
+        }
+    }
+
+    /// Reads `paths` of the commit `spec`, and the directories above
+    /// them, at once, for `at` to find: one look into the repository
+    /// instead of one per path.
+    fn prefetch(&self, spec: &str, paths: &[PathBuf]) {
+        let key = |path: &Path| (Some(spec.to_string()), path.to_path_buf());
+        let mut missing: Vec<&Path> = Vec::new();
+        {
+            let read = self.read.borrow();
+            for path in paths {
+                for above in path.ancestors().filter(|at| !at.as_os_str().is_empty()) {
+                    if !read.contains_key(&key(above)) && !missing.contains(&above) {
+                        missing.push(above);
+                    }
+                }
+            }
+        }
         if missing.is_empty() {
             return;
         }
-        if let Ok(contents) = crate::git::files_at(self.root, spec, &missing) {
+        if let Ok(entries) = crate::git::entries_at(self.root, spec, &missing) {
             let mut read = self.read.borrow_mut();
-            for (path, bytes) in missing.iter().zip(contents) {
-                read.insert((Some(spec.to_string()), path.to_path_buf()), bytes);
+            for (path, entry) in missing.iter().zip(entries) {
+                read.insert(key(path), entry);
             }
         }
     }
@@ -980,21 +1139,45 @@ fn script_of(manifest: Option<&[u8]>, name: &str) -> Option<(String, Option<u32>
     Some((script, line))
 }
 
+/// One simple command of shell text, and where it stands: how many
+/// parentheses (a subshell, `$(`) it is in, and on which line, a line
+/// continued with `\` counting as one.
+struct ShellCommand {
+    words: Vec<String>,
+    depth: usize,
+    line: usize,
+}
+
 /// The simple commands of shell text, each as its words: split where
 /// another command starts (`&&`, `||`, `;`, `|`, `&`, a new line, `$(`,
 /// a backquote, a parenthesis), comments left out, quotes taken off. An
 /// approximation of the shell's grammar, enough to find what a line runs.
-fn simple_commands(text: &str) -> Vec<Vec<String>> {
+fn shell_commands(text: &str) -> Vec<ShellCommand> {
     let mut commands = Vec::new();
     let mut words: Vec<String> = Vec::new();
     let mut word = String::new();
+    let (mut depth, mut at) = (0, 0);
+    let mut end = |words: &mut Vec<String>, depth: usize, line: usize| {
+        if !words.is_empty() {
+            commands.push(ShellCommand {
+                words: std::mem::take(words),
+                depth,
+                line,
+            });
+        }
+    };
     for line in text.lines() {
         for c in line.chars() {
             match c {
                 '#' if word.is_empty() => break,
                 ';' | '|' | '&' | '(' | ')' | '`' => {
                     words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)));
-                    commands.extend((!words.is_empty()).then(|| std::mem::take(&mut words)));
+                    end(&mut words, depth, at);
+                    match c {
+                        '(' => depth += 1,
+                        ')' => depth = depth.saturating_sub(1),
+                        _ => {}
+                    }
                 }
                 '\'' | '"' => {}
                 c if c.is_whitespace() => {
@@ -1009,10 +1192,79 @@ fn simple_commands(text: &str) -> Vec<Vec<String>> {
             words.pop();
             continue;
         }
-        commands.extend((!words.is_empty()).then(|| std::mem::take(&mut words)));
+        end(&mut words, depth, at);
+        at += 1;
     }
-    commands.extend((!words.is_empty()).then_some(words));
+    end(&mut words, depth, at);
     commands
+}
+
+/// The simple commands of shell text run in `dir`, each with the
+/// directory it runs in: a `cd` (or `pushd`, `popd`) to a plain path of
+/// the repository moves the commands after it in its shell, not out of a
+/// subshell, nor, with `per_line` (make runs each line of a recipe in a
+/// shell of its own), past its line. One to where phasegate cannot tell
+/// (`cd "$DIR"`, `cd -`, out of the repository) leaves them in `dir`.
+fn commands_in(text: &str, dir: &Path, per_line: bool) -> Vec<(Vec<String>, PathBuf)> {
+    // The directory of each shell, the subshells' after the script's.
+    let mut shells = vec![dir.to_path_buf()];
+    let mut pushed: Vec<PathBuf> = Vec::new();
+    let mut line = 0;
+    let mut found = Vec::new();
+    for command in shell_commands(text) {
+        if per_line && command.line != line {
+            shells = vec![dir.to_path_buf()];
+            pushed.clear();
+        }
+        line = command.line;
+        let current = shells.last().cloned().unwrap_or_default();
+        shells.resize(command.depth + 1, current);
+        let Some(here) = shells.last_mut() else {
+            continue;
+        };
+        let words = from_program(&command.words);
+        match words.first().map(String::as_str) {
+            Some(change @ ("cd" | "pushd")) => {
+                let mut operands = words[1..].iter().skip_while(|word| {
+                    word.len() > 1 && word.starts_with('-') || word.as_str() == "--"
+                });
+                let next = operands
+                    .next()
+                    .and_then(|word| directory_path(here, word))
+                    .unwrap_or_else(|| dir.to_path_buf());
+                if change == "pushd" {
+                    pushed.push(here.clone());
+                }
+                *here = next;
+            }
+            Some("popd") => *here = pushed.pop().unwrap_or_else(|| dir.to_path_buf()),
+            _ => found.push((command.words, here.clone())),
+        }
+    }
+    found
+}
+
+/// The directory of the repository `word` names from `dir`, the root
+/// included, unless it is no plain relative path that stays inside it.
+fn directory_path(dir: &Path, word: &str) -> Option<PathBuf> {
+    if word.contains(['{', '$', '*', '?', '~']) || word == "-" || Path::new(word).is_absolute() {
+        return None;
+    }
+    let joined = dir.join(word);
+    let up_to_root = joined
+        .components()
+        .try_fold(0usize, |depth, part| match part {
+            std::path::Component::Normal(_) => Some(depth + 1),
+            std::path::Component::CurDir => Some(depth),
+            std::path::Component::ParentDir => depth.checked_sub(1),
+            _ => None,
+        })?
+        == 0;
+    if up_to_root {
+        Some(PathBuf::new())
+    } else {
+        inside_root(&joined)
+    }
 }
 
 /// The words of a simple command from its program on: what comes before
@@ -1170,7 +1422,18 @@ fn cargo_settings(dir: &Path, toolchain: bool, versions: &Versions<'_>) -> Vec<T
     for spec in versions.to.iter().chain(&versions.vouchers()) {
         versions.prefetch(spec, &paths);
     }
-    let mut found = Vec::new();
+    // A file that is a link out of the repository is one cargo reads, but
+    // whose settings are no file of the repository's: compared as a link.
+    let mut found: Vec<Target> = paths
+        .iter()
+        .filter(|path| {
+            matches!(
+                versions.resolve(versions.to, path),
+                Resolved::Outside { .. }
+            )
+        })
+        .map(|path| Target::File(path.clone()))
+        .collect();
     for &kind in kinds {
         for spec in [versions.to, Some(versions.spec)] {
             for (config, settings) in versions.settings(spec, dir, kind) {
@@ -1180,6 +1443,7 @@ fn cargo_settings(dir: &Path, toolchain: bool, versions: &Versions<'_>) -> Vec<T
                         config: config.clone(),
                         dir: dir.to_path_buf(),
                         key: setting.key,
+                        named: None,
                     };
                     // Named once, by the file nearest to `dir` that holds
                     // it in the version that runs.
@@ -1228,21 +1492,30 @@ fn named_config_settings(rest: &[String], dir: &Path, versions: &Versions<'_>) -
             files.push(file);
         }
     }
-    let mut found = Vec::new();
+    let mut found: Vec<Target> = Vec::new();
     for file in files {
         for spec in [versions.to, Some(versions.spec)] {
             let Some(bytes) = versions.at(spec, &file) else {
                 continue;
             };
-            for setting in verifying_settings(SettingFile::Named, &bytes) {
-                let target = Target::Setting {
-                    kind: SettingFile::Named,
-                    config: file.clone(),
-                    dir: dir.to_path_buf(),
-                    key: setting.key,
-                };
-                if !found.contains(&target) {
-                    found.push(target);
+            let read = versions.with_includes(spec, SettingFile::Named, file.clone(), &bytes);
+            for (config, settings) in read {
+                for setting in settings {
+                    // Named once per file the command names, by the file
+                    // that holds it first.
+                    let known = found.iter().any(|one| {
+                        matches!(one, Target::Setting { key, named, .. }
+                            if *key == setting.key && named.as_ref() == Some(&file))
+                    });
+                    if !known {
+                        found.push(Target::Setting {
+                            kind: SettingFile::Named,
+                            config: config.clone(),
+                            dir: dir.to_path_buf(),
+                            key: setting.key,
+                            named: Some(file.clone()),
+                        });
+                    }
                 }
             }
         }
@@ -1325,12 +1598,14 @@ fn manifest_for(dir: &Path, versions: &Versions<'_>) -> Option<PathBuf> {
 /// includes, and the command a cargo alias stands for.
 fn called_by(target: &Target, dir: &Path, versions: &Versions<'_>) -> Vec<Target> {
     let mut included = Vec::new();
+    let mut per_line = false;
     let (text, dir) = match target {
         Target::Setting {
             kind,
             config,
             dir,
             key,
+            ..
         } => {
             let last = key.rsplit('.').next().unwrap_or(key);
             let variable = last.to_ascii_uppercase().replace('-', "_");
@@ -1403,6 +1678,7 @@ fn called_by(target: &Target, dir: &Path, versions: &Versions<'_>) -> Vec<Target
                 text
             } else if name.eq_ignore_ascii_case("makefile") || name == "GNUmakefile" {
                 included = makefile_includes(&text, dir);
+                per_line = true;
                 // A recipe line starts with a tab; `@`, `-` and `+` before
                 // its command are make's own.
                 text.lines()
@@ -1418,9 +1694,9 @@ fn called_by(target: &Target, dir: &Path, versions: &Versions<'_>) -> Vec<Target
     };
     let mut found: Vec<Target> = included.into_iter().map(Target::File).collect();
     found.extend(
-        simple_commands(&text)
+        commands_in(&text, &dir, per_line)
             .iter()
-            .flat_map(|words| targets_of(words, &dir, versions)),
+            .flat_map(|(words, dir)| targets_of(words, dir, versions)),
     );
     found
 }
@@ -1450,15 +1726,15 @@ fn inside_root(path: &Path) -> Option<PathBuf> {
 /// calls are not followed: a gate that must vouch for them names them
 /// itself.
 fn runs_of(spec: &config::CheckSpec, versions: &Versions<'_>) -> Vec<(Target, Option<Target>)> {
-    let commands = match &spec.command {
-        config::CommandLine::Argv(argv) => vec![argv.clone()],
-        config::CommandLine::Shell(script) => simple_commands(script),
-    };
     let dir = spec
         .cwd
         .as_deref()
         .and_then(inside_root)
         .unwrap_or_default();
+    let commands = match &spec.command {
+        config::CommandLine::Argv(argv) => vec![(argv.clone(), dir.clone())],
+        config::CommandLine::Shell(script) => commands_in(script, &dir, false),
+    };
     let mut found: Vec<(Target, Option<Target>)> = Vec::new();
     // A program the check's own `env` names (`RUSTC_WRAPPER =
     // "ci/wrap.sh"`) is the gate's choice, but the file is the branch's.
@@ -1468,9 +1744,9 @@ fn runs_of(spec: &config::CheckSpec, versions: &Versions<'_>) -> Vec<(Target, Op
             found.extend(program_file(&value, &dir).map(|file| (Target::File(file), None)));
         }
     }
-    for words in &commands {
-        for target in targets_of(words, &dir, versions) {
-            let called = called_by(&target, &dir, versions);
+    for (words, dir) in &commands {
+        for target in targets_of(words, dir, versions) {
+            let called = called_by(&target, dir, versions);
             found.push((target.clone(), None));
             found.extend(called.into_iter().map(|one| (one, Some(target.clone()))));
         }
@@ -1535,25 +1811,42 @@ pub(super) fn unvouched(
 /// `target`, when the version that runs is not one that vouches for it.
 /// A file or script that is not there fails the check by itself.
 fn differing(target: &Target, versions: &Versions<'_>) -> Option<Unvouched> {
-    if let Target::Setting { kind, dir, key, .. } = target {
-        return differing_setting(target, *kind, dir, key, versions);
+    if let Target::Setting {
+        kind,
+        dir,
+        key,
+        named,
+        ..
+    } = target
+    {
+        let from = match kind {
+            SettingFile::Named => Some(named.as_deref()?),
+            _ => None,
+        };
+        return differing_setting(target, *kind, (dir, from), key, versions);
     }
     let file = target.file();
     // A finding names its file as text.
     file.to_str()?;
-    let runs = versions.running(file)?;
-    let vouching = versions.vouching(file);
     let line = match target {
+        // A file is compared with the links to it followed: another
+        // file, a retargeted link or a link out of the repository (what
+        // it runs is no file of the repository to vouch for) differs.
         Target::File(_) => {
-            if vouching
-                .iter()
-                .any(|v| v.as_deref() == Some(runs.as_slice()))
+            let runs = versions.resolve(versions.to, file);
+            if runs == Resolved::Missing
+                || versions
+                    .vouchers()
+                    .iter()
+                    .any(|spec| versions.resolve(Some(spec), file) == runs)
             {
                 return None;
             }
             None
         }
         Target::Script { name, .. } => {
+            let runs = versions.running(file)?;
+            let vouching = versions.vouching(file);
             let (text, line) = script_of(Some(&runs), name)?;
             let same = |version: &Option<Vec<u8>>| {
                 script_of(version.as_deref(), name).is_some_and(|(theirs, _)| theirs == text)
@@ -1591,31 +1884,29 @@ fn differing(target: &Target, versions: &Versions<'_>) -> Option<Unvouched> {
 /// The setting `key` of the files of `kind` cargo run in `dir` reads,
 /// when its values there (nearest file first: cargo lets the nearest
 /// decide, and joins lists of flags) are not those of a version that
-/// vouches for it. Moved to another file unchanged, it verifies the same.
+/// vouches for it; for a file the command names (`from`), in that file
+/// and the files it includes. Moved to another file unchanged, it
+/// verifies the same.
 /// A setting the branch removed differs too (a `runner` that ran the tests
 /// under a checker), with no line to point at.
 fn differing_setting(
     target: &Target,
     kind: SettingFile,
-    dir: &Path,
+    (dir, from): (&Path, Option<&Path>),
     key: &str,
     versions: &Versions<'_>,
 ) -> Option<Unvouched> {
     let values = |spec: Option<&str>| {
-        let settings: Vec<Setting> = match kind {
+        let read = match from {
             // A file the command names is that file, wherever it is.
-            SettingFile::Named => versions
-                .at(spec, target.file())
-                .map(|bytes| verifying_settings(kind, &bytes))
+            Some(file) => versions
+                .at(spec, file)
+                .map(|bytes| versions.with_includes(spec, kind, file.to_path_buf(), &bytes))
                 .unwrap_or_default(),
-            _ => versions
-                .settings(spec, dir, kind)
-                .into_iter()
-                .flat_map(|(_, settings)| settings)
-                .collect(),
+            None => versions.settings(spec, dir, kind),
         };
-        settings
-            .into_iter()
+        read.into_iter()
+            .flat_map(|(_, settings)| settings)
             .filter(|setting| setting.key == key)
             .collect::<Vec<_>>()
     };
@@ -1789,7 +2080,10 @@ mod tests {
     use super::*;
 
     fn words(text: &str) -> Vec<Vec<String>> {
-        simple_commands(text)
+        shell_commands(text)
+            .into_iter()
+            .map(|command| command.words)
+            .collect()
     }
 
     #[test]
@@ -1849,6 +2143,53 @@ mod tests {
         );
         assert_eq!(script_of(Some(text), "build"), None);
         assert_eq!(script_of(Some(b"{ not json"), "test"), None);
+    }
+
+    #[test]
+    fn a_cd_moves_the_commands_after_it_in_its_shell_only() {
+        let dirs = |text: &str, per_line| {
+            commands_in(text, Path::new("web"), per_line)
+                .into_iter()
+                .map(|(words, dir)| (words[0].clone(), dir.display().to_string()))
+                .collect::<Vec<_>>()
+        };
+        let script = "cd sub && cargo test\n(cd .. && a)\nb\ncd \"$X\"; c\npushd ../x; d; popd; e\ncd -P ../..; f\ncd ..; g";
+        let found = dirs(script, false);
+        let expected = [
+            ("cargo", "web/sub"),
+            ("a", "web"),
+            ("b", "web/sub"),
+            ("c", "web"),
+            ("d", "x"),
+            ("e", "web"),
+            ("f", "web"),
+            ("g", ""),
+        ];
+        assert_eq!(
+            found,
+            expected.map(|(word, dir)| (word.to_string(), dir.to_string()))
+        );
+        // make runs each line of a recipe in a shell of its own.
+        assert_eq!(
+            dirs("cd sub && a \\\n  && b\nc", true),
+            [("a", "web/sub"), ("b", "web/sub"), ("c", "web")]
+                .map(|(word, dir)| (word.to_string(), dir.to_string()))
+        );
+    }
+
+    #[test]
+    fn a_cargo_configuration_includes_files_from_its_own_directory() {
+        let text = b"include = [\"ci.toml\", { path = \"../ci/more.toml\", optional = true }, \"../../out.toml\"]\n";
+        assert_eq!(
+            cargo_includes(text, Path::new(".cargo/config.toml")),
+            [
+                PathBuf::from(".cargo/ci.toml"),
+                PathBuf::from("ci/more.toml")
+            ]
+        );
+        assert!(
+            cargo_includes(b"include = \"ci.toml\"\n", Path::new(".cargo/config.toml")).is_empty()
+        );
     }
 
     #[test]
