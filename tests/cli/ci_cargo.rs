@@ -4,7 +4,7 @@ use crate::ci_scripts::finding;
 use crate::support::{check, TestRepo};
 
 /// The gate of `main` over what `feature` changed since it left `main`.
-const FROM_MAIN: [&str; 6] = [
+pub(crate) const FROM_MAIN: [&str; 6] = [
     "--config-from-ref",
     "main",
     "--from-ref",
@@ -16,14 +16,14 @@ const FROM_MAIN: [&str; 6] = [
 /// A gate whose one blocking check is `cargo test`.
 const CARGO_GATE: &str = "[commands]\ntests = \"cargo test --quiet\"\n\n[phases.implementation]\nchecks = [ { name = \"tests\", on_failure = \"block\" } ]\n";
 
-const MANIFEST: &str =
+pub(crate) const MANIFEST: &str =
     "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n";
 
-const PASSING: &str =
+pub(crate) const PASSING: &str =
     "pub fn two() -> u32 {\n    2\n}\n\n#[test]\nfn two_is_two() {\n    assert_eq!(two(), 2);\n}\n";
 
 /// What the branch makes of the crate: a function its test now fails.
-const BROKEN: &str =
+pub(crate) const BROKEN: &str =
     "pub fn two() -> u32 {\n    3\n}\n\n#[test]\nfn two_is_two() {\n    assert_eq!(two(), 2);\n}\n";
 
 /// `main` holding a tiny crate whose test passes, gated by `cargo test`,
@@ -48,7 +48,7 @@ fn crate_branch(files: &[(&str, &str)], changes: &[(&str, &str)]) -> TestRepo {
     repo
 }
 
-fn no_warning(v: &serde_json::Value) {
+pub(crate) fn no_warning(v: &serde_json::Value) {
     assert!(!v.to_string().contains("differs from its version"), "{v:#}");
 }
 

@@ -2,33 +2,10 @@
 
 use std::os::unix::fs::{symlink, PermissionsExt};
 
+use crate::ci_cargo::{no_warning, BROKEN, FROM_MAIN, MANIFEST, PASSING};
+use crate::ci_cargo_more::gate;
 use crate::ci_scripts::finding;
 use crate::support::{check, TestRepo};
-
-/// The gate of `main` over what the branch changed since it left `main`.
-const FROM_MAIN: [&str; 6] = [
-    "--config-from-ref",
-    "main",
-    "--from-ref",
-    "main",
-    "--to-ref",
-    "HEAD",
-];
-
-/// A gate whose one blocking check is `command` (`extra` more options).
-fn gate(command: &str, extra: &str) -> String {
-    format!("[commands]\ntests = {command:?}\n\n[phases.implementation]\nchecks = [ {{ name = \"tests\", on_failure = \"block\"{extra} }} ]\n")
-}
-
-const MANIFEST: &str =
-    "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n";
-
-const PASSING: &str =
-    "pub fn two() -> u32 {\n    2\n}\n\n#[test]\nfn two_is_two() {\n    assert_eq!(two(), 2);\n}\n";
-
-/// What the branch makes of the crate: a function its test now fails.
-const BROKEN: &str =
-    "pub fn two() -> u32 {\n    3\n}\n\n#[test]\nfn two_is_two() {\n    assert_eq!(two(), 2);\n}\n";
 
 /// A cargo configuration that passes every test, its runner on line 5.
 const WEAKENED: &str = "[build]\njobs = 2\n\n[target.'cfg(all())']\nrunner = \"true\"\n";
@@ -103,10 +80,6 @@ fn warned_on(repo: &TestRepo, file: &str, line: Option<u32>, what: &str) {
     }
     let (code, v) = repo.verdict(&[&FROM_MAIN[..], &["--profile", "strict"][..]].concat());
     assert_eq!(code, 1, "{what}: {v:#}");
-}
-
-fn no_warning(v: &serde_json::Value) {
-    assert!(!v.to_string().contains("differs from its version"), "{v:#}");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! --config-from-ref and cargo: config files named on the command line, cargo's own warnings, and variables a branch could set.
 
+use crate::ci_cargo::{no_warning, BROKEN, MANIFEST, PASSING};
 use crate::ci_scripts::finding;
 use crate::support::{check, TestRepo};
 
@@ -15,20 +16,10 @@ fn from_main(to: &str) -> Vec<&str> {
     ]
 }
 
-/// A gate whose one blocking check is `command`.
-fn gate(command: &str, env: &str) -> String {
-    format!("[commands]\ntests = \"{command}\"\n\n[phases.implementation]\nchecks = [ {{ name = \"tests\", on_failure = \"block\"{env} }} ]\n")
+/// A gate whose one blocking check is `command` (`extra` more options).
+pub(crate) fn gate(command: &str, extra: &str) -> String {
+    format!("[commands]\ntests = {command:?}\n\n[phases.implementation]\nchecks = [ {{ name = \"tests\", on_failure = \"block\"{extra} }} ]\n")
 }
-
-const MANIFEST: &str =
-    "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n";
-
-const PASSING: &str =
-    "pub fn two() -> u32 {\n    2\n}\n\n#[test]\nfn two_is_two() {\n    assert_eq!(two(), 2);\n}\n";
-
-/// What the branch makes of the crate: a function its test now fails.
-const BROKEN: &str =
-    "pub fn two() -> u32 {\n    3\n}\n\n#[test]\nfn two_is_two() {\n    assert_eq!(two(), 2);\n}\n";
 
 /// `main` holding a tiny crate whose test passes, gated by `gate`, with
 /// `files`; then a branch `feature` (checked out) that breaks the test
@@ -60,10 +51,6 @@ fn write(repo: &TestRepo, path: &str, text: &str) {
         let full = repo.path().join(path);
         std::fs::set_permissions(full, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-}
-
-fn no_warning(v: &serde_json::Value) {
-    assert!(!v.to_string().contains("differs from its version"), "{v:#}");
 }
 
 #[test]

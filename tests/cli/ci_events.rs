@@ -19,7 +19,7 @@ fn full_checkout(origin: &TestRepo, at: &str) -> tempfile::TempDir {
 
 /// Writes a GitHub event payload beside the repository and returns its
 /// path.
-fn event(repo: &TestRepo, json: &str) -> String {
+pub(crate) fn event(repo: &TestRepo, json: &str) -> String {
     let path = repo.home().join("event.json");
     std::fs::write(&path, json).unwrap();
     path.to_string_lossy().into_owned()

@@ -1,15 +1,9 @@
 //! CI merge gate: merge queues, `pull_request_target`, forks, and what `--config-from-ref` compares.
 
+use crate::ci_events::event;
 use crate::support::{check, docs_files, rev, TestRepo};
 
 const DOCS: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n";
-
-/// Writes a GitHub event payload in the test's `HOME` and returns its path.
-fn event(repo: &TestRepo, json: &str) -> String {
-    let path = repo.home().join("event.json");
-    std::fs::write(&path, json).unwrap();
-    path.to_string_lossy().into_owned()
-}
 
 /// The environment of a GitHub Actions job on `event`, whose payload is at
 /// `path` and whose `GITHUB_SHA` is `sha`.

@@ -1,24 +1,11 @@
 //! Hooks and protection: per-worktree hook paths, uninstall, stashing checks, shared permissions.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use crate::install_more::hook_files;
+use crate::install_notes::canonical;
 use crate::support::TestRepo;
-
-fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap()
-}
-
-/// The hooks in `dir` (git's samples left out), sorted.
-fn hooks_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| !name.ends_with(".sample"))
-        .collect();
-    names.sort();
-    names
-}
 
 /// Writes an executable hook script of one's own.
 fn own_hook(path: &Path, text: &str) {
@@ -88,7 +75,7 @@ fn uninstall_says_it_removed_a_kept_copy_of_the_hook_there_now() {
     own_hook(&hooks.join("pre-commit"), text);
     let kept = hooks.join("pre-commit.phasegate-chained");
     assert_eq!(
-        hooks_in(&hooks),
+        hook_files(&hooks),
         ["pre-commit", "pre-commit.phasegate-chained"]
     );
 
@@ -103,7 +90,7 @@ fn uninstall_says_it_removed_a_kept_copy_of_the_hook_there_now() {
         "{run:?}"
     );
     assert!(!run.stdout.contains("nothing to remove"), "{run:?}");
-    assert_eq!(hooks_in(&hooks), ["pre-commit"]);
+    assert_eq!(hook_files(&hooks), ["pre-commit"]);
     assert_eq!(repo.read(".git/hooks/pre-commit"), text);
 }
 
@@ -125,7 +112,7 @@ fn uninstalling_the_pre_push_hook_alone_leaves_the_pre_commit_hook_and_says_what
             hooks.join("pre-push").display()
         )
     );
-    assert_eq!(hooks_in(&hooks), ["pre-commit"]);
+    assert_eq!(hook_files(&hooks), ["pre-commit"]);
     assert_eq!(repo.read(".git/hooks/pre-commit"), pre_commit);
 
     // Only pre-commit installed.
@@ -167,7 +154,7 @@ fn a_pre_push_hook_linked_to_phasegates_pre_commit_hook_is_left_by_a_pre_push_un
         "{run:?}"
     );
     assert!(!run.stdout.contains("removed"), "{run:?}");
-    assert_eq!(hooks_in(&hooks), ["pre-commit", "pre-push"]);
+    assert_eq!(hook_files(&hooks), ["pre-commit", "pre-push"]);
     assert_eq!(
         std::fs::read_link(hooks.join("pre-push")).unwrap(),
         Path::new("pre-commit")

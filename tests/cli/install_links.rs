@@ -2,18 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::install_more::hook_files;
 use crate::support::{git_pushing, recorded_verdicts, said, TestRepo};
-
-/// The hooks in `dir` (git's samples left out), sorted.
-fn hooks_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| !name.ends_with(".sample"))
-        .collect();
-    names.sort();
-    names
-}
 
 fn link_of(path: &Path) -> PathBuf {
     std::fs::read_link(path).unwrap_or_else(|e| panic!("{} is no link: {e}", path.display()))
@@ -45,7 +35,7 @@ fn a_pre_push_link_to_the_pre_commit_hook_is_kept_by_a_forced_install_and_given_
             .contains("run `phasegate install --hook pre-push --force` to keep the link as"),
         "{run:?}"
     );
-    assert_eq!(hooks_in(&hooks), ["pre-commit", "pre-push"]);
+    assert_eq!(hook_files(&hooks), ["pre-commit", "pre-push"]);
     assert_eq!(link_of(&hooks.join("pre-push")), Path::new("pre-commit"));
 
     // Forced: the link is kept as the chained hook, phasegate's pre-push
@@ -61,7 +51,7 @@ fn a_pre_push_link_to_the_pre_commit_hook_is_kept_by_a_forced_install_and_given_
         "{run:?}"
     );
     assert_eq!(
-        hooks_in(&hooks),
+        hook_files(&hooks),
         ["pre-commit", "pre-push", "pre-push.phasegate-chained"]
     );
     assert_eq!(link_of(&kept), Path::new("pre-commit"));
@@ -99,7 +89,7 @@ fn a_pre_push_link_to_the_pre_commit_hook_is_kept_by_a_forced_install_and_given_
         )),
         "{run:?}"
     );
-    assert_eq!(hooks_in(&hooks), ["pre-commit", "pre-push"]);
+    assert_eq!(hook_files(&hooks), ["pre-commit", "pre-push"]);
     assert_eq!(link_of(&hooks.join("pre-push")), Path::new("pre-commit"));
     assert_eq!(repo.read(".git/hooks/pre-commit"), pre_commit);
 }
@@ -130,7 +120,7 @@ fn a_full_uninstall_says_that_a_link_to_a_removed_hook_now_names_nothing() {
     );
     // The link stays, naming nothing; git runs no hook for it, and says
     // nothing.
-    assert_eq!(hooks_in(&hooks), ["pre-push"]);
+    assert_eq!(hook_files(&hooks), ["pre-push"]);
     assert_eq!(link_of(&link), Path::new("pre-commit"));
     let push = git_pushing(&repo, &["push", "-q", "origin", "main"]);
     assert_eq!(push.code, 0, "{}", said(&push));
@@ -262,7 +252,7 @@ fn a_relative_link_into_the_repository_is_walked_through_install_commit_and_unin
     let run = repo.phasegate(&["uninstall"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!run.stderr.contains("note:"), "{run:?}");
-    assert_eq!(hooks_in(&hooks), ["pre-commit"]);
+    assert_eq!(hook_files(&hooks), ["pre-commit"]);
     assert_eq!(link_of(&link), Path::new("../../scripts/pre-commit"));
     assert_eq!(repo.git(&["status", "--porcelain"]), "");
 }
@@ -332,7 +322,7 @@ fn a_pre_merge_commit_link_to_the_pre_commit_hook_is_left_by_install_and_gates_m
     );
     assert!(!run.stderr.contains("error"), "{run:?}");
     assert_eq!(
-        hooks_in(&hooks),
+        hook_files(&hooks),
         [
             "pre-commit",
             "pre-commit.phasegate-chained",
@@ -374,7 +364,7 @@ fn a_pre_merge_commit_link_to_the_pre_commit_hook_is_left_by_install_and_gates_m
     let run = repo.phasegate(&["uninstall"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!run.stderr.contains("names nothing"), "{run:?}");
-    assert_eq!(hooks_in(&hooks), ["pre-commit", "pre-merge-commit"]);
+    assert_eq!(hook_files(&hooks), ["pre-commit", "pre-merge-commit"]);
     assert_eq!(link_of(&link), Path::new("pre-commit"));
     assert_eq!(repo.read(".git/hooks/pre-commit"), mine);
     let merge = git_pushing(&repo, &["merge", "-q", "--no-ff", "--no-edit", "broken"]);
@@ -411,7 +401,7 @@ fn an_absolute_pre_merge_commit_link_is_left_whichever_hooks_are_named_and_in_wh
         )),
         "{run:?}"
     );
-    assert_eq!(hooks_in(&hooks), ["pre-commit", "pre-merge-commit"]);
+    assert_eq!(hook_files(&hooks), ["pre-commit", "pre-merge-commit"]);
     assert_eq!(link_of(&link), target);
 
     // Named after the link, the pre-commit hook is still installed first:
@@ -461,7 +451,7 @@ fn a_default_install_that_would_refuse_a_later_hook_writes_none() {
         "#!/bin/sh\n",
     )
     .unwrap();
-    let before = hooks_in(&hooks);
+    let before = hook_files(&hooks);
 
     let run = repo.phasegate(&["install"]);
     assert_eq!(run.code, 2, "{run:?}");
@@ -479,7 +469,7 @@ fn a_default_install_that_would_refuse_a_later_hook_writes_none() {
             .contains("note: no hook was installed or changed\n"),
         "{run:?}"
     );
-    assert_eq!(hooks_in(&hooks), before);
+    assert_eq!(hook_files(&hooks), before);
     assert_eq!(repo.read(".git/hooks/pre-commit"), mine);
 
     // A link to phasegate's hook of another repository, refused as well,
@@ -506,7 +496,7 @@ fn a_default_install_that_would_refuse_a_later_hook_writes_none() {
             .contains("note: no hook was installed or changed\n"),
         "{run:?}"
     );
-    assert_eq!(hooks_in(&hooks), ["pre-commit", "pre-merge-commit"]);
+    assert_eq!(hook_files(&hooks), ["pre-commit", "pre-merge-commit"]);
     assert_eq!(repo.read(".git/hooks/pre-commit"), mine);
     assert_eq!(link_of(&hooks.join("pre-merge-commit")), target);
 }

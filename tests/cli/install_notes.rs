@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::install_shared::run_husky;
 use crate::support::TestRepo;
 
-fn canonical(path: &Path) -> PathBuf {
+pub(crate) fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap()
 }
 

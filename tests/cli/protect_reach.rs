@@ -24,7 +24,7 @@ fn two_commits_with(command: &str) -> TestRepo {
 }
 
 /// The phasegate finding whose code is `code`, as its message.
-fn finding(verdict: &serde_json::Value, code: &str) -> Option<String> {
+pub(crate) fn finding(verdict: &serde_json::Value, code: &str) -> Option<String> {
     verdict["diagnostics"]
         .as_array()
         .unwrap()
@@ -33,18 +33,18 @@ fn finding(verdict: &serde_json::Value, code: &str) -> Option<String> {
         .map(|d| d["message"].as_str().unwrap().to_string())
 }
 
-/// The shell command a message gives between "Undo it with `" and "`".
-fn undo_command(message: &str) -> String {
+/// The command a message gives in backticks right after `after`.
+pub(crate) fn command_after(message: &str, after: &str) -> String {
     let start = message
-        .find("Undo it with `")
-        .unwrap_or_else(|| panic!("no undo in: {message}"))
-        + "Undo it with `".len();
+        .find(after)
+        .unwrap_or_else(|| panic!("no `{after}` in: {message}"))
+        + after.len();
     let len = message[start..].find('`').unwrap();
     message[start..start + len].to_string()
 }
 
-/// Runs `command` (one line of `git ...` joined by `&&`) in `repo`.
-fn run_shell(repo: &TestRepo, command: &str) {
+/// Runs `command` in `repo` with `sh`, which must succeed.
+pub(crate) fn run_shell(repo: &TestRepo, command: &str) {
     let out = repo.command("sh").args(["-c", command]).output().unwrap();
     assert!(
         out.status.success(),
@@ -106,7 +106,7 @@ fn a_check_that_commits_or_moves_head_fails_the_run_with_what_moved_and_the_undo
         assert_eq!(repo.read("b.txt"), "b, unstaged only\n", "{command}");
         assert_eq!(repo.git(&["ls-files", "--stage"]), index, "{command}");
         // What the message says to run puts everything back as it was.
-        run_shell(&repo, &undo_command(&message));
+        run_shell(&repo, &command_after(&message, "Undo it with `"));
         assert_eq!(rev(&repo, "HEAD"), head, "{command}");
         assert_eq!(
             repo.git(&["symbolic-ref", "-q", "HEAD"]).trim(),
@@ -135,7 +135,7 @@ fn a_check_that_commits_on_a_detached_head_is_named_with_the_undo() {
         )),
         "{message}"
     );
-    run_shell(&repo, &undo_command(&message));
+    run_shell(&repo, &command_after(&message, "Undo it with `"));
     assert_eq!(rev(&repo, "HEAD"), head);
     assert_eq!(snapshot(&repo), before);
 }
@@ -163,7 +163,7 @@ fn a_check_that_commits_on_a_packed_branch_or_the_first_commit_is_named() {
         message.contains(&format!("from {}", &head[..10])),
         "{message}"
     );
-    run_shell(&repo, &undo_command(&message));
+    run_shell(&repo, &command_after(&message, "Undo it with `"));
     assert_eq!(rev(&repo, "HEAD"), head);
 
     // Before the first commit, the check made it.
@@ -180,7 +180,7 @@ fn a_check_that_commits_on_a_packed_branch_or_the_first_commit_is_named() {
         message.contains("made the first commit of branch `main` (HEAD)"),
         "{message}"
     );
-    run_shell(&repo, &undo_command(&message));
+    run_shell(&repo, &command_after(&message, "Undo it with `"));
     assert!(repo
         .command("git")
         .args(["rev-parse", "-q", "--verify", "HEAD"])
@@ -215,7 +215,7 @@ fn a_commit_whose_check_moves_head_is_refused_and_lands_nowhere() {
         // The report may wrap the message: the recorded verdict has it whole.
         let v = crate::support::recorded_verdicts(&repo).pop().unwrap();
         let message = finding(&v, "head-moved").unwrap_or_else(|| panic!("{command}: {v:#}"));
-        run_shell(&repo, &undo_command(&message));
+        run_shell(&repo, &command_after(&message, "Undo it with `"));
         assert_eq!(rev(&repo, "HEAD"), head, "{command}");
         assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "2");
         assert_eq!(snapshot(&repo), before, "{command}");

@@ -4,6 +4,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use crate::git::snapshot;
+use crate::protect_reach::{command_after, finding, run_shell};
 use crate::state_shared::{everything_under, run_as};
 use crate::support::{git_pushing, recorded_verdicts, rev, TestRepo, BIN};
 
@@ -31,35 +32,6 @@ fn work_in_flight(command: &str) -> TestRepo {
     repo.write("untracked.txt", "mine, never added\n");
     repo.write("notes/todo.txt", "mine too\n");
     repo
-}
-
-/// The message of the phasegate finding coded `code`.
-fn finding(verdict: &serde_json::Value, code: &str) -> Option<String> {
-    verdict["diagnostics"]
-        .as_array()?
-        .iter()
-        .find(|d| d["code"] == code)
-        .map(|d| d["message"].as_str().unwrap().to_string())
-}
-
-/// The command a message gives between "Bring it back with `" and "`".
-fn bring_back(message: &str) -> String {
-    let start = message
-        .find("Bring it back with `")
-        .unwrap_or_else(|| panic!("no command in: {message}"))
-        + "Bring it back with `".len();
-    let len = message[start..].find('`').unwrap();
-    message[start..start + len].to_string()
-}
-
-/// Runs `command` in `repo` with `sh`, which must succeed.
-fn run_shell(repo: &TestRepo, command: &str) {
-    let out = repo.command("sh").args(["-c", command]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "`{command}` failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 #[test]
@@ -104,7 +76,7 @@ fn a_commit_whose_check_stashes_is_refused_and_the_command_given_brings_everythi
         assert_eq!(repo.read("a.txt"), "staged\r\nunstaged \u{0}\n");
         assert_eq!(repo.read("c.txt"), "c, unstaged only\n");
 
-        run_shell(&repo, &bring_back(&message));
+        run_shell(&repo, &command_after(&message, "Bring it back with `"));
         assert_eq!(snapshot(&repo), before, "{command}");
         assert_eq!(repo.git(&["stash", "list"]).lines().count(), 1);
         assert_eq!(rev(&repo, "stash@{0}"), theirs, "{command}");
@@ -133,9 +105,12 @@ fn a_check_that_stashes_untracked_files_fails_a_run_at_the_checked_out_commit() 
         "{message}"
     );
     // Nothing was staged: the command only pops.
-    assert_eq!(bring_back(&message), "git stash pop stash@{0}");
+    assert_eq!(
+        command_after(&message, "Bring it back with `"),
+        "git stash pop stash@{0}"
+    );
     assert_eq!(repo.read("a.txt"), "a, unstaged\n");
-    run_shell(&repo, &bring_back(&message));
+    run_shell(&repo, &command_after(&message, "Bring it back with `"));
     assert_eq!(snapshot(&repo), before);
 }
 

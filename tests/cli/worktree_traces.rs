@@ -5,6 +5,7 @@
 //! there is looked for as in a staged run.
 
 use crate::git::snapshot;
+use crate::protect_reach::{command_after, finding, run_shell};
 use crate::support::{rev, TestRepo};
 
 /// A repository whose one check `chk` runs `command` in a shell, with
@@ -30,35 +31,6 @@ fn work_in_flight(command: &str) -> TestRepo {
     repo.write("c.txt", "c, unstaged only\n");
     repo.write("untracked.txt", "mine, never added\n");
     repo
-}
-
-/// The message of the phasegate finding coded `code`.
-fn finding(verdict: &serde_json::Value, code: &str) -> Option<String> {
-    verdict["diagnostics"]
-        .as_array()?
-        .iter()
-        .find(|d| d["code"] == code)
-        .map(|d| d["message"].as_str().unwrap().to_string())
-}
-
-/// The command a message gives in backticks right after `after`.
-fn command_after(message: &str, after: &str) -> String {
-    let start = message
-        .find(after)
-        .unwrap_or_else(|| panic!("no `{after}` in: {message}"))
-        + after.len();
-    let len = message[start..].find('`').unwrap();
-    message[start..start + len].to_string()
-}
-
-/// Runs `command` in `repo` with `sh`, which must succeed.
-fn run_shell(repo: &TestRepo, command: &str) {
-    let out = repo.command("sh").args(["-c", command]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "`{command}` failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// Variables set for a run, by name and value.
