@@ -1901,7 +1901,7 @@ fn link_git_dir(
     };
     write_file(&git.join("HEAD"), &head)?;
     // A file the user's configuration includes only in their repository's
-    // place or on its branch (`includeIf "gitdir:~/work/"` for a work
+    // place or on its branch (`includeIf "gitdir:~/company/"` for a work
     // identity) is included here as it is: the checkout is elsewhere, on a
     // detached `HEAD`, and a check that runs `git config user.email` must
     // find what it finds in the work tree.
