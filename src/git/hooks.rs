@@ -289,7 +289,7 @@ pub enum HookError {
     },
     #[error("`{}` is a hook phasegate did not write, and `{}` already keeps an earlier one; run `phasegate install --force` to back that one up and chain this one", hook.display(), chained.display())]
     ChainOccupied { hook: PathBuf, chained: PathBuf },
-    #[error("`{}` is a symbolic link of your own to phasegate's {other} hook (`{}`): {}. phasegate's {kind} hook would take its place (phasegate writes no hook through a link), and it does not run a phasegate hook it keeps. Remove the link and run `phasegate install --hook {kind}` again, or run `phasegate install --hook {kind} --force` to keep the link as `{}`, where it does not run, until `phasegate uninstall` puts it back", hook.display(), target.display(), linked_why(other, kind), chained.display())]
+    #[error("`{}` is a symbolic link of your own to phasegate's {other} hook (`{}`): {}. phasegate's {kind} hook would take its place (phasegate writes no hook through a link), and it does not run a phasegate hook it keeps. Remove the link and run the same `phasegate install` again, or run it again with `--force` to keep the link as `{}`, where it does not run, until `phasegate uninstall` puts it back", hook.display(), target.display(), linked_why(other, kind), chained.display())]
     LinkedToOurs {
         hook: PathBuf,
         target: PathBuf,

@@ -32,7 +32,7 @@ fn a_pre_push_link_to_the_pre_commit_hook_is_kept_by_a_forced_install_and_given_
     );
     assert!(
         run.stderr
-            .contains("run `phasegate install --hook pre-push --force` to keep the link as"),
+            .contains("run the same `phasegate install` again, or run it again with `--force` to keep the link as"),
         "{run:?}"
     );
     assert_eq!(hook_files(&hooks), ["pre-commit", "pre-push"]);
