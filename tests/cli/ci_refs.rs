@@ -1,5 +1,6 @@
 //! CI ranges and `--config-from-ref` over annotated tags, deleted or missing configuration, missing bases and included files.
 
+use crate::ci_scripts::finding;
 use crate::support::{check, rev, TestRepo};
 
 /// A gate whose one blocking check fails unless `status.txt` says `ok`.
@@ -307,16 +308,6 @@ fn first_fetch(message: &str) -> Vec<String> {
         .skip(1)
         .map(str::to_string)
         .collect()
-}
-
-/// The finding of phasegate's own that names `file`.
-fn finding<'v>(v: &'v serde_json::Value, file: &str) -> &'v serde_json::Value {
-    v["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["file"] == file && d["code"] == "command-file-changed")
-        .unwrap_or_else(|| panic!("no finding on {file}: {v:#}"))
 }
 
 /// `main` gating with `tests = COMMAND` over `files`.
