@@ -9,11 +9,19 @@ use crate::git::{
 
 use super::Streams;
 
+/// The hooks `--hook` names, each once (`--hook pre-push --hook pre-push`
+/// asks for one), in the order given; `default` when it names none.
 fn kinds(names: &[String], default: &[HookKind]) -> Vec<HookKind> {
     if names.is_empty() {
         return default.to_vec();
     }
-    names.iter().filter_map(|n| HookKind::parse(n)).collect()
+    let mut wanted: Vec<HookKind> = Vec::new();
+    for kind in names.iter().filter_map(|n| HookKind::parse(n)) {
+        if !wanted.contains(&kind) {
+            wanted.push(kind);
+        }
+    }
+    wanted
 }
 
 /// The line that runs phasegate's gate for `kind` from a hook of one's own
@@ -167,7 +175,6 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
     // pre-commit first, whatever the order asked: a `pre-merge-commit ->
     // pre-commit` link then finds phasegate's pre-commit hook there.
     wanted.sort();
-    wanted.dedup();
     // Every hook is checked before the first is written: a refusal leaves
     // the hooks as they were, never some of them installed.
     if wanted.len() > 1 {
@@ -442,7 +449,7 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
         );
     }
     let mut nothing = 0;
-    let mut wanted = kinds(
+    let wanted = kinds(
         &args.hooks,
         &[
             HookKind::PreCommit,
@@ -450,13 +457,6 @@ pub fn uninstall(ctx: &Context, args: &UninstallArgs, io: &mut Streams<'_>) -> E
             HookKind::PrePush,
         ],
     );
-    // `--hook pre-push --hook pre-push` removes it once.
-    let mut seen = Vec::new();
-    wanted.retain(|kind| {
-        let first = !seen.contains(kind);
-        seen.push(*kind);
-        first
-    });
     let asked = wanted.len();
     // The hooks taken away: a link of one's own that named one is said.
     let mut removed = Vec::new();
