@@ -15,7 +15,7 @@ pub use plan::*;
 pub use pool::run_checks;
 pub use spawn::{dependency_installer, run_check, GIT_LOCAL_ENV, PINNED_ENV, REMOVED_ENV};
 pub use sys::{
-    accept_repository_extensions, command_line, interrupt_caught, interrupted, signal_group,
-    stop_recorded_groups, trust_repository_owners, InterruptGuard, SIGKILL,
+    accept_repository_extensions, command_line, holds_open, interrupt_caught, interrupted,
+    signal_group, stop_recorded_groups, trust_repository_owners, InterruptGuard, SIGKILL,
 };
 pub use verifier::parse_verifier_answer;

@@ -522,9 +522,8 @@ pub fn pipe_holders(id: u64) -> Vec<(u32, String)> {
     let me = std::process::id();
     let name = std::ffi::OsString::from(format!("pipe:[{id}]"));
     let holds = |pid: u32| {
-        std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
-            fds.flatten()
-                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|to| to.as_os_str() == name))
+        holds_open(pid, |fd| {
+            std::fs::read_link(fd).is_ok_and(|to| to.as_os_str() == name)
         })
     };
     processes()
@@ -533,6 +532,15 @@ pub fn pipe_holders(id: u64) -> Vec<(u32, String)> {
         .filter(|(pid, p)| *pid != me && p.running() && holds(*pid))
         .map(|(pid, _)| (pid, command_line(pid)))
         .collect()
+}
+
+/// Whether the process `pid` holds open a file `matches` picks, given the
+/// path of each of its descriptors under `/proc/<pid>/fd` (a link to what
+/// it holds: `read_link` names it, `metadata` follows it). False when
+/// `/proc` does not show them (a process of another user, or one gone).
+pub fn holds_open(pid: u32, matches: impl Fn(&std::path::Path) -> bool) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .is_ok_and(|fds| fds.flatten().any(|fd| matches(&fd.path())))
 }
 
 /// The command line the process `pid` runs, its words joined by spaces,

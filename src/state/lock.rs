@@ -187,11 +187,8 @@ fn foreign_holders(path: &Path, named: Option<u32>) -> Vec<(u32, String)> {
     // is not always what stat(2) says (overlayfs): a process is taken for
     // a holder when the inode matches and it has the file itself open.
     let has_open = |pid: u32| {
-        fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
-            fds.flatten().any(|fd| {
-                fs::metadata(fd.path())
-                    .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
-            })
+        crate::runner::holds_open(pid, |fd| {
+            fs::metadata(fd).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
         })
     };
     let mut found: Vec<(u32, String)> = locks
