@@ -1,6 +1,7 @@
 //! In CI, `phasegate run` picks the range to check from the CI system's own
 //! variables and event payload, and says which range it checked.
 
+use crate::ci_queue::notes_starting;
 use crate::support::{docs_files, rev, TestRepo};
 
 const DOCS: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n";
@@ -206,6 +207,25 @@ fn a_github_merge_group_checks_the_queued_changes_and_a_shallow_clone_is_told_to
     assert_eq!(v["selection"]["from_commit"], base.as_str());
     assert_eq!(v["selection"]["to_commit"], head.as_str());
     assert_eq!(docs_files(&v), ["feature.md"]);
+    // The notes say which range the queue's run checked.
+    let said = notes_starting(
+        &v,
+        "GitHub merge_group: the merge queue's changes are checked",
+    );
+    assert_eq!(said.len(), 1, "{v:#}");
+    assert!(
+        said[0].contains(&format!("`merge_group.base_sha` {base}"))
+            && said[0].contains(&format!("`merge_group.head_sha` {head}")),
+        "{v:#}"
+    );
+    // People read it in the report too.
+    let run = repo.phasegate_with(&["run"], &env);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("GitHub merge_group: the merge queue's changes are checked"),
+        "{run:?}"
+    );
 
     // A clone one commit deep lacks the base: the run stops and says what
     // to fetch, never passes on zero files.

@@ -18,7 +18,7 @@ fn github<'a>(event: &'a str, path: &'a str, sha: &'a str) -> Vec<(&'a str, &'a 
 }
 
 /// The notes of a verdict that start with `start`.
-fn notes_starting<'v>(v: &'v serde_json::Value, start: &str) -> Vec<&'v str> {
+pub(crate) fn notes_starting<'v>(v: &'v serde_json::Value, start: &str) -> Vec<&'v str> {
     v["notes"]
         .as_array()
         .unwrap()
@@ -26,50 +26,6 @@ fn notes_starting<'v>(v: &'v serde_json::Value, start: &str) -> Vec<&'v str> {
         .filter_map(serde_json::Value::as_str)
         .filter(|note| note.starts_with(start))
         .collect()
-}
-
-#[test]
-fn a_merge_queue_group_is_checked_from_its_base_to_its_head_and_the_notes_say_so() {
-    let repo = TestRepo::new();
-    repo.config(DOCS).with_feature_branch();
-    repo.git(&[
-        "checkout",
-        "-q",
-        "-b",
-        "gh-readonly-queue/main/pr-7",
-        "main",
-    ]);
-    repo.git(&["merge", "-q", "--no-ff", "-m", "queue", "feature"]);
-    let (base, head) = (rev(&repo, "main"), rev(&repo, "HEAD"));
-    let path = event(
-        &repo,
-        &format!(
-            r#"{{"action": "checks_requested", "merge_group": {{"head_sha": "{head}", "head_ref": "refs/heads/gh-readonly-queue/main/pr-7", "base_sha": "{base}", "base_ref": "refs/heads/main"}}}}"#
-        ),
-    );
-    let env = github("merge_group", &path, &head);
-    let (code, v) = repo.verdict_with(&[], &env);
-    assert_eq!(code, 0, "{v:#}");
-    assert_eq!(v["selection"]["ci"], "GitHub merge_group", "{v:#}");
-    assert_eq!(docs_files(&v), ["feature.md"], "{v:#}");
-    let said = notes_starting(
-        &v,
-        "GitHub merge_group: the merge queue's changes are checked",
-    );
-    assert_eq!(said.len(), 1, "{v:#}");
-    assert!(
-        said[0].contains(&format!("`merge_group.base_sha` {base}"))
-            && said[0].contains(&format!("`merge_group.head_sha` {head}")),
-        "{v:#}"
-    );
-    // People read it in the report too.
-    let run = repo.phasegate_with(&["run"], &env);
-    assert_eq!(run.code, 0, "{run:?}");
-    assert!(
-        run.stdout
-            .contains("GitHub merge_group: the merge queue's changes are checked"),
-        "{run:?}"
-    );
 }
 
 /// A pull request `feature` (two commits) off `main`, with `origin/main`
