@@ -776,14 +776,16 @@ fn free_name(path: &Path, suffix: &str) -> PathBuf {
     free
 }
 
-/// The other hook whose phasegate script (`text`) the hook at `path`
-/// links to, when it is a symbolic link to one written for another hook
-/// than `kind` (its `hook=` line names another one): someone's own hook
-/// (`pre-push -> pre-commit`, to run the commit's checks at a push too).
-fn linked_hook(path: &Path, text: &str, kind: HookKind) -> Option<String> {
-    if !fs::symlink_metadata(path).is_ok_and(|meta| meta.is_symlink()) {
-        return None;
-    }
+/// Whether `path` is a symbolic link (whatever it names, if anything).
+fn is_link(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|meta| meta.is_symlink())
+}
+
+/// The other hook a phasegate script (`text`) that a link of one's own
+/// leads to was written for, when it is not `kind` (its `hook=` line names
+/// another one): someone's own hook (`pre-push -> pre-commit`, to run the
+/// commit's checks at a push too).
+fn linked_hook(text: &str, kind: HookKind) -> Option<String> {
     text.lines()
         .take(10)
         .find_map(|line| line.strip_prefix("hook="))
@@ -797,7 +799,7 @@ fn linked_hook(path: &Path, text: &str, kind: HookKind) -> Option<String> {
 /// repository; tracked in this one) is someone's own, and uninstalling
 /// must not take it for phasegate's hook and remove it.
 fn ours_here(path: &Path) -> Option<String> {
-    if fs::symlink_metadata(path).is_ok_and(|meta| meta.is_symlink()) {
+    if is_link(path) {
         return None;
     }
     ours(path)
@@ -806,8 +808,7 @@ fn ours_here(path: &Path) -> Option<String> {
 /// What a symbolic link at `path` names, when it leads to phasegate's hook:
 /// a link of someone's own, which runs phasegate's gate.
 fn link_to_ours(path: &Path) -> Option<PathBuf> {
-    fs::symlink_metadata(path)
-        .is_ok_and(|meta| meta.is_symlink())
+    is_link(path)
         .then(|| ours(path))
         .flatten()
         .and_then(|_| fs::read_link(path).ok())
@@ -1010,13 +1011,13 @@ fn plan(
     options: &InstallOptions,
 ) -> Result<Plan, HookError> {
     let is_tracked = tracked(repo_dir, path);
-    let is_link = fs::symlink_metadata(path).is_ok_and(|meta| meta.is_symlink());
+    let a_link = is_link(path);
     // A link of one's own to phasegate's hook: its script, and the hook it
     // was written for when that is another (`pre-push -> pre-commit`).
-    let link_text = is_link.then(|| ours(path)).flatten();
+    let link_text = a_link.then(|| ours(path)).flatten();
     let linked_other = link_text
         .as_deref()
-        .and_then(|text| linked_hook(path, text, kind));
+        .and_then(|text| linked_hook(text, kind));
     // A hook the repository tracks, or can, is everyone's: the path of one
     // person's phasegate has no place in it. A link to someone's hook is
     // moved aside, and phasegate's hook takes the place of the link, not of
@@ -1027,7 +1028,7 @@ fn plan(
         (shared, kind.script(options.fail_closed, installed))
     };
     let (mut shared, mut script) =
-        script_for(is_link && link_text.is_none() || linked_other.is_some());
+        script_for(a_link && link_text.is_none() || linked_other.is_some());
     // A link to phasegate's hook of this name, as this install writes it,
     // stays as it is. Any other link to a phasegate hook is someone's own:
     // the gate of another hook at this one, or a script elsewhere (another
@@ -1456,8 +1457,7 @@ pub fn links_left_dangling(removed: &[PathBuf]) -> Vec<LeftLink> {
             continue;
         };
         for link in entries.filter_map(Result::ok).map(|entry| entry.path()) {
-            let dangling = fs::symlink_metadata(&link).is_ok_and(|meta| meta.is_symlink())
-                && fs::metadata(&link).is_err();
+            let dangling = is_link(&link) && fs::metadata(&link).is_err();
             let Some(target) = dangling.then(|| fs::read_link(&link).ok()).flatten() else {
                 continue;
             };
