@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{self, Config};
 use crate::context::Context;
+use crate::diagnostics::OwnCode;
 use crate::gate::{SelectionSummary, VerdictError};
 use crate::git::CommitView;
 use crate::report;
@@ -244,13 +245,7 @@ pub(super) fn run_checks(
     // the files touched, but tearing its watches down waits for an RCU
     // grace period, longer than the comparison.)
     if in_place && guard.is_none() && !cut_short {
-        // Only a git directory with a shared index can hold a split one.
-        let unsplit = crate::git::may_be_split(git_dir)
-            && crate::git::unsplit_index(root)
-                .map_err(|e| crate::commands::internal_error(&e.left_by(by.clone())))?;
-        if unsplit {
-            notes.push(unsplit_note(root, &by));
-        }
+        merge_split_index(root, git_dir, &by, notes)?;
         let before = found.held.and_then(HeldLater::take).or(index_before);
         let changed = crate::git::changed_in_work_tree(root, ctx.cpus, before)
             .map_err(|e| crate::commands::internal_error(&e))?;
@@ -258,12 +253,9 @@ pub(super) fn run_checks(
     }
     // In the work tree as it is, with the files as the checks found them.
     if let Some(as_found) = as_found {
-        let unsplit = as_found.read_the_index()
-            && crate::git::may_be_split(git_dir)
-            && crate::git::unsplit_index(root)
-                .map_err(|e| crate::commands::internal_error(&e.left_by(by.clone())))?;
-        if unsplit {
-            notes.push(unsplit_note(root, &by));
+        // A split index the user had is theirs to keep.
+        if as_found.read_the_index() {
+            merge_split_index(root, git_dir, &by, notes)?;
         }
         let changed = as_found
             .changed(root, ctx.cpus)
@@ -286,23 +278,19 @@ pub(super) fn run_checks(
         // A check that stashed took files out of the work tree: the
         // finding says what and how to bring them back.
         for stashed in left.stashed {
-            let mut finding = gate_finding(stashed);
-            finding.code = Some(crate::diagnostics::OwnCode::Stashed.to_string());
-            blocking.push(finding);
+            blocking.push(gate_finding(OwnCode::Stashed, stashed));
         }
         // What was checked was the commit `HEAD` was on: a check that
         // committed, reset or switched branch changed what is committed.
         if let Some(moved) = traces.moved_head(root, &by) {
-            let mut finding = gate_finding(moved);
-            finding.code = Some(crate::diagnostics::OwnCode::HeadMoved.to_string());
-            blocking.push(finding);
+            blocking.push(gate_finding(OwnCode::HeadMoved, moved));
         }
     }
     if !modified.is_empty() {
-        blocking.push(gate_finding(format!(
-            "files were modified by {by}: {}",
-            modified.join(", ")
-        )));
+        blocking.push(gate_finding(
+            OwnCode::FilesModified,
+            format!("files were modified by {by}: {}", modified.join(", ")),
+        ));
     }
     Ok(Ran {
         outcomes,
@@ -401,6 +389,24 @@ fn put_back(
             Err(error)
         }
     }
+}
+
+/// Merges back into one file an index the checks (`by`) left split,
+/// which phasegate cannot read, and says so in `notes`. Only a git
+/// directory with a shared index can hold a split one.
+fn merge_split_index(
+    root: &Path,
+    git_dir: &Path,
+    by: &str,
+    notes: &mut Vec<String>,
+) -> Result<(), VerdictError> {
+    let unsplit = crate::git::may_be_split(git_dir)
+        && crate::git::unsplit_index(root)
+            .map_err(|e| crate::commands::internal_error(&e.left_by(by.to_string())))?;
+    if unsplit {
+        notes.push(unsplit_note(root, by));
+    }
+    Ok(())
 }
 
 /// What a person hears of a split index the checks (`by`) left, merged
@@ -579,14 +585,14 @@ impl Drop for Snapshot {
     }
 }
 
-/// A finding of phasegate itself, outside any check.
-fn gate_finding(message: String) -> crate::diagnostics::Diagnostic {
+/// A finding of phasegate itself, outside any check, with its `code`.
+fn gate_finding(code: OwnCode, message: String) -> crate::diagnostics::Diagnostic {
     crate::diagnostics::Diagnostic {
         check: String::new(),
         origin: crate::config::Origin::Runtime,
         tool: "phasegate".to_string(),
         severity: crate::diagnostics::Severity::Error,
-        code: Some(crate::diagnostics::OwnCode::FilesModified.to_string()),
+        code: Some(code.to_string()),
         message,
         ..crate::diagnostics::Diagnostic::default()
     }
