@@ -1250,21 +1250,7 @@ fn directory_path(dir: &Path, word: &str) -> Option<PathBuf> {
     if word.contains(['{', '$', '*', '?', '~']) || word == "-" || Path::new(word).is_absolute() {
         return None;
     }
-    let joined = dir.join(word);
-    let up_to_root = joined
-        .components()
-        .try_fold(0usize, |depth, part| match part {
-            std::path::Component::Normal(_) => Some(depth + 1),
-            std::path::Component::CurDir => Some(depth),
-            std::path::Component::ParentDir => depth.checked_sub(1),
-            _ => None,
-        })?
-        == 0;
-    if up_to_root {
-        Some(PathBuf::new())
-    } else {
-        inside_root(&joined)
-    }
+    within_root(&dir.join(word))
 }
 
 /// The words of a simple command from its program on: what comes before
@@ -1702,8 +1688,14 @@ fn called_by(target: &Target, dir: &Path, versions: &Versions<'_>) -> Vec<Target
 }
 
 /// `path` (relative to the root) with `.` and `..` worked out, unless it
-/// leaves the root.
+/// leaves the root or is the root itself.
 fn inside_root(path: &Path) -> Option<PathBuf> {
+    within_root(path).filter(|inside| !inside.as_os_str().is_empty())
+}
+
+/// `path` (relative to the root) with `.` and `..` worked out, empty for
+/// the root itself, unless it leaves the root.
+fn within_root(path: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
     for part in path.components() {
         match part {
@@ -1717,7 +1709,7 @@ fn inside_root(path: &Path) -> Option<PathBuf> {
             std::path::Component::RootDir | std::path::Component::Prefix(_) => return None,
         }
     }
-    (!out.as_os_str().is_empty()).then_some(out)
+    Some(out)
 }
 
 /// What the command of `spec` runs of the repository, and what that runs
