@@ -12,9 +12,10 @@ use super::validate::{issue, HandoffReport, Issue};
 use super::yaml::Pos;
 
 /// A warning when the document's file name starts with another id of the
-/// same shape than its own (`handoffs/F002.md` saying `id: F001`): most
-/// likely a copy that kept its original's id. A name of another shape
-/// (`handoffs/parse-the-verdict.md`) says nothing about the id, and a name
+/// same series as its own, only its numbers differing (`handoffs/F002.md`
+/// saying `id: F001`): most likely a copy that kept its original's id. A
+/// name of another shape (`handoffs/parse-the-verdict.md`) or another
+/// series (`big2.md` for `id: F9`) says nothing about the id, and a name
 /// that starts with the id (`F001-parse.md`) agrees with it. Only a
 /// warning: no convention ties file names to ids, and an id may be right
 /// and the name wrong.
@@ -29,7 +30,7 @@ pub(super) fn named_after_another(warnings: &mut Vec<Issue>, path: &str, id: &st
     let Some(named) = leading_id(stem, &shape(id)) else {
         return;
     };
-    if named.eq_ignore_ascii_case(id) {
+    if named.eq_ignore_ascii_case(id) || !same_series(named, id) {
         return;
     }
     let file = Path::new(path)
@@ -53,6 +54,18 @@ fn leading_id<'a>(stem: &'a str, id_shape: &str) -> Option<&'a str> {
         .chain(std::iter::once(stem.len()))
         .map(|end| &stem[..end])
         .find(|part| shape(part) == id_shape)
+}
+
+/// Whether two ids differ only in their numbers (`F001` and `F2`,
+/// `feat-1` and `FEAT-002`), letters compared without case.
+fn same_series(a: &str, b: &str) -> bool {
+    let letters = |id: &str| {
+        id.chars()
+            .filter(|c| !c.is_ascii_digit())
+            .flat_map(char::to_lowercase)
+            .collect::<String>()
+    };
+    letters(a) == letters(b)
 }
 
 /// An id's shape: each run of letters is `a`, each run of digits `9`,
@@ -494,6 +507,7 @@ mod tests {
         );
         assert_eq!(named("handoffs/FEAT-002-parse.md", "FEAT-001").len(), 1);
         assert_eq!(named("F2.md", "F001").len(), 1);
+        assert_eq!(named("feat-2.md", "FEAT-001").len(), 1);
     }
 
     #[test]
@@ -506,6 +520,9 @@ mod tests {
             ("handoffs/2026-01-20-notes.md", "F001"),
             ("handoffs/F002.md", "parser"),
             ("handoffs/README.md", "F001"),
+            ("handoffs/big2.md", "F9"),
+            ("handoffs/v2.md", "F001"),
+            ("handoffs/TASK-2.md", "FEAT-1"),
         ] {
             assert!(named(path, id).is_empty(), "{path} {id}");
         }
