@@ -2,9 +2,7 @@
 //! variables and event payload, and says which range it checked.
 
 use crate::ci_queue::notes_starting;
-use crate::support::{docs_files, rev, TestRepo};
-
-const DOCS: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n";
+use crate::support::{docs_files, rev, TestRepo, DOCS};
 
 const ZEROS: &str = "0000000000000000000000000000000000000000";
 

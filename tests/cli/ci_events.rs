@@ -1,8 +1,6 @@
 //! CI events and shallow clones: the range a run in CI picks up by itself.
 
-use crate::support::{docs_files, rev, TestRepo};
-
-const DOCS: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n";
+use crate::support::{docs_files, rev, TestRepo, DOCS};
 
 /// A clone of `origin` with all its history, as `actions/checkout` makes
 /// with `fetch-depth: 0` (every branch as `origin/*`), detached at `at`.

@@ -1,8 +1,6 @@
 //! phasegate as a CI merge gate: range detection per CI event, --config-from-ref, github and codequality output.
 
-use crate::support::{docs_files, rev, TestRepo};
-
-const DOCS: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n";
+use crate::support::{docs_files, rev, TestRepo, DOCS};
 
 /// The repository GitHub holds for pull request 7: `feature` off `main`,
 /// `main` moved on since, and the merge commit GitHub makes of them at

@@ -1,9 +1,7 @@
 //! CI merge gate: merge queues, `pull_request_target`, forks, and what `--config-from-ref` compares.
 
 use crate::ci_events::event;
-use crate::support::{check, docs_files, rev, TestRepo};
-
-const DOCS: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n";
+use crate::support::{check, docs_files, rev, TestRepo, DOCS};
 
 /// The environment of a GitHub Actions job on `event`, whose payload is at
 /// `path` and whose `GITHUB_SHA` is `sha`.

@@ -1,8 +1,6 @@
 //! Shallow CI clones, unnamed CI events, and a gate whose commands the branch changed.
 
-use crate::support::{check, docs_files, rev, TestRepo};
-
-const DOCS: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n";
+use crate::support::{check, docs_files, rev, TestRepo, DOCS};
 
 /// A clone of `origin` one commit deep on every branch, as CI clones by
 /// default (actions/checkout's `fetch-depth: 1`, GitLab's `GIT_DEPTH`),

@@ -1,17 +1,10 @@
 //! Hooks and protection: per-worktree hook paths, uninstall, stashing checks, shared permissions.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use crate::install_more::hook_files;
 use crate::install_notes::canonical;
-use crate::support::TestRepo;
-
-/// Writes an executable hook script of one's own.
-fn own_hook(path: &Path, text: &str) {
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
+use crate::support::{write_executable, TestRepo};
 
 #[test]
 fn an_absolute_hooks_path_of_one_linked_work_tree_names_the_work_trees_left_ungated() {
@@ -68,11 +61,11 @@ fn uninstall_says_it_removed_a_kept_copy_of_the_hook_there_now() {
     let repo = TestRepo::new();
     let hooks = repo.path().join(".git/hooks");
     let text = "#!/bin/sh\necho own check\n";
-    own_hook(&hooks.join("pre-commit"), text);
+    write_executable(&hooks.join("pre-commit"), text);
     let run = repo.phasegate(&["install", "--hook", "pre-commit"]);
     assert_eq!(run.code, 0, "{run:?}");
     // A hook manager writes its hook again over phasegate's.
-    own_hook(&hooks.join("pre-commit"), text);
+    write_executable(&hooks.join("pre-commit"), text);
     let kept = hooks.join("pre-commit.phasegate-chained");
     assert_eq!(
         hook_files(&hooks),
@@ -123,7 +116,7 @@ fn uninstalling_the_pre_push_hook_alone_leaves_the_pre_commit_hook_and_says_what
 
     // The pre-push hook is someone else's.
     let theirs = "#!/bin/sh\necho their push check\n";
-    own_hook(&hooks.join("pre-push"), theirs);
+    write_executable(&hooks.join("pre-push"), theirs);
     let run = repo.phasegate(&["uninstall", "--hook", "pre-push"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(

@@ -6,13 +6,7 @@ use std::process::{Command, Stdio};
 
 use crate::install_more::hook_files;
 use crate::install_shared::run_husky;
-use crate::support::{output, wait_for_pause, Run, TestRepo, BIN};
-
-fn executable(path: &Path, text: &str, mode: u32) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-}
+use crate::support::{output, wait_for_pause, write_mode, Run, TestRepo, BIN};
 
 /// A block check that appends a line to `runs` (a file outside the
 /// repository) and passes: the number of lines is the number of times the
@@ -63,7 +57,7 @@ fn a_hook_that_is_a_link_to_a_tracked_script_is_chained_as_the_link_and_put_back
         "#!/bin/sh\necho team >> {}\n",
         repo.home().join("team").display()
     );
-    executable(&repo.path().join("scripts/pre-commit"), &team, 0o755);
+    write_mode(&repo.path().join("scripts/pre-commit"), &team, 0o755);
     repo.commit_all("team hook");
     let hooks = repo.path().join(".git/hooks");
     std::os::unix::fs::symlink("../../scripts/pre-commit", hooks.join("pre-commit")).unwrap();
@@ -177,7 +171,7 @@ fn listing(dir: &Path) -> Vec<(String, u32, String)> {
 fn a_hooks_directory_phasegate_can_not_write_is_refused_with_what_to_do_and_left_as_it_was() {
     let repo = TestRepo::new();
     let hooks = repo.path().join(".git/hooks");
-    executable(&hooks.join("pre-commit"), "#!/bin/sh\necho mine\n", 0o755);
+    write_mode(&hooks.join("pre-commit"), "#!/bin/sh\necho mine\n", 0o755);
     std::fs::set_permissions(&hooks, std::fs::Permissions::from_mode(0o555)).unwrap();
     let before = listing(&hooks);
     let Some(run) = phasegate_bound_by_permissions(&repo, &["install"]) else {
@@ -246,7 +240,7 @@ fn a_read_only_hook_of_ones_own_is_chained_and_comes_back_read_only() {
         "#!/bin/sh\necho own >> {}\n",
         repo.home().join("own").display()
     );
-    executable(&hooks.join("pre-commit"), &own, 0o555);
+    write_mode(&hooks.join("pre-commit"), &own, 0o555);
     let Some(run) = phasegate_bound_by_permissions(&repo, &["install", "--hook", "pre-commit"])
     else {
         return;
@@ -427,7 +421,7 @@ fn an_install_that_waits_too_long_for_another_ones_lock_says_so_and_changes_noth
     let repo = TestRepo::new();
     let hooks = repo.path().join(".git/hooks");
     let own = "#!/bin/sh\necho my own hook\n";
-    executable(&hooks.join("pre-commit"), own, 0o755);
+    write_mode(&hooks.join("pre-commit"), own, 0o755);
     // The first install stops holding the lock on the hooks directory.
     let marker = repo.path().join(".git/phasegate/paused");
     let first = repo

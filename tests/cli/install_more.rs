@@ -1,15 +1,8 @@
 //! Installing and uninstalling the hooks, and the hook scripts themselves, in unusual repositories.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use crate::support::{output, TestRepo, BIN};
-
-fn executable(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
+use crate::support::{output, write_executable, TestRepo, BIN};
 
 /// The names in `dir`, sorted, without git's `.sample` hooks.
 pub(crate) fn hook_files(dir: &Path) -> Vec<String> {
@@ -31,7 +24,7 @@ fn a_phasegate_hook_changed_by_hand_is_kept_when_installed_again_and_never_chain
     // Someone debugging the hook adds a line at the top, and one of their
     // own at the end.
     let edited = ours.replacen("#!/bin/sh\n", "#!/bin/sh\nset -x\n", 1) + "echo mine\n";
-    executable(&hooks.join("pre-commit"), &edited);
+    write_executable(&hooks.join("pre-commit"), &edited);
 
     let run = repo.phasegate(&["install", "--hook", "pre-commit"]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -60,7 +53,7 @@ fn a_phasegate_hook_changed_by_hand_is_kept_when_installed_again_and_never_chain
 
     // Uninstalling a changed hook keeps it too, beside the first.
     let changed_again = ours.clone() + "echo changed again\n";
-    executable(&hooks.join("pre-commit"), &changed_again);
+    write_executable(&hooks.join("pre-commit"), &changed_again);
     let run = repo.phasegate(&["uninstall"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
@@ -146,7 +139,7 @@ fn a_hook_kept_by_an_install_whose_phasegate_hook_was_deleted_comes_back_at_unin
     let repo = TestRepo::new();
     let hooks = repo.path().join(".git/hooks");
     let theirs = "#!/bin/sh\necho theirs >> \"$(git rev-parse --git-dir)/theirs-ran\"\n";
-    executable(&hooks.join("pre-commit"), theirs);
+    write_executable(&hooks.join("pre-commit"), theirs);
     assert_eq!(repo.phasegate(&["install", "--hook", "pre-commit"]).code, 0);
     // phasegate's hook is deleted by hand: theirs waits under the name that
     // keeps it from running.
@@ -235,7 +228,7 @@ fn a_hook_an_earlier_version_of_phasegate_wrote_is_replaced_as_its_own() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hooks");
     for (hook, fail_closed) in [("pre-commit", "0"), ("pre-push", "1")] {
         let earliest = std::fs::read_to_string(fixtures.join(format!("{hook}.earliest"))).unwrap();
-        executable(
+        write_executable(
             &hooks.join(hook),
             &earliest.replace("@FAIL_CLOSED@", fail_closed),
         );

@@ -3,13 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use crate::support::{output, Run, TestRepo, BIN};
-
-fn executable(path: &Path, text: &str, mode: u32) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-}
+use crate::support::{output, write_mode, Run, TestRepo, BIN};
 
 /// `script` run by `sh -e` in a mount namespace of its own, where `dir` is
 /// a new, empty file system mounted `noexec` (as `/tmp` or `/dev/shm` are on
@@ -85,7 +79,7 @@ fn a_tracked_hook_kept_aside_is_not_to_be_committed_over_and_comes_back_as_it_wa
     // husky 5 to 8: the team's hooks are files of the repository, in
     // `.husky`, which `core.hooksPath` names.
     let team = "#!/bin/sh\n. \"$(dirname \"$0\")/_/husky.sh\"\nnpx lint-staged\n";
-    executable(&repo.path().join(".husky/pre-commit"), team, 0o750);
+    write_mode(&repo.path().join(".husky/pre-commit"), team, 0o750);
     repo.commit_all("husky");
     repo.git(&["config", "core.hooksPath", ".husky"]);
 
@@ -147,7 +141,7 @@ fn stub_cargo(dir: &Path) -> std::path::PathBuf {
     let script = format!(
         "#!/bin/sh\ncase \"$1\" in\n  --version) echo 'cargo 1.90.0 (840b83a10 2025-07-30)' ;;\n  install) mkdir -p \"$CARGO_HOME/bin\" && cp '{BIN}' \"$CARGO_HOME/bin/phasegate\" ;;\n  *) exit 1 ;;\nesac\n"
     );
-    executable(&bin.join("cargo"), &script, 0o755);
+    write_mode(&bin.join("cargo"), &script, 0o755);
     bin
 }
 
@@ -174,7 +168,7 @@ fn install_sh_says_when_another_phasegate_comes_first_on_path() {
     // An older phasegate installed by hand before the one cargo installs:
     // a shell, and the hooks, would run that one.
     let old = repo.home().join("old-bin");
-    executable(
+    write_mode(
         &old.join("phasegate"),
         "#!/bin/sh\necho 'phasegate 0.0.1'\n",
         0o755,

@@ -4,13 +4,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::support::{output, wait_for, wait_for_pause, TestRepo, BIN};
-
-fn executable(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
+use crate::support::{output, wait_for, wait_for_pause, write_executable, TestRepo, BIN};
 
 /// The names in `dir`, sorted.
 fn names(dir: &Path) -> Vec<String> {
@@ -153,7 +147,7 @@ fn two_installs_at_once_keep_the_hook_of_ones_own_once() {
     let repo = TestRepo::new();
     let hooks = repo.path().join(".git/hooks");
     let own = "#!/bin/sh\necho my own hook\n";
-    executable(&hooks.join("pre-commit"), own);
+    write_executable(&hooks.join("pre-commit"), own);
     let install = || {
         let mut command = repo.command(BIN);
         command
@@ -254,7 +248,7 @@ fn install_sh_with_stub_cargo(repo: &TestRepo, env: &[(&str, &str)]) -> crate::s
         "#!/bin/sh\ncase \"$1\" in\n  --version) echo 'cargo 1.95.0 (f2d3ce0bd 2026-03-21)' ;;\n  install) printf '%s\\n' \"$@\" > '{log}'; mkdir -p \"$CARGO_HOME/bin\" && cp '{BIN}' \"$CARGO_HOME/bin/phasegate\" ;;\n  *) exit 1 ;;\nesac\n",
         log = log.display(),
     );
-    executable(&bin.join("cargo"), &script);
+    write_executable(&bin.join("cargo"), &script);
     let mut sh = repo.command("/bin/sh");
     sh.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/install.sh"))
         .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))

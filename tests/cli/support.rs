@@ -1,7 +1,8 @@
 //! A real temporary git repository and the real `phasegate` binary, isolated
 //! from the user's git configuration and environment.
 
-use std::path::PathBuf;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use regex::Regex;
@@ -469,6 +470,10 @@ pub fn rev(repo: &TestRepo, spec: &str) -> String {
 
 /// The files the first batch of the check `docs` was given, after its
 /// program (none when it was skipped for want of any).
+/// One check, `docs`, that runs on the Markdown files selected and echoes
+/// them (see `docs_files`).
+pub const DOCS: &str = "[phases.implementation]\nchecks = [ { name = \"docs\", files = [\"*.md\"], command = \"echo {files}\" } ]\n";
+
 pub fn docs_files(v: &serde_json::Value) -> Vec<String> {
     check(v, "docs")["argv"][0]
         .as_array()
@@ -511,4 +516,16 @@ pub fn recorded_verdicts(repo: &TestRepo) -> Vec<serde_json::Value> {
             serde_json::from_slice(&std::fs::read(dir.join("verdict.json")).unwrap()).unwrap()
         })
         .collect()
+}
+
+/// Writes `text` to `path`, its directories made, with permissions `mode`.
+pub fn write_mode(path: &Path, text: &str, mode: u32) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Writes `text` to `path`, its directories made, as an executable file.
+pub fn write_executable(path: &Path, text: &str) {
+    write_mode(path, text, 0o755);
 }
