@@ -19,6 +19,7 @@ mod ci_queue;
 mod ci_refs;
 mod ci_scripts;
 mod ci_shallow;
+mod ci_toolconfig;
 mod cli_edges;
 mod config_errors;
 mod config_more;

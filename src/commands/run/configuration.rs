@@ -9,6 +9,8 @@ use crate::gate::{SelectionSummary, VerdictError};
 
 use super::{RunRequest, SelectionRequest, Stop};
 
+mod tools;
+
 /// The configuration of `--config-from-ref spec`, and whether its commit
 /// holds a `phasegate.toml` (the embedded defaults otherwise).
 pub(in crate::commands) fn config_at_ref(
@@ -424,13 +426,27 @@ impl Source {
 pub(super) struct Unvouched {
     pub check: String,
     /// What differs: a file, one `scripts` entry of a `package.json`, a
-    /// cargo alias or a cargo or toolchain setting.
+    /// cargo alias, a cargo or toolchain setting, or a tool's
+    /// configuration.
     target: Target,
     /// Where that entry is in the version that runs.
     line: Option<u32>,
     /// What runs it, when the command does not name it itself: a script
     /// it runs calls it.
     via: Option<String>,
+    /// How the version that runs differs from `--config-from-ref`'s.
+    change: Change,
+}
+
+/// How what runs differs from the target branch's version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    /// Both have it, not alike.
+    Changed,
+    /// The target branch has none.
+    Added,
+    /// The target branch has it; the branch took it out.
+    Removed,
 }
 
 /// Programs that run the file named after their options: `bash
@@ -534,6 +550,16 @@ enum Target {
         /// For `SettingFile::Named`, the file the command names, whose
         /// settings and includes are compared.
         named: Option<PathBuf>,
+    },
+    /// A file (or its `section`) that `tool` reads as its configuration,
+    /// which decides what the tool reports: a rule turned off there
+    /// passes the check.
+    Config {
+        tool: &'static str,
+        file: PathBuf,
+        section: Option<&'static tools::Section>,
+        /// The file whose `extends` names it (a `tsconfig.json`'s base).
+        extended_by: Option<PathBuf>,
     },
 }
 
@@ -1107,6 +1133,80 @@ impl Versions<'_> {
         }
     }
 
+    /// The files (or sections of files) of `tool`'s configuration that
+    /// the tool run in `dir` reads in the version `spec` (the work tree
+    /// for none), found as the table says it looks for them.
+    fn tool_files(
+        &self,
+        spec: Option<&str>,
+        dir: &Path,
+        tool: &tools::Tool,
+    ) -> Vec<(PathBuf, Option<&'static tools::Section>)> {
+        let dirs: Vec<&Path> = std::iter::successors(Some(dir), |dir| dir.parent()).collect();
+        if let Some(spec) = spec {
+            // Every file it may read, fetched from the commit at once.
+            let paths: Vec<PathBuf> = dirs
+                .iter()
+                .flat_map(|dir| tool.files.iter().map(|file| dir.join(file.name)))
+                .collect();
+            self.prefetch(spec, &paths);
+        }
+        let held = |dir: &Path, file: &tools::ConfigFile| {
+            let path = dir.join(file.name);
+            let there = match file.section {
+                None => self.resolve(spec, &path) != Resolved::Missing,
+                Some(section) => self
+                    .at(spec, &path)
+                    .is_some_and(|bytes| tools::section_of(section, &bytes).is_some()),
+            };
+            there.then_some((path, file.section))
+        };
+        let mut found = Vec::new();
+        for file in tool
+            .files
+            .iter()
+            .filter(|f| f.lookup == tools::Lookup::Here)
+        {
+            found.extend(held(dir, file));
+        }
+        for file in tool
+            .files
+            .iter()
+            .filter(|f| f.lookup == tools::Lookup::Every)
+        {
+            found.extend(dirs.iter().filter_map(|dir| held(dir, file)));
+        }
+        // The nearest directory that holds any of them holds what it reads.
+        for dir in &dirs {
+            let nearest: Vec<_> = tool
+                .files
+                .iter()
+                .filter(|f| f.lookup == tools::Lookup::Nearest)
+                .filter_map(|file| held(dir, file))
+                .collect();
+            if !nearest.is_empty() {
+                found.extend(nearest);
+                break;
+            }
+        }
+        found
+    }
+
+    /// What a version holds of a tool's configuration file (`section`
+    /// of it, or all of it, its links followed), to compare.
+    fn config_in(&self, spec: Option<&str>, file: &Path, section: Option<&tools::Section>) -> Held {
+        match section {
+            None => match self.resolve(spec, file) {
+                Resolved::Missing => Held::Missing,
+                resolved => Held::Whole(resolved),
+            },
+            Some(section) => self
+                .at(spec, file)
+                .and_then(|bytes| tools::section_of(section, &bytes))
+                .map_or(Held::Missing, |(value, line)| Held::Section(value, line)),
+        }
+    }
+
     /// The versions that vouch for a file: the target's, and the one the
     /// branch started from. A file the branch left alone is the target's
     /// even when the target changed it since (a merge request whose target
@@ -1121,6 +1221,43 @@ impl Versions<'_> {
         }
         found
     }
+}
+
+/// A tool's configuration file, or the section of it the tool reads, as
+/// a version holds it.
+#[derive(Debug, Clone)]
+enum Held {
+    Missing,
+    Whole(Resolved),
+    /// The section, and the line it starts on (which is no part of it).
+    Section(tools::SectionValue, Option<u32>),
+}
+
+impl PartialEq for Held {
+    fn eq(&self, other: &Held) -> bool {
+        match (self, other) {
+            (Held::Missing, Held::Missing) => true,
+            (Held::Whole(one), Held::Whole(other)) => one == other,
+            (Held::Section(one, _), Held::Section(other, _)) => one == other,
+            _ => false,
+        }
+    }
+}
+
+/// The first line of `runs` that is not as `theirs` has it: where a
+/// reader of a changed file starts.
+fn first_changed_line(runs: &[u8], theirs: &[u8]) -> Option<u32> {
+    let mut theirs_lines = theirs.split(|&b| b == b'\n');
+    let lines: Vec<&[u8]> = runs.split(|&b| b == b'\n').collect();
+    let at = lines
+        .iter()
+        .position(|line| theirs_lines.next() != Some(*line))
+        .unwrap_or(lines.len().saturating_sub(1));
+    // A file cut short differs at its end: its last line.
+    let last = lines
+        .len()
+        .saturating_sub(usize::from(runs.ends_with(b"\n")));
+    u32::try_from(at.min(last.saturating_sub(1)) + 1).ok()
 }
 
 /// The `scripts` entry `name` of a `package.json`'s text, and its line.
@@ -1282,10 +1419,12 @@ fn repository_path(dir: &Path, word: &str) -> Option<PathBuf> {
 /// runs of the repository: its program named by a path, the script an
 /// interpreter is given, the `package.json` script a package manager runs
 /// (with its `pre` and `post` scripts, and the files that configure the
-/// manager), or the Makefile of `make`. A program found on the `PATH` is
-/// no file of the repository.
+/// manager), or the Makefile of `make`; and the configuration files of the
+/// tool it runs (`tool_configs`). A program found on the `PATH` is no file
+/// of the repository.
 fn targets_of(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Target> {
-    let Some((program, rest)) = from_program(words).split_first() else {
+    let command = from_program(words);
+    let Some((program, rest)) = command.split_first() else {
         return Vec::new();
     };
     let mut found = Vec::new();
@@ -1318,6 +1457,7 @@ fn targets_of(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Targ
             plain.push(word.as_str());
         }
     }
+    found.extend(tool_configs(command, &dir, versions));
     if let Some((_, configs)) = PACKAGE_MANAGERS.iter().find(|(name, _)| *name == base) {
         if let Some(script) = package_script(base, &plain) {
             if let Some(manifest) = manifest_for(&dir, versions) {
@@ -1382,6 +1522,94 @@ fn targets_of(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Targ
                 .and_then(|script| repository_path(&dir, script))
                 .map(Target::File),
         );
+    }
+    found
+}
+
+/// The configuration files of the tool the simple command `words` (from
+/// its program on) runs in `dir`, as the tool finds them in the version
+/// that runs or in `--config-from-ref`'s (a file the branch deleted is
+/// one it changed): the files its options name, else those it looks
+/// for, and the files a `tsconfig.json` extends, one level. None when
+/// the command runs no tool of the table.
+fn tool_configs(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Target> {
+    let is_script = |name: &str| {
+        manifest_for(dir, versions).is_some_and(|manifest| {
+            script_of(versions.running(&manifest).as_deref(), name).is_some()
+        })
+    };
+    let Some((tool, args)) = tools::tool_of(words, &is_script) else {
+        return Vec::new();
+    };
+    let target = |file: PathBuf, section, extended_by| Target::Config {
+        tool: tool.name,
+        file,
+        section,
+        extended_by,
+    };
+    let named = tools::named_files(tool, args);
+    let mut found: Vec<Target> = Vec::new();
+    let specs = [versions.to, Some(versions.spec)];
+    if named.is_empty() {
+        for spec in specs {
+            for (file, section) in versions.tool_files(spec, dir, tool) {
+                let one = target(file, section, None);
+                if !found.contains(&one) {
+                    found.push(one);
+                }
+            }
+        }
+    } else {
+        for name in named {
+            let Some(mut file) = repository_path(dir, name) else {
+                continue;
+            };
+            // A directory (`tsc -p web`) holds the file the tool looks for.
+            let is_directory = |spec: Option<&str>| {
+                matches!(
+                    versions.entry(spec, &file),
+                    Some(crate::git::TreeEntry::Directory)
+                )
+            };
+            if specs.into_iter().any(is_directory) {
+                if let Some(first) = tool.files.first() {
+                    file = file.join(first.name);
+                }
+            }
+            found.push(target(file, None, None));
+        }
+    }
+    if tool.extends {
+        let mut extended = Vec::new();
+        for one in &found {
+            let Target::Config { file, .. } = one else {
+                continue;
+            };
+            let at = file.parent().unwrap_or(Path::new(""));
+            for spec in specs {
+                let Some(bytes) = versions.at(spec, file) else {
+                    continue;
+                };
+                for name in tools::extends_of(&bytes) {
+                    let Some(mut base) = repository_path(at, &name) else {
+                        continue;
+                    };
+                    // tsc adds `.json` to a name that lacks it.
+                    if base.extension().is_none_or(|e| e != "json")
+                        && specs
+                            .into_iter()
+                            .all(|spec| versions.at(spec, &base).is_none())
+                    {
+                        base.as_mut_os_string().push(".json");
+                    }
+                    let new = target(base, None, Some(file.clone()));
+                    if !found.contains(&new) && !extended.contains(&new) {
+                        extended.push(new);
+                    }
+                }
+            }
+        }
+        found.extend(extended);
     }
     found
 }
@@ -1586,6 +1814,9 @@ fn called_by(target: &Target, dir: &Path, versions: &Versions<'_>) -> Vec<Target
     let mut included = Vec::new();
     let mut per_line = false;
     let (text, dir) = match target {
+        // What a tool's configuration files pull in (a `tsconfig.json`'s
+        // base) is found with them.
+        Target::Config { .. } => return Vec::new(),
         Target::Setting {
             kind,
             config,
@@ -1817,6 +2048,9 @@ fn differing(target: &Target, versions: &Versions<'_>) -> Option<Unvouched> {
         };
         return differing_setting(target, *kind, (dir, from), key, versions);
     }
+    if let Target::Config { file, section, .. } = target {
+        return differing_config(target, file, *section, versions);
+    }
     let file = target.file();
     // A finding names its file as text.
     file.to_str()?;
@@ -1848,8 +2082,8 @@ fn differing(target: &Target, versions: &Versions<'_>) -> Option<Unvouched> {
             }
             line
         }
-        // Compared by `differing_setting`, above.
-        Target::Setting { .. } => return None,
+        // Compared by `differing_setting` and `differing_config`, above.
+        Target::Setting { .. } | Target::Config { .. } => return None,
         // What counts is the alias cargo finds, in whichever file: moved
         // to another file unchanged, it still runs the same.
         Target::Alias { dir, name, .. } => {
@@ -1870,6 +2104,51 @@ fn differing(target: &Target, versions: &Versions<'_>) -> Option<Unvouched> {
         target: target.clone(),
         line,
         via: None,
+        change: Change::Changed,
+    })
+}
+
+/// A tool's configuration `file` (or its `section`), when the version
+/// that runs holds it otherwise than every version that vouches for it:
+/// changed, added, or taken out (the tool then runs with its defaults,
+/// or another file's). It points at the section's line, or at the first
+/// line of the file that is not as the target branch has it.
+fn differing_config(
+    target: &Target,
+    file: &Path,
+    section: Option<&tools::Section>,
+    versions: &Versions<'_>,
+) -> Option<Unvouched> {
+    // A finding names its file as text.
+    file.to_str()?;
+    let runs = versions.config_in(versions.to, file, section);
+    if versions
+        .vouchers()
+        .iter()
+        .any(|spec| versions.config_in(Some(spec), file, section) == runs)
+    {
+        return None;
+    }
+    let theirs = versions.config_in(Some(versions.spec), file, section);
+    let change = match (&runs, &theirs) {
+        (Held::Missing, _) => Change::Removed,
+        (_, Held::Missing) => Change::Added,
+        _ => Change::Changed,
+    };
+    let line = match (&runs, &theirs) {
+        (Held::Section(_, line), _) => *line,
+        (
+            Held::Whole(Resolved::File { bytes, .. }),
+            Held::Whole(Resolved::File { bytes: before, .. }),
+        ) => first_changed_line(bytes, before),
+        _ => None,
+    };
+    Some(Unvouched {
+        check: String::new(),
+        target: target.clone(),
+        line,
+        via: None,
+        change,
     })
 }
 
@@ -1917,6 +2196,7 @@ fn differing_setting(
         target: target.clone(),
         line: running.first().and_then(|setting| setting.line),
         via: None,
+        change: Change::Changed,
     })
 }
 
@@ -1924,7 +2204,7 @@ impl Target {
     /// The file it is in, relative to the repository root.
     fn file(&self) -> &Path {
         match self {
-            Target::File(file) => file,
+            Target::File(file) | Target::Config { file, .. } => file,
             Target::Script { manifest, .. } => manifest,
             Target::Alias { config, .. } | Target::Setting { config, .. } => config,
         }
@@ -1961,6 +2241,21 @@ impl Target {
                 key,
                 ..
             } => format!("the toolchain setting `{key}` of `{}`", config.display()),
+            Target::Config {
+                file,
+                section,
+                extended_by,
+                ..
+            } => {
+                let what = match section {
+                    Some(section) => format!("{} of `{}`", section.shown, file.display()),
+                    None => format!("`{}`", file.display()),
+                };
+                match extended_by {
+                    Some(by) => format!("{what} (which `{}` extends)", by.display()),
+                    None => what,
+                }
+            }
         }
     }
 
@@ -1976,6 +2271,7 @@ impl Target {
                 kind: SettingFile::Toolchain,
                 ..
             } => "a toolchain of the branch's own",
+            Target::Config { .. } => "a rule or a check turned off",
         }
     }
 }
@@ -1995,13 +2291,43 @@ impl Unvouched {
         format!("the change to {}", self.target.describe())
     }
 
+    /// What the check runs that differs, and how, from `spec`'s version.
+    fn head(&self, spec: &str) -> String {
+        let Target::Config { tool, .. } = &self.target else {
+            return format!(
+                "check `{}` runs {}, which differs from its version in `{spec}`",
+                self.check,
+                self.what()
+            );
+        };
+        let via = self
+            .via
+            .as_ref()
+            .map(|via| format!(" (through {via})"))
+            .unwrap_or_default();
+        let config = self.target.describe();
+        let how = match self.change {
+            Change::Changed => format!("{config} differs from its version in `{spec}`"),
+            Change::Added => format!("{config} is the branch's own (`{spec}` has none)"),
+            Change::Removed => format!("{config} was removed by the branch (`{spec}` has it)"),
+        };
+        format!(
+            "check `{}` runs `{tool}`{via}, whose configuration {how}",
+            self.check
+        )
+    }
+
     /// What the run says of it, naming the ref whose gate it runs under.
     fn message(&self, spec: &str) -> String {
+        let head = self.head(spec);
+        let weakening = self.target.weakening();
+        if let Target::Config { .. } = self.target {
+            return format!(
+                "{head}: --config-from-ref took the gate's configuration from `{spec}`, but what the tool reads is the branch's, and a change to it ({weakening}) changes what the check verifies; merge such a change into `{spec}` on its own first, or have it reviewed (`--profile strict` blocks it)"
+            );
+        }
         format!(
-            "check `{}` runs {}, which differs from its version in `{spec}`: --config-from-ref took the gate's configuration from `{spec}`, but this is the branch's, and a change to it ({}) changes what the check verifies; have it reviewed, or run under `--profile strict` to block such a change",
-            self.check,
-            self.what(),
-            self.target.weakening()
+            "{head}: --config-from-ref took the gate's configuration from `{spec}`, but this is the branch's, and a change to it ({weakening}) changes what the check verifies; have it reviewed, or run under `--profile strict` to block such a change"
         )
     }
 
@@ -2017,9 +2343,8 @@ impl Unvouched {
             file: self.target.file().to_str().map(str::to_string),
             line: self.line,
             message: format!(
-                "check `{}` runs {}, which differs from its version in `{spec}`: under the strict profile a gate taken from `{spec}` (--config-from-ref) runs only what `{spec}` holds; merge {} on its own first, or run under another profile to let it through with a warning",
-                self.check,
-                self.what(),
+                "{}: under the strict profile a gate taken from `{spec}` (--config-from-ref) runs only what `{spec}` holds; merge {} on its own first, or run under another profile to let it through with a warning",
+                self.head(spec),
                 self.change()
             ),
             ..crate::diagnostics::Diagnostic::default()

@@ -1,0 +1,753 @@
+//! What the tools a check runs read as their configuration: the program a
+//! command runs as its tool (through `npx`, `uv run`, `python -m`, ...),
+//! and one table of each tool's configuration files and how it finds
+//! them. It reads no file itself: `configuration` looks the files up in
+//! each version and compares them as it compares scripts.
+
+/// Where a tool looks for a file of its configuration, from the directory
+/// it runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lookup {
+    /// That directory alone.
+    Here,
+    /// That directory, else the nearest one above it up to the root that
+    /// holds one of the tool's `Nearest` files (a shared file counting
+    /// only when it holds the tool's section): the tool reads that one.
+    Nearest,
+    /// That directory and every one above it up to the root: the tool
+    /// reads them all (eslint's cascading `.eslintrc`, cargo's workspace).
+    Every,
+}
+
+/// How a section of a shared file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Format {
+    /// A table of a TOML file, by its keys (`tool.ruff`).
+    Toml,
+    /// The sections of an INI file (`setup.cfg`, `tox.ini`) of these names;
+    /// a name that ends in `*` stands for every section it starts
+    /// (`mypy-*`, mypy's settings per module).
+    Ini,
+    /// A key of a JSON file's top-level object (`jest` of `package.json`).
+    Json,
+}
+
+/// The part of a shared file a tool reads: only that part is compared,
+/// so a version bump elsewhere in `pyproject.toml` changes nothing.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Section {
+    pub format: Format,
+    pub keys: &'static [&'static str],
+    /// How a message names it: `[tool.ruff]`.
+    pub shown: &'static str,
+}
+
+/// A file of a tool's configuration: its name in a directory, the section
+/// the tool reads of it (`None`: all of it), and how the tool finds it.
+#[derive(Debug)]
+pub(super) struct ConfigFile {
+    pub name: &'static str,
+    pub section: Option<&'static Section>,
+    pub lookup: Lookup,
+}
+
+/// A tool and the files it reads as its configuration.
+#[derive(Debug)]
+pub(super) struct Tool {
+    /// How a message names it.
+    pub name: &'static str,
+    /// The programs (or `python -m` modules) that are this tool.
+    pub programs: &'static [&'static str],
+    pub files: &'static [ConfigFile],
+    /// Options that name the configuration file instead (`eslint -c
+    /// FILE`): the tool reads that one, and looks for none.
+    pub options: &'static [&'static str],
+    /// Whether a file of it names another it builds on (`extends` of a
+    /// `tsconfig.json`).
+    pub extends: bool,
+}
+
+const fn whole(name: &'static str, lookup: Lookup) -> ConfigFile {
+    ConfigFile {
+        name,
+        section: None,
+        lookup,
+    }
+}
+
+const fn part(name: &'static str, section: &'static Section, lookup: Lookup) -> ConfigFile {
+    ConfigFile {
+        name,
+        section: Some(section),
+        lookup,
+    }
+}
+
+const TOOL_RUFF: Section = Section {
+    format: Format::Toml,
+    keys: &["tool", "ruff"],
+    shown: "[tool.ruff]",
+};
+const TOOL_MYPY: Section = Section {
+    format: Format::Toml,
+    keys: &["tool", "mypy"],
+    shown: "[tool.mypy]",
+};
+const INI_MYPY: Section = Section {
+    format: Format::Ini,
+    keys: &["mypy", "mypy-*"],
+    shown: "[mypy]",
+};
+const TOOL_PYRIGHT: Section = Section {
+    format: Format::Toml,
+    keys: &["tool", "pyright"],
+    shown: "[tool.pyright]",
+};
+const TOOL_BASEDPYRIGHT: Section = Section {
+    format: Format::Toml,
+    keys: &["tool", "basedpyright"],
+    shown: "[tool.basedpyright]",
+};
+// `[tool.pytest.ini_options]`, and pytest 9's own `[tool.pytest]`, which
+// holds it.
+const TOOL_PYTEST: Section = Section {
+    format: Format::Toml,
+    keys: &["tool", "pytest"],
+    shown: "[tool.pytest.ini_options]",
+};
+const TOX_PYTEST: Section = Section {
+    format: Format::Ini,
+    keys: &["pytest"],
+    shown: "[pytest]",
+};
+const SETUP_PYTEST: Section = Section {
+    format: Format::Ini,
+    keys: &["tool:pytest"],
+    shown: "[tool:pytest]",
+};
+const PACKAGE_ESLINT: Section = Section {
+    format: Format::Json,
+    keys: &["eslintConfig"],
+    shown: "`eslintConfig`",
+};
+const PACKAGE_JEST: Section = Section {
+    format: Format::Json,
+    keys: &["jest"],
+    shown: "`jest`",
+};
+const CARGO_LINTS: Section = Section {
+    format: Format::Toml,
+    keys: &["lints"],
+    shown: "[lints]",
+};
+const CARGO_WORKSPACE_LINTS: Section = Section {
+    format: Format::Toml,
+    keys: &["workspace", "lints"],
+    shown: "[workspace.lints]",
+};
+
+use Lookup::{Every, Here, Nearest};
+
+/// The tools whose configuration a branch may weaken, and what each
+/// reads, as its documentation says it looks. A file that names the
+/// configuration among several in one directory (ruff's `.ruff.toml`
+/// before `ruff.toml`) is not told apart: each is compared.
+pub(super) const TOOLS: &[Tool] = &[
+    // tsc looks for `tsconfig.json` from where it runs up.
+    Tool {
+        name: "tsc",
+        programs: &["tsc", "vue-tsc"],
+        files: &[whole("tsconfig.json", Nearest)],
+        options: &["-p", "--project"],
+        extends: true,
+    },
+    // A flat config is the nearest one; the older `.eslintrc*` cascade,
+    // each directory's on top of its parent's.
+    Tool {
+        name: "eslint",
+        programs: &["eslint"],
+        files: &[
+            whole("eslint.config.js", Nearest),
+            whole("eslint.config.mjs", Nearest),
+            whole("eslint.config.cjs", Nearest),
+            whole("eslint.config.ts", Nearest),
+            whole("eslint.config.mts", Nearest),
+            whole("eslint.config.cts", Nearest),
+            whole(".eslintrc", Every),
+            whole(".eslintrc.js", Every),
+            whole(".eslintrc.cjs", Every),
+            whole(".eslintrc.yaml", Every),
+            whole(".eslintrc.yml", Every),
+            whole(".eslintrc.json", Every),
+            part("package.json", &PACKAGE_ESLINT, Every),
+            whole(".eslintignore", Here),
+        ],
+        options: &["-c", "--config"],
+        extends: false,
+    },
+    // ruff uses the closest file of these.
+    Tool {
+        name: "ruff",
+        programs: &["ruff"],
+        files: &[
+            whole(".ruff.toml", Nearest),
+            whole("ruff.toml", Nearest),
+            part("pyproject.toml", &TOOL_RUFF, Nearest),
+        ],
+        options: &["--config"],
+        extends: false,
+    },
+    Tool {
+        name: "mypy",
+        programs: &["mypy", "dmypy"],
+        files: &[
+            whole("mypy.ini", Nearest),
+            whole(".mypy.ini", Nearest),
+            part("pyproject.toml", &TOOL_MYPY, Nearest),
+            part("setup.cfg", &INI_MYPY, Nearest),
+        ],
+        options: &["--config-file"],
+        extends: false,
+    },
+    Tool {
+        name: "pyright",
+        programs: &["pyright", "basedpyright"],
+        files: &[
+            whole("pyrightconfig.json", Nearest),
+            part("pyproject.toml", &TOOL_PYRIGHT, Nearest),
+            part("pyproject.toml", &TOOL_BASEDPYRIGHT, Nearest),
+        ],
+        options: &["-p", "--project"],
+        extends: false,
+    },
+    // pytest's rootdir: the first of these, from where it runs up, that
+    // holds its section (`pytest.ini` always does).
+    Tool {
+        name: "pytest",
+        programs: &["pytest", "py.test"],
+        files: &[
+            whole("pytest.ini", Nearest),
+            whole(".pytest.ini", Nearest),
+            part("pyproject.toml", &TOOL_PYTEST, Nearest),
+            part("tox.ini", &TOX_PYTEST, Nearest),
+            part("setup.cfg", &SETUP_PYTEST, Nearest),
+        ],
+        options: &["-c", "--config-file"],
+        extends: false,
+    },
+    Tool {
+        name: "jest",
+        programs: &["jest"],
+        files: &[
+            whole("jest.config.js", Nearest),
+            whole("jest.config.ts", Nearest),
+            whole("jest.config.mjs", Nearest),
+            whole("jest.config.cjs", Nearest),
+            whole("jest.config.json", Nearest),
+            part("package.json", &PACKAGE_JEST, Nearest),
+        ],
+        options: &["-c", "--config"],
+        extends: false,
+    },
+    // vitest reads the configuration of the project root, where it runs.
+    Tool {
+        name: "vitest",
+        programs: &["vitest"],
+        files: &[
+            whole("vitest.config.ts", Here),
+            whole("vitest.config.js", Here),
+            whole("vitest.config.mjs", Here),
+            whole("vitest.config.cjs", Here),
+            whole("vitest.config.mts", Here),
+            whole("vitest.config.cts", Here),
+            whole("vite.config.ts", Here),
+            whole("vite.config.js", Here),
+            whole("vite.config.mjs", Here),
+            whole("vite.config.cjs", Here),
+            whole("vite.config.mts", Here),
+            whole("vite.config.cts", Here),
+        ],
+        options: &["-c", "--config"],
+        extends: false,
+    },
+    Tool {
+        name: "golangci-lint",
+        programs: &["golangci-lint"],
+        files: &[
+            whole(".golangci.yml", Nearest),
+            whole(".golangci.yaml", Nearest),
+            whole(".golangci.toml", Nearest),
+            whole(".golangci.json", Nearest),
+        ],
+        options: &["-c", "--config"],
+        extends: false,
+    },
+    // markdownlint-cli reads its file where it runs, and `.markdownlintrc`
+    // from there up.
+    Tool {
+        name: "markdownlint",
+        programs: &["markdownlint"],
+        files: &[
+            whole(".markdownlint.jsonc", Here),
+            whole(".markdownlint.json", Here),
+            whole(".markdownlint.yaml", Here),
+            whole(".markdownlint.yml", Here),
+            whole(".markdownlintrc", Every),
+        ],
+        options: &["-c", "--config"],
+        extends: false,
+    },
+    Tool {
+        name: "markdownlint-cli2",
+        programs: &["markdownlint-cli2"],
+        files: &[
+            whole(".markdownlint-cli2.jsonc", Here),
+            whole(".markdownlint-cli2.yaml", Here),
+            whole(".markdownlint-cli2.cjs", Here),
+            whole(".markdownlint-cli2.mjs", Here),
+            whole(".markdownlint.jsonc", Here),
+            whole(".markdownlint.json", Here),
+            whole(".markdownlint.yaml", Here),
+            whole(".markdownlint.yml", Here),
+            whole(".markdownlint.cjs", Here),
+            whole(".markdownlint.mjs", Here),
+        ],
+        options: &["--config"],
+        extends: false,
+    },
+    // clippy looks for its file from the package's directory up; the lint
+    // levels of `Cargo.toml` are the package's, or its workspace's.
+    Tool {
+        name: "cargo clippy",
+        programs: &["cargo-clippy", "clippy-driver"],
+        files: &[
+            whole("clippy.toml", Nearest),
+            whole(".clippy.toml", Nearest),
+            part("Cargo.toml", &CARGO_LINTS, Every),
+            part("Cargo.toml", &CARGO_WORKSPACE_LINTS, Every),
+        ],
+        options: &[],
+        extends: false,
+    },
+    // What compiles the code obeys the lint levels of `Cargo.toml` too
+    // (`unsafe_code = "forbid"`, `warnings = "deny"`).
+    Tool {
+        name: "cargo",
+        programs: &[],
+        files: &[
+            part("Cargo.toml", &CARGO_LINTS, Every),
+            part("Cargo.toml", &CARGO_WORKSPACE_LINTS, Every),
+        ],
+        options: &[],
+        extends: false,
+    },
+];
+
+/// The cargo commands that compile the code, and so obey its lint levels.
+const CARGO_COMPILING: &[&str] = &[
+    "build", "b", "check", "c", "test", "t", "bench", "rustc", "doc", "d", "run", "r", "nextest",
+];
+
+/// Options of the runners below that take the next word as their value.
+const VALUE_OPTIONS: &[&str] = &[
+    "-p",
+    "--package",
+    "-c",
+    "--call",
+    "-C",
+    "--prefix",
+    "--dir",
+    "--cwd",
+    "--directory",
+    "--filter",
+    "-F",
+    "--with",
+    "--python",
+    "--project",
+    "--workspace",
+    "--from",
+    "--env-file",
+    "--extra",
+    "--group",
+];
+
+/// The words from the first that is no option (nor an option's value) on.
+fn after_options(words: &[String]) -> &[String] {
+    let mut at = 0;
+    while let Some(word) = words.get(at) {
+        if word == "--" {
+            return &words[at + 1..];
+        }
+        if !word.starts_with('-') {
+            return &words[at..];
+        }
+        at += if VALUE_OPTIONS.contains(&word.as_str()) {
+            2
+        } else {
+            1
+        };
+    }
+    &[]
+}
+
+/// The tool the simple command `words` (from its program on) runs, with
+/// the words after the tool's name: the program itself, or the one a
+/// runner starts (`npx`, `bunx`, `pnpm exec`, `yarn`, `uv run`,
+/// `poetry run`, `python -m`), also in turn (`uv run python -m pytest`).
+/// `is_script` says whether a package manager's word names a script of
+/// its `package.json` (`yarn lint` runs the script, `yarn tsc` the tool).
+pub(super) fn tool_of<'w>(
+    words: &'w [String],
+    is_script: &dyn Fn(&str) -> bool,
+) -> Option<(&'static Tool, &'w [String])> {
+    let mut words = words;
+    // A runner of a runner of a runner is as far as anyone goes.
+    for _ in 0..4 {
+        let (program, rest) = words.split_first()?;
+        let base = program.rsplit('/').next().unwrap_or(program);
+        if let Some(tool) = TOOLS.iter().find(|tool| tool.programs.contains(&base)) {
+            return Some((tool, rest));
+        }
+        words = match base {
+            "npx" | "bunx" | "pnpx" | "uvx" => after_options(rest),
+            "npm" | "pnpm" | "yarn" | "bun" => {
+                let rest = after_options(rest);
+                let (first, after) = rest.split_first()?;
+                match first.as_str() {
+                    "exec" | "x" | "dlx" => after_options(after),
+                    "run" | "run-script" if base != "npm" => {
+                        let after = after_options(after);
+                        if is_script(after.first()?) {
+                            return None;
+                        }
+                        after
+                    }
+                    // npm runs no program named as its subcommand; the
+                    // others run the script of that name, else the
+                    // program.
+                    word if base != "npm" && !super::MANAGER_BUILTINS.contains(&word) => {
+                        if is_script(word) {
+                            return None;
+                        }
+                        rest
+                    }
+                    _ => return None,
+                }
+            }
+            "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "pipx" => {
+                let rest = after_options(rest);
+                match rest.split_first() {
+                    Some((run, after)) if run == "run" => after_options(after),
+                    _ => return None,
+                }
+            }
+            "cargo" => {
+                let name = super::cargo_subcommand(rest)?;
+                let tool = if name == "clippy" {
+                    "cargo clippy"
+                } else if CARGO_COMPILING.contains(&name) {
+                    "cargo"
+                } else {
+                    return None;
+                };
+                let after = rest
+                    .iter()
+                    .position(|word| word == name)
+                    .map_or(rest, |at| &rest[at + 1..]);
+                return TOOLS
+                    .iter()
+                    .find(|one| one.name == tool)
+                    .map(|one| (one, after));
+            }
+            python if python.starts_with("python") => {
+                let at = rest.iter().position(|word| word == "-m")?;
+                // `-m` must come before the script an interpreter runs.
+                if rest[..at].iter().any(|word| !word.starts_with('-')) {
+                    return None;
+                }
+                &rest[at + 1..]
+            }
+            _ => return None,
+        };
+    }
+    None
+}
+
+/// The files the words after a tool's name (`args`) name as its
+/// configuration, by one of its `options` (`-c FILE`, `--config=FILE`).
+pub(super) fn named_files<'w>(tool: &Tool, args: &'w [String]) -> Vec<&'w str> {
+    let mut found = Vec::new();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word == "--" {
+            break;
+        }
+        if tool.options.contains(&word.as_str()) {
+            found.extend(words.next().map(String::as_str));
+        } else if let Some((option, value)) = word.split_once('=') {
+            if tool.options.contains(&option) {
+                found.push(value);
+            }
+        }
+    }
+    found
+}
+
+/// A section as a version of its file holds it, to compare.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum SectionValue {
+    Toml(toml::Value),
+    Json(serde_json::Value),
+    /// The sections' lines, blank lines and comments left out.
+    Ini(Vec<(String, Vec<String>)>),
+    /// A file that does not parse: its bytes.
+    Unreadable(Vec<u8>),
+}
+
+/// The section of `bytes` (a file's), with the line that starts it; `None`
+/// when the file does not hold it.
+pub(super) fn section_of(section: &Section, bytes: &[u8]) -> Option<(SectionValue, Option<u32>)> {
+    let unreadable = || Some((SectionValue::Unreadable(bytes.to_vec()), None));
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return unreadable();
+    };
+    let text = text.trim_start_matches('\u{feff}');
+    let line_at = |offset: usize| u32::try_from(text[..offset].matches('\n').count() + 1).ok();
+    match section.format {
+        Format::Toml => {
+            let Ok(table) = toml::from_str::<toml::Table>(text) else {
+                return unreadable();
+            };
+            let (first, rest) = section.keys.split_first()?;
+            let mut value = table.get(*first)?;
+            for key in rest {
+                value = value.get(key)?;
+            }
+            let line = toml::de::DeTable::parse(text)
+                .ok()
+                .and_then(|doc| super::key_offset(doc.get_ref(), section.keys))
+                .and_then(line_at);
+            Some((SectionValue::Toml(value.clone()), line))
+        }
+        Format::Json => {
+            let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
+                return unreadable();
+            };
+            let key = section.keys.first()?;
+            let found = value.get(key)?.clone();
+            let quoted = format!("\"{key}\"");
+            let line = text.find(&quoted).and_then(line_at);
+            Some((SectionValue::Json(found), line))
+        }
+        Format::Ini => {
+            let wanted = |name: &str| {
+                section.keys.iter().any(|key| match key.strip_suffix('*') {
+                    Some(prefix) => name.starts_with(prefix),
+                    None => name == *key,
+                })
+            };
+            let mut found: Vec<(String, Vec<String>)> = Vec::new();
+            let mut first_line = None;
+            let mut inside = false;
+            for (at, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                    inside = wanted(name.trim());
+                    if inside {
+                        first_line = first_line.or(u32::try_from(at + 1).ok());
+                        found.push((name.trim().to_string(), Vec::new()));
+                    }
+                } else if inside && !line.is_empty() && !line.starts_with(['#', ';']) {
+                    if let Some((_, lines)) = found.last_mut() {
+                        lines.push(line.to_string());
+                    }
+                }
+            }
+            (!found.is_empty()).then_some((SectionValue::Ini(found), first_line))
+        }
+    }
+}
+
+/// The files a `tsconfig.json`'s `extends` names by a relative path (a
+/// string or, since TypeScript 5.0, a list), as written; a package's
+/// (`@tsconfig/node20`) is no file of the repository.
+pub(super) fn extends_of(bytes: &[u8]) -> Vec<String> {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Vec::new();
+    };
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(&plain_json(text)) else {
+        return Vec::new();
+    };
+    let names: Vec<&str> = match value.get("extends") {
+        Some(serde_json::Value::String(one)) => vec![one],
+        Some(serde_json::Value::Array(many)) => {
+            many.iter().filter_map(serde_json::Value::as_str).collect()
+        }
+        _ => Vec::new(),
+    };
+    names
+        .into_iter()
+        .filter(|name| name.starts_with("./") || name.starts_with("../"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// JSON with comments and trailing commas (what `tsconfig.json` allows)
+/// made plain JSON: comments out, a comma before `}` or `]` out.
+fn plain_json(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.trim_start_matches('\u{feff}').chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => out.extend(chars.next()),
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => while chars.next_if(|&next| next != '\n').is_some() {},
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for next in chars.by_ref() {
+                    if last == '*' && next == '/' {
+                        break;
+                    }
+                    last = next;
+                }
+            }
+            (']' | '}', _) => {
+                let kept = out.trim_end().len();
+                if out[..kept].ends_with(',') {
+                    out.truncate(kept - 1);
+                }
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<String> {
+        text.split(' ').map(str::to_string).collect()
+    }
+
+    fn tool(text: &str, scripts: &[&str]) -> Option<(&'static str, Vec<String>)> {
+        let words = words(text);
+        let is_script = |name: &str| scripts.contains(&name);
+        tool_of(&words, &is_script).map(|(tool, args)| (tool.name, args.to_vec()))
+    }
+
+    #[test]
+    fn the_tool_a_command_runs_is_found_behind_its_runner() {
+        let cases: &[(&str, &[&str], Option<&str>)] = &[
+            ("bunx tsc --noEmit", &[], Some("tsc")),
+            ("npx --no-install tsc --noEmit", &[], Some("tsc")),
+            ("npx -p typescript tsc", &[], Some("tsc")),
+            ("pnpm exec eslint .", &[], Some("eslint")),
+            ("npm exec -- jest", &[], Some("jest")),
+            ("yarn tsc --noEmit", &[], Some("tsc")),
+            // A script of that name is what yarn runs: compared as one.
+            ("yarn lint", &["lint"], None),
+            ("yarn eslint", &["lint"], Some("eslint")),
+            ("npm eslint", &[], None),
+            ("bun run vitest", &[], Some("vitest")),
+            ("uv run --with ruff ruff check .", &[], Some("ruff")),
+            ("poetry run pytest -q", &[], Some("pytest")),
+            ("uv run python -m pytest", &[], Some("pytest")),
+            ("python3 -m mypy src", &[], Some("mypy")),
+            ("python script.py -m mypy", &[], None),
+            ("./node_modules/.bin/eslint .", &[], Some("eslint")),
+            (
+                "cargo clippy --all-targets -- -D warnings",
+                &[],
+                Some("cargo clippy"),
+            ),
+            ("cargo +nightly test", &[], Some("cargo")),
+            ("cargo fmt --check", &[], None),
+            ("golangci-lint run ./...", &[], Some("golangci-lint")),
+            ("make lint", &[], None),
+        ];
+        for (command, scripts, expected) in cases {
+            assert_eq!(
+                tool(command, scripts).map(|(name, _)| name),
+                *expected,
+                "{command}"
+            );
+        }
+        assert_eq!(
+            tool("npx eslint -c ci.config.js .", &[]).map(|(_, args)| args),
+            Some(words("-c ci.config.js ."))
+        );
+    }
+
+    #[test]
+    fn a_configuration_file_named_by_option_is_found_in_either_spelling() {
+        let eslint = TOOLS.iter().find(|t| t.name == "eslint").unwrap();
+        let args = words("-c a.js --config=b.js . -- -c c.js");
+        assert_eq!(named_files(eslint, &args), ["a.js", "b.js"]);
+    }
+
+    #[test]
+    fn a_section_is_read_alone_with_the_line_it_starts_on() {
+        let pyproject = b"[project]\nname = \"x\"\nversion = \"1.0\"\n\n[tool.ruff]\nline-length = 100\n\n[tool.ruff.lint]\nselect = [\"E\"]\n";
+        let (value, line) = section_of(&TOOL_RUFF, pyproject).unwrap();
+        assert_eq!(line, Some(5));
+        let bumped = String::from_utf8_lossy(pyproject).replace("1.0", "1.1");
+        assert_eq!(section_of(&TOOL_RUFF, bumped.as_bytes()).unwrap().0, value);
+        let weakened = String::from_utf8_lossy(pyproject).replace("[\"E\"]", "[]");
+        assert_ne!(
+            section_of(&TOOL_RUFF, weakened.as_bytes()).unwrap().0,
+            value
+        );
+        assert!(section_of(&TOOL_MYPY, pyproject).is_none());
+
+        let setup = b"[metadata]\nname = x\n\n[mypy]\n# strict\nstrict = True\n\n[mypy-vendor.*]\nignore_errors = True\n";
+        let (SectionValue::Ini(sections), line) = section_of(&INI_MYPY, setup).unwrap() else {
+            panic!("not read as INI");
+        };
+        assert_eq!(line, Some(4));
+        assert_eq!(
+            sections,
+            [
+                ("mypy".to_string(), vec!["strict = True".to_string()]),
+                (
+                    "mypy-vendor.*".to_string(),
+                    vec!["ignore_errors = True".to_string()]
+                ),
+            ]
+        );
+        let package = b"{\n  \"name\": \"x\",\n  \"jest\": { \"bail\": true }\n}\n";
+        assert_eq!(section_of(&PACKAGE_JEST, package).unwrap().1, Some(3));
+        assert!(matches!(
+            section_of(&TOOL_RUFF, b"[tool.ruff\n").unwrap().0,
+            SectionValue::Unreadable(_)
+        ));
+    }
+
+    #[test]
+    fn a_tsconfig_extends_files_by_relative_paths_in_json_with_comments() {
+        let text = b"{\n  // the shared base\n  \"extends\": \"./tsconfig.base.json\",\n  /* strict */ \"compilerOptions\": { \"strict\": true, },\n}\n";
+        assert_eq!(extends_of(text), ["./tsconfig.base.json"]);
+        let many = b"{ \"extends\": [\"@tsconfig/node20/tsconfig.json\", \"../base.json\"] }";
+        assert_eq!(extends_of(many), ["../base.json"]);
+        assert!(extends_of(b"{ \"compilerOptions\": {} }").is_empty());
+        assert_eq!(
+            plain_json("{\"a\": \"//not a comment\", \"b\": [1,],}"),
+            "{\"a\": \"//not a comment\", \"b\": [1]}"
+        );
+    }
+}
