@@ -350,7 +350,9 @@ impl Extractor {
             ParserChoice::Regex(regex) => (program, vec![Box::new(Custom::new(regex.clone()))]),
             ParserChoice::Named(name) => (
                 program,
-                parsers::by_name(name).into_iter().collect::<Vec<_>>(),
+                parsers::by_name_for(name, argv)
+                    .into_iter()
+                    .collect::<Vec<_>>(),
             ),
             ParserChoice::Auto => match parsers::for_argv(argv) {
                 Some((tool, grammar)) => (tool, vec![grammar]),

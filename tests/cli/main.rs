@@ -60,6 +60,7 @@ mod odd_inputs;
 mod parsers_exit;
 mod parsers_gaps;
 mod parsers_go;
+mod parsers_go3;
 mod parsers_go_more;
 mod parsers_js;
 mod parsers_more;

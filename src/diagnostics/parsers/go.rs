@@ -5,9 +5,10 @@
 //! the running tests Go 1.21+ lists; frames of a `-trimpath` build, named
 //! by module path, resolved through `go.mod`; a build failure's compiler
 //! lines, which Go 1.24+ prints as `build-output` events under `-json`;
-//! what go says before compiling: a `//go:build` line it cannot parse, a
-//! package its build constraints exclude, a pattern that matched nothing,
-//! no module), and golangci-lint (v1 and v2: text, tab and JSON). Go counts
+//! what go says before compiling: a `//go:build` line it cannot parse,
+//! also behind an import, a package its build constraints exclude, a
+//! pattern that matched nothing, no module, a directory outside the
+//! module), and golangci-lint (v1 and v2: text, tab and JSON). Go counts
 //! columns in bytes.
 
 use std::ops::Range;
@@ -91,10 +92,28 @@ static NO_MODULE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"^(?:go: go\.mod file not found in current directory or any parent directory",
         r"|go: cannot find main module, but found (?P<found>\S+) in ",
-        r"|pattern (?P<pattern>\S+): directory prefix \S+ does not contain main module or its selected dependencies$)",
+        r"|pattern (?P<pattern>\S+): directory prefix (?P<prefix>\S+) does not contain main module or its selected dependencies$)",
     ))
     .expect("the go no module regex is valid")
 });
+
+/// A directory a pattern names that go's main module does not hold, as go
+/// names it from the check's directory: `directory ../tools/gen outside
+/// main module or its selected dependencies` (a path outside the module's
+/// tree), or by its package path, `main module (example.com/shop) does
+/// not contain package example.com/shop/tools/gen` (a directory below the
+/// module's that a `go.mod` of its own makes another module).
+static OUTSIDE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^(?:directory (?P<dir>.+) outside main module or its selected dependencies",
+        r"|main module \((?P<module>[^()\s]+)\) does not contain package (?P<package>\S+))$",
+    ))
+    .expect("the go outside module regex is valid")
+});
+
+/// What to do about a directory outside the main module, said in every
+/// such finding.
+const OUTSIDE_FIX: &str = "set the check's `cwd` in phasegate.toml to the directory of the module that holds it (the one with its go.mod), or fix the pattern in the check's command";
 
 /// What to do when go found no module, said in every such finding.
 const SET_CWD: &str = "set the check's `cwd` in phasegate.toml to the module's directory, the one that holds its go.mod (or create a module there with `go mod init`)";
@@ -165,6 +184,57 @@ fn pattern_dir(pattern: &str) -> Option<String> {
         None => pattern,
     };
     Some(dir.to_string())
+}
+
+/// The finding of a file whose build constraint go cannot parse
+/// (`CONSTRAINT` matched `text`), in `package` when go says which: at the
+/// file's `//go:build` line, with go's words; a file without one is not
+/// the file go meant, and the finding keeps the name go printed.
+fn constraint(
+    c: &regex::Captures<'_>,
+    text: &str,
+    package: Option<String>,
+    at: &Range<u64>,
+) -> Found {
+    let anchor = super::Anchor {
+        words: vec!["//go:build".to_string()],
+        message: Some(c["message"].to_string()),
+        required: true,
+        ..super::Anchor::default()
+    };
+    Found {
+        base_name: package.is_none(),
+        package,
+        ..Found::new("setup", Severity::Error, text)
+            .at(&c["file"], None, None)
+            .anchor(anchor)
+            .range(at)
+    }
+}
+
+/// The finding of a directory `OUTSIDE` matched, at that directory: as go
+/// printed it, relative to the check's directory, or as the package
+/// directory of the module's path that go names.
+fn outside_module(c: &regex::Captures<'_>, at: &Range<u64>) -> Found {
+    if let Some(dir) = c.name("dir") {
+        let message = format!(
+            "outside the Go module the check runs in: a pattern of the check's command names this directory, and go builds, tests and vets only the packages of the module whose go.mod is in the check's directory or above it; {OUTSIDE_FIX}"
+        );
+        return Found::new("setup", Severity::Error, message)
+            .at(dir.as_str(), None, None)
+            .range(at);
+    }
+    let (module, package) = (&c["module"], &c["package"]);
+    let message = format!(
+        "outside the Go module the check runs in: this directory is below the module {module}'s, but a go.mod in it or between them makes it another module, so go has no package {package}; {OUTSIDE_FIX}"
+    );
+    // The package's directory, found through the module's go.mod.
+    Found {
+        package: Some(package.to_string()),
+        ..Found::new("setup", Severity::Error, message)
+            .at(".", None, None)
+            .range(at)
+    }
 }
 
 /// A panic: its first line, then the goroutine's stack, innermost call
@@ -440,24 +510,39 @@ impl Go {
         }
         if let Some(c) = super::caps(&CONSTRAINT, line) {
             let package = package.or_else(|| self.header.clone());
-            // Placed at the file's `//go:build` line, with go's words;
-            // a file without one is not the file go meant, and the
-            // finding keeps the name go printed.
-            let anchor = super::Anchor {
-                words: vec!["//go:build".to_string()],
-                message: Some(c["message"].to_string()),
-                required: true,
-                ..super::Anchor::default()
-            };
-            out.push(Found {
-                base_name: package.is_none(),
-                package,
-                ..Found::new("setup", Severity::Error, line)
-                    .at(&c["file"], None, None)
-                    .anchor(anchor)
-                    .range(at)
-            });
+            out.push(constraint(&c, line, package, at));
             return true;
+        }
+        if memchr::memmem::find(line.as_bytes(), b"//go:build").is_some() {
+            // A package reached through an import: go prints the import's
+            // place before the file's name (`app/app.go:6:2: sub.go:
+            // parsing //go:build line: ...`). The broken file is the
+            // finding; the import, a note. The `# example.com/shop/app`
+            // header names the importer, not the broken file's package,
+            // which only a `-json` event's `ImportPath` gives.
+            if let Some(p) = super::caps(&POSITION, line) {
+                if let Some(c) = super::caps(&CONSTRAINT, &p["message"]) {
+                    out.push(constraint(&c, &p["message"], package, at));
+                    out.push(
+                        Found::new(
+                            "setup",
+                            Severity::Note,
+                            format!(
+                                "the package imported here cannot be built: {}: {}",
+                                &c["file"], &c["message"]
+                            ),
+                        )
+                        .at(
+                            &p["file"],
+                            number(&p["line"]),
+                            super::group_number(&p, "col"),
+                        )
+                        .unit(ColumnUnit::Byte)
+                        .range(at),
+                    );
+                    return true;
+                }
+            }
         }
         if let Some(c) = super::caps(&EXCLUDED, line) {
             let message = format!(
@@ -497,7 +582,27 @@ impl Go {
             out.push(found);
             return true;
         }
+        if let Some(c) = super::caps(&OUTSIDE, line) {
+            out.push(outside_module(&c, at));
+            return true;
+        }
         if let Some(c) = super::caps(&NO_MODULE, line) {
+            if let (Some(pattern), Some(prefix)) = (c.name("pattern"), c.name("prefix")) {
+                // A prefix other than the check's own directory: a
+                // directory that is not in the module, if there is one.
+                if prefix.as_str() != "." {
+                    let message = format!(
+                        "outside the Go module the check runs in: the pattern `{}` names this directory, and go builds, tests and vets only the packages of the module whose go.mod is in the check's directory or above it; {OUTSIDE_FIX}",
+                        pattern.as_str()
+                    );
+                    out.push(
+                        Found::new("setup", Severity::Error, message)
+                            .at(prefix.as_str(), None, None)
+                            .range(at),
+                    );
+                    return true;
+                }
+            }
             let looked = if let Some(pattern) = c.name("pattern") {
                 format!(
                     "go found no module holding the directory the pattern {} names",
@@ -718,8 +823,10 @@ impl Grammar for Go {
 
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
-            // `# example.com/shop/calc`, `no packages to test`.
-            first: b"-Fo#n",
+            // `# example.com/shop/calc`, `no packages to test`,
+            // `directory ... outside main module ...`, `main module (...)
+            // does not contain package ...`.
+            first: b"-Fo#ndm",
             indented: b"",
             anywhere: b":",
         })
@@ -739,6 +846,8 @@ impl Grammar for Go {
             || line.starts_with(b"# ")
             || line.starts_with(b"go: ")
             || line.starts_with(b"no packages to ")
+            || line.starts_with(b"directory ")
+            || line.starts_with(b"main module (")
             || ((line.starts_with(b"package ") || line.starts_with(b"pattern "))
                 && memchr::memchr(b':', line).is_some())
     }

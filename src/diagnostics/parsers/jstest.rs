@@ -3,7 +3,8 @@
 //! `bun test`. A failure is located at the first stack frame inside the
 //! project (the assertion in the test file, or the line of the code under
 //! test that threw); a suite that failed to run is one finding, the root
-//! cause of everything else in that file.
+//! cause of everything else in that file. A JSON report the command asks
+//! for and the output lacks fails the check: nothing shows a test ran.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -199,6 +200,57 @@ fn unreadable_report(report: &str, line: &str, at: &Range<u64>) -> Found {
         .range(at)
 }
 
+/// The JSON report a check's command asks its runner to print on standard
+/// output (`jest --json`, `vitest --reporter=json`), with the runner's
+/// name, when it asks for one and nothing sends it elsewhere: an
+/// `--outputFile`, or a shell redirection or pipe of standard output.
+/// `--listTests` and `--showConfig` print other JSON. A run that asks for
+/// the report and prints none (a package script that does not run the
+/// runner, `npm test -- --json` over `echo skipped`) shows no test ran.
+fn asked_report(words: &[String]) -> Option<(&'static str, &'static str)> {
+    let elsewhere = words.iter().any(|w| {
+        w.starts_with("--outputFile")
+            || w == "--listTests"
+            || w == "--showConfig"
+            || w == "|"
+            || w == "|&"
+            // `2>&1` and `>&2` keep the report among what is captured.
+            || (w.contains('>') && !w.starts_with("2>") && !w.ends_with(">&2"))
+    });
+    if elsewhere {
+        return None;
+    }
+    let mut words = words.iter().map(String::as_str).peekable();
+    while let Some(word) = words.next() {
+        match word {
+            "--json" => return Some(("jest", JSON_REPORTS[0].1)),
+            "--reporter=json" => return Some(("vitest", JSON_REPORTS[1].1)),
+            "--reporter" if words.peek() == Some(&"json") => {
+                return Some(("vitest", JSON_REPORTS[1].1));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// What jest (`Test results written to: out.json`) and vitest (`JSON
+/// report written to /abs/out.json`) say when they wrote the JSON report
+/// to a file: it is not on standard output.
+const WRITTEN_TO_FILE: [&str; 2] = ["Test results written to: ", "JSON report written to "];
+
+/// The finding of a JSON report the command asked `runner` for that the
+/// output does not hold: no test is known to have run, so it fails the
+/// check whatever the exit status said.
+fn missing_report(runner: &str, report: &str) -> Found {
+    let message = format!(
+        "{report} is missing: the check's command asks for it, but its output holds none (no JSON document with `testResults`), so nothing shows that any test ran; make the command run {runner} with that option (a package script that does not run {runner} passes the option to something else), or drop the option to have the human report read"
+    );
+    Found::new("json", Severity::Error, message)
+        .code(Some(REPORT_UNREADABLE.to_string()))
+        .origin(Origin::Test)
+}
+
 /// The code of the finding that a run found no test to run, as pytest's
 /// exit status names it (`ExitCode.NO_TESTS_COLLECTED`).
 const NO_TESTS: &str = crate::diagnostics::NO_TESTS_COLLECTED;
@@ -316,6 +368,13 @@ pub struct JsTest {
     /// bun: the filters it says matched no test file (the first few), and
     /// where it said so, while they are read.
     filters: Option<(Vec<String>, Range<u64>)>,
+    /// The runner and the JSON report the check's command asks it to print
+    /// on standard output (`asked_report`).
+    asked: Option<(&'static str, &'static str)>,
+    /// The runner said it wrote its JSON report to a file.
+    written: bool,
+    /// A JSON report was found that could not be read.
+    unreadable: bool,
 }
 
 /// What makes a failure of a human report the same as one of a JSON report
@@ -361,6 +420,16 @@ impl Reported {
 }
 
 impl JsTest {
+    /// The grammar for a check whose command is `words` (the program's
+    /// words, a shell script's): it expects the JSON report the command
+    /// asks for.
+    pub fn for_command(words: &[String]) -> JsTest {
+        JsTest {
+            asked: asked_report(words),
+            ..JsTest::default()
+        }
+    }
+
     fn emit(&mut self, out: &mut Out) {
         let Some(failure) = self.open.take() else {
             return;
@@ -589,8 +658,10 @@ impl Grammar for JsTest {
     fn triggers(&self) -> Option<super::Triggers> {
         Some(super::Triggers {
             // `bun test`, `No tests found` (jest), `No test files
-            // found` (vitest), and a JSON report read as text.
-            first: b"bN{",
+            // found` (vitest), a JSON report read as text, and the word
+            // that one went to a file (`Test results written to: `, `JSON
+            // report written to `).
+            first: b"bN{TJ",
             indented: b"",
             // `FAIL`, and `●`'s first byte.
             anywhere: b"F\xe2",
@@ -611,13 +682,22 @@ impl Grammar for JsTest {
             || JSON_REPORTS
                 .iter()
                 .any(|(start, _)| line.starts_with(start.as_bytes()))
+            || (self.asked.is_some()
+                && WRITTEN_TO_FILE
+                    .iter()
+                    .any(|start| line.starts_with(start.as_bytes())))
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
         if let Some((_, report)) = JSON_REPORTS.iter().find(|(s, _)| line.starts_with(s)) {
             self.emit(out);
+            self.unreadable = true;
             out.errors_fail = true;
             out.push(unreadable_report(report, line, at));
+            return;
+        }
+        if self.asked.is_some() && WRITTEN_TO_FILE.iter().any(|w| line.starts_with(w)) {
+            self.written = true;
             return;
         }
         if let Some(rest) = line.trim().strip_prefix("RUN  v") {
@@ -847,6 +927,14 @@ impl Grammar for JsTest {
     fn finish(&mut self, out: &mut Out) {
         self.emit(out);
         self.said_no_filter_matched(out);
+        // A run that found no test says so, and one whose report could
+        // not be read has its finding already.
+        if let Some((runner, report)) = self.asked {
+            if !(self.json || self.written || self.no_tests || self.unreadable) {
+                out.errors_fail = true;
+                out.push(missing_report(runner, report));
+            }
+        }
     }
 }
 
@@ -1104,6 +1192,62 @@ mod tests {
             found.diagnostics[0].message,
             "[PARSE_ERROR] Expected `,` or `)` but found `;`"
         );
+    }
+
+    #[test]
+    fn the_json_report_a_command_asks_for_is_expected_unless_it_goes_elsewhere() {
+        let asked = |command: &str| {
+            super::asked_report(&shlex::split(command).unwrap()).map(|(runner, _)| runner)
+        };
+        for (command, runner) in [
+            ("npx jest --json", Some("jest")),
+            ("npm test -- --json", Some("jest")),
+            ("jest --ci --json 2>&1", Some("jest")),
+            ("jest --json || true", Some("jest")),
+            ("vitest run --reporter=json", Some("vitest")),
+            ("vitest run --reporter json", Some("vitest")),
+            ("jest", None),
+            ("vitest run", None),
+            ("jest --json --outputFile=report.json", None),
+            ("vitest run --reporter=json --outputFile.json=r.json", None),
+            ("jest --json --listTests", None),
+            ("jest --json > report.json", None),
+            ("jest --json>report.json", None),
+            ("jest --json | tee report.json", None),
+        ] {
+            assert_eq!(asked(command), runner, "{command}");
+        }
+    }
+
+    #[test]
+    fn a_json_report_asked_for_that_is_empty_or_absent_fails_the_check() {
+        use super::super::Grammar;
+        // Made up, in the shapes a run gives: no output at all, a JSON
+        // document that is no report, and the recorded report of a run.
+        let report = std::fs::read_to_string(format!(
+            "{}/fixtures/diagnostics/jest30/jest-json-pass.txt",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let json = report.lines().last().unwrap();
+        for (document, missing) in [(None, true), (Some("{}"), true), (Some(json), false)] {
+            let words = shlex::split("npx jest --json").unwrap();
+            let mut grammar = super::JsTest::for_command(&words);
+            let mut out = super::Out::default();
+            if let Some(text) = document {
+                let doc: serde_json::Value = serde_json::from_str(text).unwrap();
+                grammar.document(&doc, &(0..1), &mut out);
+            }
+            grammar.finish(&mut out);
+            let codes: Vec<_> = out.found.iter().map(|f| f.code.clone()).collect();
+            let expected = if missing {
+                vec![Some(super::REPORT_UNREADABLE.to_string())]
+            } else {
+                Vec::new()
+            };
+            assert_eq!(codes, expected, "{document:?}");
+            assert_eq!(out.errors_fail, missing, "{document:?}");
+        }
     }
 
     /// The first two frames are from the recorded vitest and jest outputs;

@@ -427,32 +427,54 @@ pub fn by_name(name: &str) -> Option<Box<dyn Grammar>> {
     })
 }
 
+/// The grammar a name in `PARSER_NAMES` stands for, for a check that runs
+/// `argv`: the test runners' grammar expects the JSON report the command
+/// asks for (`npm test -- --json` with `parser = "jest"`).
+pub fn by_name_for(name: &str, argv: &[String]) -> Option<Box<dyn Grammar>> {
+    match name {
+        "jest" | "vitest" | "bun" => {
+            Some(Box::new(jstest::JsTest::for_command(&command_words(argv))))
+        }
+        _ => by_name(name),
+    }
+}
+
+/// A check's words as its program sees them: a shell's script (`sh -c
+/// "cargo test"`) split into words, else the argv.
+fn command_words(argv: &[String]) -> Vec<String> {
+    if argv
+        .first()
+        .is_some_and(|p| matches!(base_name(p).as_str(), "sh" | "bash" | "zsh" | "dash"))
+    {
+        if let Some(script) = argv
+            .iter()
+            .position(|w| w == "-c")
+            .and_then(|i| argv.get(i + 1))
+        {
+            return shlex::split(script).unwrap_or_default();
+        }
+    }
+    argv.to_vec()
+}
+
+/// A program's file name without its directory (`/usr/bin/sh` → `sh`).
+fn base_name(word: &str) -> String {
+    std::path::Path::new(word)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// Programs that only launch another one: the tool is the next word.
 const LAUNCHERS: &[&str] = &["npx", "bunx", "pnpx", "uvx", "pipx", "poetry", "uv", "env"];
 
 /// The tool a check's argv runs and the grammar `auto` gives it, or `None`
 /// when the program says nothing and the output must tell.
 pub fn for_argv(argv: &[String]) -> Option<(String, Box<dyn Grammar>)> {
-    let base = |word: &str| {
-        std::path::Path::new(word)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
-    let mut words: Vec<String> = argv.to_vec();
+    let base = base_name;
     // `sh -c "cargo test"`: the script's first command.
-    if matches!(
-        base(words.first()?).as_str(),
-        "sh" | "bash" | "zsh" | "dash"
-    ) {
-        if let Some(script) = words
-            .iter()
-            .position(|w| w == "-c")
-            .and_then(|i| words.get(i + 1))
-        {
-            words = shlex::split(script).unwrap_or_default();
-        }
-    }
+    argv.first()?;
+    let words = command_words(argv);
     // Skip launchers and their `run`/`exec` verbs: `npx tsc`, `uv run pytest`.
     let mut i = 0;
     while let Some(word) = words.get(i) {
@@ -498,7 +520,7 @@ pub fn for_argv(argv: &[String]) -> Option<(String, Box<dyn Grammar>)> {
         "go" | "golangci-lint" => Box::new(go::Go::default()),
         "tsc" | "vue-tsc" => Box::new(tsc::Tsc::default()),
         "eslint" => Box::new(eslint::Eslint::default()),
-        "jest" | "vitest" => Box::new(jstest::JsTest::default()),
+        "jest" | "vitest" => Box::new(jstest::JsTest::for_command(rest)),
         "bun" if sub == Some("test") => Box::new(jstest::JsTest::default()),
         "node" if rest.iter().any(|w| w == "--test") => Box::new(nodetest::NodeTest::default()),
         "tape" | "prove" => Box::new(nodetest::NodeTest::default()),
