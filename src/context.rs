@@ -54,6 +54,16 @@ pub struct Context {
     /// phasegate stop at a step of the unstaged-change protection, so a test
     /// can kill it there.
     pub pause_at: Option<String>,
+    /// `PHASEGATE_TEST_LOG_LIMIT=<bytes>`: a hidden switch that cuts each
+    /// check's log at that size instead of `runner::LOG_LIMIT`, so a test
+    /// can see the cut without printing a gigabyte. Not a number: unset.
+    pub test_log_limit: Option<u64>,
+    /// `PHASEGATE_TEST_LOCK_ERROR=<errno>` (`ENOLCK`, `EOPNOTSUPP`, `EIO`,
+    /// or its number): a hidden switch that makes taking phasegate's locks
+    /// (`state.lock`, `protect/lock`) fail with that error, as flock(2) on
+    /// a file system without locks would, so their handling can be tested
+    /// end to end. Any other name: unset.
+    pub test_lock_error: Option<i32>,
     /// What CI says a run with no selection of its own checks: a pull or
     /// merge request's range, a push's or a merge queue's, or every tracked
     /// file and why; `None` when no CI event is recognised.
@@ -433,6 +443,8 @@ impl Context {
             path,
             exe: std::env::current_exe().ok(),
             pause_at: var("PHASEGATE_TEST_PAUSE_AT"),
+            test_log_limit: var("PHASEGATE_TEST_LOG_LIMIT").and_then(|v| v.trim().parse().ok()),
+            test_lock_error: var("PHASEGATE_TEST_LOCK_ERROR").and_then(|v| errno(&v)),
             ci_selection: ci_selection(&var),
             ci_target_checkout: ci_target_checkout(&var),
             github_step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
@@ -467,6 +479,22 @@ impl Context {
             "PHASEGATE_TEST_PANIC: forced panic at stage `{stage}`"
         );
     }
+}
+
+/// The error number `PHASEGATE_TEST_LOCK_ERROR` names: one of the errors
+/// flock(2) fails with besides contention, by name, or any by number.
+fn errno(name: &str) -> Option<i32> {
+    use rustix::io::Errno;
+    let errno = match name.trim() {
+        "ENOLCK" => Errno::NOLCK,
+        "EOPNOTSUPP" => Errno::OPNOTSUPP,
+        "EIO" => Errno::IO,
+        "EINTR" => Errno::INTR,
+        "ENOMEM" => Errno::NOMEM,
+        "EWOULDBLOCK" | "EAGAIN" => Errno::WOULDBLOCK,
+        number => return number.parse().ok().filter(|n| *n > 0),
+    };
+    Some(errno.raw_os_error())
 }
 
 /// The user's cache directory as the XDG base directory specification
@@ -680,6 +708,18 @@ mod tests {
             detect(&[("GITLAB_CI", "true"), ("CI_COMMIT_BEFORE_SHA", &zeros)]),
             Some(CiSelection::Everything { .. })
         ));
+    }
+
+    #[test]
+    fn the_lock_error_switch_takes_a_name_or_a_number() {
+        assert_eq!(
+            errno("ENOLCK"),
+            Some(rustix::io::Errno::NOLCK.raw_os_error())
+        );
+        assert_eq!(errno(" EIO "), Some(rustix::io::Errno::IO.raw_os_error()));
+        assert_eq!(errno("95"), Some(95));
+        assert_eq!(errno("ENOSUCH"), None);
+        assert_eq!(errno("0"), None);
     }
 
     #[test]

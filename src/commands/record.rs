@@ -1,6 +1,8 @@
 //! After the verdict: the run is recorded in the state (history, repeated
 //! errors, interventions, pruning), under the state lock. A state that
-//! cannot be read is moved aside and the run fails closed; a state that
+//! cannot be read is moved aside and the run is incomplete (closed unless
+//! the `fast` profile lets it through), as it is on a
+//! file system that cannot give the state lock at all; a state that
 //! cannot be written leaves the verdict as it is, says so, and goes to
 //! `emergency.log` where possible.
 
@@ -8,7 +10,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::config::Config;
+use crate::config::{Config, Profile};
 use crate::gate::{self, Next, Status, Verdict};
 use crate::state::{
     self, CheckRecord, Loaded, NewIntervention, Placement, Priority, Queue, RunRecord,
@@ -64,8 +66,8 @@ fn record_run_within(
         Err(e) => {
             // The queue cannot be touched without the lock, but nothing is
             // dropped: the run's interventions go to `emergency.log`.
-            problems.push(format!("the run was not recorded: {e}"));
-            let emergency = Emergency::unqueued(verdict, Why::QueueLocked);
+            let (problem, emergency) = unlocked(verdict, &e, "the run");
+            problems.push(problem);
             report(state_dir, verdict, err, &problems, &emergency);
             return;
         }
@@ -199,7 +201,7 @@ fn load_history(
             lost = Some((
                 "state_other_version",
                 format!(
-                    "`state.json` was written by another version of phasegate (schema `{schema}`; this one reads `{}`): it is left as it is and this run is not added to it, so this run fails closed; run the phasegate that wrote it, or move `{}` aside",
+                    "`state.json` was written by another version of phasegate (schema `{schema}`; this one reads `{}`): it is left as it is and this run is not added to it, so this run is incomplete; run the phasegate that wrote it, or move `{}` aside",
                     state::STATE_SCHEMA,
                     state::state_file(state_dir).display()
                 ),
@@ -210,7 +212,7 @@ fn load_history(
             lost = Some((
                 "state_corrupt",
                 format!(
-                    "`state.json` could not be read ({error}); it was moved to `{}` and a new history begun, and this run fails closed",
+                    "`state.json` could not be read ({error}); it was moved to `{}` and a new history begun, and this run is incomplete",
                     moved_to.display()
                 ),
             ));
@@ -227,7 +229,7 @@ fn load_history(
             lost = Some((
                 "state_unreadable",
                 format!(
-                    "`state.json` could not be read ({e}): fix or remove `{}`; this run fails closed",
+                    "`state.json` could not be read ({e}): fix or remove `{}`; this run is incomplete",
                     state::state_file(state_dir).display()
                 ),
             ));
@@ -236,21 +238,59 @@ fn load_history(
     };
     if let Some((kind, message)) = lost {
         verdict.notes.push(message.clone());
-        if matches!(verdict.status, Status::Passed | Status::Warned) {
-            verdict.status = Status::Incomplete;
-            verdict.next = Next::Resume;
-            verdict.fail_open = false;
-        }
-        critical.push(NewIntervention {
-            kind: kind.to_string(),
-            priority: Priority::Critical,
-            check: None,
-            // Each state moved aside is news; the same version's, not.
-            fingerprint: gate::exact_fingerprint(&message),
-            message,
-        });
+        critical.push(fail_closed(verdict, kind, message));
     }
     (state, theirs)
+}
+
+/// Makes a run whose history is lost to it incomplete, as repeated
+/// failures would never escalate: closed, unless the `fast` profile lets
+/// it through, as it does a check that could not finish, and says so. A
+/// person is told by the critical intervention returned, `message` saying
+/// why.
+fn fail_closed(verdict: &mut Verdict, kind: &str, message: String) -> NewIntervention {
+    if matches!(verdict.status, Status::Passed | Status::Warned) {
+        verdict.status = Status::Incomplete;
+        let open = verdict.profile == Profile::Fast;
+        verdict.next = if open { Next::Proceed } else { Next::Resume };
+        verdict.fail_open = open;
+        if open {
+            verdict.notes.push(
+                "the run's history is lost to it under the fast profile: verification is incomplete but fails open".to_string(),
+            );
+        }
+    }
+    NewIntervention {
+        kind: kind.to_string(),
+        priority: Priority::Critical,
+        check: None,
+        // Each state moved aside is news; the same version's, not.
+        fingerprint: gate::exact_fingerprint(&message),
+        message,
+    }
+}
+
+/// After the state lock could not be taken (`e`): what to say, and the
+/// run's interventions, bound for `emergency.log`. A lock the file system
+/// cannot give at all (`ENOLCK` on a network file system mounted without
+/// locks) is no wait for another run: no run there is ever recorded, so
+/// the run fails closed, as for a history that cannot be read, with a
+/// critical intervention of its own.
+fn unlocked(verdict: &mut Verdict, e: &std::io::Error, what: &str) -> (String, Emergency) {
+    if e.kind() != std::io::ErrorKind::Unsupported {
+        let emergency = Emergency::unqueued(verdict, Why::QueueLocked);
+        return (format!("{what} was not recorded: {e}"), emergency);
+    }
+    let message = format!(
+        "{what} was not recorded, nor will any be until the state lock can be taken: {e}; repeated failures would never escalate, so this run is incomplete"
+    );
+    let critical = fail_closed(verdict, "state_lock_unsupported", message.clone());
+    let mut news = gate::interventions_for(verdict);
+    news.push(critical);
+    let mut emergency = Emergency::default();
+    let run_id = verdict.run_id.clone().unwrap_or_default();
+    emergency.add_unqueued(&news, &state::now_rfc3339(), &run_id, Why::QueueLocked);
+    (message, emergency)
 }
 
 /// What the history keeps of this run: its checks' statuses, the
@@ -330,8 +370,7 @@ fn record_stopped_within(
     let lock = match StateLock::acquire_within(state_dir, Instant::now(), wait) {
         Ok(lock) => lock,
         Err(e) => {
-            let problem = format!("the failure was not recorded: {e}");
-            let emergency = Emergency::unqueued(verdict, Why::QueueLocked);
+            let (problem, emergency) = unlocked(verdict, &e, "the failure");
             report(state_dir, verdict, err, &[problem], &emergency);
             return;
         }
@@ -623,7 +662,7 @@ mod tests {
 
     fn stopped(run_id: &str) -> Verdict {
         let mut verdict = Verdict::stopped(
-            crate::config::Profile::Auto,
+            Profile::Auto,
             Some("implementation".to_string()),
             gate::VerdictError {
                 kind: "internal",

@@ -93,6 +93,7 @@ pub fn plan_check(
             .collect(),
         timeout: spec.timeout,
         log_path: run_dir.log_path(&spec.name),
+        log_limit: crate::runner::LOG_LIMIT,
         log_sharing: run_dir.sharing,
         parser: spec.parser.clone(),
         root: root.to_path_buf(),

@@ -87,11 +87,12 @@ pub struct Cut {
 
 impl Capture {
     /// `extractor` makes the extractor of each batch.
-    pub fn new(log: File, extractor: impl Fn() -> Extractor + 'static) -> Capture {
+    /// `log_limit` is where the log is cut (`LOG_LIMIT` but in tests).
+    pub fn new(log: File, log_limit: u64, extractor: impl Fn() -> Extractor + 'static) -> Capture {
         Capture {
             log: Some(BufWriter::with_capacity(64 * 1024, log)),
             log_error: None,
-            log_limit: LOG_LIMIT,
+            log_limit,
             head: Vec::new(),
             tail: Vec::new(),
             total: 0,
@@ -493,7 +494,7 @@ mod tests {
     fn capture(dir: &Path) -> Capture {
         let log = File::create(dir.join("c.log")).unwrap();
         let dir = dir.to_path_buf();
-        Capture::new(log, move || extractor(&dir))
+        Capture::new(log, LOG_LIMIT, move || extractor(&dir))
     }
 
     #[test]
@@ -530,6 +531,35 @@ mod tests {
         assert!(log.len() < 1000 + 200 + 2 * TAIL_BYTES);
         // What was parsed and counted is the whole output.
         assert_eq!(done.output.total_bytes, 1100 + 100_000 + 11);
+    }
+
+    #[test]
+    fn the_log_is_cut_where_the_readme_says() {
+        // Tests cut it smaller (`PHASEGATE_TEST_LOG_LIMIT`); a real run
+        // keeps what the README promises.
+        assert_eq!(LOG_LIMIT, 1 << 30);
+        assert_eq!(TAIL_BYTES, 64 * 1024);
+        let readme: Vec<&str> = include_str!("../../README.md").split_whitespace().collect();
+        assert!(
+            readme
+                .join(" ")
+                .contains("every check's output (its first GiB and its last 64 KiB:"),
+            "the README no longer says where the log is cut"
+        );
+        // And a check planned from a configuration is cut there.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("phasegate.toml"),
+            "[phases.implementation]\nchecks = [ { name = \"c\", command = \"true\" } ]\n",
+        )
+        .unwrap();
+        let config = crate::config::load(dir.path()).unwrap();
+        let spec = &config.checks_for("implementation", None).unwrap()[0];
+        let state = crate::state::umask_dir(&dir.path().join("state"));
+        let run_dir =
+            crate::state::RunDir::create(&state, std::time::SystemTime::now(), 1).unwrap();
+        let plan = crate::gate::plan_check(spec, &[], &[], dir.path(), &run_dir, None).unwrap();
+        assert_eq!(plan.log_limit, LOG_LIMIT);
     }
 
     #[test]

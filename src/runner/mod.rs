@@ -11,6 +11,7 @@ mod verifier;
 mod wrapper;
 
 pub use batch::{expand_invocations, shell_quote, unquotable_files};
+pub use capture::{LOG_LIMIT, TAIL_BYTES};
 pub use plan::*;
 pub use pool::run_checks;
 pub use spawn::{dependency_installer, run_check, GIT_LOCAL_ENV, PINNED_ENV, REMOVED_ENV};

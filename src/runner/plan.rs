@@ -51,6 +51,9 @@ pub struct CheckPlan {
     pub timeout: Duration,
     /// Where the full, interleaved output is written.
     pub log_path: PathBuf,
+    /// The size at which the log is cut (see `LOG_LIMIT`): the output up
+    /// to it, then its last bytes.
+    pub log_limit: u64,
     /// How the log is made: as the repository's sharing asks of what is
     /// created under its git directory.
     pub log_sharing: crate::state::Sharing,

@@ -112,7 +112,7 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
     };
     let verifier = plan.kind == CheckKind::Verifier;
     let make = extractor(plan);
-    let mut capture = Capture::new(log, make);
+    let mut capture = Capture::new(log, plan.log_limit, make);
     if verifier {
         capture.keep_answer(MAX_ANSWER_BYTES);
     }
@@ -1454,6 +1454,7 @@ pub(super) mod tests {
             env: Vec::new(),
             timeout,
             log_path: dir.join(format!("{name}.log")),
+            log_limit: crate::runner::LOG_LIMIT,
             log_sharing: crate::state::Sharing::Umask,
             parser: ParserChoice::Auto,
             root: dir.to_path_buf(),

@@ -52,7 +52,7 @@ impl FileLock {
                 .create(true)
                 .truncate(false)
                 .open(path)?;
-            match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            match flock_exclusive(&file) {
                 Ok(()) => {}
                 Err(rustix::io::Errno::WOULDBLOCK) => {
                     let pid = fs::read_to_string(path)
@@ -63,13 +63,22 @@ impl FileLock {
                 Err(e @ (rustix::io::Errno::NOLCK | rustix::io::Errno::OPNOTSUPP)) => {
                     return Err(io::Error::new(
                         io::ErrorKind::Unsupported,
+                        // The caller names the file.
                         format!(
-                            "the file system of `{}` does not support flock(2) locks ({e}); keep the repository on a local file system, or mount it with locking",
-                            path.display()
+                            "its file system does not support flock(2) locks ({e}); keep the repository on a local file system, or mount it with locking"
                         ),
                     ));
                 }
-                Err(e) => return Err(e.into()),
+                // EIO, ENOMEM, ...: the file system failed the call; the
+                // error alone would not say which call, nor what to do.
+                Err(e) => {
+                    return Err(io::Error::new(
+                        io::Error::from(e).kind(),
+                        format!(
+                            "flock(2) on it failed ({e}); look at the state of its file system (the kernel's log, `dmesg`), then run phasegate again"
+                        ),
+                    ));
+                }
             }
             // A lock taken on a file someone removed since (by hand, or an
             // older phasegate as it let go) guards nothing. Only the file
@@ -98,6 +107,31 @@ impl FileLock {
             return Ok(Ok(FileLock { file }));
         }
     }
+}
+
+/// The error every flock(2) call fails with, when the hidden test switch
+/// `PHASEGATE_TEST_LOCK_ERROR` names one (see `use_lock_error`).
+static INJECTED_ERROR: std::sync::OnceLock<rustix::io::Errno> = std::sync::OnceLock::new();
+
+/// Makes every attempt at a lock fail with the error `raw` (an errno), as
+/// flock(2) would on a file system without locks: set once at start from
+/// `Context::test_lock_error`, for tests of what follows. `None` changes
+/// nothing.
+pub fn use_lock_error(raw: Option<i32>) {
+    if let Some(raw) = raw {
+        let _ = INJECTED_ERROR.set(rustix::io::Errno::from_raw_os_error(raw));
+    }
+}
+
+/// The one flock(2) call of `FileLock` (the state lock and the
+/// protection lock): exclusive, without
+/// waiting. The lock file is opened before, as always, so an injected
+/// error is met where the real one would be.
+fn flock_exclusive(file: &fs::File) -> rustix::io::Result<()> {
+    if let Some(errno) = INJECTED_ERROR.get() {
+        return Err(*errno);
+    }
+    rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
 }
 
 impl Drop for FileLock {

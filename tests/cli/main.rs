@@ -94,6 +94,7 @@ mod reports_more;
 mod run_more;
 mod runner;
 mod runner_env;
+mod runner_limits;
 mod runner_more;
 mod runner_replay;
 mod runner_review;

@@ -1,6 +1,6 @@
-//! Runner and state: terminals, cut logs, escaping processes, locks a check holds.
+//! Runner and state: terminals, escaping processes, locks a check holds.
 
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -111,58 +111,6 @@ checks = [ { name = "prompt", shell = true, timeout = "60s", command = "echo 'Pr
     // The commit was refused, and said why in the terminal.
     assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "1");
     assert!(said.contains("prompt"), "{said}");
-}
-
-/// The last `n` bytes of the file at `path`, without reading it all.
-fn last_bytes(path: &Path, n: u64) -> Vec<u8> {
-    let mut file = std::fs::File::open(path).unwrap();
-    let len = file.metadata().unwrap().len();
-    file.seek(SeekFrom::Start(len.saturating_sub(n))).unwrap();
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).unwrap();
-    bytes
-}
-
-#[test]
-fn output_past_the_log_limit_keeps_its_first_and_last_lines_and_says_what_was_cut() {
-    // The log keeps the first GiB and the last 64 KiB: 1.1 GB of lines
-    // between a first and a last line of the check's own.
-    let repo = TestRepo::new();
-    let noise: u64 = 1_100_000_000; // 68,750,000 lines of 16 bytes
-    repo.config(&format!(
-        r#"[phases.implementation]
-checks = [ {{ name = "loud", shell = true, command = "echo 'the first line'; yes 'a line of noise' | head -c {noise}; echo 'the last line: it failed'; exit 1" }} ]
-"#
-    ));
-    let (code, v) = repo.verdict(&["--all-files"]);
-    assert_eq!(code, 1, "{v:#}");
-    let log = repo.path().join(check(&v, "loud")["log"].as_str().unwrap());
-    let total = 15 + noise + 25;
-    let limit: u64 = 1 << 30;
-    let marker = format!(
-        "\n[phasegate: the log stops at {limit} bytes; {} more were printed, of which the last 65536 follow]\n",
-        total - limit
-    );
-    assert_eq!(
-        std::fs::metadata(&log).unwrap().len(),
-        limit + marker.len() as u64 + 65536
-    );
-    let mut head = vec![0; 31];
-    std::fs::File::open(&log)
-        .unwrap()
-        .read_exact(&mut head)
-        .unwrap();
-    assert_eq!(head, b"the first line\na line of noise\n");
-    let end = String::from_utf8(last_bytes(&log, 65536 + marker.len() as u64 + 32)).unwrap();
-    let (before, after) = end
-        .split_once(&marker)
-        .unwrap_or_else(|| panic!("no note where the log was cut: {end:?}"));
-    // Cut where the limit falls: one byte into a line.
-    assert!(before.ends_with("a line of noise\na"), "{before:?}");
-    assert!(after.ends_with("a line of noise\nthe last line: it failed\n"));
-    // The verdict still explains the failure from the real end.
-    let message = v["diagnostics"][0]["message"].as_str().unwrap();
-    assert!(message.ends_with("the last line: it failed"), "{message}");
 }
 
 #[test]

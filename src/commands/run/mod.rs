@@ -904,6 +904,9 @@ fn plan_checks(
                 ctx.path.as_deref(),
             )?;
             plan.env.splice(0..0, git_env.iter().cloned());
+            if let Some(limit) = ctx.test_log_limit {
+                plan.log_limit = limit;
+            }
             Ok(plan)
         })
         .collect()
