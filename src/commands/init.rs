@@ -34,7 +34,8 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
             return ExitCode::Usage;
         }
     }
-    let text = config::init_template(&root);
+    let detected = config::detect(&root);
+    let text = config::init_template(&detected);
     if let Err(e) = replace(&path, &text) {
         let _ = writeln!(io.err, "error: failed to write `{}`: {e}", path.display());
         return ExitCode::Incomplete;
@@ -66,19 +67,14 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
             config::CONFIG_FILE
         );
     }
-    let languages = config::detect_languages(&root);
-    // Projects only below the root: the file offers their checks, as
-    // `init_template` found them.
-    let nested = if languages.is_empty() {
-        config::nested_names(&config::nested_projects(&root))
-    } else {
-        None
-    };
+    let languages = &detected.languages;
+    // Projects only below the root: the file's phases check them.
+    let nested = config::nested_names(&detected.below);
     let language = match (languages.first(), &nested) {
         (Some(language), _) => language.name().to_string(),
         // Projects below the root: the phases check each in its directory.
         (None, Some(projects)) => {
-            format!("no project at the root; checks for {projects}, each run in its directory")
+            format!("no project at the root; checks for {projects}, each run in its directory when its files change")
         }
         (None, None) => "no known language".to_string(),
     };
@@ -91,7 +87,7 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
     // languages is not checked until a phase lists its checks, which the
     // file offers as comments.
     if let Some(unchecked) =
-        config::unchecked_names(&languages).map(|others| format!("the {others} code here is"))
+        config::unchecked_names(languages).map(|others| format!("the {others} code here is"))
     {
         let _ = writeln!(
             io.out,

@@ -338,7 +338,8 @@ pub fn unchecked_names(languages: &[Language]) -> Option<String> {
 
 /// A project in a directory below the root, where nothing at the root
 /// says what the repository is (a monorepo of `backend/` and `frontend/`):
-/// the default checks, which run at the root, do not reach it.
+/// the embedded default checks it in its directory, and `init` writes the
+/// same checks down.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NestedProject {
     /// Relative to the root, `/`-separated, without a trailing `/`.
@@ -352,75 +353,188 @@ pub struct NestedProject {
 /// `packages/web/` beneath a directory that is no project itself.
 const NESTED_DEPTH: usize = 2;
 
-/// How many directories the search for nested projects looks into at
-/// most: a repository of thousands of top-level directories still starts
-/// its run in milliseconds.
-const NESTED_DIRS: usize = 512;
+/// How many directories a walk of the work tree looks into at most, where
+/// git tracks nothing yet (or there is no repository): a directory of
+/// thousands of directories still starts its run in milliseconds.
+const WALKED_DIRS: usize = 512;
 
-/// Directories that hold what tools install or build, never a project of
-/// the repository (`node_modules/left-pad/package.json`).
-const NOT_PROJECTS: [&str; 9] = [
+/// Directories that hold what tools install or build, code vendored from
+/// elsewhere, or test data: never a project of the repository
+/// (`node_modules/left-pad/package.json`, `third_party/zlib/setup.py`).
+const NOT_PROJECTS: [&str; 14] = [
     "node_modules",
     "target",
     "vendor",
+    "vendored",
+    "third_party",
+    "third-party",
     "dist",
     "build",
     "out",
     "venv",
     "env",
     "__pycache__",
+    "testdata",
+    "fixtures",
 ];
 
-/// The projects below `root`, for a root with no language of its own: the
-/// directories `NESTED_DEPTH` deep, in name order, whose `MARKERS` name a
-/// language with a command to run. Hidden directories, `NOT_PROJECTS` and
-/// symbolic links are not looked into, nor what lies beneath a project.
-pub fn nested_projects(root: &Path) -> Vec<NestedProject> {
+/// Whether the directory `dir` (below the root, `/`-separated) may hold a
+/// project: none of its parts is hidden or one of `NOT_PROJECTS`.
+fn may_hold_project(dir: &str) -> bool {
+    dir.split('/')
+        .all(|part| !part.is_empty() && !part.starts_with('.') && !NOT_PROJECTS.contains(&part))
+}
+
+/// Whether the search for projects below the root looks at the file
+/// `path` (relative to the root): one of `MARKERS`, at most `NESTED_DEPTH`
+/// directories down. Asked of every tracked file, so the cheap test
+/// (how many `/`) comes first.
+pub fn marks_project_below(path: &[u8]) -> bool {
+    let depth = memchr::memchr_iter(b'/', path).count();
+    if depth == 0 || depth > NESTED_DEPTH {
+        return false;
+    }
+    let name = path.rsplit(|&b| b == b'/').next().unwrap_or_default();
+    MARKERS.iter().any(|marker| marker.as_bytes() == name)
+}
+
+/// The projects below `root`, for a root with no language of its own.
+/// They are found among the files git tracks (the index: what a commit
+/// holds, and never what a tool installed or built); where git tracks
+/// nothing yet, or `root` is no repository, among the work tree's
+/// directories, `WALKED_DIRS` at most.
+pub fn projects_below(root: &Path) -> Vec<NestedProject> {
+    let paths: Vec<String> = match crate::git::tracked_where(root, marks_project_below) {
+        // A name that is not UTF-8 can be neither a check's `cwd` nor
+        // its `files` glob.
+        Ok(Some(paths)) => paths
+            .into_iter()
+            .filter_map(|path| String::from_utf8(path).ok())
+            .collect(),
+        Ok(None) | Err(_) => walked_markers(root),
+    };
+    projects_among(&paths, |path| std::fs::read(root.join(path)).ok())
+}
+
+/// The `MARKERS` in the work tree's directories `NESTED_DEPTH` deep, as
+/// paths relative to `root`: hidden directories, `NOT_PROJECTS` and
+/// symbolic links are not looked into.
+fn walked_markers(root: &Path) -> Vec<String> {
     let mut found = Vec::new();
-    let mut budget = NESTED_DIRS;
+    let mut budget = WALKED_DIRS;
     let mut level = vec![String::new()];
-    for _ in 0..NESTED_DEPTH {
+    for depth in 0..=NESTED_DEPTH {
         let mut next = Vec::new();
-        for parent in level {
-            let Ok(entries) = std::fs::read_dir(root.join(&parent)) else {
+        for dir in level {
+            if budget == 0 {
+                return found;
+            }
+            budget -= 1;
+            let Ok(entries) = std::fs::read_dir(root.join(&dir)) else {
                 continue;
             };
-            let mut names: Vec<String> = entries
-                .filter_map(Result::ok)
+            for entry in entries.filter_map(Result::ok) {
+                let Ok(name) = entry.file_name().into_string() else {
+                    continue;
+                };
                 // `file_type` does not follow a symbolic link: a link to a
                 // directory elsewhere is not the repository's.
-                .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
-                .filter_map(|entry| entry.file_name().into_string().ok())
-                .filter(|name| !name.starts_with('.') && !NOT_PROJECTS.contains(&name.as_str()))
-                .collect();
-            names.sort();
-            for name in names {
-                if budget == 0 {
-                    return found;
-                }
-                budget -= 1;
-                let dir = if parent.is_empty() {
+                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                let path = if dir.is_empty() {
                     name
                 } else {
-                    format!("{parent}/{name}")
+                    format!("{dir}/{name}")
                 };
-                let languages: Vec<Language> = languages_of(&RootFiles::in_dir(&root.join(&dir)))
-                    .into_iter()
-                    .filter(|l| !l.commands().is_empty())
-                    .collect();
-                if languages.is_empty() {
-                    next.push(dir);
-                } else {
-                    found.push(NestedProject { dir, languages });
+                if is_dir {
+                    if depth < NESTED_DEPTH && may_hold_project(&path) {
+                        next.push(path);
+                    }
+                } else if !dir.is_empty() && marks_project_below(path.as_bytes()) {
+                    found.push(path);
                 }
             }
         }
+        next.sort();
         level = next;
     }
     found
 }
 
-/// The projects of `nested_projects` as prose: "go in `backend/` and node
+/// The projects below the root among `paths` (files relative to the root,
+/// `/`-separated), in path order: the directories `NESTED_DEPTH` deep
+/// whose `MARKERS` name a language with a command to run, except those
+/// beneath such a project (a Go module's `testdata/`) and those
+/// `may_hold_project` refuses. `read` gives the text of a `package.json`
+/// among them (its scripts say what there is to run).
+pub fn projects_among(
+    paths: &[String],
+    mut read: impl FnMut(&str) -> Option<Vec<u8>>,
+) -> Vec<NestedProject> {
+    let mut dirs: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
+    for path in paths {
+        if !marks_project_below(path.as_bytes()) {
+            continue;
+        }
+        if let Some((dir, name)) = path.rsplit_once('/') {
+            if may_hold_project(dir) {
+                dirs.entry(dir).or_default().push(name);
+            }
+        }
+    }
+    let mut found: Vec<NestedProject> = Vec::new();
+    for (dir, names) in dirs {
+        // A parent sorts before what it holds: its project is known.
+        if found.iter().any(|p| {
+            dir.strip_prefix(p.dir.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+        }) {
+            continue;
+        }
+        let markers = RootFiles::from_lookup(|marker| {
+            if !names.contains(&marker) {
+                return None;
+            }
+            Some(if marker == "package.json" {
+                read(&format!("{dir}/{marker}")).unwrap_or_default()
+            } else {
+                Vec::new()
+            })
+        });
+        let languages: Vec<Language> = languages_of(&markers)
+            .into_iter()
+            .filter(|l| !l.commands().is_empty())
+            .collect();
+        if !languages.is_empty() {
+            found.push(NestedProject {
+                dir: dir.to_string(),
+                languages,
+            });
+        }
+    }
+    found
+}
+
+/// What the default checks are made from: the languages at the root
+/// (`detect_languages`), and where there is none, the projects below it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Detected {
+    pub languages: Vec<Language>,
+    /// Empty when the root has a language: its checks are the root's.
+    pub below: Vec<NestedProject>,
+}
+
+/// The languages at `root` and, with none there, the projects below it.
+pub fn detect(root: &Path) -> Detected {
+    let languages = detect_languages(root);
+    let below = if languages.is_empty() {
+        projects_below(root)
+    } else {
+        Vec::new()
+    };
+    Detected { languages, below }
+}
+
+/// The projects of `projects_below` as prose: "go in `backend/` and node
 /// in `frontend/`"; `None` when there are none.
 pub fn nested_names(projects: &[NestedProject]) -> Option<String> {
     let names: Vec<String> = projects
@@ -443,36 +557,92 @@ fn offered_check(check: &str, command: &str) -> String {
     )
 }
 
-/// A check `init` writes for a project below the root.
+/// A check of a project below the root: what the embedded default runs
+/// and `init` writes.
 struct NestedCheck {
     /// The project's directory and the command's name, `backend-tests`
     /// (`backend-go-tests` for a second language of one directory): the
     /// directory is what tells two projects of one language apart, and
-    /// what a person reading the report knows them by.
+    /// what a person reading the report knows them by. Unique among the
+    /// checks, whatever the case (`web-app/` and `web/app/` would both
+    /// be `web-app`: the second is `web-app-2-tests`).
     name: String,
     /// The standard command's name: `tests`.
     standard: &'static str,
     command: &'static str,
-    cwd: String,
+    /// The project's directory: where the check runs, and whose files
+    /// make it run.
+    dir: String,
+}
+
+impl NestedCheck {
+    /// The check as a TOML inline table.
+    fn toml(&self) -> String {
+        let origin = match self.standard {
+            "tests" => "test",
+            other => other,
+        };
+        format!(
+            "{{ name = {}, command = {}, cwd = {}, files = [{}], origin = {}, on_failure = \"block\" }}",
+            quoted(&self.name),
+            quoted(self.command),
+            quoted(&self.dir),
+            quoted(&format!("{}/**", glob_escaped(&self.dir))),
+            quoted(origin),
+        )
+    }
+}
+
+/// `text` with the characters a glob reads as special escaped, so it
+/// matches only itself: a directory named `[draft]` or `!old`.
+fn glob_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, c) in text.char_indices() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') || (i == 0 && c == '!') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The checks of the projects `nested` finds, in their order.
 fn nested_checks(nested: &[NestedProject]) -> Vec<NestedCheck> {
-    let mut checks = Vec::new();
+    let mut checks: Vec<NestedCheck> = Vec::new();
+    let mut taken = std::collections::BTreeSet::new();
     for project in nested {
-        let prefix = project.dir.replace('/', "-");
-        for (index, language) in project.languages.iter().enumerate() {
+        // A check's name holds no control character; its `cwd` keeps the
+        // directory's own.
+        let base: String = project
+            .dir
+            .chars()
+            .map(|c| match c {
+                '/' => '-',
+                c if c.is_control() => '_',
+                c => c,
+            })
+            .collect();
+        // Check names are told apart whatever their case: one prefix for
+        // all of a project's checks, the first its directory's free.
+        let mut prefix = base.clone();
+        let mut n = 1;
+        while project.languages.iter().any(|language| {
+            language.commands().iter().any(|(standard, _)| {
+                taken.contains(&check_name(&prefix, language, project, standard).to_lowercase())
+            })
+        }) {
+            n += 1;
+            prefix = format!("{base}-{n}");
+        }
+        for language in &project.languages {
             for (standard, command) in language.commands() {
-                let name = if index == 0 {
-                    format!("{prefix}-{standard}")
-                } else {
-                    format!("{prefix}-{}-{standard}", language.slug())
-                };
+                let name = check_name(&prefix, language, project, standard);
+                taken.insert(name.to_lowercase());
                 checks.push(NestedCheck {
                     name,
                     standard,
                     command,
-                    cwd: project.dir.clone(),
+                    dir: project.dir.clone(),
                 });
             }
         }
@@ -480,20 +650,47 @@ fn nested_checks(nested: &[NestedProject]) -> Vec<NestedCheck> {
     checks
 }
 
+/// The name of `project`'s check of `standard` for `language`:
+/// `backend-tests`, and for a second language of one directory
+/// `backend-go-tests`.
+fn check_name(
+    prefix: &str,
+    language: &Language,
+    project: &NestedProject,
+    standard: &str,
+) -> String {
+    if project.languages.first() == Some(language) {
+        format!("{prefix}-{standard}")
+    } else {
+        format!("{prefix}-{}-{standard}", language.slug())
+    }
+}
+
 /// The four stages' phases for projects below the root: every check of
 /// `checks` blocks in `implementation`, their tests in `qa`, as
-/// `default_phases` has it for a project at the root.
-fn nested_phases(checks: &[NestedCheck]) -> String {
+/// `default_phases` has it for a project at the root. `defined` are more
+/// checks by name, whose commands the configuration's `[commands]` give.
+fn nested_phases(checks: &[NestedCheck], defined: &[&str], commented: bool) -> String {
     let mut text = String::new();
     for stage in STAGES {
         text.push_str(&format!("[phases.{stage}]\n"));
-        let listed: Vec<&NestedCheck> = match stage {
-            "implementation" => checks.iter().collect(),
-            "qa" => checks.iter().filter(|c| c.standard == "tests").collect(),
+        let mut listed: Vec<String> = match stage {
+            "implementation" => checks.iter().map(NestedCheck::toml).collect(),
+            "qa" => checks
+                .iter()
+                .filter(|c| c.standard == "tests")
+                .map(NestedCheck::toml)
+                .collect(),
             _ => Vec::new(),
         };
+        listed.extend(
+            defined
+                .iter()
+                .filter(|name| stage == "implementation" || (stage == "qa" && **name == "tests"))
+                .map(|name| format!("{{ name = {}, on_failure = \"block\" }}", quoted(name))),
+        );
         if listed.is_empty() {
-            if stage == "requirements" || stage == "architecture" {
+            if commented && (stage == "requirements" || stage == "architecture") {
                 text.push_str(
                     "# Document phases: their handoffs are validated, no command runs.\n",
                 );
@@ -503,12 +700,7 @@ fn nested_phases(checks: &[NestedCheck]) -> String {
         }
         text.push_str("checks = [\n");
         for check in listed {
-            text.push_str(&format!(
-                "  {{ name = {}, command = {}, cwd = {}, on_failure = \"block\" }},\n",
-                quoted(&check.name),
-                quoted(check.command),
-                quoted(&check.cwd)
-            ));
+            text.push_str(&format!("  {check},\n"));
         }
         text.push_str("]\n\n");
     }
@@ -528,9 +720,23 @@ fn and_list(names: &[&str]) -> String {
 /// for each.
 pub const STAGES: [&str; 4] = ["requirements", "architecture", "implementation", "qa"];
 
-/// Quotes a string for TOML.
+/// `s` as a TOML basic string: a directory's name may hold what Rust's
+/// debug quoting escapes in a way TOML does not read (`\u{200b}`).
 fn quoted(s: &str) -> String {
-    format!("{s:?}")
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// The names of the standard commands, in check order.
@@ -540,8 +746,14 @@ pub const STANDARD_CHECKS: [&str; 4] = ["tests", "lint", "build", "typecheck"];
 /// of the language blocks in `implementation`, the tests block in `qa`.
 /// `defined` are the standard commands the files' `[commands]` name: a
 /// project of no known language that writes `tests = "make test"` and no
-/// phase means its tests to run, not to be passed over.
-pub fn embedded_toml(language: Option<&Language>, defined: &[&str]) -> String {
+/// phase means its tests to run, not to be passed over. With no language
+/// at the root, the checks of the projects `nested` below it come first,
+/// as `init` writes them.
+pub fn embedded_toml(
+    language: Option<&Language>,
+    nested: &[NestedProject],
+    defined: &[&str],
+) -> String {
     let commands = language.map(Language::commands).unwrap_or_default();
     // No [gate]: its defaults live in the loader, so a file that leaves a
     // value out gets the same default whether or not it exists.
@@ -562,7 +774,16 @@ pub fn embedded_toml(language: Option<&Language>, defined: &[&str]) -> String {
             .position(|s| s == n)
             .unwrap_or(STANDARD_CHECKS.len())
     });
-    text.push_str(&default_phases(&names, false));
+    let nested = if language.is_none() {
+        nested_checks(nested)
+    } else {
+        Vec::new()
+    };
+    if nested.is_empty() {
+        text.push_str(&default_phases(&names, false));
+    } else {
+        text.push_str(&nested_phases(&nested, &names, false));
+    }
     text
 }
 
@@ -599,15 +820,11 @@ fn default_phases(names: &[&str], commented: bool) -> String {
 }
 
 /// A commented `phasegate.toml` for the project at `root`.
-pub fn init_template(root: &Path) -> String {
-    let languages = detect_languages(root);
+pub fn init_template(detected: &Detected) -> String {
+    let languages = &detected.languages;
+    let nested = &detected.below;
     let language = languages.first();
     let commands = language.map(Language::commands).unwrap_or_default();
-    let nested = if language.is_none() {
-        nested_projects(root)
-    } else {
-        Vec::new()
-    };
     let mut text = String::new();
     text.push_str("# phasegate configuration; phasegate's README describes every option.\n");
     text.push_str(&format!(
@@ -654,7 +871,7 @@ pub fn init_template(root: &Path) -> String {
     // A monorepo: the commands above are the first language's; the others'
     // are offered as checks with their own command, so none is left
     // unchecked without the file saying so.
-    for other in unchecked_languages(&languages) {
+    for other in unchecked_languages(languages) {
         text.push_str(&format!(
             "# Also here: a {} project. The commands above do not check it;\n\
              # to check it too, add checks with their own `command` to a phase:\n",
@@ -667,14 +884,19 @@ pub fn init_template(root: &Path) -> String {
     }
     // Projects in directories below a root that is none: the phases check
     // each of them, every check in its project's directory (`cwd`).
-    let nested_checks = nested_checks(&nested);
+    // They are the checks the embedded default runs without this file.
+    let nested_checks = if language.is_none() {
+        nested_checks(nested)
+    } else {
+        Vec::new()
+    };
     if !nested_checks.is_empty() {
         text.push_str(&format!(
             "# No project at the root: the phases below check {}, each\n\
              # check with its own `command`, run in its project's directory (`cwd`),\n\
-             # named after that directory. A check runs on every commit; give it\n\
-             # `files = [\"DIR/**\"]` to run it only when its project's files change.\n\n",
-            nested_names(&nested).unwrap_or_default()
+             # named after that directory, and only when a selected file is in that\n\
+             # directory (`files`; remove it to run the check on every commit).\n\n",
+            nested_names(nested).unwrap_or_default()
         ));
     }
     text.push_str(
@@ -691,7 +913,7 @@ pub fn init_template(root: &Path) -> String {
     if nested_checks.is_empty() {
         text.push_str(&default_phases(&names, true));
     } else {
-        text.push_str(&nested_phases(&nested_checks));
+        text.push_str(&nested_phases(&nested_checks, &[], true));
     }
     text.push_str(
         "# A workflow replaces the checks of some phases: `phasegate run --workflow quick`.\n\
@@ -834,13 +1056,66 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
-        let found = nested_projects(dir.path());
+        let found = projects_below(dir.path());
         let dirs: Vec<&str> = found.iter().map(|p| p.dir.as_str()).collect();
         assert_eq!(dirs, ["api", "packages/web"]);
         assert_eq!(
             nested_names(&found).as_deref(),
             Some("go in `api/` and node in `packages/web/`")
         );
+    }
+
+    #[test]
+    fn tracked_paths_name_projects_two_deep_outside_what_is_vendored_or_hidden() {
+        let paths: Vec<String> = [
+            "README.md",
+            "Cargo.toml.orig",
+            "api/Cargo.toml",
+            "api/src/lib.rs",
+            "api/crates/x/Cargo.toml",
+            "services/auth/go.mod",
+            "services/auth/deep/er/go.mod",
+            "third_party/zlib/setup.py",
+            "vendor/x/go.mod",
+            ".github/actions/x/package.json",
+            "docs/pyproject.toml",
+        ]
+        .map(String::from)
+        .to_vec();
+        let found = projects_among(&paths, |_| None);
+        let dirs: Vec<&str> = found.iter().map(|p| p.dir.as_str()).collect();
+        assert_eq!(dirs, ["api", "docs", "services/auth"]);
+    }
+
+    #[test]
+    fn check_names_tell_every_project_apart() {
+        let project = |dir: &str, languages: Vec<Language>| NestedProject {
+            dir: dir.to_string(),
+            languages,
+        };
+        let checks = nested_checks(&[
+            project("Web-app", vec![Language::Python]),
+            project("web/app", vec![Language::Go, Language::Python]),
+        ]);
+        let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "Web-app-tests",
+                "Web-app-lint",
+                "Web-app-typecheck",
+                "web-app-2-tests",
+                "web-app-2-lint",
+                "web-app-2-build",
+                "web-app-2-typecheck",
+                "web-app-2-python-tests",
+                "web-app-2-python-lint",
+                "web-app-2-python-typecheck",
+            ]
+        );
+        assert!(checks[3]
+            .toml()
+            .contains(r#"cwd = "web/app", files = ["web/app/**"]"#));
     }
 
     #[test]

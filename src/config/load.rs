@@ -13,8 +13,8 @@ use regex::Regex;
 use crate::diagnostics::PARSER_NAMES;
 
 use super::defaults::{
-    detect_languages, embedded_toml, languages_of, unchecked_names, Language, RootFiles, STAGES,
-    STANDARD_CHECKS,
+    detect_languages, embedded_toml, languages_of, nested_names, projects_below, unchecked_names,
+    Language, NestedProject, RootFiles, STAGES, STANDARD_CHECKS,
 };
 use super::duration::parse_duration;
 use super::error::{ConfigError, Problem, SourceFile};
@@ -306,7 +306,7 @@ pub fn load(root: &Path) -> Result<Config, ConfigError> {
             files.push(file);
         }
     }
-    load_files(files, &detect_languages(root))
+    load_files(files, &detect_languages(root), &mut || projects_below(root))
 }
 
 /// Loads `phasegate.toml` as it is in a commit (`bytes`, or `None` when the
@@ -319,7 +319,11 @@ pub fn load_committed(
     bytes: Option<Vec<u8>>,
 ) -> Result<Config, ConfigError> {
     let files = bytes.map(|bytes| decode(name, bytes)).transpose()?;
-    load_files(files.into_iter().collect(), &languages_of(markers))
+    load_files(
+        files.into_iter().collect(),
+        &languages_of(markers),
+        &mut Vec::new,
+    )
 }
 
 /// Loads `phasegate.toml` as the index or the commit checked holds it
@@ -335,14 +339,22 @@ pub fn load_version(
 ) -> Result<Config, ConfigError> {
     let mut files = vec![decode(name, bytes)?];
     files.extend(read(root, LOCAL_FILE)?);
-    load_files(files, &languages_of(markers))
+    load_files(files, &languages_of(markers), &mut || projects_below(root))
 }
 
-fn load_files(files: Vec<SourceFile>, languages: &[Language]) -> Result<Config, ConfigError> {
+/// `files` over the embedded default for `languages` (those at the root)
+/// or, with none there, for the projects `below` finds under the root:
+/// looked for only when the default's phases apply, as the search costs
+/// a read of the index.
+fn load_files(
+    files: Vec<SourceFile>,
+    languages: &[Language],
+    below: &mut dyn FnMut() -> Vec<NestedProject>,
+) -> Result<Config, ConfigError> {
     let language = languages.first();
     let mut sources = vec![SourceFile::new(
         EMBEDDED.to_string(),
-        embedded_toml(language, &[]),
+        embedded_toml(language, &[], &[]),
     )];
     sources.extend(files);
     let mut trees = parse_sources(&sources)?;
@@ -355,9 +367,13 @@ fn load_files(files: Vec<SourceFile>, languages: &[Language]) -> Result<Config, 
         .zip(&trees)
         .skip(1)
         .any(|(source, tree)| source.name != LOCAL_FILE && get(tree, "phases").is_some());
+    let mut nested = Vec::new();
     if !file_defines_phases {
+        if language.is_none() {
+            nested = below();
+        }
         let defined = standard_commands_defined(&trees[1..]);
-        let embedded = embedded_toml(language, &defined);
+        let embedded = embedded_toml(language, &nested, &defined);
         if *embedded != *sources[0].text {
             sources[0] = SourceFile::new(EMBEDDED.to_string(), embedded);
             trees[0] = parse_sources(&sources[..1])?
@@ -374,7 +390,7 @@ fn load_files(files: Vec<SourceFile>, languages: &[Language]) -> Result<Config, 
     for tree in trees {
         merge(&mut root_table, tree);
     }
-    validate(&root_table, &sources, languages)
+    validate(&root_table, &sources, languages, &nested)
 }
 
 /// The standard commands (`tests`, `lint`, ...) the `[commands]` of
@@ -456,15 +472,24 @@ fn validate(
     root_table: &[(Key, Node)],
     sources: &[SourceFile],
     languages: &[Language],
+    nested: &[NestedProject],
 ) -> Result<Config, ConfigError> {
     let language = languages.first();
     let origin = if sources.len() == 1 {
         ConfigOrigin::Embedded {
             // A monorepo's other code is not checked: the name says so.
-            language: language.map(|first| match unchecked_names(languages) {
-                None => first.name().to_string(),
-                Some(others) => format!("{}, not for the {others} code also here", first.name()),
-            }),
+            language: match language {
+                Some(first) => Some(match unchecked_names(languages) {
+                    None => first.name().to_string(),
+                    Some(others) => {
+                        format!("{}, not for the {others} code also here", first.name())
+                    }
+                }),
+                // Projects below the root: which, and how they are run.
+                None => nested_names(nested).map(|projects| {
+                    format!("{projects}, each project's checks run in its directory when a selected file is in it")
+                }),
+            },
         }
     } else {
         ConfigOrigin::File {

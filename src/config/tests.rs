@@ -8,7 +8,9 @@ use super::*;
 fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
-        std::fs::write(dir.path().join(name), text).unwrap();
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
     dir
 }
@@ -295,7 +297,7 @@ fn init_templates_load_back_for_every_language() {
         vec![],
     ] {
         let dir = dir_with(&files);
-        let text = init_template(dir.path());
+        let text = init_template(&detect(dir.path()));
         std::fs::write(dir.path().join("phasegate.toml"), &text).unwrap();
         let config =
             load(dir.path()).unwrap_or_else(|e| panic!("{files:?}: {:?}\n{text}", e.problems()));
@@ -307,6 +309,62 @@ fn init_templates_load_back_for_every_language() {
             "{text}"
         );
     }
+}
+
+/// Each phase's checks as `name command cwd files origin on_failure`.
+fn phase_checks(config: &Config) -> Vec<String> {
+    config
+        .phases
+        .iter()
+        .flat_map(|(phase, p)| {
+            p.checks.iter().map(move |c| {
+                format!(
+                    "{phase}: {} {:?} {:?} {:?} {:?} {:?}",
+                    c.name, c.command, c.cwd, c.files, c.origin, c.on_failure
+                )
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_monorepo_runs_on_the_checks_init_writes() {
+    let dir = dir_with(&[
+        ("api/Cargo.toml", ""),
+        ("web/package.json", r#"{"scripts": {"test": "vitest"}}"#),
+        ("web/bun.lock", ""),
+        // A directory whose name a glob and TOML would misread.
+        ("odd [x]/pyproject.toml", ""),
+    ]);
+    let embedded = load(dir.path()).unwrap();
+    let checks = phase_checks(&embedded);
+    assert!(
+        checks.contains(
+            &r#"implementation: odd [x]-tests Argv(["pytest"]) Some("odd [x]") ["odd \\[x\\]/**"] Test Block"#
+                .to_string()
+        ),
+        "{checks:#?}"
+    );
+    assert!(
+        checks.contains(
+            &r#"qa: web-tests Argv(["bun", "test"]) Some("web") ["web/**"] Test Block"#.to_string()
+        ),
+        "{checks:#?}"
+    );
+    assert_eq!(checks.len(), 4 + 3 + 1 + 3, "{checks:#?}");
+    let text = init_template(&detect(dir.path()));
+    std::fs::write(dir.path().join("phasegate.toml"), &text).unwrap();
+    let written = load(dir.path()).unwrap_or_else(|e| panic!("{:?}\n{text}", e.problems()));
+    assert_eq!(phase_checks(&written), checks, "{text}");
+    // The glob matches the directory's files, and only them.
+    let spec = &written.phases["implementation"]
+        .checks
+        .iter()
+        .find(|c| c.name == "odd [x]-tests")
+        .unwrap();
+    let filter = spec.file_filter.as_ref().unwrap();
+    assert!(filter.is_match(Path::new("odd [x]/app.py")));
+    assert!(!filter.is_match(Path::new("odd x/app.py")));
 }
 
 #[test]

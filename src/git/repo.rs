@@ -575,3 +575,47 @@ pub fn tracked_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
     files.dedup();
     Ok(files)
 }
+
+/// The paths of the tracked files `keep` accepts, relative to the root, in
+/// index order; `None` when the index holds no file at all (nothing added
+/// yet). Only the paths are looked at, never the work tree: submodules
+/// (gitlinks) and files outside a sparse checkout (`skip-worktree`), which
+/// this work tree does not hold, are left out.
+pub fn tracked_where(
+    root: &Path,
+    mut keep: impl FnMut(&[u8]) -> bool,
+) -> Result<Option<Vec<Vec<u8>>>, GitError> {
+    use super::index::{MODE_GITLINK, MODE_TYPE, SKIP_WORKTREE};
+    let repo = super::open_repository(root).map_err(|source| open_error(root, source))?;
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    let any = if let Some(index) = super::read_own_index(&repo)? {
+        for entry in &index.entries {
+            let path = index.path(entry);
+            // The path first: most entries go no further.
+            if !keep(path) {
+                continue;
+            }
+            let fields = index.fields(entry);
+            if fields.is_gitlink() || fields.extended & SKIP_WORKTREE != 0 {
+                continue;
+            }
+            kept.push(path.to_vec());
+        }
+        !index.entries.is_empty()
+    } else {
+        let index = repo.index().map_err(|source| index_error(root, source))?;
+        for entry in index.iter() {
+            if entry.mode & MODE_TYPE == MODE_GITLINK
+                || entry.flags_extended & SKIP_WORKTREE != 0
+                || !keep(&entry.path)
+            {
+                continue;
+            }
+            kept.push(entry.path);
+        }
+        !index.is_empty()
+    };
+    // Conflicted paths have an entry per stage.
+    kept.dedup();
+    Ok(any.then_some(kept))
+}

@@ -102,8 +102,26 @@ fn monorepo() -> TestRepo {
 #[test]
 fn projects_only_below_the_root_are_named_and_init_checks_them() {
     let repo = monorepo();
-    let (code, verdict) = repo.verdict(&["--all-files"]);
-    assert_eq!(code, 0, "{verdict:#}");
+    // Whatever go and npm find here (if they are installed at all), the
+    // defaults run their checks, and none of what is installed.
+    let (_, verdict) = repo.verdict(&["--all-files", "--profile", "fast"]);
+    let names: Vec<&str> = verdict["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "backend-tests",
+            "backend-lint",
+            "backend-build",
+            "backend-typecheck",
+            "web-app-tests"
+        ],
+        "{verdict:#}"
+    );
     let notes = verdict["notes"].to_string();
     assert!(
         notes.contains("go in `backend/` and node in `web/app/`"),
@@ -115,15 +133,15 @@ fn projects_only_below_the_root_are_named_and_init_checks_them() {
     assert_eq!(init.code, 0, "{init:?}");
     assert!(
         init.stdout.contains(
-            "(no project at the root; checks for go in `backend/` and node in `web/app/`, each run in its directory)"
+            "(no project at the root; checks for go in `backend/` and node in `web/app/`, each run in its directory when its files change)"
         ),
         "{}",
         init.stdout
     );
     let text = repo.read("phasegate.toml");
     for listed in [
-        r#"  { name = "backend-tests", command = "go test ./...", cwd = "backend", on_failure = "block" },"#,
-        r#"  { name = "web-app-tests", command = "npm test", cwd = "web/app", on_failure = "block" },"#,
+        r#"  { name = "backend-tests", command = "go test ./...", cwd = "backend", files = ["backend/**"], origin = "test", on_failure = "block" },"#,
+        r#"  { name = "web-app-tests", command = "npm test", cwd = "web/app", files = ["web/app/**"], origin = "test", on_failure = "block" },"#,
     ] {
         assert!(text.contains(listed), "{text}");
     }

@@ -26,6 +26,7 @@ mod config_more;
 mod config_review;
 mod counts;
 mod defaults;
+mod defaults_mono;
 mod diagnostics;
 mod diagnostics_more;
 mod filter;

@@ -319,7 +319,7 @@ fn run_gate(
         notes.push(note.clone());
     } else if phase_specs.is_empty() {
         // Nothing to run because there is nothing to go by: say why.
-        notes.extend(no_configuration(args, root));
+        notes.extend(no_configuration(args, root, &config));
     }
     let specs = to_run(args, &phase_specs);
     let dirs = isolation::Dirs {
@@ -786,24 +786,22 @@ fn new_private_dir(temp_dir: &Path, uid: u32) -> Result<PathBuf, String> {
 /// Why a phase has no checks when there is no configuration and no
 /// project phasegate knows (a `--config-from-ref` without one says so
 /// itself: `configuration::ref_without_config`).
-fn no_configuration(args: &RunRequest, root: &Path) -> Option<String> {
+fn no_configuration(args: &RunRequest, root: &Path, config: &Config) -> Option<String> {
+    // Defaults found projects (at the root or below it): this phase just
+    // has none of their checks.
     if args.config_from_ref.is_some()
         || root.join(config::CONFIG_FILE).exists()
+        || matches!(
+            &config.origin,
+            config::ConfigOrigin::Embedded { language: Some(_) }
+        )
         || config::detect_language(root).is_some()
     {
         return None;
     }
-    let none_here = format!("there is no `{}`", config::CONFIG_FILE);
-    // A monorepo of projects in directories: nothing checks them, and the
-    // note names them.
-    let below = config::nested_names(&config::nested_projects(root));
-    if let Some(below) = below {
-        return Some(format!(
-            "{none_here} and no project phasegate knows at the root, so no check reaches the projects below it ({below}): `phasegate init` writes a configuration that offers their checks"
-        ));
-    }
     Some(format!(
-        "{none_here} and no project phasegate knows (Cargo.toml, go.mod, package.json, pyproject.toml, setup.cfg) at the root: `phasegate init` writes a configuration to start from"
+        "there is no `{}` and no project phasegate knows (Cargo.toml, go.mod, package.json, pyproject.toml, setup.cfg) at the root or in the directories below it: `phasegate init` writes a configuration to start from",
+        config::CONFIG_FILE
     ))
 }
 
