@@ -314,8 +314,13 @@ fn unusable_cwd(cwd: &std::path::Path, root: &std::path::Path) -> Option<String>
     })
 }
 
+/// How many of a command's words the diagnostics extractor is given: its
+/// options (`npm test -- --ci --runInBand … --json`), not the thousands of
+/// files `{files}` may add after them.
+const EXTRACTOR_WORDS: usize = 64;
+
 /// What makes the diagnostics extractor of each batch of the check's
-/// output; its parser may be picked by the command's first arguments.
+/// output; its parser may be picked by the command's arguments.
 fn extractor(plan: &CheckPlan) -> impl Fn() -> Extractor + 'static {
     let argv: Vec<String> = plan
         .invocations
@@ -323,7 +328,7 @@ fn extractor(plan: &CheckPlan) -> impl Fn() -> Extractor + 'static {
         .map(|i| {
             i.argv
                 .iter()
-                .take(8)
+                .take(EXTRACTOR_WORDS)
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect()
         })

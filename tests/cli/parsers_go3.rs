@@ -285,3 +285,21 @@ fn a_json_test_report_printed_or_written_to_a_file_passes() {
         assert_eq!(findings(&v), [], "{command}: {v:#}");
     }
 }
+
+/// The option that asks for the report is often far into the command,
+/// past the words a parser is picked by; run without a shell, the check's
+/// own argv must still say it.
+#[test]
+fn a_json_test_report_asked_for_past_a_commands_first_words_is_expected_too() {
+    let repo = TestRepo::new();
+    repo.stage("package.json", "{\"name\": \"shop\", \"private\": true}\n");
+    replayer(&repo, "npm", "jest30/jest-json-npm-skipped.txt", 0);
+    repo.config(
+        "[phases.implementation]\nchecks = [ { name = \"tests\", command = \"./npm test -- --ci --runInBand --silent --coverage=false --maxWorkers=2 --json\", parser = \"jest\" } ]\n",
+    );
+    let (code, v) = repo.verdict(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    let diagnostics = v["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{v:#}");
+    assert_eq!(diagnostics[0]["code"], "REPORT_UNREADABLE", "{v:#}");
+}
