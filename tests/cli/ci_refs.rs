@@ -23,7 +23,7 @@ const FROM_MAIN: [&str; 6] = [
 /// `main` holding `files` and `status.txt` saying `ok`, then a branch
 /// `feature` (checked out) that breaks `status.txt` and writes `changes`
 /// over the files (an empty text deletes the file).
-fn branch_of(files: &[(&str, &str)], changes: &[(&str, &str)]) -> TestRepo {
+pub(crate) fn branch_of(files: &[(&str, &str)], changes: &[(&str, &str)]) -> TestRepo {
     let repo = TestRepo::new();
     for (path, text) in files {
         repo.write(path, text);

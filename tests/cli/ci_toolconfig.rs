@@ -1,8 +1,9 @@
 //! Under --config-from-ref, a branch that rewrites the configuration of a tool a check runs warns.
 
 use crate::ci_cargo::FROM_MAIN;
+use crate::ci_refs::branch_of;
 use crate::ci_scripts::finding;
-use crate::support::{check, TestRepo};
+use crate::support::{check, write_executable, TestRepo};
 
 /// A gate whose one blocking check `lint` runs `command`.
 fn lint_gate(command: &str) -> String {
@@ -11,46 +12,15 @@ fn lint_gate(command: &str) -> String {
     )
 }
 
-/// `main` holding `files` (with `phasegate.toml` among them, or not: the
-/// defaults then) and `status.txt` saying `ok`; then a branch `feature`,
-/// checked out, that breaks `status.txt` and writes `changes` over the
-/// files (`None` deletes one).
-fn branch(files: &[(&str, &str)], changes: &[(&str, Option<&str>)]) -> TestRepo {
-    let repo = TestRepo::new();
-    for (path, text) in files {
-        repo.write(path, text);
-    }
-    repo.write("status.txt", "ok\n");
-    repo.commit_all("gate");
-    repo.git(&["checkout", "-qb", "feature"]);
-    repo.write("status.txt", "broken\n");
-    for (path, text) in changes {
-        match text {
-            Some(text) => {
-                repo.write(path, text);
-            }
-            None => std::fs::remove_file(repo.path().join(path)).unwrap(),
-        }
-    }
-    repo.commit_all("feature");
-    repo
-}
-
 /// Puts a stand-in for `program` on the `PATH` the runs get (the real
 /// tools need not be installed here): it finds nothing when one of
 /// `configs` holds `off`, as the tool would with its rules turned off,
 /// and otherwise judges `status.txt`, as the tool judges the code.
 fn stand_in(repo: &TestRepo, program: &str, off: &str, configs: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    let bin = repo.home().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let path = bin.join(program);
-    std::fs::write(
-        &path,
-        format!("#!/bin/sh\nif grep -qsF -- '{off}' {configs}; then exit 0; fi\ngrep -qx ok status.txt\n"),
-    )
-    .unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_executable(
+        &repo.home().join("bin").join(program),
+        &format!("#!/bin/sh\nif grep -qsF -- '{off}' {configs}; then exit 0; fi\ngrep -qx ok status.txt\n"),
+    );
 }
 
 /// `phasegate run --format json ARGS` with the stand-ins first on the `PATH`.
@@ -79,12 +49,12 @@ const RUFF_TOML: &str = "line-length = 100\n\n[lint]\nselect = [\"E\", \"F\", \"
 #[test]
 fn a_ruff_toml_the_branch_weakens_warns_at_the_changed_line_and_strict_fails() {
     let weakened = RUFF_TOML.replace("[\"E\", \"F\", \"B\"]", "[]");
-    let repo = branch(
+    let repo = branch_of(
         &[
             ("phasegate.toml", &lint_gate("ruff check .")),
             ("ruff.toml", RUFF_TOML),
         ],
-        &[("ruff.toml", Some(&weakened))],
+        &[("ruff.toml", &weakened)],
     );
     stand_in(&repo, "ruff", "select = []", "ruff.toml");
     let (code, v) = verdict(&repo, &FROM_MAIN);
@@ -129,12 +99,12 @@ fn a_ruff_toml_the_branch_weakens_warns_at_the_changed_line_and_strict_fails() {
 
     // A branch that deletes it, so that ruff runs on its defaults, warns
     // too, naming the file it took out.
-    let repo = branch(
+    let repo = branch_of(
         &[
             ("phasegate.toml", &lint_gate("ruff check .")),
             ("ruff.toml", RUFF_TOML),
         ],
-        &[("ruff.toml", None)],
+        &[("ruff.toml", "")],
     );
     stand_in(&repo, "ruff", "select = []", "ruff.toml");
     let (_, v) = verdict(&repo, &FROM_MAIN);
@@ -154,8 +124,8 @@ const TSCONFIG_BASE: &str = "{\n  \"compilerOptions\": {\n    \"strict\": true\n
 
 /// A bun project with no `phasegate.toml`: its default typecheck is
 /// `bunx tsc --noEmit`.
-fn bun_project(changes: &[(&str, Option<&str>)]) -> TestRepo {
-    let repo = branch(
+fn bun_project(changes: &[(&str, &str)]) -> TestRepo {
+    let repo = branch_of(
         &[
             ("package.json", PACKAGE),
             ("bun.lock", "{}\n"),
@@ -179,7 +149,7 @@ fn a_tsconfig_the_branch_weakens_warns_for_the_node_default_typecheck() {
         "\"noEmit\": true,",
         "\"noEmit\": true,\n    \"strict\": false,",
     );
-    let repo = bun_project(&[("tsconfig.json", Some(&weakened))]);
+    let repo = bun_project(&[("tsconfig.json", &weakened)]);
     let (code, v) = verdict(&repo, &FROM_MAIN);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(check(&v, "typecheck")["status"], "passed", "{v:#}");
@@ -197,7 +167,7 @@ fn a_tsconfig_the_branch_weakens_warns_for_the_node_default_typecheck() {
 
     // The file its `extends` names is the configuration too.
     let weakened = TSCONFIG_BASE.replace("true", "false");
-    let repo = bun_project(&[("tsconfig.base.json", Some(&weakened))]);
+    let repo = bun_project(&[("tsconfig.base.json", &weakened)]);
     let (code, v) = verdict(&repo, &FROM_MAIN);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["status"], "warned", "{v:#}");
@@ -221,9 +191,9 @@ fn a_ruff_section_of_pyproject_warns_at_its_line_and_a_version_bump_does_not() {
         stand_in(repo, "uv", "select = []", "pyproject.toml");
     };
     let weakened = PYPROJECT.replace("[\"E\", \"F\"]", "[]");
-    let repo = branch(
+    let repo = branch_of(
         &[("phasegate.toml", &gate), ("pyproject.toml", PYPROJECT)],
-        &[("pyproject.toml", Some(&weakened))],
+        &[("pyproject.toml", &weakened)],
     );
     uv(&repo);
     let (code, v) = verdict(&repo, &FROM_MAIN);
@@ -243,9 +213,9 @@ fn a_ruff_section_of_pyproject_warns_at_its_line_and_a_version_bump_does_not() {
     // A branch that only bumps the project's version leaves ruff's
     // section as it was: the broken code fails, without a word on it.
     let bumped = PYPROJECT.replace("1.0.0", "1.1.0");
-    let repo = branch(
+    let repo = branch_of(
         &[("phasegate.toml", &gate), ("pyproject.toml", PYPROJECT)],
-        &[("pyproject.toml", Some(&bumped))],
+        &[("pyproject.toml", &bumped)],
     );
     uv(&repo);
     let (code, v) = verdict(&repo, &FROM_MAIN);
@@ -259,7 +229,7 @@ fn a_configuration_the_branch_left_as_it_forked_does_not_warn() {
     // `main` changed `ruff.toml` after the branch left it; the branch did
     // not touch it. What runs is the merge base's, which `main` vouched
     // for.
-    let repo = branch(
+    let repo = branch_of(
         &[
             ("phasegate.toml", &lint_gate("ruff check .")),
             ("ruff.toml", RUFF_TOML),
@@ -296,14 +266,14 @@ fn an_eslint_configuration_behind_a_package_json_script_warns_through_the_script
     let package = "{\n  \"name\": \"web\",\n  \"version\": \"1.0.0\",\n  \"scripts\": {\n    \"lint\": \"eslint .\"\n  }\n}\n";
     let config = "export default [\n  { rules: { \"no-unused-vars\": \"error\" } },\n];\n";
     let weakened = config.replace("\"error\"", "\"off\"");
-    let repo = branch(
+    let repo = branch_of(
         &[
             ("phasegate.toml", &lint_gate("npm run lint")),
             ("package.json", package),
             ("package-lock.json", "{}\n"),
             ("eslint.config.js", config),
         ],
-        &[("eslint.config.js", Some(&weakened))],
+        &[("eslint.config.js", &weakened)],
     );
     stand_in(&repo, "eslint", "\"off\"", "eslint.config.js");
     let (code, v) = verdict(&repo, &FROM_MAIN);

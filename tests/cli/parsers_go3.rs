@@ -1,6 +1,7 @@
 //! Go and jest output the parsers once left unplaced or silent, recorded from real runs.
 
-use crate::support::{check, TestRepo};
+use crate::parsers_go_more::findings;
+use crate::support::{check, write_executable, TestRepo};
 
 /// A recorded output or sample source, `fixtures/diagnostics/<path>`.
 fn recording(path: &str) -> String {
@@ -25,13 +26,10 @@ fn replaying_go(repo: &TestRepo, name: &str, output: &str, exit: i32, cwd: Optio
 /// An executable `program` at the repository's root that prints the
 /// recorded `output` and exits `exit`, as the real program did.
 fn replayer(repo: &TestRepo, program: &str, output: &str, exit: i32) {
-    use std::os::unix::fs::PermissionsExt;
-    repo.write(
-        program,
+    write_executable(
+        &repo.path().join(program),
         &format!("#!/bin/sh\ncat '{}'\nexit {exit}\n", recording(output)),
     );
-    let path = repo.path().join(program);
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// A repository whose one check `tests` runs `command` (in a shell), read
@@ -40,22 +38,6 @@ fn testing(repo: &TestRepo, command: &str, parser: &str) {
     repo.config(&format!(
         "[phases.implementation]\nchecks = [ {{ name = \"tests\", shell = true, command = \"{command}\", parser = \"{parser}\" }} ]\n",
     ));
-}
-
-/// Each diagnostic's `file:line`, severity and message.
-fn findings(v: &serde_json::Value) -> Vec<(String, String, String)> {
-    v["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            (
-                format!("{}:{}", d["file"].as_str().unwrap_or("-"), d["line"]),
-                d["severity"].as_str().unwrap().to_string(),
-                d["message"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
 }
 
 /// What every finding of a directory outside the module ends with.

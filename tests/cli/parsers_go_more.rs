@@ -44,7 +44,7 @@ fn replaying(
 }
 
 /// Each diagnostic's `file:line`, severity and message.
-fn findings(v: &serde_json::Value) -> Vec<(String, String, String)> {
+pub(crate) fn findings(v: &serde_json::Value) -> Vec<(String, String, String)> {
     v["diagnostics"]
         .as_array()
         .unwrap()
