@@ -416,6 +416,55 @@ pub fn projects_below(root: &Path) -> Vec<NestedProject> {
     projects_among(&paths, |path| std::fs::read(root.join(path)).ok())
 }
 
+/// The projects below the root of the commit `spec`, for a root with no
+/// language of its own: a gate read from a ref (`--config-from-ref`)
+/// checks the projects the ref holds, so a project a branch adds or takes
+/// away neither adds nor removes checks of the gate that judges it. Only the
+/// directories `NESTED_DEPTH` deep that may hold a project are read, and
+/// of the files only each `package.json` found.
+pub fn projects_at(root: &Path, spec: &str) -> Result<Vec<NestedProject>, crate::git::GitError> {
+    let paths: Vec<String> = crate::git::paths_at(root, spec, looked_into, marks_project_below)?
+        .into_iter()
+        // As in the index: a name that is not UTF-8 can be neither a
+        // check's `cwd` nor its `files` glob.
+        .filter_map(|path| String::from_utf8(path).ok())
+        .collect();
+    let manifests: Vec<&Path> = paths
+        .iter()
+        .filter(|path| path.ends_with("/package.json"))
+        .map(Path::new)
+        .collect();
+    let texts = match crate::git::files_at(root, spec, &manifests) {
+        Ok(texts) => texts,
+        // One that cannot be read (a link out of the repository) spoils
+        // the lookup of all: each alone, and that one unreadable.
+        Err(_) => manifests
+            .iter()
+            .map(|path| {
+                crate::git::files_at(root, spec, &[path])
+                    .ok()
+                    .and_then(|mut one| one.pop().flatten())
+            })
+            .collect(),
+    };
+    let read: std::collections::HashMap<&Path, Vec<u8>> = manifests
+        .into_iter()
+        .zip(texts)
+        .filter_map(|(path, text)| Some((path, text?)))
+        .collect();
+    Ok(projects_among(&paths, |path| {
+        read.get(Path::new(path)).cloned()
+    }))
+}
+
+/// Whether the search for projects below the root looks into the
+/// directory `dir` (relative to the root): one that may hold a project,
+/// at most `NESTED_DEPTH` deep (`packages/web/`), as are its markers.
+fn looked_into(dir: &[u8]) -> bool {
+    memchr::memchr_iter(b'/', dir).count() < NESTED_DEPTH
+        && std::str::from_utf8(dir).is_ok_and(may_hold_project)
+}
+
 /// The `MARKERS` in the work tree's directories `NESTED_DEPTH` deep, as
 /// paths relative to `root`: hidden directories, `NOT_PROJECTS` and
 /// symbolic links are not looked into.
@@ -1085,6 +1134,19 @@ mod tests {
         let found = projects_among(&paths, |_| None);
         let dirs: Vec<&str> = found.iter().map(|p| p.dir.as_str()).collect();
         assert_eq!(dirs, ["api", "docs", "services/auth"]);
+    }
+
+    #[test]
+    fn a_commits_tree_is_read_only_where_its_markers_can_be() {
+        for dir in ["api", "packages", "packages/web"] {
+            assert!(looked_into(dir.as_bytes()), "{dir}");
+        }
+        // Its files would be three deep; what is installed, vendored or
+        // hidden holds no project of the repository.
+        for dir in ["packages/web/src", "node_modules", "api/vendor", ".github"] {
+            assert!(!looked_into(dir.as_bytes()), "{dir}");
+        }
+        assert!(!looked_into(b"caf\xe9"));
     }
 
     #[test]

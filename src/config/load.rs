@@ -312,18 +312,17 @@ pub fn load(root: &Path) -> Result<Config, ConfigError> {
 /// Loads `phasegate.toml` as it is in a commit (`bytes`, or `None` when the
 /// commit has none), ignoring the work tree's files: a gate the branch
 /// under test cannot weaken. `markers` are the commit's own, so its
-/// defaults are those of the language it holds.
+/// defaults are those of the language it holds; with none there, `below`
+/// gives the projects below its root (asked only when the defaults'
+/// phases apply).
 pub fn load_committed(
     markers: &RootFiles,
+    below: &mut dyn FnMut() -> Vec<NestedProject>,
     name: &str,
     bytes: Option<Vec<u8>>,
 ) -> Result<Config, ConfigError> {
     let files = bytes.map(|bytes| decode(name, bytes)).transpose()?;
-    load_files(
-        files.into_iter().collect(),
-        &languages_of(markers),
-        &mut Vec::new,
-    )
+    load_files(files.into_iter().collect(), &languages_of(markers), below)
 }
 
 /// Loads `phasegate.toml` as the index or the commit checked holds it

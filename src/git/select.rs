@@ -764,6 +764,48 @@ pub fn entries_at(
         .collect()
 }
 
+/// The paths (relative to the root, `/`-separated) of the files and
+/// symbolic links of the commit `spec` that `keep` accepts, among its
+/// root's entries and those of the directories `enter` accepts. The tree
+/// is read a directory at a time, only where `enter` leads: what a search
+/// a few levels deep needs, never the whole tree of a large repository.
+/// Submodules are left out.
+pub fn paths_at(
+    root: &Path,
+    spec: &str,
+    mut enter: impl FnMut(&[u8]) -> bool,
+    mut keep: impl FnMut(&[u8]) -> bool,
+) -> Result<Vec<Vec<u8>>, GitError> {
+    let repo = open(root)?;
+    let tree = named(&repo, spec, |object| object.peel_to_commit()?.tree())?;
+    let mut kept = Vec::new();
+    let mut level = vec![(Vec::new(), tree)];
+    while !level.is_empty() {
+        let mut next = Vec::new();
+        for (dir, tree) in level {
+            for entry in &tree {
+                let mut path = dir.clone();
+                if !path.is_empty() {
+                    path.push(b'/');
+                }
+                path.extend_from_slice(entry.name_bytes());
+                match entry.kind() {
+                    Some(git2::ObjectType::Tree) if enter(&path) => {
+                        let below = repo
+                            .find_tree(entry.id())
+                            .map_err(|e| failed("a directory of the commit", e))?;
+                        next.push((path, below));
+                    }
+                    Some(git2::ObjectType::Blob) if keep(&path) => kept.push(path),
+                    _ => {}
+                }
+            }
+        }
+        level = next;
+    }
+    Ok(kept)
+}
+
 /// The content of each of `paths` in the commit `spec`, `None` for a path
 /// it does not hold.
 pub fn files_at(

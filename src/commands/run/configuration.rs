@@ -12,7 +12,10 @@ use super::{RunRequest, SelectionRequest, Stop};
 mod tools;
 
 /// The configuration of `--config-from-ref spec`, and whether its commit
-/// holds a `phasegate.toml` (the embedded defaults otherwise).
+/// holds a `phasegate.toml` (the embedded defaults otherwise: for the
+/// language at its root, or with none there, for the projects below it
+/// that the commit holds, as the work tree's defaults follow the work
+/// tree).
 pub(in crate::commands) fn config_at_ref(
     root: &Path,
     spec: &str,
@@ -28,7 +31,21 @@ pub(in crate::commands) fn config_at_ref(
     })?;
     let held = bytes.is_some();
     let markers = markers_at(root, spec);
-    Ok((held, config::load_committed(&markers, &name, bytes)))
+    // Read only when the defaults' phases apply and the root has no
+    // language; a commit whose tree cannot be read stops the run rather
+    // than leave its projects unchecked.
+    let mut unread = None;
+    let mut below = || {
+        config::projects_at(root, spec).unwrap_or_else(|e| {
+            unread = Some(e);
+            Vec::new()
+        })
+    };
+    let loaded = config::load_committed(&markers, &mut below, &name, bytes);
+    match unread {
+        Some(e) => Err(e),
+        None => Ok((held, loaded)),
+    }
 }
 
 /// The files that tell a project's language, as the commit `spec` holds
@@ -115,8 +132,11 @@ pub(super) fn load(
             deferred: None,
         }),
         Err(error) if may_be_committed => {
+            // A stand-in for its profile until the version that counts
+            // is read: no projects are looked for.
             match config::load_committed(
                 &config::RootFiles::in_dir(root),
+                &mut Vec::new,
                 config::CONFIG_FILE,
                 None,
             ) {
@@ -151,7 +171,8 @@ fn ref_error(ctx: &Context, root: &Path, e: &crate::git::GitError) -> String {
 
 /// What a run under `--config-from-ref spec` says when `spec` holds no
 /// `phasegate.toml`: the gate is then the embedded default for the
-/// language `spec`'s own files tell (`config`), never the branch's own
+/// language `spec`'s own files tell, or for the projects below its root
+/// it holds (`config`), never the branch's own
 /// `phasegate.toml`, which would let a branch set the gate that judges
 /// it. `to` is the commit checked (the work tree's files otherwise).
 pub(super) fn ref_without_config(
@@ -171,10 +192,15 @@ pub(super) fn ref_without_config(
         format!("add a `{file}` to `{spec}` to choose the checks")
     };
     match &config.origin {
+        // The root's language, or with none there the projects below it:
+        // asked again of the ref only here, where it has no file.
+        config::ConfigOrigin::Embedded {
+            language: Some(language),
+        } if config::languages_of(&markers_at(root, spec)).is_empty() => format!("`{spec}` has no `{file}` (--config-from-ref): the checks are phasegate's defaults for the projects below its root that `{spec}` holds, {language}; a project the branch adds is not checked until `{spec}` holds it; {what_to_do}"),
         config::ConfigOrigin::Embedded {
             language: Some(language),
         } => format!("`{spec}` has no `{file}` (--config-from-ref): the checks are phasegate's defaults for {language}, the language of the files `{spec}` holds; {what_to_do}"),
-        _ => format!("`{spec}` has no `{file}` and no project phasegate knows (Cargo.toml, go.mod, package.json, pyproject.toml, setup.cfg) at its root (--config-from-ref), so no check runs; {what_to_do}"),
+        _ => format!("`{spec}` has no `{file}` and no project phasegate knows (Cargo.toml, go.mod, package.json, pyproject.toml, setup.cfg) at its root or in the directories below it (--config-from-ref), so no check runs; {what_to_do}"),
     }
 }
 
