@@ -1,7 +1,7 @@
 //! Repository discovery and the tracked-file listing. Reads git; never
 //! writes to the work tree or the index.
 
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 /// Failures reading the repository.
@@ -541,39 +541,11 @@ pub fn ignores(root: &Path, path: &Path) -> Result<bool, GitError> {
 /// are left out; the work tree is not looked at, which keeps this fast on
 /// large repositories.
 pub fn tracked_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
-    let repo = super::open_repository(root).map_err(|source| open_error(root, source))?;
-    // phasegate's own reader where it applies: libgit2 hashes the whole
-    // index first.
-    if let Some(index) = super::read_own_index(&repo)? {
-        let mut paths: Vec<&[u8]> = index
-            .entries
-            .iter()
-            .filter(|e| {
-                let fields = index.fields(e);
-                !fields.is_gitlink() && !fields.intent_to_add()
-            })
-            .map(|e| index.path(e))
-            .collect();
-        // Conflicted paths have an entry per stage.
-        paths.dedup();
-        return Ok(paths
-            .into_iter()
-            .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
-            .collect());
-    }
-    let index = repo.index().map_err(|source| index_error(root, source))?;
-    let mut files = Vec::with_capacity(index.len());
-    for entry in index.iter() {
-        if entry.mode & super::index::MODE_TYPE == super::index::MODE_GITLINK {
-            continue;
-        }
-        if entry.flags_extended & super::index::INTENT_TO_ADD != 0 {
-            continue;
-        }
-        files.push(PathBuf::from(std::ffi::OsStr::from_bytes(&entry.path)));
-    }
-    files.dedup();
-    Ok(files)
+    let (paths, _) = index_paths(root, super::index::INTENT_TO_ADD, |_| true)?;
+    Ok(paths
+        .into_iter()
+        .map(|p| PathBuf::from(std::ffi::OsString::from_vec(p)))
+        .collect())
 }
 
 /// The paths of the tracked files `keep` accepts, relative to the root, in
@@ -583,11 +555,26 @@ pub fn tracked_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
 /// this work tree does not hold, are left out.
 pub fn tracked_where(
     root: &Path,
-    mut keep: impl FnMut(&[u8]) -> bool,
+    keep: impl FnMut(&[u8]) -> bool,
 ) -> Result<Option<Vec<Vec<u8>>>, GitError> {
-    use super::index::{MODE_GITLINK, MODE_TYPE, SKIP_WORKTREE};
+    let (kept, any) = index_paths(root, super::index::SKIP_WORKTREE, keep)?;
+    Ok(any.then_some(kept))
+}
+
+/// The paths of the index's entries that `keep` accepts, in index order,
+/// once each (a conflicted path has an entry per stage), gitlinks and
+/// entries with an extended flag of `left_out` left out; and whether the
+/// index holds any entry at all.
+fn index_paths(
+    root: &Path,
+    left_out: u16,
+    mut keep: impl FnMut(&[u8]) -> bool,
+) -> Result<(Vec<Vec<u8>>, bool), GitError> {
+    use super::index::{MODE_GITLINK, MODE_TYPE};
     let repo = super::open_repository(root).map_err(|source| open_error(root, source))?;
     let mut kept: Vec<Vec<u8>> = Vec::new();
+    // phasegate's own reader where it applies: libgit2 hashes the whole
+    // index first.
     let any = if let Some(index) = super::read_own_index(&repo)? {
         for entry in &index.entries {
             let path = index.path(entry);
@@ -596,7 +583,7 @@ pub fn tracked_where(
                 continue;
             }
             let fields = index.fields(entry);
-            if fields.is_gitlink() || fields.extended & SKIP_WORKTREE != 0 {
+            if fields.is_gitlink() || fields.extended & left_out != 0 {
                 continue;
             }
             kept.push(path.to_vec());
@@ -606,7 +593,7 @@ pub fn tracked_where(
         let index = repo.index().map_err(|source| index_error(root, source))?;
         for entry in index.iter() {
             if entry.mode & MODE_TYPE == MODE_GITLINK
-                || entry.flags_extended & SKIP_WORKTREE != 0
+                || entry.flags_extended & left_out != 0
                 || !keep(&entry.path)
             {
                 continue;
@@ -615,7 +602,6 @@ pub fn tracked_where(
         }
         !index.is_empty()
     };
-    // Conflicted paths have an entry per stage.
     kept.dedup();
-    Ok(any.then_some(kept))
+    Ok((kept, any))
 }
