@@ -722,8 +722,7 @@ fn verifying_settings(kind: SettingFile, bytes: &[u8]) -> Vec<Setting> {
             value: value.clone(),
             line: spans
                 .as_ref()
-                .and_then(|doc| key_offset(doc.get_ref(), &parts))
-                .and_then(|at| u32::try_from(text[..at].matches('\n').count() + 1).ok()),
+                .and_then(|doc| key_line(doc.get_ref(), text, &parts)),
         })
         .collect();
     // In the file's order, as a reader finds them.
@@ -749,6 +748,13 @@ fn setting_key(parts: &[&str]) -> String {
         })
         .collect::<Vec<_>>()
         .join(".")
+}
+
+/// The line the key `parts` names is written on in `table`, parsed from
+/// `text`: the line of its last part.
+pub(super) fn key_line(table: &toml::de::DeTable<'_>, text: &str, parts: &[&str]) -> Option<u32> {
+    let at = key_offset(table, parts)?;
+    u32::try_from(text[..at].matches('\n').count() + 1).ok()
 }
 
 /// Where the key `parts` names is written in a parsed file: the offset of

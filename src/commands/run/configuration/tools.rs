@@ -525,8 +525,7 @@ pub(super) fn section_of(section: &Section, bytes: &[u8]) -> Option<(SectionValu
             }
             let line = toml::de::DeTable::parse(text)
                 .ok()
-                .and_then(|doc| super::key_offset(doc.get_ref(), section.keys))
-                .and_then(line_at);
+                .and_then(|doc| super::key_line(doc.get_ref(), text, section.keys));
             Some((SectionValue::Toml(value.clone()), line))
         }
         Format::Json => {
