@@ -472,7 +472,7 @@ fn walked_markers(root: &Path) -> Vec<String> {
     let mut found = Vec::new();
     let mut budget = WALKED_DIRS;
     let mut level = vec![String::new()];
-    for depth in 0..=NESTED_DEPTH {
+    for _ in 0..=NESTED_DEPTH {
         let mut next = Vec::new();
         for dir in level {
             if budget == 0 {
@@ -495,7 +495,7 @@ fn walked_markers(root: &Path) -> Vec<String> {
                     format!("{dir}/{name}")
                 };
                 if is_dir {
-                    if depth < NESTED_DEPTH && may_hold_project(&path) {
+                    if looked_into(path.as_bytes()) {
                         next.push(path);
                     }
                 } else if !dir.is_empty() && marks_project_below(path.as_bytes()) {
