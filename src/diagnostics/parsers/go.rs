@@ -212,17 +212,27 @@ fn constraint(
     }
 }
 
+/// The finding at `dir`, a directory outside the module the check runs
+/// in, which `named_by` says what names.
+fn outside_directory(dir: &str, named_by: &str, at: &Range<u64>) -> Found {
+    let message = format!(
+        "outside the Go module the check runs in: {named_by}, and go builds, tests and vets only the packages of the module whose go.mod is in the check's directory or above it; {OUTSIDE_FIX}"
+    );
+    Found::new("setup", Severity::Error, message)
+        .at(dir, None, None)
+        .range(at)
+}
+
 /// The finding of a directory `OUTSIDE` matched, at that directory: as go
 /// printed it, relative to the check's directory, or as the package
 /// directory of the module's path that go names.
 fn outside_module(c: &regex::Captures<'_>, at: &Range<u64>) -> Found {
     if let Some(dir) = c.name("dir") {
-        let message = format!(
-            "outside the Go module the check runs in: a pattern of the check's command names this directory, and go builds, tests and vets only the packages of the module whose go.mod is in the check's directory or above it; {OUTSIDE_FIX}"
+        return outside_directory(
+            dir.as_str(),
+            "a pattern of the check's command names this directory",
+            at,
         );
-        return Found::new("setup", Severity::Error, message)
-            .at(dir.as_str(), None, None)
-            .range(at);
     }
     let (module, package) = (&c["module"], &c["package"]);
     let message = format!(
@@ -591,15 +601,9 @@ impl Go {
                 // A prefix other than the check's own directory: a
                 // directory that is not in the module, if there is one.
                 if prefix.as_str() != "." {
-                    let message = format!(
-                        "outside the Go module the check runs in: the pattern `{}` names this directory, and go builds, tests and vets only the packages of the module whose go.mod is in the check's directory or above it; {OUTSIDE_FIX}",
-                        pattern.as_str()
-                    );
-                    out.push(
-                        Found::new("setup", Severity::Error, message)
-                            .at(prefix.as_str(), None, None)
-                            .range(at),
-                    );
+                    let named_by =
+                        format!("the pattern `{}` names this directory", pattern.as_str());
+                    out.push(outside_directory(prefix.as_str(), &named_by, at));
                     return true;
                 }
             }

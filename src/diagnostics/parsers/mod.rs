@@ -471,17 +471,17 @@ const LAUNCHERS: &[&str] = &["npx", "bunx", "pnpx", "uvx", "pipx", "poetry", "uv
 /// The tool a check's argv runs and the grammar `auto` gives it, or `None`
 /// when the program says nothing and the output must tell.
 pub fn for_argv(argv: &[String]) -> Option<(String, Box<dyn Grammar>)> {
-    let base = base_name;
     // `sh -c "cargo test"`: the script's first command.
-    argv.first()?;
     let words = command_words(argv);
     // Skip launchers and their `run`/`exec` verbs: `npx tsc`, `uv run pytest`.
     let mut i = 0;
     while let Some(word) = words.get(i) {
-        let b = base(word);
+        let b = base_name(word);
         if LAUNCHERS.contains(&b.as_str())
             || (i > 0 && matches!(b.as_str(), "run" | "exec" | "--"))
-            || (i > 0 && word.starts_with('-') && LAUNCHERS.contains(&base(&words[i - 1]).as_str()))
+            || (i > 0
+                && word.starts_with('-')
+                && LAUNCHERS.contains(&base_name(&words[i - 1]).as_str()))
             || word.contains('=') && i == 0
         {
             i += 1;
@@ -489,7 +489,7 @@ pub fn for_argv(argv: &[String]) -> Option<(String, Box<dyn Grammar>)> {
         }
         break;
     }
-    let program = base(words.get(i)?);
+    let program = base_name(words.get(i)?);
     let rest = &words[i + 1..];
     let sub = rest
         .iter()
