@@ -124,9 +124,9 @@ pub fn use_lock_error(raw: Option<i32>) {
 }
 
 /// The one flock(2) call of `FileLock` (the state lock and the
-/// protection lock): exclusive, without
-/// waiting. The lock file is opened before, as always, so an injected
-/// error is met where the real one would be.
+/// protection lock): exclusive, without waiting. The lock file is opened
+/// before, as always, so an injected error is met where the real one
+/// would be.
 fn flock_exclusive(file: &fs::File) -> rustix::io::Result<()> {
     if let Some(errno) = INJECTED_ERROR.get() {
         return Err(*errno);
