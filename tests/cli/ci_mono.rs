@@ -3,76 +3,15 @@
 //! The target branch `main` holds no `phasegate.toml` and no project at its
 //! root, only projects in directories below it; the branch `feature` is
 //! checked out and judged by `main`'s gate, as in the README's CI examples.
-//! `cargo`, `bun`, `go` and `golangci-lint` are stood for by stubs on a `PATH` each test
-//! controls, which write down where they ran and with what.
+//! `cargo`, `bun`, `go` and `golangci-lint` are stood for by the stubs of
+//! `defaults_mono::Tools`, which write down where they ran and with what.
 
-use crate::support::{check, write_executable, TestRepo};
-
-/// The gate of `main` over what `feature` changed since it left `main`.
-const FROM_MAIN: [&str; 6] = [
-    "--config-from-ref",
-    "main",
-    "--from-ref",
-    "main",
-    "--to-ref",
-    "HEAD",
-];
+use crate::ci_cargo::FROM_MAIN;
+use crate::defaults_mono::Tools;
+use crate::support::{check, TestRepo};
 
 const CARGO_TOML: &str = "[package]\nname = \"x\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
 const BUN_PACKAGE: &str = r#"{"name": "web", "scripts": {"test": "bun test"}}"#;
-
-/// A directory of the test's own for the stubs, outside the repository.
-struct Tools {
-    dir: tempfile::TempDir,
-}
-
-impl Tools {
-    /// `cargo`, `bun`, `go` and `golangci-lint`, each writing `<directory>
-    /// <program> <arguments>` to `calls` and exiting 0, unless `FAIL_IN`
-    /// names the directory.
-    fn new() -> Tools {
-        let tools = Tools {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        let calls = tools.dir.path().join("calls");
-        for program in ["cargo", "bun", "go", "golangci-lint"] {
-            write_executable(
-                &tools.dir.path().join(program),
-                &format!(
-                    "#!/bin/sh\necho \"$(pwd) {program} $*\" >> '{}'\n[ \"$(basename \"$(pwd)\")\" != \"$FAIL_IN\" ]\n",
-                    calls.display()
-                ),
-            );
-        }
-        tools
-    }
-
-    /// A `PATH` that finds the stubs first, then the system's programs.
-    fn path(&self) -> String {
-        format!("{}:/usr/bin:/bin", self.dir.path().display())
-    }
-
-    /// The calls so far, each as `<directory relative to repo> <program>
-    /// <arguments>`, in name order (checks run in parallel); forgotten
-    /// after.
-    fn take(&self, repo: &TestRepo) -> Vec<String> {
-        let path = self.dir.path().join("calls");
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let _ = std::fs::remove_file(&path);
-        let root = repo.path().to_string_lossy().into_owned();
-        let mut calls: Vec<String> = text
-            .lines()
-            .map(|line| {
-                line.strip_prefix(&root)
-                    .unwrap_or(line)
-                    .trim_start_matches('/')
-                    .to_string()
-            })
-            .collect();
-        calls.sort();
-        calls
-    }
-}
 
 /// `main` holding `files` and a README at the root, then a branch
 /// `feature` (checked out) that writes `changes` over them (an empty text

@@ -3,49 +3,46 @@
 //! A Rust project in `api/` and a Node project (bun) in `web/`, nothing at
 //! the root: the checks `phasegate init` would write run without the file,
 //! each in its project's directory and only when the project's files are
-//! selected. `cargo` and `bun` are stood for by stubs on a `PATH` each test
+//! selected. `cargo` and `bun` (`Tools`) are stood for by stubs on a `PATH` each test
 //! controls, which write down where they ran and with what.
 
-use crate::support::{check, TestRepo};
+use crate::support::{check, write_executable, TestRepo};
 
 /// A directory of the test's own for the stubs, outside the repository.
-struct Tools {
+pub(crate) struct Tools {
     dir: tempfile::TempDir,
 }
 
 impl Tools {
-    /// `cargo` and `bun`, each writing `<directory> <program> <arguments>`
-    /// to `calls` and exiting 0, unless `FAIL_IN` names the directory.
-    fn new() -> Tools {
-        use std::os::unix::fs::PermissionsExt;
+    /// `cargo`, `bun`, `go` and `golangci-lint`, each writing `<directory>
+    /// <program> <arguments>` to `calls` and exiting 0, unless `FAIL_IN`
+    /// names the directory.
+    pub(crate) fn new() -> Tools {
         let tools = Tools {
             dir: tempfile::tempdir().unwrap(),
         };
         let calls = tools.dir.path().join("calls");
-        for program in ["cargo", "bun"] {
-            let path = tools.dir.path().join(program);
-            std::fs::write(
-                &path,
-                format!(
+        for program in ["cargo", "bun", "go", "golangci-lint"] {
+            write_executable(
+                &tools.dir.path().join(program),
+                &format!(
                     "#!/bin/sh\necho \"$(pwd) {program} $*\" >> '{}'\n[ \"$(basename \"$(pwd)\")\" != \"$FAIL_IN\" ]\n",
                     calls.display()
                 ),
-            )
-            .unwrap();
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            );
         }
         tools
     }
 
     /// A `PATH` that finds the stubs first, then the system's programs.
-    fn path(&self) -> String {
+    pub(crate) fn path(&self) -> String {
         format!("{}:/usr/bin:/bin", self.dir.path().display())
     }
 
     /// The calls so far, each as `<directory relative to repo> <program>
     /// <arguments>`, in name order (checks run in parallel); forgotten
     /// after.
-    fn take(&self, repo: &TestRepo) -> Vec<String> {
+    pub(crate) fn take(&self, repo: &TestRepo) -> Vec<String> {
         let path = self.dir.path().join("calls");
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         let _ = std::fs::remove_file(&path);
