@@ -1187,6 +1187,47 @@ pub(super) fn tree_diff<'r>(
         .map_err(|e| failed("the changes of the pushed commits", e))
 }
 
+/// The paths (relative to the root) where the commit `from` and the commit
+/// `to` differ, or for none the work tree (its untracked files included),
+/// each by the name either side gives it: a file added, changed or
+/// deleted. One diff of the two trees, which passes over every directory
+/// both hold alike; submodules are left out.
+pub fn paths_differing(
+    root: &Path,
+    from: &str,
+    to: Option<&str>,
+) -> Result<Vec<PathBuf>, GitError> {
+    let repo = open(root)?;
+    let from_tree = named(&repo, from, |object| object.peel_to_commit()?.tree())?;
+    let mut options = DiffOptions::new();
+    options.include_typechange(true);
+    let diff = match to {
+        Some(to) => {
+            let to_tree = named(&repo, to, |object| object.peel_to_commit()?.tree())?;
+            repo.diff_tree_to_tree(Some(&from_tree), Some(&to_tree), Some(&mut options))
+        }
+        None => {
+            options.include_untracked(true).recurse_untracked_dirs(true);
+            repo.diff_tree_to_workdir_with_index(Some(&from_tree), Some(&mut options))
+        }
+    }
+    .map_err(|e| failed("the files that differ from the gate's commit", e))?;
+    let mut out = Vec::new();
+    for delta in diff.deltas() {
+        for file in [delta.old_file(), delta.new_file()] {
+            if file.mode() == FileMode::Commit {
+                continue;
+            }
+            if let Some(path) = file.path_bytes() {
+                out.push(PathBuf::from(OsStr::from_bytes(path)));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
 /// The commits `from` and `to` name, and their merge base.
 fn range_ends(repo: &Repository, from: &str, to: &str) -> Result<RangeEnds, GitError> {
     let from_commit = named(repo, from, |object| object.peel_to_commit())?;

@@ -16,6 +16,7 @@ mod ci_events;
 mod ci_gate;
 mod ci_mono;
 mod ci_more;
+mod ci_nested;
 mod ci_queue;
 mod ci_refs;
 mod ci_scripts;

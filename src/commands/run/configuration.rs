@@ -924,6 +924,9 @@ struct Versions<'a> {
     to: Option<&'a str>,
     base: Option<String>,
     read: std::cell::RefCell<Read>,
+    /// The paths where the version that runs differs from `spec`'s, once
+    /// a tool that reads files below where it runs asks (see `differing`).
+    differing: std::cell::OnceCell<Vec<PathBuf>>,
 }
 
 /// What was read, by commit (none for the work tree) and path: what is
@@ -1224,6 +1227,34 @@ impl Versions<'_> {
         found
     }
 
+    /// The paths where the version that runs differs from `spec`'s, from
+    /// one diff of their trees (the work tree's, with its untracked files,
+    /// when no commit runs), made once and only when asked: the tools that
+    /// read a file in every directory below them (ruff, eslint, a cargo
+    /// workspace's members) are given it by the branch only if it is
+    /// among these, so no tree is walked for them. A diff that cannot be
+    /// made finds none, as a file that cannot be read is none.
+    fn differing(&self) -> &[PathBuf] {
+        self.differing.get_or_init(|| {
+            crate::git::paths_differing(self.root, self.spec, self.to).unwrap_or_default()
+        })
+    }
+
+    /// The files of `tool`'s configuration below `dir` (where it runs)
+    /// that the version that runs and `spec`'s do not hold alike: the ones
+    /// it reads for the files it checks under them. The files in `dir`
+    /// and above are `tool_files`'s.
+    fn tool_files_below(
+        &self,
+        dir: &Path,
+        tool: &tools::Tool,
+    ) -> Vec<(PathBuf, Option<&'static tools::Section>)> {
+        if !tool.files.iter().any(|file| file.below) {
+            return Vec::new();
+        }
+        files_below(tool, dir, self.differing())
+    }
+
     /// What a version holds of a tool's configuration file (`section`
     /// of it, or all of it, its links followed), to compare.
     fn config_in(&self, spec: Option<&str>, file: &Path, section: Option<&tools::Section>) -> Held {
@@ -1253,6 +1284,32 @@ impl Versions<'_> {
         }
         found
     }
+}
+
+/// Among `paths` (relative to the root), the files of `tool`'s
+/// configuration that it reads below `dir`, where it runs: in a directory
+/// under `dir`, by a name the tool reads there, each with the section
+/// read of it.
+fn files_below(
+    tool: &tools::Tool,
+    dir: &Path,
+    paths: &[PathBuf],
+) -> Vec<(PathBuf, Option<&'static tools::Section>)> {
+    let mut found = Vec::new();
+    for path in paths {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            continue;
+        };
+        if parent == dir || !parent.starts_with(dir) {
+            continue;
+        }
+        for file in tool.files.iter().filter(|file| file.below) {
+            if name == file.name {
+                found.push((path.clone(), file.section));
+            }
+        }
+    }
+    found
 }
 
 /// A tool's configuration file, or the section of it the tool reads, as
@@ -1562,7 +1619,9 @@ fn targets_of(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Targ
 /// its program on) runs in `dir`, as the tool finds them in the version
 /// that runs or in `--config-from-ref`'s (a file the branch deleted is
 /// one it changed): the files its options name, else those it looks
-/// for, and the files a `tsconfig.json` extends, one level. None when
+/// for (from `dir` up, and below it among the files the branch made
+/// otherwise than `--config-from-ref`'s, for a tool that reads them
+/// there), and the files a `tsconfig.json` extends, one level. None when
 /// the command runs no tool of the table.
 fn tool_configs(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Target> {
     let is_script = |name: &str| {
@@ -1589,6 +1648,12 @@ fn tool_configs(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Ta
                 if !found.contains(&one) {
                     found.push(one);
                 }
+            }
+        }
+        for (file, section) in versions.tool_files_below(dir, tool) {
+            let one = target(file, section, None);
+            if !found.contains(&one) {
+                found.push(one);
             }
         }
     } else {
@@ -2034,6 +2099,7 @@ pub(super) fn unvouched(
         to,
         base: crate::git::merge_base(root, spec, to.unwrap_or("HEAD")),
         read: std::cell::RefCell::default(),
+        differing: std::cell::OnceCell::new(),
     };
     let mut found = Vec::new();
     for (check, _) in specs.iter().zip(planned).filter(|(_, plan)| plan.is_ok()) {
@@ -2614,6 +2680,40 @@ mod tests {
             legacy[0].value,
             toml::Value::String("nightly-2024-01-01".to_string())
         );
+    }
+
+    #[test]
+    fn a_file_a_tool_reads_below_where_it_runs_is_found_among_the_paths_that_differ() {
+        let tool = |name: &str| tools::TOOLS.iter().find(|t| t.name == name).unwrap();
+        let paths: Vec<PathBuf> = [
+            "ruff.toml",
+            "app/ruff.toml",
+            "app/pkg/ruff.toml",
+            "app/pkg/pyproject.toml",
+            "app/pkg/setup.cfg",
+            "application/ruff.toml",
+            "other/.ruff.toml",
+        ]
+        .map(PathBuf::from)
+        .to_vec();
+        let found = |name: &str, dir: &str| {
+            files_below(tool(name), Path::new(dir), &paths)
+                .into_iter()
+                .map(|(file, section)| (file.display().to_string(), section.map(|s| s.shown)))
+                .collect::<Vec<_>>()
+        };
+        // In `app`, its own file is found from `app` up; the ones under it
+        // are found here, a shared file by the section ruff reads.
+        assert_eq!(
+            found("ruff", "app"),
+            [
+                ("app/pkg/ruff.toml".to_string(), None),
+                ("app/pkg/pyproject.toml".to_string(), Some("[tool.ruff]")),
+            ]
+        );
+        assert_eq!(found("ruff", "").len(), 5);
+        // mypy takes one configuration for the whole run.
+        assert!(found("mypy", "").is_empty());
     }
 
     #[test]

@@ -49,6 +49,20 @@ pub(super) struct ConfigFile {
     pub name: &'static str,
     pub section: Option<&'static Section>,
     pub lookup: Lookup,
+    /// Whether the tool also reads the file in the directories below the
+    /// one it runs in, for the files it checks there (ruff's closest
+    /// `ruff.toml` to each file, a workspace member's `clippy.toml`).
+    pub below: bool,
+}
+
+impl ConfigFile {
+    /// The file, read in the directories below too.
+    const fn below(self) -> ConfigFile {
+        ConfigFile {
+            below: true,
+            ..self
+        }
+    }
 }
 
 /// A tool and the files it reads as its configuration.
@@ -72,6 +86,7 @@ const fn whole(name: &'static str, lookup: Lookup) -> ConfigFile {
         name,
         section: None,
         lookup,
+        below: false,
     }
 }
 
@@ -80,6 +95,7 @@ const fn part(name: &'static str, section: &'static Section, lookup: Lookup) -> 
         name,
         section: Some(section),
         lookup,
+        below: false,
     }
 }
 
@@ -151,7 +167,10 @@ use Lookup::{Every, Here, Nearest};
 /// The tools whose configuration a branch may weaken, and what each
 /// reads, as its documentation says it looks. A file that names the
 /// configuration among several in one directory (ruff's `.ruff.toml`
-/// before `ruff.toml`) is not told apart: each is compared.
+/// before `ruff.toml`) is not told apart: each is compared. The tools
+/// with no file read `below` take one configuration for the whole run
+/// (mypy, pyright, pytest's rootdir, tsc, jest, vitest, golangci-lint), or
+/// read it only where they run (markdownlint-cli).
 pub(super) const TOOLS: &[Tool] = &[
     // tsc looks for `tsconfig.json` from where it runs up.
     Tool {
@@ -161,38 +180,44 @@ pub(super) const TOOLS: &[Tool] = &[
         options: &["-p", "--project"],
         extends: true,
     },
-    // A flat config is the nearest one; the older `.eslintrc*` cascade,
-    // each directory's on top of its parent's.
+    // A flat config is the nearest one: eslint 9 looks from where it
+    // runs, eslint 10 (and 9 with `unstable_config_lookup_from_file`)
+    // from each linted file's directory, so a nested one decides below
+    // it. The older `.eslintrc*` (eslint 8, or `ESLINT_USE_FLAT_CONFIG=
+    // false`) cascade by directory, each linted file's on top of its
+    // parents'.
     Tool {
         name: "eslint",
         programs: &["eslint"],
         files: &[
-            whole("eslint.config.js", Nearest),
-            whole("eslint.config.mjs", Nearest),
-            whole("eslint.config.cjs", Nearest),
-            whole("eslint.config.ts", Nearest),
-            whole("eslint.config.mts", Nearest),
-            whole("eslint.config.cts", Nearest),
-            whole(".eslintrc", Every),
-            whole(".eslintrc.js", Every),
-            whole(".eslintrc.cjs", Every),
-            whole(".eslintrc.yaml", Every),
-            whole(".eslintrc.yml", Every),
-            whole(".eslintrc.json", Every),
-            part("package.json", &PACKAGE_ESLINT, Every),
+            whole("eslint.config.js", Nearest).below(),
+            whole("eslint.config.mjs", Nearest).below(),
+            whole("eslint.config.cjs", Nearest).below(),
+            whole("eslint.config.ts", Nearest).below(),
+            whole("eslint.config.mts", Nearest).below(),
+            whole("eslint.config.cts", Nearest).below(),
+            whole(".eslintrc", Every).below(),
+            whole(".eslintrc.js", Every).below(),
+            whole(".eslintrc.cjs", Every).below(),
+            whole(".eslintrc.yaml", Every).below(),
+            whole(".eslintrc.yml", Every).below(),
+            whole(".eslintrc.json", Every).below(),
+            part("package.json", &PACKAGE_ESLINT, Every).below(),
             whole(".eslintignore", Here),
         ],
         options: &["-c", "--config"],
         extends: false,
     },
-    // ruff uses the closest file of these.
+    // ruff uses, for each file it checks, the closest file of these to
+    // that file (its hierarchical configuration): one below where it runs
+    // decides for the files under it, unless `--config` names one.
     Tool {
         name: "ruff",
         programs: &["ruff"],
         files: &[
-            whole(".ruff.toml", Nearest),
-            whole("ruff.toml", Nearest),
-            part("pyproject.toml", &TOOL_RUFF, Nearest),
+            whole(".ruff.toml", Nearest).below(),
+            whole("ruff.toml", Nearest).below(),
+            part("pyproject.toml", &TOOL_RUFF, Nearest).below(),
         ],
         options: &["--config"],
         extends: false,
@@ -297,45 +322,49 @@ pub(super) const TOOLS: &[Tool] = &[
         options: &["-c", "--config"],
         extends: false,
     },
+    // markdownlint-cli2 reads its files where it runs and in every
+    // directory of the files it lints.
     Tool {
         name: "markdownlint-cli2",
         programs: &["markdownlint-cli2"],
         files: &[
-            whole(".markdownlint-cli2.jsonc", Here),
-            whole(".markdownlint-cli2.yaml", Here),
-            whole(".markdownlint-cli2.cjs", Here),
-            whole(".markdownlint-cli2.mjs", Here),
-            whole(".markdownlint.jsonc", Here),
-            whole(".markdownlint.json", Here),
-            whole(".markdownlint.yaml", Here),
-            whole(".markdownlint.yml", Here),
-            whole(".markdownlint.cjs", Here),
-            whole(".markdownlint.mjs", Here),
+            whole(".markdownlint-cli2.jsonc", Here).below(),
+            whole(".markdownlint-cli2.yaml", Here).below(),
+            whole(".markdownlint-cli2.cjs", Here).below(),
+            whole(".markdownlint-cli2.mjs", Here).below(),
+            whole(".markdownlint.jsonc", Here).below(),
+            whole(".markdownlint.json", Here).below(),
+            whole(".markdownlint.yaml", Here).below(),
+            whole(".markdownlint.yml", Here).below(),
+            whole(".markdownlint.cjs", Here).below(),
+            whole(".markdownlint.mjs", Here).below(),
         ],
         options: &["--config"],
         extends: false,
     },
     // clippy looks for its file from the package's directory up; the lint
-    // levels of `Cargo.toml` are the package's, or its workspace's.
+    // levels of `Cargo.toml` are the package's, or its workspace's. In a
+    // workspace each member is linted from its own directory, below
+    // where cargo runs, with its own file and lint levels.
     Tool {
         name: "cargo clippy",
         programs: &["cargo-clippy", "clippy-driver"],
         files: &[
-            whole("clippy.toml", Nearest),
-            whole(".clippy.toml", Nearest),
-            part("Cargo.toml", &CARGO_LINTS, Every),
+            whole("clippy.toml", Nearest).below(),
+            whole(".clippy.toml", Nearest).below(),
+            part("Cargo.toml", &CARGO_LINTS, Every).below(),
             part("Cargo.toml", &CARGO_WORKSPACE_LINTS, Every),
         ],
         options: &[],
         extends: false,
     },
     // What compiles the code obeys the lint levels of `Cargo.toml` too
-    // (`unsafe_code = "forbid"`, `warnings = "deny"`).
+    // (`unsafe_code = "forbid"`, `warnings = "deny"`), each member's own.
     Tool {
         name: "cargo",
         programs: &[],
         files: &[
-            part("Cargo.toml", &CARGO_LINTS, Every),
+            part("Cargo.toml", &CARGO_LINTS, Every).below(),
             part("Cargo.toml", &CARGO_WORKSPACE_LINTS, Every),
         ],
         options: &[],
