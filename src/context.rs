@@ -58,12 +58,14 @@ pub struct Context {
     /// check's log at that size instead of `runner::LOG_LIMIT`, so a test
     /// can see the cut without printing a gigabyte. Not a number: unset.
     pub test_log_limit: Option<u64>,
-    /// `PHASEGATE_TEST_LOCK_ERROR=<errno>` (`ENOLCK`, `EOPNOTSUPP`, `EIO`,
-    /// or its number): a hidden switch that makes taking phasegate's locks
-    /// (`state.lock`, `protect/lock`) fail with that error, as flock(2) on
-    /// a file system without locks would, so their handling can be tested
-    /// end to end. Any other name: unset.
-    pub test_lock_error: Option<i32>,
+    /// `PHASEGATE_TEST_LOCK_ERROR=<errno>[:<lock>,...]` (`ENOLCK`,
+    /// `EOPNOTSUPP`, `EIO`, or its number; the locks `state`, `protect`,
+    /// `hooks`, `run`, `emergency`): a hidden switch that makes taking those
+    /// of phasegate's locks (without a list, `state.lock` and
+    /// `protect/lock`) fail with that error, as flock(2) on a file system
+    /// without locks would, so their handling can be tested end to end.
+    /// Any other error name: unset.
+    pub test_lock_error: Option<(i32, Vec<String>)>,
     /// What CI says a run with no selection of its own checks: a pull or
     /// merge request's range, a push's or a merge queue's, or every tracked
     /// file and why; `None` when no CI event is recognised.
@@ -444,7 +446,7 @@ impl Context {
             exe: std::env::current_exe().ok(),
             pause_at: var("PHASEGATE_TEST_PAUSE_AT"),
             test_log_limit: var("PHASEGATE_TEST_LOG_LIMIT").and_then(|v| v.trim().parse().ok()),
-            test_lock_error: var("PHASEGATE_TEST_LOCK_ERROR").and_then(|v| errno(&v)),
+            test_lock_error: var("PHASEGATE_TEST_LOCK_ERROR").and_then(|v| lock_error(&v)),
             ci_selection: ci_selection(&var),
             ci_target_checkout: ci_target_checkout(&var),
             github_step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
@@ -479,6 +481,19 @@ impl Context {
             "PHASEGATE_TEST_PANIC: forced panic at stage `{stage}`"
         );
     }
+}
+
+/// What `PHASEGATE_TEST_LOCK_ERROR` asks: an error number (`errno`), and
+/// the locks after a `:`, comma-separated (none: the default ones).
+fn lock_error(value: &str) -> Option<(i32, Vec<String>)> {
+    let (error, locks) = value.split_once(':').unwrap_or((value, ""));
+    let locks = locks
+        .split(',')
+        .map(str::trim)
+        .filter(|lock| !lock.is_empty())
+        .map(str::to_string)
+        .collect();
+    errno(error).map(|errno| (errno, locks))
 }
 
 /// The error number `PHASEGATE_TEST_LOCK_ERROR` names: one of the errors
@@ -720,6 +735,15 @@ mod tests {
         assert_eq!(errno("95"), Some(95));
         assert_eq!(errno("ENOSUCH"), None);
         assert_eq!(errno("0"), None);
+        assert_eq!(
+            lock_error("ENOLCK:hooks, run"),
+            Some((
+                rustix::io::Errno::NOLCK.raw_os_error(),
+                vec!["hooks".to_string(), "run".to_string()]
+            ))
+        );
+        assert_eq!(lock_error("EIO"), Some((5, Vec::new())));
+        assert_eq!(lock_error("ENOSUCH:hooks"), None);
     }
 
     #[test]

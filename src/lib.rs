@@ -147,7 +147,7 @@ fn dispatch(cli: &Cli, io: &mut Streams<'_>) -> ExitCode {
     git::use_config_env(ctx.git_config.clone());
     git::use_attr_env(ctx.git_attributes.clone());
     git::use_named_repository(ctx.git_dir.clone(), ctx.git_work_tree.clone(), &ctx.cwd);
-    state::use_lock_error(ctx.test_lock_error);
+    state::use_lock_error(ctx.test_lock_error.clone());
     match &cli.command {
         Command::Run(args) => commands::run::run(&ctx, args, io),
         Command::Init(args) => commands::init::run(&ctx, args, io),

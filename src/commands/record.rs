@@ -28,6 +28,11 @@ pub struct RunFacts<'a> {
     pub selection: SelectionRecord,
     /// Old run directories being removed meanwhile: waited for first.
     pub pruning: Option<state::Pruning>,
+    /// Whether a person reads the verdict's notes in the human report:
+    /// the problems met while recording are then said there alone, not
+    /// on standard error as well. Machine formats keep them in their
+    /// notes, and standard error tells the person watching.
+    pub notes_shown: bool,
 }
 
 /// Records `verdict` and applies what the history says to it.
@@ -57,7 +62,9 @@ fn record_run_within(
         work_tree,
         selection,
         pruning,
+        notes_shown,
     } = facts;
+    let echo = !notes_shown;
     let mut problems: Vec<String> = Vec::new();
     let (pruned, locked) = lock_after_pruning(state_dir, pruning, wait);
     problems.extend(pruned);
@@ -68,7 +75,7 @@ fn record_run_within(
             // dropped: the run's interventions go to `emergency.log`.
             let (problem, emergency) = unlocked(verdict, &e, "the run");
             problems.push(problem);
-            report(state_dir, verdict, err, &problems, &emergency);
+            report(state_dir, verdict, err, echo, &problems, &emergency);
             return;
         }
     };
@@ -144,7 +151,7 @@ fn record_run_within(
         save_queue(state_dir, queue, verdict, &mut problems, &mut emergency);
     }
     drop(lock);
-    report(state_dir, verdict, err, &problems, &emergency);
+    report(state_dir, verdict, err, echo, &problems, &emergency);
 }
 
 /// Places the run's new interventions in the queue, by its rules (the
@@ -371,7 +378,7 @@ fn record_stopped_within(
         Ok(lock) => lock,
         Err(e) => {
             let (problem, emergency) = unlocked(verdict, &e, "the failure");
-            report(state_dir, verdict, err, &[problem], &emergency);
+            report(state_dir, verdict, err, true, &[problem], &emergency);
             return;
         }
     };
@@ -398,7 +405,9 @@ fn record_stopped_within(
         }
     }
     drop(lock);
-    report(state_dir, verdict, err, &problems, &emergency);
+    // The report of a stopped run shows its error alone: standard error
+    // is where the problems are read.
+    report(state_dir, verdict, err, true, &problems, &emergency);
 }
 
 /// Writes `queue` back. When it cannot be written, the records this run
@@ -539,29 +548,48 @@ impl Emergency {
 /// because it could not be read, or its lock could not be taken.
 fn unqueued_line(now: &str, run_id: &str, new: &NewIntervention) -> String {
     format!(
-        "{now} {run_id} {:?} {}: {}",
-        new.priority, new.kind, new.message
+        "{now} {} {:?} {}: {}",
+        never_started(run_id).unwrap_or_else(|| run_id.to_string()),
+        new.priority,
+        new.kind,
+        new.message
     )
 }
 
-/// Problems go into the verdict's notes (never its status) and standard
-/// error; they and the interventions the queue did not take go to
-/// `emergency.log` where possible, and the notes say whether they did.
+/// How `emergency.log` names a process whose run has no id (`run_id`
+/// empty): one stopped before its checks started, whose run directory
+/// was never made or was removed empty. Its pid is what a person can
+/// match with what the process printed; the time begins the line.
+fn never_started(run_id: &str) -> Option<String> {
+    run_id.is_empty().then(|| {
+        format!(
+            "pid {} (a run stopped before its checks started)",
+            std::process::id()
+        )
+    })
+}
+
+/// Problems go into the verdict's notes (never its status), and on
+/// standard error when `echo` (not when the human report shows the
+/// notes: the same line twice); they and the interventions the queue did
+/// not take go to `emergency.log` where possible, and the notes say
+/// whether they did.
 fn report(
     state_dir: &state::StateDir,
     verdict: &mut Verdict,
     err: &mut dyn Write,
+    echo: bool,
     problems: &[String],
     emergency: &Emergency,
 ) {
     let mut lines: Vec<String> = emergency.lines.clone();
+    let run_id = verdict.run_id.as_deref().unwrap_or_default();
+    let who = never_started(run_id).unwrap_or_else(|| format!("run {run_id}"));
     for problem in problems {
-        let _ = writeln!(err, "warning: {problem}");
-        lines.push(format!(
-            "{} run {}: {problem}",
-            state::now_rfc3339(),
-            verdict.run_id.as_deref().unwrap_or("?")
-        ));
+        if echo {
+            let _ = writeln!(err, "warning: {problem}");
+        }
+        lines.push(format!("{} {who}: {problem}", state::now_rfc3339()));
     }
     let written = state::append_emergency(state_dir, &lines);
     verdict
@@ -688,6 +716,7 @@ mod tests {
             work_tree: ".".to_string(),
             selection: SelectionRecord::default(),
             pruning: None,
+            notes_shown: false,
         };
         record_run_within(
             &state_dir,
@@ -735,6 +764,7 @@ mod tests {
             work_tree: ".".to_string(),
             selection: SelectionRecord::default(),
             pruning: None,
+            notes_shown: false,
         };
         record_run(&state_dir, &config, facts, &mut verdict, &|_| {}, &mut err);
         let mut stopped_too = stopped("r2");

@@ -315,6 +315,9 @@ pub enum HookError {
     },
     #[error("another `phasegate install` or `phasegate uninstall` holds the lock on the hooks directory `{}` (flock(2) on the directory) and did not let go of it within {} seconds: let it finish, or end it if it hangs (`fuser {}` names the process holding it), then run this command again", dir.display(), LOCK_WAIT.as_secs(), dir.display())]
     Locked { dir: PathBuf },
+    /// Said whole here, not as a source: its message is what to do.
+    #[error("failed to lock the hooks directory `{}`: {why}; nothing was changed", dir.display())]
+    Unlockable { dir: PathBuf, why: std::io::Error },
     #[error("git can not run a hook from `{}`: {why}, so git would skip it and let every commit and push through unchecked; {remedy}, then run `phasegate install` again", dir.display())]
     NotExecutable {
         dir: PathBuf,
@@ -854,42 +857,42 @@ fn same_hook(a: &Path, b: &Path) -> bool {
 /// would each see the hook of one's own still there, and the second would
 /// keep phasegate's hook over the kept one, which would be lost. The
 /// kernel lets go of it when the process ends, however it ends. A file
-/// system without flock(2) locks goes without. An install takes a moment:
+/// system without flock(2) locks cannot keep two apart: the command stops
+/// before it changes anything, and says so. An install takes a moment:
 /// a lock held for `LOCK_WAIT` is one that a stuck or stopped install
 /// holds (suspended with Ctrl-Z, say), and waiting on would never end.
-fn lock_dir(dir: &Path) -> Result<Option<fs::File>, HookError> {
-    use rustix::fs::{flock, FlockOperation};
-    use rustix::io::Errno;
-    let handle = fs::File::open(dir).map_err(io("open", dir))?;
-    let taken = match flock(&handle, FlockOperation::NonBlockingLockExclusive) {
-        Err(Errno::WOULDBLOCK) => {
-            // flock(2) waits without a bound: it waits on a thread of its
-            // own, left waiting when the time is up (the command ends
-            // soon after, and the kernel lets go of the lock with it).
-            // The lock is the open file's, whichever handle of it took it.
-            let waiter = handle.try_clone().map_err(io("open", dir))?;
-            let (done, taken) = std::sync::mpsc::channel();
-            std::thread::spawn(move || {
-                let taken = loop {
-                    match flock(&waiter, FlockOperation::LockExclusive) {
-                        Err(Errno::INTR) => {}
-                        taken => break taken,
-                    }
-                };
-                let _ = done.send(taken);
-            });
-            taken
-                .recv_timeout(LOCK_WAIT)
-                .map_err(|_| HookError::Locked {
-                    dir: dir.to_path_buf(),
-                })?
-        }
-        taken => taken,
+fn lock_dir(dir: &Path) -> Result<fs::File, HookError> {
+    use crate::state::{flock, Lock};
+    use rustix::fs::FlockOperation;
+    let unlockable = |why| HookError::Unlockable {
+        dir: dir.to_path_buf(),
+        why,
     };
-    match taken {
-        Ok(()) => Ok(Some(handle)),
-        Err(Errno::NOLCK | Errno::OPNOTSUPP) => Ok(None),
-        Err(e) => Err(io("lock", dir)(e.into())),
+    let handle = fs::File::open(dir).map_err(io("open", dir))?;
+    if flock(
+        &handle,
+        Lock::Hooks,
+        FlockOperation::NonBlockingLockExclusive,
+    )
+    .map_err(unlockable)?
+    {
+        return Ok(handle);
+    }
+    // flock(2) waits without a bound: it waits on a thread of its own,
+    // left waiting when the time is up (the command ends soon after, and
+    // the kernel lets go of the lock with it). The lock is the open
+    // file's, whichever handle of it took it.
+    let waiter = handle.try_clone().map_err(io("open", dir))?;
+    let (done, taken) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(flock(&waiter, Lock::Hooks, FlockOperation::LockExclusive));
+    });
+    match taken.recv_timeout(LOCK_WAIT) {
+        Ok(Ok(_)) => Ok(handle),
+        Ok(Err(why)) => Err(unlockable(why)),
+        Err(_) => Err(HookError::Locked {
+            dir: dir.to_path_buf(),
+        }),
     }
 }
 

@@ -756,7 +756,7 @@ fn lock(state_dir: &StateDir) -> Result<FileLock, ProtectError> {
         .create_dirs(&base)
         .map_err(state_error(state_dir, "create", &base))?;
     let path = base.join("lock");
-    FileLock::try_acquire(&path, state_dir.sharing)
+    FileLock::try_acquire(&path, state_dir.sharing, crate::state::Lock::Protect)
         .map_err(state_error(state_dir, "take", &path))?
         .map_err(|holder| ProtectError::Busy {
             holder: holder.to_string(),

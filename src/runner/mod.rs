@@ -14,7 +14,9 @@ pub use batch::{expand_invocations, shell_quote, unquotable_files};
 pub use capture::{LOG_LIMIT, TAIL_BYTES};
 pub use plan::*;
 pub use pool::run_checks;
-pub use spawn::{dependency_installer, run_check, GIT_LOCAL_ENV, PINNED_ENV, REMOVED_ENV};
+pub use spawn::{
+    dependency_installer, process_named, run_check, GIT_LOCAL_ENV, PINNED_ENV, REMOVED_ENV,
+};
 pub use sys::{
     accept_repository_extensions, command_line, holds_open, interrupt_caught, interrupted,
     signal_group, stop_recorded_groups, trust_repository_owners, InterruptGuard, SIGKILL,

@@ -1281,8 +1281,8 @@ fn release_output(output: &Output, streams: usize, capture: &mut Capture) {
     stop_processes(&pids);
     for (pid, command) in &holders {
         capture.note(format!(
-            "`{}` (pid {pid}), which left the check's session, still held its output open; it was stopped",
-            shorten(command)
+            "{}, which left the check's session, still held its output open; it was stopped",
+            process_named(*pid, command)
         ));
     }
     if drain(output.rx, streams, capture, DRAIN_LIMIT).is_some() {
@@ -1306,12 +1306,23 @@ fn left_in_session(sid: u32) -> String {
     let mut named: Vec<String> = left
         .iter()
         .take(NAMED)
-        .map(|(pid, command)| format!("`{}` (pid {pid})", shorten(command)))
+        .map(|(pid, command)| process_named(*pid, command))
         .collect();
     if left.len() > NAMED {
         named.push(format!("{} more", left.len() - NAMED));
     }
     named.join(", ")
+}
+
+/// A process as messages name it: its command line, cut for a note
+/// (`` `sleep 600` (pid 4242) ``), or its pid alone when the command line
+/// cannot be read (a process gone, or another user's).
+pub fn process_named(pid: u32, command: &str) -> String {
+    if command.is_empty() {
+        format!("pid {pid}")
+    } else {
+        format!("`{}` (pid {pid})", shorten(command))
+    }
 }
 
 /// A command line cut for a note in the log.
@@ -1436,6 +1447,17 @@ pub(super) mod tests {
     use super::*;
     use crate::config::{Origin, ParserChoice};
     use crate::runner::{run_checks, Invocation, RunEvent};
+
+    #[test]
+    fn a_process_is_named_by_its_command_cut_short_or_by_its_pid_alone() {
+        assert_eq!(process_named(42, "sleep 600"), "`sleep 600` (pid 42)");
+        assert_eq!(process_named(42, ""), "pid 42");
+        let long = "x".repeat(200);
+        assert_eq!(
+            process_named(7, &long),
+            format!("`{}…` (pid 7)", "x".repeat(120))
+        );
+    }
 
     /// A check that runs `script` with `sh -c` in `dir`, logging there.
     #[expect(

@@ -642,7 +642,14 @@ fn append_emergency_within<L: AsRef<[u8]>>(
             .open(&path)
             .map_err(named)?;
         state_dir.sharing.share_file(&file).map_err(named)?;
-        let locked = rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive).is_ok();
+        // Without the lock (a file system without locks), the lines are
+        // still kept: this log is where what nothing else takes goes.
+        let locked = super::flock(
+            &file,
+            super::Lock::Emergency,
+            rustix::fs::FlockOperation::LockExclusive,
+        )
+        .unwrap_or(false);
         if locked {
             // Rotated by another run while this one waited: this file is
             // `emergency.log.1` now.

@@ -40,10 +40,11 @@ impl std::fmt::Display for Holder {
 
 impl FileLock {
     /// One attempt at the lock `path`, without waiting: the lock, or who
-    /// holds it.
+    /// holds it. `which` names the lock for the hidden test switch.
     pub fn try_acquire(
         path: &Path,
         sharing: super::Sharing,
+        which: Lock,
     ) -> io::Result<Result<FileLock, Holder>> {
         loop {
             let file = fs::OpenOptions::new()
@@ -52,33 +53,16 @@ impl FileLock {
                 .create(true)
                 .truncate(false)
                 .open(path)?;
-            match flock_exclusive(&file) {
-                Ok(()) => {}
-                Err(rustix::io::Errno::WOULDBLOCK) => {
-                    let pid = fs::read_to_string(path)
-                        .ok()
-                        .and_then(|s| s.trim().parse::<u32>().ok());
-                    return Ok(Err(Holder(pid)));
-                }
-                Err(e @ (rustix::io::Errno::NOLCK | rustix::io::Errno::OPNOTSUPP)) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::Unsupported,
-                        // The caller names the file.
-                        format!(
-                            "its file system does not support flock(2) locks ({e}); keep the repository on a local file system, or mount it with locking"
-                        ),
-                    ));
-                }
-                // EIO, ENOMEM, ...: the file system failed the call; the
-                // error alone would not say which call, nor what to do.
-                Err(e) => {
-                    return Err(io::Error::new(
-                        io::Error::from(e).kind(),
-                        format!(
-                            "flock(2) on it failed ({e}); look at the state of its file system (the kernel's log, `dmesg`), then run phasegate again"
-                        ),
-                    ));
-                }
+            // The caller names the file.
+            if !flock(
+                &file,
+                which,
+                rustix::fs::FlockOperation::NonBlockingLockExclusive,
+            )? {
+                let pid = fs::read_to_string(path)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u32>().ok());
+                return Ok(Err(Holder(pid)));
             }
             // A lock taken on a file someone removed since (by hand, or an
             // older phasegate as it let go) guards nothing. Only the file
@@ -109,29 +93,101 @@ impl FileLock {
     }
 }
 
-/// The error every flock(2) call fails with, when the hidden test switch
-/// `PHASEGATE_TEST_LOCK_ERROR` names one (see `use_lock_error`).
-static INJECTED_ERROR: std::sync::OnceLock<rustix::io::Errno> = std::sync::OnceLock::new();
+/// phasegate's locks, each a flock(2) on a file or directory of its own:
+/// what the hidden test switch names (`PHASEGATE_TEST_LOCK_ERROR=ENOLCK:hooks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lock {
+    /// `state.lock`: `state.json` and the intervention queue.
+    State,
+    /// `protect/lock`: unstaged changes set aside.
+    Protect,
+    /// The hooks directory, while `install` or `uninstall` moves hooks.
+    Hooks,
+    /// A run's directory, while the run lasts (pruning leaves it alone).
+    Run,
+    /// `emergency.log`, while it is rotated and appended to.
+    Emergency,
+}
 
-/// Makes every attempt at a lock fail with the error `raw` (an errno), as
-/// flock(2) would on a file system without locks: set once at start from
-/// `Context::test_lock_error`, for tests of what follows. `None` changes
-/// nothing.
-pub fn use_lock_error(raw: Option<i32>) {
-    if let Some(raw) = raw {
-        let _ = INJECTED_ERROR.set(rustix::io::Errno::from_raw_os_error(raw));
+impl Lock {
+    /// The lock the test switch calls `name`.
+    pub fn named(name: &str) -> Option<Lock> {
+        match name.trim() {
+            "state" => Some(Lock::State),
+            "protect" => Some(Lock::Protect),
+            "hooks" => Some(Lock::Hooks),
+            "run" => Some(Lock::Run),
+            "emergency" => Some(Lock::Emergency),
+            _ => None,
+        }
     }
 }
 
-/// The one flock(2) call of `FileLock` (the state lock and the
-/// protection lock): exclusive, without waiting. The lock file is opened
-/// before, as always, so an injected error is met where the real one
-/// would be.
-fn flock_exclusive(file: &fs::File) -> rustix::io::Result<()> {
-    if let Some(errno) = INJECTED_ERROR.get() {
-        return Err(*errno);
+/// The error the test switch `PHASEGATE_TEST_LOCK_ERROR` makes flock(2)
+/// fail with (see `use_lock_error`), and on which locks.
+static INJECTED_ERROR: std::sync::OnceLock<(rustix::io::Errno, Vec<Lock>)> =
+    std::sync::OnceLock::new();
+
+/// Makes every attempt at the locks `names` fail with the error `raw` (an
+/// errno), as flock(2) would on a file system without locks: set once at
+/// start from `Context::test_lock_error`, for tests of what follows. No
+/// names: the state and protection locks, which every run takes. A name
+/// that is no lock is left out; `None` changes nothing.
+pub fn use_lock_error(switch: Option<(i32, Vec<String>)>) {
+    if let Some((raw, names)) = switch {
+        let locks = if names.is_empty() {
+            vec![Lock::State, Lock::Protect]
+        } else {
+            names.iter().filter_map(|name| Lock::named(name)).collect()
+        };
+        let _ = INJECTED_ERROR.set((rustix::io::Errno::from_raw_os_error(raw), locks));
     }
-    rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+}
+
+/// The one flock(2) call of phasegate, which every lock it takes goes
+/// through (`which`), with `operation`: `Ok(true)` once taken,
+/// `Ok(false)` when another holds it (only without waiting). An error
+/// says what the file system did and what to do, for the caller to add
+/// the file's name: a file system without locks (`ENOLCK`, a network file
+/// system mounted `nolock`) is told apart from one whose call failed
+/// (`EIO`). The file is opened before, as always, so an injected error is
+/// met where the real one would be.
+pub fn flock(
+    file: &impl std::os::fd::AsFd,
+    which: Lock,
+    operation: rustix::fs::FlockOperation,
+) -> io::Result<bool> {
+    use rustix::io::Errno;
+    let injected = INJECTED_ERROR
+        .get()
+        .filter(|(_, locks)| locks.contains(&which))
+        .map(|(errno, _)| *errno);
+    let result = loop {
+        match injected.map_or_else(|| rustix::fs::flock(file, operation), Err) {
+            // A signal while waiting: the wait goes on (an injected EINTR
+            // is said, as it would repeat for ever).
+            Err(Errno::INTR) if injected.is_none() => {}
+            result => break result,
+        }
+    };
+    match result {
+        Ok(()) => Ok(true),
+        Err(Errno::WOULDBLOCK) => Ok(false),
+        Err(e @ (Errno::NOLCK | Errno::OPNOTSUPP)) => Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!(
+                "its file system does not support flock(2) locks ({e}); keep the repository on a local file system, or mount it with locking"
+            ),
+        )),
+        // EIO, ENOMEM, ...: the file system failed the call; the error
+        // alone would not say which call, nor what to do.
+        Err(e) => Err(io::Error::new(
+            io::Error::from(e).kind(),
+            format!(
+                "flock(2) on it failed ({e}); look at the state of its file system (the kernel's log, `dmesg`), then run phasegate again"
+            ),
+        )),
+    }
 }
 
 impl Drop for FileLock {
@@ -171,7 +227,7 @@ impl StateLock {
             .map_err(|e| super::io_error(state_dir, state_dir, "create", &e))?;
         let mut looked = false;
         loop {
-            match FileLock::try_acquire(&path, state_dir.sharing)
+            match FileLock::try_acquire(&path, state_dir.sharing, Lock::State)
                 .map_err(|e| super::io_error(state_dir, &path, "lock", &e))?
             {
                 Ok(lock) => return Ok(StateLock { _lock: lock }),
@@ -261,13 +317,7 @@ fn lock_holder(line: &str, ino: u64) -> Option<u32> {
 fn held_by_others(path: &Path, holders: &[(u32, String)], waited: Duration) -> io::Error {
     let named: Vec<String> = holders
         .iter()
-        .map(|(pid, command)| {
-            if command.is_empty() {
-                format!("pid {pid}")
-            } else {
-                format!("`{command}` (pid {pid})")
-            }
-        })
+        .map(|(pid, command)| crate::runner::process_named(*pid, command))
         .collect();
     let pids: Vec<String> = holders.iter().map(|(pid, _)| pid.to_string()).collect();
     io::Error::new(
@@ -486,10 +536,11 @@ mod tests {
     fn a_held_lock_names_its_holder_and_no_one_once_let_go() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lock");
-        let lock = FileLock::try_acquire(&path, crate::state::Sharing::Umask)
+        let lock = FileLock::try_acquire(&path, crate::state::Sharing::Umask, Lock::State)
             .unwrap()
             .unwrap();
-        let Err(holder) = FileLock::try_acquire(&path, crate::state::Sharing::Umask).unwrap()
+        let Err(holder) =
+            FileLock::try_acquire(&path, crate::state::Sharing::Umask, Lock::State).unwrap()
         else {
             panic!("a held lock was taken twice");
         };
@@ -500,9 +551,11 @@ mod tests {
         );
         drop(lock);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
-        assert!(FileLock::try_acquire(&path, crate::state::Sharing::Umask)
-            .unwrap()
-            .is_ok());
+        assert!(
+            FileLock::try_acquire(&path, crate::state::Sharing::Umask, Lock::State)
+                .unwrap()
+                .is_ok()
+        );
     }
 
     #[test]
@@ -511,7 +564,7 @@ mod tests {
         let path = dir.path().join("lock");
         // A killed holder's file, naming a pid that may well run again.
         std::fs::write(&path, "1").unwrap();
-        let _lock = FileLock::try_acquire(&path, crate::state::Sharing::Umask)
+        let _lock = FileLock::try_acquire(&path, crate::state::Sharing::Umask, Lock::State)
             .unwrap()
             .unwrap();
         assert_eq!(
@@ -531,8 +584,12 @@ mod tests {
                 scope.spawn(|| {
                     for _ in 0..200 {
                         let lock = loop {
-                            if let Ok(lock) =
-                                FileLock::try_acquire(&path, crate::state::Sharing::Umask).unwrap()
+                            if let Ok(lock) = FileLock::try_acquire(
+                                &path,
+                                crate::state::Sharing::Umask,
+                                Lock::State,
+                            )
+                            .unwrap()
                             {
                                 break lock;
                             }

@@ -44,10 +44,15 @@ impl RunDir {
                 Ok(()) => {
                     // Another member of the group prunes it once it is old.
                     sharing.share_dir(&path)?;
-                    let alive = fs::File::open(&path).ok().filter(|dir| {
-                        rustix::fs::flock(dir, rustix::fs::FlockOperation::NonBlockingLockExclusive)
-                            .is_ok()
-                    });
+                    let alive = match hold(&path) {
+                        Ok(alive) => alive,
+                        Err(e) => {
+                            // Nothing ran in it: no directory is left
+                            // behind for a run that never started.
+                            let _ = fs::remove_dir(&path);
+                            return Err(e);
+                        }
+                    };
                     return Ok(RunDir {
                         id,
                         path,
@@ -63,6 +68,27 @@ impl RunDir {
             "failed to create a new run directory under `{}`",
             runs.display()
         )))
+    }
+
+    /// The run's id, when its directory holds anything but the name of
+    /// its work tree (a check's log, its invocation record): the directory
+    /// is kept for a person to look in. An empty one is removed, with its
+    /// lock: a run stopped before its checks started (another run held
+    /// the unstaged changes' lock) ran nothing, and no directory is left
+    /// behind for `resume` to take for a run killed on its way, nor for
+    /// pruning to count among the runs it keeps.
+    pub fn keep_if_used(self) -> Option<String> {
+        let used = fs::read_dir(&self.path).map_or(true, |entries| {
+            entries
+                .filter_map(Result::ok)
+                .any(|entry| entry.file_name() != WORK_TREE_FILE)
+        });
+        if used {
+            return Some(self.id);
+        }
+        let _ = fs::remove_file(self.path.join(WORK_TREE_FILE));
+        let _ = fs::remove_dir(&self.path);
+        None
     }
 
     /// Says which work tree the run is in (`RepoInfo::work_tree_key`), in
@@ -290,6 +316,35 @@ fn may_be_of(dir: &Path, key: &str) -> bool {
     fs::read(dir.join(WORK_TREE_FILE)).map_or(true, |named| named == key.as_bytes())
 }
 
+/// Takes the lock on the new run directory `path`, which says to other
+/// runs' pruning that its run is going. A file system without locks is
+/// an error that names the directory: other runs could not tell this run
+/// from an ended one, and their pruning would remove its logs under it.
+/// A run pruning just then holds it a moment (`run_state`), looking: a
+/// few tries, then the run goes on without, as before a lock existed.
+fn hold(path: &Path) -> io::Result<Option<fs::File>> {
+    let named = |e: io::Error| {
+        io::Error::new(
+            e.kind(),
+            format!("failed to lock `{}`: {e}", path.display()),
+        )
+    };
+    let dir = fs::File::open(path).map_err(named)?;
+    for _ in 0..20 {
+        if super::flock(
+            &dir,
+            super::Lock::Run,
+            rustix::fs::FlockOperation::NonBlockingLockExclusive,
+        )
+        .map_err(named)?
+        {
+            return Ok(Some(dir));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    Ok(None)
+}
+
 /// What the lock on a run's directory says of its run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum RunState {
@@ -310,9 +365,13 @@ pub(super) fn run_state(dir: &Path) -> RunState {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return RunState::Gone,
         Err(_) => return RunState::Unknown,
     };
-    match rustix::fs::flock(&handle, rustix::fs::FlockOperation::NonBlockingLockShared) {
-        Ok(()) => RunState::Ended,
-        Err(rustix::io::Errno::WOULDBLOCK) => RunState::Going,
+    match super::flock(
+        &handle,
+        super::Lock::Run,
+        rustix::fs::FlockOperation::NonBlockingLockShared,
+    ) {
+        Ok(true) => RunState::Ended,
+        Ok(false) => RunState::Going,
         Err(_) => RunState::Unknown,
     }
 }

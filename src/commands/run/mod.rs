@@ -171,11 +171,16 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         Ok(reports) => reports,
         Err(message) => return refused(ctx, args.format, args.output.clone(), message, io),
     };
-    // Once known, where an internal failure that stops the run is recorded.
+    // Once known, where an internal failure that stops the run is recorded,
+    // and the run's directory once made.
     let mut state_dir = None;
-    match run_gate(ctx, args, &mut state_dir, io) {
+    let mut run_dir = None;
+    match run_gate(ctx, args, &mut state_dir, &mut run_dir, io) {
         Ok(verdict) => super::emit_reports(&verdict, &reports, ctx, io),
-        Err(stop) => stopped(ctx, args, stop, state_dir.as_ref(), &reports, io),
+        Err(stop) => {
+            let run_id = run_dir.and_then(RunDir::keep_if_used);
+            stopped(ctx, args, stop, state_dir.as_ref(), run_id, &reports, io)
+        }
     }
 }
 
@@ -205,12 +210,15 @@ impl Stop {
 }
 
 /// The verdict and reports of a run that stopped; recorded when phasegate
-/// itself failed and the state directory is known.
+/// itself failed and the state directory is known. `run_id` is the run's
+/// when its directory holds what its checks left; a run stopped before
+/// they started has none.
 fn stopped(
     ctx: &Context,
     args: &RunRequest,
     stop: Stop,
     state_dir: Option<&state::StateDir>,
+    run_id: Option<String>,
     reports: &super::Reports,
     io: &mut Streams<'_>,
 ) -> ExitCode {
@@ -237,6 +245,7 @@ fn stopped(
     };
     let mut verdict = Verdict::stopped(profile, args.phase.clone(), error);
     verdict.handoffs = handoffs;
+    verdict.run_id = run_id;
     let internal = verdict.error.as_ref().is_some_and(|e| e.kind == "internal");
     if let (true, Some(state_dir)) = (internal, state_dir) {
         super::record::record_stopped(
@@ -250,11 +259,13 @@ fn stopped(
 }
 
 /// A run, stage by stage, from its files to its recorded verdict; or why
-/// it stopped. `known_state` is the state directory, once known.
+/// it stopped. `known_state` is the state directory, once known, and
+/// `known_run` the run's directory, once made.
 fn run_gate(
     ctx: &Context,
     args: &RunRequest,
     known_state: &mut Option<state::StateDir>,
+    known_run: &mut Option<RunDir>,
     io: &mut Streams<'_>,
 ) -> Result<Verdict, Stop> {
     let Start {
@@ -298,6 +309,7 @@ fn run_gate(
         &mut notes,
     )
     .map_err(|error| Stop::Error(settings.profile, error))?;
+    let run_dir: &RunDir = known_run.insert(run_dir);
     run_dir.mark_work_tree(&ws.work_tree);
 
     let phase_specs: Vec<&config::CheckSpec> = config
@@ -327,7 +339,7 @@ fn run_gate(
         state: &ws.state_dir,
         snapshots: snapshots.as_deref(),
         work_tree_state: &ws.work_tree_state,
-        run: &run_dir,
+        run: run_dir,
     };
     let place = isolation::Place::choose(&dirs, ws.in_repo, &mode, &config, &mut notes)
         .map_err(|error| Stop::Error(settings.profile, error))?;
@@ -361,7 +373,7 @@ fn run_gate(
         &specs,
         &selection,
         &skip,
-        &run_dir,
+        run_dir,
     );
     // Under `--config-from-ref`, the checks that run a file the branch
     // changed: the gate is the target's, what it runs is not.
@@ -395,7 +407,7 @@ fn run_gate(
         &specs,
         planned,
         ran.outcomes,
-        &run_dir,
+        run_dir,
         &pinned,
         &mut notes,
     );
@@ -458,13 +470,16 @@ fn run_gate(
         work_tree: ws.work_tree.clone(),
         selection: selection_record,
         pruning: Some(pruning),
+        // The human report is on standard output, or beside the file that
+        // `--output` writes.
+        notes_shown: args.format == ReportFormat::Human || args.output.is_some(),
     };
     record(
         ctx,
         &ws.state_dir,
         &config,
         facts,
-        &run_dir,
+        run_dir,
         &mut verdict,
         io,
     );
