@@ -8,9 +8,63 @@
 //! what a check did: the message says how.
 
 use std::fs;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::protect::FileStat;
+use super::protect::{quoted, FileStat};
+
+/// The index as the checks found it, held when they changed what it
+/// stages. A check's `git commit -a` (or `git add -A && git commit`)
+/// stages every change before it commits, and `git reset --soft` keeps
+/// that: what was staged in part would be staged whole after the undo.
+/// Its bytes are the ones phasegate read before the checks, so keeping
+/// them costs nothing until a check both stages and moves `HEAD`.
+pub struct IndexBefore {
+    /// The index file git uses (a linked worktree's own).
+    index: PathBuf,
+    /// Its bytes before the checks.
+    bytes: Vec<u8>,
+}
+
+impl IndexBefore {
+    /// The index file `index`, which held `bytes` before the checks.
+    /// `None` for an index git made for one commit (`GIT_INDEX_FILE` of a
+    /// `git commit -a` or `commit PATH` hook): git itself replaces it.
+    pub(super) fn new(index: &Path, bytes: &[u8]) -> Option<IndexBefore> {
+        (!super::index_is_temporary()).then(|| IndexBefore {
+            index: index.to_path_buf(),
+            bytes: bytes.to_vec(),
+        })
+    }
+
+    /// Writes the index as it was to `at`, the owner's alone (it names
+    /// every tracked path); the command that puts it back, `None` when it
+    /// could not be written.
+    fn keep_at(&self, at: &Path) -> Option<String> {
+        let written = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(at)
+            .and_then(|mut file| file.write_all(&self.bytes));
+        written.ok()?;
+        Some(format!(
+            "cp {} {}",
+            quoted(at.as_os_str().as_bytes()),
+            quoted(self.index.as_os_str().as_bytes())
+        ))
+    }
+}
+
+/// The index as it was before checks that changed what it stages, and
+/// where to keep a copy of it for the undo (the run's directory).
+pub struct Staging<'a> {
+    pub before: &'a IndexBefore,
+    pub keep_at: PathBuf,
+}
 
 /// `HEAD` as the checks found it.
 pub(super) struct HeadTrace {
@@ -83,12 +137,24 @@ impl HeadTrace {
     /// What the checks (`by`, for a person) did to `HEAD` of the
     /// repository at `root`, with the commands that undo it; `None` when
     /// it is where it was.
-    pub(super) fn moved(&self, root: &Path, by: &str) -> Option<String> {
+    /// With `staging` (the checks changed what the index stages too), the
+    /// undo puts the index back as well.
+    pub(super) fn moved(
+        &self,
+        root: &Path,
+        by: &str,
+        staging: Option<&Staging<'_>>,
+    ) -> Option<String> {
         if self.head.is_empty() || !self.touched() {
             return None;
         }
+        // Kept only now that HEAD moved: the write is for the rare run.
+        let put_back = staging.and_then(|s| s.before.keep_at(&s.keep_at));
+        let undo = Undo {
+            index: put_back.as_deref(),
+        };
         // Changed, but unreadable now: said all the same, never passed.
-        self.resolved(root, by).unwrap_or_else(|why| {
+        self.resolved(root, by, &undo).unwrap_or_else(|why| {
             Some(format!(
                 "{by} changed the repository: it changed HEAD (`{}`) or the branch it names, and phasegate could not read where HEAD points now ({why}). `git status` and `git reflog` show where it is and where it was",
                 self.head_file.display()
@@ -98,7 +164,7 @@ impl HeadTrace {
 
     /// `moved`, once one of the files changed: `Err` says why the
     /// repository could not tell where `HEAD` is now.
-    fn resolved(&self, root: &Path, by: &str) -> Result<Option<String>, String> {
+    fn resolved(&self, root: &Path, by: &str, undo: &Undo<'_>) -> Result<Option<String>, String> {
         let repo = super::open_repository(root).map_err(|e| e.message().to_string())?;
         let head = repo
             .find_reference("HEAD")
@@ -114,7 +180,7 @@ impl HeadTrace {
             Now::Detached(head.target().ok_or("HEAD names no commit")?)
         };
         if let Some(name) = symbolic(&self.head) {
-            return Ok(self.branch_moved(&repo, name, &now, by));
+            return Ok(self.branch_moved(&repo, name, &now, by, undo));
         }
         let was = oid_in(&self.head).ok_or("HEAD named no commit before the checks")?;
         let moved = match &now {
@@ -132,7 +198,9 @@ impl HeadTrace {
             ),
         };
         Ok(Some(format!(
-            "{by} changed the repository: it {moved}. Undo it with `git update-ref --no-deref HEAD {was}`, which leaves the index and the work tree as they are"
+            "{by} changed the repository: it {moved}{}. {}",
+            undo.staged(),
+            undo.with(&format!("git update-ref --no-deref HEAD {was}"))
         )))
     }
 
@@ -143,6 +211,7 @@ impl HeadTrace {
         name: &str,
         now: &Now,
         by: &str,
+        put_back: &Undo<'_>,
     ) -> Option<String> {
         let was = self.was();
         let shown = branch_name(name);
@@ -176,9 +245,16 @@ impl HeadTrace {
                 // Packed, with `packed-refs` rewritten since: its reflog
                 // still says where it was.
                 (Was::Unknown, at) => {
+                    let leaving = match put_back.index {
+                        Some(index) => format!(
+                            "; then `{index}` puts back the index as it was before the checks (its copy stays with the run until old runs are pruned), leaving the work tree as it is"
+                        ),
+                        None => ", leaving the index and the work tree as they are".to_string(),
+                    };
                     return Some(format!(
-                        "{by} changed the repository: it moved branch `{shown}` (HEAD){}. `git reflog {shown}` shows where it was, and `git reset --soft <that commit>` puts it back, leaving the index and the work tree as they are",
-                        at_commit(at).replace(" at ", " to ")
+                        "{by} changed the repository: it moved branch `{shown}` (HEAD){}{}. `git reflog {shown}` shows where it was, and `git reset --soft <that commit>` puts it back{leaving}",
+                        at_commit(at).replace(" at ", " to "),
+                        put_back.staged(),
                     ));
                 }
             },
@@ -218,9 +294,10 @@ impl HeadTrace {
                 moved
             }
         };
-        let undo = undo.join(" && ");
         Some(format!(
-            "{by} changed the repository: it {moved}. Undo it with `{undo}`, which leaves the index and the work tree as they are"
+            "{by} changed the repository: it {moved}{}. {}",
+            put_back.staged(),
+            put_back.with(&undo.join(" && "))
         ))
     }
 
@@ -240,6 +317,37 @@ impl HeadTrace {
             return Was::Unknown;
         };
         packed_ref(&fs::read(&self.packed).unwrap_or_default(), name).map_or(Was::Nothing, Was::At)
+    }
+}
+
+/// How the undo a message gives treats the index.
+struct Undo<'a> {
+    /// The command that puts back the index as it was before the checks,
+    /// when they changed what it stages.
+    index: Option<&'a str>,
+}
+
+impl Undo<'_> {
+    /// What the message adds to what the checks did.
+    fn staged(&self) -> &'static str {
+        if self.index.is_some() {
+            ", and changed what the index stages"
+        } else {
+            ""
+        }
+    }
+
+    /// The sentence that gives `commands` (which move refs only), with
+    /// the index put back after them when the checks changed it.
+    fn with(&self, commands: &str) -> String {
+        match self.index {
+            Some(index) => format!(
+                "Undo it with `{commands} && {index}`, which puts back the index as it was before the checks (its copy stays with the run until old runs are pruned) and leaves the work tree as it is"
+            ),
+            None => format!(
+                "Undo it with `{commands}`, which leaves the index and the work tree as they are"
+            ),
+        }
     }
 }
 

@@ -155,6 +155,11 @@ impl Index {
         };
         Fields::read(&mut c, self.version).unwrap_or_default()
     }
+
+    /// The index file's bytes, as they were read.
+    pub fn file_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
 }
 
 /// The paths whose staged state (mode, blob, conflict stage) differs

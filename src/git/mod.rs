@@ -15,6 +15,7 @@ mod select;
 pub use attributes::{use_attr_env, AttrEnv};
 pub use changes::*;
 pub use config_env::{use_config_env, ConfigEnv};
+pub use head_trace::{IndexBefore, Staging};
 pub use hooks::*;
 pub use protect::*;
 pub use repo::*;

@@ -2059,8 +2059,15 @@ impl Traces {
     /// What the checks (`by`, for a person) did to `HEAD` of the
     /// repository at `root` (a commit, a reset, a branch switched or
     /// detached), with how to undo it; `None` when it is where it was.
-    pub fn moved_head(&self, root: &Path, by: &str) -> Option<String> {
-        self.head.moved(root, by)
+    /// With `staging`, the checks changed what the index stages too, and
+    /// the undo puts it back.
+    pub fn moved_head(
+        &self,
+        root: &Path,
+        by: &str,
+        staging: Option<&super::Staging<'_>>,
+    ) -> Option<String> {
+        self.head.moved(root, by, staging)
     }
 
     /// What the checks (`by`, for a person) left changed: an index lock
@@ -2243,22 +2250,51 @@ pub fn changed_in_work_tree(
     root: &Path,
     threads: usize,
     held: Option<super::Held>,
-) -> Result<Vec<String>, ProtectError> {
-    let restaged = match held.as_ref().and_then(super::Held::parts) {
-        Some((before, repo)) => {
-            let path = super::index_path(repo);
-            super::index::restaged(before, &path).map_err(io_error("read the index", &path))?
-        }
-        None => Vec::new(),
-    };
+) -> Result<Changed, ProtectError> {
+    let (restaged, index_before) = restaged_since(held.as_ref())?;
     let mut changed = changed_since(root, threads, held, |_| false)?;
     changed.extend(restaged);
-    changed.sort();
-    changed.dedup();
-    Ok(changed
-        .into_iter()
-        .map(|path| String::from_utf8_lossy(&path).into_owned())
-        .collect())
+    Ok(Changed::of(changed, index_before))
+}
+
+/// The files the checks changed, and the index as it was before them
+/// when they changed what it stages.
+pub struct Changed {
+    pub files: Vec<String>,
+    pub index_before: Option<super::IndexBefore>,
+}
+
+impl Changed {
+    fn of(mut paths: Vec<Vec<u8>>, index_before: Option<super::IndexBefore>) -> Changed {
+        paths.sort();
+        paths.dedup();
+        Changed {
+            files: paths
+                .into_iter()
+                .map(|path| String::from_utf8_lossy(&path).into_owned())
+                .collect(),
+            index_before,
+        }
+    }
+}
+
+/// The paths whose staged state differs from the index `held` before the
+/// checks, and, when there are any, that index's file as it was.
+fn restaged_since(
+    held: Option<&super::Held>,
+) -> Result<(Vec<Vec<u8>>, Option<super::IndexBefore>), ProtectError> {
+    let Some((before, repo)) = held.and_then(super::Held::parts) else {
+        return Ok((Vec::new(), None));
+    };
+    let path = super::index_path(repo);
+    let restaged =
+        super::index::restaged(before, &path).map_err(io_error("read the index", &path))?;
+    let index_before = if restaged.is_empty() {
+        None
+    } else {
+        super::IndexBefore::new(&path, before.file_bytes())
+    };
+    Ok((restaged, index_before))
 }
 
 /// The tracked files as checks that run in the work tree as it is find
@@ -2353,7 +2389,9 @@ impl AsFound {
     /// from the index before and were written since (a byte, the mode, or
     /// removed), those that did not and do now, compared through the
     /// repository's filters, and the paths they staged or unstaged.
-    pub fn changed(self, root: &Path, threads: usize) -> Result<Vec<String>, ProtectError> {
+    /// With them, the index as it was when the checks changed what it
+    /// stages.
+    pub fn changed(self, root: &Path, threads: usize) -> Result<Changed, ProtectError> {
         let AsFound { held, differed } = self;
         let mut changed: Vec<Vec<u8>> = differed
             .iter()
@@ -2362,24 +2400,15 @@ impl AsFound {
             })
             .map(|(path, _)| path.clone())
             .collect();
-        if let Some((before, repo)) = held.as_ref().and_then(super::Held::parts) {
-            let path = super::index_path(repo);
-            changed.extend(
-                super::index::restaged(before, &path).map_err(io_error("read the index", &path))?,
-            );
-        }
+        let (restaged, index_before) = restaged_since(held.as_ref())?;
+        changed.extend(restaged);
         let known = |path: &[u8]| differed.contains_key(path);
         changed.extend(
             changed_since(root, threads, held, known)?
                 .into_iter()
                 .filter(|path| !known(path)),
         );
-        changed.sort();
-        changed.dedup();
-        Ok(changed
-            .into_iter()
-            .map(|path| String::from_utf8_lossy(&path).into_owned())
-            .collect())
+        Ok(Changed::of(changed, index_before))
     }
 }
 

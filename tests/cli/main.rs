@@ -82,6 +82,7 @@ mod prepush_review;
 mod prepush_state;
 mod prepush_tags;
 mod protect_checks;
+mod protect_commit;
 mod protect_edges;
 mod protect_filters;
 mod protect_hostile;

@@ -192,7 +192,7 @@ pub(super) fn run_checks(
     // So are those of a killed run's temporary checkout, before it goes.
     let groups = match (&guard, &place.snapshot) {
         (Some(guard), _) => Some(guard.groups_file()),
-        (None, Some(snapshot)) => Some(crate::state::snapshot_groups(&snapshot.dir)),
+        (None, Some(snapshot)) => Some(snapshot.groups(dirs.state.sharing)?),
         (None, None) => None,
     };
     if let Some(groups) = groups {
@@ -233,6 +233,9 @@ pub(super) fn run_checks(
     let by = describe_checks(&by);
 
     let mut modified = Vec::new();
+    // The index as it was, when the checks in the work tree changed what
+    // it stages: given back with the undo should they have moved HEAD too.
+    let mut staged_before = None;
     // In a temporary checkout, with what was written there.
     if let Some(snapshot) = &place.snapshot {
         let changed = crate::git::changed_in_checkout(root, &snapshot.dir, &snapshot.written)
@@ -249,7 +252,8 @@ pub(super) fn run_checks(
         let before = found.held.and_then(HeldLater::take).or(index_before);
         let changed = crate::git::changed_in_work_tree(root, ctx.cpus, before)
             .map_err(|e| crate::commands::internal_error(&e))?;
-        modified.extend(changed);
+        modified.extend(changed.files);
+        staged_before = changed.index_before;
     }
     // In the work tree as it is, with the files as the checks found them.
     if let Some(as_found) = as_found {
@@ -260,7 +264,8 @@ pub(super) fn run_checks(
         let changed = as_found
             .changed(root, ctx.cpus)
             .map_err(|e| crate::commands::internal_error(&e))?;
-        modified.extend(changed);
+        modified.extend(changed.files);
+        staged_before = changed.index_before;
     }
     // Whether unstaged changes were written back over what the checks
     // left: a stash they made is brought back differently then.
@@ -282,7 +287,13 @@ pub(super) fn run_checks(
         }
         // What was checked was the commit `HEAD` was on: a check that
         // committed, reset or switched branch changed what is committed.
-        if let Some(moved) = traces.moved_head(root, &by) {
+        // A check that staged what was not (`git commit -a`) and
+        // committed: the undo gives the user's staging back too.
+        let staging = staged_before.as_ref().map(|before| crate::git::Staging {
+            before,
+            keep_at: dirs.run.path.join(INDEX_BEFORE),
+        });
+        if let Some(moved) = traces.moved_head(root, &by, staging.as_ref()) {
             blocking.push(gate_finding(OwnCode::HeadMoved, moved));
         }
     }
@@ -298,6 +309,10 @@ pub(super) fn run_checks(
         interrupted: runner::interrupted(),
     })
 }
+
+/// The file in the run's directory that keeps the index as it was before
+/// checks that staged and moved HEAD, for the undo to copy back.
+const INDEX_BEFORE: &str = "index-before-checks";
 
 /// Sets the unstaged changes aside (none may need it): the guard that
 /// puts them back, and whether an interrupt cut the saving short (then
@@ -507,6 +522,30 @@ impl Snapshot {
 }
 
 impl Snapshot {
+    /// The file where its checks' process groups are recorded, made now
+    /// for the owner alone (and the group of a shared repository, whose
+    /// next run stops a killed run's checks), as the protection's is:
+    /// made by the first record, it would follow the umask, and a line
+    /// anyone could add names processes for that run to kill.
+    fn groups(&self, sharing: crate::state::Sharing) -> Result<PathBuf, VerdictError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = crate::state::snapshot_groups(&self.dir);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|file| sharing.share_file_within(&file, crate::state::GROUP_ONLY))
+            .map_err(|e| {
+                crate::commands::internal_message(format!(
+                    "failed to create `{}`: {e}",
+                    path.display()
+                ))
+            })?;
+        Ok(path)
+    }
+
     /// Links each of `links` (paths of the work tree the checkout does not
     /// have: `node_modules`, `.venv`) into the checkout, so its checks find
     /// what they were installed with. A path the checkout holds itself (a
