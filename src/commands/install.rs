@@ -156,12 +156,29 @@ fn husky_note(ctx: &Context, io: &mut Streams<'_>, kind: HookKind) {
     );
 }
 
-pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitCode {
-    let options = InstallOptions {
-        force: args.force,
-        fail_closed: args.fail_closed,
-        installed: ctx.exe.clone(),
+/// Says that the hook `kind` at `path` is a link to phasegate's hook
+/// elsewhere, which gates this repository only while it is there, and how
+/// to give it a hook of its own.
+fn linked_elsewhere_warning(
+    io: &mut Streams<'_>,
+    kind: HookKind,
+    path: &std::path::Path,
+    elsewhere: &git::LinkedElsewhere,
+) {
+    let whose = match &elsewhere.repository {
+        Some(root) => format!("of the repository at {}", root.display()),
+        None => "outside this repository".to_string(),
     };
+    let _ = writeln!(
+        io.err,
+        "warning: the {} hook {} is a symbolic link to {}, phasegate's hook {whose}: it gates this repository only while that file is there. `phasegate uninstall` there, or deleting it, ungates this repository without a word, as git runs no hook through a link that names nothing. To give this repository a hook of its own, run the same `phasegate install` again with `--force` (the link is kept beside it, where it does not run, and `phasegate uninstall` puts it back)",
+        kind.name(),
+        path.display(),
+        elsewhere.target.display()
+    );
+}
+
+pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitCode {
     if let Some(scope) = git::shared_hooks_scope(&ctx.cwd) {
         let _ = writeln!(
             io.err,
@@ -175,6 +192,12 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
     // pre-commit first, whatever the order asked: a `pre-merge-commit ->
     // pre-commit` link then finds phasegate's pre-commit hook there.
     wanted.sort();
+    let options = InstallOptions {
+        force: args.force,
+        fail_closed: args.fail_closed,
+        installed: ctx.exe.clone(),
+        pre_commit_too: wanted.contains(&HookKind::PreCommit),
+    };
     // Every hook is checked before the first is written: a refusal leaves
     // the hooks as they were, never some of them installed.
     if wanted.len() > 1 {
@@ -382,6 +405,8 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                 changed,
                 edited,
                 line_ends: line_ends_file,
+                elsewhere,
+                merge_link,
             }) => {
                 if changed.is_some() {
                     written.push(kind);
@@ -408,6 +433,16 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
                         edited.display()
                     );
                 }
+                if let Some(link) = merge_link {
+                    let _ = writeln!(
+                        io.err,
+                        "warning: the pre-merge-commit hook {} is a link to the pre-commit hook, so merge commits are let through too when phasegate is not installed; run `phasegate install --fail-closed` to keep both closed",
+                        link.display()
+                    );
+                }
+                if let Some(elsewhere) = elsewhere {
+                    linked_elsewhere_warning(io, kind, &path, &elsewhere);
+                }
             }
             Err(e) => {
                 let _ = writeln!(io.err, "error: {}", super::internal_error(&e).message);
@@ -431,6 +466,25 @@ pub fn install(ctx: &Context, args: &InstallArgs, io: &mut Streams<'_>) -> ExitC
     }
     for &kind in &wanted {
         husky_note(ctx, io, kind);
+    }
+    if let Some(another) = git::hooks_of_another(&ctx.cwd) {
+        let _ = writeln!(
+            io.err,
+            "warning: git runs this repository's hooks from {}, the hooks directory of the repository at {} ({}): `phasegate uninstall` there removes them, and this repository is then ungated without a word. {}, then run `phasegate install` again",
+            another.dir.display(),
+            another.repository.display(),
+            if another.unset.is_some() {
+                "core.hooksPath names it"
+            } else {
+                "this repository's hooks directory is a symbolic link to it"
+            },
+            match &another.unset {
+                Some(unset) => format!(
+                    "Point core.hooksPath at a directory of this repository's own (`{unset}` for its .git/hooks)"
+                ),
+                None => "Replace the link with a directory of this repository's own".to_string(),
+            }
+        );
     }
     if let Some(&kind) = wanted.first() {
         let ungated = git::ungated_worktrees(&ctx.cwd, kind);

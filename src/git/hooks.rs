@@ -152,6 +152,10 @@ pub struct InstallOptions {
     /// The phasegate the hook runs when none is on `PATH` (the one
     /// installing it): a git GUI's `PATH` often lacks `~/.cargo/bin`.
     pub installed: Option<PathBuf>,
+    /// The same install writes phasegate's pre-commit hook, with these
+    /// options, before its pre-merge-commit hook: a `pre-merge-commit ->
+    /// pre-commit` link runs that one at merge commits.
+    pub pre_commit_too: bool,
 }
 
 #[derive(Debug)]
@@ -204,7 +208,42 @@ pub enum InstallOutcome {
         /// The `.gitattributes` given a rule that keeps the hook's line
         /// ends LF in every clone (see `keep_line_ends`).
         line_ends: Option<PathBuf>,
+        /// The hook there is a symbolic link to phasegate's hook outside
+        /// this repository: it gates this one only while that is there.
+        elsewhere: Option<LinkedElsewhere>,
+        /// The rewrite turned the pre-commit hook open, and the
+        /// `pre-merge-commit` hook is a link to it: merge commits are let
+        /// through too when phasegate is missing.
+        merge_link: Option<PathBuf>,
     },
+}
+
+/// A hook that is a symbolic link to phasegate's hook outside the
+/// repository (its git directory, its hooks directory, its work tree):
+/// `phasegate uninstall` where that hook is, or deleting it, leaves the
+/// link naming nothing, and git then runs no hook and says nothing.
+#[derive(Debug)]
+pub struct LinkedElsewhere {
+    /// The file the link leads to, every link on the way followed.
+    pub target: PathBuf,
+    /// The repository that file belongs to, if any: its work tree's root,
+    /// or its git directory when it has none.
+    pub repository: Option<PathBuf>,
+}
+
+/// The hooks directory git runs this repository's hooks from, when it is
+/// the one another repository runs its own from (`core.hooksPath` naming
+/// that repository's `.git/hooks`, or `.git/hooks` a link to it):
+/// `phasegate uninstall` there removes this repository's hooks too.
+#[derive(Debug)]
+pub struct HooksOfAnother {
+    /// The hooks directory, resolved.
+    pub dir: PathBuf,
+    /// The other repository: its work tree's root, or its git directory.
+    pub repository: PathBuf,
+    /// The `core.hooksPath` setting of this repository that names it, if
+    /// that is how it is reached, with the command that unsets it.
+    pub unset: Option<String>,
 }
 
 /// What else people should know of an install: a kept hook that had to
@@ -297,6 +336,12 @@ pub enum HookError {
         other: String,
         kind: &'static str,
         chained: PathBuf,
+    },
+    #[error("`{}` is a link of your own to the pre-commit hook beside it (`{}`), {why}, so merge commits would not stop when phasegate is not installed, as `--fail-closed` asks: run `phasegate install --hook pre-commit --hook pre-merge-commit --fail-closed` to make the pre-commit hook fail-closed too (the link runs it at merge commits), or remove the link (`rm {}`) and run this install again for phasegate's own pre-merge-commit hook (which does not run your pre-commit hook)", hook.display(), target.display(), hook.display())]
+    MergeLinkOpen {
+        hook: PathBuf,
+        target: PathBuf,
+        why: &'static str,
     },
     #[error("`core.hooksPath` is set to an empty value: git then looks for hooks in `/` and runs none of this repository's; run `{unset}` to use the repository's own hooks, or point it at a directory")]
     HooksPathEmpty { unset: String },
@@ -998,6 +1043,113 @@ fn merge_link_outcome(path: &Path, target: PathBuf) -> InstallOutcome {
     }
 }
 
+/// Why a `--fail-closed` install of the `pre-merge-commit` hook must not
+/// leave the link of one's own at `path` (to the pre-commit hook beside
+/// it, as it names it: `target`) in its place: merge commits run what the
+/// pre-commit hook runs, and that would let them through when phasegate is
+/// missing. A pre-commit hook of one's own that calls phasegate is taken
+/// at its word: what it does without phasegate is its own.
+fn merge_link_open(path: &Path, target: &Path, options: &InstallOptions) -> Option<HookError> {
+    if !options.fail_closed {
+        return None;
+    }
+    let pre_commit = path.with_file_name(HookKind::PreCommit.name());
+    let why = match ours(&pre_commit).filter(|_| can_run(&pre_commit)) {
+        Some(text) if text.lines().any(|line| line == "fail_closed=1") => return None,
+        Some(_) => "which is phasegate's hook installed without `--fail-closed`",
+        None if gate_caller(&pre_commit).is_some() => return None,
+        None => "which does not run phasegate's gate",
+    };
+    Some(HookError::MergeLinkOpen {
+        hook: path.to_path_buf(),
+        target: target.to_path_buf(),
+        why,
+    })
+}
+
+/// The `pre-merge-commit` link to the pre-commit hook at `path` (the
+/// pre-commit hook), if there is one.
+fn merge_link_to(path: &Path) -> Option<PathBuf> {
+    let link = path.with_file_name(HookKind::PreMergeCommit.name());
+    merge_link_to_pre_commit(&link, HookKind::PreMergeCommit).map(|_| link)
+}
+
+/// Where the hook at `path`, a symbolic link, leads when that is
+/// phasegate's hook outside this repository: not in its hooks directory,
+/// its git directories or its work tree.
+fn linked_elsewhere(repo_dir: &Path, path: &Path) -> Option<LinkedElsewhere> {
+    if !is_link(path) || !is_ours(path) {
+        return None;
+    }
+    let target = fs::canonicalize(path).ok()?;
+    let repo = super::locate(repo_dir).ok()??;
+    let own = [
+        path.parent(),
+        Some(repo.path()),
+        Some(repo.commondir()),
+        repo.workdir(),
+    ];
+    if own
+        .into_iter()
+        .flatten()
+        .filter_map(|dir| fs::canonicalize(dir).ok())
+        .any(|dir| target.starts_with(dir))
+    {
+        return None;
+    }
+    let repository = target
+        .parent()
+        .and_then(|dir| other_repository(&repo, dir))
+        .map(|other| root_of(&other));
+    Some(LinkedElsewhere { target, repository })
+}
+
+/// The repository that holds the directory `dir` (in its work tree or its
+/// git directory), when it is not `repo`.
+fn other_repository(repo: &git2::Repository, dir: &Path) -> Option<git2::Repository> {
+    let other = git2::Repository::discover(dir).ok()?;
+    let same =
+        fs::canonicalize(other.commondir()).ok()? == fs::canonicalize(repo.commondir()).ok()?;
+    (!same).then_some(other)
+}
+
+/// Where a person finds the repository `repo`: its work tree's root, or
+/// its git directory when it has none.
+fn root_of(repo: &git2::Repository) -> PathBuf {
+    // libgit2 ends both with a `/`: the path as people write it.
+    repo.workdir()
+        .unwrap_or_else(|| repo.path())
+        .components()
+        .collect()
+}
+
+/// Whether git runs the hooks of the repository at `repo_dir` from the
+/// hooks directory of another repository, which runs its own from there
+/// too. Only the hooks directory is looked at, and only at install:
+/// `phasegate uninstall` in that repository would take this one's gate.
+/// A `core.hooksPath` of the global or system configuration is shared on
+/// purpose, and said so elsewhere.
+pub fn hooks_of_another(repo_dir: &Path) -> Option<HooksOfAnother> {
+    let repo = super::locate(repo_dir).ok()??;
+    let location = location_of(&repo).ok()?;
+    if location
+        .setting
+        .as_ref()
+        .is_some_and(|setting| matches!(setting.scope, "--global " | "--system "))
+    {
+        return None;
+    }
+    let dir = fs::canonicalize(&location.dir).ok()?;
+    let other = other_repository(&repo, &dir)?;
+    super::config_env::apply(&other).ok()?;
+    let theirs = fs::canonicalize(location_of(&other).ok()?.dir).ok()?;
+    (theirs == dir).then(|| HooksOfAnother {
+        repository: root_of(&other),
+        unset: location.setting.as_ref().map(HooksPathSetting::unset),
+        dir,
+    })
+}
+
 /// What an install of `kind` at `path` is to write, decided before it
 /// writes anything; a refusal is the error.
 struct Plan {
@@ -1038,8 +1190,15 @@ fn plan(
     // repository's hook, one the repository tracks) that is never written
     // through. phasegate's hook would take its place and not run it, so it
     // stays unless `--force` says to keep it aside.
+    // `--force` gives the repository a hook of its own in place of a link
+    // to phasegate's hook elsewhere, which gates it only while that is
+    // there.
+    let forced_away = options.force
+        && linked_other.is_none()
+        && link_text.is_some()
+        && linked_elsewhere(repo_dir, path).is_some();
     let kept_link = link_text.as_ref().and_then(|text| {
-        (linked_other.is_some() || *text != script || !can_run(path)).then(|| {
+        (linked_other.is_some() || *text != script || !can_run(path) || forced_away).then(|| {
             linked_other
                 .clone()
                 .unwrap_or_else(|| kind.name().to_string())
@@ -1089,7 +1248,15 @@ pub fn install_check(
         return Ok(());
     }
     let path = location.dir.join(kind.name());
-    if merge_link_to_pre_commit(&path, kind).is_some() || gate_caller(&path).is_some() {
+    if let Some(target) = merge_link_to_pre_commit(&path, kind) {
+        // The pre-commit hook this install writes first is the one the
+        // link runs: it is looked at once it is there.
+        return match merge_link_open(&path, &target, options) {
+            Some(refusal) if !options.pre_commit_too => Err(refusal),
+            _ => Ok(()),
+        };
+    }
+    if gate_caller(&path).is_some() {
         return Ok(());
     }
     let plan = plan(repo_dir, &path, kind, options)?;
@@ -1129,6 +1296,9 @@ pub fn install(
     // runs no phasegate hook it keeps): the user's hook would no longer
     // run at merge commits.
     if let Some(target) = merge_link_to_pre_commit(&path, kind) {
+        if let Some(refusal) = merge_link_open(&path, &target, options) {
+            return Err(refusal);
+        }
         return Ok(merge_link_outcome(&path, target));
     }
     if let Some(caller) = gate_caller(&path) {
@@ -1169,6 +1339,8 @@ pub fn install(
                 changed: None,
                 edited: None,
                 line_ends: keep_line_ends(repo_dir, &path, kind, shared)?,
+                elsewhere: linked_elsewhere(repo_dir, &path),
+                merge_link: None,
             });
         }
         let was_closed = before.lines().any(|l| l == "fail_closed=1");
@@ -1199,11 +1371,14 @@ pub fn install(
             }
             return Err(e);
         }
+        let opened = was_closed && !options.fail_closed && kind == HookKind::PreCommit;
         return Ok(InstallOutcome::AlreadyInstalled {
             line_ends: keep_line_ends(repo_dir, &path, kind, shared)?,
+            merge_link: opened.then(|| merge_link_to(&path)).flatten(),
             path,
             changed,
             edited,
+            elsewhere: None,
         });
     }
     let mut notes = InstallNotes {

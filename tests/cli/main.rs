@@ -58,6 +58,7 @@ mod install_more;
 mod install_notes;
 mod install_review;
 mod install_shared;
+mod install_ungated;
 mod interventions_merge;
 mod odd_inputs;
 mod parsers_exit;
