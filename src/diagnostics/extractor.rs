@@ -623,12 +623,25 @@ impl Extractor {
             self.cwd.clone()
         };
         let ancestors = up_to_root(&self.cwd, &self.root);
+        // The modules of a `go.work`, read only for a package the module
+        // the check runs in does not hold.
+        let workspace = std::cell::OnceCell::new();
         let diagnostics: Vec<Diagnostic> = reader
             .kept
             .into_iter()
             .map(|mut found| {
                 reader.grammar.relabel(&mut found);
                 let anchor = found.anchor.take();
+                if let Some(site) = found.import_site.take().filter(|_| found.package.is_none()) {
+                    let mut bases = vec![tool_base.as_path()];
+                    bases.extend(ancestors.iter().copied());
+                    found.package =
+                        relative_to_root(&site.file, &bases, &self.root).and_then(|file| {
+                            lines
+                                .line(&file, site.line)
+                                .and_then(|text| imported_path(text, site.column))
+                        });
+                }
                 if found.base_name && found.package.is_none() {
                     let top = module.as_ref().map_or(self.cwd.as_path(), |(dir, _)| dir);
                     found.file = found.file.as_deref().and_then(|name| {
@@ -637,7 +650,16 @@ impl Extractor {
                     });
                 }
                 let base = match &found.package {
-                    Some(package) => go_package_dir(package, module.as_ref(), &self.cwd),
+                    Some(package) => {
+                        go_package_dir(package, module.as_ref()).unwrap_or_else(|| {
+                            let modules =
+                                workspace.get_or_init(|| go_workspace(&self.cwd, &self.root));
+                            modules
+                                .iter()
+                                .find_map(|module| go_package_dir(package, Some(module)))
+                                .unwrap_or_else(|| self.cwd.clone())
+                        })
+                    }
                     None => tool_base.clone(),
                 };
                 let file = found.file.as_deref().and_then(|f| {
@@ -958,16 +980,80 @@ fn cargo_root(cwd: &Path, root: &Path) -> PathBuf {
 
 /// The directory of a Go package (`example.com/shop/calc` → `<module
 /// dir>/calc`); the check's directory when the module does not own it.
-fn go_package_dir(package: &str, module: Option<&(PathBuf, String)>, cwd: &Path) -> PathBuf {
-    let Some((dir, path)) = module else {
-        return cwd.to_path_buf();
-    };
+fn go_package_dir(package: &str, module: Option<&(PathBuf, String)>) -> Option<PathBuf> {
+    let (dir, path) = module?;
     match package.strip_prefix(path.as_str()) {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-            dir.join(rest.trim_start_matches('/'))
+            Some(dir.join(rest.trim_start_matches('/')))
         }
-        _ => cwd.to_path_buf(),
+        _ => None,
     }
+}
+
+/// The modules the nearest `go.work` from the check's directory up to the
+/// root lists (its `use` lines, alone or in a block): each directory and
+/// the module path its `go.mod` declares. go finds `go.work` so too
+/// (unless `GOWORK` says otherwise).
+fn go_workspace(cwd: &Path, root: &Path) -> Vec<(PathBuf, String)> {
+    let Some((dir, text)) = up_to_root(cwd, root)
+        .into_iter()
+        .find_map(|dir| Some((dir, std::fs::read_to_string(dir.join("go.work")).ok()?)))
+    else {
+        return Vec::new();
+    };
+    let mut uses = Vec::new();
+    let mut in_block = false;
+    for line in text.lines() {
+        let line = line.split("//").next().unwrap_or(line).trim();
+        let entry = if in_block {
+            if line == ")" {
+                in_block = false;
+                continue;
+            }
+            line
+        } else if let Some(rest) = line
+            .strip_prefix("use")
+            .filter(|rest| rest.starts_with([' ', '\t', '(']))
+        {
+            let rest = rest.trim_start();
+            if rest == "(" {
+                in_block = true;
+                continue;
+            }
+            rest
+        } else {
+            continue;
+        };
+        let entry = entry.trim_matches(['"', '`']);
+        if !entry.is_empty() {
+            uses.push(dir.join(entry));
+        }
+    }
+    uses.into_iter()
+        .filter_map(|module| {
+            let text = std::fs::read_to_string(module.join("go.mod")).ok()?;
+            let path = text
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("module "))?
+                .trim()
+                .trim_matches('"')
+                .to_string();
+            Some((module, path))
+        })
+        .collect()
+}
+
+/// The import path of the import spec at `column` (1-based, in bytes) of
+/// a Go source line: the first quoted string from there on
+/// (`"example.com/shop/calc"`, or after an alias, `c "..."`).
+fn imported_path(text: &str, column: u32) -> Option<String> {
+    let from = usize::try_from(column).ok()?.checked_sub(1)?;
+    let rest = text.get(from..)?;
+    let open = rest.find(['"', '`'])?;
+    let quote = rest[open..].chars().next()?;
+    let inner = &rest[open + 1..];
+    let path = &inner[..inner.find(quote)?];
+    (!path.is_empty()).then(|| path.to_string())
 }
 
 /// A path as a tool printed it (absolute, `./x`, or relative to one of
@@ -1027,6 +1113,58 @@ mod tests {
         let root = Path::new("/repo");
         let x = Extractor::new("c", Origin::Build, parser, &argv, root, &root.join("sub"));
         extract(x, text.as_bytes())
+    }
+
+    #[test]
+    fn an_import_spec_names_its_package_from_gos_column() {
+        // go's place of an import spec (`app/app.go:6:2`), in bytes.
+        for (text, column, path) in [
+            (
+                "\t\"example.com/shop/calc\"",
+                2,
+                Some("example.com/shop/calc"),
+            ),
+            (
+                "\tc \"example.com/shop/calc\" // calc",
+                2,
+                Some("example.com/shop/calc"),
+            ),
+            (
+                "import `example.com/shop/calc`",
+                8,
+                Some("example.com/shop/calc"),
+            ),
+            ("\t\"fmt\"", 9, None),
+            ("\t\"\"", 2, None),
+        ] {
+            assert_eq!(imported_path(text, column).as_deref(), path, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_workspace_lists_its_modules_by_their_go_mod() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("go.work"),
+            "go 1.19\n\nuse ./app // the app\nuse (\n\t./lib\n\t\"./gone\"\n)\nuser ./x\n",
+        )
+        .unwrap();
+        for (module, path) in [
+            ("app", "example.com/app"),
+            ("lib", "example.com/shop"),
+            ("x", "x"),
+        ] {
+            std::fs::create_dir_all(root.join(module)).unwrap();
+            std::fs::write(root.join(module).join("go.mod"), format!("module {path}\n")).unwrap();
+        }
+        assert_eq!(
+            go_workspace(&root.join("app"), root),
+            [
+                (root.join("./app"), "example.com/app".to_string()),
+                (root.join("./lib"), "example.com/shop".to_string()),
+            ]
+        );
     }
 
     #[test]

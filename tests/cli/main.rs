@@ -65,6 +65,7 @@ mod parsers_exit;
 mod parsers_gaps;
 mod parsers_go;
 mod parsers_go3;
+mod parsers_go4;
 mod parsers_go_more;
 mod parsers_js;
 mod parsers_more;

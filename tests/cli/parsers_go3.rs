@@ -172,14 +172,14 @@ fn a_broken_build_constraint_reached_through_an_import_is_at_its_line() {
 }
 
 /// Another `sub.go` with a `//go:build` line: go 1.24's `-json` events
-/// name the broken file's package (`ImportPath`), so it is still placed;
-/// the text names only the importer's, so the error is placed in neither
-/// file, and the import's note says where go met it.
+/// name the broken file's package (`ImportPath`); the text names only the
+/// importer's place, whose import spec names the package: placed in both.
 #[test]
 fn a_broken_build_constraint_in_a_shared_file_name_is_placed_by_the_json_package() {
     for (output, error_at) in [
         ("go124-imported-constraint-test.json", "calc/sub.go:1"),
-        ("go124-imported-constraint-test.txt", "-:null"),
+        ("go124-imported-constraint-test.txt", "calc/sub.go:1"),
+        ("go-imported-constraint-build.txt", "calc/sub.go:1"),
     ] {
         let repo = TestRepo::new();
         importing(&repo);

@@ -55,10 +55,12 @@ static TEST_LINE: LazyLock<Regex> = LazyLock::new(|| {
 /// name and no line: `sub.go: parsing //go:build line: unexpected end of
 /// expression` (go/build's `"%s: parsing //go:build line: %v"`) or
 /// `sub.go: multiple //go:build comments`. A `// +build` line that does
-/// not parse is ignored by go, never an error.
+/// not parse is ignored by go, never an error. The name holds no colon
+/// followed by a blank: `app.go:6:2: sub.go: parsing ...` is an import's
+/// place (an importer in the check's own directory), then the file.
 static CONSTRAINT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^(?P<file>[^\s/:][^/]*?\.go): (?P<message>parsing //go:build line: .+|multiple //go:build comments)$",
+        r"^(?P<file>[^\s/:](?:[^/:]|:[^\s/])*?\.go): (?P<message>parsing //go:build line: .+|multiple //go:build comments)$",
     )
     .expect("the go build constraint regex is valid")
 });
@@ -92,7 +94,8 @@ static NO_MODULE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"^(?:go: go\.mod file not found in current directory or any parent directory",
         r"|go: cannot find main module, but found (?P<found>\S+) in ",
-        r"|pattern (?P<pattern>\S+): directory prefix (?P<prefix>\S+) does not contain main module or its selected dependencies$)",
+        r"|pattern (?P<pattern>\S+): directory prefix (?P<prefix>\S+) does not contain ",
+        r"(?:main module or its|(?P<work>modules listed in go\.work or their)) selected dependencies$)",
     ))
     .expect("the go no module regex is valid")
 });
@@ -100,20 +103,82 @@ static NO_MODULE: LazyLock<Regex> = LazyLock::new(|| {
 /// A directory a pattern names that go's main module does not hold, as go
 /// names it from the check's directory: `directory ../tools/gen outside
 /// main module or its selected dependencies` (a path outside the module's
-/// tree), or by its package path, `main module (example.com/shop) does
-/// not contain package example.com/shop/tools/gen` (a directory below the
-/// module's that a `go.mod` of its own makes another module).
+/// tree; in a workspace, `outside modules listed in go.work or their
+/// selected dependencies`), or by its package path, `main module
+/// (example.com/shop) does not contain package example.com/shop/tools/gen`
+/// (a directory below the module's that a `go.mod` of its own makes
+/// another module).
 static OUTSIDE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"^(?:directory (?P<dir>.+) outside main module or its selected dependencies",
+        r"^(?:directory (?P<dir>.+) outside (?:main module or its|(?P<work>modules listed in go\.work or their)) selected dependencies",
         r"|main module \((?P<module>[^()\s]+)\) does not contain package (?P<package>\S+))$",
     ))
     .expect("the go outside module regex is valid")
 });
 
+/// A directory in a module that `go.work` does not list: `directory
+/// other/gen is contained in a module that is not one of the workspace
+/// modules listed in go.work. You can add the module to the workspace
+/// using go work use other` (go 1.19; go 1.24 ends the line with `using:`
+/// and prints the command on the next, indented with a tab). go 1.19
+/// puts `pattern ./backend/...: ` first for a `/...` pattern.
+static UNLISTED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^(?:pattern \S+: )?directory (?P<dir>.+) is contained in a module that is not one of the workspace modules listed in go\.work\. ",
+        r"You can add the module to the workspace using(?::| (?P<command>go work use .+))$",
+    ))
+    .expect("the go unlisted module regex is valid")
+});
+
+/// A `go.work` line go cannot read, named from the check's directory (go
+/// 1.24, under `go: errors parsing go.work:`: `go.work:3: unknown
+/// directive: uses`, `../go.work:3: ...`) or absolutely (go 1.19:
+/// `reading go.work: /abs/go.work:3: unknown directive: uses`).
+static WORK_SYNTAX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:reading go\.work: )?(?P<file>(?:.*/)?go\.work):(?P<line>\d+): (?P<message>.+)$",
+    )
+    .expect("the go.work syntax regex is valid")
+});
+
+/// A directory `go.work` lists (`use`) with no `go.mod`, or none at all:
+/// `go: cannot load module tools listed in go.work file: open
+/// tools/go.mod: no such file or directory` (go 1.24, from the check's
+/// directory), `go: open /abs/tools/go.mod: no such file or directory`
+/// (go 1.19).
+static WORK_NO_GOMOD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^go: (?:cannot load module \S.* listed in go\.work file: )?",
+        r"open (?P<dir>\S.*)/go\.mod: no such file or directory$",
+    ))
+    .expect("the go.work missing go.mod regex is valid")
+});
+
+/// `go: module example.com/shop appears multiple times in workspace`: two
+/// directories `go.work` lists declare one module path (go 1.24; go 1.19
+/// says a directory is in an unlisted module instead).
+static WORK_TWICE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^go: module (?P<module>\S+) appears multiple times in workspace$")
+        .expect("the go.work duplicate module regex is valid")
+});
+
+/// A package pattern naming a directory that does not exist: `stat
+/// /abs/x: directory not found` (`./x`, named absolutely), `pattern
+/// ./x/...: lstat ./x/: no such file or directory` (`./x/...`).
+static NO_DIRECTORY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^(?:stat (?P<dir>\S.*): directory not found",
+        r"|pattern (?P<pattern>\S+): lstat (?P<lstat>\S.*): no such file or directory)$",
+    ))
+    .expect("the go missing directory regex is valid")
+});
+
 /// What to do about a directory outside the main module, said in every
 /// such finding.
 const OUTSIDE_FIX: &str = "set the check's `cwd` in phasegate.toml to the directory of the module that holds it (the one with its go.mod), or fix the pattern in the check's command";
+
+/// What to do about a directory outside the modules `go.work` lists.
+const WORK_OUTSIDE_FIX: &str = "add the module that holds it to go.work with `go work use <its directory>` (after `go mod init` there if it has no go.mod), or fix the pattern in the check's command";
 
 /// What to do when go found no module, said in every such finding.
 const SET_CWD: &str = "set the check's `cwd` in phasegate.toml to the module's directory, the one that holds its go.mod (or create a module there with `go mod init`)";
@@ -160,6 +225,9 @@ pub struct Go {
     /// The directory of the last pattern go warned matched no packages,
     /// when it names one.
     unmatched: Option<String>,
+    /// A directory in a module `go.work` does not list, and where go said
+    /// so, while go 1.24's next line may give the `go work use` command.
+    awaiting_use: Option<(String, Range<u64>)>,
 }
 
 /// The package a `# ...` header or a `build-output` event's `ImportPath`
@@ -213,11 +281,18 @@ fn constraint(
 }
 
 /// The finding at `dir`, a directory outside the module the check runs
-/// in, which `named_by` says what names.
-fn outside_directory(dir: &str, named_by: &str, at: &Range<u64>) -> Found {
-    let message = format!(
-        "outside the Go module the check runs in: {named_by}, and go builds, tests and vets only the packages of the module whose go.mod is in the check's directory or above it; {OUTSIDE_FIX}"
-    );
+/// in (outside the modules `go.work` lists, in a `workspace`), which
+/// `named_by` says what names.
+fn outside_directory(dir: &str, named_by: &str, workspace: bool, at: &Range<u64>) -> Found {
+    let message = if workspace {
+        format!(
+            "outside the modules go.work lists: {named_by}, and in a workspace go builds, tests and vets only the packages of the modules go.work's `use` lines name; {WORK_OUTSIDE_FIX}"
+        )
+    } else {
+        format!(
+            "outside the Go module the check runs in: {named_by}, and go builds, tests and vets only the packages of the module whose go.mod is in the check's directory or above it; {OUTSIDE_FIX}"
+        )
+    };
     Found::new("setup", Severity::Error, message)
         .at(dir, None, None)
         .range(at)
@@ -231,6 +306,7 @@ fn outside_module(c: &regex::Captures<'_>, at: &Range<u64>) -> Found {
         return outside_directory(
             dir.as_str(),
             "a pattern of the check's command names this directory",
+            c.name("work").is_some(),
             at,
         );
     }
@@ -245,6 +321,21 @@ fn outside_module(c: &regex::Captures<'_>, at: &Range<u64>) -> Found {
             .at(".", None, None)
             .range(at)
     }
+}
+
+/// The finding at `dir`, a directory in a module `go.work` does not list,
+/// with the `go work use` command go gave, when it gave one.
+fn unlisted_module(dir: &str, command: Option<&str>, at: &Range<u64>) -> Found {
+    let add = command.map_or_else(
+        || "`go work use <the module's directory>`".to_string(),
+        |command| format!("`{command}`"),
+    );
+    let message = format!(
+        "in a module go.work does not list: this directory's module is not among go.work's `use` lines, so go does not build, test or vet its packages in this workspace; add it to go.work with {add}, or fix the pattern in the check's command"
+    );
+    Found::new("setup", Severity::Error, message)
+        .at(dir, None, None)
+        .range(at)
 }
 
 /// A panic: its first line, then the goroutine's stack, innermost call
@@ -514,6 +605,16 @@ impl Go {
         at: &Range<u64>,
         out: &mut Out,
     ) -> bool {
+        if let Some((dir, from)) = self.awaiting_use.take() {
+            let command = line
+                .strip_prefix('\t')
+                .filter(|command| command.starts_with("go work use "));
+            let end = if command.is_some() { at.end } else { from.end };
+            out.push(unlisted_module(&dir, command, &(from.start..end)));
+            if command.is_some() {
+                return true;
+            }
+        }
         if let Some(header) = line.strip_prefix("# ") {
             self.header = header_package(header);
             return true;
@@ -532,7 +633,19 @@ impl Go {
             // which only a `-json` event's `ImportPath` gives.
             if let Some(p) = super::caps(&POSITION, line) {
                 if let Some(c) = super::caps(&CONSTRAINT, &p["message"]) {
-                    out.push(constraint(&c, &p["message"], package, at));
+                    let mut found = constraint(&c, &p["message"], package, at);
+                    if found.package.is_none() {
+                        // The text names the importer only: the package is
+                        // the path its import spec there holds.
+                        if let Some(line) = number(&p["line"]) {
+                            found.import_site = Some(super::ImportSite {
+                                file: p["file"].to_string(),
+                                line,
+                                column: super::group_number(&p, "col").unwrap_or(1),
+                            });
+                        }
+                    }
+                    out.push(found);
                     out.push(
                         Found::new(
                             "setup",
@@ -596,14 +709,80 @@ impl Go {
             out.push(outside_module(&c, at));
             return true;
         }
+        if let Some(c) = super::caps(&UNLISTED, line) {
+            match c.name("command") {
+                Some(command) => out.push(unlisted_module(&c["dir"], Some(command.as_str()), at)),
+                None => self.awaiting_use = Some((c["dir"].to_string(), at.clone())),
+            }
+            return true;
+        }
+        if line == "go: errors parsing go.work:" {
+            // Its lines follow, each with its place.
+            return true;
+        }
+        if let Some(c) = super::caps(&WORK_SYNTAX, line) {
+            let message = format!("go cannot read go.work: {}", &c["message"]);
+            out.push(
+                Found::new("setup", Severity::Error, message)
+                    .at(&c["file"], number(&c["line"]), None)
+                    .range(at),
+            );
+            return true;
+        }
+        if let Some(c) = super::caps(&WORK_NO_GOMOD, line) {
+            let message = "go.work lists this directory as a module (a `use` line), and go found no go.mod in it, or no directory: create the module there with `go mod init`, or take its `use` line out of go.work";
+            out.push(
+                Found::new("setup", Severity::Error, message)
+                    .at(&c["dir"], None, None)
+                    .range(at),
+            );
+            return true;
+        }
+        if let Some(c) = super::caps(&WORK_TWICE, line) {
+            let message = format!(
+                "go.work lists two modules with the same module path {}: the go.mod in each directory its `use` lines name must declare a path of its own; change the `module` line of one, or take one of the directories out of go.work",
+                &c["module"]
+            );
+            out.push(Found::new("setup", Severity::Error, message).range(at));
+            return true;
+        }
+        if let Some(c) = super::caps(&NO_DIRECTORY, line) {
+            let what = match (c.name("pattern"), c.name("lstat")) {
+                (Some(pattern), Some(dir)) => format!(
+                    "the pattern `{}` matches nothing: there is no directory {}",
+                    pattern.as_str(),
+                    dir.as_str()
+                ),
+                _ => format!(
+                    "a package pattern of the check's command matches nothing: there is no directory {}",
+                    &c["dir"]
+                ),
+            };
+            let message = format!(
+                "{what} where the check runs; fix the pattern in the check's command, or the check's `cwd` in phasegate.toml if it runs in the wrong directory"
+            );
+            out.push(Found::new("setup", Severity::Error, message).range(at));
+            return true;
+        }
         if let Some(c) = super::caps(&NO_MODULE, line) {
             if let (Some(pattern), Some(prefix)) = (c.name("pattern"), c.name("prefix")) {
                 // A prefix other than the check's own directory: a
                 // directory that is not in the module, if there is one.
+                let workspace = c.name("work").is_some();
                 if prefix.as_str() != "." {
                     let named_by =
                         format!("the pattern `{}` names this directory", pattern.as_str());
-                    out.push(outside_directory(prefix.as_str(), &named_by, at));
+                    out.push(outside_directory(prefix.as_str(), &named_by, workspace, at));
+                    return true;
+                }
+                if workspace {
+                    // go matches a workspace's `./...` only within one
+                    // module, never across them from go.work's directory.
+                    let message = format!(
+                        "the pattern `{}` names the check's directory, which is in none of the modules go.work lists: in a workspace go matches such a pattern only inside one module, not across them; set the check's `cwd` in phasegate.toml to a module's directory, or name each module's packages in the check's command (`./backend/...`)",
+                        pattern.as_str()
+                    );
+                    out.push(Found::new("setup", Severity::Error, message).range(at));
                     return true;
                 }
             }
@@ -837,7 +1016,7 @@ impl Grammar for Go {
     }
 
     fn busy(&self) -> bool {
-        self.panic.is_some()
+        self.panic.is_some() || self.awaiting_use.is_some()
     }
 
     fn wants(&self, line: &[u8]) -> bool {
@@ -852,6 +1031,8 @@ impl Grammar for Go {
             || line.starts_with(b"no packages to ")
             || line.starts_with(b"directory ")
             || line.starts_with(b"main module (")
+            || line.starts_with(b"stat ")
+            || memchr::memmem::find(line, b"go.work").is_some()
             || ((line.starts_with(b"package ") || line.starts_with(b"pattern "))
                 && memchr::memchr(b':', line).is_some())
     }
@@ -1008,6 +1189,9 @@ impl Grammar for Go {
     }
 
     fn finish(&mut self, out: &mut Out) {
+        if let Some((dir, from)) = self.awaiting_use.take() {
+            out.push(unlisted_module(&dir, None, &from));
+        }
         // A panic no package line ended (`go run`, a test binary).
         if let Some(panic) = self.panic.take() {
             for found in panic.into_found() {

@@ -59,6 +59,10 @@ pub struct Found {
     /// ...`): the extractor looks for the one file of that name in the
     /// check's Go module that holds the anchor's first word.
     pub base_name: bool,
+    /// Where a Go file imports the package `file` is in, when the tool
+    /// named only that place (go's `app/app.go:6:2: sub.go: parsing
+    /// //go:build line: ...`): the extractor reads the import path there.
+    pub import_site: Option<ImportSite>,
     pub severity: Severity,
     pub code: Option<String>,
     /// The failed test, for test runners.
@@ -72,6 +76,16 @@ pub struct Found {
     /// there); `unit` is then what the column counts when the line cannot
     /// be read.
     pub recount: Option<Recount>,
+}
+
+/// A place in a Go file, as the tool printed it, where an import spec
+/// starts.
+#[derive(Debug, Clone, Default)]
+pub struct ImportSite {
+    pub file: String,
+    pub line: u32,
+    /// In bytes, 1-based.
+    pub column: u32,
 }
 
 /// A column's recount from its line's text, for a tool whose column no
