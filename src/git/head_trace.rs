@@ -13,19 +13,33 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::protect::{quoted, FileStat};
+use super::protect::{copy_entry, quoted, FileStat};
 
 /// The index as the checks found it, held when they changed what it
 /// stages. A check's `git commit -a` (or `git add -A && git commit`)
 /// stages every change before it commits, and `git reset --soft` keeps
-/// that: what was staged in part would be staged whole after the undo.
-/// Its bytes are the ones phasegate read before the checks, so keeping
-/// them costs nothing until a check both stages and moves `HEAD`.
+/// that: what was staged in part would be staged whole after the undo,
+/// and an untracked file would stay tracked. It is what phasegate read
+/// before the checks, so keeping it costs nothing until a check both
+/// stages and moves `HEAD`.
+#[derive(Debug)]
 pub struct IndexBefore {
     /// The index file git uses (a linked worktree's own).
     index: PathBuf,
-    /// Its bytes before the checks.
-    bytes: Vec<u8>,
+    kept: Kept,
+}
+
+/// What phasegate read of the index before the checks.
+#[derive(Debug)]
+enum Kept {
+    /// Its bytes, when phasegate read the file itself (nothing set aside).
+    Bytes(Vec<u8>),
+    /// Its entries, as libgit2 read them when the unstaged changes were
+    /// set aside, and the second (since the epoch) the file was last
+    /// written in: an entry changed in that second or later proves nothing
+    /// by its stat data (git's "racily clean"), and a copy written now
+    /// would make it look unchanged.
+    Entries(Vec<git2::IndexEntry>, Option<i64>),
 }
 
 impl IndexBefore {
@@ -35,7 +49,20 @@ impl IndexBefore {
     pub(super) fn new(index: &Path, bytes: &[u8]) -> Option<IndexBefore> {
         (!super::index_is_temporary()).then(|| IndexBefore {
             index: index.to_path_buf(),
-            bytes: bytes.to_vec(),
+            kept: Kept::Bytes(bytes.to_vec()),
+        })
+    }
+
+    /// The index file `index`, which held `entries` before the checks and
+    /// was last written in the second `written`; `None` as for `new`.
+    pub(super) fn of_entries(
+        index: &Path,
+        entries: Vec<git2::IndexEntry>,
+        written: Option<i64>,
+    ) -> Option<IndexBefore> {
+        (!super::index_is_temporary()).then(|| IndexBefore {
+            index: index.to_path_buf(),
+            kept: Kept::Entries(entries, written),
         })
     }
 
@@ -43,20 +70,60 @@ impl IndexBefore {
     /// every tracked path); the command that puts it back, `None` when it
     /// could not be written.
     fn keep_at(&self, at: &Path) -> Option<String> {
-        let written = fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(at)
-            .and_then(|mut file| file.write_all(&self.bytes));
-        written.ok()?;
+        match &self.kept {
+            Kept::Bytes(bytes) => {
+                let written = fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .mode(0o600)
+                    .open(at)
+                    .and_then(|mut file| file.write_all(bytes));
+                written.ok()?;
+            }
+            Kept::Entries(entries, written) => write_entries(entries, *written, at).ok()?,
+        }
         Some(format!(
             "cp {} {}",
             quoted(at.as_os_str().as_bytes()),
             quoted(self.index.as_os_str().as_bytes())
         ))
     }
+}
+
+/// Writes an index file holding `entries` to `at`, for the owner alone.
+/// libgit2 writes it (the format is git's) next to a lock file made with
+/// the umask's mode: in a directory only the owner may enter, whose file
+/// is then moved to `at`. Entries changed in the second `written` (when
+/// the index was last written) or later are marked for git to compare by
+/// content, as git marks them when it writes the index itself.
+fn write_entries(
+    entries: &[git2::IndexEntry],
+    written: Option<i64>,
+    at: &Path,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let mut private = at.as_os_str().to_os_string();
+    private.push(".d");
+    let private = PathBuf::from(private);
+    fs::DirBuilder::new().mode(0o700).create(&private)?;
+    let file = private.join("index");
+    let made = (|| -> Result<(), Box<dyn std::error::Error>> {
+        let mut index = git2::Index::open(&file)?;
+        for entry in entries {
+            let mut entry = copy_entry(entry);
+            if written.is_some_and(|second| i64::from(entry.mtime.seconds()) >= second) {
+                entry.file_size = 0;
+            }
+            index.add(&entry)?;
+        }
+        index.write()?;
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o600))?;
+        fs::rename(&file, at)?;
+        Ok(())
+    })();
+    let _ = fs::remove_dir_all(&private);
+    made
 }
 
 /// The index as it was before checks that changed what it stages, and

@@ -418,6 +418,11 @@ pub struct Aftermath {
     pub kept: Option<PathBuf>,
     /// Whether the checks left a split index, merged back (`unsplit_index`).
     pub unsplit: bool,
+    /// The index as it was before the checks, when they staged what
+    /// phasegate does not roll back (a file that had no unstaged change,
+    /// an untracked one): should they have moved `HEAD` too (`git add -A
+    /// && git commit`), the undo puts it back.
+    pub index_before: Option<super::IndexBefore>,
 }
 
 /// Holds the unstaged changes aside while it lives; `finish` puts them back.
@@ -429,6 +434,8 @@ pub struct UnstagedGuard {
     /// The index as the checks found it, to see whether they staged
     /// anything (`git add` in a formatter).
     index_before: Vec<git2::IndexEntry>,
+    /// The second its file was last written in, read just before it.
+    index_written: Option<i64>,
     /// The stat data of each protected file as the checks found it (at its
     /// staged content): the same afterwards means the checks left it alone.
     checked_out: Vec<(Vec<u8>, Option<FileStat>)>,
@@ -445,7 +452,7 @@ pub struct UnstagedGuard {
     _lock: FileLock,
 }
 
-fn copy_entry(e: &git2::IndexEntry) -> git2::IndexEntry {
+pub(super) fn copy_entry(e: &git2::IndexEntry) -> git2::IndexEntry {
     git2::IndexEntry {
         ctime: e.ctime,
         mtime: e.mtime,
@@ -1293,6 +1300,9 @@ pub fn protect(
         pack: fs::File::open(dir.join(SAVED)).ok(),
         sharing: state_dir.sharing,
         entries: journal.entries,
+        index_written: fs::metadata(super::index_path(&repo))
+            .ok()
+            .map(|meta| std::os::unix::fs::MetadataExt::mtime(&meta)),
         index_before: index_entries(&repo)?,
         done: false,
         _lock: lock,
@@ -1895,11 +1905,23 @@ impl UnstagedGuard {
         if let Some(locked) = locked {
             return Err(locked);
         }
+        // What the checks staged of files phasegate did not hold stays
+        // staged; the index as it was is kept for the undo of a commit.
+        let index_before = (staged.len() > unstage.len())
+            .then(|| {
+                super::IndexBefore::of_entries(
+                    &super::index_path(&repo),
+                    std::mem::take(&mut self.index_before),
+                    self.index_written,
+                )
+            })
+            .flatten();
         Ok(Aftermath {
             modified,
             conflicts,
             kept: kept.then(|| keep.to_path_buf()),
             unsplit,
+            index_before,
         })
     }
 }
@@ -2098,13 +2120,26 @@ impl Traces {
             .collect();
         let now = stash_entries(&stash_now);
         let repo = open(root).ok();
+        // `git stash pop` refuses to run while the index holds an
+        // intent-to-add entry, and phasegate gave those back: the command
+        // takes them out first and puts them back last.
+        let intended = match (&repo, set_aside) {
+            (Some(repo), true) => intent_to_add_paths(repo),
+            _ => Vec::new(),
+        };
         for (n, (id, message)) in now.iter().enumerate() {
             if before.contains(id) {
                 continue;
             }
             let commit = repo.as_ref().and_then(|repo| repo.find_commit(*id).ok());
             left.stashed.push(match (&repo, commit) {
-                (Some(repo), Some(commit)) => stashed(repo, &commit, n, message, by, set_aside),
+                (Some(repo), Some(commit)) => {
+                    let popped = Popped {
+                        set_aside,
+                        intended: &intended,
+                    };
+                    stashed(repo, &commit, n, message, by, &popped)
+                }
                 // Unreadable, and said all the same: never passed.
                 _ => format!(
                     "{by} stashed work: it left a stash entry, stash@{{{n}}} ({message}), that phasegate could not read. `git stash show -p --include-untracked stash@{{{n}}}` shows what it holds, and `git stash pop stash@{{{n}}}` brings it back"
@@ -2123,6 +2158,28 @@ impl Traces {
         }
         left
     }
+}
+
+/// The paths the index holds as intent-to-add (`git add -N`), each quoted
+/// for a shell.
+fn intent_to_add_paths(repo: &Repository) -> Vec<String> {
+    repo.index()
+        .map(|index| {
+            index
+                .iter()
+                .filter(|e| e.flags_extended & INTENT_TO_ADD != 0)
+                .map(|e| quoted(&e.path))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What the work tree and index hold when a stash entry is to be popped.
+struct Popped<'a> {
+    /// phasegate wrote unstaged changes back after the checks.
+    set_aside: bool,
+    /// The intent-to-add paths of the index then, quoted.
+    intended: &'a [String],
 }
 
 /// What the checks left beside the work tree (`Traces::left`).
@@ -2161,14 +2218,20 @@ const STASHED_NAMED: usize = 10;
 /// over what `git stash` left: the work tree and the index are at `HEAD`,
 /// and `git stash pop --index` brings back the staged changes, the
 /// unstaged ones and the untracked files each where they were.
+///
+/// git refuses to pop while the index holds intent-to-add entries (`git
+/// add -N`), which the stash does not keep: the command takes them out of
+/// the index first (`git rm --cached`, the files stay) and adds them again
+/// last.
 fn stashed(
     repo: &Repository,
     commit: &git2::Commit<'_>,
     n: usize,
     message: &str,
     by: &str,
-    set_aside: bool,
+    popped: &Popped<'_>,
 ) -> String {
+    let set_aside = popped.set_aside;
     let tree = |parent: usize| commit.parent(parent).and_then(|p| p.tree()).ok();
     let (base, index, untracked) = (tree(0), tree(1), tree(2));
     let work = commit.tree().ok();
@@ -2228,13 +2291,22 @@ fn stashed(
             "{by} stashed work out of the work tree: it left a stash entry, stash@{{{n}}} ({message}), holding {held}; see it with {shown}. Bring it back with `git stash pop --index stash@{{{n}}}`, which puts back what was staged, what was not and the untracked files as they were"
         );
     }
-    let mut bring_back = format!("git stash pop stash@{{{n}}}");
+    let intended = popped.intended.join(" ");
+    let mut bring_back = if intended.is_empty() {
+        String::new()
+    } else {
+        format!("git rm --cached -q -- {intended} && ")
+    };
+    bring_back.push_str(&format!("git stash pop stash@{{{n}}}"));
     let staged = match (&base, &index) {
         (Some(base), Some(index)) => base.id() != index.id(),
         _ => false,
     };
     if staged {
         bring_back.push_str(&format!(" && git reset -q {}^2 -- :/", commit.id()));
+    }
+    if !intended.is_empty() {
+        bring_back.push_str(&format!(" && git add -N -- {intended}"));
     }
     format!(
         "{by} stashed work out of the work tree: it left a stash entry, stash@{{{n}}} ({message}), holding {held}; see it with {shown}. Bring it back with `{bring_back}`, which leaves the unstaged changes phasegate gave back as they are{}",

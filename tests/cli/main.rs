@@ -85,6 +85,7 @@ mod prepush_state;
 mod prepush_tags;
 mod protect_checks;
 mod protect_commit;
+mod protect_commit2;
 mod protect_edges;
 mod protect_filters;
 mod protect_hostile;

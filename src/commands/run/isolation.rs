@@ -272,7 +272,9 @@ pub(super) fn run_checks(
     let set_aside = guard.is_some();
     // In place with changes set aside, by the guard that puts them back.
     if let Some(guard) = guard {
-        modified.extend(put_back(guard, dirs, &pause, &outcomes, &by, notes)?);
+        let (changed, index_before) = put_back(guard, dirs, &pause, &outcomes, &by, notes)?;
+        modified.extend(changed);
+        staged_before = index_before;
     }
     // The work tree is back: signals take their usual course again.
     drop(interrupts);
@@ -356,10 +358,11 @@ fn execute(
     }
 }
 
-/// Puts the unstaged changes back: the files the checks modified. Where
-/// the checks changed a file that had unstaged changes too, theirs are
-/// dropped (kept aside) and a note says so. A failure says whether the
-/// changes are back all the same, or saved, and how to get them back.
+/// Puts the unstaged changes back: the files the checks modified, and the
+/// index as it was when they staged what stays staged. Where the checks
+/// changed a file that had unstaged changes too, theirs are dropped (kept
+/// aside) and a note says so. A failure says whether the changes are back
+/// all the same, or saved, and how to get them back.
 fn put_back(
     guard: crate::git::UnstagedGuard,
     dirs: &Dirs<'_>,
@@ -367,7 +370,7 @@ fn put_back(
     outcomes: &[runner::CheckOutcome],
     by: &str,
     notes: &mut Vec<String>,
-) -> Result<Vec<String>, VerdictError> {
+) -> Result<(Vec<String>, Option<crate::git::IndexBefore>), VerdictError> {
     match guard.finish(pause, &dirs.run.path.join("dropped")) {
         Ok(after) => {
             if after.unsplit {
@@ -382,7 +385,7 @@ fn put_back(
                     after.conflicts.join(", ")
                 ));
             }
-            Ok(after.modified)
+            Ok((after.modified, after.index_before))
         }
         Err(e) => {
             let e = match e {
