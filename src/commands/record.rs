@@ -14,7 +14,7 @@ use crate::config::{Config, Profile};
 use crate::gate::{self, Next, Status, Verdict};
 use crate::state::{
     self, CheckRecord, Loaded, NewIntervention, Placement, Priority, Queue, RunRecord,
-    SelectionRecord, State, StateLock,
+    SelectionRecord, State, StateLock, Unpruned,
 };
 
 /// How long a run waits for another to finish with the state.
@@ -67,13 +67,30 @@ fn record_run_within(
     let echo = !notes_shown;
     let mut problems: Vec<String> = Vec::new();
     let (pruned, locked) = lock_after_pruning(state_dir, pruning, wait);
-    problems.extend(pruned);
     let lock = match locked {
-        Ok(lock) => lock,
+        Ok(lock) => {
+            problems.extend(pruned.map(|e| format!("failed to prune old runs: {e}")));
+            lock
+        }
         Err(e) => {
             // The queue cannot be touched without the lock, but nothing is
-            // dropped: the run's interventions go to `emergency.log`.
-            let (problem, emergency) = unlocked(verdict, &e, "the run");
+            // dropped: the run's interventions go to `emergency.log`. A
+            // pruning the same lock stopped is said with it, once.
+            let unpruned = match pruned {
+                Some(Unpruned::Unlocked(_)) => true,
+                Some(Unpruned::Failed(e)) => {
+                    problems.push(format!("failed to prune old runs: {e}"));
+                    false
+                }
+                None => false,
+            };
+            let mut emergency = Emergency::default();
+            let cause = Unlocked {
+                what: "the run",
+                unpruned,
+                at: problems.len(),
+            };
+            let problem = unlocked(verdict, &e, &cause, &mut emergency);
             problems.push(problem);
             report(state_dir, verdict, err, echo, &problems, &emergency);
             return;
@@ -91,7 +108,7 @@ fn record_run_within(
         ));
     }
     let mut critical: Vec<NewIntervention> = Vec::new();
-    let (mut state, theirs) = load_history(state_dir, verdict, &mut problems, &mut critical);
+    let (mut state, theirs, unread) = load_history(state_dir, verdict, &mut critical);
 
     let phase = verdict.phase.clone().unwrap_or_default();
     // An agent going round in circles does so in its own work tree and
@@ -112,7 +129,7 @@ fn record_run_within(
 
     let mut emergency = Emergency::default();
     let now = state::now_rfc3339();
-    let run_id = verdict.run_id.clone().unwrap_or_default();
+    let run_id = verdict.run_id.clone();
     let news: Vec<NewIntervention> = critical
         .into_iter()
         .chain(gate::interventions_for(verdict))
@@ -120,7 +137,7 @@ fn record_run_within(
     let origin = state::Origin {
         phase: &phase,
         session,
-        run_id: &run_id,
+        run_id: run_id.as_deref(),
         now: &now,
     };
     let changed_queue = queue_interventions(
@@ -132,19 +149,45 @@ fn record_run_within(
         &mut emergency,
     );
 
+    // A run that reaches the history always has its id.
     state.runs.push(history_entry(
-        config, verdict, run_id, now, phase, selection, work_tree,
+        config,
+        verdict,
+        run_id.unwrap_or_default(),
+        now,
+        phase,
+        selection,
+        work_tree,
     ));
     let saved = if theirs {
         Ok(())
     } else {
         state::save(state_dir, &mut state, &|| pause("state-rename"))
     };
-    if let Err(e) = saved {
-        problems.push(format!(
-            "failed to write `state.json` (`{}`): {e}",
-            state::state_file(state_dir).display()
-        ));
+    // What stands where `state.json` should be (a directory) can be
+    // neither read nor replaced: one cause, said once.
+    match (saved, unread) {
+        (Ok(()), None) => {}
+        (Ok(()), Some(read)) => problems.push(format!("failed to read `state.json`: {read}")),
+        (Err(e), unread) => {
+            let unread = match unread {
+                Some(read) if read.to_string() == e.to_string() => {
+                    ", nor could it be read".to_string()
+                }
+                Some(read) => format!(", nor could it be read ({read})"),
+                None => String::new(),
+            };
+            let file = state::state_file(state_dir);
+            let what_to_do = if file.is_dir() {
+                ": move that directory aside"
+            } else {
+                ""
+            };
+            problems.push(format!(
+                "failed to write `state.json` (`{}`){unread}: {e}; this run is not in the history{what_to_do}",
+                file.display()
+            ));
+        }
     }
     // A run that passed adds nothing to the queue: nothing to write.
     if let Some(queue) = &changed_queue {
@@ -170,8 +213,14 @@ fn queue_interventions(
     let mut queue = match Queue::load(state_dir) {
         Ok(queue) => queue,
         Err(e) => {
+            emergency.add_unqueued(
+                &news,
+                origin.now,
+                origin.run_id,
+                Why::QueueUnreadable,
+                problems.len(),
+            );
             problems.push(e.to_string());
-            emergency.add_unqueued(&news, origin.now, origin.run_id, Why::QueueUnreadable);
             return None;
         }
     };
@@ -187,17 +236,19 @@ fn queue_interventions(
     (moved || added).then_some(queue)
 }
 
-/// The history in `state_dir`, and whether another version of phasegate
-/// keeps it (it is then left as it is). A history that is there but
-/// cannot be used fails the run closed: repeated failures would never
-/// escalate, so a person is told (a critical intervention). One that
-/// cannot be there is a problem said, and the verdict stands.
+/// The history in `state_dir`, whether another version of phasegate
+/// keeps it (it is then left as it is), and why it could not be read when
+/// no file can be there. A history that is there but cannot be used fails
+/// the run closed: repeated failures would never escalate, so a person is
+/// told (a critical intervention). One that cannot be there is a problem
+/// said, and the verdict stands: the caller says it once with what
+/// writing the history did.
 fn load_history(
     state_dir: &state::StateDir,
     verdict: &mut Verdict,
-    problems: &mut Vec<String>,
     critical: &mut Vec<NewIntervention>,
-) -> (State, bool) {
+) -> (State, bool, Option<std::io::Error>) {
+    let mut unread = None;
     let mut lost: Option<(&str, String)> = None;
     // A history another version of phasegate keeps is left as it is.
     let mut theirs = false;
@@ -229,7 +280,7 @@ fn load_history(
         // directory a file): nothing was kept to lose; as a state that
         // cannot be written, the verdict stands and this is said.
         Err(e) if !state::state_file(state_dir).is_file() => {
-            problems.push(format!("failed to read `state.json`: {e}"));
+            unread = Some(e);
             State::default()
         }
         Err(e) => {
@@ -247,7 +298,7 @@ fn load_history(
         verdict.notes.push(message.clone());
         critical.push(fail_closed(verdict, kind, message));
     }
-    (state, theirs)
+    (state, theirs, unread)
 }
 
 /// Makes a run whose history is lost to it incomplete, as repeated
@@ -277,27 +328,50 @@ fn fail_closed(verdict: &mut Verdict, kind: &str, message: String) -> NewInterve
     }
 }
 
-/// After the state lock could not be taken (`e`): what to say, and the
-/// run's interventions, bound for `emergency.log`. A lock the file system
-/// cannot give at all (`ENOLCK` on a network file system mounted without
-/// locks) is no wait for another run: no run there is ever recorded, so
-/// the run fails closed, as for a history that cannot be read, with a
-/// critical intervention of its own.
-fn unlocked(verdict: &mut Verdict, e: &std::io::Error, what: &str) -> (String, Emergency) {
+/// What the state lock kept from being recorded, for `unlocked`.
+struct Unlocked<'a> {
+    /// "the run", "the failure".
+    what: &'a str,
+    /// Whether the pruning of old runs met the same error.
+    unpruned: bool,
+    /// The place of the problem said among the run's problems.
+    at: usize,
+}
+
+/// After the state lock could not be taken (`e`): what to say, once for
+/// all it stopped (`cause`); the run's interventions go to `emergency`,
+/// bound for `emergency.log`. A lock the file system cannot give at all
+/// (`ENOLCK` on a network file system mounted without locks) is no wait
+/// for another run: no run there is ever recorded, so the run fails
+/// closed, as for a history that cannot be read, with a critical
+/// intervention of its own.
+fn unlocked(
+    verdict: &mut Verdict,
+    e: &std::io::Error,
+    cause: &Unlocked<'_>,
+    emergency: &mut Emergency,
+) -> String {
+    let now = state::now_rfc3339();
+    let run_id = verdict.run_id.clone();
+    let what = cause.what;
+    let unpruned = if cause.unpruned {
+        "; old runs were not pruned either"
+    } else {
+        ""
+    };
     if e.kind() != std::io::ErrorKind::Unsupported {
-        let emergency = Emergency::unqueued(verdict, Why::QueueLocked);
-        return (format!("{what} was not recorded: {e}"), emergency);
+        let news = gate::interventions_for(verdict);
+        emergency.add_unqueued(&news, &now, run_id.as_deref(), Why::QueueLocked, cause.at);
+        return format!("{what} was not recorded: {e}{unpruned}");
     }
     let message = format!(
-        "{what} was not recorded, nor will any be until the state lock can be taken: {e}; repeated failures would never escalate, so this run is incomplete"
+        "{what} was not recorded, nor will any be until the state lock can be taken: {e}{unpruned}; repeated failures would never escalate, so this run is incomplete"
     );
     let critical = fail_closed(verdict, "state_lock_unsupported", message.clone());
     let mut news = gate::interventions_for(verdict);
     news.push(critical);
-    let mut emergency = Emergency::default();
-    let run_id = verdict.run_id.clone().unwrap_or_default();
-    emergency.add_unqueued(&news, &state::now_rfc3339(), &run_id, Why::QueueLocked);
-    (message, emergency)
+    emergency.add_unqueued(&news, &now, run_id.as_deref(), Why::QueueLocked, cause.at);
+    message
 }
 
 /// What the history keeps of this run: its checks' statuses, the
@@ -377,13 +451,19 @@ fn record_stopped_within(
     let lock = match StateLock::acquire_within(state_dir, Instant::now(), wait) {
         Ok(lock) => lock,
         Err(e) => {
-            let (problem, emergency) = unlocked(verdict, &e, "the failure");
+            let mut emergency = Emergency::default();
+            let cause = Unlocked {
+                what: "the failure",
+                unpruned: false,
+                at: 0,
+            };
+            let problem = unlocked(verdict, &e, &cause, &mut emergency);
             report(state_dir, verdict, err, true, &[problem], &emergency);
             return;
         }
     };
     let now = state::now_rfc3339();
-    let run_id = verdict.run_id.clone().unwrap_or_default();
+    let run_id = verdict.run_id.clone();
     let phase = verdict.phase.clone().unwrap_or_default();
     let news = gate::interventions_for(verdict);
     let mut problems = Vec::new();
@@ -393,15 +473,21 @@ fn record_stopped_within(
             let origin = state::Origin {
                 phase: &phase,
                 session,
-                run_id: &run_id,
+                run_id: run_id.as_deref(),
                 now: &now,
             };
             enqueue(&mut queue, news, &origin, verdict, &mut emergency);
             save_queue(state_dir, &queue, verdict, &mut problems, &mut emergency);
         }
         Err(e) => {
+            emergency.add_unqueued(
+                &news,
+                &now,
+                run_id.as_deref(),
+                Why::QueueUnreadable,
+                problems.len(),
+            );
             problems.push(e.to_string());
-            emergency.add_unqueued(&news, &now, &run_id, Why::QueueUnreadable);
         }
     }
     drop(lock);
@@ -424,14 +510,14 @@ fn save_queue(
     let Err(e) = queue.save(state_dir) else {
         return;
     };
-    problems.push(e.to_string());
     let lines = verdict
         .interventions
         .iter()
         .filter_map(|id| queue.records.iter().find(|r| r.id == *id))
         .map(|record| serde_json::to_string(record).unwrap_or_default())
         .collect();
-    emergency.add(lines, Why::QueueUnwritable);
+    emergency.add(lines, Why::QueueUnwritable, Some(problems.len()));
+    problems.push(e.to_string());
 }
 
 /// Adds `news` to `queue`, naming each record in the verdict; what is over
@@ -458,7 +544,7 @@ fn enqueue(
             }
         }
     }
-    emergency.add(overflow, Why::OverLimits);
+    emergency.add(overflow, Why::OverLimits, None);
     changed
 }
 
@@ -469,7 +555,18 @@ fn enqueue(
 struct Emergency {
     lines: Vec<String>,
     /// How many of `lines` went there, and why, in the order they came.
-    why: Vec<(usize, Why)>,
+    batches: Vec<Batch>,
+}
+
+/// Some of `Emergency::lines`, sent there for one reason.
+#[derive(Debug, Clone, Copy)]
+struct Batch {
+    count: usize,
+    why: Why,
+    /// The problem that sent them (its place among the run's problems):
+    /// what became of them is said with it, in one note, not in a note of
+    /// its own that says the same cause again.
+    cause: Option<usize>,
 }
 
 /// Why interventions went to `emergency.log`.
@@ -482,62 +579,63 @@ enum Why {
 }
 
 impl Emergency {
-    /// Every intervention `verdict` makes, none of them queued.
-    fn unqueued(verdict: &Verdict, why: Why) -> Emergency {
-        let now = state::now_rfc3339();
-        let run_id = verdict.run_id.clone().unwrap_or_default();
-        let mut emergency = Emergency::default();
-        emergency.add_unqueued(&gate::interventions_for(verdict), &now, &run_id, why);
-        emergency
-    }
-
-    /// `news`, which the queue could not take, as `emergency.log` keeps
-    /// them.
-    fn add_unqueued(&mut self, news: &[NewIntervention], now: &str, run_id: &str, why: Why) {
+    /// `news`, which the queue could not take because of the problem
+    /// numbered `cause`, as `emergency.log` keeps them.
+    fn add_unqueued(
+        &mut self,
+        news: &[NewIntervention],
+        now: &str,
+        run_id: Option<&str>,
+        why: Why,
+        cause: usize,
+    ) {
         self.add(
             news.iter()
                 .map(|new| unqueued_line(now, run_id, new))
                 .collect(),
             why,
+            Some(cause),
         );
     }
 
-    fn add(&mut self, lines: Vec<String>, why: Why) {
+    fn add(&mut self, lines: Vec<String>, why: Why, cause: Option<usize>) {
         if !lines.is_empty() {
-            self.why.push((lines.len(), why));
+            self.batches.push(Batch {
+                count: lines.len(),
+                why,
+                cause,
+            });
             self.lines.extend(lines);
         }
     }
 
-    /// The verdict's notes about them: `written` is how appending them to
-    /// `file` went.
-    fn notes(&self, file: &Path, written: Result<(), &std::io::Error>) -> Vec<String> {
+    /// What became of the batches `of` selects, a sentence each: `written`
+    /// is how appending them to `file` went.
+    fn said(
+        &self,
+        of: impl Fn(&Batch) -> bool,
+        file: &Path,
+        written: Result<(), &std::io::Error>,
+    ) -> Vec<String> {
         let file = file.display();
-        self.why
+        self.batches
             .iter()
-            .map(|&(n, why)| match (written, why) {
-                (Ok(()), Why::OverLimits) => {
-                    format!("{n} intervention(s) over the queue's limits were written to `{file}`")
-                }
-                (Ok(()), Why::QueueUnreadable) => format!(
-                    "{n} intervention(s) were written to `{file}` instead of the queue, which could not be read"
-                ),
-                (Ok(()), Why::QueueLocked) => format!(
-                    "{n} intervention(s) were written to `{file}` instead of the queue, whose lock could not be taken"
-                ),
-                (Ok(()), Why::QueueUnwritable) => format!(
-                    "{n} intervention(s) were written to `{file}` instead of the queue, which could not be written"
-                ),
-                (Err(e), why) => {
-                    let which = match why {
-                        Why::OverLimits => "over the queue's limits",
-                        Why::QueueUnreadable => "that the queue could not take (it could not be read)",
-                        Why::QueueLocked => "that the queue could not take (its lock could not be taken)",
-                        Why::QueueUnwritable => "that the queue could not keep (it could not be written)",
-                    };
-                    format!(
-                        "{n} intervention(s) {which} were not kept: {e}; they are on standard error only"
-                    )
+            .filter(|batch| of(batch))
+            .map(|batch| {
+                let n = batch.count;
+                match (written, batch.why, batch.cause) {
+                    (Ok(()), Why::OverLimits, _) => format!(
+                        "{n} intervention(s) over the queue's limits were written to `{file}`"
+                    ),
+                    (Ok(()), _, _) => {
+                        format!("{n} intervention(s) were written to `{file}` instead of the queue")
+                    }
+                    (Err(e), Why::OverLimits, _) => format!(
+                        "{n} intervention(s) over the queue's limits were not kept: {e}; they are on standard error only"
+                    ),
+                    (Err(e), _, _) => format!(
+                        "{n} intervention(s) were not kept in `{file}` either ({e}): they are on standard error only"
+                    ),
                 }
             })
             .collect()
@@ -546,34 +644,33 @@ impl Emergency {
 
 /// How `emergency.log` keeps an intervention the queue could not take
 /// because it could not be read, or its lock could not be taken.
-fn unqueued_line(now: &str, run_id: &str, new: &NewIntervention) -> String {
+fn unqueued_line(now: &str, run_id: Option<&str>, new: &NewIntervention) -> String {
     format!(
         "{now} {} {:?} {}: {}",
-        never_started(run_id).unwrap_or_else(|| run_id.to_string()),
+        run_id.map_or_else(never_started, str::to_string),
         new.priority,
         new.kind,
         new.message
     )
 }
 
-/// How `emergency.log` names a process whose run has no id (`run_id`
-/// empty): one stopped before its checks started, whose run directory
-/// was never made or was removed empty. Its pid is what a person can
-/// match with what the process printed; the time begins the line.
-fn never_started(run_id: &str) -> Option<String> {
-    run_id.is_empty().then(|| {
-        format!(
-            "pid {} (a run stopped before its checks started)",
-            std::process::id()
-        )
-    })
+/// How `emergency.log` names a process whose run has no id: one stopped
+/// before its checks started, whose run directory was never made or was
+/// removed empty. Its pid is what a person can match with what the
+/// process printed; the time begins the line.
+fn never_started() -> String {
+    format!(
+        "pid {} (a run stopped before its checks started)",
+        std::process::id()
+    )
 }
 
 /// Problems go into the verdict's notes (never its status), and on
 /// standard error when `echo` (not when the human report shows the
 /// notes: the same line twice); they and the interventions the queue did
 /// not take go to `emergency.log` where possible, and the notes say
-/// whether they did.
+/// whether they did: with the problem that sent them there, else in a
+/// note of their own.
 fn report(
     state_dir: &state::StateDir,
     verdict: &mut Verdict,
@@ -583,19 +680,29 @@ fn report(
     emergency: &Emergency,
 ) {
     let mut lines: Vec<String> = emergency.lines.clone();
-    let run_id = verdict.run_id.as_deref().unwrap_or_default();
-    let who = never_started(run_id).unwrap_or_else(|| format!("run {run_id}"));
+    let who = verdict
+        .run_id
+        .as_deref()
+        .map_or_else(never_started, |id| format!("run {id}"));
     for problem in problems {
-        if echo {
-            let _ = writeln!(err, "warning: {problem}");
-        }
         lines.push(format!("{} {who}: {problem}", state::now_rfc3339()));
     }
     let written = state::append_emergency(state_dir, &lines);
+    let file = state::emergency_file(state_dir);
+    let written = written.as_ref().copied();
     verdict
         .notes
-        .extend(emergency.notes(&state::emergency_file(state_dir), written.as_ref().copied()));
-    verdict.notes.extend(problems.iter().cloned());
+        .extend(emergency.said(|b| b.cause.is_none(), &file, written));
+    for (at, problem) in problems.iter().enumerate() {
+        let mut note = problem.clone();
+        for consequence in emergency.said(|b| b.cause == Some(at), &file, written) {
+            note = format!("{note}; {consequence}");
+        }
+        if echo {
+            let _ = writeln!(err, "warning: {note}");
+        }
+        verdict.notes.push(note);
+    }
     if let Err(e) = written {
         if !lines.is_empty() {
             let _ = writeln!(
@@ -611,17 +718,14 @@ fn report(
 
 /// Waits for the pruning this run started, then takes the state lock: both
 /// within one `wait` from now (the pruning began waiting earlier, so it
-/// gives up first). What went wrong with the pruning, and the lock.
+/// gives up first). Why the pruning did not finish, and the lock.
 fn lock_after_pruning(
     state_dir: &state::StateDir,
     pruning: Option<state::Pruning>,
     wait: Duration,
-) -> (Option<String>, std::io::Result<StateLock>) {
+) -> (Option<Unpruned>, std::io::Result<StateLock>) {
     let since = Instant::now();
-    let pruned = match pruning.map(state::Pruning::finish) {
-        Some(Err(e)) => Some(format!("failed to prune old runs: {e}")),
-        _ => None,
-    };
+    let pruned = pruning.map(state::Pruning::finish).and_then(Result::err);
     (pruned, StateLock::acquire_within(state_dir, since, wait))
 }
 
@@ -634,20 +738,21 @@ fn move_unreadable(
     state_dir: &state::StateDir,
     queue: &mut Queue,
     now: &str,
-    run_id: &str,
+    run_id: Option<&str>,
     verdict: &mut Verdict,
     problems: &mut Vec<String>,
 ) -> bool {
     if queue.unreadable().is_empty() {
         return false;
     }
+    let who = run_id.map_or_else(never_started, |id| format!("run {id}"));
     let file = state::queue_file(state_dir);
     let lines: Vec<Vec<u8>> = queue
         .unreadable()
         .iter()
         .map(|u| {
             let mut line = format!(
-                "{now} run {run_id}: line {} of `{}` could not be read ({}); moved here as it was: ",
+                "{now} {who}: line {} of `{}` could not be read ({}); moved here as it was: ",
                 u.line,
                 file.display(),
                 u.reason
@@ -736,12 +841,14 @@ mod tests {
                 emergency.contains(&format!("{run} Critical internal: it broke in {run}")),
                 "{emergency}"
             );
-            let notes = verdict.notes.join("\n");
+            // The lock, and where the records went for want of it: one
+            // note.
+            assert_eq!(verdict.notes.len(), 1, "{:#?}", verdict.notes);
+            let note = &verdict.notes[0];
             assert!(
-                notes.contains("1 intervention(s) were written to")
-                    && notes.contains("whose lock could not be taken")
-                    && notes.contains("not recorded"),
-                "{notes}"
+                note.contains("not recorded: another phasegate run")
+                    && note.contains("; 1 intervention(s) were written to"),
+                "{note}"
             );
         }
     }
@@ -775,15 +882,16 @@ mod tests {
             let kept = emergency
                 .lines()
                 .filter_map(|line| serde_json::from_str::<state::Intervention>(line).ok())
-                .find(|record| record.run_id == run)
+                .find(|record| record.run_id.as_deref() == Some(run))
                 .unwrap_or_else(|| panic!("{run}'s record is not in emergency.log:\n{emergency}"));
             assert_eq!(kept.message, format!("it broke in {run}"));
             assert_eq!(verdict.interventions, [kept.id]);
-            let notes = verdict.notes.join("\n");
+            assert_eq!(verdict.notes.len(), 1, "{:#?}", verdict.notes);
+            let note = &verdict.notes[0];
             assert!(
-                notes.contains("1 intervention(s) were written to")
-                    && notes.contains("which could not be written"),
-                "{notes}"
+                note.contains("failed to write the intervention queue")
+                    && note.contains("; 1 intervention(s) were written to"),
+                "{note}"
             );
         }
     }
@@ -798,7 +906,9 @@ mod tests {
         let pruning = state::Pruning::start(&state_dir, None, 1, wait);
         let (pruned, locked) = lock_after_pruning(&state_dir, Some(pruning), wait);
         let waited = started.elapsed();
-        assert!(pruned.is_some_and(|p| p.contains("has held")));
+        assert!(pruned.is_some_and(
+            |p| matches!(p, Unpruned::Unlocked(_)) && p.to_string().contains("has held")
+        ));
         assert!(locked.is_err());
         // Each waiting its own `wait`, one after the other, took twice it.
         assert!(

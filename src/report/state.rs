@@ -129,7 +129,15 @@ pub fn intervention_human(record: &Intervention, out: &mut dyn Write) -> io::Res
     if let Some(session) = &record.session {
         field("session", session)?;
     }
-    field("run", &record.run_id)?;
+    // An occurrence in a run stopped before its checks started has no
+    // run to name: no id, no logs.
+    field(
+        "run",
+        record
+            .run_id
+            .as_deref()
+            .unwrap_or("none: it stopped before its checks started, and kept no logs"),
+    )?;
     // The count the JSON's `occurrences` gives, and what it is made of:
     // the errors merged into the record, and the runs they came from.
     let merged = record.occurrences.saturating_sub(1);

@@ -57,13 +57,20 @@ pub struct Intervention {
     pub checks: Vec<String>,
     pub session: Option<String>,
     /// The newest run it occurred in: that run's logs are the ones a
-    /// person reads (the oldest run directories are pruned).
-    pub run_id: String,
-    /// The runs it occurred in, oldest first, `run_id` last: its first
-    /// and every one merged into it since. The newest `MAX_RUNS` are kept;
-    /// `runs_omitted` counts the older ones let go. Empty in records of
-    /// earlier versions until they take in another occurrence.
-    #[serde(default)]
+    /// person reads (the oldest run directories are pruned). `None` (JSON
+    /// `null`) when that occurrence had no run: a run stopped before its
+    /// checks started (another run held the unstaged changes, say) gets
+    /// no id and leaves no directory. Earlier versions wrote `""` there,
+    /// read as `None`.
+    #[serde(default, deserialize_with = "run_named")]
+    pub run_id: Option<String>,
+    /// The runs it occurred in, oldest first, `run_id` last when it has
+    /// one: its first and every one merged into it since; an occurrence
+    /// with no run is counted in `occurrences` alone. The newest
+    /// `MAX_RUNS` are kept; `runs_omitted` counts the older ones let go.
+    /// Empty in records of earlier versions until they take in another
+    /// occurrence.
+    #[serde(default, deserialize_with = "runs_named")]
     pub runs: Vec<String>,
     /// How many older runs `runs` no longer names.
     #[serde(default, skip_serializing_if = "crate::gate::is_zero")]
@@ -98,24 +105,27 @@ impl Intervention {
     }
 
     /// Counts one more occurrence, in the run `run_id`, which becomes the
-    /// newest run it occurred in.
-    fn occurred_in(&mut self, run_id: &str, now: &str) {
+    /// newest run it occurred in (`None`: one stopped before it had an
+    /// id, which `runs` cannot name).
+    fn occurred_in(&mut self, run_id: Option<&str>, now: &str) {
         // A count at its ceiling (a hand edit) stays there.
         self.occurrences = self.occurrences.saturating_add(1);
         now.clone_into(&mut self.updated_at);
         // A record of an earlier version knew its newest run only.
-        if self.runs.is_empty() && !self.run_id.is_empty() {
-            self.runs.push(self.run_id.clone());
+        if self.runs.is_empty() {
+            self.runs.extend(self.run_id.clone());
         }
-        if self.runs.last().map(String::as_str) != Some(run_id) {
-            self.runs.push(run_id.to_string());
+        if let Some(run_id) = run_id {
+            if self.runs.last().map(String::as_str) != Some(run_id) {
+                self.runs.push(run_id.to_string());
+            }
         }
         if self.runs.len() > MAX_RUNS {
             let over = self.runs.len() - MAX_RUNS;
             self.runs.drain(..over);
             self.runs_omitted = self.runs_omitted.saturating_add(over);
         }
-        run_id.clone_into(&mut self.run_id);
+        self.run_id = run_id.map(str::to_string);
     }
 
     /// Names `check` among the checks this record stands for.
@@ -126,6 +136,21 @@ impl Intervention {
             }
         }
     }
+}
+
+/// A record's `run_id`: an empty one, as earlier versions wrote for a run
+/// with no id, names no run.
+fn run_named<'de, D: serde::Deserializer<'de>>(from: D) -> Result<Option<String>, D::Error> {
+    let run_id = Option::<String>::deserialize(from)?;
+    Ok(run_id.filter(|id| !id.is_empty()))
+}
+
+/// A record's `runs`, without the empty ids earlier versions wrote for
+/// runs with no id.
+fn runs_named<'de, D: serde::Deserializer<'de>>(from: D) -> Result<Vec<String>, D::Error> {
+    let mut runs = Vec::<String>::deserialize(from)?;
+    runs.retain(|id| !id.is_empty());
+    Ok(runs)
 }
 
 /// A new intervention, before the queue places it.
@@ -158,7 +183,8 @@ pub enum Placement {
 pub struct Origin<'a> {
     pub phase: &'a str,
     pub session: Option<&'a str>,
-    pub run_id: &'a str,
+    /// `None` for a run stopped before it had an id.
+    pub run_id: Option<&'a str>,
     pub now: &'a str,
 }
 
@@ -452,8 +478,8 @@ impl Queue {
             checks: new.check.iter().cloned().collect(),
             check: new.check,
             session: origin.session.map(str::to_string),
-            run_id: origin.run_id.to_string(),
-            runs: vec![origin.run_id.to_string()],
+            run_id: origin.run_id.map(str::to_string),
+            runs: origin.run_id.iter().map(|id| (*id).to_string()).collect(),
             runs_omitted: 0,
             message: new.message,
             occurrences: 1,
@@ -713,7 +739,7 @@ mod tests {
         Origin {
             phase: "implementation",
             session,
-            run_id: "r",
+            run_id: Some("r"),
             now: "2026-11-22T00:00:00Z",
         }
     }
@@ -880,7 +906,7 @@ mod tests {
         let at = |run_id: &'static str, session| Origin {
             phase: "implementation",
             session,
-            run_id,
+            run_id: Some(run_id),
             now: run_id,
         };
         // Five runs of one session failing the same test: one record.
@@ -895,8 +921,8 @@ mod tests {
         assert_eq!(record.occurrences, 5);
         assert_eq!(record.message, "check `tests` failed: a.rs:14 boom");
         assert_eq!(
-            (record.created_at.as_str(), record.run_id.as_str()),
-            ("r1", "r5")
+            (record.created_at.as_str(), record.run_id.as_deref()),
+            ("r1", Some("r5"))
         );
         assert_eq!(record.updated_at, "r5");
         // The session's other errors still get records of their own.
@@ -982,6 +1008,40 @@ mod tests {
             Placement::Merged("iv-0001".into())
         );
         assert_eq!(q.records[0].fingerprint.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn an_occurrence_of_no_run_names_none_and_empty_ids_read_as_none() {
+        let mut q = Queue::default();
+        let stopped = Origin {
+            run_id: None,
+            ..origin(None)
+        };
+        q.add(error("internal", "tests", "f"), &stopped);
+        let record = &q.records[0];
+        assert_eq!((record.run_id.as_deref(), record.runs.len()), (None, 0));
+        let line = serde_json::to_value(record).unwrap();
+        assert_eq!(line["run_id"], serde_json::Value::Null);
+        // Again in a run with an id, then in one without: the run with
+        // logs stays named, the newest run is none.
+        q.add(error("internal", "tests", "f"), &origin(None));
+        q.add(error("internal", "tests", "f"), &stopped);
+        let record = &q.records[0];
+        assert_eq!(record.occurrences, 3);
+        assert_eq!(
+            (record.run_id.as_deref(), &record.runs[..]),
+            (None, &["r".to_string()][..])
+        );
+        // Earlier versions wrote `""` for such a run.
+        let dir = tempfile::tempdir().unwrap();
+        let earlier = r#"{"id":"iv-0001","type":"internal","priority":"critical","phase":"","check":null,"session":null,"run_id":"","runs":[""],"message":"m","occurrences":1,"status":"open","created_at":"t","updated_at":"t","note":null}"#;
+        std::fs::write(queue_file(dir.path()), format!("{earlier}\n")).unwrap();
+        let q = Queue::load(dir.path()).unwrap();
+        assert!(q.unreadable().is_empty());
+        assert_eq!(
+            (q.records[0].run_id.as_deref(), q.records[0].runs.len()),
+            (None, 0)
+        );
     }
 
     #[test]

@@ -310,7 +310,26 @@ pub fn save(
 /// costs nothing while the checks run. It holds the state lock while it
 /// works.
 #[derive(Debug)]
-pub struct Pruning(std::thread::JoinHandle<io::Result<usize>>);
+pub struct Pruning(std::thread::JoinHandle<Result<usize, Unpruned>>);
+
+/// Why a pruning removed nothing, or not all it should have.
+#[derive(Debug)]
+pub enum Unpruned {
+    /// The state lock could not be taken: nothing was looked at. The run
+    /// that waits for the pruning takes that lock next, and usually meets
+    /// the same error, which it then says once for both.
+    Unlocked(io::Error),
+    /// Directories that could not be removed, or read.
+    Failed(io::Error),
+}
+
+impl std::fmt::Display for Unpruned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unpruned::Unlocked(e) | Unpruned::Failed(e) => e.fmt(f),
+        }
+    }
+}
 
 impl Pruning {
     /// Starts removing the oldest run directories beyond `keep`, and the
@@ -326,18 +345,21 @@ impl Pruning {
         let dir = state_dir.clone();
         let snapshots = snapshots.map(Path::to_path_buf);
         Pruning(std::thread::spawn(move || {
-            let _lock = super::StateLock::acquire(&dir, wait)?;
+            let _lock = super::StateLock::acquire(&dir, wait).map_err(Unpruned::Unlocked)?;
             prune_runs_with(&dir, snapshots.as_deref(), keep, &|dir| {
                 fs::remove_dir_all(dir)
             })
+            .map_err(Unpruned::Failed)
         }))
     }
 
     /// Waits for the pruning to end: the number of directories removed.
-    pub fn finish(self) -> io::Result<usize> {
-        self.0
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the pruning thread panicked")))
+    pub fn finish(self) -> Result<usize, Unpruned> {
+        self.0.join().unwrap_or_else(|_| {
+            Err(Unpruned::Failed(io::Error::other(
+                "the pruning thread panicked",
+            )))
+        })
     }
 }
 

@@ -116,6 +116,7 @@ mod state;
 mod state_locks;
 mod state_more;
 mod state_perms;
+mod state_records;
 mod state_review;
 mod state_shared;
 mod verdict;

@@ -172,14 +172,26 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         Err(message) => return refused(ctx, args.format, args.output.clone(), message, io),
     };
     // Once known, where an internal failure that stops the run is recorded,
-    // and the run's directory once made.
+    // the run's directory once made, and its phase once resolved.
     let mut state_dir = None;
     let mut run_dir = None;
-    match run_gate(ctx, args, &mut state_dir, &mut run_dir, io) {
+    let mut phase = None;
+    let mut known = Known {
+        state: &mut state_dir,
+        run: &mut run_dir,
+        phase: &mut phase,
+    };
+    match run_gate(ctx, args, &mut known, io) {
         Ok(verdict) => super::emit_reports(&verdict, &reports, ctx, io),
         Err(stop) => {
             let run_id = run_dir.and_then(RunDir::keep_if_used);
-            stopped(ctx, args, stop, state_dir.as_ref(), run_id, &reports, io)
+            let phase = args.phase.clone().or(phase);
+            let at = StoppedAt {
+                state_dir: state_dir.as_ref(),
+                run_id,
+                phase,
+            };
+            stopped(ctx, args, stop, at, &reports, io)
         }
     }
 }
@@ -209,19 +221,38 @@ impl Stop {
     }
 }
 
+/// What a run had found out when it stopped, filled in as it goes.
+struct Known<'a> {
+    state: &'a mut Option<state::StateDir>,
+    run: &'a mut Option<RunDir>,
+    phase: &'a mut Option<String>,
+}
+
+/// Where a run stopped: its state directory once known; its id, when its
+/// directory holds what its checks left (a run stopped before they
+/// started has none); its phase once resolved, which the verdict and the
+/// intervention recording the stop name.
+struct StoppedAt<'a> {
+    state_dir: Option<&'a state::StateDir>,
+    run_id: Option<String>,
+    phase: Option<String>,
+}
+
 /// The verdict and reports of a run that stopped; recorded when phasegate
-/// itself failed and the state directory is known. `run_id` is the run's
-/// when its directory holds what its checks left; a run stopped before
-/// they started has none.
+/// itself failed and the state directory is known.
 fn stopped(
     ctx: &Context,
     args: &RunRequest,
     stop: Stop,
-    state_dir: Option<&state::StateDir>,
-    run_id: Option<String>,
+    at: StoppedAt<'_>,
     reports: &super::Reports,
     io: &mut Streams<'_>,
 ) -> ExitCode {
+    let StoppedAt {
+        state_dir,
+        run_id,
+        phase,
+    } = at;
     let mut handoffs = Vec::new();
     let (profile, error) = match stop {
         Stop::Error(profile, error) => (profile, error),
@@ -243,7 +274,7 @@ fn stopped(
             (profile, located)
         }
     };
-    let mut verdict = Verdict::stopped(profile, args.phase.clone(), error);
+    let mut verdict = Verdict::stopped(profile, phase, error);
     verdict.handoffs = handoffs;
     verdict.run_id = run_id;
     let internal = verdict.error.as_ref().is_some_and(|e| e.kind == "internal");
@@ -259,13 +290,12 @@ fn stopped(
 }
 
 /// A run, stage by stage, from its files to its recorded verdict; or why
-/// it stopped. `known_state` is the state directory, once known, and
-/// `known_run` the run's directory, once made.
+/// it stopped. `known` gets the state directory once known, the run's
+/// directory once made, and the phase once resolved.
 fn run_gate(
     ctx: &Context,
     args: &RunRequest,
-    known_state: &mut Option<state::StateDir>,
-    known_run: &mut Option<RunDir>,
+    known: &mut Known<'_>,
     io: &mut Streams<'_>,
 ) -> Result<Verdict, Stop> {
     let Start {
@@ -277,7 +307,7 @@ fn run_gate(
         found,
         mut notes,
         said,
-    } = start(ctx, args, known_state)?;
+    } = start(ctx, args, known.state)?;
     let root = &ws.root;
 
     // The handoff documents among the selected files, as the run checks
@@ -297,6 +327,7 @@ fn run_gate(
                 .collect();
             Stop::Phase(config.gate.profile, error, reports)
         })?;
+    *known.phase = Some(settings.phase.clone());
     let snapshots = ctx
         .cache_home
         .as_deref()
@@ -309,7 +340,7 @@ fn run_gate(
         &mut notes,
     )
     .map_err(|error| Stop::Error(settings.profile, error))?;
-    let run_dir: &RunDir = known_run.insert(run_dir);
+    let run_dir: &RunDir = known.run.insert(run_dir);
     run_dir.mark_work_tree(&ws.work_tree);
 
     let phase_specs: Vec<&config::CheckSpec> = config
