@@ -13,8 +13,8 @@ use regex::Regex;
 use crate::diagnostics::PARSER_NAMES;
 
 use super::defaults::{
-    detect_languages, embedded_toml, languages_of, nested_names, projects_below, unchecked_names,
-    Language, NestedProject, RootFiles, STAGES, STANDARD_CHECKS,
+    embedded_toml, languages_of, nested_names, projects_below, unchecked_names, Language,
+    NestedProject, RootFiles, STAGES, STANDARD_CHECKS,
 };
 use super::duration::parse_duration;
 use super::error::{ConfigError, Problem, SourceFile};
@@ -300,13 +300,26 @@ fn decode(name: &str, bytes: Vec<u8>) -> Result<SourceFile, ConfigError> {
 
 /// Loads the configuration of the repository at `root`.
 pub fn load(root: &Path) -> Result<Config, ConfigError> {
+    load_with(root, &RootFiles::in_dir(root), &mut || projects_below(root))
+}
+
+/// Loads the work tree's `phasegate.toml` and `phasegate.local.toml` over
+/// the embedded default for `markers` (the files at the root of the tree
+/// checked) or, with no language there, for the projects `below` gives
+/// (asked only when the defaults' phases apply): a range run's are those
+/// of the commit it checks, not the index's.
+pub fn load_with(
+    root: &Path,
+    markers: &RootFiles,
+    below: &mut dyn FnMut() -> Vec<NestedProject>,
+) -> Result<Config, ConfigError> {
     let mut files = Vec::new();
     for name in [CONFIG_FILE, LOCAL_FILE] {
         if let Some(file) = read(root, name)? {
             files.push(file);
         }
     }
-    load_files(files, &detect_languages(root), &mut || projects_below(root))
+    load_files(files, &languages_of(markers), below)
 }
 
 /// Loads `phasegate.toml` as it is in a commit (`bytes`, or `None` when the
@@ -329,16 +342,19 @@ pub fn load_committed(
 /// (`bytes`, shown as `name`), with the work tree's local overrides: a
 /// staged run is judged by the configuration it commits, and a range by
 /// the one of its end, not by an uncommitted edit of it. `markers` tell
-/// the language of the tree checked.
+/// the language of the tree checked; with none there, `below` gives the
+/// projects below its root (the index's for a staged run, the commit's
+/// for a range), asked only when the defaults' phases apply.
 pub fn load_version(
     root: &Path,
     markers: &RootFiles,
+    below: &mut dyn FnMut() -> Vec<NestedProject>,
     name: &str,
     bytes: Vec<u8>,
 ) -> Result<Config, ConfigError> {
     let mut files = vec![decode(name, bytes)?];
     files.extend(read(root, LOCAL_FILE)?);
-    load_files(files, &languages_of(markers), &mut || projects_below(root))
+    load_files(files, &languages_of(markers), below)
 }
 
 /// `files` over the embedded default for `languages` (those at the root)

@@ -15,7 +15,9 @@ pub use defaults::{
 };
 pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigProblem};
-pub use load::{load, load_committed, load_version, CONFIG_FILE, DEFAULT_TIMEOUT, LOCAL_FILE};
+pub use load::{
+    load, load_committed, load_version, load_with, CONFIG_FILE, DEFAULT_TIMEOUT, LOCAL_FILE,
+};
 pub use model::*;
 pub use suggest::suggest;
 

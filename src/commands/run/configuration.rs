@@ -78,6 +78,9 @@ pub(super) struct Loaded {
     /// The work tree's errors, when the version that counts (staged, or a
     /// range's end) is not known yet: the embedded defaults stand in.
     deferred: Option<config::ConfigError>,
+    /// Whether the work tree's configuration took the projects below the
+    /// root (from the index): a range run takes those of its end commit.
+    projects_below: bool,
 }
 
 /// Reads `phasegate.toml` from the work tree, or from `--config-from-ref`.
@@ -91,8 +94,12 @@ pub(super) fn load(
     in_repo: bool,
 ) -> Result<Loaded, Stop> {
     let mut ref_has_config = true;
+    let mut projects_below = false;
     let loaded = match &args.config_from_ref {
-        None => config::load(root),
+        None => config::load_with(root, &config::RootFiles::in_dir(root), &mut || {
+            projects_below = true;
+            config::projects_below(root)
+        }),
         Some(spec) => {
             if !in_repo {
                 return Err(Stop::usage(
@@ -130,6 +137,7 @@ pub(super) fn load(
             config,
             ref_has_config,
             deferred: None,
+            projects_below,
         }),
         Err(error) if may_be_committed => {
             // A stand-in for its profile until the version that counts
@@ -144,6 +152,7 @@ pub(super) fn load(
                     config: embedded,
                     ref_has_config,
                     deferred: Some(error),
+                    projects_below: false,
                 }),
                 Err(_) => Err(failed(error)),
             }
@@ -256,19 +265,23 @@ impl Loaded {
         unstaged: Option<&crate::git::UnstagedHint>,
         notes: &mut Vec<String>,
     ) -> Result<Config, Stop> {
+        // A configuration that took the index's projects is read again
+        // with the commit's; one that failed is the work tree's to report.
+        let projects_below = self.projects_below && self.deferred.is_none();
         let committed = match (&args.config_from_ref, mode.mode, &mode.to) {
             (None, "staged", _) => Some((staged_config(root, unstaged), Source::Staged)),
-            (None, "range" | "all", Some(to)) => {
-                Some((committed_config(root, to), Source::Checked(to.clone())))
-            }
+            (None, "range" | "all", Some(to)) => Some((
+                committed_config(root, to, projects_below),
+                Source::Checked(to.clone()),
+            )),
             _ => None,
         };
         match committed {
             Some((Ok(Some(version)), source)) => {
-                if version.file_differs {
-                    notes.extend(source.used());
-                } else {
-                    notes.extend(source.detected());
+                match version.differs {
+                    Differs::File => notes.extend(source.used()),
+                    Differs::Markers => notes.extend(source.detected()),
+                    Differs::Projects => {}
                 }
                 version
                     .config
@@ -288,11 +301,22 @@ impl Loaded {
 }
 
 /// A version of `phasegate.toml` other than the work tree's, loaded, and
-/// whether its file differs from the work tree's (or only the files that
-/// tell the language do).
+/// what differs from the work tree's.
 struct Version {
     config: Result<Config, config::ConfigError>,
-    file_differs: bool,
+    differs: Differs,
+}
+
+/// Why a version other than the work tree's configuration is loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Differs {
+    /// Its `phasegate.toml` is not the work tree's.
+    File,
+    /// Only the files that tell the language are not the work tree's.
+    Markers,
+    /// Only the projects below the root may not be the index's: a range's
+    /// end commit may add or remove one.
+    Projects,
 }
 
 /// The configuration as staged, when `phasegate.toml` is tracked and its
@@ -312,32 +336,76 @@ fn staged_config(
     else {
         return Ok(None);
     };
-    Ok(unless_in_work_tree(root, None, config::CONFIG_FILE, staged))
+    // The index's projects are the staged ones.
+    let mut below = || config::projects_below(root);
+    Ok(unless_in_work_tree(
+        root,
+        None,
+        &mut below,
+        config::CONFIG_FILE,
+        staged,
+        None,
+    ))
 }
 
 /// `phasegate.toml` as the commit `to` holds it, when it differs from the
-/// work tree's, or the commit's files that tell the language do: `None`
-/// when both are the same or the commit has none (a configuration never
-/// committed is the work tree's to give).
-fn committed_config(root: &Path, to: &str) -> Result<Option<Version>, crate::git::GitError> {
-    let Some(committed) = crate::git::file_at(root, to, config::CONFIG_FILE)? else {
+/// work tree's, or the commit's files that tell the language do, or the
+/// work tree's took the projects below the root (`projects_below`), which
+/// are the commit's here, not the index's. `None` when all are the same,
+/// or the commit has no `phasegate.toml` and no projects are looked for
+/// (a configuration never committed is the work tree's to give).
+fn committed_config(
+    root: &Path,
+    to: &str,
+    projects_below: bool,
+) -> Result<Option<Version>, crate::git::GitError> {
+    let committed = crate::git::file_at(root, to, config::CONFIG_FILE)?;
+    if committed.is_none() && !projects_below {
         return Ok(None);
-    };
-    let name = format!("{}@{to}", config::CONFIG_FILE);
+    }
     let markers = markers_at(root, to);
-    Ok(unless_in_work_tree(root, Some(markers), &name, committed))
+    // Read only when the defaults' phases apply and the root has no
+    // language; a commit whose tree cannot be read stops the run rather
+    // than leave its projects unchecked.
+    let mut unread = None;
+    let mut below = || {
+        config::projects_at(root, to).unwrap_or_else(|e| {
+            unread = Some(e);
+            Vec::new()
+        })
+    };
+    let version = match committed {
+        Some(committed) => {
+            let name = format!("{}@{to}", config::CONFIG_FILE);
+            let otherwise = projects_below.then_some(Differs::Projects);
+            unless_in_work_tree(root, Some(markers), &mut below, &name, committed, otherwise)
+        }
+        // The work tree's files, over the defaults of the commit's tree.
+        None => Some(Version {
+            config: config::load_with(root, &markers, &mut below),
+            differs: Differs::Projects,
+        }),
+    };
+    match unread {
+        Some(e) => Err(e),
+        None => Ok(version),
+    }
 }
 
 /// `phasegate.toml` as `bytes` (a staged or committed version, shown as
 /// `name`) with the local overrides, unless the work tree holds the same
 /// and, when `markers` (of the version's tree) are given, the same files
 /// that tell the language (without them, the work tree's are the
-/// version's).
+/// version's), or loaded all the same for the reason `otherwise`, when it
+/// is given. `below` gives the projects below the root of the version's
+/// tree.
 fn unless_in_work_tree(
     root: &Path,
     markers: Option<config::RootFiles>,
+    below: &mut dyn FnMut() -> Vec<config::NestedProject>,
     name: &str,
     bytes: Vec<u8>,
+    otherwise: Option<Differs>,
 ) -> Option<Version> {
     let file_differs =
         std::fs::read(root.join(config::CONFIG_FILE)).map_or(true, |now| now != bytes);
@@ -346,13 +414,17 @@ fn unless_in_work_tree(
             .as_ref()
             .is_none_or(|markers| *markers == config::RootFiles::in_dir(root))
     };
-    if !file_differs && same_markers() {
-        return None;
-    }
+    let differs = if file_differs {
+        Differs::File
+    } else if !same_markers() {
+        Differs::Markers
+    } else {
+        otherwise?
+    };
     let markers = markers.unwrap_or_else(|| config::RootFiles::in_dir(root));
     Some(Version {
-        config: config::load_version(root, &markers, name, bytes),
-        file_differs,
+        config: config::load_version(root, &markers, below, name, bytes),
+        differs,
     })
 }
 
@@ -925,8 +997,63 @@ struct Versions<'a> {
     base: Option<String>,
     read: std::cell::RefCell<Read>,
     /// The paths where the version that runs differs from `spec`'s, once
-    /// a tool that reads files below where it runs asks (see `differing`).
-    differing: std::cell::OnceCell<Vec<PathBuf>>,
+    /// a tool that reads files below where it runs asks (see `differing`),
+    /// or why they could not be found.
+    differing: std::cell::OnceCell<Result<Vec<PathBuf>, String>>,
+    /// What the check being looked at runs that could not be compared,
+    /// for its notes.
+    uncompared: std::cell::RefCell<Vec<Uncompared>>,
+}
+
+/// What a check runs that could not be compared with `--config-from-ref`'s
+/// version: said in a note, never passed over in silence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Uncompared {
+    /// Commands after a `cd` phasegate cannot follow, in the check's own
+    /// command (`within` none) or in a file it runs.
+    Cd {
+        within: Option<Target>,
+        lost: LostCd,
+    },
+    /// The configuration files `tool` reads below `dir`, where it runs:
+    /// the diff that finds them failed, for `reason`.
+    Below {
+        tool: &'static str,
+        dir: PathBuf,
+        reason: String,
+    },
+}
+
+impl Uncompared {
+    /// The note of check `check`, under the gate of `spec`.
+    fn note(&self, check: &str, spec: &str) -> String {
+        match self {
+            Uncompared::Cd { within, lost } => {
+                let place = match within {
+                    None => format!("line {} of its command", lost.line),
+                    Some(target @ Target::File(_)) => {
+                        format!("{}, line {}", target.describe(), lost.line)
+                    }
+                    Some(target) => target.describe(),
+                };
+                let skipped = lost.skipped.as_deref().unwrap_or_default();
+                format!(
+                    "check `{check}` runs `{skipped}` after `{}` ({place}), a directory phasegate cannot tell: what it runs there was not compared with its version in `{spec}` (--config-from-ref), so a change the branch made to it is not seen; write the directory as a plain path of the repository (`cd sub`) to have it compared",
+                    lost.text
+                )
+            }
+            Uncompared::Below { tool, dir, reason } => {
+                let below = if dir.as_os_str().is_empty() {
+                    "below the root".to_string()
+                } else {
+                    format!("below `{}`", dir.display())
+                };
+                format!(
+                    "check `{check}` runs `{tool}`, whose configuration files {below} could not be compared with their versions in `{spec}` (--config-from-ref): {reason}; a change the branch made to them is not seen; in a partial clone, `git ls-tree -r {spec}` has git fetch the trees it lacks"
+                )
+            }
+        }
+    }
 }
 
 /// What was read, by commit (none for the work tree) and path: what is
@@ -1233,11 +1360,28 @@ impl Versions<'_> {
     /// read a file in every directory below them (ruff, eslint, a cargo
     /// workspace's members) are given it by the branch only if it is
     /// among these, so no tree is walked for them. A diff that cannot be
-    /// made finds none, as a file that cannot be read is none.
-    fn differing(&self) -> &[PathBuf] {
-        self.differing.get_or_init(|| {
-            crate::git::paths_differing(self.root, self.spec, self.to).unwrap_or_default()
-        })
+    /// made finds none, and says why: the check's notes say so.
+    fn differing(&self) -> Result<&[PathBuf], &str> {
+        self.differing
+            .get_or_init(|| {
+                crate::git::paths_differing(self.root, self.spec, self.to).map_err(|e| {
+                    // git's own reason (an object missing) says what to fetch.
+                    match std::error::Error::source(&e) {
+                        Some(source) => format!("{e}: {source}"),
+                        None => e.to_string(),
+                    }
+                })
+            })
+            .as_deref()
+            .map_err(String::as_str)
+    }
+
+    /// Notes that `what` could not be compared.
+    fn uncompared(&self, what: Uncompared) {
+        let mut all = self.uncompared.borrow_mut();
+        if !all.contains(&what) {
+            all.push(what);
+        }
     }
 
     /// The files of `tool`'s configuration below `dir` (where it runs)
@@ -1252,7 +1396,100 @@ impl Versions<'_> {
         if !tool.files.iter().any(|file| file.below) {
             return Vec::new();
         }
-        files_below(tool, dir, self.differing())
+        match self.differing() {
+            Ok(paths) => {
+                let mut found = files_below(tool, dir, paths);
+                // cargo builds only the workspace's members there: another
+                // crate's lint levels are no part of what the check runs.
+                if tool.name.starts_with("cargo") {
+                    found.retain(|(file, _)| {
+                        file.file_name() != Some(std::ffi::OsStr::new("Cargo.toml"))
+                            || self.cargo_builds(dir, file)
+                    });
+                }
+                found
+            }
+            Err(reason) => {
+                self.uncompared(Uncompared::Below {
+                    tool: tool.name,
+                    dir: dir.to_path_buf(),
+                    reason: reason.to_string(),
+                });
+                Vec::new()
+            }
+        }
+    }
+
+    /// Whether cargo run in `dir` builds the package of `manifest` (a
+    /// `Cargo.toml` below `dir`), as the version that runs holds them: a
+    /// member of the workspace, whose root is the nearest `Cargo.toml` at
+    /// or above `dir` with a `[workspace]` (its `members` globs, less the
+    /// paths its `exclude` names unless a member names the package
+    /// itself), or a path dependency of the workspace's root manifest or,
+    /// with no workspace, of the package where cargo runs. Where no
+    /// manifest can be read it builds it, as far as phasegate can tell.
+    fn cargo_builds(&self, dir: &Path, manifest: &Path) -> bool {
+        let Some(package) = manifest.parent() else {
+            return true;
+        };
+        let mut nearest = None;
+        let mut workspace = None;
+        for at in dir.ancestors() {
+            let Some(table) = self
+                .running(&at.join("Cargo.toml"))
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .and_then(|text| toml::from_str::<toml::Table>(&text).ok())
+            else {
+                continue;
+            };
+            if table.contains_key("workspace") {
+                workspace = Some((at.to_path_buf(), table));
+                break;
+            }
+            if nearest.is_none() {
+                nearest = Some((at.to_path_buf(), table));
+            }
+        }
+        let Some((root, table)) = workspace.or(nearest) else {
+            return true;
+        };
+        let Ok(inside) = package.strip_prefix(&root) else {
+            return false;
+        };
+        let list = |key: &str| -> Vec<String> {
+            table
+                .get("workspace")
+                .and_then(|w| w.get(key))
+                .and_then(toml::Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|entry| entry.as_str())
+                .filter_map(|entry| within_root(Path::new(entry)))
+                .filter_map(|entry| entry.to_str().map(str::to_string))
+                .collect()
+        };
+        let named = list("members")
+            .iter()
+            .any(|member| Path::new(member) == inside);
+        let excluded = list("exclude").iter().any(|path| inside.starts_with(path));
+        if named {
+            return true;
+        }
+        if excluded {
+            return false;
+        }
+        // cargo expands a glob one directory level at a time: `*` stays
+        // within one.
+        let globbed = list("members").iter().any(|member| {
+            globset::GlobBuilder::new(member)
+                .literal_separator(true)
+                .build()
+                .is_ok_and(|glob| glob.compile_matcher().is_match(inside))
+        });
+        globbed
+            || path_dependencies(&table)
+                .iter()
+                .any(|dep| within_root(&root.join(dep)).as_deref() == Some(package))
     }
 
     /// What a version holds of a tool's configuration file (`section`
@@ -1284,6 +1521,38 @@ impl Versions<'_> {
         }
         found
     }
+}
+
+/// The paths of the path dependencies a `Cargo.toml` (`manifest`, parsed)
+/// names, relative to its directory: of `[dependencies]`,
+/// `[dev-dependencies]`, `[build-dependencies]`, those of each
+/// `[target.<cfg>]`, and `[workspace.dependencies]`, which members take
+/// with `workspace = true`. cargo makes those in the workspace members.
+fn path_dependencies(manifest: &toml::Table) -> Vec<String> {
+    const KINDS: [&str; 3] = ["dependencies", "dev-dependencies", "build-dependencies"];
+    let mut tables: Vec<&toml::Value> = KINDS
+        .iter()
+        .filter_map(|kind| manifest.get(*kind))
+        .collect();
+    tables.extend(
+        manifest
+            .get("target")
+            .and_then(toml::Value::as_table)
+            .into_iter()
+            .flat_map(|targets| targets.values())
+            .flat_map(|target| KINDS.iter().filter_map(|kind| target.get(*kind))),
+    );
+    tables.extend(
+        manifest
+            .get("workspace")
+            .and_then(|w| w.get("dependencies")),
+    );
+    tables
+        .into_iter()
+        .filter_map(toml::Value::as_table)
+        .flat_map(|deps| deps.values())
+        .filter_map(|dep| dep.get("path")?.as_str().map(str::to_string))
+        .collect()
 }
 
 /// Among `paths` (relative to the root), the files of `tool`'s
@@ -1366,42 +1635,99 @@ fn script_of(manifest: Option<&[u8]>, name: &str) -> Option<(String, Option<u32>
 }
 
 /// One simple command of shell text, and where it stands: how many
-/// parentheses (a subshell, `$(`) it is in, and on which line, a line
-/// continued with `\` counting as one.
+/// parentheses (a subshell, `$(`, a backquote) it is in, and on which
+/// line, a line continued with `\` counting as one (`line`), and on which
+/// line of the text it starts (`first_line`, from 1).
 struct ShellCommand {
     words: Vec<String>,
     depth: usize,
     line: usize,
+    first_line: usize,
 }
 
 /// The simple commands of shell text, each as its words: split where
 /// another command starts (`&&`, `||`, `;`, `|`, `&`, a new line, `$(`,
 /// a backquote, a parenthesis), comments left out, quotes taken off. An
 /// approximation of the shell's grammar, enough to find what a line runs.
+/// What a backquote holds runs in a subshell, as what `$(` does.
 fn shell_commands(text: &str) -> Vec<ShellCommand> {
+    /// What an open parenthesis or backquote started: a subshell, or a
+    /// command substitution inside the word `word` of the command
+    /// `words` (begun on `first_line`), which go on after it.
+    enum Open {
+        Subshell,
+        Substitution {
+            words: Vec<String>,
+            word: String,
+            first_line: usize,
+            backquote: bool,
+        },
+    }
     let mut commands = Vec::new();
     let mut words: Vec<String> = Vec::new();
     let mut word = String::new();
-    let (mut depth, mut at) = (0, 0);
-    let mut end = |words: &mut Vec<String>, depth: usize, line: usize| {
+    let (mut at, mut first_line) = (0, 1);
+    let mut open: Vec<Open> = Vec::new();
+    let mut end = |words: &mut Vec<String>, depth: usize, line: usize, first_line: usize| {
         if !words.is_empty() {
             commands.push(ShellCommand {
                 words: std::mem::take(words),
                 depth,
                 line,
+                first_line,
             });
         }
     };
-    for line in text.lines() {
+    for (index, line) in text.lines().enumerate() {
+        if words.is_empty() && word.is_empty() {
+            first_line = index + 1;
+        }
         for c in line.chars() {
+            let closes_backquote = matches!(
+                open.last(),
+                Some(Open::Substitution {
+                    backquote: true,
+                    ..
+                })
+            );
             match c {
                 '#' if word.is_empty() => break,
                 ';' | '|' | '&' | '(' | ')' | '`' => {
+                    let substitution =
+                        (c == '(' && word.ends_with('$')) || (c == '`' && !closes_backquote);
+                    if substitution {
+                        // `$(` or a backquote in a word: the command
+                        // around it goes on after it.
+                        word.truncate(word.trim_end_matches('$').len());
+                        open.push(Open::Substitution {
+                            words: std::mem::take(&mut words),
+                            word: std::mem::take(&mut word),
+                            first_line,
+                            backquote: c == '`',
+                        });
+                        first_line = index + 1;
+                        continue;
+                    }
                     words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)));
-                    end(&mut words, depth, at);
+                    end(&mut words, open.len(), at, first_line);
+                    first_line = index + 1;
                     match c {
-                        '(' => depth += 1,
-                        ')' => depth = depth.saturating_sub(1),
+                        '(' => open.push(Open::Subshell),
+                        ')' | '`' => match open.pop() {
+                            Some(Open::Substitution {
+                                words: outer,
+                                word: before,
+                                first_line: outer_line,
+                                ..
+                            }) => {
+                                // Shown as `$(…)`: a value phasegate
+                                // cannot know.
+                                words = outer;
+                                word = format!("{before}$(…)");
+                                first_line = outer_line;
+                            }
+                            Some(Open::Subshell) | None => {}
+                        },
                         _ => {}
                     }
                 }
@@ -1418,56 +1744,157 @@ fn shell_commands(text: &str) -> Vec<ShellCommand> {
             words.pop();
             continue;
         }
-        end(&mut words, depth, at);
+        end(&mut words, open.len(), at, first_line);
         at += 1;
     }
-    end(&mut words, depth, at);
+    end(&mut words, open.len(), at, first_line);
     commands
+}
+
+/// Where a shell is, as phasegate follows its `cd`s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Here {
+    /// A directory of the repository, relative to the root.
+    At(PathBuf),
+    /// Past the `cd` of this index among `Commands::lost`, which phasegate
+    /// cannot follow.
+    Lost(usize),
+}
+
+/// One shell's directory, and the one before its last `cd` (`cd -`).
+#[derive(Debug, Clone)]
+struct Shell {
+    here: Here,
+    previous: Option<Here>,
+}
+
+/// The simple commands of shell text, each with the directory it runs in
+/// (see `commands_in`).
+#[derive(Debug, Default)]
+struct Commands {
+    found: Vec<(Vec<String>, PathBuf)>,
+    /// The `cd`s phasegate cannot follow (`cd "$DIR"`), after which a
+    /// command that may run a file of the repository was not looked at.
+    lost: Vec<LostCd>,
+}
+
+/// A `cd` (or `pushd`) to a directory phasegate cannot tell from the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LostCd {
+    /// The command as its words (quotes taken off).
+    text: String,
+    /// Its line in the text, from 1.
+    line: usize,
+    /// The first command after it that may run a file of the repository,
+    /// which was not looked at; `None` while there is none.
+    skipped: Option<String>,
 }
 
 /// The simple commands of shell text run in `dir`, each with the
 /// directory it runs in: a `cd` (or `pushd`, `popd`) to a plain path of
 /// the repository moves the commands after it in its shell, not out of a
-/// subshell, nor, with `per_line` (make runs each line of a recipe in a
-/// shell of its own), past its line. One to where phasegate cannot tell
-/// (`cd "$DIR"`, `cd -`, out of the repository) leaves them in `dir`.
-fn commands_in(text: &str, dir: &Path, per_line: bool) -> Vec<(Vec<String>, PathBuf)> {
+/// subshell (`$(cd sub && pwd)` leaves the shell where it was), nor, with
+/// `per_line` (make runs each line of a recipe in a shell of its own),
+/// past its line; `cd -` goes back to where the shell was before its last
+/// `cd`. After a `cd` to where phasegate cannot tell (`cd "$DIR"`, out of
+/// the repository, `cd -` with no `cd` before it), the commands of that
+/// shell are not looked at, and the `cd` is in `lost` when one of them
+/// may run a file of the repository: a command looked up from the wrong
+/// directory would compare the wrong files.
+fn commands_in(text: &str, dir: &Path, per_line: bool) -> Commands {
+    let start = || Shell {
+        here: Here::At(dir.to_path_buf()),
+        previous: None,
+    };
     // The directory of each shell, the subshells' after the script's.
-    let mut shells = vec![dir.to_path_buf()];
-    let mut pushed: Vec<PathBuf> = Vec::new();
+    let mut shells = vec![start()];
+    let mut pushed: Vec<Here> = Vec::new();
     let mut line = 0;
-    let mut found = Vec::new();
+    let mut out = Commands::default();
     for command in shell_commands(text) {
         if per_line && command.line != line {
-            shells = vec![dir.to_path_buf()];
+            shells = vec![start()];
             pushed.clear();
         }
         line = command.line;
-        let current = shells.last().cloned().unwrap_or_default();
+        let current = shells.last().cloned().unwrap_or_else(start);
         shells.resize(command.depth + 1, current);
-        let Some(here) = shells.last_mut() else {
+        let Some(shell) = shells.last_mut() else {
             continue;
         };
         let words = from_program(&command.words);
+        let lose = |out: &mut Commands| {
+            out.lost.push(LostCd {
+                text: words.join(" "),
+                line: command.first_line,
+                skipped: None,
+            });
+            Here::Lost(out.lost.len() - 1)
+        };
         match words.first().map(String::as_str) {
             Some(change @ ("cd" | "pushd")) => {
                 let mut operands = words[1..].iter().skip_while(|word| {
                     word.len() > 1 && word.starts_with('-') || word.as_str() == "--"
                 });
-                let next = operands
-                    .next()
-                    .and_then(|word| directory_path(here, word))
-                    .unwrap_or_else(|| dir.to_path_buf());
+                let operand = operands.next();
+                let next = match (operand.map(String::as_str), &shell.here) {
+                    (Some("-"), _) if change == "cd" => {
+                        shell.previous.clone().unwrap_or_else(|| lose(&mut out))
+                    }
+                    (Some(word), Here::At(here)) => {
+                        directory_path(here, word).map_or_else(|| lose(&mut out), Here::At)
+                    }
+                    // From where phasegate cannot tell, no `cd` is known
+                    // but `cd -`.
+                    (Some(_), Here::Lost(at)) => Here::Lost(*at),
+                    // `pushd` alone swaps the two directories on top.
+                    (None, _) if change == "pushd" => match pushed.pop() {
+                        Some(top) => top,
+                        None => shell.here.clone(),
+                    },
+                    // `cd` alone goes home, out of the repository.
+                    _ => lose(&mut out),
+                };
                 if change == "pushd" {
-                    pushed.push(here.clone());
+                    pushed.push(shell.here.clone());
                 }
-                *here = next;
+                shell.previous = Some(std::mem::replace(&mut shell.here, next));
             }
-            Some("popd") => *here = pushed.pop().unwrap_or_else(|| dir.to_path_buf()),
-            _ => found.push((command.words, here.clone())),
+            Some("popd") => {
+                if let Some(top) = pushed.pop() {
+                    shell.previous = Some(std::mem::replace(&mut shell.here, top));
+                }
+            }
+            _ => match &shell.here {
+                Here::At(here) => out.found.push((command.words, here.clone())),
+                Here::Lost(at) => {
+                    if let Some(lost) = out.lost.get_mut(*at) {
+                        if lost.skipped.is_none() && may_run_repository_files(words) {
+                            lost.skipped = Some(words.join(" "));
+                        }
+                    }
+                }
+            },
         }
     }
-    found
+    out.lost.retain(|lost| lost.skipped.is_some());
+    out
+}
+
+/// Whether the simple command `words` (from its program on) may run a
+/// file of the repository, or a tool that reads one: a program named by
+/// a path, an interpreter, a package manager, `cargo`, `make`, or a tool
+/// whose configuration is compared. `echo done` runs none.
+fn may_run_repository_files(words: &[String]) -> bool {
+    let Some(program) = words.first() else {
+        return false;
+    };
+    let base = program.rsplit('/').next().unwrap_or(program);
+    program.contains('/')
+        || INTERPRETERS.contains(&base)
+        || PACKAGE_MANAGERS.iter().any(|(name, _)| *name == base)
+        || ["cargo", "make", "gmake"].contains(&base)
+        || tools::tool_of(words, &|_| false).is_some()
 }
 
 /// The directory of the repository `word` names from `dir`, the root
@@ -1994,10 +2421,13 @@ fn called_by(target: &Target, dir: &Path, versions: &Versions<'_>) -> Vec<Target
                 included = makefile_includes(&text, dir);
                 per_line = true;
                 // A recipe line starts with a tab; `@`, `-` and `+` before
-                // its command are make's own.
+                // its command are make's own. The other lines are left
+                // blank, so that a line named is the Makefile's.
                 text.lines()
-                    .filter_map(|line| line.strip_prefix('\t'))
-                    .map(|line| line.trim_start_matches(['@', '-', '+']))
+                    .map(|line| {
+                        line.strip_prefix('\t')
+                            .map_or("", |line| line.trim_start_matches(['@', '-', '+']))
+                    })
                     .collect::<Vec<_>>()
                     .join("\n")
             } else {
@@ -2007,8 +2437,16 @@ fn called_by(target: &Target, dir: &Path, versions: &Versions<'_>) -> Vec<Target
         }
     };
     let mut found: Vec<Target> = included.into_iter().map(Target::File).collect();
+    let commands = commands_in(&text, &dir, per_line);
+    for lost in commands.lost {
+        versions.uncompared(Uncompared::Cd {
+            within: Some(target.clone()),
+            lost,
+        });
+    }
     found.extend(
-        commands_in(&text, &dir, per_line)
+        commands
+            .found
             .iter()
             .flat_map(|(words, dir)| targets_of(words, dir, versions)),
     );
@@ -2040,6 +2478,29 @@ fn within_root(path: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
+/// The text a shell runs when `argv` is `sh -c TEXT` (or another shell,
+/// its options before `-c` and with it, as `bash -ec`).
+fn shell_text(argv: &[String]) -> Option<&str> {
+    const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh"];
+    let (program, rest) = argv.split_first()?;
+    let base = program.rsplit('/').next().unwrap_or(program);
+    if !SHELLS.contains(&base) {
+        return None;
+    }
+    let mut words = rest.iter();
+    while let Some(word) = words.next() {
+        let flags = word.strip_prefix('-').filter(|flags| !flags.is_empty())?;
+        if flags.contains('c') && !flags.starts_with('-') {
+            return words.next().map(String::as_str);
+        }
+        // `-o pipefail` takes the next word.
+        if flags == "o" {
+            words.next();
+        }
+    }
+    None
+}
+
 /// What the command of `spec` runs of the repository, and what that runs
 /// in turn, one level down (a script the command's script calls by path,
 /// a script `npm run` names in another): each with what runs it. Deeper
@@ -2051,9 +2512,22 @@ fn runs_of(spec: &config::CheckSpec, versions: &Versions<'_>) -> Vec<(Target, Op
         .as_deref()
         .and_then(inside_root)
         .unwrap_or_default();
-    let commands = match &spec.command {
-        config::CommandLine::Argv(argv) => vec![(argv.clone(), dir.clone())],
-        config::CommandLine::Shell(script) => commands_in(script, &dir, false),
+    // A shell's text (`shell = true`, or `sh -c TEXT`) is followed
+    // command by command, through its `cd`s.
+    let text = match &spec.command {
+        config::CommandLine::Argv(argv) => shell_text(argv),
+        config::CommandLine::Shell(script) => Some(script.as_str()),
+    };
+    let commands = match (text, &spec.command) {
+        (Some(text), _) => {
+            let commands = commands_in(text, &dir, false);
+            for lost in commands.lost {
+                versions.uncompared(Uncompared::Cd { within: None, lost });
+            }
+            commands.found
+        }
+        (None, config::CommandLine::Argv(argv)) => vec![(argv.clone(), dir.clone())],
+        (None, config::CommandLine::Shell(_)) => Vec::new(),
     };
     let mut found: Vec<(Target, Option<Target>)> = Vec::new();
     // A program the check's own `env` names (`RUSTC_WRAPPER =
@@ -2085,13 +2559,15 @@ fn runs_of(spec: &config::CheckSpec, versions: &Versions<'_>) -> Vec<(Target, Op
 /// does not vouch for: changed by the branch, or added by it. What runs
 /// is `to`'s version (the commit a range or a commit run checks), else
 /// the work tree's; what the branch left as it found it at its merge base
-/// with `spec` is vouched for, even when `spec` has moved on since.
+/// with `spec` is vouched for, even when `spec` has moved on since. What a
+/// check runs that could not be compared is said in `notes`.
 pub(super) fn unvouched(
     root: &Path,
     spec: &str,
     to: Option<&str>,
     specs: &[&config::CheckSpec],
     planned: &[Result<crate::runner::CheckPlan, crate::gate::SkipReason>],
+    notes: &mut Vec<String>,
 ) -> Vec<Unvouched> {
     let versions = Versions {
         root,
@@ -2100,13 +2576,22 @@ pub(super) fn unvouched(
         base: crate::git::merge_base(root, spec, to.unwrap_or("HEAD")),
         read: std::cell::RefCell::default(),
         differing: std::cell::OnceCell::new(),
+        uncompared: std::cell::RefCell::default(),
     };
     let mut found = Vec::new();
     for (check, _) in specs.iter().zip(planned).filter(|(_, plan)| plan.is_ok()) {
         // A toolchain the check's own environment names is rustup's
         // choice over any toolchain file.
         let toolchain_set = check.env.contains_key("RUSTUP_TOOLCHAIN");
-        for (target, via) in runs_of(check, &versions) {
+        let runs = runs_of(check, &versions);
+        notes.extend(
+            versions
+                .uncompared
+                .take()
+                .iter()
+                .map(|one| one.note(&check.name, spec)),
+        );
+        for (target, via) in runs {
             if toolchain_set
                 && matches!(
                     target,
@@ -2510,8 +2995,8 @@ mod tests {
                 vec!["FOO=1", "./a.sh"],
                 vec!["bash", "b.sh"],
                 vec!["tee", "x"],
-                vec!["x=$"],
                 vec!["./c.sh"],
+                vec!["x=$(…)"],
                 vec!["npm", "run", "lint"],
             ]
         );
@@ -2564,21 +3049,21 @@ mod tests {
     fn a_cd_moves_the_commands_after_it_in_its_shell_only() {
         let dirs = |text: &str, per_line| {
             commands_in(text, Path::new("web"), per_line)
+                .found
                 .into_iter()
                 .map(|(words, dir)| (words[0].clone(), dir.display().to_string()))
                 .collect::<Vec<_>>()
         };
-        let script = "cd sub && cargo test\n(cd .. && a)\nb\ncd \"$X\"; c\npushd ../x; d; popd; e\ncd -P ../..; f\ncd ..; g";
+        let script = "cd sub && cargo test\n(cd .. && a)\nb\npushd ../x; d; popd; e\ncd -P ../..; f\ncd ..; g\ncd -; h";
         let found = dirs(script, false);
         let expected = [
             ("cargo", "web/sub"),
             ("a", "web"),
             ("b", "web/sub"),
-            ("c", "web"),
-            ("d", "x"),
-            ("e", "web"),
-            ("f", "web"),
-            ("g", ""),
+            ("d", "web/x"),
+            ("e", "web/sub"),
+            ("f", ""),
+            ("h", ""),
         ];
         assert_eq!(
             found,
@@ -2589,6 +3074,62 @@ mod tests {
             dirs("cd sub && a \\\n  && b\nc", true),
             [("a", "web/sub"), ("b", "web/sub"), ("c", "web")]
                 .map(|(word, dir)| (word.to_string(), dir.to_string()))
+        );
+        // `cd -` goes back; a `cd` in a command substitution stays in it.
+        assert_eq!(
+            dirs(
+                "cd a; cd ../b; cd -; x\nD=$(cd c && pwd); y\nE=`cd d`; z",
+                false
+            ),
+            [
+                ("x", "web/a"),
+                ("pwd", "web/a/c"),
+                ("D=$(…)", "web/a"),
+                ("y", "web/a"),
+                ("E=$(…)", "web/a"),
+                ("z", "web/a")
+            ]
+            .map(|(word, dir)| (word.to_string(), dir.to_string()))
+        );
+    }
+
+    #[test]
+    fn a_cd_phasegate_cannot_follow_hides_what_runs_after_it_and_says_where() {
+        let script =
+            "cd \"$X\"\necho here\n./test.sh\n(cd ..; ./a.sh)\ncd -\n./b.sh\ncd\ncargo test";
+        let commands = commands_in(script, Path::new("web"), false);
+        let found: Vec<_> = commands
+            .found
+            .iter()
+            .map(|(words, _)| words.join(" "))
+            .collect();
+        // `cd -` brings back the directory before the lost one.
+        assert_eq!(found, ["./b.sh"]);
+        let lost: Vec<_> = commands
+            .lost
+            .iter()
+            .map(|lost| (lost.text.as_str(), lost.line, lost.skipped.as_deref()))
+            .collect();
+        // `echo` runs nothing of the repository: `./test.sh` is named.
+        assert_eq!(
+            lost,
+            [
+                ("cd $X", 1, Some("./test.sh")),
+                ("cd", 7, Some("cargo test"))
+            ]
+        );
+        // A lost `cd` after which nothing of the repository runs is no news.
+        assert!(commands_in("cd \"$X\" && echo ok", Path::new(""), false)
+            .lost
+            .is_empty());
+        assert_eq!(
+            shell_text(&["bash".into(), "-euc".into(), "cd x".into()]),
+            Some("cd x")
+        );
+        assert_eq!(shell_text(&["sh".into(), "script.sh".into()]), None);
+        assert_eq!(
+            shell_text(&["python3".into(), "-c".into(), "x".into()]),
+            None
         );
     }
 
