@@ -14,7 +14,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::config::{Origin, ParserChoice};
 
 use super::columns;
-use super::parsers::{self, Anchor, Custom, Found, Grammar, Out};
+use super::parsers::{self, Anchor, Custom, Found, GoModEntry, Grammar, Out};
 use super::{strip_ansi, ColumnUnit, Diagnostic, ParserId};
 
 /// At most this many diagnostics are kept per check; the rest are counted.
@@ -632,6 +632,7 @@ impl Extractor {
             .map(|mut found| {
                 reader.grammar.relabel(&mut found);
                 let anchor = found.anchor.take();
+                let go_mod = found.go_mod.take();
                 if let Some(site) = found.import_site.take().filter(|_| found.package.is_none()) {
                     let mut bases = vec![tool_base.as_path()];
                     bases.extend(ancestors.iter().copied());
@@ -704,6 +705,12 @@ impl Extractor {
                 };
                 if names_root {
                     (d.line, d.column) = (None, None);
+                }
+                if let Some(entry) = go_mod.filter(|_| d.line.is_none()) {
+                    d.line = d
+                        .file
+                        .as_deref()
+                        .and_then(|f| go_mod_line(&mut lines, f, &entry));
                 }
                 if let Some(anchor) = anchor.filter(|_| d.line.is_none()) {
                     let at = d
@@ -838,6 +845,49 @@ fn anchored_line(lines: &mut columns::SourceLines, file: &str, anchor: &Anchor) 
             }
         }
         if in_value && anchor.words.iter().any(|w| holds_word(text, w)) {
+            return Some(n);
+        }
+    }
+    None
+}
+
+/// The line of `file`, a `go.mod` or a `vendor/modules.txt`, that holds
+/// `entry`: its directive followed by its module path, if it names one
+/// (`require example.com/dep v1.0.0`, `# example.com/dep v1.0.0`), or
+/// that module path's line in a block of the directive (`require (`,
+/// one module a line, `)`); a block of another directive is passed
+/// over, and so are comments.
+fn go_mod_line(lines: &mut columns::SourceLines, file: &str, entry: &GoModEntry) -> Option<u32> {
+    let is_module = |word: Option<&str>| match (&entry.module, word) {
+        (None, _) => true,
+        (Some(module), Some(word)) => word.trim_matches(['"', '`']) == module,
+        (Some(_), None) => false,
+    };
+    let mut block: Option<String> = None;
+    for n in 1..=MAX_ANCHOR_LINES {
+        let text = lines.line(file, n)?;
+        let text = text.split("//").next().unwrap_or(text);
+        let mut words = text.split_whitespace();
+        let Some(first) = words.next() else {
+            continue;
+        };
+        if let Some(directive) = &block {
+            if first == ")" {
+                block = None;
+            } else if directive == entry.directive && is_module(Some(first)) {
+                return Some(n);
+            }
+            continue;
+        }
+        let second = words.next();
+        let opens = match first.strip_suffix('(') {
+            Some(directive) if second.is_none() => Some(directive),
+            _ if second == Some("(") && words.next().is_none() => Some(first),
+            _ => None,
+        };
+        if let Some(directive) = opens {
+            block = Some(directive.to_string());
+        } else if first == entry.directive && is_module(second) {
             return Some(n);
         }
     }
@@ -1164,6 +1214,42 @@ mod tests {
                 (root.join("./app"), "example.com/app".to_string()),
                 (root.join("./lib"), "example.com/shop".to_string()),
             ]
+        );
+    }
+
+    #[test]
+    fn a_go_mod_entry_is_found_in_its_directives_block_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("go.mod"),
+            "// go 1.10 was the first\nmodule example.com/go\n\ngo 1.22.0\n\nreplace (\n\texample.com/b => ./b\n)\n\nrequire example.com/a v1.0.0 // indirect\nrequire(\n\t\"example.com/b\" v1.2.0\n\texample.com/bc v1.0.0\n)\n\nreplace example.com/a => ./a\n",
+        )
+        .unwrap();
+        let mut lines = columns::SourceLines::new(dir.path());
+        let entry = |directive: &'static str, module: Option<&str>| GoModEntry {
+            directive,
+            module: module.map(str::to_string),
+        };
+        for (directive, module, line) in [
+            // Not the comment, nor the module path that ends in `go`.
+            ("go", None, Some(4)),
+            ("require", Some("example.com/a"), Some(10)),
+            // In the `require(` block, quoted; not in the `replace` block.
+            ("require", Some("example.com/b"), Some(12)),
+            ("require", Some("example.com/bc"), Some(13)),
+            ("replace", Some("example.com/b"), Some(7)),
+            ("replace", Some("example.com/a"), Some(16)),
+            ("require", Some("example.com/c"), None),
+        ] {
+            assert_eq!(
+                go_mod_line(&mut lines, "go.mod", &entry(directive, module)),
+                line,
+                "{directive} {module:?}"
+            );
+        }
+        assert_eq!(
+            go_mod_line(&mut lines, "missing/go.mod", &entry("go", None)),
+            None
         );
     }
 

@@ -8,8 +8,11 @@
 //! what go says before compiling: a `//go:build` line it cannot parse,
 //! also behind an import, a package its build constraints exclude, a
 //! pattern that matched nothing, no module, a directory outside the
-//! module), and golangci-lint (v1 and v2: text, tab and JSON). Go counts
-//! columns in bytes.
+//! module; and of the module: an import no module provides with go's
+//! `go get`, a missing `go.sum` entry, `go mod tidy` needed, a go older
+//! than the `go` line, a `go.mod` line it cannot read, inconsistent
+//! vendoring, at `go.mod`'s lines), and golangci-lint (v1 and v2: text,
+//! tab and JSON). Go counts columns in bytes.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -173,6 +176,59 @@ static NO_DIRECTORY: LazyLock<Regex> = LazyLock::new(|| {
     .expect("the go missing directory regex is valid")
 });
 
+/// A module's error go names by the module and its version, not by a
+/// file: `go: github.com/google/uuid@v1.6.0: missing go.sum entry; to add
+/// it:` (go 1.19; go 1.24 says `missing go.sum entry for go.mod file`),
+/// its fix on the next line.
+static MODULE_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^go: (?P<module>[^@\s:]+)@(?P<version>[^:\s]+): (?P<message>.+)$")
+        .expect("the go module error regex is valid")
+});
+
+/// go (1.21 and later) older than a `go` line asks:
+/// `go: go.mod requires go >= 1.26 (running go 1.24.4; GOTOOLCHAIN=local)`,
+/// the file named from go's directory (`../go.mod`), or a required module
+/// by its version (`go: example.com/dep@v1.0.0 requires go >= 1.26 (...)`).
+static TOO_NEW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^go: (?P<what>\S+) requires go >= (?P<need>\S+) \((?P<running>running go [^;)]+)(?:; (?P<toolchain>[^)]+))?\)$")
+        .expect("the go version regex is valid")
+});
+
+/// go 1.19's word, after a compile error, that the module's `go` line
+/// names a newer Go: `note: module requires Go 1.22`.
+static NOTE_REQUIRES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^note: module requires Go (?P<need>\S+)$")
+        .expect("the go module version note regex is valid")
+});
+
+/// A `go.mod` line go cannot read, under `go: errors parsing go.mod:`:
+/// `go.mod:3: unknown directive: requir` (go 1.24, named from go's
+/// directory: `../go.mod:3:`), `/abs/go.mod:3: ...` (go 1.19).
+static MOD_SYNTAX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:go: )?(?P<file>(?:.*/)?go\.mod):(?P<line>\d+): (?P<message>.+)$")
+        .expect("the go.mod syntax regex is valid")
+});
+
+/// `go: inconsistent vendoring in /abs/module:`, the module's directory,
+/// then a line a module, indented with a tab.
+static VENDORING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^go: inconsistent vendoring in (?P<dir>.+):$")
+        .expect("the go vendoring regex is valid")
+});
+
+/// A module `vendor/modules.txt` and `go.mod` disagree on:
+/// `\texample.com/other@v0.1.0: is explicitly required in go.mod, but not
+/// marked as explicit in vendor/modules.txt`, `\texample.com/other: is
+/// replaced in go.mod, but ...`, `\texample.com/dep@v0.0.0: is marked as
+/// explicit in vendor/modules.txt, but not explicitly required in go.mod`.
+static VENDORED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\t(?P<module>[^@\s:]+)(?:@[^:\s]+)?: (?P<message>is .+)$")
+        .expect("the go vendored module regex is valid")
+});
+
+/// What to do about inconsistent vendoring, said in every such finding.
+const VENDOR_FIX: &str = "to sync the vendor directory run `go mod vendor` and commit it (or, to build without it, give go `-mod=mod` or `-mod=readonly`)";
+
 /// What to do about a directory outside the main module, said in every
 /// such finding.
 const OUTSIDE_FIX: &str = "set the check's `cwd` in phasegate.toml to the directory of the module that holds it (the one with its go.mod), or fix the pattern in the check's command";
@@ -228,6 +284,13 @@ pub struct Go {
     /// A directory in a module `go.work` does not list, and where go said
     /// so, while go 1.24's next line may give the `go work use` command.
     awaiting_use: Option<(String, Range<u64>)>,
+    /// A finding whose message ends as go's do before the command that
+    /// fixes it, which go prints on the next line, indented with a tab
+    /// (`...; to add it:`, then `\tgo get github.com/google/uuid`).
+    awaiting_fix: Option<Found>,
+    /// The module directory of an inconsistent vendoring go is listing
+    /// the modules of, and whether it listed one.
+    vendoring: Option<(String, bool, Range<u64>)>,
 }
 
 /// The package a `# ...` header or a `build-output` event's `ImportPath`
@@ -335,6 +398,123 @@ fn unlisted_module(dir: &str, command: Option<&str>, at: &Range<u64>) -> Found {
     );
     Found::new("setup", Severity::Error, message)
         .at(dir, None, None)
+        .range(at)
+}
+
+/// Whether go prints the command that fixes what `message` says on the
+/// next line (`...; to add it:`, `...; to add:`, `...; to update it:`).
+fn fix_follows(message: &str) -> bool {
+    message.ends_with("; to add it:")
+        || message.ends_with("; to add:")
+        || message.ends_with("; to update it:")
+}
+
+/// A finding in `file`, a `go.mod` as go named it (from its directory) or,
+/// named `go.mod` where go named none, the one go found from the check's
+/// directory up; at the line of `directive` (and of `module`'s entry).
+fn in_go_mod(
+    file: &str,
+    directive: &'static str,
+    module: Option<&str>,
+    severity: Severity,
+    message: String,
+    at: &Range<u64>,
+) -> Found {
+    Found {
+        go_mod: Some(super::GoModEntry {
+            directive,
+            module: module.map(str::to_string),
+        }),
+        ..Found::new("module", severity, message)
+            .at(file, None, None)
+            .range(at)
+    }
+}
+
+/// The finding of a `go.mod` line go cannot read (`MOD_SYNTAX` matched),
+/// at that line; a `go` line or a directive only a newer go reads says
+/// so.
+fn mod_syntax(c: &regex::Captures<'_>, at: &Range<u64>) -> Found {
+    let what = &c["message"];
+    let newer = what
+        .strip_prefix("invalid go version '")
+        .and_then(|rest| rest.split('\'').next())
+        .is_some_and(|version| version.split('.').count() == 3)
+        || what == "unknown directive: toolchain"
+        || what == "unknown directive: godebug";
+    let mut message = format!("go cannot read go.mod: {what}");
+    if newer {
+        message.push_str("; go.mod was written for a newer Go than the one that ran the check (Go 1.21 and later write a `go` line such as `go 1.22.0`, and `toolchain` and `godebug` lines, which older go cannot read): run the check with the Go version go.mod's `go` line names, or newer");
+    }
+    Found::new("module", Severity::Error, message)
+        .at(&c["file"], number(&c["line"]), None)
+        .range(at)
+}
+
+/// The finding of a go older than a `go` line asks (`TOO_NEW` matched):
+/// at the `go` line of the `go.mod` (or `go.work`) go names, or at the
+/// requirement of the module go names by its version.
+fn too_new(c: &regex::Captures<'_>, at: &Range<u64>) -> Found {
+    let (what, need, running) = (&c["what"], &c["need"], &c["running"]);
+    let toolchain = c
+        .name("toolchain")
+        .map_or_else(String::new, |t| format!("; {}", t.as_str()));
+    let fetch = if toolchain.contains("GOTOOLCHAIN=local") {
+        " (GOTOOLCHAIN=local keeps go from fetching a newer toolchain itself)"
+    } else {
+        ""
+    };
+    if what.ends_with("go.mod") || what.ends_with("go.work") {
+        let message = format!(
+            "{what} requires go >= {need} ({running}{toolchain}): the go that ran the check is older than the file's `go` line asks; run the check with Go {need} or newer{fetch}"
+        );
+        return in_go_mod(what, "go", None, Severity::Error, message, at);
+    }
+    let module = what.split('@').next().unwrap_or(what);
+    let message = format!(
+        "{what} requires go >= {need} ({running}{toolchain}): a module go.mod requires needs a newer go than the one that ran the check; run the check with Go {need} or newer{fetch}, or require a version of {module} that an older Go builds"
+    );
+    in_go_mod(
+        "go.mod",
+        "require",
+        Some(module),
+        Severity::Error,
+        message,
+        at,
+    )
+}
+
+/// The finding of a module `vendor/modules.txt` and `go.mod` disagree on
+/// (`VENDORED` matched), in the module at `dir`: at its line of
+/// `vendor/modules.txt` when that file lists what `go.mod` does not, else
+/// at its `require` (or `replace`) in `go.mod`.
+fn vendored(dir: &str, c: &regex::Captures<'_>, line: &str, at: &Range<u64>) -> Found {
+    let said = &c["message"];
+    let (file, directive) = if said.starts_with("is marked as") {
+        ("vendor/modules.txt", "#")
+    } else if said.starts_with("is replaced") {
+        ("go.mod", "replace")
+    } else {
+        ("go.mod", "require")
+    };
+    let message = format!("inconsistent vendoring: {}; {VENDOR_FIX}", line.trim());
+    in_go_mod(
+        &format!("{dir}/{file}"),
+        directive,
+        Some(&c["module"]),
+        Severity::Error,
+        message,
+        at,
+    )
+}
+
+/// The finding of an inconsistent vendoring in the module at `dir` when go
+/// listed no module of it: at its `go.mod`.
+fn vendoring(dir: &str, at: &Range<u64>) -> Found {
+    let message =
+        format!("inconsistent vendoring: vendor/modules.txt does not match go.mod; {VENDOR_FIX}");
+    Found::new("module", Severity::Error, message)
+        .at(&format!("{dir}/go.mod"), None, None)
         .range(at)
 }
 
@@ -615,8 +795,41 @@ impl Go {
                 return true;
             }
         }
+        if let Some((dir, listed, from)) = self.vendoring.take() {
+            if line.is_empty() || line.starts_with('\t') {
+                // A module's line, or go's advice below them.
+                let listed = match super::caps(&VENDORED, line) {
+                    Some(c) => {
+                        out.push(vendored(&dir, &c, line, at));
+                        true
+                    }
+                    None => listed,
+                };
+                self.vendoring = Some((dir, listed, from));
+                return true;
+            }
+            if !listed {
+                out.push(vendoring(&dir, &from));
+            }
+        }
         if let Some(header) = line.strip_prefix("# ") {
             self.header = header_package(header);
+            return true;
+        }
+        if let Some(found) = Self::module_line(line, at) {
+            if fix_follows(&found.message) {
+                self.awaiting_fix = Some(found);
+            } else {
+                out.push(found);
+            }
+            return true;
+        }
+        if let Some(c) = super::caps(&VENDORING, line) {
+            self.vendoring = Some((c["dir"].to_string(), false, at.clone()));
+            return true;
+        }
+        if line.starts_with("go: errors parsing ") && line.ends_with("go.mod:") {
+            // Its lines follow, each with its place.
             return true;
         }
         if let Some(c) = super::caps(&CONSTRAINT, line) {
@@ -810,6 +1023,71 @@ impl Go {
             return true;
         }
         false
+    }
+
+    /// A line of go about the module, its `go.mod` and `go.sum`, that names
+    /// no Go file: its finding, at `go.mod`.
+    fn module_line(line: &str, at: &Range<u64>) -> Option<Found> {
+        if let Some(c) = super::caps(&TOO_NEW, line) {
+            return Some(too_new(&c, at));
+        }
+        if let Some(c) = super::caps(&MOD_SYNTAX, line) {
+            return Some(mod_syntax(&c, at));
+        }
+        if let Some(c) = super::caps(&MODULE_ERROR, line) {
+            let message = format!("{}@{}: {}", &c["module"], &c["version"], &c["message"]);
+            return Some(in_go_mod(
+                "go.mod",
+                "require",
+                Some(&c["module"]),
+                Severity::Error,
+                message,
+                at,
+            ));
+        }
+        if line == "go: updates to go.mod needed; to update it:" {
+            let message = "updates to go.mod needed: it lacks or misstates requirements the build needs, and go does not change it under -mod=readonly, its default; to update it:";
+            return Some(
+                Found::new("module", Severity::Error, message)
+                    .at("go.mod", None, None)
+                    .range(at),
+            );
+        }
+        if let Some(c) = super::caps(&NOTE_REQUIRES, line) {
+            let need = &c["need"];
+            let message = format!(
+                "module requires Go {need}: go.mod's `go` line names a newer Go than the one that ran the check, and the errors above may come from what Go {need} added; run the check with Go {need} or newer"
+            );
+            return Some(in_go_mod("go.mod", "go", None, Severity::Note, message, at));
+        }
+        None
+    }
+
+    /// The command go prints under a message that ends before it (`\tgo
+    /// get github.com/google/uuid`), put at the end of that message, which
+    /// then goes out; whether `line` was that command.
+    fn fix_line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) -> bool {
+        let Some(mut found) = self.awaiting_fix.take() else {
+            return false;
+        };
+        let command = line.strip_prefix('\t').filter(|c| c.starts_with("go "));
+        if let Some(command) = command {
+            found.message = format!(
+                "{} `{command}` (then commit what it changes in go.mod and go.sum)",
+                found.message
+            );
+            found.range.end = at.end;
+        }
+        out.push(found);
+        command.is_some()
+    }
+
+    /// A located line just read (`app/app.go:6:2: no required module
+    /// provides package ...; to add it:`) whose fix comes next waits for it.
+    fn await_fix(&mut self, before: usize, out: &mut Out) {
+        if out.found.len() > before && out.found.last().is_some_and(|f| fix_follows(&f.message)) {
+            self.awaiting_fix = out.found.pop();
+        }
     }
 
     /// A test's output line: a `--- FAIL:` header or a located message.
@@ -1016,7 +1294,10 @@ impl Grammar for Go {
     }
 
     fn busy(&self) -> bool {
-        self.panic.is_some() || self.awaiting_use.is_some()
+        self.panic.is_some()
+            || self.awaiting_use.is_some()
+            || self.awaiting_fix.is_some()
+            || self.vendoring.is_some()
     }
 
     fn wants(&self, line: &[u8]) -> bool {
@@ -1033,11 +1314,16 @@ impl Grammar for Go {
             || line.starts_with(b"main module (")
             || line.starts_with(b"stat ")
             || memchr::memmem::find(line, b"go.work").is_some()
+            || memchr::memmem::find(line, b"go.mod:").is_some()
+            || line.starts_with(b"note: module requires Go ")
             || ((line.starts_with(b"package ") || line.starts_with(b"pattern "))
                 && memchr::memchr(b':', line).is_some())
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
+        if self.fix_line(line, at, out) {
+            return;
+        }
         let after_header = std::mem::take(&mut self.after_header);
         let package = super::caps(&PACKAGE, line);
         if self.panic.is_some() {
@@ -1077,7 +1363,9 @@ impl Grammar for Go {
             self.test_output(line, at, None, out);
             return;
         }
+        let before = out.found.len();
         compiler_line(line, at, out);
+        self.await_fix(before, out);
     }
 
     fn wants_document(&self, text: &str) -> bool {
@@ -1093,9 +1381,14 @@ impl Grammar for Go {
             if action == "build-output" {
                 if let Some(text) = doc["Output"].as_str() {
                     let text = text.trim_end();
+                    if self.fix_line(text, at, out) {
+                        return;
+                    }
                     let package = doc["ImportPath"].as_str().and_then(header_package);
                     if !self.setup_line(text, package, at, out) {
+                        let before = out.found.len();
                         compiler_line(text, at, out);
+                        self.await_fix(before, out);
                     }
                 }
                 return;
@@ -1191,6 +1484,12 @@ impl Grammar for Go {
     fn finish(&mut self, out: &mut Out) {
         if let Some((dir, from)) = self.awaiting_use.take() {
             out.push(unlisted_module(&dir, None, &from));
+        }
+        if let Some(found) = self.awaiting_fix.take() {
+            out.push(found);
+        }
+        if let Some((dir, false, from)) = self.vendoring.take() {
+            out.push(vendoring(&dir, &from));
         }
         // A panic no package line ended (`go run`, a test binary).
         if let Some(panic) = self.panic.take() {

@@ -63,6 +63,10 @@ pub struct Found {
     /// named only that place (go's `app/app.go:6:2: sub.go: parsing
     /// //go:build line: ...`): the extractor reads the import path there.
     pub import_site: Option<ImportSite>,
+    /// The entry of `file`, a `go.mod` (or `vendor/modules.txt`), the
+    /// finding is about when go named no line of it: the extractor places
+    /// it at that entry's line.
+    pub go_mod: Option<GoModEntry>,
     pub severity: Severity,
     pub code: Option<String>,
     /// The failed test, for test runners.
@@ -86,6 +90,16 @@ pub struct ImportSite {
     pub line: u32,
     /// In bytes, 1-based.
     pub column: u32,
+}
+
+/// An entry of a `go.mod`: a directive (`go`, `require`, `replace`) and
+/// the module path it names, when it names one (`require
+/// example.com/dep v1.0.0`, alone or in a `require (` block); `#` and a
+/// module path for that module's line of `vendor/modules.txt`.
+#[derive(Debug, Clone, Default)]
+pub struct GoModEntry {
+    pub directive: &'static str,
+    pub module: Option<String>,
 }
 
 /// A column's recount from its line's text, for a tool whose column no
