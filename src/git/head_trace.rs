@@ -32,8 +32,12 @@ pub struct IndexBefore {
 /// What phasegate read of the index before the checks.
 #[derive(Debug)]
 enum Kept {
-    /// Its bytes, when phasegate read the file itself (nothing set aside).
-    Bytes(Vec<u8>),
+    /// Its bytes, when phasegate read the file itself (nothing set aside),
+    /// and when the file was last written: the copy keeps that time, so
+    /// an entry modified in that instant stays one git compares by
+    /// content (git's "racily clean"), where a copy written now would
+    /// make it look unchanged.
+    Bytes(Vec<u8>, std::time::SystemTime),
     /// Its entries, as libgit2 read them when the unstaged changes were
     /// set aside, and the second (since the epoch) the file was last
     /// written in: an entry changed in that second or later proves nothing
@@ -43,13 +47,18 @@ enum Kept {
 }
 
 impl IndexBefore {
-    /// The index file `index`, which held `bytes` before the checks.
-    /// `None` for an index git made for one commit (`GIT_INDEX_FILE` of a
-    /// `git commit -a` or `commit PATH` hook): git itself replaces it.
-    pub(super) fn new(index: &Path, bytes: &[u8]) -> Option<IndexBefore> {
+    /// The index file `index`, which held `bytes` before the checks and
+    /// was last written at `written`. `None` for an index git made for
+    /// one commit (`GIT_INDEX_FILE` of a `git commit -a` or `commit PATH`
+    /// hook): git itself replaces it.
+    pub(super) fn new(
+        index: &Path,
+        bytes: &[u8],
+        written: std::time::SystemTime,
+    ) -> Option<IndexBefore> {
         (!super::index_is_temporary()).then(|| IndexBefore {
             index: index.to_path_buf(),
-            kept: Kept::Bytes(bytes.to_vec()),
+            kept: Kept::Bytes(bytes.to_vec(), written),
         })
     }
 
@@ -71,23 +80,28 @@ impl IndexBefore {
     /// could not be written.
     fn keep_at(&self, at: &Path) -> Option<String> {
         match &self.kept {
-            Kept::Bytes(bytes) => {
-                let written = fs::OpenOptions::new()
+            Kept::Bytes(bytes, written) => {
+                let kept = fs::OpenOptions::new()
                     .write(true)
                     .create(true)
                     .truncate(true)
                     .mode(0o600)
                     .open(at)
-                    .and_then(|mut file| file.write_all(bytes));
-                written.ok()?;
+                    .and_then(|mut file| {
+                        file.write_all(bytes)?;
+                        file.set_modified(*written)
+                    });
+                kept.ok()?;
             }
             Kept::Entries(entries, written) => write_entries(entries, *written, at).ok()?,
         }
-        Some(format!(
-            "cp {} {}",
+        // `touch -r`: the index keeps the copy's time (see `Kept`), and
+        // its own mode and owner, which `cp -p` would change.
+        let (kept, index) = (
             quoted(at.as_os_str().as_bytes()),
-            quoted(self.index.as_os_str().as_bytes())
-        ))
+            quoted(self.index.as_os_str().as_bytes()),
+        );
+        Some(format!("cp {kept} {index} && touch -r {kept} {index}"))
     }
 }
 

@@ -160,6 +160,18 @@ impl Index {
     pub fn file_bytes(&self) -> &[u8] {
         &self.bytes
     }
+
+    /// When the index file was last written, as it was read: a copy of it
+    /// keeps this time, or git would take an entry that was racily clean
+    /// (modified in that instant) for an unchanged one.
+    pub fn written_at(&self) -> std::time::SystemTime {
+        let (seconds, nanoseconds) = self.written;
+        let since = |s: u64| std::time::Duration::new(s, nanoseconds);
+        match u64::try_from(seconds) {
+            Ok(s) => std::time::UNIX_EPOCH + since(s),
+            Err(_) => std::time::UNIX_EPOCH,
+        }
+    }
 }
 
 /// The paths whose staged state (mode, blob, conflict stage) differs

@@ -2364,7 +2364,7 @@ fn restaged_since(
     let index_before = if restaged.is_empty() {
         None
     } else {
-        super::IndexBefore::new(&path, before.file_bytes())
+        super::IndexBefore::new(&path, before.file_bytes(), before.written_at())
     };
     Ok((restaged, index_before))
 }

@@ -203,3 +203,37 @@ fn a_snapshot_run_s_process_groups_file_is_the_owner_s_whatever_the_umask() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(std::fs::read_to_string(&seen).unwrap().trim(), "600");
 }
+
+#[test]
+fn a_file_changed_in_the_second_the_index_was_written_still_shows_changed_after_the_undo() {
+    // git compares a file by content when its entry was stat-ed in the
+    // instant the index was written or later ("racily clean"). A copy of
+    // the index with a time of its own made such a change look undone.
+    let repo = partly_staged_with("git commit -qam x");
+    let at = "@1700000000";
+    let touch = |path: &str| {
+        let done = std::process::Command::new("touch")
+            .args(["-h", "-d", at])
+            .arg(repo.path().join(path))
+            .status()
+            .unwrap();
+        assert!(done.success());
+    };
+    repo.write("c.txt", "C\n");
+    touch("c.txt");
+    repo.git(&["add", "c.txt"]);
+    // The same size and time as the entry says, another content.
+    repo.write("c.txt", "D\n");
+    touch("c.txt");
+    touch(".git/index");
+    let before = repo.git(&["diff-files", "--name-only"]);
+    assert!(before.contains("c.txt"), "{before}");
+    let message = head_moved(&repo, &["--all-files"]);
+    run_shell(&repo, &command_after(&message, "Undo it with `"));
+    assert_eq!(
+        repo.git(&["diff-files", "--name-only"]),
+        before,
+        "{message}"
+    );
+    assert_eq!(repo.read("c.txt"), "D\n");
+}
