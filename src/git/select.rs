@@ -33,26 +33,53 @@ fn changed_paths(diff: &mut git2::Diff<'_>) -> Result<Vec<PathBuf>, GitError> {
     find.renames(true);
     diff.find_similar(Some(&mut find))
         .map_err(|e| failed("rename detection", e))?;
+    Ok(diff_paths(diff, Sides::NewOfExisting))
+}
+
+/// Which names of a diff's files `diff_paths` takes.
+#[derive(Clone, Copy)]
+enum Sides {
+    /// The new name of each file that still exists: added, copied,
+    /// modified, renamed and type-changed.
+    NewOfExisting,
+    /// Both names of every file, added, changed or deleted.
+    Both,
+}
+
+/// The paths of a diff's files, as `sides` picks them, sorted and without
+/// repeats; submodules are left out.
+fn diff_paths(diff: &git2::Diff<'_>, sides: Sides) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for delta in diff.deltas() {
-        if !matches!(
-            delta.status(),
-            Delta::Added | Delta::Copied | Delta::Modified | Delta::Renamed | Delta::Typechange
-        ) {
-            continue;
-        }
-        let file = delta.new_file();
-        if file.mode() == FileMode::Commit {
-            continue;
-        }
-        if let Some(path) = file.path_bytes() {
-            // Bytes, not text: file names need not be UTF-8.
-            out.push(PathBuf::from(OsStr::from_bytes(path)));
+        let files = match sides {
+            Sides::NewOfExisting => {
+                if !matches!(
+                    delta.status(),
+                    Delta::Added
+                        | Delta::Copied
+                        | Delta::Modified
+                        | Delta::Renamed
+                        | Delta::Typechange
+                ) {
+                    continue;
+                }
+                [None, Some(delta.new_file())]
+            }
+            Sides::Both => [Some(delta.old_file()), Some(delta.new_file())],
+        };
+        for file in files.into_iter().flatten() {
+            if file.mode() == FileMode::Commit {
+                continue;
+            }
+            if let Some(path) = file.path_bytes() {
+                // Bytes, not text: file names need not be UTF-8.
+                out.push(PathBuf::from(OsStr::from_bytes(path)));
+            }
         }
     }
     out.sort();
     out.dedup();
-    Ok(out)
+    out
 }
 
 /// The files staged for the next commit (the index against `HEAD`, or
@@ -1212,20 +1239,7 @@ pub fn paths_differing(
         }
     }
     .map_err(|e| failed("the files that differ from the gate's commit", e))?;
-    let mut out = Vec::new();
-    for delta in diff.deltas() {
-        for file in [delta.old_file(), delta.new_file()] {
-            if file.mode() == FileMode::Commit {
-                continue;
-            }
-            if let Some(path) = file.path_bytes() {
-                out.push(PathBuf::from(OsStr::from_bytes(path)));
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    Ok(out)
+    Ok(diff_paths(&diff, Sides::Both))
 }
 
 /// The commits `from` and `to` name, and their merge base.

@@ -1,41 +1,16 @@
 //! Where range runs and --config-from-ref look.
 
 use crate::ci_cargo::FROM_MAIN;
+use crate::ci_queue::notes_starting;
 use crate::ci_refs::branch_of;
 use crate::defaults_mono::Tools;
+use crate::policy_history::names;
 use crate::support::{check, write_executable, TestRepo};
 
-/// The checks of a verdict by name, in its order.
-fn names(v: &serde_json::Value) -> Vec<String> {
-    v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap().to_string())
-        .collect()
-}
-
-/// The notes of a verdict that start with `start`.
-fn notes_starting(v: &serde_json::Value, start: &str) -> Vec<String> {
-    v["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|n| n.as_str())
-        .filter(|n| n.starts_with(start))
-        .map(str::to_string)
-        .collect()
-}
-
-/// The files of the findings that a check ran something the branch changed.
+/// The files of the findings that a check ran something the branch
+/// changed, sorted.
 fn flagged(v: &serde_json::Value) -> Vec<String> {
-    let mut files: Vec<String> = v["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| d["code"] == "command-file-changed")
-        .map(|d| d["file"].as_str().unwrap().to_string())
-        .collect();
+    let mut files = crate::ci_nested::flagged(v);
     files.sort();
     files
 }

@@ -3,42 +3,14 @@
 use crate::ci_cargo::FROM_MAIN;
 use crate::ci_refs::branch_of;
 use crate::ci_scripts::finding;
-use crate::support::{check, write_executable, TestRepo};
+use crate::ci_toolconfig::{
+    lint_gate, stand_in, strict, verdict, MANY_ARGUMENTS, PYPROJECT, RUFF_TOML,
+};
+use crate::support::{check, TestRepo};
 
-/// A gate whose one blocking check `lint` runs `command`.
-fn lint_gate(command: &str) -> String {
-    format!(
-        "[commands]\nlint = {command:?}\n\n[phases.implementation]\nchecks = [ {{ name = \"lint\", on_failure = \"block\" }} ]\n"
-    )
-}
-
-/// Puts a stand-in for `program` on the `PATH` the runs get: it finds
-/// nothing when one of `configs` holds `off`, as the tool would with its
-/// rules turned off for the files there, and otherwise judges
-/// `status.txt`, as the tool judges the code.
-fn stand_in(repo: &TestRepo, program: &str, off: &str, configs: &str) {
-    write_executable(
-        &repo.home().join("bin").join(program),
-        &format!("#!/bin/sh\nif grep -qsF -- '{off}' {configs}; then exit 0; fi\ngrep -qx ok status.txt\n"),
-    );
-}
-
-/// `phasegate run --format json ARGS` with the stand-ins first on the `PATH`.
-fn verdict(repo: &TestRepo, args: &[&str]) -> (i32, serde_json::Value) {
-    let inherited = std::env::vars_os()
-        .find(|(name, _)| name == "PATH")
-        .map(|(_, value)| value.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let path = format!("{}:{inherited}", repo.home().join("bin").display());
-    repo.verdict_with(args, &[("PATH", &path)])
-}
-
-fn strict() -> Vec<&'static str> {
-    [&FROM_MAIN[..], &["--profile", "strict"][..]].concat()
-}
-
-/// The files the run's findings on a changed command file name.
-fn flagged(v: &serde_json::Value) -> Vec<String> {
+/// The files the run's findings on a changed command file name, in the
+/// verdict's order.
+pub(crate) fn flagged(v: &serde_json::Value) -> Vec<String> {
     v["diagnostics"]
         .as_array()
         .unwrap()
@@ -52,7 +24,6 @@ fn message(v: &serde_json::Value, file: &str) -> String {
     finding(v, file)["message"].as_str().unwrap().to_string()
 }
 
-const RUFF_TOML: &str = "line-length = 100\n\n[lint]\nselect = [\"E\", \"F\", \"B\"]\n";
 /// What turns every rule off for the files under it.
 const ALL_OFF: &str = "[lint]\nignore = [\"ALL\"]\n";
 
@@ -134,8 +105,6 @@ fn a_stricter_ruff_toml_below_the_check_that_the_branch_deletes_warns() {
         "{said}"
     );
 }
-
-const PYPROJECT: &str = "[project]\nname = \"app\"\nversion = \"1.0.0\"\n\n[tool.ruff]\nline-length = 100\n\n[tool.ruff.lint]\nselect = [\"E\", \"F\"]\n";
 
 #[test]
 fn a_pyproject_below_the_check_warns_for_its_ruff_section_not_for_its_version() {
@@ -344,11 +313,7 @@ fn a_member_clippy_toml_and_member_lint_levels_warn_for_cargo_clippy_in_a_worksp
         &levels,
         &[("crates/b/clippy.toml", "too-many-arguments-threshold = 3\n")],
     );
-    repo.write(
-        "crates/b/src/lib.rs",
-        "pub fn sum(a: u32, b: u32, c: u32, d: u32) -> u32 {\n    a + b + c + d\n}\n",
-    )
-    .write(
+    repo.write("crates/b/src/lib.rs", MANY_ARGUMENTS).write(
         "crates/b/Cargo.toml",
         &levels
             .replace("\"deny\"", "\"allow\"")

@@ -6,7 +6,7 @@ use crate::ci_scripts::finding;
 use crate::support::{check, write_executable, TestRepo};
 
 /// A gate whose one blocking check `lint` runs `command`.
-fn lint_gate(command: &str) -> String {
+pub(crate) fn lint_gate(command: &str) -> String {
     format!(
         "[commands]\nlint = {command:?}\n\n[phases.implementation]\nchecks = [ {{ name = \"lint\", on_failure = \"block\" }} ]\n"
     )
@@ -16,7 +16,7 @@ fn lint_gate(command: &str) -> String {
 /// tools need not be installed here): it finds nothing when one of
 /// `configs` holds `off`, as the tool would with its rules turned off,
 /// and otherwise judges `status.txt`, as the tool judges the code.
-fn stand_in(repo: &TestRepo, program: &str, off: &str, configs: &str) {
+pub(crate) fn stand_in(repo: &TestRepo, program: &str, off: &str, configs: &str) {
     write_executable(
         &repo.home().join("bin").join(program),
         &format!("#!/bin/sh\nif grep -qsF -- '{off}' {configs}; then exit 0; fi\ngrep -qx ok status.txt\n"),
@@ -24,7 +24,7 @@ fn stand_in(repo: &TestRepo, program: &str, off: &str, configs: &str) {
 }
 
 /// `phasegate run --format json ARGS` with the stand-ins first on the `PATH`.
-fn verdict(repo: &TestRepo, args: &[&str]) -> (i32, serde_json::Value) {
+pub(crate) fn verdict(repo: &TestRepo, args: &[&str]) -> (i32, serde_json::Value) {
     let inherited = std::env::vars_os()
         .find(|(name, _)| name == "PATH")
         .map(|(_, value)| value.to_string_lossy().into_owned())
@@ -33,7 +33,7 @@ fn verdict(repo: &TestRepo, args: &[&str]) -> (i32, serde_json::Value) {
     repo.verdict_with(args, &[("PATH", &path)])
 }
 
-fn strict() -> Vec<&'static str> {
+pub(crate) fn strict() -> Vec<&'static str> {
     [&FROM_MAIN[..], &["--profile", "strict"][..]].concat()
 }
 
@@ -44,7 +44,7 @@ fn no_warning(v: &serde_json::Value) {
     assert!(!text.contains("differs from its version"), "{v:#}");
 }
 
-const RUFF_TOML: &str = "line-length = 100\n\n[lint]\nselect = [\"E\", \"F\", \"B\"]\n";
+pub(crate) const RUFF_TOML: &str = "line-length = 100\n\n[lint]\nselect = [\"E\", \"F\", \"B\"]\n";
 
 #[test]
 fn a_ruff_toml_the_branch_weakens_warns_at_the_changed_line_and_strict_fails() {
@@ -181,7 +181,7 @@ fn a_tsconfig_the_branch_weakens_warns_for_the_node_default_typecheck() {
     );
 }
 
-const PYPROJECT: &str = "[project]\nname = \"app\"\nversion = \"1.0.0\"\n\n[tool.ruff]\nline-length = 100\n\n[tool.ruff.lint]\nselect = [\"E\", \"F\"]\n";
+pub(crate) const PYPROJECT: &str = "[project]\nname = \"app\"\nversion = \"1.0.0\"\n\n[tool.ruff]\nline-length = 100\n\n[tool.ruff.lint]\nselect = [\"E\", \"F\"]\n";
 
 #[test]
 fn a_ruff_section_of_pyproject_warns_at_its_line_and_a_version_bump_does_not() {
@@ -293,7 +293,7 @@ const MANIFEST: &str =
     "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n";
 
 /// Four arguments: more than `main`'s clippy allows.
-const MANY_ARGUMENTS: &str =
+pub(crate) const MANY_ARGUMENTS: &str =
     "pub fn sum(a: u32, b: u32, c: u32, d: u32) -> u32 {\n    a + b + c + d\n}\n";
 
 #[test]

@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::support::{check, TestRepo};
 
 /// Every file of the work tree (outside `.git`): bytes, mode, or link.
-fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
+pub(crate) fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use crate::install_more::hook_files;
 use crate::support::{git_pushing, recorded_verdicts, said, TestRepo};
 
-fn link_of(path: &Path) -> PathBuf {
+/// What the link at `path` names.
+pub(crate) fn link_of(path: &Path) -> PathBuf {
     std::fs::read_link(path).unwrap_or_else(|e| panic!("{} is no link: {e}", path.display()))
 }
 
@@ -136,12 +137,7 @@ fn a_full_uninstall_says_that_a_link_to_a_removed_hook_now_names_nothing() {
 
 #[test]
 fn a_link_to_phasegates_hook_in_another_repository_is_never_replaced_nor_removed_as_ours() {
-    let other = TestRepo::new();
-    assert_eq!(
-        other.phasegate(&["install", "--hook", "pre-commit"]).code,
-        0
-    );
-    let target = other.path().join(".git/hooks/pre-commit");
+    let (_other, target) = hooked_elsewhere();
     let shared = std::fs::read(&target).unwrap();
 
     let repo = TestRepo::new();
@@ -261,6 +257,28 @@ fn a_relative_link_into_the_repository_is_walked_through_install_commit_and_unin
 /// in the work tree.
 const STOP_GATE: &str = "[gate]\ndefault_phase = \"implementation\"\n[phases.implementation]\nchecks = [ { name = \"tests\", shell = true, command = \"test ! -e stop\", on_failure = \"block\" } ]\n";
 
+/// A repository with `STOP_GATE` and `a.md` committed on `main`, without
+/// hooks.
+pub(crate) fn gated_repo() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.config(STOP_GATE).write("a.md", "# a\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "--no-verify", "-m", "one"]);
+    repo
+}
+
+/// Another repository, with phasegate's pre-commit hook installed, and
+/// the path of that hook.
+pub(crate) fn hooked_elsewhere() -> (TestRepo, PathBuf) {
+    let other = TestRepo::new();
+    assert_eq!(
+        other.phasegate(&["install", "--hook", "pre-commit"]).code,
+        0
+    );
+    let target = other.path().join(".git/hooks/pre-commit");
+    (other, target)
+}
+
 /// Writes an executable hook of one's own at `path` that adds the name it
 /// was run by (`$0`) to the file `ran`.
 fn own_hook(path: &Path, ran: &Path) {
@@ -288,7 +306,7 @@ fn taken(ran: &Path) -> Vec<String> {
 
 /// A branch `name` off `main` with one commit adding `file`, made without
 /// hooks; `main` is checked out again.
-fn side_branch(repo: &TestRepo, name: &str, file: &str) {
+pub(crate) fn side_branch(repo: &TestRepo, name: &str, file: &str) {
     repo.git(&["checkout", "-q", "-b", name, "main"]);
     repo.write(file, "side\n");
     repo.git(&["add", file]);
@@ -298,10 +316,7 @@ fn side_branch(repo: &TestRepo, name: &str, file: &str) {
 
 #[test]
 fn a_pre_merge_commit_link_to_the_pre_commit_hook_is_left_by_install_and_gates_merge_commits() {
-    let repo = TestRepo::new();
-    repo.config(STOP_GATE).write("a.md", "# a\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "--no-verify", "-m", "one"]);
+    let repo = gated_repo();
     let hooks = repo.path().join(".git/hooks");
     let ran = repo.home().join("ran");
     own_hook(&hooks.join("pre-commit"), &ran);
@@ -476,12 +491,7 @@ fn a_default_install_that_would_refuse_a_later_hook_writes_none() {
     // before the pre-commit hook is written.
     std::fs::remove_file(hooks.join("pre-merge-commit.phasegate-chained")).unwrap();
     std::fs::remove_file(hooks.join("pre-merge-commit")).unwrap();
-    let other = TestRepo::new();
-    assert_eq!(
-        other.phasegate(&["install", "--hook", "pre-commit"]).code,
-        0
-    );
-    let target = other.path().join(".git/hooks/pre-commit");
+    let (_other, target) = hooked_elsewhere();
     std::os::unix::fs::symlink(&target, hooks.join("pre-merge-commit")).unwrap();
     let run = repo.phasegate(&["install"]);
     assert_eq!(run.code, 2, "{run:?}");

@@ -2,13 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::install_links::{gated_repo, hooked_elsewhere, link_of, side_branch};
 use crate::support::{
     git_pushing, output, recorded_verdicts, said, write_executable, Run, TestRepo,
 };
-
-/// A configuration whose one blocking check fails while a file `stop` is
-/// in the work tree.
-const STOP_GATE: &str = "[gate]\ndefault_phase = \"implementation\"\n[phases.implementation]\nchecks = [ { name = \"tests\", shell = true, command = \"test ! -e stop\", on_failure = \"block\" } ]\n";
 
 /// What the hooks directory `dir` holds, entry by entry: a link as what it
 /// names, a file as its bytes and whether it is executable.
@@ -37,10 +34,6 @@ fn hooks_state(dir: &Path) -> Vec<(String, String)> {
     entries
 }
 
-fn link_of(path: &Path) -> PathBuf {
-    std::fs::read_link(path).unwrap_or_else(|e| panic!("{} is no link: {e}", path.display()))
-}
-
 /// `git ARGS` in `repo` as a git GUI runs it when no phasegate is on its
 /// `PATH` (nor the one that installed the hook).
 fn git_without_phasegate(repo: &TestRepo, args: &[&str]) -> Run {
@@ -52,26 +45,6 @@ fn git_without_phasegate(repo: &TestRepo, args: &[&str]) -> Run {
             .output()
             .unwrap(),
     )
-}
-
-/// A branch `name` off `main` with one commit adding `file`, made without
-/// hooks; `main` is checked out again.
-fn side_branch(repo: &TestRepo, name: &str, file: &str) {
-    repo.git(&["checkout", "-q", "-b", name, "main"]);
-    repo.write(file, "side\n");
-    repo.git(&["add", file]);
-    repo.git(&["commit", "-q", "--no-verify", "-m", name]);
-    repo.git(&["checkout", "-q", "main"]);
-}
-
-/// A repository with `STOP_GATE` and `a.md` committed on `main`, without
-/// hooks.
-fn gated_repo() -> TestRepo {
-    let repo = TestRepo::new();
-    repo.config(STOP_GATE).write("a.md", "# a\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "--no-verify", "-m", "one"]);
-    repo
 }
 
 #[test]
@@ -184,12 +157,7 @@ fn fail_closed_merge_commits_through_a_pre_merge_commit_link_stop_a_merge_withou
 
 #[test]
 fn a_hook_linked_to_another_repositorys_hook_is_said_to_depend_on_it_and_force_writes_its_own() {
-    let other = TestRepo::new();
-    assert_eq!(
-        other.phasegate(&["install", "--hook", "pre-commit"]).code,
-        0
-    );
-    let target = other.path().join(".git/hooks/pre-commit");
+    let (other, target) = hooked_elsewhere();
 
     let repo = gated_repo();
     let hooks = repo.path().join(".git/hooks");

@@ -1,15 +1,15 @@
 //! Go and jest output the parsers once left unplaced or silent, recorded from real runs.
 
-use crate::parsers_go_more::findings;
+use crate::parsers_go_more::{findings, located, only_finding};
 use crate::support::{check, write_executable, TestRepo};
 
 /// A recorded output or sample source, `fixtures/diagnostics/<path>`.
-fn recording(path: &str) -> String {
+pub(crate) fn recording(path: &str) -> String {
     format!("{}/fixtures/diagnostics/{path}", env!("CARGO_MANIFEST_DIR"))
 }
 
 /// A sample source's text.
-fn source(path: &str) -> String {
+pub(crate) fn source(path: &str) -> String {
     std::fs::read_to_string(recording(path)).unwrap()
 }
 
@@ -80,14 +80,7 @@ fn a_directory_outside_the_module_is_an_error_at_it_that_says_to_set_cwd() {
         replaying_go(&repo, "build", output, 1, Some("backend"));
         let (code, v) = repo.verdict(&[]);
         assert_eq!(code, 1, "{output}: {v:#}");
-        let found = findings(&v);
-        assert_eq!(found.len(), 1, "{output}: {v:#}");
-        let (place, severity, message) = &found[0];
-        assert_eq!(
-            (place.as_str(), severity.as_str()),
-            (format!("{dir}:null").as_str(), "error"),
-            "{output}: {v:#}"
-        );
+        let message = only_finding(&v, output, &format!("{dir}:null"), "error");
         assert!(message.starts_with(says), "{output}: {message}");
         assert!(message.ends_with(OUTSIDE_FIX), "{output}: {message}");
     }
@@ -187,12 +180,8 @@ fn a_broken_build_constraint_in_a_shared_file_name_is_placed_by_the_json_package
         replaying_go(&repo, "build", output, 1, None);
         let (code, v) = repo.verdict(&[]);
         assert_eq!(code, 1, "{output}: {v:#}");
-        let places: Vec<(String, String)> = findings(&v)
-            .into_iter()
-            .map(|(place, severity, _)| (place, severity))
-            .collect();
         assert_eq!(
-            places,
+            located(&v),
             [
                 (error_at.to_string(), "error".to_string()),
                 ("app/app.go:6".to_string(), "note".to_string()),

@@ -2,22 +2,13 @@
 
 use std::path::PathBuf;
 
-use crate::parsers_go_more::findings;
+use crate::parsers_go3::{recording, source};
+use crate::parsers_go_more::{findings, located, only_finding, shop};
 use crate::support::{check, TestRepo};
-
-/// A recorded output or sample source, `fixtures/diagnostics/<path>`.
-fn recording(path: &str) -> String {
-    format!("{}/fixtures/diagnostics/{path}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A sample source's text.
-fn source(path: &str) -> String {
-    std::fs::read_to_string(recording(path)).unwrap()
-}
 
 /// The `go` on the `PATH` the suite runs with, if any: CI machines have
 /// none, and the tests that need a real one pass over it there.
-fn real_go() -> Option<PathBuf> {
+pub(crate) fn real_go() -> Option<PathBuf> {
     let (_, path) = std::env::vars_os().find(|(key, _)| key == "PATH")?;
     std::env::split_paths(&path)
         .map(|dir| dir.join("go"))
@@ -44,13 +35,19 @@ fn replaying(repo: &TestRepo, output: &str, recorded_in: Option<&str>, cwd: Opti
 /// A repository whose checks run the real `go` with these `(name,
 /// command, cwd)`, isolated from the machine's go settings: no module
 /// proxy, no toolchain download, no `GOFLAGS` (go refuses `-mod=mod` in a
-/// workspace).
-fn running_go(repo: &TestRepo, go: &std::path::Path, checks: &[(&str, &str, &str)]) {
+/// workspace), and `GOWORK` as `gowork` says (`""`: the `go.work` go
+/// finds above the check's directory; `off`: none).
+pub(crate) fn running_go(
+    repo: &TestRepo,
+    go: &std::path::Path,
+    gowork: &str,
+    checks: &[(&str, &str, &str)],
+) {
     let checks: Vec<String> = checks
         .iter()
         .map(|(name, args, cwd)| {
             format!(
-                "{{ name = \"{name}\", command = \"'{}' {args}\", cwd = \"{cwd}\", parser = \"go\", env = {{ GOFLAGS = \"\", GOPROXY = \"off\", GOTOOLCHAIN = \"local\", GOWORK = \"\" }} }}",
+                "{{ name = \"{name}\", command = \"'{}' {args}\", cwd = \"{cwd}\", parser = \"go\", env = {{ GOFLAGS = \"\", GOPROXY = \"off\", GOTOOLCHAIN = \"local\", GOWORK = \"{gowork}\" }} }}",
                 go.display()
             )
         })
@@ -77,7 +74,7 @@ fn workspace(repo: &TestRepo) {
 
 /// Each finding's place and severity, and whether its message says
 /// `says`.
-fn placed(v: &serde_json::Value, says: &str) -> Vec<(String, String, bool)> {
+pub(crate) fn placed(v: &serde_json::Value, says: &str) -> Vec<(String, String, bool)> {
     findings(v)
         .into_iter()
         .map(|(place, severity, message)| (place, severity, message.contains(says)))
@@ -265,19 +262,11 @@ fn a_pattern_naming_a_missing_directory_is_an_error_that_says_to_fix_the_command
         ),
     ] {
         let repo = TestRepo::new();
-        repo.stage("go.mod", &source("go/go.mod.txt"))
-            .stage("calc/calc.go", &source("go/calc.go.txt"));
+        shop(&repo);
         replaying(&repo, &format!("go/{output}"), recorded_in, None);
         let (code, v) = repo.verdict(&[]);
         assert_eq!(code, 1, "{output}: {v:#}");
-        let found = findings(&v);
-        assert_eq!(found.len(), 1, "{output}: {v:#}");
-        let (place, severity, message) = &found[0];
-        assert_eq!(
-            (place.as_str(), severity.as_str()),
-            ("-:null", "error"),
-            "{v:#}"
-        );
+        let message = only_finding(&v, output, "-:null", "error");
         assert!(message.contains("matches nothing"), "{output}: {message}");
         assert!(message.contains(names), "{output}: {message}");
         assert!(
@@ -317,12 +306,8 @@ fn a_broken_build_constraint_named_only_through_its_importer_is_at_its_line() {
         replaying(&repo, &format!("gowork/{output}"), None, Some("app"));
         let (code, v) = repo.verdict(&[]);
         assert_eq!(code, 1, "{output}: {v:#}");
-        let places: Vec<(String, String)> = findings(&v)
-            .into_iter()
-            .map(|(place, severity, _)| (place, severity))
-            .collect();
         assert_eq!(
-            places,
+            located(&v),
             [
                 ("lib/calc/sub.go:1".to_string(), "error".to_string()),
                 ("app/app.go:6".to_string(), "note".to_string()),
@@ -344,6 +329,7 @@ fn a_real_go_in_a_workspace_is_placed() {
     running_go(
         &repo,
         &go,
+        "",
         &[
             ("outside", "build ./tools/gen", "."),
             ("nested", "build ./backend/tools/gen", "."),
@@ -379,14 +365,11 @@ fn a_real_go_in_a_workspace_is_placed() {
 
     let repo = TestRepo::new();
     importing(&repo);
-    running_go(&repo, &go, &[("build", "build ./...", "app")]);
+    running_go(&repo, &go, "", &[("build", "build ./...", "app")]);
     let (code, v) = repo.verdict(&[]);
     assert_eq!(code, 1, "{v:#}");
     assert_eq!(
-        findings(&v)
-            .into_iter()
-            .map(|(place, severity, _)| (place, severity))
-            .collect::<Vec<_>>(),
+        located(&v),
         [
             ("lib/calc/sub.go:1".to_string(), "error".to_string()),
             ("app/app.go:6".to_string(), "note".to_string()),

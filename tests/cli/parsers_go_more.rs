@@ -2,8 +2,8 @@
 
 use crate::support::{check, TestRepo};
 
-/// A recorded output, `fixtures/diagnostics/go/<name>`.
-fn recording(name: &str) -> String {
+/// A recorded output or sample source, `fixtures/diagnostics/go/<name>`.
+pub(crate) fn recording(name: &str) -> String {
     format!(
         "{}/fixtures/diagnostics/go/{name}",
         env!("CARGO_MANIFEST_DIR")
@@ -11,13 +11,13 @@ fn recording(name: &str) -> String {
 }
 
 /// A sample source's text.
-fn source(name: &str) -> String {
+pub(crate) fn source(name: &str) -> String {
     std::fs::read_to_string(recording(name)).unwrap()
 }
 
 /// The module the recordings ran in (`example.com/shop`), its package
 /// `calc`.
-fn shop(repo: &TestRepo) {
+pub(crate) fn shop(repo: &TestRepo) {
     repo.stage("go.mod", &source("go.mod.txt"))
         .stage("calc/calc.go", &source("calc.go.txt"));
 }
@@ -57,6 +57,34 @@ pub(crate) fn findings(v: &serde_json::Value) -> Vec<(String, String, String)> {
             )
         })
         .collect()
+}
+
+/// Each diagnostic's `file:line` and severity.
+pub(crate) fn located(v: &serde_json::Value) -> Vec<(String, String)> {
+    findings(v)
+        .into_iter()
+        .map(|(place, severity, _)| (place, severity))
+        .collect()
+}
+
+/// The message of the one finding of `v`, after asserting that there is
+/// one, at `place` (`file:line`) with `severity`; `output` names the
+/// recording in a failure.
+pub(crate) fn only_finding(
+    v: &serde_json::Value,
+    output: &str,
+    place: &str,
+    severity: &str,
+) -> String {
+    let mut found = findings(v);
+    assert_eq!(found.len(), 1, "{output}: {v:#}");
+    let (at, said, message) = found.remove(0);
+    assert_eq!(
+        (at.as_str(), said.as_str()),
+        (place, severity),
+        "{output}: {v:#}"
+    );
+    message
 }
 
 /// go names a file whose `//go:build` line does not parse by its base name
@@ -140,14 +168,7 @@ fn a_package_whose_files_build_constraints_all_exclude_is_found_at_its_directory
         );
         let (code, v) = repo.verdict(&[]);
         assert_eq!(code, 1, "{output}: {v:#}");
-        let found = findings(&v);
-        assert_eq!(found.len(), 1, "{output}: {v:#}");
-        let (place, severity, message) = &found[0];
-        assert_eq!(
-            (place.as_str(), severity.as_str()),
-            ("tools:null", "error"),
-            "{output}"
-        );
+        let message = only_finding(&v, output, "tools:null", "error");
         assert!(
             message.starts_with(
                 "build constraints exclude all Go files of package example.com/shop/tools: none of its .go files is built"

@@ -1,31 +1,8 @@
 //! go's module errors, placed at go.mod or the importing line.
 
-use std::path::PathBuf;
-
-use crate::parsers_go_more::findings;
+use crate::parsers_go4::{placed, real_go, running_go};
+use crate::parsers_go_more::{findings, recording, source};
 use crate::support::{check, TestRepo};
-
-/// A recorded output or sample source, `fixtures/diagnostics/go/<name>`.
-fn recording(name: &str) -> String {
-    format!(
-        "{}/fixtures/diagnostics/go/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    )
-}
-
-/// A sample source's text.
-fn source(name: &str) -> String {
-    std::fs::read_to_string(recording(name)).unwrap()
-}
-
-/// The `go` on the `PATH` the suite runs with, if any: CI machines have
-/// none, and the test that needs a real one passes over it there.
-fn real_go() -> Option<PathBuf> {
-    let (_, path) = std::env::vars_os().find(|(key, _)| key == "PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("go"))
-        .find(|go| go.is_file())
-}
 
 /// A repository whose one check `build` prints the recorded go `output`
 /// and exits 1, as go did, in `cwd` (the root when `None`); absolute
@@ -49,15 +26,6 @@ fn replaying(repo: &TestRepo, output: &str, recorded_in: Option<&str>, module: &
     repo.config(&format!(
         "[phases.implementation]\nchecks = [ {{ name = \"build\", shell = true, command = \"{print}; exit 1\", parser = \"go\", cwd = \"{cwd}\" }} ]\n",
     ));
-}
-
-/// Each finding's place and severity, and whether its message says
-/// `says`.
-fn placed(v: &serde_json::Value, says: &str) -> Vec<(String, String, bool)> {
-    findings(v)
-        .into_iter()
-        .map(|(place, severity, message)| (place, severity, message.contains(says)))
-        .collect()
 }
 
 /// The `missing` recordings' module, in `dir` (`""`: the root): `app/app.go`
@@ -358,19 +326,15 @@ fn a_real_go_places_module_errors() {
     importing(&repo, "missing", "go.mod.txt");
     repo.stage("syntax/go.mod", &source("syntax-go.mod.txt"))
         .stage("syntax/calc/calc.go", &source("calc.go.txt"));
-    let checks: Vec<String> = [("missing", "missing"), ("syntax", "syntax/calc")]
-        .iter()
-        .map(|(name, cwd)| {
-            format!(
-                "{{ name = \"{name}\", command = \"'{}' build ./...\", cwd = \"{cwd}\", parser = \"go\", env = {{ GOFLAGS = \"\", GOPROXY = \"off\", GOTOOLCHAIN = \"local\", GOWORK = \"off\" }} }}",
-                go.display()
-            )
-        })
-        .collect();
-    repo.config(&format!(
-        "[phases.implementation]\nchecks = [\n  {},\n]\n",
-        checks.join(",\n  ")
-    ));
+    running_go(
+        &repo,
+        &go,
+        "off",
+        &[
+            ("missing", "build ./...", "missing"),
+            ("syntax", "build ./...", "syntax/calc"),
+        ],
+    );
     let (code, v) = repo.verdict(&[]);
     assert_eq!(code, 1, "{v:#}");
     for name in ["missing", "syntax"] {

@@ -2,6 +2,16 @@
 
 use crate::support::{check, TestRepo};
 
+/// The checks of a verdict by name, in its order.
+pub(crate) fn names(v: &serde_json::Value) -> Vec<String> {
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// A check failing with a compiler's line for `a.c` at the line
 /// `line.txt` holds, naming a directory `mktemp` makes anew each run (as
 /// a test's `tempfile.mkdtemp()` does) and an object at an address of its
@@ -86,14 +96,6 @@ fn resume_after_a_run_of_named_checks_runs_again_only_those() {
     repo.commit_all("init");
     let (code, v) = repo.verdict(&["--all-files", "--check", "lint"]);
     assert_eq!(code, 1, "{v:#}");
-    let names = |v: &serde_json::Value| -> Vec<String> {
-        v["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["name"].as_str().unwrap().to_string())
-            .collect()
-    };
     assert_eq!(names(&v), ["lint"]);
     // `tests` still fails, but the run never asked for it: the resume
     // finishes what `--check lint` left, and says what it ran again.

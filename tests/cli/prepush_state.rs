@@ -2,6 +2,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 
 use crate::support::{
     pushed_repo, recorded_verdicts, remote_has, said, wait_for_pause, TestRepo, BIN,
@@ -51,7 +52,12 @@ fn push_interrupted_between_refs(repo: &TestRepo) {
 
 /// The names of the files in `.git/phasegate/pushes/`, sorted.
 pub(crate) fn pushes(repo: &TestRepo) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(repo.path().join(".git/phasegate/pushes"))
+    names_in(&repo.path().join(".git/phasegate/pushes"))
+}
+
+/// The names in `dir`, sorted; none where `dir` does not exist.
+pub(crate) fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

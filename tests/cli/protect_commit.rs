@@ -9,11 +9,20 @@ use crate::support::{rev, TestRepo, BIN};
 /// in a shell; `a.txt` staged in part (its first line, not its second),
 /// `b.txt` changed and not staged, `new.txt` untracked.
 fn partly_staged_with(command: &str) -> TestRepo {
+    partly_staged_committing(command, &[])
+}
+
+/// `partly_staged_with(command)`, whose first commit holds `committed`
+/// (`(path, text)`) too.
+pub(crate) fn partly_staged_committing(command: &str, committed: &[(&str, &str)]) -> TestRepo {
     let repo = TestRepo::new();
     repo.config(&format!(
         "[phases.implementation]\nchecks = [ {{ name = \"chk\", shell = true, command = {command:?} }} ]\n"
     ));
     repo.write("a.txt", "one\ntwo\n").write("b.txt", "b\n");
+    for (path, text) in committed {
+        repo.write(path, text);
+    }
     repo.commit_all("one");
     repo.write("c.txt", "c\n");
     repo.commit_all("two");
@@ -40,6 +49,36 @@ fn head_moved(repo: &TestRepo, args: &[&str]) -> String {
     let (code, v) = repo.verdict(args);
     assert_eq!(code, 1, "{v:#}");
     finding(&v, "head-moved").unwrap_or_else(|| panic!("no head-moved finding in {v:#}"))
+}
+
+/// `head_moved(repo, args)`, whose finding must say the index changed
+/// too, then its undo, which must give back `HEAD` and the staging as
+/// they were.
+fn index_given_back(repo: &TestRepo, args: &[&str]) -> String {
+    let head = rev(repo, "HEAD");
+    let before = staging(repo);
+    let message = head_moved(repo, args);
+    assert!(
+        message.contains("and changed what the index stages"),
+        "{message}"
+    );
+    run_shell(repo, &command_after(&message, "Undo it with `"));
+    assert_eq!(rev(repo, "HEAD"), head);
+    assert_eq!(staging(repo), before, "{message}");
+    message
+}
+
+/// The copy of the index the undo in `message` puts back, after asserting
+/// that it is kept with its run in `repo` and that only its owner can
+/// read or write it.
+pub(crate) fn kept_index(repo: &TestRepo, message: &str) -> std::path::PathBuf {
+    let copy = command_after(message, "&& cp ");
+    let kept = std::path::PathBuf::from(copy.split(' ').next().unwrap());
+    let runs = repo.path().join(".git/phasegate/runs");
+    assert!(kept.starts_with(&runs), "{message}");
+    let mode = std::fs::metadata(&kept).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{}", kept.display());
+    kept
 }
 
 #[test]
@@ -78,12 +117,7 @@ fn after_a_check_commits_everything_the_undo_gives_back_the_branch_and_the_stagi
 fn the_kept_index_is_the_owner_s_and_goes_with_its_run() {
     let repo = partly_staged_with("git commit -qam x");
     let message = head_moved(&repo, &["--all-files"]);
-    let copy = command_after(&message, "&& cp ");
-    let kept = std::path::PathBuf::from(copy.split(' ').next().unwrap());
-    let runs = repo.path().join(".git/phasegate/runs");
-    assert!(kept.starts_with(&runs), "{message}");
-    let mode = std::fs::metadata(&kept).unwrap().permissions().mode();
-    assert_eq!(mode & 0o777, 0o600, "{}", kept.display());
+    kept_index(&repo, &message);
 }
 
 #[test]
@@ -119,16 +153,7 @@ fn in_a_staged_run_a_check_s_commit_all_leaves_the_staging_as_it_was() {
     // -A` stages the untracked file, and the undo takes it out again.
     let repo = partly_staged_with("git add -A && git commit -qm x");
     repo.git(&["add", "a.txt", "b.txt"]);
-    let head = rev(&repo, "HEAD");
-    let before = staging(&repo);
-    let message = head_moved(&repo, &[]);
-    assert!(
-        message.contains("and changed what the index stages"),
-        "{message}"
-    );
-    run_shell(&repo, &command_after(&message, "Undo it with `"));
-    assert_eq!(rev(&repo, "HEAD"), head);
-    assert_eq!(staging(&repo), before, "{message}");
+    index_given_back(&repo, &[]);
 }
 
 #[test]
@@ -171,16 +196,7 @@ fn a_check_that_splits_the_index_and_commits_gets_the_whole_index_back() {
     // one before any check), so the copy it keeps is whole; the index the
     // check split is merged back before the undo is given.
     let repo = partly_staged_with("git update-index --split-index && git commit -qam x");
-    let head = rev(&repo, "HEAD");
-    let before = staging(&repo);
-    let message = head_moved(&repo, &["--all-files"]);
-    assert!(
-        message.contains("and changed what the index stages"),
-        "{message}"
-    );
-    run_shell(&repo, &command_after(&message, "Undo it with `"));
-    assert_eq!(rev(&repo, "HEAD"), head);
-    assert_eq!(staging(&repo), before, "{message}");
+    index_given_back(&repo, &["--all-files"]);
 }
 
 #[test]

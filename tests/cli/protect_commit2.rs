@@ -1,7 +1,6 @@
 //! Checks that commit in a staged run, and reftable repositories.
 
-use std::os::unix::fs::PermissionsExt;
-
+use crate::protect_commit::{kept_index, partly_staged_committing};
 use crate::protect_reach::{command_after, finding, run_shell};
 use crate::support::{rev, TestRepo, BIN};
 
@@ -11,24 +10,11 @@ use crate::support::{rev, TestRepo, BIN};
 /// deleted and not staged, `later.txt` added with `--intent-to-add`, and
 /// `new.txt` and `dir/deep.txt` untracked.
 fn hook_case_with(command: &str) -> TestRepo {
-    let repo = TestRepo::new();
-    repo.config(&format!(
-        "[phases.implementation]\nchecks = [ {{ name = \"chk\", shell = true, command = {command:?} }} ]\n"
-    ));
-    repo.write("a.txt", "one\ntwo\n")
-        .write("b.txt", "b\n")
-        .write("gone.txt", "gone\n");
-    repo.commit_all("one");
-    repo.write("c.txt", "c\n");
-    repo.commit_all("two");
-    repo.stage("a.txt", "ONE\ntwo\n");
-    repo.write("a.txt", "ONE\nTWO \u{0}\r\n");
-    repo.write("b.txt", "b, unstaged only\n");
+    let repo = partly_staged_committing(command, &[("gone.txt", "gone\n")]);
     std::fs::remove_file(repo.path().join("gone.txt")).unwrap();
     repo.write("later.txt", "later\n");
     repo.git(&["add", "-N", "later.txt"]);
-    repo.write("new.txt", "untracked\n")
-        .write("dir/deep.txt", "untracked too\n");
+    repo.write("dir/deep.txt", "untracked too\n");
     repo
 }
 
@@ -139,14 +125,7 @@ fn the_index_kept_after_a_staged_run_is_the_owner_s_and_goes_with_its_run() {
     let repo = hook_case_with("git add -A && git commit -qm x");
     let (_, v) = repo.verdict(&[]);
     let message = finding(&v, "head-moved").unwrap();
-    let copy = command_after(&message, "&& cp ");
-    let kept = std::path::PathBuf::from(copy.split(' ').next().unwrap());
-    assert!(
-        kept.starts_with(repo.path().join(".git/phasegate/runs")),
-        "{message}"
-    );
-    let mode = std::fs::metadata(&kept).unwrap().permissions().mode();
-    assert_eq!(mode & 0o777, 0o600, "{}", kept.display());
+    let kept = kept_index(&repo, &message);
     // Nothing else of its making is left beside it.
     let beside: Vec<_> = std::fs::read_dir(kept.parent().unwrap())
         .unwrap()

@@ -1,6 +1,6 @@
 //! The hidden test switches for the log cut size and for a failing state lock.
 
-use crate::support::{check, TestRepo};
+use crate::support::{check, Run, TestRepo};
 
 /// A check that prints a first line, `noise` bytes of 16-byte lines, and a
 /// last line, then fails.
@@ -77,7 +77,7 @@ fn without_the_switch_a_log_of_a_few_megabytes_is_whole() {
 }
 
 /// A repository whose one check passes and leaves `ran` behind.
-fn passing() -> TestRepo {
+pub(crate) fn passing() -> TestRepo {
     let repo = TestRepo::new();
     repo.config(
         "[phases.implementation]\nchecks = [ { name = \"ok\", shell = true, command = \"touch ran\" } ]\n",
@@ -89,8 +89,18 @@ fn passing() -> TestRepo {
 
 const NO_LOCKS: (&str, &str) = ("PHASEGATE_TEST_LOCK_ERROR", "ENOLCK");
 
+/// `phasegate run --all-files --format json` with
+/// `PHASEGATE_TEST_LOCK_ERROR=failure` (`<errno>[:<lock>,...]`): taking
+/// those locks fails as flock(2) would.
+pub(crate) fn run_with_lock_error(repo: &TestRepo, failure: &str) -> Run {
+    repo.phasegate_with(
+        &["run", "--all-files", "--format", "json"],
+        &[("PHASEGATE_TEST_LOCK_ERROR", failure)],
+    )
+}
+
 /// What a person is told to do about a file system without locks.
-const MOUNT_WITH_LOCKING: &str =
+pub(crate) const MOUNT_WITH_LOCKING: &str =
     "does not support flock(2) locks (No locks available (os error 37)); keep the repository on a local file system, or mount it with locking";
 
 #[test]
@@ -99,7 +109,7 @@ fn a_state_lock_the_file_system_cannot_give_fails_the_run_closed_and_says_what_t
     // ENOLCK: no run there is ever recorded, so repeated failures would
     // never escalate. The checks' verdict does not pass for good.
     let repo = passing();
-    let run = repo.phasegate_with(&["run", "--all-files", "--format", "json"], &[NO_LOCKS]);
+    let run = run_with_lock_error(&repo, "ENOLCK");
     assert_eq!(run.code, 3, "{}", run.stderr);
     let v = run.json();
     assert_eq!(v["status"], "incomplete", "{v:#}");
@@ -176,10 +186,7 @@ fn a_state_lock_that_fails_otherwise_is_named_with_what_to_do_and_the_verdict_st
     // that cannot be written is: the run is not recorded, the checks'
     // verdict stands.
     let repo = passing();
-    let run = repo.phasegate_with(
-        &["run", "--all-files", "--format", "json"],
-        &[("PHASEGATE_TEST_LOCK_ERROR", "EIO")],
-    );
+    let run = run_with_lock_error(&repo, "EIO");
     assert_eq!(run.code, 0, "{}", run.stderr);
     let v = run.json();
     assert_eq!(v["status"], "passed", "{v:#}");

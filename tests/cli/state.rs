@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use crate::support::{check, wait_for, TestRepo, BIN};
 
-fn state(repo: &TestRepo) -> PathBuf {
+/// phasegate's state directory in `repo`.
+pub(crate) fn state(repo: &TestRepo) -> PathBuf {
     repo.path().join(".git/phasegate")
 }
 

@@ -1,57 +1,26 @@
 //! phasegate's locks and the messages around them.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
+use crate::git::tree;
+use crate::prepush_state::names_in;
+use crate::runner_limits::{passing, run_with_lock_error, MOUNT_WITH_LOCKING};
+use crate::state::state;
 use crate::support::*;
-
-/// A repository whose one check leaves a trace when it runs.
-fn passing() -> TestRepo {
-    let repo = TestRepo::new();
-    repo.config(
-        "[phases.implementation]\nchecks = [ { name = \"ok\", shell = true, command = \"touch ran\" } ]\n",
-    );
-    repo.write(".gitignore", "ran\n");
-    repo.commit_all("one");
-    repo
-}
-
-fn state(repo: &TestRepo) -> PathBuf {
-    repo.path().join(".git/phasegate")
-}
 
 /// The run directories under `runs/`.
 fn run_dirs(repo: &TestRepo) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(state(repo).join("runs"))
-        .map(|entries| {
-            entries
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
+    names_in(&state(repo).join("runs"))
 }
 
-/// Every file under `dir`, with its bytes and mode.
-fn tree(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut found = BTreeMap::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let meta = std::fs::symlink_metadata(&path).unwrap();
-        if meta.is_dir() {
-            found.extend(tree(&path));
-        } else {
-            let bytes = std::fs::read(&path).unwrap_or_default();
-            found.insert(path, (bytes, meta.permissions().mode()));
-        }
-    }
-    found
+/// Takes the lock of the unstaged changes in `repo` as another run (pid
+/// 4242) would, until the file it returns is dropped.
+pub(crate) fn hold_protection_lock(repo: &TestRepo) -> std::fs::File {
+    let protect = state(repo).join("protect");
+    std::fs::create_dir_all(&protect).unwrap();
+    let held = std::fs::File::create(protect.join("lock")).unwrap();
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+    std::fs::write(protect.join("lock"), "4242").unwrap();
+    held
 }
-
-/// What a person is told about a file system without locks.
-const NO_LOCKS: &str = "does not support flock(2) locks (No locks available (os error 37)); keep the repository on a local file system, or mount it with locking";
 
 /// How `emergency.log` names a run stopped before it had an id.
 const NEVER_STARTED: &str = r"pid \d+ \(a run stopped before its checks started\)";
@@ -63,11 +32,7 @@ fn a_run_the_protection_lock_stops_leaves_no_run_directory_and_names_its_pid() {
     let repo = passing();
     repo.stage("a.txt", "staged\n")
         .write("a.txt", "staged\nunstaged\n");
-    let protect = state(&repo).join("protect");
-    std::fs::create_dir_all(&protect).unwrap();
-    let held = std::fs::File::create(protect.join("lock")).unwrap();
-    rustix::fs::flock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
-    std::fs::write(protect.join("lock"), "4242").unwrap();
+    let held = hold_protection_lock(&repo);
 
     let run = repo.phasegate_with(&["run", "--format", "json"], &[]);
     assert_eq!(run.code, 3, "{}", run.stderr);
@@ -118,7 +83,7 @@ fn a_state_warning_is_said_once_in_the_human_report_and_kept_in_the_json_verdict
     let repo = passing();
     let lock = state(&repo).join("state.lock");
     let said = format!(
-        "failed to lock `{}`: its file system {NO_LOCKS}",
+        "failed to lock `{}`: its file system {MOUNT_WITH_LOCKING}",
         lock.display()
     );
     let env = [("PHASEGATE_TEST_LOCK_ERROR", "ENOLCK:state")];
@@ -178,7 +143,7 @@ fn a_hooks_directory_that_cannot_be_locked_stops_install_and_uninstall_unchanged
     let before = tree(&hooks);
     let env = [("PHASEGATE_TEST_LOCK_ERROR", "ENOLCK:hooks")];
     let said = format!(
-        "failed to lock the hooks directory `{}`: its file system {NO_LOCKS}; nothing was changed",
+        "failed to lock the hooks directory `{}`: its file system {MOUNT_WITH_LOCKING}; nothing was changed",
         hooks.display()
     );
     let run = repo.phasegate_with(&["install"], &env);
@@ -203,27 +168,21 @@ fn a_run_directory_that_cannot_be_locked_is_named_and_none_is_left_behind() {
     // ended one and remove its logs under it: the logs go to a local
     // directory, and where neither can be locked the run stops.
     let repo = passing();
-    let run = repo.phasegate_with(
-        &["run", "--all-files", "--format", "json"],
-        &[("PHASEGATE_TEST_LOCK_ERROR", "ENOLCK:run")],
-    );
+    let run = run_with_lock_error(&repo, "ENOLCK:run");
     assert_eq!(run.code, 3, "{}", run.stderr);
     let v = run.json();
     let message = v["error"]["message"].as_str().unwrap();
     let runs = state(&repo).join("runs");
     assert!(
         message.contains(&format!("failed to lock `{}/", runs.display()))
-            && message.contains(&format!("its file system {NO_LOCKS}")),
+            && message.contains(&format!("its file system {MOUNT_WITH_LOCKING}")),
         "{v:#}"
     );
     assert!(!repo.exists("ran"), "a check ran");
     assert_eq!(run_dirs(&repo), Vec::<String>::new());
 
     // Any other failure of the call is named the same way.
-    let run = repo.phasegate_with(
-        &["run", "--all-files", "--format", "json"],
-        &[("PHASEGATE_TEST_LOCK_ERROR", "EIO:run")],
-    );
+    let run = run_with_lock_error(&repo, "EIO:run");
     assert_eq!(run.code, 3, "{}", run.stderr);
     assert!(
         run.json()["error"]["message"]
@@ -239,10 +198,7 @@ fn emergency_log_keeps_its_lines_where_it_cannot_be_locked() {
     // The last place a record goes: without its lock it is appended to
     // all the same (not rotated), and nothing is lost.
     let repo = passing();
-    let run = repo.phasegate_with(
-        &["run", "--all-files", "--format", "json"],
-        &[("PHASEGATE_TEST_LOCK_ERROR", "ENOLCK:state,emergency")],
-    );
+    let run = run_with_lock_error(&repo, "ENOLCK:state,emergency");
     assert_eq!(run.code, 3, "{}", run.stderr);
     let v = run.json();
     let run_id = v["run_id"].as_str().unwrap();

@@ -1,8 +1,8 @@
 //! What the state keeps of runs that stopped before their checks, and how
 //! a problem with the state is said: once, with all it caused.
 
-use std::path::PathBuf;
-
+use crate::state::state;
+use crate::state_locks::hold_protection_lock;
 use crate::support::*;
 
 /// A repository whose one check passes, or fails while `fail` exists.
@@ -14,10 +14,6 @@ fn repo() -> TestRepo {
     repo.write(".gitignore", "fail\n");
     repo.commit_all("one");
     repo
-}
-
-fn state(repo: &TestRepo) -> PathBuf {
-    repo.path().join(".git/phasegate")
 }
 
 /// The verdict's notes that mention `cause`.
@@ -44,11 +40,7 @@ fn a_run_stopped_before_its_checks_is_an_intervention_of_no_run_with_its_phase()
     let repo = repo();
     repo.stage("a.txt", "staged\n")
         .write("a.txt", "staged\nunstaged\n");
-    let protect = state(&repo).join("protect");
-    std::fs::create_dir_all(&protect).unwrap();
-    let held = std::fs::File::create(protect.join("lock")).unwrap();
-    rustix::fs::flock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
-    std::fs::write(protect.join("lock"), "4242").unwrap();
+    let held = hold_protection_lock(&repo);
     let run = repo.phasegate(&["run", "--format", "json"]);
     drop(held);
     assert_eq!(run.code, 3, "{}", run.stderr);

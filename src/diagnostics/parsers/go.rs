@@ -336,10 +336,23 @@ fn constraint(
     Found {
         base_name: package.is_none(),
         package,
-        ..Found::new("setup", Severity::Error, text)
-            .at(&c["file"], None, None)
-            .anchor(anchor)
-            .range(at)
+        ..setup(Severity::Error, text, Some(&c["file"]), at).anchor(anchor)
+    }
+}
+
+/// A finding of how go was set up to run (the module, the workspace, the
+/// patterns), not of the code: at the directory or file `place` names,
+/// where there is one.
+fn setup(
+    severity: Severity,
+    message: impl Into<String>,
+    place: Option<&str>,
+    at: &Range<u64>,
+) -> Found {
+    let found = Found::new("setup", severity, message).range(at);
+    match place {
+        Some(place) => found.at(place, None, None),
+        None => found,
     }
 }
 
@@ -356,9 +369,7 @@ fn outside_directory(dir: &str, named_by: &str, workspace: bool, at: &Range<u64>
             "outside the Go module the check runs in: {named_by}, and go builds, tests and vets only the packages of the module whose go.mod is in the check's directory or above it; {OUTSIDE_FIX}"
         )
     };
-    Found::new("setup", Severity::Error, message)
-        .at(dir, None, None)
-        .range(at)
+    setup(Severity::Error, message, Some(dir), at)
 }
 
 /// The finding of a directory `OUTSIDE` matched, at that directory: as go
@@ -380,9 +391,7 @@ fn outside_module(c: &regex::Captures<'_>, at: &Range<u64>) -> Found {
     // The package's directory, found through the module's go.mod.
     Found {
         package: Some(package.to_string()),
-        ..Found::new("setup", Severity::Error, message)
-            .at(".", None, None)
-            .range(at)
+        ..setup(Severity::Error, message, Some("."), at)
     }
 }
 
@@ -396,9 +405,7 @@ fn unlisted_module(dir: &str, command: Option<&str>, at: &Range<u64>) -> Found {
     let message = format!(
         "in a module go.work does not list: this directory's module is not among go.work's `use` lines, so go does not build, test or vet its packages in this workspace; add it to go.work with {add}, or fix the pattern in the check's command"
     );
-    Found::new("setup", Severity::Error, message)
-        .at(dir, None, None)
-        .range(at)
+    setup(Severity::Error, message, Some(dir), at)
 }
 
 /// Whether go prints the command that fixes what `message` says on the
@@ -885,11 +892,7 @@ impl Go {
                 "build constraints exclude all Go files of package {}: none of its .go files is built for this GOOS, GOARCH and these build tags (each has a //go:build line or a _GOOS or _GOARCH file name that rules it out); fix the constraints, or leave the directory out of the command's patterns",
                 &c["package"]
             );
-            out.push(
-                Found::new("setup", Severity::Error, message)
-                    .at(&c["dir"], None, None)
-                    .range(at),
-            );
+            out.push(setup(Severity::Error, message, Some(&c["dir"]), at));
             return true;
         }
         if let Some(c) = super::caps(&UNMATCHED, line) {
@@ -898,11 +901,7 @@ impl Go {
             let message = format!(
                 "\"{pattern}\" matched no packages: go found no Go package there (no .go files, or build constraints exclude every one), and checked nothing"
             );
-            let mut found = Found::new("setup", Severity::Warning, message).range(at);
-            if let Some(dir) = &dir {
-                found = found.at(dir, None, None);
-            }
-            out.push(found);
+            out.push(setup(Severity::Warning, message, dir.as_deref(), at));
             self.unmatched = dir;
             return true;
         }
@@ -911,11 +910,12 @@ impl Go {
                 "no packages to {}: the command's patterns matched no Go package",
                 &c["verb"]
             );
-            let mut found = Found::new("setup", Severity::Error, message).range(at);
-            if let Some(dir) = &self.unmatched {
-                found = found.at(dir, None, None);
-            }
-            out.push(found);
+            out.push(setup(
+                Severity::Error,
+                message,
+                self.unmatched.as_deref(),
+                at,
+            ));
             return true;
         }
         if let Some(c) = super::caps(&OUTSIDE, line) {
@@ -944,11 +944,7 @@ impl Go {
         }
         if let Some(c) = super::caps(&WORK_NO_GOMOD, line) {
             let message = "go.work lists this directory as a module (a `use` line), and go found no go.mod in it, or no directory: create the module there with `go mod init`, or take its `use` line out of go.work";
-            out.push(
-                Found::new("setup", Severity::Error, message)
-                    .at(&c["dir"], None, None)
-                    .range(at),
-            );
+            out.push(setup(Severity::Error, message, Some(&c["dir"]), at));
             return true;
         }
         if let Some(c) = super::caps(&WORK_TWICE, line) {
@@ -956,7 +952,7 @@ impl Go {
                 "go.work lists two modules with the same module path {}: the go.mod in each directory its `use` lines name must declare a path of its own; change the `module` line of one, or take one of the directories out of go.work",
                 &c["module"]
             );
-            out.push(Found::new("setup", Severity::Error, message).range(at));
+            out.push(setup(Severity::Error, message, None, at));
             return true;
         }
         if let Some(c) = super::caps(&NO_DIRECTORY, line) {
@@ -974,7 +970,7 @@ impl Go {
             let message = format!(
                 "{what} where the check runs; fix the pattern in the check's command, or the check's `cwd` in phasegate.toml if it runs in the wrong directory"
             );
-            out.push(Found::new("setup", Severity::Error, message).range(at));
+            out.push(setup(Severity::Error, message, None, at));
             return true;
         }
         if let Some(c) = super::caps(&NO_MODULE, line) {
@@ -995,7 +991,7 @@ impl Go {
                         "the pattern `{}` names the check's directory, which is in none of the modules go.work lists: in a workspace go matches such a pattern only inside one module, not across them; set the check's `cwd` in phasegate.toml to a module's directory, or name each module's packages in the check's command (`./backend/...`)",
                         pattern.as_str()
                     );
-                    out.push(Found::new("setup", Severity::Error, message).range(at));
+                    out.push(setup(Severity::Error, message, None, at));
                     return true;
                 }
             }
@@ -1012,14 +1008,12 @@ impl Go {
             } else {
                 "go found no go.mod in the check's directory or any directory above it".to_string()
             };
-            out.push(
-                Found::new(
-                    "setup",
-                    Severity::Error,
-                    format!("no Go module: {looked}; {SET_CWD}"),
-                )
-                .range(at),
-            );
+            out.push(setup(
+                Severity::Error,
+                format!("no Go module: {looked}; {SET_CWD}"),
+                None,
+                at,
+            ));
             return true;
         }
         false
