@@ -314,7 +314,7 @@ impl Tree {
 /// a machine that goes down takes the processes with it.
 pub fn record_group(file: &std::path::Path, tree: &Tree) {
     if let Some(pgid) = tree.sid {
-        append_line(file, &format!("{pgid} {} {}", tree.since, tree.tag));
+        append_line(file, &format!("{pgid} {} {}", tree.since, tree.tag), false);
     }
 }
 
@@ -323,15 +323,19 @@ pub fn record_group(file: &std::path::Path, tree: &Tree) {
 /// found, by its tag. The tag names one invocation of one phasegate, so
 /// no start time is needed to tell its processes apart.
 pub fn record_tag(file: &std::path::Path, tag: &str) {
-    append_line(file, &format!("- 0 {tag}"));
+    append_line(file, &format!("- 0 {tag}"), true);
 }
 
-/// Appends `line` to `file`. Not flushed: a machine that goes down takes
-/// the processes with it.
-fn append_line(file: &std::path::Path, line: &str) {
+/// Appends `line` to `file`, made first when `create` says so. Not
+/// flushed: a machine that goes down takes the processes with it. A
+/// check's group is recorded once it started, in the file its tag's line
+/// made: gone then, the check removed it (a clean-up of `.git/phasegate`)
+/// and is not given it back, which would leave its `rm -rf` a directory
+/// that is not empty.
+fn append_line(file: &std::path::Path, line: &str, create: bool) {
     use std::io::Write;
     if let Ok(mut out) = std::fs::OpenOptions::new()
-        .create(true)
+        .create(create)
         .append(true)
         .open(file)
     {
@@ -667,10 +671,13 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         let groups = dir.path().join("groups");
-        record_group(&groups, &Tree::new(sid, Tree::new_tag()));
+        let tag = Tree::new_tag();
+        record_tag(&groups, &tag);
+        record_group(&groups, &Tree::new(sid, tag));
         assert!(std::fs::read_to_string(&groups)
             .unwrap()
-            .starts_with(&sid.to_string()));
+            .lines()
+            .any(|line| line.starts_with(&format!("{sid} "))));
         let started = Instant::now();
         stop_recorded_groups(&groups);
         assert!(
@@ -680,6 +687,14 @@ mod tests {
         );
         child.wait().unwrap();
         assert!(!group_exists(sid));
+    }
+
+    #[test]
+    fn a_group_is_recorded_only_in_the_file_its_tag_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let groups = dir.path().join("groups");
+        record_group(&groups, &Tree::new(std::process::id(), Tree::new_tag()));
+        assert!(!groups.exists(), "a removed groups file was made again");
     }
 
     #[test]
