@@ -76,9 +76,10 @@ impl IndexBefore {
     }
 
     /// Writes the index as it was to `at`, the owner's alone (it names
-    /// every tracked path); the command that puts it back, `None` when it
+    /// every tracked path); the command that puts it back, or why it
     /// could not be written.
-    fn keep_at(&self, at: &Path) -> Option<String> {
+    fn keep_at(&self, at: &Path) -> Result<String, String> {
+        let failed = |e: &dyn std::fmt::Display| format!("writing `{}` failed: {e}", at.display());
         match &self.kept {
             Kept::Bytes(bytes, written) => {
                 let kept = fs::OpenOptions::new()
@@ -91,9 +92,11 @@ impl IndexBefore {
                         file.write_all(bytes)?;
                         file.set_modified(*written)
                     });
-                kept.ok()?;
+                kept.map_err(|e| failed(&e))?;
             }
-            Kept::Entries(entries, written) => write_entries(entries, *written, at).ok()?,
+            Kept::Entries(entries, written) => {
+                write_entries(entries, *written, at).map_err(|e| failed(&e))?;
+            }
         }
         // `touch -r`: the index keeps the copy's time (see `Kept`), and
         // its own mode and owner, which `cp -p` would change.
@@ -101,7 +104,7 @@ impl IndexBefore {
             quoted(at.as_os_str().as_bytes()),
             quoted(self.index.as_os_str().as_bytes()),
         );
-        Some(format!("cp {kept} {index} && touch -r {kept} {index}"))
+        Ok(format!("cp {kept} {index} && touch -r {kept} {index}"))
     }
 }
 
@@ -230,9 +233,13 @@ impl HeadTrace {
             return None;
         }
         // Kept only now that HEAD moved: the write is for the rare run.
-        let put_back = staging.and_then(|s| s.before.keep_at(&s.keep_at));
+        let put_back = staging.map(|s| s.before.keep_at(&s.keep_at));
         let undo = Undo {
-            index: put_back.as_deref(),
+            index: match &put_back {
+                None => Index::Untouched,
+                Some(Ok(command)) => Index::Kept(command),
+                Some(Err(why)) => Index::Unkept(why),
+            },
         };
         // Changed, but unreadable now: said all the same, never passed.
         self.resolved(root, by, &undo).unwrap_or_else(|why| {
@@ -327,10 +334,13 @@ impl HeadTrace {
                 // still says where it was.
                 (Was::Unknown, at) => {
                     let leaving = match put_back.index {
-                        Some(index) => format!(
+                        Index::Kept(index) => format!(
                             "; then `{index}` puts back the index as it was before the checks (its copy stays with the run until old runs are pruned), leaving the work tree as it is"
                         ),
-                        None => ", leaving the index and the work tree as they are".to_string(),
+                        Index::Unkept(why) => format!(", {}", unkept(why)),
+                        Index::Untouched => {
+                            ", leaving the index and the work tree as they are".to_string()
+                        }
                     };
                     return Some(format!(
                         "{by} changed the repository: it moved branch `{shown}` (HEAD){}{}. `git reflog {shown}` shows where it was, and `git reset --soft <that commit>` puts it back{leaving}",
@@ -403,18 +413,34 @@ impl HeadTrace {
 
 /// How the undo a message gives treats the index.
 struct Undo<'a> {
-    /// The command that puts back the index as it was before the checks,
-    /// when they changed what it stages.
-    index: Option<&'a str>,
+    index: Index<'a>,
+}
+
+/// What the checks did to what the index stages, and what of it the
+/// undo can give back.
+enum Index<'a> {
+    /// Nothing: the undo moves refs alone.
+    Untouched,
+    /// They changed it; the command that puts back a copy of it as it was.
+    Kept(&'a str),
+    /// They changed it, and no copy could be kept: why.
+    Unkept(&'a str),
+}
+
+/// What an undo that moves refs alone leaves, when the checks changed
+/// what the index stages and no copy of it could be kept (`why`).
+fn unkept(why: &str) -> String {
+    format!(
+        "which leaves what the checks staged staged (a copy of the index as it was could not be kept: {why}): what you had staged in part, or left unstaged or untracked, is staged whole now; `git restore --staged <path>` unstages a file, and `git add -p <path>` stages again what you want"
+    )
 }
 
 impl Undo<'_> {
     /// What the message adds to what the checks did.
     fn staged(&self) -> &'static str {
-        if self.index.is_some() {
-            ", and changed what the index stages"
-        } else {
-            ""
+        match self.index {
+            Index::Untouched => "",
+            Index::Kept(_) | Index::Unkept(_) => ", and changed what the index stages",
         }
     }
 
@@ -422,10 +448,11 @@ impl Undo<'_> {
     /// the index put back after them when the checks changed it.
     fn with(&self, commands: &str) -> String {
         match self.index {
-            Some(index) => format!(
+            Index::Kept(index) => format!(
                 "Undo it with `{commands} && {index}`, which puts back the index as it was before the checks (its copy stays with the run until old runs are pruned) and leaves the work tree as it is"
             ),
-            None => format!(
+            Index::Unkept(why) => format!("Undo it with `{commands}`, {}", unkept(why)),
+            Index::Untouched => format!(
                 "Undo it with `{commands}`, which leaves the index and the work tree as they are"
             ),
         }

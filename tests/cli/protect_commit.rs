@@ -253,3 +253,27 @@ fn a_file_changed_in_the_second_the_index_was_written_still_shows_changed_after_
     );
     assert_eq!(repo.read("c.txt"), "D\n");
 }
+
+#[test]
+fn an_index_copy_that_cannot_be_kept_is_said_with_what_the_undo_leaves_staged() {
+    // The run's directory has a directory where the copy goes: the undo
+    // said only `git reset --soft`, as if the staging were untouched.
+    let repo =
+        partly_staged_with(
+        "for run in .git/phasegate/runs/*/; do mkdir \"$run/index-before-checks\"; done && git commit -qam x",
+    );
+    let head = rev(&repo, "HEAD");
+    let message = head_moved(&repo, &["--all-files"]);
+    for part in [
+        "and changed what the index stages",
+        "a copy of the index as it was could not be kept: writing `",
+        "index-before-checks` failed: ",
+        "is staged whole now; `git restore --staged <path>` unstages a file",
+    ] {
+        assert!(message.contains(part), "`{part}` not in {message}");
+    }
+    let undo = command_after(&message, "Undo it with `");
+    assert!(!undo.contains("cp "), "{undo}");
+    run_shell(&repo, &undo);
+    assert_eq!(rev(&repo, "HEAD"), head);
+}
