@@ -335,3 +335,28 @@ fn a_member_clippy_toml_and_member_lint_levels_warn_for_cargo_clippy_in_a_worksp
         "{v:#}"
     );
 }
+
+#[test]
+fn the_human_report_says_a_changed_configuration_once_under_its_check_and_in_the_summary() {
+    // It was said a third time, word for word, as a note.
+    let repo = branch_of(
+        &[
+            ("phasegate.toml", &lint_gate("ruff check .")),
+            ("pkg/mod.py", "import os\n"),
+        ],
+        &[("pkg/ruff.toml", ALL_OFF)],
+    );
+    stand_in(&repo, "ruff", "\"ALL\"", "pkg/ruff.toml");
+    let inherited = std::env::vars_os()
+        .find(|(name, _)| name == "PATH")
+        .map(|(_, value)| value.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let path = format!("{}:{inherited}", repo.home().join("bin").display());
+    let run = repo.phasegate_with(&[&["run"][..], &FROM_MAIN[..]].concat(), &[("PATH", &path)]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let said = "whose configuration `pkg/ruff.toml` is the branch's own";
+    assert_eq!(run.stdout.matches(said).count(), 2, "{}", run.stdout);
+    assert!(!run.stdout.contains("note: check `lint`"), "{}", run.stdout);
+    let (_, v) = verdict(&repo, &FROM_MAIN);
+    assert!(message(&v, "pkg/ruff.toml").contains(said), "{v:#}");
+}

@@ -2936,9 +2936,9 @@ impl Unvouched {
 }
 
 /// Marks the checks that ran something the branch changed (`unvouched`):
-/// each such check warns (what it ran is named in a warning finding and a
-/// note), the summary shows it as it shows every warning, and a run that
-/// passed is `warned`. Under the strict profile they were findings that
+/// each such check warns (what it ran is named in a warning finding, not
+/// again in a note: a report would say it twice), the summary shows it as
+/// it shows every warning, and a run that passed is `warned`. Under the strict profile they were findings that
 /// failed the run already (`Unvouched::finding`). `summary_limit` is the
 /// configuration's.
 pub(super) fn warn_unvouched(
@@ -2959,13 +2959,11 @@ pub(super) fn warn_unvouched(
             check.effect = crate::gate::Effect::Warn;
         }
         check.diagnostics += 1;
-        let message = one.message(spec);
         verdict.diagnostics.push(crate::diagnostics::Diagnostic {
             severity: crate::diagnostics::Severity::Warning,
-            message: message.clone(),
+            message: one.message(spec),
             ..one.finding(spec)
         });
-        verdict.notes.push(message);
     }
     if verdict.status == crate::gate::Status::Passed {
         verdict.status = crate::gate::Status::Warned;
