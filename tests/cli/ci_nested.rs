@@ -4,7 +4,7 @@ use crate::ci_cargo::FROM_MAIN;
 use crate::ci_refs::branch_of;
 use crate::ci_scripts::finding;
 use crate::ci_toolconfig::{
-    lint_gate, stand_in, strict, verdict, MANY_ARGUMENTS, PYPROJECT, RUFF_TOML,
+    lint_gate, stand_in, stand_ins_first, strict, verdict, MANY_ARGUMENTS, PYPROJECT, RUFF_TOML,
 };
 use crate::support::{check, TestRepo};
 
@@ -347,11 +347,7 @@ fn the_human_report_says_a_changed_configuration_once_under_its_check_and_in_the
         &[("pkg/ruff.toml", ALL_OFF)],
     );
     stand_in(&repo, "ruff", "\"ALL\"", "pkg/ruff.toml");
-    let inherited = std::env::vars_os()
-        .find(|(name, _)| name == "PATH")
-        .map(|(_, value)| value.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let path = format!("{}:{inherited}", repo.home().join("bin").display());
+    let path = stand_ins_first(&repo);
     let run = repo.phasegate_with(&[&["run"][..], &FROM_MAIN[..]].concat(), &[("PATH", &path)]);
     assert_eq!(run.code, 0, "{run:?}");
     let said = "whose configuration `pkg/ruff.toml` is the branch's own";

@@ -25,12 +25,16 @@ pub(crate) fn stand_in(repo: &TestRepo, program: &str, off: &str, configs: &str)
 
 /// `phasegate run --format json ARGS` with the stand-ins first on the `PATH`.
 pub(crate) fn verdict(repo: &TestRepo, args: &[&str]) -> (i32, serde_json::Value) {
+    repo.verdict_with(args, &[("PATH", &stand_ins_first(repo))])
+}
+
+/// The `PATH` of the runs: the stand-ins' directory first.
+pub(crate) fn stand_ins_first(repo: &TestRepo) -> String {
     let inherited = std::env::vars_os()
         .find(|(name, _)| name == "PATH")
         .map(|(_, value)| value.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let path = format!("{}:{inherited}", repo.home().join("bin").display());
-    repo.verdict_with(args, &[("PATH", &path)])
+    format!("{}:{inherited}", repo.home().join("bin").display())
 }
 
 pub(crate) fn strict() -> Vec<&'static str> {
