@@ -755,11 +755,17 @@ pub enum TreeEntry {
     /// A symbolic link, and the path it holds.
     Link(Vec<u8>),
     Directory,
+    /// Something the commit holds there (the file, or a directory on the
+    /// way to it) whose object this clone lacks, as a partial clone
+    /// (`--filter=blob:none`) leaves them until git fetches them: git's
+    /// reason. Not that the commit has no such file.
+    Unfetched(String),
 }
 
 /// What the commit `spec` holds at each of `paths`, links not followed
 /// (in the path's last part or the directories above it): `None` where it
-/// holds nothing, or a submodule.
+/// holds nothing, or a submodule; `TreeEntry::Unfetched` where it holds
+/// something this clone lacks the object of.
 pub fn entries_at(
     root: &Path,
     spec: &str,
@@ -767,28 +773,73 @@ pub fn entries_at(
 ) -> Result<Vec<Option<TreeEntry>>, GitError> {
     let repo = open(root)?;
     let tree = named(&repo, spec, |object| object.peel_to_commit()?.tree())?;
-    paths
+    Ok(paths
         .iter()
-        .map(|path| {
-            let Ok(entry) = tree.get_path(path) else {
-                return Ok(None);
-            };
-            let mode = u32::try_from(entry.filemode()).unwrap_or(0);
-            match entry.kind() {
-                Some(git2::ObjectType::Tree) => Ok(Some(TreeEntry::Directory)),
-                Some(git2::ObjectType::Blob) => {
-                    let content = blob_content(&repo, entry.id(), path, None)
-                        .map_err(|e| failed("a file of the commit", e))?;
-                    Ok(Some(if mode & MODE_TYPE == MODE_LINK {
-                        TreeEntry::Link(content)
-                    } else {
-                        TreeEntry::File(content)
-                    }))
-                }
-                _ => Ok(None),
+        .map(|path| entry_in(&repo, &tree, path))
+        .collect())
+}
+
+/// What `tree` holds at `path`, read a directory at a time, so that an
+/// object this clone lacks is told from a name the tree does not hold.
+fn entry_in(repo: &Repository, tree: &git2::Tree<'_>, path: &Path) -> Option<TreeEntry> {
+    let parts: Vec<&OsStr> = path.iter().collect();
+    let (last, above) = parts.split_last()?;
+    let mut dir = tree.clone();
+    for part in above {
+        let id = {
+            let entry = dir.get_name_bytes(part.as_bytes())?;
+            if entry.kind() != Some(git2::ObjectType::Tree) {
+                return None;
             }
+            entry.id()
+        };
+        dir = match repo.find_tree(id) {
+            Ok(below) => below,
+            Err(e) => return Some(TreeEntry::Unfetched(e.message().to_string())),
+        };
+    }
+    let entry = dir.get_name_bytes(last.as_bytes())?;
+    let mode = u32::try_from(entry.filemode()).unwrap_or(0);
+    match entry.kind() {
+        Some(git2::ObjectType::Tree) => Some(TreeEntry::Directory),
+        Some(git2::ObjectType::Blob) => Some(match blob_content(repo, entry.id(), path, None) {
+            Err(e) => TreeEntry::Unfetched(e.message().to_string()),
+            Ok(content) if mode & MODE_TYPE == MODE_LINK => TreeEntry::Link(content),
+            Ok(content) => TreeEntry::File(content),
+        }),
+        _ => None,
+    }
+}
+
+/// The names in the directory `dir` (relative to the root; empty for the
+/// root) of the commit `spec`, each with whether it is a directory: one
+/// directory read, none below it. None for a directory the commit does
+/// not hold; an error for one this clone lacks (a partial clone).
+pub fn names_at(
+    root: &Path,
+    spec: &str,
+    dir: &Path,
+) -> Result<Vec<(std::ffi::OsString, bool)>, GitError> {
+    let repo = open(root)?;
+    let mut tree = named(&repo, spec, |object| object.peel_to_commit()?.tree())?;
+    for part in dir {
+        let id = match tree.get_name_bytes(part.as_bytes()) {
+            Some(entry) if entry.kind() == Some(git2::ObjectType::Tree) => entry.id(),
+            _ => return Ok(Vec::new()),
+        };
+        tree = repo
+            .find_tree(id)
+            .map_err(|e| failed("a directory of the commit", e))?;
+    }
+    Ok(tree
+        .iter()
+        .map(|entry| {
+            (
+                OsStr::from_bytes(entry.name_bytes()).to_os_string(),
+                entry.kind() == Some(git2::ObjectType::Tree),
+            )
         })
-        .collect()
+        .collect())
 }
 
 /// The paths (relative to the root, `/`-separated) of the files and

@@ -234,7 +234,8 @@ fn only_the_lint_levels_of_crates_cargo_builds_where_the_check_runs_warn() {
     let tools = Tools::new();
     let path = tools.path();
     // A workspace of `crates/*` but `crates/old`; `tools/gen` is in no
-    // member list; `helper` is a path dependency of the workspace.
+    // member list; `helper` is a path dependency of the workspace, which
+    // `crates/a` takes from it.
     let workspace = "[workspace]\nmembers = [\"crates/*\"]\nexclude = [\"crates/old\"]\nresolver = \"2\"\n\n[workspace.dependencies]\nhelper = { path = \"helper\" }\n";
     let crates = ["crates/a", "crates/old", "tools/gen", "helper"];
     let mut files: Vec<(String, String)> = vec![
@@ -244,17 +245,20 @@ fn only_the_lint_levels_of_crates_cargo_builds_where_the_check_runs_warn() {
         ),
         ("Cargo.toml".into(), workspace.into()),
     ];
-    for dir in crates {
+    let manifest = |dir: &str, level: &str| {
         let name = dir.rsplit('/').next().unwrap();
-        files.push((format!("{dir}/Cargo.toml"), package(name, "forbid")));
-    }
-    let changes: Vec<(String, String)> = crates
-        .iter()
-        .map(|dir| {
-            let name = dir.rsplit('/').next().unwrap();
-            (format!("{dir}/Cargo.toml"), package(name, "allow"))
-        })
-        .collect();
+        let uses = if dir == "crates/a" {
+            "\n[dependencies]\nhelper = { workspace = true }\n"
+        } else {
+            ""
+        };
+        (
+            format!("{dir}/Cargo.toml"),
+            format!("{}{uses}", package(name, level)),
+        )
+    };
+    files.extend(crates.iter().map(|dir| manifest(dir, "forbid")));
+    let changes: Vec<(String, String)> = crates.iter().map(|dir| manifest(dir, "allow")).collect();
     let repo = branch_of(&as_refs(&files), &as_refs(&changes));
     let (code, v) = repo.verdict_with(&FROM_MAIN, &[("PATH", &path)]);
     assert_eq!(code, 0, "{v:#}");

@@ -15,6 +15,7 @@ mod ci_cargo_more;
 mod ci_events;
 mod ci_gate;
 mod ci_lookup;
+mod ci_members;
 mod ci_mono;
 mod ci_more;
 mod ci_nested;

@@ -1003,6 +1003,11 @@ struct Versions<'a> {
     /// What the check being looked at runs that could not be compared,
     /// for its notes.
     uncompared: std::cell::RefCell<Vec<Uncompared>>,
+    /// The reads of a commit's file that found an object this clone
+    /// lacks, since the comparison in hand started.
+    unfetched: std::cell::RefCell<Vec<Unfetched>>,
+    /// The packages cargo builds where a check runs, by that directory.
+    packages: std::cell::RefCell<std::collections::HashMap<PathBuf, std::rc::Rc<Option<Packages>>>>,
 }
 
 /// What a check runs that could not be compared with `--config-from-ref`'s
@@ -1022,6 +1027,30 @@ enum Uncompared {
         dir: PathBuf,
         reason: String,
     },
+    /// A cargo configuration file (`including`) includes `link`, a
+    /// symbolic link out of the repository (to `target`), whose settings
+    /// no version of the repository holds.
+    OutsideInclude {
+        including: PathBuf,
+        link: PathBuf,
+        target: String,
+    },
+    /// A file of a commit this clone lacks the object of, so what the
+    /// check runs could not be compared.
+    Unfetched {
+        file: Unfetched,
+        /// How the note names the commit: the ref given, or what it is.
+        commit: String,
+    },
+}
+
+/// A read of `path` in `commit` that found an object this clone lacks:
+/// git's `reason`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Unfetched {
+    commit: String,
+    path: PathBuf,
+    reason: String,
 }
 
 impl Uncompared {
@@ -1052,6 +1081,22 @@ impl Uncompared {
                     "check `{check}` runs `{tool}`, whose configuration files {below} could not be compared with their versions in `{spec}` (--config-from-ref): {reason}; a change the branch made to them is not seen; in a partial clone, `git ls-tree -r {spec}` has git fetch the trees it lacks"
                 )
             }
+            Uncompared::OutsideInclude {
+                including,
+                link,
+                target,
+            } => format!(
+                "check `{check}` runs cargo, whose configuration `{}` includes `{}`, a symbolic link out of the repository (to `{target}`): what it leads to is no file of any commit, so its settings were not compared with `{spec}` (--config-from-ref) and a change to them is not seen; include a file of the repository to have it compared",
+                including.display(),
+                link.display()
+            ),
+            Uncompared::Unfetched { file, commit } => {
+                let path = file.path.display();
+                format!(
+                    "check `{check}` runs what reads `{path}`, which {commit} holds but this clone lacks (a partial clone fetches a file only when git reads it; {}): it was not compared, so a change the branch made to it is not seen; `git cat-file -e {}:{path}` has git fetch it",
+                    file.reason, file.commit
+                )
+            }
         }
     }
 }
@@ -1072,6 +1117,9 @@ enum Resolved {
     /// A link (`link`, holding `target`) out of the repository, which is
     /// not followed: what it leads to is no file of the version.
     Outside { link: PathBuf, target: Vec<u8> },
+    /// Something the version holds whose object this clone lacks (a
+    /// partial clone): neither a file nor nothing, and not compared.
+    Unfetched,
 }
 
 impl Versions<'_> {
@@ -1082,7 +1130,7 @@ impl Versions<'_> {
         match self.resolve(spec, path) {
             Resolved::File { bytes, .. } => Some(bytes),
             Resolved::Outside { .. } => Some(Vec::new()),
-            Resolved::Missing => None,
+            Resolved::Missing | Resolved::Unfetched => None,
         }
     }
 
@@ -1091,8 +1139,10 @@ impl Versions<'_> {
     fn entry(&self, spec: Option<&str>, path: &Path) -> Option<crate::git::TreeEntry> {
         use crate::git::TreeEntry;
         let key = (spec.map(str::to_string), path.to_path_buf());
-        if let Some(known) = self.read.borrow().get(&key) {
-            return known.clone();
+        let known = self.read.borrow().get(&key).cloned();
+        if let Some(known) = known {
+            self.note_unfetched(spec, path, known.as_ref());
+            return known;
         }
         let entry = match spec {
             Some(spec) => crate::git::entries_at(self.root, spec, &[path])
@@ -1112,7 +1162,30 @@ impl Versions<'_> {
             }
         };
         self.read.borrow_mut().insert(key, entry.clone());
+        self.note_unfetched(spec, path, entry.as_ref());
         entry
+    }
+
+    /// Keeps a read of `path` in the commit `spec` that found an object
+    /// this clone lacks, for the comparison that made it to say so.
+    fn note_unfetched(
+        &self,
+        spec: Option<&str>,
+        path: &Path,
+        entry: Option<&crate::git::TreeEntry>,
+    ) {
+        let (Some(spec), Some(crate::git::TreeEntry::Unfetched(reason))) = (spec, entry) else {
+            return;
+        };
+        let one = Unfetched {
+            commit: spec.to_string(),
+            path: path.to_path_buf(),
+            reason: reason.clone(),
+        };
+        let mut all = self.unfetched.borrow_mut();
+        if !all.contains(&one) {
+            all.push(one);
+        }
     }
 
     /// `path` in the version `spec` (the work tree for none), each link
@@ -1136,6 +1209,7 @@ impl Versions<'_> {
                     Some(TreeEntry::File(bytes)) if last => {
                         return Resolved::File { path: done, bytes }
                     }
+                    Some(TreeEntry::Unfetched(_)) => return Resolved::Unfetched,
                     Some(TreeEntry::Link(target)) => {
                         let target_path = Path::new(std::ffi::OsStr::from_bytes(&target));
                         let mut next = done.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -1261,6 +1335,21 @@ impl Versions<'_> {
             // includes it: read once, it adds nothing.
             if found.iter().any(|(seen, _)| *seen == path) {
                 continue;
+            }
+            // cargo reads what a link out of the repository leads to,
+            // which no commit holds: its settings are none phasegate can
+            // compare, which the check's notes say.
+            if let Resolved::Outside { target, .. } = self.resolve(spec, &path) {
+                if spec == self.to {
+                    self.uncompared(Uncompared::OutsideInclude {
+                        including: found
+                            .last()
+                            .map(|(file, _)| file.clone())
+                            .unwrap_or_default(),
+                        link: path.clone(),
+                        target: String::from_utf8_lossy(&target).into_owned(),
+                    });
+                }
             }
             if let Some(bytes) = self.at(spec, &path) {
                 self.include_into(spec, kind, path, &bytes, found);
@@ -1399,12 +1488,24 @@ impl Versions<'_> {
         match self.differing() {
             Ok(paths) => {
                 let mut found = files_below(tool, dir, paths);
-                // cargo builds only the workspace's members there: another
-                // crate's lint levels are no part of what the check runs.
+                // cargo builds only the workspace's members and their path
+                // dependencies there, and lints only the members with
+                // clippy: another crate's lint levels, or a `clippy.toml`
+                // no member reads, are no part of what the check runs.
                 if tool.name.starts_with("cargo") {
                     found.retain(|(file, _)| {
-                        file.file_name() != Some(std::ffi::OsStr::new("Cargo.toml"))
-                            || self.cargo_builds(dir, file)
+                        let (Some(name), Some(at)) = (file.file_name(), file.parent()) else {
+                            return true;
+                        };
+                        if name == "Cargo.toml" {
+                            return self.packages(dir).as_ref().as_ref().is_none_or(|packages| {
+                                packages.built.iter().any(|built| built == at)
+                            });
+                        }
+                        if CLIPPY_FILES.iter().any(|clippy| name == *clippy) {
+                            return self.clippy_reads(dir, at);
+                        }
+                        true
                     });
                 }
                 found
@@ -1420,26 +1521,38 @@ impl Versions<'_> {
         }
     }
 
-    /// Whether cargo run in `dir` builds the package of `manifest` (a
-    /// `Cargo.toml` below `dir`), as the version that runs holds them: a
-    /// member of the workspace, whose root is the nearest `Cargo.toml` at
-    /// or above `dir` with a `[workspace]` (its `members` globs, less the
-    /// paths its `exclude` names unless a member names the package
-    /// itself), or a path dependency of the workspace's root manifest or,
-    /// with no workspace, of the package where cargo runs. Where no
-    /// manifest can be read it builds it, as far as phasegate can tell.
-    fn cargo_builds(&self, dir: &Path, manifest: &Path) -> bool {
-        let Some(package) = manifest.parent() else {
-            return true;
-        };
+    /// The packages cargo run in `dir` builds, as the version that runs
+    /// holds them (see `cargo_packages`), worked out once per directory:
+    /// only a check whose tool reads files below it, and only when the
+    /// branch changed such a file, asks.
+    fn packages(&self, dir: &Path) -> std::rc::Rc<Option<Packages>> {
+        if let Some(known) = self.packages.borrow().get(dir) {
+            return std::rc::Rc::clone(known);
+        }
+        let found = std::rc::Rc::new(self.cargo_packages(dir));
+        self.packages
+            .borrow_mut()
+            .insert(dir.to_path_buf(), std::rc::Rc::clone(&found));
+        found
+    }
+
+    /// The packages cargo run in `dir` builds, as `cargo metadata` and
+    /// `cargo clippy -v` show it: the workspace's members (the root's own
+    /// package, its `members` globs less the paths its `exclude` names
+    /// unless a member names the package itself, and every path
+    /// dependency of a member that lies in the workspace's directory and
+    /// is not excluded, of whichever member, in turn), and the path
+    /// dependencies outside them, which cargo compiles (with their
+    /// `[lints]`) but does not lint with clippy. With no workspace, the
+    /// package where cargo runs is the only member. The root is the
+    /// nearest `Cargo.toml` at or above `dir` with a `[workspace]`, else
+    /// the nearest one. `None` where no manifest, or no directory a glob
+    /// names, can be read: then every package counts.
+    fn cargo_packages(&self, dir: &Path) -> Option<Packages> {
         let mut nearest = None;
         let mut workspace = None;
         for at in dir.ancestors() {
-            let Some(table) = self
-                .running(&at.join("Cargo.toml"))
-                .and_then(|bytes| String::from_utf8(bytes).ok())
-                .and_then(|text| toml::from_str::<toml::Table>(&text).ok())
-            else {
+            let Some(table) = self.manifest(&at.join("Cargo.toml")) else {
                 continue;
             };
             if table.contains_key("workspace") {
@@ -1450,48 +1563,207 @@ impl Versions<'_> {
                 nearest = Some((at.to_path_buf(), table));
             }
         }
-        let Some((root, table)) = workspace.or(nearest) else {
-            return true;
+        let (root, table, seeds) = match workspace {
+            Some((root, table)) => {
+                let seeds = self.workspace_members(&root, &table)?;
+                (root, table, seeds)
+            }
+            None => {
+                let (root, table) = nearest?;
+                let seeds = vec![root.clone()];
+                (root, table, seeds)
+            }
         };
-        let Ok(inside) = package.strip_prefix(&root) else {
-            return false;
+        let is_workspace = table.contains_key("workspace");
+        let excluded = |package: &Path| {
+            !is_workspace
+                || !package.starts_with(&root)
+                || workspace_list(&table, "exclude")
+                    .iter()
+                    .any(|path| package.starts_with(root.join(path)))
         };
-        let list = |key: &str| -> Vec<String> {
-            table
-                .get("workspace")
-                .and_then(|w| w.get(key))
-                .and_then(toml::Value::as_array)
+        let inherited = workspace_path_dependencies(&table);
+        let mut packages = Packages {
+            members: seeds.clone(),
+            built: seeds.clone(),
+        };
+        // Each package read once, its path dependencies after it; a
+        // member's makes members, a non-member's only what cargo builds.
+        let mut queue: std::collections::VecDeque<(PathBuf, bool)> =
+            seeds.into_iter().map(|seed| (seed, true)).collect();
+        while let Some((package, member)) = queue.pop_front() {
+            let Some(manifest) = self.manifest(&package.join("Cargo.toml")) else {
+                continue;
+            };
+            let mut deps: Vec<PathBuf> = path_dependencies(&manifest)
                 .into_iter()
-                .flatten()
-                .filter_map(|entry| entry.as_str())
-                .filter_map(|entry| within_root(Path::new(entry)))
-                .filter_map(|entry| entry.to_str().map(str::to_string))
-                .collect()
-        };
-        let named = list("members")
-            .iter()
-            .any(|member| Path::new(member) == inside);
-        let excluded = list("exclude").iter().any(|path| inside.starts_with(path));
-        if named {
-            return true;
+                .filter_map(|dep| within_root(&package.join(dep)))
+                .collect();
+            deps.extend(
+                inherited_dependencies(&manifest)
+                    .iter()
+                    .filter_map(|name| inherited.get(name))
+                    .filter_map(|dep| within_root(&root.join(dep))),
+            );
+            for dep in deps {
+                let is_member = member && !excluded(&dep);
+                if is_member && !packages.members.contains(&dep) {
+                    packages.members.push(dep.clone());
+                } else if packages.built.contains(&dep) {
+                    continue;
+                }
+                if !packages.built.contains(&dep) {
+                    packages.built.push(dep.clone());
+                }
+                queue.push_back((dep, is_member));
+            }
         }
-        if excluded {
-            return false;
-        }
-        // cargo expands a glob one directory level at a time: `*` stays
-        // within one.
-        let globbed = list("members").iter().any(|member| {
-            globset::GlobBuilder::new(member)
-                .literal_separator(true)
-                .build()
-                .is_ok_and(|glob| glob.compile_matcher().is_match(inside))
-        });
-        globbed
-            || path_dependencies(&table)
-                .iter()
-                .any(|dep| within_root(&root.join(dep)).as_deref() == Some(package))
+        Some(packages)
     }
 
+    /// The `Cargo.toml` at `path`, parsed, as the version that runs holds it.
+    fn manifest(&self, path: &Path) -> Option<toml::Table> {
+        self.running(path)
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .and_then(|text| toml::from_str::<toml::Table>(&text).ok())
+    }
+
+    /// The directories (relative to the root) of the members the
+    /// `[workspace]` of `table`, at `root`, names: its own package, the
+    /// paths of `members`, and the directories its globs match that hold
+    /// a `Cargo.toml`, less those under an `exclude` path; `None` when a
+    /// directory a glob must look into cannot be read.
+    fn workspace_members(&self, root: &Path, table: &toml::Table) -> Option<Vec<PathBuf>> {
+        let mut members = Vec::new();
+        if table.contains_key("package") {
+            members.push(root.to_path_buf());
+        }
+        let excluded = workspace_list(table, "exclude");
+        for member in workspace_list(table, "members") {
+            let plain = !member.contains(['*', '?', '[']);
+            let found = if plain {
+                vec![root.join(&member)]
+            } else {
+                self.globbed(root, &member)?
+                    .into_iter()
+                    .filter(|dir| {
+                        let inside = dir.strip_prefix(root).unwrap_or(dir);
+                        !excluded.iter().any(|path| inside.starts_with(path))
+                    })
+                    .collect()
+            };
+            for dir in found.into_iter().filter_map(|dir| within_root(&dir)) {
+                if !members.contains(&dir) {
+                    members.push(dir);
+                }
+            }
+        }
+        Some(members)
+    }
+
+    /// The directories below `root` that the member glob `pattern` matches
+    /// and that hold a `Cargo.toml`, in the version that runs. cargo
+    /// expands a glob one directory level at a time: `*` stays within one.
+    /// Only the directories the glob's parts lead into are read.
+    fn globbed(&self, root: &Path, pattern: &str) -> Option<Vec<PathBuf>> {
+        let part = |text: &str| {
+            globset::GlobBuilder::new(text)
+                .literal_separator(true)
+                .build()
+                .ok()
+                .map(|glob| glob.compile_matcher())
+        };
+        let parts: Vec<_> = pattern.split('/').filter(|p| !p.is_empty()).collect();
+        let whole = part(pattern)?;
+        let each: Vec<_> = parts.iter().map(|p| part(p)).collect::<Option<_>>()?;
+        let deep = parts.contains(&"**");
+        let enter = |inside: &Path| {
+            let names: Vec<_> = inside.iter().collect();
+            deep || (names.len() < parts.len()
+                && names
+                    .iter()
+                    .zip(&each)
+                    .all(|(name, glob)| glob.is_match(name)))
+        };
+        let mut found = Vec::new();
+        let mut level = vec![PathBuf::new()];
+        while let Some(inside) = level.pop() {
+            for (name, is_dir) in self.listing(&root.join(&inside))? {
+                let below = inside.join(name);
+                if !is_dir {
+                    continue;
+                }
+                if whole.is_match(&below)
+                    && self
+                        .running(&root.join(&below).join("Cargo.toml"))
+                        .is_some()
+                {
+                    found.push(root.join(&below));
+                }
+                if enter(&below) {
+                    level.push(below);
+                }
+            }
+        }
+        found.sort();
+        Some(found)
+    }
+
+    /// The names in the directory `dir` of the version that runs, each
+    /// with whether it is a directory; `None` when it cannot be read.
+    fn listing(&self, dir: &Path) -> Option<Vec<(std::ffi::OsString, bool)>> {
+        match self.to {
+            Some(spec) => crate::git::names_at(self.root, spec, dir).ok(),
+            None => {
+                let read = match std::fs::read_dir(self.root.join(dir)) {
+                    Ok(read) => read,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(Vec::new()),
+                    Err(_) => return None,
+                };
+                Some(
+                    read.filter_map(Result::ok)
+                        .filter(|entry| entry.file_name() != ".git")
+                        .map(|entry| {
+                            let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+                            (entry.file_name(), is_dir)
+                        })
+                        .collect(),
+                )
+            }
+        }
+    }
+
+    /// Whether clippy reads the `clippy.toml` (or `.clippy.toml`) of
+    /// `config_dir` for a package cargo lints with it from `dir`: clippy
+    /// looks from each member's directory up and reads the nearest file
+    /// (checked with the installed clippy), so one counts only at or
+    /// above a member with no nearer file, in the version that runs or in
+    /// the target's (whose file the branch may have removed). Where the
+    /// packages cannot be worked out, it counts.
+    fn clippy_reads(&self, dir: &Path, config_dir: &Path) -> bool {
+        let packages = self.packages(dir);
+        let Some(packages) = packages.as_ref() else {
+            return true;
+        };
+        packages
+            .members
+            .iter()
+            .filter(|member| member.starts_with(config_dir))
+            .any(|member| {
+                [self.to, Some(self.spec)].into_iter().any(|spec| {
+                    let holds = |at: &Path| {
+                        CLIPPY_FILES
+                            .iter()
+                            .any(|name| self.resolve(spec, &at.join(name)) != Resolved::Missing)
+                    };
+                    holds(config_dir)
+                        && !member
+                            .ancestors()
+                            .take_while(|at| *at != config_dir)
+                            .any(holds)
+                })
+            })
+    }
     /// What a version holds of a tool's configuration file (`section`
     /// of it, or all of it, its links followed), to compare.
     fn config_in(&self, spec: Option<&str>, file: &Path, section: Option<&tools::Section>) -> Held {
@@ -1523,12 +1795,22 @@ impl Versions<'_> {
     }
 }
 
-/// The paths of the path dependencies a `Cargo.toml` (`manifest`, parsed)
-/// names, relative to its directory: of `[dependencies]`,
-/// `[dev-dependencies]`, `[build-dependencies]`, those of each
-/// `[target.<cfg>]`, and `[workspace.dependencies]`, which members take
-/// with `workspace = true`. cargo makes those in the workspace members.
-fn path_dependencies(manifest: &toml::Table) -> Vec<String> {
+/// The package directories cargo builds where a check runs (see
+/// `Versions::cargo_packages`): the workspace's `members`, and with them
+/// in `built` every package it compiles.
+#[derive(Debug)]
+struct Packages {
+    members: Vec<PathBuf>,
+    built: Vec<PathBuf>,
+}
+
+/// The names clippy reads its configuration from, in each directory.
+const CLIPPY_FILES: [&str; 2] = ["clippy.toml", ".clippy.toml"];
+
+/// The dependency tables of a `Cargo.toml` (`manifest`, parsed):
+/// `[dependencies]`, `[dev-dependencies]`, `[build-dependencies]`, and
+/// those of each `[target.<cfg>]`.
+fn dependency_tables(manifest: &toml::Table) -> Vec<&toml::Table> {
     const KINDS: [&str; 3] = ["dependencies", "dev-dependencies", "build-dependencies"];
     let mut tables: Vec<&toml::Value> = KINDS
         .iter()
@@ -1542,16 +1824,58 @@ fn path_dependencies(manifest: &toml::Table) -> Vec<String> {
             .flat_map(|targets| targets.values())
             .flat_map(|target| KINDS.iter().filter_map(|kind| target.get(*kind))),
     );
-    tables.extend(
-        manifest
-            .get("workspace")
-            .and_then(|w| w.get("dependencies")),
-    );
     tables
         .into_iter()
         .filter_map(toml::Value::as_table)
+        .collect()
+}
+
+/// The paths of the path dependencies a `Cargo.toml` (`manifest`, parsed)
+/// names in its dependency tables, relative to its directory.
+fn path_dependencies(manifest: &toml::Table) -> Vec<String> {
+    dependency_tables(manifest)
+        .into_iter()
         .flat_map(|deps| deps.values())
         .filter_map(|dep| dep.get("path")?.as_str().map(str::to_string))
+        .collect()
+}
+
+/// The names of the dependencies a `Cargo.toml` takes from its workspace
+/// (`helper = { workspace = true }`).
+fn inherited_dependencies(manifest: &toml::Table) -> Vec<String> {
+    dependency_tables(manifest)
+        .into_iter()
+        .flat_map(|deps| deps.iter())
+        .filter(|(_, dep)| dep.get("workspace").and_then(toml::Value::as_bool) == Some(true))
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// The path dependencies of a workspace's `[workspace.dependencies]`, by
+/// name, relative to its root: a member that takes one with `workspace =
+/// true` depends on it; one no member takes is not built.
+fn workspace_path_dependencies(root: &toml::Table) -> std::collections::HashMap<String, String> {
+    root.get("workspace")
+        .and_then(|w| w.get("dependencies"))
+        .and_then(toml::Value::as_table)
+        .into_iter()
+        .flat_map(|deps| deps.iter())
+        .filter_map(|(name, dep)| Some((name.clone(), dep.get("path")?.as_str()?.to_string())))
+        .collect()
+}
+
+/// The entries of the list `key` (`members`, `exclude`) of the
+/// `[workspace]` of `table`, as paths inside its directory.
+fn workspace_list(table: &toml::Table, key: &str) -> Vec<String> {
+    table
+        .get("workspace")
+        .and_then(|w| w.get(key))
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.as_str())
+        .filter_map(|entry| within_root(Path::new(entry)))
+        .filter_map(|entry| entry.to_str().map(str::to_string))
         .collect()
 }
 
@@ -2577,6 +2901,8 @@ pub(super) fn unvouched(
         read: std::cell::RefCell::default(),
         differing: std::cell::OnceCell::new(),
         uncompared: std::cell::RefCell::default(),
+        packages: std::cell::RefCell::default(),
+        unfetched: std::cell::RefCell::default(),
     };
     let mut found = Vec::new();
     for (check, _) in specs.iter().zip(planned).filter(|(_, plan)| plan.is_ok()) {
@@ -2584,13 +2910,6 @@ pub(super) fn unvouched(
         // choice over any toolchain file.
         let toolchain_set = check.env.contains_key("RUSTUP_TOOLCHAIN");
         let runs = runs_of(check, &versions);
-        notes.extend(
-            versions
-                .uncompared
-                .take()
-                .iter()
-                .map(|one| one.note(&check.name, spec)),
-        );
         for (target, via) in runs {
             if toolchain_set
                 && matches!(
@@ -2603,13 +2922,42 @@ pub(super) fn unvouched(
             {
                 continue;
             }
-            let Some(mut one) = differing(&target, &versions) else {
+            versions.unfetched.take();
+            let differs = differing(&target, &versions);
+            // What could not be read is neither the branch's nor the
+            // target's: a file the clone lacks is not one the target has
+            // not. Said, never taken for an added or removed file.
+            let unfetched = versions.unfetched.take();
+            let running_unread = unfetched
+                .iter()
+                .any(|one| Some(one.commit.as_str()) == versions.to);
+            if !unfetched.is_empty() && (differs.is_some() || running_unread) {
+                for file in unfetched {
+                    let commit = if file.commit == spec {
+                        format!("`{spec}` (--config-from-ref)")
+                    } else if Some(file.commit.as_str()) == versions.base.as_deref() {
+                        format!("the commit the branch left `{spec}` at (`{}`)", file.commit)
+                    } else {
+                        format!("`{}`", file.commit)
+                    };
+                    versions.uncompared(Uncompared::Unfetched { file, commit });
+                }
+                continue;
+            }
+            let Some(mut one) = differs else {
                 continue;
             };
             one.check.clone_from(&check.name);
             one.via = via.as_ref().map(Target::describe);
             found.push(one);
         }
+        notes.extend(
+            versions
+                .uncompared
+                .take()
+                .iter()
+                .map(|one| one.note(&check.name, spec)),
+        );
     }
     found
 }
