@@ -47,6 +47,12 @@ pub struct Context {
     pub cpus: usize,
     /// `PATH`, where checks' programs are looked up.
     pub path: Option<OsString>,
+    /// `GOWORK`, which chooses the `go.work` a check's go uses (`off`:
+    /// none; an absolute path: that file; unset, empty or `auto`: the one
+    /// go finds above its directory), so the diagnostics find the
+    /// workspace's packages where go found them. go reads it from the
+    /// environment only (`go env -w GOWORK` is refused).
+    pub go_work: Option<OsString>,
     /// This phasegate's own executable, which an installed hook runs when
     /// no phasegate is on the `PATH` git gives it.
     pub exe: Option<PathBuf>,
@@ -443,6 +449,7 @@ impl Context {
             cache_home: cache_home(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME")),
             cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             path,
+            go_work: std::env::var_os("GOWORK"),
             exe: std::env::current_exe().ok(),
             pause_at: var("PHASEGATE_TEST_PAUSE_AT"),
             test_log_limit: var("PHASEGATE_TEST_LOG_LIMIT").and_then(|v| v.trim().parse().ok()),

@@ -329,6 +329,36 @@ pub struct Extractor {
     /// Where the output was produced, when that was elsewhere: absolute
     /// paths under it are read as under `root`.
     recorded_root: Option<PathBuf>,
+    /// The `go.work` the check's go used, as its `GOWORK` says.
+    go_work: GoWork,
+}
+
+/// Which `go.work` go uses, as `GOWORK` says (`go help environment`),
+/// recorded from go 1.19 and 1.24: unset, empty or `auto`, the nearest
+/// `go.work` from its directory up; `off`, none; an absolute path, that
+/// file whatever its name. go refuses a relative path (`go: invalid
+/// GOWORK: not an absolute path`), and stops when the file is missing, so
+/// neither has modules.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+enum GoWork {
+    #[default]
+    Auto,
+    Off,
+    File(PathBuf),
+}
+
+impl GoWork {
+    fn from_env(value: Option<&std::ffi::OsStr>) -> GoWork {
+        let Some(value) = value.filter(|v| !v.is_empty() && *v != "auto") else {
+            return GoWork::Auto;
+        };
+        let path = Path::new(value);
+        if value == "off" || !path.is_absolute() {
+            GoWork::Off
+        } else {
+            GoWork::File(path.to_path_buf())
+        }
+    }
 }
 
 impl Extractor {
@@ -373,7 +403,16 @@ impl Extractor {
             root: root.to_path_buf(),
             cwd: cwd.to_path_buf(),
             recorded_root: None,
+            go_work: GoWork::Auto,
         }
+    }
+
+    /// Looks a Go package up in the workspace `GOWORK` (the check's, as
+    /// it ran) chooses, not in the `go.work` above the check's directory.
+    #[must_use]
+    pub fn go_work(mut self, value: Option<&std::ffi::OsStr>) -> Extractor {
+        self.go_work = GoWork::from_env(value);
+        self
     }
 
     /// Reads absolute paths under `path` (where a saved log was produced)
@@ -626,6 +665,9 @@ impl Extractor {
         // The modules of a `go.work`, read only for a package the module
         // the check runs in does not hold.
         let workspace = std::cell::OnceCell::new();
+        // The directories the module's `replace` lines put modules in,
+        // read only for a package neither holds (under `GOWORK=off`, say).
+        let replacements = std::cell::OnceCell::new();
         let diagnostics: Vec<Diagnostic> = reader
             .kept
             .into_iter()
@@ -633,6 +675,7 @@ impl Extractor {
                 reader.grammar.relabel(&mut found);
                 let anchor = found.anchor.take();
                 let go_mod = found.go_mod.take();
+                let import_message = found.import_message.take();
                 if let Some(site) = found.import_site.take().filter(|_| found.package.is_none()) {
                     let mut bases = vec![tool_base.as_path()];
                     bases.extend(ancestors.iter().copied());
@@ -651,16 +694,25 @@ impl Extractor {
                     });
                 }
                 let base = match &found.package {
-                    Some(package) => {
-                        go_package_dir(package, module.as_ref()).unwrap_or_else(|| {
-                            let modules =
-                                workspace.get_or_init(|| go_workspace(&self.cwd, &self.root));
+                    Some(package) => go_package_dir(package, module.as_ref())
+                        .or_else(|| {
+                            let modules = workspace
+                                .get_or_init(|| go_workspace(&self.cwd, &self.root, &self.go_work));
                             modules
                                 .iter()
                                 .find_map(|module| go_package_dir(package, Some(module)))
-                                .unwrap_or_else(|| self.cwd.clone())
                         })
-                    }
+                        .or_else(|| {
+                            let replaced = replacements.get_or_init(|| {
+                                module.as_ref().map(|(dir, _)| go_replacements(dir))
+                            });
+                            replaced
+                                .iter()
+                                .flatten()
+                                .find_map(|module| go_package_dir(package, Some(module)))
+                        })
+                        .or_else(|| gopath_package_dir(package, &self.cwd))
+                        .unwrap_or_else(|| self.cwd.clone()),
                     None => tool_base.clone(),
                 };
                 let file = found.file.as_deref().and_then(|f| {
@@ -726,6 +778,17 @@ impl Extractor {
                         }
                         None if anchor.required => d.file = None,
                         None => {}
+                    }
+                }
+                if let (Some(message), Some(file), Some(line)) =
+                    (import_message, d.file.as_deref(), d.line)
+                {
+                    // The column is still the tool's, in bytes.
+                    let import = lines
+                        .line(file, line)
+                        .and_then(|text| imported_path(text, d.column.unwrap_or(1)));
+                    if let Some(import) = import {
+                        d.message = bounded(message(&import));
                     }
                 }
                 match (found.recount, d.file.as_deref(), d.line, d.column) {
@@ -1040,15 +1103,22 @@ fn go_package_dir(package: &str, module: Option<&(PathBuf, String)>) -> Option<P
     }
 }
 
-/// The modules the nearest `go.work` from the check's directory up to the
-/// root lists (its `use` lines, alone or in a block): each directory and
-/// the module path its `go.mod` declares. go finds `go.work` so too
-/// (unless `GOWORK` says otherwise).
-fn go_workspace(cwd: &Path, root: &Path) -> Vec<(PathBuf, String)> {
-    let Some((dir, text)) = up_to_root(cwd, root)
-        .into_iter()
-        .find_map(|dir| Some((dir, std::fs::read_to_string(dir.join("go.work")).ok()?)))
-    else {
+/// The modules the `go.work` go used lists (its `use` lines, alone or in
+/// a block, relative to its directory): each directory and the module
+/// path its `go.mod` declares. That file is the one `GOWORK` names, else
+/// the nearest `go.work` from the check's directory up to the root, as go
+/// finds it; none under `GOWORK=off`.
+fn go_workspace(cwd: &Path, root: &Path, go_work: &GoWork) -> Vec<(PathBuf, String)> {
+    let found = match go_work {
+        GoWork::Off => None,
+        GoWork::File(file) => std::fs::read_to_string(file)
+            .ok()
+            .and_then(|text| Some((file.parent()?, text))),
+        GoWork::Auto => up_to_root(cwd, root)
+            .into_iter()
+            .find_map(|dir| Some((dir, std::fs::read_to_string(dir.join("go.work")).ok()?))),
+    };
+    let Some((dir, text)) = found else {
         return Vec::new();
     };
     let mut uses = Vec::new();
@@ -1091,6 +1161,71 @@ fn go_workspace(cwd: &Path, root: &Path) -> Vec<(PathBuf, String)> {
             Some((module, path))
         })
         .collect()
+}
+
+/// The modules the `go.mod` in `dir` replaces with a directory (`replace
+/// example.com/shop => ../lib`, alone or in a block, a version on either
+/// side or not): each directory and the module path it stands for. A
+/// replacement by another module's version is in the module cache, no
+/// directory of the repository's.
+fn go_replacements(dir: &Path) -> Vec<(PathBuf, String)> {
+    let Ok(text) = std::fs::read_to_string(dir.join("go.mod")) else {
+        return Vec::new();
+    };
+    let mut replaced = Vec::new();
+    let mut in_block = false;
+    for line in text.lines() {
+        let line = line.split("//").next().unwrap_or(line).trim();
+        let entry = if in_block {
+            if line == ")" {
+                in_block = false;
+                continue;
+            }
+            line
+        } else if let Some(rest) = line
+            .strip_prefix("replace")
+            .filter(|rest| rest.starts_with([' ', '\t', '(']))
+        {
+            let rest = rest.trim_start();
+            if rest == "(" {
+                in_block = true;
+                continue;
+            }
+            rest
+        } else {
+            continue;
+        };
+        let Some((old, new)) = entry.split_once("=>") else {
+            continue;
+        };
+        let unquote = |word: &str| word.trim_matches(['"', '`']).to_string();
+        let (Some(module), Some(path)) = (
+            old.split_whitespace().next().map(unquote),
+            new.split_whitespace().next().map(unquote),
+        ) else {
+            continue;
+        };
+        // go takes a path as a directory when it starts so
+        // (`modfile.IsDirectoryPath`).
+        if path.starts_with("./") || path.starts_with("../") || path.starts_with('/') {
+            replaced.push((dir.join(path), module));
+        }
+    }
+    replaced
+}
+
+/// The directory of a package go built in GOPATH mode (`GO111MODULE=off`):
+/// `_/abs/dir`, go's import path for a directory outside any GOPATH, or
+/// `example.com/shop/calc` under the `src` directory of a GOPATH the
+/// check's directory is in.
+fn gopath_package_dir(package: &str, cwd: &Path) -> Option<PathBuf> {
+    if let Some(dir) = package.strip_prefix('_').filter(|d| d.starts_with('/')) {
+        return Some(PathBuf::from(dir));
+    }
+    cwd.ancestors()
+        .filter(|dir| dir.file_name().is_some_and(|name| name == "src"))
+        .map(|src| src.join(package))
+        .find(|dir| dir.is_dir())
 }
 
 /// The import path of the import spec at `column` (1-based, in bytes) of
@@ -1208,13 +1343,63 @@ mod tests {
             std::fs::create_dir_all(root.join(module)).unwrap();
             std::fs::write(root.join(module).join("go.mod"), format!("module {path}\n")).unwrap();
         }
+        let listed = [
+            (root.join("./app"), "example.com/app".to_string()),
+            (root.join("./lib"), "example.com/shop".to_string()),
+        ];
+        assert_eq!(go_workspace(&root.join("app"), root, &GoWork::Auto), listed);
+        // `GOWORK` chooses: off, or a file of any name elsewhere, whose
+        // `use` lines are relative to its own directory.
+        let off = GoWork::from_env(Some("off".as_ref()));
+        assert!(go_workspace(&root.join("app"), root, &off).is_empty());
+        std::fs::create_dir(root.join("ws")).unwrap();
+        std::fs::write(root.join("ws/team.work"), "go 1.19\n\nuse ../x\n").unwrap();
+        let file = GoWork::from_env(Some(root.join("ws/team.work").as_os_str()));
         assert_eq!(
-            go_workspace(&root.join("app"), root),
+            go_workspace(&root.join("app"), root, &file),
+            [(root.join("ws/../x"), "x".to_string())]
+        );
+        // go refuses a relative path and stops at a missing file; empty
+        // and `auto` are go's default.
+        for (value, expected) in [
+            ("ws/team.work", GoWork::Off),
+            ("", GoWork::Auto),
+            ("auto", GoWork::Auto),
+        ] {
+            assert_eq!(GoWork::from_env(Some(value.as_ref())), expected, "{value}");
+        }
+        let missing = GoWork::from_env(Some(root.join("ws/go.work").as_os_str()));
+        assert!(go_workspace(&root.join("app"), root, &missing).is_empty());
+    }
+
+    #[test]
+    fn a_go_mod_replaces_modules_with_directories_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("go.mod"),
+            "module example.com/app\n\nreplace example.com/shop => ../lib // local\nreplace (\n\t\"example.com/a\" v1.0.0 => ./a\n\texample.com/b => example.com/c v1.2.0\n)\nreplace example.com/d => /abs/d\n",
+        )
+        .unwrap();
+        let d = dir.path();
+        assert_eq!(
+            go_replacements(d),
             [
-                (root.join("./app"), "example.com/app".to_string()),
-                (root.join("./lib"), "example.com/shop".to_string()),
+                (d.join("../lib"), "example.com/shop".to_string()),
+                (d.join("./a"), "example.com/a".to_string()),
+                (PathBuf::from("/abs/d"), "example.com/d".to_string()),
             ]
         );
+        assert_eq!(
+            gopath_package_dir("_/abs/calc", d),
+            Some(PathBuf::from("/abs/calc"))
+        );
+        let src = d.join("gopath/src");
+        std::fs::create_dir_all(src.join("example.com/shop/calc")).unwrap();
+        assert_eq!(
+            gopath_package_dir("example.com/shop/calc", &src.join("example.com/shop")),
+            Some(src.join("example.com/shop/calc"))
+        );
+        assert_eq!(gopath_package_dir("example.com/none", &src), None);
     }
 
     #[test]

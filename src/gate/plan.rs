@@ -39,7 +39,8 @@ pub fn skips(skip: &[String], asked: &[String]) -> (Vec<String>, Option<String>)
 }
 
 /// Resolves one check for this run, or says why it does not run.
-/// `selection` holds paths relative to `root`.
+/// `selection` holds paths relative to `root`; `path` and `go_work` are
+/// phasegate's own `PATH` and `GOWORK`.
 pub fn plan_check(
     spec: &CheckSpec,
     selection: &[PathBuf],
@@ -47,6 +48,7 @@ pub fn plan_check(
     root: &Path,
     run_dir: &RunDir,
     path: Option<&OsStr>,
+    go_work: Option<&OsStr>,
 ) -> Result<CheckPlan, SkipReason> {
     if spec.on_failure == OnFailure::Skip {
         return Err(SkipReason::Disabled);
@@ -103,6 +105,12 @@ pub fn plan_check(
             .get("PATH")
             .map(Into::into)
             .or_else(|| path.map(OsStr::to_os_string)),
+        // So does its `GOWORK`, empty included (go's `auto`).
+        go_work: spec
+            .env
+            .get("GOWORK")
+            .map(Into::into)
+            .or_else(|| go_work.map(OsStr::to_os_string)),
         groups: None,
     })
 }

@@ -558,7 +558,8 @@ mod tests {
         let state = crate::state::umask_dir(&dir.path().join("state"));
         let run_dir =
             crate::state::RunDir::create(&state, std::time::SystemTime::now(), 1).unwrap();
-        let plan = crate::gate::plan_check(spec, &[], &[], dir.path(), &run_dir, None).unwrap();
+        let plan =
+            crate::gate::plan_check(spec, &[], &[], dir.path(), &run_dir, None, None).unwrap();
         assert_eq!(plan.log_limit, LOG_LIMIT);
     }
 

@@ -62,6 +62,9 @@ pub struct CheckPlan {
     pub root: PathBuf,
     /// The `PATH` the child sees, where its program is looked up.
     pub path: Option<std::ffi::OsString>,
+    /// The `GOWORK` the child sees (its own `env`'s, else phasegate's):
+    /// the `go.work` whose modules the diagnostics look packages up in.
+    pub go_work: Option<std::ffi::OsString>,
     /// A file where each process group the check starts is recorded while
     /// it runs, for a later run to stop if phasegate is killed meanwhile
     /// (see `stop_recorded_groups`).

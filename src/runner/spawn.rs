@@ -335,7 +335,8 @@ fn extractor(plan: &CheckPlan) -> impl Fn() -> Extractor + 'static {
         .unwrap_or_default();
     let (name, origin, parser) = (plan.name.clone(), plan.origin, plan.parser.clone());
     let (root, cwd) = (plan.root.clone(), plan.cwd.clone());
-    move || Extractor::new(&name, origin, &parser, &argv, &root, &cwd)
+    let go_work = plan.go_work.clone();
+    move || Extractor::new(&name, origin, &parser, &argv, &root, &cwd).go_work(go_work.as_deref())
 }
 
 /// Runs the check's invocations (one per batch of files) in turn: how the
@@ -1486,6 +1487,7 @@ pub(super) mod tests {
             parser: ParserChoice::Auto,
             root: dir.to_path_buf(),
             path: std::env::var_os("PATH"),
+            go_work: None,
             groups: None,
         }
     }

@@ -70,6 +70,7 @@ mod parsers_go3;
 mod parsers_go4;
 mod parsers_go_more;
 mod parsers_gomod;
+mod parsers_gowork;
 mod parsers_js;
 mod parsers_more;
 mod parsers_more2;

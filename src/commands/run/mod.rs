@@ -947,6 +947,7 @@ fn plan_checks(
                 check_root,
                 run_dir,
                 ctx.path.as_deref(),
+                ctx.go_work.as_deref(),
             )?;
             plan.env.splice(0..0, git_env.iter().cloned());
             if let Some(limit) = ctx.test_log_limit {

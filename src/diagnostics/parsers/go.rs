@@ -165,6 +165,26 @@ static WORK_TWICE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the go.work duplicate module regex is valid")
 });
 
+/// `GOWORK` naming its file by a relative path, which go refuses: `go:
+/// invalid GOWORK: not an absolute path` (go 1.24), `the path provided to
+/// GOWORK must be an absolute path` (go 1.19).
+static WORK_RELATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:go: invalid GOWORK: not an absolute path|the path provided to GOWORK must be an absolute path)$")
+        .expect("the go relative GOWORK regex is valid")
+});
+
+/// The file `GOWORK` names cannot be read: `go: reading go.work: open
+/// ../ws/go.work: no such file or directory` (go 1.24, named from go's
+/// directory), `reading go.work: open /abs/ws/go.work: ...` (go 1.19),
+/// `read /abs/ws: is a directory`.
+static WORK_UNREADABLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:go: )?reading go\.work: (?:open|read) (?P<file>\S.*): (?P<why>[^:]+)$")
+        .expect("the go unreadable go.work regex is valid")
+});
+
+/// What to do about a `GOWORK` go cannot use, said in every such finding.
+const GOWORK_FIX: &str = "set GOWORK (in the check's `env` in phasegate.toml, which wins, or in the environment phasegate runs in) to the absolute path of a go.work file, to `off` to use no workspace, or leave it unset for the go.work above the check's directory";
+
 /// A package pattern naming a directory that does not exist: `stat
 /// /abs/x: directory not found` (`./x`, named absolutely), `pattern
 /// ./x/...: lstat ./x/: no such file or directory` (`./x/...`).
@@ -225,6 +245,31 @@ static VENDORED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\t(?P<module>[^@\s:]+)(?:@[^:\s]+)?: (?P<message>is .+)$")
         .expect("the go vendored module regex is valid")
 });
+
+/// go's words when it needs a module it may not fetch: `GOPROXY=off`
+/// with `-mod=mod`, or a module the module cache does not hold.
+const PROXY_OFF: &str = "module lookup disabled by GOPROXY=off";
+
+/// An import no module go may fetch provides: `cannot find module
+/// providing package github.com/google/uuid: module lookup disabled by
+/// GOPROXY=off` (at the import, `-mod=mod`), and under `go mod tidy` the
+/// same after the importing package's `imports` line, indented with a tab
+/// (`\tgithub.com/google/uuid: cannot find module ...`).
+static PROXY_OFF_IMPORT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\t\S+: )?cannot find module providing package (?P<import>\S+): module lookup disabled by GOPROXY=off$")
+        .expect("the go GOPROXY=off import regex is valid")
+});
+
+/// What to do when GOPROXY=off keeps go from fetching a module, said in
+/// every such finding.
+const PROXY_OFF_FIX: &str = "vendor it (`go mod vendor` where it can be fetched, then commit vendor/ and build with `-mod=vendor`), add it to go.mod and go.sum where a proxy is reachable (`go get`, then commit both, with the module cache filled by `go mod download`), or allow a proxy (set GOPROXY in the check's `env` in phasegate.toml)";
+
+/// The message of a `GOPROXY=off` finding about `import`, the import path
+/// go could not fetch the module of (go names it, or the import spec at
+/// the place go names holds it).
+fn proxy_off(import: &str) -> String {
+    format!("{PROXY_OFF}: go needs the module that provides the import {import}, which neither the module cache nor vendor/ holds, and GOPROXY=off forbids fetching it; {PROXY_OFF_FIX}")
+}
 
 /// What to do about inconsistent vendoring, said in every such finding.
 const VENDOR_FIX: &str = "to sync the vendor directory run `go mod vendor` and commit it (or, to build without it, give go `-mod=mod` or `-mod=readonly`)";
@@ -774,6 +819,13 @@ fn compiler_line(line: &str, at: &Range<u64>, out: &mut Out) {
         if linter.is_some() {
             found = found.code(linter).tool("golangci-lint");
             found.dialect = "golangci-text";
+        } else if found.message == PROXY_OFF {
+            // go names the import's place alone: the import spec there
+            // names what it could not fetch.
+            found.message = format!("{PROXY_OFF}: go needs the module that provides the package imported here, which neither the module cache nor vendor/ holds, and GOPROXY=off forbids fetching it; {PROXY_OFF_FIX}");
+            found.import_message = Some(proxy_off);
+        } else if let Some(c) = super::caps(&PROXY_OFF_IMPORT, &found.message) {
+            found.message = proxy_off(&c["import"]);
         }
         out.push(found);
     }
@@ -942,6 +994,21 @@ impl Go {
             );
             return true;
         }
+        if WORK_RELATIVE.is_match(line) {
+            let message = format!(
+                "GOWORK names its go.work by a relative path, which go refuses: {GOWORK_FIX}"
+            );
+            out.push(setup(Severity::Error, message, None, at));
+            return true;
+        }
+        if let Some(c) = super::caps(&WORK_UNREADABLE, line) {
+            let message = format!(
+                "go cannot read the go.work file GOWORK names, {}: {}; {GOWORK_FIX}",
+                &c["file"], &c["why"]
+            );
+            out.push(setup(Severity::Error, message, None, at));
+            return true;
+        }
         if let Some(c) = super::caps(&WORK_NO_GOMOD, line) {
             let message = "go.work lists this directory as a module (a `use` line), and go found no go.mod in it, or no directory: create the module there with `go mod init`, or take its `use` line out of go.work";
             out.push(setup(Severity::Error, message, Some(&c["dir"]), at));
@@ -1028,8 +1095,22 @@ impl Go {
         if let Some(c) = super::caps(&MOD_SYNTAX, line) {
             return Some(mod_syntax(&c, at));
         }
+        if let Some(c) = super::caps(&PROXY_OFF_IMPORT, line) {
+            // go names the importing package, on the line before, and
+            // no file: the module's go.mod.
+            return Some(
+                Found::new("module", Severity::Error, proxy_off(&c["import"]))
+                    .at("go.mod", None, None)
+                    .range(at),
+            );
+        }
         if let Some(c) = super::caps(&MODULE_ERROR, line) {
-            let message = format!("{}@{}: {}", &c["module"], &c["version"], &c["message"]);
+            let (module, version) = (&c["module"], &c["version"]);
+            let message = if &c["message"] == PROXY_OFF {
+                format!("{module}@{version}: {PROXY_OFF}: go.mod requires this module, which neither the module cache nor vendor/ holds, and GOPROXY=off forbids fetching it; {PROXY_OFF_FIX}")
+            } else {
+                format!("{module}@{version}: {}", &c["message"])
+            };
             return Some(in_go_mod(
                 "go.mod",
                 "require",
@@ -1280,8 +1361,9 @@ impl Grammar for Go {
         Some(super::Triggers {
             // `# example.com/shop/calc`, `no packages to test`,
             // `directory ... outside main module ...`, `main module (...)
-            // does not contain package ...`.
-            first: b"-Fo#ndm",
+            // does not contain package ...`, `the path provided to GOWORK
+            // must be ...`.
+            first: b"-Fo#ndmt",
             indented: b"",
             anywhere: b":",
         })
@@ -1309,6 +1391,8 @@ impl Grammar for Go {
             || line.starts_with(b"stat ")
             || memchr::memmem::find(line, b"go.work").is_some()
             || memchr::memmem::find(line, b"go.mod:").is_some()
+            || memchr::memmem::find(line, b"GOPROXY=off").is_some()
+            || memchr::memmem::find(line, b"GOWORK").is_some()
             || line.starts_with(b"note: module requires Go ")
             || ((line.starts_with(b"package ") || line.starts_with(b"pattern "))
                 && memchr::memchr(b':', line).is_some())

@@ -67,6 +67,12 @@ pub struct Found {
     /// finding is about when go named no line of it: the extractor places
     /// it at that entry's line.
     pub go_mod: Option<GoModEntry>,
+    /// The message, given the import path of the import spec at the
+    /// finding's own place, when the tool named that place and not the
+    /// import (go's `app/app.go:6:2: module lookup disabled by
+    /// GOPROXY=off`): the extractor reads the path there, and the message
+    /// stays as it is when it cannot.
+    pub import_message: Option<fn(&str) -> String>,
     pub severity: Severity,
     pub code: Option<String>,
     /// The failed test, for test runners.
