@@ -7,14 +7,13 @@
 //! `emergency.log` where possible.
 
 use std::io::Write;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::config::{Config, Profile};
 use crate::gate::{self, Next, Status, Verdict};
 use crate::state::{
-    self, CheckRecord, Loaded, NewIntervention, Placement, Priority, Queue, RunRecord,
-    SelectionRecord, State, StateLock, Unpruned,
+    self, Cause, CheckRecord, Loaded, NewIntervention, Notes, Placement, Priority, Queue,
+    RunRecord, SelectionRecord, State, StateLock, Unpruned,
 };
 
 /// How long a run waits for another to finish with the state.
@@ -33,6 +32,10 @@ pub struct RunFacts<'a> {
     /// on standard error as well. Machine formats keep them in their
     /// notes, and standard error tells the person watching.
     pub notes_shown: bool,
+    /// What the run said of its state already (where its logs went
+    /// instead of its directory): what recording meets of the same cause
+    /// extends those notes.
+    pub notes: Notes,
 }
 
 /// Records `verdict` and applies what the history says to it.
@@ -63,49 +66,50 @@ fn record_run_within(
         selection,
         pruning,
         notes_shown,
+        mut notes,
     } = facts;
     let echo = !notes_shown;
-    let mut problems: Vec<String> = Vec::new();
     let (pruned, locked) = lock_after_pruning(state_dir, pruning, wait);
     let lock = match locked {
-        Ok(lock) => {
-            problems.extend(pruned.map(|e| format!("failed to prune old runs: {e}")));
-            lock
-        }
+        Ok(lock) => lock,
         Err(e) => {
             // The queue cannot be touched without the lock, but nothing is
             // dropped: the run's interventions go to `emergency.log`. A
             // pruning the same lock stopped is said with it, once.
-            let unpruned = match pruned {
-                Some(Unpruned::Unlocked(_)) => true,
-                Some(Unpruned::Failed(e)) => {
-                    problems.push(format!("failed to prune old runs: {e}"));
-                    false
-                }
-                None => false,
-            };
+            let unpruned = matches!(pruned, Some(Unpruned::Unlocked(_)));
+            if let Some(Unpruned::Failed(e)) = pruned {
+                notes.add(Cause::Pruning, format!("failed to prune old runs: {e}"));
+            }
             let mut emergency = Emergency::default();
-            let cause = Unlocked {
-                what: "the run",
+            unlocked(
+                state_dir,
+                verdict,
+                &e,
+                "the run",
                 unpruned,
-                at: problems.len(),
-            };
-            let problem = unlocked(verdict, &e, &cause, &mut emergency);
-            problems.push(problem);
-            report(state_dir, verdict, err, echo, &problems, &emergency);
+                &mut notes,
+                &mut emergency,
+            );
+            report(state_dir, verdict, err, echo, notes, &emergency);
             return;
         }
     };
+    if let Some(e) = pruned {
+        notes.add(Cause::Pruning, format!("failed to prune old runs: {e}"));
+    }
     // What a run killed while it wrote left behind; no writer is at work
     // while the lock is held.
     if let Err(e) = state::remove_stale_temps(
         state_dir,
         &["state.json", "interventions.jsonl", "interventions.last-id"],
     ) {
-        problems.push(format!(
-            "failed to remove the temporary files of a killed run from `{}`: {e}",
-            state_dir.display()
-        ));
+        notes.add(
+            Cause::Temps,
+            format!(
+                "failed to remove the temporary files of a killed run from `{}`: {e}",
+                state_dir.display()
+            ),
+        );
     }
     let mut critical: Vec<NewIntervention> = Vec::new();
     let (mut state, theirs, unread) = load_history(state_dir, verdict, &mut critical);
@@ -145,7 +149,7 @@ fn record_run_within(
         news,
         &origin,
         verdict,
-        &mut problems,
+        &mut notes,
         &mut emergency,
     );
 
@@ -168,7 +172,12 @@ fn record_run_within(
     // neither read nor replaced: one cause, said once.
     match (saved, unread) {
         (Ok(()), None) => {}
-        (Ok(()), Some(read)) => problems.push(format!("failed to read `state.json`: {read}")),
+        (Ok(()), Some(read)) => {
+            notes.add(
+                Cause::History,
+                format!("failed to read `state.json`: {read}"),
+            );
+        }
         (Err(e), unread) => {
             let unread = match unread {
                 Some(read) if read.to_string() == e.to_string() => {
@@ -183,18 +192,21 @@ fn record_run_within(
             } else {
                 ""
             };
-            problems.push(format!(
-                "failed to write `state.json` (`{}`){unread}: {e}; this run is not in the history{what_to_do}",
-                file.display()
-            ));
+            notes.add(
+                Cause::History,
+                format!(
+                    "failed to write `state.json` (`{}`){unread}: {e}; this run is not in the history{what_to_do}",
+                    file.display()
+                ),
+            );
         }
     }
     // A run that passed adds nothing to the queue: nothing to write.
     if let Some(queue) = &changed_queue {
-        save_queue(state_dir, queue, verdict, &mut problems, &mut emergency);
+        save_queue(state_dir, queue, verdict, &mut notes, &mut emergency);
     }
     drop(lock);
-    report(state_dir, verdict, err, echo, &problems, &emergency);
+    report(state_dir, verdict, err, echo, notes, &emergency);
 }
 
 /// Places the run's new interventions in the queue, by its rules (the
@@ -207,20 +219,14 @@ fn queue_interventions(
     news: Vec<NewIntervention>,
     origin: &state::Origin<'_>,
     verdict: &mut Verdict,
-    problems: &mut Vec<String>,
+    notes: &mut Notes,
     emergency: &mut Emergency,
 ) -> Option<Queue> {
     let mut queue = match Queue::load(state_dir) {
         Ok(queue) => queue,
         Err(e) => {
-            emergency.add_unqueued(
-                &news,
-                origin.now,
-                origin.run_id,
-                Why::QueueUnreadable,
-                problems.len(),
-            );
-            problems.push(e.to_string());
+            emergency.add_unqueued(&news, origin.now, origin.run_id, Cause::QueueUnreadable);
+            notes.add(Cause::QueueUnreadable, e.to_string());
             return None;
         }
     };
@@ -230,7 +236,7 @@ fn queue_interventions(
         origin.now,
         origin.run_id,
         verdict,
-        problems,
+        notes,
     );
     let added = enqueue(&mut queue, news, origin, verdict, emergency);
     (moved || added).then_some(queue)
@@ -328,50 +334,48 @@ fn fail_closed(verdict: &mut Verdict, kind: &str, message: String) -> NewInterve
     }
 }
 
-/// What the state lock kept from being recorded, for `unlocked`.
-struct Unlocked<'a> {
-    /// "the run", "the failure".
-    what: &'a str,
-    /// Whether the pruning of old runs met the same error.
-    unpruned: bool,
-    /// The place of the problem said among the run's problems.
-    at: usize,
-}
-
-/// After the state lock could not be taken (`e`): what to say, once for
-/// all it stopped (`cause`); the run's interventions go to `emergency`,
-/// bound for `emergency.log`. A lock the file system cannot give at all
-/// (`ENOLCK` on a network file system mounted without locks) is no wait
-/// for another run: no run there is ever recorded, so the run fails
-/// closed, as for a history that cannot be read, with a critical
-/// intervention of its own.
+/// After the state lock could not be taken (`e`): says once that `what`
+/// ("the run", "the failure") was not recorded, with the pruning the same
+/// lock stopped (`unpruned`); the run's interventions go to `emergency`,
+/// bound for `emergency.log`. A state directory that is not a directory
+/// is the cause said, not the lock it stopped. A lock the file system
+/// cannot give at all (`ENOLCK` on a network file system mounted without
+/// locks) is no wait for another run: no run there is ever recorded, so
+/// the run fails closed, as for a history that cannot be read, with a
+/// critical intervention of its own.
 fn unlocked(
+    state_dir: &state::StateDir,
     verdict: &mut Verdict,
     e: &std::io::Error,
-    cause: &Unlocked<'_>,
+    what: &str,
+    unpruned: bool,
+    notes: &mut Notes,
     emergency: &mut Emergency,
-) -> String {
+) {
     let now = state::now_rfc3339();
     let run_id = verdict.run_id.clone();
-    let what = cause.what;
-    let unpruned = if cause.unpruned {
+    let unpruned = if unpruned {
         "; old runs were not pruned either"
     } else {
         ""
     };
-    if e.kind() != std::io::ErrorKind::Unsupported {
-        let news = gate::interventions_for(verdict);
-        emergency.add_unqueued(&news, &now, run_id.as_deref(), Why::QueueLocked, cause.at);
-        return format!("{what} was not recorded: {e}{unpruned}");
-    }
-    let message = format!(
-        "{what} was not recorded, nor will any be until the state lock can be taken: {e}{unpruned}; repeated failures would never escalate, so this run is incomplete"
-    );
-    let critical = fail_closed(verdict, "state_lock_unsupported", message.clone());
+    let (cause, note, critical) = if e.kind() == std::io::ErrorKind::Unsupported {
+        let message = format!(
+            "{what} was not recorded, nor will any be until the state lock can be taken: {e}{unpruned}; repeated failures would never escalate, so this run is incomplete"
+        );
+        let critical = fail_closed(verdict, "state_lock_unsupported", message.clone());
+        (Cause::Lock, message, Some(critical))
+    } else if state::state_dir_unusable(notes, state_dir) {
+        let note = format!("{what} was not recorded{unpruned}");
+        (Cause::StateDir, note, None)
+    } else {
+        let note = format!("{what} was not recorded: {e}{unpruned}");
+        (Cause::Lock, note, None)
+    };
+    notes.add(cause, note);
     let mut news = gate::interventions_for(verdict);
-    news.push(critical);
-    emergency.add_unqueued(&news, &now, run_id.as_deref(), Why::QueueLocked, cause.at);
-    message
+    news.extend(critical);
+    emergency.add_unqueued(&news, &now, run_id.as_deref(), cause);
 }
 
 /// What the history keeps of this run: its checks' statuses, the
@@ -452,13 +456,17 @@ fn record_stopped_within(
         Ok(lock) => lock,
         Err(e) => {
             let mut emergency = Emergency::default();
-            let cause = Unlocked {
-                what: "the failure",
-                unpruned: false,
-                at: 0,
-            };
-            let problem = unlocked(verdict, &e, &cause, &mut emergency);
-            report(state_dir, verdict, err, true, &[problem], &emergency);
+            let mut notes = Notes::default();
+            unlocked(
+                state_dir,
+                verdict,
+                &e,
+                "the failure",
+                false,
+                &mut notes,
+                &mut emergency,
+            );
+            report(state_dir, verdict, err, true, notes, &emergency);
             return;
         }
     };
@@ -466,7 +474,7 @@ fn record_stopped_within(
     let run_id = verdict.run_id.clone();
     let phase = verdict.phase.clone().unwrap_or_default();
     let news = gate::interventions_for(verdict);
-    let mut problems = Vec::new();
+    let mut notes = Notes::default();
     let mut emergency = Emergency::default();
     match Queue::load(state_dir) {
         Ok(mut queue) => {
@@ -477,23 +485,17 @@ fn record_stopped_within(
                 now: &now,
             };
             enqueue(&mut queue, news, &origin, verdict, &mut emergency);
-            save_queue(state_dir, &queue, verdict, &mut problems, &mut emergency);
+            save_queue(state_dir, &queue, verdict, &mut notes, &mut emergency);
         }
         Err(e) => {
-            emergency.add_unqueued(
-                &news,
-                &now,
-                run_id.as_deref(),
-                Why::QueueUnreadable,
-                problems.len(),
-            );
-            problems.push(e.to_string());
+            emergency.add_unqueued(&news, &now, run_id.as_deref(), Cause::QueueUnreadable);
+            notes.add(Cause::QueueUnreadable, e.to_string());
         }
     }
     drop(lock);
     // The report of a stopped run shows its error alone: standard error
     // is where the problems are read.
-    report(state_dir, verdict, err, true, &problems, &emergency);
+    report(state_dir, verdict, err, true, notes, &emergency);
 }
 
 /// Writes `queue` back. When it cannot be written, the records this run
@@ -504,7 +506,7 @@ fn save_queue(
     state_dir: &state::StateDir,
     queue: &Queue,
     verdict: &Verdict,
-    problems: &mut Vec<String>,
+    notes: &mut Notes,
     emergency: &mut Emergency,
 ) {
     let Err(e) = queue.save(state_dir) else {
@@ -516,8 +518,8 @@ fn save_queue(
         .filter_map(|id| queue.records.iter().find(|r| r.id == *id))
         .map(|record| serde_json::to_string(record).unwrap_or_default())
         .collect();
-    emergency.add(lines, Why::QueueUnwritable, Some(problems.len()));
-    problems.push(e.to_string());
+    emergency.add(lines, Cause::QueueUnwritable);
+    notes.add(Cause::QueueUnwritable, e.to_string());
 }
 
 /// Adds `news` to `queue`, naming each record in the verdict; what is over
@@ -544,101 +546,42 @@ fn enqueue(
             }
         }
     }
-    emergency.add(overflow, Why::OverLimits, None);
+    emergency.add(overflow, Cause::OverLimits);
     changed
 }
 
 /// Interventions bound for `emergency.log` instead of the queue. The
 /// verdict says what became of them only once the write was tried: that
-/// they are there, or why they are not.
+/// they are there, or why they are not, in the note of what sent them.
 #[derive(Debug, Default)]
 struct Emergency {
     lines: Vec<String>,
     /// How many of `lines` went there, and why, in the order they came.
-    batches: Vec<Batch>,
-}
-
-/// Some of `Emergency::lines`, sent there for one reason.
-#[derive(Debug, Clone, Copy)]
-struct Batch {
-    count: usize,
-    why: Why,
-    /// The problem that sent them (its place among the run's problems):
-    /// what became of them is said with it, in one note, not in a note of
-    /// its own that says the same cause again.
-    cause: Option<usize>,
-}
-
-/// Why interventions went to `emergency.log`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Why {
-    OverLimits,
-    QueueUnreadable,
-    QueueLocked,
-    QueueUnwritable,
+    batches: Vec<(usize, Cause)>,
 }
 
 impl Emergency {
-    /// `news`, which the queue could not take because of the problem
-    /// numbered `cause`, as `emergency.log` keeps them.
+    /// `news`, which the queue could not take for `cause`, as
+    /// `emergency.log` keeps them.
     fn add_unqueued(
         &mut self,
         news: &[NewIntervention],
         now: &str,
         run_id: Option<&str>,
-        why: Why,
-        cause: usize,
+        cause: Cause,
     ) {
-        self.add(
-            news.iter()
-                .map(|new| unqueued_line(now, run_id, new))
-                .collect(),
-            why,
-            Some(cause),
-        );
+        let lines = news
+            .iter()
+            .map(|new| unqueued_line(now, run_id, new))
+            .collect();
+        self.add(lines, cause);
     }
 
-    fn add(&mut self, lines: Vec<String>, why: Why, cause: Option<usize>) {
+    fn add(&mut self, lines: Vec<String>, cause: Cause) {
         if !lines.is_empty() {
-            self.batches.push(Batch {
-                count: lines.len(),
-                why,
-                cause,
-            });
+            self.batches.push((lines.len(), cause));
             self.lines.extend(lines);
         }
-    }
-
-    /// What became of the batches `of` selects, a sentence each: `written`
-    /// is how appending them to `file` went.
-    fn said(
-        &self,
-        of: impl Fn(&Batch) -> bool,
-        file: &Path,
-        written: Result<(), &std::io::Error>,
-    ) -> Vec<String> {
-        let file = file.display();
-        self.batches
-            .iter()
-            .filter(|batch| of(batch))
-            .map(|batch| {
-                let n = batch.count;
-                match (written, batch.why, batch.cause) {
-                    (Ok(()), Why::OverLimits, _) => format!(
-                        "{n} intervention(s) over the queue's limits were written to `{file}`"
-                    ),
-                    (Ok(()), _, _) => {
-                        format!("{n} intervention(s) were written to `{file}` instead of the queue")
-                    }
-                    (Err(e), Why::OverLimits, _) => format!(
-                        "{n} intervention(s) over the queue's limits were not kept: {e}; they are on standard error only"
-                    ),
-                    (Err(e), _, _) => format!(
-                        "{n} intervention(s) were not kept in `{file}` either ({e}): they are on standard error only"
-                    ),
-                }
-            })
-            .collect()
     }
 }
 
@@ -665,53 +608,72 @@ fn never_started() -> String {
     )
 }
 
-/// Problems go into the verdict's notes (never its status), and on
-/// standard error when `echo` (not when the human report shows the
-/// notes: the same line twice); they and the interventions the queue did
-/// not take go to `emergency.log` where possible, and the notes say
-/// whether they did: with the problem that sent them there, else in a
-/// note of their own.
+/// The notes go into the verdict (never its status), and on standard
+/// error when `echo` (not when the human report shows them: the same line
+/// twice); they and the interventions the queue did not take go to
+/// `emergency.log` where possible. What became of those interventions
+/// extends the note of what sent them there; when `emergency.log` could
+/// not take them either, the note of why, and standard error has them.
 fn report(
     state_dir: &state::StateDir,
     verdict: &mut Verdict,
     err: &mut dyn Write,
     echo: bool,
-    problems: &[String],
+    mut notes: Notes,
     emergency: &Emergency,
 ) {
-    let mut lines: Vec<String> = emergency.lines.clone();
     let who = verdict
         .run_id
         .as_deref()
         .map_or_else(never_started, |id| format!("run {id}"));
-    for problem in problems {
-        lines.push(format!("{} {who}: {problem}", state::now_rfc3339()));
-    }
+    let now = state::now_rfc3339();
+    let mut lines = emergency.lines.clone();
+    lines.extend(notes.texts().map(|note| format!("{now} {who}: {note}")));
     let written = state::append_emergency(state_dir, &lines);
     let file = state::emergency_file(state_dir);
-    let written = written.as_ref().copied();
-    verdict
-        .notes
-        .extend(emergency.said(|b| b.cause.is_none(), &file, written));
-    for (at, problem) in problems.iter().enumerate() {
-        let mut note = problem.clone();
-        for consequence in emergency.said(|b| b.cause == Some(at), &file, written) {
-            note = format!("{note}; {consequence}");
+    let file = file.display();
+    // What kept `emergency.log` from its lines is said once, however
+    // many it lost: they are its consequences.
+    let lost = written.as_ref().err().map(|e| {
+        if state::state_dir_unusable(&mut notes, state_dir) {
+            Cause::StateDir
+        } else {
+            notes.add(Cause::Emergency, e.to_string());
+            Cause::Emergency
         }
+    });
+    for &(n, cause) in &emergency.batches {
+        let over = cause == Cause::OverLimits;
+        let (cause, said) = match lost {
+            None if over => (
+                cause,
+                format!("{n} intervention(s) over the queue's limits were written to `{file}`"),
+            ),
+            None => (
+                cause,
+                format!("{n} intervention(s) were written to `{file}` instead of the queue"),
+            ),
+            Some(lost) if over => (
+                lost,
+                format!("{n} intervention(s) over the queue's limits were not kept: they are on standard error only"),
+            ),
+            Some(lost) => (
+                lost,
+                format!("{n} intervention(s) the queue could not take were not kept either: they are on standard error only"),
+            ),
+        };
+        notes.add(cause, said);
+    }
+    for note in notes.into_texts() {
         if echo {
             let _ = writeln!(err, "warning: {note}");
         }
         verdict.notes.push(note);
     }
-    if let Err(e) = written {
-        if !lines.is_empty() {
-            let _ = writeln!(
-                err,
-                "warning: `emergency.log` could not keep this either: {e}"
-            );
-            for line in &lines {
-                let _ = writeln!(err, "  {line}");
-            }
+    if written.is_err() && !emergency.lines.is_empty() {
+        let _ = writeln!(err, "warning: what `emergency.log` could not keep:");
+        for line in &emergency.lines {
+            let _ = writeln!(err, "  {line}");
         }
     }
 }
@@ -740,7 +702,7 @@ fn move_unreadable(
     now: &str,
     run_id: Option<&str>,
     verdict: &mut Verdict,
-    problems: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> bool {
     if queue.unreadable().is_empty() {
         return false;
@@ -783,7 +745,10 @@ fn move_unreadable(
             true
         }
         Err(e) => {
-            problems.push(format!("{which} stay where they are: {e}"));
+            notes.add(
+                Cause::UnreadableLines,
+                format!("{which} stay where they are: {e}"),
+            );
             false
         }
     }
@@ -822,6 +787,7 @@ mod tests {
             selection: SelectionRecord::default(),
             pruning: None,
             notes_shown: false,
+            notes: Notes::default(),
         };
         record_run_within(
             &state_dir,
@@ -872,6 +838,7 @@ mod tests {
             selection: SelectionRecord::default(),
             pruning: None,
             notes_shown: false,
+            notes: Notes::default(),
         };
         record_run(&state_dir, &config, facts, &mut verdict, &|_| {}, &mut err);
         let mut stopped_too = stopped("r2");

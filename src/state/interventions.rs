@@ -652,7 +652,19 @@ fn append_emergency_within<L: AsRef<[u8]>>(
         return Ok(());
     }
     let path = emergency_file(state_dir);
-    let named = |e: io::Error| super::io_error(state_dir, &path, "append to", &e);
+    let named = |e: io::Error| {
+        // A directory in its place: the raw error names no way out.
+        if fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
+            return io::Error::new(
+                e.kind(),
+                format!(
+                    "failed to append to `{}`: it is a directory ({e}); move it aside and phasegate begins a new log",
+                    path.display()
+                ),
+            );
+        }
+        super::io_error(state_dir, &path, "append to", &e)
+    };
     state_dir.sharing.create_dirs(state_dir).map_err(named)?;
     let mut bytes = Vec::new();
     for line in lines {

@@ -7,6 +7,7 @@
 
 mod interventions;
 mod lock;
+mod notes;
 mod run_dir;
 mod shared;
 mod store;
@@ -14,6 +15,7 @@ mod unreached;
 
 pub use interventions::*;
 pub use lock::*;
+pub use notes::*;
 pub use run_dir::*;
 pub use shared::*;
 pub use store::*;

@@ -29,7 +29,21 @@ impl RunDir {
     pub fn create(state_dir: &super::StateDir, now: SystemTime, pid: u32) -> io::Result<RunDir> {
         let runs = state_dir.join("runs");
         let sharing = state_dir.sharing;
-        sharing.create_dirs(&runs)?;
+        sharing.create_dirs(&runs).map_err(|e| {
+            // The raw error ("File exists") names neither the file nor
+            // what to do.
+            if fs::metadata(&runs).is_ok_and(|m| !m.is_dir()) {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "`{}` is not a directory ({e}); phasegate keeps its runs there: move that file aside",
+                        runs.display()
+                    ),
+                )
+            } else {
+                e
+            }
+        })?;
         let base = run_id(now, pid);
         // Two runs in the same second from the same pid cannot happen, but a
         // reused pid after a crash can: never reuse a directory.

@@ -117,6 +117,7 @@ mod snapshot_filters;
 mod snapshot_place;
 mod snapshot_refs;
 mod state;
+mod state_cause;
 mod state_locks;
 mod state_more;
 mod state_perms;

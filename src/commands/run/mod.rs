@@ -332,12 +332,14 @@ fn run_gate(
         .cache_home
         .as_deref()
         .map(|cache| state::snapshots_dir(cache, &ws.state_dir, root));
+    // What the run says of its state: recording it extends these notes.
+    let mut state_notes = state::Notes::default();
     let (run_dir, pruning) = create_run_dir(
         ctx,
         &ws.state_dir,
         snapshots.as_deref(),
         &config,
-        &mut notes,
+        &mut state_notes,
     )
     .map_err(|error| Stop::Error(settings.profile, error))?;
     let run_dir: &RunDir = known.run.insert(run_dir);
@@ -505,6 +507,7 @@ fn run_gate(
         // The human report is on standard output, or beside the file that
         // `--output` writes.
         notes_shown: args.format == ReportFormat::Human || args.output.is_some(),
+        notes: state_notes,
     };
     record(
         ctx,
@@ -712,7 +715,8 @@ fn recover_killed(
 
 /// This run's directory, and the pruning of old ones while its checks run.
 /// A state directory that cannot be written does not decide the verdict:
-/// the logs go to the temporary directory instead (noted), one per user
+/// the logs go to the temporary directory instead (noted: with the state
+/// directory's note when it is not a directory at all), one per user
 /// (another user's would not be writable), only theirs to read, pruned as
 /// the state directory is. That directory has a name anyone can know, in a
 /// directory anyone can write: one that is not this user's own private
@@ -723,7 +727,7 @@ fn create_run_dir(
     state_dir: &state::StateDir,
     snapshots: Option<&Path>,
     config: &Config,
-    notes: &mut Vec<String>,
+    notes: &mut state::Notes,
 ) -> Result<(RunDir, state::Pruning), VerdictError> {
     let keep = config.gate.keep_runs;
     let wait = super::record::LOCK_WAIT;
@@ -750,15 +754,23 @@ fn create_run_dir(
     let fallback = state::StateDir::new(fallback, state::Sharing::Umask);
     match RunDir::create(&fallback, SystemTime::now(), std::process::id()) {
         Ok(dir) => {
-            notes.push(match refused {
-                None => format!(
-                    "failed to create a run directory under `{}` ({e}); the logs are under `{}`",
-                    state_dir.display(),
-                    dir.path.display()
-                ),
+            // The state directory itself a file is the cause said, once.
+            let (cause, failed) = if state::state_dir_unusable(notes, state_dir) {
+                (
+                    state::Cause::StateDir,
+                    "failed to create a run directory there".to_string(),
+                )
+            } else {
+                let failed = format!(
+                    "failed to create a run directory under `{}` ({e})",
+                    state_dir.display()
+                );
+                (state::Cause::RunDir, failed)
+            };
+            notes.add(cause, match refused {
+                None => format!("{failed}: the logs are under `{}`", dir.path.display()),
                 Some(why) => format!(
-                    "failed to create a run directory under `{}` ({e}); `{}` was left alone, as it is not safe to keep logs in ({why}): the logs are under `{}`, a new directory for this run alone; remove `{}` to have the logs kept there again",
-                    state_dir.display(),
+                    "{failed}: `{}` was left alone, as it is not safe to keep logs in ({why}): the logs are under `{}`, a new directory for this run alone; remove `{}` to have the logs kept there again",
                     shared.display(),
                     dir.path.display(),
                     shared.display()
