@@ -78,11 +78,40 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
         }
         (None, None) => "no known language".to_string(),
     };
-    let _ = writeln!(
-        io.out,
-        "wrote {} ({language}); run `phasegate run` to try it",
-        path.display()
-    );
+    if languages.is_empty() && nested.is_none() {
+        // The file lists no check: a run would pass having run nothing.
+        let _ = writeln!(
+            io.out,
+            "wrote {} ({language})\nno check runs yet: write the project's commands under [commands] in {1}, uncomment their checks in its phases, then run `phasegate run` to try them",
+            path.display(),
+            config::CONFIG_FILE
+        );
+    } else {
+        let _ = writeln!(
+            io.out,
+            "wrote {} ({language}); run `phasegate run` to try it",
+            path.display()
+        );
+    }
+    // A tool the file's checks run that is not installed stops every run
+    // as incomplete: better said now than at the first commit.
+    for missing in config::missing_programs(&detected, &root, ctx.path.as_deref()) {
+        let checks: Vec<String> = missing.checks.iter().map(|c| format!("`{c}`")).collect();
+        let (checks, them) = if checks.len() == 1 {
+            (format!("check {} runs it", checks[0]), "that check")
+        } else {
+            (
+                format!("checks {} run it", checks.join(", ")),
+                "those checks",
+            )
+        };
+        let _ = writeln!(
+            io.err,
+            "warning: `{}` is not installed (not found on PATH), and {checks}: until it is, every run stops there as incomplete (exit 3)\nhelp: install it, or add `on_missing = \"warn\"` (or \"skip\") to {them} in {}",
+            missing.program,
+            config::CONFIG_FILE
+        );
+    }
     // A monorepo with a project at the root: the code of the other
     // languages is not checked until a phase lists its checks, which the
     // file offers as comments.

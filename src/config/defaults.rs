@@ -868,6 +868,86 @@ fn default_phases(names: &[&str], commented: bool) -> String {
     text
 }
 
+/// A program that checks `init` writes run and that is not installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingProgram {
+    /// The program, as the commands name it: `pyright`.
+    pub program: String,
+    /// The checks that run it, in the file's order.
+    pub checks: Vec<String>,
+}
+
+/// The programs of the checks `init` writes for `detected` at `root`
+/// that `path` (a `PATH`) does not find, each looked up from the
+/// directory its check runs in. Every run would stop on them as
+/// incomplete, so `init` says so while the user is setting up.
+pub fn missing_programs(
+    detected: &Detected,
+    root: &Path,
+    path: Option<&std::ffi::OsStr>,
+) -> Vec<MissingProgram> {
+    // The checks the phases list, each with the directory it runs in.
+    let written: Vec<(String, &'static str, std::path::PathBuf)> = match detected.languages.first()
+    {
+        Some(language) => language
+            .commands()
+            .into_iter()
+            .map(|(name, command)| (name.to_string(), command, root.to_path_buf()))
+            .collect(),
+        None => nested_checks(&detected.below)
+            .into_iter()
+            .map(|check| (check.name, check.command, root.join(&check.dir)))
+            .collect(),
+    };
+    let mut missing: Vec<MissingProgram> = Vec::new();
+    for (check, command, cwd) in written {
+        let Some(program) = shlex::split(command).and_then(|argv| argv.into_iter().next()) else {
+            continue;
+        };
+        if let Some(known) = missing.iter_mut().find(|m| m.program == program) {
+            known.checks.push(check);
+            continue;
+        }
+        if which::which_in(&program, path, &cwd).is_err() {
+            missing.push(MissingProgram {
+                program,
+                checks: vec![check],
+            });
+        }
+    }
+    missing
+}
+
+/// The four stages' phases for a project of no known language: the
+/// checks of the commands `init` offers, commented out like them, so
+/// that writing a command and uncommenting its check is all it takes.
+fn offered_phases() -> String {
+    let mut text = String::new();
+    for stage in STAGES {
+        text.push_str(&format!("[phases.{stage}]\n"));
+        let offered: &[&str] = match stage {
+            "implementation" => &["tests", "lint"],
+            "qa" => &["tests"],
+            _ => {
+                text.push_str(
+                    "# Document phases: their handoffs are validated, no command runs.\n\
+                     checks = []\n\n",
+                );
+                continue;
+            }
+        };
+        text.push_str("checks = [\n");
+        for name in offered {
+            text.push_str(&format!(
+                "  # {{ name = {}, on_failure = \"block\" }},\n",
+                quoted(name)
+            ));
+        }
+        text.push_str("]\n\n");
+    }
+    text
+}
+
 /// A commented `phasegate.toml` for the project at `root`.
 pub fn init_template(detected: &Detected) -> String {
     let languages = &detected.languages;
@@ -876,16 +956,13 @@ pub fn init_template(detected: &Detected) -> String {
     let commands = language.map(Language::commands).unwrap_or_default();
     let mut text = String::new();
     text.push_str("# phasegate configuration; phasegate's README describes every option.\n");
+    let written_for = match language {
+        Some(language) => format!("a {} project", language.name()),
+        None if nested.is_empty() => "a project of no known language".to_string(),
+        None => "a repository with no project at its root (a monorepo)".to_string(),
+    };
     text.push_str(&format!(
-        "# Written by `phasegate init` for a {} project. Every key is optional\n# unless marked otherwise.\n\n",
-        language.map_or(
-            if nested.is_empty() {
-                "project of no known language"
-            } else {
-                "repository with no project at its root: a monorepo"
-            },
-            Language::name
-        )
+        "# Written by `phasegate init` for {written_for}.\n# Every key is optional unless marked otherwise.\n\n"
     ));
     text.push_str(
         "[gate]\n\
@@ -904,8 +981,16 @@ pub fn init_template(detected: &Detected) -> String {
          # run without one; give a check `shell = true` for pipes and redirections.\n\
          [commands]\n",
     );
-    if commands.is_empty() {
-        text.push_str("# tests = \"make test\"\n# lint = \"make lint\"\n");
+    // Nothing known to run: the commands and their checks are offered
+    // together, as a command that no phase lists is never run.
+    let offered = commands.is_empty() && nested.is_empty();
+    if offered {
+        text.push_str(
+            "# No project phasegate knows is here, so no check runs yet: write the\n\
+             # project's commands here, then uncomment their checks in the phases.\n\
+             # tests = \"make test\"\n\
+             # lint = \"make lint\"\n",
+        );
     }
     for (name, command) in &commands {
         text.push_str(&format!("{name} = {}\n", quoted(command)));
@@ -959,7 +1044,9 @@ pub fn init_template(detected: &Detected) -> String {
          # `checks = []` runs no check in a phase.\n",
     );
     let names: Vec<&str> = commands.iter().map(|(n, _)| *n).collect();
-    if nested_checks.is_empty() {
+    if offered {
+        text.push_str(&offered_phases());
+    } else if nested_checks.is_empty() {
         text.push_str(&default_phases(&names, true));
     } else {
         text.push_str(&nested_phases(&nested_checks, &[], true));

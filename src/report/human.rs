@@ -152,7 +152,22 @@ fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
     });
     for check in detailed {
         writeln!(out)?;
+        let mut diagnostics: Vec<&Diagnostic> = verdict
+            .diagnostics
+            .iter()
+            .filter(|d| d.check == check.name)
+            .collect();
+        // A reason a diagnostic below says again, with what to do (a
+        // missing tool's), is not said a third time after the check line.
+        let said_below = |reason: &str| {
+            diagnostics
+                .iter()
+                .any(|d| d.message.starts_with(reason) && d.message.len() > reason.len())
+        };
         let title = match &check.reason {
+            Some(reason) if said_below(reason) => {
+                format!("{} — {}", clean(&check.name), check.status.as_str())
+            }
             Some(reason) => format!("{} — {}", clean(&check.name), clean(reason)),
             None if check.status == CheckStatus::Passed => format!(
                 "{} — passed, with {} finding(s) that do not fail it",
@@ -162,11 +177,6 @@ fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
             None => clean(&check.name).into_owned(),
         };
         writeln!(out, "{}", p.bold(&title))?;
-        let mut diagnostics: Vec<&Diagnostic> = verdict
-            .diagnostics
-            .iter()
-            .filter(|d| d.check == check.name)
-            .collect();
         by_importance(&mut diagnostics);
         diagnostic_lines(&diagnostics, out, p)?;
         if check.dropped_diagnostics > 0 {
@@ -391,15 +401,23 @@ fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result
         Severity::Warning => p.yellow("warning"),
         other => p.dim(other.as_str()),
     };
+    let message = super::text::message(d);
+    // A code the message begins with (pytest's `ModuleNotFoundError:
+    // No module named …`) is read there; said before it too, it stutters.
     let mut code = d
         .code
         .as_ref()
+        .filter(|c| {
+            !message
+                .trim_start()
+                .strip_prefix(c.as_str())
+                .is_some_and(|rest| rest.starts_with(':'))
+        })
         .map(|c| format!(" {}", clean(c)))
         .unwrap_or_default();
     if let Some(test) = &d.test {
         code.push_str(&format!(" [{}]", clean(test)));
     }
-    let message = super::text::message(d);
     let mut lines = message
         .lines()
         .skip_while(|l| l.trim().is_empty())

@@ -35,6 +35,7 @@ mod diagnostics;
 mod diagnostics_more;
 mod filter;
 mod first_run;
+mod first_use;
 mod gate_review;
 mod git;
 mod handoff;
