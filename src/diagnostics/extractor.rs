@@ -1121,35 +1121,10 @@ fn go_workspace(cwd: &Path, root: &Path, go_work: &GoWork) -> Vec<(PathBuf, Stri
     let Some((dir, text)) = found else {
         return Vec::new();
     };
-    let mut uses = Vec::new();
-    let mut in_block = false;
-    for line in text.lines() {
-        let line = line.split("//").next().unwrap_or(line).trim();
-        let entry = if in_block {
-            if line == ")" {
-                in_block = false;
-                continue;
-            }
-            line
-        } else if let Some(rest) = line
-            .strip_prefix("use")
-            .filter(|rest| rest.starts_with([' ', '\t', '(']))
-        {
-            let rest = rest.trim_start();
-            if rest == "(" {
-                in_block = true;
-                continue;
-            }
-            rest
-        } else {
-            continue;
-        };
-        let entry = entry.trim_matches(['"', '`']);
-        if !entry.is_empty() {
-            uses.push(dir.join(entry));
-        }
-    }
-    uses.into_iter()
+    directives(&text, "use")
+        .map(|entry| entry.trim_matches(['"', '`']))
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| dir.join(entry))
         .filter_map(|module| {
             let text = std::fs::read_to_string(module.join("go.mod")).ok()?;
             let path = text
@@ -1173,28 +1148,7 @@ fn go_replacements(dir: &Path) -> Vec<(PathBuf, String)> {
         return Vec::new();
     };
     let mut replaced = Vec::new();
-    let mut in_block = false;
-    for line in text.lines() {
-        let line = line.split("//").next().unwrap_or(line).trim();
-        let entry = if in_block {
-            if line == ")" {
-                in_block = false;
-                continue;
-            }
-            line
-        } else if let Some(rest) = line
-            .strip_prefix("replace")
-            .filter(|rest| rest.starts_with([' ', '\t', '(']))
-        {
-            let rest = rest.trim_start();
-            if rest == "(" {
-                in_block = true;
-                continue;
-            }
-            rest
-        } else {
-            continue;
-        };
+    for entry in directives(&text, "replace") {
         let Some((old, new)) = entry.split_once("=>") else {
             continue;
         };
@@ -1212,6 +1166,26 @@ fn go_replacements(dir: &Path) -> Vec<(PathBuf, String)> {
         }
     }
     replaced
+}
+
+/// The entries of the `keyword` directives of a `go.mod` or `go.work`
+/// file's `text`, comments left out: `use ./lib` gives `./lib`, and each
+/// line of a `use ( … )` block gives its own.
+fn directives<'a>(text: &'a str, keyword: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    let mut in_block = false;
+    text.lines().filter_map(move |line| {
+        let line = line.split("//").next().unwrap_or(line).trim();
+        if in_block {
+            in_block = line != ")";
+            return in_block.then_some(line);
+        }
+        let rest = line
+            .strip_prefix(keyword)
+            .filter(|rest| rest.starts_with([' ', '\t', '(']))?
+            .trim_start();
+        in_block = rest == "(";
+        (!in_block).then_some(rest)
+    })
 }
 
 /// The directory of a package go built in GOPATH mode (`GO111MODULE=off`):

@@ -1,5 +1,7 @@
 //! Notes of the state directory: one cause, one note.
 
+use crate::state::state;
+use crate::state_records::{lines_naming, notes_naming};
 use crate::support::*;
 
 /// A repository whose one check, `broken`, fails; its state directory
@@ -11,27 +13,6 @@ fn failing() -> TestRepo {
     );
     repo.commit_all("one");
     repo
-}
-
-/// `.git/phasegate` of `repo`.
-fn state(repo: &TestRepo) -> std::path::PathBuf {
-    repo.path().join(".git/phasegate")
-}
-
-/// The verdict's notes that mention `cause`.
-fn notes_naming(v: &serde_json::Value, cause: &str) -> Vec<String> {
-    v["notes"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no notes in {v:#}"))
-        .iter()
-        .map(|n| n.as_str().unwrap().to_string())
-        .filter(|n| n.contains(cause))
-        .collect()
-}
-
-/// The lines of `text` that mention `cause`.
-fn lines_naming(text: &str, cause: &str) -> usize {
-    text.lines().filter(|line| line.contains(cause)).count()
 }
 
 #[test]

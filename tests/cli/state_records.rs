@@ -17,7 +17,7 @@ fn repo() -> TestRepo {
 }
 
 /// The verdict's notes that mention `cause`.
-fn notes_naming(v: &serde_json::Value, cause: &str) -> Vec<String> {
+pub(crate) fn notes_naming(v: &serde_json::Value, cause: &str) -> Vec<String> {
     v["notes"]
         .as_array()
         .unwrap_or_else(|| panic!("no notes in {v:#}"))
@@ -28,7 +28,7 @@ fn notes_naming(v: &serde_json::Value, cause: &str) -> Vec<String> {
 }
 
 /// The lines of `text` that mention `cause`.
-fn lines_naming(text: &str, cause: &str) -> usize {
+pub(crate) fn lines_naming(text: &str, cause: &str) -> usize {
     text.lines().filter(|line| line.contains(cause)).count()
 }
 
