@@ -142,13 +142,15 @@ fn validate(
         report::handoff::render_json(&reports, io.out)
     } else {
         // A line of a megabyte is drawn cut around its error; the report's
-        // lines and columns stay the document's.
+        // lines and columns stay the document's. Only a terminal is drawn
+        // on.
+        let terminal = ctx.stdout_tty;
         for (report, text) in &mut reports {
-            if !report.valid {
+            if !report.valid && terminal {
                 *text = handoff::excerpt::drawn(text, &mut report.errors);
             }
         }
-        report::handoff::render_human(&reports, io.out, ctx.color_for(ctx.stdout_tty))
+        report::handoff::render_human(&reports, io.out, ctx.color_for(terminal), terminal)
     };
     if let Err(e) = written {
         let _ = writeln!(io.err, "error: failed to write the report: {e}");

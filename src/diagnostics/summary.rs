@@ -100,6 +100,19 @@ pub fn shorten(text: &str, max_chars: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The code a line shows before `d`'s message, unless the message begins
+/// with it and a `:` (pytest's `ModuleNotFoundError: No module named
+/// 'calc'`): said before the message too, it would be read twice.
+pub fn code_apart(d: &Diagnostic) -> Option<&str> {
+    let code = d.code.as_deref()?;
+    let said = d
+        .message
+        .trim_start()
+        .strip_prefix(code)
+        .is_some_and(|rest| rest.starts_with(':'));
+    (!said).then_some(code)
+}
+
 /// One summary entry before it is written out.
 struct Entry<'a> {
     d: &'a Diagnostic,
@@ -328,7 +341,7 @@ fn line(entry: &Entry<'_>) -> String {
         }
         out.push(' ');
     }
-    if let Some(code) = &d.code {
+    if let Some(code) = code_apart(d) {
         out.push_str(code);
         out.push(' ');
     }

@@ -545,6 +545,14 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
     // there.
     let advice = if profile == Profile::Strict {
         format!("{install} (the strict profile blocks on every missing tool)")
+    } else if check.location.is_none() {
+        // The check is the embedded default's: no file lists it, so its
+        // `on_missing` is set where a phase of `phasegate.toml` lists it
+        // (a file `init` writes, or one that has no phases yet).
+        format!(
+            "{install}, or list check `{}` with `on_missing = \"warn\"` (or \"skip\") in a phase of `phasegate.toml` (`phasegate init` writes one where there is none)",
+            check.name
+        )
     } else {
         format!(
             "{install}, or set `on_missing` for check `{}` to \"warn\" or \"skip\"",

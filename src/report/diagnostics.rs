@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use crate::diagnostics::{shorten, Diagnostic, MAX_LINE_CHARS};
+use crate::diagnostics::{code_apart, shorten, Diagnostic, MAX_LINE_CHARS};
 
 /// `{"diagnostics": [...], "dropped": N}`.
 pub fn render_json(
@@ -31,9 +31,7 @@ pub fn render_human(
             (Some(f), None, _) => format!("{f} "),
             _ => String::new(),
         };
-        let code = d
-            .code
-            .as_ref()
+        let code = code_apart(d)
             .map(|c| format!(" {}", super::text::line(c)))
             .unwrap_or_default();
         writeln!(

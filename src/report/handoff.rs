@@ -21,11 +21,40 @@ pub fn render_json(reports: &[(HandoffReport, String)], out: &mut dyn Write) -> 
 /// How many errors of one document are drawn on its text.
 const MAX_DRAWN: usize = 20;
 
-/// One line per valid document; each invalid one drawn with its labels.
+/// A document as a report names it: its path, id and stage. A document
+/// whose frontmatter could not be parsed may have `id:` and `stage:`
+/// lines that are fine: nothing of it was read, and the name says so
+/// rather than that it has no id. `id_error` says whether an error is
+/// about its `id` (a required field is either read or an error).
+pub(super) fn document_name(
+    path: &str,
+    id: Option<&str>,
+    stage: Option<&str>,
+    id_error: bool,
+) -> String {
+    let clean = super::text::line;
+    if id.is_none() && stage.is_none() && !id_error {
+        return format!("{} (frontmatter not parsed)", clean(path));
+    }
+    format!(
+        "{} ({}, {})",
+        clean(path),
+        clean(id.unwrap_or("no id")),
+        clean(stage.unwrap_or("no stage"))
+    )
+}
+
+/// One line per valid document. An invalid one is drawn with its errors
+/// labelled when `terminal` (a person reads it), and its errors past the
+/// drawn ones are listed below it; otherwise (a pipe, an editor, a CI log)
+/// it is a heading and one `path:line:col error message` line per error,
+/// as ruff's concise output and eslint's `unix` format are read. Either
+/// way each error is said once. Warnings are one line each.
 pub fn render_human(
     reports: &[(HandoffReport, String)],
     out: &mut dyn Write,
     color: bool,
+    terminal: bool,
 ) -> io::Result<()> {
     if reports.is_empty() {
         return writeln!(
@@ -38,75 +67,41 @@ pub fn render_human(
         // document goes through `clean`, and the document itself, which
         // miette draws, through `drawable`.
         let clean = super::text::line;
-        let what = format!(
-            "{} ({}, {})",
-            clean(&report.path),
-            clean(report.id.as_deref().unwrap_or("no id")),
-            clean(report.stage.as_deref().unwrap_or("no stage"))
+        let what = document_name(
+            &report.path,
+            report.id.as_deref(),
+            report.stage.as_deref(),
+            report.errors.iter().any(|e| e.field == "id"),
         );
-        if report.valid {
+        let listed = if report.valid {
             let escalate = if report.escalate {
                 " — out of retries: a person is needed"
             } else {
                 ""
             };
             writeln!(out, "✓ {what}{escalate}")?;
+            &[][..]
+        } else if terminal {
+            draw(report, text, &what, out, color);
+            report.errors.get(MAX_DRAWN..).unwrap_or_default()
         } else {
-            let (drawn, moved) = drawable(text);
-            // Every error is listed below the drawing; drawing thousands
-            // (a list pasted over and over) takes seconds and pages.
-            let spans: Vec<(usize, usize)> = report
-                .errors
-                .iter()
-                .take(MAX_DRAWN)
-                .map(|e| {
-                    let start = moved(e.offset.min(text.len()));
-                    let end = moved((e.offset + e.len).min(text.len()));
-                    (start, end - start)
-                })
-                .collect();
-            let places = spans
-                .iter()
-                .zip(&report.errors)
-                .map(|(&(offset, len), e)| Place {
-                    offset,
-                    len,
-                    line: e.line,
-                    column: e.column,
-                })
-                .collect();
-            let labels = spans.iter().zip(&report.errors).map(|(&(start, len), e)| {
-                LabeledSpan::new(Some(clean(&e.message).into_owned()), start, len)
-            });
-            let diagnostic =
-                miette::MietteDiagnostic::new(format!("invalid handoff document {what}"))
-                    .with_labels(labels)
-                    .with_help(match report.errors.len().saturating_sub(MAX_DRAWN) {
-                        0 => "fix each labelled line, then run `phasegate handoff validate` again"
-                            .to_string(),
-                        more => format!(
-                            "fix each labelled line, and the {more} more errors listed below, then run `phasegate handoff validate` again"
-                        ),
-                    });
-            let report_with_source =
-                miette::Report::new(diagnostic).with_source_code(NamedSource::new(
-                    clean(&report.path),
-                    Located {
-                        text: drawn,
-                        places,
-                    },
-                ));
-            super::errors::render_diagnostic(report_with_source.as_ref(), out, color);
-            for e in &report.errors {
-                writeln!(
-                    out,
-                    "  {}:{}:{} error {}",
-                    clean(&report.path),
-                    e.line,
-                    e.column,
-                    clean(&e.message)
-                )?;
-            }
+            let n = report.errors.len();
+            writeln!(
+                out,
+                "✗ {what}: invalid, {n} error{}",
+                if n == 1 { "" } else { "s" }
+            )?;
+            &report.errors[..]
+        };
+        for e in listed {
+            writeln!(
+                out,
+                "  {}:{}:{} error {}",
+                clean(&report.path),
+                e.line,
+                e.column,
+                clean(&e.message)
+            )?;
         }
         for w in &report.warnings {
             writeln!(
@@ -120,6 +115,54 @@ pub fn render_human(
         }
     }
     Ok(())
+}
+
+/// An invalid document drawn by miette, its first `MAX_DRAWN` errors
+/// labelled on its text.
+fn draw(report: &HandoffReport, text: &str, what: &str, out: &mut dyn Write, color: bool) {
+    let clean = super::text::line;
+    let (drawn, moved) = drawable(text);
+    // Drawing thousands of errors (a list pasted over and over) takes
+    // seconds and pages: the rest are listed below the drawing.
+    let spans: Vec<(usize, usize)> = report
+        .errors
+        .iter()
+        .take(MAX_DRAWN)
+        .map(|e| {
+            let start = moved(e.offset.min(text.len()));
+            let end = moved((e.offset + e.len).min(text.len()));
+            (start, end - start)
+        })
+        .collect();
+    let places = spans
+        .iter()
+        .zip(&report.errors)
+        .map(|(&(offset, len), e)| Place {
+            offset,
+            len,
+            line: e.line,
+            column: e.column,
+        })
+        .collect();
+    let labels = spans.iter().zip(&report.errors).map(|(&(start, len), e)| {
+        LabeledSpan::new(Some(clean(&e.message).into_owned()), start, len)
+    });
+    let diagnostic = miette::MietteDiagnostic::new(format!("invalid handoff document {what}"))
+        .with_labels(labels)
+        .with_help(match report.errors.len().saturating_sub(MAX_DRAWN) {
+            0 => "fix each labelled line, then run `phasegate handoff validate` again".to_string(),
+            more => format!(
+                "fix each labelled line, and the {more} more errors listed below, then run `phasegate handoff validate` again"
+            ),
+        });
+    let report_with_source = miette::Report::new(diagnostic).with_source_code(NamedSource::new(
+        clean(&report.path),
+        Located {
+            text: drawn,
+            places,
+        },
+    ));
+    super::errors::render_diagnostic(report_with_source.as_ref(), out, color);
 }
 
 /// Where an error drawn at `offset` (`len` bytes) of the drawing is in

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use crate::diagnostics::{
-    shorten, Diagnostic, Severity, MAX_DIAGNOSTICS_PER_CHECK, MAX_LINE_CHARS,
+    code_apart, shorten, Diagnostic, Severity, MAX_DIAGNOSTICS_PER_CHECK, MAX_LINE_CHARS,
 };
 use crate::gate::{
     format_duration, CheckResult, CheckStatus, Effect, SelectionSummary, Status, Verdict,
@@ -157,12 +157,13 @@ fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
             .iter()
             .filter(|d| d.check == check.name)
             .collect();
-        // A reason a diagnostic below says again, with what to do (a
-        // missing tool's), is not said a third time after the check line.
+        // A reason a diagnostic below says again, with more (a missing
+        // tool's advice, a timed-out check's last output), is not said a
+        // third time after the check line.
         let said_below = |reason: &str| {
             diagnostics
                 .iter()
-                .any(|d| d.message.starts_with(reason) && d.message.len() > reason.len())
+                .any(|d| d.message.contains(reason) && d.message.len() > reason.len())
         };
         let title = match &check.reason {
             Some(reason) if said_below(reason) => {
@@ -178,7 +179,14 @@ fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
         };
         writeln!(out, "{}", p.bold(&title))?;
         by_importance(&mut diagnostics);
-        diagnostic_lines(&diagnostics, out, p)?;
+        if check.status == CheckStatus::Passed && check.effect == Effect::None {
+            // Findings that fail nothing (clippy's warnings under exit 0)
+            // come back on every commit: one line each, and the log has
+            // them whole.
+            short_lines(&diagnostics, out, p)?;
+        } else {
+            diagnostic_lines(&diagnostics, out, p)?;
+        }
         if check.dropped_diagnostics > 0 {
             writeln!(out, "  {}", not_kept(check.dropped_diagnostics))?;
         }
@@ -193,6 +201,30 @@ fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
 fn diagnostic_lines(diagnostics: &[&Diagnostic], out: &mut dyn Write, p: &Paint) -> io::Result<()> {
     for d in diagnostics.iter().take(MAX_PER_CHECK) {
         diagnostic_line(d, out, p)?;
+    }
+    if diagnostics.len() > MAX_PER_CHECK {
+        writeln!(out, "  … and {} more", diagnostics.len() - MAX_PER_CHECK)?;
+    }
+    Ok(())
+}
+
+/// The findings of a check that passed, one line each
+/// (`file:line:col warning message`), as many as `diagnostic_lines`
+/// shows, and how many more.
+fn short_lines(diagnostics: &[&Diagnostic], out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+    for d in diagnostics.iter().take(MAX_PER_CHECK) {
+        let (place, severity, code) = head(d, p);
+        let first = clean(&shorten(&super::text::first_line(d), MAX_LINE_CHARS)).into_owned();
+        let first = if d.pre_existing {
+            format!("{first} {}", p.dim("(pre-existing)"))
+        } else {
+            first
+        };
+        if place.is_empty() {
+            writeln!(out, "  {severity}{code} {first}")?;
+        } else {
+            writeln!(out, "  {} {severity}{code} {first}", p.bold(&place))?;
+        }
     }
     if diagnostics.len() > MAX_PER_CHECK {
         writeln!(out, "  … and {} more", diagnostics.len() - MAX_PER_CHECK)?;
@@ -233,12 +265,16 @@ fn gate_findings(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
         } else {
             p.green("valid")
         };
-        writeln!(
-            out,
-            "  handoff {path} ({}, {}): {state}",
-            clean(handoff["id"].as_str().unwrap_or("no id")),
-            clean(handoff["stage"].as_str().unwrap_or("no stage"))
-        )?;
+        let id_error = handoff["errors"]
+            .as_array()
+            .is_some_and(|errors| errors.iter().any(|e| e["field"] == "id"));
+        let name = super::handoff::document_name(
+            handoff["path"].as_str().unwrap_or("?"),
+            handoff["id"].as_str(),
+            handoff["stage"].as_str(),
+            id_error,
+        );
+        writeln!(out, "  handoff {name}: {state}")?;
         // Its warnings (an unknown field) decide nothing, and are not
         // among the diagnostics: each is a line under it.
         let warnings = handoff["warnings"]
@@ -358,12 +394,23 @@ fn check_line(check: &CheckResult, width: usize, out: &mut dyn Write, p: &Paint)
     };
     let status_pad = 10usize.saturating_sub(check.status.as_str().chars().count());
     let mut detail = Vec::new();
-    if check.status != CheckStatus::Skipped && check.status != CheckStatus::Missing {
+    // A timed-out check ran as long as its limit, which its reason names.
+    if !matches!(
+        check.status,
+        CheckStatus::Skipped | CheckStatus::Missing | CheckStatus::TimedOut
+    ) {
         detail.push(format_duration(std::time::Duration::from_millis(
             check.duration_ms,
         )));
     }
     if let Some(reason) = &check.reason {
+        // The status beside it is not said again (`timed out  timed out
+        // after 10m`, `crashed  crashed: killed by signal SIGSEGV`).
+        let reason = reason
+            .strip_prefix(check.status.as_str())
+            .map(|rest| rest.trim_start_matches(':').trim_start())
+            .filter(|rest| !rest.is_empty())
+            .unwrap_or(reason);
         detail.push(clean(reason).into_owned());
     }
     if check.diagnostics > 0 && check.status != CheckStatus::Passed {
@@ -385,7 +432,10 @@ fn check_line(check: &CheckResult, width: usize, out: &mut dyn Write, p: &Paint)
     )
 }
 
-fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+/// What a diagnostic's line says before its message: its place
+/// (`file:line:col`, empty when it has none), its severity, and its code
+/// and test (each with a space before it, or empty).
+fn head(d: &Diagnostic, p: &Paint) -> (String, String, String) {
     let mut place = String::new();
     if let Some(file) = &d.file {
         place.push_str(&clean(file));
@@ -401,23 +451,18 @@ fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result
         Severity::Warning => p.yellow("warning"),
         other => p.dim(other.as_str()),
     };
-    let message = super::text::message(d);
-    // A code the message begins with (pytest's `ModuleNotFoundError:
-    // No module named …`) is read there; said before it too, it stutters.
-    let mut code = d
-        .code
-        .as_ref()
-        .filter(|c| {
-            !message
-                .trim_start()
-                .strip_prefix(c.as_str())
-                .is_some_and(|rest| rest.starts_with(':'))
-        })
+    let mut code = code_apart(d)
         .map(|c| format!(" {}", clean(c)))
         .unwrap_or_default();
     if let Some(test) = &d.test {
         code.push_str(&format!(" [{}]", clean(test)));
     }
+    (place, severity, code)
+}
+
+fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+    let (place, severity, code) = head(d, p);
+    let message = super::text::message(d);
     let mut lines = message
         .lines()
         .skip_while(|l| l.trim().is_empty())

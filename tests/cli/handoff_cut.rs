@@ -16,8 +16,9 @@ checks = [ { name = "tests", command = "true" }, { name = "lint", command = "tru
 fn validated(repo: &TestRepo, path: &str) -> (serde_json::Value, Run) {
     let json = repo.phasegate(&["handoff", "validate", "--format", "json", path]);
     assert_eq!(json.code, 1, "{}", head(&json.stdout));
-    let human = repo.phasegate(&["handoff", "validate", path]);
-    assert_eq!(human.code, 1, "{}", head(&human.stderr));
+    // Drawn at a terminal only.
+    let human = crate::report_once::at_terminal(repo, &["handoff", "validate", path]);
+    assert_eq!(human.code, 1, "{}", head(&human.stdout));
     (json.json(), human)
 }
 

@@ -85,8 +85,22 @@ fn control_characters_in_a_document_never_reach_the_terminal_raw() {
             run.stdout.escape_debug()
         );
     }
-    // The label still stands under the bad status, after the replaced
-    // character on its line.
+    assert!(
+        run.stdout.contains("handoffs/F7.md:8:37 error"),
+        "{}",
+        run.stdout
+    );
+    // Drawn at a terminal, the label still stands under the bad status,
+    // after the replaced character on its line.
+    let run = crate::report_once::at_terminal(&repo, &["handoff", "validate", "handoffs/F7.md"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    for raw in ['\u{1b}', '\u{7}', '\u{9b}'] {
+        assert!(
+            !run.stdout.contains(raw),
+            "{raw:?} reached the terminal:\n{}",
+            run.stdout.escape_debug()
+        );
+    }
     let lines: Vec<&str> = run.stdout.lines().collect();
     let source = lines
         .iter()
@@ -100,11 +114,6 @@ fn control_characters_in_a_document_never_reach_the_terminal_raw() {
     assert_eq!(
         column(lines[source + 1], "─┬─"),
         column(lines[source], "bad"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("handoffs/F7.md:8:37 error"),
         "{}",
         run.stdout
     );

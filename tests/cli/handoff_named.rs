@@ -196,11 +196,21 @@ fn a_line_of_a_megabyte_is_shown_cut_around_its_error_and_located_exactly() {
     let run = repo.phasegate(&["handoff", "validate", "handoffs/F001.md"]);
     assert_eq!(run.code, 1, "{}", head(&run.stderr));
     assert!(run.stdout.len() < 4000, "{}", head(&run.stdout));
+    assert!(
+        run.stdout
+            .contains(&format!("handoffs/F001.md:4:{column} error ")),
+        "{}",
+        run.stdout
+    );
+    // Drawn at a terminal only, cut around its error.
+    let run = crate::report_once::at_terminal(&repo, &["handoff", "validate", "handoffs/F001.md"]);
+    assert_eq!(run.code, 1, "{}", head(&run.stdout));
+    assert!(run.stdout.len() < 4000, "{}", head(&run.stdout));
     assert!(run.stdout.contains("xxx see: below xxx"), "{}", run.stdout);
     assert!(run.stdout.contains('…'), "{}", run.stdout);
     assert!(
         run.stdout
-            .contains(&format!("handoffs/F001.md:4:{column} error ")),
+            .contains(&format!("╭─[handoffs/F001.md:4:{column}]")),
         "{}",
         run.stdout
     );
@@ -241,8 +251,9 @@ fn a_minified_frontmatter_is_drawn_cut_around_each_error() {
         "{said:?}"
     );
 
-    let run = repo.phasegate(&["handoff", "validate", "handoffs/F001.md"]);
-    assert_eq!(run.code, 1, "{}", head(&run.stderr));
+    // Drawn at a terminal only.
+    let run = crate::report_once::at_terminal(&repo, &["handoff", "validate", "handoffs/F001.md"]);
+    assert_eq!(run.code, 1, "{}", head(&run.stdout));
     assert!(run.stdout.len() < 4000, "{}", head(&run.stdout));
     assert!(
         run.stdout.contains("\", stage: implementaton, status"),

@@ -232,14 +232,17 @@ fn feedback_on_thousands_of_defects_shows_the_first_of_each() {
         .json();
     assert_eq!(json["items"].as_array().unwrap().len(), 20, "{json:#}");
     assert_eq!(json["omitted"], 4981, "{json:#}");
-    // `validate` lists every one, and draws the first.
+    // `validate` lists every one, and at a terminal draws the first and
+    // lists the others.
     let (code, errors) = errors(&repo, "handoffs/F7.md");
     assert_eq!((code, errors.len()), (1, 5001));
     let run = repo.phasegate(&["handoff", "validate", "handoffs/F7.md"]);
+    assert_eq!(run.stdout.matches(" error checkpoint ").count(), 5000);
+    let run = crate::report_once::at_terminal(&repo, &["handoff", "validate", "handoffs/F7.md"]);
     assert!(
         run.stdout.contains("and the 4981 more errors listed below"),
         "{}",
         run.stdout
     );
-    assert_eq!(run.stdout.matches(" error checkpoint ").count(), 5000);
+    assert_eq!(run.stdout.matches("\n  handoffs/F7.md:").count(), 4981);
 }

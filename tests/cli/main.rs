@@ -100,6 +100,7 @@ mod protect_stash;
 mod repo_formats;
 mod report_codes;
 mod report_edges;
+mod report_once;
 mod report_review;
 mod reports;
 mod reports_more;
