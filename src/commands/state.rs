@@ -77,11 +77,22 @@ pub fn history(ctx: &Context, args: &HistoryArgs, io: &mut Streams<'_>) -> ExitC
         Ok(runs) => runs,
         Err(unread) => return error(io, json, &unread.message, ExitCode::Incomplete),
     };
-    let recent: Vec<&state::RunRecord> = runs.iter().rev().take(args.limit).collect();
+    // The runs killed before their verdict left only their directories.
+    let repo = crate::git::discover(&ctx.cwd).ok().flatten();
+    let unrecorded = state::unrecorded_runs(
+        &state_dir_for(ctx),
+        &runs,
+        &work_tree_for(ctx),
+        repo.as_ref().map(|r| r.common_dir.as_path()),
+        &crate::git::saved_changes_of,
+    );
+    let root = repo.map_or_else(|| ctx.cwd.clone(), |r| r.root);
+    let recent = state::newest_first(&runs, &unrecorded, args.limit);
+    let all = runs.len() + unrecorded.len();
     let _ = if json {
-        report::state::history_json(&recent, io.out)
+        report::state::history_json(&recent, &root, io.out)
     } else {
-        report::state::history_human(&recent, runs.len(), io.out)
+        report::state::history_human(&recent, all, &root, io.out)
     };
     ExitCode::Proceed
 }

@@ -829,6 +829,24 @@ pub fn holds_saved_changes(state_dir: &Path) -> bool {
     has_journals(state_dir)
 }
 
+/// Where the run `run_id` keeps unstaged changes set aside under the work
+/// tree state `state_dir`, when it does (`phasegate restore` in that work
+/// tree brings them back). A run stopped before every copy was on disk
+/// never touched the work tree: it keeps nothing to bring back. Copies no
+/// readable journal describes are kept all the same (a restore moves them
+/// under `kept/`).
+pub fn saved_changes_of(state_dir: &Path, run_id: &str) -> Option<PathBuf> {
+    let dir = protect_root(state_dir).join(run_id);
+    if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    match read_journal(&dir) {
+        Ok(JournalRead::Found(journal)) => (journal.state == State::Saved).then_some(dir),
+        Ok(JournalRead::Missing) if holds_nothing_saved(&dir) => None,
+        _ => Some(dir),
+    }
+}
+
 /// Whether any run left saved changes behind (a directory per run).
 fn has_journals(state_dir: &Path) -> bool {
     fs::read_dir(protect_root(state_dir)).is_ok_and(|mut dirs| {

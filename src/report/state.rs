@@ -3,11 +3,12 @@
 //! brought back, as JSON or for people.
 
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
 use crate::git::Recovered;
-use crate::state::{Intervention, RunRecord};
+use crate::state::{Entry, Intervention, Progress, RunRecord, Then, Unrecorded};
 
 use super::text::line as clean;
 
@@ -21,12 +22,15 @@ fn failing(run: &RunRecord) -> Vec<&str> {
         .collect()
 }
 
-/// `{"runs": [...]}`, newest first as given.
-pub fn history_json(runs: &[&RunRecord], out: &mut dyn Write) -> io::Result<()> {
+/// `{"runs": [...]}`, newest first as given. A run with no record (killed
+/// before its verdict, or still going) has no phase, profile nor
+/// selection: it names the logs it left, the unstaged changes it kept set
+/// aside, and what to do (`next`, the command to run, and `what_to_do`).
+pub fn history_json(runs: &[Entry<'_>], root: &Path, out: &mut dyn Write) -> io::Result<()> {
     let shown: Vec<serde_json::Value> = runs
         .iter()
-        .map(|r| {
-            json!({
+        .map(|entry| match entry {
+            Entry::Recorded(r) => json!({
                 "run_id": r.run_id,
                 "time": r.time,
                 "phase": r.phase,
@@ -34,15 +38,37 @@ pub fn history_json(runs: &[&RunRecord], out: &mut dyn Write) -> io::Result<()> 
                 "status": r.status,
                 "selection": r.selection.mode,
                 "failing": failing(r),
-            })
+            }),
+            Entry::Unrecorded(u) => json!({
+                "run_id": u.run_id,
+                "time": u.started,
+                "phase": null,
+                "profile": null,
+                "status": progress(u),
+                "selection": null,
+                "failing": [],
+                "logs": u.logs.iter().map(|l| json!({
+                    "check": l.check,
+                    "log": shown_path(&l.path, root),
+                })).collect::<Vec<_>>(),
+                "saved_changes": u.saved.as_ref().map(|s| shown_path(&s.dir, root)),
+                "next": next_command(u),
+                "what_to_do": what_to_do(u, root),
+            }),
         })
         .collect();
     writeln!(out, "{}", json!({ "runs": shown }))
 }
 
-/// A line a run: when, how it ended, its phase and id, and what failed.
-/// `recorded` is how many runs there are in all.
-pub fn history_human(runs: &[&RunRecord], recorded: usize, out: &mut dyn Write) -> io::Result<()> {
+/// A line a run: when, how it ended, its phase and id, and what failed; a
+/// run killed before its verdict says so on a second line, with what to
+/// do. `recorded` is how many runs there are in all.
+pub fn history_human(
+    runs: &[Entry<'_>],
+    recorded: usize,
+    root: &Path,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     if runs.is_empty() {
         if recorded == 0 {
             writeln!(out, "no run recorded yet")?;
@@ -50,23 +76,144 @@ pub fn history_human(runs: &[&RunRecord], recorded: usize, out: &mut dyn Write) 
             writeln!(out, "{recorded} run(s) recorded; `--limit` shows none")?;
         }
     }
-    for r in runs {
-        let failing = failing(r);
-        let tail = if failing.is_empty() {
-            String::new()
-        } else {
-            format!("  failing: {}", clean(&failing.join(", ")))
-        };
+    if !runs.is_empty() {
         writeln!(
             out,
-            "{}  {:<10} {:<15} {:<10}{tail}",
-            clean(&r.time),
-            clean(&r.status),
-            clean(&r.phase),
-            clean(&r.run_id)
+            "{:<20}  {:<10} {:<15} run id",
+            "time (UTC)", "status", "phase"
         )?;
     }
+    for entry in runs {
+        match entry {
+            Entry::Recorded(r) => {
+                // A check that did not fail but kept the run from being
+                // verified says how (`lint (missing)`).
+                let failing: Vec<String> = r
+                    .checks
+                    .iter()
+                    .filter(|c| !matches!(c.status.as_str(), "passed" | "skipped" | "warned"))
+                    .map(|c| match c.status.as_str() {
+                        "failed" => c.name.clone(),
+                        other => format!("{} ({})", c.name, other.replace('_', " ")),
+                    })
+                    .collect();
+                let tail = if failing.is_empty() {
+                    String::new()
+                } else {
+                    format!("  failing: {}", clean(&failing.join(", ")))
+                };
+                writeln!(
+                    out,
+                    "{}  {:<10} {:<15} {:<10}{tail}",
+                    clean(&r.time),
+                    clean(&r.status),
+                    clean(&r.phase),
+                    clean(&r.run_id)
+                )?;
+            }
+            Entry::Unrecorded(u) => {
+                let logs: Vec<String> = u
+                    .logs
+                    .iter()
+                    .map(|l| clean(&l.check).into_owned())
+                    .collect();
+                let tail = if logs.is_empty() {
+                    "no check had started".to_string()
+                } else {
+                    format!("logs of: {}", logs.join(", "))
+                };
+                let how = match u.progress {
+                    Progress::Running => "still running, no verdict yet",
+                    Progress::Killed => "ended without a verdict (killed)",
+                    Progress::Unknown => "no verdict; whether it still runs cannot be told",
+                };
+                writeln!(
+                    out,
+                    "{}  {:<10} {:<15} {:<10}  {how}; {tail}",
+                    clean(&u.started),
+                    progress(u),
+                    "-",
+                    clean(&u.run_id)
+                )?;
+                writeln!(out, "    {}", clean(&what_to_do(u, root)))?;
+            }
+        }
+    }
     Ok(())
+}
+
+/// How a run with no record stands, as `history` names it.
+fn progress(run: &Unrecorded) -> &'static str {
+    match run.progress {
+        Progress::Running => "running",
+        Progress::Killed => "killed",
+        Progress::Unknown => "unknown",
+    }
+}
+
+/// The phasegate command to run now about a run with no record, in this
+/// work tree: `restore`, `resume`, `run`, or none.
+fn next_command(run: &Unrecorded) -> Option<&'static str> {
+    if run.progress == Progress::Running {
+        return None;
+    }
+    if run.saved.as_ref().is_some_and(|s| s.elsewhere.is_none()) {
+        return Some("restore");
+    }
+    match run.then {
+        Then::Resume => Some("resume"),
+        Then::Run => Some("run"),
+        _ => None,
+    }
+}
+
+/// What to do about a run with no record, in a sentence or two.
+fn what_to_do(run: &Unrecorded, root: &Path) -> String {
+    let there = |path: &Option<PathBuf>| match path {
+        Some(path) => format!("the work tree `{}`", path.display()),
+        None => "the work tree it ran in".to_string(),
+    };
+    let mut said = Vec::new();
+    match (&run.saved, run.progress) {
+        (Some(saved), Progress::Running) => said.push(format!(
+            "it holds unstaged changes set aside (`{}`) and gives them back when it ends",
+            shown_path(&saved.dir, root)
+        )),
+        (Some(saved), _) => said.push(match &saved.elsewhere {
+            None => format!(
+                "run `phasegate restore` to bring back the unstaged changes it set aside (`{}`)",
+                shown_path(&saved.dir, root)
+            ),
+            Some(path) => format!(
+                "run `phasegate restore` in {} to bring back the unstaged changes it set aside (`{}`)",
+                there(path),
+                shown_path(&saved.dir, root)
+            ),
+        }),
+        (None, _) => {}
+    }
+    let then = if said.is_empty() { "" } else { "then " };
+    said.push(match &run.then {
+        Then::Wait => "its verdict comes when it ends; `phasegate history` shows it then".to_string(),
+        Then::Unknown => "its directory's lock cannot be read: if no phasegate runs, `phasegate resume` runs its phase's checks again".to_string(),
+        Then::Resume => format!("{then}`phasegate resume` runs its phase's checks again (none of its checks is taken as passed)"),
+        Then::Run => format!("{then}`phasegate run` checks again (no run of this work tree is recorded for `resume` to take up)"),
+        Then::Superseded(later) => format!(
+            "{}nothing to resume: run {}, recorded since, is what `phasegate resume` takes up",
+            if then.is_empty() { "" } else { "otherwise " },
+            clean(later)
+        ),
+        Then::OtherWorkTree(path) => format!("{then}`phasegate resume` in {} runs its checks again", there(path)),
+    });
+    said.join("; ")
+}
+
+/// `path` as the verdict names logs: relative to the work tree when in it.
+fn shown_path(path: &Path, root: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// `{"interventions": [...]}`.
@@ -242,6 +389,7 @@ mod tests {
 
     #[test]
     fn history_lines_name_what_failed_and_show_control_characters() {
+        let root = Path::new("/repo");
         let record = run(
             "qa\u{1b}[2J",
             &[
@@ -251,19 +399,21 @@ mod tests {
             ],
         );
         assert_eq!(
-            text(|out| history_human(&[&record], 1, out)),
-            "2026-11-24T01:02:03Z  failed     qa\\x1b[2J       20261124T010203Z-42  failing: tests, build\n"
+            text(|out| history_human(&[Entry::Recorded(&record)], 1, root, out)),
+            "time (UTC)            status     phase           run id\n2026-11-24T01:02:03Z  failed     qa\\x1b[2J       20261124T010203Z-42  failing: tests, build (timed out)\n"
         );
         assert_eq!(
-            text(|out| history_human(&[], 0, out)),
+            text(|out| history_human(&[], 0, root, out)),
             "no run recorded yet\n"
         );
         assert_eq!(
-            text(|out| history_human(&[], 3, out)),
+            text(|out| history_human(&[], 3, root, out)),
             "3 run(s) recorded; `--limit` shows none\n"
         );
-        let json: serde_json::Value =
-            serde_json::from_str(&text(|out| history_json(&[&record], out))).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text(|out| {
+            history_json(&[Entry::Recorded(&record)], root, out)
+        }))
+        .unwrap();
         assert_eq!(json["runs"][0]["failing"], json!(["tests", "build"]));
     }
 

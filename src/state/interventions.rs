@@ -666,6 +666,8 @@ fn append_emergency_within<L: AsRef<[u8]>>(
         super::io_error(state_dir, &path, "append to", &e)
     };
     state_dir.sharing.create_dirs(state_dir).map_err(named)?;
+    // A link into a directory that does not exist is said as such.
+    super::lock::write_target(&path).map_err(named)?;
     let mut bytes = Vec::new();
     for line in lines {
         bytes.extend_from_slice(line.as_ref());
@@ -697,11 +699,25 @@ fn append_emergency_within<L: AsRef<[u8]>>(
             }
             let size = file.metadata().map_err(named)?.len();
             if size >= limit && rotated.is_none() {
-                let old = emergency_old_file(state_dir);
+                // A link stays: the file it leads to is rotated beside
+                // itself, as `state.json` and the queue are written there.
+                let real = super::lock::write_target(&path).map_err(named)?;
+                let old = if real == path {
+                    emergency_old_file(state_dir)
+                } else {
+                    let mut name = real.file_name().unwrap_or_default().to_os_string();
+                    name.push(".1");
+                    real.with_file_name(name)
+                };
                 let replaced = fs::metadata(&old).map(|m| m.len()).ok();
-                fs::rename(&path, &old).map_err(named)?;
+                fs::rename(&real, &old).map_err(named)?;
+                let held = if real == path {
+                    "emergency.log.1".to_string()
+                } else {
+                    format!("`{}`", old.display())
+                };
                 let mut trace = format!(
-                    "{} emergency.log reached {size} bytes: what it held is in emergency.log.1",
+                    "{} emergency.log reached {size} bytes: what it held is in {held}",
                     super::now_rfc3339()
                 );
                 if let Some(replaced) = replaced {

@@ -393,9 +393,58 @@ fn hidden_beside<'p>(path: &'p Path, suffix: &str) -> (&'p Path, PathBuf) {
     (dir, dir.join(format!(".{name}{suffix}")))
 }
 
+/// How many symbolic links a state file may lead through, as the kernel
+/// allows a path (`MAXSYMLINKS`).
+const MAX_LINKS: usize = 40;
+
+/// Where a write to the state file `path` goes: `path` itself or, when it
+/// is a symbolic link, the file the link leads to, as git's lock files
+/// follow a link: a user who keeps `state.json` on another disk keeps it
+/// there, and a link to nowhere names the file to make. A link whose
+/// directory does not exist is an error that names the link, where it
+/// leads and what to do: replacing the link would lose it silently.
+pub fn write_target(path: &Path) -> io::Result<PathBuf> {
+    let mut at = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match fs::read_link(&at) {
+            // A relative target is relative to the link's directory.
+            Ok(target) => at = at.parent().unwrap_or(Path::new(".")).join(target),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::InvalidInput | io::ErrorKind::NotFound
+                ) =>
+            {
+                let Some(dir) = at.parent().filter(|_| at != path) else {
+                    return Ok(at);
+                };
+                if fs::metadata(dir).is_ok_and(|m| m.is_dir()) {
+                    return Ok(at);
+                }
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!(
+                        "`{}` is a symbolic link to `{}`, whose directory `{}` does not exist: create that directory (or mount the disk it is on), or remove the link to keep the file where the link is",
+                        path.display(),
+                        at.display(),
+                        dir.display()
+                    ),
+                ));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other(format!(
+        "`{}` is a symbolic link that leads through more than {MAX_LINKS} links (a loop?): make it lead to a file, or remove it",
+        path.display()
+    )))
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file beside it,
 /// flushed to disk, renamed over it, the directory flushed. A reader sees
 /// the old file or the new one, never a part; a kill leaves the old one.
+/// A symbolic link at `path` stays: the file it leads to is written
+/// (`write_target`), the temporary file beside that one.
 pub fn write_atomic(path: &Path, bytes: &[u8], sharing: super::Sharing) -> io::Result<()> {
     write_atomic_with(path, bytes, sharing, &|| {})
 }
@@ -408,7 +457,8 @@ pub fn write_atomic_with(
     sharing: super::Sharing,
     before_rename: &dyn Fn(),
 ) -> io::Result<()> {
-    let (dir, temp) = hidden_beside(path, &format!(".tmp-{}", std::process::id()));
+    let target = write_target(path)?;
+    let (dir, temp) = hidden_beside(&target, &format!(".tmp-{}", std::process::id()));
     let result = (|| {
         let mut file = fs::File::create(&temp)?;
         // Its mode is the file's once renamed: set before, so no reader
@@ -417,7 +467,7 @@ pub fn write_atomic_with(
         file.write_all(bytes)?;
         file.sync_all()?;
         before_rename();
-        fs::rename(&temp, path)?;
+        fs::rename(&temp, &target)?;
         fs::File::open(dir)?.sync_all()
     })();
     if result.is_err() {
@@ -448,7 +498,9 @@ pub fn write_swapping(
     use rustix::fs::{renameat_with, Mode, OFlags, RenameFlags, CWD};
     // Something other than a file in its place (a directory, a link) is
     // never exchanged into the spare's name, where the next write would
-    // follow it: it is replaced, or not, as by a temporary's rename.
+    // follow it: a link is written through (`write_target`), with no
+    // spare left beside the file it leads to; a directory is not
+    // replaced, as by a temporary's rename.
     if fs::symlink_metadata(path).is_ok_and(|meta| !meta.is_file()) {
         return write_atomic_with(path, bytes, sharing, before_rename);
     }
@@ -517,7 +569,8 @@ mod tests {
         assert!(!spare.is_symlink());
 
         // Neither is a directory in the file's place moved aside, nor a
-        // link exchanged into the spare's name.
+        // link exchanged into the spare's name: the file it leads to is
+        // written, and the link stays.
         let taken = dir.path().join("taken.json");
         fs::create_dir(&taken).unwrap();
         assert!(write_swapping(&taken, b"x", crate::state::Sharing::Umask, &|| {}).is_err());
@@ -527,9 +580,10 @@ mod tests {
         write_swapping(&linked, b"new", crate::state::Sharing::Umask, &|| {}).unwrap();
         assert_eq!(
             (read(&linked), read(&outside)),
-            ("new".into(), "keep".into())
+            ("new".into(), "new".into())
         );
-        assert!(!linked.is_symlink() && !dir.path().join(".linked.json.spare").exists());
+        assert!(linked.is_symlink() && !dir.path().join(".linked.json.spare").exists());
+        assert!(!dir.path().join(".outside.spare").exists());
     }
 
     #[test]

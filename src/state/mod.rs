@@ -6,6 +6,7 @@
 //! `pushes/`, whose file has one writer, the hook of its push.
 
 mod interventions;
+mod killed;
 mod lock;
 mod notes;
 mod run_dir;
@@ -14,6 +15,7 @@ mod store;
 mod unreached;
 
 pub use interventions::*;
+pub use killed::*;
 pub use lock::*;
 pub use notes::*;
 pub use run_dir::*;

@@ -322,7 +322,7 @@ fn replay_script(
 }
 
 /// The file in a run's directory naming the work tree it ran in.
-const WORK_TREE_FILE: &str = "work-tree";
+pub(super) const WORK_TREE_FILE: &str = "work-tree";
 
 /// Whether the run of `dir` may have been made in the work tree `key`
 /// names: one whose directory names another work tree was not.
@@ -506,6 +506,35 @@ fn file_stem(name: &str) -> String {
     }
     stem.truncate(cut);
     format!("{stem}~{:016x}", fnv1a(name.as_bytes()))
+}
+
+/// The check name `file_stem` made `stem` from, read back; a stem cut
+/// short (`~` and a digest) or not of its making is given as it is.
+pub(super) fn check_of_stem(stem: &str) -> String {
+    let Some(escaped) = stem.strip_prefix('_').filter(|_| !stem.contains('~')) else {
+        return stem.to_string();
+    };
+    let mut bytes = Vec::with_capacity(escaped.len());
+    let mut rest = escaped.as_bytes();
+    while let Some((&first, after)) = rest.split_first() {
+        if first != b'_' {
+            bytes.push(first);
+            rest = after;
+        } else if after.first() == Some(&b'_') {
+            bytes.push(b'_');
+            rest = &after[1..];
+        } else if let Some(byte) = after
+            .get(..2)
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        {
+            bytes.push(byte);
+            rest = &after[2..];
+        } else {
+            return stem.to_string();
+        }
+    }
+    String::from_utf8(bytes).unwrap_or_else(|_| stem.to_string())
 }
 
 /// Whether cutting the escaped `stem` at `at` splits an escape (`__` or
@@ -741,6 +770,11 @@ mod tests {
         let (kept, _) = cut.split_once('~').unwrap();
         assert!(kept.starts_with("_y_2fy_2f"), "{cut}");
         assert!(kept.ends_with('y') || kept.ends_with("_2f"), "{cut}");
+        // Every stem not cut short reads back to its check's name.
+        for name in ["tests", "a/b", "_a_b", "verdict", "é", "a b", "..", ""] {
+            assert_eq!(check_of_stem(&file_stem(name)), name);
+        }
+        assert_eq!(check_of_stem(&cut), cut);
     }
 
     #[test]

@@ -254,9 +254,15 @@ pub fn load(state_dir: &Path) -> io::Result<Loaded> {
             let stamp = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
+            // A link stays, and what it leads to is moved aside beside
+            // itself: the next save writes a new history where it led.
+            let real = super::lock::write_target(&path)?;
+            let name = real
+                .file_name()
+                .map_or_else(|| "state.json".into(), |n| n.to_string_lossy());
             let moved_to =
-                state_dir.join(format!("state.json.corrupt-{stamp}-{}", std::process::id()));
-            fs::rename(&path, &moved_to)?;
+                real.with_file_name(format!("{name}.corrupt-{stamp}-{}", std::process::id()));
+            fs::rename(&real, &moved_to)?;
             Ok(Loaded::Corrupt { moved_to, error })
         }
     }

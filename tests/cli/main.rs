@@ -51,6 +51,7 @@ mod handoff_review;
 mod handoff_rules;
 mod handoff_sources;
 mod handoff_yaml;
+mod history_killed;
 mod hooks;
 mod hooks_edges;
 mod install_edges;
