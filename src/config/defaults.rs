@@ -829,7 +829,7 @@ pub fn embedded_toml(
         Vec::new()
     };
     if nested.is_empty() {
-        text.push_str(&default_phases(&names, false));
+        text.push_str(&default_phases(&names, false, false));
     } else {
         text.push_str(&nested_phases(&nested, &names, false));
     }
@@ -837,8 +837,10 @@ pub fn embedded_toml(
 }
 
 /// The four stages' phases, `names` checking in `implementation` and
-/// `tests` in `qa`.
-fn default_phases(names: &[&str], commented: bool) -> String {
+/// `tests` in `qa`; with `offered`, those checks commented out, for a
+/// project of no known language, so that writing a command and
+/// uncommenting its check is all it takes.
+fn default_phases(names: &[&str], commented: bool, offered: bool) -> String {
     let mut text = String::new();
     for stage in STAGES {
         text.push_str(&format!("[phases.{stage}]\n"));
@@ -859,7 +861,8 @@ fn default_phases(names: &[&str], commented: bool) -> String {
         text.push_str("checks = [\n");
         for name in names {
             text.push_str(&format!(
-                "  {{ name = {}, on_failure = \"block\" }},\n",
+                "  {}{{ name = {}, on_failure = \"block\" }},\n",
+                if offered { "# " } else { "" },
                 quoted(name)
             ));
         }
@@ -916,36 +919,6 @@ pub fn missing_programs(
         }
     }
     missing
-}
-
-/// The four stages' phases for a project of no known language: the
-/// checks of the commands `init` offers, commented out like them, so
-/// that writing a command and uncommenting its check is all it takes.
-fn offered_phases() -> String {
-    let mut text = String::new();
-    for stage in STAGES {
-        text.push_str(&format!("[phases.{stage}]\n"));
-        let offered: &[&str] = match stage {
-            "implementation" => &["tests", "lint"],
-            "qa" => &["tests"],
-            _ => {
-                text.push_str(
-                    "# Document phases: their handoffs are validated, no command runs.\n\
-                     checks = []\n\n",
-                );
-                continue;
-            }
-        };
-        text.push_str("checks = [\n");
-        for name in offered {
-            text.push_str(&format!(
-                "  # {{ name = {}, on_failure = \"block\" }},\n",
-                quoted(name)
-            ));
-        }
-        text.push_str("]\n\n");
-    }
-    text
 }
 
 /// A commented `phasegate.toml` for the project at `root`.
@@ -1045,9 +1018,9 @@ pub fn init_template(detected: &Detected) -> String {
     );
     let names: Vec<&str> = commands.iter().map(|(n, _)| *n).collect();
     if offered {
-        text.push_str(&offered_phases());
+        text.push_str(&default_phases(&["tests", "lint"], true, true));
     } else if nested_checks.is_empty() {
-        text.push_str(&default_phases(&names, true));
+        text.push_str(&default_phases(&names, true, false));
     } else {
         text.push_str(&nested_phases(&nested_checks, &[], true));
     }

@@ -213,18 +213,8 @@ fn diagnostic_lines(diagnostics: &[&Diagnostic], out: &mut dyn Write, p: &Paint)
 /// shows, and how many more.
 fn short_lines(diagnostics: &[&Diagnostic], out: &mut dyn Write, p: &Paint) -> io::Result<()> {
     for d in diagnostics.iter().take(MAX_PER_CHECK) {
-        let (place, severity, code) = head(d, p);
         let first = clean(&shorten(&super::text::first_line(d), MAX_LINE_CHARS)).into_owned();
-        let first = if d.pre_existing {
-            format!("{first} {}", p.dim("(pre-existing)"))
-        } else {
-            first
-        };
-        if place.is_empty() {
-            writeln!(out, "  {severity}{code} {first}")?;
-        } else {
-            writeln!(out, "  {} {severity}{code} {first}", p.bold(&place))?;
-        }
+        head_line(d, first, out, p)?;
     }
     if diagnostics.len() > MAX_PER_CHECK {
         writeln!(out, "  … and {} more", diagnostics.len() - MAX_PER_CHECK)?;
@@ -460,24 +450,30 @@ fn head(d: &Diagnostic, p: &Paint) -> (String, String, String) {
     (place, severity, code)
 }
 
-fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+/// A finding's first line: its place, severity and code, then `first`
+/// (its message's first line), marked when the finding was there before
+/// the change.
+fn head_line(d: &Diagnostic, first: String, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
     let (place, severity, code) = head(d, p);
-    let message = super::text::message(d);
-    let mut lines = message
-        .lines()
-        .skip_while(|l| l.trim().is_empty())
-        .map(|l| clean(&shorten(l, MAX_LINE_CHARS)).into_owned());
-    let first = lines.next().unwrap_or_default();
     let first = if d.pre_existing {
         format!("{first} {}", p.dim("(pre-existing)"))
     } else {
         first
     };
     if place.is_empty() {
-        writeln!(out, "  {severity}{code} {first}")?;
+        writeln!(out, "  {severity}{code} {first}")
     } else {
-        writeln!(out, "  {} {severity}{code} {first}", p.bold(&place))?;
+        writeln!(out, "  {} {severity}{code} {first}", p.bold(&place))
     }
+}
+
+fn diagnostic_line(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+    let message = super::text::message(d);
+    let mut lines = message
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .map(|l| clean(&shorten(l, MAX_LINE_CHARS)).into_owned());
+    head_line(d, lines.next().unwrap_or_default(), out, p)?;
     // The line as the check saw it, with a label at the column.
     out.write_all(super::snippet::render(d, "   ", p.color).as_bytes())?;
     for line in lines.by_ref().take(MAX_MESSAGE_LINES) {

@@ -140,8 +140,10 @@ fn init_warns_of_a_tool_its_checks_run_that_is_not_installed() {
     );
 }
 
-/// What pytest 9.2 prints when a test module cannot be imported.
-const PYTEST_COLLECTION_ERROR: &str = r"============================= test session starts ==============================
+/// What `pytest` 9.2.0 (Python 3.11.7) printed, recorded, when its test
+/// module imported a module that does not exist (the repository's path
+/// as `$PWD`).
+pub(crate) const PYTEST_COLLECTION_ERROR: &str = r"============================= test session starts ==============================
 platform linux -- Python 3.11.7, pytest-9.2.0, pluggy-1.7.0
 rootdir: $PWD
 configfile: pyproject.toml

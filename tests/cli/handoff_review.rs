@@ -5,7 +5,8 @@ use std::process::Stdio;
 
 use crate::support::{TestRepo, BIN};
 
-const GATE: &str = r#"[gate]
+/// Checks that pass, for handoff documents alone.
+pub(crate) const GATE: &str = r#"[gate]
 max_retries = 3
 
 [phases.implementation]

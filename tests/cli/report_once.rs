@@ -6,31 +6,9 @@
 //! scripts on a `PATH` the test controls; their output is what the real
 //! tools print.
 
+use crate::first_use::PYTEST_COLLECTION_ERROR;
+use crate::handoff_review::GATE;
 use crate::support::{Run, TestRepo, BIN};
-
-/// What pytest 9.2 prints when a test module cannot be imported.
-const PYTEST_COLLECTION_ERROR: &str = r"============================= test session starts ==============================
-platform linux -- Python 3.11.7, pytest-9.2.0, pluggy-1.7.0
-rootdir: $PWD
-configfile: pyproject.toml
-collected 0 items / 1 error
-
-==================================== ERRORS ====================================
-_____________________ ERROR collecting tests/test_calc.py ______________________
-ImportError while importing test module '$PWD/tests/test_calc.py'.
-Hint: make sure your test modules/packages have valid Python names.
-Traceback:
-/usr/lib/python3.11/importlib/__init__.py:126: in import_module
-    return _bootstrap._gcd_import(name[level:], package, level)
-           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-tests/test_calc.py:1: in <module>
-    from calc import add
-E   ModuleNotFoundError: No module named 'calc'
-=========================== short test summary info ============================
-ERROR tests/test_calc.py
-!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!
-=============================== 1 error in 0.08s ===============================
-";
 
 /// What `ruff check .` prints for the unused import of that test file.
 const RUFF_UNUSED_IMPORT: &str = "tests/test_calc.py:1:18: F401 [*] `calc.add` imported but unused
@@ -163,14 +141,6 @@ fn the_summary_leaves_out_a_code_its_message_begins_with() {
         "{parsed}"
     );
 }
-
-/// Checks that pass, for handoff documents alone.
-const GATE: &str = r#"[gate]
-max_retries = 3
-
-[phases.implementation]
-checks = [ { name = "tests", command = "true" }, { name = "lint", command = "true" } ]
-"#;
 
 /// A document whose `handoff_ready` says true while a checkpoint is
 /// skipped: one error, on line 8.
