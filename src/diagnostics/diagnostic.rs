@@ -138,7 +138,7 @@ impl Diagnostic {
 
     /// Whether this is phasegate's finding for output nobody parsed: a
     /// headline, then `OUTPUT_TAIL_HEADING` and the output's last lines.
-    fn is_output_tail(&self) -> bool {
+    pub fn is_output_tail(&self) -> bool {
         self.tool == "phasegate" && self.message.lines().nth(1) == Some(OUTPUT_TAIL_HEADING)
     }
 

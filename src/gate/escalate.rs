@@ -133,8 +133,12 @@ pub fn previous_error_sets(
 
 /// When this run failed with the same errors as each of the `needed - 1`
 /// runs before it in the phase (`previous`, newest last), it ends
-/// `blocked` with `next: escalate`, saying which errors keep coming back.
-/// Returns the note it added when it did.
+/// `blocked` with `next: escalate`, saying how many errors keep coming
+/// back and in which checks: the report lists them under those checks
+/// and in the summary, and the verdict in its diagnostics and summary, so
+/// the note points there rather than saying each a third time. Returns,
+/// when it did, what the intervention says: the note with the errors
+/// named, since the queue is read without the run's report.
 ///
 /// Only a run that held the work back is escalated: one the `fast`
 /// profile let through (a check that printed errors, then timed out)
@@ -166,13 +170,14 @@ pub fn escalate_repeats(
     if streak < needed {
         return None;
     }
-    let lines: Vec<String> = verdict
+    let errors: Vec<String> = verdict
         .diagnostics
         .iter()
         .filter(|d| current.contains(&d.fingerprint()))
         .map(Diagnostic::headline)
         .take(5)
         .collect();
+    let checks = check_error_sets(verdict);
     verdict.status = Status::Blocked;
     verdict.next = Next::Escalate;
     // A push's refs are checked in runs of their own, and count once.
@@ -186,12 +191,38 @@ pub fn escalate_repeats(
         "runs in a row"
     };
     let note = format!(
-        "the same {} error(s) failed {streak} {tries}: a person is needed. They keep coming back: {}",
+        "the same {} error(s) failed {streak} {tries}: a person is needed. {}",
         current.len(),
-        lines.join("; ")
+        where_they_are(&checks)
     );
     verdict.notes.push(note.clone());
-    Some(note)
+    Some(format!("{note} They are: {}", errors.join("; ")))
+}
+
+/// Which checks the errors that keep coming back are in, and where they
+/// are listed: `They keep coming back in check `tests`: ...`, with each
+/// check's count when there are several.
+fn where_they_are(checks: &[(String, Vec<String>)]) -> String {
+    match checks {
+        [(name, _)] => format!(
+            "They keep coming back in check `{name}`: its findings (and the summary) name them."
+        ),
+        _ => {
+            let named: Vec<String> = checks
+                .iter()
+                .map(|(name, set)| format!("`{name}` ({})", set.len()))
+                .collect();
+            let list = match named.split_last() {
+                Some((last, rest)) if !rest.is_empty() => {
+                    format!("{} and {last}", rest.join(", "))
+                }
+                _ => named.join(""),
+            };
+            format!(
+                "They keep coming back in checks {list}: their findings (and the summary) name them."
+            )
+        }
+    }
 }
 
 /// Whether `check` was cut short by an interrupt (Ctrl-C, SIGTERM,

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use crate::diagnostics::{Diagnostic, Severity};
+use crate::diagnostics::{code_apart, Diagnostic, Severity};
 use crate::gate::{CheckStatus, Effect, Verdict};
 
 use super::text::visible;
@@ -94,7 +94,9 @@ fn command(d: &Diagnostic, let_through: bool) -> String {
     } else {
         d.check.clone()
     };
-    if let Some(code) = &d.code {
+    // GitHub shows the title above the message: a code the message
+    // begins with (`ModuleNotFoundError: ...`) is said there.
+    if let Some(code) = code_apart(d) {
         title.push_str(&format!(" {code}"));
     }
     if d.pre_existing {

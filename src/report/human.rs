@@ -200,12 +200,70 @@ fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
 /// The first diagnostics, and how many more there are.
 fn diagnostic_lines(diagnostics: &[&Diagnostic], out: &mut dyn Write, p: &Paint) -> io::Result<()> {
     for d in diagnostics.iter().take(MAX_PER_CHECK) {
-        diagnostic_line(d, out, p)?;
+        if d.is_output_tail() && tail_repeats(d, diagnostics) {
+            tail_headline(d, out, p)?;
+        } else {
+            diagnostic_line(d, out, p)?;
+        }
     }
     if diagnostics.len() > MAX_PER_CHECK {
         writeln!(out, "  … and {} more", diagnostics.len() - MAX_PER_CHECK)?;
     }
     Ok(())
+}
+
+/// Whether the output tail `tail` (phasegate's finding for a failure no
+/// parsed error explains) only says again what its check's other findings
+/// say: the warnings of a check that failed on warnings alone (a wrapper
+/// that fails on any warning, `eslint --max-warnings 0`), with their
+/// snippets and counts. Its headline already carries the output's telling
+/// line. A tail with a line no finding accounts for (an error nobody
+/// parsed: a linker's, a crash's) is shown whole, and so is the tail of a
+/// check that has no other finding: then it is the only explanation.
+fn tail_repeats(tail: &Diagnostic, diagnostics: &[&Diagnostic]) -> bool {
+    let others: Vec<&Diagnostic> = diagnostics
+        .iter()
+        .copied()
+        .filter(|d| d.check == tail.check && !d.is_output_tail())
+        .collect();
+    if others.is_empty() {
+        return false;
+    }
+    let mut lines = tail.message.lines();
+    let headline = lines.next().unwrap_or("");
+    // The tail is only here because the check reported no error: the
+    // lines that speak of warnings are its findings, or their count.
+    let accounted = |line: &str| {
+        !line.chars().any(char::is_alphanumeric)
+            || headline.contains(line)
+            || line.to_lowercase().contains("warning")
+            || others.iter().any(|d| said_by(d, line))
+    };
+    lines.skip(1).map(str::trim).all(accounted)
+}
+
+/// Whether the line `line` of a check's output is part of what finding
+/// `d` says: its message's first line, a line of its message (a snippet,
+/// a `help:`), its place, or its file's name heading its findings.
+fn said_by(d: &Diagnostic, line: &str) -> bool {
+    let first = d.message.lines().next().unwrap_or("").trim();
+    let place = d.location();
+    (!first.is_empty() && line.contains(first))
+        || d.message.lines().any(|l| l.trim() == line)
+        || (d.line.is_some() && !place.is_empty() && line.contains(&place))
+        || d.file.as_deref().is_some_and(|f| line.ends_with(f))
+}
+
+/// The output tail's headline alone (its telling line), where its last
+/// lines repeat the check's other findings, listed with it.
+fn tail_headline(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+    let first = clean(&shorten(&super::text::first_line(d), MAX_LINE_CHARS)).into_owned();
+    head_line(d, first, out, p)?;
+    writeln!(
+        out,
+        "    {}",
+        p.dim("│ its last lines of output repeat this check's findings (the full log has them)")
+    )
 }
 
 /// The findings of a check that passed, one line each

@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::io::{self, Write};
 
-use crate::diagnostics::{cut_bytes, shorten, Diagnostic, MAX_LINE_CHARS};
+use crate::diagnostics::{code_apart, cut_bytes, shorten, Diagnostic, MAX_LINE_CHARS};
 use crate::gate::{CheckResult, CheckStatus, Effect, Verdict};
 
 /// Bytes of diagnostics kept in one failure's text.
@@ -47,7 +47,9 @@ fn line(d: &Diagnostic) -> String {
         out.push(' ');
     }
     out.push_str(d.severity.as_str());
-    if let Some(code) = &d.code {
+    // A code the message begins with (`ModuleNotFoundError: ...`) is said
+    // there.
+    if let Some(code) = code_apart(d) {
         out.push(' ');
         out.push_str(code);
     }

@@ -103,6 +103,7 @@ mod report_codes;
 mod report_edges;
 mod report_once;
 mod report_review;
+mod report_twice;
 mod reports;
 mod reports_more;
 mod run_more;

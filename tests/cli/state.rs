@@ -48,7 +48,7 @@ fn the_same_errors_three_runs_in_a_row_escalate_and_different_ones_do_not() {
     assert_eq!(v["next"], "escalate");
     let notes = v["notes"].to_string();
     assert!(
-        notes.contains("failed 3 runs in a row") && notes.contains("stuck"),
+        notes.contains("failed 3 runs in a row") && notes.contains("check `build`"),
         "{notes}"
     );
     // The next such run counts on.

@@ -129,11 +129,14 @@ fn agents_in_two_linked_worktrees_each_escalate_their_own_repeated_errors() {
         } else {
             assert_eq!(main_code, 4, "{main:#}");
             assert_eq!(side_code, 4, "{other:#}");
-            assert!(main["notes"].to_string().contains("stuck here"), "{main:#}");
-            assert!(
-                other["notes"].to_string().contains("stuck there"),
-                "{other:#}"
-            );
+            // Each names its own errors: the note points at them.
+            for (v, own) in [(&main, "stuck here"), (&other, "stuck there")] {
+                assert!(
+                    v["notes"].to_string().contains("failed 3 runs in a row")
+                        && v["summary"].to_string().contains(own),
+                    "{v:#}"
+                );
+            }
         }
     }
     repo.git(&["worktree", "remove", "--force", side.to_str().unwrap()]);
