@@ -82,6 +82,14 @@ pub fn plan_check(
     } else {
         expand_invocations(&spec.command, &[])
     };
+    // The value of `name` the child sees: the check's own `env` wins over
+    // phasegate's (`own`), as it does for the child.
+    let seen = |name: &str, own: Option<&OsStr>| {
+        spec.env
+            .get(name)
+            .map(Into::into)
+            .or_else(|| own.map(OsStr::to_os_string))
+    };
     Ok(CheckPlan {
         name: spec.name.clone(),
         kind: spec.kind,
@@ -99,18 +107,9 @@ pub fn plan_check(
         log_sharing: run_dir.sharing,
         parser: spec.parser.clone(),
         root: root.to_path_buf(),
-        // The check's own `PATH` wins, as it does for the child.
-        path: spec
-            .env
-            .get("PATH")
-            .map(Into::into)
-            .or_else(|| path.map(OsStr::to_os_string)),
-        // So does its `GOWORK`, empty included (go's `auto`).
-        go_work: spec
-            .env
-            .get("GOWORK")
-            .map(Into::into)
-            .or_else(|| go_work.map(OsStr::to_os_string)),
+        path: seen("PATH", path),
+        // An empty `GOWORK` of its own included (go's `auto`).
+        go_work: seen("GOWORK", go_work),
         groups: None,
     })
 }

@@ -9,7 +9,7 @@ use crate::support::{check, write_executable, TestRepo};
 
 /// The files of the findings that a check ran something the branch
 /// changed, sorted.
-fn flagged(v: &serde_json::Value) -> Vec<String> {
+pub(crate) fn flagged(v: &serde_json::Value) -> Vec<String> {
     let mut files = crate::ci_nested::flagged(v);
     files.sort();
     files
@@ -187,15 +187,7 @@ fn nested_tool_configuration_that_cannot_be_compared_in_a_partial_clone_is_said(
         ],
         &[("app/pkg/ruff.toml", "line-length = 200\n")],
     );
-    origin.git(&["config", "uploadpack.allowFilter", "true"]);
-    let clone = origin.shallow_clone(
-        "feature",
-        "partial",
-        &["--filter=tree:1", "--no-single-branch"],
-    );
-    // A `ruff` that passes: the check runs.
-    write_executable(&origin.home().join("bin/ruff"), "#!/bin/sh\nexit 0\n");
-    let path = format!("{}:/usr/bin:/bin", origin.home().join("bin").display());
+    let (clone, path) = partial_clone(&origin, "partial", "--filter=tree:1");
     let run = origin.phasegate_in_with(
         &clone,
         &[
@@ -218,6 +210,21 @@ fn nested_tool_configuration_that_cannot_be_compared_in_a_partial_clone_is_said(
         "{}",
         notes[0]
     );
+}
+
+/// A clone of `origin`'s `feature` branch, `name`, that the partial
+/// clone `filter` left objects out of, and a `PATH` whose `ruff` passes:
+/// the check runs.
+pub(crate) fn partial_clone(
+    origin: &TestRepo,
+    name: &str,
+    filter: &str,
+) -> (std::path::PathBuf, String) {
+    origin.git(&["config", "uploadpack.allowFilter", "true"]);
+    let clone = origin.shallow_clone("feature", name, &[filter, "--no-single-branch"]);
+    write_executable(&origin.home().join("bin/ruff"), "#!/bin/sh\nexit 0\n");
+    let path = format!("{}:/usr/bin:/bin", origin.home().join("bin").display());
+    (clone, path)
 }
 
 fn as_refs(list: &[(String, String)]) -> Vec<(&str, &str)> {

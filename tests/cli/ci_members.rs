@@ -1,17 +1,10 @@
 //! cargo and eslint configuration that counts under --config-from-ref.
 
 use crate::ci_cargo::FROM_MAIN;
+use crate::ci_lookup::{flagged, partial_clone};
 use crate::ci_queue::notes_starting;
 use crate::ci_refs::branch_of;
 use crate::support::{check, write_executable, TestRepo};
-
-/// The files of the findings that a check ran something the branch
-/// changed, sorted.
-fn flagged(v: &serde_json::Value) -> Vec<String> {
-    let mut files = crate::ci_nested::flagged(v);
-    files.sort();
-    files
-}
 
 /// A gate whose one check `lint` runs `command`.
 fn gate(command: &str) -> String {
@@ -176,14 +169,7 @@ fn a_file_of_the_ref_a_partial_clone_lacks_is_said_in_a_note_not_taken_for_none(
         ],
         &[("ruff.toml", "[lint]\nselect = []\n")],
     );
-    origin.git(&["config", "uploadpack.allowFilter", "true"]);
-    let clone = origin.shallow_clone(
-        "feature",
-        "blobless",
-        &["--filter=blob:none", "--no-single-branch"],
-    );
-    write_executable(&origin.home().join("bin/ruff"), "#!/bin/sh\nexit 0\n");
-    let path = format!("{}:/usr/bin:/bin", origin.home().join("bin").display());
+    let (clone, path) = partial_clone(&origin, "blobless", "--filter=blob:none");
     let args = [
         "run",
         "--format",

@@ -9,19 +9,19 @@ use crate::support::TestRepo;
 
 /// A directory of executable scripts, outside the repository, and a
 /// `PATH` that finds them first and then only the system's programs.
-struct Tools {
+pub(crate) struct Tools {
     dir: tempfile::TempDir,
 }
 
 impl Tools {
-    fn new() -> Tools {
+    pub(crate) fn new() -> Tools {
         Tools {
             dir: tempfile::tempdir().unwrap(),
         }
     }
 
     /// An executable shell script `name` with `body` after its `#!` line.
-    fn add(&self, name: &str, body: &str) -> &Self {
+    pub(crate) fn add(&self, name: &str, body: &str) -> &Self {
         crate::support::write_executable(
             &self.dir.path().join(name),
             &format!("#!/bin/sh\n{body}"),
@@ -29,13 +29,18 @@ impl Tools {
         self
     }
 
-    fn path(&self) -> String {
+    /// A tool `name` that prints `output` as it is and exits with `code`.
+    pub(crate) fn prints(&self, name: &str, output: &str, code: i32) -> &Self {
+        self.add(name, &format!("cat <<'EOF'\n{output}EOF\nexit {code}\n"))
+    }
+
+    pub(crate) fn path(&self) -> String {
         format!("{}:/usr/bin:/bin", self.dir.path().display())
     }
 }
 
 /// A Python project, as `pyproject.toml` makes one, with a test file.
-fn python_project(repo: &TestRepo, dir: &str) {
+pub(crate) fn python_project(repo: &TestRepo, dir: &str) {
     repo.write(
         &format!("{dir}pyproject.toml"),
         "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",

@@ -1,6 +1,6 @@
 //! Handoff documents written the way real authors and agents write them.
 
-use crate::support::{handoff_errors, TestRepo};
+use crate::support::{handoff_errors, Run, TestRepo};
 
 const GATE: &str = r#"[gate]
 max_retries = 3
@@ -76,15 +76,19 @@ fn control_characters_in_a_document_never_reach_the_terminal_raw() {
     // and before it.
     let doc = "---\nid: F7\nstage: implementation\ntitle: \u{1b}]0;owned\u{7} \u{1b}[31mred \u{9b}2J\nstarted_at: 2026-01-01T10:00:00Z\nstatus: in_progress\nhandoff_ready: false\ncheckpoints: [{name: \"a\u{1b}b\", status: bad}]\n---\n";
     repo.write("handoffs/F7.md", doc);
+    // No raw control character reaches the terminal.
+    let shown_safely = |run: &Run| {
+        for raw in ['\u{1b}', '\u{7}', '\u{9b}'] {
+            assert!(
+                !run.stdout.contains(raw),
+                "{raw:?} reached the terminal:\n{}",
+                run.stdout.escape_debug()
+            );
+        }
+    };
     let run = repo.phasegate(&["handoff", "validate", "handoffs/F7.md"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
-    for raw in ['\u{1b}', '\u{7}', '\u{9b}'] {
-        assert!(
-            !run.stdout.contains(raw),
-            "{raw:?} reached the terminal:\n{}",
-            run.stdout.escape_debug()
-        );
-    }
+    shown_safely(&run);
     assert!(
         run.stdout.contains("handoffs/F7.md:8:37 error"),
         "{}",
@@ -94,13 +98,7 @@ fn control_characters_in_a_document_never_reach_the_terminal_raw() {
     // after the replaced character on its line.
     let run = crate::report_once::at_terminal(&repo, &["handoff", "validate", "handoffs/F7.md"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
-    for raw in ['\u{1b}', '\u{7}', '\u{9b}'] {
-        assert!(
-            !run.stdout.contains(raw),
-            "{raw:?} reached the terminal:\n{}",
-            run.stdout.escape_debug()
-        );
-    }
+    shown_safely(&run);
     let lines: Vec<&str> = run.stdout.lines().collect();
     let source = lines
         .iter()

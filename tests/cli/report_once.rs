@@ -6,53 +6,26 @@
 //! scripts on a `PATH` the test controls; their output is what the real
 //! tools print.
 
-use crate::first_use::PYTEST_COLLECTION_ERROR;
+use crate::first_use::{python_project, Tools, PYTEST_COLLECTION_ERROR};
 use crate::handoff_review::GATE;
 use crate::support::{Run, TestRepo, BIN};
 
 /// What `ruff check .` prints for the unused import of that test file.
-const RUFF_UNUSED_IMPORT: &str = "tests/test_calc.py:1:18: F401 [*] `calc.add` imported but unused
+pub(crate) const RUFF_UNUSED_IMPORT: &str =
+    "tests/test_calc.py:1:18: F401 [*] `calc.add` imported but unused
 Found 1 error.
 [*] 1 fixable with the `--fix` option.
 ";
 
-/// A directory of executable scripts standing for tools, and a `PATH`
-/// that finds them first and then only the system's programs.
-struct Tools {
-    dir: tempfile::TempDir,
-}
-
-impl Tools {
-    fn new() -> Tools {
-        Tools {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    /// A tool `name` that prints `output` as it is and exits with `code`.
-    fn add(&self, name: &str, output: &str, code: i32) -> &Self {
-        crate::support::write_executable(
-            &self.dir.path().join(name),
-            &format!("#!/bin/sh\ncat <<'EOF'\n{output}EOF\nexit {code}\n"),
-        );
-        self
-    }
-
-    fn path(&self) -> String {
-        format!("{}:/usr/bin:/bin", self.dir.path().display())
-    }
-}
-
-/// A Python project, as `pyproject.toml` makes one, with a test file.
-fn python_project(repo: &TestRepo) {
-    repo.write(
-        "pyproject.toml",
-        "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",
-    )
-    .write(
-        "tests/test_calc.py",
-        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-    );
+/// `pytest`, `ruff` and `pyright` stood in as they answer a Python
+/// project whose test imports a module that is not there.
+pub(crate) fn failing_python_tools() -> Tools {
+    let tools = Tools::new();
+    tools
+        .prints("pytest", PYTEST_COLLECTION_ERROR, 2)
+        .prints("ruff", RUFF_UNUSED_IMPORT, 1)
+        .prints("pyright", "0 errors, 0 warnings, 0 informations\n", 0);
+    tools
 }
 
 /// The human report up to its summary: the check lines and the details.
@@ -67,14 +40,10 @@ fn summary(stdout: &str) -> &str {
 
 #[test]
 fn the_summary_leaves_out_a_code_its_message_begins_with() {
-    let tools = Tools::new();
-    tools
-        .add("pytest", PYTEST_COLLECTION_ERROR, 2)
-        .add("ruff", RUFF_UNUSED_IMPORT, 1)
-        .add("pyright", "0 errors, 0 warnings, 0 informations\n", 0);
+    let tools = failing_python_tools();
     let path = tools.path();
     let repo = TestRepo::new();
-    python_project(&repo);
+    python_project(&repo, "");
     repo.git(&["add", "-A"]);
 
     let (code, v) = repo.verdict_with(&[], &[("PATH", &path)]);
@@ -296,11 +265,11 @@ fn a_frontmatter_that_cannot_be_parsed_is_not_said_to_have_no_id() {
 fn a_missing_tool_of_the_embedded_defaults_says_where_on_missing_can_be_set() {
     let tools = Tools::new();
     tools
-        .add("pytest", "1 passed in 0.01s\n", 0)
-        .add("ruff", "All checks passed!\n", 0);
+        .prints("pytest", "1 passed in 0.01s\n", 0)
+        .prints("ruff", "All checks passed!\n", 0);
     let path = tools.path();
     let repo = TestRepo::new();
-    python_project(&repo);
+    python_project(&repo, "");
     repo.git(&["add", "-A"]);
     let missing_advice = |v: &serde_json::Value| -> String {
         v["diagnostics"]

@@ -5,58 +5,15 @@
 //! warnings. Tools are stood for by scripts on a `PATH` the test controls;
 //! their output is what the real tools print.
 
-use crate::first_use::PYTEST_COLLECTION_ERROR;
+use crate::first_use::{python_project, Tools};
+use crate::report_once::failing_python_tools;
 use crate::support::TestRepo;
-
-/// What `ruff check .` prints for the unused import of that test file.
-const RUFF_UNUSED_IMPORT: &str = "tests/test_calc.py:1:18: F401 [*] `calc.add` imported but unused
-Found 1 error.
-[*] 1 fixable with the `--fix` option.
-";
-
-/// A directory of executable scripts standing for tools, and a `PATH`
-/// that finds them first and then only the system's programs.
-struct Tools {
-    dir: tempfile::TempDir,
-}
-
-impl Tools {
-    fn new() -> Tools {
-        Tools {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    /// A tool `name` that prints `output` as it is and exits with `code`.
-    fn add(&self, name: &str, output: &str, code: i32) -> &Self {
-        crate::support::write_executable(
-            &self.dir.path().join(name),
-            &format!("#!/bin/sh\ncat <<'EOF'\n{output}EOF\nexit {code}\n"),
-        );
-        self
-    }
-
-    fn path(&self) -> String {
-        format!("{}:/usr/bin:/bin", self.dir.path().display())
-    }
-}
 
 /// A Python project whose test imports a module that is not there, with
 /// `pytest`, `ruff` and `pyright` stood in as they answer it.
 fn python_project_failing(repo: &TestRepo) -> Tools {
-    let tools = Tools::new();
-    tools
-        .add("pytest", PYTEST_COLLECTION_ERROR, 2)
-        .add("ruff", RUFF_UNUSED_IMPORT, 1)
-        .add("pyright", "0 errors, 0 warnings, 0 informations\n", 0);
-    repo.write(
-        "pyproject.toml",
-        "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",
-    )
-    .write(
-        "tests/test_calc.py",
-        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-    );
+    let tools = failing_python_tools();
+    python_project(repo, "");
     repo.git(&["add", "-A"]);
     tools
 }
@@ -219,7 +176,7 @@ fn clippy_warnings() -> String {
 /// `output` and exits 1: a wrapper that fails on any warning.
 fn failing_lint(output: &str) -> (TestRepo, Tools) {
     let tools = Tools::new();
-    tools.add("lint-strict", output, 1);
+    tools.prints("lint-strict", output, 1);
     let repo = TestRepo::new();
     repo.config(
         "[phases.implementation]\nchecks = [ { name = \"lint\", command = \"lint-strict\", parser = \"cargo\" } ]\n",
