@@ -53,6 +53,10 @@ pub struct Context {
     /// workspace's packages where go found them. go reads it from the
     /// environment only (`go env -w GOWORK` is refused).
     pub go_work: Option<OsString>,
+    /// `CLIPPY_CONF_DIR`, where a check's clippy looks for its
+    /// `clippy.toml` (unless the check sets its own), so
+    /// `--config-from-ref` compares the file clippy reads.
+    pub clippy_conf_dir: Option<OsString>,
     /// This phasegate's own executable, which an installed hook runs when
     /// no phasegate is on the `PATH` git gives it.
     pub exe: Option<PathBuf>,
@@ -450,6 +454,7 @@ impl Context {
             cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             path,
             go_work: std::env::var_os("GOWORK"),
+            clippy_conf_dir: std::env::var_os("CLIPPY_CONF_DIR"),
             exe: std::env::current_exe().ok(),
             pause_at: var("PHASEGATE_TEST_PAUSE_AT"),
             test_log_limit: var("PHASEGATE_TEST_LOG_LIMIT").and_then(|v| v.trim().parse().ok()),

@@ -24,6 +24,7 @@ mod ci_refs;
 mod ci_scripts;
 mod ci_shallow;
 mod ci_toolconfig;
+mod ci_tools;
 mod cli_edges;
 mod config_errors;
 mod config_more;

@@ -1006,8 +1006,47 @@ struct Versions<'a> {
     /// The reads of a commit's file that found an object this clone
     /// lacks, since the comparison in hand started.
     unfetched: std::cell::RefCell<Vec<Unfetched>>,
-    /// The packages cargo builds where a check runs, by that directory.
-    packages: std::cell::RefCell<std::collections::HashMap<PathBuf, std::rc::Rc<Option<Packages>>>>,
+    /// The packages cargo builds where a check runs, by that directory
+    /// and the command's choice of packages.
+    packages: std::cell::RefCell<PackagesFound>,
+    /// phasegate's own `CLIPPY_CONF_DIR`, which a check's clippy sees
+    /// unless the check sets its own.
+    own_clippy_conf_dir: Option<PathBuf>,
+    /// What the environment of the check being looked at says of the
+    /// configuration its tools read.
+    env: std::cell::RefCell<ToolEnv>,
+}
+
+/// The packages cargo builds, by where it runs and what it is asked for.
+type PackagesFound =
+    std::collections::HashMap<(PathBuf, tools::PackageSelection), std::rc::Rc<Option<Packages>>>;
+
+/// What the environment a tool runs with says of the configuration it
+/// reads: the check's `env` over phasegate's own, and a shell command's
+/// assignments (`CLIPPY_CONF_DIR=ci cargo clippy`) over both.
+#[derive(Debug, Clone, Default)]
+struct ToolEnv {
+    /// `CLIPPY_CONF_DIR`: clippy looks for its file from there up, not
+    /// from each package's directory.
+    clippy_conf_dir: Option<PathBuf>,
+    /// `ESLINT_USE_FLAT_CONFIG`: the mode eslint reads its configuration
+    /// in.
+    eslint_flat: Option<String>,
+}
+
+impl ToolEnv {
+    /// The environment with the assignments `words` (`NAME=value`) over it.
+    fn with(&self, words: &[String]) -> ToolEnv {
+        let mut env = self.clone();
+        for (name, value) in words.iter().filter_map(|word| word.split_once('=')) {
+            match name {
+                "CLIPPY_CONF_DIR" => env.clippy_conf_dir = Some(PathBuf::from(value)),
+                "ESLINT_USE_FLAT_CONFIG" => env.eslint_flat = Some(value.to_string()),
+                _ => {}
+            }
+        }
+        env
+    }
 }
 
 /// What a check runs that could not be compared with `--config-from-ref`'s
@@ -1476,38 +1515,39 @@ impl Versions<'_> {
     /// The files of `tool`'s configuration below `dir` (where it runs)
     /// that the version that runs and `spec`'s do not hold alike: the ones
     /// it reads for the files it checks under them. The files in `dir`
-    /// and above are `tool_files`'s.
+    /// and above are `tool_files`'s. For cargo, the packages the command
+    /// chooses (`selection`) are looked for wherever they are, in the
+    /// directory it runs in and above too: `-p other` lints a package
+    /// that is neither.
     fn tool_files_below(
         &self,
         dir: &Path,
         tool: &tools::Tool,
+        selection: &tools::PackageSelection,
     ) -> Vec<(PathBuf, Option<&'static tools::Section>)> {
         if !tool.files.iter().any(|file| file.below) {
             return Vec::new();
         }
         match self.differing() {
             Ok(paths) => {
-                let mut found = files_below(tool, dir, paths);
-                // cargo builds only the workspace's members and their path
-                // dependencies there, and lints only the members with
-                // clippy: another crate's lint levels, or a `clippy.toml`
-                // no member reads, are no part of what the check runs.
-                if tool.name.starts_with("cargo") {
-                    found.retain(|(file, _)| {
-                        let (Some(name), Some(at)) = (file.file_name(), file.parent()) else {
-                            return true;
-                        };
-                        if name == "Cargo.toml" {
-                            return self.packages(dir).as_ref().as_ref().is_none_or(|packages| {
-                                packages.built.iter().any(|built| built == at)
-                            });
-                        }
-                        if CLIPPY_FILES.iter().any(|clippy| name == *clippy) {
-                            return self.clippy_reads(dir, at);
-                        }
-                        true
-                    });
+                if !tool.name.starts_with("cargo") {
+                    return files_below(tool, dir, paths, false);
                 }
+                // cargo builds only the packages the command chooses and
+                // their path dependencies, and lints only the workspace's
+                // members among them with clippy: another crate's lint
+                // levels, or a `clippy.toml` no linted package reads, are
+                // no part of what the check runs. Where the packages
+                // cannot be worked out, every file below `dir` counts.
+                let mut found = files_below(tool, Path::new(""), paths, true);
+                // The packages are worked out only for a file that differs.
+                if found.is_empty() {
+                    return found;
+                }
+                if self.packages(dir, selection).is_none() {
+                    found = files_below(tool, dir, paths, false);
+                }
+                found.retain(|(file, section)| self.cargo_reads(dir, selection, file, *section));
                 found
             }
             Err(reason) => {
@@ -1521,76 +1561,178 @@ impl Versions<'_> {
         }
     }
 
-    /// The packages cargo run in `dir` builds, as the version that runs
-    /// holds them (see `cargo_packages`), worked out once per directory:
-    /// only a check whose tool reads files below it, and only when the
-    /// branch changed such a file, asks.
-    fn packages(&self, dir: &Path) -> std::rc::Rc<Option<Packages>> {
-        if let Some(known) = self.packages.borrow().get(dir) {
+    /// Whether cargo run in `dir` with `selection` reads `file` (a file of
+    /// its table, its `section`) for a package it builds: a package's
+    /// `[lints]` only when it builds that package, a `clippy.toml` only
+    /// when clippy reads it for a package it lints (see `clippy_reads`).
+    /// Where the packages cannot be worked out, it does.
+    fn cargo_reads(
+        &self,
+        dir: &Path,
+        selection: &tools::PackageSelection,
+        file: &Path,
+        section: Option<&tools::Section>,
+    ) -> bool {
+        let (Some(name), Some(at)) = (file.file_name(), file.parent()) else {
+            return true;
+        };
+        let packages = self.packages(dir, selection);
+        let Some(packages) = packages.as_ref() else {
+            return true;
+        };
+        if name == "Cargo.toml" {
+            // `[workspace.lints]` is read by the members that take it.
+            let own_lints = section.is_some_and(|section| section.keys == ["lints"]);
+            return !own_lints || packages.built.iter().any(|built| built == at);
+        }
+        if CLIPPY_FILES.iter().any(|clippy| name == *clippy) {
+            return self.clippy_reads(packages, at);
+        }
+        true
+    }
+
+    /// The packages cargo run in `dir` with `selection` builds, as the
+    /// version that runs holds them (see `cargo_packages`), worked out
+    /// once per directory and selection: only a check whose tool reads
+    /// files below it, and only when the branch changed such a file, asks.
+    fn packages(
+        &self,
+        dir: &Path,
+        selection: &tools::PackageSelection,
+    ) -> std::rc::Rc<Option<Packages>> {
+        let key = (dir.to_path_buf(), selection.clone());
+        if let Some(known) = self.packages.borrow().get(&key) {
             return std::rc::Rc::clone(known);
         }
-        let found = std::rc::Rc::new(self.cargo_packages(dir));
+        let found = std::rc::Rc::new(self.cargo_packages(dir, selection));
         self.packages
             .borrow_mut()
-            .insert(dir.to_path_buf(), std::rc::Rc::clone(&found));
+            .insert(key, std::rc::Rc::clone(&found));
         found
     }
 
     /// The packages cargo run in `dir` builds, as `cargo metadata` and
-    /// `cargo clippy -v` show it: the workspace's members (the root's own
-    /// package, its `members` globs less the paths its `exclude` names
-    /// unless a member names the package itself, and every path
-    /// dependency of a member that lies in the workspace's directory and
-    /// is not excluded, of whichever member, in turn), and the path
-    /// dependencies outside them, which cargo compiles (with their
-    /// `[lints]`) but does not lint with clippy. With no workspace, the
-    /// package where cargo runs is the only member. The root is the
-    /// nearest `Cargo.toml` at or above `dir` with a `[workspace]`, else
-    /// the nearest one. `None` where no manifest, or no directory a glob
-    /// names, can be read: then every package counts.
-    fn cargo_packages(&self, dir: &Path) -> Option<Packages> {
-        let mut nearest = None;
-        let mut workspace = None;
-        for at in dir.ancestors() {
-            let Some(table) = self.manifest(&at.join("Cargo.toml")) else {
-                continue;
-            };
-            if table.contains_key("workspace") {
-                workspace = Some((at.to_path_buf(), table));
-                break;
-            }
-            if nearest.is_none() {
-                nearest = Some((at.to_path_buf(), table));
-            }
-        }
-        let (root, table, seeds) = match workspace {
-            Some((root, table)) => {
-                let seeds = self.workspace_members(&root, &table)?;
-                (root, table, seeds)
-            }
-            None => {
-                let (root, table) = nearest?;
-                let seeds = vec![root.clone()];
-                (root, table, seeds)
-            }
+    /// `cargo clippy -v` show it. The manifest is the one `--manifest-path`
+    /// names, else the nearest `Cargo.toml` at or above `dir`; its
+    /// workspace's root is the nearest one at or above it with a
+    /// `[workspace]` that counts it among its members (else the package is
+    /// its own). The members are the root's own package, its `members`
+    /// globs less the paths its `exclude` names unless a member names the
+    /// package itself, and every path dependency of a member that lies in
+    /// the workspace's directory and is not excluded, of whichever member,
+    /// in turn. cargo builds the packages `selection` chooses of them and
+    /// their path dependencies (compiled with their `[lints]`), and clippy
+    /// lints the members among those (all but the chosen ones with
+    /// `--no-deps`): cargo gives clippy only the workspace's members to
+    /// compile. `None` where no manifest, or no directory a glob names,
+    /// can be read: then every package counts.
+    fn cargo_packages(&self, dir: &Path, selection: &tools::PackageSelection) -> Option<Packages> {
+        let manifest_dir = match &selection.manifest_path {
+            Some(path) => repository_path(dir, path)?.parent()?.to_path_buf(),
+            None => dir
+                .ancestors()
+                .find(|at| self.manifest(&at.join("Cargo.toml")).is_some())?
+                .to_path_buf(),
         };
+        let own = self.manifest(&manifest_dir.join("Cargo.toml"))?;
+        let workspace = manifest_dir.ancestors().find_map(|at| {
+            let table = self.manifest(&at.join("Cargo.toml"))?;
+            table
+                .contains_key("workspace")
+                .then(|| (at.to_path_buf(), table))
+        });
+        let (root, table, members) = match workspace {
+            Some((root, table)) => {
+                let listed = self.workspace_members(&root, &table)?;
+                let (members, _) = self.path_closure(&root, &table, &listed);
+                // A package its workspace leaves out is one of its own.
+                if manifest_dir == root || members.contains(&manifest_dir) {
+                    (root, table, members)
+                } else {
+                    (manifest_dir.clone(), own, vec![manifest_dir.clone()])
+                }
+            }
+            None => (manifest_dir.clone(), own, vec![manifest_dir.clone()]),
+        };
+        let name_of = |package: &Path| {
+            self.manifest(&package.join("Cargo.toml"))
+                .and_then(|manifest| {
+                    Some(manifest.get("package")?.get("name")?.as_str()?.to_string())
+                })
+        };
+        let named = |package: &PathBuf, patterns: &[String]| {
+            name_of(package).is_some_and(|name| tools::PackageSelection::names(patterns, &name))
+        };
+        let chosen: Vec<PathBuf> = if selection.workspace {
+            members
+                .iter()
+                .filter(|member| !named(member, &selection.exclude))
+                .cloned()
+                .collect()
+        } else if !selection.packages.is_empty() {
+            // A package named by `-p` is one of the workspace's, or one
+            // they depend on.
+            let (_, built) = self.path_closure(&root, &table, &members);
+            built
+                .iter()
+                .filter(|package| named(package, &selection.packages))
+                .cloned()
+                .collect()
+        } else if manifest_dir == root && table.contains_key("workspace") {
+            let listed = table
+                .get("workspace")
+                .and_then(|w| w.get("default-members"))
+                .is_some();
+            if listed {
+                self.workspace_paths(&root, &table, "default-members")?
+            } else if table.contains_key("package") {
+                vec![root.clone()]
+            } else {
+                members.clone()
+            }
+        } else {
+            vec![manifest_dir.clone()]
+        };
+        let (_, built) = self.path_closure(&root, &table, &chosen);
+        let compiled = if selection.no_deps { &chosen } else { &built };
+        let linted = compiled
+            .iter()
+            .filter(|package| members.contains(package))
+            .cloned()
+            .collect();
+        Some(Packages {
+            root,
+            linted,
+            built,
+        })
+    }
+
+    /// From the packages `seeds` of the workspace (`table`, at `root`),
+    /// the members their path dependencies make, in turn, with the seeds
+    /// (a member's path dependency in the workspace's directory that it
+    /// does not exclude is a member), and every package cargo compiles for
+    /// them: the seeds and their path dependencies, in turn.
+    fn path_closure(
+        &self,
+        root: &Path,
+        table: &toml::Table,
+        seeds: &[PathBuf],
+    ) -> (Vec<PathBuf>, Vec<PathBuf>) {
         let is_workspace = table.contains_key("workspace");
         let excluded = |package: &Path| {
             !is_workspace
-                || !package.starts_with(&root)
-                || workspace_list(&table, "exclude")
+                || !package.starts_with(root)
+                || workspace_list(table, "exclude")
                     .iter()
                     .any(|path| package.starts_with(root.join(path)))
         };
-        let inherited = workspace_path_dependencies(&table);
-        let mut packages = Packages {
-            members: seeds.clone(),
-            built: seeds.clone(),
-        };
+        let inherited = workspace_path_dependencies(table);
+        let mut members = seeds.to_vec();
+        let mut built = seeds.to_vec();
         // Each package read once, its path dependencies after it; a
         // member's makes members, a non-member's only what cargo builds.
         let mut queue: std::collections::VecDeque<(PathBuf, bool)> =
-            seeds.into_iter().map(|seed| (seed, true)).collect();
+            seeds.iter().map(|seed| (seed.clone(), true)).collect();
         while let Some((package, member)) = queue.pop_front() {
             let Some(manifest) = self.manifest(&package.join("Cargo.toml")) else {
                 continue;
@@ -1607,18 +1749,18 @@ impl Versions<'_> {
             );
             for dep in deps {
                 let is_member = member && !excluded(&dep);
-                if is_member && !packages.members.contains(&dep) {
-                    packages.members.push(dep.clone());
-                } else if packages.built.contains(&dep) {
+                if is_member && !members.contains(&dep) {
+                    members.push(dep.clone());
+                } else if built.contains(&dep) {
                     continue;
                 }
-                if !packages.built.contains(&dep) {
-                    packages.built.push(dep.clone());
+                if !built.contains(&dep) {
+                    built.push(dep.clone());
                 }
                 queue.push_back((dep, is_member));
             }
         }
-        Some(packages)
+        (members, built)
     }
 
     /// The `Cargo.toml` at `path`, parsed, as the version that runs holds it.
@@ -1629,17 +1771,31 @@ impl Versions<'_> {
     }
 
     /// The directories (relative to the root) of the members the
-    /// `[workspace]` of `table`, at `root`, names: its own package, the
-    /// paths of `members`, and the directories its globs match that hold
-    /// a `Cargo.toml`, less those under an `exclude` path; `None` when a
-    /// directory a glob must look into cannot be read.
+    /// `[workspace]` of `table`, at `root`, names: its own package, and
+    /// its `members` (see `workspace_paths`); `None` when a directory a
+    /// glob must look into cannot be read.
     fn workspace_members(&self, root: &Path, table: &toml::Table) -> Option<Vec<PathBuf>> {
         let mut members = Vec::new();
         if table.contains_key("package") {
             members.push(root.to_path_buf());
         }
+        for dir in self.workspace_paths(root, table, "members")? {
+            if !members.contains(&dir) {
+                members.push(dir);
+            }
+        }
+        Some(members)
+    }
+
+    /// The directories (relative to the root) the list `key` (`members`,
+    /// `default-members`) of the `[workspace]` of `table`, at `root`,
+    /// names: its paths, and the directories its globs match that hold a
+    /// `Cargo.toml`, less those under an `exclude` path; `None` when a
+    /// directory a glob must look into cannot be read.
+    fn workspace_paths(&self, root: &Path, table: &toml::Table, key: &str) -> Option<Vec<PathBuf>> {
+        let mut paths = Vec::new();
         let excluded = workspace_list(table, "exclude");
-        for member in workspace_list(table, "members") {
+        for member in workspace_list(table, key) {
             let plain = !member.contains(['*', '?', '[']);
             let found = if plain {
                 vec![root.join(&member)]
@@ -1653,12 +1809,12 @@ impl Versions<'_> {
                     .collect()
             };
             for dir in found.into_iter().filter_map(|dir| within_root(&dir)) {
-                if !members.contains(&dir) {
-                    members.push(dir);
+                if !paths.contains(&dir) {
+                    paths.push(dir);
                 }
             }
         }
-        Some(members)
+        Some(paths)
     }
 
     /// The directories below `root` that the member glob `pattern` matches
@@ -1734,19 +1890,14 @@ impl Versions<'_> {
     }
 
     /// Whether clippy reads the `clippy.toml` (or `.clippy.toml`) of
-    /// `config_dir` for a package cargo lints with it from `dir`: clippy
-    /// looks from each member's directory up and reads the nearest file
+    /// `config_dir` for a package it lints (of `packages`): clippy looks
+    /// from each package's directory up and reads the nearest file
     /// (checked with the installed clippy), so one counts only at or
-    /// above a member with no nearer file, in the version that runs or in
-    /// the target's (whose file the branch may have removed). Where the
-    /// packages cannot be worked out, it counts.
-    fn clippy_reads(&self, dir: &Path, config_dir: &Path) -> bool {
-        let packages = self.packages(dir);
-        let Some(packages) = packages.as_ref() else {
-            return true;
-        };
+    /// above a linted package with no nearer file, in the version that
+    /// runs or in the target's (whose file the branch may have removed).
+    fn clippy_reads(&self, packages: &Packages, config_dir: &Path) -> bool {
         packages
-            .members
+            .linted
             .iter()
             .filter(|member| member.starts_with(config_dir))
             .any(|member| {
@@ -1764,6 +1915,7 @@ impl Versions<'_> {
                 })
             })
     }
+
     /// What a version holds of a tool's configuration file (`section`
     /// of it, or all of it, its links followed), to compare.
     fn config_in(&self, spec: Option<&str>, file: &Path, section: Option<&tools::Section>) -> Held {
@@ -1795,12 +1947,15 @@ impl Versions<'_> {
     }
 }
 
-/// The package directories cargo builds where a check runs (see
-/// `Versions::cargo_packages`): the workspace's `members`, and with them
-/// in `built` every package it compiles.
+/// The package directories a cargo command builds where a check runs
+/// (see `Versions::cargo_packages`): the ones clippy lints (`linted`),
+/// and with them in `built` every package it compiles.
 #[derive(Debug)]
 struct Packages {
-    members: Vec<PathBuf>,
+    /// The workspace's root (the package's own directory, with none):
+    /// where cargo runs the compiler for its members.
+    root: PathBuf,
+    linted: Vec<PathBuf>,
     built: Vec<PathBuf>,
 }
 
@@ -1881,19 +2036,20 @@ fn workspace_list(table: &toml::Table, key: &str) -> Vec<String> {
 
 /// Among `paths` (relative to the root), the files of `tool`'s
 /// configuration that it reads below `dir`, where it runs: in a directory
-/// under `dir`, by a name the tool reads there, each with the section
-/// read of it.
+/// under `dir` (or `dir` itself, `with_dir`), by a name the tool reads
+/// there, each with the section read of it.
 fn files_below(
     tool: &tools::Tool,
     dir: &Path,
     paths: &[PathBuf],
+    with_dir: bool,
 ) -> Vec<(PathBuf, Option<&'static tools::Section>)> {
     let mut found = Vec::new();
     for path in paths {
         let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
             continue;
         };
-        if parent == dir || !parent.starts_with(dir) {
+        if (parent == dir && !with_dir) || !parent.starts_with(dir) {
             continue;
         }
         for file in tool.files.iter().filter(|file| file.below) {
@@ -2267,6 +2423,11 @@ fn targets_of(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Targ
     let Some((program, rest)) = command.split_first() else {
         return Vec::new();
     };
+    // The assignments before the program are its environment.
+    let env = versions
+        .env
+        .borrow()
+        .with(&words[..words.len() - command.len()]);
     let mut found = Vec::new();
     if program.contains('/') {
         found.extend(repository_path(dir, program).map(Target::File));
@@ -2297,7 +2458,7 @@ fn targets_of(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Targ
             plain.push(word.as_str());
         }
     }
-    found.extend(tool_configs(command, &dir, versions));
+    found.extend(tool_configs(command, &dir, &env, versions));
     if let Some((_, configs)) = PACKAGE_MANAGERS.iter().find(|(name, _)| *name == base) {
         if let Some(script) = package_script(base, &plain) {
             if let Some(manifest) = manifest_for(&dir, versions) {
@@ -2366,6 +2527,48 @@ fn targets_of(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Targ
     found
 }
 
+/// The `clippy.toml` (or `.clippy.toml`) clippy reads when
+/// `CLIPPY_CONF_DIR` names `conf`, as either version holds it: the
+/// nearest from that directory up, for every package it lints. A relative
+/// `conf` is taken from where cargo runs the compiler for the workspace's
+/// members, its root (as `cargo clippy -v` shows), not from where the
+/// check runs; a directory out of the repository holds no file of it.
+fn clippy_conf_files(
+    conf: &Path,
+    dir: &Path,
+    selection: &tools::PackageSelection,
+    versions: &Versions<'_>,
+) -> Vec<(PathBuf, Option<&'static tools::Section>)> {
+    let inside = if conf.is_absolute() {
+        conf.strip_prefix(versions.root).ok().and_then(within_root)
+    } else {
+        let packages = versions.packages(dir, selection);
+        let from = packages
+            .as_ref()
+            .as_ref()
+            .map_or(dir, |packages| packages.root.as_path());
+        within_root(&from.join(conf))
+    };
+    let Some(conf) = inside else {
+        return Vec::new();
+    };
+    let Some(clippy) = tools::TOOLS.iter().find(|tool| tool.name == "cargo clippy") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for spec in [versions.to, Some(versions.spec)] {
+        for (file, section) in versions.tool_files(spec, &conf, clippy) {
+            let named = file
+                .file_name()
+                .is_some_and(|name| CLIPPY_FILES.iter().any(|clippy| name == *clippy));
+            if named && !found.contains(&(file.clone(), section)) {
+                found.push((file, section));
+            }
+        }
+    }
+    found
+}
+
 /// The configuration files of the tool the simple command `words` (from
 /// its program on) runs in `dir`, as the tool finds them in the version
 /// that runs or in `--config-from-ref`'s (a file the branch deleted is
@@ -2374,7 +2577,12 @@ fn targets_of(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Targ
 /// otherwise than `--config-from-ref`'s, for a tool that reads them
 /// there), and the files a `tsconfig.json` extends, one level. None when
 /// the command runs no tool of the table.
-fn tool_configs(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Target> {
+fn tool_configs(
+    words: &[String],
+    dir: &Path,
+    env: &ToolEnv,
+    versions: &Versions<'_>,
+) -> Vec<Target> {
     let is_script = |name: &str| {
         manifest_for(dir, versions).is_some_and(|manifest| {
             script_of(versions.running(&manifest).as_deref(), name).is_some()
@@ -2392,40 +2600,88 @@ fn tool_configs(words: &[String], dir: &Path, versions: &Versions<'_>) -> Vec<Ta
     let named = tools::named_files(tool, args);
     let mut found: Vec<Target> = Vec::new();
     let specs = [versions.to, Some(versions.spec)];
-    if named.is_empty() {
+    let cargo = tool.name.starts_with("cargo");
+    let selection = if cargo {
+        tools::PackageSelection::of(args)
+    } else {
+        tools::PackageSelection::default()
+    };
+    // eslint's older mode reads its cascade of `.eslintrc*` under the file
+    // `-c` names: only those files are looked for then.
+    let cascade = tool.name == "eslint"
+        && !named.is_empty()
+        && tools::eslint_cascade(args, &named, env.eslint_flat.as_deref());
+    let looked_for = |file: &Path, section: Option<&tools::Section>| {
+        let eslintrc = || {
+            file.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| {
+                    tool.files
+                        .iter()
+                        .any(|one| one.name == name && tools::eslintrc_file(one))
+                })
+        };
+        // With `CLIPPY_CONF_DIR` set, clippy reads no file of a package's
+        // directory: `clippy_conf_files` are the ones it reads.
+        let moved = || {
+            env.clippy_conf_dir.is_some()
+                && file
+                    .file_name()
+                    .is_some_and(|name| CLIPPY_FILES.iter().any(|clippy| name == *clippy))
+        };
+        // A file the branch left as the target has it warns of nothing:
+        // the packages are worked out only for one that differs.
+        let cargo_reads = || {
+            versions.config_in(versions.to, file, section)
+                == versions.config_in(Some(versions.spec), file, section)
+                || versions.cargo_reads(dir, &selection, file, section)
+        };
+        (!cascade || eslintrc())
+            && (!cargo || cargo_reads())
+            && !(tool.name == "cargo clippy" && moved())
+    };
+    if named.is_empty() || cascade {
         for spec in specs {
             for (file, section) in versions.tool_files(spec, dir, tool) {
-                let one = target(file, section, None);
-                if !found.contains(&one) {
+                let one = target(file.clone(), section, None);
+                if looked_for(&file, section) && !found.contains(&one) {
                     found.push(one);
                 }
             }
         }
-        for (file, section) in versions.tool_files_below(dir, tool) {
-            let one = target(file, section, None);
-            if !found.contains(&one) {
+        for (file, section) in versions.tool_files_below(dir, tool, &selection) {
+            let one = target(file.clone(), section, None);
+            if looked_for(&file, section) && !found.contains(&one) {
                 found.push(one);
             }
         }
-    } else {
-        for name in named {
-            let Some(mut file) = repository_path(dir, name) else {
-                continue;
-            };
-            // A directory (`tsc -p web`) holds the file the tool looks for.
-            let is_directory = |spec: Option<&str>| {
-                matches!(
-                    versions.entry(spec, &file),
-                    Some(crate::git::TreeEntry::Directory)
-                )
-            };
-            if specs.into_iter().any(is_directory) {
-                if let Some(first) = tool.files.first() {
-                    file = file.join(first.name);
-                }
-            }
-            found.push(target(file, None, None));
+    }
+    if tool.name == "cargo clippy" {
+        if let Some(conf) = &env.clippy_conf_dir {
+            found.extend(
+                clippy_conf_files(conf, dir, &selection, versions)
+                    .into_iter()
+                    .map(|(file, section)| target(file, section, None)),
+            );
         }
+    }
+    for name in named {
+        let Some(mut file) = repository_path(dir, name) else {
+            continue;
+        };
+        // A directory (`tsc -p web`) holds the file the tool looks for.
+        let is_directory = |spec: Option<&str>| {
+            matches!(
+                versions.entry(spec, &file),
+                Some(crate::git::TreeEntry::Directory)
+            )
+        };
+        if specs.into_iter().any(is_directory) {
+            if let Some(first) = tool.files.first() {
+                file = file.join(first.name);
+            }
+        }
+        found.push(target(file, None, None));
     }
     if tool.extends {
         let mut extended = Vec::new();
@@ -2891,6 +3147,7 @@ pub(super) fn unvouched(
     to: Option<&str>,
     specs: &[&config::CheckSpec],
     planned: &[Result<crate::runner::CheckPlan, crate::gate::SkipReason>],
+    clippy_conf_dir: Option<&std::ffi::OsStr>,
     notes: &mut Vec<String>,
 ) -> Vec<Unvouched> {
     let versions = Versions {
@@ -2903,9 +3160,21 @@ pub(super) fn unvouched(
         uncompared: std::cell::RefCell::default(),
         packages: std::cell::RefCell::default(),
         unfetched: std::cell::RefCell::default(),
+        own_clippy_conf_dir: clippy_conf_dir.map(PathBuf::from),
+        env: std::cell::RefCell::default(),
     };
     let mut found = Vec::new();
     for (check, _) in specs.iter().zip(planned).filter(|(_, plan)| plan.is_ok()) {
+        // The check's own `env` wins over phasegate's, as it does for
+        // the child.
+        versions.env.replace(ToolEnv {
+            clippy_conf_dir: check
+                .env
+                .get("CLIPPY_CONF_DIR")
+                .map(PathBuf::from)
+                .or_else(|| versions.own_clippy_conf_dir.clone()),
+            eslint_flat: check.env.get("ESLINT_USE_FLAT_CONFIG").cloned(),
+        });
         // A toolchain the check's own environment names is rustup's
         // choice over any toolchain file.
         let toolchain_set = check.env.contains_key("RUSTUP_TOOLCHAIN");
@@ -3584,7 +3853,7 @@ mod tests {
         .map(PathBuf::from)
         .to_vec();
         let found = |name: &str, dir: &str| {
-            files_below(tool(name), Path::new(dir), &paths)
+            files_below(tool(name), Path::new(dir), &paths, false)
                 .into_iter()
                 .map(|(file, section)| (file.display().to_string(), section.map(|s| s.shown)))
                 .collect::<Vec<_>>()

@@ -411,8 +411,15 @@ fn run_gate(
     // Under `--config-from-ref`, the checks that run a file the branch
     // changed: the gate is the target's, what it runs is not.
     let unvouched = args.config_from_ref.as_deref().map(|spec| {
-        let found =
-            configuration::unvouched(root, spec, mode.to.as_deref(), &specs, &planned, &mut notes);
+        let found = configuration::unvouched(
+            root,
+            spec,
+            mode.to.as_deref(),
+            &specs,
+            &planned,
+            ctx.clippy_conf_dir.as_deref(),
+            &mut notes,
+        );
         (spec, found)
     });
     let plans: Vec<runner::CheckPlan> = planned

@@ -522,6 +522,102 @@ pub(super) fn named_files<'w>(tool: &Tool, args: &'w [String]) -> Vec<&'w str> {
     found
 }
 
+/// Which packages a cargo command builds, as its own options choose them
+/// (cargo's package selection): `--workspace` (`--all`) less `--exclude`,
+/// the packages `-p`/`--package` names (globs allowed), else the package
+/// of the manifest cargo finds (`--manifest-path`'s, or the nearest), or
+/// at a workspace's root its `default-members` (with none, its own
+/// package, or every member of a virtual manifest). `--no-deps` (clippy's)
+/// lints the chosen packages alone, not the members they depend on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub(super) struct PackageSelection {
+    pub workspace: bool,
+    pub packages: Vec<String>,
+    pub exclude: Vec<String>,
+    pub manifest_path: Option<String>,
+    pub no_deps: bool,
+}
+
+impl PackageSelection {
+    /// The selection the words after a cargo subcommand's name (`args`)
+    /// make. clippy takes `--no-deps` after `--` as well.
+    pub fn of(args: &[String]) -> PackageSelection {
+        let mut selection = PackageSelection::default();
+        let mut words = args.iter();
+        while let Some(word) = words.next() {
+            if word == "--" {
+                selection.no_deps |= words.any(|word| word == "--no-deps");
+                break;
+            }
+            let (option, attached) = match word.split_once('=') {
+                Some((option, value)) if option.starts_with("--") => (option, Some(value)),
+                _ => match word.strip_prefix("-p").filter(|rest| !rest.is_empty()) {
+                    Some(value) => ("-p", Some(value)),
+                    None => (word.as_str(), None),
+                },
+            };
+            let mut value = || {
+                attached
+                    .map(str::to_string)
+                    .or_else(|| words.next().cloned())
+            };
+            match option {
+                "--workspace" | "--all" => selection.workspace = true,
+                "--no-deps" => selection.no_deps = true,
+                "-p" | "--package" => selection.packages.extend(value()),
+                "--exclude" => selection.exclude.extend(value()),
+                "--manifest-path" => selection.manifest_path = value(),
+                _ => {}
+            }
+        }
+        selection
+    }
+
+    /// Whether a package of this name is among `patterns` (cargo's
+    /// package specifications: a name, a glob, `name@version`).
+    pub fn names(patterns: &[String], name: &str) -> bool {
+        patterns.iter().any(|pattern| {
+            let pattern = pattern.split_once('@').map_or(pattern.as_str(), |(n, _)| n);
+            if pattern.contains(['*', '?', '[']) {
+                globset::Glob::new(pattern).is_ok_and(|glob| glob.compile_matcher().is_match(name))
+            } else {
+                pattern == name
+            }
+        })
+    }
+}
+
+/// Whether eslint given `-c FILE` (`args`, the words after its name) still
+/// reads the `.eslintrc*` cascade of the linted files' directories. Its
+/// older mode does: `-c` adds a file over the cascade ("overriding
+/// .eslintrc.* config options if present", eslint 8's `--help`), unless
+/// `--no-eslintrc` is given. A flat config (eslint 9's default, or
+/// `ESLINT_USE_FLAT_CONFIG=true` in `flat`) given by `-c` is the only one
+/// read; a file of a flat config's name (`eslint.config.js`) given by `-c`
+/// is one, as the older mode cannot load it. Where the mode cannot be
+/// told, the cascade counts: a change to it is never passed over.
+pub(super) fn eslint_cascade(args: &[String], named: &[&str], flat: Option<&str>) -> bool {
+    let before_files = args.iter().take_while(|word| *word != "--");
+    if before_files.clone().any(|word| word == "--no-eslintrc") {
+        return false;
+    }
+    if flat.is_some_and(|value| value.eq_ignore_ascii_case("true")) {
+        return false;
+    }
+    let flat_name = |name: &&str| {
+        let base = name.rsplit('/').next().unwrap_or(name);
+        base.starts_with("eslint.config.")
+    };
+    named.is_empty() || !named.iter().all(flat_name)
+}
+
+/// Whether `file` (a name of eslint's table) belongs to its older mode's
+/// cascade (`.eslintrc*`, `package.json`'s `eslintConfig`,
+/// `.eslintignore`), not to a flat config.
+pub(super) fn eslintrc_file(file: &ConfigFile) -> bool {
+    !file.name.starts_with("eslint.config.")
+}
+
 /// A section as a version of its file holds it, to compare.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum SectionValue {
@@ -727,6 +823,54 @@ mod tests {
         let eslint = TOOLS.iter().find(|t| t.name == "eslint").unwrap();
         let args = words("-c a.js --config=b.js . -- -c c.js");
         assert_eq!(named_files(eslint, &args), ["a.js", "b.js"]);
+    }
+
+    #[test]
+    fn a_cargo_command_chooses_its_packages_by_its_own_options() {
+        let of = |text: &str| PackageSelection::of(&words(text));
+        assert_eq!(
+            of("--all-targets -- -D warnings"),
+            PackageSelection::default()
+        );
+        let chosen = of("-p a --package=b* -pc --exclude x --manifest-path m/Cargo.toml --all");
+        assert_eq!(chosen.packages, ["a", "b*", "c"]);
+        assert_eq!(chosen.exclude, ["x"]);
+        assert_eq!(chosen.manifest_path.as_deref(), Some("m/Cargo.toml"));
+        assert!(chosen.workspace && !chosen.no_deps);
+        assert!(of("-- --no-deps").no_deps);
+        // What follows `--` is clippy's, not cargo's.
+        assert!(of("-- -p a").packages.is_empty());
+        let names = |patterns: &[&str], name| {
+            let patterns: Vec<String> = patterns.iter().map(|p| (*p).to_string()).collect();
+            PackageSelection::names(&patterns, name)
+        };
+        assert!(names(&["b*"], "beta") && names(&["beta@0.1.0"], "beta"));
+        assert!(!names(&["b*"], "alpha") && !names(&["bet"], "beta"));
+    }
+
+    #[test]
+    fn eslint_reads_its_cascade_under_c_unless_told_not_to_or_flat() {
+        assert!(eslint_cascade(&words("-c ci.json src"), &["ci.json"], None));
+        assert!(!eslint_cascade(
+            &words("--no-eslintrc -c ci.json src"),
+            &["ci.json"],
+            None
+        ));
+        assert!(!eslint_cascade(
+            &words("-c ci.js src"),
+            &["ci.js"],
+            Some("true")
+        ));
+        assert!(eslint_cascade(
+            &words("-c ci.js src"),
+            &["ci.js"],
+            Some("false")
+        ));
+        assert!(!eslint_cascade(
+            &words("-c eslint.config.mjs ."),
+            &["eslint.config.mjs"],
+            None
+        ));
     }
 
     #[test]
