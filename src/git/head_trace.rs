@@ -5,7 +5,9 @@
 //! `HEAD` itself, the loose ref file of the branch it names, and
 //! `packed-refs` (where a branch with no loose file keeps its commit). The
 //! repository is opened only when one of them changed. Nothing here undoes
-//! what a check did: the message says how.
+//! what a check did: the message says how. A repository that keeps its
+//! refs as reftable has no such files: there `HEAD` is asked of git (once
+//! a run, see `refs`) and the stacks' `tables.list` files stand for them.
 
 use std::fs;
 use std::io::Write;
@@ -162,6 +164,9 @@ pub(super) struct HeadTrace {
     /// `packed-refs` of the common git directory, and its stat data.
     packed: PathBuf,
     packed_before: Option<FileStat>,
+    /// In a reftable repository: its refs' stamp, and `HEAD` as git
+    /// resolved it (`None`: it could not; then `head` is empty).
+    reftable: Option<(super::refs::Stamp, Option<super::refs::Head>, PathBuf)>,
 }
 
 /// Where a branch stood before the checks.
@@ -186,6 +191,24 @@ impl HeadTrace {
     /// directory `common_dir`), now: a read of `HEAD`, of the branch's
     /// loose ref, and a stat of `packed-refs`.
     pub(super) fn before(git_dir: &Path, common_dir: &Path) -> HeadTrace {
+        if super::refs::reftable_at(common_dir) {
+            let stamp = super::refs::Stamp::of(git_dir, common_dir);
+            let head = super::refs::known_at(git_dir, common_dir)
+                .ok()
+                .map(|known| known.head);
+            let packed = common_dir.join("packed-refs");
+            return HeadTrace {
+                head_file: git_dir.join("HEAD"),
+                head: head
+                    .as_ref()
+                    .map(super::refs::Head::as_file)
+                    .unwrap_or_default(),
+                branch: None,
+                packed_before: None,
+                packed,
+                reftable: Some((stamp, head, common_dir.to_path_buf())),
+            };
+        }
         let head_file = git_dir.join("HEAD");
         let head = fs::read(&head_file).unwrap_or_default();
         let branch = symbolic(&head).map(|name| {
@@ -200,12 +223,17 @@ impl HeadTrace {
             branch,
             packed_before: FileStat::of(&packed),
             packed,
+            reftable: None,
         }
     }
 
     /// Whether `HEAD`'s file, its branch's loose ref or (for a branch
     /// with none) `packed-refs` differ from what they were.
     fn touched(&self) -> bool {
+        if let Some((stamp, _, common_dir)) = &self.reftable {
+            let git_dir = self.head_file.parent().unwrap_or(common_dir);
+            return super::refs::Stamp::of(git_dir, common_dir) != *stamp;
+        }
         if fs::read(&self.head_file).unwrap_or_default() != self.head {
             return true;
         }
@@ -254,18 +282,10 @@ impl HeadTrace {
     /// repository could not tell where `HEAD` is now.
     fn resolved(&self, root: &Path, by: &str, undo: &Undo<'_>) -> Result<Option<String>, String> {
         let repo = super::open_repository(root).map_err(|e| e.message().to_string())?;
-        let head = repo
-            .find_reference("HEAD")
-            .map_err(|e| e.message().to_string())?;
-        let now = if head.kind() == Some(git2::ReferenceType::Symbolic) {
-            let name = head
-                .symbolic_target_bytes()
-                .map(|name| String::from_utf8_lossy(name).into_owned())
-                .ok_or("HEAD names no ref")?;
-            let at = repo.refname_to_id(&name).ok();
-            Now::Branch(name, at)
-        } else {
-            Now::Detached(head.target().ok_or("HEAD names no commit")?)
+        let head = super::refs::head(&repo).map_err(|e| e.message().to_string())?;
+        let now = match head.branch {
+            Some(name) => Now::Branch(name, head.commit),
+            None => Now::Detached(head.commit.ok_or("HEAD names no commit")?),
         };
         if let Some(name) = symbolic(&self.head) {
             return Ok(self.branch_moved(&repo, name, &now, by, undo));
@@ -351,7 +371,7 @@ impl HeadTrace {
             },
             other => {
                 // Switched away: the branch itself may have moved first.
-                let left_at = repo.refname_to_id(name).ok();
+                let left_at = super::refs::target(repo, name);
                 let to = match other {
                     Now::Branch(now_name, at) => {
                         let now_name = branch_name(now_name);
@@ -395,6 +415,13 @@ impl HeadTrace {
     /// Where `HEAD`'s branch stood before the checks: its loose ref's
     /// bytes, else its line in `packed-refs` when that file is as it was.
     fn was(&self) -> Was {
+        if let Some((_, head, _)) = &self.reftable {
+            return match head.as_ref().map(|head| head.commit) {
+                Some(Some(at)) => Was::At(at),
+                Some(None) => Was::Nothing,
+                None => Was::Unknown,
+            };
+        }
         let Some((_, loose)) = &self.branch else {
             return Was::Unknown;
         };

@@ -9,6 +9,7 @@ mod hooks;
 mod includes;
 mod index;
 mod protect;
+mod refs;
 mod repo;
 mod select;
 

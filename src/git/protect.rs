@@ -2051,6 +2051,10 @@ pub struct Traces {
     stash_log: PathBuf,
     /// Its bytes before the checks, empty when there is none.
     stash_before: Vec<u8>,
+    /// In a repository that keeps its refs as reftable, where the stash's
+    /// reflog is no file: the git directories, and the refs' stamp before
+    /// the checks (the reflog is asked of git again only when it changed).
+    reftable: Option<(PathBuf, PathBuf, super::refs::Stamp)>,
     head: super::head_trace::HeadTrace,
 }
 
@@ -2087,12 +2091,28 @@ impl Traces {
         lock.push(".lock");
         let lock = PathBuf::from(lock);
         let stash_log = common_dir.join("logs").join("refs").join("stash");
+        let head = super::head_trace::HeadTrace::before(git_dir, common_dir);
+        let (stash_before, reftable) = if super::refs::reftable_at(common_dir) {
+            let stamp = super::refs::Stamp::of(git_dir, common_dir);
+            // `HEAD`'s question said whether there is a stash at all.
+            let stash = super::refs::known_at(git_dir, common_dir).map_or(true, |k| k.stash);
+            let log = if stash {
+                super::refs::stash_log(git_dir)
+            } else {
+                Vec::new()
+            };
+            let dirs = (git_dir.to_path_buf(), common_dir.to_path_buf(), stamp);
+            (log, Some(dirs))
+        } else {
+            (read_or_empty(&stash_log), None)
+        };
         Traces {
             lock_before: FileStat::of(&lock),
             lock,
-            stash_before: read_or_empty(&stash_log),
+            stash_before,
             stash_log,
-            head: super::head_trace::HeadTrace::before(git_dir, common_dir),
+            reftable,
+            head,
         }
     }
 
@@ -2128,7 +2148,15 @@ impl Traces {
                 self.lock.display()
             ));
         }
-        let stash_now = read_or_empty(&self.stash_log);
+        let stash_now = match &self.reftable {
+            None => read_or_empty(&self.stash_log),
+            Some((git_dir, common_dir, stamp)) => {
+                if super::refs::Stamp::of(git_dir, common_dir) == *stamp {
+                    return left;
+                }
+                super::refs::stash_log(git_dir)
+            }
+        };
         if stash_now == self.stash_before {
             return left;
         }

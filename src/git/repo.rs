@@ -181,6 +181,10 @@ pub(super) fn may_reopen(dir: &Path, error: &git2::Error) -> bool {
     if harmless.is_empty() {
         return false;
     }
+    // From now on refs are resolved through git, never libgit2's stub.
+    if found.keeps_reftable() {
+        super::refs::seen();
+    }
     crate::runner::accept_repository_extensions(&harmless);
     true
 }
@@ -372,13 +376,27 @@ impl Extensions {
 
     /// Extensions libgit2 refuses that change nothing it reads: a partial
     /// clone's (git fetches what is missing when asked), and refs kept as
-    /// files, the format libgit2 reads anyway.
+    /// files, the format libgit2 reads anyway, or as reftable, which
+    /// libgit2 cannot read but phasegate then never asks it for
+    /// (`refs.rs` asks git).
     fn harmless_one(name: &str, value: &str) -> Option<&'static str> {
         match name {
             "partialclone" => Some("partialclone"),
-            "refstorage" if value.eq_ignore_ascii_case("files") => Some("refstorage"),
+            "refstorage"
+                if value.eq_ignore_ascii_case("files")
+                    || value.eq_ignore_ascii_case("reftable") =>
+            {
+                Some("refstorage")
+            }
             _ => None,
         }
+    }
+
+    /// Whether the refs are kept in the reftable format.
+    fn keeps_reftable(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|(name, value)| name == "refstorage" && value.eq_ignore_ascii_case("reftable"))
     }
 
     /// The harmless extensions libgit2 must be told to accept.
@@ -401,10 +419,6 @@ impl Extensions {
         );
         let meanwhile = "`git commit --no-verify` commits without the gate, or `phasegate uninstall` removes its hooks";
         let (uses, remedy) = match name.as_str() {
-            "refstorage" if value.eq_ignore_ascii_case("reftable") => (
-                format!("keeps its refs in the reftable format ({setting}, from `git init --ref-format=reftable`, the default of git 3.0)"),
-                format!("convert it to the files format with `git refs migrate --ref-format=files` (git 2.46 and later; before git 2.48 it refuses a repository that has reflogs), then run again; meanwhile {meanwhile}"),
-            ),
             "objectformat" => (
                 format!("names its objects with {value} ({setting}, from `git init --object-format={value}`)"),
                 format!("git cannot convert a repository to another object format; until phasegate can read it, {meanwhile}"),
@@ -464,6 +478,11 @@ impl RepoInfo {
     /// run asks once, and opening the repository for one line would cost
     /// more than the line.
     pub fn branch(&self) -> Option<String> {
+        // A reftable repository's `HEAD` file is a stub git never reads.
+        if super::refs::reftable_at(&self.common_dir) {
+            let known = super::refs::known_at(&self.git_dir, &self.common_dir).ok()?;
+            return known.head.branch.filter(|b| b.starts_with("refs/heads/"));
+        }
         let head = std::fs::read_to_string(self.git_dir.join("HEAD")).ok()?;
         let target = head.strip_prefix("ref: ")?.trim_end();
         target

@@ -514,20 +514,13 @@ fn tree_item(bytes: &[u8]) -> Option<(TreeItem<'_>, &[u8])> {
 /// The tree of `HEAD`; `None` on an unborn branch (the first commit of a
 /// new repository).
 fn head_tree(repo: &Repository) -> Result<Option<git2::Tree<'_>>, GitError> {
-    match repo.head() {
-        Ok(head) => head
-            .peel_to_tree()
+    match super::refs::head_commit(repo).map_err(|e| failed("HEAD", e))? {
+        Some(id) => repo
+            .find_commit(id)
+            .and_then(|commit| commit.tree())
             .map(Some)
             .map_err(|e| failed("the tree of HEAD", e)),
-        Err(e)
-            if matches!(
-                e.code(),
-                git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound
-            ) =>
-        {
-            Ok(None)
-        }
-        Err(e) => Err(failed("HEAD", e)),
+        None => Ok(None),
     }
 }
 
@@ -552,13 +545,11 @@ fn named<'r, T>(
     spec: &str,
     peel: impl FnOnce(git2::Object<'r>) -> Result<T, git2::Error>,
 ) -> Result<T, GitError> {
-    let object = repo
-        .revparse_single(spec)
-        .map_err(|source| GitError::Revision {
-            spec: spec.to_string(),
-            hint: fetch_hint(repo, spec, &source),
-            source,
-        })?;
+    let object = super::refs::lookup(repo, spec).map_err(|source| GitError::Revision {
+        spec: spec.to_string(),
+        hint: fetch_hint(repo, spec, &source),
+        source,
+    })?;
     let kind = kind_of(&object);
     let tag = if object.kind() == Some(git2::ObjectType::Tag) {
         "a tag of "
@@ -594,15 +585,14 @@ fn deepen() -> String {
 /// branch's own name) and that branch has no commit yet: no fetch brings
 /// that, and naming a remote for it would mislead.
 fn names_unborn_head(repo: &Repository, spec: &str) -> bool {
-    let Ok(head) = repo.find_reference("HEAD") else {
+    let Ok(super::refs::Head {
+        branch: Some(branch),
+        commit: None,
+    }) = super::refs::head(repo)
+    else {
         return false;
     };
-    let Ok(Some(branch)) = head.symbolic_target() else {
-        return false;
-    };
-    if repo.find_reference(branch).is_ok() {
-        return false;
-    }
+    let branch = branch.as_str();
     let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
     let base = spec
         .find(['~', '^', '@'])
@@ -1194,17 +1184,17 @@ fn ambiguity(repo: &Repository, spec: &str) -> Option<Ambiguity> {
     if spec.starts_with("refs/") || spec.contains(['~', '^', ':', '@']) {
         return None;
     }
-    let found: Vec<String> = [
-        spec.to_string(),
-        format!("refs/{spec}"),
-        format!("refs/tags/{spec}"),
-        format!("refs/heads/{spec}"),
-        format!("refs/remotes/{spec}"),
-        format!("refs/remotes/{spec}/HEAD"),
-    ]
-    .into_iter()
-    .filter(|name| repo.find_reference(name).is_ok())
-    .collect();
+    let found = super::refs::existing(
+        repo,
+        &[
+            spec.to_string(),
+            format!("refs/{spec}"),
+            format!("refs/tags/{spec}"),
+            format!("refs/heads/{spec}"),
+            format!("refs/remotes/{spec}"),
+            format!("refs/remotes/{spec}/HEAD"),
+        ],
+    );
     let (used, others) = found.split_first()?;
     (!others.is_empty()).then(|| Ambiguity {
         spec: spec.to_string(),
@@ -1372,7 +1362,7 @@ pub fn commit_id(root: &Path, spec: &str) -> Result<String, GitError> {
 /// was never fetched).
 pub fn object_kind(root: &Path, oid: &str) -> Result<Option<&'static str>, GitError> {
     let repo = open(root)?;
-    let Ok(object) = repo.revparse_single(oid) else {
+    let Ok(object) = super::refs::lookup(&repo, oid) else {
         return Ok(None);
     };
     if object.peel_to_commit().is_ok() {
@@ -1389,7 +1379,7 @@ pub fn share_history(root: &Path, a: &str, b: &str) -> bool {
         return false;
     };
     let commit = |spec: &str| {
-        repo.revparse_single(spec)
+        super::refs::lookup(&repo, spec)
             .and_then(|o| o.peel_to_commit())
             .map(|c| c.id())
     };
@@ -1405,7 +1395,7 @@ pub fn share_history(root: &Path, a: &str, b: &str) -> bool {
 pub fn merge_base(root: &Path, a: &str, b: &str) -> Option<String> {
     let repo = open(root).ok()?;
     let commit = |spec: &str| {
-        repo.revparse_single(spec)
+        super::refs::lookup(&repo, spec)
             .and_then(|o| o.peel_to_commit())
             .map(|c| c.id())
             .ok()
@@ -1456,7 +1446,10 @@ pub struct PushedBase {
 /// every file of the commit is checked.
 pub fn pushed_base(root: &Path, spec: &str, remote: Option<&str>) -> Option<PushedBase> {
     let repo = open(root).ok()?;
-    let commit = repo.revparse_single(spec).ok()?.peel_to_commit().ok()?;
+    let commit = super::refs::lookup(&repo, spec)
+        .ok()?
+        .peel_to_commit()
+        .ok()?;
     let mut walk = repo.revwalk().ok()?;
     walk.push(commit.id()).ok()?;
     let (tracking, others) = tracking_refs(&repo, remote)?;
@@ -1513,6 +1506,7 @@ fn tracking_refs(repo: &Repository, remote: Option<&str>) -> Option<(Vec<git2::O
         })
         .collect();
     let under = |name: &str| format!("refs/remotes/{name}/");
+    let listed = super::refs::all(repo).ok()?;
     // A remote's name may hold a `/`: `refs/remotes/team/origin/main`
     // is the remote `team/origin`'s, not a branch `origin/main` of the
     // remote `team`, whose refs would otherwise say it has commits it
@@ -1524,18 +1518,18 @@ fn tracking_refs(repo: &Repository, remote: Option<&str>) -> Option<(Vec<git2::O
             .map(|other| under(other))
             .filter(|other| other.len() > prefix.len() && other.starts_with(&prefix))
             .collect();
-        repo.references()
-            .map(|refs| {
-                refs.flatten()
-                    .filter(|r| {
-                        let name = r.name_bytes();
-                        name.starts_with(prefix.as_bytes())
-                            && !others.iter().any(|o| name.starts_with(o.as_bytes()))
-                    })
-                    .filter_map(|r| r.peel_to_commit().ok().map(|c| c.id()))
-                    .collect()
+        listed
+            .iter()
+            .filter(|r| {
+                let name = r.name.as_slice();
+                name.starts_with(prefix.as_bytes())
+                    && !others.iter().any(|o| name.starts_with(o.as_bytes()))
             })
-            .unwrap_or_default()
+            .filter_map(|r| {
+                let object = repo.find_object(r.id?, None).ok()?;
+                object.peel_to_commit().ok().map(|c| c.id())
+            })
+            .collect()
     };
     let own: Vec<git2::Oid> = reached.iter().flat_map(|r| of(r)).collect();
     let tracking = if own.is_empty() {
@@ -1654,7 +1648,11 @@ pub fn published_parents(
     known: Option<&str>,
 ) -> Option<Vec<String>> {
     let repo = open(root).ok()?;
-    let tip = repo.revparse_single(spec).ok()?.peel_to_commit().ok()?.id();
+    let tip = super::refs::lookup(&repo, spec)
+        .ok()?
+        .peel_to_commit()
+        .ok()?
+        .id();
     let mut hidden = tracking_refs(&repo, remote).map_or_else(Vec::new, |(refs, _)| refs);
     hidden.extend(
         known
@@ -1822,8 +1820,8 @@ pub enum CommitView {
 pub fn commit_view(root: &Path, spec: &str) -> Result<CommitView, GitError> {
     let repo = open(root)?;
     let commit = named(&repo, spec, |object| object.peel_to_commit())?;
-    let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
-    if head.map(|h| h.id()) != Some(commit.id()) {
+    let head = super::refs::head_commit(&repo).ok().flatten();
+    if head != Some(commit.id()) {
         return Ok(CommitView::Elsewhere(commit.id()));
     }
     let tree = commit
@@ -1891,6 +1889,15 @@ fn checkout_to(
     dir: &Path,
     commit: Option<git2::Oid>,
 ) -> Result<Written, GitError> {
+    // libgit2's checkout compares with `HEAD`, whose reftable stub it
+    // cannot read: said plainly, never a checkout of the wrong files.
+    if super::refs::reftable(repo) {
+        return Err(GitError::Format {
+            path: root.to_path_buf(),
+            uses: "keeps its refs in the reftable format, where phasegate cannot make a temporary checkout (a range or push whose end is not the checked-out commit, or `isolation = \"snapshot\"`)".to_string(),
+            remedy: "check out the commit to check and run again, leave `isolation` at its default, or convert the repository with `git refs migrate --ref-format=files`".to_string(),
+        });
+    }
     let mut builder = git2::build::CheckoutBuilder::new();
     builder
         .force()
@@ -2041,10 +2048,19 @@ fn link_git_dir(
     write_file(&config, &checkout_config(repo, common, dir, &[]))?;
     let head = match commit {
         Some(commit) => format!("{commit}\n").into_bytes(),
-        None => match repo.head().ok().and_then(|head| head.target()) {
-            Some(oid) => format!("{oid}\n").into_bytes(),
+        None => match super::refs::head(repo) {
+            Ok(super::refs::Head {
+                commit: Some(oid), ..
+            }) => format!("{oid}\n").into_bytes(),
             // No commit yet: the same unborn branch.
-            None => fs::read(repo.path().join("HEAD")).map_err(write_error(&git.join("HEAD")))?,
+            Ok(
+                head @ super::refs::Head {
+                    branch: Some(_), ..
+                },
+            ) => head.as_file(),
+            Ok(_) | Err(_) => {
+                fs::read(repo.path().join("HEAD")).map_err(write_error(&git.join("HEAD")))?
+            }
         },
     };
     write_file(&git.join("HEAD"), &head)?;
@@ -2129,22 +2145,20 @@ fn quoted(text: &[u8]) -> Vec<u8> {
 /// cannot read is passed over, as a clone would be without it.
 fn copy_refs(repo: &Repository, git: &Path) -> Result<(), GitError> {
     let mut packed: Vec<(Vec<u8>, git2::Oid)> = Vec::new();
-    let refs = repo
-        .references()
-        .map_err(|e| failed("the refs of the repository", e))?;
-    for reference in refs.flatten() {
-        let name = reference.name_bytes();
+    let refs = super::refs::all(repo).map_err(|e| failed("the refs of the repository", e))?;
+    for reference in refs {
+        let name = reference.name.as_slice();
         if !copied_ref(name) {
             continue;
         }
-        if let Some(oid) = reference.target() {
-            packed.push((name.to_vec(), oid));
-        } else if let Some(target) = reference.symbolic_target_bytes() {
+        if let Some(target) = &reference.symbolic {
             let path = git.join(OsStr::from_bytes(name));
             if let Some(parent) = path.parent() {
                 fs::create_dir_all(parent).map_err(write_error(parent))?;
             }
-            write_file(&path, &[b"ref: ", target, b"\n"].concat())?;
+            write_file(&path, &[b"ref: ", target.as_slice(), b"\n"].concat())?;
+        } else if let Some(oid) = reference.id {
+            packed.push((name.to_vec(), oid));
         }
     }
     // git reads a `packed-refs` that says it is sorted without sorting it

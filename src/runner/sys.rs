@@ -611,7 +611,8 @@ pub fn trust_repository_owners() {
 
 /// Makes libgit2 accept the repository format extensions `names` (besides
 /// its own) from now on: extensions that change nothing it reads, such as
-/// `partialclone`.
+/// `partialclone`, and `refstorage`, whose reftable refs phasegate then
+/// reads through git only (`git::refs`).
 pub fn accept_repository_extensions(names: &[&str]) {
     static ACCEPTED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let Ok(mut accepted) = ACCEPTED.lock() else {

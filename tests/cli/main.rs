@@ -99,6 +99,7 @@ mod protect_hostile;
 mod protect_index;
 mod protect_reach;
 mod protect_stash;
+mod reftable;
 mod repo_formats;
 mod report_codes;
 mod report_edges;

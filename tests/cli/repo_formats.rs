@@ -1,4 +1,4 @@
-//! Repositories libgit2 cannot open (reftable, sha256), repositories git does not trust, and partial clones.
+//! Repositories libgit2 cannot open (sha256) or reads through git (reftable), repositories git does not trust, and partial clones.
 
 use crate::support::TestRepo;
 
@@ -57,29 +57,14 @@ fn refused_everywhere(repo: &TestRepo, explained: &[&str]) {
 }
 
 #[test]
-fn a_reftable_repository_is_refused_with_the_migration_that_converts_it_and_passes_after_it() {
+fn a_reftable_repository_is_gated_like_any_other() {
     let repo = made_with(&["--ref-format=reftable"]);
-    refused_everywhere(
-        &repo,
-        &[
-            "keeps its refs in the reftable format",
-            "git refs migrate --ref-format=files",
-        ],
-    );
-
-    // The remedy works: git 2.46 and 2.47 migrate a repository without
-    // reflogs.
-    let repo = TestRepo::plain();
-    repo.git(&["init", "-q", "-b", "main", "--ref-format=reftable"]);
-    repo.git(&["config", "core.logAllRefUpdates", "false"]);
-    repo.git(&["config", "user.email", "test@example.com"]);
-    repo.git(&["config", "user.name", "Test"]);
-    repo.stage("a.txt", "one\n").commit_all("first");
-    repo.stage("a.txt", "two\n");
-    assert_eq!(repo.phasegate(&["run"]).code, 3);
-    repo.git(&["refs", "migrate", "--ref-format=files"]);
     let run = repo.phasegate(&["run"]);
     assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stderr.contains("cannot read yet"), "{run:?}");
+    let install = repo.phasegate(&["install"]);
+    assert_eq!(install.code, 0, "{install:?}");
+    assert!(hook(&repo).exists());
     assert_eq!(repo.read("a.txt"), "two\n");
 }
 
