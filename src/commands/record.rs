@@ -38,6 +38,16 @@ pub struct RunFacts<'a> {
     pub notes: Notes,
 }
 
+/// What a run stopped before its settings were resolved was asked for,
+/// for `resume` to ask again.
+pub struct Asked<'a> {
+    /// A profile was named (`--profile`, `PHASEGATE_PROFILE`), not taken
+    /// from the configuration.
+    pub profile: bool,
+    /// `--workflow`.
+    pub workflow: Option<&'a str>,
+}
+
 /// Records `verdict` and applies what the history says to it.
 pub fn record_run(
     state_dir: &state::StateDir,
@@ -97,20 +107,7 @@ fn record_run_within(
     if let Some(e) = pruned {
         notes.add(Cause::Pruning, format!("failed to prune old runs: {e}"));
     }
-    // What a run killed while it wrote left behind; no writer is at work
-    // while the lock is held.
-    if let Err(e) = state::remove_stale_temps(
-        state_dir,
-        &["state.json", "interventions.jsonl", "interventions.last-id"],
-    ) {
-        notes.add(
-            Cause::Temps,
-            format!(
-                "failed to remove the temporary files of a killed run from `{}`: {e}",
-                state_dir.display()
-            ),
-        );
-    }
+    remove_killed_temps(state_dir, &mut notes);
     let mut critical: Vec<NewIntervention> = Vec::new();
     let (mut state, theirs, unread) = load_history(state_dir, verdict, &mut critical);
 
@@ -163,10 +160,45 @@ fn record_run_within(
         selection,
         work_tree,
     ));
+    save_history(state_dir, &mut state, theirs, unread, pause, &mut notes);
+    // A run that passed adds nothing to the queue: nothing to write.
+    if let Some(queue) = &changed_queue {
+        save_queue(state_dir, queue, verdict, &mut notes, &mut emergency);
+    }
+    drop(lock);
+    report(state_dir, verdict, err, echo, notes, &emergency);
+}
+
+/// Removes what a run killed while it wrote the state left behind: the
+/// temporary files beside the state files, and beside the files their
+/// links lead to. Under the state lock: no writer is at work.
+fn remove_killed_temps(state_dir: &state::StateDir, notes: &mut Notes) {
+    if let Err(e) = state::remove_stale_temps(
+        state_dir,
+        &["state.json", "interventions.jsonl", "interventions.last-id"],
+    ) {
+        notes.add(
+            Cause::Temps,
+            format!("failed to remove the temporary files of a killed run: {e}"),
+        );
+    }
+}
+
+/// Writes the history back, unless another version of phasegate keeps it
+/// (`theirs`), and notes what kept it from being read (`unread`) or
+/// written.
+fn save_history(
+    state_dir: &state::StateDir,
+    state: &mut State,
+    theirs: bool,
+    unread: Option<std::io::Error>,
+    pause: &dyn Fn(&str),
+    notes: &mut Notes,
+) {
     let saved = if theirs {
         Ok(())
     } else {
-        state::save(state_dir, &mut state, &|| pause("state-rename"))
+        state::save(state_dir, state, &|| pause("state-rename"))
     };
     // What stands where `state.json` should be (a directory) can be
     // neither read nor replaced: one cause, said once.
@@ -201,12 +233,106 @@ fn record_run_within(
             );
         }
     }
-    // A run that passed adds nothing to the queue: nothing to write.
+}
+
+/// Records a run that stopped on its configuration (exit 2) before any
+/// check ran: a line of the history naming the problem (when the run has
+/// an id: the caller made its directory, and writes its verdict there),
+/// and its `config_error` intervention, which the same broken file met
+/// again, commit after commit, grows. Its verdict stands: what kept it
+/// from being recorded is a note, said on standard error too (the report
+/// of a stopped run shows its error alone). Nothing is pruned: how many
+/// runs to keep is the configuration's to say, and the next run that
+/// reads one prunes.
+pub fn record_config_stop(
+    state_dir: &state::StateDir,
+    facts: RunFacts<'_>,
+    asked: &Asked<'_>,
+    verdict: &mut Verdict,
+    pause: &dyn Fn(&str),
+    err: &mut dyn Write,
+) {
+    let RunFacts {
+        session,
+        work_tree,
+        selection,
+        mut notes,
+        ..
+    } = facts;
+    let mut emergency = Emergency::default();
+    let lock = match StateLock::acquire_within(state_dir, Instant::now(), LOCK_WAIT) {
+        Ok(lock) => lock,
+        Err(e) => {
+            unlocked(
+                state_dir,
+                verdict,
+                &e,
+                "the run",
+                false,
+                &mut notes,
+                &mut emergency,
+            );
+            report(state_dir, verdict, err, true, notes, &emergency);
+            return;
+        }
+    };
+    remove_killed_temps(state_dir, &mut notes);
+    let mut critical: Vec<NewIntervention> = Vec::new();
+    let (mut state, theirs, unread) = load_history(state_dir, verdict, &mut critical);
+    let now = state::now_rfc3339();
+    let phase = verdict.phase.clone().unwrap_or_default();
+    let news: Vec<NewIntervention> = critical
+        .into_iter()
+        .chain(gate::interventions_for(verdict))
+        .collect();
+    let run_id = verdict.run_id.clone();
+    let origin = state::Origin {
+        phase: &phase,
+        session,
+        run_id: run_id.as_deref(),
+        now: &now,
+    };
+    let changed_queue = queue_interventions(
+        state_dir,
+        news,
+        &origin,
+        verdict,
+        &mut notes,
+        &mut emergency,
+    );
+    if let Some(run_id) = run_id {
+        let stopped = verdict.error.as_ref().map(|error| {
+            let first = error.problems.first();
+            state::StopRecord {
+                kind: error.kind.to_string(),
+                message: error.message.clone(),
+                file: first.and_then(|p| p.file.clone()),
+                line: first.and_then(|p| p.line),
+                column: first.and_then(|p| p.column),
+                problem: first.map(|p| p.message.clone()),
+                problems: error.problems.len(),
+            }
+        });
+        state.runs.push(RunRecord {
+            run_id,
+            time: now,
+            phase,
+            profile: verdict.profile.as_str().to_string(),
+            profile_configured: !asked.profile,
+            workflow: asked.workflow.map(str::to_string),
+            status: verdict.status.as_str().to_string(),
+            selection,
+            checks: Vec::new(),
+            work_tree: Some(work_tree),
+            stopped,
+        });
+        save_history(state_dir, &mut state, theirs, unread, pause, &mut notes);
+    }
     if let Some(queue) = &changed_queue {
         save_queue(state_dir, queue, verdict, &mut notes, &mut emergency);
     }
     drop(lock);
-    report(state_dir, verdict, err, echo, notes, &emergency);
+    report(state_dir, verdict, err, true, notes, &emergency);
 }
 
 /// Places the run's new interventions in the queue, by its rules (the
@@ -428,6 +554,7 @@ fn history_entry(
                 skipped_by_env: c.skipped_by_env(),
             })
             .collect(),
+        stopped: None,
     }
 }
 

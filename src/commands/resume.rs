@@ -142,6 +142,9 @@ fn again(
     here: &str,
     io: &mut Streams<'_>,
 ) -> Again {
+    if let Some(stop) = last.stopped.as_ref().filter(|s| s.is_config()) {
+        return after_config_stop(ctx, args, last, stop, io);
+    }
     // A run killed after `last` (SIGKILL, the machine going down) left
     // no verdict and no record: the passes of `last` say nothing of what
     // it was checking since, so nothing is carried over.
@@ -236,6 +239,54 @@ fn again(
         push: None,
     };
     Again::Run(Box::new(request))
+}
+
+/// What resuming `last` asks for, a run its configuration stopped before
+/// any check ran: nothing of it is carried over, as nothing ran. While
+/// the configuration still does not load there is nothing to run again,
+/// and the answer says where to fix it; once it loads, the run is made
+/// again as it was asked (its phase only when one was named, its files,
+/// its `--check`s), every check of the phase run.
+fn after_config_stop(
+    ctx: &Context,
+    args: &ResumeArgs,
+    last: &RunRecord,
+    stop: &crate::state::StopRecord,
+    io: &mut Streams<'_>,
+) -> Again {
+    if config_now(ctx, last).is_none() {
+        return Again::Stop(format!(
+            "run {} stopped on an invalid configuration and checked nothing, so there is nothing to re-run: {} ({}); fix the file, then run `phasegate resume` again (or `phasegate run`, or commit again)",
+            last.run_id,
+            stop.headline(),
+            stop.message
+        ));
+    }
+    let _ = writeln!(
+        io.err,
+        "note: run {} stopped on an invalid configuration ({}), which loads now: every check of the phase runs",
+        last.run_id,
+        stop.headline()
+    );
+    let profile = args
+        .profile
+        .clone()
+        .or_else(|| (!last.profile_configured).then(|| last.profile.clone()));
+    Again::Run(Box::new(RunRequest {
+        phase: Some(last.phase.clone()).filter(|phase| !phase.is_empty()),
+        profile,
+        workflow: last.workflow.clone(),
+        checks: last.selection.checks.clone(),
+        selection: selection_of(ctx, last, io),
+        format: report_format(args),
+        output: None,
+        reports: Vec::new(),
+        jobs: args.jobs,
+        config_from_ref: last.selection.config_from_ref.clone(),
+        resume_of: None,
+        pushed_ref: last.selection.pushed_ref.clone(),
+        push: None,
+    }))
 }
 
 /// What a push left to resume.

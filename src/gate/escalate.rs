@@ -293,19 +293,68 @@ pub fn interventions_for(verdict: &Verdict) -> Vec<NewIntervention> {
         out.extend(handoff_interventions(handoff));
     }
     if let Some(error) = &verdict.error {
-        out.push(NewIntervention {
-            kind: error.kind.to_string(),
-            priority: if error.kind == "internal" {
-                Priority::Critical
-            } else {
-                Priority::High
+        out.push(match error.kind {
+            "config" => config_intervention(error),
+            kind => NewIntervention {
+                kind: kind.to_string(),
+                priority: if kind == "internal" {
+                    Priority::Critical
+                } else {
+                    Priority::High
+                },
+                check: None,
+                fingerprint: message_fingerprint(&error.message),
+                message: error.message.clone(),
             },
-            check: None,
-            fingerprint: message_fingerprint(&error.message),
-            message: error.message.clone(),
         });
     }
     out
+}
+
+/// The intervention of a configuration that does not load: `high`, as a
+/// check that failed, since every commit is refused and nothing verified
+/// until someone edits the file; not `critical`, which is phasegate's own
+/// failure. Its message names where the first problem is and what it is.
+/// The same problems again (the same files and messages, wherever their
+/// lines moved, whichever version of the file held them: staged or in
+/// the work tree) are the same error: a broken `phasegate.toml` refusing
+/// commit after commit is one record whose occurrences grow.
+fn config_intervention(error: &super::VerdictError) -> NewIntervention {
+    let mut hash = Fnv::default();
+    if error.problems.is_empty() {
+        hash.write(message_fingerprint(&error.message).as_bytes());
+    }
+    for problem in &error.problems {
+        let said = format!(
+            "{}: {}",
+            problem.file.as_deref().unwrap_or_default(),
+            problem.message
+        );
+        hash.write(&[0xff]);
+        hash.write(message_fingerprint(&said).as_bytes());
+    }
+    let message = match error.problems.first() {
+        None => error.message.clone(),
+        Some(first) => {
+            let place = match (&first.file, first.line) {
+                (Some(file), Some(line)) => format!("{file}:{line}: "),
+                (Some(file), None) => format!("{file}: "),
+                (None, _) => String::new(),
+            };
+            let more = match error.problems.len() - 1 {
+                0 => String::new(),
+                n => format!(" (and {n} more)"),
+            };
+            format!("{}: {place}{}{more}", error.message, first.message)
+        }
+    };
+    NewIntervention {
+        kind: "config_error".to_string(),
+        priority: Priority::High,
+        check: None,
+        message,
+        fingerprint: format!("{:016x}", hash.finish()),
+    }
 }
 
 /// What a person should look at in one check's result, if anything: why it

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::git::Recovered;
-use crate::state::{Entry, Intervention, Progress, RunRecord, Then, Unrecorded};
+use crate::state::{
+    started_at, Entry, Intervention, Progress, RunRecord, StopRecord, Then, Unrecorded,
+};
 
 use super::text::line as clean;
 
@@ -22,7 +24,33 @@ fn failing(run: &RunRecord) -> Vec<&str> {
         .collect()
 }
 
-/// `{"runs": [...]}`, newest first as given. A run with no record (killed
+/// When a recorded run started, as its id says (`started_at`); when it
+/// was recorded for an id that says nothing (one edited by hand).
+fn started(run: &RunRecord) -> String {
+    let started = started_at(&run.run_id);
+    if started.len() == "2026-11-22T15:30:00Z".len() {
+        started
+    } else {
+        run.time.clone()
+    }
+}
+
+/// How a recorded run ended, as `history` names it: the verdict's status,
+/// or `config_error` for a run a configuration that does not load
+/// stopped before its checks.
+fn recorded_status(run: &RunRecord) -> &str {
+    match &run.stopped {
+        Some(stop) if stop.is_config() => "config_error",
+        _ => &run.status,
+    }
+}
+
+/// `{"runs": [...]}`, newest first as given. `started_at` is when each
+/// run started; `time` is kept as earlier versions gave it (when a run
+/// was recorded, `recorded_at`; when one with no record started). A run
+/// a configuration that does not load stopped has the status
+/// `config_error` and an `error`: the file, line and column of its first
+/// problem and what it is. A run with no record (killed
 /// before its verdict, or still going) has no phase, profile nor
 /// selection: it names the logs it left, the unstaged changes it kept set
 /// aside, and what to do (`next`, the command to run, and `what_to_do`).
@@ -30,17 +58,36 @@ pub fn history_json(runs: &[Entry<'_>], root: &Path, out: &mut dyn Write) -> io:
     let shown: Vec<serde_json::Value> = runs
         .iter()
         .map(|entry| match entry {
-            Entry::Recorded(r) => json!({
-                "run_id": r.run_id,
-                "time": r.time,
-                "phase": r.phase,
-                "profile": r.profile,
-                "status": r.status,
-                "selection": r.selection.mode,
-                "failing": failing(r),
-            }),
+            Entry::Recorded(r) => {
+                let mut shown = json!({
+                    "run_id": r.run_id,
+                    "started_at": started(r),
+                    "recorded_at": r.time,
+                    "time": r.time,
+                    "phase": r.phase,
+                    "profile": r.profile,
+                    "status": recorded_status(r),
+                    "selection": r.selection.mode,
+                    "failing": failing(r),
+                });
+                if let Some(stop) = &r.stopped {
+                    shown["error"] = json!({
+                        "kind": stop.kind,
+                        "message": stop.message,
+                        "file": stop.file,
+                        "line": stop.line,
+                        "column": stop.column,
+                        "problem": stop.problem,
+                        "problems": stop.problems,
+                        "headline": stop.headline(),
+                    });
+                    shown["what_to_do"] = json!(stopped_what_to_do());
+                }
+                shown
+            }
             Entry::Unrecorded(u) => json!({
                 "run_id": u.run_id,
+                "started_at": u.started,
                 "time": u.started,
                 "phase": null,
                 "profile": null,
@@ -60,9 +107,10 @@ pub fn history_json(runs: &[Entry<'_>], root: &Path, out: &mut dyn Write) -> io:
     writeln!(out, "{}", json!({ "runs": shown }))
 }
 
-/// A line a run: when, how it ended, its phase and id, and what failed; a
-/// run killed before its verdict says so on a second line, with what to
-/// do. `recorded` is how many runs there are in all.
+/// A line a run: when it started, how it ended, its phase and id, and
+/// what failed; a run its configuration stopped names where and what the
+/// problem is; a run killed before its verdict says so on a second line,
+/// with what to do. `recorded` is how many runs there are in all.
 pub fn history_human(
     runs: &[Entry<'_>],
     recorded: usize,
@@ -80,11 +128,29 @@ pub fn history_human(
         writeln!(
             out,
             "{:<20}  {:<10} {:<15} run id",
-            "time (UTC)", "status", "phase"
+            "started (UTC)", "status", "phase"
         )?;
     }
     for entry in runs {
         match entry {
+            Entry::Recorded(r) if r.stopped.as_ref().is_some_and(StopRecord::is_config) => {
+                let stop = r
+                    .stopped
+                    .as_ref()
+                    .map(StopRecord::headline)
+                    .unwrap_or_default();
+                let phase = if r.phase.is_empty() { "-" } else { &r.phase };
+                writeln!(
+                    out,
+                    "{}  {:<10} {:<15} {:<10}  {}",
+                    clean(&started(r)),
+                    "config error",
+                    clean(phase),
+                    clean(&r.run_id),
+                    clean(&stop)
+                )?;
+                writeln!(out, "    {}", stopped_what_to_do())?;
+            }
             Entry::Recorded(r) => {
                 // A check that did not fail but kept the run from being
                 // verified says how (`lint (missing)`).
@@ -105,7 +171,7 @@ pub fn history_human(
                 writeln!(
                     out,
                     "{}  {:<10} {:<15} {:<10}{tail}",
-                    clean(&r.time),
+                    clean(&started(r)),
                     clean(&r.status),
                     clean(&r.phase),
                     clean(&r.run_id)
@@ -140,6 +206,12 @@ pub fn history_human(
         }
     }
     Ok(())
+}
+
+/// What to do about a run its configuration stopped: it checked nothing,
+/// so there is nothing of it to resume.
+fn stopped_what_to_do() -> &'static str {
+    "it checked nothing: fix `phasegate.toml` where it says, then commit again or `phasegate run` (`phasegate resume` runs it again once the file loads)"
 }
 
 /// How a run with no record stands, as `history` names it.
@@ -400,7 +472,7 @@ mod tests {
         );
         assert_eq!(
             text(|out| history_human(&[Entry::Recorded(&record)], 1, root, out)),
-            "time (UTC)            status     phase           run id\n2026-11-24T01:02:03Z  failed     qa\\x1b[2J       20261124T010203Z-42  failing: tests, build (timed out)\n"
+            "started (UTC)         status     phase           run id\n2026-11-24T01:02:03Z  failed     qa\\x1b[2J       20261124T010203Z-42  failing: tests, build (timed out)\n"
         );
         assert_eq!(
             text(|out| history_human(&[], 0, root, out)),

@@ -176,18 +176,29 @@ pub fn newest_first<'a>(
     all.into_iter().rev().take(limit).collect()
 }
 
+/// When the run `run_id` started (RFC 3339, UTC), as its id says:
 /// `2026-11-22T15:30:00Z` for the run id `20261122T153000Z-42`.
-fn started_at(run_id: &str) -> String {
+/// An id not of that form (edited by hand) is given back as it is.
+pub fn started_at(run_id: &str) -> String {
     let stamp = run_id.split('-').next().unwrap_or_default();
-    match (stamp.get(..4), stamp.get(4..6), stamp.get(6..8)) {
-        (Some(y), Some(mo), Some(d)) if stamp.len() == 16 => format!(
-            "{y}-{mo}-{d}T{}:{}:{}Z",
-            &stamp[9..11],
-            &stamp[11..13],
-            &stamp[13..15]
-        ),
-        _ => stamp.to_string(),
+    let formed = stamp.len() == 16
+        && stamp.bytes().enumerate().all(|(i, b)| match i {
+            8 => b == b'T',
+            15 => b == b'Z',
+            _ => b.is_ascii_digit(),
+        });
+    if !formed {
+        return stamp.to_string();
     }
+    format!(
+        "{}-{}-{}T{}:{}:{}Z",
+        &stamp[..4],
+        &stamp[4..6],
+        &stamp[6..8],
+        &stamp[9..11],
+        &stamp[11..13],
+        &stamp[13..15]
+    )
 }
 
 /// The logs in a run's directory, with the checks they belong to: named
@@ -255,6 +266,9 @@ mod tests {
     fn a_run_started_when_its_id_says() {
         assert_eq!(started_at("20261122T153000Z-42"), "2026-11-22T15:30:00Z");
         assert_eq!(started_at("20261122T153000Z-42-2"), "2026-11-22T15:30:00Z");
+        // Edited by hand: as it is, never a slice through a character.
+        assert_eq!(started_at("20261122T1é000Z-1"), "20261122T1é000Z");
+        assert_eq!(started_at("run-7"), "run");
     }
 
     #[test]

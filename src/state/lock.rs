@@ -336,13 +336,45 @@ fn held_by_others(path: &Path, holders: &[(u32, String)], waited: Duration) -> i
 /// whoever wrote it.
 const STALE_TEMP: Duration = Duration::from_secs(10 * 60);
 
-/// Removes the temporary files `write_atomic` left in `dir` for the files
-/// `names` when killed between writing and renaming
+/// Removes the temporary files `write_atomic` left for the files `names`
+/// of `dir` when killed between writing and renaming
 /// (`.state.json.tmp-<pid>`): those whose writer is gone, or that are
-/// older than ten minutes (a pid can be reused). Called under the state
-/// lock, which every writer of those files holds, so no write in progress
-/// is touched. Returns how many went.
+/// older than ten minutes (a pid can be reused). A file of `names` that is
+/// a symbolic link was written through, its temporary file beside the
+/// file the link leads to (`write_target`): those are looked for there,
+/// named after that file, and no other file of that directory is
+/// touched. Called under the state lock, which every writer of those
+/// files holds, so no write in progress is touched. Returns how many
+/// went; an error names the directory it was met in.
 pub fn remove_stale_temps(dir: &Path, names: &[&str]) -> io::Result<usize> {
+    let in_dir =
+        |at: &Path, e: io::Error| io::Error::new(e.kind(), format!("in `{}`: {e}", at.display()));
+    let mut removed = remove_stale_temps_in(dir, names).map_err(|e| in_dir(dir, e))?;
+    for name in names {
+        let path = dir.join(name);
+        if !fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            continue;
+        }
+        // A link into a directory that does not exist has nothing beside
+        // its target: writing through it says so.
+        let Ok(target) = write_target(&path) else {
+            continue;
+        };
+        let (Some(beside), Some(target_name)) =
+            (target.parent(), target.file_name().and_then(|n| n.to_str()))
+        else {
+            continue;
+        };
+        if beside == dir && names.contains(&target_name) {
+            continue;
+        }
+        removed += remove_stale_temps_in(beside, &[target_name]).map_err(|e| in_dir(beside, e))?;
+    }
+    Ok(removed)
+}
+
+/// `remove_stale_temps` in `dir` alone, for the files `names` of it.
+fn remove_stale_temps_in(dir: &Path, names: &[&str]) -> io::Result<usize> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),

@@ -57,6 +57,63 @@ pub struct RunRecord {
     /// work tree may have made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_tree: Option<String>,
+    /// What stopped the run before any check ran: a configuration that
+    /// does not load (exit 2). Such a run checked nothing, so it has no
+    /// checks, neither continues nor breaks a streak of the same errors,
+    /// and `resume` has nothing of it to run again. Absent for a run that
+    /// got to its checks, and in records of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<StopRecord>,
+}
+
+/// Why a run stopped before its checks, as `history` shows it: where the
+/// first problem is and what it is.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct StopRecord {
+    /// The verdict's `error.kind`: `config`.
+    pub kind: String,
+    /// The verdict's `error.message` (which file, and which version of
+    /// it: staged, or a ref's).
+    pub message: String,
+    /// The first problem: its file, line and column, as the verdict's
+    /// `error.problems` place it (none when nothing places it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    /// What the first problem is (`unknown key `profle` in [gate]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// How many problems the verdict names in all.
+    #[serde(default)]
+    pub problems: usize,
+}
+
+impl StopRecord {
+    /// Whether the run stopped on its configuration.
+    pub fn is_config(&self) -> bool {
+        self.kind == "config"
+    }
+
+    /// Where and what the first problem is, on one line:
+    /// `phasegate.toml:2:1: unknown key `profle` in [gate] (and 1 more)`;
+    /// the error's message when no problem is placed.
+    pub fn headline(&self) -> String {
+        let place = match (&self.file, self.line, self.column) {
+            (Some(file), Some(line), Some(column)) => format!("{file}:{line}:{column}: "),
+            (Some(file), Some(line), None) => format!("{file}:{line}: "),
+            (Some(file), None, _) => format!("{file}: "),
+            (None, _, _) => String::new(),
+        };
+        let what = self.problem.as_deref().unwrap_or(&self.message);
+        let more = match self.problems.saturating_sub(1) {
+            0 => String::new(),
+            n => format!(" (and {n} more)"),
+        };
+        format!("{place}{what}{more}")
+    }
 }
 
 /// How the run chose its files and what judged them, enough to do both
@@ -606,6 +663,7 @@ mod tests {
             },
             checks: Vec::new(),
             work_tree: work_tree.map(str::to_string),
+            stopped: None,
         }
     }
 

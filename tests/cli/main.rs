@@ -124,6 +124,7 @@ mod snapshot_place;
 mod snapshot_refs;
 mod state;
 mod state_cause;
+mod state_config_errors;
 mod state_locks;
 mod state_more;
 mod state_perms;

@@ -176,10 +176,12 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
     let mut state_dir = None;
     let mut run_dir = None;
     let mut phase = None;
+    let mut repo = None;
     let mut known = Known {
         state: &mut state_dir,
         run: &mut run_dir,
         phase: &mut phase,
+        repo: &mut repo,
     };
     match run_gate(ctx, args, &mut known, io) {
         Ok(verdict) => super::emit_reports(&verdict, &reports, ctx, io),
@@ -190,6 +192,7 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
                 state_dir: state_dir.as_ref(),
                 run_id,
                 phase,
+                repo: repo.as_ref(),
             };
             stopped(ctx, args, stop, at, &reports, io)
         }
@@ -226,6 +229,9 @@ struct Known<'a> {
     state: &'a mut Option<state::StateDir>,
     run: &'a mut Option<RunDir>,
     phase: &'a mut Option<String>,
+    /// The repository, once a configuration that does not load stopped
+    /// the run in one: it is recorded there.
+    repo: &'a mut Option<crate::git::RepoInfo>,
 }
 
 /// Where a run stopped: its state directory once known; its id, when its
@@ -236,10 +242,12 @@ struct StoppedAt<'a> {
     state_dir: Option<&'a state::StateDir>,
     run_id: Option<String>,
     phase: Option<String>,
+    repo: Option<&'a crate::git::RepoInfo>,
 }
 
 /// The verdict and reports of a run that stopped; recorded when phasegate
-/// itself failed and the state directory is known.
+/// itself failed and the state directory is known, or when its
+/// configuration does not load in a repository.
 fn stopped(
     ctx: &Context,
     args: &RunRequest,
@@ -252,7 +260,9 @@ fn stopped(
         state_dir,
         run_id,
         phase,
+        repo,
     } = at;
+    let config_stop = matches!(stop, Stop::Config(..));
     let mut handoffs = Vec::new();
     let (profile, error) = match stop {
         Stop::Error(profile, error) => (profile, error),
@@ -278,7 +288,9 @@ fn stopped(
     verdict.handoffs = handoffs;
     verdict.run_id = run_id;
     let internal = verdict.error.as_ref().is_some_and(|e| e.kind == "internal");
-    if let (true, Some(state_dir)) = (internal, state_dir) {
+    if let (true, Some(repo)) = (config_stop, repo) {
+        record_config_stop(ctx, args, repo, &mut verdict, io);
+    } else if let (true, Some(state_dir)) = (internal, state_dir) {
         super::record::record_stopped(
             state_dir,
             &mut verdict,
@@ -287,6 +299,126 @@ fn stopped(
         );
     }
     super::emit_stopped_reports(&verdict, reports, ctx, io)
+}
+
+/// Records a run that a configuration that does not load stopped, in
+/// `repo`: a run directory of its own holding its verdict, a line of the
+/// history and an intervention, so that an agent whose commit was refused
+/// has something to read afterwards. Nothing here runs for a run whose
+/// configuration loads.
+fn record_config_stop(
+    ctx: &Context,
+    args: &RunRequest,
+    repo: &crate::git::RepoInfo,
+    verdict: &mut Verdict,
+    io: &mut Streams<'_>,
+) {
+    let state_dir = state::state_dir(Some(repo), &repo.root, &ctx.temp_dir);
+    let work_tree = repo.work_tree_key();
+    let mut notes = state::Notes::default();
+    let run_dir = match RunDir::create(&state_dir, SystemTime::now(), std::process::id()) {
+        Ok(dir) => {
+            dir.mark_work_tree(&work_tree);
+            verdict.run_id = Some(dir.id.clone());
+            Some(dir)
+        }
+        Err(e) => {
+            let failed = if state::state_dir_unusable(&mut notes, &state_dir) {
+                (
+                    state::Cause::StateDir,
+                    "failed to create a run directory there".to_string(),
+                )
+            } else {
+                let failed = format!(
+                    "failed to create a run directory under `{}` ({e})",
+                    state_dir.display()
+                );
+                (state::Cause::RunDir, failed)
+            };
+            notes.add(
+                failed.0,
+                format!("{}: the run is not in the history", failed.1),
+            );
+            None
+        }
+    };
+    let mut selection = requested_selection(args, &ctx.cwd, &repo.root, ctx.ci);
+    selection.branch = streak_branch(args.pushed_ref.as_deref(), repo.branch().as_deref());
+    let facts = super::record::RunFacts {
+        session: ctx.session.as_deref(),
+        work_tree,
+        selection,
+        pruning: None,
+        notes_shown: false,
+        notes,
+    };
+    let asked = super::record::Asked {
+        profile: asked_profile(ctx, args).is_some(),
+        workflow: args.workflow.as_deref(),
+    };
+    let pause = |step: &str| ctx.maybe_pause(step, &state_dir);
+    super::record::record_config_stop(&state_dir, facts, &asked, verdict, &pause, &mut *io.err);
+    if let Some(run_dir) = run_dir {
+        if let Err(e) = run_dir.write_verdict(verdict) {
+            let _ = writeln!(
+                io.err,
+                "warning: failed to record the verdict in `{}`: {e}",
+                run_dir.path.display()
+            );
+        }
+    }
+}
+
+/// How a run stopped before its files were selected asked for them, as
+/// the history keeps it, for `resume` to ask again: the staged files
+/// (outside CI, the default), every tracked file, the files named
+/// (relative to the root `root`, given relative to `cwd`), or a range.
+fn requested_selection(
+    args: &RunRequest,
+    cwd: &Path,
+    root: &Path,
+    ci: bool,
+) -> state::SelectionRecord {
+    let mut record = state::SelectionRecord {
+        pushed_ref: args.pushed_ref.clone(),
+        push: args.push.clone(),
+        config_from_ref: args.config_from_ref.clone(),
+        checks: args.checks.clone(),
+        ..state::SelectionRecord::default()
+    };
+    record.mode = match &args.selection {
+        selection if selection.is_staged(ci) => "staged".to_string(),
+        SelectionRequest::Default | SelectionRequest::Staged | SelectionRequest::All => {
+            "all".to_string()
+        }
+        SelectionRequest::Files(files) => {
+            let files: Vec<PathBuf> = files
+                .iter()
+                .map(|f| {
+                    let full = cwd.join(f);
+                    full.strip_prefix(root)
+                        .map_or(full.clone(), Path::to_path_buf)
+                })
+                .collect();
+            record.set_files(&files);
+            "files".to_string()
+        }
+        SelectionRequest::Range { from, to } => {
+            record.from = Some(from.clone());
+            record.to = Some(to.clone());
+            "range".to_string()
+        }
+        SelectionRequest::AllOf(commit) => {
+            record.to = Some(commit.clone());
+            "all".to_string()
+        }
+        SelectionRequest::Pushed { to, published } => {
+            record.to = Some(to.clone());
+            record.published.clone_from(published);
+            "range".to_string()
+        }
+    };
+    record
 }
 
 /// A run, stage by stage, from its files to its recorded verdict; or why
@@ -307,7 +439,7 @@ fn run_gate(
         found,
         mut notes,
         said,
-    } = start(ctx, args, known.state)?;
+    } = start(ctx, args, known)?;
     let root = &ws.root;
 
     // The handoff documents among the selected files, as the run checks
@@ -563,13 +695,10 @@ struct Start {
 }
 
 /// Finds the repository, reads the configuration, finishes a run that was
-/// killed and selects the files; `known_state` is set as soon as the state
-/// directory is known, for an internal failure to be recorded there.
-fn start(
-    ctx: &Context,
-    args: &RunRequest,
-    known_state: &mut Option<state::StateDir>,
-) -> Result<Start, Stop> {
+/// killed and selects the files; `known.state` is set as soon as the state
+/// directory is known, for an internal failure to be recorded there, and
+/// `known.repo` when a configuration that does not load stops the run.
+fn start(ctx: &Context, args: &RunRequest, known: &mut Known<'_>) -> Result<Start, Stop> {
     let repo = match crate::git::discover(&ctx.cwd) {
         Ok(repo) => repo,
         Err(
@@ -589,12 +718,19 @@ fn start(
     // configuration is read.
     let mut early = (in_repo && args.selection.is_staged(ctx.ci))
         .then(|| EarlySelection::start(root.clone(), ctx.cpus));
-    let loaded = configuration::load(ctx, args, &root, in_repo)?;
+    // A configuration that does not load is recorded in the repository.
+    let mut config_stop = |stop: Stop| {
+        if matches!(stop, Stop::Config(..)) {
+            known.repo.clone_from(&repo);
+        }
+        stop
+    };
+    let loaded = configuration::load(ctx, args, &root, in_repo).map_err(&mut config_stop)?;
     let ref_has_config = loaded.ref_has_config;
     ctx.maybe_test_panic("config");
 
     let state_dir = state::state_dir(repo.as_ref(), &root, &ctx.temp_dir);
-    *known_state = Some(state_dir.clone());
+    *known.state = Some(state_dir.clone());
     let work_tree_state = repo.as_ref().map_or_else(
         || state_dir.clone(),
         |r| state_dir.under(r.work_tree_state()),
@@ -623,7 +759,9 @@ fn start(
     } = select::select_files(ctx, args, &root, in_repo, early)
         .map_err(|e| Stop::Error(loaded.config.gate.profile, e))?;
     notes.extend(selection_notes);
-    let config = loaded.checked(ctx, args, &root, &mode, found.unstaged.as_ref(), &mut notes)?;
+    let config = loaded
+        .checked(ctx, args, &root, &mode, found.unstaged.as_ref(), &mut notes)
+        .map_err(config_stop)?;
     Ok(Start {
         ws: Workspace {
             root,
