@@ -78,7 +78,10 @@ pub fn run(ctx: &Context, command: &DiagnosticsCommand, io: &mut Streams<'_>) ->
             return fail(io, ExitCode::Usage, message);
         }
     };
-    let extractor = Extractor::new("", Origin::Runtime, &choice, &argv, &root, &tool_dir);
+    // A saved log does not say which `go.work` its go used: phasegate's
+    // own `GOWORK` stands for it, as it does for the checks a run starts.
+    let extractor = Extractor::new("", Origin::Runtime, &choice, &argv, &root, &tool_dir)
+        .go_work(ctx.go_work.as_deref());
     let Extracted {
         diagnostics,
         dropped,

@@ -662,8 +662,9 @@ impl Extractor {
             self.cwd.clone()
         };
         let ancestors = up_to_root(&self.cwd, &self.root);
-        // The modules of a `go.work`, read only for a package the module
-        // the check runs in does not hold.
+        // The modules of a `go.work` and the directories its `replace`
+        // lines (and its modules') put modules in, read only for a
+        // package the module the check runs in does not hold.
         let workspace = std::cell::OnceCell::new();
         // The directories the module's `replace` lines put modules in,
         // read only for a package neither holds (under `GOWORK=off`, say).
@@ -696,10 +697,16 @@ impl Extractor {
                 let base = match &found.package {
                     Some(package) => go_package_dir(package, module.as_ref())
                         .or_else(|| {
-                            let modules = workspace
+                            let workspace = workspace
                                 .get_or_init(|| go_workspace(&self.cwd, &self.root, &self.go_work));
-                            modules
+                            // A module go.work lists, else one it (or a
+                            // listed module's go.mod) replaces with a
+                            // directory, go.work's first: its `replace`
+                            // wins over a module's.
+                            workspace
+                                .modules
                                 .iter()
+                                .chain(&workspace.replaced)
                                 .find_map(|module| go_package_dir(package, Some(module)))
                         })
                         .or_else(|| {
@@ -1103,12 +1110,24 @@ fn go_package_dir(package: &str, module: Option<&(PathBuf, String)>) -> Option<P
     }
 }
 
-/// The modules the `go.work` go used lists (its `use` lines, alone or in
-/// a block, relative to its directory): each directory and the module
-/// path its `go.mod` declares. That file is the one `GOWORK` names, else
+/// The modules of the `go.work` go used, and the directories it puts
+/// modules in by `replace`.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct GoWorkspace {
+    /// Its `use` lines (alone or in a block, relative to its directory):
+    /// each directory and the module path its `go.mod` declares.
+    modules: Vec<(PathBuf, String)>,
+    /// The modules replaced with a directory, in go's precedence: go.work's
+    /// own `replace` lines first (they win over a module's, `go help
+    /// work`), then those of each listed module's `go.mod`, which go
+    /// applies too in a workspace.
+    replaced: Vec<(PathBuf, String)>,
+}
+
+/// The workspace of the `go.work` go used: the file `GOWORK` names, else
 /// the nearest `go.work` from the check's directory up to the root, as go
 /// finds it; none under `GOWORK=off`.
-fn go_workspace(cwd: &Path, root: &Path, go_work: &GoWork) -> Vec<(PathBuf, String)> {
+fn go_workspace(cwd: &Path, root: &Path, go_work: &GoWork) -> GoWorkspace {
     let found = match go_work {
         GoWork::Off => None,
         GoWork::File(file) => std::fs::read_to_string(file)
@@ -1119,9 +1138,10 @@ fn go_workspace(cwd: &Path, root: &Path, go_work: &GoWork) -> Vec<(PathBuf, Stri
             .find_map(|dir| Some((dir, std::fs::read_to_string(dir.join("go.work")).ok()?))),
     };
     let Some((dir, text)) = found else {
-        return Vec::new();
+        return GoWorkspace::default();
     };
-    directives(&text, "use")
+    let mut replaced = replaced_dirs(&text, dir);
+    let modules = directives(&text, "use")
         .map(|entry| entry.trim_matches(['"', '`']))
         .filter(|entry| !entry.is_empty())
         .map(|entry| dir.join(entry))
@@ -1133,22 +1153,29 @@ fn go_workspace(cwd: &Path, root: &Path, go_work: &GoWork) -> Vec<(PathBuf, Stri
                 .trim()
                 .trim_matches('"')
                 .to_string();
+            replaced.extend(replaced_dirs(&text, &module));
             Some((module, path))
         })
-        .collect()
+        .collect();
+    GoWorkspace { modules, replaced }
 }
 
-/// The modules the `go.mod` in `dir` replaces with a directory (`replace
-/// example.com/shop => ../lib`, alone or in a block, a version on either
-/// side or not): each directory and the module path it stands for. A
-/// replacement by another module's version is in the module cache, no
-/// directory of the repository's.
+/// The modules the `go.mod` in `dir` replaces with a directory.
 fn go_replacements(dir: &Path) -> Vec<(PathBuf, String)> {
-    let Ok(text) = std::fs::read_to_string(dir.join("go.mod")) else {
-        return Vec::new();
-    };
+    std::fs::read_to_string(dir.join("go.mod"))
+        .map(|text| replaced_dirs(&text, dir))
+        .unwrap_or_default()
+}
+
+/// The modules the `replace` lines of a `go.mod` or `go.work` file's
+/// `text` replace with a directory (`replace example.com/shop => ../lib`,
+/// alone or in a block, a version on either side or not): each directory,
+/// relative to `dir`, the file's own, and the module path it stands for.
+/// A replacement by another module's version is in the module cache, no
+/// directory of the repository's.
+fn replaced_dirs(text: &str, dir: &Path) -> Vec<(PathBuf, String)> {
     let mut replaced = Vec::new();
-    for entry in directives(&text, "replace") {
+    for entry in directives(text, "replace") {
         let Some((old, new)) = entry.split_once("=>") else {
             continue;
         };
@@ -1321,16 +1348,22 @@ mod tests {
             (root.join("./app"), "example.com/app".to_string()),
             (root.join("./lib"), "example.com/shop".to_string()),
         ];
-        assert_eq!(go_workspace(&root.join("app"), root, &GoWork::Auto), listed);
+        assert_eq!(
+            go_workspace(&root.join("app"), root, &GoWork::Auto).modules,
+            listed
+        );
         // `GOWORK` chooses: off, or a file of any name elsewhere, whose
         // `use` lines are relative to its own directory.
         let off = GoWork::from_env(Some("off".as_ref()));
-        assert!(go_workspace(&root.join("app"), root, &off).is_empty());
+        assert_eq!(
+            go_workspace(&root.join("app"), root, &off),
+            GoWorkspace::default()
+        );
         std::fs::create_dir(root.join("ws")).unwrap();
         std::fs::write(root.join("ws/team.work"), "go 1.19\n\nuse ../x\n").unwrap();
         let file = GoWork::from_env(Some(root.join("ws/team.work").as_os_str()));
         assert_eq!(
-            go_workspace(&root.join("app"), root, &file),
+            go_workspace(&root.join("app"), root, &file).modules,
             [(root.join("ws/../x"), "x".to_string())]
         );
         // go refuses a relative path and stops at a missing file; empty
@@ -1343,7 +1376,35 @@ mod tests {
             assert_eq!(GoWork::from_env(Some(value.as_ref())), expected, "{value}");
         }
         let missing = GoWork::from_env(Some(root.join("ws/go.work").as_os_str()));
-        assert!(go_workspace(&root.join("app"), root, &missing).is_empty());
+        assert_eq!(
+            go_workspace(&root.join("app"), root, &missing),
+            GoWorkspace::default()
+        );
+    }
+
+    #[test]
+    fn a_workspace_replaces_modules_before_its_modules_go_mod_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("go.work"),
+            "go 1.19\n\nuse ./app\n\nreplace (\n\texample.com/shop v0.0.0 => ./lib\n\texample.com/x => example.com/y v1.0.0\n)\n",
+        )
+        .unwrap();
+        std::fs::create_dir(root.join("app")).unwrap();
+        std::fs::write(
+            root.join("app/go.mod"),
+            "module example.com/app\n\nreplace example.com/shop => ../stale\n",
+        )
+        .unwrap();
+        let workspace = go_workspace(&root.join("app"), root, &GoWork::Auto);
+        assert_eq!(
+            workspace.replaced,
+            [
+                (root.join("./lib"), "example.com/shop".to_string()),
+                (root.join("app/../stale"), "example.com/shop".to_string()),
+            ]
+        );
     }
 
     #[test]

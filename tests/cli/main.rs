@@ -39,6 +39,7 @@ mod first_run;
 mod first_use;
 mod gate_review;
 mod git;
+mod go_work;
 mod handoff;
 mod handoff_cut;
 mod handoff_feedback;

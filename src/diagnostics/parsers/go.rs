@@ -11,7 +11,8 @@
 //! module; and of the module: an import no module provides with go's
 //! `go get`, a missing `go.sum` entry, `go mod tidy` needed, a go older
 //! than the `go` line, a `go.mod` line it cannot read, inconsistent
-//! vendoring, at `go.mod`'s lines), and golangci-lint (v1 and v2: text,
+//! vendoring, at `go.mod`'s lines; an import vendor/ lacks; a module
+//! lookup `GOPROXY=off` forbids), and golangci-lint (v1 and v2: text,
 //! tab and JSON). Go counts columns in bytes.
 
 use std::ops::Range;
@@ -271,6 +272,73 @@ fn proxy_off(import: &str) -> String {
     format!("{PROXY_OFF}: go needs the module that provides the import {import}, which neither the module cache nor vendor/ holds, and GOPROXY=off forbids fetching it; {PROXY_OFF_FIX}")
 }
 
+/// What go (1.19 and later) says when it could not look a module up and
+/// does not name it: `go list -m all`, `go list -m <module>`, `-u`,
+/// `-versions` print it once per lookup.
+const PROXY_OFF_BARE: &str = "go: module lookup disabled by GOPROXY=off";
+
+/// The finding of `count` lookups go made in a row without naming the
+/// module, at `go.mod`.
+fn unnamed_lookups(count: usize, at: &Range<u64>) -> Found {
+    let times = if count > 1 {
+        format!(" (it said so {count} times, once for each lookup)")
+    } else {
+        String::new()
+    };
+    let message = format!("{PROXY_OFF}: go had to look a module up (its version information, or under `go list -m -u` and `-versions` its newer versions), which neither the module cache nor vendor/ holds, and GOPROXY=off forbids fetching it; go's output does not say which module{times}: one the check's command names, or, for `all`, one go.mod requires (`go mod download` names each one the module cache lacks); fill the module cache where a proxy is reachable (`go mod download`), or allow a proxy (set GOPROXY in the check's `env` in phasegate.toml), which `go list -m -u` and `-versions` always ask");
+    Found::new("module", Severity::Error, message)
+        .at("go.mod", None, None)
+        .range(at)
+}
+
+/// Whether `version`, as go prints it after a module path, is a version
+/// (`v1.6.0`, a pseudo-version `v0.0.0-20240101000000-abcdef123456`), not
+/// a query a command asked for (`latest`, `upgrade`, `patch`, `v1`, a
+/// branch).
+fn is_version(version: &str) -> bool {
+    version.strip_prefix('v').is_some_and(|rest| {
+        let parts: Vec<&str> = rest.splitn(3, '.').collect();
+        parts.len() == 3
+            && parts[..2]
+                .iter()
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            && parts[2].starts_with(|c: char| c.is_ascii_digit())
+    })
+}
+
+/// go 1.19's words, at the import, for a package vendor/ lacks under
+/// `-mod=vendor` (go's default when go.mod's `go` line is 1.14 or later
+/// and there is a vendor/ directory): `app/app.go:6:2: cannot find package
+/// "." in:`, then the directory it looked in, indented with a tab
+/// (`\t/abs/vendor/github.com/google/uuid`). GOPATH mode's `cannot find
+/// package "x" in any of:` names its package already.
+static VENDOR_MISSING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^cannot find package "[^"]*" in:$"#)
+        .expect("the go missing vendored package regex is valid")
+});
+
+/// go 1.24's words for the same: `cannot find module providing package
+/// github.com/google/uuid: import lookup disabled by -mod=vendor`.
+static VENDOR_LOOKUP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^cannot find module providing package (?P<import>\S+): import lookup disabled by -mod=vendor$")
+        .expect("the go vendor lookup regex is valid")
+});
+
+/// Why go looked in vendor/ and what to do, said in every finding of an
+/// import vendor/ lacks.
+const VENDOR_MISSING_WHY: &str = "go builds from vendor/ (under `-mod=vendor`, its default when go.mod's `go` line is 1.14 or later and a vendor/ directory exists) and looks nowhere else";
+
+/// The message of a finding about `import`, a package vendor/ lacks.
+fn vendor_missing(import: &str) -> String {
+    format!("the import {import} is missing from vendor/: {VENDOR_MISSING_WHY}, and vendor/ has no {import} (not vendored yet, or its files left out of the commit, by a .gitignore say); run `go mod vendor` (after `go get {import}` where go.mod does not require its module yet) and commit vendor/ with go.mod and go.sum, or build without vendor/ (`-mod=mod` or `-mod=readonly` in the check's command or its GOFLAGS)")
+}
+
+/// The message of a package vendor/ lacks when the import spec at go's
+/// place cannot be read: by the directory go looked in, as it printed it.
+fn vendor_missing_dir(dir: &str) -> String {
+    format!("an imported package is missing from vendor/: go looked for it in {dir}; {VENDOR_MISSING_WHY}; run `go mod vendor` (after `go get` of the import where go.mod does not require its module yet) and commit vendor/ with go.mod and go.sum, or build without vendor/ (`-mod=mod` or `-mod=readonly` in the check's command or its GOFLAGS)")
+}
+
 /// What to do about inconsistent vendoring, said in every such finding.
 const VENDOR_FIX: &str = "to sync the vendor directory run `go mod vendor` and commit it (or, to build without it, give go `-mod=mod` or `-mod=readonly`)";
 
@@ -336,6 +404,12 @@ pub struct Go {
     /// The module directory of an inconsistent vendoring go is listing
     /// the modules of, and whether it listed one.
     vendoring: Option<(String, bool, Range<u64>)>,
+    /// An import vendor/ lacks, while go's next line may name the
+    /// directory it looked in.
+    awaiting_dir: Option<Found>,
+    /// Lookups in a row go could not make and did not name the module
+    /// of (`go: module lookup disabled by GOPROXY=off`), and where.
+    lookups: Option<(usize, Range<u64>)>,
 }
 
 /// The package a `# ...` header or a `build-output` event's `ImportPath`
@@ -826,6 +900,16 @@ fn compiler_line(line: &str, at: &Range<u64>, out: &mut Out) {
             found.import_message = Some(proxy_off);
         } else if let Some(c) = super::caps(&PROXY_OFF_IMPORT, &found.message) {
             found.message = proxy_off(&c["import"]);
+        } else if let Some(c) = super::caps(&VENDOR_LOOKUP, &found.message) {
+            found.message = vendor_missing(&c["import"]);
+            found.dialect = "vendor";
+        } else if VENDOR_MISSING.is_match(&found.message) {
+            // go 1.19 names the import `"."`; the directory it looked in
+            // comes on the next line, and the import spec at its place
+            // names the import.
+            found.message = vendor_missing_dir("vendor/");
+            found.import_message = Some(vendor_missing);
+            found.dialect = "vendor";
         }
         out.push(found);
     }
@@ -844,6 +928,9 @@ impl Go {
         at: &Range<u64>,
         out: &mut Out,
     ) -> bool {
+        if self.lookup_line(line, at, out) {
+            return true;
+        }
         if let Some((dir, from)) = self.awaiting_use.take() {
             let command = line
                 .strip_prefix('\t')
@@ -1106,7 +1193,9 @@ impl Go {
         }
         if let Some(c) = super::caps(&MODULE_ERROR, line) {
             let (module, version) = (&c["module"], &c["version"]);
-            let message = if &c["message"] == PROXY_OFF {
+            let message = if &c["message"] == PROXY_OFF && !is_version(version) {
+                format!("{module}@{version}: {PROXY_OFF}: go looked up the version `{version}` of {module}, a query the check's command asked for (`go list -m`, `go get` or `go install` with `@{version}`), which only a module proxy or the module's origin can answer, and GOPROXY=off forbids asking; ask for a version instead (`{module}@v1.2.3`, one the module cache holds, such as the one go.mod requires), or allow a proxy (set GOPROXY in the check's `env` in phasegate.toml)")
+            } else if &c["message"] == PROXY_OFF {
                 format!("{module}@{version}: {PROXY_OFF}: go.mod requires this module, which neither the module cache nor vendor/ holds, and GOPROXY=off forbids fetching it; {PROXY_OFF_FIX}")
             } else {
                 format!("{module}@{version}: {}", &c["message"])
@@ -1160,9 +1249,49 @@ impl Go {
     /// A located line just read (`app/app.go:6:2: no required module
     /// provides package ...; to add it:`) whose fix comes next waits for it.
     fn await_fix(&mut self, before: usize, out: &mut Out) {
-        if out.found.len() > before && out.found.last().is_some_and(|f| fix_follows(&f.message)) {
-            self.awaiting_fix = out.found.pop();
+        if out.found.len() <= before {
+            return;
         }
+        if out.found.last().is_some_and(|f| fix_follows(&f.message)) {
+            self.awaiting_fix = out.found.pop();
+        } else if out
+            .found
+            .last()
+            .is_some_and(|f| f.dialect == "vendor" && f.import_message.is_some())
+        {
+            self.awaiting_dir = out.found.pop();
+        }
+    }
+
+    /// The directory go looked in for an import vendor/ lacks
+    /// (`\t/abs/vendor/github.com/google/uuid`), put in that finding,
+    /// which then goes out; whether `line` was that directory.
+    fn dir_line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) -> bool {
+        let Some(mut found) = self.awaiting_dir.take() else {
+            return false;
+        };
+        let dir = line.strip_prefix('\t').filter(|d| !d.trim().is_empty());
+        if let Some(dir) = dir {
+            found.message = vendor_missing_dir(dir.trim());
+            found.range.end = at.end;
+        }
+        out.push(found);
+        dir.is_some()
+    }
+
+    /// A line that says go could not look a module up and names none:
+    /// counted with those right before it into one finding, which goes
+    /// out at the first other line; whether `line` was one.
+    fn lookup_line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) -> bool {
+        if line == PROXY_OFF_BARE {
+            let (count, from) = self.lookups.take().unwrap_or((0, at.clone()));
+            self.lookups = Some((count + 1, from.start..at.end));
+            return true;
+        }
+        if let Some((count, from)) = self.lookups.take() {
+            out.push(unnamed_lookups(count, &from));
+        }
+        false
     }
 
     /// A test's output line: a `--- FAIL:` header or a located message.
@@ -1374,6 +1503,8 @@ impl Grammar for Go {
             || self.awaiting_use.is_some()
             || self.awaiting_fix.is_some()
             || self.vendoring.is_some()
+            || self.awaiting_dir.is_some()
+            || self.lookups.is_some()
     }
 
     fn wants(&self, line: &[u8]) -> bool {
@@ -1399,7 +1530,7 @@ impl Grammar for Go {
     }
 
     fn line(&mut self, line: &str, at: &Range<u64>, out: &mut Out) {
-        if self.fix_line(line, at, out) {
+        if self.fix_line(line, at, out) || self.dir_line(line, at, out) {
             return;
         }
         let after_header = std::mem::take(&mut self.after_header);
@@ -1459,7 +1590,7 @@ impl Grammar for Go {
             if action == "build-output" {
                 if let Some(text) = doc["Output"].as_str() {
                     let text = text.trim_end();
-                    if self.fix_line(text, at, out) {
+                    if self.fix_line(text, at, out) || self.dir_line(text, at, out) {
                         return;
                     }
                     let package = doc["ImportPath"].as_str().and_then(header_package);
@@ -1565,6 +1696,12 @@ impl Grammar for Go {
         }
         if let Some(found) = self.awaiting_fix.take() {
             out.push(found);
+        }
+        if let Some(found) = self.awaiting_dir.take() {
+            out.push(found);
+        }
+        if let Some((count, from)) = self.lookups.take() {
+            out.push(unnamed_lookups(count, &from));
         }
         if let Some((dir, false, from)) = self.vendoring.take() {
             out.push(vendoring(&dir, &from));
@@ -1821,6 +1958,22 @@ mod tests {
             ("all", None),
         ] {
             assert_eq!(super::pattern_dir(pattern).as_deref(), dir, "{pattern}");
+        }
+    }
+
+    #[test]
+    fn a_version_is_told_from_a_query() {
+        for (version, expected) in [
+            ("v1.6.0", true),
+            ("v0.0.0-20240101000000-abcdef123456", true),
+            ("v2.0.0+incompatible", true),
+            ("latest", false),
+            ("upgrade", false),
+            ("v1", false),
+            ("v1.2", false),
+            ("main", false),
+        ] {
+            assert_eq!(super::is_version(version), expected, "{version}");
         }
     }
 
