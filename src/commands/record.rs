@@ -131,20 +131,12 @@ fn record_run_within(
     let mut emergency = Emergency::default();
     let now = state::now_rfc3339();
     let run_id = verdict.run_id.clone();
-    let news: Vec<NewIntervention> = critical
-        .into_iter()
-        .chain(gate::interventions_for(verdict))
-        .collect();
-    let origin = state::Origin {
-        phase: &phase,
-        session,
-        run_id: run_id.as_deref(),
-        now: &now,
-    };
-    let changed_queue = queue_interventions(
+    let changed_queue = queue_run(
         state_dir,
-        news,
-        &origin,
+        critical,
+        &phase,
+        session,
+        &now,
         verdict,
         &mut notes,
         &mut emergency,
@@ -281,21 +273,13 @@ pub fn record_config_stop(
     let (mut state, theirs, unread) = load_history(state_dir, verdict, &mut critical);
     let now = state::now_rfc3339();
     let phase = verdict.phase.clone().unwrap_or_default();
-    let news: Vec<NewIntervention> = critical
-        .into_iter()
-        .chain(gate::interventions_for(verdict))
-        .collect();
     let run_id = verdict.run_id.clone();
-    let origin = state::Origin {
-        phase: &phase,
-        session,
-        run_id: run_id.as_deref(),
-        now: &now,
-    };
-    let changed_queue = queue_interventions(
+    let changed_queue = queue_run(
         state_dir,
-        news,
-        &origin,
+        critical,
+        &phase,
+        session,
+        &now,
         verdict,
         &mut notes,
         &mut emergency,
@@ -333,6 +317,36 @@ pub fn record_config_stop(
     }
     drop(lock);
     report(state_dir, verdict, err, true, notes, &emergency);
+}
+
+/// Places in the queue the interventions of a run in `phase`: the
+/// `critical` ones its recording found, then those of its verdict.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the run's facts and the two places its troubles go, passed as they are"
+)]
+fn queue_run(
+    state_dir: &state::StateDir,
+    critical: Vec<NewIntervention>,
+    phase: &str,
+    session: Option<&str>,
+    now: &str,
+    verdict: &mut Verdict,
+    notes: &mut Notes,
+    emergency: &mut Emergency,
+) -> Option<Queue> {
+    let news: Vec<NewIntervention> = critical
+        .into_iter()
+        .chain(gate::interventions_for(verdict))
+        .collect();
+    let run_id = verdict.run_id.clone();
+    let origin = state::Origin {
+        phase,
+        session,
+        run_id: run_id.as_deref(),
+        now,
+    };
+    queue_interventions(state_dir, news, &origin, verdict, notes, emergency)
 }
 
 /// Places the run's new interventions in the queue, by its rules (the

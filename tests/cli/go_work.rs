@@ -3,24 +3,8 @@
 use crate::parsers_go3::{recording, source};
 use crate::parsers_go4::real_go;
 use crate::parsers_go_more::{findings, located};
+use crate::parsers_gowork::replaying;
 use crate::support::TestRepo;
-
-/// A repository whose one check `build` prints the recorded go `output`
-/// (under `fixtures/diagnostics/`) and exits 1, as go did, in `cwd`, with
-/// `env` (a TOML inline table's entries) as its own environment; absolute
-/// paths under `recorded_in`, where go ran, read as the repository's.
-fn replaying(repo: &TestRepo, output: &str, recorded_in: Option<&str>, cwd: &str, env: &str) {
-    let print = match recorded_in {
-        Some(dir) => format!(
-            "sed \\\"s#{dir}#$(git rev-parse --show-toplevel)#g\\\" '{}'",
-            recording(output)
-        ),
-        None => format!("cat '{}'", recording(output)),
-    };
-    repo.config(&format!(
-        "[phases.implementation]\nchecks = [ {{ name = \"build\", shell = true, command = \"{print}; exit 1\", parser = \"go\", cwd = \"{cwd}\", env = {{ {env} }} }} ]\n",
-    ));
-}
 
 /// The `gwrep` recordings' repository: `go.work` lists `app` and replaces
 /// `example.com/shop` with `lib`; `app/go.mod` replaces it with `stale`.

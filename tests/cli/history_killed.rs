@@ -59,15 +59,7 @@ fn a_run_killed_with_changes_set_aside_is_shown_with_restore_then_resume() {
     assert_eq!(shown["run_id"], id.as_str());
     assert_eq!(shown["status"], "killed");
     assert!(shown["phase"].is_null(), "{shown:#}");
-    let started = format!(
-        "{}-{}-{}T{}:{}:{}Z",
-        &id[..4],
-        &id[4..6],
-        &id[6..8],
-        &id[9..11],
-        &id[11..13],
-        &id[13..15]
-    );
+    let started = started_of(id);
     assert_eq!(shown["time"], started.as_str());
     assert_eq!(
         shown["logs"],
@@ -322,4 +314,17 @@ fn a_corrupt_state_json_behind_a_link_is_moved_aside_where_it_is() {
     let begun: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&target).unwrap()).unwrap();
     assert_eq!(begun["runs"].as_array().unwrap().len(), 1);
+}
+
+/// `2026-11-22T15:30:00Z` for the run id `20261122T153000Z-42`.
+pub(crate) fn started_of(id: &str) -> String {
+    format!(
+        "{}-{}-{}T{}:{}:{}Z",
+        &id[..4],
+        &id[4..6],
+        &id[6..8],
+        &id[9..11],
+        &id[11..13],
+        &id[13..15]
+    )
 }

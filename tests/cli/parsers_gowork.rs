@@ -9,7 +9,13 @@ use crate::support::TestRepo;
 /// (under `fixtures/diagnostics/`) and exits 1, as go did, in `cwd`, with
 /// `env` (a TOML inline table's entries) as its own environment; absolute
 /// paths under `recorded_in`, where go ran, read as the repository's.
-fn replaying(repo: &TestRepo, output: &str, recorded_in: Option<&str>, cwd: &str, env: &str) {
+pub(crate) fn replaying(
+    repo: &TestRepo,
+    output: &str,
+    recorded_in: Option<&str>,
+    cwd: &str,
+    env: &str,
+) {
     let print = match recorded_in {
         Some(dir) => format!(
             "sed \\\"s#{dir}#$(git rev-parse --show-toplevel)#g\\\" '{}'",

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use crate::history_killed::started_of;
 use crate::support::{git_pushing, recorded_verdicts, TestRepo};
 
 const GOOD: &str = "[gate]\nprofile = \"auto\"\n\n[phases.implementation]\nchecks = []\n";
@@ -363,19 +364,6 @@ fn a_killed_write_through_linked_state_files_leaves_no_temporary_file_beside_the
     for path in &kept {
         assert!(path.exists(), "`{}` was removed", path.display());
     }
-}
-
-/// `2026-11-22T15:30:00Z` for the run id `20261122T153000Z-42`.
-fn started_of(id: &str) -> String {
-    format!(
-        "{}-{}-{}T{}:{}:{}Z",
-        &id[..4],
-        &id[4..6],
-        &id[6..8],
-        &id[9..11],
-        &id[11..13],
-        &id[13..15]
-    )
 }
 
 #[test]

@@ -323,22 +323,8 @@ fn record_config_stop(
             Some(dir)
         }
         Err(e) => {
-            let failed = if state::state_dir_unusable(&mut notes, &state_dir) {
-                (
-                    state::Cause::StateDir,
-                    "failed to create a run directory there".to_string(),
-                )
-            } else {
-                let failed = format!(
-                    "failed to create a run directory under `{}` ({e})",
-                    state_dir.display()
-                );
-                (state::Cause::RunDir, failed)
-            };
-            notes.add(
-                failed.0,
-                format!("{}: the run is not in the history", failed.1),
-            );
+            let (cause, failed) = run_dir_refused(&mut notes, &state_dir, &e);
+            notes.add(cause, format!("{failed}: the run is not in the history"));
             None
         }
     };
@@ -899,19 +885,7 @@ fn create_run_dir(
     let fallback = state::StateDir::new(fallback, state::Sharing::Umask);
     match RunDir::create(&fallback, SystemTime::now(), std::process::id()) {
         Ok(dir) => {
-            // The state directory itself a file is the cause said, once.
-            let (cause, failed) = if state::state_dir_unusable(notes, state_dir) {
-                (
-                    state::Cause::StateDir,
-                    "failed to create a run directory there".to_string(),
-                )
-            } else {
-                let failed = format!(
-                    "failed to create a run directory under `{}` ({e})",
-                    state_dir.display()
-                );
-                (state::Cause::RunDir, failed)
-            };
+            let (cause, failed) = run_dir_refused(notes, state_dir, &e);
             notes.add(cause, match refused {
                 None => format!("{failed}: the logs are under `{}`", dir.path.display()),
                 Some(why) => format!(
@@ -928,6 +902,28 @@ fn create_run_dir(
             state_dir.display(),
             fallback.display()
         ))),
+    }
+}
+
+/// Why no run directory could be made under `state_dir` (`e`), as a note
+/// says it: the state directory itself unusable (a file) is the cause, said
+/// once, else the directory's own failure.
+fn run_dir_refused(
+    notes: &mut state::Notes,
+    state_dir: &state::StateDir,
+    e: &std::io::Error,
+) -> (state::Cause, String) {
+    if state::state_dir_unusable(notes, state_dir) {
+        (
+            state::Cause::StateDir,
+            "failed to create a run directory there".to_string(),
+        )
+    } else {
+        let failed = format!(
+            "failed to create a run directory under `{}` ({e})",
+            state_dir.display()
+        );
+        (state::Cause::RunDir, failed)
     }
 }
 
