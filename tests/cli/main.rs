@@ -14,6 +14,7 @@ mod ci_cargo_links;
 mod ci_cargo_more;
 mod ci_events;
 mod ci_gate;
+mod ci_inherit;
 mod ci_lookup;
 mod ci_members;
 mod ci_mono;

@@ -1563,9 +1563,11 @@ impl Versions<'_> {
 
     /// Whether cargo run in `dir` with `selection` reads `file` (a file of
     /// its table, its `section`) for a package it builds: a package's
-    /// `[lints]` only when it builds that package, a `clippy.toml` only
-    /// when clippy reads it for a package it lints (see `clippy_reads`).
-    /// Where the packages cannot be worked out, it does.
+    /// `[lints]` only when it builds that package, a `[workspace.lints]`
+    /// only when a package it builds takes it (see `inherit_lints`), a
+    /// `clippy.toml` only when clippy reads it for a package it lints
+    /// (see `clippy_reads`). Where the packages cannot be worked out, it
+    /// does.
     fn cargo_reads(
         &self,
         dir: &Path,
@@ -1581,14 +1583,53 @@ impl Versions<'_> {
             return true;
         };
         if name == "Cargo.toml" {
-            // `[workspace.lints]` is read by the members that take it.
-            let own_lints = section.is_some_and(|section| section.keys == ["lints"]);
-            return !own_lints || packages.built.iter().any(|built| built == at);
+            return match section.map(|section| section.keys) {
+                Some(["lints"]) => packages.built.iter().any(|built| built == at),
+                Some(["workspace", "lints"]) => self.inherit_lints(packages, at),
+                _ => true,
+            };
         }
         if CLIPPY_FILES.iter().any(|clippy| name == *clippy) {
             return self.clippy_reads(packages, at);
         }
         true
+    }
+
+    /// Whether a package cargo builds (of `packages`) takes the
+    /// `[workspace.lints]` of the `Cargo.toml` in `root`: cargo applies it
+    /// only to a package whose own `[lints]` says `workspace = true` (cargo
+    /// 1.95's `cargo clippy -v` passes its levels to that member's
+    /// compiler and to no other's), of that workspace: a member of the
+    /// workspace the packages were worked out in when `root` is its root;
+    /// a package under `root` outside that workspace (a path dependency
+    /// it excludes) may be another workspace's, and counts. A package that
+    /// takes it in the version that runs or in the target's counts (one the
+    /// branch stopped taking it has its own `[lints]` changed, and warns
+    /// for that too).
+    fn inherit_lints(&self, packages: &Packages, root: &Path) -> bool {
+        let takes = |package: &Path| {
+            let manifest = package.join("Cargo.toml");
+            [self.to, Some(self.spec)].into_iter().any(|spec| {
+                self.at(spec, &manifest)
+                    .and_then(|bytes| String::from_utf8(bytes).ok())
+                    .and_then(|text| toml::from_str::<toml::Table>(&text).ok())
+                    .is_some_and(|table| {
+                        table
+                            .get("lints")
+                            .and_then(|lints| lints.get("workspace"))
+                            .and_then(toml::Value::as_bool)
+                            == Some(true)
+                    })
+            })
+        };
+        packages.built.iter().any(|package| {
+            let of_root = if packages.members.contains(package) {
+                packages.root == root
+            } else {
+                package.starts_with(root)
+            };
+            of_root && takes(package)
+        })
     }
 
     /// The packages cargo run in `dir` with `selection` builds, as the
@@ -1702,6 +1743,7 @@ impl Versions<'_> {
             .collect();
         Some(Packages {
             root,
+            members,
             linted,
             built,
         })
@@ -1916,6 +1958,49 @@ impl Versions<'_> {
             })
     }
 
+    /// Whether eslint's older mode, run in `dir`, reads `file`, a file of
+    /// its cascade (one of `tools::ESLINTRC_NAMES`) at or above `dir`: it
+    /// goes up from each linted file's directory and stops at the first
+    /// configuration that says `root: true` (eslint 8's "Cascading and
+    /// Hierarchy"), so a stop between `dir` and `file`'s directory, which
+    /// every file it lints lies under, leaves `file` unread. A file below
+    /// `dir` is read for the files of its own directory. Another name
+    /// (`.eslintignore`, a flat config) is read as the table says.
+    fn eslintrc_reads(&self, dir: &Path, file: &Path) -> bool {
+        let (Some(name), Some(at)) = (file.file_name(), file.parent()) else {
+            return true;
+        };
+        if !tools::ESLINTRC_NAMES.iter().any(|one| name == *one) {
+            return true;
+        }
+        !dir.ancestors()
+            .take_while(|between| *between != at)
+            .any(|between| between.starts_with(at) && self.eslintrc_stops(between))
+    }
+
+    /// Whether eslint's older mode stops its cascade in `dir` in the version
+    /// that runs: the file it reads there, the first of its names (see
+    /// `tools::ESLINTRC_NAMES`), says `root: true`. One whose `root`
+    /// cannot be read (JavaScript, a file that does not parse, a link out
+    /// of the repository, an object this clone lacks) does not stop it:
+    /// the files above still count. A branch that adds the stop, or
+    /// removes it, changes that file, which warns on its own.
+    fn eslintrc_stops(&self, dir: &Path) -> bool {
+        for name in tools::ESLINTRC_NAMES {
+            let bytes = match self.resolve(self.to, &dir.join(name)) {
+                Resolved::Missing => continue,
+                Resolved::File { bytes, .. } => bytes,
+                Resolved::Outside { .. } | Resolved::Unfetched => return false,
+            };
+            match tools::eslintrc_root(name, &bytes) {
+                tools::EslintrcRoot::NoConfig => {}
+                tools::EslintrcRoot::Root => return true,
+                tools::EslintrcRoot::NotRoot | tools::EslintrcRoot::Unknown => return false,
+            }
+        }
+        false
+    }
+
     /// What a version holds of a tool's configuration file (`section`
     /// of it, or all of it, its links followed), to compare.
     fn config_in(&self, spec: Option<&str>, file: &Path, section: Option<&tools::Section>) -> Held {
@@ -1955,6 +2040,8 @@ struct Packages {
     /// The workspace's root (the package's own directory, with none):
     /// where cargo runs the compiler for its members.
     root: PathBuf,
+    /// The workspace's members, built or not.
+    members: Vec<PathBuf>,
     linted: Vec<PathBuf>,
     built: Vec<PathBuf>,
 }
@@ -2630,14 +2717,21 @@ fn tool_configs(
                     .is_some_and(|name| CLIPPY_FILES.iter().any(|clippy| name == *clippy))
         };
         // A file the branch left as the target has it warns of nothing:
-        // the packages are worked out only for one that differs.
-        let cargo_reads = || {
+        // the packages, or where eslint's cascade stops, are worked out
+        // only for one that differs.
+        let unchanged = || {
             versions.config_in(versions.to, file, section)
                 == versions.config_in(Some(versions.spec), file, section)
-                || versions.cargo_reads(dir, &selection, file, section)
+        };
+        let reads = || {
+            if cargo {
+                versions.cargo_reads(dir, &selection, file, section)
+            } else {
+                versions.eslintrc_reads(dir, file)
+            }
         };
         (!cascade || eslintrc())
-            && (!cargo || cargo_reads())
+            && (!(cargo || tool.name == "eslint") || unchanged() || reads())
             && !(tool.name == "cargo clippy" && moved())
     };
     if named.is_empty() || cascade {

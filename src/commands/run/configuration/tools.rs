@@ -343,9 +343,12 @@ pub(super) const TOOLS: &[Tool] = &[
         extends: false,
     },
     // clippy looks for its file from the package's directory up; the lint
-    // levels of `Cargo.toml` are the package's, or its workspace's. In a
-    // workspace each member is linted from its own directory, below
-    // where cargo runs, with its own file and lint levels.
+    // levels of `Cargo.toml` are the package's, or its workspace's for a
+    // package whose `[lints]` says `workspace = true`. In a workspace each
+    // member is linted from its own directory, below where cargo runs,
+    // with its own file and lint levels; a `[workspace.lints]` below where
+    // cargo runs is another workspace's, read when `--manifest-path`
+    // builds a package of it.
     Tool {
         name: "cargo clippy",
         programs: &["cargo-clippy", "clippy-driver"],
@@ -353,7 +356,7 @@ pub(super) const TOOLS: &[Tool] = &[
             whole("clippy.toml", Nearest).below(),
             whole(".clippy.toml", Nearest).below(),
             part("Cargo.toml", &CARGO_LINTS, Every).below(),
-            part("Cargo.toml", &CARGO_WORKSPACE_LINTS, Every),
+            part("Cargo.toml", &CARGO_WORKSPACE_LINTS, Every).below(),
         ],
         options: &[],
         extends: false,
@@ -365,7 +368,7 @@ pub(super) const TOOLS: &[Tool] = &[
         programs: &[],
         files: &[
             part("Cargo.toml", &CARGO_LINTS, Every).below(),
-            part("Cargo.toml", &CARGO_WORKSPACE_LINTS, Every),
+            part("Cargo.toml", &CARGO_WORKSPACE_LINTS, Every).below(),
         ],
         options: &[],
         extends: false,
@@ -616,6 +619,96 @@ pub(super) fn eslint_cascade(args: &[String], named: &[&str], flat: Option<&str>
 /// `.eslintignore`), not to a flat config.
 pub(super) fn eslintrc_file(file: &ConfigFile) -> bool {
     !file.name.starts_with("eslint.config.")
+}
+
+/// The names of eslint's older mode's configuration files in a
+/// directory, in the order it tries them: it reads the first one there
+/// (`package.json` only when it holds `eslintConfig`) and no other
+/// (`configFilenames` of `@eslint/eslintrc`).
+pub(super) const ESLINTRC_NAMES: [&str; 7] = [
+    ".eslintrc.js",
+    ".eslintrc.cjs",
+    ".eslintrc.yaml",
+    ".eslintrc.yml",
+    ".eslintrc.json",
+    ".eslintrc",
+    "package.json",
+];
+
+/// What a file of eslint's older mode says of its cascade.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum EslintrcRoot {
+    /// No configuration: a `package.json` without `eslintConfig`, which
+    /// eslint passes over for the next name.
+    NoConfig,
+    /// `root: true`: eslint reads no file in the directories above.
+    Root,
+    /// A configuration that lets the cascade go on up.
+    NotRoot,
+    /// A configuration whose `root` cannot be told without running it.
+    Unknown,
+}
+
+/// What the file `name` (one of `ESLINTRC_NAMES`) holding `bytes` says of
+/// the cascade. eslint reads `.eslintrc.json` and `package.json` as JSON
+/// with comments, `.eslintrc.yaml`, `.eslintrc.yml` and the extensionless
+/// `.eslintrc` as YAML, and a `root` that is not the boolean `true` lets
+/// the cascade go on (its `ConfigArray#isRoot` looks for a boolean). A
+/// JavaScript file (`.eslintrc.js`, `.eslintrc.cjs`) is a program that
+/// only node can evaluate, and one that does not parse may mean anything:
+/// both are `Unknown`, so the files above them still count and a change
+/// to them is never passed over.
+pub(super) fn eslintrc_root(name: &str, bytes: &[u8]) -> EslintrcRoot {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return EslintrcRoot::Unknown;
+    };
+    let says = |root: bool| {
+        if root {
+            EslintrcRoot::Root
+        } else {
+            EslintrcRoot::NotRoot
+        }
+    };
+    match name {
+        ".eslintrc.json" | "package.json" => {
+            let Ok(value) = serde_json::from_str::<serde_json::Value>(&plain_json(text)) else {
+                return EslintrcRoot::Unknown;
+            };
+            let config = if name == "package.json" {
+                match value.get("eslintConfig") {
+                    Some(config) => config,
+                    None => return EslintrcRoot::NoConfig,
+                }
+            } else {
+                &value
+            };
+            says(config.get("root") == Some(&serde_json::Value::Bool(true)))
+        }
+        ".eslintrc.yaml" | ".eslintrc.yml" | ".eslintrc" => {
+            use crate::handoff::yaml;
+            let text = text.trim_start_matches('\u{feff}');
+            let document = crate::handoff::extract::Frontmatter {
+                yaml: text,
+                offset: 0,
+                first_line: 1,
+                closing_line: text.lines().count() + 1,
+            };
+            match yaml::parse(&document) {
+                // A key given twice is an error to eslint's YAML reader.
+                Ok((_, duplicates)) if !duplicates.is_empty() => EslintrcRoot::Unknown,
+                Ok((None, _)) => EslintrcRoot::NotRoot,
+                Ok((Some(root), _)) => match &root.value {
+                    yaml::Value::Map(_) => says(matches!(
+                        root.get("root").map(|node| &node.value),
+                        Some(yaml::Value::Bool(true))
+                    )),
+                    _ => EslintrcRoot::Unknown,
+                },
+                Err(_) => EslintrcRoot::Unknown,
+            }
+        }
+        _ => EslintrcRoot::Unknown,
+    }
 }
 
 /// A section as a version of its file holds it, to compare.
@@ -871,6 +964,41 @@ mod tests {
             &["eslint.config.mjs"],
             None
         ));
+    }
+
+    #[test]
+    fn an_eslintrc_says_root_only_as_a_boolean_it_can_be_read_as() {
+        use EslintrcRoot::{NoConfig, NotRoot, Root, Unknown};
+        let cases: &[(&str, &str, EslintrcRoot)] = &[
+            (".eslintrc.json", "{ /* web */ \"root\": true, }", Root),
+            (".eslintrc.json", "{ \"root\": \"true\" }", NotRoot),
+            (".eslintrc.json", "{ \"rules\": {} }", NotRoot),
+            (".eslintrc.json", "{ \"root\": tru", Unknown),
+            (".eslintrc.yml", "# web\nroot: true\n", Root),
+            (".eslintrc.yaml", "root: True\nrules: {}\n", Root),
+            (".eslintrc", "root: yes\n", NotRoot),
+            (".eslintrc.yml", "", NotRoot),
+            (".eslintrc.yml", "root: true\nroot: false\n", Unknown),
+            (".eslintrc.yml", "- root\n", Unknown),
+            (".eslintrc.yml", "root: [true\n", Unknown),
+            (
+                "package.json",
+                "{ \"eslintConfig\": { \"root\": true } }",
+                Root,
+            ),
+            ("package.json", "{ \"root\": true }", NoConfig),
+            ("package.json", "{ \"eslintConfig\": {} }", NotRoot),
+            (".eslintrc.js", "module.exports = { root: true };", Unknown),
+            (".eslintrc.cjs", "module.exports = { root: true };", Unknown),
+        ];
+        for (name, text, expected) in cases {
+            assert_eq!(
+                eslintrc_root(name, text.as_bytes()),
+                *expected,
+                "{name}: {text}"
+            );
+        }
+        assert_eq!(eslintrc_root(".eslintrc.json", b"\xff"), Unknown);
     }
 
     #[test]
