@@ -70,7 +70,10 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
     let languages = &detected.languages;
     // Projects only below the root: the file's phases check them.
     let nested = config::nested_names(&detected.below);
-    let language = match (languages.first(), &nested) {
+    // A root language with nothing to run over projects below it: the
+    // projects are what the file checks.
+    let at_root = languages.first().filter(|_| nested.is_none());
+    let language = match (at_root, &nested) {
         (Some(language), _) => language.name().to_string(),
         // Projects below the root: the phases check each in its directory.
         (None, Some(projects)) => {
@@ -78,7 +81,21 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
         }
         (None, None) => "no known language".to_string(),
     };
-    if languages.is_empty() && nested.is_none() {
+    if let Some(offered) = at_root.and_then(config::Language::offered_commands) {
+        // A Node project with no script to run: the file lists no check,
+        // and a run would pass having run nothing.
+        let names: Vec<String> = offered
+            .iter()
+            .map(|(name, _)| format!("`{name}`"))
+            .collect();
+        let _ = writeln!(
+            io.out,
+            "wrote {} ({language})\nno check runs yet: package.json has no `test`, `lint` or `build` script to run (the `test` script `npm init` writes fails on purpose) and there is no tsconfig.json; add the scripts, then uncomment the {} commands and checks {} offers, and run `phasegate run` to try them",
+            path.display(),
+            names.join(", "),
+            config::CONFIG_FILE
+        );
+    } else if languages.is_empty() && nested.is_none() {
         // The file lists no check: a run would pass having run nothing.
         let _ = writeln!(
             io.out,
@@ -105,9 +122,21 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
                 "those checks",
             )
         };
+        let (where_looked, install) = match &missing.dependency {
+            // A tool of the project's dependencies: installing them (or
+            // adding its package) is the fix, not a global install.
+            Some((manager, package)) => (
+                "not in node_modules/.bin",
+                format!(
+                    "install the project's dependencies (`{manager} install`), or add `{package}` to them (`{}`)",
+                    add_dev_dependency(manager, package)
+                ),
+            ),
+            None => ("not found on PATH", "install it".to_string()),
+        };
         let _ = writeln!(
             io.err,
-            "warning: `{}` is not installed (not found on PATH), and {checks}: until it is, every run stops there as incomplete (exit 3)\nhelp: install it, or add `on_missing = \"warn\"` (or \"skip\") to {them} in {}",
+            "warning: `{}` is not installed ({where_looked}), and {checks}: until it is, every run stops there as incomplete (exit 3)\nhelp: {install}, or add `on_missing = \"warn\"` (or \"skip\") to {them} in {}",
             missing.program,
             config::CONFIG_FILE
         );
@@ -138,6 +167,16 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
         );
     }
     ExitCode::Proceed
+}
+
+/// The command that adds `package` to the project's development
+/// dependencies with `manager`.
+fn add_dev_dependency(manager: &str, package: &str) -> String {
+    match manager {
+        "npm" => format!("npm install --save-dev {package}"),
+        "bun" => format!("bun add --dev {package}"),
+        other => format!("{other} add -D {package}"),
+    }
 }
 
 /// Puts a new file with `text` at `path`, in place of whatever entry is there:

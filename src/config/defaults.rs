@@ -12,6 +12,44 @@ pub enum PackageManager {
     Npm,
 }
 
+impl PackageManager {
+    /// Its commands for the `test`, `lint` and `build` scripts and for the
+    /// TypeScript compiler the project installed.
+    fn commands(self) -> (&'static str, &'static str, &'static str, &'static str) {
+        match self {
+            PackageManager::Bun => (
+                "bun test",
+                "bun run lint",
+                "bun run build",
+                "bunx tsc --noEmit",
+            ),
+            PackageManager::Pnpm => (
+                "pnpm test",
+                "pnpm run lint",
+                "pnpm run build",
+                "pnpm exec tsc --noEmit",
+            ),
+            PackageManager::Yarn => (
+                "yarn test",
+                "yarn run lint",
+                "yarn run build",
+                "yarn tsc --noEmit",
+            ),
+            PackageManager::Npm => (
+                "npm test",
+                "npm run lint",
+                "npm run build",
+                // Without `--no-install` an npx that cannot ask (no
+                // terminal, or in CI) installs and runs the unrelated
+                // `tsc` package where `typescript` is not installed: a
+                // failed check instead of a missing tool, and code from
+                // the registry run unasked.
+                "npx --no-install tsc --noEmit",
+            ),
+        }
+    }
+}
+
 /// A project language phasegate knows the standard commands of.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Language {
@@ -111,37 +149,7 @@ impl Language {
                 build,
                 typescript,
             } => {
-                let (run_test, run_lint, run_build, tsc) = match manager {
-                    PackageManager::Bun => (
-                        "bun test",
-                        "bun run lint",
-                        "bun run build",
-                        "bunx tsc --noEmit",
-                    ),
-                    PackageManager::Pnpm => (
-                        "pnpm test",
-                        "pnpm run lint",
-                        "pnpm run build",
-                        "pnpm exec tsc --noEmit",
-                    ),
-                    PackageManager::Yarn => (
-                        "yarn test",
-                        "yarn run lint",
-                        "yarn run build",
-                        "yarn tsc --noEmit",
-                    ),
-                    PackageManager::Npm => (
-                        "npm test",
-                        "npm run lint",
-                        "npm run build",
-                        // Without `--no-install` an npx that cannot ask
-                        // (no terminal, or in CI) installs and runs the
-                        // unrelated `tsc` package where `typescript` is not
-                        // installed: a failed check instead of a missing
-                        // tool, and code from the registry run unasked.
-                        "npx --no-install tsc --noEmit",
-                    ),
-                };
+                let (run_test, run_lint, run_build, tsc) = manager.commands();
                 // Like lint and build, tests only when there is a script to
                 // run: without one, `npm test` fails on every project.
                 let mut out = Vec::new();
@@ -159,6 +167,26 @@ impl Language {
                 }
                 out
             }
+        }
+    }
+}
+
+impl Language {
+    /// For a Node project whose `package.json` has no script phasegate
+    /// runs (what `npm init` writes: its `test` script fails on purpose)
+    /// and no `tsconfig.json`: the commands its package manager would run
+    /// for the scripts, which `init` offers as comments. `None` for any
+    /// other project.
+    pub fn offered_commands(&self) -> Option<Vec<(&'static str, &'static str)>> {
+        match self {
+            Language::Node {
+                manager: Some(manager),
+                ..
+            } if self.commands().is_empty() => {
+                let (test, lint, build, _) = manager.commands();
+                Some(vec![("tests", test), ("lint", lint), ("build", build)])
+            }
+            _ => None,
         }
     }
 }
@@ -575,7 +603,9 @@ pub struct Detected {
 /// The languages at `root` and, with none there, the projects below it.
 pub fn detect(root: &Path) -> Detected {
     let languages = detect_languages(root);
-    let below = if languages.is_empty() {
+    // As the embedded default does: a root language with nothing to run
+    // (the first, if any runs something) is no project of its own.
+    let below = if languages.first().is_none_or(|l| l.commands().is_empty()) {
         projects_below(root)
     } else {
         Vec::new()
@@ -823,7 +853,7 @@ pub fn embedded_toml(
             .position(|s| s == n)
             .unwrap_or(STANDARD_CHECKS.len())
     });
-    let nested = if language.is_none() {
+    let nested = if commands.is_empty() {
         nested_checks(nested)
     } else {
         Vec::new()
@@ -878,6 +908,44 @@ pub struct MissingProgram {
     pub program: String,
     /// The checks that run it, in the file's order.
     pub checks: Vec<String>,
+    /// For a tool a package manager runs from the project's dependencies
+    /// (`tsc` of `npx --no-install tsc`): the package manager and the
+    /// package that holds the tool (`npm`, `typescript`).
+    pub dependency: Option<(&'static str, String)>,
+}
+
+/// The tool a Node package manager runs from the project's own
+/// dependencies in a command `init` writes (`tsc` of `npx --no-install
+/// tsc --noEmit`, `pnpm exec tsc`, `yarn tsc`, `bunx tsc`), with the
+/// package manager and whether that runner also finds the tool on `PATH`
+/// (npx does not: it runs only what the project installed, else asks to
+/// install a package of that name).
+fn dependency_tool(argv: &[String]) -> Option<(&str, &'static str, bool)> {
+    let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let (manager, path, rest) = match words.as_slice() {
+        ["npx", rest @ ..] => ("npm", false, rest),
+        ["pnpm", "exec", rest @ ..] => ("pnpm", true, rest),
+        ["bunx", rest @ ..] => ("bun", true, rest),
+        // `yarn NAME` runs a script of that name first: only the
+        // commands `init` writes, never `yarn test` or `yarn run lint`.
+        ["yarn", rest @ ..] if rest.first().is_some_and(|w| *w == "tsc") => ("yarn", true, rest),
+        _ => return None,
+    };
+    let tool = rest.iter().find(|word| !word.starts_with('-'))?;
+    Some((tool, manager, path))
+}
+
+/// Whether the tool `name` is installed in the project at `dir`: in the
+/// `node_modules/.bin` of `dir` or of a directory above it (an npm
+/// workspace installs its members' tools at its root). Under Yarn's
+/// Plug'n'Play there is no `node_modules` to look in, and nothing can be
+/// told: the tool counts as installed.
+fn installed_in_node_modules(dir: &Path, name: &str) -> bool {
+    dir.ancestors().any(|dir| {
+        dir.join("node_modules/.bin").join(name).is_file()
+            || dir.join(".pnp.cjs").is_file()
+            || dir.join(".pnp.js").is_file()
+    })
 }
 
 /// The programs of the checks `init` writes for `detected` at `root`
@@ -890,8 +958,11 @@ pub fn missing_programs(
     path: Option<&std::ffi::OsStr>,
 ) -> Vec<MissingProgram> {
     // The checks the phases list, each with the directory it runs in.
-    let written: Vec<(String, &'static str, std::path::PathBuf)> = match detected.languages.first()
-    {
+    let at_root = detected
+        .languages
+        .first()
+        .filter(|_| detected.below.is_empty());
+    let written: Vec<(String, &'static str, std::path::PathBuf)> = match at_root {
         Some(language) => language
             .commands()
             .into_iter()
@@ -904,7 +975,10 @@ pub fn missing_programs(
     };
     let mut missing: Vec<MissingProgram> = Vec::new();
     for (check, command, cwd) in written {
-        let Some(program) = shlex::split(command).and_then(|argv| argv.into_iter().next()) else {
+        let Some(argv) = shlex::split(command) else {
+            continue;
+        };
+        let Some(program) = argv.first().cloned() else {
             continue;
         };
         if let Some(known) = missing.iter_mut().find(|m| m.program == program) {
@@ -915,6 +989,32 @@ pub fn missing_programs(
             missing.push(MissingProgram {
                 program,
                 checks: vec![check],
+                dependency: None,
+            });
+            continue;
+        }
+        // The package manager is there: the tool it runs must be too. A
+        // project whose dependencies were never installed, or that lacks
+        // `typescript`, stops every run on it.
+        let Some((tool, manager, on_path)) = dependency_tool(&argv) else {
+            continue;
+        };
+        if let Some(known) = missing.iter_mut().find(|m| m.program == tool) {
+            known.checks.push(check);
+            continue;
+        }
+        let installed = installed_in_node_modules(&cwd, tool)
+            || (on_path && which::which_in(tool, path, &cwd).is_ok());
+        if !installed {
+            missing.push(MissingProgram {
+                program: tool.to_string(),
+                checks: vec![check],
+                // The TypeScript compiler comes in `typescript`; the
+                // package named `tsc` is another thing.
+                dependency: Some((
+                    manager,
+                    if tool == "tsc" { "typescript" } else { tool }.to_string(),
+                )),
             });
         }
     }
@@ -925,7 +1025,9 @@ pub fn missing_programs(
 pub fn init_template(detected: &Detected) -> String {
     let languages = &detected.languages;
     let nested = &detected.below;
-    let language = languages.first();
+    // A root whose language has nothing to run, over projects below it
+    // (an npm workspace's root): the projects are what the file checks.
+    let language = languages.first().filter(|_| nested.is_empty());
     let commands = language.map(Language::commands).unwrap_or_default();
     let mut text = String::new();
     text.push_str("# phasegate configuration; phasegate's README describes every option.\n");
@@ -957,7 +1059,20 @@ pub fn init_template(detected: &Detected) -> String {
     // Nothing known to run: the commands and their checks are offered
     // together, as a command that no phase lists is never run.
     let offered = commands.is_empty() && nested.is_empty();
-    if offered {
+    let node_offered = language.and_then(Language::offered_commands);
+    if let Some(node) = &node_offered {
+        // A Node project all the same: the header says so, and a run
+        // must not pass on it without the file saying why nothing runs.
+        text.push_str(
+            "# package.json has no `test`, `lint` or `build` script to run (the `test`\n\
+             # script `npm init` writes fails on purpose and is not one) and there is\n\
+             # no tsconfig.json, so no check runs yet: add the scripts, then uncomment\n\
+             # their commands here and their checks in the phases.\n",
+        );
+        for (name, command) in node {
+            text.push_str(&format!("# {name} = {}\n", quoted(command)));
+        }
+    } else if offered {
         text.push_str(
             "# No project phasegate knows is here, so no check runs yet: write the\n\
              # project's commands here, then uncomment their checks in the phases.\n\
@@ -1017,7 +1132,10 @@ pub fn init_template(detected: &Detected) -> String {
          # `checks = []` runs no check in a phase.\n",
     );
     let names: Vec<&str> = commands.iter().map(|(n, _)| *n).collect();
-    if offered {
+    if let Some(node) = &node_offered {
+        let names: Vec<&str> = node.iter().map(|(n, _)| *n).collect();
+        text.push_str(&default_phases(&names, true, true));
+    } else if offered {
         text.push_str(&default_phases(&["tests", "lint"], true, true));
     } else if nested_checks.is_empty() {
         text.push_str(&default_phases(&names, true, false));

@@ -384,7 +384,10 @@ fn load_files(
         .any(|(source, tree)| source.name != LOCAL_FILE && get(tree, "phases").is_some());
     let mut nested = Vec::new();
     if !file_defines_phases {
-        if language.is_none() {
+        // A root whose language has nothing to run (an npm workspace's
+        // `package.json` with no script of its own) is no project either:
+        // the projects below it are checked, not passed over.
+        if language.is_none_or(|l| l.commands().is_empty()) {
             nested = below();
         }
         let defined = standard_commands_defined(&trees[1..]);
@@ -493,7 +496,7 @@ fn validate(
     let origin = if sources.len() == 1 {
         ConfigOrigin::Embedded {
             // A monorepo's other code is not checked: the name says so.
-            language: match language {
+            language: match language.filter(|_| nested.is_empty()) {
                 Some(first) => Some(match unchecked_names(languages) {
                     None => first.name().to_string(),
                     Some(others) => {

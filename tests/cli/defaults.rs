@@ -134,7 +134,15 @@ fn node_tests_run_only_when_package_json_has_a_real_test_script() {
         );
         assert_eq!(repo.phasegate(&["init"]).code, 0);
         let text = repo.read("phasegate.toml");
-        assert!(!text.contains("npm test"), "{package}: {text}");
+        // Offered as a comment, never a command a check runs.
+        assert!(
+            !text.contains("\ntests = \"npm test\""),
+            "{package}: {text}"
+        );
+        assert!(
+            text.contains("\n# tests = \"npm test\""),
+            "{package}: {text}"
+        );
     }
 }
 

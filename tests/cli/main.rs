@@ -67,6 +67,7 @@ mod install_review;
 mod install_shared;
 mod install_ungated;
 mod interventions_merge;
+mod node_first_use;
 mod odd_inputs;
 mod parsers_exit;
 mod parsers_gaps;
