@@ -1889,23 +1889,18 @@ fn checkout_to(
     dir: &Path,
     commit: Option<git2::Oid>,
 ) -> Result<Written, GitError> {
-    // libgit2's checkout compares with `HEAD`, whose reftable stub it
-    // cannot read: said plainly, never a checkout of the wrong files.
-    if super::refs::reftable(repo) {
-        return Err(GitError::Format {
-            path: root.to_path_buf(),
-            uses: "keeps its refs in the reftable format, where phasegate cannot make a temporary checkout (a range or push whose end is not the checked-out commit, or `isolation = \"snapshot\"`)".to_string(),
-            remedy: "check out the commit to check and run again, leave `isolation` at its default, or convert the repository with `git refs migrate --ref-format=files`".to_string(),
-        });
-    }
     let mut builder = git2::build::CheckoutBuilder::new();
     builder
         .force()
         .recreate_missing(true)
         .update_index(false)
         .target_dir(dir);
-    repo.checkout_index(Some(index), Some(&mut builder))
-        .map_err(|e| failed("a snapshot", e))?;
+    if super::refs::reftable(repo) {
+        checkout_without_head(repo, index, &mut builder)
+    } else {
+        repo.checkout_index(Some(index), Some(&mut builder))
+    }
+    .map_err(|e| failed("a snapshot", e))?;
     let paths: Vec<Vec<u8>> = index.iter().map(|e| e.path).collect();
     let paths: Vec<&[u8]> = paths.iter().map(Vec::as_slice).collect();
     super::checkout_left_out(repo, index, &paths, dir, true)
@@ -1953,6 +1948,30 @@ fn checkout_to(
         .collect();
     link_git_dir(repo, index, dir, commit)?;
     Ok(Written { commit, files })
+}
+
+/// libgit2's checkout of `index` as `builder` says, in a repository that
+/// keeps its refs as reftable. When the repository's own index is on disk,
+/// libgit2 reads `HEAD` for the tree the target directory is assumed to
+/// hold, and stops at the stub `HEAD` it finds there (`ref:
+/// refs/heads/.invalid`, a name it refuses). The target directory of a
+/// temporary checkout is new, so that tree changes nothing written: for
+/// the call, the repository's index is an empty one in memory (libgit2
+/// then assumes an empty directory and reads no `HEAD`), not reloaded from
+/// disk, and the repository's own is put back after. Nothing is written
+/// to the repository, its index or its refs.
+fn checkout_without_head(
+    repo: &Repository,
+    index: &mut git2::Index,
+    builder: &mut git2::build::CheckoutBuilder<'_>,
+) -> Result<(), git2::Error> {
+    // The same index as `index` for a checkout of the index.
+    let mut own = repo.index()?;
+    repo.set_index(&mut git2::Index::new()?)?;
+    builder.refresh(false);
+    let done = repo.checkout_index(Some(index), Some(builder));
+    repo.set_index(&mut own)?;
+    done
 }
 
 /// Checks out, in the checkout in `dir`, each submodule of `index` that

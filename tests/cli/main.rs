@@ -103,6 +103,7 @@ mod protect_index;
 mod protect_reach;
 mod protect_stash;
 mod reftable;
+mod reftable_checkout;
 mod repo_formats;
 mod report_codes;
 mod report_edges;
