@@ -120,7 +120,11 @@ fn record_run_within(
     let of_phase: Vec<&RunRecord> = state
         .runs
         .iter()
-        .filter(|r| r.phase == phase && r.in_work_tree(&work_tree) && r.on_branch(branch))
+        .filter(|r| {
+            r.phase.as_deref() == Some(phase.as_str())
+                && r.in_work_tree(&work_tree)
+                && r.on_branch(branch)
+        })
         .collect();
     let previous = gate::previous_error_sets(verdict, &of_phase, selection.push.as_deref());
     // Going round in circles needs a person: the queue is where one looks.
@@ -272,12 +276,14 @@ pub fn record_config_stop(
     let mut critical: Vec<NewIntervention> = Vec::new();
     let (mut state, theirs, unread) = load_history(state_dir, verdict, &mut critical);
     let now = state::now_rfc3339();
-    let phase = verdict.phase.clone().unwrap_or_default();
+    // What named the phase, when anything did: the configuration that
+    // would resolve it otherwise did not load.
+    let phase = verdict.phase.clone().filter(|name| !name.is_empty());
     let run_id = verdict.run_id.clone();
     let changed_queue = queue_run(
         state_dir,
         critical,
-        &phase,
+        phase.as_deref().unwrap_or_default(),
         session,
         &now,
         verdict,
@@ -540,7 +546,7 @@ fn history_entry(
     RunRecord {
         run_id,
         time,
-        phase,
+        phase: Some(phase),
         profile: verdict.profile.as_str().to_string(),
         // Asked for the profile the configuration gives, the run may as
         // well have taken it from there.

@@ -158,7 +158,7 @@ fn again(
             "warning: {} ended without a verdict after run {} (killed before it finished): every check of phase `{}` runs again, none is carried over",
             named_runs(&killed),
             last.run_id,
-            last.phase
+            last.phase.as_deref().unwrap_or_default()
         );
         RunRecord {
             checks: Vec::new(),
@@ -204,7 +204,8 @@ fn again(
     }
     let selection = selection_of(ctx, last, io);
     let request = RunRequest {
-        phase: Some(last.phase.clone()),
+        // A run of no phase is resolved again, as it would have been.
+        phase: last.phase.clone(),
         profile,
         workflow: last.workflow.clone(),
         // Which checks run again is worked out against the configuration
@@ -218,7 +219,10 @@ fn again(
             .filter(|name| {
                 config.as_ref().is_none_or(|config| {
                     config
-                        .checks_for(&last.phase, last.workflow.as_deref())
+                        .checks_for(
+                            last.phase.as_deref().unwrap_or_default(),
+                            last.workflow.as_deref(),
+                        )
                         .unwrap_or_default()
                         .iter()
                         .any(|spec| spec.name == **name)
@@ -273,7 +277,7 @@ fn after_config_stop(
         .clone()
         .or_else(|| (!last.profile_configured).then(|| last.profile.clone()));
     Again::Run(Box::new(RunRequest {
-        phase: Some(last.phase.clone()).filter(|phase| !phase.is_empty()),
+        phase: last.phase.clone(),
         profile,
         workflow: last.workflow.clone(),
         checks: last.selection.checks.clone(),
@@ -546,6 +550,9 @@ fn selection_of(ctx: &Context, last: &RunRecord, io: &mut Streams<'_>) -> Select
     match last.selection.mode.as_str() {
         "staged" => SelectionRequest::Staged,
         "range" | "all" => pushed_selection(&last.selection),
+        // A run stopped before it selected its files, whose selection
+        // could not be told: selected again as it was asked, by default.
+        "unknown" => SelectionRequest::Default,
         "files" => {
             // Recorded relative to the root; given relative to the cwd.
             let root = crate::git::discover(&ctx.cwd)
@@ -663,7 +670,10 @@ fn reconfigured(config: Option<&crate::config::Config>, last: &RunRecord) -> boo
         return true;
     };
     let specs: Vec<&CheckSpec> = config
-        .checks_for(&last.phase, last.workflow.as_deref())
+        .checks_for(
+            last.phase.as_deref().unwrap_or_default(),
+            last.workflow.as_deref(),
+        )
         .unwrap_or_default()
         .iter()
         .collect();
@@ -701,10 +711,12 @@ fn phase_gone(config: &crate::config::Config, last: &RunRecord) -> Option<String
         Some(flow) if !config.workflows.contains_key(flow) => {
             ("workflow", flow, names(config.workflows.keys().collect()))
         }
-        _ if !config.phases.contains_key(&last.phase) => {
-            ("phase", &last.phase, names(config.phases.keys().collect()))
-        }
-        _ => return None,
+        _ => match &last.phase {
+            Some(phase) if !config.phases.contains_key(phase) => {
+                ("phase", phase, names(config.phases.keys().collect()))
+            }
+            _ => return None,
+        },
     };
     let has = if has.is_empty() {
         "none".to_string()
@@ -727,7 +739,7 @@ fn as_recorded(last: &RunRecord, said: String, why: &str) -> Verdict {
         Status::Passed
     };
     verdict.next = Next::Proceed;
-    verdict.phase = Some(last.phase.clone());
+    verdict.phase.clone_from(&last.phase);
     verdict.profile = crate::config::Profile::parse(&last.profile).unwrap_or_default();
     verdict.workflow.clone_from(&last.workflow);
     verdict.run_id = Some(last.run_id.clone());

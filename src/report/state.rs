@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::git::Recovered;
-use crate::state::{
-    started_at, Entry, Intervention, Progress, RunRecord, StopRecord, Then, Unrecorded,
-};
+use crate::state::{started_at, Entry, Intervention, Progress, RunRecord, Then, Unrecorded};
 
-use super::text::line as clean;
+use unicode_width::UnicodeWidthStr;
+
+use super::text::{line as clean, visible};
 
 /// The checks of a run that did not pass (a skip or a warning is not a
 /// failure).
@@ -64,6 +64,7 @@ pub fn history_json(runs: &[Entry<'_>], root: &Path, out: &mut dyn Write) -> io:
                     "started_at": started(r),
                     "recorded_at": r.time,
                     "time": r.time,
+                    // `null` for a run nothing named a phase of.
                     "phase": r.phase,
                     "profile": r.profile,
                     "status": recorded_status(r),
@@ -110,7 +111,9 @@ pub fn history_json(runs: &[Entry<'_>], root: &Path, out: &mut dyn Write) -> io:
 /// A line a run: when it started, how it ended, its phase and id, and
 /// what failed; a run its configuration stopped names where and what the
 /// problem is; a run killed before its verdict says so on a second line,
-/// with what to do. `recorded` is how many runs there are in all.
+/// with what to do. `recorded` is how many runs there are in all. The
+/// columns are as wide as what they show (a `config error`, a long phase
+/// name), so they line up whatever the runs.
 pub fn history_human(
     runs: &[Entry<'_>],
     recorded: usize,
@@ -123,59 +126,84 @@ pub fn history_human(
         } else {
             writeln!(out, "{recorded} run(s) recorded; `--limit` shows none")?;
         }
+        return Ok(());
     }
-    if !runs.is_empty() {
-        writeln!(
-            out,
-            "{:<20}  {:<10} {:<15} run id",
-            "started (UTC)", "status", "phase"
-        )?;
+    let rows: Vec<Row> = runs.iter().map(|entry| Row::of(entry, root)).collect();
+    let header = Row {
+        cells: ["started (UTC)", "status", "phase", "run id"].map(String::from),
+        rest: String::new(),
+        under: None,
+    };
+    // The narrowest each column is, for the common runs to keep one look
+    // (a status as long as `incomplete`, a phase as `implementation`).
+    let mut widths = [20, 10, 15, 10];
+    for row in std::iter::once(&header).chain(&rows) {
+        for (width, cell) in widths.iter_mut().zip(&row.cells) {
+            *width = (*width).max(UnicodeWidthStr::width(cell.as_str()));
+        }
     }
-    for entry in runs {
+    for row in std::iter::once(&header).chain(&rows) {
+        row.write(&widths, out)?;
+    }
+    Ok(())
+}
+
+/// A line of the `history` table: when the run started, how it ended, its
+/// phase and its id; what follows them on the line; and the line under
+/// it, when there is one.
+struct Row {
+    cells: [String; 4],
+    rest: String,
+    under: Option<String>,
+}
+
+/// What comes after each column: two spaces after the time and the run
+/// id, one between the others.
+const GAPS: [&str; 4] = ["  ", " ", " ", "  "];
+
+impl Row {
+    fn of(entry: &Entry<'_>, root: &Path) -> Row {
         match entry {
-            Entry::Recorded(r) if r.stopped.as_ref().is_some_and(StopRecord::is_config) => {
-                let stop = r
-                    .stopped
-                    .as_ref()
-                    .map(StopRecord::headline)
-                    .unwrap_or_default();
-                let phase = if r.phase.is_empty() { "-" } else { &r.phase };
-                writeln!(
-                    out,
-                    "{}  {:<10} {:<15} {:<10}  {}",
-                    clean(&started(r)),
-                    "config error",
-                    clean(phase),
-                    clean(&r.run_id),
-                    clean(&stop)
-                )?;
-                writeln!(out, "    {}", stopped_what_to_do())?;
-            }
             Entry::Recorded(r) => {
-                // A check that did not fail but kept the run from being
-                // verified says how (`lint (missing)`).
-                let failing: Vec<String> = r
-                    .checks
-                    .iter()
-                    .filter(|c| !matches!(c.status.as_str(), "passed" | "skipped" | "warned"))
-                    .map(|c| match c.status.as_str() {
-                        "failed" => c.name.clone(),
-                        other => format!("{} ({})", c.name, other.replace('_', " ")),
-                    })
-                    .collect();
-                let tail = if failing.is_empty() {
-                    String::new()
-                } else {
-                    format!("  failing: {}", clean(&failing.join(", ")))
+                let stop = r.stopped.as_ref().filter(|stop| stop.is_config());
+                let rest = match stop {
+                    Some(stop) => clean(&stop.headline()).into_owned(),
+                    None => {
+                        // A check that did not fail but kept the run from
+                        // being verified says how (`lint (missing)`).
+                        let failing: Vec<String> = r
+                            .checks
+                            .iter()
+                            .filter(|c| {
+                                !matches!(c.status.as_str(), "passed" | "skipped" | "warned")
+                            })
+                            .map(|c| match c.status.as_str() {
+                                "failed" => c.name.clone(),
+                                other => format!("{} ({})", c.name, other.replace('_', " ")),
+                            })
+                            .collect();
+                        if failing.is_empty() {
+                            String::new()
+                        } else {
+                            format!("failing: {}", clean(&failing.join(", ")))
+                        }
+                    }
                 };
-                writeln!(
-                    out,
-                    "{}  {:<10} {:<15} {:<10}{tail}",
-                    clean(&started(r)),
-                    clean(&r.status),
-                    clean(&r.phase),
-                    clean(&r.run_id)
-                )?;
+                let status = if stop.is_some() {
+                    "config error"
+                } else {
+                    &r.status
+                };
+                Row {
+                    cells: [
+                        cell(&started(r)),
+                        cell(status),
+                        cell(r.phase.as_deref().unwrap_or("-")),
+                        cell(&r.run_id),
+                    ],
+                    rest,
+                    under: stop.map(|_| stopped_what_to_do().to_string()),
+                }
             }
             Entry::Unrecorded(u) => {
                 let logs: Vec<String> = u
@@ -193,19 +221,44 @@ pub fn history_human(
                     Progress::Killed => "ended without a verdict (killed)",
                     Progress::Unknown => "no verdict; whether it still runs cannot be told",
                 };
-                writeln!(
-                    out,
-                    "{}  {:<10} {:<15} {:<10}  {how}; {tail}",
-                    clean(&u.started),
-                    progress(u),
-                    "-",
-                    clean(&u.run_id)
-                )?;
-                writeln!(out, "    {}", clean(&what_to_do(u, root)))?;
+                Row {
+                    cells: [
+                        cell(&u.started),
+                        progress(u).to_string(),
+                        "-".to_string(),
+                        cell(&u.run_id),
+                    ],
+                    rest: format!("{how}; {tail}"),
+                    under: Some(clean(&what_to_do(u, root)).into_owned()),
+                }
             }
         }
     }
-    Ok(())
+
+    /// The row, each cell padded to its column's `widths`, and the line
+    /// under it; no line ends in the spaces of an empty cell.
+    fn write(&self, widths: &[usize; 4], out: &mut dyn Write) -> io::Result<()> {
+        let mut line = String::new();
+        for ((cell, width), gap) in self.cells.iter().zip(widths).zip(GAPS) {
+            line.push_str(cell);
+            let shown = UnicodeWidthStr::width(cell.as_str());
+            line.push_str(&" ".repeat(width.saturating_sub(shown)));
+            line.push_str(gap);
+        }
+        line.push_str(&self.rest);
+        writeln!(out, "{}", line.trim_end())?;
+        if let Some(under) = &self.under {
+            writeln!(out, "    {under}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `text` for a cell of the `history` table: on one line, every control
+/// character shown as an escape, a tab too, which would move the columns
+/// after it.
+fn cell(text: &str) -> String {
+    visible(text, &[]).into_owned()
 }
 
 /// What to do about a run its configuration stopped: it checked nothing,
@@ -416,6 +469,7 @@ pub fn restored_human(recovered: &Recovered, out: &mut dyn Write) -> io::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::StopRecord;
 
     fn run(phase: &str, checks: &[(&str, &str)]) -> RunRecord {
         let checks: Vec<_> = checks
@@ -487,6 +541,46 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(json["runs"][0]["failing"], json!(["tests", "build"]));
+    }
+
+    #[test]
+    fn history_columns_are_as_wide_as_what_they_show() {
+        let root = Path::new("/repo");
+        let passed = RunRecord {
+            status: "passed".to_string(),
+            run_id: "20261124T010203Z-7".to_string(),
+            ..run("implementation", &[("tests", "passed")])
+        };
+        let long = run("integration\tand_acceptance", &[("tests", "failed")]);
+        let stopped = RunRecord {
+            phase: None,
+            status: "incomplete".to_string(),
+            run_id: "20261124T010203Z-1234567".to_string(),
+            stopped: Some(StopRecord {
+                kind: "config".to_string(),
+                message: "invalid configuration in `phasegate.toml`".to_string(),
+                file: Some("phasegate.toml".to_string()),
+                line: Some(2),
+                column: Some(1),
+                problem: Some("unknown key `profle` in [gate]".to_string()),
+                problems: 1,
+            }),
+            ..run("", &[])
+        };
+        let entries = [&passed, &long, &stopped].map(Entry::Recorded);
+        let shown = text(|out| history_human(&entries, 3, root, out));
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(
+            lines[..4],
+            [
+                "started (UTC)         status       phase                         run id",
+                "2026-11-24T01:02:03Z  passed       implementation                20261124T010203Z-7",
+                "2026-11-24T01:02:03Z  failed       integration\\x09and_acceptance 20261124T010203Z-42       failing: tests",
+                "2026-11-24T01:02:03Z  config error -                             20261124T010203Z-1234567  phasegate.toml:2:1: unknown key `profle` in [gate]",
+            ],
+            "{shown}"
+        );
+        assert!(lines[4].starts_with("    it checked nothing"), "{shown}");
     }
 
     #[test]

@@ -37,7 +37,18 @@ pub struct RunRecord {
     pub run_id: String,
     /// RFC 3339, UTC.
     pub time: String,
-    pub phase: String,
+    /// The phase it ran in; none for a run a configuration that does not
+    /// load stopped before anything named its phase (neither `--phase`
+    /// nor `PHASEGATE_PHASE`). Such a run is kept with an empty name,
+    /// which an earlier version, that needs the field to be text, reads
+    /// too (it would set aside a `state.json` it cannot read); an empty
+    /// name reads as none.
+    #[serde(
+        default,
+        deserialize_with = "named_phase",
+        serialize_with = "phase_or_empty"
+    )]
+    pub phase: Option<String>,
     pub profile: String,
     /// The run took its profile from the configuration (`[gate] profile`)
     /// rather than being asked for one (`--profile`, `PHASEGATE_PROFILE`):
@@ -64,6 +75,21 @@ pub struct RunRecord {
     /// got to its checks, and in records of earlier versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<StopRecord>,
+}
+
+/// A phase as `state.json` keeps it: its name, empty for none.
+#[expect(
+    clippy::ref_option,
+    reason = "serde's `serialize_with` hands the field over by reference"
+)]
+fn phase_or_empty<S: serde::Serializer>(phase: &Option<String>, to: S) -> Result<S::Ok, S::Error> {
+    to.serialize_str(phase.as_deref().unwrap_or_default())
+}
+
+/// A recorded phase: a name, or none (the empty name, or `null`).
+fn named_phase<'de, D: serde::Deserializer<'de>>(from: D) -> Result<Option<String>, D::Error> {
+    let phase: Option<String> = Option::deserialize(from)?;
+    Ok(phase.filter(|name| !name.is_empty()))
 }
 
 /// Why a run stopped before its checks, as `history` shows it: where the
@@ -120,7 +146,10 @@ impl StopRecord {
 /// again.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
 pub struct SelectionRecord {
-    /// `staged`, `all`, `files` or `range`.
+    /// `staged`, `all`, `files` or `range`; `unknown` for a run stopped
+    /// before it selected its files whose selection cannot be told
+    /// without making it (a CI range whose ends this clone lacks): a
+    /// resume selects as a run that names no files does.
     pub mode: String,
     /// The files of a `files` run whose names are UTF-8.
     #[serde(default)]
@@ -651,7 +680,7 @@ mod tests {
         RunRecord {
             run_id: file.to_string(),
             time: String::new(),
-            phase: "implementation".to_string(),
+            phase: Some("implementation".to_string()),
             profile: "auto".to_string(),
             profile_configured: false,
             workflow: None,
@@ -665,6 +694,28 @@ mod tests {
             work_tree: work_tree.map(str::to_string),
             stopped: None,
         }
+    }
+
+    /// A run no phase was named for is kept with an empty name, which
+    /// earlier versions read too, and read back as none, as `null` is.
+    #[test]
+    fn a_run_of_no_phase_is_kept_without_one() {
+        let none = RunRecord {
+            phase: None,
+            ..files_run(Some("."), "a.rs")
+        };
+        let kept = serde_json::to_value(&none).unwrap();
+        assert_eq!(kept["phase"], "", "{kept:#}");
+        let back: RunRecord = serde_json::from_value(kept.clone()).unwrap();
+        assert_eq!(back, none);
+        for earlier in [serde_json::json!(""), serde_json::Value::Null] {
+            let mut old = kept.clone();
+            old["phase"] = earlier;
+            let read: RunRecord = serde_json::from_value(old).unwrap();
+            assert_eq!(read.phase, None);
+        }
+        let named = serde_json::to_value(files_run(None, "a.rs")).unwrap();
+        assert_eq!(named["phase"], "implementation");
     }
 
     /// `state.json` keeps each check's configuration digest, and a later

@@ -54,6 +54,7 @@ mod handoff_review;
 mod handoff_rules;
 mod handoff_sources;
 mod handoff_yaml;
+mod history_config;
 mod history_killed;
 mod hooks;
 mod hooks_edges;

@@ -187,7 +187,14 @@ pub fn execute(ctx: &Context, args: &RunRequest, io: &mut Streams<'_>) -> ExitCo
         Ok(verdict) => super::emit_reports(&verdict, &reports, ctx, io),
         Err(stop) => {
             let run_id = run_dir.and_then(RunDir::keep_if_used);
-            let phase = args.phase.clone().or(phase);
+            // What names the phase before the configuration is read
+            // (`--phase`, then PHASEGATE_PHASE), else the phase resolved.
+            let phase = args
+                .phase
+                .clone()
+                .or_else(|| ctx.phase.clone())
+                .or(phase)
+                .filter(|name| !name.is_empty());
             let at = StoppedAt {
                 state_dir: state_dir.as_ref(),
                 run_id,
@@ -328,7 +335,7 @@ fn record_config_stop(
             None
         }
     };
-    let mut selection = requested_selection(args, &ctx.cwd, &repo.root, ctx.ci);
+    let mut selection = requested_selection(ctx, args, &repo.root);
     selection.branch = streak_branch(args.pushed_ref.as_deref(), repo.branch().as_deref());
     let facts = super::record::RunFacts {
         session: ctx.session.as_deref(),
@@ -355,25 +362,27 @@ fn record_config_stop(
     }
 }
 
-/// How a run stopped before its files were selected asked for them, as
+/// What a run stopped by its configuration selected, or would have, as
 /// the history keeps it, for `resume` to ask again: the staged files
 /// (outside CI, the default), every tracked file, the files named
-/// (relative to the root `root`, given relative to `cwd`), or a range.
-fn requested_selection(
-    args: &RunRequest,
-    cwd: &Path,
-    root: &Path,
-    ci: bool,
-) -> state::SelectionRecord {
-    let mut record = state::SelectionRecord {
-        pushed_ref: args.pushed_ref.clone(),
-        push: args.push.clone(),
-        config_from_ref: args.config_from_ref.clone(),
-        checks: args.checks.clone(),
-        ..state::SelectionRecord::default()
-    };
+/// (relative to the root `root`, given relative to the current
+/// directory), or a range. In CI the default is what CI names, found as
+/// the run finds it, with no configuration (a pull request's range, or
+/// every file when that range cannot be used); `unknown` when that
+/// cannot be told (a range whose ends this clone lacks, say).
+fn requested_selection(ctx: &Context, args: &RunRequest, root: &Path) -> state::SelectionRecord {
+    if matches!(args.selection, SelectionRequest::Default) && ctx.ci {
+        return match select::select_files(ctx, args, root, true, None) {
+            Ok(selected) => selection_record(args, &selected.summary, &selected.files),
+            Err(_) => state::SelectionRecord {
+                mode: "unknown".to_string(),
+                ..requested_record(args)
+            },
+        };
+    }
+    let mut record = requested_record(args);
     record.mode = match &args.selection {
-        selection if selection.is_staged(ci) => "staged".to_string(),
+        selection if selection.is_staged(ctx.ci) => "staged".to_string(),
         SelectionRequest::Default | SelectionRequest::Staged | SelectionRequest::All => {
             "all".to_string()
         }
@@ -381,7 +390,7 @@ fn requested_selection(
             let files: Vec<PathBuf> = files
                 .iter()
                 .map(|f| {
-                    let full = cwd.join(f);
+                    let full = ctx.cwd.join(f);
                     full.strip_prefix(root)
                         .map_or(full.clone(), Path::to_path_buf)
                 })
@@ -405,6 +414,19 @@ fn requested_selection(
         }
     };
     record
+}
+
+/// What the history keeps of how a run was asked for besides its files:
+/// the ref a pre-push hook checks and its push, `--config-from-ref`, the
+/// `--check`s.
+fn requested_record(args: &RunRequest) -> state::SelectionRecord {
+    state::SelectionRecord {
+        pushed_ref: args.pushed_ref.clone(),
+        push: args.push.clone(),
+        config_from_ref: args.config_from_ref.clone(),
+        checks: args.checks.clone(),
+        ..state::SelectionRecord::default()
+    }
 }
 
 /// A run, stage by stage, from its files to its recorded verdict; or why

@@ -188,7 +188,10 @@ pub(super) fn carry_over(
     verdict.checks.sort_by_key(|c| order(&c.name));
     if carried_ran {
         // The phase's checks did run, in the resumed run.
-        let none_ran = format!("no check ran in phase `{}`", previous.phase);
+        let none_ran = format!(
+            "no check ran in phase `{}`",
+            previous.phase.as_deref().unwrap_or_default()
+        );
         verdict.notes.retain(|n| *n != none_ran);
     }
     let ran = if rerun.is_empty() {
@@ -218,7 +221,7 @@ pub(super) fn carry_over(
         verdict.notes.push(format!(
             "run {} had checks that phase `{}` no longer has, not run: {}",
             previous.run_id,
-            previous.phase,
+            previous.phase.as_deref().unwrap_or_default(),
             gone.join(", ")
         ));
     }
