@@ -34,7 +34,7 @@ fn git_makes_reftable() -> bool {
 
 /// A repository whose refs are `format` (`reftable` or `files`), with
 /// git's identity set.
-fn repo_with(format: &str) -> TestRepo {
+pub(crate) fn repo_with(format: &str) -> TestRepo {
     let repo = TestRepo::plain();
     repo.git(&[
         "init",
@@ -49,7 +49,7 @@ fn repo_with(format: &str) -> TestRepo {
 }
 
 /// A reftable repository, or `None` when this git makes none.
-fn reftable() -> Option<TestRepo> {
+pub(crate) fn reftable() -> Option<TestRepo> {
     git_makes_reftable().then(|| {
         let repo = repo_with("reftable");
         assert!(repo.exists(".git/reftable/tables.list"), "not reftable");

@@ -4,61 +4,8 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use crate::reftable::{reftable, repo_with};
 use crate::support::{git_pushing, remote_has, said, write_executable, TestRepo};
-
-/// Whether the git on `PATH` is 2.45 or later, which makes reftable
-/// repositories; said on stderr when it is not.
-#[expect(
-    clippy::print_stderr,
-    reason = "a test that can not check here says so in its output"
-)]
-fn git_makes_reftable() -> bool {
-    let out = std::process::Command::new("git")
-        .arg("--version")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let version: Vec<u32> = text
-        .trim()
-        .trim_start_matches("git version ")
-        .split(['.', ' '])
-        .take(2)
-        .map(|n| n.parse().unwrap_or(0))
-        .collect();
-    let new_enough = version.as_slice() >= [2, 45].as_slice();
-    if !new_enough {
-        eprintln!(
-            "skipped: {} makes no reftable repository (2.45 or later does)",
-            text.trim()
-        );
-    }
-    new_enough
-}
-
-/// A repository whose refs are `format` (`reftable` or `files`), with
-/// git's identity set.
-fn repo_with(format: &str) -> TestRepo {
-    let repo = TestRepo::plain();
-    repo.git(&[
-        "init",
-        "-q",
-        "-b",
-        "main",
-        &format!("--ref-format={format}"),
-    ]);
-    repo.git(&["config", "user.email", "test@example.com"]);
-    repo.git(&["config", "user.name", "Test"]);
-    repo
-}
-
-/// A reftable repository, or `None` when this git makes none.
-fn reftable() -> Option<TestRepo> {
-    git_makes_reftable().then(|| {
-        let repo = repo_with("reftable");
-        assert!(repo.exists(".git/reftable/tables.list"), "not reftable");
-        repo
-    })
-}
 
 /// Every file under `dir`, `.git` left out, with its bytes and mode.
 fn files_under(dir: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
