@@ -413,16 +413,24 @@ fn may_hold_project(dir: &str) -> bool {
         .all(|part| !part.is_empty() && !part.starts_with('.') && !NOT_PROJECTS.contains(&part))
 }
 
+/// The lock files that name a Node project's package manager. A
+/// workspace keeps one at its root, for the packages below it.
+const LOCKS: [&str; 4] = ["bun.lock", "bun.lockb", "pnpm-lock.yaml", "yarn.lock"];
+
 /// Whether the search for projects below the root looks at the file
 /// `path` (relative to the root): one of `MARKERS`, at most `NESTED_DEPTH`
-/// directories down. Asked of every tracked file, so the cheap test
-/// (how many `/`) comes first.
+/// directories down, or a lock file at the root (a workspace's, which
+/// names the package manager of the packages below it). Asked of every
+/// tracked file, so the cheap test (how many `/`) comes first.
 pub fn marks_project_below(path: &[u8]) -> bool {
     let depth = memchr::memchr_iter(b'/', path).count();
-    if depth == 0 || depth > NESTED_DEPTH {
+    if depth > NESTED_DEPTH {
         return false;
     }
     let name = path.rsplit(|&b| b == b'/').next().unwrap_or_default();
+    if depth == 0 {
+        return LOCKS.iter().any(|lock| lock.as_bytes() == name);
+    }
     MARKERS.iter().any(|marker| marker.as_bytes() == name)
 }
 
@@ -526,7 +534,7 @@ fn walked_markers(root: &Path) -> Vec<String> {
                     if looked_into(path.as_bytes()) {
                         next.push(path);
                     }
-                } else if !dir.is_empty() && marks_project_below(path.as_bytes()) {
+                } else if marks_project_below(path.as_bytes()) {
                     found.push(path);
                 }
             }
@@ -552,14 +560,42 @@ pub fn projects_among(
         if !marks_project_below(path.as_bytes()) {
             continue;
         }
-        if let Some((dir, name)) = path.rsplit_once('/') {
-            if may_hold_project(dir) {
-                dirs.entry(dir).or_default().push(name);
+        match path.rsplit_once('/') {
+            Some((dir, name)) => {
+                if may_hold_project(dir) {
+                    dirs.entry(dir).or_default().push(name);
+                }
             }
+            // The root's lock files, for the packages below it.
+            None => dirs.entry("").or_default().push(path),
         }
     }
+    let is_lock = |name: &str| LOCKS.contains(&name);
+    // The lock files a package in `dir` with none of its own goes by: those
+    // of the nearest directory above it that has one, the root's last, as
+    // the package manager finds its workspace's.
+    let inherited = |dir: &str| -> Vec<&str> {
+        let mut above = dir;
+        while let Some((parent, _)) = above.rsplit_once('/') {
+            above = parent;
+            let locks: Vec<&str> = dirs
+                .get(above)
+                .map(|names| names.iter().copied().filter(|n| is_lock(n)).collect())
+                .unwrap_or_default();
+            if !locks.is_empty() {
+                return locks;
+            }
+        }
+        dirs.get("")
+            .map(|names| names.iter().copied().filter(|n| is_lock(n)).collect())
+            .unwrap_or_default()
+    };
     let mut found: Vec<NestedProject> = Vec::new();
-    for (dir, names) in dirs {
+    for (&dir, names) in &dirs {
+        // The root is no project here: its lock files are for those below.
+        if dir.is_empty() {
+            continue;
+        }
         // A parent sorts before what it holds: its project is known.
         if found.iter().any(|p| {
             dir.strip_prefix(p.dir.as_str())
@@ -567,8 +603,13 @@ pub fn projects_among(
         }) {
             continue;
         }
+        let locks = if names.iter().any(|n| is_lock(n)) {
+            Vec::new()
+        } else {
+            inherited(dir)
+        };
         let markers = RootFiles::from_lookup(|marker| {
-            if !names.contains(&marker) {
+            if !names.contains(&marker) && !locks.contains(&marker) {
                 return None;
             }
             Some(if marker == "package.json" {

@@ -169,3 +169,44 @@ fn a_workspace_root_with_no_script_checks_its_packages_where_they_fail() {
     );
     assert!(!text.contains("npm init"), "{text}");
 }
+
+/// A package below a workspace root goes by the lock file of the nearest
+/// directory above it that has one, the root's last, as its package
+/// manager finds its workspace's: a pnpm monorepo's packages run `pnpm`,
+/// not `npm`, and a package with a lock file of its own keeps it.
+#[test]
+fn packages_of_a_workspace_go_by_its_root_s_lock_file() {
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        "{\n  \"name\": \"mono\",\n  \"private\": true\n}\n",
+    );
+    repo.write("pnpm-workspace.yaml", "packages:\n  - \"packages/*\"\n");
+    repo.write("pnpm-lock.yaml", "lockfileVersion: '9.0'\n");
+    for package in ["core", "legacy"] {
+        repo.write(
+            &format!("packages/{package}/package.json"),
+            &format!(
+                "{{ \"name\": \"@mono/{package}\", \"scripts\": {{ \"test\": \"vitest run\" }} }}\n"
+            ),
+        );
+    }
+    repo.write("packages/legacy/yarn.lock", "# yarn lockfile v1\n");
+    repo.commit_all("workspace");
+    let run = repo.phasegate(&["init"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let text = repo.read("phasegate.toml");
+    assert!(
+        text.contains(
+            r#"{ name = "packages-core-tests", command = "pnpm test", cwd = "packages/core""#
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            r#"{ name = "packages-legacy-tests", command = "yarn test", cwd = "packages/legacy""#
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("\"npm test\""), "{text}");
+}
