@@ -164,9 +164,33 @@ pub(super) struct HeadTrace {
     /// `packed-refs` of the common git directory, and its stat data.
     packed: PathBuf,
     packed_before: Option<FileStat>,
-    /// In a reftable repository: its refs' stamp, and `HEAD` as git
-    /// resolved it (`None`: it could not; then `head` is empty).
-    reftable: Option<(super::refs::Stamp, Option<super::refs::Head>, PathBuf)>,
+    /// In a reftable repository, what its refs were before the checks.
+    reftable: Option<Reftable>,
+}
+
+/// The refs of a reftable repository before the checks, which have no
+/// files of their own to compare.
+pub(super) struct Reftable {
+    /// The work tree's git directory, and the common one.
+    pub git_dir: PathBuf,
+    common_dir: PathBuf,
+    /// The stacks' stamp: the refs changed when it did.
+    stamp: super::refs::Stamp,
+    /// `HEAD` as git resolved it, and whether a stash existed (`None`: git
+    /// could not answer; then `head` is empty).
+    known: Option<super::refs::Known>,
+}
+
+impl Reftable {
+    /// Whether no ref changed since.
+    pub fn unchanged(&self) -> bool {
+        super::refs::Stamp::of(&self.git_dir, &self.common_dir) == self.stamp
+    }
+
+    /// Whether a stash existed: `true` when git could not say.
+    pub fn had_stash(&self) -> bool {
+        self.known.as_ref().is_none_or(|known| known.stash)
+    }
 }
 
 /// Where a branch stood before the checks.
@@ -193,20 +217,22 @@ impl HeadTrace {
     pub(super) fn before(git_dir: &Path, common_dir: &Path) -> HeadTrace {
         if super::refs::reftable_at(common_dir) {
             let stamp = super::refs::Stamp::of(git_dir, common_dir);
-            let head = super::refs::known_at(git_dir, common_dir)
-                .ok()
-                .map(|known| known.head);
-            let packed = common_dir.join("packed-refs");
+            let known = super::refs::known_at(git_dir, common_dir).ok();
             return HeadTrace {
                 head_file: git_dir.join("HEAD"),
-                head: head
+                head: known
                     .as_ref()
-                    .map(super::refs::Head::as_file)
+                    .map(|known| known.head.as_file())
                     .unwrap_or_default(),
                 branch: None,
                 packed_before: None,
-                packed,
-                reftable: Some((stamp, head, common_dir.to_path_buf())),
+                packed: common_dir.join("packed-refs"),
+                reftable: Some(Reftable {
+                    git_dir: git_dir.to_path_buf(),
+                    common_dir: common_dir.to_path_buf(),
+                    stamp,
+                    known,
+                }),
             };
         }
         let head_file = git_dir.join("HEAD");
@@ -227,12 +253,17 @@ impl HeadTrace {
         }
     }
 
+    /// What the refs of a reftable repository were before the checks;
+    /// `None` in one that keeps them as files.
+    pub(super) fn reftable(&self) -> Option<&Reftable> {
+        self.reftable.as_ref()
+    }
+
     /// Whether `HEAD`'s file, its branch's loose ref or (for a branch
     /// with none) `packed-refs` differ from what they were.
     fn touched(&self) -> bool {
-        if let Some((stamp, _, common_dir)) = &self.reftable {
-            let git_dir = self.head_file.parent().unwrap_or(common_dir);
-            return super::refs::Stamp::of(git_dir, common_dir) != *stamp;
+        if let Some(reftable) = &self.reftable {
+            return !reftable.unchanged();
         }
         if fs::read(&self.head_file).unwrap_or_default() != self.head {
             return true;
@@ -415,8 +446,8 @@ impl HeadTrace {
     /// Where `HEAD`'s branch stood before the checks: its loose ref's
     /// bytes, else its line in `packed-refs` when that file is as it was.
     fn was(&self) -> Was {
-        if let Some((_, head, _)) = &self.reftable {
-            return match head.as_ref().map(|head| head.commit) {
+        if let Some(reftable) = &self.reftable {
+            return match reftable.known.as_ref().map(|known| known.head.commit) {
                 Some(Some(at)) => Was::At(at),
                 Some(None) => Was::Nothing,
                 None => Was::Unknown,

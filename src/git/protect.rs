@@ -2051,10 +2051,6 @@ pub struct Traces {
     stash_log: PathBuf,
     /// Its bytes before the checks, empty when there is none.
     stash_before: Vec<u8>,
-    /// In a repository that keeps its refs as reftable, where the stash's
-    /// reflog is no file: the git directories, and the refs' stamp before
-    /// the checks (the reflog is asked of git again only when it changed).
-    reftable: Option<(PathBuf, PathBuf, super::refs::Stamp)>,
     head: super::head_trace::HeadTrace,
 }
 
@@ -2092,26 +2088,19 @@ impl Traces {
         let lock = PathBuf::from(lock);
         let stash_log = common_dir.join("logs").join("refs").join("stash");
         let head = super::head_trace::HeadTrace::before(git_dir, common_dir);
-        let (stash_before, reftable) = if super::refs::reftable_at(common_dir) {
-            let stamp = super::refs::Stamp::of(git_dir, common_dir);
-            // `HEAD`'s question said whether there is a stash at all.
-            let stash = super::refs::known_at(git_dir, common_dir).map_or(true, |k| k.stash);
-            let log = if stash {
-                super::refs::stash_log(git_dir)
-            } else {
-                Vec::new()
-            };
-            let dirs = (git_dir.to_path_buf(), common_dir.to_path_buf(), stamp);
-            (log, Some(dirs))
-        } else {
-            (read_or_empty(&stash_log), None)
+        // In a repository that keeps its refs as reftable the stash's
+        // reflog is no file: it is asked of git, when `HEAD`'s question
+        // said there is a stash at all.
+        let stash_before = match head.reftable() {
+            None => read_or_empty(&stash_log),
+            Some(reftable) if reftable.had_stash() => super::refs::stash_log(&reftable.git_dir),
+            Some(_) => Vec::new(),
         };
         Traces {
             lock_before: FileStat::of(&lock),
             lock,
             stash_before,
             stash_log,
-            reftable,
             head,
         }
     }
@@ -2148,14 +2137,11 @@ impl Traces {
                 self.lock.display()
             ));
         }
-        let stash_now = match &self.reftable {
+        // The reflog is asked of git again only when a ref changed.
+        let stash_now = match self.head.reftable() {
             None => read_or_empty(&self.stash_log),
-            Some((git_dir, common_dir, stamp)) => {
-                if super::refs::Stamp::of(git_dir, common_dir) == *stamp {
-                    return left;
-                }
-                super::refs::stash_log(git_dir)
-            }
+            Some(reftable) if reftable.unchanged() => return left,
+            Some(reftable) => super::refs::stash_log(&reftable.git_dir),
         };
         if stash_now == self.stash_before {
             return left;
