@@ -570,25 +570,30 @@ pub fn projects_among(
             None => dirs.entry("").or_default().push(path),
         }
     }
-    let is_lock = |name: &str| LOCKS.contains(&name);
-    // The lock files a package in `dir` with none of its own goes by: those
-    // of the nearest directory above it that has one, the root's last, as
-    // the package manager finds its workspace's.
-    let inherited = |dir: &str| -> Vec<&str> {
-        let mut above = dir;
-        while let Some((parent, _)) = above.rsplit_once('/') {
-            above = parent;
-            let locks: Vec<&str> = dirs
-                .get(above)
-                .map(|names| names.iter().copied().filter(|n| is_lock(n)).collect())
-                .unwrap_or_default();
-            if !locks.is_empty() {
+    // The lock files in `dir` (the root: "").
+    let locks_in = |dir: &str| -> Vec<&str> {
+        dirs.get(dir)
+            .map(|names| {
+                names
+                    .iter()
+                    .copied()
+                    .filter(|n| LOCKS.contains(n))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // The lock files a package in `dir` goes by: its own, else those of
+    // the nearest directory above it that has one, the root's last, as the
+    // package manager finds its workspace's.
+    let locks_for = |dir: &str| -> Vec<&str> {
+        let mut at = dir;
+        loop {
+            let locks = locks_in(at);
+            if !locks.is_empty() || at.is_empty() {
                 return locks;
             }
+            at = at.rsplit_once('/').map_or("", |(parent, _)| parent);
         }
-        dirs.get("")
-            .map(|names| names.iter().copied().filter(|n| is_lock(n)).collect())
-            .unwrap_or_default()
     };
     let mut found: Vec<NestedProject> = Vec::new();
     for (&dir, names) in &dirs {
@@ -603,11 +608,7 @@ pub fn projects_among(
         }) {
             continue;
         }
-        let locks = if names.iter().any(|n| is_lock(n)) {
-            Vec::new()
-        } else {
-            inherited(dir)
-        };
+        let locks = locks_for(dir);
         let markers = RootFiles::from_lookup(|marker| {
             if !names.contains(&marker) && !locks.contains(&marker) {
                 return None;

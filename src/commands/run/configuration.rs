@@ -1610,16 +1610,13 @@ impl Versions<'_> {
         let takes = |package: &Path| {
             let manifest = package.join("Cargo.toml");
             [self.to, Some(self.spec)].into_iter().any(|spec| {
-                self.at(spec, &manifest)
-                    .and_then(|bytes| String::from_utf8(bytes).ok())
-                    .and_then(|text| toml::from_str::<toml::Table>(&text).ok())
-                    .is_some_and(|table| {
-                        table
-                            .get("lints")
-                            .and_then(|lints| lints.get("workspace"))
-                            .and_then(toml::Value::as_bool)
-                            == Some(true)
-                    })
+                self.manifest_at(spec, &manifest).is_some_and(|table| {
+                    table
+                        .get("lints")
+                        .and_then(|lints| lints.get("workspace"))
+                        .and_then(toml::Value::as_bool)
+                        == Some(true)
+                })
             })
         };
         packages.built.iter().any(|package| {
@@ -1807,7 +1804,12 @@ impl Versions<'_> {
 
     /// The `Cargo.toml` at `path`, parsed, as the version that runs holds it.
     fn manifest(&self, path: &Path) -> Option<toml::Table> {
-        self.running(path)
+        self.manifest_at(self.to, path)
+    }
+
+    /// The `Cargo.toml` at `path`, parsed, as the version `spec` holds it.
+    fn manifest_at(&self, spec: Option<&str>, path: &Path) -> Option<toml::Table> {
+        self.at(spec, path)
             .and_then(|bytes| String::from_utf8(bytes).ok())
             .and_then(|text| toml::from_str::<toml::Table>(&text).ok())
     }

@@ -1143,12 +1143,8 @@ fn selection_record(
         mode: mode.mode.to_string(),
         from: mode.from.clone(),
         to: mode.to.clone(),
-        pushed_ref: args.pushed_ref.clone(),
-        push: args.push.clone(),
-        config_from_ref: args.config_from_ref.clone(),
         published: mode.published.clone(),
-        checks: args.checks.clone(),
-        ..state::SelectionRecord::default()
+        ..requested_record(args)
     };
     if mode.mode == "files" {
         record.set_files(selection);
