@@ -210,3 +210,102 @@ fn packages_of_a_workspace_go_by_its_root_s_lock_file() {
     );
     assert!(!text.contains("\"npm test\""), "{text}");
 }
+
+/// Stand-ins for `npm`, `pnpm` and `yarn` in a directory of the test's
+/// own, each writing `<directory> <program> <arguments>` to `calls` and
+/// passing; and what they wrote, as directories relative to `repo`.
+struct Managers {
+    dir: tempfile::TempDir,
+}
+
+impl Managers {
+    fn new() -> Managers {
+        let managers = Managers {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        let calls = managers.dir.path().join("calls");
+        for program in ["npm", "pnpm", "yarn"] {
+            write_executable(
+                &managers.dir.path().join(program),
+                &format!(
+                    "#!/bin/sh\necho \"$(pwd) {program} $*\" >> '{}'\n",
+                    calls.display()
+                ),
+            );
+        }
+        managers
+    }
+
+    fn take(&self, repo: &TestRepo) -> Vec<String> {
+        let text = std::fs::read_to_string(self.dir.path().join("calls")).unwrap_or_default();
+        let root = repo.path().to_string_lossy().into_owned();
+        let mut calls: Vec<String> = text
+            .lines()
+            .map(|line| line.replace(&root, "").trim_start_matches('/').to_string())
+            .collect();
+        calls.sort();
+        calls
+    }
+}
+
+/// A pnpm workspace root with no script of its own, its lock file at the
+/// root, and a package below it with none.
+fn write_pnpm_workspace(repo: &TestRepo) {
+    repo.write(
+        "package.json",
+        "{\n  \"name\": \"mono\",\n  \"private\": true\n}\n",
+    );
+    repo.write("pnpm-workspace.yaml", "packages:\n  - \"packages/*\"\n");
+    repo.write("pnpm-lock.yaml", "lockfileVersion: '9.0'\n");
+    repo.write(
+        "packages/core/package.json",
+        "{ \"name\": \"@mono/core\", \"scripts\": { \"test\": \"vitest run\" } }\n",
+    );
+    repo.write("packages/core/index.js", "export const x = 1;\n");
+}
+
+/// Where git tracks nothing yet, the projects below the root are found by
+/// walking the work tree: the root's lock file is found there too, and a
+/// package with none of its own goes by it.
+#[test]
+fn a_walked_workspace_s_packages_go_by_its_root_s_lock_file() {
+    let repo = TestRepo::new();
+    write_pnpm_workspace(&repo);
+    assert_eq!(repo.git(&["ls-files"]), "", "nothing is tracked");
+    let run = repo.phasegate(&["init"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let text = repo.read("phasegate.toml");
+    assert!(
+        text.contains(
+            r#"{ name = "packages-core-tests", command = "pnpm test", cwd = "packages/core""#
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("\"npm test\""), "{text}");
+}
+
+/// A gate read from a ref (`--config-from-ref`) finds the ref's projects
+/// and the ref's lock files: the branch that deletes the root's
+/// `pnpm-lock.yaml` and commits an npm one still has its packages run by
+/// pnpm, as the target branch says.
+#[test]
+fn a_refs_workspace_packages_go_by_the_refs_root_lock_file() {
+    let managers = Managers::new();
+    let repo = TestRepo::new();
+    write_pnpm_workspace(&repo);
+    repo.commit_all("workspace");
+    repo.git(&["checkout", "-qb", "feature"]);
+    repo.git(&["rm", "-q", "pnpm-lock.yaml"]);
+    repo.write("package-lock.json", "{}\n");
+    repo.write("packages/core/index.js", "export const x = 2;\n");
+    repo.commit_all("feature");
+    let path = managers.dir.path().display().to_string() + ":/usr/bin:/bin";
+    let (code, v) = repo.verdict_with(&crate::ci_cargo::FROM_MAIN, &[("PATH", &path)]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(
+        check(&v, "packages-core-tests")["status"],
+        "passed",
+        "{v:#}"
+    );
+    assert_eq!(managers.take(&repo), ["packages/core pnpm test"], "{v:#}");
+}
