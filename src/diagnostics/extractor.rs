@@ -15,6 +15,7 @@ use crate::config::{Origin, ParserChoice};
 
 use super::columns;
 use super::parsers::{self, Anchor, Custom, Found, GoModEntry, Grammar, Out};
+use super::workspace::{self, Mark, Workspace};
 use super::{strip_ansi, ColumnUnit, Diagnostic, ParserId};
 
 /// At most this many diagnostics are kept per check; the rest are counted.
@@ -331,6 +332,62 @@ pub struct Extractor {
     recorded_root: Option<PathBuf>,
     /// The `go.work` the check's go used, as its `GOWORK` says.
     go_work: GoWork,
+    /// The parser the check asked for and its command, which a
+    /// package's own reader (see `Split`) is given too.
+    parser: ParserChoice,
+    argv: Vec<String>,
+    /// Set once a line looked like a package manager's mark of a
+    /// workspace package's run.
+    split: Option<Box<Split>>,
+    /// This reads one package's lines of a workspace run: it splits no
+    /// further.
+    nested: bool,
+}
+
+/// The most readers of one workspace run's packages, those its prefixes
+/// name but the workspace does not list included: past them, such a
+/// prefix's lines are read as the check's own.
+const MAX_WORKSPACE_PARTS: usize = 256;
+
+/// Whose lines a reader of a workspace run reads.
+#[derive(Debug, PartialEq, Eq)]
+enum Part {
+    /// The package in this directory.
+    Package(PathBuf),
+    /// A package the output names by this prefix (pnpm's directory,
+    /// yarn's name) but the workspace does not list: its lines are read
+    /// apart, in the check's directory, as they would be alone.
+    Label(String),
+}
+
+impl Part {
+    fn label(&self) -> Option<&str> {
+        match self {
+            Part::Label(label) => Some(label),
+            Part::Package(_) => None,
+        }
+    }
+}
+
+/// A Node workspace's packages run one after the other or side by side
+/// from its root (`npm test --workspaces`, `pnpm -r test`): each
+/// package's lines go to a reader of their own, in the package's
+/// directory, as if its runner had run alone there. Each runner names
+/// files from its package's directory, and one package's jest and
+/// another's vitest each get the grammar that reads them.
+#[derive(Debug)]
+struct Split {
+    /// The workspace the check ran in; `None` when there is none, and no
+    /// line is a mark.
+    workspace: Option<Workspace>,
+    /// One reader per package whose lines came.
+    parts: Vec<(Part, Extractor)>,
+    /// The package npm's or yarn 1's last mark began: the lines with no
+    /// prefix are its (`None`: the check's own).
+    current: Option<usize>,
+    /// The line before was npm's mark, so this one is the command of the
+    /// package's script (`> jest`), whatever package it seems to name.
+    after_npm: bool,
 }
 
 /// Which `go.work` go uses, as `GOWORK` says (`go help environment`),
@@ -391,12 +448,16 @@ impl Extractor {
         };
         let detecting = grammars.len() > 1;
         Extractor {
+            parser: parser.clone(),
+            argv: argv.to_vec(),
+            split: None,
+            nested: false,
             check: check.to_string(),
             origin,
             detecting,
             lines: 0,
             tool,
-            gate: parsers::Gate::of(grammars.iter().map(|g| g.triggers())),
+            gate: parsers::Gate::of(grammars.iter().map(|g| g.triggers())).with_marks(),
             busy: grammars.iter().any(|g| g.busy()),
             readers: grammars.into_iter().map(Reader::new).collect(),
             document: None,
@@ -439,6 +500,21 @@ impl Extractor {
             return true;
         }
         let mask = self.gate.admits(line);
+        if !self.nested {
+            let may_mark = || mask & parsers::Gate::MARK != 0 && workspace::may_mark(line);
+            let wanted = match self.split.as_deref() {
+                // Once a package's lines came, every line may be one of
+                // them; before, only its mark matters.
+                Some(split) => {
+                    split.workspace.is_some()
+                        && (split.current.is_some() || !split.parts.is_empty() || may_mark())
+                }
+                None => may_mark(),
+            };
+            if wanted {
+                return true;
+            }
+        }
         // `busy` says whether any grammar is in a block: when none is, the
         // triggers alone say which to ask.
         if !self.busy && mask == 0 {
@@ -460,7 +536,151 @@ impl Extractor {
         } else {
             line
         };
-        let mut line = line.trim_end();
+        let line = line.trim_end();
+        // A JSON document the check's own output opened reads on whole.
+        if !self.nested && self.document.is_none() && self.route(line, &at) {
+            return;
+        }
+        self.read_line(line, at);
+    }
+
+    /// Hands a line of a workspace run to the reader of the package it
+    /// comes from: whether it did (or the line was a mark, nobody's).
+    fn route(&mut self, line: &str, at: &Range<u64>) -> bool {
+        if self.split.is_none() {
+            // The workspace is looked for only once a line could mark a
+            // package's run: pnpm's prefixed lines follow its `$` line.
+            if !workspace::may_mark(line.as_bytes())
+                || matches!(Mark::of(line), None | Some(Mark::Dir { opens: false, .. }))
+            {
+                return false;
+            }
+            self.split = Some(Box::new(Split {
+                workspace: Workspace::find(&self.cwd, &self.root),
+                parts: Vec::new(),
+                current: None,
+                after_npm: false,
+            }));
+        }
+        let Some(split) = self.split.as_deref_mut() else {
+            return false;
+        };
+        let Some(ws) = split.workspace.as_ref() else {
+            return false;
+        };
+        let after_npm = std::mem::take(&mut split.after_npm);
+        let known = |label: &str| {
+            split
+                .parts
+                .iter()
+                .any(|(part, _)| part.label() == Some(label))
+        };
+        let room = split.parts.len() < MAX_WORKSPACE_PARTS;
+        // The package a mark names, and the package's own text on its
+        // line when the mark is a prefix; `None` text: the mark begins
+        // the lines that follow. A prefix that names no package of the
+        // workspace still keeps its lines apart from the others', read
+        // in the check's directory.
+        let marked = match Mark::of(line) {
+            Some(Mark::Npm { name }) => {
+                split.after_npm = true;
+                match ws.named(name) {
+                    Some(dir) => Some((Part::Package(dir.to_path_buf()), None)),
+                    // The run of a package the workspace does not list:
+                    // its lines are no listed package's, and are read
+                    // as the check's own.
+                    None => {
+                        split.current = None;
+                        return false;
+                    }
+                }
+            }
+            Some(Mark::Bare { name }) if !after_npm => ws
+                .named(name)
+                .map(|dir| (Part::Package(dir.to_path_buf()), None)),
+            Some(Mark::Dir { dir, rest, opens }) => {
+                let text = (!opens).then_some(rest);
+                match ws.at(dir, &self.cwd) {
+                    Some(dir) => Some((Part::Package(dir.to_path_buf()), text)),
+                    None if known(dir) || (opens && room) => {
+                        Some((Part::Label(dir.to_string()), text))
+                    }
+                    None => None,
+                }
+            }
+            Some(Mark::Named { name, rest }) => match ws.named(name) {
+                Some(dir) => Some((Part::Package(dir.to_path_buf()), Some(rest))),
+                None if known(name) || room => Some((Part::Label(name.to_string()), Some(rest))),
+                None => None,
+            },
+            _ => None,
+        };
+        let Some((part, text)) = marked else {
+            let Some(current) = split.current else {
+                return false;
+            };
+            if let Some((_, part)) = split.parts.get_mut(current) {
+                part.line(line, at.clone());
+            }
+            return true;
+        };
+        let index = match &part {
+            Part::Package(dir) if *dir == self.cwd => None,
+            _ => Some(self.part_index(part)),
+        };
+        let Some(split) = self.split.as_deref_mut() else {
+            return false;
+        };
+        let Some(text) = text else {
+            split.current = index;
+            return true;
+        };
+        // The package's text lies after the prefix in the log.
+        let skipped = (line.len() - text.len()) as u64;
+        let at = (at.start + skipped).min(at.end)..at.end;
+        match index.and_then(|i| split.parts.get_mut(i)) {
+            Some((_, part)) => part.line(text, at),
+            None => self.read_line(text, at),
+        }
+        true
+    }
+
+    /// The index of the reader of `part`, made on its first line.
+    fn part_index(&mut self, part: Part) -> usize {
+        let known = self
+            .split
+            .as_deref()
+            .and_then(|split| split.parts.iter().position(|(p, _)| *p == part));
+        if let Some(index) = known {
+            return index;
+        }
+        // The root's command (`npm test`) says nothing of what a package
+        // runs: its own output decides, unless the check names a parser.
+        let (parser, argv) = match &self.parser {
+            ParserChoice::Auto => (ParserChoice::Auto, Vec::new()),
+            other => (other.clone(), self.argv.clone()),
+        };
+        let dir = match &part {
+            Part::Package(dir) => dir.clone(),
+            Part::Label(_) => self.cwd.clone(),
+        };
+        let mut reader = Extractor::new(&self.check, self.origin, &parser, &argv, &self.root, &dir);
+        reader.nested = true;
+        reader.recorded_root.clone_from(&self.recorded_root);
+        reader.go_work = self.go_work.clone();
+        match self.split.as_deref_mut() {
+            Some(split) => {
+                split.parts.push((part, reader));
+                split.parts.len() - 1
+            }
+            None => 0,
+        }
+    }
+
+    /// Reads a line of the check's own output (colours removed and
+    /// trailing spaces trimmed), as text or as part of a JSON document.
+    fn read_line(&mut self, line: &str, at: Range<u64>) {
+        let mut line = line;
         let mut at = at;
         loop {
             if self.document.is_none() && !Document::opens(line) {
@@ -550,7 +770,7 @@ impl Extractor {
             .unwrap_or(0);
         if (best >= 50 && best >= others.saturating_mul(2)) || best >= 500 {
             let winner = self.readers.swap_remove(leader);
-            self.gate = parsers::Gate::of([winner.grammar.triggers()]);
+            self.gate = parsers::Gate::of([winner.grammar.triggers()]).with_marks();
             self.readers = vec![winner];
         }
     }
@@ -624,8 +844,39 @@ impl Extractor {
     }
 
     /// The diagnostics found, made relative to the repository with their
-    /// columns in characters.
+    /// columns in characters; in a workspace's run, every package's too,
+    /// in the order the output gave them.
     pub fn finish(mut self) -> Extracted {
+        let parts = self
+            .split
+            .take()
+            .map(|split| split.parts)
+            .unwrap_or_default();
+        let mut extracted = self.finish_own();
+        if parts.is_empty() {
+            return extracted;
+        }
+        for (_, part) in parts {
+            let found = part.finish_own();
+            extracted.errors_fail |= found.errors_fail;
+            extracted.dropped += found.dropped;
+            extracted.parser = extracted.parser.or(found.parser);
+            extracted.diagnostics.extend(found.diagnostics);
+        }
+        extracted
+            .diagnostics
+            .sort_by_key(|d| d.log_range.map_or(u64::MAX, |(start, _)| start));
+        let over = extracted
+            .diagnostics
+            .len()
+            .saturating_sub(MAX_DIAGNOSTICS_PER_CHECK);
+        extracted.diagnostics.truncate(MAX_DIAGNOSTICS_PER_CHECK);
+        extracted.dropped += over;
+        extracted
+    }
+
+    /// What this reader's own grammars found.
+    fn finish_own(mut self) -> Extracted {
         if let Some(document) = self.document.take() {
             self.close_document(&document);
         }

@@ -11,6 +11,7 @@ mod parsers;
 mod summary;
 #[cfg(test)]
 mod tests;
+mod workspace;
 
 pub use diagnostic::*;
 pub use extractor::*;

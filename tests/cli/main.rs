@@ -69,6 +69,7 @@ mod install_shared;
 mod install_ungated;
 mod interventions_merge;
 mod node_first_use;
+mod node_workspace_runs;
 mod odd_inputs;
 mod parsers_exit;
 mod parsers_gaps;

@@ -388,6 +388,21 @@ impl Gate {
         mask
     }
 
+    /// The bit `admits` sets for a line that may be a package manager's
+    /// mark of a workspace package's run (it starts with `>`, or holds a
+    /// `$`, see `workspace::may_mark`): the last grammar's bit, which a
+    /// gate of fewer than 64 grammars leaves free, so the look costs
+    /// nothing more than the triggers'.
+    pub const MARK: u64 = 1 << 63;
+
+    /// This gate, also setting `MARK` for the lines it is due.
+    #[must_use]
+    pub fn with_marks(mut self) -> Gate {
+        self.first[usize::from(b'>')] |= Gate::MARK;
+        self.anywhere[usize::from(b'$')] |= Gate::MARK;
+        self
+    }
+
     /// Whether the nth grammar is among those `mask` admits.
     pub fn admitted(mask: u64, n: usize) -> bool {
         u32::try_from(n)
