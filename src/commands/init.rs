@@ -132,6 +132,11 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
                     add_dev_dependency(manager, package)
                 ),
             ),
+            // bunx is no package of its own: it comes with bun.
+            None if matches!(missing.program.as_str(), "bun" | "bunx") => (
+                "not found on PATH",
+                "install bun, which brings `bunx` with it (https://bun.sh/docs/installation, or `npm install --global bun`)".to_string(),
+            ),
             None => ("not found on PATH", "install it".to_string()),
         };
         let _ = writeln!(

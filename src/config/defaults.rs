@@ -18,10 +18,18 @@ impl PackageManager {
     fn commands(self) -> (&'static str, &'static str, &'static str, &'static str) {
         match self {
             PackageManager::Bun => (
-                "bun test",
+                // The project's `test` script, as npm, pnpm and yarn run
+                // it: `bun test` is bun's own test runner whatever the
+                // script says (a project testing with vitest or jest
+                // would have its tests run by another runner).
+                "bun run test",
                 "bun run lint",
                 "bun run build",
-                "bunx tsc --noEmit",
+                // Without `--no-install`, bunx installs `typescript@latest`
+                // into its global cache where the project has none, and
+                // runs it: code from the registry run unasked, and a
+                // compiler the project never chose passing or failing it.
+                "bunx --no-install tsc --noEmit",
             ),
             PackageManager::Pnpm => (
                 "pnpm test",
@@ -1247,8 +1255,8 @@ mod tests {
     #[test]
     fn node_package_managers_follow_the_lock_file() {
         for (lock, test) in [
-            ("bun.lock", "bun test"),
-            ("bun.lockb", "bun test"),
+            ("bun.lock", "bun run test"),
+            ("bun.lockb", "bun run test"),
             ("pnpm-lock.yaml", "pnpm test"),
             ("package-lock.json", "npm test"),
         ] {

@@ -347,7 +347,8 @@ fn a_monorepo_runs_on_the_checks_init_writes() {
     );
     assert!(
         checks.contains(
-            &r#"qa: web-tests Argv(["bun", "test"]) Some("web") ["web/**"] Test Block"#.to_string()
+            &r#"qa: web-tests Argv(["bun", "run", "test"]) Some("web") ["web/**"] Test Block"#
+                .to_string()
         ),
         "{checks:#?}"
     );

@@ -517,6 +517,10 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
         "tsc" => Some("`typescript`"),
         "golangci-lint" => Some("golangci-lint (https://golangci-lint.run/welcome/install/)"),
         "pyright" => Some("`pyright` (`pip install pyright`, or `npm install --save-dev pyright`)"),
+        // bunx is no package of its own: it comes with bun.
+        "bun" | "bunx" => Some(
+            "bun, which brings `bunx` with it (https://bun.sh/docs/installation, or `npm install --global bun`)",
+        ),
         _ => None,
     };
     // A program a package manager's script or runner could not find is
@@ -1552,6 +1556,16 @@ mod tests {
                 "(`npm install`), or add `typescript` to them",
             ),
             (&["/usr/bin/pnpm", "test"][..], "vitest", "(`pnpm install`)"),
+            (
+                &["bun", "run", "lint"][..],
+                "eslint",
+                "(`bun install`), or add it",
+            ),
+            (
+                &["bunx", "--no-install", "tsc", "--noEmit"][..],
+                "tsc",
+                "(`bun install`), or add `typescript` to them",
+            ),
             (&["pytest"][..], "pytest", "install it, or set"),
         ] {
             let message = missing_message(Profile::Auto, argv, program);
@@ -1561,7 +1575,11 @@ mod tests {
 
     #[test]
     fn a_missing_program_of_a_package_named_otherwise_names_the_package() {
-        for (program, told) in [("tsc", "install `typescript`"), ("pytest", "install it")] {
+        for (program, told) in [
+            ("tsc", "install `typescript`"),
+            ("pytest", "install it"),
+            ("bunx", "install bun, which brings `bunx` with it"),
+        ] {
             for profile in PROFILES {
                 let message = missing_message(profile, &[program], program);
                 assert!(message.contains(told), "{program} {profile:?}: {message:?}");

@@ -540,15 +540,16 @@ pub fn dependency_installer(argv: &[std::ffi::OsString], missing: &str) -> Optio
     Some(match runner {
         "npx" => "npm",
         "pnpx" => "pnpm",
+        "bunx" => "bun",
         other => other,
     })
 }
 
 /// The package manager `argv` runs, when it is one that runs the
-/// project's scripts and tools: npm, npx, pnpm, pnpx or yarn.
+/// project's scripts and tools: npm, npx, pnpm, pnpx, yarn, bun or bunx.
 fn package_runner(argv: &[std::ffi::OsString]) -> Option<&'static str> {
     let name = program_name(argv)?;
-    ["npm", "npx", "pnpm", "pnpx", "yarn"]
+    ["npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx"]
         .into_iter()
         .find(|runner| *runner == name)
 }
@@ -560,7 +561,10 @@ fn package_runner(argv: &[std::ffi::OsString]) -> Option<&'static str> {
 ///   pnpm exits 1 and says `Command failed.` next;
 /// - npx, which never installs a package without being asked (`npx
 ///   canceled due to missing packages`): the tool it was asked to run;
-/// - `pnpm exec` (exit 254) and yarn (exit 1): `Command "tsc" not found`.
+/// - `pnpm exec` (exit 254) and yarn (exit 1): `Command "tsc" not found`;
+/// - `bunx --no-install` (exit 1): `Could not find an existing 'tsc'
+///   binary to run`; `bun run`'s scripts run in bash where there is one
+///   (`/usr/bin/bash: line 1: eslint: command not found`, exit 127).
 fn runner_not_found(
     runner: &str,
     argv: &[std::ffi::OsString],
@@ -569,6 +573,12 @@ fn runner_not_found(
 ) -> Option<String> {
     static COMMAND: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r#"Command "([^"]+)" not found"#).expect("a valid pattern")
+    });
+    static BUNX: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^error: Could not find an existing '([^']+)' binary to run\. Stopping because --no-install was passed\.",
+        )
+        .expect("a valid pattern")
     });
     let last: Vec<&String> = lines
         .iter()
@@ -613,6 +623,10 @@ fn runner_not_found(
         ("pnpm", 254) | ("yarn", 1) => last
             .iter()
             .find_map(|line| COMMAND.captures(line))
+            .map(|found| found[1].to_string()),
+        ("bunx", 1) => last
+            .iter()
+            .find_map(|line| BUNX.captures(line))
             .map(|found| found[1].to_string()),
         _ => None,
     }
@@ -697,7 +711,7 @@ fn shell_not_found(code: i32, lines: &[String]) -> Option<String> {
 fn shell_line_not_found(line: &str) -> Option<String> {
     static LINE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"^(?:[^:\s]*/)?sh: (?:line )?(?:\d+: )?(.+?): (?:command )?not found\s*$",
+            r"^(?:[^:\s]*/)?(?:ba)?sh: (?:line )?(?:\d+: )?(.+?): (?:command )?not found\s*$",
         )
         .expect("a valid pattern")
     });

@@ -99,7 +99,7 @@ fn the_refs_projects_below_its_root_are_checked_each_in_its_directory() {
         "no_matching_files",
         "{v:#}"
     );
-    assert_eq!(tools.take(&repo), ["web bun test"], "{v:#}");
+    assert_eq!(tools.take(&repo), ["web bun run test"], "{v:#}");
     let note = note_starting(&v, MAIN_HAS_NO_FILE);
     assert!(
         note.contains("rust in `api/` and node in `web/`, each project's checks run in its directory when a selected file is in it"),
@@ -126,7 +126,7 @@ fn the_refs_projects_below_its_root_are_checked_each_in_its_directory() {
             "api cargo check",
             "api cargo clippy",
             "api cargo test",
-            "web bun test",
+            "web bun run test",
         ],
         "{v:#}"
     );
@@ -173,7 +173,7 @@ fn a_project_the_branch_adds_or_removes_does_not_change_the_targets_checks() {
             "api cargo check",
             "api cargo clippy",
             "api cargo test",
-            "web bun test",
+            "web bun run test",
         ],
         "{v:#}"
     );
@@ -221,7 +221,7 @@ fn the_refs_projects_are_found_two_deep_and_never_in_what_is_vendored_or_hidden(
     let (code, v) = repo.verdict_with(&all, &[("PATH", &path)]);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(statuses(&v), ["packages-web-tests passed"], "{v:#}");
-    assert_eq!(tools.take(&repo), ["packages/web bun test"], "{v:#}");
+    assert_eq!(tools.take(&repo), ["packages/web bun run test"], "{v:#}");
     assert!(
         note_starting(&v, MAIN_HAS_NO_FILE).contains("node in `packages/web/`"),
         "{v:#}"

@@ -108,7 +108,7 @@ const EVERY_CALL: [&str; 5] = [
     "api cargo check",
     "api cargo clippy",
     "api cargo test",
-    "web bun test",
+    "web bun run test",
 ];
 
 #[test]
@@ -157,7 +157,7 @@ fn a_staged_change_in_one_project_runs_only_that_projects_checks() {
     repo.stage("web/index.ts", "export const x = 2;\n");
     let (code, v) = repo.verdict_with(&[], &[("PATH", &path)]);
     assert_eq!(code, 0, "{v:#}");
-    assert_eq!(tools.take(&repo), ["web bun test"], "{v:#}");
+    assert_eq!(tools.take(&repo), ["web bun run test"], "{v:#}");
     assert_eq!(check(&v, "web-tests")["status"], "passed", "{v:#}");
     assert_eq!(check(&v, "api-tests")["status"], "skipped", "{v:#}");
     assert_eq!(
@@ -179,7 +179,7 @@ fn a_staged_change_in_one_project_runs_only_that_projects_checks() {
         .output()
         .unwrap();
     assert!(!commit.status.success(), "{commit:?}");
-    assert_eq!(tools.take(&repo), ["web bun test"]);
+    assert_eq!(tools.take(&repo), ["web bun run test"]);
 
     // A change to a file of no project runs no project's checks.
     repo.git(&["reset", "-q"]);
@@ -201,7 +201,7 @@ fn check_picks_one_projects_check() {
     let (code, v) = repo.verdict_with(&["--all-files", "--check", "web-tests"], &[("PATH", &path)]);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(statuses(&v), ["web-tests passed"], "{v:#}");
-    assert_eq!(tools.take(&repo), ["web bun test"]);
+    assert_eq!(tools.take(&repo), ["web bun run test"]);
 
     let (code, v) = repo.verdict_with(&["--all-files", "--check", "api-tests"], &[("PATH", &path)]);
     assert_eq!(code, 0, "{v:#}");
@@ -239,7 +239,7 @@ fn init_writes_down_the_checks_the_defaults_ran() {
     let text = repo.read("phasegate.toml");
     assert!(
         text.contains(
-            r#"  { name = "web-tests", command = "bun test", cwd = "web", files = ["web/**"], origin = "test", on_failure = "block" },"#
+            r#"  { name = "web-tests", command = "bun run test", cwd = "web", files = ["web/**"], origin = "test", on_failure = "block" },"#
         ),
         "{text}"
     );
@@ -320,7 +320,7 @@ fn projects_git_does_not_track_are_not_checked() {
     repo.git(&["add", "tools"]);
     let (code, v) = repo.verdict_with(&[], &[("PATH", &path)]);
     assert_eq!(code, 0, "{v:#}");
-    assert_eq!(tools.take(&repo), ["tools bun test"], "{v:#}");
+    assert_eq!(tools.take(&repo), ["tools bun run test"], "{v:#}");
 }
 
 #[test]
@@ -342,5 +342,5 @@ fn a_project_beyond_hundreds_of_directories_is_still_found() {
     let (code, v) = repo.verdict_with(&["--all-files"], &[("PATH", &path)]);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(check(&v, "zz-tests")["status"], "passed", "{v:#}");
-    assert!(tools.take(&repo).contains(&"zz bun test".to_string()));
+    assert!(tools.take(&repo).contains(&"zz bun run test".to_string()));
 }

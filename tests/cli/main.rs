@@ -8,6 +8,7 @@ mod support;
 
 mod agent_loop;
 mod batches_review;
+mod bun_first_use;
 mod ci;
 mod ci_cargo;
 mod ci_cargo_links;

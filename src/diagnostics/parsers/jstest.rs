@@ -643,6 +643,12 @@ impl JsTest {
             }
             return true;
         }
+        // `bun run`'s word on the script it ran (`bun run test`): the
+        // check's exit status, no failure of a test.
+        if line.starts_with("error: script \"") && line.contains("\" exited with code ") {
+            self.emit(out);
+            return true;
+        }
         if BUN_ERROR.is_match(line) && !self.unhandled {
             self.open(None, None, at, out);
         }
@@ -653,6 +659,18 @@ impl JsTest {
 impl Grammar for JsTest {
     fn name(&self) -> &'static str {
         "jest"
+    }
+
+    /// Chosen from the output, the grammar is `jest` whatever printed it:
+    /// a finding of bun's or vitest's layout names its runner.
+    fn relabel(&self, found: &mut Found) {
+        if found.tool.is_none() {
+            found.tool = match found.dialect {
+                "bun" => Some("bun"),
+                "vitest" => Some("vitest"),
+                _ => None,
+            };
+        }
     }
 
     fn triggers(&self) -> Option<super::Triggers> {
