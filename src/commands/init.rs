@@ -137,6 +137,11 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
                 "not found on PATH",
                 "install bun, which brings `bunx` with it (https://bun.sh/docs/installation, or `npm install --global bun`)".to_string(),
             ),
+            // Go's own linter needs nothing installed.
+            None if missing.program == "golangci-lint" => (
+                "not found on PATH",
+                "install it (https://golangci-lint.run/welcome/install/), or lint with `go vet ./...` instead (it comes with go)".to_string(),
+            ),
             None => ("not found on PATH", "install it".to_string()),
         };
         let _ = writeln!(

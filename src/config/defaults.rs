@@ -118,6 +118,24 @@ impl Language {
         }
     }
 
+    /// What a user should know of the standard command `command` of check
+    /// `name` before the first commit, as comment lines for `init`'s file.
+    pub fn command_note(&self, name: &str, command: &str) -> Option<&'static str> {
+        match (self, name, command) {
+            // The exit status decides: clippy's warnings exit 0.
+            (Language::Rust, "lint", "cargo clippy") => Some(
+                "# `cargo clippy` exits 0 on warnings: the report shows them, and they do\n\
+                 # not block. To make them block: lint = \"cargo clippy -- -D warnings\"\n",
+            ),
+            (Language::Go, "lint", "golangci-lint run ./...") => Some(
+                "# golangci-lint is installed apart from go\n\
+                 # (https://golangci-lint.run/welcome/install/); until it is, every run\n\
+                 # stops on this check. Go's own linter needs nothing: lint = \"go vet ./...\"\n",
+            ),
+            _ => None,
+        }
+    }
+
     /// The standard commands, in check order: tests, lint, build, typecheck.
     pub fn commands(&self) -> Vec<(&'static str, &'static str)> {
         match self {
@@ -1131,6 +1149,9 @@ pub fn init_template(detected: &Detected) -> String {
         );
     }
     for (name, command) in &commands {
+        if let Some(note) = language.and_then(|l| l.command_note(name, command)) {
+            text.push_str(note);
+        }
         text.push_str(&format!("{name} = {}\n", quoted(command)));
     }
     if let Some(format) = language.and_then(Language::format_check) {

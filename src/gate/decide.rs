@@ -540,6 +540,16 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
         (None, Some(p)) => format!("install {p}"),
         (None, None) => "install it".to_string(),
     };
+    // Go's own linter needs nothing installed: a project that has no
+    // golangci-lint yet can lint with it meanwhile.
+    let install = if program == "golangci-lint" {
+        format!("{install} or lint with `go vet ./...` instead (it comes with go)")
+    } else {
+        install
+    };
+    // Taking the check out of its phase is the third way, for a tool the
+    // project does not mean to use.
+    let leave_out = format!("take check `{}` out of its phase's `checks`", check.name);
     let severity = if effect == Effect::Incomplete {
         Severity::Error
     } else {
@@ -548,18 +558,18 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
     // Under strict only installing it helps: `on_missing` is not read
     // there.
     let advice = if profile == Profile::Strict {
-        format!("{install} (the strict profile blocks on every missing tool)")
+        format!("{install}, or {leave_out} (the strict profile blocks on every missing tool)")
     } else if check.location.is_none() {
         // The check is the embedded default's: no file lists it, so its
         // `on_missing` is set where a phase of `phasegate.toml` lists it
         // (a file `init` writes, or one that has no phases yet).
         format!(
-            "{install}, or list check `{}` with `on_missing = \"warn\"` (or \"skip\") in a phase of `phasegate.toml` (`phasegate init` writes one where there is none)",
+            "{install}, or list check `{}` with `on_missing = \"warn\"` (or \"skip\") in a phase of `phasegate.toml` (`phasegate init` writes one where there is none), or leave it out of the phase there",
             check.name
         )
     } else {
         format!(
-            "{install}, or set `on_missing` for check `{}` to \"warn\" or \"skip\"",
+            "{leave_out} if the project does not use it; else {install}, or set `on_missing` for check `{}` to \"warn\" or \"skip\"",
             check.name
         )
     };

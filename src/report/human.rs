@@ -150,13 +150,29 @@ fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
         Effect::None => 3,
         _ => 2,
     });
+    // The findings shown so far, with the check they were shown under: a
+    // compiler's error or warning that `cargo test`, `cargo clippy`,
+    // `cargo build` and `cargo check` (or `go test`, `go build`) each
+    // print is shown in full once, and named again in one line.
+    let mut shown: Vec<(&Diagnostic, &str)> = Vec::new();
+    // Passing checks that found nothing but what is shown above: one line
+    // names them all.
+    let mut passed_with_repeats: Vec<&str> = Vec::new();
     for check in detailed {
-        writeln!(out)?;
         let mut diagnostics: Vec<&Diagnostic> = verdict
             .diagnostics
             .iter()
             .filter(|d| d.check == check.name)
             .collect();
+        if check.status == CheckStatus::Passed
+            && check.effect == Effect::None
+            && check.dropped_diagnostics == 0
+            && diagnostics.iter().all(|d| shown_under(d, &shown).is_some())
+        {
+            passed_with_repeats.push(&check.name);
+            continue;
+        }
+        writeln!(out)?;
         // A reason a diagnostic below says again, with more (a missing
         // tool's advice, a timed-out check's last output), is not said a
         // third time after the check line.
@@ -183,9 +199,14 @@ fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
             // Findings that fail nothing (clippy's warnings under exit 0)
             // come back on every commit: one line each, and the log has
             // them whole.
-            short_lines(&diagnostics, out, p)?;
+            short_lines(&diagnostics, &shown, out, p)?;
         } else {
-            diagnostic_lines(&diagnostics, out, p)?;
+            diagnostic_lines(&diagnostics, &shown, out, p)?;
+        }
+        for d in diagnostics.iter().take(MAX_PER_CHECK) {
+            if shown_under(d, &shown).is_none() {
+                shown.push((*d, &check.name));
+            }
         }
         if check.dropped_diagnostics > 0 {
             writeln!(out, "  {}", not_kept(check.dropped_diagnostics))?;
@@ -194,13 +215,69 @@ fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
             writeln!(out, "  {}", p.dim(&format!("full log: {}", clean(log))))?;
         }
     }
+    if !passed_with_repeats.is_empty() {
+        writeln!(out)?;
+        let names: Vec<String> = passed_with_repeats
+            .iter()
+            .map(|name| clean(name).into_owned())
+            .collect();
+        writeln!(
+            out,
+            "{}",
+            p.bold(&format!(
+                "{} — passed, with only findings shown above, which do not fail {}",
+                names.join(", "),
+                if names.len() == 1 { "it" } else { "them" }
+            ))
+        )?;
+    }
     Ok(())
 }
 
+/// The check an earlier section of the report showed `d` under: the same
+/// finding (place, severity, code, test and message) of another check.
+/// phasegate's own findings for output nobody parsed are each check's own.
+fn shown_under<'a>(d: &Diagnostic, shown: &[(&Diagnostic, &'a str)]) -> Option<&'a str> {
+    if d.is_output_tail() {
+        return None;
+    }
+    shown
+        .iter()
+        .find(|(earlier, check)| {
+            *check != d.check
+                && earlier.file == d.file
+                && earlier.line == d.line
+                && earlier.column == d.column
+                && earlier.severity == d.severity
+                && earlier.code == d.code
+                && earlier.test == d.test
+                && earlier.message == d.message
+        })
+        .map(|(_, check)| *check)
+}
+
+/// A finding shown in full under an earlier check: its first line, and
+/// which check it is under.
+fn repeat_line(d: &Diagnostic, under: &str, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+    let first = clean(&shorten(&super::text::first_line(d), MAX_LINE_CHARS)).into_owned();
+    let first = format!(
+        "{first} {}",
+        p.dim(&format!("(as under `{}` above)", clean(under)))
+    );
+    head_line(d, first, out, p)
+}
+
 /// The first diagnostics, and how many more there are.
-fn diagnostic_lines(diagnostics: &[&Diagnostic], out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+fn diagnostic_lines(
+    diagnostics: &[&Diagnostic],
+    shown: &[(&Diagnostic, &str)],
+    out: &mut dyn Write,
+    p: &Paint,
+) -> io::Result<()> {
     for d in diagnostics.iter().take(MAX_PER_CHECK) {
-        if d.is_output_tail() && tail_repeats(d, diagnostics) {
+        if let Some(under) = shown_under(d, shown) {
+            repeat_line(d, under, out, p)?;
+        } else if d.is_output_tail() && tail_repeats(d, diagnostics) {
             tail_headline(d, out, p)?;
         } else {
             diagnostic_line(d, out, p)?;
@@ -269,8 +346,17 @@ fn tail_headline(d: &Diagnostic, out: &mut dyn Write, p: &Paint) -> io::Result<(
 /// The findings of a check that passed, one line each
 /// (`file:line:col warning message`), as many as `diagnostic_lines`
 /// shows, and how many more.
-fn short_lines(diagnostics: &[&Diagnostic], out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+fn short_lines(
+    diagnostics: &[&Diagnostic],
+    shown: &[(&Diagnostic, &str)],
+    out: &mut dyn Write,
+    p: &Paint,
+) -> io::Result<()> {
     for d in diagnostics.iter().take(MAX_PER_CHECK) {
+        if let Some(under) = shown_under(d, shown) {
+            repeat_line(d, under, out, p)?;
+            continue;
+        }
         let first = clean(&shorten(&super::text::first_line(d), MAX_LINE_CHARS)).into_owned();
         head_line(d, first, out, p)?;
     }
@@ -339,7 +425,7 @@ fn gate_findings(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
             )?;
         }
     }
-    diagnostic_lines(&own, out, p)
+    diagnostic_lines(&own, &[], out, p)
 }
 
 /// How many characters of a commit id the report shows.

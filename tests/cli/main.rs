@@ -41,6 +41,7 @@ mod first_run;
 mod first_use;
 mod gate_review;
 mod git;
+mod go_rust_first_use;
 mod go_work;
 mod handoff;
 mod handoff_cut;
