@@ -53,6 +53,9 @@ pub struct Context {
     /// workspace's packages where go found them. go reads it from the
     /// environment only (`go env -w GOWORK` is refused).
     pub go_work: Option<OsString>,
+    /// `VIRTUAL_ENV`: a Python virtual environment is activated, so the
+    /// project's own is not put first on checks' `PATH` in its place.
+    pub virtual_env: Option<OsString>,
     /// `CLIPPY_CONF_DIR`, where a check's clippy looks for its
     /// `clippy.toml` (unless the check sets its own), so
     /// `--config-from-ref` compares the file clippy reads.
@@ -454,6 +457,7 @@ impl Context {
             cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             path,
             go_work: std::env::var_os("GOWORK"),
+            virtual_env: std::env::var_os("VIRTUAL_ENV").filter(|v| !v.is_empty()),
             clippy_conf_dir: std::env::var_os("CLIPPY_CONF_DIR"),
             exe: std::env::current_exe().ok(),
             pause_at: var("PHASEGATE_TEST_PAUSE_AT"),

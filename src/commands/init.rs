@@ -112,7 +112,20 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
     }
     // A tool the file's checks run that is not installed stops every run
     // as incomplete: better said now than at the first commit.
-    for missing in config::missing_programs(&detected, &root, ctx.path.as_deref()) {
+    // The project's own Python environment, which its checks run in: said,
+    // so nobody activates it for the hook's sake, or wonders which `pytest`
+    // runs.
+    if ctx.virtual_env.is_none() {
+        for venv in config::project_venvs(&detected, &root) {
+            let _ = writeln!(
+                io.out,
+                "the checks run in the project's Python virtual environment `{0}` (`{0}/bin` first on PATH), activated or not",
+                venv.display()
+            );
+        }
+    }
+    let venv_active = ctx.virtual_env.is_some();
+    for missing in config::missing_programs(&detected, &root, ctx.path.as_deref(), venv_active) {
         let checks: Vec<String> = missing.checks.iter().map(|c| format!("`{c}`")).collect();
         let (checks, them) = if checks.len() == 1 {
             (format!("check {} runs it", checks[0]), "that check")
@@ -142,7 +155,20 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
                 "not found on PATH",
                 "install it (https://golangci-lint.run/welcome/install/), or lint with `go vet ./...` instead (it comes with go)".to_string(),
             ),
-            None => ("not found on PATH", "install it".to_string()),
+            None => match (&missing.venv, python_tool(&missing.program)) {
+                (Some(venv), _) => (
+                    &*format!("not in `{}/bin`, nor elsewhere on PATH", venv.display()),
+                    install_in_venv(&root, venv, &missing.program),
+                ),
+                (None, true) => (
+                    "not found on PATH",
+                    format!(
+                        "install it in a virtual environment of the project's, which its checks run in without activating it (`python3 -m venv .venv`, then `.venv/bin/pip install {0}`; with uv, `uv add --dev {0}`)",
+                        missing.program
+                    ),
+                ),
+                (None, false) => ("not found on PATH", "install it".to_string()),
+            },
         };
         let _ = writeln!(
             io.err,
@@ -177,6 +203,30 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
         );
     }
     ExitCode::Proceed
+}
+
+/// Whether `program` is a Python tool that the project installs in its
+/// virtual environment: those of the default Python checks, and mypy.
+fn python_tool(program: &str) -> bool {
+    matches!(program, "pytest" | "ruff" | "pyright" | "mypy")
+}
+
+/// How to install `program` in the project's virtual environment `venv`
+/// (relative to `root`): through uv for a project uv manages (a
+/// `uv.lock`, so the lock file keeps it), with the environment's own pip
+/// where it has one (`uv venv` makes none).
+fn install_in_venv(root: &std::path::Path, venv: &std::path::Path, program: &str) -> String {
+    let project = venv
+        .parent()
+        .map_or_else(|| root.to_path_buf(), |p| root.join(p));
+    let shown = venv.display();
+    if project.join("uv.lock").is_file() {
+        format!("install the project's dependencies in `{shown}` (`uv sync`), or add it to them (`uv add --dev {program}`)")
+    } else if root.join(venv).join("bin/pip").is_file() {
+        format!("install it in `{shown}` (`{shown}/bin/pip install {program}`)")
+    } else {
+        format!("install it in `{shown}` (`uv pip install --python {shown} {program}`)")
+    }
 }
 
 /// The command that adds `package` to the project's development

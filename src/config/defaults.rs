@@ -980,6 +980,10 @@ pub struct MissingProgram {
     /// (`tsc` of `npx --no-install tsc`): the package manager and the
     /// package that holds the tool (`npm`, `typescript`).
     pub dependency: Option<(&'static str, String)>,
+    /// The project's Python virtual environment the check runs in (its
+    /// `bin` first on `PATH`, see `runner::project_venv`), relative to
+    /// the root, where the program was looked for first.
+    pub venv: Option<std::path::PathBuf>,
 }
 
 /// The tool a Node package manager runs from the project's own
@@ -1018,12 +1022,15 @@ fn installed_in_node_modules(dir: &Path, name: &str) -> bool {
 
 /// The programs of the checks `init` writes for `detected` at `root`
 /// that `path` (a `PATH`) does not find, each looked up from the
-/// directory its check runs in. Every run would stop on them as
-/// incomplete, so `init` says so while the user is setting up.
+/// directory its check runs in, as a run looks it up: in the project's
+/// virtual environment first, unless one is active (`virtual_env`).
+/// Every run would stop on them as incomplete, so `init` says so while
+/// the user is setting up.
 pub fn missing_programs(
     detected: &Detected,
     root: &Path,
     path: Option<&std::ffi::OsStr>,
+    virtual_env: bool,
 ) -> Vec<MissingProgram> {
     // The checks the phases list, each with the directory it runs in.
     let at_root = detected
@@ -1053,11 +1060,21 @@ pub fn missing_programs(
             known.checks.push(check);
             continue;
         }
+        let venv = if virtual_env {
+            None
+        } else {
+            crate::runner::project_venv(&cwd, root)
+        };
+        let venv_path = venv
+            .as_deref()
+            .and_then(|venv| crate::runner::path_with_venv(venv, path));
+        let path = venv_path.as_deref().or(path);
         if which::which_in(&program, path, &cwd).is_err() {
             missing.push(MissingProgram {
                 program,
                 checks: vec![check],
                 dependency: None,
+                venv: venv.map(|v| v.strip_prefix(root).map(Path::to_path_buf).unwrap_or(v)),
             });
             continue;
         }
@@ -1083,10 +1100,44 @@ pub fn missing_programs(
                     manager,
                     if tool == "tsc" { "typescript" } else { tool }.to_string(),
                 )),
+                venv: None,
             });
         }
     }
     missing
+}
+
+/// The Python virtual environments (relative to `root`) that the checks
+/// `init` writes for `detected` run in: the root's for a Python project
+/// there, else those of the Python projects below it.
+pub fn project_venvs(detected: &Detected, root: &Path) -> Vec<std::path::PathBuf> {
+    let dirs: Vec<std::path::PathBuf> = if detected.below.is_empty() {
+        if detected.languages.first() == Some(&Language::Python) {
+            vec![root.to_path_buf()]
+        } else {
+            Vec::new()
+        }
+    } else {
+        detected
+            .below
+            .iter()
+            .filter(|p| p.languages.contains(&Language::Python))
+            .map(|p| root.join(&p.dir))
+            .collect()
+    };
+    let mut venvs = Vec::new();
+    for dir in dirs {
+        if let Some(venv) = crate::runner::project_venv(&dir, root) {
+            let venv = venv
+                .strip_prefix(root)
+                .map(Path::to_path_buf)
+                .unwrap_or(venv);
+            if !venvs.contains(&venv) {
+                venvs.push(venv);
+            }
+        }
+    }
+    venvs
 }
 
 /// A commented `phasegate.toml` for the project at `root`.

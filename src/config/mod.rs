@@ -10,8 +10,8 @@ mod suggest;
 
 pub use defaults::{
     detect, detect_language, detect_languages, init_template, languages_of, missing_programs,
-    nested_names, projects_among, projects_at, projects_below, unchecked_names, Detected, Language,
-    MissingProgram, NestedProject, PackageManager, RootFiles, MARKERS, STAGES,
+    nested_names, project_venvs, projects_among, projects_at, projects_below, unchecked_names,
+    Detected, Language, MissingProgram, NestedProject, PackageManager, RootFiles, MARKERS, STAGES,
 };
 pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigProblem};

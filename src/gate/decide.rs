@@ -513,10 +513,23 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
     let reason = format!("`{program}` is not installed (not found on PATH)");
     // Where a program comes in a package of another name, the name to ask
     // a package manager for.
+    let in_venv: String;
     let package = match program {
         "tsc" => Some("`typescript`"),
         "golangci-lint" => Some("golangci-lint (https://golangci-lint.run/welcome/install/)"),
-        "pyright" => Some("`pyright` (`pip install pyright`, or `npm install --save-dev pyright`)"),
+        // Installed in the project's virtual environment, which checks run
+        // in unactivated (`runner::project_venv`), not with a bare `pip`.
+        "pytest" | "ruff" | "mypy" | "pyright" => {
+            in_venv = format!(
+                "`{program}` in the project's virtual environment, which checks run in without activating it (`.venv/bin/pip install {program}`, or `uv add --dev {program}`){}",
+                if program == "pyright" {
+                    ", or with npm (`npm install --save-dev pyright`)"
+                } else {
+                    ""
+                }
+            );
+            Some(in_venv.as_str())
+        }
         // bunx is no package of its own: it comes with bun.
         "bun" | "bunx" => Some(
             "bun, which brings `bunx` with it (https://bun.sh/docs/installation, or `npm install --global bun`)",
@@ -1576,7 +1589,7 @@ mod tests {
                 "tsc",
                 "(`bun install`), or add `typescript` to them",
             ),
-            (&["pytest"][..], "pytest", "install it, or set"),
+            (&["make"][..], "make", "install it, or set"),
         ] {
             let message = missing_message(Profile::Auto, argv, program);
             assert!(message.contains(told), "{argv:?}: {message:?}");
@@ -1587,7 +1600,11 @@ mod tests {
     fn a_missing_program_of_a_package_named_otherwise_names_the_package() {
         for (program, told) in [
             ("tsc", "install `typescript`"),
-            ("pytest", "install it"),
+            ("make", "install it"),
+            (
+                "pytest",
+                "install `pytest` in the project's virtual environment, which checks run in without activating it (`.venv/bin/pip install pytest`",
+            ),
             ("bunx", "install bun, which brings `bunx` with it"),
         ] {
             for profile in PROFILES {

@@ -126,7 +126,7 @@ fn init_warns_of_a_tool_its_checks_run_that_is_not_installed() {
     );
     assert!(
         init.stderr
-            .contains("help: install it, or add `on_missing = \"warn\"`"),
+            .contains("help: install it in a virtual environment of the project's"),
         "{init:?}"
     );
     assert!(!init.stderr.contains("`pytest`"), "{init:?}");

@@ -106,6 +106,7 @@ mod protect_hostile;
 mod protect_index;
 mod protect_reach;
 mod protect_stash;
+mod python_first_use;
 mod reftable;
 mod reftable_checkout;
 mod repo_formats;

@@ -539,7 +539,7 @@ fn run_gate(
     ));
     let (skip, asked_for) = gate::skips(&ctx.skip, &args.checks);
     notes.extend(asked_for);
-    let planned = plan_checks(
+    let (planned, in_venv) = plan_checks(
         ctx,
         root,
         place.check_root(root),
@@ -548,6 +548,7 @@ fn run_gate(
         &skip,
         run_dir,
     );
+    notes.extend(in_venv);
     // Under `--config-from-ref`, the checks that run a file the branch
     // changed: the gate is the target's, what it runs is not.
     let unvouched = args.config_from_ref.as_deref().map(|spec| {
@@ -1089,6 +1090,9 @@ fn configuration_notes(
 /// git about what is staged:
 /// `GIT_INDEX_FILE=$PHASEGATE_GIT_INDEX_FILE git diff --cached`. These go
 /// first, so a check's own `env` still wins.
+///
+/// Also the notes of the checks that run in a project's own Python
+/// virtual environment, one for each environment.
 fn plan_checks(
     ctx: &Context,
     root: &Path,
@@ -1097,7 +1101,13 @@ fn plan_checks(
     selection: &[PathBuf],
     skip: &[String],
     run_dir: &RunDir,
-) -> Vec<Result<runner::CheckPlan, gate::SkipReason>> {
+) -> (
+    Vec<Result<runner::CheckPlan, gate::SkipReason>>,
+    Vec<String>,
+) {
+    // The checks run in a project's own Python virtual environment, each
+    // environment with the checks it serves, for the notes.
+    let mut in_venv: Vec<(PathBuf, Vec<String>)> = Vec::new();
     let mut git_env = crate::git::repository_env_for_checks(root, check_root);
     if let Some(index) = &ctx.index_file {
         // A temporary checkout holds what that index holds, in an index of
@@ -1112,7 +1122,7 @@ fn plan_checks(
             index.into_os_string(),
         ));
     }
-    specs
+    let planned = specs
         .iter()
         .map(|spec| {
             let mut plan = gate::plan_check(
@@ -1124,13 +1134,40 @@ fn plan_checks(
                 ctx.path.as_deref(),
                 ctx.go_work.as_deref(),
             )?;
+            // An activated environment is the user's choice; with none,
+            // the project's own, as a terminal where it is active would.
+            if ctx.virtual_env.is_none() {
+                if let Some(venv) = runner::project_venv(&plan.cwd, check_root) {
+                    if runner::activate_venv(&mut plan, &venv) {
+                        match in_venv.iter_mut().find(|(v, _)| *v == venv) {
+                            Some((_, names)) => names.push(plan.name.clone()),
+                            None => in_venv.push((venv, vec![plan.name.clone()])),
+                        }
+                    }
+                }
+            }
             plan.env.splice(0..0, git_env.iter().cloned());
             if let Some(limit) = ctx.test_log_limit {
                 plan.log_limit = limit;
             }
             Ok(plan)
         })
-        .collect()
+        .collect();
+    let notes = in_venv.into_iter().map(|(venv, checks)| {
+        let shown = venv.strip_prefix(check_root).unwrap_or(&venv);
+        let names: Vec<String> = checks.iter().map(|c| format!("`{c}`")).collect();
+        format!(
+            "{} ran in the project's Python virtual environment `{}`, its `{}` first on PATH as activating it does (none was active)",
+            if names.len() == 1 {
+                format!("check {}", names[0])
+            } else {
+                format!("checks {}", names.join(", "))
+            },
+            shown.display(),
+            shown.join("bin").display(),
+        )
+    });
+    (planned, notes.collect())
 }
 
 /// How the run chose its files, as the state's history keeps it.
