@@ -7,42 +7,8 @@
 //! `bun`) printed, recorded in a project at `/tmp/bunrec/p1` (stack frames
 //! name absolute paths, replaced here by the test repository's).
 
+use crate::first_use::Tools;
 use crate::support::{check, output, write_executable, Run, TestRepo, BIN};
-
-/// A directory of stand-in programs, outside the repository, and a `PATH`
-/// that finds them first and then only the system's programs (no bun).
-struct Programs {
-    dir: tempfile::TempDir,
-}
-
-impl Programs {
-    fn new() -> Programs {
-        Programs {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    /// An executable shell script `name` with `body` after its `#!` line.
-    fn add(&self, name: &str, body: &str) -> &Self {
-        write_executable(&self.dir.path().join(name), &format!("#!/bin/sh\n{body}"));
-        self
-    }
-
-    /// A file beside the programs, for them to print.
-    fn file(&self, name: &str, text: &str) -> String {
-        let path = self.dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_string_lossy().into_owned()
-    }
-
-    fn exists(&self, name: &str) -> bool {
-        self.dir.path().join(name).exists()
-    }
-
-    fn path(&self) -> String {
-        format!("{}:/usr/bin:/bin", self.dir.path().display())
-    }
-}
 
 /// The `package.json` `bun init -y` wrote (bun 1.4.5), with a `lint`
 /// script the user added.
@@ -106,10 +72,10 @@ const BUNX_NO_INSTALL: &str =
 /// A `bunx` that does what bun 1.4.5's does where `typescript` is not
 /// installed: without `--no-install` it notes in `fetched` beside itself
 /// that it ran code from the registry.
-fn bunx_without_typescript(programs: &Programs) {
+fn bunx_without_typescript(programs: &Tools) {
     let fetched = programs.file("fetches.txt", BUNX_FETCHES);
     let refused = programs.file("no-install.txt", BUNX_NO_INSTALL);
-    let marker = programs.dir.path().join("fetched");
+    let marker = programs.beside("fetched");
     programs.add(
         "bunx",
         &format!(
@@ -122,7 +88,7 @@ fn bunx_without_typescript(programs: &Programs) {
 
 #[test]
 fn the_bun_typecheck_never_lets_bunx_fetch_typescript_from_the_registry() {
-    let programs = Programs::new();
+    let programs = Tools::new();
     bunx_without_typescript(&programs);
     let path = programs.path();
     let repo = bun_project("bun.lock");
@@ -133,7 +99,10 @@ fn the_bun_typecheck_never_lets_bunx_fetch_typescript_from_the_registry() {
         serde_json::json!(["bunx", "--no-install", "tsc", "--noEmit"]),
         "{verdict:#}"
     );
-    assert!(!programs.exists("fetched"), "bunx installed a package");
+    assert!(
+        !programs.beside("fetched").exists(),
+        "bunx installed a package"
+    );
     // Not a pass on a compiler fetched unasked: a missing tool, with what
     // installs it.
     assert_eq!(typecheck["status"], "missing", "{verdict:#}");
@@ -172,7 +141,7 @@ fn the_bun_typecheck_never_lets_bunx_fetch_typescript_from_the_registry() {
 #[test]
 fn without_bun_the_missing_tool_says_bunx_comes_with_bun() {
     // Nothing of bun on the `PATH`: the lock file alone says bun.
-    let programs = Programs::new();
+    let programs = Tools::new();
     let path = programs.path();
     for lock in ["bun.lock", "bun.lockb"] {
         let repo = bun_project(lock);
@@ -206,7 +175,7 @@ const BUN_RUN_LINT_MISSING: &str = "$ eslint .\n/usr/bin/bash: line 1: eslint: c
 
 #[test]
 fn a_bun_script_whose_tool_is_not_installed_is_a_dependency_to_install() {
-    let programs = Programs::new();
+    let programs = Tools::new();
     let printed = programs.file("lint.txt", BUN_RUN_LINT_MISSING);
     programs.add("bun", &format!("cat '{printed}'\nexit 127\n"));
     programs.add("bunx", "exit 0\n");
@@ -322,7 +291,7 @@ fn git_through_hook(repo: &TestRepo, args: &[&str], path: &str) -> Run {
 #[test]
 fn a_first_commit_on_a_failing_bun_project_is_stopped_at_each_finding() {
     let repo = TestRepo::new();
-    let programs = Programs::new();
+    let programs = Tools::new();
     let printed = programs.file(
         "test.txt",
         &BUN_TEST.replace("{ROOT}", &repo.path().to_string_lossy()),

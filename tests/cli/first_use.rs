@@ -34,6 +34,18 @@ impl Tools {
         self.add(name, &format!("cat <<'EOF'\n{output}EOF\nexit {code}\n"))
     }
 
+    /// A file beside the tools, for them to print; its path.
+    pub(crate) fn file(&self, name: &str, text: &str) -> String {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    /// Where a tool may leave a mark of having run, `name` beside them.
+    pub(crate) fn beside(&self, name: &str) -> std::path::PathBuf {
+        self.dir.path().join(name)
+    }
+
     pub(crate) fn path(&self) -> String {
         format!("{}:/usr/bin:/bin", self.dir.path().display())
     }

@@ -20,7 +20,7 @@ const NPM_INIT_PACKAGE: &str = r#"{
 "#;
 
 /// A `PATH` with a directory of the test's own programs first.
-fn path_with(dir: &std::path::Path) -> String {
+pub(crate) fn path_with(dir: &std::path::Path) -> String {
     let inherited = std::env::vars_os()
         .find(|(key, _)| key == "PATH")
         .map(|(_, value)| value.to_string_lossy().into_owned())

@@ -5,20 +5,12 @@
 //! with jest and `b` with vitest, both failing; see
 //! `fixtures/node/README.md`).
 
+use crate::node_first_use::path_with;
 use crate::support::{check, write_executable, TestRepo};
 
 /// The recorded output `fixtures/node/<name>`.
 fn recording(name: &str) -> String {
     format!("{}/fixtures/node/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `dir` ahead of the inherited `PATH`.
-fn path_with(dir: &std::path::Path) -> String {
-    let inherited = std::env::vars_os()
-        .find(|(key, _)| key == "PATH")
-        .map(|(_, value)| value.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    format!("{}:{inherited}", dir.display())
 }
 
 /// The recorded monorepo: a root `package.json` whose `workspaces` (or a
