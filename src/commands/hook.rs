@@ -214,7 +214,7 @@ fn stopped(hook: &str, code: ExitCode, refused: &[String]) -> Option<String> {
             "remove what stopped the checks (above), then {again}; `phasegate resume` runs again only what did not finish"
         ),
         ExitCode::Escalate => format!(
-            "the gate asks for a person (above): if that is you, fix the errors that keep coming back and {again}; `phasegate history` shows the runs"
+            "the gate asks for a person (the note above says why): if that is you, deal with what it names and {again}; `phasegate history` shows the runs"
         ),
     };
     Some(format!(

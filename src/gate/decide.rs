@@ -268,14 +268,16 @@ fn handoff_findings(
             });
         }
         if report.escalate {
+            // The document stays `blocked` after its code is fixed: the
+            // person it waits for is told what in it lets work go on.
             notes.push(format!(
-                "handoff `{}` is out of retries ({}): a person is needed",
+                "handoff `{}` is out of retries ({}): a person is needed, and goes on by editing it: `status: complete` once its checks pass, or a lower `retry_count` to allow more attempts",
                 report.path,
                 crate::handoff::retries_used(report.retry_count.unwrap_or(0), report.max_retries)
             ));
         } else if report.status.as_deref() == Some("blocked") {
             notes.push(format!(
-                "handoff `{}` says it is blocked: a person is needed",
+                "handoff `{}` says it is blocked: a person is needed, and goes on by setting its `status` to what comes next (`in_progress`, or `complete` once its checks pass)",
                 report.path
             ));
         }

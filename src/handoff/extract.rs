@@ -79,6 +79,28 @@ pub fn extract(text: &str) -> Result<Frontmatter<'_>, ExtractError> {
     Err(ExtractError::Unterminated)
 }
 
+/// How many lines above a late frontmatter `late_start` looks through: a
+/// title and a blank line or two, not a document's worth of text.
+const LATE_LINES: usize = 10;
+
+/// For a document whose first line is not `---`: the line (1-based) where
+/// its frontmatter opens after all, when one of its first lines is `---`
+/// and the next line that is not blank starts a field of the schema
+/// (`fields`). Written below a title or a blank line, a frontmatter is
+/// one a reader finds; a `---` rule in the Markdown is followed by text,
+/// not by `id:`.
+pub fn late_start(text: &str, fields: &[&str]) -> Option<usize> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let lines: Vec<&str> = lines(text).take(LATE_LINES + 1).map(|(_, l)| l).collect();
+    let open = lines
+        .iter()
+        .skip(1)
+        .position(|line| is_delimiter(line, false))?
+        + 1;
+    let next = lines[open + 1..].iter().find(|l| !l.trim().is_empty())?;
+    starts_field(next, fields).then_some(open + 1)
+}
+
 /// Each line of `yaml` with the offset it starts at, its trailing blanks
 /// left out.
 fn lines_of(yaml: &str) -> Vec<(usize, &str)> {

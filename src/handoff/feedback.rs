@@ -119,11 +119,12 @@ fn capped(items: Vec<FeedbackItem>) -> (Vec<FeedbackItem>, usize) {
     (kept, omitted)
 }
 
-/// A document that says it is blocked.
+/// A document that says it is blocked: what it gives of its reason and
+/// details (one it lacks is a defect among the items).
 #[derive(Debug, Clone, Serialize)]
 pub struct Blocked {
-    pub reason: String,
-    pub details: String,
+    pub reason: Option<String>,
+    pub details: Option<String>,
 }
 
 /// No run of a document's phase to hold its claims against.
@@ -358,9 +359,11 @@ pub fn feedback(
             check: None,
             errors: Vec::new(),
             log: None,
+            // The reason already says what to change: repeated here, the
+            // section would say everything twice.
             fix: format!(
-                "edit line {} of `{}`: {}",
-                issue.line, report.path, issue.message
+                "edit line {} of `{}` as the reason says",
+                issue.line, report.path
             ),
             line: issue.line,
         });
@@ -368,7 +371,7 @@ pub fn feedback(
     // A document that says it is blocked waits for a person, as a run
     // says (`blocked`, next: escalate).
     let blocked = (report.status.as_deref() == Some("blocked")).then(|| {
-        let (reason, details) = report.block.clone().unwrap_or_default();
+        let (reason, details) = report.block.clone();
         Blocked { reason, details }
     });
     let (items, omitted) = capped(items);

@@ -88,6 +88,27 @@ pub fn lacks_zone(text: &str) -> bool {
     Parts::read(text).is_some_and(|parts| parts.has_time && parts.zone.is_none())
 }
 
+/// The offset from UTC, in seconds, of a date and time written with a
+/// zone (`Z` is 0); `None` for a date alone or a time without a zone.
+pub fn zone_seconds(text: &str) -> Option<i64> {
+    let parts = Parts::read(text)?;
+    let (sign, hours, minutes) = parts.zone.filter(|_| parts.has_time)?;
+    Some(sign * (hours * 3600 + minutes * 60))
+}
+
+/// `secs` since the epoch as a UTC timestamp, `2026-01-31T14:05:00Z`, the
+/// form the validation messages ask for.
+pub fn utc_text(secs: i64) -> String {
+    let (days, in_day) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        in_day / 3600,
+        in_day % 3600 / 60,
+        in_day % 60
+    )
+}
+
 /// The fields of a timestamp in one of the accepted forms, not yet held
 /// to their ranges.
 struct Parts {
@@ -295,9 +316,44 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// The date of a day counted from 1970-01-01: `days_from_civil` undone
+/// (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_text_undoes_parse_instant() {
+        for text in [
+            "1970-01-01T00:00:00Z",
+            "2000-02-29T23:59:59Z",
+            "2026-11-20T08:00:00Z",
+            "1969-12-31T23:59:59Z",
+            "2400-12-31T12:30:05Z",
+        ] {
+            let (secs, _) = parse_instant(text).unwrap();
+            assert_eq!(utc_text(secs), text);
+        }
+        let (secs, _) = parse_instant("2026-11-20T09:00:00+01:00").unwrap();
+        assert_eq!(utc_text(secs), "2026-11-20T08:00:00Z");
+        assert_eq!(zone_seconds("2026-11-20T09:00:00+01:00"), Some(3600));
+        assert_eq!(zone_seconds("2026-11-20T09:00:00Z"), Some(0));
+        assert_eq!(zone_seconds("2026-11-20T09:00:00"), None);
+        assert_eq!(zone_seconds("2026-11-20"), None);
+    }
 
     #[test]
     fn instants_honour_zones() {

@@ -151,9 +151,11 @@ pub struct HandoffReport {
     /// The required checkpoints of the stage, for feedback.
     #[serde(skip)]
     pub required: Vec<String>,
-    /// What a blocked document says it waits for (reason, details).
+    /// What a blocked document says it waits for (reason, details), each
+    /// when given: one missing is an error of its own, and the other is
+    /// still what the document says.
     #[serde(skip)]
-    pub block: Option<(String, String)>,
+    pub block: (Option<String>, Option<String>),
     /// The line of the `stage:` field, when `stage` was read: an error
     /// about the phase it names points there.
     #[serde(skip)]
@@ -347,7 +349,7 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
         last_failure: None,
         checkpoints: Vec::new(),
         required: Vec::new(),
-        block: None,
+        block: (None, None),
         stage_line: None,
         id_at: None,
     };
@@ -398,10 +400,10 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
     report.last_failure = fields.text(&mut c, "last_failure", false).map(|(v, _)| v);
     let block_reason = fields.choice(&mut c, "block_reason", &BLOCK_REASONS, false);
     let block_details = fields.text(&mut c, "block_details", false);
-    report.block = block_reason
-        .as_ref()
-        .map(|(reason, _)| reason.clone())
-        .zip(block_details.as_ref().map(|(details, _)| details.clone()));
+    report.block = (
+        block_reason.as_ref().map(|(reason, _)| reason.clone()),
+        block_details.as_ref().map(|(details, _)| details.clone()),
+    );
     let retry_count = fields.retry_count(&mut c, rules.max_retries);
     report.retry_count = retry_count;
     let ready = fields.ready(&mut c);
@@ -426,6 +428,28 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
     finish(report, c)
 }
 
+/// For two timestamps written in different zones (`09:00:00+01:00` and
+/// `07:30:00Z`), both as UTC, which is how they were compared: written as
+/// they are, the earlier one can look the later. Empty when the zones
+/// agree, or a value has none.
+fn in_utc(root: &Node, started: i64, completed: i64) -> String {
+    let zone = |name: &str| match root.get(name) {
+        Some(Node {
+            value: Value::Str(text),
+            ..
+        }) => super::time::zone_seconds(text),
+        _ => None,
+    };
+    match (zone("started_at"), zone("completed_at")) {
+        (Some(a), Some(b)) if a != b => format!(
+            " (in UTC, `started_at` is {} and `completed_at` {})",
+            super::time::utc_text(started),
+            super::time::utc_text(completed)
+        ),
+        _ => String::new(),
+    }
+}
+
 /// The frontmatter's mapping of fields, and where a missing field would go
 /// (its closing delimiter); without one, the errors say why.
 fn mapping(text: &str, c: &mut Collector) -> Option<(Node, Pos)> {
@@ -442,7 +466,21 @@ fn mapping(text: &str, c: &mut Collector) -> Option<(Node, Pos)> {
             return None;
         }
         Err(e) => {
-            c.error(start, "frontmatter", e.message().to_string());
+            // A frontmatter below a title or a blank line is there, only
+            // too late: "no frontmatter" would send the author looking for
+            // what is missing rather than for what to delete.
+            let message = match super::extract::late_start(text, &FIELDS) {
+                Some(line) => format!(
+                    "the frontmatter must open on line 1, but its `---` is on line {line}: delete {} above it (a title goes below the frontmatter)",
+                    if line == 2 {
+                        "line 1".to_string()
+                    } else {
+                        format!("lines 1-{}", line - 1)
+                    }
+                ),
+                None => e.message().to_string(),
+            };
+            c.error(start, "frontmatter", message);
             return None;
         }
     };
@@ -966,8 +1004,9 @@ fn status_consistency(
                 *pos,
                 "completed_at",
                 format!(
-                    "`completed_at` is before `started_at` (line {}): correct whichever is wrong",
-                    started_pos.line
+                    "`completed_at` is before `started_at` (line {}){}: correct whichever is wrong",
+                    started_pos.line,
+                    in_utc(root, begun.0, done.0)
                 ),
             ),
             _ => {}
@@ -1164,11 +1203,17 @@ fn ready_matches_checkpoints(c: &mut Collector, (ready, pos): At<bool>, report: 
         .collect();
     if ready && !blamed.is_empty() {
         let not_passing = blamed;
+        // The reminder that a skip is no pass is for a document that has
+        // one: said of a `fail`, it reads as if the checkpoint were skipped.
+        let skipped = report
+            .checkpoints
+            .iter()
+            .any(|p| p.status == "skip" && not_passing.contains(&p.name.as_str()));
         c.error(
             pos,
             "handoff_ready",
             format!(
-                "`handoff_ready` is true but {} not pass (a skip is not a pass)",
+                "`handoff_ready` is true but {} not pass{}: set it to false until every required checkpoint passes",
                 not_passing
                     .iter()
                     .map(|m| format!("`{m}`"))
@@ -1178,7 +1223,8 @@ fn ready_matches_checkpoints(c: &mut Collector, (ready, pos): At<bool>, report: 
                         " does"
                     } else {
                         " do"
-                    }
+                    },
+                if skipped { " (a skip is not a pass)" } else { "" }
             ),
         );
     } else if !ready && not_passing.is_empty() {

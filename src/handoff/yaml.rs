@@ -126,6 +126,19 @@ impl Locator<'_> {
                 message: "the frontmatter is not closed before the document's text: add a `---` line after the last field, above this line".to_string(),
             };
         }
+        // saphyr takes no tab after a key's `:` (YAML 1.2 would), and
+        // says a whitespace must follow it: a tab is one, so the message
+        // says what the scanner stands on (the tab, or what follows it).
+        let tab_at = |at: usize| self.fm.yaml.get(at..).is_some_and(|t| t.starts_with('\t'));
+        let tab = [reported, reported.saturating_sub(1)]
+            .into_iter()
+            .find(|&at| tab_at(at));
+        if let (COLON_SPACE, Some(tab)) = (info, tab) {
+            return YamlError {
+                pos: self.at_byte(tab),
+                message: "the frontmatter is not valid YAML: a tab follows the `:`: write a space there instead".to_string(),
+            };
+        }
         let Some(rule) = TabRule::of(info) else {
             let message = match advice(info, self.fm.yaml, reported) {
                 Some(advice) => format!("the frontmatter is not valid YAML: {info}: {advice}"),
@@ -191,6 +204,9 @@ fn body_start(yaml: &str, reported: usize) -> Option<usize> {
         .map(|n| lines[n].0)
 }
 
+/// saphyr's error for a `:` with no space after it.
+const COLON_SPACE: &str = "':' must be followed by a valid YAML whitespace";
+
 /// What to do about a syntax error saphyr reports as `info` at byte
 /// `reported` of `yaml`: its messages name the parser's state ("mapping
 /// values are not allowed in this context"), not the mistake an author
@@ -226,6 +242,9 @@ fn advice(info: &str, yaml: &str, reported: usize) -> Option<String> {
         | "mapping keys are not allowed in this context" => INDENTATION.to_string(),
         "block sequence entries are not allowed in this context" => {
             "a `- ` list item starts its own line, indented under its key; a text that starts with `- ` must be quoted".to_string()
+        }
+        COLON_SPACE => {
+            "write a space after the `:`, or quote a value that holds one".to_string()
         }
         "simple key expect ':'" | "could not find expected ':'" => {
             "every field is `key: value`: add the missing `:` here or on the line above, or indent a value that goes on under its key".to_string()

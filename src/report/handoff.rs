@@ -300,8 +300,20 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
             out,
             "The handoff says it is blocked: a person is needed, not another attempt. Stop here and hand this to a person.\n"
         )?;
-        list_item(out, "Block reason", &blocked.reason)?;
-        list_item(out, "Block details", &blocked.details)?;
+        // A field the document lacks (or gives a value that is none of the
+        // allowed) is said to be so, not shown blank: its defect below says
+        // what to write.
+        let missing = |field: &str| format!("none (see the defect in `{field}` below)");
+        let reason = blocked
+            .reason
+            .clone()
+            .unwrap_or_else(|| missing("block_reason"));
+        let details = blocked
+            .details
+            .clone()
+            .unwrap_or_else(|| missing("block_details"));
+        list_item(out, "Block reason", &reason)?;
+        list_item(out, "Block details", &details)?;
         writeln!(out)?;
         if feedback.items.is_empty() {
             return Ok(());

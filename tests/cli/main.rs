@@ -7,6 +7,7 @@
 mod support;
 
 mod agent_loop;
+mod agent_review;
 mod batches_review;
 mod bun_first_use;
 mod ci;

@@ -137,7 +137,7 @@ Body.
 
 /// The error `NOT_READY` has, as its message says it.
 const NOT_READY_ERROR: &str =
-    "`handoff_ready` is true but `no_lint_errors` does not pass (a skip is not a pass)";
+    "`handoff_ready` is true but `no_lint_errors` does not pass (a skip is not a pass): set it to false until every required checkpoint passes";
 
 /// `phasegate ARGS` with its standard output a terminal (a
 /// pseudo-terminal `script` gives it), colour off. Standard error comes
