@@ -36,6 +36,10 @@ pub struct RunFacts<'a> {
     /// instead of its directory): what recording meets of the same cause
     /// extends those notes.
     pub notes: Notes,
+    /// A digest of what its checks judged (`RunRecord::input`), when it
+    /// was worked out: for a run that failed with errors, and only where
+    /// it can be told exactly.
+    pub input: Option<String>,
 }
 
 /// What a run stopped before its settings were resolved was asked for,
@@ -77,6 +81,7 @@ fn record_run_within(
         pruning,
         notes_shown,
         mut notes,
+        input,
     } = facts;
     let echo = !notes_shown;
     let (pruned, locked) = lock_after_pruning(state_dir, pruning, wait);
@@ -126,15 +131,29 @@ fn record_run_within(
                 && r.on_branch(branch)
         })
         .collect();
-    let previous = gate::previous_error_sets(verdict, &of_phase, selection.push.as_deref());
+    let now = state::now_rfc3339();
+    let run_id = verdict.run_id.clone();
+    // A run that reaches the history always has its id.
+    let mut entry = history_entry(
+        config,
+        verdict,
+        run_id.clone().unwrap_or_default(),
+        now.clone(),
+        phase.clone(),
+        selection,
+        work_tree,
+    );
+    entry.input = input;
+    // Running the gate again on what it judged already is no attempt.
+    let attempts = gate::attempts(&of_phase, &entry);
+    let previous = gate::previous_error_sets(verdict, &attempts, entry.selection.push.as_deref());
     // Going round in circles needs a person: the queue is where one looks.
     if let Some(note) = gate::escalate_repeats(verdict, &previous, config.gate.escalate_after) {
         critical.push(gate::repeated_intervention(verdict, note));
     }
+    entry.status = verdict.status.as_str().to_string();
 
     let mut emergency = Emergency::default();
-    let now = state::now_rfc3339();
-    let run_id = verdict.run_id.clone();
     let changed_queue = queue_run(
         state_dir,
         critical,
@@ -146,16 +165,7 @@ fn record_run_within(
         &mut emergency,
     );
 
-    // A run that reaches the history always has its id.
-    state.runs.push(history_entry(
-        config,
-        verdict,
-        run_id.unwrap_or_default(),
-        now,
-        phase,
-        selection,
-        work_tree,
-    ));
+    state.runs.push(entry);
     save_history(state_dir, &mut state, theirs, unread, pause, &mut notes);
     // A run that passed adds nothing to the queue: nothing to write.
     if let Some(queue) = &changed_queue {
@@ -315,6 +325,7 @@ pub fn record_config_stop(
             checks: Vec::new(),
             work_tree: Some(work_tree),
             stopped,
+            input: None,
         });
         save_history(state_dir, &mut state, theirs, unread, pause, &mut notes);
     }
@@ -575,6 +586,7 @@ fn history_entry(
             })
             .collect(),
         stopped: None,
+        input: None,
     }
 }
 
@@ -935,6 +947,7 @@ mod tests {
             pruning: None,
             notes_shown: false,
             notes: Notes::default(),
+            input: None,
         };
         record_run_within(
             &state_dir,
@@ -986,6 +999,7 @@ mod tests {
             pruning: None,
             notes_shown: false,
             notes: Notes::default(),
+            input: None,
         };
         record_run(&state_dir, &config, facts, &mut verdict, &|_| {}, &mut err);
         let mut stopped_too = stopped("r2");

@@ -50,6 +50,31 @@ pub fn error_set(verdict: &Verdict) -> Vec<String> {
     set
 }
 
+/// The runs among `runs` (oldest first, of this run's phase and work
+/// tree) that were attempts: a run on the same input as the run before
+/// it (`RunRecord::same_input`) changed nothing, and neither continues
+/// nor breaks a streak of the same errors. An agent that commits (the
+/// hook fails), then runs the gate again to read the verdict it must act
+/// on, has made one attempt, not two. `current` is this run's record: when
+/// it too judges what the newest run judged, it stands in that run's
+/// place, and ends as that run did.
+pub fn attempts<'r>(runs: &[&'r RunRecord], current: &RunRecord) -> Vec<&'r RunRecord> {
+    let mut out: Vec<&RunRecord> = Vec::with_capacity(runs.len());
+    let mut before: Option<&RunRecord> = None;
+    for &run in runs {
+        if !before.is_some_and(|earlier| run.same_input(earlier)) {
+            out.push(run);
+        }
+        before = Some(run);
+    }
+    // The run left last is the newest one's input too (a run on the same
+    // input as the one before it is not in `out`).
+    if before.is_some_and(|newest| current.same_input(newest)) {
+        out.pop();
+    }
+    out
+}
+
 /// The error sets of the earlier attempts among `runs` of the phase
 /// (oldest first) that `escalate_repeats` compares this run's with. A run
 /// that did not run a check this run failed on (`--check`, a workflow,
@@ -467,4 +492,60 @@ fn handoff_interventions(handoff: &serde_json::Value) -> Vec<NewIntervention> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::attempts;
+    use crate::state::{CheckRecord, RunRecord, SelectionRecord};
+
+    fn run(id: &str, input: Option<&str>) -> RunRecord {
+        RunRecord {
+            run_id: id.to_string(),
+            time: String::new(),
+            phase: Some("implementation".to_string()),
+            profile: "auto".to_string(),
+            profile_configured: true,
+            workflow: None,
+            status: "failed".to_string(),
+            selection: SelectionRecord {
+                mode: "staged".to_string(),
+                ..SelectionRecord::default()
+            },
+            checks: vec![CheckRecord {
+                name: "build".to_string(),
+                status: "failed".to_string(),
+                fingerprints: vec!["f1".to_string()],
+                config: Some("c1".to_string()),
+                interrupted: false,
+                skipped_by_env: false,
+            }],
+            work_tree: Some(".".to_string()),
+            stopped: None,
+            input: input.map(str::to_string),
+        }
+    }
+
+    fn ids(runs: &[&RunRecord]) -> Vec<String> {
+        runs.iter().map(|r| r.run_id.clone()).collect()
+    }
+
+    #[test]
+    fn a_run_on_the_input_of_the_run_before_it_is_no_attempt() {
+        let recorded = [
+            run("a", Some("1")),
+            run("b", Some("1")),
+            run("c", Some("2")),
+            run("d", Some("1")),
+        ];
+        let runs: Vec<&RunRecord> = recorded.iter().collect();
+        // `b` repeats `a`; `d` follows `c`, on other input, so it counts.
+        assert_eq!(ids(&attempts(&runs, &run("e", Some("3")))), ["a", "c", "d"]);
+        // This run, on `d`'s input, stands in its place.
+        assert_eq!(ids(&attempts(&runs, &run("e", Some("1")))), ["a", "c"]);
+        // Runs without a digest (earlier versions, `--all-files`) count.
+        let unknown = [run("x", None), run("y", None)];
+        let runs: Vec<&RunRecord> = unknown.iter().collect();
+        assert_eq!(ids(&attempts(&runs, &run("z", None))), ["x", "y"]);
+    }
 }

@@ -92,6 +92,54 @@ pub fn staged_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {
     changed_paths(&mut diff)
 }
 
+/// A digest of what the index stages, the input a staged run's checks
+/// judge: each entry's path, mode, object id, conflict stage and
+/// intent-to-add flag, in the index's order. Not its stat data, which git
+/// (a `git status`) and phasegate refresh without any change to what is
+/// staged. Read with phasegate's own reader, or libgit2's where that one
+/// leaves the index to it (a split or sparse index). With the commit
+/// `HEAD` is on, which the staged files are told from.
+pub fn staged_digest(root: &Path) -> Result<String, GitError> {
+    let repo = open(root)?;
+    let mut said: Vec<u8> = Vec::new();
+    let mut entry = |path: &[u8], mode: u32, oid: &[u8], stage: u8, intent: bool| {
+        said.extend_from_slice(path);
+        said.push(0);
+        said.extend_from_slice(&mode.to_be_bytes());
+        said.extend_from_slice(oid);
+        said.push(stage);
+        said.push(u8::from(intent));
+    };
+    if let Some(index) = super::read_own_index(&repo)? {
+        for e in &index.entries {
+            let f = index.fields(e);
+            entry(index.path(e), f.mode, &f.oid, f.stage, f.intent_to_add());
+        }
+    } else {
+        let index = repo
+            .index()
+            .map_err(|source| super::repo::index_error(root, source))?;
+        for e in index.iter() {
+            let stage = u8::try_from((e.flags & super::index::STAGE_MASK) >> 12).unwrap_or(0);
+            let intent = e.flags_extended & INTENT_TO_ADD != 0;
+            entry(&e.path, e.mode, e.id.as_bytes(), stage, intent);
+        }
+    }
+    // What is staged is the index against `HEAD`: the files selected, and
+    // the errors the change made rather than found, follow from both.
+    match repo.head() {
+        Ok(head) => match head.target() {
+            Some(id) => said.extend_from_slice(id.as_bytes()),
+            None => said.push(0),
+        },
+        Err(e) if e.code() == git2::ErrorCode::UnbornBranch => said.push(0),
+        Err(e) => return Err(failed("`HEAD`", e)),
+    }
+    let digest = git2::Oid::hash_object(git2::ObjectType::Blob, &said)
+        .map_err(|e| failed("the index", e))?;
+    Ok(format!("index:{digest}"))
+}
+
 /// The paths the index holds unmerged (a merge, rebase or cherry-pick
 /// left a conflict there), as libgit2 reads the index.
 fn unmerged_files(root: &Path) -> Result<Vec<PathBuf>, GitError> {

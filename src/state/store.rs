@@ -75,6 +75,16 @@ pub struct RunRecord {
     /// got to its checks, and in records of earlier versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<StopRecord>,
+    /// A digest of what its checks judged, kept for a run that failed
+    /// with errors: the index's entries for a staged run (`index:<id>`),
+    /// the range's commits for a range run (`range:<from>..<to>`). A run
+    /// on the same input as the run before it, with the same checks, is
+    /// not a new attempt (`gate::attempts`). Absent for the other runs
+    /// (`--all-files` and `--files` judge the work tree, which has no
+    /// cheap exact digest), and in records of earlier versions: those
+    /// count as attempts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
 }
 
 /// A phase as `state.json` keeps it: its name, empty for none.
@@ -260,6 +270,30 @@ impl RunRecord {
             (Some(mine), Some(theirs)) => mine == theirs,
             _ => true,
         }
+    }
+
+    /// Whether this run judged what `earlier` judged: the same input
+    /// (`input`), selected the same way, under the same profile, with the
+    /// same checks run in the same configuration (`CheckRecord::config`).
+    /// A run without a digest, or with a check whose configuration is not
+    /// known, judged something new.
+    pub fn same_input(&self, earlier: &RunRecord) -> bool {
+        let ran = |run: &RunRecord| -> Option<Vec<(String, String)>> {
+            let mut ran: Vec<(String, String)> = run
+                .checks
+                .iter()
+                .filter(|c| c.status != "skipped")
+                .map(|c| Some((c.name.clone(), c.config.clone()?)))
+                .collect::<Option<_>>()?;
+            ran.sort();
+            Some(ran)
+        };
+        self.input.is_some()
+            && self.input == earlier.input
+            && self.selection.mode == earlier.selection.mode
+            && self.profile == earlier.profile
+            && self.workflow == earlier.workflow
+            && ran(self).is_some_and(|mine| Some(mine) == ran(earlier))
     }
 
     /// The fingerprints of every error of the run, sorted, once each.
@@ -693,7 +727,58 @@ mod tests {
             checks: Vec::new(),
             work_tree: work_tree.map(str::to_string),
             stopped: None,
+            input: None,
         }
+    }
+
+    /// A staged run of `build` (configured as `config`) on `input`.
+    fn staged_run(input: Option<&str>, config: Option<&str>) -> RunRecord {
+        RunRecord {
+            selection: SelectionRecord {
+                mode: "staged".to_string(),
+                ..SelectionRecord::default()
+            },
+            checks: vec![CheckRecord {
+                name: "build".to_string(),
+                status: "failed".to_string(),
+                fingerprints: vec!["f1".to_string()],
+                config: config.map(str::to_string),
+                interrupted: false,
+                skipped_by_env: false,
+            }],
+            input: input.map(str::to_string),
+            ..files_run(Some("."), "a.rs")
+        }
+    }
+
+    #[test]
+    fn the_same_input_needs_a_digest_and_the_same_checks() {
+        let first = staged_run(Some("index:1"), Some("c1"));
+        assert!(staged_run(Some("index:1"), Some("c1")).same_input(&first));
+        assert!(!staged_run(Some("index:2"), Some("c1")).same_input(&first));
+        assert!(!staged_run(Some("index:1"), Some("c2")).same_input(&first));
+        // No digest (an earlier version's record, an `--all-files` run),
+        // or a check whose configuration is not known: something new.
+        assert!(!staged_run(None, Some("c1")).same_input(&staged_run(None, Some("c1"))));
+        assert!(!staged_run(Some("index:1"), None).same_input(&staged_run(Some("index:1"), None)));
+        let strict = RunRecord {
+            profile: "strict".to_string(),
+            ..staged_run(Some("index:1"), Some("c1"))
+        };
+        assert!(!strict.same_input(&first));
+    }
+
+    /// A state written without the digest reads, and one written with it
+    /// keeps it.
+    #[test]
+    fn the_input_is_optional_in_state_json() {
+        let run = staged_run(Some("index:1"), Some("c1"));
+        let mut text = serde_json::to_value(&run).unwrap();
+        assert_eq!(text["input"], "index:1");
+        text.as_object_mut().unwrap().remove("input");
+        let read: RunRecord = serde_json::from_value(text).unwrap();
+        assert_eq!(read.input, None);
+        assert!(serde_json::to_value(&read).unwrap().get("input").is_none());
     }
 
     /// A run no phase was named for is kept with an empty name, which

@@ -799,9 +799,11 @@ fn feedback_after_a_run_blocked_by_repeated_errors_says_a_person_is_needed() {
     let repo = TestRepo::new();
     repo.config(FAILING_TESTS);
     repo.stage("handoffs/F1.md", &claiming_all("F1"));
-    // `escalate_after` is 3 by default: the third run with the same
-    // errors needs a person.
-    for code in [1, 1, 4] {
+    // `escalate_after` is 3 by default: the third attempt with the same
+    // errors needs a person (each stages something new: a run on what the
+    // one before judged is no attempt).
+    for (attempt, code) in [1, 1, 4].into_iter().enumerate() {
+        repo.stage("attempt.txt", &attempt.to_string());
         let (got, v) = repo.verdict(&[]);
         assert_eq!(got, code, "{v:#}");
     }

@@ -118,6 +118,7 @@ mod report_review;
 mod report_twice;
 mod reports;
 mod reports_more;
+mod rerun_attempts;
 mod run_more;
 mod runner;
 mod runner_env;

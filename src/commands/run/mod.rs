@@ -13,8 +13,9 @@ mod select;
 use crate::cli::{ReportFormat, RunArgs};
 use crate::config::{self, Config, Profile};
 use crate::context::Context;
+use crate::diagnostics::OwnCode;
 use crate::exit::ExitCode;
-use crate::gate::{self, GateInput, SelectionSummary, Verdict, VerdictError};
+use crate::gate::{self, GateInput, SelectionSummary, Status, Verdict, VerdictError};
 use crate::report;
 use crate::runner;
 use crate::state::{self, RunDir};
@@ -344,6 +345,7 @@ fn record_config_stop(
         pruning: None,
         notes_shown: false,
         notes,
+        input: None,
     };
     let asked = super::record::Asked {
         profile: asked_profile(ctx, args).is_some(),
@@ -656,6 +658,7 @@ fn run_gate(
         // `--output` writes.
         notes_shown: args.format == ReportFormat::Human || args.output.is_some(),
         notes: state_notes,
+        input: judged_input(root, ws.in_repo, &verdict),
     };
     record(
         ctx,
@@ -1187,6 +1190,46 @@ fn selection_record(
         record.set_files(selection);
     }
     record
+}
+
+/// What the run's checks judged, as the history compares it with the run
+/// before (`RunRecord::input`). Worked out only for a run that failed
+/// with errors, the only kind a streak of the same errors is made of:
+/// a run that passes pays nothing for it. None where it cannot be told
+/// exactly, and the run then counts as an attempt.
+fn judged_input(root: &Path, in_repo: bool, verdict: &Verdict) -> Option<String> {
+    if !in_repo
+        || !matches!(verdict.status, Status::Failed | Status::Incomplete)
+        || gate::error_set(verdict).is_empty()
+    {
+        return None;
+    }
+    // A check that changed the index, the work tree or `HEAD` left other
+    // input than the one it judged.
+    let changed = [OwnCode::FilesModified, OwnCode::HeadMoved, OwnCode::Stashed];
+    if verdict.diagnostics.iter().any(|d| {
+        d.tool == "phasegate"
+            && changed
+                .iter()
+                .any(|c| d.code.as_deref() == Some(c.as_str()))
+    }) {
+        return None;
+    }
+    let selection = verdict.selection.as_ref()?;
+    match selection.mode {
+        // Protection hides unstaged changes: the checks judge the index.
+        "staged" => crate::git::staged_digest(root).ok(),
+        "range" => Some(format!(
+            "range:{}..{} {}",
+            selection.from_commit.as_deref().unwrap_or_default(),
+            selection.to_commit.as_deref()?,
+            selection.published.join(" ")
+        )),
+        // `--all-files` and `--files` judge the work tree as it is, which
+        // has no digest short of reading every selected file: each such
+        // run counts as an attempt.
+        _ => None,
+    }
 }
 
 /// The branch a run's streak of the same errors is counted on: the one
