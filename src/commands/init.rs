@@ -145,16 +145,6 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
                     add_dev_dependency(manager, package)
                 ),
             ),
-            // bunx is no package of its own: it comes with bun.
-            None if matches!(missing.program.as_str(), "bun" | "bunx") => (
-                "not found on PATH",
-                "install bun, which brings `bunx` with it (https://bun.sh/docs/installation, or `npm install --global bun`)".to_string(),
-            ),
-            // Go's own linter needs nothing installed.
-            None if missing.program == "golangci-lint" => (
-                "not found on PATH",
-                "install it (https://golangci-lint.run/welcome/install/), or lint with `go vet ./...` instead (it comes with go)".to_string(),
-            ),
             None => match (&missing.venv, python_tool(&missing.program)) {
                 (Some(venv), _) => (
                     &*format!("not in `{}/bin`, nor elsewhere on PATH", venv.display()),
@@ -167,7 +157,10 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
                         missing.program
                     ),
                 ),
-                (None, false) => ("not found on PATH", "install it".to_string()),
+                (None, false) => (
+                    "not found on PATH",
+                    config::install_hint(&missing.program),
+                ),
             },
         };
         let _ = writeln!(

@@ -1020,6 +1020,48 @@ fn installed_in_node_modules(dir: &Path, name: &str) -> bool {
     })
 }
 
+/// What to install where the program `program` is missing, when that is
+/// not `program` alone: the package that brings it, and where from
+/// (`typescript` brings `tsc`, bun brings `bunx`; a Python tool goes in
+/// the project's virtual environment, which checks run in). The run's
+/// missing-tool finding and `init`'s warning both say it.
+pub fn package_of(program: &str) -> Option<String> {
+    Some(match program {
+        "tsc" => "`typescript`".to_string(),
+        "golangci-lint" => "golangci-lint (https://golangci-lint.run/welcome/install/)".to_string(),
+        // bunx is no package of its own: it comes with bun.
+        "bun" | "bunx" => "bun, which brings `bunx` with it (https://bun.sh/docs/installation, or `npm install --global bun`)".to_string(),
+        // Installed in the project's virtual environment, which checks
+        // run in unactivated (`runner::project_venv`), not with a bare
+        // `pip`.
+        "pytest" | "ruff" | "mypy" | "pyright" => format!(
+            "`{program}` in the project's virtual environment, which checks run in without activating it (`.venv/bin/pip install {program}`, or `uv add --dev {program}`){}",
+            if program == "pyright" {
+                ", or with npm (`npm install --save-dev pyright`)"
+            } else {
+                ""
+            }
+        ),
+        _ => return None,
+    })
+}
+
+/// How to get the missing `program`: install what brings it
+/// (`package_of`), or `it`; and where a stand-in that needs nothing
+/// installed exists (Go's own linter for golangci-lint), to run that
+/// meanwhile.
+pub fn install_hint(program: &str) -> String {
+    let install = match package_of(program) {
+        Some(package) => format!("install {package}"),
+        None => "install it".to_string(),
+    };
+    if program == "golangci-lint" {
+        format!("{install} or lint with `go vet ./...` instead (it comes with go)")
+    } else {
+        install
+    }
+}
+
 /// The programs of the checks `init` writes for `detected` at `root`
 /// that `path` (a `PATH`) does not find, each looked up from the
 /// directory its check runs in, as a run looks it up: in the project's

@@ -513,31 +513,6 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
         }
     };
     let reason = format!("`{program}` is not installed (not found on PATH)");
-    // Where a program comes in a package of another name, the name to ask
-    // a package manager for.
-    let in_venv: String;
-    let package = match program {
-        "tsc" => Some("`typescript`"),
-        "golangci-lint" => Some("golangci-lint (https://golangci-lint.run/welcome/install/)"),
-        // Installed in the project's virtual environment, which checks run
-        // in unactivated (`runner::project_venv`), not with a bare `pip`.
-        "pytest" | "ruff" | "mypy" | "pyright" => {
-            in_venv = format!(
-                "`{program}` in the project's virtual environment, which checks run in without activating it (`.venv/bin/pip install {program}`, or `uv add --dev {program}`){}",
-                if program == "pyright" {
-                    ", or with npm (`npm install --save-dev pyright`)"
-                } else {
-                    ""
-                }
-            );
-            Some(in_venv.as_str())
-        }
-        // bunx is no package of its own: it comes with bun.
-        "bun" | "bunx" => Some(
-            "bun, which brings `bunx` with it (https://bun.sh/docs/installation, or `npm install --global bun`)",
-        ),
-        _ => None,
-    };
     // A program a package manager's script or runner could not find is
     // one of the project's dependencies, which were never installed.
     let installer = match &check.run {
@@ -547,20 +522,15 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
             .and_then(|i| crate::runner::dependency_installer(&i.argv, program)),
         CheckRun::NotRun(_) => None,
     };
-    let install = match (installer, package) {
-        (Some(installer), _) => {
-            let package = package.unwrap_or("it");
+    let install = match installer {
+        Some(installer) => {
+            // Where a program comes in a package of another name, the
+            // name to ask the package manager for.
+            let package = crate::config::package_of(program);
+            let package = package.as_deref().unwrap_or("it");
             format!("install the project's dependencies (`{installer} install`), or add {package} to them")
         }
-        (None, Some(p)) => format!("install {p}"),
-        (None, None) => "install it".to_string(),
-    };
-    // Go's own linter needs nothing installed: a project that has no
-    // golangci-lint yet can lint with it meanwhile.
-    let install = if program == "golangci-lint" {
-        format!("{install} or lint with `go vet ./...` instead (it comes with go)")
-    } else {
-        install
+        None => crate::config::install_hint(program),
     };
     // Taking the check out of its phase is the third way, for a tool the
     // project does not mean to use.

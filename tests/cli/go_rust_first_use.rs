@@ -202,7 +202,7 @@ fn a_go_module_without_golangci_lint_is_told_every_way_on() {
     assert_eq!(init.code, 0, "{init:?}");
     assert!(
         init.stderr.contains(
-            "help: install it (https://golangci-lint.run/welcome/install/), or lint with `go vet ./...` instead (it comes with go), or add `on_missing = \"warn\"`"
+            "help: install golangci-lint (https://golangci-lint.run/welcome/install/) or lint with `go vet ./...` instead (it comes with go), or add `on_missing = \"warn\"`"
         ),
         "{init:?}"
     );
