@@ -317,8 +317,9 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 }
 
 /// The date of a day counted from 1970-01-01: `days_from_civil` undone
-/// (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
+/// (Howard Hinnant's algorithm). The state's timestamps and run ids are
+/// written with it too.
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

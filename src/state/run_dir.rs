@@ -622,26 +622,17 @@ pub fn now_rfc3339() -> String {
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 
-/// Seconds since the epoch → UTC calendar date and time (Howard Hinnant's
-/// days-from-civil algorithm, inverted).
-#[expect(
-    clippy::many_single_char_names,
-    reason = "the names of the published algorithm"
-)]
+/// Seconds since the epoch → UTC calendar date and time, by the
+/// calendar the handoff documents' times are read with.
 pub fn civil(secs: u64) -> (u64, u64, u64, u64, u64, u64) {
-    let days = secs / 86_400;
     let rem = secs % 86_400;
-    let (h, mi, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d, h, mi, s)
+    let (hour, minute, second) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    // Days since 1970 fit an i64 for any `u64` of seconds.
+    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX);
+    let (year, month, day) = crate::handoff::time::civil_from_days(days);
+    // A date after 1970 has no negative part.
+    let part = |n: i64| u64::try_from(n).unwrap_or(0);
+    (part(year), part(month), part(day), hour, minute, second)
 }
 
 #[cfg(test)]

@@ -22,24 +22,7 @@ fn document(fields: &str, checkpoints: &str) -> String {
 
 /// `secs` since the epoch as an RFC 3339 UTC timestamp.
 fn timestamp(secs: u64) -> String {
-    let days = i64::try_from(secs / 86_400).unwrap();
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    phasegate::handoff::time::utc_text(i64::try_from(secs).unwrap())
 }
 
 fn now() -> u64 {
