@@ -357,7 +357,18 @@ pub fn render_feedback(feedback: &Feedback, out: &mut dyn Write) -> io::Result<(
                 "Retries used: {}: none is left; if this attempt fails, hand it to a person\n",
                 crate::handoff::retries_used(attempt - 1, feedback.max_retries)
             )?,
-            Some(attempt) => writeln!(out, "Retry attempt {attempt} of {max}\n")?,
+            Some(attempt) => {
+                writeln!(out, "Retry attempt {attempt} of {max}\n")?;
+                // The count is the document's to keep: the agent records
+                // the failed run before it tries again.
+                if feedback.last_run.is_some() {
+                    writeln!(
+                        out,
+                        "Before the next attempt, `phasegate handoff stamp {}` writes the last run's results into the document: `retry_count`, `last_failure` and the checkpoints its checks verify.\n",
+                        feedback.path
+                    )?;
+                }
+            }
         }
     }
     let out_of_retries = feedback.attempt.is_some_and(|attempt| attempt > max);

@@ -98,6 +98,11 @@ fn a_defect_is_said_once_in_the_feedback_and_handoff_ready_says_what_to_set() {
     assert_eq!(feedback.code, 1, "{feedback:?}");
     let md = feedback.stdout;
     assert!(md.contains("Retry attempt 2 of 3"), "{md}");
+    // How to record the failed run before the next attempt.
+    assert!(
+        md.contains("Before the next attempt, `phasegate handoff stamp handoffs/F001.md` writes the last run's results into the document: `retry_count`, `last_failure` and the checkpoints its checks verify."),
+        "{md}"
+    );
     // The reason says it once; the fix points there rather than saying
     // it again.
     assert_eq!(md.matches(ready).count(), 1, "{md}");
