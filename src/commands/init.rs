@@ -145,10 +145,10 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
                     add_dev_dependency(manager, package)
                 ),
             ),
-            None => match (&missing.venv, python_tool(&missing.program)) {
+            None => match (&missing.venv, config::python_tool(&missing.program)) {
                 (Some(venv), _) => (
                     &*format!("not in `{}/bin`, nor elsewhere on PATH", venv.display()),
-                    install_in_venv(&root, venv, &missing.program),
+                    config::install_in_venv(&root, venv, &missing.program),
                 ),
                 (None, true) => (
                     "not found on PATH",
@@ -196,30 +196,6 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
         );
     }
     ExitCode::Proceed
-}
-
-/// Whether `program` is a Python tool that the project installs in its
-/// virtual environment: those of the default Python checks, and mypy.
-fn python_tool(program: &str) -> bool {
-    matches!(program, "pytest" | "ruff" | "pyright" | "mypy")
-}
-
-/// How to install `program` in the project's virtual environment `venv`
-/// (relative to `root`): through uv for a project uv manages (a
-/// `uv.lock`, so the lock file keeps it), with the environment's own pip
-/// where it has one (`uv venv` makes none).
-fn install_in_venv(root: &std::path::Path, venv: &std::path::Path, program: &str) -> String {
-    let project = venv
-        .parent()
-        .map_or_else(|| root.to_path_buf(), |p| root.join(p));
-    let shown = venv.display();
-    if project.join("uv.lock").is_file() {
-        format!("install the project's dependencies in `{shown}` (`uv sync`), or add it to them (`uv add --dev {program}`)")
-    } else if root.join(venv).join("bin/pip").is_file() {
-        format!("install it in `{shown}` (`{shown}/bin/pip install {program}`)")
-    } else {
-        format!("install it in `{shown}` (`uv pip install --python {shown} {program}`)")
-    }
 }
 
 /// The command that adds `package` to the project's development

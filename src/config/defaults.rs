@@ -1020,6 +1020,30 @@ fn installed_in_node_modules(dir: &Path, name: &str) -> bool {
     })
 }
 
+/// Whether `program` is a Python tool that the project installs in its
+/// virtual environment: those of the default Python checks, and mypy.
+pub fn python_tool(program: &str) -> bool {
+    matches!(program, "pytest" | "ruff" | "pyright" | "mypy")
+}
+
+/// How to install `program` in the project's virtual environment `venv`
+/// (relative to `root`): through uv for a project uv manages (a
+/// `uv.lock`, so the lock file keeps it), with the environment's own pip
+/// where it has one (`uv venv` makes none).
+pub fn install_in_venv(root: &Path, venv: &Path, program: &str) -> String {
+    let project = venv
+        .parent()
+        .map_or_else(|| root.to_path_buf(), |p| root.join(p));
+    let shown = venv.display();
+    if project.join("uv.lock").is_file() {
+        format!("install the project's dependencies in `{shown}` (`uv sync`), or add it to them (`uv add --dev {program}`)")
+    } else if root.join(venv).join("bin/pip").is_file() {
+        format!("install it in `{shown}` (`{shown}/bin/pip install {program}`)")
+    } else {
+        format!("install it in `{shown}` (`uv pip install --python {shown} {program}`)")
+    }
+}
+
 /// What to install where the program `program` is missing, when that is
 /// not `program` alone: the package that brings it, and where from
 /// (`typescript` brings `tsc`, bun brings `bunx`; a Python tool goes in
@@ -1034,7 +1058,7 @@ pub fn package_of(program: &str) -> Option<String> {
         // Installed in the project's virtual environment, which checks
         // run in unactivated (`runner::project_venv`), not with a bare
         // `pip`.
-        "pytest" | "ruff" | "mypy" | "pyright" => format!(
+        _ if python_tool(program) => format!(
             "`{program}` in the project's virtual environment, which checks run in without activating it (`.venv/bin/pip install {program}`, or `uv add --dev {program}`){}",
             if program == "pyright" {
                 ", or with npm (`npm install --save-dev pyright`)"

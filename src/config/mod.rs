@@ -9,10 +9,10 @@ mod model;
 mod suggest;
 
 pub use defaults::{
-    detect, detect_language, detect_languages, init_template, install_hint, languages_of,
-    missing_programs, nested_names, package_of, project_venvs, projects_among, projects_at,
-    projects_below, unchecked_names, Detected, Language, MissingProgram, NestedProject,
-    PackageManager, RootFiles, MARKERS, STAGES,
+    detect, detect_language, detect_languages, init_template, install_hint, install_in_venv,
+    languages_of, missing_programs, nested_names, package_of, project_venvs, projects_among,
+    projects_at, projects_below, python_tool, unchecked_names, Detected, Language, MissingProgram,
+    NestedProject, PackageManager, RootFiles, MARKERS, STAGES,
 };
 pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigProblem};

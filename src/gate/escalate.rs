@@ -497,32 +497,12 @@ fn handoff_interventions(handoff: &serde_json::Value) -> Vec<NewIntervention> {
 #[cfg(test)]
 mod tests {
     use super::attempts;
-    use crate::state::{CheckRecord, RunRecord, SelectionRecord};
+    use crate::state::RunRecord;
 
     fn run(id: &str, input: Option<&str>) -> RunRecord {
         RunRecord {
             run_id: id.to_string(),
-            time: String::new(),
-            phase: Some("implementation".to_string()),
-            profile: "auto".to_string(),
-            profile_configured: true,
-            workflow: None,
-            status: "failed".to_string(),
-            selection: SelectionRecord {
-                mode: "staged".to_string(),
-                ..SelectionRecord::default()
-            },
-            checks: vec![CheckRecord {
-                name: "build".to_string(),
-                status: "failed".to_string(),
-                fingerprints: vec!["f1".to_string()],
-                config: Some("c1".to_string()),
-                interrupted: false,
-                skipped_by_env: false,
-            }],
-            work_tree: Some(".".to_string()),
-            stopped: None,
-            input: input.map(str::to_string),
+            ..crate::state::staged_run(input, Some("c1"))
         }
     }
 

@@ -706,6 +706,37 @@ pub(super) fn is_run_entry(entry: &fs::DirEntry) -> bool {
             .is_some_and(super::run_dir::is_run_id)
 }
 
+/// A staged run that failed in its check `build` (configured as
+/// `config`) on `input`, in the work tree `.`: what the tests of the
+/// history and of its streaks compare.
+#[cfg(test)]
+pub fn staged_run(input: Option<&str>, config: Option<&str>) -> RunRecord {
+    RunRecord {
+        run_id: String::new(),
+        time: String::new(),
+        phase: Some("implementation".to_string()),
+        profile: "auto".to_string(),
+        profile_configured: false,
+        workflow: None,
+        status: "failed".to_string(),
+        selection: SelectionRecord {
+            mode: "staged".to_string(),
+            ..SelectionRecord::default()
+        },
+        checks: vec![CheckRecord {
+            name: "build".to_string(),
+            status: "failed".to_string(),
+            fingerprints: vec!["f1".to_string()],
+            config: config.map(str::to_string),
+            interrupted: false,
+            skipped_by_env: false,
+        }],
+        work_tree: Some(".".to_string()),
+        stopped: None,
+        input: input.map(str::to_string),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -728,26 +759,6 @@ mod tests {
             work_tree: work_tree.map(str::to_string),
             stopped: None,
             input: None,
-        }
-    }
-
-    /// A staged run of `build` (configured as `config`) on `input`.
-    fn staged_run(input: Option<&str>, config: Option<&str>) -> RunRecord {
-        RunRecord {
-            selection: SelectionRecord {
-                mode: "staged".to_string(),
-                ..SelectionRecord::default()
-            },
-            checks: vec![CheckRecord {
-                name: "build".to_string(),
-                status: "failed".to_string(),
-                fingerprints: vec!["f1".to_string()],
-                config: config.map(str::to_string),
-                interrupted: false,
-                skipped_by_env: false,
-            }],
-            input: input.map(str::to_string),
-            ..files_run(Some("."), "a.rs")
         }
     }
 

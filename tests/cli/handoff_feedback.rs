@@ -9,7 +9,7 @@ checks = [ { name = "tests", command = "true" }, { name = "lint", command = "tru
 "#;
 
 /// `handoff feedback` on `handoffs/F001.md`: exit code, markdown, JSON.
-fn feedback(repo: &TestRepo) -> (i32, String, serde_json::Value) {
+pub(crate) fn feedback(repo: &TestRepo) -> (i32, String, serde_json::Value) {
     let markdown = repo.phasegate(&["handoff", "feedback", "handoffs/F001.md"]);
     let json = repo.phasegate(&[
         "handoff",
