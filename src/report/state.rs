@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::git::Recovered;
-use crate::state::{started_at, Entry, Intervention, Progress, RunRecord, Then, Unrecorded};
+use crate::state::{started_by_id, Entry, Intervention, Progress, RunRecord, Then, Unrecorded};
 
 use unicode_width::UnicodeWidthStr;
 
@@ -27,12 +27,7 @@ fn failing(run: &RunRecord) -> Vec<&str> {
 /// When a recorded run started, as its id says (`started_at`); when it
 /// was recorded for an id that says nothing (one edited by hand).
 fn started(run: &RunRecord) -> String {
-    let started = started_at(&run.run_id);
-    if started.len() == "2026-11-22T15:30:00Z".len() {
-        started
-    } else {
-        run.time.clone()
-    }
+    started_by_id(&run.run_id).unwrap_or_else(|| run.time.clone())
 }
 
 /// How a recorded run ended, as `history` names it: the verdict's status,

@@ -180,6 +180,13 @@ pub fn newest_first<'a>(
 /// `2026-11-22T15:30:00Z` for the run id `20261122T153000Z-42`.
 /// An id not of that form (edited by hand) is given back as it is.
 pub fn started_at(run_id: &str) -> String {
+    started_by_id(run_id)
+        .unwrap_or_else(|| run_id.split('-').next().unwrap_or_default().to_string())
+}
+
+/// When the run `run_id` started, as `started_at` reads it; `None` for
+/// an id not of the form phasegate gives them.
+pub fn started_by_id(run_id: &str) -> Option<String> {
     let stamp = run_id.split('-').next().unwrap_or_default();
     let formed = stamp.len() == 16
         && stamp.bytes().enumerate().all(|(i, b)| match i {
@@ -187,18 +194,17 @@ pub fn started_at(run_id: &str) -> String {
             15 => b == b'Z',
             _ => b.is_ascii_digit(),
         });
-    if !formed {
-        return stamp.to_string();
-    }
-    format!(
-        "{}-{}-{}T{}:{}:{}Z",
-        &stamp[..4],
-        &stamp[4..6],
-        &stamp[6..8],
-        &stamp[9..11],
-        &stamp[11..13],
-        &stamp[13..15]
-    )
+    formed.then(|| {
+        format!(
+            "{}-{}-{}T{}:{}:{}Z",
+            &stamp[..4],
+            &stamp[4..6],
+            &stamp[6..8],
+            &stamp[9..11],
+            &stamp[11..13],
+            &stamp[13..15]
+        )
+    })
 }
 
 /// The logs in a run's directory, with the checks they belong to: named
