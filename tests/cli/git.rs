@@ -78,7 +78,7 @@ fn partially_staged() -> TestRepo {
 #[test]
 fn a_staged_run_sees_exactly_what_will_be_committed_and_gives_unstaged_work_back() {
     let repo = partially_staged();
-    let seen = repo.path().parent().unwrap().join("seen.out");
+    let seen = repo.home().join("seen.out");
     let _ = std::fs::remove_file(&seen);
     repo.config(&RECORDER.replace("../seen.out", &seen.to_string_lossy()));
     let before = snapshot(&repo);
@@ -283,7 +283,7 @@ fn intent_to_add_binary_crlf_mode_and_deleted_files_come_back_byte_for_byte() {
     repo.write("planned.txt", "intent to add\n");
     repo.git(&["add", "-N", "planned.txt"]);
     repo.stage("real.txt", "staged\n");
-    let seen = repo.path().parent().unwrap().join("seen-ita.out");
+    let seen = repo.home().join("seen-ita.out");
     repo.config(&format!(
         "[phases.implementation]\nchecks = [ {{ name = \"look\", shell = true, command = \"ls > {} 2>&1; test ! -e planned.txt && test -e doomed.txt\" }} ]\n",
         seen.display()
@@ -1738,7 +1738,7 @@ fn what_is_written_after_a_killed_run_is_kept_before_its_changes_come_back() {
 #[test]
 fn a_killed_runs_checks_are_stopped_before_its_changes_come_back() {
     let repo = partially_staged();
-    let pid_file = repo.path().parent().unwrap().join("formatter.pid");
+    let pid_file = repo.home().join("formatter.pid");
     let _ = std::fs::remove_file(&pid_file);
     // A formatter that goes on writing for as long as it lives.
     repo.config(&format!(

@@ -827,7 +827,7 @@ fn ctrl_c_during_a_pushed_refs_checks_checks_no_later_ref() {
     repo.write("a.txt", "a1\n").commit_all("one");
     // Each pushed ref checks the work tree, its unstaged change set aside.
     repo.write("a.txt", "a2 unstaged\n");
-    let starts = repo.path().parent().unwrap().join(format!(
+    let starts = repo.home().join(format!(
         "starts-{}.out",
         repo.path().file_name().unwrap().to_string_lossy()
     ));
@@ -894,7 +894,7 @@ fn configuration_git_takes_from_the_environment_is_phasegate_s_too() {
     // where git will look, and the gate holds.
     let repo = TestRepo::new();
     repo.write("a.txt", "a\n").commit_all("one");
-    let hooks = repo.path().parent().unwrap().join(format!(
+    let hooks = repo.home().join(format!(
         "global-hooks-{}",
         repo.path().file_name().unwrap().to_string_lossy()
     ));

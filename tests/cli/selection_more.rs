@@ -149,7 +149,7 @@ fn a_named_link_to_a_directory_is_selected_as_the_link_git_tracks() {
 #[test]
 fn the_checks_of_a_killed_snapshot_run_are_stopped_when_its_checkout_is_removed() {
     let repo = TestRepo::new();
-    let pid_file = repo.path().parent().unwrap().join("snapshot-check.pid");
+    let pid_file = repo.home().join("snapshot-check.pid");
     let _ = std::fs::remove_file(&pid_file);
     repo.config(&format!(
         "[gate]\nisolation = \"snapshot\"\n[phases.implementation]\nchecks = [ {{ name = \"slow\", shell = true, command = \"echo $$ > {}; exec sleep 120\" }} ]\n",

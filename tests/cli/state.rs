@@ -550,7 +550,7 @@ fn linked_worktrees_share_the_state() {
     let repo = TestRepo::new();
     repo.stage("a.txt", "a\n");
     repo.git(&["commit", "-qm", "base"]);
-    let linked = repo.path().parent().unwrap().join(format!(
+    let linked = repo.home().join(format!(
         "{}-linked",
         repo.path().file_name().unwrap().to_string_lossy()
     ));

@@ -24,7 +24,7 @@ fn ids(verdict: &serde_json::Value) -> Vec<String> {
 
 /// A linked worktree of `repo` on a branch of its own, beside it.
 fn linked(repo: &TestRepo, name: &str) -> PathBuf {
-    let dir = repo.path().parent().unwrap().join(format!(
+    let dir = repo.home().join(format!(
         "{}-{name}",
         repo.path().file_name().unwrap().to_string_lossy()
     ));

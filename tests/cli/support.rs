@@ -57,11 +57,8 @@ impl TestRepo {
     /// A clone of this repository's `branch`, one commit deep as CI
     /// clones, beside it; `extra` are more `git clone` options.
     pub fn shallow_clone(&self, branch: &str, name: &str, extra: &[&str]) -> PathBuf {
-        let clone = self
-            .path()
-            .parent()
-            .unwrap()
-            .join(format!("{name}-{}", std::process::id()));
+        // In the test's `HOME`, which goes with the test.
+        let clone = self.home.path().join(name);
         let url = format!("file://{}", self.path().display());
         let clone_text = clone.to_string_lossy().into_owned();
         let mut args = vec!["clone", "-q", "--depth", "1"];
@@ -196,6 +193,13 @@ impl TestRepo {
         self.commit_all("main")
     }
 
+    /// The test's temporary directory (`TMPDIR`), in its `HOME`.
+    pub fn temp(&self) -> PathBuf {
+        let temp = self.home.path().join("tmp");
+        std::fs::create_dir_all(&temp).unwrap();
+        temp
+    }
+
     /// The test's `HOME`.
     pub fn home(&self) -> PathBuf {
         self.home.path().to_path_buf()
@@ -226,6 +230,10 @@ impl TestRepo {
         let mut cmd = Command::new(program);
         cmd.current_dir(self.dir.path())
             .env("HOME", self.home.path())
+            // What phasegate and the checks keep in the temporary
+            // directory (a run's state outside a repository) goes with
+            // the test too.
+            .env("TMPDIR", self.temp())
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", self.home.path().join("gitconfig"))
             .env_remove("NO_COLOR")
