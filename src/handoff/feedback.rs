@@ -178,7 +178,9 @@ fn fix_for_claim(
     required: bool,
 ) -> String {
     let start = match (errors.first(), log) {
-        (Some(first), _) => format!(", starting with the errors it reported (first: {first})"),
+        // The errors are listed with the item: said again here, the first
+        // would be read twice.
+        (Some(_), _) => ", starting with the first error it reported".to_string(),
         (None, Some(log)) => format!(" (its output is in `{log}`)"),
         (None, None) => String::new(),
     };

@@ -409,6 +409,13 @@ fn gate_findings(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
             id_error,
         );
         writeln!(out, "  handoff {name}: {state}")?;
+        // Its errors, among the diagnostics, are listed under it, before
+        // the next document's.
+        let (its, others): (Vec<&Diagnostic>, Vec<&Diagnostic>) = own
+            .into_iter()
+            .partition(|d| d.file.as_deref() == handoff["path"].as_str());
+        own = others;
+        diagnostic_lines(&its, &[], out, p)?;
         // Its warnings (an unknown field) decide nothing, and are not
         // among the diagnostics: each is a line under it.
         let warnings = handoff["warnings"]
@@ -417,7 +424,7 @@ fn gate_findings(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
         for warning in warnings {
             writeln!(
                 out,
-                "    {path}:{}:{} {} {}",
+                "  {path}:{}:{} {} {}",
                 warning["line"],
                 warning["column"],
                 p.yellow("warning"),

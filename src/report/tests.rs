@@ -1295,7 +1295,7 @@ fn handoff_warnings_are_in_every_report_people_read() {
     let human = String::from_utf8(out).unwrap();
     assert!(
         human.contains(
-            "  handoff handoffs/F001.md (F001, implementation): valid\n    handoffs/F001.md:10:1 warning unknown field `reviewr`\n"
+            "  handoff handoffs/F001.md (F001, implementation): valid\n  handoffs/F001.md:10:1 warning unknown field `reviewr`\n"
         ),
         "{human}"
     );

@@ -55,6 +55,7 @@ mod handoff_more2;
 mod handoff_named;
 mod handoff_review;
 mod handoff_rules;
+mod handoff_said_once;
 mod handoff_sources;
 mod handoff_yaml;
 mod history_config;

@@ -193,10 +193,15 @@ impl TestRepo {
         self.commit_all("main")
     }
 
-    /// The test's temporary directory (`TMPDIR`), in its `HOME`.
+    /// The test's temporary directory (`TMPDIR`), in its `HOME`: anyone
+    /// may write there, as in the system's (a test runs phasegate as
+    /// another user too).
     pub fn temp(&self) -> PathBuf {
         let temp = self.home.path().join("tmp");
-        std::fs::create_dir_all(&temp).unwrap();
+        if !temp.is_dir() {
+            std::fs::create_dir_all(&temp).unwrap();
+            std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        }
         temp
     }
 
