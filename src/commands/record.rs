@@ -144,6 +144,7 @@ fn record_run_within(
         work_tree,
     );
     entry.input = input;
+    let of_phase = since_answered(state_dir, verdict, of_phase, config.gate.escalate_after);
     // Running the gate again on what it judged already is no attempt.
     let attempts = gate::attempts(&of_phase, &entry);
     let previous = gate::previous_error_sets(verdict, &attempts, entry.selection.push.as_deref());
@@ -173,6 +174,34 @@ fn record_run_within(
     }
     drop(lock);
     report(state_dir, verdict, err, echo, notes, &emergency);
+}
+
+/// The runs of the phase (oldest first) after the newest one a person
+/// answered by resolving its `errors_repeated` intervention
+/// (`Queue::answered_runs`): the streak it escalated ends there. The
+/// queue is read only for a run that failed on errors after enough
+/// earlier runs to continue a streak; one that cannot be read cuts
+/// nothing (its error is said when the run's interventions are queued).
+fn since_answered<'r>(
+    state_dir: &state::StateDir,
+    verdict: &Verdict,
+    mut runs: Vec<&'r RunRecord>,
+    needed: usize,
+) -> Vec<&'r RunRecord> {
+    if runs.len() + 1 < needed || gate::error_set(verdict).is_empty() {
+        return runs;
+    }
+    let Ok(queue) = Queue::load(state_dir) else {
+        return runs;
+    };
+    let answered = queue.answered_runs();
+    match runs
+        .iter()
+        .rposition(|r| answered.contains(r.run_id.as_str()))
+    {
+        Some(at) => runs.split_off(at + 1),
+        None => runs,
+    }
 }
 
 /// Removes what a run killed while it wrote the state left behind: the

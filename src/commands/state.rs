@@ -113,7 +113,7 @@ pub fn interventions(ctx: &Context, args: &InterventionsArgs, io: &mut Streams<'
     let result = match &args.command {
         None => list(&state_dir, false, json, io),
         Some(InterventionsCommand::List { all }) => list(&state_dir, *all, json, io),
-        Some(InterventionsCommand::Show { id }) => show(&state_dir, id, json, io),
+        Some(InterventionsCommand::Show { id }) => show(ctx, &state_dir, id, json, io),
         Some(InterventionsCommand::Resolve { id, note }) => resolve(&state_dir, id, note, json, io),
     };
     match result {
@@ -165,22 +165,39 @@ fn list(state_dir: &Path, all: bool, json: bool, io: &mut Streams<'_>) -> Result
         .filter(|r| all || r.status == "open")
         .collect();
     shown.sort_by_key(|r| (r.status != "open", r.priority));
+    let hidden = queue.records.len() - shown.len();
     let _ = if json {
         report::state::interventions_json(&shown, io.out)
     } else {
-        report::state::interventions_human(&shown, io.out)
+        report::state::interventions_human(&shown, hidden, io.out)
     };
     Ok(())
 }
 
-fn show(state_dir: &Path, id: &str, json: bool, io: &mut Streams<'_>) -> Result<(), Stopped> {
+fn show(
+    ctx: &Context,
+    state_dir: &Path,
+    id: &str,
+    json: bool,
+    io: &mut Streams<'_>,
+) -> Result<(), Stopped> {
     let queue = Queue::load(state_dir).map_err(unfinished)?;
     warn_unreadable(state_dir, &queue, "the next run moves them", io);
     let record = find(&queue, id)?;
     let _ = if json {
         report::state::intervention_json(Some(record), io.out)
     } else {
-        report::state::intervention_human(record, io.out)
+        // Where the logs of its newest run are, while they are kept.
+        let logs = record
+            .run_id
+            .as_deref()
+            .map(|run| state_dir.join("runs").join(run))
+            .filter(|dir| dir.is_dir());
+        let root = crate::git::discover(&ctx.cwd)
+            .ok()
+            .flatten()
+            .map_or_else(|| ctx.cwd.clone(), |repo| repo.root);
+        report::state::intervention_human(record, logs.as_deref(), &root, io.out)
     };
     Ok(())
 }
@@ -218,19 +235,16 @@ fn resolve(
         io,
     );
     let again = resolution == state::Resolution::NoteAdded;
-    let done = if again {
-        format!("{id} was already resolved: the note was added after its earlier ones")
-    } else {
-        format!("resolved {id}")
-    };
+    let record = queue.records.iter().find(|r| r.id == id);
     if json {
-        if again {
-            let _ = writeln!(io.err, "{done}");
+        // Standard output carries the record alone; what comes next is
+        // said on standard error.
+        if let Some(record) = record {
+            let _ = report::state::resolved_human(record, again, io.err);
         }
-        let record = queue.records.iter().find(|r| r.id == id);
         let _ = report::state::intervention_json(record, io.out);
-    } else {
-        let _ = writeln!(io.out, "{done}");
+    } else if let Some(record) = record {
+        let _ = report::state::resolved_human(record, again, io.out);
     }
     Ok(())
 }

@@ -273,7 +273,7 @@ pub fn repeated_intervention(verdict: &Verdict, note: String) -> NewIntervention
         hash.write(&[0xff]);
     }
     NewIntervention {
-        kind: "errors_repeated".to_string(),
+        kind: crate::state::ERRORS_REPEATED.to_string(),
         priority: Priority::High,
         check: None,
         message: note,

@@ -342,10 +342,23 @@ pub fn interventions_json(shown: &[&Intervention], out: &mut dyn Write) -> io::R
 }
 
 /// A line an intervention: id, status, priority, type, occurrences and
-/// the first line of its message.
-pub fn interventions_human(shown: &[&Intervention], out: &mut dyn Write) -> io::Result<()> {
+/// the first line of its message; then, under open ones, the commands
+/// that act on them, and under none, how many resolved ones `--all`
+/// would show (`hidden`).
+pub fn interventions_human(
+    shown: &[&Intervention],
+    hidden: usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     if shown.is_empty() {
-        writeln!(out, "no open intervention")?;
+        if hidden > 0 {
+            writeln!(
+                out,
+                "no open intervention (`phasegate interventions list --all` shows the {hidden} resolved)"
+            )?;
+        } else {
+            writeln!(out, "no open intervention")?;
+        }
     }
     for r in shown {
         writeln!(
@@ -357,6 +370,13 @@ pub fn interventions_human(shown: &[&Intervention], out: &mut dyn Write) -> io::
             clean(&r.kind),
             r.occurrences,
             clean(r.message.lines().next().unwrap_or(""))
+        )?;
+    }
+    if let Some(open) = shown.iter().find(|r| r.status == "open") {
+        let id = clean(&open.id);
+        writeln!(
+            out,
+            "\nwhat each is, whole, and its run's logs: `phasegate interventions show {id}`\nonce one is dealt with: `phasegate interventions resolve {id} --note \"what was done\"`"
         )?;
     }
     Ok(())
@@ -375,7 +395,14 @@ pub fn intervention_json(record: Option<&Intervention>, out: &mut dyn Write) -> 
 }
 
 /// One intervention for people: what, where it came from, its history.
-pub fn intervention_human(record: &Intervention, out: &mut dyn Write) -> io::Result<()> {
+/// `logs` is the directory of its newest run, when it is still kept
+/// (shown relative to `root` when inside it).
+pub fn intervention_human(
+    record: &Intervention,
+    logs: Option<&Path>,
+    root: &Path,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     writeln!(
         out,
         "{} · {} · {} · {}\n  {}",
@@ -405,6 +432,13 @@ pub fn intervention_human(record: &Intervention, out: &mut dyn Write) -> io::Res
             .as_deref()
             .unwrap_or("none: it stopped before its checks started, and kept no logs"),
     )?;
+    if record.run_id.is_some() {
+        let shown = match logs {
+            Some(dir) => format!("{}/", shown_path(dir, root)),
+            None => "pruned: only the newest runs keep their logs".to_string(),
+        };
+        field("logs", &shown)?;
+    }
     // The count the JSON's `occurrences` gives, and what it is made of:
     // the errors merged into the record, and the runs they came from.
     let merged = record.occurrences.saturating_sub(1);
@@ -436,6 +470,35 @@ pub fn intervention_human(record: &Intervention, out: &mut dyn Write) -> io::Res
         }
     }
     Ok(())
+}
+
+/// What `interventions resolve` did (`again`: the record was resolved
+/// already, and took one more note), and what the next run makes of it:
+/// resolving a record is the person's answer, but a handoff document that
+/// escalated keeps escalating until it is edited.
+pub fn resolved_human(record: &Intervention, again: bool, out: &mut dyn Write) -> io::Result<()> {
+    let id = clean(&record.id);
+    if again {
+        writeln!(
+            out,
+            "{id} was already resolved: the note was added after its earlier ones"
+        )?;
+    } else {
+        writeln!(out, "resolved {id}")?;
+    }
+    let next = match record.kind.as_str() {
+        crate::state::ERRORS_REPEATED => {
+            "the streak it escalated ends here: the next run judges its errors afresh, and escalates again only if they keep coming back"
+        }
+        "handoff_escalated" => {
+            "the handoff document still decides: the next run escalates again until it is edited (`status: complete` once its checks pass, or a lower `retry_count` to allow more attempts)"
+        }
+        "handoff_blocked" => {
+            "the handoff document still decides: the next run escalates again until its `status` says what comes next (`in_progress`, or `complete` once its checks pass)"
+        }
+        _ => return Ok(()),
+    };
+    writeln!(out, "  {next}")
 }
 
 /// What `phasegate restore` brought back, one file a line (a name holding
@@ -582,21 +645,31 @@ mod tests {
     fn an_intervention_is_a_line_in_the_list_and_a_block_on_its_own() {
         let record = intervention();
         assert_eq!(
-            text(|out| interventions_human(&[&record], out)),
-            "iv-0001  open     high     check_failed       ×3   check `tests` failed\n"
+            text(|out| interventions_human(&[&record], 0, out)),
+            "iv-0001  open     high     check_failed       ×3   check `tests` failed\n\nwhat each is, whole, and its run's logs: `phasegate interventions show iv-0001`\nonce one is dealt with: `phasegate interventions resolve iv-0001 --note \"what was done\"`\n"
         );
         assert_eq!(
-            text(|out| interventions_human(&[], out)),
+            text(|out| interventions_human(&[], 0, out)),
             "no open intervention\n"
         );
         assert_eq!(
-            text(|out| intervention_human(&record, out)),
-            "iv-0001 · high · check_failed · open\n  check `tests` failed\\x0asecond line\n  phase       implementation\n  check       tests\n  run         20261124T010203Z-42\n  occurrences 3 (the first, and 2 merged into it)\n  created     2026-11-24T01:02:03Z\n  updated     2026-11-24T01:05:00Z\n  note        looked at it\n  note        fixed upstream\n"
+            text(|out| interventions_human(&[], 2, out)),
+            "no open intervention (`phasegate interventions list --all` shows the 2 resolved)\n"
+        );
+        let root = Path::new("/repo");
+        let logs = Path::new("/repo/.git/phasegate/runs/20261124T010203Z-42");
+        assert!(
+            text(|out| intervention_human(&record, Some(logs), root, out))
+                .contains("\n  logs        .git/phasegate/runs/20261124T010203Z-42/\n")
+        );
+        assert_eq!(
+            text(|out| intervention_human(&record, None, root, out)),
+            "iv-0001 · high · check_failed · open\n  check `tests` failed\\x0asecond line\n  phase       implementation\n  check       tests\n  run         20261124T010203Z-42\n  logs        pruned: only the newest runs keep their logs\n  occurrences 3 (the first, and 2 merged into it)\n  created     2026-11-24T01:02:03Z\n  updated     2026-11-24T01:05:00Z\n  note        looked at it\n  note        fixed upstream\n"
         );
         // One that took in another check's failure names both.
         let mut merged = intervention();
         merged.checks = vec!["tests".to_string(), "lint".to_string()];
-        let shown = text(|out| intervention_human(&merged, out));
+        let shown = text(|out| intervention_human(&merged, None, Path::new("/repo"), out));
         assert!(shown.contains("\n  checks      tests, lint\n"), "{shown}");
         assert!(!shown.contains("  check   "), "{shown}");
     }

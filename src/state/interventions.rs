@@ -27,6 +27,9 @@ pub const MAX_RESOLVED: usize = 200;
 /// The runs a record names (`Intervention::runs`), the newest: an agent
 /// looping for days keeps one line of the queue short.
 pub const MAX_RUNS: usize = 20;
+/// The type of the record a streak of the same errors escalates to
+/// (`gate::repeated_intervention`).
+pub const ERRORS_REPEATED: &str = "errors_repeated";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -557,6 +560,19 @@ impl Queue {
             [record] => Lookup::Found(record),
             _ => Lookup::Ambiguous(found.iter().map(|r| r.id.clone()).collect()),
         }
+    }
+
+    /// The runs of the streaks a person has answered: those named by a
+    /// resolved `errors_repeated` record. Resolving it is the person's
+    /// answer to "a person is needed", so a run after it counts the same
+    /// errors afresh rather than ending `blocked` again at once; while the
+    /// record is open, the streak stands.
+    pub fn answered_runs(&self) -> std::collections::HashSet<&str> {
+        self.records
+            .iter()
+            .filter(|r| r.kind == ERRORS_REPEATED && r.status == "resolved")
+            .flat_map(|r| r.runs.iter().map(String::as_str).chain(r.run_id.as_deref()))
+            .collect()
     }
 
     /// Marks `id` resolved with a note. Resolved again, the record stays

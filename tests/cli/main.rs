@@ -75,6 +75,7 @@ mod interventions_merge;
 mod node_first_use;
 mod node_workspace_runs;
 mod odd_inputs;
+mod operator_review;
 mod parsers_exit;
 mod parsers_gaps;
 mod parsers_go;
