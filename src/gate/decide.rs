@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::config::{CheckKind, ConfigLocation, Filter, OnFailure, OnMissing, Origin, Profile};
 use crate::diagnostics::{Diagnostic, OwnCode, Severity, OUTPUT_TAIL_HEADING};
-use crate::runner::{CheckOutcome, Termination, VerifierAnswer, VerifierReply};
+use crate::runner::{Bypass, CheckOutcome, Termination, UnusedVenv, VerifierAnswer, VerifierReply};
 
 use super::verdict::{
     CheckResult, CheckStatus, Effect, Next, SelectionSummary, Status, Verdict, SCHEMA,
@@ -369,12 +369,15 @@ fn judge(profile: Profile, check: &CheckInput) -> Judged {
     };
 
     match &outcome.termination {
-        Termination::Missing { program } => after_a_fail(
+        Termination::Missing {
+            program,
+            unused_venv,
+        } => after_a_fail(
             profile,
             check,
             outcome,
             failed_effect,
-            missing(profile, check, program),
+            missing(profile, check, program, unused_venv.as_ref()),
         ),
         Termination::TimedOut(limit) => {
             let reason = format!(
@@ -501,8 +504,14 @@ fn exited_failing(
 }
 
 /// A check whose program is not installed (tier 1), as the profile and the
-/// check's `on_missing` say.
-fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
+/// check's `on_missing` say. `unused_venv`: the project's virtual
+/// environment has it, and the check did not run there.
+fn missing(
+    profile: Profile,
+    check: &CheckInput,
+    program: &str,
+    unused_venv: Option<&UnusedVenv>,
+) -> Judged {
     let (status, effect) = match (profile, check.on_missing) {
         (Profile::Strict, _) | (Profile::Auto, OnMissing::Block) => {
             (CheckStatus::Missing, Effect::Incomplete)
@@ -512,6 +521,21 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
             (CheckStatus::Skipped, Effect::None)
         }
     };
+    let severity = if effect == Effect::Incomplete {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    if let Some(unused) = unused_venv {
+        let (reason, diagnostic) = not_in_venv(check, program, unused, severity);
+        return Judged {
+            status,
+            effect,
+            tier: Some(1),
+            reason: Some(reason),
+            diagnostics: vec![diagnostic],
+        };
+    }
     let reason = format!("`{program}` is not installed (not found on PATH)");
     // A program a package manager's script or runner could not find is
     // one of the project's dependencies, which were never installed.
@@ -535,11 +559,6 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
     // Taking the check out of its phase is the third way, for a tool the
     // project does not mean to use.
     let leave_out = format!("take check `{}` out of its phase's `checks`", check.name);
-    let severity = if effect == Effect::Incomplete {
-        Severity::Error
-    } else {
-        Severity::Warning
-    };
     // Under strict only installing it helps: `on_missing` is not read
     // there.
     let advice = if profile == Profile::Strict {
@@ -579,6 +598,81 @@ fn missing(profile: Profile, check: &CheckInput, program: &str) -> Judged {
         reason: Some(reason),
         diagnostics: vec![diagnostic],
     }
+}
+
+/// A program not on the check's `PATH` that the project's virtual
+/// environment has: said with why the check did not run there, and the
+/// way to make it (the tool is installed, so installing it is no advice).
+/// The reason, and the finding that says it with what to do.
+fn not_in_venv(
+    check: &CheckInput,
+    program: &str,
+    unused: &UnusedVenv,
+    severity: Severity,
+) -> (String, Diagnostic) {
+    let venv = unused.venv.display();
+    let bin = unused.venv.join("bin");
+    let has = format!(
+        "`{program}` is not on PATH, but the project's virtual environment `{venv}` has it (`{}`)",
+        bin.join(program).display()
+    );
+    let activate = format!("`source {}`", bin.join("activate").display());
+    let (reason, advice) = match &unused.why {
+        Bypass::OtherActive(active) => (
+            format!(
+                "{has}: the check did not run in it, as another environment is active (`VIRTUAL_ENV` is `{}`)",
+                active.display()
+            ),
+            format!(
+                "deactivate that environment (`deactivate`) or activate the project's ({activate}), then run again; or install `{program}` in the active one"
+            ),
+        ),
+        Bypass::ActiveOffPath => (
+            format!("{has}: `VIRTUAL_ENV` names it as active, but its `bin` is not on PATH"),
+            format!(
+                "activate it again ({activate}), which puts `{}` first on PATH, then run again",
+                bin.display()
+            ),
+        ),
+        Bypass::CheckEnv(name) => {
+            let also = if *name == "PATH" {
+                format!(
+                    "or put `{}` first on the `PATH` it sets, as an absolute path",
+                    bin.display()
+                )
+            } else {
+                format!(
+                    "or set `PATH` there too, `{}` first, as an absolute path",
+                    bin.display()
+                )
+            };
+            (
+                format!("{has}: the check did not run in it, as its own `env` sets `{name}`"),
+                format!(
+                    "take `{name}` out of check `{}`'s `env` in phasegate.toml, and it runs in `{venv}` as activating it does; {also}",
+                    check.name
+                ),
+            )
+        }
+    };
+    // Fixed in the check's `env` for a check that sets it, else where the
+    // program is named.
+    let at = match unused.why {
+        Bypass::CheckEnv(_) => check.location.as_ref().or(check.command_location.as_ref()),
+        _ => check.command_location.as_ref().or(check.location.as_ref()),
+    };
+    let diagnostic = Diagnostic {
+        file: at.map(|l| l.file.clone()),
+        line: at.map(|l| l.line),
+        column: at.map(|l| l.column),
+        ..located(
+            check,
+            severity,
+            Some(OwnCode::MissingTool.as_str()),
+            format!("{reason}; {advice}"),
+        )
+    };
+    (reason, diagnostic)
 }
 
 /// A check that exited 0: it passed, unless its format reports findings
@@ -1251,6 +1345,7 @@ mod tests {
                 CheckKind::Code,
                 Termination::Missing {
                     program: "x".into(),
+                    unused_venv: None,
                 },
                 None,
                 "tier1",
@@ -1522,6 +1617,7 @@ mod tests {
         let mut ran = outcome(
             Termination::Missing {
                 program: program.into(),
+                unused_venv: None,
             },
             None,
         );
@@ -1600,6 +1696,7 @@ mod tests {
             Termination::Signaled(9),
             Termination::Missing {
                 program: "x".into(),
+                unused_venv: None,
             },
         ] {
             for profile in PROFILES {

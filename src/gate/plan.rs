@@ -111,5 +111,7 @@ pub fn plan_check(
         // An empty `GOWORK` of its own included (go's `auto`).
         go_work: seen("GOWORK", go_work),
         groups: None,
+        // Set where the check is put in a virtual environment (`runner::enter_venv`).
+        left_venv: None,
     })
 }

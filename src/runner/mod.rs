@@ -22,5 +22,7 @@ pub use sys::{
     accept_repository_extensions, command_line, holds_open, interrupt_caught, interrupted,
     signal_group, stop_recorded_groups, trust_repository_owners, InterruptGuard, SIGKILL,
 };
-pub use venv::{activate as activate_venv, path_with as path_with_venv, project_venv};
+pub use venv::{
+    enter as enter_venv, path_with as path_with_venv, project_venv, Bypass, LeftAlone, UnusedVenv,
+};
 pub use verifier::parse_verifier_answer;

@@ -69,6 +69,10 @@ pub struct CheckPlan {
     /// it runs, for a later run to stop if phasegate is killed meanwhile
     /// (see `stop_recorded_groups`).
     pub groups: Option<PathBuf>,
+    /// Why phasegate left the check's environment as it is rather than
+    /// run it in the project's Python virtual environment (see
+    /// `enter_venv`), for a missing program to be explained.
+    pub left_venv: Option<super::LeftAlone>,
 }
 
 /// How a check's process(es) ended.
@@ -80,8 +84,13 @@ pub enum Termination {
     Signaled(i32),
     /// The check ran past its timeout; its process group was killed.
     TimedOut(Duration),
-    /// The program was not found before spawning (tier 1).
-    Missing { program: String },
+    /// The program was not found before spawning (tier 1). `unused_venv`:
+    /// the project's virtual environment has it, and why the check did
+    /// not run in it.
+    Missing {
+        program: String,
+        unused_venv: Option<super::UnusedVenv>,
+    },
     /// The process could not be started, or its output not read (tier 2).
     SpawnFailed(String),
     /// phasegate itself was interrupted (SIGINT, SIGTERM, SIGHUP) and killed

@@ -106,7 +106,7 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
     let (resolved, log) = match startable(plan) {
         Ok(ready) => ready,
         Err(termination) => {
-            outcome.termination = termination;
+            outcome.termination = explained(plan, termination);
             return outcome;
         }
     };
@@ -178,9 +178,30 @@ pub fn run_check(plan: &CheckPlan) -> CheckOutcome {
             outcome.verifier = Some(reply);
         }
     }
-    outcome.termination = as_the_shell_says(plan, termination, &outcome.output);
+    outcome.termination = explained(plan, as_the_shell_says(plan, termination, &outcome.output));
     outcome.duration = start.elapsed();
     outcome
+}
+
+/// A program found missing, with the project's virtual environment when
+/// that has it and the check did not run in it (another environment is
+/// active, or the check's `env` sets `PATH`): the user who sees the tool
+/// in `.venv/bin` is told why it was not used. Looked for only here, so a
+/// run whose tools are found pays nothing for it.
+fn explained(plan: &CheckPlan, termination: Termination) -> Termination {
+    match termination {
+        Termination::Missing {
+            program,
+            unused_venv: None,
+        } => {
+            let unused_venv = super::venv::unused_holding(plan, &program);
+            Termination::Missing {
+                program,
+                unused_venv,
+            }
+        }
+        other => other,
+    }
 }
 
 /// What the check starts: its program as found on its `PATH`, and its log
@@ -246,6 +267,7 @@ fn locate(program: &std::ffi::OsStr, plan: &CheckPlan) -> Result<PathBuf, Termin
             Some(why) => Termination::SpawnFailed(why),
             None => Termination::Missing {
                 program: program.to_string_lossy().into_owned(),
+                unused_venv: None,
             },
         });
     };
@@ -258,6 +280,7 @@ fn locate(program: &std::ffi::OsStr, plan: &CheckPlan) -> Result<PathBuf, Termin
         if let Some(interpreter) = missing_interpreter(&line, plan.path.as_ref(), &plan.cwd) {
             return Err(Termination::Missing {
                 program: interpreter,
+                unused_venv: None,
             });
         }
     }
@@ -458,7 +481,7 @@ fn ended(termination: &Termination) -> String {
             "stopped at the check's timeout ({}s, for all its batches together)",
             limit.as_secs_f64()
         ),
-        Termination::Missing { program } => format!("`{program}` was not found"),
+        Termination::Missing { program, .. } => format!("`{program}` was not found"),
         Termination::SpawnFailed(why) => format!("could not run: {why}"),
         Termination::Interrupted => "stopped: phasegate was interrupted".to_string(),
     }
@@ -511,13 +534,19 @@ fn as_the_shell_says(
     // Head and tail read as one text where nothing was dropped.
     let lines = output.tail_lines(usize::MAX);
     if let Some(program) = runner.and_then(|runner| runner_not_found(runner, argv, code, &lines)) {
-        return Termination::Missing { program };
+        return Termination::Missing {
+            program,
+            unused_venv: None,
+        };
     }
     if !shell {
         return termination;
     }
     if let Some(program) = shell_not_found(code, &lines) {
-        Termination::Missing { program }
+        Termination::Missing {
+            program,
+            unused_venv: None,
+        }
     } else if let Some(signal) = shell_saw_crash(code, &lines) {
         Termination::Signaled(signal)
     } else {
@@ -1503,6 +1532,7 @@ pub(super) mod tests {
             path: std::env::var_os("PATH"),
             go_work: None,
             groups: None,
+            left_venv: None,
         }
     }
 
@@ -1553,7 +1583,8 @@ pub(super) mod tests {
         assert_eq!(
             outcome.termination,
             Termination::Missing {
-                program: "phasegate-no-such-program".into()
+                program: "phasegate-no-such-program".into(),
+                unused_venv: None,
             }
         );
         assert!(!p.log_path.exists(), "nothing ran, so nothing was logged");
@@ -1572,7 +1603,8 @@ pub(super) mod tests {
         assert_eq!(
             outcome.termination,
             Termination::Missing {
-                program: "phasegate-no-such-tool".into()
+                program: "phasegate-no-such-tool".into(),
+                unused_venv: None,
             },
             "{:?}",
             outcome.output
@@ -1722,7 +1754,8 @@ pub(super) mod tests {
         assert_eq!(
             run_check(&p).termination,
             Termination::Missing {
-                program: "/usr/bin/phasegate-no-python9".into()
+                program: "/usr/bin/phasegate-no-python9".into(),
+                unused_venv: None,
             }
         );
         // Through env, the name env would look for on PATH.
@@ -1734,7 +1767,8 @@ pub(super) mod tests {
         assert_eq!(
             run_check(&p).termination,
             Termination::Missing {
-                program: "phasegate-no-python9".into()
+                program: "phasegate-no-python9".into(),
+                unused_venv: None,
             }
         );
         std::fs::write(&script, "#!/usr/bin/env sh\nexit 0\n").unwrap();

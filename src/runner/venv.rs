@@ -9,6 +9,103 @@ use std::path::{Path, PathBuf};
 
 use super::CheckPlan;
 
+/// Why phasegate left a check's environment as it is rather than run it
+/// in the project's virtual environment. Known without looking for one:
+/// the environment is looked into only once a program is found missing
+/// (`unused_holding`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeftAlone {
+    /// An environment is activated: `VIRTUAL_ENV`, which names it.
+    Activated(PathBuf),
+    /// The check's own `env` sets this variable (`PATH` or `VIRTUAL_ENV`).
+    CheckEnv(&'static str),
+}
+
+/// Why the project's virtual environment, which has a program the check
+/// could not find, was not the check's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bypass {
+    /// Another environment is activated: `VIRTUAL_ENV`'s value.
+    OtherActive(PathBuf),
+    /// `VIRTUAL_ENV` names the project's own, but its `bin` is not on the
+    /// `PATH` phasegate was given (activated, then `PATH` set again).
+    ActiveOffPath,
+    /// The check's own `env` sets this variable (`PATH` or `VIRTUAL_ENV`).
+    CheckEnv(&'static str),
+}
+
+/// The project's virtual environment that has a program not found on the
+/// check's `PATH`, and why the check did not run in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnusedVenv {
+    /// The environment, relative to the root of the tree the checks run
+    /// in (`.venv`, `api/venv`).
+    pub venv: PathBuf,
+    pub why: Bypass,
+}
+
+/// Runs the check in the project's virtual environment, unless an
+/// activated one (`active`, phasegate's `VIRTUAL_ENV`) or the check's own
+/// `env` chose otherwise: then the plan records why (`left_venv`), at the
+/// cost of nothing, for a missing program to be explained. The
+/// environment it runs in, if it was put in one.
+pub fn enter(plan: &mut CheckPlan, active: Option<&OsStr>) -> Option<PathBuf> {
+    // The configuration chose: it wins over an activated environment too,
+    // which would not be used either without it.
+    let own = ["PATH", "VIRTUAL_ENV"]
+        .into_iter()
+        .find(|name| plan.env.iter().any(|(key, _)| key == name));
+    if let Some(name) = own {
+        plan.left_venv = Some(LeftAlone::CheckEnv(name));
+        return None;
+    }
+    // An activated environment is the user's choice.
+    if let Some(active) = active {
+        plan.left_venv = Some(LeftAlone::Activated(PathBuf::from(active)));
+        return None;
+    }
+    let venv = project_venv(&plan.cwd, &plan.root)?;
+    activate(plan, &venv).then_some(venv)
+}
+
+/// The project's virtual environment, when it has `program` and the
+/// check did not run in it (`CheckPlan::left_venv`). Asked only of a
+/// program found missing: a run whose tools are found never looks.
+pub fn unused_holding(plan: &CheckPlan, program: &str) -> Option<UnusedVenv> {
+    let left = plan.left_venv.as_ref()?;
+    // A path (`./run-tests`, `/usr/bin/x`) is not looked up on `PATH`.
+    if program.is_empty() || program.contains('/') {
+        return None;
+    }
+    let venv = project_venv(&plan.cwd, &plan.root)?;
+    if !is_executable(&venv.join("bin").join(program)) {
+        return None;
+    }
+    let why = match left {
+        LeftAlone::CheckEnv(name) => Bypass::CheckEnv(name),
+        LeftAlone::Activated(active) if same_directory(active, &venv) => Bypass::ActiveOffPath,
+        LeftAlone::Activated(active) => Bypass::OtherActive(active.clone()),
+    };
+    let shown = venv.strip_prefix(&plan.root).unwrap_or(&venv).to_path_buf();
+    Some(UnusedVenv { venv: shown, why })
+}
+
+/// Whether `path` is a file someone may run, as a shell would find it.
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Whether `a` and `b` name one directory (through links, or written
+/// differently: `VIRTUAL_ENV` holds whatever path activated it).
+fn same_directory(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(a), Ok(b)) if a == b
+        )
+}
+
 /// The directory names of a project's virtual environment, in the order
 /// they are looked for: `.venv` is what `uv`, poetry (in-project) and
 /// most editors make, `venv` what `python -m venv venv` tutorials do.
@@ -46,16 +143,9 @@ pub fn path_with(venv: &Path, path: Option<&OsStr>) -> Option<OsString> {
 
 /// Runs the check in the virtual environment `venv`, as if activated:
 /// its `bin` first on the check's `PATH`, and `VIRTUAL_ENV` set, which
-/// tools read to find it (pyright, uv). Leaves a check alone whose own
-/// `env` sets either: the configuration chose. Whether it did.
-pub fn activate(plan: &mut CheckPlan, venv: &Path) -> bool {
-    if plan
-        .env
-        .iter()
-        .any(|(key, _)| key == "PATH" || key == "VIRTUAL_ENV")
-    {
-        return false;
-    }
+/// tools read to find it (pyright, uv). Whether it could (`enter` has
+/// left alone a check whose own `env` sets either).
+fn activate(plan: &mut CheckPlan, venv: &Path) -> bool {
     let Some(path) = path_with(venv, plan.path.as_deref()) else {
         return false;
     };
@@ -109,6 +199,59 @@ mod tests {
         assert_eq!(
             project_venv(&root.join("api/src"), &root.join("api/src")),
             None
+        );
+    }
+
+    #[test]
+    fn a_check_left_out_of_the_projects_environment_says_why_once_a_program_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        venv(&root.join(".venv"));
+        let tool = root.join(".venv/bin/pytest");
+        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let plan =
+            || crate::runner::spawn::tests::plan(root, "c", "", std::time::Duration::from_secs(1));
+
+        // Entered: nothing to explain.
+        let mut entered = plan();
+        assert_eq!(enter(&mut entered, None), Some(root.join(".venv")));
+        assert_eq!(entered.left_venv, None);
+        assert_eq!(unused_holding(&entered, "pytest"), None);
+
+        // Another environment active: the plan is left as it was.
+        let mut other = plan();
+        let before = other.env.clone();
+        assert_eq!(enter(&mut other, Some(OsStr::new("/elsewhere/env"))), None);
+        assert_eq!(other.env, before);
+        let unused = unused_holding(&other, "pytest").unwrap();
+        assert_eq!(unused.venv, Path::new(".venv"));
+        assert_eq!(unused.why, Bypass::OtherActive("/elsewhere/env".into()));
+        // A program the environment lacks, or a path, is not its.
+        assert_eq!(unused_holding(&other, "ruff"), None);
+        assert_eq!(unused_holding(&other, "./pytest"), None);
+
+        // The project's own named active, written another way.
+        let mut own = plan();
+        let written = root.join("x/../.venv");
+        std::fs::create_dir(root.join("x")).unwrap();
+        enter(&mut own, Some(written.as_os_str()));
+        assert_eq!(
+            unused_holding(&own, "pytest").unwrap().why,
+            Bypass::ActiveOffPath
+        );
+
+        // The check's own `env` wins over an active environment.
+        let mut configured = plan();
+        configured.env.push(("VIRTUAL_ENV".into(), "/x".into()));
+        assert_eq!(
+            enter(&mut configured, Some(OsStr::new("/elsewhere/env"))),
+            None
+        );
+        assert_eq!(
+            unused_holding(&configured, "pytest").unwrap().why,
+            Bypass::CheckEnv("VIRTUAL_ENV")
         );
     }
 

@@ -444,7 +444,7 @@ fn termination_record(termination: &Termination) -> serde_json::Value {
         Termination::TimedOut(limit) => {
             serde_json::json!({"timed_out_after_ms": limit.as_millis()})
         }
-        Termination::Missing { program } => serde_json::json!({"missing": program}),
+        Termination::Missing { program, .. } => serde_json::json!({"missing": program}),
         Termination::SpawnFailed(message) => serde_json::json!({"spawn_failed": message}),
         Termination::Interrupted => serde_json::json!({"interrupted": true}),
     }

@@ -144,6 +144,7 @@ mod state_perms;
 mod state_records;
 mod state_review;
 mod state_shared;
+mod venv_missing;
 mod verdict;
 mod verifier_more;
 mod worktree_traces;

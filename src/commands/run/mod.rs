@@ -1139,14 +1139,10 @@ fn plan_checks(
             )?;
             // An activated environment is the user's choice; with none,
             // the project's own, as a terminal where it is active would.
-            if ctx.virtual_env.is_none() {
-                if let Some(venv) = runner::project_venv(&plan.cwd, check_root) {
-                    if runner::activate_venv(&mut plan, &venv) {
-                        match in_venv.iter_mut().find(|(v, _)| *v == venv) {
-                            Some((_, names)) => names.push(plan.name.clone()),
-                            None => in_venv.push((venv, vec![plan.name.clone()])),
-                        }
-                    }
+            if let Some(venv) = runner::enter_venv(&mut plan, ctx.virtual_env.as_deref()) {
+                match in_venv.iter_mut().find(|(v, _)| *v == venv) {
+                    Some((_, names)) => names.push(plan.name.clone()),
+                    None => in_venv.push((venv, vec![plan.name.clone()])),
                 }
             }
             plan.env.splice(0..0, git_env.iter().cloned());
