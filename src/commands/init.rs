@@ -124,6 +124,16 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
             );
         }
     }
+    // A poetry or pipenv project: its environment is outside the project,
+    // found by the tool the checks run through.
+    for (dir, runner) in config::python_runners(&detected) {
+        let program = runner.program();
+        let whose = dir.map_or_else(String::new, |dir| format!(" of `{dir}/`"));
+        let _ = writeln!(
+            io.out,
+            "the checks{whose} run their tools through {program} (`{program} run`), in the environment {program} keeps for the project, activated or not"
+        );
+    }
     let venv_active = ctx.virtual_env.is_some();
     for missing in config::missing_programs(&detected, &root, ctx.path.as_deref(), venv_active) {
         let checks: Vec<String> = missing.checks.iter().map(|c| format!("`{c}`")).collect();
@@ -146,9 +156,14 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
                 ),
             ),
             None => match (&missing.venv, config::python_tool(&missing.program)) {
-                (Some(venv), _) => (
+                (Some(venv), true) => (
                     &*format!("not in `{}/bin`, nor elsewhere on PATH", venv.display()),
                     config::install_in_venv(&root, venv, &missing.program),
+                ),
+                // A tool of its own (poetry), not one of the project's.
+                (Some(venv), false) => (
+                    &*format!("not in `{}/bin`, nor elsewhere on PATH", venv.display()),
+                    config::install_hint(&missing.program),
                 ),
                 (None, true) => (
                     "not found on PATH",

@@ -58,6 +58,108 @@ impl PackageManager {
     }
 }
 
+/// What runs a Python project's tools when its environment is not in the
+/// project: poetry and pipenv keep it under their own cache directory by
+/// default, where neither `PATH` nor the `.venv` lookup of a check finds
+/// it. pdm and uv make an in-project `.venv`, which a check runs in as it
+/// is (`runner::project_venv`); `uv run` would sync the environment first,
+/// installing packages unasked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PythonRunner {
+    /// A `poetry.lock`: `poetry run`.
+    Poetry,
+    /// A `Pipfile` or `Pipfile.lock`: `pipenv run`.
+    Pipenv,
+}
+
+impl PythonRunner {
+    /// The program, as commands name it.
+    pub fn program(self) -> &'static str {
+        match self {
+            PythonRunner::Poetry => "poetry",
+            PythonRunner::Pipenv => "pipenv",
+        }
+    }
+}
+
+/// The tools a Python project's default checks run, from what the project
+/// says it uses: a tool it configures, where it does not configure the
+/// standard one of the same job too, replaces that (mypy for pyright,
+/// flake8 for ruff); configuring both or neither keeps the standard one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PythonTools {
+    /// `None`: the tools are looked up on `PATH`, after the project's
+    /// `.venv` (or `venv`) when it has one.
+    pub runner: Option<PythonRunner>,
+    /// Lint with flake8 rather than ruff.
+    pub flake8: bool,
+    /// Typecheck with mypy rather than pyright.
+    pub mypy: bool,
+}
+
+impl PythonTools {
+    /// `command` run through the project's runner: `poetry run pytest`.
+    /// The commands are a fixed table, so each is `'static` as the other
+    /// languages' are.
+    fn through(self, command: PythonCommand) -> &'static str {
+        use PythonCommand as C;
+        use PythonRunner as R;
+        match (self.runner, command) {
+            (None, C::Pytest) => "pytest",
+            (None, C::Ruff) => "ruff check .",
+            (None, C::Flake8) => "flake8",
+            (None, C::Pyright) => "pyright",
+            (None, C::Mypy) => "mypy .",
+            (None, C::RuffFormat) => "ruff format --check .",
+            (Some(R::Poetry), C::Pytest) => "poetry run pytest",
+            (Some(R::Poetry), C::Ruff) => "poetry run ruff check .",
+            (Some(R::Poetry), C::Flake8) => "poetry run flake8",
+            (Some(R::Poetry), C::Pyright) => "poetry run pyright",
+            (Some(R::Poetry), C::Mypy) => "poetry run mypy .",
+            (Some(R::Poetry), C::RuffFormat) => "poetry run ruff format --check .",
+            (Some(R::Pipenv), C::Pytest) => "pipenv run pytest",
+            (Some(R::Pipenv), C::Ruff) => "pipenv run ruff check .",
+            (Some(R::Pipenv), C::Flake8) => "pipenv run flake8",
+            (Some(R::Pipenv), C::Pyright) => "pipenv run pyright",
+            (Some(R::Pipenv), C::Mypy) => "pipenv run mypy .",
+            (Some(R::Pipenv), C::RuffFormat) => "pipenv run ruff format --check .",
+        }
+    }
+
+    fn commands(self) -> Vec<(&'static str, &'static str)> {
+        vec![
+            ("tests", self.through(PythonCommand::Pytest)),
+            (
+                "lint",
+                self.through(if self.flake8 {
+                    PythonCommand::Flake8
+                } else {
+                    PythonCommand::Ruff
+                }),
+            ),
+            (
+                "typecheck",
+                self.through(if self.mypy {
+                    PythonCommand::Mypy
+                } else {
+                    PythonCommand::Pyright
+                }),
+            ),
+        ]
+    }
+}
+
+/// The commands a Python project's default checks choose from.
+#[derive(Debug, Clone, Copy)]
+enum PythonCommand {
+    Pytest,
+    Ruff,
+    Flake8,
+    Pyright,
+    Mypy,
+    RuffFormat,
+}
+
 /// A project language phasegate knows the standard commands of.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Language {
@@ -77,7 +179,7 @@ pub enum Language {
         /// There is a `tsconfig.json`.
         typescript: bool,
     },
-    Python,
+    Python(PythonTools),
 }
 
 impl Language {
@@ -92,7 +194,11 @@ impl Language {
                 Some(PackageManager::Npm) => "node (npm)",
                 None => "typescript (no package.json)",
             },
-            Language::Python => "python",
+            Language::Python(tools) => match tools.runner {
+                None => "python",
+                Some(PythonRunner::Poetry) => "python (poetry)",
+                Some(PythonRunner::Pipenv) => "python (pipenv)",
+            },
         }
     }
 
@@ -102,7 +208,7 @@ impl Language {
             Language::Rust => "rust",
             Language::Go => "go",
             Language::Node { .. } => "node",
-            Language::Python => "python",
+            Language::Python(_) => "python",
         }
     }
 
@@ -113,7 +219,7 @@ impl Language {
         match self {
             Language::Rust => Some("cargo fmt --check"),
             Language::Go => Some("gofmt -l ."),
-            Language::Python => Some("ruff format --check ."),
+            Language::Python(tools) => Some(tools.through(PythonCommand::RuffFormat)),
             Language::Node { .. } => None,
         }
     }
@@ -132,6 +238,38 @@ impl Language {
                  # (https://golangci-lint.run/welcome/install/); until it is, every run\n\
                  # stops on this check. Go's own linter needs nothing: lint = \"go vet ./...\"\n",
             ),
+            (Language::Python(tools), "tests", _) => match tools.runner {
+                Some(PythonRunner::Poetry) => Some(
+                    "# poetry.lock: the tools run in the environment poetry keeps for the project\n\
+                     # (`poetry run`), activated or not; `poetry install` puts them there.\n\
+                     # Where there is none yet, `poetry run` makes an empty one (it installs\n\
+                     # nothing) and the check stops as incomplete until `poetry install`.\n",
+                ),
+                Some(PythonRunner::Pipenv) => Some(
+                    "# Pipfile: the tools run in the environment pipenv keeps for the project\n\
+                     # (`pipenv run`), activated or not; `pipenv install --dev` puts them there.\n\
+                     # Where there is none yet, `pipenv run` makes an empty one (it installs\n\
+                     # nothing) and the check stops as incomplete until `pipenv install --dev`.\n",
+                ),
+                None => None,
+            },
+            (Language::Python(tools), "lint", _) => Some(if tools.flake8 {
+                "# flake8, not ruff: the project configures flake8 (.flake8, [flake8] in\n\
+                 # setup.cfg or tox.ini, [tool.flake8] in pyproject.toml) and not ruff.\n"
+            } else {
+                "# ruff, the default. A project that configures flake8 (.flake8, [flake8]\n\
+                 # in setup.cfg or tox.ini) and not ruff (ruff.toml, [tool.ruff]) gets flake8.\n"
+            }),
+            (Language::Python(tools), "typecheck", _) => Some(if tools.mypy {
+                "# mypy, not pyright: the project configures mypy (mypy.ini, .mypy.ini,\n\
+                 # [tool.mypy] in pyproject.toml, [mypy] in setup.cfg) and not pyright.\n\
+                 # `mypy .` checks the files below the root; without the `.`, mypy checks\n\
+                 # those its configuration's `files` names.\n"
+            } else {
+                "# pyright, the default. A project that configures mypy (mypy.ini, [tool.mypy],\n\
+                 # [mypy] in setup.cfg) and not pyright (pyrightconfig.json, [tool.pyright])\n\
+                 # gets `mypy .`.\n"
+            }),
             _ => None,
         }
     }
@@ -151,11 +289,7 @@ impl Language {
                 ("build", "go build ./..."),
                 ("typecheck", "go build -o /dev/null ./..."),
             ],
-            Language::Python => vec![
-                ("tests", "pytest"),
-                ("lint", "ruff check ."),
-                ("typecheck", "pyright"),
-            ],
+            Language::Python(tools) => tools.commands(),
             Language::Node {
                 manager: None,
                 typescript,
@@ -220,9 +354,10 @@ impl Language {
 /// What the `test` script `npm init` writes says: it fails on purpose.
 const NPM_INIT_TEST: &str = "Error: no test specified";
 
-/// The files at a project's root that tell its language and package
-/// manager: what detection looks at, wherever it looks.
-pub const MARKERS: [&str; 12] = [
+/// The files at a project's root that tell its language, its package
+/// manager and the tools it configures: what detection looks at, wherever
+/// it looks.
+pub const MARKERS: [&str; 22] = [
     "Cargo.toml",
     "go.mod",
     "package.json",
@@ -235,17 +370,36 @@ pub const MARKERS: [&str; 12] = [
     "setup.cfg",
     "setup.py",
     "requirements.txt",
+    "Pipfile",
+    // Where a Python project's tools run, and which it configures.
+    "Pipfile.lock",
+    "poetry.lock",
+    "tox.ini",
+    "mypy.ini",
+    ".mypy.ini",
+    "pyrightconfig.json",
+    ".flake8",
+    "ruff.toml",
+    ".ruff.toml",
 ];
 
-/// The `MARKERS` a project's root holds, and the text of its
-/// `package.json` (the scripts it names): read from the work tree, or from
-/// a commit, so a gate read from a ref (`--config-from-ref`) also detects
+/// The `MARKERS` whose text detection reads: the scripts of a
+/// `package.json`, the tool sections of a Python project's shared
+/// configuration files. The others say enough by being there.
+const READ_MARKERS: [&str; 4] = ["package.json", "pyproject.toml", "setup.cfg", "tox.ini"];
+
+/// The `MARKERS` a project's root holds, and the text of those of
+/// `READ_MARKERS` (the scripts a `package.json` names, the tools a
+/// `pyproject.toml` configures): read from the work tree, or from a
+/// commit, so a gate read from a ref (`--config-from-ref`) also detects
 /// its language there. A branch that adds a `Cargo.toml` to a Python
 /// project must not turn its default checks into Rust's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RootFiles {
     present: Vec<&'static str>,
     package_json: Option<Vec<u8>>,
+    /// The text of the Python configuration files of `READ_MARKERS`.
+    python_config: Vec<(&'static str, Vec<u8>)>,
 }
 
 impl RootFiles {
@@ -256,8 +410,8 @@ impl RootFiles {
             if !path.is_file() {
                 return None;
             }
-            // Only `package.json` is read: a lock file says enough by being there.
-            Some(if name == "package.json" {
+            // A lock file says enough by being there.
+            Some(if READ_MARKERS.contains(&name) {
                 std::fs::read(path).unwrap_or_default()
             } else {
                 Vec::new()
@@ -266,7 +420,7 @@ impl RootFiles {
     }
 
     /// The markers `lookup` finds: `Some(text)` for a file that is there
-    /// (the text matters only for `package.json`).
+    /// (the text matters only for `READ_MARKERS`).
     pub fn from_lookup(mut lookup: impl FnMut(&str) -> Option<Vec<u8>>) -> RootFiles {
         let mut files = RootFiles::default();
         for name in MARKERS {
@@ -274,6 +428,8 @@ impl RootFiles {
                 files.present.push(name);
                 if name == "package.json" {
                     files.package_json = Some(text);
+                } else if READ_MARKERS.contains(&name) {
+                    files.python_config.push((name, text));
                 }
             }
         }
@@ -282,6 +438,46 @@ impl RootFiles {
 
     fn has(&self, name: &str) -> bool {
         self.present.contains(&name)
+    }
+
+    /// The text of `name`, one of `READ_MARKERS` other than
+    /// `package.json`, where it is there and is UTF-8.
+    fn python_text(&self, name: &str) -> Option<&str> {
+        self.python_config
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, text)| std::str::from_utf8(text).ok())
+    }
+
+    /// The tools of the `[tool]` table of `pyproject.toml` (`mypy` of
+    /// `[tool.mypy]`); none where it cannot be read, as the tools that
+    /// read it would find none either.
+    fn pyproject_tools(&self) -> Vec<String> {
+        self.python_text("pyproject.toml")
+            .and_then(|text| {
+                text.trim_start_matches('\u{feff}')
+                    .parse::<toml::Table>()
+                    .ok()
+            })
+            .and_then(|table| match table.get("tool") {
+                Some(toml::Value::Table(tools)) => Some(tools.keys().cloned().collect()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// Whether the INI file `name` (`setup.cfg`, `tox.ini`) has a section
+    /// whose name `wanted` accepts.
+    fn ini_section(&self, name: &str, wanted: impl Fn(&str) -> bool) -> bool {
+        self.python_text(name).is_some_and(|text| {
+            text.lines().any(|line| {
+                line.trim()
+                    .strip_prefix('[')
+                    .and_then(|rest| rest.strip_suffix(']'))
+                    .map(str::trim)
+                    .is_some_and(&wanted)
+            })
+        })
     }
 }
 
@@ -315,12 +511,52 @@ pub fn languages_of(root: &RootFiles) -> Vec<Language> {
     if has("package.json") || has("tsconfig.json") {
         found.push(detect_node(root));
     }
-    if has("pyproject.toml") || has("setup.cfg") || has("setup.py") || has("requirements.txt") {
-        found.push(Language::Python);
+    if has("pyproject.toml")
+        || has("setup.cfg")
+        || has("setup.py")
+        || has("requirements.txt")
+        || has("Pipfile")
+    {
+        found.push(Language::Python(detect_python(root)));
     }
     // A stable sort: the order above holds among those that run something.
     found.sort_by_key(|language| language.commands().is_empty());
     found
+}
+
+/// A Python project's tools: where its environment is (a poetry or pipenv
+/// lock file), and the linter and type checker it configures. Each tool
+/// reads its configuration from the files named here (mypy: `mypy.ini`,
+/// `.mypy.ini`, `pyproject.toml`, `setup.cfg`; flake8: `.flake8`,
+/// `setup.cfg`, `tox.ini`, and `pyproject.toml` through the
+/// Flake8-pyproject plugin), at the project's root.
+fn detect_python(root: &RootFiles) -> PythonTools {
+    let has = |name: &str| root.has(name);
+    let tools = root.pyproject_tools();
+    let in_pyproject = |tool: &str| tools.iter().any(|t| t == tool);
+    let mypy = has("mypy.ini")
+        || has(".mypy.ini")
+        || in_pyproject("mypy")
+        // `[mypy-pkg.*]`: per-module options, mypy's configuration too.
+        || root.ini_section("setup.cfg", |s| s == "mypy" || s.starts_with("mypy-"));
+    let pyright = has("pyrightconfig.json") || in_pyproject("pyright");
+    let flake8 = has(".flake8")
+        || in_pyproject("flake8")
+        || root.ini_section("setup.cfg", |s| s == "flake8")
+        || root.ini_section("tox.ini", |s| s == "flake8");
+    let ruff = has("ruff.toml") || has(".ruff.toml") || in_pyproject("ruff");
+    let runner = if has("poetry.lock") {
+        Some(PythonRunner::Poetry)
+    } else if has("Pipfile.lock") || has("Pipfile") {
+        Some(PythonRunner::Pipenv)
+    } else {
+        None
+    };
+    PythonTools {
+        runner,
+        flake8: flake8 && !ruff,
+        mypy: mypy && !pyright,
+    }
 }
 
 /// A Node or TypeScript project: its package manager from the lock file,
@@ -483,7 +719,7 @@ pub fn projects_below(root: &Path) -> Vec<NestedProject> {
 /// checks the projects the ref holds, so a project a branch adds or takes
 /// away neither adds nor removes checks of the gate that judges it. Only the
 /// directories `NESTED_DEPTH` deep that may hold a project are read, and
-/// of the files only each `package.json` found.
+/// of the files only those of `READ_MARKERS` found.
 pub fn projects_at(root: &Path, spec: &str) -> Result<Vec<NestedProject>, crate::git::GitError> {
     let paths: Vec<String> = crate::git::paths_at(root, spec, looked_into, marks_project_below)?
         .into_iter()
@@ -493,7 +729,10 @@ pub fn projects_at(root: &Path, spec: &str) -> Result<Vec<NestedProject>, crate:
         .collect();
     let manifests: Vec<&Path> = paths
         .iter()
-        .filter(|path| path.ends_with("/package.json"))
+        .filter(|path| {
+            path.rsplit_once('/')
+                .is_some_and(|(_, name)| READ_MARKERS.contains(&name))
+        })
         .map(Path::new)
         .collect();
     let texts = match crate::git::files_at(root, spec, &manifests) {
@@ -576,7 +815,8 @@ fn walked_markers(root: &Path) -> Vec<String> {
 /// whose `MARKERS` name a language with a command to run, except those
 /// beneath such a project (a Go module's `testdata/`) and those
 /// `may_hold_project` refuses. `read` gives the text of a `package.json`
-/// among them (its scripts say what there is to run).
+/// among them (its scripts say what there is to run), or of a Python
+/// project's configuration file (`READ_MARKERS`: the tools it uses).
 pub fn projects_among(
     paths: &[String],
     mut read: impl FnMut(&str) -> Option<Vec<u8>>,
@@ -639,7 +879,7 @@ pub fn projects_among(
             if !names.contains(&marker) && !locks.contains(&marker) {
                 return None;
             }
-            Some(if marker == "package.json" {
+            Some(if READ_MARKERS.contains(&marker) {
                 read(&format!("{dir}/{marker}")).unwrap_or_default()
             } else {
                 Vec::new()
@@ -1021,9 +1261,9 @@ fn installed_in_node_modules(dir: &Path, name: &str) -> bool {
 }
 
 /// Whether `program` is a Python tool that the project installs in its
-/// virtual environment: those of the default Python checks, and mypy.
+/// virtual environment: those the default Python checks choose from.
 pub fn python_tool(program: &str) -> bool {
-    matches!(program, "pytest" | "ruff" | "pyright" | "mypy")
+    matches!(program, "pytest" | "ruff" | "pyright" | "mypy" | "flake8")
 }
 
 /// How to install `program` in the project's virtual environment `venv`
@@ -1046,36 +1286,43 @@ pub fn install_in_venv(root: &Path, venv: &Path, program: &str) -> String {
 
 /// What to install where the program `program` is missing, when that is
 /// not `program` alone: the package that brings it, and where from
-/// (`typescript` brings `tsc`, bun brings `bunx`; a Python tool goes in
-/// the project's virtual environment, which checks run in). The run's
-/// missing-tool finding and `init`'s warning both say it.
+/// (`typescript` brings `tsc`, bun brings `bunx`, poetry's installer). The
+/// run's missing-tool finding and `init`'s warning both say it.
 pub fn package_of(program: &str) -> Option<String> {
     Some(match program {
         "tsc" => "`typescript`".to_string(),
         "golangci-lint" => "golangci-lint (https://golangci-lint.run/welcome/install/)".to_string(),
         // bunx is no package of its own: it comes with bun.
         "bun" | "bunx" => "bun, which brings `bunx` with it (https://bun.sh/docs/installation, or `npm install --global bun`)".to_string(),
-        // Installed in the project's virtual environment, which checks
-        // run in unactivated (`runner::project_venv`), not with a bare
-        // `pip`.
-        _ if python_tool(program) => format!(
-            "`{program}` in the project's virtual environment, which checks run in without activating it (`.venv/bin/pip install {program}`, or `uv add --dev {program}`){}",
+        // Each is a tool of its own, best kept apart from any project's
+        // environment (their documentation suggests pipx).
+        "poetry" => "poetry (https://python-poetry.org/docs/#installation, `pipx install poetry`)"
+            .to_string(),
+        "pipenv" => "pipenv (https://pipenv.pypa.io/en/latest/installation.html, `pipx install pipenv`)"
+            .to_string(),
+        _ => return None,
+    })
+}
+
+/// How to get the missing `program`: install what brings it
+/// (`package_of`), a Python tool in the project's virtual environment, or
+/// `it`; and where a stand-in that needs nothing
+/// installed exists (Go's own linter for golangci-lint), to run that
+/// meanwhile.
+pub fn install_hint(program: &str) -> String {
+    let install = match package_of(program) {
+        // A Python tool goes in the project's virtual environment, which
+        // checks run in unactivated (`runner::project_venv`), not with a
+        // bare `pip`. (Where poetry or pipenv runs it, the run's finding
+        // says to install the project's dependencies instead.)
+        None if python_tool(program) => format!(
+            "install `{program}` in the project's virtual environment, which checks run in without activating it (`.venv/bin/pip install {program}`, or `uv add --dev {program}`){}",
             if program == "pyright" {
                 ", or with npm (`npm install --save-dev pyright`)"
             } else {
                 ""
             }
         ),
-        _ => return None,
-    })
-}
-
-/// How to get the missing `program`: install what brings it
-/// (`package_of`), or `it`; and where a stand-in that needs nothing
-/// installed exists (Go's own linter for golangci-lint), to run that
-/// meanwhile.
-pub fn install_hint(program: &str) -> String {
-    let install = match package_of(program) {
         Some(package) => format!("install {package}"),
         None => "install it".to_string(),
     };
@@ -1178,7 +1425,7 @@ pub fn missing_programs(
 /// there, else those of the Python projects below it.
 pub fn project_venvs(detected: &Detected, root: &Path) -> Vec<std::path::PathBuf> {
     let dirs: Vec<std::path::PathBuf> = if detected.below.is_empty() {
-        if detected.languages.first() == Some(&Language::Python) {
+        if matches!(detected.languages.first(), Some(Language::Python(_))) {
             vec![root.to_path_buf()]
         } else {
             Vec::new()
@@ -1187,7 +1434,7 @@ pub fn project_venvs(detected: &Detected, root: &Path) -> Vec<std::path::PathBuf
         detected
             .below
             .iter()
-            .filter(|p| p.languages.contains(&Language::Python))
+            .filter(|p| p.languages.iter().any(|l| matches!(l, Language::Python(_))))
             .map(|p| root.join(&p.dir))
             .collect()
     };
@@ -1204,6 +1451,36 @@ pub fn project_venvs(detected: &Detected, root: &Path) -> Vec<std::path::PathBuf
         }
     }
     venvs
+}
+
+/// The Python projects among those `detected` whose checks run their
+/// tools through poetry or pipenv, each with its directory relative to the
+/// root (`None` for the root's).
+pub fn python_runners(detected: &Detected) -> Vec<(Option<&str>, PythonRunner)> {
+    let runner = |language: &Language| match language {
+        Language::Python(tools) => tools.runner,
+        _ => None,
+    };
+    if detected.below.is_empty() {
+        detected
+            .languages
+            .first()
+            .and_then(runner)
+            .map(|r| (None, r))
+            .into_iter()
+            .collect()
+    } else {
+        detected
+            .below
+            .iter()
+            .filter_map(|p| {
+                p.languages
+                    .iter()
+                    .find_map(runner)
+                    .map(|r| (Some(p.dir.as_str()), r))
+            })
+            .collect()
+    }
 }
 
 /// A commented `phasegate.toml` for the project at `root`.
@@ -1367,7 +1644,7 @@ mod tests {
         );
         assert_eq!(
             detect_language(project(&[("pyproject.toml", "")]).path()),
-            Some(Language::Python)
+            Some(Language::Python(PythonTools::default()))
         );
         assert_eq!(detect_language(project(&[("README.md", "")]).path()), None);
         let node = project(&[
@@ -1522,8 +1799,11 @@ mod tests {
             languages,
         };
         let checks = nested_checks(&[
-            project("Web-app", vec![Language::Python]),
-            project("web/app", vec![Language::Go, Language::Python]),
+            project("Web-app", vec![Language::Python(PythonTools::default())]),
+            project(
+                "web/app",
+                vec![Language::Go, Language::Python(PythonTools::default())],
+            ),
         ]);
         let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(

@@ -575,12 +575,15 @@ pub fn dependency_installer(argv: &[std::ffi::OsString], missing: &str) -> Optio
 }
 
 /// The package manager `argv` runs, when it is one that runs the
-/// project's scripts and tools: npm, npx, pnpm, pnpx, yarn, bun or bunx.
+/// project's scripts and tools: npm, npx, pnpm, pnpx, yarn, bun or bunx,
+/// or Python's poetry or pipenv (`poetry run pytest`).
 fn package_runner(argv: &[std::ffi::OsString]) -> Option<&'static str> {
     let name = program_name(argv)?;
-    ["npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx"]
-        .into_iter()
-        .find(|runner| *runner == name)
+    [
+        "npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx", "poetry", "pipenv",
+    ]
+    .into_iter()
+    .find(|runner| *runner == name)
 }
 
 /// The tool a package manager said it could not find, in its own words
@@ -593,7 +596,9 @@ fn package_runner(argv: &[std::ffi::OsString]) -> Option<&'static str> {
 /// - `pnpm exec` (exit 254) and yarn (exit 1): `Command "tsc" not found`;
 /// - `bunx --no-install` (exit 1): `Could not find an existing 'tsc'
 ///   binary to run`; `bun run`'s scripts run in bash where there is one
-///   (`/usr/bin/bash: line 1: eslint: command not found`, exit 127).
+///   (`/usr/bin/bash: line 1: eslint: command not found`, exit 127);
+/// - `poetry run` (exit 1): `Command not found: pytest`; `pipenv run`
+///   hands the command to `sh`, whose words it prints (exit 127).
 fn runner_not_found(
     runner: &str,
     argv: &[std::ffi::OsString],
@@ -657,6 +662,18 @@ fn runner_not_found(
             .iter()
             .find_map(|line| BUNX.captures(line))
             .map(|found| found[1].to_string()),
+        // Its last line, naming the command it was asked to run: a
+        // check that failed does not end on poetry's words about itself.
+        ("poetry", 1) => {
+            let asked = argv
+                .iter()
+                .skip(1)
+                .map(|arg| arg.to_string_lossy())
+                .skip_while(|arg| arg != "run")
+                .nth(1)?;
+            (last.first()?.trim_end() == format!("Command not found: {asked}"))
+                .then(|| asked.into_owned())
+        }
         _ => None,
     }
 }

@@ -110,6 +110,7 @@ mod protect_index;
 mod protect_reach;
 mod protect_stash;
 mod python_first_use;
+mod python_tools;
 mod reftable;
 mod reftable_checkout;
 mod repo_formats;

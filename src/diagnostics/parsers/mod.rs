@@ -515,7 +515,9 @@ fn base_name(word: &str) -> String {
 }
 
 /// Programs that only launch another one: the tool is the next word.
-const LAUNCHERS: &[&str] = &["npx", "bunx", "pnpx", "uvx", "pipx", "poetry", "uv", "env"];
+const LAUNCHERS: &[&str] = &[
+    "npx", "bunx", "pnpx", "uvx", "pipx", "poetry", "pipenv", "uv", "env",
+];
 
 /// The tool a check's argv runs and the grammar `auto` gives it, or `None`
 /// when the program says nothing and the output must tell.
@@ -807,6 +809,7 @@ mod tests {
             ("python3 -m pytest -q", Some(("pytest", "pytest"))),
             ("python -m unittest -v", Some(("unittest", "pytest"))),
             ("uv run mypy src", Some(("mypy", "python"))),
+            ("pipenv run flake8", Some(("flake8", "python"))),
             (
                 "sh -c 'cargo test 2>&1 | tee out'",
                 Some(("cargo", "cargo")),
