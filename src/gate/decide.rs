@@ -277,8 +277,12 @@ fn handoff_findings(
             ));
         } else if report.status.as_deref() == Some("blocked") {
             notes.push(format!(
-                "handoff `{}` says it is blocked: a person is needed, and goes on by setting its `status` to what comes next (`in_progress`, or `complete` once its checks pass)",
-                report.path
+                "handoff `{}` says it is blocked{}: a person is needed, and goes on by setting its `status` to what comes next (`in_progress`, or `complete` once its checks pass)",
+                report.path,
+                crate::handoff::blocked_on(
+                    report.block_reason.as_deref(),
+                    report.block_details.as_deref()
+                )
             ));
         }
     }

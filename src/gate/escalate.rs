@@ -482,7 +482,13 @@ fn handoff_interventions(handoff: &serde_json::Value) -> Vec<NewIntervention> {
             message,
         });
     } else if handoff["status"] == "blocked" {
-        let message = format!("handoff `{path}` says it is blocked: a person is needed");
+        let message = format!(
+            "handoff `{path}` says it is blocked{}: a person is needed",
+            crate::handoff::blocked_on(
+                handoff["block_reason"].as_str(),
+                handoff["block_details"].as_str()
+            )
+        );
         out.push(NewIntervention {
             kind: "handoff_blocked".to_string(),
             priority: Priority::High,

@@ -372,9 +372,9 @@ pub fn feedback(
     }
     // A document that says it is blocked waits for a person, as a run
     // says (`blocked`, next: escalate).
-    let blocked = (report.status.as_deref() == Some("blocked")).then(|| {
-        let (reason, details) = report.block.clone();
-        Blocked { reason, details }
+    let blocked = (report.status.as_deref() == Some("blocked")).then(|| Blocked {
+        reason: report.block_reason.clone(),
+        details: report.block_details.clone(),
     });
     let (items, omitted) = capped(items);
     // So does one whose last run ended blocked because the same errors

@@ -19,6 +19,6 @@ pub mod validate;
 mod tests;
 
 pub use validate::{
-    retries_used, unreadable, validate, validate_bytes, validate_document, HandoffReport, Issue,
-    Rules,
+    blocked_on, retries_used, unreadable, validate, validate_bytes, validate_document,
+    HandoffReport, Issue, Rules,
 };

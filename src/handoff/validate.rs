@@ -151,11 +151,13 @@ pub struct HandoffReport {
     /// The required checkpoints of the stage, for feedback.
     #[serde(skip)]
     pub required: Vec<String>,
-    /// What a blocked document says it waits for (reason, details), each
-    /// when given: one missing is an error of its own, and the other is
-    /// still what the document says.
-    #[serde(skip)]
-    pub block: (Option<String>, Option<String>),
+    /// What a blocked document says it waits for, each when given: one
+    /// missing is an error of its own, and the other is still what the
+    /// document says. The person it waits for reads them in the verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_details: Option<String>,
     /// The line of the `stage:` field, when `stage` was read: an error
     /// about the phase it names points there.
     #[serde(skip)]
@@ -333,6 +335,30 @@ pub fn retries_used(count: i64, max: u32) -> String {
     }
 }
 
+/// How many characters of a blocked document's `block_details` a one-line
+/// message keeps: the document has them whole.
+const BLOCK_DETAILS_SHOWN: usize = 200;
+
+/// What a blocked document says it waits for, to follow "says it is
+/// blocked" in a one-line message: ` (needs_human_input: Should an empty
+/// list sum to 0?)`, its details on one line, long ones cut; empty when
+/// it says neither.
+pub fn blocked_on(reason: Option<&str>, details: Option<&str>) -> String {
+    let details = details.map(|text| {
+        let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        match line.char_indices().nth(BLOCK_DETAILS_SHOWN) {
+            Some((cut, _)) => format!("{}…", &line[..cut]),
+            None => line,
+        }
+    });
+    match (reason, details.as_deref().filter(|d| !d.is_empty())) {
+        (Some(reason), Some(details)) => format!(" ({reason}: {details})"),
+        (Some(reason), None) => format!(" ({reason})"),
+        (None, Some(details)) => format!(" ({details})"),
+        (None, None) => String::new(),
+    }
+}
+
 /// Validates the document `text` found at `path`.
 pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
     let mut report = HandoffReport {
@@ -349,7 +375,8 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
         last_failure: None,
         checkpoints: Vec::new(),
         required: Vec::new(),
-        block: (None, None),
+        block_reason: None,
+        block_details: None,
         stage_line: None,
         id_at: None,
     };
@@ -400,10 +427,8 @@ pub fn validate(path: &str, text: &str, rules: &Rules) -> HandoffReport {
     report.last_failure = fields.text(&mut c, "last_failure", false).map(|(v, _)| v);
     let block_reason = fields.choice(&mut c, "block_reason", &BLOCK_REASONS, false);
     let block_details = fields.text(&mut c, "block_details", false);
-    report.block = (
-        block_reason.as_ref().map(|(reason, _)| reason.clone()),
-        block_details.as_ref().map(|(details, _)| details.clone()),
-    );
+    report.block_reason = block_reason.as_ref().map(|(reason, _)| reason.clone());
+    report.block_details = block_details.as_ref().map(|(details, _)| details.clone());
     let retry_count = fields.retry_count(&mut c, rules.max_retries);
     report.retry_count = retry_count;
     let ready = fields.ready(&mut c);

@@ -663,6 +663,10 @@ fn verdict_line(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Result
         Status::Incomplete => {
             p.red("✗ incomplete — verification did not finish; remove the cause and run again")
         }
+        // The queue says what for, and is where the person answers.
+        Status::Blocked if !verdict.interventions.is_empty() => {
+            p.red("✗ blocked — a person is needed: `phasegate interventions` says what for")
+        }
         Status::Blocked => p.red("✗ blocked — a person is needed"),
     };
     writeln!(

@@ -244,3 +244,56 @@ fn the_list_says_how_to_act_and_show_names_the_logs_of_the_run() {
         shown.stdout
     );
 }
+
+#[test]
+fn a_blocked_document_s_question_reaches_the_person_it_waits_for() {
+    let repo = hooked(
+        "[phases.implementation]\nchecks = [ { name = \"tests\", command = \"true\" } ]\n\n[handoff]\npaths = [\"handoffs/**/*.md\"]\n",
+    );
+    let question = "Should an empty list sum to 0\n  or raise? The spec says both.";
+    let document = HANDOFF_OUT_OF_RETRIES
+        .replace("status: failed", "status: blocked")
+        .replace("retry_count: 3", "retry_count: 1")
+        .replace(
+            "last_failure: tests fail\n",
+            &format!("block_reason: needs_human_input\nblock_details: \"{question}\"\n"),
+        );
+    repo.stage("handoffs/F001.md", &document);
+    let said = "(needs_human_input: Should an empty list sum to 0 or raise? The spec says both.)";
+
+    // The verdict carries what the document says, whole.
+    let (code, verdict) = repo.verdict(&[]);
+    assert_eq!(
+        (code, &verdict["status"]),
+        (4, &"blocked".into()),
+        "{verdict:#}"
+    );
+    let handoff = &verdict["handoffs"][0];
+    assert_eq!(handoff["block_reason"], "needs_human_input", "{handoff:#}");
+    assert_eq!(
+        handoff["block_details"], "Should an empty list sum to 0 or raise? The spec says both.",
+        "{handoff:#}"
+    );
+
+    // The report and the queue say it on one line, and the report sends
+    // the person to the queue.
+    let run = repo.phasegate(&["run"]);
+    let report = format!("{}{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 4, "{report}");
+    assert!(
+        report.contains(&format!(
+            "handoff `handoffs/F001.md` says it is blocked {said}: a person is needed"
+        )),
+        "{report}"
+    );
+    assert!(
+        report.contains("✗ blocked — a person is needed: `phasegate interventions` says what for"),
+        "{report}"
+    );
+    let blocked = of_type(&queue(&repo, false), "handoff_blocked");
+    assert_eq!(
+        blocked[0]["message"],
+        format!("handoff `handoffs/F001.md` says it is blocked {said}: a person is needed"),
+        "{blocked:#?}"
+    );
+}
