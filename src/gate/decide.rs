@@ -540,7 +540,6 @@ fn missing(
             diagnostics: vec![diagnostic],
         };
     }
-    let reason = format!("`{program}` is not installed (not found on PATH)");
     // A program a package manager's script or runner could not find is
     // one of the project's dependencies, which were never installed.
     let installer = match &check.run {
@@ -550,13 +549,21 @@ fn missing(
             .and_then(|i| crate::runner::dependency_installer(&i.argv, program)),
         CheckRun::NotRun(_) => None,
     };
+    // poetry and pipenv look in the environment they keep for the
+    // project, not on PATH.
+    let reason = match installer.and_then(|i| i.split(' ').next()) {
+        Some(runner @ ("poetry" | "pipenv")) => format!(
+            "`{program}` is not installed (not found in the environment {runner} keeps for the project)"
+        ),
+        _ => format!("`{program}` is not installed (not found on PATH)"),
+    };
     let install = match installer {
         Some(installer) => {
             // Where a program comes in a package of another name, the
             // name to ask the package manager for.
             let package = crate::config::package_of(program);
             let package = package.as_deref().unwrap_or("it");
-            format!("install the project's dependencies (`{installer} install`), or add {package} to them")
+            format!("install the project's dependencies (`{installer}`), or add {package} to them")
         }
         None => crate::config::install_hint(program),
     };

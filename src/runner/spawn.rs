@@ -559,18 +559,22 @@ fn program_name(argv: &[std::ffi::OsString]) -> Option<&str> {
     std::path::Path::new(argv.first()?).file_name()?.to_str()
 }
 
-/// The command that installs the project's dependencies (`npm`, `pnpm`,
-/// `yarn`), when `argv` runs its scripts or tools through a package
-/// manager (wrappers read, as for its exit) and what that could not find,
-/// `missing`, is not the package manager itself: a dependency that was
-/// never installed.
+/// The command that installs the project's dependencies (`npm install`,
+/// `pipenv install --dev`), when `argv` runs its scripts or tools through
+/// a package manager (wrappers read, as for its exit) and what that could
+/// not find, `missing`, is not the package manager itself: a dependency
+/// that was never installed. pipenv leaves out the development packages,
+/// where the tools checks run are, unless asked; poetry installs them.
 pub fn dependency_installer(argv: &[std::ffi::OsString], missing: &str) -> Option<&'static str> {
     let runner = package_runner(&innermost(argv)).filter(|runner| *runner != missing)?;
     Some(match runner {
-        "npx" => "npm",
-        "pnpx" => "pnpm",
-        "bunx" => "bun",
-        other => other,
+        "npm" | "npx" => "npm install",
+        "pnpm" | "pnpx" => "pnpm install",
+        "bun" | "bunx" => "bun install",
+        "yarn" => "yarn install",
+        "poetry" => "poetry install",
+        "pipenv" => "pipenv install --dev",
+        _ => return None,
     })
 }
 

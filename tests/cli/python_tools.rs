@@ -373,8 +373,9 @@ fn a_tool_poetry_does_not_find_is_missing_and_poetry_install_brings_it() {
     assert_eq!(check(&verdict, "tests")["status"], "missing", "{verdict:#}");
     let said = verdict["diagnostics"].to_string();
     assert!(
-        said.contains("`pytest` is not installed")
-            && said.contains("install the project's dependencies (`poetry install`)"),
+        said.contains(
+            "`pytest` is not installed (not found in the environment poetry keeps for the project)"
+        ) && said.contains("install the project's dependencies (`poetry install`)"),
         "{verdict:#}"
     );
 
@@ -460,6 +461,16 @@ fn a_pipenv_project_runs_its_tools_through_pipenv_run() {
     let (code, verdict) = run_all(&repo, &tools, &["--check", "tests"]);
     assert_eq!(code, 3, "{verdict:#}");
     assert_eq!(check(&verdict, "tests")["status"], "missing", "{verdict:#}");
+    // pytest is a development package: a plain `pipenv install` leaves
+    // it out.
+    assert!(
+        verdict["diagnostics"].to_string().contains(
+            "`pytest` is not installed (not found in the environment pipenv keeps for the project); "
+        ) && verdict["diagnostics"]
+            .to_string()
+            .contains("install the project's dependencies (`pipenv install --dev`)"),
+        "{verdict:#}"
+    );
 
     let (text, init_run) = init(&repo, &tools.path());
     for line in [
