@@ -115,20 +115,23 @@ fn record_run_within(
     remove_killed_temps(state_dir, &mut notes);
     let mut critical: Vec<NewIntervention> = Vec::new();
     let (mut state, theirs, unread) = load_history(state_dir, verdict, &mut critical);
+    // Read once: for the streak a person answered, and to queue the run's
+    // interventions and close those it shows are over.
+    let loaded = Queue::load(state_dir);
 
     let phase = verdict.phase.clone().unwrap_or_default();
     // An agent going round in circles does so in its own work tree and
     // on its own branch: the runs of another (an agent beside it, or the
     // same work tree switched to other work) neither break its streak nor
     // add to it.
-    let branch = selection.branch.as_deref();
+    let branch = selection.branch.clone();
     let of_phase: Vec<&RunRecord> = state
         .runs
         .iter()
         .filter(|r| {
             r.phase.as_deref() == Some(phase.as_str())
                 && r.in_work_tree(&work_tree)
-                && r.on_branch(branch)
+                && r.on_branch(branch.as_deref())
         })
         .collect();
     let now = state::now_rfc3339();
@@ -144,7 +147,12 @@ fn record_run_within(
         work_tree,
     );
     entry.input = input;
-    let of_phase = since_answered(state_dir, verdict, of_phase, config.gate.escalate_after);
+    let of_phase = since_answered(
+        loaded.as_ref().ok(),
+        verdict,
+        of_phase,
+        config.gate.escalate_after,
+    );
     // Running the gate again on what it judged already is no attempt.
     let attempts = gate::attempts(&of_phase, &entry);
     let previous = gate::previous_error_sets(verdict, &attempts, entry.selection.push.as_deref());
@@ -155,10 +163,14 @@ fn record_run_within(
     entry.status = verdict.status.as_str().to_string();
 
     let mut emergency = Emergency::default();
-    let changed_queue = queue_run(
+    let queued = queue_run(
         state_dir,
+        loaded,
         critical,
-        &phase,
+        RunPlace {
+            phase: &phase,
+            branch: Some(branch.as_deref()),
+        },
         session,
         &now,
         verdict,
@@ -168,9 +180,12 @@ fn record_run_within(
 
     state.runs.push(entry);
     save_history(state_dir, &mut state, theirs, unread, pause, &mut notes);
-    // A run that passed adds nothing to the queue: nothing to write.
-    if let Some(queue) = &changed_queue {
-        save_queue(state_dir, queue, verdict, &mut notes, &mut emergency);
+    // A run that passed adds nothing to the queue, and closes nothing in
+    // one with no open record: nothing to write.
+    if let Some((queue, closed)) = &queued {
+        if save_queue(state_dir, queue, verdict, &mut notes, &mut emergency) {
+            say_closed(closed, verdict);
+        }
     }
     drop(lock);
     report(state_dir, verdict, err, echo, notes, &emergency);
@@ -178,12 +193,12 @@ fn record_run_within(
 
 /// The runs of the phase (oldest first) after the newest one a person
 /// answered by resolving its `errors_repeated` intervention
-/// (`Queue::answered_runs`): the streak it escalated ends there. The
-/// queue is read only for a run that failed on errors after enough
-/// earlier runs to continue a streak; one that cannot be read cuts
+/// (`Queue::answered_runs`): the streak it escalated ends there. Looked
+/// for only in a run that failed on errors after enough earlier runs to
+/// continue a streak; a queue that could not be read (`None`) cuts
 /// nothing (its error is said when the run's interventions are queued).
 fn since_answered<'r>(
-    state_dir: &state::StateDir,
+    queue: Option<&Queue>,
     verdict: &Verdict,
     mut runs: Vec<&'r RunRecord>,
     needed: usize,
@@ -191,7 +206,7 @@ fn since_answered<'r>(
     if runs.len() + 1 < needed || gate::error_set(verdict).is_empty() {
         return runs;
     }
-    let Ok(queue) = Queue::load(state_dir) else {
+    let Some(queue) = queue else {
         return runs;
     };
     let answered = queue.answered_runs();
@@ -319,10 +334,15 @@ pub fn record_config_stop(
     // would resolve it otherwise did not load.
     let phase = verdict.phase.clone().filter(|name| !name.is_empty());
     let run_id = verdict.run_id.clone();
-    let changed_queue = queue_run(
+    let branch = selection.branch.clone();
+    let queued = queue_run(
         state_dir,
+        Queue::load(state_dir),
         critical,
-        phase.as_deref().unwrap_or_default(),
+        RunPlace {
+            phase: phase.as_deref().unwrap_or_default(),
+            branch: Some(branch.as_deref()),
+        },
         session,
         &now,
         verdict,
@@ -358,57 +378,105 @@ pub fn record_config_stop(
         });
         save_history(state_dir, &mut state, theirs, unread, pause, &mut notes);
     }
-    if let Some(queue) = &changed_queue {
-        save_queue(state_dir, queue, verdict, &mut notes, &mut emergency);
+    if let Some((queue, closed)) = &queued {
+        if save_queue(state_dir, queue, verdict, &mut notes, &mut emergency) {
+            say_closed(closed, verdict);
+        }
     }
     drop(lock);
     report(state_dir, verdict, err, true, notes, &emergency);
 }
 
-/// Places in the queue the interventions of a run in `phase`: the
-/// `critical` ones its recording found, then those of its verdict.
+/// Where a run was made, for the records it places and closes.
+#[derive(Clone, Copy)]
+struct RunPlace<'a> {
+    phase: &'a str,
+    /// `Some(None)`: on no branch (see `state::Origin::branch`).
+    #[expect(
+        clippy::option_option,
+        reason = "as `state::Origin::branch`: no branch is not a branch unknown"
+    )]
+    branch: Option<Option<&'a str>>,
+}
+
+/// Closes in the queue (`loaded`) the open records the run shows are
+/// over, then places the interventions of the run: the `critical` ones
+/// its recording found, then those of its verdict. The queue to write
+/// back, when it changed, with the records closed.
 #[expect(
     clippy::too_many_arguments,
     reason = "the run's facts and the two places its troubles go, passed as they are"
 )]
 fn queue_run(
     state_dir: &state::StateDir,
+    loaded: std::io::Result<Queue>,
     critical: Vec<NewIntervention>,
-    phase: &str,
+    place: RunPlace<'_>,
     session: Option<&str>,
     now: &str,
     verdict: &mut Verdict,
     notes: &mut Notes,
     emergency: &mut Emergency,
-) -> Option<Queue> {
+) -> Option<(Queue, Vec<state::Closed>)> {
     let news: Vec<NewIntervention> = critical
         .into_iter()
         .chain(gate::interventions_for(verdict))
         .collect();
     let run_id = verdict.run_id.clone();
     let origin = state::Origin {
-        phase,
+        phase: place.phase,
         session,
         run_id: run_id.as_deref(),
+        branch: place.branch,
         now,
     };
-    queue_interventions(state_dir, news, &origin, verdict, notes, emergency)
+    queue_interventions(state_dir, loaded, news, &origin, verdict, notes, emergency)
 }
 
-/// Places the run's new interventions in the queue, by its rules (the
-/// overflow goes to `emergency.log`), and moves the queue's unreadable
-/// lines there; a queue that cannot be read sends them all there. The
-/// verdict says what became of them once `report` has tried to write
-/// them. The queue to write back, when it changed.
+/// Says in the verdict which records the run closed, once the queue that
+/// holds them closed is written: the person reads it in the report, and
+/// `interventions list --all` has each with its note.
+fn say_closed(closed: &[state::Closed], verdict: &mut Verdict) {
+    const NAMED: usize = 5;
+    if closed.is_empty() {
+        return;
+    }
+    let mut named: Vec<String> = closed
+        .iter()
+        .take(NAMED)
+        .map(|c| format!("{} ({})", c.id, c.how))
+        .collect();
+    if closed.len() > NAMED {
+        named.push(format!("and {} more", closed.len() - NAMED));
+    }
+    let (count, them) = match closed.len() {
+        1 => ("an open intervention".to_string(), "it"),
+        n => (format!("{n} open interventions"), "them"),
+    };
+    verdict.notes.push(format!(
+        "this run shows {count} over, and resolved {them}: {}; `phasegate interventions list --all` shows {them} with {}",
+        named.join(", "),
+        if them == "it" { "its note" } else { "their notes" }
+    ));
+}
+
+/// Closes the open records the run shows are over, then places the run's
+/// new interventions in the queue, by its rules (the overflow goes to
+/// `emergency.log`): closed first, they leave room under the limits, which
+/// count open records. Moves the queue's unreadable lines there; a queue
+/// that cannot be read (`loaded`) sends them all there. The verdict says
+/// what became of them once `report` has tried to write them. The queue
+/// to write back, when it changed, with the records closed.
 fn queue_interventions(
     state_dir: &state::StateDir,
+    loaded: std::io::Result<Queue>,
     news: Vec<NewIntervention>,
     origin: &state::Origin<'_>,
     verdict: &mut Verdict,
     notes: &mut Notes,
     emergency: &mut Emergency,
-) -> Option<Queue> {
-    let mut queue = match Queue::load(state_dir) {
+) -> Option<(Queue, Vec<state::Closed>)> {
+    let mut queue = match loaded {
         Ok(queue) => queue,
         Err(e) => {
             emergency.add_unqueued(&news, origin.now, origin.run_id, Cause::QueueUnreadable);
@@ -424,8 +492,17 @@ fn queue_interventions(
         verdict,
         notes,
     );
+    // Nothing to work out for a queue with no open record, nor for a run
+    // whose branch is not known.
+    let closed = match origin.branch {
+        Some(branch) if queue.has_open() => {
+            let over = gate::what_is_over(verdict, branch);
+            queue.close_over(|record| over.shows_over(record), origin.run_id, origin.now)
+        }
+        _ => Vec::new(),
+    };
     let added = enqueue(&mut queue, news, origin, verdict, emergency);
-    (moved || added).then_some(queue)
+    (moved || added || !closed.is_empty()).then_some((queue, closed))
 }
 
 /// The history in `state_dir`, whether another version of phasegate
@@ -666,14 +743,17 @@ fn record_stopped_within(
     let mut emergency = Emergency::default();
     match Queue::load(state_dir) {
         Ok(mut queue) => {
+            // A run stopped before it looked at its branch shows nothing
+            // over.
             let origin = state::Origin {
                 phase: &phase,
                 session,
                 run_id: run_id.as_deref(),
+                branch: None,
                 now: &now,
             };
             enqueue(&mut queue, news, &origin, verdict, &mut emergency);
-            save_queue(state_dir, &queue, verdict, &mut notes, &mut emergency);
+            let _ = save_queue(state_dir, &queue, verdict, &mut notes, &mut emergency);
         }
         Err(e) => {
             emergency.add_unqueued(&news, &now, run_id.as_deref(), Cause::QueueUnreadable);
@@ -686,19 +766,20 @@ fn record_stopped_within(
     report(state_dir, verdict, err, true, notes, &emergency);
 }
 
-/// Writes `queue` back. When it cannot be written, the records this run
-/// created or counted one more occurrence on (those `verdict` names) go to
-/// `emergency.log` whole instead: the queue as it was on disk has none of
-/// them, and nothing is dropped.
+/// Writes `queue` back, and says whether it was. When it cannot be
+/// written, the records this run created or counted one more occurrence
+/// on (those `verdict` names) go to `emergency.log` whole instead: the
+/// queue as it was on disk has none of them, and nothing is dropped. The
+/// records it closed stay open on disk, for the next run to close.
 fn save_queue(
     state_dir: &state::StateDir,
     queue: &Queue,
     verdict: &Verdict,
     notes: &mut Notes,
     emergency: &mut Emergency,
-) {
+) -> bool {
     let Err(e) = queue.save(state_dir) else {
-        return;
+        return true;
     };
     let lines = verdict
         .interventions
@@ -708,6 +789,7 @@ fn save_queue(
         .collect();
     emergency.add(lines, Cause::QueueUnwritable);
     notes.add(Cause::QueueUnwritable, e.to_string());
+    false
 }
 
 /// Adds `news` to `queue`, naming each record in the verdict; what is over

@@ -4,7 +4,7 @@
 //! written by the caller.
 
 use crate::diagnostics::{Diagnostic, Fnv, Severity};
-use crate::state::{NewIntervention, Priority, RunRecord};
+use crate::state::{Intervention, NewIntervention, Priority, RunRecord};
 
 use super::{CheckResult, CheckStatus, Next, Status, Verdict};
 
@@ -498,6 +498,129 @@ fn handoff_interventions(handoff: &serde_json::Value) -> Vec<NewIntervention> {
         });
     }
     out
+}
+
+/// The types of record a check's failure makes (`check_intervention`):
+/// over once a later run has run that check to its end and seen it pass.
+/// Not `limit_reached`, which a passing check makes too.
+const CHECK_FAILURES: &[&str] = &[
+    "check_failed",
+    "unparsed_failure",
+    "missing_tool",
+    "timeout",
+    "tool_crashed",
+    "permission_denied",
+    "unparseable_output",
+    "interrupted",
+];
+
+/// What a finished run shows is over, for the queue to close the open
+/// records of (`Queue::close_over`): the checks it ran to their end that
+/// passed, and the handoff documents it validated, in its phase and on
+/// its branch.
+#[derive(Debug)]
+pub struct Over<'v> {
+    phase: Option<&'v str>,
+    /// `None`: no branch (a detached `HEAD`, outside a repository).
+    branch: Option<&'v str>,
+    passed: Vec<&'v str>,
+    handoffs: &'v [serde_json::Value],
+}
+
+/// What `verdict`, of a run on `branch` (`None`: on no branch), shows is
+/// over. A check passed only when this run ran it: not one skipped (by
+/// its `files`, `PHASEGATE_SKIP`, a workflow), left out (`--check`), or
+/// carried over by `resume` from the run it resumed, which ran nothing
+/// (no command line).
+pub fn what_is_over<'v>(verdict: &'v Verdict, branch: Option<&'v str>) -> Over<'v> {
+    Over {
+        phase: verdict.phase.as_deref(),
+        branch,
+        passed: verdict
+            .checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Passed && !c.argv.is_empty())
+            .map(|c| c.name.as_str())
+            .collect(),
+        handoffs: &verdict.handoffs,
+    }
+}
+
+impl Over<'_> {
+    /// Whether the run shows what `record` reports is over, and how, as
+    /// its note says it (check `tests` passed). Only a record of this
+    /// run's branch (no branch matching no branch) is: a check failing on
+    /// one branch and passing on another is not fixed, and a record whose
+    /// branch is not known (an earlier version's, one that took in
+    /// another branch's errors) is a person's to close.
+    ///
+    /// - A check's failure (and its missing tool, timeout, crash) is over
+    ///   when a run of the record's phase ran every check the record
+    ///   stands for, and each passed.
+    /// - `handoff_invalid` is over when the run validated that document
+    ///   and found it valid; `handoff_escalated` when it read the
+    ///   document and it no longer escalates; `handoff_blocked` when it
+    ///   read it and it no longer says `status: blocked`. The document's
+    ///   stage, not the run's phase, says what it is.
+    /// - Nothing else: a configuration error (the configuration a later
+    ///   run loaded may be another ref's, `--config-from-ref`), a streak
+    ///   of the same errors, phasegate's own failures.
+    pub fn shows_over(&self, record: &Intervention) -> Option<String> {
+        if record.branch.as_ref()?.as_deref() != self.branch {
+            return None;
+        }
+        if CHECK_FAILURES.contains(&record.kind.as_str()) {
+            if self.phase != Some(record.phase.as_str()) {
+                return None;
+            }
+            let checks: Vec<&str> = if record.checks.is_empty() {
+                record.check.iter().map(String::as_str).collect()
+            } else {
+                record.checks.iter().map(String::as_str).collect()
+            };
+            if checks.is_empty() || !checks.iter().all(|name| self.passed.contains(name)) {
+                return None;
+            }
+            let named: Vec<String> = checks.iter().map(|name| format!("`{name}`")).collect();
+            return Some(match named.as_slice() {
+                [one] => format!("check {one} passed"),
+                [rest @ .., last] => format!("checks {} and {last} passed", rest.join(", ")),
+                [] => return None,
+            });
+        }
+        let fingerprint = record.fingerprint.as_deref()?;
+        let handoff = self.handoffs.iter().find(|h| {
+            h["path"]
+                .as_str()
+                .is_some_and(|path| exact_fingerprint(path) == fingerprint)
+        })?;
+        let path = handoff["path"].as_str()?;
+        // `status` is null when the frontmatter could not be read: the
+        // run then saw nothing of what the document says.
+        let status = handoff["status"].as_str();
+        match record.kind.as_str() {
+            "handoff_invalid" if handoff["valid"] == true => {
+                Some(format!("handoff `{path}` is valid"))
+            }
+            "handoff_escalated" => {
+                let status = status?;
+                // A failed or blocked document escalates on its retry
+                // count: without one read, whether it does is not known.
+                let counted =
+                    !matches!(status, "failed" | "blocked") || handoff["retry_count"].is_i64();
+                (handoff["escalate"] == false && counted).then(|| {
+                    format!("handoff `{path}` no longer escalates (its status is `{status}`)")
+                })
+            }
+            "handoff_blocked" => {
+                let status = status?;
+                (status != "blocked").then(|| {
+                    format!("handoff `{path}` is no longer blocked (its status is `{status}`)")
+                })
+            }
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -371,6 +371,12 @@ pub fn interventions_human(
             r.occurrences,
             clean(r.message.lines().next().unwrap_or(""))
         )?;
+        // Who closed a resolved one, and how: its newest note.
+        if r.status == "resolved" {
+            if let Some(note) = r.note.as_deref().and_then(|n| n.lines().last()) {
+                writeln!(out, "       note: {}", clean(note))?;
+            }
+        }
     }
     if let Some(open) = shown.iter().find(|r| r.status == "open") {
         let id = clean(&open.id);

@@ -59,6 +59,18 @@ pub struct Intervention {
     #[serde(default)]
     pub checks: Vec<String>,
     pub session: Option<String>,
+    /// The branch its runs were on, when one run can tell that what it
+    /// reports is over (`Queue::close_over`): `Some(None)` (JSON `null`)
+    /// for runs on no branch (a detached `HEAD`, a run outside a
+    /// repository). `None` (absent) when that is not known: a record of
+    /// an earlier version, or one that took in an error of another branch
+    /// or phase (`Intervention::seen_on`); a person closes those.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "branch_known"
+    )]
+    pub branch: Option<Option<String>>,
     /// The newest run it occurred in: that run's logs are the ones a
     /// person reads (the oldest run directories are pruned). `None` (JSON
     /// `null`) when that occurrence had no run: a run stopped before its
@@ -101,6 +113,15 @@ impl Intervention {
             && self.check == new.check
             && self.phase == origin.phase
             && self.session.as_deref() == origin.session
+            // The same error on another branch is another piece of work,
+            // over when that branch's run shows it is. A record whose
+            // branch is not known (an earlier version's) takes in no run
+            // whose branch is: the new record can be closed by a run.
+            && match (&self.branch, origin.branch) {
+                (Some(mine), Some(theirs)) => mine.as_deref() == theirs,
+                (None, Some(_)) => false,
+                (_, None) => true,
+            }
             && match &self.fingerprint {
                 Some(fingerprint) => *fingerprint == new.fingerprint,
                 None => self.message == new.message,
@@ -131,6 +152,20 @@ impl Intervention {
         self.run_id = run_id.map(str::to_string);
     }
 
+    /// Takes in an occurrence of a run from `origin`: a record that now
+    /// stands for runs on two branches, or of two phases, no longer has
+    /// one place a later run could show it over (`Queue::close_over`).
+    fn seen_on(&mut self, origin: &Origin<'_>) {
+        let one_place = self.phase == origin.phase
+            && match (&self.branch, origin.branch) {
+                (Some(mine), Some(theirs)) => mine.as_deref() == theirs,
+                _ => false,
+            };
+        if !one_place {
+            self.branch = None;
+        }
+    }
+
     /// Names `check` among the checks this record stands for.
     fn stands_for(&mut self, check: Option<&str>) {
         if let Some(check) = check {
@@ -146,6 +181,18 @@ impl Intervention {
 fn run_named<'de, D: serde::Deserializer<'de>>(from: D) -> Result<Option<String>, D::Error> {
     let run_id = Option::<String>::deserialize(from)?;
     Ok(run_id.filter(|id| !id.is_empty()))
+}
+
+/// A record's `branch` when the field is there: `null` is no branch, as
+/// a detached `HEAD` has, not a branch unknown (the field absent).
+#[expect(
+    clippy::option_option,
+    reason = "the three cases of `Intervention::branch`: none, this one, not known"
+)]
+fn branch_known<'de, D: serde::Deserializer<'de>>(
+    from: D,
+) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(from).map(Some)
 }
 
 /// A record's `runs`, without the empty ids earlier versions wrote for
@@ -188,6 +235,10 @@ pub struct Origin<'a> {
     pub session: Option<&'a str>,
     /// `None` for a run stopped before it had an id.
     pub run_id: Option<&'a str>,
+    /// The branch the run was on (`Some(None)`: none, on a detached
+    /// `HEAD` or outside a repository); `None` when it is not known (a
+    /// run stopped before it looked).
+    pub branch: Option<Option<&'a str>>,
     pub now: &'a str,
 }
 
@@ -440,6 +491,7 @@ impl Queue {
     fn bump(&mut self, id: &str, check: Option<&str>, origin: &Origin<'_>) -> Placement {
         if let Some(record) = self.records.iter_mut().find(|r| r.id == id) {
             record.occurred_in(origin.run_id, origin.now);
+            record.seen_on(origin);
             record.stands_for(check);
         }
         Placement::Merged(id.to_string())
@@ -469,6 +521,7 @@ impl Queue {
             .find(|r| r.status == "open" && r.is_same(&new, origin))
         {
             record.occurred_in(origin.run_id, origin.now);
+            record.seen_on(origin);
             record.message = new.message;
             record.fingerprint = Some(new.fingerprint);
             return Placement::Merged(record.id.clone());
@@ -481,6 +534,7 @@ impl Queue {
             checks: new.check.iter().cloned().collect(),
             check: new.check,
             session: origin.session.map(str::to_string),
+            branch: origin.branch.map(|branch| branch.map(str::to_string)),
             run_id: origin.run_id.map(str::to_string),
             runs: origin.run_id.iter().map(|id| (*id).to_string()).collect(),
             runs_omitted: 0,
@@ -575,6 +629,53 @@ impl Queue {
             .collect()
     }
 
+    /// Whether any record is open: a run closes none of an empty queue,
+    /// nor works out what it could close.
+    pub fn has_open(&self) -> bool {
+        self.open().next().is_some()
+    }
+
+    /// Resolves the open records that a run (`run_id`) showed are over,
+    /// `shows_over` saying of each whether it is and how (check `tests`
+    /// passed): the note names that run and says how, and the record
+    /// stays in the queue, resolved. A streak of the same errors
+    /// (`ERRORS_REPEATED`, whose resolving is the person's answer: see
+    /// `answered_runs`) and phasegate's own failures (`critical`) are
+    /// left to a person whatever a run shows. The records closed, in
+    /// queue order.
+    pub fn close_over(
+        &mut self,
+        shows_over: impl Fn(&Intervention) -> Option<String>,
+        run_id: Option<&str>,
+        now: &str,
+    ) -> Vec<Closed> {
+        let by = run_id.map_or_else(|| format!("a run at {now}"), |id| format!("run {id}"));
+        let mut closed = Vec::new();
+        for record in &mut self.records {
+            if record.status != "open"
+                || record.kind == ERRORS_REPEATED
+                || record.priority == Priority::Critical
+            {
+                continue;
+            }
+            let Some(how) = shows_over(record) else {
+                continue;
+            };
+            record.status = "resolved".to_string();
+            let note = format!("resolved by {by}: {how}");
+            record.note = Some(match record.note.take().filter(|n| !n.is_empty()) {
+                Some(earlier) => format!("{earlier}\n{note}"),
+                None => note,
+            });
+            now.clone_into(&mut record.updated_at);
+            closed.push(Closed {
+                id: record.id.clone(),
+                how,
+            });
+        }
+        closed
+    }
+
     /// Marks `id` resolved with a note. Resolved again, the record stays
     /// resolved and the new note follows the earlier ones, a line each:
     /// none is lost.
@@ -595,6 +696,14 @@ impl Queue {
             Resolution::Resolved
         }
     }
+}
+
+/// A record a run closed (`Queue::close_over`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closed {
+    pub id: String,
+    /// How the run showed it over: check `tests` passed.
+    pub how: String,
 }
 
 /// Which record a typed id names (`Queue::lookup`).
@@ -784,6 +893,7 @@ mod tests {
             phase: "implementation",
             session,
             run_id: Some("r"),
+            branch: Some(Some("refs/heads/main")),
             now: "2026-11-22T00:00:00Z",
         }
     }
@@ -951,6 +1061,7 @@ mod tests {
             phase: "implementation",
             session,
             run_id: Some(run_id),
+            branch: Some(Some("refs/heads/main")),
             now: run_id,
         };
         // Five runs of one session failing the same test: one record.
@@ -1039,7 +1150,8 @@ mod tests {
         q.add(error("timeout", "build", "b"), &origin(None));
         assert_eq!(q.records[MAX_PER_TYPE - 1].checks, ["tests", "build"]);
         // A record of an earlier version names its check in `check` only,
-        // and is the same error when its message is.
+        // and is the same error when its message is, for a run whose
+        // branch is not known either (one stopped before it looked).
         let dir = tempfile::tempdir().unwrap();
         let earlier = r#"{"id":"iv-0001","type":"check_failed","priority":"high","phase":"implementation","check":"tests","session":null,"run_id":"r","message":"check `tests` failed: x","occurrences":1,"status":"open","created_at":"t","updated_at":"t","note":null}"#;
         std::fs::write(queue_file(dir.path()), format!("{earlier}\n")).unwrap();
@@ -1047,11 +1159,21 @@ mod tests {
         assert_eq!(q.records[0].checks, ["tests"]);
         let mut again = error("check_failed", "tests", "x");
         again.message = "check `tests` failed: x".to_string();
+        let unknown = Origin {
+            branch: None,
+            ..origin(None)
+        };
         assert_eq!(
-            q.add(again, &origin(None)),
+            q.add(again.clone(), &unknown),
             Placement::Merged("iv-0001".into())
         );
         assert_eq!(q.records[0].fingerprint.as_deref(), Some("x"));
+        // A run on a branch makes a record of its own, which a later run
+        // of that branch can close; the earlier one is a person's.
+        assert_eq!(
+            q.add(again, &origin(None)),
+            Placement::Created("iv-0002".into())
+        );
     }
 
     #[test]
@@ -1086,6 +1208,86 @@ mod tests {
             (q.records[0].run_id.as_deref(), q.records[0].runs.len()),
             (None, 0)
         );
+    }
+
+    #[test]
+    fn a_record_keeps_its_branch_and_a_run_closes_only_what_it_may() {
+        let on = |branch: Option<&'static str>| Origin {
+            branch: Some(branch),
+            ..origin(None)
+        };
+        let mut q = Queue::default();
+        q.add(
+            error("check_failed", "tests", "f"),
+            &on(Some("refs/heads/a")),
+        );
+        // The same error on another branch is a record of its own.
+        assert_eq!(
+            q.add(
+                error("check_failed", "tests", "f"),
+                &on(Some("refs/heads/b"))
+            ),
+            Placement::Created("iv-0002".into())
+        );
+        q.add(error("timeout", "tests", "t"), &on(None));
+        let line = serde_json::to_value(&q.records[2]).unwrap();
+        assert_eq!(line["branch"], serde_json::Value::Null);
+        let read: Intervention = serde_json::from_value(line).unwrap();
+        assert_eq!(read.branch, Some(None));
+        // A record of an earlier version has no `branch`: not known.
+        let mut earlier = serde_json::to_value(&q.records[0]).unwrap();
+        earlier.as_object_mut().unwrap().remove("branch");
+        let read: Intervention = serde_json::from_value(earlier).unwrap();
+        assert_eq!(read.branch, None);
+        // One that takes in an error of another branch has no one branch.
+        for kind in ["c", "d", "e", "f"] {
+            q.add(
+                error(kind, "x", kind),
+                &Origin {
+                    session: Some("s"),
+                    ..on(Some("refs/heads/a"))
+                },
+            );
+        }
+        q.add(
+            error("g", "x", "g"),
+            &Origin {
+                session: Some("s"),
+                ..on(Some("refs/heads/a"))
+            },
+        );
+        q.add(
+            error("g", "y", "g2"),
+            &Origin {
+                session: Some("s"),
+                ..on(Some("refs/heads/b"))
+            },
+        );
+        assert_eq!(q.records.last().unwrap().branch, None);
+
+        // Whatever a run says, a streak and phasegate's own failures stay
+        // open.
+        let mut q = Queue::default();
+        q.add(error(ERRORS_REPEATED, "tests", "r"), &origin(None));
+        let mut own = error("internal", "tests", "i");
+        own.priority = Priority::Critical;
+        q.add(own, &origin(None));
+        q.add(error("check_failed", "tests", "f"), &origin(None));
+        let closed = q.close_over(|_| Some("it is over".to_string()), Some("r9"), "later");
+        assert_eq!(
+            closed,
+            [Closed {
+                id: "iv-0003".into(),
+                how: "it is over".into()
+            }]
+        );
+        assert_eq!(
+            q.records[2].note.as_deref(),
+            Some("resolved by run r9: it is over")
+        );
+        assert_eq!(q.records[2].updated_at, "later");
+        assert!(!q.records[2..].iter().any(|r| r.status == "open"));
+        assert_eq!(q.open().count(), 2);
     }
 
     #[test]

@@ -83,8 +83,11 @@ fn the_same_error_run_after_run_is_one_record_and_a_new_error_still_gets_its_own
         let (_, v) = repo.verdict(&["--all-files"]);
         assert_eq!(v["interventions"], serde_json::json!(["iv-0003"]), "{v:#}");
     }
+    // `lint` passed in those runs, on the branch it failed on: its
+    // record is closed, and the two of `tests` stay open.
     let open = open_interventions(&repo);
-    assert_eq!(open.len(), 3, "{open:#?}");
+    let ids: Vec<&str> = open.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["iv-0001", "iv-0003"], "{open:#?}");
 }
 
 /// A session's five slots taken by five types of error; `tests` fails

@@ -111,6 +111,7 @@ mod protect_reach;
 mod protect_stash;
 mod python_first_use;
 mod python_tools;
+mod queue_closes;
 mod reftable;
 mod reftable_checkout;
 mod repo_formats;
