@@ -124,6 +124,16 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
             );
         }
     }
+    // Checks that run no tests: said, with how to run them.
+    if let Some(untested) = at_root.and_then(config::Language::untested) {
+        let _ = writeln!(
+            io.out,
+            "no check runs the tests: package.json has no `test` script; {}: `tests = \"{}\"` is offered, commented, in {}",
+            untested.how,
+            untested.command,
+            config::CONFIG_FILE
+        );
+    }
     // A poetry or pipenv project: its environment is outside the project,
     // found by the tool the checks run through.
     for (dir, runner) in config::python_runners(&detected) {

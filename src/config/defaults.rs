@@ -349,6 +349,49 @@ impl Language {
             _ => None,
         }
     }
+
+    /// For a Node project whose checks run something, but whose
+    /// `package.json` has no `test` script (`bun init` writes none): the
+    /// tests command `init` offers, commented, and why, so neither the
+    /// file nor a run passes over the tests without a word. bun's own
+    /// runner needs no script (it fails where there is no test file, so
+    /// it is not run unasked); the others run the script once there is
+    /// one.
+    pub fn untested(&self) -> Option<Untested> {
+        match self {
+            Language::Node {
+                manager: Some(manager),
+                test: false,
+                ..
+            } if !self.commands().is_empty() => Some(match manager {
+                PackageManager::Bun => Untested {
+                    command: "bun test",
+                    how: "bun's own runner, `bun test`, needs none, but fails where there is no test file",
+                    comment: "# package.json has no `test` script, so no check runs the tests. bun's own\n\
+                              # runner needs none (it fails where there is no test file): to run it,\n\
+                              # uncomment this and add { name = \"tests\" } to a phase.\n",
+                },
+                _ => Untested {
+                    command: manager.commands().0,
+                    how: "add one; the one `npm init` writes fails on purpose and is not one",
+                    comment: "# package.json has no `test` script, so no check runs the tests: add one,\n\
+                              # then uncomment this and add { name = \"tests\" } to a phase.\n",
+                },
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The tests of a project whose checks run none (`Language::untested`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Untested {
+    /// The command `init` offers, commented.
+    pub command: &'static str,
+    /// What to do, after "package.json has no `test` script": one line.
+    pub how: &'static str,
+    /// The comment over the offered command in `init`'s file.
+    pub comment: &'static str,
 }
 
 /// What the `test` script `npm init` writes says: it fails on purpose.
@@ -1547,6 +1590,10 @@ pub fn init_template(detected: &Detected) -> String {
             text.push_str(note);
         }
         text.push_str(&format!("{name} = {}\n", quoted(command)));
+    }
+    if let Some(untested) = language.and_then(Language::untested) {
+        text.push_str(untested.comment);
+        text.push_str(&format!("# tests = {}\n", quoted(untested.command)));
     }
     if let Some(format) = language.and_then(Language::format_check) {
         text.push_str(&format!(

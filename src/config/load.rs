@@ -485,6 +485,17 @@ fn parse_sources(sources: &[SourceFile]) -> Result<Vec<Vec<(Key, Node)>>, Config
     Ok(trees)
 }
 
+/// What the name of the embedded default's language adds when its checks
+/// run no tests: `, which run no tests: ...`, else nothing.
+fn untested(language: &Language) -> String {
+    language.untested().map_or_else(String::new, |untested| {
+        format!(
+            ", which run no tests: package.json has no `test` script ({})",
+            untested.how
+        )
+    })
+}
+
 /// `root_table`, the merged tree of `sources`, validated.
 fn validate(
     root_table: &[(Key, Node)],
@@ -498,10 +509,12 @@ fn validate(
             // A monorepo's other code is not checked: the name says so.
             language: match language.filter(|_| nested.is_empty()) {
                 Some(first) => Some(match unchecked_names(languages) {
-                    None => first.name().to_string(),
-                    Some(others) => {
-                        format!("{}, not for the {others} code also here", first.name())
-                    }
+                    None => format!("{}{}", first.name(), untested(first)),
+                    Some(others) => format!(
+                        "{}{}, not for the {others} code also here",
+                        first.name(),
+                        untested(first)
+                    ),
                 }),
                 // Projects below the root: which, and how they are run.
                 None => nested_names(nested).map(|projects| {

@@ -12,8 +12,8 @@ pub use defaults::{
     detect, detect_language, detect_languages, init_template, install_hint, install_in_venv,
     languages_of, missing_programs, nested_names, package_of, project_venvs, projects_among,
     projects_at, projects_below, python_runners, python_tool, unchecked_names, Detected, Language,
-    MissingProgram, NestedProject, PackageManager, PythonRunner, PythonTools, RootFiles, MARKERS,
-    STAGES,
+    MissingProgram, NestedProject, PackageManager, PythonRunner, PythonTools, RootFiles, Untested,
+    MARKERS, STAGES,
 };
 pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigProblem};

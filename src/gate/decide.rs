@@ -591,17 +591,7 @@ fn missing(
     // The program is named in the command: that is where a user who
     // fixes it rather than installing it edits.
     let at = check.command_location.as_ref().or(check.location.as_ref());
-    let diagnostic = Diagnostic {
-        file: at.map(|l| l.file.clone()),
-        line: at.map(|l| l.line),
-        column: at.map(|l| l.column),
-        ..located(
-            check,
-            severity,
-            Some(OwnCode::MissingTool.as_str()),
-            format!("{reason}; {advice}"),
-        )
-    };
+    let diagnostic = missing_tool_finding(check, severity, at, format!("{reason}; {advice}"));
     Judged {
         status,
         effect,
@@ -672,7 +662,19 @@ fn not_in_venv(
         Bypass::CheckEnv(_) => check.location.as_ref().or(check.command_location.as_ref()),
         _ => check.command_location.as_ref().or(check.location.as_ref()),
     };
-    let diagnostic = Diagnostic {
+    let diagnostic = missing_tool_finding(check, severity, at, format!("{reason}; {advice}"));
+    (reason, diagnostic)
+}
+
+/// The finding of a check's missing program, at `at` in `phasegate.toml`
+/// (where the user edits), saying `message`.
+fn missing_tool_finding(
+    check: &CheckInput,
+    severity: Severity,
+    at: Option<&ConfigLocation>,
+    message: String,
+) -> Diagnostic {
+    Diagnostic {
         file: at.map(|l| l.file.clone()),
         line: at.map(|l| l.line),
         column: at.map(|l| l.column),
@@ -680,10 +682,9 @@ fn not_in_venv(
             check,
             severity,
             Some(OwnCode::MissingTool.as_str()),
-            format!("{reason}; {advice}"),
+            message,
         )
-    };
-    (reason, diagnostic)
+    }
 }
 
 /// A check that exited 0: it passed, unless its format reports findings

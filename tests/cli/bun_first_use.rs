@@ -360,3 +360,67 @@ fn a_first_commit_on_a_failing_bun_project_is_stopped_at_each_finding() {
         "a commit was made"
     );
 }
+
+#[test]
+fn a_project_without_a_test_script_is_told_no_check_runs_its_tests_and_offered_one() {
+    // `bun init -y` writes no `test` script: the checks run no tests, and
+    // neither the run nor `init` may pass over that without a word.
+    let programs = Tools::new();
+    bunx_without_typescript(&programs);
+    let path = programs.path();
+    let repo = bun_project("bun.lock");
+    let (_, verdict) = repo.verdict_with(&["--all-files"], &[("PATH", &path)]);
+    assert!(
+        verdict["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["name"] != "tests"),
+        "{verdict:#}"
+    );
+    let notes = verdict["notes"].to_string();
+    assert!(
+        notes.contains("defaults for node (bun), which run no tests: package.json has no `test` script (bun's own runner, `bun test`, needs none, but fails where there is no test file)"),
+        "{notes}"
+    );
+
+    let init = repo.phasegate_with(&["init"], &[("PATH", &path)]);
+    assert_eq!(init.code, 0, "{init:?}");
+    assert!(
+        init.stdout.contains("no check runs the tests: package.json has no `test` script; bun's own runner, `bun test`, needs none, but fails where there is no test file: `tests = \"bun test\"` is offered, commented, in phasegate.toml"),
+        "{init:?}"
+    );
+    let written = repo.read("phasegate.toml");
+    assert!(written.contains("\n# tests = \"bun test\"\n"), "{written}");
+    std::fs::remove_file(repo.path().join("phasegate.toml")).unwrap();
+
+    // npm's `test` is the script's: it is offered once there is one.
+    repo.write(
+        "package.json",
+        "{\"name\": \"app\", \"scripts\": {\"lint\": \"eslint .\"}}\n",
+    );
+    std::fs::remove_file(repo.path().join("bun.lock")).unwrap();
+    let (_, verdict) = repo.verdict_with(&["--all-files"], &[("PATH", &path)]);
+    assert!(
+        verdict["notes"].to_string().contains("defaults for node (npm), which run no tests: package.json has no `test` script (add one; the one `npm init` writes fails on purpose and is not one)"),
+        "{verdict:#}"
+    );
+    let init = repo.phasegate_with(&["init"], &[("PATH", &path)]);
+    assert_eq!(init.code, 0, "{init:?}");
+    assert!(
+        repo.read("phasegate.toml").contains("# package.json has no `test` script, so no check runs the tests: add one,\n# then uncomment this and add { name = \"tests\" } to a phase.\n# tests = \"npm test\"\n"),
+        "{}",
+        repo.read("phasegate.toml")
+    );
+
+    // With one, the tests run and nothing is said.
+    repo.write(
+        "package.json",
+        "{\"name\": \"app\", \"scripts\": {\"test\": \"node --test\"}}\n",
+    );
+    let (_, verdict) = repo.verdict_with(&["--all-files"], &[("PATH", &path)]);
+    assert!(
+        !verdict["notes"].to_string().contains("run no tests"),
+        "{verdict:#}"
+    );
+}

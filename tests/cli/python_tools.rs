@@ -124,6 +124,14 @@ fn init(repo: &TestRepo, path: &str) -> (String, crate::support::Run) {
     (repo.read("phasegate.toml"), run)
 }
 
+/// What flake8 finds in the failing project, as `diagnostics_of` says it.
+const FLAKE8_FINDINGS: [&str; 4] = [
+    "pkg/calc.py:1 F401 flake8",
+    "pkg/calc.py:2 F401 flake8",
+    "pkg/calc.py:15 F841 flake8",
+    "pkg/calc.py:15 E741 flake8",
+];
+
 #[test]
 fn a_project_that_configures_mypy_and_not_pyright_is_typechecked_by_mypy() {
     let repo = TestRepo::new();
@@ -225,15 +233,7 @@ fn a_project_that_configures_flake8_and_not_ruff_is_linted_by_flake8() {
     assert_eq!(code, 1, "{verdict:#}");
     assert!(!ran(&tools, "ruff"), "{verdict:#}");
     assert_eq!(args_of(&tools, "flake8"), "");
-    assert_eq!(
-        diagnostics_of(&verdict, "lint"),
-        [
-            "pkg/calc.py:1 F401 flake8",
-            "pkg/calc.py:2 F401 flake8",
-            "pkg/calc.py:15 F841 flake8",
-            "pkg/calc.py:15 E741 flake8"
-        ]
-    );
+    assert_eq!(diagnostics_of(&verdict, "lint"), FLAKE8_FINDINGS);
 
     let (text, _) = init(&repo, &tools.path());
     assert!(text.contains("\nlint = \"flake8\"\n"), "{text}");
@@ -320,15 +320,7 @@ fn a_poetry_project_runs_its_tools_through_poetry_run() {
     let (code, verdict) = run_all(&repo, &tools, &[]);
     assert_eq!(code, 1, "{verdict:#}");
     assert_eq!(check(&verdict, "tests")["status"], "passed", "{verdict:#}");
-    assert_eq!(
-        diagnostics_of(&verdict, "lint"),
-        [
-            "pkg/calc.py:1 F401 flake8",
-            "pkg/calc.py:2 F401 flake8",
-            "pkg/calc.py:15 F841 flake8",
-            "pkg/calc.py:15 E741 flake8"
-        ]
-    );
+    assert_eq!(diagnostics_of(&verdict, "lint"), FLAKE8_FINDINGS);
     assert_eq!(
         diagnostics_of(&verdict, "typecheck"),
         ["pkg/calc.py:10 assignment mypy"]
@@ -430,15 +422,7 @@ fn a_pipenv_project_runs_its_tools_through_pipenv_run() {
     assert_eq!(code, 1, "{verdict:#}");
     assert_eq!(check(&verdict, "tests")["status"], "passed", "{verdict:#}");
     assert_eq!(check(&verdict, "lint")["status"], "failed", "{verdict:#}");
-    assert_eq!(
-        diagnostics_of(&verdict, "lint"),
-        [
-            "pkg/calc.py:1 F401 flake8",
-            "pkg/calc.py:2 F401 flake8",
-            "pkg/calc.py:15 F841 flake8",
-            "pkg/calc.py:15 E741 flake8"
-        ]
-    );
+    assert_eq!(diagnostics_of(&verdict, "lint"), FLAKE8_FINDINGS);
     assert_eq!(
         check(&verdict, "typecheck")["status"],
         "missing",
