@@ -330,6 +330,21 @@ fn is_value_line(line: &str) -> bool {
         && !value.trim().is_empty()
 }
 
+/// The summary's line for `d` when it stands alone (no other check
+/// reported it, nothing repeats or follows it): `file:line code message
+/// (check)`. A report that says several such findings in one line finds
+/// theirs by it.
+pub fn summary_line(d: &Diagnostic) -> String {
+    line(&Entry {
+        d,
+        cause: is_root_cause(d),
+        follow_on: 0,
+        repeats: 0,
+        also: Vec::new(),
+        not_kept: 0,
+    })
+}
+
 /// `file:line code message (check)`.
 fn line(entry: &Entry<'_>) -> String {
     let d = entry.d;

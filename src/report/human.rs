@@ -16,6 +16,9 @@ use crate::gate::{
 // written: a terminal obeys the control characters in it.
 use super::text::line as clean;
 
+mod shared_cause;
+use shared_cause::SharedCause;
+
 /// How many diagnostics are printed per check before "and N more".
 const MAX_PER_CHECK: usize = 20;
 
@@ -86,7 +89,8 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
     for check in &verdict.checks {
         check_line(check, width, out, &p)?;
     }
-    check_details(verdict, out, &p)?;
+    let causes = shared_cause::shared_causes(verdict);
+    check_details(verdict, &causes, out, &p)?;
     gate_findings(verdict, out, &p)?;
     if !verdict.notes.is_empty() {
         writeln!(out)?;
@@ -97,7 +101,7 @@ pub fn render(verdict: &Verdict, out: &mut dyn Write, color: bool) -> io::Result
     if !verdict.summary.is_empty() && verdict.status != Status::Passed {
         writeln!(out)?;
         writeln!(out, "{}", p.bold("summary"))?;
-        for line in &verdict.summary {
+        for line in &shared_cause::summary(verdict, &causes) {
             writeln!(out, "  {}", clean(&shorten(line, MAX_LINE_CHARS)))?;
         }
     }
@@ -126,8 +130,14 @@ fn heading(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Result<()> 
 /// Each check that did not pass cleanly, failing ones first, then
 /// warnings, then checks that passed but found something (clippy's
 /// warnings under exit 0): why, its most important diagnostics, and where
-/// its log is.
-fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Result<()> {
+/// its log is. A cause several checks share (`causes`) is said once, after
+/// the last of their sections.
+fn check_details(
+    verdict: &Verdict,
+    causes: &[SharedCause<'_>],
+    out: &mut dyn Write,
+    p: &Paint,
+) -> io::Result<()> {
     let findings = |check: &CheckResult| {
         verdict
             .diagnostics
@@ -158,6 +168,8 @@ fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
     // Passing checks that found nothing but what is shown above: one line
     // names them all.
     let mut passed_with_repeats: Vec<&str> = Vec::new();
+    // How many checks of each shared cause have had their section.
+    let mut told = vec![0usize; causes.len()];
     for check in detailed {
         let mut diagnostics: Vec<&Diagnostic> = verdict
             .diagnostics
@@ -194,6 +206,17 @@ fn check_details(verdict: &Verdict, out: &mut dyn Write, p: &Paint) -> io::Resul
             None => clean(&check.name).into_owned(),
         };
         writeln!(out, "{}", p.bold(&title))?;
+        if let Some(at) = causes.iter().position(|c| c.has(&check.name)) {
+            shared_cause::finding_line(&causes[at], &check.name, out, p)?;
+            if let Some(log) = &check.log {
+                writeln!(out, "  {}", p.dim(&format!("full log: {}", clean(log))))?;
+            }
+            told[at] += 1;
+            if told[at] == causes[at].len() {
+                shared_cause::block(&causes[at], out, p)?;
+            }
+            continue;
+        }
         by_importance(&mut diagnostics);
         if check.status == CheckStatus::Passed && check.effect == Effect::None {
             // Findings that fail nothing (clippy's warnings under exit 0)

@@ -382,7 +382,7 @@ pub fn interventions_human(
         let id = clean(&open.id);
         writeln!(
             out,
-            "\nwhat each is, whole, and its run's logs: `phasegate interventions show {id}`\nonce one is dealt with: `phasegate interventions resolve {id} --note \"what was done\"`"
+            "\none in full, with its run's logs: `phasegate interventions show {id}`\nonce one is dealt with: `phasegate interventions resolve {id} --note \"what was done\"`"
         )?;
     }
     Ok(())
@@ -652,7 +652,7 @@ mod tests {
         let record = intervention();
         assert_eq!(
             text(|out| interventions_human(&[&record], 0, out)),
-            "iv-0001  open     high     check_failed       ×3   check `tests` failed\n\nwhat each is, whole, and its run's logs: `phasegate interventions show iv-0001`\nonce one is dealt with: `phasegate interventions resolve iv-0001 --note \"what was done\"`\n"
+            "iv-0001  open     high     check_failed       ×3   check `tests` failed\n\none in full, with its run's logs: `phasegate interventions show iv-0001`\nonce one is dealt with: `phasegate interventions resolve iv-0001 --note \"what was done\"`\n"
         );
         assert_eq!(
             text(|out| interventions_human(&[], 0, out)),

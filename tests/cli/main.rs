@@ -117,6 +117,7 @@ mod reftable_checkout;
 mod repo_formats;
 mod report_codes;
 mod report_edges;
+mod report_missing;
 mod report_once;
 mod report_review;
 mod report_twice;
