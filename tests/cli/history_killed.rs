@@ -127,10 +127,12 @@ fn a_run_still_going_is_running_and_one_killed_in_a_check_names_its_log() {
     let repo = TestRepo::new();
     let go = repo.path().join("go");
     let started = repo.path().join("started");
+    let ended = repo.path().join("ended");
     repo.config(&format!(
-        "[phases.implementation]\nchecks = [ {{ name = \"wait/long\", shell = true, command = \"touch '{}'; while [ ! -e '{}' ]; do sleep 0.05; done\" }} ]\n",
+        "[phases.implementation]\nchecks = [ {{ name = \"wait/long\", shell = true, command = \"touch '{}'; while [ ! -e '{}' ]; do sleep 0.05; done; touch '{}'\" }} ]\n",
         started.display(),
-        go.display()
+        go.display(),
+        ended.display()
     ));
     let mut child = repo
         .command(BIN)
@@ -164,6 +166,9 @@ fn a_run_still_going_is_running_and_one_killed_in_a_check_names_its_log() {
     child.kill().unwrap();
     child.wait().unwrap();
     std::fs::write(&go, "").unwrap();
+    // The check, which the kill left running, ends before the test's
+    // directory goes: else it would wait for `go` for good.
+    wait_for("the check to end", || ended.exists().then_some(()));
     let runs = history(&repo);
     assert_eq!(runs[0]["status"], "killed", "{:#}", runs[0]);
     assert_eq!(runs[0]["logs"][0]["check"], "wait/long");
