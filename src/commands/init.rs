@@ -155,6 +155,7 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
                 "those checks",
             )
         };
+        let active = ctx.virtual_env.as_deref().map(std::path::Path::new);
         let (where_looked, install) = match &missing.dependency {
             // A tool of the project's dependencies: installing them (or
             // adding its package) is the fix, not a global install.
@@ -174,6 +175,15 @@ pub fn run(ctx: &Context, args: &InitArgs, io: &mut Streams<'_>) -> ExitCode {
                 (Some(venv), false) => (
                     &*format!("not in `{}/bin`, nor elsewhere on PATH", venv.display()),
                     config::install_hint(&missing.program),
+                ),
+                // An activated environment is the one the checks run in.
+                (None, true) if active.is_some() => (
+                    "not found on PATH",
+                    format!(
+                        "install it in the activated environment the checks run in (`{}/bin/pip install {}`), or deactivate it for the checks to run in the project's own `.venv`",
+                        active.map_or_else(String::new, |a| a.display().to_string()),
+                        missing.program
+                    ),
                 ),
                 (None, true) => (
                     "not found on PATH",

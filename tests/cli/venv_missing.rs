@@ -386,3 +386,32 @@ fn a_new_commit_counts_in_ci_too() {
     repo.commit_all("second try");
     assert_eq!(ci(), (4, "escalate".to_string()), "the second attempt");
 }
+
+#[test]
+fn init_with_another_environment_active_says_to_install_there_or_deactivate() {
+    // With an environment activated, the checks run in it, not in the
+    // project's `.venv`: installing in the project's is no advice then.
+    let repo = TestRepo::new();
+    repo.write(
+        "pyproject.toml",
+        "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",
+    );
+    let other = other_env(&repo);
+    let init = repo.phasegate_with(
+        &["init"],
+        &[("PATH", &lean_path(&repo)), ("VIRTUAL_ENV", &other)],
+    );
+    assert_eq!(init.code, 0, "{init:?}");
+    assert!(
+        init.stderr.contains(&format!(
+            "warning: `pytest` is not installed (not found on PATH), and check `tests` runs it: until it is, every run stops there as incomplete (exit 3)\nhelp: install it in the activated environment the checks run in (`{other}/bin/pip install pytest`), or deactivate it for the checks to run in the project's own `.venv`"
+        )),
+        "{}",
+        init.stderr
+    );
+    assert!(
+        !init.stderr.contains("without activating it"),
+        "{}",
+        init.stderr
+    );
+}
