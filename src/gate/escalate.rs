@@ -400,7 +400,7 @@ fn check_intervention(verdict: &Verdict, check: &CheckResult) -> Option<NewInter
                     check.name, check.dropped_diagnostics
                 );
                 NewIntervention {
-                    kind: "limit_reached".to_string(),
+                    kind: LIMIT_REACHED.to_string(),
                     priority: Priority::Low,
                     check: Some(check.name.clone()),
                     // One per check, however many went uncounted.
@@ -500,19 +500,17 @@ fn handoff_interventions(handoff: &serde_json::Value) -> Vec<NewIntervention> {
     out
 }
 
-/// The types of record a check's failure makes (`check_intervention`):
-/// over once a later run has run that check to its end and seen it pass.
-/// Not `limit_reached`, which a passing check makes too.
-const CHECK_FAILURES: &[&str] = &[
-    "check_failed",
-    "unparsed_failure",
-    "missing_tool",
-    "timeout",
-    "tool_crashed",
-    "permission_denied",
-    "unparseable_output",
-    "interrupted",
-];
+/// The type of the record of a check that printed more diagnostics than
+/// are kept: a passing check makes it too, so no pass shows it over.
+const LIMIT_REACHED: &str = "limit_reached";
+
+/// Whether `record` is of a check's failure (`check_intervention`): its
+/// missing tool, timeout, crash or failure, over once a later run has run
+/// that check to its end and seen it pass. Only `check_intervention`
+/// names a check in a new record.
+fn of_a_check_failure(record: &Intervention) -> bool {
+    record.check.is_some() && record.kind != LIMIT_REACHED
+}
 
 /// What a finished run shows is over, for the queue to close the open
 /// records of (`Queue::close_over`): the checks it ran to their end that
@@ -569,7 +567,7 @@ impl Over<'_> {
         if record.branch.as_ref()?.as_deref() != self.branch {
             return None;
         }
-        if CHECK_FAILURES.contains(&record.kind.as_str()) {
+        if of_a_check_failure(record) {
             if self.phase != Some(record.phase.as_str()) {
                 return None;
             }
