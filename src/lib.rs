@@ -11,6 +11,7 @@ pub mod exit;
 pub mod gate;
 pub mod git;
 pub mod handoff;
+pub mod prose;
 pub mod report;
 pub mod runner;
 pub mod state;

@@ -766,11 +766,7 @@ fn pushed_name(local_ref: &str, remote_ref: &str) -> String {
 /// `origin`, or `origin` and `fork`, as a note names remotes.
 fn listed(names: &[String]) -> String {
     let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-    match names.as_slice() {
-        [] => String::new(),
-        [one] => one.clone(),
-        [first @ .., last] => format!("{} and {last}", first.join(", ")),
-    }
+    crate::prose::and_list(&names)
 }
 
 /// A commit's id as reports show it, its first ten characters.

@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use crate::prose::and_list;
+
 /// A Node package manager, detected from the lock file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PackageManager {
@@ -1135,15 +1137,6 @@ fn nested_phases(checks: &[NestedCheck], defined: &[&str], commented: bool) -> S
         text.push_str("]\n\n");
     }
     text
-}
-
-/// `names` as prose: "go", "go and python", "go, node and python".
-fn and_list(names: &[&str]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => (*one).to_string(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
 }
 
 /// The stages of work, in order; every default configuration has a phase

@@ -237,12 +237,7 @@ fn where_they_are(checks: &[(String, Vec<String>)]) -> String {
                 .iter()
                 .map(|(name, set)| format!("`{name}` ({})", set.len()))
                 .collect();
-            let list = match named.split_last() {
-                Some((last, rest)) if !rest.is_empty() => {
-                    format!("{} and {last}", rest.join(", "))
-                }
-                _ => named.join(""),
-            };
+            let list = crate::prose::and_list(&named);
             format!(
                 "They keep coming back in checks {list}: their findings (and the summary) name them."
             )
@@ -580,11 +575,11 @@ impl Over<'_> {
                 return None;
             }
             let named: Vec<String> = checks.iter().map(|name| format!("`{name}`")).collect();
-            return Some(match named.as_slice() {
-                [one] => format!("check {one} passed"),
-                [rest @ .., last] => format!("checks {} and {last} passed", rest.join(", ")),
-                [] => return None,
-            });
+            let checks = if named.len() == 1 { "check" } else { "checks" };
+            return Some(format!(
+                "{checks} {} passed",
+                crate::prose::and_list(&named)
+            ));
         }
         let fingerprint = record.fingerprint.as_deref()?;
         let handoff = self.handoffs.iter().find(|h| {

@@ -10,6 +10,7 @@ use std::io::{self, Write};
 
 use crate::diagnostics::{summary_line, Diagnostic, OwnCode};
 use crate::gate::{CheckStatus, Effect, Verdict};
+use crate::prose::and_list;
 
 use super::{clean, Paint};
 
@@ -185,15 +186,6 @@ pub(super) fn finding_line(
         p.dim("(one of the project's dependencies: what to do is below)")
     );
     super::head_line(m.d, first, out, p)
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
 }
 
 /// The block that says once what the checks of `cause` share: their
