@@ -442,9 +442,8 @@ const READ_MARKERS: [&str; 4] = ["package.json", "pyproject.toml", "setup.cfg", 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RootFiles {
     present: Vec<&'static str>,
-    package_json: Option<Vec<u8>>,
-    /// The text of the Python configuration files of `READ_MARKERS`.
-    python_config: Vec<(&'static str, Vec<u8>)>,
+    /// The text of each of `READ_MARKERS` that is there.
+    texts: Vec<(&'static str, Vec<u8>)>,
 }
 
 impl RootFiles {
@@ -471,10 +470,8 @@ impl RootFiles {
         for name in MARKERS {
             if let Some(text) = lookup(name) {
                 files.present.push(name);
-                if name == "package.json" {
-                    files.package_json = Some(text);
-                } else if READ_MARKERS.contains(&name) {
-                    files.python_config.push((name, text));
+                if READ_MARKERS.contains(&name) {
+                    files.texts.push((name, text));
                 }
             }
         }
@@ -485,20 +482,26 @@ impl RootFiles {
         self.present.contains(&name)
     }
 
-    /// The text of `name`, one of `READ_MARKERS` other than
-    /// `package.json`, where it is there and is UTF-8.
-    fn python_text(&self, name: &str) -> Option<&str> {
-        self.python_config
+    /// The bytes of `name`, one of `READ_MARKERS`, where it is there.
+    fn bytes(&self, name: &str) -> Option<&[u8]> {
+        self.texts
             .iter()
             .find(|(n, _)| *n == name)
-            .and_then(|(_, text)| std::str::from_utf8(text).ok())
+            .map(|(_, text)| text.as_slice())
+    }
+
+    /// The text of `name`, one of `READ_MARKERS`, where it is there and
+    /// is UTF-8.
+    fn text(&self, name: &str) -> Option<&str> {
+        self.bytes(name)
+            .and_then(|bytes| std::str::from_utf8(bytes).ok())
     }
 
     /// The tools of the `[tool]` table of `pyproject.toml` (`mypy` of
     /// `[tool.mypy]`); none where it cannot be read, as the tools that
     /// read it would find none either.
     fn pyproject_tools(&self) -> Vec<String> {
-        self.python_text("pyproject.toml")
+        self.text("pyproject.toml")
             .and_then(|text| {
                 text.trim_start_matches('\u{feff}')
                     .parse::<toml::Table>()
@@ -514,7 +517,7 @@ impl RootFiles {
     /// Whether the INI file `name` (`setup.cfg`, `tox.ini`) has a section
     /// whose name `wanted` accepts.
     fn ini_section(&self, name: &str, wanted: impl Fn(&str) -> bool) -> bool {
-        self.python_text(name).is_some_and(|text| {
+        self.text(name).is_some_and(|text| {
             text.lines().any(|line| {
                 line.trim()
                     .strip_prefix('[')
@@ -622,9 +625,7 @@ fn detect_node(root: &RootFiles) -> Language {
     // npm reads a `package.json` that starts with a byte order mark (as
     // some Windows editors save it); serde_json does not.
     let parsed = root
-        .package_json
-        .as_deref()
-        .and_then(|bytes| std::str::from_utf8(bytes).ok())
+        .text("package.json")
         .and_then(|text| {
             serde_json::from_str::<serde_json::Value>(text.trim_start_matches('\u{feff}')).ok()
         })
@@ -632,7 +633,7 @@ fn detect_node(root: &RootFiles) -> Language {
     // A `package.json` that cannot be read says nothing of its scripts,
     // and nothing must not pass: the tests run, and the package manager
     // says what is wrong with the file.
-    let unreadable = root.package_json.is_some() && parsed.is_none();
+    let unreadable = root.bytes("package.json").is_some() && parsed.is_none();
     let scripts = parsed.and_then(|json| json.get("scripts").cloned());
     let script = |name: &str| {
         scripts

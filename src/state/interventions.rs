@@ -117,11 +117,9 @@ impl Intervention {
             // over when that branch's run shows it is. A record whose
             // branch is not known (an earlier version's) takes in no run
             // whose branch is: the new record can be closed by a run.
-            && match (&self.branch, origin.branch) {
-                (Some(mine), Some(theirs)) => mine.as_deref() == theirs,
-                (None, Some(_)) => false,
-                (_, None) => true,
-            }
+            && self
+                .same_branch(origin)
+                .unwrap_or(origin.branch.is_none())
             && match &self.fingerprint {
                 Some(fingerprint) => *fingerprint == new.fingerprint,
                 None => self.message == new.message,
@@ -156,14 +154,16 @@ impl Intervention {
     /// stands for runs on two branches, or of two phases, no longer has
     /// one place a later run could show it over (`Queue::close_over`).
     fn seen_on(&mut self, origin: &Origin<'_>) {
-        let one_place = self.phase == origin.phase
-            && match (&self.branch, origin.branch) {
-                (Some(mine), Some(theirs)) => mine.as_deref() == theirs,
-                _ => false,
-            };
+        let one_place = self.phase == origin.phase && self.same_branch(origin) == Some(true);
         if !one_place {
             self.branch = None;
         }
+    }
+
+    /// Whether the run `origin` is on this record's branch (no branch
+    /// matching no branch); `None` when either branch is not known.
+    fn same_branch(&self, origin: &Origin<'_>) -> Option<bool> {
+        Some(self.branch.as_ref()?.as_deref() == origin.branch?)
     }
 
     /// Names `check` among the checks this record stands for.

@@ -741,15 +741,10 @@ pub fn staged_run(input: Option<&str>, config: Option<&str>) -> RunRecord {
 mod tests {
     use super::*;
 
+    /// A failed run of `--files FILE`, with no check, in `work_tree`.
     fn files_run(work_tree: Option<&str>, file: &str) -> RunRecord {
         RunRecord {
             run_id: file.to_string(),
-            time: String::new(),
-            phase: Some("implementation".to_string()),
-            profile: "auto".to_string(),
-            profile_configured: false,
-            workflow: None,
-            status: "failed".to_string(),
             selection: SelectionRecord {
                 mode: "files".to_string(),
                 files: vec![file.to_string()],
@@ -757,8 +752,7 @@ mod tests {
             },
             checks: Vec::new(),
             work_tree: work_tree.map(str::to_string),
-            stopped: None,
-            input: None,
+            ..staged_run(None, None)
         }
     }
 
