@@ -523,7 +523,16 @@ pub fn recorded_verdicts(repo: &TestRepo) -> Vec<serde_json::Value> {
         return Vec::new();
     };
     let mut dirs: Vec<_> = entries.map(|entry| entry.unwrap().path()).collect();
-    dirs.sort();
+    // By their ids' time, then in the order they were written: two runs
+    // in one second are told apart by their process ids, which the system
+    // hands out again from the bottom once they reach its limit.
+    dirs.sort_by_cached_key(|dir| {
+        let order = phasegate::state::run_order(dir);
+        let written = std::fs::metadata(dir.join("verdict.json"))
+            .and_then(|m| m.modified())
+            .ok();
+        (order.0.clone(), written, order)
+    });
     dirs.iter()
         .map(|dir| {
             serde_json::from_slice(&std::fs::read(dir.join("verdict.json")).unwrap()).unwrap()
